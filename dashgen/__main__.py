@@ -1,0 +1,5 @@
+"""Allows ``python -m dashgen``."""
+
+from dashgen.cli import main
+
+main()
