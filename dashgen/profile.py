@@ -528,8 +528,9 @@ def _dashboard(reader: _Reader) -> DashboardSettings:
 
 
 def profiles_dir() -> Path:
-    """The repository's ``profiles/`` folder (next to the package in a checkout)."""
-    return Path(__file__).resolve().parent.parent / "profiles"
+    """``profiles/`` in the working directory when present, else the one next to the package."""
+    here = Path.cwd() / "profiles"
+    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "profiles"
 
 
 def discover_profiles(directory: Path | None = None) -> list[Path]:

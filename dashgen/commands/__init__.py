@@ -1,0 +1,1 @@
+"""Click command modules that the dashgen CLI wires in (one module per command)."""

@@ -1,0 +1,221 @@
+"""Turn PanelSpecs into grafanalib objects. grafanalib is the rendering vocabulary; what it gets
+wrong for a current Grafana (legacy keys, nulls, harmful defaults) is fixed in normalise.py, in
+one place, not here panel by panel.
+
+Panel types grafanalib only knows in pre-Grafana-7 shapes (bar gauge, heatmap) are emitted by
+``ModernPanel``, a thin subclass that writes the current model.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import attr
+import grafanalib.core as G
+
+from dashgen.layout import GridPos
+from dashgen.spec import PanelSpec, Target
+
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+
+
+@attr.s
+class PromTarget(G.Target):
+    """A Prometheus query in the shape Grafana 11/12 saves: code editor, explicit range/instant."""
+
+    def to_json_data(self) -> dict[str, Any]:
+        data = super().to_json_data()
+        for legacy in ("query", "target", "metric", "step", "intervalFactor"):
+            data.pop(legacy, None)
+        data["editorMode"] = "code"
+        data["range"] = not self.instant
+        return data
+
+
+@attr.s
+class ModernPanel(G.Panel):
+    """Any current panel type grafanalib emits in a legacy shape (bargauge, heatmap)."""
+
+    panelType: str = attr.ib(default="bargauge")
+    options: dict = attr.ib(factory=dict)
+    fieldDefaults: dict = attr.ib(factory=dict)
+    overrides: list = attr.ib(factory=list)
+
+    def to_json_data(self) -> dict[str, Any]:
+        return self.panel_json(
+            {
+                "type": self.panelType,
+                "options": self.options,
+                "fieldConfig": {"defaults": self.fieldDefaults, "overrides": self.overrides},
+            }
+        )
+
+
+def _targets(spec: PanelSpec) -> list[PromTarget]:
+    targets = []
+    for index, target in enumerate(spec.targets):
+        assert isinstance(target, Target)
+        targets.append(
+            PromTarget(
+                expr=target.expr,
+                legendFormat=target.legend,
+                refId=target.ref_id or _ref_id(index),
+                instant=target.instant,
+                format="table" if target.table else "time_series",
+                hide=target.hide,
+                datasource=DATASOURCE,
+            )
+        )
+    return targets
+
+
+def _ref_id(index: int) -> str:
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return letters[index] if index < 26 else f"{letters[index // 26 - 1]}{letters[index % 26]}"
+
+
+def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
+    defaults: dict[str, Any] = {"unit": spec.unit}
+    if spec.min is not None:
+        defaults["min"] = spec.min
+    if spec.max is not None:
+        defaults["max"] = spec.max
+    if spec.decimals is not None:
+        defaults["decimals"] = spec.decimals
+    if spec.no_value is not None:
+        defaults["noValue"] = spec.no_value
+    if spec.mappings:
+        defaults["mappings"] = copy.deepcopy(list(spec.mappings))
+    return defaults
+
+
+def _thresholds(spec: PanelSpec) -> list[dict[str, Any]]:
+    return [{"color": color, "value": value} for color, value in spec.thresholds]
+
+
+def _common(spec: PanelSpec, panel_id: int, pos: GridPos) -> dict[str, Any]:
+    return {
+        "title": spec.title,
+        "description": spec.description,
+        "dataSource": DATASOURCE,
+        "targets": _targets(spec),
+        "gridPos": G.GridPos(h=pos.h, w=pos.w, x=pos.x, y=pos.y),
+        "id": panel_id,
+        "links": copy.deepcopy(list(spec.links)),
+        "transformations": copy.deepcopy(list(spec.transformations)),
+    }
+
+
+def _extra(spec: PanelSpec, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    extra: dict[str, Any] = {"fieldConfig": {"defaults": _field_defaults(spec)}}
+    if spec.custom:
+        extra["fieldConfig"]["defaults"]["custom"] = copy.deepcopy(spec.custom)
+    merged_options = copy.deepcopy(options or {})
+    _deep_merge(merged_options, copy.deepcopy(spec.options))
+    if merged_options:
+        extra["options"] = merged_options
+    return extra
+
+
+def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
+    """The grafanalib object for one spec at its computed position."""
+    common = _common(spec, panel_id, pos)
+    if spec.kind == "timeseries":
+        return G.TimeSeries(
+            **common,
+            unit=spec.unit,
+            thresholds=_thresholds(spec),
+            mappings=[],
+            overrides=copy.deepcopy(list(spec.overrides)),
+            spanNulls=False,
+            legendDisplayMode="table",
+            legendPlacement="bottom",
+            legendCalcs=["mean", "max", "lastNotNull"],
+            tooltipMode="multi",
+            tooltipSort="desc",
+            extraJson=_extra(spec, {"legend": {"showLegend": True}}),
+        )
+    if spec.kind == "table":
+        return G.Table(
+            **common,
+            unit=spec.unit,
+            thresholds=_thresholds(spec),
+            overrides=copy.deepcopy(list(spec.overrides)),
+            filterable=True,
+            extraJson=_extra(
+                spec,
+                {
+                    "cellHeight": "sm",
+                    "frameIndex": 0,
+                    "footer": {"show": False, "reducer": [], "countRows": False, "enablePagination": True},
+                    "showHeader": True,
+                },
+            ),
+        )
+    if spec.kind == "stat":
+        return G.Stat(
+            **common,
+            format=spec.unit,
+            decimals=spec.decimals,
+            noValue=spec.no_value or "No data",
+            thresholds=_thresholds(spec),
+            mappings=[],
+            overrides=copy.deepcopy(list(spec.overrides)),
+            reduceCalc="lastNotNull",
+            graphMode="none",
+            colorMode="value",
+            extraJson=_extra(
+                spec,
+                {"wideLayout": True, "showPercentChange": False, "percentChangeColorMode": "standard"},
+            ),
+        )
+    if spec.kind == "text":
+        common.pop("targets")
+        return G.Text(**common, content=spec.content, mode="markdown")
+    if spec.kind == "state-timeline":
+        return G.StateTimeline(
+            **common,
+            thresholds=_thresholds(spec),
+            overrides=copy.deepcopy(list(spec.overrides)),
+            mappings=[],
+            extraJson=_extra(spec),
+        )
+    # bargauge and heatmap: current model via ModernPanel.
+    defaults = _field_defaults(spec)
+    defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
+    if spec.custom:
+        defaults["custom"] = copy.deepcopy(spec.custom)
+    base_options = (
+        {"displayMode": "gradient", "orientation": "horizontal", "showUnfilled": True,
+         "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
+        if spec.kind == "bargauge"
+        else {"calculate": False, "cellGap": 1, "yAxis": {"axisPlacement": "left"},
+              "color": {"mode": "scheme", "scheme": "Oranges", "fill": "dark-orange", "steps": 64}}
+    )
+    _deep_merge(base_options, copy.deepcopy(spec.options))
+    return ModernPanel(
+        **common,
+        panelType=spec.kind,
+        options=base_options,
+        fieldDefaults=defaults,
+        overrides=copy.deepcopy(list(spec.overrides)),
+    )
+
+
+def build_row(title: str, row_id: int, pos: GridPos, collapsed: bool, nested: list[G.Panel]) -> G.RowPanel:
+    return G.RowPanel(
+        title=title,
+        id=row_id,
+        gridPos=G.GridPos(h=pos.h, w=pos.w, x=pos.x, y=pos.y),
+        collapsed=collapsed,
+        panels=nested if collapsed else [],
+    )
+
+
+def _deep_merge(target: dict[str, Any], extra: dict[str, Any]) -> None:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _deep_merge(target[key], value)
+        else:
+            target[key] = value

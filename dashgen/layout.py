@@ -1,0 +1,52 @@
+"""Grid layout: rows in reading order, panels flowing left to right in a 24-column grid.
+
+Pure: takes groups of (width, height) and returns gridPos dicts. A panel wider than what is left
+on a line starts a new line; a line is as tall as its tallest panel. Collapsed rows keep their
+panels' positions as if expanded (Grafana's own convention) and take one grid unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GRID_WIDTH = 24
+ROW_HEIGHT = 1
+
+
+@dataclass(frozen=True)
+class GridPos:
+    x: int
+    y: int
+    w: int
+    h: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"h": self.h, "w": self.w, "x": self.x, "y": self.y}
+
+
+def layout_groups(
+    groups: list[tuple[bool, list[tuple[int, int]]]],
+) -> list[tuple[GridPos, list[GridPos]]]:
+    """Place each group (collapsed flag, panel sizes) under a row header; returns row and panel positions."""
+    placed = []
+    y = 0
+    for collapsed, sizes in groups:
+        row = GridPos(0, y, GRID_WIDTH, ROW_HEIGHT)
+        y += ROW_HEIGHT
+        positions, bottom = _flow(sizes, y)
+        placed.append((row, positions))
+        if not collapsed:
+            y = bottom
+    return placed
+
+
+def _flow(sizes: list[tuple[int, int]], top: int) -> tuple[list[GridPos], int]:
+    positions = []
+    x, y, line_height = 0, top, 0
+    for width, height in sizes:
+        if x + width > GRID_WIDTH:
+            x, y, line_height = 0, y + line_height, 0
+        positions.append(GridPos(x, y, width, height))
+        x += width
+        line_height = max(line_height, height)
+    return positions, y + line_height

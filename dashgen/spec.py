@@ -1,0 +1,129 @@
+"""The panel vocabulary: plain, immutable data that panel modules return and the renderer consumes.
+
+A ``PanelSpec`` reads like the dashboard (title, what it proves, queries, unit, axis) and carries
+a stable ``key`` (``group.panel``) from which its Grafana id is derived, so ids, diffs, approvals
+and ledger entries survive reordering and retitling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PANEL_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline", "heatmap")
+RATIO_UNITS = {"percent": (0, 100), "percentunit": (0, 1)}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a panel can prove (S8-S20): its source, the quantity it shows, and its limit."""
+
+    source: str
+    quantity: str
+    limit: str
+    layer: str = ""
+
+    def describe(self) -> str:
+        parts = []
+        if self.layer:
+            parts.append(f"Evidence layer: {self.layer}.")
+        parts.append(f"Source: {self.source}.")
+        parts.append(f"Quantity: {self.quantity}.")
+        parts.append(f"Limit: {self.limit}.")
+        return " ".join(part.replace("..", ".") for part in parts)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One PromQL query of a panel. ``instant`` queries are evaluated at the window end."""
+
+    expr: str
+    legend: str = ""
+    instant: bool = False
+    table: bool = False
+    ref_id: str = ""
+    hide: bool = False
+
+
+@dataclass(frozen=True)
+class PanelSpec:
+    """One Grafana panel, independent of grafanalib and of layout."""
+
+    key: str
+    title: str
+    kind: str
+    evidence: Evidence | None
+    targets: tuple[Target, ...] = ()
+    unit: str = "none"
+    min: float | None = None
+    max: float | None = None
+    decimals: int | None = None
+    width: int = 12
+    height: int = 8
+    no_value: str | None = None
+    mappings: tuple[dict[str, Any], ...] = ()
+    thresholds: tuple[tuple[str, float | None], ...] = (("green", None),)
+    overrides: tuple[dict[str, Any], ...] = ()
+    transformations: tuple[dict[str, Any], ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    custom: dict[str, Any] = field(default_factory=dict)
+    content: str = ""
+    links: tuple[dict[str, Any], ...] = ()
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in PANEL_KINDS:
+            raise ValueError(f"panel {self.key!r}: unknown kind {self.kind!r}")
+        if self.kind != "text" and self.evidence is None:
+            raise ValueError(f"panel {self.key!r}: every data panel states its evidence (source, quantity, limit)")
+        if not 1 <= self.width <= 24:
+            raise ValueError(f"panel {self.key!r}: width {self.width} outside 1..24")
+        if self.unit in RATIO_UNITS and (self.min, self.max) != RATIO_UNITS[self.unit]:
+            raise ValueError(
+                f"panel {self.key!r}: unit {self.unit!r} needs a fixed axis "
+                f"min={RATIO_UNITS[self.unit][0]} max={RATIO_UNITS[self.unit][1]} (S5)"
+            )
+
+    @property
+    def description(self) -> str:
+        text = self.evidence.describe() if self.evidence else ""
+        if self.note:
+            text = f"{text} {self.note}".strip()
+        return text
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """A dashboard group, rendered as a row holding its panels in reading order."""
+
+    key: str
+    title: str
+    panels: tuple[PanelSpec, ...]
+    collapsed: bool = False
+
+
+@dataclass(frozen=True)
+class DashboardSpec:
+    """A whole dashboard before rendering: identity, variables and groups in reading order."""
+
+    profile: str
+    name: str
+    uid: str
+    title: str
+    description: str
+    tags: tuple[str, ...]
+    groups: tuple[GroupSpec, ...]
+    variables: tuple[dict[str, Any], ...]
+    schema_version: int
+    time_from: str = "now-1h"
+    refresh: str = "1m"
+    links: tuple[dict[str, Any], ...] = ()
+
+    def panels(self) -> list[PanelSpec]:
+        return [panel for group in self.groups for panel in group.panels]
+
+
+def ratio_axis(unit: str) -> dict[str, float]:
+    """``{"min": .., "max": ..}`` for a ratio unit (S5), to splat into a PanelSpec."""
+    low, high = RATIO_UNITS[unit]
+    return {"unit": unit, "min": low, "max": high}

@@ -1,0 +1,150 @@
+"""Validation run on every build: the project's JSON Schema for the parts of Grafana's model
+dashgen relies on, plus structural checks a schema cannot express (unique panel ids, unique
+refIds, a 24-column grid without overlaps, resolvable datasource references, S5 ratio axes).
+
+Every problem names profile, dashboard, panel title and JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft7Validator
+
+RATIO_AXES = {"percent": (0, 100), "percentunit": (0, 1)}
+
+
+@cache
+def _validator() -> Draft7Validator:
+    schema = json.loads(resources.files("dashgen").joinpath("schema/dashboard.schema.json").read_text())
+    Draft7Validator.check_schema(schema)
+    return Draft7Validator(schema)
+
+
+def _path(parts: list[Any]) -> str:
+    text = "$"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _panel_title(doc: dict[str, Any], path: list[Any]) -> str:
+    node: Any = doc
+    title = "-"
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+        if isinstance(node, dict) and "gridPos" in node and "title" in node:
+            title = node["title"]
+    return title
+
+
+def walk_panels(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every panel with its JSON path, rows and the panels nested in collapsed rows included."""
+    found = []
+    for index, panel in enumerate(doc.get("panels", [])):
+        found.append((f"$.panels[{index}]", panel))
+        for child_index, child in enumerate(panel.get("panels", []) or []):
+            found.append((f"$.panels[{index}].panels[{child_index}]", child))
+    return found
+
+
+def validate_dashboard(doc: dict[str, Any], where: str) -> list[str]:
+    """All problems of one rendered dashboard; ``where`` is ``profile/uid`` for the messages."""
+    problems = [
+        f"{where}: panel \"{_panel_title(doc, list(error.absolute_path))}\": {_path(list(error.absolute_path))}: "
+        f"{error.message}"
+        for error in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    ]
+    problems += _structural(doc, where)
+    return problems
+
+
+def _structural(doc: dict[str, Any], where: str) -> list[str]:
+    problems: list[str] = []
+    variables = {var.get("name") for var in doc.get("templating", {}).get("list", [])}
+    datasource_vars = {
+        var.get("name") for var in doc.get("templating", {}).get("list", []) if var.get("type") == "datasource"
+    }
+    seen_ids: dict[int, str] = {}
+    occupied: list[tuple[str, dict[str, int]]] = []
+    for path, panel in walk_panels(doc):
+        title = panel.get("title", "-")
+        prefix = f"{where}: panel \"{title}\": {path}"
+        panel_id = panel.get("id")
+        if panel_id in seen_ids:
+            problems.append(f"{prefix}.id: id {panel_id} also used by panel \"{seen_ids[panel_id]}\"")
+        else:
+            seen_ids[panel_id] = title
+        pos = panel.get("gridPos") or {}
+        if pos and pos.get("x", 0) + pos.get("w", 0) > 24:
+            problems.append(f"{prefix}.gridPos: x {pos['x']} + w {pos['w']} exceeds the 24-column grid")
+        if pos and panel.get("type") != "row":
+            for other_title, other in occupied:
+                if _overlap(pos, other):
+                    problems.append(f"{prefix}.gridPos: overlaps panel \"{other_title}\"")
+            occupied.append((title, pos))
+        elif pos:
+            occupied.append((title, pos))
+        ref_ids = [target.get("refId") for target in panel.get("targets", []) or []]
+        duplicates = sorted({ref for ref in ref_ids if ref_ids.count(ref) > 1})
+        if duplicates:
+            problems.append(f"{prefix}.targets: duplicate refId {', '.join(duplicates)}")
+        for index, ref in enumerate(
+            [panel.get("datasource")] + [target.get("datasource") for target in panel.get("targets", []) or []]
+        ):
+            problem = _unresolvable(ref, datasource_vars)
+            if problem:
+                where_ref = "datasource" if index == 0 else f"targets[{index - 1}].datasource"
+                problems.append(f"{prefix}.{where_ref}: {problem}")
+        problems += _ratio_axis(panel, prefix)
+        problems += _unknown_variables(panel, prefix, variables)
+    return problems
+
+
+def _overlap(a: dict[str, int], b: dict[str, int]) -> bool:
+    return (
+        a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    )
+
+
+def _unresolvable(ref: Any, datasource_vars: set[str]) -> str:
+    if ref is None:
+        return ""
+    uid = ref.get("uid", "") if isinstance(ref, dict) else str(ref)
+    if uid.startswith("$"):
+        name = uid.strip("${}")
+        if name not in datasource_vars:
+            return f"references ${{{name}}} but no datasource variable of that name exists"
+        return ""
+    if isinstance(ref, dict) and ref.get("type") == "grafana":
+        return ""
+    return f"hard-coded datasource uid {uid!r}; use the ${{datasource}} variable"
+
+
+def _ratio_axis(panel: dict[str, Any], prefix: str) -> list[str]:
+    defaults = (panel.get("fieldConfig") or {}).get("defaults") or {}
+    unit = defaults.get("unit")
+    if unit not in RATIO_AXES:
+        return []
+    low, high = RATIO_AXES[unit]
+    if defaults.get("min") != low or defaults.get("max") != high:
+        return [f"{prefix}.fieldConfig.defaults: unit {unit} needs min {low} and max {high} (S5)"]
+    return []
+
+
+def _unknown_variables(panel: dict[str, Any], prefix: str, variables: set[str]) -> list[str]:
+    problems = []
+    builtins = {"__rate_interval", "__range", "__interval", "__range_s", "__range_ms", "__interval_ms", "__all",
+                "__from", "__to", "__auto", "__dashboard", "__name"}
+    for index, target in enumerate(panel.get("targets", []) or []):
+        for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target.get("expr", "")):
+            if name not in variables and name not in builtins and not name.isdigit():
+                problems.append(f"{prefix}.targets[{index}].expr: unknown variable ${name}")
+    return problems

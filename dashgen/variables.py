@@ -1,0 +1,90 @@
+"""Template variables of a profile's dashboards: datasource, node, gpu, and the pool / replica /
+PP stage selectors where the profile has them, chained so that a replica narrows nodes and a
+node narrows GPUs. Values come from the profile's topology and label contract, never literals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grafanalib.core as G
+
+from dashgen.grafana_objects import DATASOURCE
+from dashgen.profile import Profile
+from dashgen.topology import Topology
+
+ALL = {"selected": True, "text": ["All"], "value": ["$__all"]}
+
+
+def _query_variable(name: str, label: str, query: str, description: str) -> dict[str, Any]:
+    template = G.Template(
+        name=name,
+        label=label,
+        query=query,
+        dataSource=DATASOURCE,
+        type="query",
+        includeAll=True,
+        multi=True,
+        allValue=".+",
+        refresh=2,
+        sort=3,
+    )
+    data = template.to_json_data()
+    data.update(current=dict(ALL), options=[], definition=query, description=description)
+    return data
+
+
+def _custom_variable(name: str, label: str, choices: list[tuple[str, str]], description: str) -> dict[str, Any]:
+    query = ",".join(f"{text} : {value}" if text != value else value for text, value in choices)
+    template = G.Template(name=name, label=label, query=query, type="custom", includeAll=True, multi=True)
+    data = template.to_json_data()
+    data.update(
+        current=dict(ALL),
+        allValue=".+",
+        description=description,
+        options=[{"selected": True, "text": "All", "value": "$__all"}]
+        + [{"selected": False, "text": text, "value": value} for text, value in choices],
+    )
+    return data
+
+
+def node_group_variable(profile: Profile, topology: Topology) -> dict[str, Any] | None:
+    """``pool`` (several pools) or ``replica`` (replicas spanning several nodes) mapped to node regexes."""
+    if profile.has_pools:
+        choices = [(pool.name, "|".join(topology.nodes_of_pool(pool.name))) for pool in profile.pools]
+        return _custom_variable("pool", "Pool", choices, "Engine pool; selects the nodes that run it.")
+    multi_node = [r for r in topology.replicas if len(r.nodes) > 1]
+    if len(multi_node) > 1:
+        choices = [(replica.key, "|".join(replica.nodes)) for replica in multi_node]
+        return _custom_variable("replica", "Replica", choices, "Engine replica; selects the nodes it spans.")
+    return None
+
+
+def dashboard_variables(profile: Profile, topology: Topology, gpu_metric: str | None) -> list[dict[str, Any]]:
+    """All variables of a profile's dashboard, in the order they chain."""
+    node, gpu = profile.label("node"), profile.label("gpu")
+    datasource = G.Template(
+        name="datasource", label="Data source", query="prometheus", type="datasource"
+    ).to_json_data()
+    datasource["current"] = {"selected": True, "text": "default", "value": "default"}
+    variables: list[dict[str, Any]] = [datasource]
+    group = node_group_variable(profile, topology)
+    if group:
+        variables.append(group)
+    narrow = f'{{{node}=~"${group["name"]}"}}' if group else ""
+    variables.append(
+        _query_variable("node", "Node", f"label_values(up{narrow}, {node})",
+                        "Nodes of this deployment (label '" + node + "' set by each node's vmagent).")
+    )
+    if gpu_metric:
+        variables.append(
+            _query_variable("gpu", "GPU", f'label_values({gpu_metric}{{{node}=~"$node"}}, {gpu})',
+                            "GPU index on the selected nodes (NVML index).")
+        )
+    if profile.has_pp:
+        stages = [(str(stage), str(stage)) for stage in range(profile.max_pp)]
+        variables.append(
+            _custom_variable("stage", "PP stage", stages,
+                             "Pipeline-parallel stage; SGLang series are never summed across stages (S3).")
+        )
+    return variables

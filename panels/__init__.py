@@ -1,0 +1,8 @@
+"""Panel definitions, one module per dashboard group. ``GROUPS`` is the reading order of
+``domain.md``; each module exposes ``TITLE`` and ``build(profile, topology) -> GroupSpec``."""
+
+from __future__ import annotations
+
+from panels import gpu_window_stats
+
+GROUPS = (gpu_window_stats,)

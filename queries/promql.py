@@ -1,0 +1,72 @@
+"""A tiny PromQL vocabulary: selectors with the profile's label names, aggregations, guarded division.
+
+Functions return strings; they never zero-fill (S7): no ``or vector(0)``, and a division by an
+idle denominator yields no sample rather than a zero.
+"""
+
+from __future__ import annotations
+
+from dashgen.profile import Profile
+
+RATE_WINDOW = "$__rate_interval"
+WINDOW = "$__range"
+
+
+def matcher(label: str, op: str, value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{label}{op}"{escaped}"'
+
+
+def selector(metric: str, *matchers: str) -> str:
+    """``metric{m1, m2}``; empty matchers are skipped."""
+    kept = [m for m in matchers if m]
+    return f"{metric}{{{', '.join(kept)}}}" if kept else metric
+
+
+def node_var(profile: Profile) -> str:
+    """Matcher restricting a series to the nodes chosen in the ``$node`` variable."""
+    return f'{profile.label("node")}=~"$node"'
+
+
+def gpu_var(profile: Profile) -> str:
+    return f'{profile.label("gpu")}=~"$gpu"'
+
+
+def job(profile: Profile, source: str) -> str:
+    return matcher(profile.label("job"), "=", profile.source(source).job)
+
+
+def agg(op: str, labels: list[str] | tuple[str, ...], expr: str) -> str:
+    """``op by (labels) (expr)``; an empty label list is refused so nothing is summed across nodes by accident."""
+    if not labels:
+        raise ValueError(f"{op} without 'by' labels would aggregate across nodes/stages: {expr}")
+    return f"{op} by ({', '.join(labels)}) ({expr})"
+
+
+def rate(expr: str, window: str = RATE_WINDOW) -> str:
+    return f"rate({expr}[{window}])"
+
+
+def increase(expr: str, window: str = WINDOW) -> str:
+    return f"increase({expr}[{window}])"
+
+
+def over_time(func: str, expr: str, window: str = WINDOW) -> str:
+    return f"{func}_over_time({expr}[{window}])"
+
+
+def divide(numerator: str, denominator: str) -> str:
+    """``(num) / (den > 0)``: an idle denominator gives no sample, never a division by zero or a 0."""
+    return f"({numerator}) / ({denominator} > 0)"
+
+
+def scale(expr: str, factor: float) -> str:
+    """Multiply by a unit factor, written as a division when that reads better (``/ 1073741824``)."""
+    if factor == 1:
+        return expr
+    if factor < 1:
+        divisor = 1 / factor
+        if abs(divisor - round(divisor)) < 1e-6:
+            return f"({expr}) / {int(round(divisor))}"
+    text = f"{factor:g}" if factor < 1e6 else str(int(factor))
+    return f"({expr}) * {text}"
