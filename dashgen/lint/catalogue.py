@@ -1,0 +1,166 @@
+"""The catalogue of known metric names (``dashgen/data/metric_catalogue.txt``).
+
+The text file is pinned and committed: one name per line, ``#`` comments, and glob lines
+(``smg_discovery_*``) for families the source documents only by prefix. Histograms and
+summaries are listed with their ``_bucket``/``_sum``/``_count`` series. It was generated once
+from the metric tables of the project's metric catalogue document with
+``python -m dashgen.lint.catalogue METRICS.md > dashgen/data/metric_catalogue.txt``;
+the product reads only the packaged text file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+
+_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:*]*$")
+_SPAN_RE = re.compile(r"`([^`]+)`")
+_BRACE_RE = re.compile(r"\{([^{}]*)\}")
+_HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+_SUMMARY_SUFFIXES = ("_sum", "_count")
+
+# Names the tables do not list but the sources' prose does (metrics.md label contract and
+# GPM paragraph are scanned separately); plus the scraper's own ``up`` and node-exporter's
+# CPU / memory basics that the per-node CPU and host-RAM panels (domain.md layout 4) use.
+EXTRA_NAMES = (
+    "up",
+    "node_uname_info",
+    "node_cpu_seconds_total",
+    "node_memory_MemTotal_bytes",
+    "node_memory_MemAvailable_bytes",
+    "node_memory_MemFree_bytes",
+    "node_load1",
+    "node_load5",
+    "node_load15",
+)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Known metric names and glob patterns."""
+
+    names: frozenset[str]
+    patterns: tuple[str, ...]
+
+    def is_known(self, name: str) -> bool:
+        if name in self.names:
+            return True
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.patterns)
+
+
+def parse_catalogue(text: str) -> Catalogue:
+    """Parse the catalogue file format (names, globs, ``#`` comments)."""
+    names: set[str] = set()
+    patterns: list[str] = []
+    for line in text.splitlines():
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        (patterns.append if "*" in entry else names.add)(entry)
+    return Catalogue(names=frozenset(names), patterns=tuple(patterns))
+
+
+def load_catalogue() -> Catalogue:
+    """The packaged catalogue (``dashgen/data/metric_catalogue.txt``)."""
+    text = resources.files("dashgen").joinpath("data/metric_catalogue.txt").read_text(encoding="utf-8")
+    return parse_catalogue(text)
+
+
+def _brace_expand(name: str) -> list[str]:
+    match = _BRACE_RE.search(name)
+    if not match:
+        return [name]
+    head, tail = name[: match.start()], name[match.end() :]
+    return [x for alt in match.group(1).split(",") for x in _brace_expand(head + alt.strip() + tail)]
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _token_variants(middle: str, bases: list[str]) -> Iterable[str]:
+    """``_nof_segment_`` applied to ``x_segment_y`` gives ``x_nof_segment_y``."""
+    token, _, rest = middle.strip("_").partition("_")
+    core = f"_{rest}_"
+    for base in bases:
+        if core in base and token:
+            yield base.replace(core, f"_{token}{core}", 1)
+
+
+def _names_in_cell(cell: str, row_kind: str) -> Iterable[str]:
+    """Metric names of a table's first cell, expanded (braces, prefixes, histogram series)."""
+    prefix = ""
+    bases: list[str] = []
+    previous_end = 0
+    for match in _SPAN_RE.finditer(cell):
+        span = match.group(1).strip()
+        between, previous_end = cell[previous_end : match.start()], match.end()
+        if span.startswith("_") and bases:  # "(+ `_mem`, `_nof` variants)" of the names before
+            yield from (b.removesuffix("_total") + span for b in bases if "*" not in b)
+            continue
+        if span.startswith(("...", "…")):  # "`..._nof_segment_...`": the same names with a token added
+            yield from _token_variants(span.strip(".… "), bases)
+            continue
+        if "…" in between.strip() and bases:  # "`a_x_total` … `a_y_total`": a family by prefix
+            yield os.path.commonprefix([bases[-1], span]).rstrip("_") + "_*"
+        if " " in span:
+            continue
+        if ":" in span:
+            prefix = span.split(":", 1)[0] + ":"
+        elif prefix and not span.startswith(("DCGM_", "master_", "mooncake_", "smg_", "node_")):
+            span = prefix + span
+        elif span.isupper() and not span.startswith("DCGM_"):
+            span = "DCGM_FI_DEV_" + span
+        after = cell[match.end() : match.end() + 4]
+        kind = inline.group(1) if (inline := re.match(r"\s*\(([CGHS])\b", after)) else row_kind
+        for name in _brace_expand(span):
+            if not _NAME_RE.match(name):
+                continue
+            bases.append(name)
+            if kind == "H" and "*" not in name:  # a histogram's base name is not a series
+                yield from (name + s for s in _HISTOGRAM_SUFFIXES)
+                continue
+            yield name
+            if kind == "S" and "*" not in name:
+                yield from (name + s for s in _SUMMARY_SUFFIXES)
+
+
+def build_catalogue(markdown: str) -> list[str]:
+    """Extract metric names from the markdown tables whose first column is ``Metric``."""
+    names: set[str] = set(EXTRA_NAMES)
+    in_metric_table = False
+    type_col: int | None = None
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            in_metric_table = False
+            names.update(m for m in _SPAN_RE.findall(line) if re.fullmatch(r"gpm_[a-z0-9_]+", m))
+            continue
+        cells = _cells(line)
+        if not in_metric_table:
+            in_metric_table = cells[0].lower().startswith("metric")
+            type_col = next((i for i, c in enumerate(cells) if c.lower() == "type"), None)
+            continue
+        if set(cells[0]) <= {"-", ":", " "}:
+            continue
+        row_kind = cells[type_col].strip() if type_col is not None and type_col < len(cells) else ""
+        names.update(_names_in_cell(cells[0], row_kind))
+    return sorted(names)
+
+
+def render_catalogue(names: Iterable[str], source: str) -> str:
+    header = (
+        f"# dashgen metric catalogue: generated from {source} by dashgen.lint.catalogue.\n"
+        "# One name per line; lines with * are glob patterns. Edit by hand when a source adds metrics.\n"
+    )
+    return header + "".join(f"{n}\n" for n in names)
+
+
+if __name__ == "__main__":  # pragma: no cover - one-off generator
+    path = sys.argv[1]
+    with open(path, encoding="utf-8") as fh:
+        sys.stdout.write(render_catalogue(build_catalogue(fh.read()), "metrics.md"))

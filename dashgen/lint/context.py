@@ -1,0 +1,66 @@
+"""What every rule reads: the loaded dashboard, each PromQL target parsed once, the catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dashgen.lint.catalogue import Catalogue
+from dashgen.lint.model import Dashboard, Panel, Target, Variable
+from dashgen.lint.promql import PromQLError, expand_variables, parse
+
+NON_PROMQL_TYPES = frozenset(
+    {"loki", "tempo", "elasticsearch", "influxdb", "mysql", "postgres", "graphite", "testdata", "grafana"}
+)
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A panel target's PromQL: raw, expanded, and its AST (None with ``error`` when it fails)."""
+
+    panel: Panel
+    target: Target
+    expanded: str
+    ast: Any | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class LintContext:
+    dashboard: Dashboard
+    queries: tuple[ParsedQuery, ...]
+    catalogue: Catalogue
+
+    def queries_of(self, panel: Panel) -> list[ParsedQuery]:
+        return [q for q in self.queries if q.panel is panel]
+
+    def parsed_of(self, panel: Panel) -> list[ParsedQuery]:
+        return [q for q in self.queries if q.panel is panel and q.ast is not None]
+
+
+def _is_promql(panel: Panel, target: Target) -> bool:
+    if not target.expr.strip() or target.raw.get("hide") is True:
+        return False
+    ds = target.datasource or panel.datasource
+    return not (ds and ds.type in NON_PROMQL_TYPES)
+
+
+def parse_query(panel: Panel, target: Target, variables: Mapping[str, Variable]) -> ParsedQuery:
+    expanded = expand_variables(target.expr, variables)
+    try:
+        return ParsedQuery(panel, target, expanded, parse(expanded), None)
+    except PromQLError as exc:
+        return ParsedQuery(panel, target, expanded, None, str(exc))
+
+
+def build_context(dashboard: Dashboard, catalogue: Catalogue) -> LintContext:
+    variables = {v.name: v for v in dashboard.variables}
+    queries = tuple(
+        parse_query(panel, target, variables)
+        for panel in dashboard.panels
+        if panel.type != "row"
+        for target in panel.targets
+        if _is_promql(panel, target)
+    )
+    return LintContext(dashboard=dashboard, queries=queries, catalogue=catalogue)

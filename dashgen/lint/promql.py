@@ -1,0 +1,202 @@
+"""Grafana-variable expansion and PromQL AST helpers for lint.
+
+``expand_variables`` ports dashboard-linter's ``expandVariables``: text inside double quotes
+is left alone; outside them ``$var``, ``${var}``, ``${var:fmt}`` and ``[[var]]`` are replaced.
+Global variables become "magic" values below 2^32 ms (promql-parser rejects larger numbers),
+so ``$__rate_interval`` can be recognised again in the parsed AST. A dashboard variable
+becomes its current value, else its first option, else its own name (format applied to three
+copies). ``walk`` yields each AST node with the stack of its ancestors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import promql_parser as pp
+
+from dashgen.lint.model import Variable
+
+RATE_INTERVAL_MS = 4234567890
+INTERVAL_MS = 4123456789
+RANGE_MS = 4012345678
+
+MAGIC_RATE_INTERVAL = timedelta(milliseconds=RATE_INTERVAL_MS)
+MAGIC_INTERVAL = timedelta(milliseconds=INTERVAL_MS)
+MAGIC_RANGE = timedelta(milliseconds=RANGE_MS)
+
+GLOBALS: Mapping[str, str] = {
+    "__rate_interval": f"{RATE_INTERVAL_MS}ms",
+    "__rate_interval_ms": str(RATE_INTERVAL_MS),
+    "__interval": f"{INTERVAL_MS}ms",
+    "__interval_ms": str(INTERVAL_MS),
+    "__range": f"{RANGE_MS}ms",
+    "__range_ms": str(RANGE_MS),
+    "__range_s": str(RANGE_MS // 1000),
+    "__auto": "12345ms",
+    "__from": "1594671549254",
+    "__to": "1594757949254",
+    "__dashboard": "AwREbnft",
+    "__user": "user",
+    "__org": "org",
+    "__name": "name",
+}
+
+_VAR_RE = re.compile(r"\$(\w+)|\$\{([^}]+)\}|\[\[([^\[\]]+)\]\]")
+_MAX_DEPTH = 8
+
+
+class PromQLError(ValueError):
+    """A target expression does not parse after variable expansion."""
+
+
+def _format_name(name: str, fmt: str | None) -> str:
+    copies = [name] * 3
+    match fmt:
+        case None | "" | "raw" | "text":
+            return name
+        case "regex" | "pipe":
+            return "|".join(copies)
+        case "csv":
+            return ",".join(copies)
+        case "glob":
+            return "{" + ",".join(copies) + "}"
+        case "json":
+            return "[" + ",".join(f'"{c}"' for c in copies) + "]"
+        case "singlequote":
+            return ",".join(f"'{c}'" for c in copies)
+        case "doublequote":
+            return ",".join(f'"{c}"' for c in copies)
+        case _:
+            return name
+
+
+def _resolve(token: str, variables: Mapping[str, Variable], depth: int) -> str:
+    parts = token.split(":")
+    name, fmt = parts[0], (parts[-1] if len(parts) > 1 else None)
+    if name.startswith("__auto_interval"):
+        return "10s"
+    if name in GLOBALS:
+        return GLOBALS[name]
+    variable = variables.get(name)
+    if variable is not None and depth < _MAX_DEPTH:
+        value = next((v for v in variable.current if v), "") or next((v for v in variable.options if v), "")
+        if value and value not in {"$__all", "All"}:
+            return _expand_outside_quotes(value, variables, depth + 1)
+    return _format_name(name, fmt)
+
+
+def _expand_outside_quotes(expr: str, variables: Mapping[str, Variable], depth: int) -> str:
+    pieces = expr.split('"')
+    for i in range(0, len(pieces), 2):  # even pieces are outside double quotes
+        pieces[i] = _VAR_RE.sub(
+            lambda m: _resolve(m.group(1) or m.group(2) or m.group(3), variables, depth), pieces[i]
+        )
+    return '"'.join(pieces)
+
+
+def expand_variables(expr: str, variables: Mapping[str, Variable]) -> str:
+    """Replace Grafana variables outside double quotes (dashboard-linter semantics)."""
+    return _expand_outside_quotes(expr, variables, 0)
+
+
+def parse(expr: str) -> Any:
+    """Parse PromQL; raise :class:`PromQLError` with the parser's message."""
+    try:
+        return pp.parse(expr)
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # promql-parser raises ValueError, pyo3 panics are BaseException
+        raise PromQLError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+
+
+def children(node: Any) -> list[Any]:
+    """The direct sub-expressions of an AST node."""
+    if isinstance(node, pp.BinaryExpr):
+        return [node.lhs, node.rhs]
+    if isinstance(node, pp.AggregateExpr):
+        return [n for n in (node.param, node.expr) if n is not None]
+    if isinstance(node, pp.Call):
+        return list(node.args)
+    if isinstance(node, pp.ParenExpr | pp.UnaryExpr | pp.SubqueryExpr):
+        return [node.expr]
+    if isinstance(node, pp.MatrixSelector):
+        return [node.vector_selector]
+    return []
+
+
+def walk(node: Any, parents: tuple[Any, ...] = ()) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """Depth-first: yield ``(node, ancestors)`` with the root first in ``ancestors``."""
+    yield node, parents
+    for child in children(node):
+        yield from walk(child, (*parents, node))
+
+
+def unparen(node: Any) -> Any:
+    while isinstance(node, pp.ParenExpr):
+        node = node.expr
+    return node
+
+
+def func_name(node: Any) -> str | None:
+    return node.func.name if isinstance(node, pp.Call) else None
+
+
+def agg_op(node: Any) -> str:
+    return str(node.op) if isinstance(node, pp.AggregateExpr) else ""
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """An aggregation's label modifier: ``by`` (keep only labels) or ``without`` (drop labels)."""
+
+    by: bool
+    labels: frozenset[str]
+
+    def keeps(self, label: str) -> bool:
+        return (label in self.labels) if self.by else (label not in self.labels)
+
+
+def grouping(node: Any) -> Grouping:
+    """Grouping of an AggregateExpr; a bare ``sum(x)`` is ``by ()``."""
+    modifier = getattr(node, "modifier", None)
+    if modifier is None:
+        return Grouping(by=True, labels=frozenset())
+    return Grouping(by=modifier.type == pp.AggModifierType.By, labels=frozenset(modifier.labels))
+
+
+def selectors(node: Any) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """Every VectorSelector with its ancestors."""
+    for n, parents in walk(node):
+        if isinstance(n, pp.VectorSelector):
+            yield n, parents
+
+
+def metric_name(selector: Any) -> str | None:
+    """The metric name of a selector, including the ``{__name__="x"}`` form."""
+    if selector.name:
+        return str(selector.name)
+    for matcher in selector.matchers.matchers:
+        if matcher.name == "__name__" and matcher.op == pp.MatchOp.Equal:
+            return str(matcher.value)
+    return None
+
+
+def metric_names(node: Any) -> set[str]:
+    return {name for sel, _ in selectors(node) if (name := metric_name(sel))}
+
+
+def matcher_labels(selector: Any) -> set[str]:
+    return {m.name for m in selector.matchers.matchers}
+
+
+def outer_aggregations(node: Any) -> list[Any]:
+    """The aggregations nearest the root on each path (not those nested inside another)."""
+    found: list[Any] = []
+    for n, parents in walk(node):
+        if isinstance(n, pp.AggregateExpr) and not any(isinstance(p, pp.AggregateExpr) for p in parents):
+            found.append(n)
+    return found

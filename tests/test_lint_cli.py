@@ -1,0 +1,120 @@
+"""``dashgen lint`` command: output lines, JSON shape, rule selection and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from dashgen.commands.lint_cmd import lint_command
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+
+
+def _dashboard(unit: str = "percent", maximum: float | None = None) -> dict[str, Any]:
+    defaults: dict[str, Any] = {"unit": unit, "min": 0}
+    if maximum is not None:
+        defaults["max"] = maximum
+    return {
+        "title": "Disks",
+        "uid": "disks",
+        "templating": {"list": [{"name": "datasource", "type": "datasource", "query": "prometheus"}]},
+        "panels": [
+            {
+                "id": 7,
+                "type": "timeseries",
+                "title": "Disk busy",
+                "description": "Share of time the cache disk was busy (node-exporter).",
+                "datasource": DS,
+                "fieldConfig": {"defaults": defaults, "overrides": []},
+                "targets": [
+                    {
+                        "refId": "A",
+                        "datasource": DS,
+                        "expr": "100 * rate(node_disk_io_time_seconds_total[$__rate_interval])",
+                        "legendFormat": "{{node}} {{device}}",
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def _write(path: Path, doc: Any) -> Path:
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_error_finding_prints_file_panel_rule_and_exits_1(tmp_path: Path) -> None:
+    f = _write(tmp_path / "disks.json", _dashboard())
+    result = CliRunner().invoke(lint_command, [str(f)])
+    assert result.exit_code == 1
+    first = result.output.splitlines()[0]
+    assert first.startswith(f'{f}: panel "Disk busy": S5: ')
+    assert result.output.splitlines()[-1].startswith("1 finding(s) in 1 file(s): 1 error(s)")
+
+
+def test_clean_folder_exits_0(tmp_path: Path) -> None:
+    _write(tmp_path / "a.json", _dashboard(maximum=100))
+    result = CliRunner().invoke(lint_command, [str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "0 finding(s) in 1 file(s): 0 error(s), 0 warning(s), 0 info"
+
+
+def test_dashboard_level_finding_names_the_dashboard(tmp_path: Path) -> None:
+    doc = _dashboard(maximum=100)
+    doc["templating"]["list"] = []
+    for p in doc["panels"]:  # default data source everywhere: warnings only
+        p.pop("datasource")
+        for t in p["targets"]:
+            t.pop("datasource")
+    f = _write(tmp_path / "a.json", doc)
+    result = CliRunner().invoke(lint_command, [str(f)])
+    assert f'{f}: dashboard "Disks": datasource-variable: ' in result.output
+    assert result.exit_code == 0  # a warning does not fail the run
+
+
+def test_json_format_lists_finding_objects(tmp_path: Path) -> None:
+    f = _write(tmp_path / "disks.json", _dashboard())
+    result = CliRunner().invoke(lint_command, ["--format", "json", str(f)])
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert data == [
+        {
+            "file": str(f),
+            "dashboard": "Disks",
+            "panel": "Disk busy",
+            "panel_id": 7,
+            "rule": "S5",
+            "severity": "error",
+            "message": data[0]["message"],
+        }
+    ]
+    assert "percent" in data[0]["message"]
+
+
+def test_ignore_and_rule_options_select_rules(tmp_path: Path) -> None:
+    f = _write(tmp_path / "disks.json", _dashboard())
+    assert CliRunner().invoke(lint_command, ["--ignore", "S5", str(f)]).exit_code == 0
+    only = CliRunner().invoke(lint_command, ["--rule", "panel-units", str(f)])
+    assert only.exit_code == 0 and "S5" not in only.output
+    bad = CliRunner().invoke(lint_command, ["--rule", "S99", str(f)])
+    assert bad.exit_code == 2 and "S99" in bad.output
+
+
+def test_unreadable_input_exits_2_naming_the_file(tmp_path: Path) -> None:
+    f = tmp_path / "broken.json"
+    f.write_text("{not json", encoding="utf-8")
+    result = CliRunner().invoke(lint_command, [str(f)])
+    assert result.exit_code == 2
+    assert str(f) in result.output
+    missing = CliRunner().invoke(lint_command, [str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2 and "nope.json" in missing.output
+
+
+def test_json_that_is_not_a_dashboard_exits_2(tmp_path: Path) -> None:
+    f = _write(tmp_path / "list.json", [1, 2])
+    result = CliRunner().invoke(lint_command, [str(f)])
+    assert result.exit_code == 2 and "list.json" in result.output
