@@ -379,7 +379,7 @@ def _check_pools(top: _Reader, pools: tuple[Pool, ...], nodes: int, gpus_per_nod
         if not fits:
             raise ProfileError(
                 top.path,
-                f"pools[{index}].pp",
+                f"pools[{index}]",
                 f"TP x PP = {pool.tp} x {pool.pp} = {per_replica} GPUs per replica does not divide into nodes "
                 f"of {gpus_per_node} GPUs",
             )

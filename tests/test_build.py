@@ -1,0 +1,261 @@
+"""The render core: determinism, stable identity, validation on every build, and the build command."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dashgen.build import build_all, build_profile, write_dashboards
+from dashgen.cli import main
+from dashgen.dashboards import dashboard_specs
+from dashgen.ids import dashboard_uid, is_valid_uid
+from dashgen.profile import load_profile, load_profiles
+from dashgen.render import render_dashboard
+from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.validate import validate_dashboard, walk_panels
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = ROOT / "profiles"
+
+
+@pytest.fixture(scope="module")
+def built():
+    return build_all(load_profiles(directory=PROFILES))
+
+
+def test_four_profiles_render(built):
+    assert {b.profile for b in built} == {"long-context-64", "pd-128", "h20-16", "video-200"}
+
+
+def test_two_consecutive_builds_are_byte_identical(built):
+    again = build_all(load_profiles(directory=PROFILES))
+    assert [(b.relative_path(), b.data) for b in built] == [(b.relative_path(), b.data) for b in again]
+
+
+def test_committed_dashboards_equal_a_fresh_build(built):
+    for dashboard in built:
+        committed = ROOT / "dashboards" / dashboard.relative_path()
+        assert committed.exists(), f"{committed} missing: run make dashboards and commit"
+        assert committed.read_bytes() == dashboard.data, f"{committed} is stale: run make dashboards and commit"
+    on_disk = {p.relative_to(ROOT / "dashboards") for p in (ROOT / "dashboards").glob("*/*.json")}
+    assert on_disk == {b.relative_path() for b in built}
+
+
+def test_encoding_is_canonical(built):
+    for dashboard in built:
+        text = dashboard.data.decode("utf-8")
+        assert text.endswith("}\n")
+        assert text == json.dumps(json.loads(text), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_uids_are_stable_short_and_safe(built):
+    for dashboard in built:
+        assert dashboard.uid == dashboard_uid(dashboard.profile, dashboard.spec.name)
+        assert is_valid_uid(dashboard.uid) and len(dashboard.uid) <= 40
+    long_uid = dashboard_uid("a-very-long-profile-name-for-testing", "a-long-dashboard-name")
+    assert len(long_uid) <= 40 and is_valid_uid(long_uid)
+    assert long_uid == dashboard_uid("a-very-long-profile-name-for-testing", "a-long-dashboard-name")
+
+
+def _ids_by_key(spec) -> dict[str, int]:
+    document = render_dashboard(spec)
+    by_title = {panel["title"]: panel["id"] for _, panel in walk_panels(document)}
+    return {panel.key: by_title[panel.title] for panel in spec.panels()}
+
+
+def test_adding_a_panel_changes_no_other_panel_id():
+    from panels import GROUPS
+
+    profile = load_profile(PROFILES / "long-context-64.toml")
+    first = GROUPS[0]
+
+    class WithExtraPanel:
+        TITLE = first.TITLE
+
+        @staticmethod
+        def build(profile, topology):
+            group = first.build(profile, topology)
+            extra = PanelSpec(
+                key=f"{group.key}.an_added_panel", title="An added panel", kind="timeseries",
+                evidence=Evidence("test", "test", "test"), targets=(Target("up"),), width=6,
+            )
+            return GroupSpec(group.key, group.title, (extra, *group.panels), group.collapsed)
+
+    before = _ids_by_key(dashboard_specs(profile)[0])
+    after = _ids_by_key(dashboard_specs(profile, (WithExtraPanel, *GROUPS[1:]))[0])
+    (added,) = set(after) - set(before)
+    assert added.endswith(".an_added_panel")
+    assert {key: after[key] for key in before} == before
+
+
+
+def test_rows_follow_the_reading_order(built):
+    from panels import GROUPS
+
+    for dashboard in built:
+        rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]
+        assert rows == [module.TITLE for module in GROUPS]
+
+
+def test_grafanalib_legacy_defaults_are_normalised_away(built):
+    for dashboard in built:
+        document = dashboard.document
+        assert document["schemaVersion"] in (41, 42)
+        for legacy in ("rows", "sharedCrosshair", "hideControls", "style", "__inputs", "gnetId"):
+            assert legacy not in document
+        text = dashboard.data.decode()
+        for harmful in ('"maxDataPoints": 100', '"intervalFactor"', '"refId": ""', '"span"', '"minSpan"',
+                        '"noValue": "none"', '"steps": ""', '"time_options"', '"useTags"'):
+            assert harmful not in text, f"{dashboard.uid}: {harmful}"
+        for path, panel in walk_panels(document):
+            for target in panel.get("targets", []):
+                assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, path
+
+
+def test_no_nulls_except_threshold_base_steps(built):
+    def nulls(value, path="$"):
+        if value is None:
+            yield path
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield from nulls(item, f"{path}.{key}")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from nulls(item, f"{path}[{index}]")
+
+    for dashboard in built:
+        bad = [p for p in nulls(dashboard.document) if not p.endswith(".thresholds.steps[0].value")]
+        assert bad == [], dashboard.uid
+
+
+def test_schema_version_follows_the_target_grafana(built):
+    versions = {b.profile: b.document["schemaVersion"] for b in built}
+    assert versions["h20-16"] == 41  # Grafana 11.6
+    assert versions["long-context-64"] == 42  # Grafana 12.3
+
+
+def _broken(document: dict, mutate) -> list[str]:
+    doc = copy.deepcopy(document)
+    mutate(doc)
+    return validate_dashboard(doc, "long-context-64/dg-long-context-64-cluster")
+
+
+def _first_data_panel(doc: dict) -> dict:
+    return next(p for _, p in walk_panels(doc) if p["type"] not in ("row", "text"))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: _first_data_panel(d)["targets"].append(dict(_first_data_panel(d)["targets"][0])),
+         "duplicate refId"),
+        (lambda d: _first_data_panel(d).update(datasource={"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}),
+         "hard-coded datasource uid"),
+        (lambda d: _first_data_panel(d)["gridPos"].update(x=20, w=12), "exceeds the 24-column grid"),
+        (lambda d: _first_data_panel(d)["fieldConfig"]["defaults"].update(unit="percent", max=None) or
+         _first_data_panel(d)["fieldConfig"]["defaults"].pop("max"), "needs min 0 and max 100 (S5)"),
+        (lambda d: _first_data_panel(d)["targets"][0].update(expr="up{node=~\"$nodes\"}"), "unknown variable $nodes"),
+        (lambda d: _first_data_panel(d)["targets"][0].update(refId=""), "$.panels"),
+        (lambda d: _first_data_panel(d)["targets"][0].update(intervalFactor=2), "intervalFactor"),
+        (lambda d: d.update(schemaVersion=12), "$.schemaVersion"),
+        (lambda d: _first_data_panel(d).update(id=d["panels"][0]["id"]), "also used by panel"),
+    ],
+)
+def test_validation_names_dashboard_panel_and_path(built, mutate, expected):
+    document = next(b.document for b in built if b.profile == "long-context-64")
+    problems = _broken(document, mutate)
+    assert problems, "the broken document passed validation"
+    assert any(expected in problem for problem in problems), problems
+    assert all(problem.startswith("long-context-64/dg-long-context-64-cluster: ") for problem in problems)
+
+
+def test_overlapping_panels_are_refused(built):
+    document = copy.deepcopy(next(b.document for b in built if b.profile == "long-context-64"))
+    data_panels = [p for _, p in walk_panels(document) if p["type"] != "row"]
+    data_panels[1]["gridPos"] = dict(data_panels[0]["gridPos"])
+    problems = validate_dashboard(document, "x/y")
+    assert any("overlaps panel" in p and data_panels[1]["title"] in p for p in problems)
+
+
+def test_a_percent_panel_without_fixed_axis_cannot_be_declared():
+    with pytest.raises(ValueError, match="S5"):
+        PanelSpec(key="g.p", title="t", kind="timeseries", evidence=Evidence("s", "q", "l"), unit="percent")
+
+
+def test_build_profile_rejects_an_invalid_panel_and_names_it():
+    profile = load_profile(PROFILES / "h20-16.toml")
+
+    class Broken:
+        TITLE = "Broken"
+
+        @staticmethod
+        def build(profile, topology):
+            panel = PanelSpec(key="broken.p", title="Broken panel", kind="timeseries",
+                              evidence=Evidence("s", "q", "l"), targets=(Target('up{node=~"$nodez"}'),))
+            return GroupSpec("broken", "Broken", (panel,))
+
+    from dashgen.errors import BuildValidationError
+
+    with pytest.raises(BuildValidationError) as caught:
+        build_profile(profile, (Broken,))
+    assert 'h20-16/dg-h20-16-cluster: panel "Broken panel": $.panels[1].targets[0].expr: unknown variable $nodez' in (
+        str(caught.value))
+
+
+def test_build_command_writes_and_is_idempotent(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "out"
+    first = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    assert first.output.count("written") == 4
+    second = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out)])
+    assert second.exit_code == 0 and second.output.count("unchanged") == 4
+    listing = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out), "--profile",
+                                   "h20-16", "--format", "json"])
+    assert json.loads(listing.output)[0]["uid"] == "dg-h20-16-cluster"
+
+
+def test_a_bad_profile_writes_nothing_and_exits_2(tmp_path):
+    profiles = tmp_path / "profiles"
+    shutil.copytree(PROFILES, profiles)
+    bad = profiles / "pd-128.toml"
+    bad.write_text(bad.read_text().replace("replicas = 12", "replicas = 13"))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["--profiles-dir", str(profiles), "build", "--out", str(out)])
+    assert result.exit_code == 2
+    assert "pd-128.toml: pools:" in result.output and "the cluster has 16 nodes" in result.output
+    assert not out.exists()
+
+
+def test_unknown_profile_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "build", "--profile", "nope",
+                                       "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "no such profile" in result.output
+
+
+def test_every_command_has_help_and_there_is_a_version():
+    runner = CliRunner()
+    assert runner.invoke(main, ["--version"]).exit_code == 0
+    for name in main.commands:
+        result = runner.invoke(main, [name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output, name
+
+
+def test_profiles_command_lists_sizes_and_sources():
+    result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "profiles", "--format", "json"])
+    rows = {row["name"]: row for row in json.loads(result.output)}
+    assert rows["long-context-64"]["gpus"] == 64 and "mooncake_client" in rows["long-context-64"]["not_exported"]
+    assert rows["long-context-64"]["store_per_node"] == 64 * 2**30
+
+
+def test_write_prunes_stale_dashboards_of_built_profiles(tmp_path, built):
+    stale = tmp_path / "h20-16" / "dg-h20-16-old.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}\n")
+    write_dashboards(built, tmp_path)
+    assert not stale.exists()
