@@ -1,0 +1,62 @@
+"""File and git edges of ``dashgen diff``: read dashboards from files, folders or a git ref."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+class DiffInputError(Exception):
+    """A side of the diff cannot be read; the message names the file or ref."""
+
+
+def _decode(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DiffInputError(f"{where}: not valid JSON: {exc}") from exc
+
+
+def read_side(path: str | Path) -> dict[str, Any]:
+    """``{name: doc}``: a file gives ``{file name: doc}``, a folder its ``*.json`` by relative path."""
+    p = Path(path)
+    if p.is_file():
+        files = {p.name: p}
+    elif p.is_dir():
+        files = {f.relative_to(p).as_posix(): f for f in sorted(p.rglob("*.json")) if f.is_file()}
+    else:
+        raise DiffInputError(f"{p}: no such file or directory")
+    docs: dict[str, Any] = {}
+    for name, f in files.items():
+        try:
+            docs[name] = _decode(f.read_text(encoding="utf-8"), str(f))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DiffInputError(f"{f}: cannot read: {exc}") from exc
+    return docs
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DiffInputError(f"git {' '.join(args)}: {exc}") from exc
+    if done.returncode != 0:
+        raise DiffInputError(f"git {' '.join(args)}: {done.stderr.strip() or 'failed'}")
+    return done.stdout
+
+
+def read_git_side(ref: str, folder: str | Path) -> dict[str, Any]:
+    """The ``*.json`` files committed under ``folder`` at ``ref`` (``git show REF:path``), by relative path."""
+    folder = Path(folder)
+    cwd = folder.resolve() if folder.is_dir() else Path.cwd()
+    top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
+    rel = folder.resolve().relative_to(top).as_posix()
+    listing = _git(["ls-tree", "-r", "--name-only", ref, "--", rel], top).splitlines()
+    docs: dict[str, Any] = {}
+    for path in listing:
+        if path.endswith(".json"):
+            name = path[len(rel) + 1 :] if rel not in ("", ".") else path
+            docs[name] = _decode(_git(["show", f"{ref}:{path}"], top), f"{ref}:{path}")
+    return docs

@@ -1,0 +1,252 @@
+"""Compute the semantic difference of two dashboards as a :class:`DashboardDiff` value.
+
+Panels are compared field by field on their canonical form (``noise.py``); each changed leaf
+is a :class:`FieldChange` ``(path, old, new, category)``. Layout moves (``gridPos``, row) are
+reported apart from content changes, variable definition changes apart from changes of the
+current selection, and dashboard-level fields (title, tags, time, refresh, links) apart from
+panels. ``noise`` counts raw differences that canonicalisation made disappear.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dashgen.diff.model import DashboardModel, PanelEntry, load_model, match_panels
+from dashgen.diff.noise import normalise_numbers
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Any = _Absent()
+
+_AXIS_KEYS = frozenset(
+    {
+        "min",
+        "max",
+        "axisSoftMin",
+        "axisSoftMax",
+        "scaleDistribution",
+        "log",
+        "type",
+        "axisPlacement",
+        "axisCenteredZero",
+        "logBase",
+        "yaxes",
+    }
+)
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    path: str
+    old: Any
+    new: Any
+    category: str
+
+
+@dataclass(frozen=True)
+class PanelChange:
+    title: str
+    id: int | None
+    changes: tuple[FieldChange, ...]
+
+    @property
+    def categories(self) -> list[str]:
+        return sorted({c.category for c in self.changes})
+
+
+@dataclass(frozen=True)
+class PanelRef:
+    title: str
+    id: int | None
+    type: str
+
+
+@dataclass(frozen=True)
+class LayoutMove:
+    title: str
+    id: int | None
+    old_grid: Mapping[str, Any] | None
+    new_grid: Mapping[str, Any] | None
+    old_row: str | None
+    new_row: str | None
+
+
+@dataclass(frozen=True)
+class VariableChange:
+    name: str
+    definition: tuple[FieldChange, ...]
+    selection: tuple[FieldChange, ...]
+
+
+@dataclass(frozen=True)
+class DashboardDiff:
+    title: str
+    uid: str | None
+    dashboard_changes: tuple[FieldChange, ...] = ()
+    added_panels: tuple[PanelRef, ...] = ()
+    removed_panels: tuple[PanelRef, ...] = ()
+    changed_panels: tuple[PanelChange, ...] = ()
+    layout_moves: tuple[LayoutMove, ...] = ()
+    added_variables: tuple[str, ...] = ()
+    removed_variables: tuple[str, ...] = ()
+    changed_variables: tuple[VariableChange, ...] = ()
+    noise: int = 0
+
+    @property
+    def has_semantic_changes(self) -> bool:
+        return any(
+            (
+                self.dashboard_changes,
+                self.added_panels,
+                self.removed_panels,
+                self.changed_panels,
+                self.layout_moves,
+                self.added_variables,
+                self.removed_variables,
+                self.changed_variables,
+            )
+        )
+
+    @property
+    def change_count(self) -> int:
+        return (
+            len(self.dashboard_changes)
+            + len(self.added_panels)
+            + len(self.removed_panels)
+            + len(self.changed_panels)
+            + len(self.layout_moves)
+            + len(self.added_variables)
+            + len(self.removed_variables)
+            + len(self.changed_variables)
+        )
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Leaf paths of a JSON value: ``a.b[0].c`` → scalar (empty containers are leaves)."""
+    out: dict[str, Any] = {}
+    if isinstance(value, Mapping) and value:
+        for key, v in value.items():
+            out.update(flatten(v, f"{prefix}.{key}" if prefix else str(key)))
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = value
+    return out
+
+
+def leaf_changes(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """``(path, old, new)`` for every leaf that differs; ABSENT marks a missing side."""
+    a, b = flatten(old), flatten(new)
+    return [
+        (path, a.get(path, ABSENT), b.get(path, ABSENT))
+        for path in sorted(a.keys() | b.keys())
+        if a.get(path, ABSENT) != b.get(path, ABSENT)
+    ]
+
+
+_SEGMENT = re.compile(r"[.\[\]]+")
+
+
+def categorise(path: str) -> str:
+    """The kind of a panel change, from its path."""
+    parts = [p for p in _SEGMENT.split(path) if p and not p.isdigit()]
+    if not parts:
+        return "other"
+    if parts[0] == "targets":
+        return "query"
+    if parts[0] == "transformations":
+        return "transformation"
+    if parts[0] in {"title", "description"} and len(parts) == 1:
+        return parts[0]
+    if "mappings" in parts or parts[-1] == "noValue":
+        return "mapping"
+    if "thresholds" in parts:
+        return "thresholds"
+    if parts[-1] in {"unit", "decimals"} or (parts[0] == "yaxes" and parts[-1] == "format"):
+        return "unit"
+    if parts[0] == "yaxes" or parts[-1] in _AXIS_KEYS or "scaleDistribution" in parts:
+        return "axis"
+    return "other"
+
+
+def dashboard_category(path: str) -> str:
+    head = _SEGMENT.split(path)[0]
+    return head if head in {"title", "tags", "time", "refresh", "links", "timezone", "description"} else "other"
+
+
+def _noise(raw_old: Any, raw_new: Any, semantic: int) -> int:
+    return max(0, len(leaf_changes(normalise_numbers(raw_old), normalise_numbers(raw_new))) - semantic)
+
+
+def _panel_changes(old: PanelEntry, new: PanelEntry) -> tuple[FieldChange, ...]:
+    return tuple(FieldChange(p, a, b, categorise(p)) for p, a, b in leaf_changes(old.body, new.body))
+
+
+def _layout(old: PanelEntry, new: PanelEntry) -> LayoutMove | None:
+    if old.grid == new.grid and old.row == new.row:
+        return None
+    return LayoutMove(new.title, new.id, old.grid, new.grid, old.row, new.row)
+
+
+def _ref(p: PanelEntry) -> PanelRef:
+    return PanelRef(p.title, p.id, p.type)
+
+
+def diff_models(old: DashboardModel, new: DashboardModel) -> DashboardDiff:
+    """Semantic diff of two canonical models."""
+    noise = 0
+    dash = tuple(FieldChange(p, a, b, dashboard_category(p)) for p, a, b in leaf_changes(old.fields, new.fields))
+    noise += _noise(old.raw_fields, new.raw_fields, len(dash))
+
+    pairs, added, removed = match_panels(old.panels, new.panels)
+    changed: list[PanelChange] = []
+    moves: list[LayoutMove] = []
+    for o, n in pairs:
+        changes = _panel_changes(o, n)
+        if changes:
+            changed.append(PanelChange(n.title, n.id, changes))
+        move = _layout(o, n)
+        if move is not None:
+            moves.append(move)
+        skip = {"gridPos", "panels"}
+        raw_o = {k: v for k, v in o.raw.items() if k not in skip}
+        raw_n = {k: v for k, v in n.raw.items() if k not in skip}
+        noise += _noise(raw_o, raw_n, len(changes))
+
+    var_changes: list[VariableChange] = []
+    for name in old.variables.keys() & new.variables.keys():
+        vo, vn = old.variables[name], new.variables[name]
+        definition = tuple(FieldChange(p, a, b, "definition") for p, a, b in leaf_changes(vo.definition, vn.definition))
+        selection = tuple(FieldChange(p, a, b, "selection") for p, a, b in leaf_changes(vo.selection, vn.selection))
+        if definition or selection:
+            var_changes.append(VariableChange(name, definition, selection))
+        noise += _noise(vo.raw, vn.raw, len(definition) + len(selection))
+    var_order = list(new.variables) + [v for v in old.variables if v not in new.variables]
+    var_changes.sort(key=lambda c: var_order.index(c.name))
+
+    return DashboardDiff(
+        title=new.title or old.title,
+        uid=new.uid or old.uid,
+        dashboard_changes=dash,
+        added_panels=tuple(_ref(p) for p in added),
+        removed_panels=tuple(_ref(p) for p in removed),
+        changed_panels=tuple(changed),
+        layout_moves=tuple(moves),
+        added_variables=tuple(v for v in new.variables if v not in old.variables),
+        removed_variables=tuple(v for v in old.variables if v not in new.variables),
+        changed_variables=tuple(var_changes),
+        noise=noise,
+    )
+
+
+def diff_dashboards(old: Any, new: Any) -> DashboardDiff:
+    """Semantic diff of two dashboard documents (any supported JSON shape)."""
+    return diff_models(load_model(old), load_model(new))

@@ -1,0 +1,353 @@
+"""Canonicalise dashboard JSON so that only semantic differences remain (grafana-api.md §7.2, §7.4).
+
+Removed as noise: ``id``, ``version``, ``iteration``, ``schemaVersion``, ``gnetId``, ``uid``,
+export blocks, ``pluginVersion``, the built-in "Annotations & Alerts" annotation, the values a
+Grafana UI save fills in by default (``fieldConfig`` / ``options`` / target / variable
+defaults), nulls, empty objects and lists (absent ≡ empty), positional ``refId``\\ s, target
+data sources equal to the panel's, and editor-only state. Normalised: data-source refs (string,
+``$var``, ``{type, uid}`` → ``{"uid": "${var}"}``), integral floats (``1.0`` → ``1``),
+``legendFormat: "__auto"`` (≡ empty), single-element selections, override properties (a list
+of ``{id, value}`` becomes a mapping keyed by ``id``). Key order never matters (dicts).
+All functions are pure and return new values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+DROP_DASHBOARD_KEYS = frozenset(
+    {
+        "id",
+        "version",
+        "iteration",
+        "schemaVersion",
+        "gnetId",
+        "uid",
+        "__inputs",
+        "__requires",
+        "__elements",
+        "meta",
+        "style",
+        "sharedCrosshair",
+        "hideControls",
+        "rows",
+        "panels",
+        "templating",
+    }
+)
+DROP_PANEL_KEYS = frozenset(
+    {
+        "id",
+        "gridPos",
+        "pluginVersion",
+        "span",
+        "minSpan",
+        "height",
+        "editable",
+        "error",
+        "panels",
+        "collapsed",
+        "libraryPanel",
+    }
+)
+DROP_TARGET_KEYS = frozenset({"editorMode", "key", "metric", "step", "target", "query", "queryType"})
+DROP_VARIABLE_KEYS = frozenset({"options", "index", "tags", "useTags", "tagsQuery", "tagValuesQuery", "id"})
+
+# key -> value Grafana assumes when the key is absent (removed on both sides before comparing)
+DASHBOARD_DEFAULTS: Mapping[str, Any] = {
+    "editable": True,
+    "fiscalYearStartMonth": 0,
+    "graphTooltip": 0,
+    "preload": False,
+    "liveNow": False,
+    "timezone": "browser",
+    "weekStart": "",
+}
+PANEL_DEFAULTS: Mapping[str, Any] = {"transparent": False, "hideTimeOverride": False}
+TARGET_DEFAULTS: Mapping[str, Any] = {
+    "hide": False,
+    "instant": False,
+    "range": True,
+    "exemplar": False,
+    "format": "time_series",
+    "interval": "",
+    "intervalFactor": 1,
+    "legendFormat": "__auto",
+}
+VARIABLE_DEFAULTS: Mapping[str, Any] = {
+    "hide": 0,
+    "skipUrlSync": False,
+    "multi": False,
+    "includeAll": False,
+    "regex": "",
+    "sort": 0,
+    "refresh": 1,
+    "description": "",
+    "label": "",
+}
+FIELD_DEFAULTS: Mapping[str, Any] = {
+    "color": {"mode": "palette-classic"},
+    "thresholds": {"mode": "absolute", "steps": [{"color": "green"}, {"color": "red", "value": 80}]},
+}
+CUSTOM_DEFAULTS: Mapping[str, Any] = {
+    "axisBorderShow": False,
+    "axisCenteredZero": False,
+    "axisColorMode": "text",
+    "axisLabel": "",
+    "axisPlacement": "auto",
+    "barAlignment": 0,
+    "barWidthFactor": 0.6,
+    "drawStyle": "line",
+    "fillOpacity": 0,
+    "gradientMode": "none",
+    "hideFrom": {"legend": False, "tooltip": False, "viz": False},
+    "insertNulls": False,
+    "lineInterpolation": "linear",
+    "lineWidth": 1,
+    "pointSize": 5,
+    "scaleDistribution": {"type": "linear"},
+    "showPoints": "auto",
+    "spanNulls": False,
+    "stacking": {"group": "A", "mode": "none"},
+    "thresholdsStyle": {"mode": "off"},
+    "align": "auto",
+    "cellOptions": {"type": "auto"},
+    "displayMode": "auto",
+    "inspect": False,
+    "filterable": False,
+}
+OPTIONS_DEFAULTS: Mapping[str, Any] = {
+    "legend": {"calcs": [], "displayMode": "list", "placement": "bottom", "showLegend": True},
+    "tooltip": {"mode": "single", "sort": "none", "hideZeros": False},
+    "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+    "footer": {"countRows": False, "fields": "", "reducer": ["sum"], "show": False},
+    "showHeader": True,
+    "cellHeight": "sm",
+    "colorMode": "value",
+    "graphMode": "area",
+    "justifyMode": "auto",
+    "orientation": "auto",
+    "textMode": "auto",
+    "wideLayout": True,
+    "showPercentChange": False,
+    "percentChangeColorMode": "standard",
+    "showThresholdLabels": False,
+    "showThresholdMarkers": True,
+    "sizing": "auto",
+    "minVizHeight": 75,
+    "minVizWidth": 75,
+    "namePlacement": "auto",
+    "valueMode": "color",
+    "displayMode": "gradient",
+}
+
+_DS_VAR = re.compile(r"^\$\{?(\w+)(?::\w+)?\}?$")
+
+
+def normalise_numbers(value: Any) -> Any:
+    """``1.0`` → ``1`` everywhere (booleans untouched); recurses into lists and dicts."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: normalise_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalise_numbers(v) for v in value]
+    return value
+
+
+def prune(value: Any) -> Any:
+    """Drop None, ``{}`` and ``[]`` values from dicts, recursively (absent ≡ empty ≡ null)."""
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            v = prune(v)
+            if v is None or v == {} or v == []:
+                continue
+            out[k] = v
+        return out
+    if isinstance(value, list):
+        return [prune(v) for v in value]
+    return value
+
+
+def strip_defaults(value: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Remove keys equal to their default; nested dict defaults are stripped key by key."""
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        default = defaults.get(key, _MISSING)
+        if default is _MISSING:
+            out[key] = v
+        elif isinstance(default, Mapping) and isinstance(v, Mapping):
+            rest = strip_defaults(v, default)
+            if rest:
+                out[key] = rest
+        elif normalise_numbers(v) != default:
+            out[key] = v
+    return out
+
+
+_MISSING = object()
+
+
+def canonical_datasource(value: Any) -> Any:
+    """``"$ds"``, ``"${ds}"``, ``{"type": t, "uid": "$ds"}`` → ``{"uid": "${ds}"}``; names kept as uid."""
+    if value is None:
+        return None
+    uid = value.get("uid") if isinstance(value, Mapping) else value
+    if uid is None:
+        return {"default": True} if isinstance(value, Mapping) else None
+    uid = str(uid)
+    if match := _DS_VAR.match(uid):
+        uid = "${" + match.group(1) + "}"
+    return {"uid": uid}
+
+
+def _builtin_annotation(annotation: Any) -> bool:
+    return isinstance(annotation, Mapping) and annotation.get("builtIn") in (1, True)
+
+
+def canonicalise_field_config(fc: Mapping[str, Any]) -> dict[str, Any]:
+    defaults = dict(fc.get("defaults") or {})
+    if isinstance(defaults.get("custom"), Mapping):
+        custom = dict(defaults["custom"])
+        if "displayMode" in custom and "cellOptions" not in custom:  # schema v38 migration
+            custom["cellOptions"] = {"type": custom.pop("displayMode")}
+        defaults["custom"] = strip_defaults(custom, CUSTOM_DEFAULTS)
+    defaults = strip_defaults(defaults, FIELD_DEFAULTS)
+    overrides = []
+    for override in fc.get("overrides") or []:
+        if not isinstance(override, Mapping):
+            continue
+        props = {
+            p["id"]: p.get("value") for p in override.get("properties") or [] if isinstance(p, Mapping) and "id" in p
+        }
+        overrides.append({"matcher": override.get("matcher"), "properties": props})
+    return {"defaults": defaults, "overrides": overrides}
+
+
+def canonicalise_target(target: Mapping[str, Any], index: int, panel_ds: Any) -> dict[str, Any]:
+    out = {k: v for k, v in target.items() if k not in DROP_TARGET_KEYS}
+    if out.get("refId") == chr(65 + index) or out.get("refId") == "":
+        out.pop("refId")
+    if "datasource" in out:
+        ds = canonical_datasource(out["datasource"])
+        if ds == panel_ds or ds is None:
+            out.pop("datasource")
+        else:
+            out["datasource"] = ds
+    if out.get("instant") is True:
+        out.pop("range", None) if out.get("range") is False else None
+    return strip_defaults(out, TARGET_DEFAULTS)
+
+
+def canonicalise_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
+    """A panel without identity, layout and defaults (its ``id`` and ``gridPos`` are compared elsewhere)."""
+    out = prune(normalise_numbers({k: v for k, v in panel.items() if k not in DROP_PANEL_KEYS}))
+    out = strip_defaults(out, PANEL_DEFAULTS)
+    ds = canonical_datasource(out.get("datasource"))
+    if ds is None:
+        out.pop("datasource", None)
+    else:
+        out["datasource"] = ds
+    targets = out.get("targets")
+    if isinstance(targets, list):
+        out["targets"] = [canonicalise_target(t, i, ds) for i, t in enumerate(targets) if isinstance(t, Mapping)]
+    if isinstance(out.get("fieldConfig"), Mapping):
+        out["fieldConfig"] = canonicalise_field_config(out["fieldConfig"])
+    if isinstance(out.get("options"), Mapping):
+        out["options"] = strip_defaults(out["options"], OPTIONS_DEFAULTS)
+    return prune(normalise_numbers(out))
+
+
+def _selection(current: Any) -> Any:
+    if not isinstance(current, Mapping):
+        return None
+    value = current.get("value")
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return {"value": value} if value not in (None, "", []) else None
+
+
+def canonicalise_variable(variable: Mapping[str, Any]) -> dict[str, Any]:
+    out = prune(normalise_numbers({k: v for k, v in variable.items() if k not in DROP_VARIABLE_KEYS}))
+    if "datasource" in out:
+        out["datasource"] = canonical_datasource(out["datasource"])
+    if isinstance(out.get("query"), Mapping) and set(out["query"]) <= {"query", "refId", "qryType"}:
+        out["query"] = out["query"].get("query")
+    if out.get("definition") == out.get("query"):
+        out.pop("definition", None)
+    out["current"] = _selection(out.get("current"))
+    return prune(normalise_numbers(strip_defaults(out, VARIABLE_DEFAULTS)))
+
+
+def canonicalise_dashboard_fields(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Dashboard-level fields (title, tags, time, refresh, links, …) without panels and variables."""
+    out = prune(normalise_numbers({k: v for k, v in body.items() if k not in DROP_DASHBOARD_KEYS}))
+    annotations = out.get("annotations")
+    if isinstance(annotations, Mapping):
+        out["annotations"] = {
+            **annotations,
+            "list": [a for a in annotations.get("list") or [] if not _builtin_annotation(a)],
+        }
+    timepicker = out.get("timepicker")
+    if isinstance(timepicker, Mapping):
+        out["timepicker"] = {k: v for k, v in timepicker.items() if k not in {"time_options", "hidden"}} | (
+            {"hidden": True} if timepicker.get("hidden") else {}
+        )
+    if "refresh" in out and out["refresh"] in (False, ""):
+        out.pop("refresh")
+    return prune(normalise_numbers(strip_defaults(out, DASHBOARD_DEFAULTS)))
+
+
+def iter_panels(body: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], str | None]]:
+    """Every panel in reading order (rows, nested panels of collapsed rows, legacy ``rows[].panels``)
+    with the title of the row that holds it."""
+    found: list[tuple[Mapping[str, Any], str | None]] = []
+
+    def walk(panels: Any, row: str | None) -> None:
+        current = row
+        for p in panels if isinstance(panels, list) else []:
+            if not isinstance(p, Mapping):
+                continue
+            if p.get("type") == "row":
+                current = p.get("title") or None
+                found.append((p, row))
+                walk(p.get("panels"), current)
+            else:
+                found.append((p, current))
+
+    walk(body.get("panels"), None)
+    for legacy in body.get("rows") or []:
+        if isinstance(legacy, Mapping):
+            walk(legacy.get("panels"), legacy.get("title") or None)
+    return found
+
+
+def unwrap(doc: Any) -> Mapping[str, Any]:
+    """The dashboard body of a file: plain, ``{dashboard, meta}`` export, or k8s ``{apiVersion, spec}``."""
+    if not isinstance(doc, Mapping):
+        raise ValueError("top-level JSON value is not an object")
+    if isinstance(doc.get("spec"), Mapping) and "apiVersion" in doc:
+        return doc["spec"]
+    if isinstance(doc.get("dashboard"), Mapping) and "panels" not in doc:
+        return doc["dashboard"]
+    return doc
+
+
+def canonicalise_for_diff(doc: Any) -> dict[str, Any]:
+    """The whole dashboard in canonical form: ``{"dashboard", "panels", "variables"}``.
+
+    Panels are listed flat in reading order (rows included) with ``id``/``gridPos`` kept under
+    ``"_id"``/``"_gridPos"`` so callers can match and lay them out.
+    """
+    body = unwrap(doc)
+    templating = body.get("templating") if isinstance(body.get("templating"), Mapping) else {}
+    return {
+        "dashboard": canonicalise_dashboard_fields(body),
+        "panels": [
+            {**canonicalise_panel(p), "_id": p.get("id"), "_gridPos": p.get("gridPos")} for p, _ in iter_panels(body)
+        ],
+        "variables": [canonicalise_variable(v) for v in templating.get("list") or [] if isinstance(v, Mapping)],
+    }

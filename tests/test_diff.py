@@ -1,0 +1,319 @@
+"""Semantic dashboard diff: UI-save noise is ignored, each real change kind is reported."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from dashgen.commands.diff_cmd import diff_command
+from dashgen.diff import canonicalise_for_diff, diff_dashboards
+
+
+def _panel(pid: int, title: str, expr: str, unit: str = "short", y: int = 0) -> dict[str, Any]:
+    return {
+        "id": pid,
+        "type": "timeseries",
+        "title": title,
+        "description": f"{title}, per node.",
+        "datasource": "$datasource",
+        "gridPos": {"x": 0, "y": y, "w": 12, "h": 8},
+        "fieldConfig": {"defaults": {"unit": unit, "min": 0}},
+        "targets": [{"expr": expr, "legendFormat": "{{node}}"}],
+    }
+
+
+def generated() -> dict[str, Any]:
+    return {
+        "uid": "cache-evidence",
+        "title": "Cache evidence",
+        "tags": ["dashgen"],
+        "time": {"from": "now-1h", "to": "now"},
+        "refresh": "1m",
+        "schemaVersion": 41,
+        "panels": [
+            _panel(1, "Running requests", "max by (node) (sglang:num_running_reqs)"),
+            _panel(2, "Queued requests", "max by (node) (sglang:num_queue_reqs)", y=8),
+            _panel(3, "KV usage", "max by (node) (sglang:token_usage)", unit="percentunit", y=16),
+        ],
+        "templating": {
+            "list": [
+                {"name": "datasource", "type": "datasource", "query": "prometheus"},
+                {
+                    "name": "node",
+                    "type": "query",
+                    "datasource": "$datasource",
+                    "query": "label_values(up, node)",
+                    "multi": True,
+                    "includeAll": True,
+                    "current": {"text": "All", "value": "$__all"},
+                },
+            ]
+        },
+    }
+
+
+def ui_saved(doc: dict[str, Any]) -> dict[str, Any]:
+    """What a Grafana 12 UI save gives back for ``doc`` (grafana-api.md §7.2), no semantic edit."""
+    live = copy.deepcopy(doc)
+    live.update(id=42, version=7, iteration=1712345678901, schemaVersion=42, fiscalYearStartMonth=0)
+    live.update(graphTooltip=0, links=[], preload=False, editable=True, timepicker={"time_options": ["5m"]})
+    live["annotations"] = {
+        "list": [
+            {
+                "builtIn": 1,
+                "datasource": {"type": "grafana", "uid": "-- Grafana --"},
+                "enable": True,
+                "hide": True,
+                "iconColor": "rgba(0, 211, 255, 1)",
+                "name": "Annotations & Alerts",
+                "type": "dashboard",
+            }
+        ]
+    }
+    for i, p in enumerate(live["panels"]):
+        p["id"] = 100 + i
+        p["pluginVersion"] = "12.0.0"
+        p["datasource"] = {"type": "prometheus", "uid": "${datasource}"}
+        p["fieldConfig"]["defaults"].update(
+            color={"mode": "palette-classic"},
+            mappings=[],
+            thresholds={
+                "mode": "absolute",
+                "steps": [{"color": "green", "value": None}, {"color": "red", "value": 80}],
+            },
+            custom={"drawStyle": "line", "lineWidth": 1, "spanNulls": False, "fillOpacity": 0, "showPoints": "auto"},
+            min=0.0,
+        )
+        p["fieldConfig"]["overrides"] = []
+        p["options"] = {
+            "legend": {"calcs": [], "displayMode": "list", "placement": "bottom", "showLegend": True},
+            "tooltip": {"mode": "single", "sort": "none", "hideZeros": False},
+        }
+        p["gridPos"] = {k: float(v) for k, v in p["gridPos"].items()}
+        for j, t in enumerate(p["targets"]):
+            t.update(refId=chr(65 + j), datasource={"type": "prometheus", "uid": "${datasource}"}, editorMode="code")
+            t.update(range=True, instant=False)
+    for v in live["templating"]["list"]:
+        v.update(hide=0, skipUrlSync=False, options=[])
+        if "datasource" in v:
+            v["datasource"] = {"type": "prometheus", "uid": "${datasource}"}
+    # key order reversed everywhere
+    return json.loads(json.dumps(live), object_pairs_hook=lambda kv: dict(reversed(kv)))
+
+
+def test_noise_only_ui_save_has_no_semantic_change() -> None:
+    d = diff_dashboards(generated(), ui_saved(generated()))
+    assert not d.has_semantic_changes, d
+    assert d.noise > 0
+
+
+def test_canonical_forms_of_generated_and_ui_saved_are_equal() -> None:
+    a, b = canonicalise_for_diff(generated()), canonicalise_for_diff(ui_saved(generated()))
+    strip = [{k: v for k, v in p.items() if k not in {"_id", "_gridPos"}} for p in a["panels"]]
+    assert strip == [{k: v for k, v in p.items() if k not in {"_id", "_gridPos"}} for p in b["panels"]]
+    assert a["dashboard"] == b["dashboard"] and a["variables"] == b["variables"]
+
+
+def test_k8s_wrapper_and_export_wrapper_are_unwrapped() -> None:
+    wrapped = {"apiVersion": "dashboard.grafana.app/v1beta1", "kind": "Dashboard", "spec": ui_saved(generated())}
+    assert not diff_dashboards({"dashboard": generated(), "meta": {"version": 3}}, wrapped).has_semantic_changes
+
+
+def _changed(doc_edit: Any) -> Any:
+    new = ui_saved(generated())
+    doc_edit(new)
+    return diff_dashboards(generated(), new)
+
+
+def _categories(d: Any, title: str) -> list[str]:
+    return [c.category for pc in d.changed_panels if pc.title == title for c in pc.changes]
+
+
+def test_query_change_is_reported_with_panel_title() -> None:
+    d = _changed(lambda n: n["panels"][0]["targets"][0].update(expr="sum(sglang:num_running_reqs)"))
+    assert _categories(d, "Running requests") == ["query"]
+
+
+def test_unit_change_is_reported() -> None:
+    d = _changed(lambda n: n["panels"][1]["fieldConfig"]["defaults"].update(unit="reqps"))
+    assert _categories(d, "Queued requests") == ["unit"]
+
+
+def test_axis_change_is_reported() -> None:
+    d = _changed(lambda n: n["panels"][2]["fieldConfig"]["defaults"].update(max=1))
+    assert _categories(d, "KV usage") == ["axis"]
+
+
+def test_mapping_change_is_reported() -> None:
+    mapping = [{"type": "special", "options": {"match": "nan", "result": {"text": "No traffic"}}}]
+    d = _changed(lambda n: n["panels"][0]["fieldConfig"]["defaults"].update(mappings=mapping))
+    assert set(_categories(d, "Running requests")) == {"mapping"}
+
+
+def test_threshold_and_span_nulls_edits_in_the_ui_are_real_changes() -> None:
+    def edit(n: dict[str, Any]) -> None:
+        n["panels"][0]["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"] = 95
+        n["panels"][0]["fieldConfig"]["defaults"]["custom"]["spanNulls"] = True
+
+    assert set(_categories(_changed(edit), "Running requests")) == {"thresholds", "other"}
+
+
+def test_added_and_removed_panels_are_reported() -> None:
+    def edit(n: dict[str, Any]) -> None:
+        n["panels"].pop(1)
+        n["panels"].append(_panel(9, "Gateway inflight", "smg_admission_inflight", y=24))
+
+    d = _changed(edit)
+    assert [p.title for p in d.added_panels] == ["Gateway inflight"]
+    assert [p.title for p in d.removed_panels] == ["Queued requests"]
+
+
+def test_retitled_panel_matches_by_id() -> None:
+    old, new = generated(), generated()
+    new["panels"][0]["title"] = "Running requests per node"
+    d = diff_dashboards(old, new)
+    assert not d.added_panels and not d.removed_panels
+    assert [c.category for c in d.changed_panels[0].changes] == ["title"]
+
+
+def test_layout_move_is_reported_apart_from_content() -> None:
+    d = _changed(lambda n: n["panels"][2]["gridPos"].update(y=30.0))
+    assert not d.changed_panels
+    assert [(m.title, m.old_grid["y"], m.new_grid["y"]) for m in d.layout_moves] == [("KV usage", 16, 30)]
+
+
+def test_variable_definition_change_is_not_a_selection_change() -> None:
+    d = _changed(lambda n: n["templating"]["list"][1].update(query="label_values(sglang:num_running_reqs, node)"))
+    [vc] = d.changed_variables
+    assert vc.name == "node" and vc.definition and not vc.selection
+
+
+def test_variable_current_selection_change_is_separate() -> None:
+    d = _changed(lambda n: n["templating"]["list"][1].update(current={"text": "n1", "value": ["n1"]}))
+    [vc] = d.changed_variables
+    assert vc.name == "node" and vc.selection and not vc.definition
+
+
+def test_dashboard_level_changes_are_reported() -> None:
+    d = _changed(lambda n: n.update(refresh="30s", tags=["dashgen", "gpu"]))
+    assert {c.category for c in d.dashboard_changes} == {"refresh", "tags"}
+
+
+def test_two_140_panel_dashboards_compare_fast() -> None:
+    big = generated()
+    big["panels"] = [
+        _panel(i, f"panel {i}", f'max by (node) (sglang:num_running_reqs{{pp_rank="{i}"}})', y=i * 8)
+        for i in range(1, 141)
+    ]
+    live = ui_saved(big)
+    live["panels"][70]["targets"][0]["expr"] = "up"
+    start = time.perf_counter()
+    d = diff_dashboards(big, live)
+    assert time.perf_counter() - start < 1.0
+    assert [pc.title for pc in d.changed_panels] == ["panel 71"]
+
+
+# --- command ------------------------------------------------------------------------------
+
+
+def _write(path: Path, doc: Any) -> str:
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+def test_cli_noise_only_exits_0_and_says_so(tmp_path: Path) -> None:
+    old = _write(tmp_path / "old.json", generated())
+    new = _write(tmp_path / "new.json", ui_saved(generated()))
+    result = CliRunner().invoke(diff_command, [old, new])
+    assert result.exit_code == 0
+    assert result.output.startswith("no semantic changes (")
+    assert "noise differences ignored)" in result.output
+
+
+def test_cli_change_exits_1_and_names_panel(tmp_path: Path) -> None:
+    live = ui_saved(generated())
+    live["panels"][1]["fieldConfig"]["defaults"]["unit"] = "reqps"
+    result = CliRunner().invoke(
+        diff_command, [_write(tmp_path / "a.json", generated()), _write(tmp_path / "b.json", live)]
+    )
+    assert result.exit_code == 1
+    assert 'panel "Queued requests"' in result.output and "[unit]" in result.output
+
+
+def test_cli_markdown_has_collapsible_details_per_panel(tmp_path: Path) -> None:
+    live = ui_saved(generated())
+    live["panels"][0]["targets"][0]["expr"] = "up"
+    live["panels"][2]["fieldConfig"]["defaults"]["max"] = 1
+    args = ["--format", "markdown", _write(tmp_path / "a.json", generated()), _write(tmp_path / "b.json", live)]
+    result = CliRunner().invoke(diff_command, args)
+    assert result.exit_code == 1
+    assert result.output.count("<details>") == 2
+    assert '<summary>panel "Running requests" (id 100): 1 change(s) (query)</summary>' in result.output
+    assert "| query | `targets[0].expr` |" in result.output
+
+
+def test_cli_json_shape(tmp_path: Path) -> None:
+    live = ui_saved(generated())
+    live["templating"]["list"][1]["current"] = {"value": "n3"}
+    args = ["--format", "json", _write(tmp_path / "a.json", generated()), _write(tmp_path / "b.json", live)]
+    result = CliRunner().invoke(diff_command, args)
+    data = json.loads(result.output)
+    assert result.exit_code == 1 and data["semantic_changes"] is True
+    [f] = data["files"]
+    assert set(f["diff"]) >= {"title", "uid", "noise", "dashboard", "panels", "layout", "variables"}
+    [var] = f["diff"]["variables"]["changed"]
+    assert var["name"] == "node" and var["definition"] == [] and var["selection"][0]["new"] == "n3"
+
+
+def test_cli_folders_pair_by_path_then_uid_and_report_added_files(tmp_path: Path) -> None:
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    _write(tmp_path / "old" / "cache.json", generated())
+    _write(tmp_path / "new" / "renamed.json", ui_saved(generated()))  # same uid
+    other = generated()
+    other["uid"] = "other"
+    _write(tmp_path / "new" / "other.json", other)
+    result = CliRunner().invoke(diff_command, [str(tmp_path / "old"), str(tmp_path / "new")])
+    assert result.exit_code == 1
+    assert "other.json: dashboard added" in result.output
+    assert "renamed.json" not in result.output  # paired by uid, noise only
+
+
+@pytest.mark.parametrize("args", [["only-one.json"], ["missing-a.json", "missing-b.json"]])
+def test_cli_bad_input_exits_2(tmp_path: Path, args: list[str]) -> None:
+    result = CliRunner().invoke(diff_command, [str(tmp_path / a) for a in args])
+    assert result.exit_code == 2
+
+
+def test_cli_invalid_json_exits_2_naming_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    result = CliRunner().invoke(diff_command, [str(bad), _write(tmp_path / "ok.json", generated())])
+    assert result.exit_code == 2 and "bad.json" in result.output
+
+
+def test_cli_base_ref_compares_committed_dashboards_with_working_tree(tmp_path: Path) -> None:
+    def git(*a: str) -> None:
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "dashboards").mkdir()
+    _write(tmp_path / "dashboards" / "cache.json", generated())
+    git("add", "dashboards")
+    git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "base")
+    same = CliRunner().invoke(diff_command, ["--base", "HEAD", str(tmp_path / "dashboards")])
+    assert same.exit_code == 0, same.output
+    changed = generated()
+    changed["panels"][0]["targets"][0]["expr"] = "up"
+    _write(tmp_path / "dashboards" / "cache.json", changed)
+    result = CliRunner().invoke(diff_command, ["--base", "HEAD", str(tmp_path / "dashboards")])
+    assert result.exit_code == 1 and 'panel "Running requests"' in result.output
+    bad_ref = CliRunner().invoke(diff_command, ["--base", "no-such-ref", str(tmp_path / "dashboards")])
+    assert bad_ref.exit_code == 2
