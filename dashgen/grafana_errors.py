@@ -1,0 +1,121 @@
+"""The domain errors of talking to Grafana: one class per thing that can go wrong.
+
+``dashgen.grafana_client`` turns every HTTP outcome into one of these exactly once; the publish
+pipeline catches these classes and never looks at status codes. Every message is one line,
+names the URL, and never contains a credential.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashgen.errors import DashgenError
+
+
+class GrafanaError(DashgenError):
+    """Base of every error raised while talking to Grafana."""
+
+    def __init__(self, message: str, *, method: str = "", url: str = "") -> None:
+        self.method = method
+        self.url = url
+        super().__init__(" ".join(message.split()))  # always a single line
+
+
+class GrafanaUnreachable(GrafanaError):
+    """No HTTP answer: connection refused, DNS failure, TLS failure or timeout (after retries for GETs).
+
+    When raised for a write, the request is known NOT to have been sent (the connection never opened).
+    """
+
+
+class TLSVerificationFailed(GrafanaUnreachable):
+    """The TLS handshake failed (certificate not trusted, wrong host name); never retried."""
+
+
+class WriteOutcomeUnknown(GrafanaError):
+    """A write was sent but no usable answer came back: it may or may not have landed.
+
+    Never retried automatically. ``GrafanaClient.resolve_save(exc)`` reads the dashboard back and
+    tells whether Grafana now holds what was sent.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str = "",
+        url: str = "",
+        uid: str | None = None,
+        dashboard: dict[str, Any] | None = None,
+        folder_uid: str | None = None,
+        reason: str = "",
+    ) -> None:
+        super().__init__(message, method=method, url=url)
+        self.uid = uid
+        self.dashboard = dashboard
+        self.folder_uid = folder_uid
+        self.reason = reason
+
+
+class BadResponse(GrafanaError):
+    """Grafana (or something in front of it) answered with a body that is not the expected JSON."""
+
+
+class GrafanaHTTPError(GrafanaError):
+    """Grafana answered with an error status. ``grafana_message`` is the body's ``message``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str = "",
+        url: str = "",
+        status: int = 0,
+        grafana_message: str = "",
+        grafana_status: str = "",
+        message_id: str = "",
+    ) -> None:
+        super().__init__(message, method=method, url=url)
+        self.status = status
+        self.grafana_message = grafana_message
+        self.grafana_status = grafana_status
+        self.message_id = message_id
+
+
+class Unauthorized(GrafanaHTTPError):
+    """401: the credentials were missing, unknown, expired or for another organisation."""
+
+
+class Forbidden(GrafanaHTTPError):
+    """403: authenticated but not allowed. ``permission`` is what Grafana says is needed, if it says."""
+
+    def __init__(self, message: str, *, permission: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.permission = permission
+
+
+class NotFound(GrafanaHTTPError):
+    """404: the dashboard, version or API path does not exist."""
+
+
+class FolderNotFound(NotFound):
+    """The target folder does not exist (Grafana answers 400 "folder not found" on save, 404 on GET)."""
+
+
+class VersionConflict(GrafanaHTTPError):
+    """The dashboard changed since the version that was sent: 412 version-mismatch [12] or 409 [13]."""
+
+
+class RequestRejected(GrafanaHTTPError):
+    """Grafana refused the request as invalid or not allowed in this state (400, 406, 412, 422 ...).
+
+    Examples: provisioned dashboard, plugin dashboard, illegal uid, title empty, uid taken by another id.
+    """
+
+
+class PayloadTooLarge(GrafanaHTTPError):
+    """413 from Grafana or from a proxy in front of it."""
+
+
+class ServerError(GrafanaHTTPError):
+    """5xx (after retries for GETs)."""
