@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from panels import gpu_window_stats
+from panels import cache_evidence, gpu_window_stats
 
-GROUPS = (gpu_window_stats,)
+GROUPS = (cache_evidence, gpu_window_stats)

@@ -1,0 +1,150 @@
+"""Cache evidence: the first data group. Three per-node tables read in order (domain.md layout 1):
+(a) occupancy of each tier at the window end, (b) in the same window final reuse and physical
+reads/writes, (c) the missing-data reason of every evidence layer; beside them the Store capacity,
+prefetch and capacity-anatomy panels of ``panels/store_capacity.py``.
+
+Rules held here: one row per node with ``All`` (S2); nothing added across nodes or PP stages, no
+total row, no footer sum (S3); absent is never zero (S7); every column names its tier, direction
+and unit, since table cells carry no per-column unit (Grafana's schema admits no scalar overrides).
+"""
+
+from __future__ import annotations
+
+from dashgen.profile import Profile
+from dashgen.spec import Evidence, GroupSpec, PanelSpec
+from dashgen.topology import Topology
+from panels import store_capacity
+from panels.node_table import per_node_table
+from queries import cache_filesystem as fs
+from queries import mooncake as mc
+from queries import nodata
+from queries import sglang_hicache as sg
+
+TITLE = "Cache evidence"
+KEY = "cache_evidence"
+NOT_SPLITTABLE = "N/A: replica-level, not per node (S14)"
+ABSENT_NOTE = (
+    "An empty cell (shown as the No Data text) means the series is absent: counters appear only at "
+    "their first event, so absent is not 0 (S7); the Missing-data reasons table says why"
+)
+
+
+def occupancy_columns(profile: Profile) -> list[tuple[str, str]]:
+    columns = []
+    if profile.exported("sglang"):
+        columns.append(("GPU KV used+evictable (% of max_total_num_tokens)", sg.gpu_kv_occupancy_pct(profile)))
+    if profile.exported("hicache"):
+        columns.append(("Host KV used (% of host tokens)", sg.host_occupancy_pct(profile)))
+    if profile.exported("mooncake_master"):
+        columns.append(("Store allocated (% of node's mounted segments)", mc.per_node_occupancy_pct(profile)))
+        columns.append(("Store allocated (GiB)", mc.per_node_gib(profile, mc.ALLOCATED)))
+    if profile.exported("node_exporter"):
+        columns.append((f"Cache filesystem used (% of {profile.disks.cache_mountpoint})", fs.used_pct(profile)))
+    return columns
+
+
+def occupancy_table(profile: Profile) -> PanelSpec:
+    evidence = Evidence(
+        layer="allocation (tier occupancy at the window end)",
+        source="SGLang scheduler gauges kv_used_tokens, kv_evictable_tokens, max_total_num_tokens (one TP rank per "
+        "PP stage); HiCache hicache_host_used_tokens / hicache_host_total_tokens; Mooncake master "
+        "segment_allocated_bytes / segment_total_capacity_bytes mapped to nodes by segment host (S11); "
+        f"node_exporter node_filesystem_avail_bytes / size_bytes on {profile.disks.cache_mountpoint}. Only the tiers "
+        "this deployment exports have a column",
+        quantity="instant values at the end of the dashboard window, one row per node and PP stage: GPU KV "
+        "(used + evictable) / pool size; Host used / host pool; Store allocated / the node's mounted segments, "
+        "and allocated GiB; cache filesystem used / size (1 - avail / size)",
+        limit="occupancy is not reuse: a full tier proves nothing about hits. Tokens (SGLang) and bytes (Mooncake) "
+        "are different units and are not compared (no bytes-per-token factor is exported). Store rows assume "
+        "the segment's host is the node name; segments named by IP would leave the Store cells empty, never "
+        "mis-attributed. Rows are never added up across nodes or PP stages (S3). " + ABSENT_NOTE,
+    )
+    return per_node_table(profile, "occupancy", "Tier occupancy at window end, per node", occupancy_columns(profile),
+                          evidence)
+
+
+def reuse_columns(profile: Profile, topology: Topology) -> list[tuple[str, str]]:
+    tiers = [("gpu", "GPU")]
+    if profile.exported("hicache"):
+        tiers.append(("host", "Host"))
+    if profile.exported("hicache_storage"):
+        tiers.append(("store", "Store"))
+    columns = [("Prefill input, stage scheduler (tokens)", sg.stage_reuse(profile, "input"))]
+    for tier, name in tiers:
+        mode = sg.TIERS[tier][0]
+        columns.append((f"Final reuse from {name}, stage scheduler (tokens)", sg.stage_reuse(profile, mode)))
+    for tier, name in tiers:
+        columns.append((f"Final reuse from {name}, request-level (tokens)",
+                        sg.request_reuse(profile, topology, sg.TIERS[tier][1])))
+    if profile.exported("hicache"):
+        columns += [
+            ("GPU→Host backup (GiB)", sg.shard_bytes_gib(profile, sg.BACKUP_BYTES)),
+            ("Host→GPU load-back (GiB)", sg.shard_bytes_gib(profile, sg.LOAD_BACK_BYTES)),
+            ("GPU KV dropped before Host backup (tokens)", sg.dropped_tokens(profile)),
+        ]
+    if profile.exported("hicache_storage"):
+        columns += [
+            ("Host→Store backed-up (tokens)", sg.logical_tokens(profile, sg.BACKUPED)),
+            ("Store→Host prefetched (tokens)", sg.logical_tokens(profile, sg.PREFETCHED)),
+            ("Host→Store dropped before backup (tokens)", sg.logical_tokens(profile, sg.BACKUP_DROPPED)),
+        ]
+    return columns
+
+
+def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
+    entries = ", ".join(sg.entry_nodes(topology))
+    evidence = Evidence(
+        layer="engine final reuse and physical transfer (same window)",
+        source="SGLang: prefill_effective_tokens_total{mode} (scheduler of each PP stage, one TP rank); "
+        "cached_tokens_total{cache_source} (tokenizer, request-level); hicache_backup_bytes_total and "
+        "load_back_bytes_total (per-shard bytes, TP ranks summed); hicache_dropped_tokens_total; "
+        "backuped_tokens_total, prefetched_tokens_total, hicache_backup_dropped_tokens_total (logical, one TP rank)",
+        quantity="increase over the dashboard window ($__range), one row per node and PP stage. Final reuse per "
+        "tier is what the engine reports as reused at prefill (S9). Directions: GPU→Host backup is D2H bytes "
+        "(hicache_backup_bytes_total), Host→GPU load-back is H2D bytes, Host→Store backed-up is acknowledged L3 "
+        "writes (backuped_tokens_total), Store→Host prefetched is L3 reads (prefetched_tokens_total) (S8). "
+        "'GPU KV dropped before Host backup' (hicache_dropped_tokens_total) is device KV destroyed without a Host "
+        "copy: it is NOT Host eviction and says nothing against Host capacity (S10). 'Host→Store dropped before "
+        "backup' (hicache_backup_dropped_tokens_total) is backup tokens that never reached the Store",
+        limit=f"a prefetch is an attempt, not a reuse: prefetched tokens may be dropped afterwards (S9). Each PP "
+        "stage counts the same request once, so rows are never added (S3). Request-level reuse comes from the "
+        f"tokenizer of each replica's entry node ({entries}) and has no node or rank label: other nodes show "
+        f"'{NOT_SPLITTABLE}' instead of a faked split (S14); Store reuse is never split by Store node (the "
+        "master's hit counter has no storage-node label). " + ABSENT_NOTE,
+    )
+    nan = {"type": "special", "options": {"match": "nan", "result": {"text": NOT_SPLITTABLE, "index": 0}}}
+    return per_node_table(profile, "reuse_io", "Same-window final reuse and physical reads/writes, per node",
+                          reuse_columns(profile, topology), evidence, extra_mappings=(nan,), unit="short",
+                          decimals=None)
+
+
+def reasons_table(profile: Profile) -> PanelSpec:
+    layers = nodata.layers(profile)
+    columns = [(layer.title, nodata.reason_code(profile, layer)) for layer in layers]
+    share = f"{profile.insufficient_samples_share:g}"
+    evidence = Evidence(
+        layer="collection health (missing-data reasons, S6)",
+        source="the scraper's up{job} per node, each layer's own series (" + "; ".join(
+            f"{layer.title}: presence {layer.presence.split('{')[0]}, scrape {layer.interval_seconds:g} s"
+            for layer in layers) + ") and the profile's node list",
+        quantity="one row per node, one column per evidence layer; each cell is the first reason that applies, in "
+        "priority order: collection failed (up == 0, or the target missing from up) > uninitialised (target up, "
+        "series absent in the window) > insufficient samples (fewer than "
+        f"{share} x window / scrape interval) > no traffic (engine token counter flat or absent) / no I/O (the "
+        "layer's read/write counters flat or absent) > ok",
+        limit="the codes are reason codes, not metric values: building rows from the profile's node list with "
+        "constant vectors is not zero-filling (S7). Nodes missing from up are listed even when not selected in "
+        "$node (a gone node cannot be selected). up is read at the window end: a target that failed earlier "
+        "shows as insufficient samples. The sample count is the node's sparsest series. The Store segment "
+        "layer depends on the single master target and on segment hosts matching node names (S11); "
+        "'ok' means the layer can be read, not that its numbers are good",
+    )
+    return per_node_table(profile, "reasons", "Missing-data reasons per node and evidence layer", columns, evidence,
+                          stage=False, extra_mappings=nodata.value_mappings(), decimals=0,
+                          custom={"cellOptions": {"type": "color-text"}})
+
+
+def build(profile: Profile, topology: Topology) -> GroupSpec:
+    panels = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile)]
+    panels += store_capacity.panels(profile, topology)
+    return GroupSpec(key=KEY, title=TITLE, panels=tuple(panels))

@@ -1,0 +1,257 @@
+"""The five No Data reasons of S6 as PromQL: one expression per evidence layer, one row per node,
+whose value is a reason code (not a metric value).
+
+Codes, in priority order (the first that applies wins):
+
+====  =====================  ==============================================================
+code  reason                 recognised by
+====  =====================  ==============================================================
+5     collection failed      ``up == 0`` for a target of the layer's job on the node, or the
+                             node (from the profile's node list) missing from ``up``
+4     uninitialised          target up, but the layer's presence series has no sample in the
+                             window (feature off, never exported, not warmed up)
+3     insufficient samples   the presence series holds fewer samples than
+                             ``insufficient_samples_share x $__range_s / scrape interval``
+1     no traffic             the engine's token counter did not increase (or never appeared)
+2     no I/O                 the layer's read/write counters did not increase (or never appeared)
+0     ok                     none of the above
+====  =====================  ==============================================================
+
+Shape of every layer's expression (``B`` = one series per node, value irrelevant)::
+
+    c5 or on(node) c4 or on(node) c3 or on(node) c_idle or on(node) (B * 0)
+
+``or`` keeps its left side and adds right-side rows for nodes not yet present, so each node gets
+exactly one row carrying the first reason that applies. Every branch ends with the label set
+``{node}`` only. The profile's node list enters as an ``or`` of constant vectors
+(``label_replace(vector(5), "node", "<name>", "", "")``): the profile is the source of truth of
+what should exist, so a node missing from ``up`` is reported, not silently dropped. That is not
+zero-filling (S7): the constant is a reason code, never a value of the measured quantity.
+
+Known limits: the node list is not narrowed by ``$node`` (a node missing from ``up`` cannot be
+picked in that variable, which is built from ``up``); ``up`` is read at the window end, so a target
+that failed earlier in the window shows as insufficient samples, not collection failed; sample
+counts are the minimum over the node's series (one sparse GPU or rank marks the whole node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dashgen.profile import Profile
+from queries import cache_filesystem as fs
+from queries import mooncake as mc
+from queries import sglang_hicache as sg
+from queries.gpu import QUANTITIES
+from queries.promql import agg, increase, matcher, node_var, selector
+
+OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED = 0, 1, 2, 3, 4, 5
+
+REASONS: dict[int, tuple[str, str]] = {
+    FAILED: ("collection failed", "red"),
+    UNINITIALISED: ("uninitialised", "orange"),
+    INSUFFICIENT: ("insufficient samples", "yellow"),
+    NO_TRAFFIC: ("no traffic", "blue"),
+    NO_IO: ("no I/O", "blue"),
+    OK: ("ok", "green"),
+}
+PRIORITY = (FAILED, UNINITIALISED, INSUFFICIENT, NO_TRAFFIC, NO_IO, OK)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One evidence layer as the reasons table checks it.
+
+    ``presence`` is a selector whose samples prove the layer is initialised and whose sample count
+    is compared with the scrape interval; ``activity`` are counters whose increase proves traffic
+    (``idle_code`` 1) or I/O (``idle_code`` 2); ``idle_code`` 0 means the layer has no such notion.
+    ``per_node_target`` is False for a source scraped from one place for all nodes (the Mooncake
+    master): its ``up`` applies to every node and its series are mapped to nodes by ``node_from``
+    (a label and a regex whose first group is the node name).
+    """
+
+    key: str
+    title: str
+    job: str
+    interval_seconds: float
+    presence: str
+    activity: tuple[str, ...] = ()
+    idle_code: int = OK
+    per_node_target: bool = True
+    node_from: tuple[str, str] | None = None
+    base_job: str = ""
+
+
+def expected_nodes(profile: Profile, code: int = FAILED) -> str:
+    """The profile's node list as constant series ``{node="<name>"} code``."""
+    node = profile.label("node")
+    terms = [f'label_replace(vector({code}), "{node}", "{name}", "", "")' for name in profile.node_names]
+    return "(" + " or ".join(terms) + ")"
+
+
+def _up(profile: Profile, job: str, *, selected: bool = True) -> str:
+    matchers = [matcher(profile.label("job"), "=", job)]
+    if selected:
+        matchers.append(node_var(profile))
+    return selector("up", *matchers)
+
+
+def node_base(profile: Profile, job: str) -> str:
+    """One series per node: the selected nodes with a target of ``job`` in ``up``, plus the profile's
+    nodes missing from ``up``; values are not meaningful (multiply by 0)."""
+    node = profile.label("node")
+    present = agg("max", [node], _up(profile, job))
+    missing = f"({expected_nodes(profile)} unless on({node}) {_up(profile, job, selected=False)})"
+    return f"({present} or on({node}) {missing})"
+
+
+def collection_failed(profile: Profile, layer: Layer) -> str:
+    """Code 5: a failed scrape (``up == 0``) or the target gone from ``up``."""
+    node = profile.label("node")
+    if layer.per_node_target:
+        failed = f"(({agg('min', [node], _up(profile, layer.job))} == 0) + {FAILED})"
+        missing = f"({expected_nodes(profile)} unless on({node}) {_up(profile, layer.job, selected=False)})"
+        return f"({failed} or on({node}) {missing})"
+    nodes = f"({node_base(profile, layer.base_job)} * 0 + {FAILED})"
+    shared_up = _up(profile, layer.job, selected=False)
+    return f"(({nodes} and on() ({shared_up} == 0)) or on({node}) ({nodes} unless on() {shared_up}))"
+
+
+def _presence_counts(profile: Profile, layer: Layer) -> str:
+    """``count_over_time`` of the presence series over the window, one series per source series,
+    carrying the node the data belongs to."""
+    counted = f"count_over_time({layer.presence}[$__range])"
+    if layer.node_from is None:
+        return counted
+    label, regex = layer.node_from
+    return f'label_replace({counted}, "{profile.label("node")}", "$1", "{label}", "{regex}")'
+
+
+def _base(profile: Profile, layer: Layer) -> str:
+    """Nodes the lower-priority branches evaluate. For a per-node target, nodes missing from ``up``
+    already carry code 5, so the selected ``up`` rows suffice; the master's layer keeps the full list."""
+    if layer.per_node_target:
+        return agg("max", [profile.label("node")], _up(profile, layer.job))
+    return node_base(profile, layer.base_job)
+
+
+def uninitialised(profile: Profile, layer: Layer) -> str:
+    """Code 4: the node's target is up but the presence series has no sample in the window."""
+    node = profile.label("node")
+    return f"(({_base(profile, layer)} * 0 + {UNINITIALISED}) unless on({node}) {_presence_counts(profile, layer)})"
+
+
+def expected_samples(profile: Profile, layer: Layer) -> str:
+    """The scalar sample count below which a window counts as insufficient (Grafana fills ``$__range_s``)."""
+    return f"{profile.insufficient_samples_share:g} * $__range_s / {layer.interval_seconds:g}"
+
+
+def insufficient_samples(profile: Profile, layer: Layer) -> str:
+    """Code 3: the sparsest presence series of the node is below the expected sample count."""
+    node = profile.label("node")
+    fewest = agg("min", [node], _presence_counts(profile, layer))
+    return f"(({fewest} < {expected_samples(profile, layer)}) * 0 + {INSUFFICIENT})"
+
+
+def idle(profile: Profile, layer: Layer) -> str | None:
+    """Code 1 or 2: no activity counter of the node increased in the window (absent counts as idle:
+    these counters appear only at their first event)."""
+    if layer.idle_code == OK or not layer.activity:
+        return None
+    node = profile.label("node")
+    expr = f"({_base(profile, layer)} * 0 + {layer.idle_code})"
+    for counter in layer.activity:
+        moved = f"({agg('sum', [node], increase(counter))} > 0)"
+        expr = f"({expr} unless on({node}) {moved})"
+    return expr
+
+
+def reason_code(profile: Profile, layer: Layer) -> str:
+    """The layer's reason code per node, highest-priority reason first."""
+    node = profile.label("node")
+    branches = [collection_failed(profile, layer), uninitialised(profile, layer), insufficient_samples(profile, layer)]
+    idle_branch = idle(profile, layer)
+    if idle_branch:
+        branches.append(idle_branch)
+    branches.append(f"({_base(profile, layer)} * 0 + {OK})")
+    return f" or on({node}) ".join(branches)
+
+
+def value_mappings() -> tuple[dict, ...]:
+    """Grafana value mappings turning each code into its reason text and colour."""
+    options = {
+        str(code): {"text": text, "color": color, "index": index}
+        for index, (code, (text, color)) in enumerate(sorted(REASONS.items()))
+    }
+    return ({"type": "value", "options": options},)
+
+
+# --- the layers -------------------------------------------------------------------------------
+
+
+def engine_layer(profile: Profile) -> Layer:
+    """SGLang engine: initialised when the KV pool size gauge exists; traffic = tokens processed."""
+    src = profile.source("sglang")
+    return Layer("engine", "Engine (SGLang)", src.job, src.scrape_interval_seconds,
+                 sg.presence(profile, sg.KV_MAX), (sg.traffic_counter(profile),), NO_TRAFFIC)
+
+
+def hicache_host_layer(profile: Profile) -> Layer:
+    """HiCache Host tier: initialised when the host pool gauge exists; I/O = GPU<->Host bytes."""
+    src = profile.source("hicache")
+    return Layer("hicache_host", "HiCache Host tier", src.job, src.scrape_interval_seconds,
+                 sg.presence(profile, sg.HOST_TOTAL),
+                 (sg.series(profile, sg.BACKUP_BYTES), sg.series(profile, sg.LOAD_BACK_BYTES)), NO_IO)
+
+
+def hicache_storage_layer(profile: Profile) -> Layer:
+    """HiCache Store tier (engine side): the pre-seeded unfulfilled-reason counter proves the storage
+    collector exists; I/O = Host->Store or Store->Host tokens."""
+    src = profile.source("hicache_storage")
+    return Layer("hicache_storage", "HiCache Store tier (engine)", src.job, src.scrape_interval_seconds,
+                 sg.presence(profile, sg.UNFULFILLED),
+                 (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)), NO_IO)
+
+
+def mooncake_layer(profile: Profile) -> Layer:
+    """Mooncake Store as the master sees each node: its segments (S11). One master target for all
+    nodes, so its ``up`` applies to every engine node; no per-node I/O counter exists."""
+    src = profile.source("mooncake_master")
+    return Layer("mooncake", "Store segments (Mooncake master)", src.job, src.scrape_interval_seconds,
+                 mc.presence(profile), per_node_target=False, node_from=("segment", mc.SEGMENT_HOST_REGEX),
+                 base_job=profile.source("sglang").job)
+
+
+def gpu_layer(profile: Profile, key: str) -> Layer:
+    """Per-GPU telemetry (GPM sampler or DCGM exporter): initialised when power samples exist."""
+    src = profile.source(key)
+    metric = QUANTITIES["power"].gpm_metric if key == "gpm" else QUANTITIES["power"].dcgm_metric
+    title = f"GPU ({'GPM sampler' if key == 'gpm' else 'DCGM exporter'})"
+    return Layer(key, title, src.job, src.scrape_interval_seconds,
+                 selector(metric, matcher(profile.label("job"), "=", src.job), node_var(profile)))
+
+
+def disk_layer(profile: Profile) -> Layer:
+    """Cache disks (node_exporter): initialised when the cache devices' counters exist; I/O = ops."""
+    src = profile.source("node_exporter")
+    return Layer("disk", "Cache disk (node_exporter)", src.job, src.scrape_interval_seconds,
+                 fs.disk(profile, fs.READS), (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)), NO_IO)
+
+
+def layers(profile: Profile) -> list[Layer]:
+    """The layers this profile exports, in reading order (engine first, disk last)."""
+    found = []
+    if profile.exported("sglang"):
+        found.append(engine_layer(profile))
+    if profile.exported("hicache"):
+        found.append(hicache_host_layer(profile))
+    if profile.exported("hicache_storage"):
+        found.append(hicache_storage_layer(profile))
+    if profile.exported("mooncake_master") and profile.exported("sglang"):
+        found.append(mooncake_layer(profile))
+    for key in ("gpm", "dcgm"):
+        if profile.exported(key):
+            found.append(gpu_layer(profile, key))
+    if profile.exported("node_exporter"):
+        found.append(disk_layer(profile))
+    return found

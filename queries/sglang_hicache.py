@@ -1,0 +1,136 @@
+"""PromQL for the SGLang cache tiers as the cache-evidence tables read them (metric catalogue §1.2-§1.5).
+
+Tiers: GPU KV (scheduler gauges), Host (HiCache L2 gauges), Store (HiCache L3 storage counters).
+Every query keeps the node and the PP stage (S2, S3): a request is counted once in each of its PP
+stages, so nothing here ever adds stages together. Counting rules from the catalogue's traps:
+
+- logical token counters (``*_tokens_total``, storage counters, ``prefill_effective_tokens_total``)
+  carry the same count on every TP rank, or 0 on non-logging ranks: read one rank with ``max``;
+- per-shard byte counters (``hicache_backup_bytes_total``, ``load_back_bytes_total``): sum TP ranks;
+- counters that appear only at their first event are never zero-filled (S7): absent stays absent.
+"""
+
+from __future__ import annotations
+
+from dashgen.profile import Profile
+from dashgen.topology import Topology
+from queries.promql import agg, divide, increase, job, matcher, node_var, scale, selector
+
+# GPU (L1) KV pool, scheduler gauges (logging rank).
+KV_USED = "sglang:kv_used_tokens"
+KV_EVICTABLE = "sglang:kv_evictable_tokens"
+KV_MAX = "sglang:max_total_num_tokens"
+# Host (L2) tier.
+HOST_USED = "sglang:hicache_host_used_tokens"
+HOST_TOTAL = "sglang:hicache_host_total_tokens"
+BACKUP_BYTES = "sglang:hicache_backup_bytes_total"  # GPU->Host, per shard
+LOAD_BACK_BYTES = "sglang:load_back_bytes_total"  # Host->GPU, per shard
+DROPPED = "sglang:hicache_dropped_tokens_total"  # GPU KV destroyed without Host backup (not Host eviction)
+# Store (L3) tier, storage collector.
+BACKUPED = "sglang:backuped_tokens_total"  # Host->Store, acknowledged
+PREFETCHED = "sglang:prefetched_tokens_total"  # Store->Host, before reuse or discard
+BACKUP_DROPPED = "sglang:hicache_backup_dropped_tokens_total"  # never reached the Store
+UNFULFILLED = "sglang:storage_prefetch_unfulfilled_tokens_total"
+DEFERRED = "sglang:storage_prefetch_deferred_tokens_total"
+# Reuse: scheduler-level per stage, request-level on the replica's entry node.
+PREFILL_EFFECTIVE = "sglang:prefill_effective_tokens_total"
+CACHED = "sglang:cached_tokens_total"
+REALTIME = "sglang:realtime_tokens_total"
+
+# Tier -> (prefill_effective mode, cached_tokens cache_source).
+TIERS = {"gpu": ("device_hit", "device"), "host": ("host_hit", "host"), "store": ("storage_hit", "storage")}
+# S16: the prefetch-not-satisfied reasons the catalogue lists; the first four are the ones the
+# primary article names, each its own series.
+UNFULFILLED_REASONS = (
+    "anchor_lost", "aux_window_trim", "below_threshold", "cache_admission_shortfall",
+    "host_capacity", "device_capacity", "device_covered", "storage_transfer", "deadline",
+    "device_overlap", "dropped",
+)
+DEFERRED_REASONS = ("host_capacity", "device_capacity")
+GIB = 2**30
+
+
+def series(profile: Profile, metric: str, *matchers: str) -> str:
+    """``metric{job="sglang", node=~"$node", ...}``."""
+    return selector(metric, job(profile, "sglang"), node_var(profile), *matchers)
+
+
+def stage_labels(profile: Profile, *extra: str) -> list[str]:
+    """Node and PP stage: the finest grouping the cache tables use (never coarser)."""
+    return [profile.label("node"), profile.label("pp_rank"), *extra]
+
+
+def one_rank(profile: Profile, expr: str, *extra: str) -> str:
+    """A logical count read once per node and stage (``max`` over TP ranks, never ``sum``)."""
+    return agg("max", stage_labels(profile, *extra), expr)
+
+
+def gpu_kv_occupancy_pct(profile: Profile) -> str:
+    """GPU KV tier at window end: (used + evictable) / max_total_num_tokens, %, one TP rank."""
+    ratio = divide(f"{series(profile, KV_USED)} + {series(profile, KV_EVICTABLE)}", series(profile, KV_MAX))
+    return scale(one_rank(profile, ratio), 100)
+
+
+def host_occupancy_pct(profile: Profile) -> str:
+    """Host tier at window end: hicache_host_used_tokens / hicache_host_total_tokens, %."""
+    ratio = divide(series(profile, HOST_USED), series(profile, HOST_TOTAL))
+    return scale(one_rank(profile, ratio), 100)
+
+
+def host_tokens(profile: Profile, metric: str) -> str:
+    return one_rank(profile, series(profile, metric))
+
+
+def stage_reuse(profile: Profile, mode: str) -> str:
+    """Scheduler-level reuse of one tier (or ``input``) in the window, per node and stage."""
+    return one_rank(profile, increase(series(profile, PREFILL_EFFECTIVE, matcher("mode", "=", mode))))
+
+
+def entry_nodes(topology: Topology) -> list[str]:
+    """Nodes whose tokenizer counts requests: node_rank 0 of each replica."""
+    return sorted({replica.nodes[0] for replica in topology.replicas})
+
+
+def request_reuse(profile: Profile, topology: Topology, cache_source: str) -> str:
+    """Request-level final reuse of one tier in the window (tokenizer, replica entry node only).
+
+    The tokenizer has no rank labels: its count belongs to the whole replica, so on the other nodes
+    of a replica the value is NaN, which the table maps to N/A (S14) instead of a faked split.
+    """
+    node = profile.label("node")
+    counted = agg("sum", [node], increase(series(profile, CACHED, matcher("cache_source", "=", cache_source))))
+    entries = "|".join(entry_nodes(topology))
+    others = agg("max", [node], selector("up", job(profile, "sglang"), node_var(profile),
+                                          matcher(node, "!~", entries)))
+    return f"{counted} or on({node}) ({others} * NaN)"
+
+
+def shard_bytes_gib(profile: Profile, metric: str) -> str:
+    """A per-shard byte counter's window increase summed over TP ranks (physical bytes), in GiB."""
+    return scale(agg("sum", stage_labels(profile), increase(series(profile, metric))), 1 / GIB)
+
+
+def logical_tokens(profile: Profile, metric: str) -> str:
+    """A logical token counter's window increase, one TP rank."""
+    return one_rank(profile, increase(series(profile, metric)))
+
+
+def dropped_tokens(profile: Profile) -> str:
+    """GPU KV destroyed without Host backup: one rank per (reason, pool), then the reasons added."""
+    per_reason = one_rank(profile, increase(series(profile, DROPPED)), "reason", "pool")
+    return agg("sum", stage_labels(profile), per_reason)
+
+
+def prefetch_reasons(profile: Profile, metric: str, reasons: tuple[str, ...]) -> str:
+    """Window increase per node, stage and reason: each reason its own series (S16)."""
+    chosen = matcher("reason", "=~", "|".join(reasons))
+    return one_rank(profile, increase(series(profile, metric, chosen)), "reason")
+
+
+def traffic_counter(profile: Profile) -> str:
+    """Tokens processed by the node's schedulers (all modes): did the engine serve anything."""
+    return series(profile, REALTIME)
+
+
+def presence(profile: Profile, metric: str) -> str:
+    return series(profile, metric)
