@@ -31,6 +31,7 @@ debian-deps:
 
 dashboards: $(STAMP)
 	$(BIN)/dashgen build
+	$(BIN)/dashgen rules
 
 test: $(STAMP) debian-deps
 	$(BIN)/ruff check dashgen panels queries tests

@@ -87,6 +87,8 @@ def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
         defaults["noValue"] = spec.no_value
     if spec.mappings:
         defaults["mappings"] = copy.deepcopy(list(spec.mappings))
+    if spec.data_links:
+        defaults["links"] = copy.deepcopy(list(spec.data_links))
     return defaults
 
 

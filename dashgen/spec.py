@@ -69,6 +69,7 @@ class PanelSpec:
     custom: dict[str, Any] = field(default_factory=dict)
     content: str = ""
     links: tuple[dict[str, Any], ...] = ()
+    data_links: tuple[dict[str, Any], ...] = ()  # fieldConfig.defaults.links (per-series drill-down)
     note: str = ""
 
     def __post_init__(self) -> None:

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from panels import cache_evidence, gpu_window_stats
+from panels import cache_evidence, gpu_window_stats, slo_health
 
-GROUPS = (cache_evidence, gpu_window_stats)
+GROUPS = (slo_health, cache_evidence, gpu_window_stats)

@@ -1,0 +1,44 @@
+"""``dashgen rules``: render the Prometheus / vmalert rule files of the selected profiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from dashgen.profile import load_profiles, profiles_dir
+from dashgen.rules import render_rule_files
+
+
+def write_rule_files(files: dict[Path, bytes]) -> list[Path]:
+    """Write the files whose bytes changed; returns the written paths."""
+    written = []
+    for path, data in sorted(files.items()):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_bytes() != data:
+            temporary = path.with_suffix(".yml.tmp")
+            temporary.write_bytes(data)
+            temporary.replace(path)
+            written.append(path)
+    return written
+
+
+@click.command("rules")
+@click.option("--profile", "profile_names", multiple=True, help="Profile to render (repeatable; default: all).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("rules"),
+              show_default=True, help="Output folder for <profile>.yml.")
+@click.pass_context
+def rules_command(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path) -> None:
+    """Render alerting and recording rules into OUT/<profile>.yml (Prometheus rule_files / vmalert -rule)."""
+    directory = ((ctx.obj or {}).get("profiles_dir") if ctx.obj else None) or profiles_dir()
+    profiles = load_profiles(list(profile_names), directory)
+    files = render_rule_files(profiles, out_dir)
+    written = set(write_rule_files(files))
+    for path, data in sorted(files.items()):
+        count = data.count(b"\n      - alert: ")
+        records = data.count(b"\n      - record: ")
+        state = "written" if path in written else "unchanged"
+        click.echo(f"{path}  {count} alerts  {records} recording rules  {state}")
+
+
+COMMANDS = [rules_command]

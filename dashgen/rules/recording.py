@@ -1,0 +1,55 @@
+"""Recording rules for the expressions that are expensive at 200+ GPUs or evaluated over long
+windows: SLO error ratios at 5m / 30m / 1h / 6h / 3d, and per-GPU / per-node GPU aggregates.
+
+The expressions are the dashboards' own builders (``queries.slo``) without template variables,
+so a recorded series and its panel cannot drift apart. Alerts read the recorded series.
+"""
+
+from __future__ import annotations
+
+from dashgen.profile import Profile
+from dashgen.rules.model import RecordingRule
+from queries.gpu import GpuSource
+from queries.promql import agg, job, selector
+from queries.slo import MODEL, RECORDED_WINDOWS, error_ratio, gpu_memory_share, slis, valid_gpm
+
+
+def slo_error_ratio_name(window: str) -> str:
+    return f"{MODEL}:sglang_slo_errors_per_request:ratio_rate{window}"
+
+
+GPU_MEMORY = "node_gpu:dashgen_gpu_memory_used:ratio"
+NODE_GPU_MEMORY = "node:dashgen_gpu_memory_used:max_ratio"
+GPU_TEMPERATURE = "node_gpu:dashgen_gpu_temperature:celsius"
+NODE_GPU_TEMPERATURE = "node:dashgen_gpu_temperature:max_celsius"
+GPU_CLOCK_REASONS = "node_gpu:dashgen_gpu_clock_event_reasons:bitmask"
+
+_TEMPERATURE = {"gpm": "gpm_temperature_celsius", "dcgm": "DCGM_FI_DEV_GPU_TEMP"}
+_CLOCK_REASONS = {"gpm": "gpm_clock_event_reasons", "dcgm": "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}
+
+
+def slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """One error-ratio series per SLI and window, labelled ``slo`` (ttft / e2e), by model."""
+    return tuple(
+        RecordingRule(slo_error_ratio_name(window), error_ratio(profile, sli, window), (("slo", sli.key),))
+        for sli in slis(profile)
+        for window in RECORDED_WINDOWS
+    )
+
+
+def _per_gpu(profile: Profile, source: GpuSource, metric: str) -> str:
+    keys = (profile.label("node"), profile.label("gpu"))
+    matchers = [job(profile, source.key)]
+    expr = agg("max", keys, selector(metric, *matchers))
+    return valid_gpm(profile, expr, matchers) if source.key == "gpm" else expr
+
+
+def gpu_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...]:
+    node = profile.label("node")
+    return (
+        RecordingRule(GPU_MEMORY, gpu_memory_share(profile, source, with_vars=False)),
+        RecordingRule(NODE_GPU_MEMORY, agg("max", (node,), GPU_MEMORY)),
+        RecordingRule(GPU_TEMPERATURE, _per_gpu(profile, source, _TEMPERATURE[source.key])),
+        RecordingRule(NODE_GPU_TEMPERATURE, agg("max", (node,), GPU_TEMPERATURE)),
+        RecordingRule(GPU_CLOCK_REASONS, _per_gpu(profile, source, _CLOCK_REASONS[source.key])),
+    )

@@ -1,0 +1,412 @@
+"""SLO and health: the north-star number first (share of requests meeting the profile's SLO),
+the error budget left, burn rates over 1 h / 6 h / 3 d side by side, latency percentiles on one
+time axis, batch size beside queue length per PP stage, KV usage and prefix reuse, and the GPU
+memory watermark per node and per GPU, with drill-down links cluster -> node -> GPU that keep the
+time range and variables.
+
+Colours: health and burn rate use the profile's budget (burn 1 / 6 / 14.4 = busy / high /
+overloaded, the burn rates of the rule files' alerts); KV usage and queue pressure use fixed
+shares. Thresholds come from the profile; sizes are never literals (S1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashgen.dashboards import CLUSTER_DASHBOARD
+from dashgen.ids import dashboard_uid
+from dashgen.profile import Profile
+from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
+from dashgen.topology import Topology
+from panels.common import NO_DATA_TEXT, source_status_panel
+from queries.gpu import gpu_source
+from queries.promql import WINDOW, agg
+from queries.slo import (
+    BUCKET_SOURCE,
+    BURN_PANEL_WINDOWS,
+    FAST_BURN,
+    SLOW_BURN,
+    budget_left,
+    burn_rate,
+    check_objective,
+    error_budget,
+    good_ratio,
+    gpu_memory_share,
+    kv_usage,
+    latency_quantile,
+    per_stage_requests,
+    prefix_hit_ratio,
+    queue_per_running,
+    slis,
+    worst_good_ratio,
+)
+
+TITLE = "SLO and health"
+KEY = "slo_health"
+GPU_MEMORY_ALERT = 0.95  # the GpuMemoryNearlyFull alert of the rule files
+KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
+QUEUE_STATES = (("green", None), ("yellow", 0.01), ("orange", 0.5), ("red", 1.0))
+LATENCY_METRICS = (
+    ("TTFT", "sglang:time_to_first_token_seconds"),
+    ("TPOT", "sglang:request_time_per_output_token_seconds"),
+    ("E2E", "sglang:e2e_request_latency_seconds"),
+)
+
+
+def health_states(profile: Profile) -> tuple[tuple[str, float | None], ...]:
+    """Health colours from the budget: green meets the objective; yellow (busy) burns up to 6x;
+    orange (high) up to 14.4x; red (overloaded) beyond the fast-burn page level."""
+    budget = error_budget(profile)
+    return (
+        ("red", None),
+        ("orange", round(1 - FAST_BURN[2] * budget, 6)),
+        ("yellow", round(1 - SLOW_BURN[2] * budget, 6)),
+        ("green", profile.slo.objective),
+    )
+
+
+BURN_STATES = (("green", None), ("yellow", 1.0), ("orange", SLOW_BURN[2]), ("red", FAST_BURN[2]))
+
+
+def _link(title: str, url: str) -> dict[str, Any]:
+    """A panel or data link in the shape Grafana's schema types (DashboardLink)."""
+    return {"title": title, "type": "link", "url": url, "icon": "dashboard", "tooltip": title, "tags": [],
+            "asDropdown": False, "targetBlank": False, "includeVars": False, "keepTime": True}
+
+
+def _kept_vars(profile: Profile) -> str:
+    kept = "${datasource:queryparam}"
+    if profile.has_pp:
+        kept += "&${stage:queryparam}"
+    return kept
+
+
+def node_link(profile: Profile) -> dict[str, Any]:
+    """Data link: the same dashboard narrowed to the clicked series' node, time range kept."""
+    node = profile.label("node")
+    uid = dashboard_uid(profile.name, CLUSTER_DASHBOARD)
+    return _link(f"Drill down to node ${{__field.labels.{node}}}",
+                 f"/d/{uid}/?var-node=${{__field.labels.{node}}}&${{__url_time_range}}&{_kept_vars(profile)}")
+
+
+def gpu_link(profile: Profile) -> dict[str, Any]:
+    """Data link: the same dashboard narrowed to the clicked series' node and GPU (per-GPU rows)."""
+    node, gpu = profile.label("node"), profile.label("gpu")
+    uid = dashboard_uid(profile.name, CLUSTER_DASHBOARD)
+    return _link(
+        f"Drill down to node ${{__field.labels.{node}}} GPU ${{__field.labels.{gpu}}}",
+        f"/d/{uid}/?var-node=${{__field.labels.{node}}}&var-gpu=${{__field.labels.{gpu}}}"
+        f"&${{__url_time_range}}&{_kept_vars(profile)}",
+    )
+
+
+def per_gpu_rows_link(profile: Profile) -> dict[str, Any]:
+    """Panel link: the per-GPU rows of this dashboard for the nodes and GPUs selected now."""
+    uid = dashboard_uid(profile.name, CLUSTER_DASHBOARD)
+    return _link("Per-GPU rows for the selected nodes",
+                 f"/d/{uid}/?${{node:queryparam}}&${{gpu:queryparam}}&${{__url_time_range}}&{_kept_vars(profile)}")
+
+
+def _slo_notes(profile: Profile) -> str:
+    return "; ".join(sli.evaluation_note() for sli in slis(profile)) + f". Buckets: {BUCKET_SOURCE}"
+
+
+def _request_source(profile: Profile) -> str:
+    return (f"SGLang tokenizer request histograms (job {profile.source('sglang').job}, node 0 of each engine, no rank "
+            "labels; prefill servers of a PD pair excluded so a request counts once)")
+
+
+def health_panel(profile: Profile) -> PanelSpec:
+    return PanelSpec(
+        key=f"{KEY}.health",
+        title="Health: share of requests meeting the SLO",
+        kind="stat",
+        evidence=Evidence(
+            source=_request_source(profile),
+            quantity=(f"over the dashboard window, the lower of the SLIs' good shares per model (bucket rates summed "
+                      f"across engines, then divided; never an average of per-series ratios). Objective "
+                      f"{profile.slo.objective:g}. {_slo_notes(profile)}"),
+            limit=("TTFT and E2E come from two separate histograms, so the share of requests meeting both is not "
+                   "derivable: the lower SLI is an upper bound of it. Colours: green meets the objective, yellow "
+                   f"(busy) burns the budget up to {SLOW_BURN[2]:g}x, orange (high) up to {FAST_BURN[2]:g}x, red "
+                   "(overloaded) beyond. No requests in the window -> No data, not 100 %"),
+        ),
+        targets=(Target(worst_good_ratio(profile, WINDOW), legend="{{model_name}}", instant=True),),
+        **ratio_axis("percentunit"),
+        decimals=2,
+        width=6,
+        height=7,
+        no_value="No requests in window",
+        thresholds=health_states(profile),
+        options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+    )
+
+
+def health_trend_panel(profile: Profile) -> PanelSpec:
+    targets = tuple(
+        Target(good_ratio(profile, sli, "$__rate_interval", with_node_var=True),
+               legend=f"{sli.name} ≤ {sli.bound:g} s · {{{{model_name}}}}")
+        for sli in slis(profile)
+    )
+    return PanelSpec(
+        key=f"{KEY}.health_trend",
+        title="Good share per SLI over time",
+        kind="timeseries",
+        evidence=Evidence(
+            source=_request_source(profile),
+            quantity=("per SLI, the share of requests at or under its bucket bound per rate interval. "
+                      + _slo_notes(profile)),
+            limit="a short rate interval is noisy at low traffic; gaps mean no finished requests, not 0 % (S7)",
+        ),
+        targets=targets,
+        **ratio_axis("percentunit"),
+        width=10,
+        height=7,
+        thresholds=health_states(profile),
+        custom={"thresholdsStyle": {"mode": "line+area"}},
+    )
+
+
+def budget_panel(profile: Profile) -> PanelSpec:
+    days = profile.slo.window_days
+    targets = tuple(
+        Target(budget_left(profile, sli), legend=f"{sli.name} · {{{{model_name}}}}", instant=True)
+        for sli in slis(profile)
+    )
+    return PanelSpec(
+        key=f"{KEY}.budget",
+        title=f"Error budget left ({days} d)",
+        kind="stat",
+        evidence=Evidence(
+            source=_request_source(profile),
+            quantity=(f"1 - (error ratio over the last {days} days) / budget, budget = 1 - objective = "
+                      f"{error_budget(profile):g} (slo.objective, slo.window_days); negative once overspent"),
+            limit=(f"a rolling {days}-day window ending now, independent of the dashboard's time range; counter resets "
+                   "and series younger than the window shorten it. " + _slo_notes(profile)),
+        ),
+        targets=targets,
+        **ratio_axis("percentunit"),
+        decimals=1,
+        width=8,
+        height=7,
+        no_value="No requests in window",
+        thresholds=(("red", None), ("orange", 0.0), ("yellow", 0.25), ("green", 0.5)),
+    )
+
+
+def burn_panel(profile: Profile, window: str) -> PanelSpec:
+    targets = tuple(
+        Target(burn_rate(profile, sli, window), legend=f"{sli.name} · {{{{model_name}}}}")
+        for sli in slis(profile)
+    )
+    return PanelSpec(
+        key=f"{KEY}.burn_{window}",
+        title=f"Burn rate over {window}",
+        kind="stat",
+        evidence=Evidence(
+            source=_request_source(profile),
+            quantity=(f"error ratio over a fixed {window} window divided by the budget {error_budget(profile):g}: 1 "
+                      "spends the budget exactly over the SLO window. Alerts: fast burn "
+                      f"{FAST_BURN[2]:g}x over {FAST_BURN[0]} and {FAST_BURN[1]}, slow burn {SLOW_BURN[2]:g}x over "
+                      f"{SLOW_BURN[0]} and {SLOW_BURN[1]} (rules/{profile.name}.yml)"),
+            limit=(f"the {window} window is fixed by design (not the dashboard range); the sparkline shows the value "
+                   "at each step. " + _slo_notes(profile)),
+        ),
+        targets=targets,
+        unit="none",
+        min=0,
+        decimals=2,
+        width=8,
+        height=6,
+        no_value="No requests in window",
+        thresholds=BURN_STATES,
+        options={"graphMode": "area", "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+    )
+
+
+def latency_panel(profile: Profile) -> PanelSpec:
+    targets = tuple(
+        Target(latency_quantile(profile, metric, q), legend=f"{name} P{int(q * 100)}")
+        for name, metric in LATENCY_METRICS
+        for q in (0.5, 0.99)
+    )
+    slo = profile.slo
+    return PanelSpec(
+        key=f"{KEY}.latency",
+        title="Latency P50 / P99: TTFT, TPOT, E2E",
+        kind="timeseries",
+        evidence=Evidence(
+            source=_request_source(profile) + "; TPOT from sglang:request_time_per_output_token_seconds",
+            quantity=("P50 and P99 of time to first token, time per output token (per request) and end-to-end "
+                      "latency, in seconds: histogram_quantile over bucket rates summed by (le) across engines. "
+                      f"Profile SLO thresholds: TTFT {slo.ttft_seconds:g} s, TPOT {slo.tpot_seconds:g} s, "
+                      f"E2E {slo.e2e_seconds:g} s"),
+            limit=("a quantile interpolates linearly inside one bucket, so it is only as precise as the bucket "
+                   "bounds; beyond the largest finite bound it returns that bound. Log axis"),
+        ),
+        targets=targets,
+        unit="s",
+        width=24,
+        height=9,
+        custom={"scaleDistribution": {"type": "log", "log": 10}},
+    )
+
+
+def _stage_legend(profile: Profile) -> str:
+    return f"{{{{{profile.label('node')}}}}} stage {{{{{profile.label('pp_rank')}}}}}"
+
+
+def _scheduler_source(profile: Profile, metric: str) -> str:
+    return (f"SGLang scheduler gauge {metric} (job {profile.source('sglang').job}), reported by the stats-logging "
+            "TP rank of each PP stage")
+
+
+def requests_panel(profile: Profile, key: str, metric: str, title: str, quantity: str) -> PanelSpec:
+    return PanelSpec(
+        key=f"{KEY}.{key}",
+        title=title,
+        kind="timeseries",
+        evidence=Evidence(
+            source=_scheduler_source(profile, metric),
+            quantity=quantity + " per (node, PP stage); TP copies removed with max, DP groups added",
+            limit=("each PP stage's scheduler sees the same requests, so stages are never summed (S3); a gauge "
+                   "sampled at the log interval can miss short bursts"),
+        ),
+        targets=(Target(per_stage_requests(profile, metric), legend=_stage_legend(profile)),),
+        unit="short",
+        min=0,
+        width=9,
+        height=8,
+        data_links=(node_link(profile),),
+    )
+
+
+def load_state_panel(profile: Profile) -> PanelSpec:
+    return PanelSpec(
+        key=f"{KEY}.load_state",
+        title="Queue pressure per stage (waiting ÷ running)",
+        kind="stat",
+        evidence=Evidence(
+            source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
+            quantity="waiting requests per running request per (node, PP stage), last value",
+            limit=("green: nobody waits; yellow (busy): some requests wait; orange (high): half a batch waits; red "
+                   "(overloaded): more requests wait than run. No running requests -> No data"),
+        ),
+        targets=(Target(queue_per_running(profile), legend=_stage_legend(profile)),),
+        unit="none",
+        min=0,
+        decimals=2,
+        width=6,
+        height=8,
+        thresholds=QUEUE_STATES,
+        data_links=(node_link(profile),),
+        options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+    )
+
+
+def kv_usage_panel(profile: Profile) -> PanelSpec:
+    return PanelSpec(
+        key=f"{KEY}.kv_usage",
+        title="KV cache usage per stage",
+        kind="timeseries",
+        evidence=Evidence(
+            source=_scheduler_source(profile, "sglang:token_usage"),
+            quantity=("used share of the fullest KV pool (max of full / SWA / mamba pools) per (node, PP stage); "
+                      "the fullest DP group"),
+            limit=("slots held by the radix cache that can be evicted are not counted as used; colours: yellow "
+                   "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"),
+        ),
+        targets=(Target(kv_usage(profile), legend=_stage_legend(profile)),),
+        **ratio_axis("percentunit"),
+        width=12,
+        height=8,
+        thresholds=KV_STATES,
+        custom={"thresholdsStyle": {"mode": "line"}},
+        data_links=(node_link(profile),),
+    )
+
+
+def prefix_hit_panel(profile: Profile) -> PanelSpec:
+    return PanelSpec(
+        key=f"{KEY}.prefix_hit",
+        title="Prefix-cache reuse share per stage",
+        kind="timeseries",
+        evidence=Evidence(
+            source=(f"SGLang scheduler counter sglang:prefill_effective_tokens_total{{mode}} (job "
+                    f"{profile.source('sglang').job}); chosen over the sglang:cache_hit_rate gauge because it is "
+                    "token-weighted over the rate interval rather than the scheduler's own estimate"),
+            quantity=("(device_hit + host_hit + storage_hit) ÷ input prefill tokens per (node, PP stage), over the "
+                      "rate interval; the logging TP rank is read (max across TP ranks)"),
+            limit=("reuse found at prefill admission, before the forward pass; it is not a request hit rate and not "
+                   "final reuse per request (see the cache evidence tables); every PP stage counts the same "
+                   "request, so stages are never added (S3). No prefill in the interval -> No data"),
+            layer="prefill-time reuse",
+        ),
+        targets=(Target(prefix_hit_ratio(profile), legend=_stage_legend(profile)),),
+        **ratio_axis("percentunit"),
+        width=12,
+        height=8,
+        data_links=(node_link(profile),),
+    )
+
+
+def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
+    source = gpu_source(profile)
+    if source is None:
+        return (source_status_panel(f"{KEY}.gpu_unavailable", profile, ["gpm", "dcgm"], "GPU memory watermark"),)
+    node, gpu = profile.label("node"), profile.label("gpu")
+    share = gpu_memory_share(profile, source, with_vars=True)
+    metrics = ("gpm_memory_used_bytes / gpm_memory_total_bytes where gpm_sample_valid == 1" if source.key == "gpm"
+               else "DCGM_FI_DEV_FB_USED / (FB_USED + FB_FREE + FB_RESERVED)")
+    limit = (f"one sample per {source.interval}; the rule files alert at {GPU_MEMORY_ALERT:.0%} for 1 m "
+             "(GpuMemoryNearlyFull). The node recording rule node:dashgen_gpu_memory_used:max_ratio holds the same "
+             "expression for fleet-wide use")
+    common = dict(kind="timeseries", **ratio_axis("percentunit"), width=12, height=8,
+                  thresholds=(("green", None), ("orange", 0.9), ("red", GPU_MEMORY_ALERT)),
+                  custom={"thresholdsStyle": {"mode": "line"}}, no_value=NO_DATA_TEXT)
+    per_node = PanelSpec(
+        key=f"{KEY}.gpu_memory_node",
+        title="GPU memory used share: fullest GPU per node",
+        evidence=Evidence(source=f"{source.name} ({metrics})",
+                          quantity="the highest memory used / total share among each node's GPUs",
+                          limit=limit),
+        targets=(Target(agg("max", (node,), share), legend=f"{{{{{node}}}}}"),),
+        data_links=(node_link(profile),),
+        links=(per_gpu_rows_link(profile),),
+        **common,
+    )
+    per_gpu = PanelSpec(
+        key=f"{KEY}.gpu_memory_gpu",
+        title="GPU memory used share per GPU",
+        evidence=Evidence(source=f"{source.name} ({metrics})", quantity="memory used / total share per GPU",
+                          limit=limit),
+        targets=(Target(share, legend=f"{{{{{node}}}}} GPU {{{{{gpu}}}}}"),),
+        data_links=(gpu_link(profile),),
+        links=(per_gpu_rows_link(profile),),
+        **common,
+    )
+    return per_node, per_gpu
+
+
+def build(profile: Profile, topology: Topology) -> GroupSpec:
+    check_objective(profile)
+    if not profile.exported("sglang"):
+        engine: tuple[PanelSpec, ...] = (
+            source_status_panel(f"{KEY}.engine_unavailable", profile, ["sglang"], "SLO and engine load"),
+        )
+    else:
+        engine = (
+            health_panel(profile),
+            health_trend_panel(profile),
+            budget_panel(profile),
+            *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS),
+            latency_panel(profile),
+            requests_panel(profile, "running", "sglang:num_running_reqs", "Batch size: running requests per stage",
+                           "requests in the running batch"),
+            requests_panel(profile, "queue", "sglang:num_queue_reqs", "Queue length: waiting requests per stage",
+                           "requests in the waiting queue"),
+            load_state_panel(profile),
+            kv_usage_panel(profile),
+            prefix_hit_panel(profile),
+        )
+    return GroupSpec(key=KEY, title=TITLE, panels=engine + gpu_memory_panels(profile))
