@@ -13,7 +13,9 @@ from dashgen.errors import DashgenError
 
 
 class GrafanaError(DashgenError):
-    """Base of every error raised while talking to Grafana."""
+    """Base of every error raised while talking to Grafana. Exit code 1: the publish could not be done."""
+
+    exit_code = 1
 
     def __init__(self, message: str, *, method: str = "", url: str = "") -> None:
         self.method = method

@@ -54,3 +54,5 @@ def diff_command(paths: tuple[str, ...], fmt: str, base_ref: str | None) -> None
         raise SystemExit(2) from exc
     click.echo(RENDERERS[fmt](files), nl=False)
     raise SystemExit(1 if has_changes(files) else 0)
+
+COMMANDS = [diff_command]

@@ -29,3 +29,5 @@ def lint_command(paths: tuple[str, ...], fmt: str, only: tuple[str, ...], ignore
         raise SystemExit(2) from exc
     click.echo(render_json(findings) if fmt == "json" else render_text(findings, len(files)), nl=False)
     raise SystemExit(1 if has_errors(findings) else 0)
+
+COMMANDS = [lint_command]
