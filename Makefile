@@ -44,8 +44,9 @@ lint: $(STAMP)
 check: $(STAMP)
 	$(BIN)/dashgen check
 
+# The same diff CI posts on a pull request, against origin/main (or BASE=<git ref>).
 diff: $(STAMP)
-	$(BIN)/dashgen diff --base $${BASE:-origin/main} --format text
+	$(BIN)/dashgen diff --base $${BASE:-origin/main} --format $${FORMAT:-text}
 
 bench: $(STAMP) debian-deps
 	$(BIN)/python -m bench
