@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def fresh(tmp_path_factory):
     out = tmp_path_factory.mktemp("check")
     runner = CliRunner()
-    assert runner.invoke(main, ["--profiles-dir", str(ROOT / "profiles"), "build", "--out", str(out / "d")]).exit_code == 0
+    built = runner.invoke(main, ["--profiles-dir", str(ROOT / "profiles"), "build", "--out", str(out / "d")])
+    assert built.exit_code == 0, built.output
     if "rules" in main.commands:
         result = runner.invoke(main, ["--profiles-dir", str(ROOT / "profiles"), "rules", "--out", str(out / "r")])
         assert result.exit_code == 0, result.output

@@ -25,9 +25,9 @@ from dashgen.profile import load_profiles, profiles_dir
 
 def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[list[str], list[str], list[str]]:
     """(changed, missing, extra) relative paths between a fresh build and the committed folder."""
-    on_disk = {p.relative_to(committed_dir).as_posix(): p for p in committed_dir.glob("*/*.json")} if (
-        committed_dir.is_dir()) else {}
-    changed = sorted(name for name, data in built_files.items() if name in on_disk and on_disk[name].read_bytes() != data)
+    on_disk = {p.relative_to(committed_dir).as_posix(): p for p in committed_dir.glob("*/*.json")}
+    changed = sorted(name for name, data in built_files.items()
+                     if name in on_disk and on_disk[name].read_bytes() != data)
     missing = sorted(set(built_files) - set(on_disk))
     extra = sorted(set(on_disk) - set(built_files))
     return changed, missing, extra
