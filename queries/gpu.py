@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dashgen.profile import Profile
-from queries.promql import agg, gpu_var, node_var, over_time, scale, selector
+from queries.promql import agg, divide, gpu_var, node_var, over_time, scale, selector
 
 
 @dataclass(frozen=True)
@@ -112,3 +112,54 @@ def gpu_window(profile: Profile, source: GpuSource, quantity: GpuQuantity, func:
     per_gpu = agg("max", [profile.label("node"), profile.label("gpu")], over_time(func, raw))
     factor = quantity.display_factor * (1 if source.key == "gpm" else quantity.dcgm_scale)
     return scale(per_gpu, factor)
+
+
+def gpu_timeline(profile: Profile, source: GpuSource, quantity: GpuQuantity) -> str:
+    """The quantity over time, exactly one series per (node, gpu), in the common (GPM) unit.
+
+    Exporter-specific labels (UUID, modelName, pci_bus_id, pod...) are aggregated away with ``max``
+    so a relabelled or restarted exporter never splits one GPU into two colours.
+    """
+    raw = selector(source.metric(quantity), node_var(profile), gpu_var(profile))
+    per_gpu = agg("max", [profile.label("node"), profile.label("gpu")], raw)
+    return per_gpu if source.key == "gpm" else scale(per_gpu, quantity.dcgm_scale)
+
+
+def gpu_memory_used_share(profile: Profile, source: GpuSource) -> str:
+    """Framebuffer used / total per GPU, 0-1. DCGM's default CSV has no FB_TOTAL, so its total is
+    USED + FREE + RESERVED (all MiB, the unit cancels)."""
+    labels = [profile.label("node"), profile.label("gpu")]
+
+    def per_gpu(metric: str) -> str:
+        return agg("max", labels, selector(metric, node_var(profile), gpu_var(profile)))
+
+    if source.key == "gpm":
+        return divide(per_gpu("gpm_memory_used_bytes"), per_gpu("gpm_memory_total_bytes"))
+    total = " + ".join(per_gpu(m) for m in ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED"))
+    return divide(per_gpu("DCGM_FI_DEV_FB_USED"), total)
+
+
+CLOCK_EVENT_METRICS = {"gpm": "gpm_clock_event_reasons", "dcgm": "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}
+CLOCK_EVENT_BITS = (
+    (0x1, "gpu_idle"),
+    (0x2, "clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal"),
+    (0x40, "hw_thermal"),
+    (0x80, "hw_power_brake"),
+    (0x100, "display_clocks"),
+)
+
+
+def gpu_clock_event_reasons(profile: Profile, source: GpuSource) -> str:
+    """The clock-event (throttle) reason bitmask per GPU, as the source reports it."""
+    raw = selector(CLOCK_EVENT_METRICS[source.key], node_var(profile), gpu_var(profile))
+    return agg("max", [profile.label("node"), profile.label("gpu")], raw)
+
+
+def gpm_valid_share(profile: Profile, window: str) -> str:
+    """Share of GPM samples whose validity code was OK, per GPU, over ``window``."""
+    raw = selector("gpm_sample_valid", node_var(profile), gpu_var(profile))
+    return agg("max", [profile.label("node"), profile.label("gpu")], over_time("avg", raw, window))

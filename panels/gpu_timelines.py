@@ -1,0 +1,160 @@
+"""Per-GPU timelines: one quantity per panel over time, one series and one colour per GPU
+(legend ``{{node}} GPU {{gpu}}``), from the GPM 1 s sampler when exported, else DCGM (S18).
+
+Memory used, memory share, GPU busy, SM active, SM occupancy, tensor active, DRAM active,
+power against the TDP, temperature, SM clock and clock-event (throttle) reasons; with GPM, the
+share of valid samples. Every title names its quantity and source.
+
+The group's row is collapsed by default: at 64-200 GPUs it holds ~1,000-2,400 series (power of the
+whole fleet at 1 s), and a collapsed row runs no query until opened. The reading order puts it
+last: the window-statistics tables find the hot or outlier GPUs first, then ``$node``/``$gpu``
+narrow these timelines to them.
+"""
+
+from __future__ import annotations
+
+from dashgen.profile import Profile
+from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
+from dashgen.topology import Topology
+from panels.common import source_status_panel
+from queries.gpu import (
+    CLOCK_EVENT_BITS,
+    CLOCK_EVENT_METRICS,
+    QUANTITIES,
+    GpuSource,
+    gpm_valid_share,
+    gpu_clock_event_reasons,
+    gpu_memory_used_share,
+    gpu_source,
+    gpu_timeline,
+)
+from queries.promql import RATE_WINDOW
+
+TITLE = "Per-GPU timelines"
+GROUP = "gpu_timelines"
+LEGEND = "{{node}} GPU {{gpu}}"
+TIMELINE_QUANTITIES = ("memory_used", "busy", "sm_active", "sm_occupancy", "tensor_active", "dram_active",
+                       "power", "temperature", "sm_clock")
+TEMPERATURE_WARNING_C = 85.0  # the seed's DCGM alert: temperature > 85 °C for 2 m (warning)
+MEMORY_CRITICAL_SHARE = 0.95  # the seed's DCGM alert: memory used / total > 95 % for 1 m (critical)
+
+
+def _limit(source: GpuSource) -> str:
+    sampling = (f"one sample per {source.interval}; a graph point is the sample nearest the step, so at wide time "
+                "ranges short spikes fall between points (S19)")
+    return (f"{sampling}. The central store can hold duplicated or sparse samples and lag (S20): for locating "
+            "problems, not for formal measurement. Narrow $node / $gpu to the GPUs the window tables flag")
+
+
+def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
+    quantity = QUANTITIES[key]
+    metric = source.metric(quantity)
+    limit = _limit(source)
+    if source.key == "dcgm" and quantity.dcgm_note:
+        limit = f"{quantity.dcgm_note}. {limit}"
+    extra: dict = {}
+    if quantity.unit == "percentunit":
+        extra.update(ratio_axis("percentunit"))
+    else:
+        extra["unit"] = quantity.unit
+    thresholds = None
+    if key == "power" and profile.capacity.gpu_tdp_watts:
+        thresholds = profile.capacity.gpu_tdp_watts
+        limit += f". Red line: the profile's TDP {thresholds:g} W per GPU (a reference, not the axis maximum)"
+    if key == "temperature":
+        thresholds = TEMPERATURE_WARNING_C
+        limit += f". Red line: {TEMPERATURE_WARNING_C:g} °C, the warning alert threshold"
+    if thresholds is not None:
+        extra["thresholds"] = (("green", None), ("red", thresholds))
+        extra["custom"] = {"thresholdsStyle": {"mode": "line"}}
+    return PanelSpec(
+        key=f"{GROUP}.{key}",
+        title=f"{quantity.label} per GPU ({source.caption()})",
+        kind="timeseries",
+        evidence=Evidence(f"{source.name} ({metric})", f"{quantity.label}: {quantity.meaning}; one series per GPU",
+                          limit),
+        targets=(Target(gpu_timeline(profile, source, quantity), LEGEND),),
+        width=8,
+        **extra,
+    )
+
+
+def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
+    metrics = ("gpm_memory_used_bytes / gpm_memory_total_bytes" if source.key == "gpm" else
+               "DCGM_FI_DEV_FB_USED / (FB_USED + FB_FREE + FB_RESERVED): FB_TOTAL is not in the default CSV")
+    return PanelSpec(
+        key=f"{GROUP}.memory_used_share",
+        title=f"Memory used share per GPU ({source.caption()})",
+        kind="timeseries",
+        evidence=Evidence(f"{source.name} ({metrics})",
+                          "framebuffer used / total per GPU, 0-100 % fixed axis; red line at "
+                          f"{MEMORY_CRITICAL_SHARE:.0%}, the critical alert threshold",
+                          "the engine reserves its KV pool at start-up, so a steady high share is by design; "
+                          + _limit(source)),
+        targets=(Target(gpu_memory_used_share(profile, source), LEGEND),),
+        width=8,
+        thresholds=(("green", None), ("red", MEMORY_CRITICAL_SHARE)),
+        custom={"thresholdsStyle": {"mode": "line"}},
+        **ratio_axis("percentunit"),
+    )
+
+
+def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
+    bits = ", ".join(f"0x{bit:x} {name}" for bit, name in CLOCK_EVENT_BITS)
+    metric = CLOCK_EVENT_METRICS[source.key]
+    note = ("" if source.key == "gpm" else
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS is not in dcgm-exporter's default CSV: absent unless added. ")
+    mappings = ({"type": "value", "options": {
+        "0": {"text": "none", "color": "green", "index": 0},
+        **{str(bit): {"text": name, "color": "red" if bit & 0xEC else "blue", "index": i + 1}
+           for i, (bit, name) in enumerate(CLOCK_EVENT_BITS)},
+    }},)
+    return PanelSpec(
+        key=f"{GROUP}.clock_event_reasons",
+        title=f"Clock-event (throttle) reasons per GPU ({source.caption()})",
+        kind="state-timeline",
+        evidence=Evidence(f"{source.name} ({metric}, bitmask as DCGM's)",
+                          f"the reasons the SM clock is held down, per GPU; single reasons are named ({bits}); "
+                          "power and thermal reasons (0x4, 0x8, 0x20, 0x40, 0x80) in red; a combination shows as "
+                          "the sum of its bits",
+                          note + "gpu_idle (0x1) is normal when idle; a gap is a missing sample, not 'no throttle'. "
+                          + _limit(source)),
+        targets=(Target(gpu_clock_event_reasons(profile, source), LEGEND),),
+        unit="none",
+        width=24,
+        height=10,
+        mappings=mappings,
+    )
+
+
+def validity_panel(profile: Profile, source: GpuSource) -> PanelSpec | None:
+    if source.key != "gpm":
+        return None
+    return PanelSpec(
+        key=f"{GROUP}.gpm_valid_share",
+        title=f"Valid samples share per GPU ({source.caption()})",
+        kind="timeseries",
+        evidence=Evidence("GPM sampler (gpm_sample_valid)",
+                          "share of GPM samples whose validity code was OK, averaged over $__rate_interval, per GPU, "
+                          "0-100 % fixed axis",
+                          "below 100 % the GPM quantities of that GPU rest on fewer samples than the interval implies "
+                          "(S6 'insufficient samples'); no value means the sampler sent nothing"),
+        targets=(Target(gpm_valid_share(profile, RATE_WINDOW), LEGEND),),
+        width=8,
+        **ratio_axis("percentunit"),
+    )
+
+
+def build(profile: Profile, topology: Topology) -> GroupSpec:
+    source = gpu_source(profile)
+    if source is None:
+        panels: tuple[PanelSpec, ...] = (source_status_panel(f"{GROUP}.unavailable", profile, ["gpm", "dcgm"], TITLE),)
+    else:
+        found = [quantity_panel(profile, source, key) for key in TIMELINE_QUANTITIES]
+        found.insert(1, memory_share_panel(profile, source))
+        validity = validity_panel(profile, source)
+        if validity:
+            found.append(validity)
+        found.append(clock_events_panel(profile, source))
+        panels = tuple(found)
+    return GroupSpec(key=GROUP, title=TITLE, panels=panels, collapsed=True)

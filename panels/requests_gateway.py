@@ -1,0 +1,408 @@
+"""Requests and gateway: throughput (token/s, tokens per minute), latency percentiles (TTFT,
+end-to-end, inter-token, TPOT, queue wait), running and waiting requests per PP stage, PD queues,
+the engine's HTTP layer, and the model gateway's layers (admission, router, per-backend view).
+
+Rules this group carries:
+- S3: engine request counts are per (node, PP stage); nothing is summed across ``pp_rank``;
+- S4: every gateway layer has its own panel, and no expression adds a gateway series to another
+  layer or to an engine queue — one request passes several layers and is counted in each;
+- percentiles come from summed buckets ``sum by (le, ...)``, never from averaged ratios;
+- tokenizer (request-level) series exist on node 0 of each instance only, without rank labels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashgen.profile import Profile
+from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.topology import Topology
+from panels.common import source_status_panel
+from queries import gateway as gw
+from queries import sglang as sg
+from queries.promql import scale
+
+TITLE = "Requests and gateway"
+GROUP = "requests_gateway"
+
+TOKENIZER_LIMIT = (
+    "emitted by the tokenizer manager on node 0 of each instance only (no tp/pp rank labels), so the node in "
+    "the legend is the instance's entry node and a $node selection without that node shows nothing; counters "
+    "count finished requests and appear only after the first one"
+)
+SCHEDULER_LIMIT = (
+    "scheduler gauges are reported by the stats-logging TP rank of each PP stage (every TP rank with "
+    "--enable-metrics-for-all-schedulers, all with the same value), so each stage shows the max over its TP "
+    "ranks; stages are never summed (S3): one request is counted once in each PP stage it passes"
+)
+GATEWAY_LAYERS = (
+    "one request passes several layers — gateway admission, gateway router, the backend (worker) the gateway "
+    "picked, then the engine's own waiting and running queues — and is counted in each, so these numbers are "
+    "never added to one another or to engine queues (S4)"
+)
+WORKER_LEGEND = "{{worker}} (gateway {{node}})"
+GATEWAY_SCOPE = (
+    "the gateway's series are not narrowed by $node: the gateway is an entry layer serving every pool, and its "
+    "node label names where the gateway runs"
+)
+
+
+def _ts(key: str, title: str, evidence: Evidence, targets: list[Target], unit: str, width: int = 12,
+        **kw: Any) -> PanelSpec:
+    return PanelSpec(key=f"{GROUP}.{key}", title=title, kind="timeseries", evidence=evidence,
+                     targets=tuple(targets), unit=unit, width=width, **kw)
+
+
+def _is_pd(profile: Profile) -> bool:
+    return any(pool.role in ("prefill", "decode") for pool in profile.pools)
+
+
+def _pool(profile: Profile) -> str:
+    """Legend suffix naming the pool (engine_type) where prefill and decode pools are apart."""
+    return " · {{engine_type}}" if _is_pd(profile) else ""
+
+
+def _stage_legend(profile: Profile) -> str:
+    return "{{node}} PP{{pp_rank}}" + _pool(profile)
+
+
+def _slo_line(seconds: float) -> dict[str, Any]:
+    return {"thresholds": (("green", None), ("red", seconds)), "custom": {"thresholdsStyle": {"mode": "line"}}}
+
+
+# --- throughput ---------------------------------------------------------------------------------
+
+
+def throughput_panels(profile: Profile) -> list[PanelSpec]:
+    pools = sg.instance_labels(profile)[1:]  # engine_type: PD pools count the same request each
+    tps = [
+        Target(sg.tokenizer_rate(profile, "sglang:prompt_tokens_total", pools), "prompt" + _pool(profile)),
+        Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", pools), "generation" + _pool(profile)),
+    ]
+    tpm = [
+        Target(scale(sg.tokenizer_rate(profile, "sglang:prompt_tokens_total", pools), 60),
+               "prompt TPM" + _pool(profile)),
+        Target(scale(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", pools), 60),
+               "generation TPM" + _pool(profile)),
+    ]
+    pd_note = (" Prefill and decode pools are kept apart by engine_type: a PD request is counted by both "
+               "pools' tokenizers, so the pools are not added." if _is_pd(profile) else "")
+    return [
+        _ts("tokens_per_second", "Token throughput: prompt and generation (tokens/s)",
+            Evidence("SGLang tokenizer (sglang:prompt_tokens_total, sglang:generation_tokens_total)",
+                     "rate(...[$__rate_interval]) of prompt and generation tokens of finished requests, tokens per "
+                     "second, summed over the selected instances (distinct requests)" + pd_note,
+                     TOKENIZER_LIMIT + "; tokens are booked when a request finishes, so long generations arrive "
+                     "in steps"),
+            tps, "short"),
+        _ts("tokens_per_minute", "Tokens per minute (TPM, tokens/min): prompt and generation",
+            Evidence("SGLang tokenizer (sglang:prompt_tokens_total, sglang:generation_tokens_total)",
+                     "tokens per minute = rate(...[$__rate_interval]) x 60, unit tokens/min (the axis shows "
+                     "tokens per minute, not per second)" + pd_note,
+                     TOKENIZER_LIMIT + "; a per-minute rate of a window average, not a count of one calendar "
+                     "minute"),
+            tpm, "short"),
+        _ts("generation_per_instance", "Generation tokens/s per instance (entry node)",
+            Evidence("SGLang tokenizer (sglang:generation_tokens_total)",
+                     "generation tokens per second of each instance, one series per entry node" +
+                     (" and pool" if _is_pd(profile) else ""),
+                     TOKENIZER_LIMIT + "; to compare instances and spot a slow one"),
+            [Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", sg.instance_labels(profile)),
+                    "{{node}}" + _pool(profile))],
+            "short"),
+        _ts("scheduler_tokens_per_stage", "Tokens processed per PP stage by mode (scheduler, tokens/s)",
+            Evidence("SGLang scheduler (sglang:realtime_tokens_total{mode=prefill_compute|prefill_cache|decode})",
+                     "tokens per second each PP stage's scheduler processed, split by mode, max over the TP ranks "
+                     "of a stage",
+                     SCHEDULER_LIMIT + "; updated at the scheduler's log interval, so short bursts are smoothed"),
+            [Target(sg.per_stage_rate(profile, "sglang:realtime_tokens_total", extra=("mode",)),
+                    _stage_legend(profile) + " {{mode}}")],
+            "short", width=24),
+    ]
+
+
+def request_rate_panel(profile: Profile) -> PanelSpec:
+    labels = sg.instance_labels(profile)[1:]
+    return _ts("finished_and_aborted", "Finished and aborted requests (req/s)",
+               Evidence("SGLang tokenizer (sglang:num_requests_total, sglang:num_aborted_requests_total)",
+                        "finished and aborted requests per second over the selected instances, two series not added",
+                        TOKENIZER_LIMIT + "; sglang:num_aborted_requests_total is absent (not 0) until the first "
+                        "abort"),
+               [Target(sg.tokenizer_rate(profile, "sglang:num_requests_total", labels), "finished" + _pool(profile)),
+                Target(sg.tokenizer_rate(profile, "sglang:num_aborted_requests_total", labels),
+                       "aborted" + _pool(profile))],
+               "reqps")
+
+
+# --- latency ------------------------------------------------------------------------------------
+
+
+def _quantile_targets(profile: Profile, histogram: str, labels: list[str], legend: str,
+                      quantiles: tuple[float, ...] = sg.QUANTILES, stage: bool = False) -> list[Target]:
+    series = sg.engine(profile, f"{histogram}_bucket", stage=stage)
+    return [Target(sg.histogram_quantile(q, series, labels), f"{sg.quantile_legend(q)}{legend}") for q in quantiles]
+
+
+def latency_panels(profile: Profile) -> list[PanelSpec]:
+    pools = sg.instance_labels(profile)[1:]
+    pool_legend = _pool(profile)
+    slo = profile.slo
+    quantile_note = ("percentiles from histogram_quantile over bucket rates summed by (le, engine_type) across the "
+                     "selected instances; the value is interpolated inside a bucket, so it is only as precise as "
+                     "the bucket bounds")
+    panels = [
+        _ts("ttft", "Time to first token p50 / p95 / p99 (s)",
+            Evidence("SGLang tokenizer (sglang:time_to_first_token_seconds histogram)",
+                     f"TTFT percentiles, seconds; the red line is the profile's TTFT SLO {slo.ttft_seconds:g} s",
+                     TOKENIZER_LIMIT + "; " + quantile_note),
+            _quantile_targets(profile, "sglang:time_to_first_token_seconds", pools, pool_legend), "s", width=8,
+            **_slo_line(slo.ttft_seconds)),
+        _ts("e2e", "End-to-end request latency p50 / p95 / p99 (s)",
+            Evidence("SGLang tokenizer (sglang:e2e_request_latency_seconds histogram)",
+                     f"end-to-end latency percentiles, seconds; red line: e2e SLO {slo.e2e_seconds:g} s",
+                     TOKENIZER_LIMIT + "; " + quantile_note + "; the gateway's own time is not included"),
+            _quantile_targets(profile, "sglang:e2e_request_latency_seconds", pools, pool_legend), "s", width=8,
+            **_slo_line(slo.e2e_seconds)),
+        _ts("itl", "Inter-token latency p50 / p95 / p99 (s)",
+            Evidence("SGLang tokenizer (sglang:inter_token_latency_seconds histogram)",
+                     "gap between consecutive output chunks, seconds (token-weighted: long generations weigh more)",
+                     TOKENIZER_LIMIT + "; " + quantile_note),
+            _quantile_targets(profile, "sglang:inter_token_latency_seconds", pools, pool_legend), "s", width=8),
+        _ts("tpot", "Time per output token per request p50 / p95 / p99 (s)",
+            Evidence("SGLang tokenizer (sglang:request_time_per_output_token_seconds histogram)",
+                     f"per-request mean time per output token (TPOT), seconds; red line: TPOT SLO "
+                     f"{slo.tpot_seconds:g} s. Request-weighted, unlike the inter-token latency",
+                     TOKENIZER_LIMIT + "; " + quantile_note),
+            _quantile_targets(profile, "sglang:request_time_per_output_token_seconds", pools, pool_legend), "s",
+            width=8, **_slo_line(slo.tpot_seconds)),
+        _ts("ttft_p95_per_instance", "TTFT p95 per instance (s)",
+            Evidence("SGLang tokenizer (sglang:time_to_first_token_seconds histogram)",
+                     "TTFT p95 of each instance (buckets summed by le, node, engine_type), to find the slow one",
+                     TOKENIZER_LIMIT + "; an instance with few requests in the window has a coarse percentile"),
+            [Target(sg.histogram_quantile(0.95, sg.engine(profile, "sglang:time_to_first_token_seconds_bucket",
+                                                          stage=False), sg.instance_labels(profile)),
+                    "{{node}}" + pool_legend)],
+            "s", width=8),
+        _ts("queue_time", "Queue wait per PP stage p95 / p99 (s)",
+            Evidence("SGLang scheduler (sglang:queue_time_seconds histogram)",
+                     "time a request waited in a scheduler's waiting queue, seconds, percentiles per PP stage "
+                     "(buckets summed by le, pp_rank, engine_type over the selected nodes)",
+                     "scheduler histograms come from the logging TP rank of each stage (every rank with "
+                     "--enable-metrics-for-all-schedulers, which repeats the same requests and leaves the "
+                     "percentile unchanged); stages are not pooled together (S3)"),
+            [Target(sg.histogram_quantile(q, sg.engine(profile, "sglang:queue_time_seconds_bucket"),
+                                          [profile.label("pp_rank"), sg.ENGINE_TYPE]),
+                    f"{sg.quantile_legend(q)} PP{{{{pp_rank}}}}{pool_legend}") for q in (0.95, 0.99)],
+            "s", width=8),
+        _ts("prompt_length", "Prompt length p50 / p95 / p99 (tokens)",
+            Evidence("SGLang tokenizer (sglang:prompt_tokens_histogram)",
+                     "prompt length distribution of finished requests, tokens per request (long-context load "
+                     "shows here before it shows in latency)",
+                     TOKENIZER_LIMIT + "; " + quantile_note),
+            _quantile_targets(profile, "sglang:prompt_tokens_histogram", pools, pool_legend), "short", width=8),
+    ]
+    if _is_pd(profile):
+        panels.append(
+            _ts("pd_stage_latency", "PD request stage latency p95 by stage (s)",
+                Evidence("SGLang scheduler (sglang:per_stage_req_latency_seconds{stage} histogram)",
+                         "p95 time a request spends in each PD stage (bootstrap, prealloc, transfer, ...), seconds, "
+                         "per pool",
+                         "one series per (stage, engine_type); the stages are consecutive parts of one request and "
+                         "are not added into a total here"),
+                [Target(sg.histogram_quantile(0.95, sg.engine(profile, "sglang:per_stage_req_latency_seconds_bucket"),
+                                              ["stage", sg.ENGINE_TYPE]), "p95 {{stage}} · {{engine_type}}")],
+                "s", width=8)
+        )
+    return panels
+
+
+# --- engine queues per PP stage -----------------------------------------------------------------
+
+
+def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
+    legend = _stage_legend(profile)
+    panels = [
+        _ts("running_per_stage", "Running requests per PP stage (engine)",
+            Evidence("SGLang scheduler (sglang:num_running_reqs)",
+                     "requests in the running batch of each PP stage's scheduler, per node and stage",
+                     SCHEDULER_LIMIT),
+            [Target(sg.per_stage_gauge(profile, "sglang:num_running_reqs"), legend)], "short", width=8,
+            decimals=0),
+        _ts("waiting_per_stage", "Waiting requests per PP stage (engine queue)",
+            Evidence("SGLang scheduler (sglang:num_queue_reqs)",
+                     "requests in each PP stage scheduler's waiting queue, per node and stage",
+                     SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
+                     "own panels and are not added here (S4)"),
+            [Target(sg.per_stage_gauge(profile, "sglang:num_queue_reqs"), legend)], "short", width=8, decimals=0),
+        _ts("retractions", "Retracted requests per PP stage (req/s)",
+            Evidence("SGLang scheduler (sglang:num_retracted_requests_total)",
+                     "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
+                     SCHEDULER_LIMIT + "; the counter is absent, not 0, until the first retraction"),
+            [Target(sg.per_stage_rate(profile, "sglang:num_retracted_requests_total"), legend)], "reqps", width=8),
+    ]
+    if _is_pd(profile):
+        pd_queues = (
+            ("prefill_bootstrap_queue", "sglang:num_prefill_bootstrap_queue_reqs", "Prefill bootstrap queue",
+             "requests on a prefill instance waiting for the decode side's bootstrap handshake"),
+            ("prefill_inflight_queue", "sglang:num_prefill_inflight_queue_reqs", "Prefill in-flight (KV sending) queue",
+             "requests whose prefill finished and whose KV is being sent to decode"),
+            ("decode_prealloc_queue", "sglang:num_decode_prealloc_queue_reqs", "Decode prealloc queue",
+             "requests on a decode instance waiting for KV slots to be preallocated"),
+            ("decode_transfer_queue", "sglang:num_decode_transfer_queue_reqs", "Decode transfer queue",
+             "requests on a decode instance waiting for their KV to arrive from prefill"),
+        )
+        for key, metric, title, meaning in pd_queues:
+            panels.append(
+                _ts(key, f"{title} per node (requests)",
+                    Evidence(f"SGLang scheduler ({metric})", meaning + ", per node",
+                             "a PD request passes the prefill queues and then the decode queues and is counted in "
+                             "each; the queues are not added to each other or to the waiting queue (S4). "
+                             + SCHEDULER_LIMIT),
+                    [Target(sg.per_stage_gauge(profile, metric), legend)], "short", width=6, decimals=0)
+            )
+        panels.append(
+            _ts("pd_failures", "PD bootstrap and KV transfer failures (req/s)",
+                Evidence("SGLang scheduler (sglang:num_bootstrap_failed_reqs_total, "
+                         "sglang:num_transfer_failed_reqs_total)",
+                         "requests whose bootstrap or KV transfer failed, per second, per node; two series per node, "
+                         "not added",
+                         "counters absent (not 0) until the first failure; " + SCHEDULER_LIMIT),
+                [Target(sg.per_stage_rate(profile, "sglang:num_bootstrap_failed_reqs_total"), legend + " bootstrap"),
+                 Target(sg.per_stage_rate(profile, "sglang:num_transfer_failed_reqs_total"), legend + " transfer")],
+                "reqps", width=24)
+        )
+    return panels
+
+
+def engine_http_panels(profile: Profile) -> list[PanelSpec]:
+    node = profile.label("node")
+    limit = ("the HTTP server runs on node 0 of each instance; this layer counts HTTP requests, which include "
+             "health and metrics probes, so it is not the tokenizer's request count")
+    return [
+        _ts("engine_http_active", "Engine HTTP requests in progress by endpoint",
+            Evidence("SGLang HTTP server (sglang:http_requests_active)",
+                     "HTTP requests in progress per node and endpoint (the engine's HTTP layer)", limit),
+            [Target(f"max by ({node}, endpoint) ({sg.tokenizer(profile, 'sglang:http_requests_active')})",
+                    "{{node}} {{endpoint}}")],
+            "short", decimals=0),
+        _ts("engine_http_responses", "Engine HTTP responses by status code (req/s)",
+            Evidence("SGLang HTTP server (sglang:http_responses_total)",
+                     "HTTP responses per second per node and status code (5xx = server errors)", limit),
+            [Target(sg.tokenizer_rate(profile, "sglang:http_responses_total", [node, "status_code"]),
+                    "{{node}} {{status_code}}")],
+            "reqps"),
+    ]
+
+
+# --- gateway ------------------------------------------------------------------------------------
+
+
+def _gw_evidence(metric: str, quantity: str, extra_limit: str = "") -> Evidence:
+    limit = GATEWAY_LAYERS + "; " + GATEWAY_SCOPE
+    if extra_limit:
+        limit = f"{extra_limit}; {limit}"
+    return Evidence(f"SGLang model gateway smg ({metric})", quantity, limit, layer="gateway")
+
+
+HEALTH_MAPPINGS = ({"type": "value", "options": {
+    "1": {"text": "healthy", "color": "green", "index": 0},
+    "0": {"text": "unhealthy", "color": "red", "index": 1},
+    "-1": {"text": "removed", "color": "gray", "index": 2},
+}},)
+BREAKER_MAPPINGS = ({"type": "value", "options": {
+    "0": {"text": "closed", "color": "green", "index": 0},
+    "1": {"text": "open", "color": "red", "index": 1},
+    "2": {"text": "half-open", "color": "orange", "index": 2},
+}},)
+
+
+def gateway_panels(profile: Profile) -> list[PanelSpec]:
+    if not profile.exported("gateway"):
+        return [source_status_panel(f"{GROUP}.gateway_unavailable", profile, ["gateway"], "Model gateway layers")]
+    unlabelled = ("upstream smg exports the admission gauges without labels (no entry or backend label): one "
+                  "series per gateway process; per-backend load is on the worker/engine panels")
+    panels = [
+        _ts("gateway_admission_inflight", "Gateway admission: requests in flight (layer 1)",
+            _gw_evidence("smg_admission_inflight",
+                         "requests holding an admission token, per gateway process (compare with the gateway's "
+                         "--max-concurrent-requests)", unlabelled),
+            [Target(gw.gauge(profile, "smg_admission_inflight"), "gateway {{node}} in flight")], "short", width=8,
+            decimals=0),
+        _ts("gateway_admission_queue", "Gateway admission: queue depth (layer 1)",
+            _gw_evidence("smg_admission_queue_depth",
+                         "requests parked in the admission queue, per gateway process (bounded by --queue-size)",
+                         unlabelled),
+            [Target(gw.gauge(profile, "smg_admission_queue_depth"), "gateway {{node}} queued")], "short", width=8,
+            decimals=0),
+        _ts("gateway_admission_rejected", "Gateway admission rejections by reason (req/s)",
+            _gw_evidence("smg_admission_queue_rejected_total{reason}",
+                         "requests shed by admission per second: reason full (HTTP 429) or timeout (HTTP 503)",
+                         "absent (not 0) until the first rejection"),
+            [Target(gw.counter_rate(profile, "smg_admission_queue_rejected_total", "reason"),
+                    "gateway {{node}} {{reason}}")], "reqps", width=8),
+        _ts("gateway_worker_active", "Gateway view: requests active per backend (layer 3)",
+            _gw_evidence("smg_worker_requests_active{worker}",
+                         "requests the gateway has in progress on each backend worker (URL)",
+                         "the worker label is the backend URL, not a node name"),
+            [Target(gw.gauge(profile, "smg_worker_requests_active", "worker"), WORKER_LEGEND)], "short", width=8,
+            decimals=0),
+        _ts("gateway_engine_running", "Gateway view: engine running requests per backend",
+            _gw_evidence("smg_engine_running_requests{worker,dp_rank}",
+                         "running requests per backend and DP rank, as the gateway last polled them from the "
+                         "engine's /v1/loads",
+                         "a polled copy of the engine's own gauge, lagging by the poll interval; it is the same "
+                         "requests as the engine panels, so it is never added to them"),
+            [Target(gw.gauge(profile, "smg_engine_running_requests", "worker", "dp_rank"),
+                    "{{worker}} dp{{dp_rank}} (gateway {{node}})")], "short", width=8, decimals=0),
+        _ts("gateway_engine_waiting", "Gateway view: engine waiting requests per backend",
+            _gw_evidence("smg_engine_waiting_requests{worker,dp_rank}",
+                         "waiting requests per backend and DP rank, as polled from /v1/loads",
+                         "a polled copy of the engine queue (same requests as the engine waiting panel)"),
+            [Target(gw.gauge(profile, "smg_engine_waiting_requests", "worker", "dp_rank"),
+                    "{{worker}} dp{{dp_rank}} (gateway {{node}})")], "short", width=8, decimals=0),
+        _ts("gateway_http_responses", "Gateway HTTP responses by status code (req/s)",
+            _gw_evidence("smg_http_responses_total{status_code}",
+                         "HTTP responses the gateway returned per second, by status code"),
+            [Target(gw.counter_rate(profile, "smg_http_responses_total", "status_code"),
+                    "gateway {{node}} {{status_code}}")], "reqps", width=8),
+        _ts("gateway_router_latency", "Gateway router request duration p95 / p99 (s)",
+            _gw_evidence("smg_router_request_duration_seconds histogram",
+                         "time the gateway router spent on a request including the backend call, seconds, by "
+                         "backend type (buckets summed by le)",
+                         "includes the engine's time; not comparable bucket-for-bucket with engine latency"),
+            [Target(gw.quantile(profile, q, "smg_router_request_duration_seconds", "backend_type"),
+                    f"{sg.quantile_legend(q)} gateway {{{{node}}}} {{{{backend_type}}}}") for q in (0.95, 0.99)],
+            "s", width=8),
+        _ts("gateway_router_errors", "Gateway router errors by type (req/s)",
+            _gw_evidence("smg_router_request_errors_total{error_type}",
+                         "router request errors per second by error type", "absent (not 0) until the first error"),
+            [Target(gw.counter_rate(profile, "smg_router_request_errors_total", "error_type"),
+                    "gateway {{node}} {{error_type}}")], "reqps", width=8),
+        PanelSpec(key=f"{GROUP}.gateway_worker_health", title="Gateway: backend health",
+                  kind="state-timeline",
+                  evidence=_gw_evidence("smg_worker_health{worker}",
+                                        "health of each backend worker as the gateway sees it (1 healthy, 0 "
+                                        "unhealthy, -1 removed)", "gaps are missing scrapes, not a state"),
+                  targets=(Target(gw.gauge(profile, "smg_worker_health", "worker"), WORKER_LEGEND),),
+                  unit="none", width=12, height=8, mappings=HEALTH_MAPPINGS),
+        PanelSpec(key=f"{GROUP}.gateway_circuit_breaker", title="Gateway: circuit breaker state per backend",
+                  kind="state-timeline",
+                  evidence=_gw_evidence("smg_worker_cb_state{worker}",
+                                        "circuit breaker state per backend (0 closed, 1 open, 2 half-open, as "
+                                        "smg's metrics.rs describes it)",
+                                        "an open or half-open breaker takes the backend out of routing while "
+                                        "the engine itself may be healthy"),
+                  targets=(Target(gw.gauge(profile, "smg_worker_cb_state", "worker"), WORKER_LEGEND),),
+                  unit="none", width=12, height=8, mappings=BREAKER_MAPPINGS),
+    ]
+    return panels
+
+
+def build(profile: Profile, topology: Topology) -> GroupSpec:
+    if not profile.exported("sglang"):
+        engine: list[PanelSpec] = [source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
+                                                       "Engine requests and latency")]
+    else:
+        engine = [*throughput_panels(profile), request_rate_panel(profile), *latency_panels(profile),
+                  *engine_queue_panels(profile), *engine_http_panels(profile)]
+    return GroupSpec(key=GROUP, title=TITLE, panels=(*engine, *gateway_panels(profile)))

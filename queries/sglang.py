@@ -1,0 +1,87 @@
+"""PromQL for the SGLang engine: scheduler series (per TP/PP rank) and tokenizer series (request level).
+
+Two label worlds (metric catalogue §1.1):
+- scheduler series carry ``tp_rank``/``pp_rank`` (and ``engine_type``); by default only the
+  stats-logging TP rank of each PP stage reports, and every TP rank of a stage reports the same
+  logical count, so per stage we take ``max`` over TP ranks, never a ``sum`` — and nothing is
+  ever aggregated across ``pp_rank`` (S3: one request is counted once in each of its stages);
+- tokenizer series come from the API server on node 0 of each instance, without rank labels.
+
+Every series is narrowed to the ``$node`` selection (and ``$stage`` where the profile has PP).
+"""
+
+from __future__ import annotations
+
+from dashgen.profile import Profile
+from queries.promql import agg, job, matcher, node_var, rate, selector
+
+ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode
+QUANTILES = (0.5, 0.95, 0.99)
+
+
+def stage_var(profile: Profile) -> str:
+    """``pp_rank=~"$stage"`` when the profile has a PP stage variable, else nothing."""
+    return f'{profile.label("pp_rank")}=~"$stage"' if profile.has_pp else ""
+
+
+def engine(profile: Profile, metric: str, *matchers: str, stage: bool = True) -> str:
+    """An SGLang series on the selected nodes (and PP stages, for scheduler/radix series)."""
+    return selector(metric, job(profile, "sglang"), node_var(profile), stage_var(profile) if stage else "", *matchers)
+
+
+def tokenizer(profile: Profile, metric: str, *matchers: str) -> str:
+    """A tokenizer (request-level) series: node 0 of each instance, no rank labels."""
+    return engine(profile, metric, *matchers, stage=False)
+
+
+def stage_labels(profile: Profile, *extra: str) -> list[str]:
+    """Labels that keep one series per (node, PP stage[, DP rank], engine type)."""
+    return [profile.label("node"), profile.label("pp_rank"), profile.label("dp_rank"), ENGINE_TYPE, *extra]
+
+
+def rank_labels(profile: Profile) -> list[str]:
+    """Labels that keep one series per engine rank (one GPU)."""
+    return [profile.label("node"), profile.label("pp_rank"), profile.label("tp_rank"), profile.label("dp_rank")]
+
+
+def instance_labels(profile: Profile, *extra: str) -> list[str]:
+    """Labels of a tokenizer series that keep one series per instance (its entry node) and pool."""
+    return [profile.label("node"), ENGINE_TYPE, *extra]
+
+
+def per_stage_gauge(profile: Profile, metric: str, *matchers: str) -> str:
+    """A scheduler gauge per PP stage: ``max`` over the TP ranks of a stage (same logical value on
+    every rank that reports; non-logging ranks report nothing or 0), never summed across stages."""
+    return agg("max", stage_labels(profile), engine(profile, metric, *matchers))
+
+
+def per_stage_rate(profile: Profile, metric: str, *matchers: str, extra: tuple[str, ...] = ()) -> str:
+    """Rate of a logical scheduler/radix counter per PP stage (max over TP ranks, never summed)."""
+    return agg("max", stage_labels(profile, *extra), rate(engine(profile, metric, *matchers)))
+
+
+def per_rank_gauge(profile: Profile, metric: str) -> str:
+    """A scheduler gauge per rank (needs --enable-metrics-for-all-schedulers for tp_rank != 0)."""
+    return agg("max", rank_labels(profile), engine(profile, metric))
+
+
+def tokenizer_rate(profile: Profile, metric: str, labels: list[str], *matchers: str) -> str:
+    """Sum of a tokenizer counter's rate by ``labels`` (instances are distinct requests: summable)."""
+    return agg("sum", labels, rate(tokenizer(profile, metric, *matchers)))
+
+
+def histogram_quantile(q: float, bucket_series: str, labels: list[str]) -> str:
+    """``histogram_quantile(q, sum by (le, labels) (rate(bucket[$__rate_interval])))``.
+
+    Buckets are summed before the quantile (never an average of per-series quantiles or ratios);
+    ``le`` is always kept.
+    """
+    return f"histogram_quantile({q:g}, {agg('sum', ['le', *labels], rate(bucket_series))})"
+
+
+def quantile_legend(q: float) -> str:
+    return f"p{round(q * 100):d}"
+
+
+def engine_type_matcher(role: str) -> str:
+    return matcher(ENGINE_TYPE, "=", role)

@@ -1,0 +1,151 @@
+"""Per-GPU timelines group, rendered for every profile: S18 (one quantity per timeline panel, the
+title names the source), legends and aggregations keep node and GPU, GPM preferred over DCGM,
+the collapsed row, S5, S7, parsing, catalogue names."""
+
+from __future__ import annotations
+
+import pytest
+from group_checks import (
+    PROFILE_NAMES,
+    PROFILES,
+    aggregations,
+    check_every_query_parses,
+    check_evidence_and_units,
+    check_metric_names_in_catalogue,
+    check_rates_use_rate_interval,
+    check_s5_ratio_axes_fixed,
+    check_s7_no_zero_fill,
+    group_panels,
+    group_row,
+    group_spec,
+    names,
+    targets,
+)
+
+from panels import GROUPS, gpu_timelines
+from queries.gpu import CLOCK_EVENT_METRICS, QUANTITIES, gpu_source
+
+TITLE = gpu_timelines.TITLE
+MEMORY = {"gpm_memory_used_bytes", "gpm_memory_total_bytes", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE",
+          "DCGM_FI_DEV_FB_RESERVED"}
+
+
+def _quantity_of(metric: str) -> str:
+    """The quantity a metric measures; memory used / total / free / reserved are one quantity."""
+    if metric in MEMORY:
+        return "memory"
+    if metric in CLOCK_EVENT_METRICS.values():
+        return "clock events"
+    if metric == "gpm_sample_valid":
+        return "sample validity"
+    (key,) = [k for k, q in QUANTITIES.items() if metric in (q.gpm_metric, q.dcgm_metric)]
+    return key
+
+
+def _panels(name: str) -> list[dict]:
+    return group_panels(name, TITLE)
+
+
+def test_group_is_last_of_the_groups_it_follows() -> None:
+    order = [module.TITLE for module in GROUPS]
+    assert order.index(TITLE) == order.index("KV cache and NVMe") + 1
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s18_one_quantity_per_timeline_panel_and_the_title_names_the_source(name: str) -> None:
+    source = gpu_source(PROFILES[name])
+    assert source is not None
+    caption = source.caption()
+    panels = _panels(name)
+    assert len(panels) >= 10
+    quantities_seen = []
+    for panel in panels:
+        found = {n for t in panel["targets"] for n in names(t["expr"])}
+        quantities = {_quantity_of(n) for n in found}
+        assert len(quantities) == 1, f"{panel['title']}: mixes {quantities}"
+        assert caption in panel["title"], f"{panel['title']}: title does not name {caption}"
+        assert all(n.startswith("gpm_") == (source.key == "gpm") for n in found), panel["title"]
+        quantities_seen.append(quantities.pop())
+    for key in ("memory", "busy", "sm_occupancy", "tensor_active", "temperature", "sm_clock"):
+        assert key in quantities_seen
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_legends_and_aggregations_keep_node_and_gpu(name: str) -> None:
+    for panel, target in targets(_panels(name)):
+        assert "{{node}}" in target["legendFormat"] and "{{gpu}}" in target["legendFormat"], panel["title"]
+        aggs = aggregations(target["expr"])
+        assert aggs, f"{panel['title']}: exporter labels must be aggregated away to one series per GPU"
+        for agg in aggs:
+            assert {"node", "gpu"} <= set(agg.modifier.labels), f"{panel['title']}: {target['expr']}"
+        assert 'node=~"$node"' in target["expr"] and 'gpu=~"$gpu"' in target["expr"]
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_one_colour_per_gpu(name: str) -> None:
+    for panel in _panels(name):
+        if panel["type"] == "timeseries":
+            assert panel["fieldConfig"]["defaults"]["color"] == {"mode": "palette-classic"}, panel["title"]
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_row_is_collapsed_and_holds_its_panels(name: str) -> None:
+    row = group_row(name, TITLE)
+    assert row["collapsed"] is True and len(row["panels"]) >= 10
+
+
+def test_gpm_preferred_dcgm_fallback_says_what_dcgm_lacks() -> None:
+    for name in PROFILE_NAMES:
+        source = gpu_source(PROFILES[name])
+        assert source is not None and source.key == ("gpm" if PROFILES[name].exported("gpm") else "dcgm")
+    dcgm = [n for n in PROFILE_NAMES if not PROFILES[n].exported("gpm")]
+    assert dcgm, "expected at least one profile without GPM"
+    for name in dcgm:
+        (occupancy,) = [p for p in _panels(name) if p["title"].startswith("SM occupancy")]
+        assert "commented out" in occupancy["description"]
+        assert not any(p["title"].startswith("Valid samples") for p in _panels(name))
+
+
+@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if PROFILES[n].capacity.gpu_tdp_watts])
+def test_power_reference_line_is_the_profiles_tdp(name: str) -> None:
+    (power,) = [p for p in _panels(name) if p["title"].startswith("Power")]
+    steps = power["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    assert steps[-1]["value"] == PROFILES[name].capacity.gpu_tdp_watts
+    assert power["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"] == {"mode": "line"}
+    assert power["fieldConfig"]["defaults"].get("max") is None
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s5_every_ratio_field_has_a_fixed_axis(name: str) -> None:
+    assert check_s5_ratio_axes_fixed(_panels(name)) >= 5
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s7_no_zero_fill_and_no_span_nulls(name: str) -> None:
+    check_s7_no_zero_fill(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_rates_use_rate_interval(name: str) -> None:
+    check_rates_use_rate_interval(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_query_parses_after_variable_expansion(name: str) -> None:
+    check_every_query_parses(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_metric_names_are_in_the_catalogue(name: str) -> None:
+    check_metric_names_in_catalogue(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_data_panel_states_evidence_and_unit(name: str) -> None:
+    check_evidence_and_units(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_panel_keys_unique_and_prefixed(name: str) -> None:
+    keys = [p.key for p in group_spec(name, gpu_timelines).panels]
+    assert len(keys) == len(set(keys)) and all(k.startswith("gpu_timelines.") for k in keys)

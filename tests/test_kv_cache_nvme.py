@@ -1,0 +1,176 @@
+"""KV cache and NVMe group, rendered for every profile: S17 (nominal disk size and filesystem size
+are separate numbers; Store quota from the profile), S3 (KV slots per stage never summed across
+pp_rank), S5, S7, parsing, catalogue names, profile-driven disks, and source-status panels."""
+
+from __future__ import annotations
+
+import pytest
+from group_checks import (
+    PROFILE_NAMES,
+    PROFILES,
+    aggregations,
+    check_every_query_parses,
+    check_evidence_and_units,
+    check_histogram_quantile_keeps_le,
+    check_metric_names_in_catalogue,
+    check_rates_use_rate_interval,
+    check_s5_ratio_axes_fixed,
+    check_s7_no_zero_fill,
+    group_panels,
+    group_spec,
+    names,
+    targets,
+)
+
+from dashgen.topology import Topology
+from panels import GROUPS, kv_cache_nvme
+
+TITLE = kv_cache_nvme.TITLE
+
+
+def _panels(name: str) -> list[dict]:
+    return group_panels(name, TITLE)
+
+
+def _unit(panel: dict) -> str:
+    return panel["fieldConfig"]["defaults"].get("unit", "")
+
+
+def test_group_follows_requests_and_gateway() -> None:
+    order = [module.TITLE for module in GROUPS]
+    assert order.index(TITLE) == order.index("Requests and gateway") + 1
+
+
+@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if PROFILES[n].capacity.disk_nominal_size])
+def test_s17_nominal_disk_size_and_filesystem_size_are_separate_numbers(name: str) -> None:
+    nominal = PROFILES[name].capacity.disk_nominal_size
+    panels = _panels(name)
+    nominal_panels = [p for p in panels if any(t["expr"] == f"vector({nominal})" for t in p.get("targets", []))]
+    fs_panels = [p for p in panels if p["type"] == "stat"
+                 and any("node_filesystem_size_bytes" in names(t["expr"]) for t in p["targets"])]
+    assert len(nominal_panels) == 1 and len(fs_panels) == 1
+    assert nominal_panels[0] is not fs_panels[0]
+    assert _unit(nominal_panels[0]) == "decbytes"  # as sold: 3.84 TB
+    assert _unit(fs_panels[0]) == "bytes"  # as the filesystem shows it: ~3.44 TiB
+    for panel in panels:  # an axis maximum is neither capacity nor usage
+        assert panel.get("fieldConfig", {}).get("defaults", {}).get("max") in (None, 1, 100), panel["title"]
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s17_store_quota_comes_from_the_profile_or_a_status_panel(name: str) -> None:
+    panels = _panels(name)
+    capacity = Topology(PROFILES[name]).capacity
+    if PROFILES[name].exported("mooncake_master"):
+        (quota,) = [p for p in panels if p["title"].startswith("Store quota")]
+        values = {t["expr"] for t in quota["targets"]}
+        assert {f"vector({capacity.store_per_rank})", f"vector({capacity.store_per_node})",
+                f"vector({capacity.store_per_replica})"} <= values
+        allocated = [p for p in panels if "segment_allocated_bytes" in p["description"]]
+        assert allocated and quota not in allocated
+    else:
+        assert not any(n.startswith(("segment_", "master_")) for _, t in targets(panels) for n in names(t["expr"]))
+        assert any(p["type"] == "text" and "Store" in p["title"] for p in panels)
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s3_kv_slots_never_aggregated_across_pp_rank(name: str) -> None:
+    checked = 0
+    for panel, target in targets(_panels(name)):
+        if not any(n.startswith("sglang:") for n in names(target["expr"])):
+            continue
+        checked += 1
+        for agg in aggregations(target["expr"]):
+            assert agg.modifier and "pp_rank" in agg.modifier.labels, f"{panel['title']}: {target['expr']}"
+            if "le" not in agg.modifier.labels:
+                assert str(agg.op) == "max", f"{panel['title']}: logical slots are not summed over ranks"
+    assert checked >= 8
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_kv_pool_table_has_one_row_per_rank_and_states_the_all_schedulers_flag(name: str) -> None:
+    (table,) = [p for p in _panels(name) if p["type"] == "table"]
+    assert "--enable-metrics-for-all-schedulers" in table["description"]
+    for target in table["targets"]:
+        for agg in aggregations(target["expr"]):
+            assert {"node", "pp_rank", "tp_rank"} <= set(agg.modifier.labels)
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_cache_disk_and_mount_selection_come_from_the_profile(name: str) -> None:
+    disks = PROFILES[name].disks
+    seen_disk = seen_fs = False
+    for _, target in targets(_panels(name)):
+        found = names(target["expr"])
+        if any(n.startswith("node_disk_") for n in found):
+            seen_disk = True
+            assert f'device=~"{disks.cache_device_regex}"' in target["expr"]
+        if any(n.startswith("node_filesystem_") for n in found):
+            seen_fs = True
+            assert (f'mountpoint="{disks.cache_mountpoint}"' in target["expr"]
+                    or f'mountpoint="{disks.model_mountpoint}"' in target["expr"])
+    assert seen_disk and seen_fs
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s7_disk_latency_gives_no_point_when_idle(name: str) -> None:
+    (latency,) = [p for p in _panels(name) if "latency per I/O" in p["title"]]
+    assert all("> 0)" in t["expr"] for t in latency["targets"])
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_host_memory_cites_the_node_exporter_meminfo_collector(name: str) -> None:
+    panels = [p for p, t in targets(_panels(name)) if "node_memory_MemAvailable_bytes" in t["expr"]]
+    assert panels and all("node_exporter meminfo collector" in p["description"] for p in panels)
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_hicache_host_tier_only_where_exported(name: str) -> None:
+    found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
+    assert ("sglang:hicache_host_used_tokens" in found) == PROFILES[name].exported("hicache")
+
+
+def test_pd_kv_transfer_only_for_pd_pools() -> None:
+    for name in PROFILE_NAMES:
+        found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
+        assert ("sglang:kv_transfer_latency_ms_bucket" in found) == PROFILES[name].has_pools
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s5_every_ratio_field_has_a_fixed_axis(name: str) -> None:
+    assert check_s5_ratio_axes_fixed(_panels(name)) >= 5
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s7_no_zero_fill_and_no_span_nulls(name: str) -> None:
+    check_s7_no_zero_fill(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_histogram_quantile_keeps_le_in_the_inner_by(name: str) -> None:
+    check_histogram_quantile_keeps_le(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_rates_use_rate_interval(name: str) -> None:
+    check_rates_use_rate_interval(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_query_parses_after_variable_expansion(name: str) -> None:
+    check_every_query_parses(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_metric_names_are_in_the_catalogue(name: str) -> None:
+    check_metric_names_in_catalogue(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_data_panel_states_evidence_and_unit(name: str) -> None:
+    check_evidence_and_units(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_panel_keys_unique_and_prefixed(name: str) -> None:
+    keys = [p.key for p in group_spec(name, kv_cache_nvme).panels]
+    assert len(keys) == len(set(keys)) and all(k.startswith("kv_cache_nvme.") for k in keys)

@@ -1,0 +1,188 @@
+"""Requests and gateway group, rendered for every profile: S3 (no aggregation drops pp_rank for
+engine request counts), S4 (gateway layers never combined with each other or with engine
+queues), S5, S7, histogram ``le``, ``$__rate_interval``, parsing, catalogue names, pools apart."""
+
+from __future__ import annotations
+
+import pytest
+from group_checks import (
+    PROFILE_NAMES,
+    PROFILES,
+    aggregations,
+    check_every_query_parses,
+    check_evidence_and_units,
+    check_histogram_quantile_keeps_le,
+    check_metric_names_in_catalogue,
+    check_rates_use_rate_interval,
+    check_s5_ratio_axes_fixed,
+    check_s7_no_zero_fill,
+    group_panels,
+    group_spec,
+    names,
+    targets,
+)
+
+from panels import GROUPS, requests_gateway
+
+TITLE = requests_gateway.TITLE
+ENGINE_REQUEST_COUNTS = {
+    "sglang:num_running_reqs",
+    "sglang:num_queue_reqs",
+    "sglang:num_prefill_bootstrap_queue_reqs",
+    "sglang:num_prefill_inflight_queue_reqs",
+    "sglang:num_decode_prealloc_queue_reqs",
+    "sglang:num_decode_transfer_queue_reqs",
+    "sglang:realtime_tokens_total",
+    "sglang:num_retracted_requests_total",
+    "sglang:queue_time_seconds_bucket",
+}
+TOKENIZER_METRICS = {
+    "sglang:prompt_tokens_total",
+    "sglang:generation_tokens_total",
+    "sglang:num_requests_total",
+    "sglang:num_aborted_requests_total",
+    "sglang:time_to_first_token_seconds_bucket",
+    "sglang:e2e_request_latency_seconds_bucket",
+    "sglang:inter_token_latency_seconds_bucket",
+    "sglang:request_time_per_output_token_seconds_bucket",
+    "sglang:prompt_tokens_histogram_bucket",
+}
+
+
+def _panels(name: str) -> list[dict]:
+    return group_panels(name, TITLE)
+
+
+def test_group_is_registered_after_window_statistics() -> None:
+    order = [module.TITLE for module in GROUPS]
+    assert order.index(TITLE) > order.index("Per-GPU window statistics")
+    assert TITLE == "Requests and gateway"
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s3_engine_request_counts_never_aggregated_across_pp_rank(name: str) -> None:
+    checked = 0
+    for panel, target in targets(_panels(name)):
+        if not names(target["expr"]) & ENGINE_REQUEST_COUNTS:
+            continue
+        checked += 1
+        for agg in aggregations(target["expr"]):
+            labels = agg.modifier.labels if agg.modifier else []
+            assert agg.modifier and "pp_rank" in labels, f"{panel['title']}: {target['expr']}"
+            if "le" not in labels:  # a gauge or logical counter: max over TP ranks, never a sum
+                assert str(agg.op) == "max", f"{panel['title']}: {target['expr']}"
+    assert checked >= 4
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s4_gateway_series_never_added_to_engine_or_other_layers(name: str) -> None:
+    for panel, target in targets(_panels(name)):
+        found = names(target["expr"])
+        gateway = {n for n in found if n.startswith("smg_")}
+        if not gateway:
+            continue
+        assert not any(n.startswith("sglang:") for n in found), f"{panel['title']}: {target['expr']}"
+        assert len(gateway) == 1, f"{panel['title']}: one layer per expression, got {gateway}"
+        assert "several layers" in panel["description"] and "S4" in panel["description"], panel["title"]
+
+
+@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if PROFILES[n].exported("gateway")])
+def test_s4_each_gateway_layer_on_its_own_panel(name: str) -> None:
+    panel_of: dict[str, str] = {}
+    for panel, target in targets(_panels(name)):
+        for metric in names(target["expr"]):
+            panel_of.setdefault(metric, panel["title"])
+    layers = ("smg_admission_inflight", "smg_admission_queue_depth", "smg_worker_requests_active",
+              "smg_engine_running_requests", "smg_engine_waiting_requests")
+    assert len({panel_of[m] for m in layers}) == len(layers)
+    admission = next(p for p in _panels(name) if "smg_admission_inflight" in p["description"])
+    assert "no entry or backend label" in admission["description"]
+
+
+@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if not PROFILES[n].exported("gateway")])
+def test_profile_without_gateway_gets_one_status_panel_and_no_gateway_query(name: str) -> None:
+    panels = _panels(name)
+    assert not any(n.startswith("smg_") for _, t in targets(panels) for n in names(t["expr"]))
+    status = [p for p in panels if p["type"] == "text"]
+    assert len(status) == 1 and "gateway" in status[0]["options"]["content"]
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s5_every_ratio_field_has_a_fixed_axis(name: str) -> None:
+    check_s5_ratio_axes_fixed(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s7_no_zero_fill_and_no_span_nulls(name: str) -> None:
+    check_s7_no_zero_fill(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_histogram_quantile_keeps_le_in_the_inner_by(name: str) -> None:
+    assert check_histogram_quantile_keeps_le(_panels(name)) >= 10
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_rates_use_rate_interval(name: str) -> None:
+    check_rates_use_rate_interval(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_query_parses_after_variable_expansion(name: str) -> None:
+    check_every_query_parses(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_metric_names_are_in_the_catalogue(name: str) -> None:
+    check_metric_names_in_catalogue(_panels(name))
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_data_panel_states_evidence_and_unit(name: str) -> None:
+    check_evidence_and_units(_panels(name))
+
+
+def test_pd_pools_are_kept_apart_by_engine_type() -> None:
+    checked = 0
+    for panel, target in targets(_panels("pd-128")):
+        if names(target["expr"]) & TOKENIZER_METRICS:
+            checked += 1
+            for agg in aggregations(target["expr"]):
+                assert "engine_type" in agg.modifier.labels, f"{panel['title']}: {target['expr']}"
+            assert "engine_type" in target["legendFormat"], panel["title"]
+    assert checked >= 10
+    pd_queues = {"sglang:num_prefill_bootstrap_queue_reqs", "sglang:num_decode_transfer_queue_reqs"}
+    assert pd_queues <= {n for _, t in targets(_panels("pd-128")) for n in names(t["expr"])}
+
+
+@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if not PROFILES[n].has_pools])
+def test_pd_only_panels_absent_without_pd_pools(name: str) -> None:
+    found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
+    assert not any("prefill_bootstrap" in n or "decode_transfer" in n for n in found)
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_tokens_per_minute_states_its_unit_and_scales_a_rate(name: str) -> None:
+    (tpm,) = [p for p in _panels(name) if "TPM" in p["title"]]
+    assert "tokens/min" in tpm["title"] and "tokens/min" in tpm["description"]
+    assert all(t["expr"].endswith("* 60") and "rate(" in t["expr"] for t in tpm["targets"])
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_tokenizer_panels_say_they_come_from_node_0(name: str) -> None:
+    for panel, target in targets(_panels(name)):
+        if names(target["expr"]) & TOKENIZER_METRICS:
+            assert "node 0" in panel["description"], panel["title"]
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_stage_variable_used_only_where_the_profile_has_pp(name: str) -> None:
+    exprs = [t["expr"] for _, t in targets(_panels(name))]
+    uses_stage = any('pp_rank=~"$stage"' in e for e in exprs)
+    assert uses_stage == PROFILES[name].has_pp
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_panel_keys_unique_and_prefixed(name: str) -> None:
+    keys = [p.key for p in group_spec(name, requests_gateway).panels]
+    assert len(keys) == len(set(keys)) and all(k.startswith("requests_gateway.") for k in keys)
