@@ -109,12 +109,13 @@ def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
         limit=f"a prefetch is an attempt, not a reuse: prefetched tokens may be dropped afterwards (S9). Each PP "
         "stage counts the same request once, so rows are never added (S3). Request-level reuse comes from the "
         f"tokenizer of each replica's entry node ({entries}) and has no node or rank label: other nodes show "
-        f"'{NOT_SPLITTABLE}' instead of a faked split (S14); Store reuse is never split by Store node (the "
+        f"'{NOT_SPLITTABLE}' (the query's marker value -1, never a count) instead of a faked split (S14); "
+        "Store reuse is never split by Store node (the "
         "master's hit counter has no storage-node label). " + ABSENT_NOTE,
     )
-    nan = {"type": "special", "options": {"match": "nan", "result": {"text": NOT_SPLITTABLE, "index": 0}}}
+    marker = {"type": "value", "options": {str(sg.NOT_SPLITTABLE): {"text": NOT_SPLITTABLE, "index": 0}}}
     return per_node_table(profile, "reuse_io", "Same-window final reuse and physical reads/writes, per node",
-                          reuse_columns(profile, topology), evidence, extra_mappings=(nan,), unit="short",
+                          reuse_columns(profile, topology), evidence, extra_mappings=(marker,), unit="short",
                           decimals=None)
 
 

@@ -86,7 +86,7 @@ def expected_nodes(profile: Profile, code: int = FAILED) -> str:
     """The profile's node list as constant series ``{node="<name>"} code``."""
     node = profile.label("node")
     terms = [f'label_replace(vector({code}), "{node}", "{name}", "", "")' for name in profile.node_names]
-    return "(" + " or ".join(terms) + ")"
+    return "(" + f" or on({node}) ".join(terms) + ")"
 
 
 def _up(profile: Profile, job: str, *, selected: bool = True) -> str:
@@ -161,7 +161,7 @@ def idle(profile: Profile, layer: Layer) -> str | None:
     node = profile.label("node")
     expr = f"({_base(profile, layer)} * 0 + {layer.idle_code})"
     for counter in layer.activity:
-        moved = f"({agg('sum', [node], increase(counter))} > 0)"
+        moved = f"({agg('max', [node], increase(counter))} > 0)"  # any series moved; nothing is added
         expr = f"({expr} unless on({node}) {moved})"
     return expr
 

@@ -48,6 +48,7 @@ UNFULFILLED_REASONS = (
 )
 DEFERRED_REASONS = ("host_capacity", "device_capacity")
 GIB = 2**30
+NOT_SPLITTABLE = -1  # marker value of a request-level cell on a node it cannot be attributed to
 
 
 def series(profile: Profile, metric: str, *matchers: str) -> str:
@@ -95,14 +96,16 @@ def request_reuse(profile: Profile, topology: Topology, cache_source: str) -> st
     """Request-level final reuse of one tier in the window (tokenizer, replica entry node only).
 
     The tokenizer has no rank labels: its count belongs to the whole replica, so on the other nodes
-    of a replica the value is NaN, which the table maps to N/A (S14) instead of a faked split.
+    of a replica the value is the marker ``NOT_SPLITTABLE`` (-1, impossible for a token count), which
+    the table maps to N/A (S14) instead of a faked split. NaN would be the natural marker, but
+    VictoriaMetrics drops NaN samples from query results, so the cell would read as absent.
     """
     node = profile.label("node")
     counted = agg("sum", [node], increase(series(profile, CACHED, matcher("cache_source", "=", cache_source))))
     entries = "|".join(entry_nodes(topology))
     others = agg("max", [node], selector("up", job(profile, "sglang"), node_var(profile),
                                           matcher(node, "!~", entries)))
-    return f"{counted} or on({node}) ({others} * NaN)"
+    return f"{counted} or on({node}) ({others} * 0 + {NOT_SPLITTABLE})"
 
 
 def shard_bytes_gib(profile: Profile, metric: str) -> str:

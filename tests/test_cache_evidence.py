@@ -1,0 +1,304 @@
+"""The Cache evidence group, rendered in-process for every profile: the rules S2, S3, S7-S17 it must
+hold, checked on the built (and validated) dashboards and their PromQL (parsed with promql_parser)."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import promql_parser as pp
+import pytest
+
+from dashgen.build import build_profile
+from dashgen.lint.promql import func_name, grouping, metric_names, outer_aggregations, walk
+from dashgen.profile import load_profiles
+from dashgen.sizes import format_binary, format_decimal
+from dashgen.topology import Topology
+from panels import cache_evidence
+from queries import mooncake as mc
+from queries import sglang_hicache as sg
+
+PROFILES = {p.name: p for p in load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")}
+TABLES = ("occupancy", "reuse_io", "reasons")
+
+
+@cache
+def built(name: str):
+    (dashboard,) = build_profile(PROFILES[name], (cache_evidence,))
+    return dashboard
+
+
+def specs(name: str) -> dict:
+    (group,) = built(name).spec.groups
+    return {panel.key.split(".", 1)[1]: panel for panel in group.panels}
+
+
+def rendered(name: str) -> dict:
+    return {panel["title"]: panel for panel in built(name).document["panels"] if panel.get("type") != "row"}
+
+
+def expand(expr: str) -> str:
+    return expr.replace("$__range_s", "3600").replace("$__range", "3600s")
+
+
+def parse(expr: str):
+    return pp.parse(expand(expr))
+
+
+def columns(panel) -> dict[str, str]:
+    """Column title -> PromQL of a merged per-node table."""
+    rename = panel.transformations[1]["options"]["renameByName"]
+    return {rename[f"Value #{t.ref_id}"]: t.expr for t in panel.targets}
+
+
+def aggregations(expr: str):
+    return [n for n, _ in walk(parse(expr)) if isinstance(n, pp.AggregateExpr)]
+
+
+def string_arg(node) -> str:
+    while isinstance(node, pp.ParenExpr):
+        node = node.expr
+    return node.val if isinstance(node, pp.StringLiteral) else ""
+
+
+NAMES = sorted(PROFILES)
+
+
+def test_group_is_first_and_titled():
+    from panels import GROUPS
+
+    assert cache_evidence.TITLE == "Cache evidence"
+    data_groups = [g for g in GROUPS if g.__name__.rsplit(".", 1)[-1] not in ("slo_health",)]
+    assert data_groups[0] is cache_evidence
+    for name in NAMES:
+        assert built(name).spec.groups[0].key == "cache_evidence"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
+    node = PROFILES[name].label("node")
+    for key in TABLES:
+        panel = specs(name)[key]
+        assert panel.targets, key
+        for target in panel.targets:
+            for agg in aggregations(target.expr):
+                g = grouping(agg)
+                assert g.by, f"{key}: `{agg.op}` uses without/no by: {target.expr[:120]}"
+                assert node in g.labels, f"{key}: `{agg.op} by {sorted(g.labels)}` drops {node}"
+            for outer in outer_aggregations(parse(target.expr)):
+                assert grouping(outer).labels <= {node, PROFILES[name].label("pp_rank")}, key
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_s2_tables_merge_into_one_row_per_node(name):
+    for key in TABLES:
+        panel = specs(name)[key]
+        assert all(t.instant and t.table for t in panel.targets)
+        assert panel.transformations[0]["id"] == "merge"
+        assert panel.transformations[1]["options"]["renameByName"][PROFILES[name].label("node")] == "Node"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_s3_no_sum_across_pp_stages_and_no_footer(name):
+    profile = PROFILES[name]
+    stage = profile.label("pp_rank")
+    for key, panel in specs(name).items():
+        for target in panel.targets:
+            for agg in aggregations(target.expr):
+                names = metric_names(agg)
+                engine = {n for n in names if n.startswith("sglang:") and n != sg.CACHED}
+                if str(agg.op) in ("sum", "count", "avg") and engine:
+                    assert stage in grouping(agg).labels, f"{key}: {agg.op} over {sorted(engine)} drops {stage}"
+    for panel in rendered(name).values():
+        if panel["type"] == "table":
+            footer = panel.get("options", {}).get("footer", {})
+            assert not footer.get("show") and "sum" not in footer.get("reducer", [])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_s7_no_zero_fill(name):
+    for key, panel in specs(name).items():
+        assert str(panel.no_value or "").strip() not in ("0", "0.0")
+        for target in panel.targets:
+            assert not re.search(r"or\s+(on\s*\([^)]*\)\s*)?vector\(", target.expr), key
+            for node, _ in walk(parse(target.expr)):
+                if func_name(node) == "vector":
+                    assert key == "reasons", f"{key}: constant vectors only as reason codes"
+        for mapping in panel.mappings:
+            if mapping["type"] == "special":
+                assert mapping["options"]["result"]["text"].strip() not in ("0", "0.0")
+
+
+def test_s8_direction_words_name_the_right_counters():
+    for name in NAMES:
+        profile = PROFILES[name]
+        cols = columns(specs(name)["reuse_io"])
+        expected = {}
+        if profile.exported("hicache"):
+            expected |= {"GPU→Host backup": sg.BACKUP_BYTES, "Host→GPU load-back": sg.LOAD_BACK_BYTES,
+                         "GPU KV dropped before Host backup": sg.DROPPED}
+        if profile.exported("hicache_storage"):
+            expected |= {"Host→Store backed-up": sg.BACKUPED, "Store→Host prefetched": sg.PREFETCHED,
+                         "Host→Store dropped before backup": sg.BACKUP_DROPPED}
+        for prefix, metric in expected.items():
+            (title,) = [t for t in cols if t.startswith(prefix)]
+            assert metric_names(parse(cols[title])) == {metric}, title
+        arrows = [t for t in cols if "→" in t]
+        assert len(arrows) == len([prefix for prefix in expected if "→" in prefix]), name
+    assert any("→" in t for t in columns(specs("long-context-64")["reuse_io"]))
+
+
+def test_s8_bytes_sum_tp_ranks_tokens_read_one_rank():
+    cols = columns(specs("long-context-64")["reuse_io"])
+    for title, expr in cols.items():
+        outer = outer_aggregations(parse(expr))
+        if "(GiB)" in title:
+            assert [str(a.op) for a in outer] == ["sum"], title
+        elif title.startswith(("Host→Store", "Store→Host")):
+            assert [str(a.op) for a in outer] == ["max"], title
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_s9_final_reuse_is_the_engine_prefill_report_never_prefetch(name):
+    panel = specs(name)["reuse_io"]
+    for title, expr in columns(panel).items():
+        if title.startswith("Final reuse"):
+            assert metric_names(parse(expr)) <= {sg.PREFILL_EFFECTIVE, sg.CACHED, "up"}, title
+    assert "prefetch is an attempt, not a reuse" in panel.description
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if PROFILES[n].exported("hicache")])
+def test_s10_dropped_tokens_are_not_host_eviction(name):
+    description = specs(name)["reuse_io"].description
+    assert "hicache_dropped_tokens_total" in description
+    assert "NOT Host eviction" in description
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if PROFILES[n].exported("mooncake_master")])
+def test_s11_store_per_node_comes_from_the_segment_host(name):
+    node = PROFILES[name].label("node")
+    checked = 0
+    for key, panel in specs(name).items():
+        for target in panel.targets:
+            for sel, parents in ((n, p) for n, p in walk(parse(target.expr)) if isinstance(n, pp.VectorSelector)):
+                if sel.name not in (mc.ALLOCATED, mc.CAPACITY):
+                    continue
+                relabels = [p for p in parents if func_name(p) == "label_replace"]
+                assert relabels, f"{key}: {sel.name} used without mapping segment -> {node}"
+                assert string_arg(relabels[-1].args[1]) == node and string_arg(relabels[-1].args[3]) == "segment"
+                checked += 1
+    assert checked >= 4
+
+
+def test_s12_ram_ssd_share_divides_by_ram_plus_ssd_returns():
+    panel = specs("long-context-64")["ram_ssd_share"]
+    assert panel.unit == "percent" and (panel.min, panel.max) == (0, 100)
+    for target in panel.targets:
+        divisions = [n for n, _ in walk(parse(target.expr)) if isinstance(n, pp.BinaryExpr) and str(n.op) == "/"]
+        assert len(divisions) == 1
+        assert metric_names(divisions[0].rhs) == {mc.RAM_RETURNS, mc.SSD_RETURNS}
+        assert len(metric_names(divisions[0].lhs)) == 1
+    assert "not a request hit rate" in panel.description.lower()
+
+
+def test_s13_object_counts_are_never_added():
+    panel = specs("long-context-64")["object_counts"]
+    assert len(panel.targets) == 3
+    for target in panel.targets:
+        assert len(metric_names(parse(target.expr))) == 1
+        assert not any(isinstance(n, pp.BinaryExpr) and str(n.op) == "+" for n, _ in walk(parse(target.expr)))
+    assert "never summed" in panel.description
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_s14_request_level_reuse_is_na_off_the_entry_node(name):
+    profile = PROFILES[name]
+    panel = specs(name)["reuse_io"]
+    entries = sorted({replica.nodes[0] for replica in Topology(profile).replicas})
+    request_level = {t: e for t, e in columns(panel).items() if "request-level" in t}
+    assert request_level
+    for title, expr in request_level.items():
+        assert f"* 0 + {sg.NOT_SPLITTABLE})" in expr, title
+        assert f'{profile.label("node")}!~"{"|".join(entries)}"' in expr
+    (marker,) = [m for m in panel.mappings if m["type"] == "value"]
+    assert marker["options"][str(sg.NOT_SPLITTABLE)]["text"].startswith("N/A")
+
+
+def test_s14_long_context_splits_reuse_only_where_it_can():
+    profile = PROFILES["long-context-64"]
+    assert sg.entry_nodes(Topology(profile)) == [profile.node_names[0], profile.node_names[4]]
+
+
+def test_s15_long_context_names_the_client_metrics_not_exported():
+    panel = specs("long-context-64")["sources_unavailable"]
+    assert panel.kind == "text"
+    assert "not exported by the client" in panel.content and "mooncake_client" in panel.content
+
+
+def test_s15_video_says_hicache_and_store_are_not_deployed():
+    content = specs("video-200")["sources_unavailable"].content
+    for source in ("hicache", "hicache_storage", "mooncake_master"):
+        assert f"(`{source}`): not deployed" in content
+    assert not any(key in specs("video-200") for key in ("ram_ssd_share", "prefetch_unfulfilled", "store_segments"))
+
+
+def test_s16_each_prefetch_reason_is_its_own_series_and_deferred_is_apart():
+    found = specs("long-context-64")
+    unfulfilled, deferred = found["prefetch_unfulfilled"], found["prefetch_deferred"]
+    (target,) = unfulfilled.targets
+    assert metric_names(parse(target.expr)) == {sg.UNFULFILLED}
+    for agg in aggregations(target.expr):
+        assert "reason" in grouping(agg).labels
+    for reason in ("anchor_lost", "aux_window_trim", "below_threshold", "cache_admission_shortfall"):
+        assert reason in target.expr
+    assert metric_names(parse(deferred.targets[0].expr)) == {sg.DEFERRED}
+    assert "not a final miss" in deferred.description
+    assert unfulfilled.transformations[0]["options"]["rowField"] == "reason"
+
+
+def test_s17_long_context_anatomy_reads_the_article_numbers():
+    content = specs("long-context-64")["capacity_limits"].content
+    assert "| Store RAM (Mooncake) | 8 GiB | 64 GiB | 256 GiB | 512 GiB |" in content
+    assert "| Host KV (HiCache) | 32 GiB | 256 GiB | 1 TiB |" in content
+    assert "| NVMe bucket limit | 240 GB | 1.92 TB |" in content
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_s17_limit_allocation_filesystem_are_three_panels(name):
+    profile = PROFILES[name]
+    found = specs(name)
+    cap = Topology(profile).capacity
+    content = found["capacity_limits"].content
+    for value in (cap.store_per_node, cap.host_per_node):
+        if value is not None:
+            assert format_binary(value) in content
+    if cap.nvme_limit_per_node is not None:
+        assert format_decimal(cap.nvme_limit_per_node) in content
+    assert found["capacity_limits"].targets == ()
+    if profile.exported("node_exporter"):
+        fs_panel = found["filesystem_usage"]
+        assert all("node_filesystem" in t.expr for t in fs_panel.targets)
+        assert "axis maximum is neither capacity nor usage" in fs_panel.description
+    if profile.exported("hicache") or profile.exported("mooncake_master"):
+        assert all("node_filesystem" not in t.expr for t in found["logical_allocation"].targets)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_panel_states_its_evidence(name):
+    for key, panel in specs(name).items():
+        for word in ("Evidence layer:", "Source:", "Quantity:", "Limit:"):
+            assert word in panel.description, f"{key} lacks {word}"
+    for title, panel in rendered(name).items():
+        assert panel.get("description"), title
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reasons_table_shows_reason_text_for_every_layer(name):
+    panel = specs(name)["reasons"]
+    (mapping,) = [m for m in panel.mappings if m["type"] == "value"]
+    assert {v["text"] for v in mapping["options"].values()} >= {"collection failed", "uninitialised", "ok"}
+    titles = list(columns(panel))
+    assert titles[0].startswith("Engine")
+    assert any(t.startswith("Cache disk") for t in titles)
+    assert any(t.startswith("HiCache Host") for t in titles) == PROFILES[name].exported("hicache")

@@ -1,0 +1,144 @@
+"""Shapes of the missing-data reason expressions (S6) in queries/nodata.py, for every profile.
+
+Issue 4 proves their values on a real VictoriaMetrics; these tests pin the structure: the priority
+order of the branches, one row per node (every aggregation ``by (node)`` only, every set operation
+matched ``on(node)`` or ``on()``), the profile's node list, and the sample-count arithmetic.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import promql_parser as pp
+import pytest
+
+from dashgen.lint.promql import func_name, grouping, metric_names, walk
+from dashgen.profile import load_profiles
+from queries import nodata
+
+PROFILES = load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")
+RANGE_S = 3600
+
+
+def expand(expr: str) -> str:
+    return expr.replace("$__range_s", str(RANGE_S)).replace("$__range", f"{RANGE_S}s")
+
+
+def layer_cases():
+    return [pytest.param(p, layer, id=f"{p.name}:{layer.key}") for p in PROFILES for layer in nodata.layers(p)]
+
+
+def or_branches(node):
+    """The operands of the top-level chain of ``or``, left to right."""
+    if isinstance(node, pp.BinaryExpr) and str(node.op) == "or":
+        return or_branches(node.lhs) + or_branches(node.rhs)
+    return [node]
+
+
+def branch_code(node) -> int:
+    """The reason code a branch yields: the number literal added last (``... + code``) or the
+    constant in ``vector(code)``."""
+    while isinstance(node, pp.ParenExpr):
+        node = node.expr
+    if isinstance(node, pp.BinaryExpr) and str(node.op) == "+" and isinstance(node.rhs, pp.NumberLiteral):
+        return int(node.rhs.val)
+    if isinstance(node, pp.BinaryExpr) and str(node.op) in ("or", "unless", "and"):
+        return branch_code(node.lhs)
+    if func_name(node) == "label_replace":
+        return branch_code(node.args[0])
+    if func_name(node) == "vector":
+        return int(node.args[0].val)
+    raise AssertionError(f"cannot read the code of branch {node}")
+
+
+@pytest.mark.parametrize(("profile", "layer"), layer_cases())
+def test_s6_branches_in_priority_order(profile, layer):
+    ast = pp.parse(expand(nodata.reason_code(profile, layer)))
+    codes = [branch_code(b) for b in or_branches(ast)]
+    # collection failed is itself "up == 0" or "missing from up": both 5.
+    collapsed = [c for i, c in enumerate(codes) if i == 0 or c != codes[i - 1]]
+    expected = [nodata.FAILED, nodata.UNINITIALISED, nodata.INSUFFICIENT]
+    if layer.idle_code:
+        expected.append(layer.idle_code)
+    expected.append(nodata.OK)
+    assert collapsed == expected
+    assert [nodata.PRIORITY.index(c) for c in collapsed] == sorted(nodata.PRIORITY.index(c) for c in collapsed)
+
+
+@pytest.mark.parametrize(("profile", "layer"), layer_cases())
+def test_s2_reason_rows_are_keyed_by_node_only(profile, layer):
+    node = profile.label("node")
+    ast = pp.parse(expand(nodata.reason_code(profile, layer)))
+    for sub, _ in walk(ast):
+        if isinstance(sub, pp.AggregateExpr):
+            g = grouping(sub)
+            assert g.by and g.labels == {node}, f"aggregation {sub.op} must be `by ({node})` only"
+        if isinstance(sub, pp.BinaryExpr) and str(sub.op) in ("or", "and", "unless"):
+            matching = sub.modifier.matching if sub.modifier is not None else None
+            assert matching is not None and set(matching.labels) <= {node}, f"{sub.op} without on({node})/on()"
+            assert matching.type == pp.LabelModifierType.Include
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_s6_collection_failed_knows_every_profile_node(profile):
+    expected = nodata.expected_nodes(profile)
+    found = re.findall(r'label_replace\(vector\(5\), "node", "([^"]+)", "", ""\)', expected)
+    assert found == list(profile.node_names)
+
+
+@pytest.mark.parametrize(("profile", "layer"), layer_cases())
+def test_s6_collection_failed_reads_up(profile, layer):
+    expr = nodata.collection_failed(profile, layer)
+    assert f'up{{job="{layer.job}"}} == 0' in expr or f'up{{job="{layer.job}", node=~"$node"}}) == 0' in expr
+    assert f'unless on({"node" if layer.per_node_target else ""}) up{{job="{layer.job}"}}' in expr
+
+
+@pytest.mark.parametrize(("profile", "layer"), layer_cases())
+def test_s6_insufficient_samples_compares_with_the_scrape_interval(profile, layer):
+    expr = nodata.insufficient_samples(profile, layer)
+    source_interval = layer.interval_seconds
+    assert f"< {profile.insufficient_samples_share:g} * $__range_s / {source_interval:g})" in expr
+    ast = pp.parse(expand(expr))
+    assert any(func_name(n) == "count_over_time" for n, _ in walk(ast))
+
+
+@pytest.mark.parametrize(("profile", "layer"), layer_cases())
+def test_s6_uninitialised_needs_the_presence_series(profile, layer):
+    expr = nodata.uninitialised(profile, layer)
+    presence_metrics = metric_names(pp.parse(expand(layer.presence)))
+    assert presence_metrics <= metric_names(pp.parse(expand(expr)))
+    assert "unless on(node)" in expr
+
+
+@pytest.mark.parametrize(("profile", "layer"), layer_cases())
+def test_s7_idle_is_about_counters_increasing_not_zero_filling(profile, layer):
+    expr = nodata.reason_code(profile, layer)
+    assert not re.search(r"or\s+(on\s*\([^)]*\)\s*)?vector\(", expr), "a constant vector must never be or-ed in"
+    idle = nodata.idle(profile, layer)
+    if layer.idle_code:
+        ast = pp.parse(expand(idle))
+        increases = [n for n, _ in walk(ast) if func_name(n) == "increase"]
+        assert len(increases) == len(layer.activity)
+        assert not any(isinstance(n, pp.AggregateExpr) and str(n.op) == "sum" for n, _ in walk(ast))
+    else:
+        assert idle is None
+
+
+def test_layers_follow_the_profile_sources():
+    by_name = {p.name: [layer.key for layer in nodata.layers(p)] for p in PROFILES}
+    assert by_name["long-context-64"] == [
+        "engine", "hicache_host", "hicache_storage", "mooncake", "gpm", "dcgm", "disk",
+    ]
+    assert by_name["video-200"][0] == "engine" and "hicache_host" not in by_name["video-200"]
+    assert "mooncake" not in by_name["h20-16"] and "hicache_host" in by_name["h20-16"]
+
+
+def test_value_mappings_name_each_reason_with_its_colour():
+    (mapping,) = nodata.value_mappings()
+    options = mapping["options"]
+    assert mapping["type"] == "value"
+    assert {k: (v["text"], v["color"]) for k, v in options.items()} == {
+        "0": ("ok", "green"), "1": ("no traffic", "blue"), "2": ("no I/O", "blue"),
+        "3": ("insufficient samples", "yellow"), "4": ("uninitialised", "orange"), "5": ("collection failed", "red"),
+    }
