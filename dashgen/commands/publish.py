@@ -46,6 +46,21 @@ def grafana_options(function):
     return function
 
 
+def release_options(function):
+    """Options of the commands that write a release: ledger, backup folder and output format."""
+    options = [
+        click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
+                     show_default=True, help="The release ledger (JSON lines)."),
+        click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_BACKUP_DIR,
+                     show_default=True, help="Where exports and read-backs are kept."),
+        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+                     show_default=True),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 def make_client(grafana_url: str, token_file: Path | None, org_id: int | None, ca_bundle: str | None,
                 insecure: bool, timeout: float) -> GrafanaClient:
     token = None
@@ -144,11 +159,7 @@ def run_release(client: GrafanaClient, targets: list[PublishTarget], live: dict[
 @click.option("--approve", multiple=True, metavar="KEY", help="Approve a refused change (see the plan).")
 @click.option("--adopt-live", multiple=True, metavar="UID", help="Accept edits made in Grafana to this dashboard.")
 @click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
-@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
-              show_default=True)
-@click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_BACKUP_DIR,
-              show_default=True)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@release_options
 @click.pass_context
 def publish(ctx: click.Context, grafana_url: str, token_file: Path | None, org_id: int | None,
             ca_bundle: str | None, insecure: bool, timeout: float, profile_names: tuple[str, ...],
@@ -219,11 +230,7 @@ def _find_backup(uid: str, to: str, ledger: list[dict[str, Any]], backup_dir: Pa
 @click.option("--approve", multiple=True, metavar="KEY")
 @click.option("--adopt-live", multiple=True, metavar="UID")
 @click.option("--dry-run", is_flag=True)
-@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
-              show_default=True)
-@click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_BACKUP_DIR,
-              show_default=True)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@release_options
 @click.pass_context
 def rollback(ctx: click.Context, grafana_url: str, token_file: Path | None, org_id: int | None,
              ca_bundle: str | None, insecure: bool, timeout: float, uid: str, to: str, approve: tuple[str, ...],

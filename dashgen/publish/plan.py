@@ -187,34 +187,21 @@ def _plan_one(
 
     diff = diff_dashboards(live.document, target.document)
     summary, cleanup = _summarise(diff)
-    for change in diff.changed_panels:
-        if "query" not in change.categories:
-            continue
-        key = target.panel_keys.get(change.id or -1, f"panel:{change.id}")
+    guarded = [
+        (target.panel_keys.get(c.id or -1, f"panel:{c.id}"), f'queries of existing panel "{c.title}" change')
+        for c in diff.changed_panels if "query" in c.categories
+    ]
+    guarded += [(f"var:{v.name}", f"definition of existing variable ${v.name} changes")
+                for v in diff.changed_variables if v.definition]
+    guarded += [(f"remove:panel:{p.id}", f'panel "{p.title}" is live but not in the build (clean-up)')
+                for p in diff.removed_panels]
+    guarded += [(f"remove:var:{name}", f"variable ${name} is live but not in the build (clean-up)")
+                for name in diff.removed_variables]
+    for key, reason in guarded:
         if _approved(key, target.uid, approvals):
             used.append(key)
         else:
-            refusals.append(Refusal(key, f'queries of existing panel "{change.title}" change'))
-    for variable in diff.changed_variables:
-        if not variable.definition:
-            continue
-        key = f"var:{variable.name}"
-        if _approved(key, target.uid, approvals):
-            used.append(key)
-        else:
-            refusals.append(Refusal(key, f"definition of existing variable ${variable.name} changes"))
-    for panel in diff.removed_panels:
-        key = f"remove:panel:{panel.id}"
-        if _approved(key, target.uid, approvals):
-            used.append(key)
-        else:
-            refusals.append(Refusal(key, f'panel "{panel.title}" is live but not in the build (clean-up)'))
-    for name in diff.removed_variables:
-        key = f"remove:var:{name}"
-        if _approved(key, target.uid, approvals):
-            used.append(key)
-        else:
-            refusals.append(Refusal(key, f"variable ${name} is live but not in the build (clean-up)"))
+            refusals.append(Refusal(key, reason))
 
     changed_ids = {c.id for c in diff.changed_panels if "query" in c.categories}
     added_ids = {p.id for p in diff.added_panels}
