@@ -41,6 +41,8 @@ def normalise_dashboard(doc: dict[str, Any], schema_version: int) -> dict[str, A
     doc["annotations"] = {"list": [dict(BUILTIN_ANNOTATION)]}
     doc["panels"] = [_panel(panel) for panel in doc.get("panels", [])]
     doc["templating"] = {"list": [_variable(var) for var in doc.get("templating", {}).get("list", [])]}
+    if not doc.get("links"):
+        doc.pop("links", None)  # Grafana 13 reads an empty array back as absent
     return _clean(doc)
 
 
