@@ -142,5 +142,6 @@ def collection_alerts(profile: Profile) -> tuple[AlertRule, ...]:
             description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of job {source.job} "
                          f"({source.what}) have failed for 5m. Its series on this node (every GPU, for per-GPU "
                          "sources) are 'collection failed' (S6), not zero."),
+            anchor="collectionfailed",
         ))
     return tuple(alerts)

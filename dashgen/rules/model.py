@@ -23,11 +23,12 @@ class AlertRule:
     summary: str
     description: str
     labels: tuple[tuple[str, str], ...] = ()
+    anchor: str = ""  # runbook section when several alerts share one
 
     @property
     def runbook(self) -> str:
         """The alert's runbook section in docs/alerts.md (GitHub heading anchor)."""
-        return f"{DOCS}#{self.alert.lower()}"
+        return f"{DOCS}#{self.anchor or self.alert.lower()}"
 
 
 @dataclass(frozen=True)
