@@ -1,0 +1,52 @@
+"""``dashgen demo-data``: import realistic synthetic series for a profile's dashboards into VictoriaMetrics."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from dashgen.datasource import Datasource
+from dashgen.demo.run import import_demo
+from dashgen.demo.scenarios import SCENARIOS, assignments
+from dashgen.errors import InputError
+from dashgen.grafana_query import parse_duration, parse_time
+from dashgen.profile import load_profiles, profiles_dir
+
+
+@click.command("demo-data")
+@click.option("--profile", "profile_name", required=True, help="Profile whose dashboards the data feeds.")
+@click.option("--url", required=True, help="VictoriaMetrics base URL, e.g. http://127.0.0.1:8428.")
+@click.option("--import-url", default=None,
+              help="Where /api/v1/import lives when it differs (VictoriaMetrics cluster: vminsert's "
+                   "http://vminsert:8480/insert/0/prometheus).")
+@click.option("--hours", type=float, default=2.0, show_default=True, help="Window length ending at --end.")
+@click.option("--scenario", type=click.Choice(SCENARIOS), default="healthy", show_default=True)
+@click.option("--step", default="0s", show_default=True,
+              help="Coarsest sample spacing (e.g. 15s to thin 1 s GPM data); 0s keeps each source's scrape interval.")
+@click.option("--end", "end_text", default="now", show_default=True, help="Window end: now, now-2h, unix or RFC 3339.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Per-request timeout, seconds.")
+@click.pass_context
+def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str | None, hours: float, scenario: str,
+              step: str, end_text: str, timeout: float) -> None:
+    """Generate and import demo series (healthy, or five-reasons: each No Data reason on its own node)."""
+    (profile,) = load_profiles([profile_name], (ctx.obj or {}).get("profiles_dir") or profiles_dir())
+    try:
+        end = parse_time(end_text, time.time())
+        step_seconds = 0.0 if step.strip() in ("0", "0s") else parse_duration(step)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if hours <= 0:
+        raise InputError(f"--hours must be positive, got {hours:g}")
+    rows = assignments(profile, scenario)
+    datasource = Datasource(url, import_url=import_url, timeout=timeout)
+    summary = import_demo(datasource, profile, scenario, end, hours, step_seconds,
+                          warn=lambda message: click.echo(f"warning: {message}", err=True))
+    click.echo(f"{profile.name} {scenario}: {summary.series} series, {summary.samples} samples, "
+               f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(summary.start))} .. "
+               f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(summary.end))}, {summary.seconds:.1f}s")
+    for row in rows:
+        click.echo(f"  {row.node}: {row.reason_name} ({row.reason}) - {row.detail}")
+
+
+COMMANDS = [demo_data]

@@ -1,0 +1,92 @@
+"""``dashgen validate-queries``: run every target of every dashboard against a real data source.
+
+Exit 0 when every query executed (empty results are reported with their reason, not failed),
+1 when any query errored, 2 on usage or input errors.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from dashgen.build import build_all
+from dashgen.datasource import Datasource
+from dashgen.errors import InputError
+from dashgen.grafana_query import DEFAULT_MAX_DATA_POINTS, Window, parse_duration, parse_time
+from dashgen.profile import load_profiles, profiles_dir
+from dashgen.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
+
+
+def _from_folder(folder: Path) -> list[DashboardInput]:
+    files = sorted(folder.rglob("*.json"))
+    if not files:
+        raise InputError(f"{folder}: no dashboard JSON files")
+    inputs = []
+    for path in files:
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: not readable JSON: {exc}") from None
+        if not isinstance(document, dict):
+            raise InputError(f"{path}: not a dashboard object")
+        inputs.append(DashboardInput(str(path), document))
+    return inputs
+
+
+@click.command("validate-queries")
+@click.option("--datasource-url", required=True,
+              help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
+                   "or http://prom:9090.")
+@click.option("--profile", "profile_names", multiple=True,
+              help="Profile to render and check (repeatable; default all).")
+@click.option("--dashboards", "dashboards_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Check the dashboard JSON files in this folder instead of rendering from profiles.")
+@click.option("--window", default="1h", show_default=True, help="Dashboard time range ($__range).")
+@click.option("--at", "at_text", default="now", show_default=True,
+              help="Window end / instant query time: now, now-2h, unix seconds or RFC 3339.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Per-query timeout, seconds.")
+@click.option("--workers", type=click.IntRange(1, 32), default=4, show_default=True, help="Concurrent queries.")
+@click.option("--max-data-points", type=click.IntRange(1, 100000), default=DEFAULT_MAX_DATA_POINTS, show_default=True,
+              help="Grafana's max data points, for $__interval and the range step.")
+@click.option("--scrape-interval", default="15s", show_default=True,
+              help="Scrape interval for $__rate_interval when a query's source is unknown (JSON input).")
+@click.pass_context
+def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tuple[str, ...],
+                     dashboards_dir: Path | None, window: str, at_text: str, output_format: str, timeout: float,
+                     workers: int, max_data_points: int, scrape_interval: str) -> None:
+    """Run every panel query against a data source; report data, empty-with-reason, or error per panel."""
+    try:
+        length = parse_duration(window)
+        at = parse_time(at_text, time.time())
+        scrape = parse_duration(scrape_interval)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if dashboards_dir is not None:
+        if profile_names:
+            raise InputError("--dashboards and --profile are exclusive: JSON files carry no profile")
+        if not dashboards_dir.is_dir():
+            raise InputError(f"{dashboards_dir}: no such folder")
+        inputs = _from_folder(dashboards_dir)
+    else:
+        profiles = load_profiles(list(profile_names), (ctx.obj or {}).get("profiles_dir") or profiles_dir())
+        by_name = {p.name: p for p in profiles}
+        inputs = [DashboardInput(f"{b.profile}/{b.uid}", b.document, by_name[b.profile]) for b in build_all(profiles)]
+    datasource = Datasource(datasource_url, timeout=timeout)
+    span = Window(end=at, length=length)
+
+    def label_values(match: str, label: str) -> list[str]:
+        return datasource.label_values(label, [match], span.start, span.end)
+
+    planned = plan(inputs, span, max_data_points, scrape, label_values)
+    checks = run_checks(datasource, planned, span, workers=workers, timeout=timeout)
+    meta = {"datasource": datasource_url, "window": window, "at": at,
+            "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))}
+    click.echo(render_json(checks, meta) if output_format == "json" else render_text(checks, meta), nl=False)
+    ctx.exit(exit_code(checks))
+
+
+COMMANDS = [validate_queries]

@@ -1,0 +1,389 @@
+"""What the demo generator knows about each metric: its source, type, who emits it (scope), its
+extra labels and a value model. Data only; the series are made in ``dashgen.demo.series``.
+
+Scopes (the label contract of the metric catalogue, per source):
+
+- ``gpu``           one series per GPU: DCGM (``gpu``, ``UUID``, ``device``, ``modelName``, ``Hostname``)
+                    or GPM (``gpu``, ``uuid``)
+- ``rank``          every engine rank (radix / HiCache and storage collectors): ``tp_rank``, ``pp_rank``, ``dp_rank``
+- ``logging_rank``  the stats-logging TP rank (first TP rank) of each PP stage: scheduler gauges/counters
+- ``seeded_rank``   pre-seeded scheduler counters: every rank, real values on the logging rank, 0 elsewhere
+- ``tokenizer``     the API server on node_rank 0 of each replica: no rank labels
+- ``node`` / ``disk`` / ``filesystem`` / ``cpu`` / ``netdev``   node_exporter, per node (and device/mount/cpu)
+- ``master`` / ``segment``   the Mooncake master's exporter on the master node; ``segment="<node>:<port>"`` per rank
+- ``gateway``       the model gateway's node
+- ``client``        Mooncake client per rank (only when that source is exported)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dashgen.profile import Profile
+from dashgen.topology import Topology
+
+Number = float | Callable[[Profile, Topology], float]
+
+# SGLang's default latency buckets (TTFT; e2e adds the long tail).
+SECONDS_BUCKETS = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
+E2E_BUCKETS = (*SECONDS_BUCKETS, 600, 1200, 1800, 2400)
+SHORT_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)
+SIZE_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096)
+TOKEN_BUCKETS = (128, 1024, 8192, 32768, 131072, 262144, 524288)
+GIB = 1 << 30
+WORKERS = ("http://replica-0:30000", "http://replica-1:30000")
+
+
+@dataclass(frozen=True)
+class Wave:
+    """A gauge: ``base + amp*sin(2*pi*t/period + phase) + noise*N(0,1)`` clamped to [lo, hi].
+
+    ``load`` gauges follow traffic: with no traffic they sit at ``idle``.
+    ``integer`` rounds. Numbers may be callables of (profile, topology) for sizes (S1).
+    """
+
+    base: Number
+    amp: Number = 0.0
+    noise: Number = 0.0
+    lo: Number = 0.0
+    hi: Number = float("inf")
+    period: float = 1800.0
+    integer: bool = False
+    load: bool = False
+    idle: Number = 0.0
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A counter growing at about ``per_second`` (a Wave of rates); ``traffic`` says what makes it grow:
+    ``requests`` (flat with no traffic), ``io`` (flat with no disk I/O) or ``time`` (always grows)."""
+
+    per_second: Number
+    amp: float = 0.3
+    traffic: str = "requests"
+    integer: bool = True
+    rare: bool = False  # absent-until-first-event counter whose first event is rare (appears mid-window)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Observations at ``per_second``, log-normal around ``median`` (spread ``sigma``) over ``buckets``."""
+
+    per_second: float
+    median: float
+    sigma: float = 0.6
+    buckets: tuple[float, ...] = SECONDS_BUCKETS
+    traffic: str = "requests"
+
+
+@dataclass(frozen=True)
+class MetricModel:
+    name: str
+    source: str
+    kind: str  # gauge | counter | histogram
+    scope: str
+    model: Wave | Rate | Histogram
+    labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    first_event: bool = False  # counter absent until its first non-zero increment
+
+
+def _g(name: str, source: str, scope: str, model: Wave, /, **labels: tuple[str, ...]) -> MetricModel:
+    return MetricModel(name, source, "gauge", scope, model, dict(labels))
+
+
+def _c(name: str, source: str, scope: str, model: Rate, first_event: bool = False, /,
+       **labels: tuple[str, ...]) -> MetricModel:
+    return MetricModel(name, source, "counter", scope, model, dict(labels), first_event)
+
+
+def _h(name: str, source: str, scope: str, model: Histogram, /, **labels: tuple[str, ...]) -> MetricModel:
+    return MetricModel(name, source, "histogram", scope, model, dict(labels))
+
+
+def _ratio(base: float, amp: float = 0.1, noise: float = 0.03, load: bool = True) -> Wave:
+    return Wave(base, amp, noise, 0.0, 1.0, load=load, idle=0.0)
+
+
+def _store_per_rank(p: Profile, t: Topology) -> float:
+    return float(t.capacity.store_per_rank or 8 * GIB)
+
+
+def _store_total(p: Profile, t: Topology) -> float:
+    return float(t.capacity.store_total or 0) or _store_per_rank(p, t) * len(t.ranks)
+
+
+def _host_tokens(p: Profile, t: Topology) -> float:
+    # Host tier in tokens: the per-rank byte quota at ~160 KiB per token (per-rank shard of a long-context model).
+    return float((t.capacity.host_per_rank or 32 * GIB) // (160 * 1024))
+
+
+def _kv_tokens(p: Profile, t: Topology) -> float:
+    return 400_000.0
+
+
+def _cache_fs_bytes(p: Profile, t: Topology) -> float:
+    nominal = p.capacity.disk_nominal_size or 3_840_000_000_000
+    return nominal * 0.9
+
+
+def _gpu_tdp(p: Profile, t: Topology) -> float:
+    return p.capacity.gpu_tdp_watts or 700.0
+
+
+def _power_base(p: Profile, t: Topology) -> float:
+    return _gpu_tdp(p, t) * 0.62
+
+
+def _power_amp(p: Profile, t: Topology) -> float:
+    return _gpu_tdp(p, t) * 0.12
+
+
+SGLANG = "sglang"
+STAGES_MODE = ("prefill_compute", "prefill_cache", "decode")
+EFFECTIVE_MODES = ("input", "device_hit", "host_hit", "storage_hit")
+UNFULFILLED = ("below_threshold", "host_capacity", "device_capacity", "device_covered", "storage_transfer",
+               "deadline", "anchor_lost", "aux_window_trim", "device_overlap", "cache_admission_shortfall", "dropped")
+
+_MODELS: list[MetricModel] = [
+    # --- SGLang scheduler (logging rank of each PP stage) ---------------------------------------
+    _g("sglang:num_running_reqs", SGLANG, "logging_rank", Wave(24, 10, 3, 0, integer=True, load=True)),
+    _g("sglang:num_queue_reqs", SGLANG, "logging_rank", Wave(4, 4, 2, 0, integer=True, load=True)),
+    _g("sglang:num_grammar_queue_reqs", SGLANG, "logging_rank", Wave(0, integer=True)),
+    _g("sglang:num_paused_reqs", SGLANG, "logging_rank", Wave(0, integer=True)),
+    _g("sglang:num_retracted_reqs", SGLANG, "logging_rank", Wave(0, 0.4, 0.3, 0, integer=True, load=True)),
+    _g("sglang:gen_throughput", SGLANG, "logging_rank", Wave(900, 300, 80, 0, load=True)),
+    _g("sglang:cache_hit_rate", SGLANG, "logging_rank", _ratio(0.55, 0.1, 0.05)),
+    _g("sglang:token_usage", SGLANG, "logging_rank", _ratio(0.6)),
+    _g("sglang:full_token_usage", SGLANG, "logging_rank", _ratio(0.55)),
+    _g("sglang:utilization", SGLANG, "logging_rank", _ratio(0.7)),
+    _g("sglang:num_used_tokens", SGLANG, "logging_rank", Wave(180_000, 60_000, 10_000, 0, integer=True, load=True)),
+    _g("sglang:kv_used_tokens", SGLANG, "logging_rank", Wave(120_000, 50_000, 8_000, 0, 180_000, integer=True,
+                                                               load=True)),
+    _g("sglang:kv_evictable_tokens", SGLANG, "logging_rank", Wave(110_000, 30_000, 8_000, 0, 150_000, integer=True)),
+    _g("sglang:kv_available_tokens", SGLANG, "logging_rank", Wave(90_000, 20_000, 8_000, 50_000, 120_000,
+                                                                    integer=True)),
+    _g("sglang:max_total_num_tokens", SGLANG, "logging_rank", Wave(_kv_tokens, integer=True)),
+    _g("sglang:decode_sum_seq_lens", SGLANG, "logging_rank", Wave(3_000_000, 1_000_000, 100_000, 0, integer=True,
+                                                                    load=True)),
+    _g("sglang:context_len", SGLANG, "logging_rank", Wave(524_288, integer=True)),
+    _g("sglang:page_size", SGLANG, "logging_rank", Wave(64, integer=True)),
+    _g("sglang:kv_cache_memory_usage_gb", SGLANG, "logging_rank", Wave(48.0)),
+    _g("sglang:weight_memory_usage_gb", SGLANG, "logging_rank", Wave(22.0)),
+    _g("sglang:hicache_host_used_tokens", "hicache", "logging_rank",
+       Wave(lambda p, t: _host_tokens(p, t) * 0.55, lambda p, t: _host_tokens(p, t) * 0.2, 2000, 0,
+            _host_tokens, integer=True)),
+    _g("sglang:hicache_host_total_tokens", "hicache", "logging_rank", Wave(_host_tokens, integer=True)),
+    _g("sglang:num_prefill_bootstrap_queue_reqs", SGLANG, "logging_rank", Wave(1, 1, 1, 0, integer=True, load=True)),
+    _g("sglang:num_prefill_inflight_queue_reqs", SGLANG, "logging_rank", Wave(2, 1, 1, 0, integer=True, load=True)),
+    _g("sglang:num_decode_prealloc_queue_reqs", SGLANG, "logging_rank", Wave(1, 1, 1, 0, integer=True, load=True)),
+    _g("sglang:num_decode_transfer_queue_reqs", SGLANG, "logging_rank", Wave(1, 1, 1, 0, integer=True, load=True)),
+    _h("sglang:queue_time_seconds", SGLANG, "logging_rank", Histogram(2.0, 0.4, 0.9)),
+    _h("sglang:per_stage_req_latency_seconds", SGLANG, "logging_rank", Histogram(2.0, 0.05, 0.8, SHORT_BUCKETS),
+       stage=("prefill_forward", "decode_forward")),
+    _c("sglang:realtime_tokens_total", SGLANG, "logging_rank", Rate(900), mode=STAGES_MODE),
+    _c("sglang:num_retracted_requests_total", SGLANG, "logging_rank", Rate(0.01), True),
+    _c("sglang:num_bootstrap_failed_reqs_total", SGLANG, "logging_rank", Rate(0.002)),
+    _c("sglang:num_transfer_failed_reqs_total", SGLANG, "logging_rank", Rate(0.002)),
+    _c("sglang:prefill_effective_tokens_total", SGLANG, "seeded_rank", Rate(3000), mode=EFFECTIVE_MODES),
+    _c("sglang:forward_execution_seconds_total", SGLANG, "rank", Rate(0.7, 0.1, traffic="requests", integer=False),
+       category=("extend", "decode")),
+    _c("sglang:scheduler_idle_seconds_total", SGLANG, "seeded_rank", Rate(0.3, 0.1, traffic="time", integer=False)),
+    # --- SGLang tokenizer (API server, node_rank 0 of each replica) -------------------------------
+    _c("sglang:prompt_tokens_total", SGLANG, "tokenizer", Rate(6000), is_streaming=("true",)),
+    _c("sglang:generation_tokens_total", SGLANG, "tokenizer", Rate(900), is_streaming=("true",)),
+    _c("sglang:num_requests_total", SGLANG, "tokenizer", Rate(0.8), is_streaming=("true",)),
+    _c("sglang:num_aborted_requests_total", SGLANG, "tokenizer", Rate(0.01)),
+    _c("sglang:cached_tokens_total", SGLANG, "tokenizer", Rate(2500), True,
+       cache_source=("device", "host", "storage")),
+    _h("sglang:time_to_first_token_seconds", SGLANG, "tokenizer", Histogram(0.8, 1.2, 0.8), is_streaming=("true",)),
+    _h("sglang:e2e_request_latency_seconds", SGLANG, "tokenizer", Histogram(0.8, 40, 0.6, E2E_BUCKETS),
+       is_streaming=("true",)),
+    _h("sglang:inter_token_latency_seconds", SGLANG, "tokenizer", Histogram(900, 0.03, 0.4, SHORT_BUCKETS)),
+    _h("sglang:request_time_per_output_token_seconds", SGLANG, "tokenizer", Histogram(0.8, 0.035, 0.4, SHORT_BUCKETS),
+       is_streaming=("true",)),
+    _c("sglang:http_requests_total", SGLANG, "tokenizer", Rate(0.8), endpoint=("/generate",), method=("POST",)),
+    _c("sglang:http_responses_total", SGLANG, "tokenizer", Rate(0.8), endpoint=("/generate",), method=("POST",),
+       status_code=("200",)),
+    _g("sglang:http_requests_active", SGLANG, "tokenizer", Wave(24, 8, 3, 0, integer=True, load=True),
+       endpoint=("/generate",), method=("POST",)),
+    _h("sglang:prompt_tokens_histogram", SGLANG, "tokenizer", Histogram(0.8, 60000, 1.0, TOKEN_BUCKETS)),
+    _h("sglang:generation_tokens_histogram", SGLANG, "tokenizer", Histogram(0.8, 1000, 0.8, TOKEN_BUCKETS)),
+    # --- HiCache GPU <-> Host (radix collector, every rank) ---------------------------------------
+    _c("sglang:hicache_backup_bytes_total", "hicache", "rank", Rate(2.0e8)),
+    _c("sglang:hicache_backup_tokens_total", "hicache", "rank", Rate(1500), pool=("kv",)),
+    _h("sglang:hicache_backup_duration_seconds", "hicache", "rank", Histogram(2, 0.01, 0.5, SHORT_BUCKETS)),
+    _c("sglang:load_back_bytes_total", "hicache", "rank", Rate(1.2e8)),
+    _c("sglang:load_back_tokens_total", "hicache", "rank", Rate(900), True, pool=("kv",)),
+    _h("sglang:load_back_duration_seconds", "hicache", "rank", Histogram(2, 0.008, 0.5, SHORT_BUCKETS)),
+    _c("sglang:evicted_tokens_total", "hicache", "rank", Rate(1200), True),
+    _h("sglang:eviction_duration_seconds", "hicache", "rank", Histogram(1, 0.004, 0.5, SHORT_BUCKETS)),
+    _c("sglang:hicache_dropped_tokens_total", "hicache", "rank", Rate(5, rare=True), True,
+       reason=("host_pressure", "write_through_unbacked_eviction"), pool=("kv",)),
+    # --- HiCache Host <-> Store (storage collector, every rank) -----------------------------------
+    _c("sglang:backuped_tokens_total", "hicache_storage", "rank", Rate(1100), True),
+    _c("sglang:prefetched_tokens_total", "hicache_storage", "rank", Rate(700), True),
+    _c("sglang:storage_prefetch_hit_tokens_total", "hicache_storage", "rank", Rate(800), True),
+    _c("sglang:storage_prefetch_unfulfilled_tokens_total", "hicache_storage", "rank", Rate(20), reason=UNFULFILLED),
+    _c("sglang:storage_prefetch_deferred_tokens_total", "hicache_storage", "rank", Rate(10),
+       reason=("host_capacity", "device_capacity")),
+    _c("sglang:hicache_backup_dropped_tokens_total", "hicache_storage", "rank", Rate(3, rare=True), True),
+    _c("sglang:hicache_prefetch_aux_alloc_failed_tokens_total", "hicache_storage", "rank", Rate(1, rare=True),
+       True),
+    _h("sglang:prefetch_pgs", "hicache_storage", "rank", Histogram(1, 32, 0.8, SIZE_BUCKETS)),
+    _h("sglang:backup_pgs", "hicache_storage", "rank", Histogram(1, 32, 0.8, SIZE_BUCKETS)),
+    _h("sglang:prefetch_bandwidth", "hicache_storage", "rank", Histogram(1, 8, 0.5, (1, 2, 4, 8, 16, 32, 64))),
+    _h("sglang:backup_bandwidth", "hicache_storage", "rank", Histogram(1, 6, 0.5, (1, 2, 4, 8, 16, 32, 64))),
+    # --- Model gateway ------------------------------------------------------------------------------
+    _g("smg_admission_inflight", "gateway", "gateway", Wave(48, 16, 4, 0, integer=True, load=True)),
+    _g("smg_admission_queue_depth", "gateway", "gateway", Wave(3, 3, 2, 0, integer=True, load=True)),
+    _c("smg_admission_queue_rejected_total", "gateway", "gateway", Rate(0.01), reason=("full", "timeout")),
+    _g("smg_worker_requests_active", "gateway", "gateway", Wave(24, 8, 3, 0, integer=True, load=True),
+       worker=WORKERS),
+    _g("smg_engine_running_requests", "gateway", "gateway", Wave(24, 8, 3, 0, integer=True, load=True),
+       worker=WORKERS, dp_rank=("0",)),
+    _g("smg_engine_waiting_requests", "gateway", "gateway", Wave(3, 3, 2, 0, integer=True, load=True),
+       worker=WORKERS, dp_rank=("0",)),
+    _c("smg_http_requests_total", "gateway", "gateway", Rate(1.6), method=("POST",), path=("/generate",)),
+    _c("smg_router_requests_total", "gateway", "gateway", Rate(1.6), router_type=("regular",),
+       backend_type=("regular",), model=("demo-model",), endpoint=("/generate",)),
+    _c("smg_http_responses_total", "gateway", "gateway", Rate(1.6), path=("/generate",), status_code=("200",),
+       error_code=("",)),
+    _c("smg_router_request_errors_total", "gateway", "gateway", Rate(0.01), True, router_type=("regular",),
+       backend_type=("regular",), model=("demo-model",), endpoint=("/generate",), error_type=("upstream_error",)),
+    _g("smg_worker_health", "gateway", "gateway", Wave(1, integer=True), worker=WORKERS),
+    _g("smg_worker_cb_state", "gateway", "gateway", Wave(0, integer=True), worker=WORKERS),
+    _h("smg_router_request_duration_seconds", "gateway", "gateway", Histogram(1.6, 40, 0.6),
+       router_type=("regular",), backend_type=("regular",), model=("demo-model",), endpoint=("/generate",)),
+    # --- Mooncake master (one node) -----------------------------------------------------------------
+    _g("master_total_capacity_bytes", "mooncake_master", "master", Wave(_store_total)),
+    _g("master_allocated_bytes", "mooncake_master", "master",
+       Wave(lambda p, t: _store_total(p, t) * 0.6, lambda p, t: _store_total(p, t) * 0.1, 0, 0, _store_total)),
+    _g("segment_total_capacity_bytes", "mooncake_master", "segment", Wave(_store_per_rank)),
+    _g("segment_allocated_bytes", "mooncake_master", "segment",
+       Wave(lambda p, t: _store_per_rank(p, t) * 0.6, lambda p, t: _store_per_rank(p, t) * 0.15,
+            lambda p, t: _store_per_rank(p, t) * 0.02, 0, _store_per_rank)),
+    _g("master_key_count", "mooncake_master", "master", Wave(2_000_000, 300_000, 10_000, 0, integer=True)),
+    _g("master_active_clients", "mooncake_master", "master", Wave(lambda p, t: float(len(t.ranks)), integer=True)),
+    _g("mem_cache_nums_", "mooncake_master", "master", Wave(1_500_000, 200_000, 10_000, 0, integer=True)),
+    _g("file_cache_nums_", "mooncake_master", "master", Wave(500_000, 50_000, 5_000, 0, integer=True)),
+    _g("master_total_file_capacity_bytes", "mooncake_master", "master", Wave(0.0)),
+    _g("master_allocated_file_size_bytes", "mooncake_master", "master", Wave(0.0)),
+    _c("mem_cache_hit_nums_", "mooncake_master", "master", Rate(300)),
+    _c("file_cache_hit_nums_", "mooncake_master", "master", Rate(40)),
+    _c("mem_cache_hit_bytes_total", "mooncake_master", "master", Rate(3.0e9)),
+    _c("file_cache_hit_bytes_total", "mooncake_master", "master", Rate(4.0e8)),
+    _c("valid_get_nums_", "mooncake_master", "master", Rate(330)),
+    _c("total_get_nums_", "mooncake_master", "master", Rate(420)),
+    _c("master_successful_evictions_total", "mooncake_master", "master", Rate(2)),
+    _c("master_attempted_evictions_total", "mooncake_master", "master", Rate(2.2)),
+    _c("master_evicted_key_count", "mooncake_master", "master", Rate(50)),
+    _c("master_evicted_size_bytes", "mooncake_master", "master", Rate(5.0e8)),
+    _c("master_put_start_requests_total", "mooncake_master", "master", Rate(200)),
+    _c("master_put_start_failures_total", "mooncake_master", "master", Rate(0.1)),
+    _c("master_get_replica_list_requests_total", "mooncake_master", "master", Rate(420)),
+    _c("master_get_replica_list_failures_total", "mooncake_master", "master", Rate(0.1)),
+    # --- Mooncake client (per rank; only when exported) ---------------------------------------------
+    _c("mooncake_transfer_read_bytes", "mooncake_client", "client", Rate(1.0e8)),
+    _c("mooncake_transfer_write_bytes", "mooncake_client", "client", Rate(1.5e8)),
+    _c("mooncake_ssd_read_bytes_total", "mooncake_client", "client", Rate(2.0e7, traffic="io")),
+    _c("mooncake_ssd_write_bytes_total", "mooncake_client", "client", Rate(3.0e7, traffic="io")),
+    _c("mooncake_ssd_read_ops_total", "mooncake_client", "client", Rate(50, traffic="io")),
+    _c("mooncake_ssd_write_ops_total", "mooncake_client", "client", Rate(70, traffic="io")),
+    # --- DCGM (per GPU; units as exported: W, MiB, MHz, %, ratios) ----------------------------------
+    _g("DCGM_FI_DEV_POWER_USAGE", "dcgm", "gpu", Wave(_power_base, _power_amp, 15, 60, _gpu_tdp, load=True, idle=90)),
+    _c("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "dcgm", "gpu", Rate(450_000, 0.1, traffic="time")),
+    _g("DCGM_FI_DEV_GPU_TEMP", "dcgm", "gpu", Wave(62, 8, 1.5, 30, 90, load=True, idle=38)),
+    _g("DCGM_FI_DEV_MEMORY_TEMP", "dcgm", "gpu", Wave(68, 6, 1.5, 30, 95, load=True, idle=40)),
+    _g("DCGM_FI_DEV_SM_CLOCK", "dcgm", "gpu", Wave(1850, 80, 20, 210, 1980, integer=True, load=True, idle=345)),
+    _g("DCGM_FI_DEV_MEM_CLOCK", "dcgm", "gpu", Wave(2619, integer=True)),
+    _g("DCGM_FI_DEV_GPU_UTIL", "dcgm", "gpu", Wave(82, 12, 4, 0, 100, integer=True, load=True)),
+    _g("DCGM_FI_DEV_MEM_COPY_UTIL", "dcgm", "gpu", Wave(40, 12, 4, 0, 100, integer=True, load=True)),
+    _g("DCGM_FI_DEV_FB_USED", "dcgm", "gpu", Wave(72_000, 3_000, 300, 0, 81_559, integer=True)),
+    _g("DCGM_FI_DEV_FB_FREE", "dcgm", "gpu", Wave(9_000, 3_000, 300, 0, 81_559, integer=True)),
+    _g("DCGM_FI_DEV_FB_RESERVED", "dcgm", "gpu", Wave(600, integer=True)),
+    _g("DCGM_FI_DEV_FB_TOTAL", "dcgm", "gpu", Wave(81_559, integer=True)),
+    _g("DCGM_FI_DEV_XID_ERRORS", "dcgm", "gpu", Wave(0, integer=True)),
+    _g("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "dcgm", "gpu", Wave(0, integer=True)),
+    _g("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "dcgm", "gpu", _ratio(0.8)),
+    _g("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "dcgm", "gpu", _ratio(0.35)),
+    _g("DCGM_FI_PROF_DRAM_ACTIVE", "dcgm", "gpu", _ratio(0.45)),
+    _g("DCGM_FI_PROF_SM_ACTIVE", "dcgm", "gpu", _ratio(0.7)),
+    _g("DCGM_FI_PROF_SM_OCCUPANCY", "dcgm", "gpu", _ratio(0.35)),
+    _g("DCGM_FI_PROF_PCIE_TX_BYTES", "dcgm", "gpu", Wave(2.0e9, 1.0e9, 2e8, 0, load=True)),
+    _g("DCGM_FI_PROF_PCIE_RX_BYTES", "dcgm", "gpu", Wave(3.0e9, 1.0e9, 2e8, 0, load=True)),
+    _c("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "dcgm", "gpu", Rate(5.0e4)),
+    _c("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "dcgm", "gpu", Rate(0, traffic="time")),
+    # --- GPM sampler (per GPU, 1 s) ----------------------------------------------------------------
+    _g("gpm_sm_active_ratio", "gpm", "gpu", _ratio(0.7)),
+    _g("gpm_sm_occupancy_ratio", "gpm", "gpu", _ratio(0.35)),
+    _g("gpm_tensor_active_ratio", "gpm", "gpu", _ratio(0.35)),
+    _g("gpm_dram_active_ratio", "gpm", "gpu", _ratio(0.45)),
+    _g("gpm_gpu_busy_ratio", "gpm", "gpu", _ratio(0.82)),
+    _g("gpm_memory_used_bytes", "gpm", "gpu", Wave(72 * 1e9, 3e9, 3e8, 0, 80 * GIB)),
+    _g("gpm_memory_total_bytes", "gpm", "gpu", Wave(80 * GIB)),
+    _g("gpm_power_watts", "gpm", "gpu", Wave(_power_base, _power_amp, 20, 60, _gpu_tdp, load=True, idle=90)),
+    _g("gpm_temperature_celsius", "gpm", "gpu", Wave(62, 8, 1.5, 30, 90, load=True, idle=38)),
+    _g("gpm_sm_clock_hertz", "gpm", "gpu", Wave(1.85e9, 8e7, 2e7, 2.1e8, 1.98e9, load=True, idle=3.45e8)),
+    _g("gpm_clock_event_reasons", "gpm", "gpu", Wave(0, integer=True)),
+    _g("gpm_sample_valid", "gpm", "gpu", Wave(1, integer=True)),
+    # --- node_exporter ------------------------------------------------------------------------------
+    _c("node_disk_read_bytes_total", "node_exporter", "disk", Rate(4.0e8, traffic="io")),
+    _c("node_disk_written_bytes_total", "node_exporter", "disk", Rate(6.0e8, traffic="io")),
+    _c("node_disk_reads_completed_total", "node_exporter", "disk", Rate(3000, traffic="io")),
+    _c("node_disk_writes_completed_total", "node_exporter", "disk", Rate(4500, traffic="io")),
+    _c("node_disk_reads_merged_total", "node_exporter", "disk", Rate(100, traffic="io")),
+    _c("node_disk_writes_merged_total", "node_exporter", "disk", Rate(200, traffic="io")),
+    _c("node_disk_read_time_seconds_total", "node_exporter", "disk", Rate(0.9, traffic="io", integer=False)),
+    _c("node_disk_write_time_seconds_total", "node_exporter", "disk", Rate(1.6, traffic="io", integer=False)),
+    _c("node_disk_io_time_seconds_total", "node_exporter", "disk", Rate(0.45, 0.3, traffic="io", integer=False)),
+    _c("node_disk_io_time_weighted_seconds_total", "node_exporter", "disk",
+       Rate(2.5, traffic="io", integer=False)),
+    _c("node_disk_discards_completed_total", "node_exporter", "disk", Rate(1, traffic="io")),
+    _c("node_disk_flush_requests_total", "node_exporter", "disk", Rate(5, traffic="io")),
+    _g("node_disk_io_now", "node_exporter", "disk", Wave(6, 4, 2, 0, integer=True, load=True)),
+    _g("node_disk_info", "node_exporter", "disk", Wave(1)),
+    _g("node_filesystem_size_bytes", "node_exporter", "filesystem", Wave(1.0)),
+    _g("node_filesystem_avail_bytes", "node_exporter", "filesystem", Wave(1.0)),
+    _g("node_filesystem_free_bytes", "node_exporter", "filesystem", Wave(1.0)),
+    _g("node_filesystem_files", "node_exporter", "filesystem", Wave(2.0e8, integer=True)),
+    _g("node_filesystem_files_free", "node_exporter", "filesystem", Wave(1.8e8, integer=True)),
+    _g("node_filesystem_readonly", "node_exporter", "filesystem", Wave(0)),
+    _g("node_filesystem_device_error", "node_exporter", "filesystem", Wave(0)),
+    _g("node_filesystem_mount_info", "node_exporter", "filesystem", Wave(1)),
+    _c("node_cpu_seconds_total", "node_exporter", "cpu", Rate(0.25, 0.2, traffic="time", integer=False),
+       mode=("user", "system", "iowait", "idle")),
+    _g("node_memory_MemTotal_bytes", "node_exporter", "node", Wave(2048 * GIB)),
+    _g("node_memory_MemAvailable_bytes", "node_exporter", "node", Wave(900 * GIB, 80 * GIB, 5 * GIB, 0)),
+    _g("node_memory_MemFree_bytes", "node_exporter", "node", Wave(300 * GIB, 50 * GIB, 5 * GIB, 0)),
+    _g("node_memory_Cached_bytes", "node_exporter", "node", Wave(500 * GIB, 40 * GIB, 5 * GIB, 0)),
+    _g("node_memory_Buffers_bytes", "node_exporter", "node", Wave(8 * GIB)),
+    _g("node_load1", "node_exporter", "node", Wave(40, 10, 3, 0, load=True, idle=2)),
+    _g("node_load5", "node_exporter", "node", Wave(40, 8, 2, 0, load=True, idle=2)),
+    _g("node_load15", "node_exporter", "node", Wave(40, 6, 1, 0, load=True, idle=2)),
+    _c("node_network_receive_bytes_total", "node_exporter", "netdev", Rate(1.0e9)),
+    _c("node_network_transmit_bytes_total", "node_exporter", "netdev", Rate(1.0e9)),
+    _g("node_uname_info", "node_exporter", "node", Wave(1)),
+]
+
+CATALOGUE: dict[str, MetricModel] = {m.name: m for m in _MODELS}
+HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+CPUS_PER_NODE = 8  # node_cpu_seconds_total series per node (a real node has more; the demo keeps it small)
+
+
+def lookup(name: str) -> tuple[MetricModel, str] | None:
+    """The model of an exposed series name and the histogram suffix it names ("" for the base)."""
+    if name in CATALOGUE:
+        return CATALOGUE[name], ""
+    for suffix in HISTOGRAM_SUFFIXES:
+        if name.endswith(suffix):
+            model = CATALOGUE.get(name[: -len(suffix)])
+            if model is not None and model.kind == "histogram":
+                return model, suffix
+    return None
+
+
+def source_of(name: str) -> str | None:
+    """The profile source that exports ``name`` (``up`` and unknown names: None)."""
+    found = lookup(name)
+    return found[0].source if found else None

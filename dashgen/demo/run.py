@@ -1,0 +1,71 @@
+"""Tie the demo together: profile -> rendered dashboards -> wanted metrics -> series -> import.
+
+The only module of ``dashgen.demo`` that does I/O (through a :class:`Datasource`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from dashgen.build import build_profile
+from dashgen.datasource import Datasource
+from dashgen.demo.catalogue import MetricModel
+from dashgen.demo.scenarios import faults
+from dashgen.demo.series import Plan, generate
+from dashgen.demo.wanted import resolve, wanted_from_dashboards
+from dashgen.profile import Profile
+from dashgen.topology import Topology
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    profile: str
+    scenario: str
+    start: float
+    end: float
+    series: int
+    samples: int
+    seconds: float
+    unknown: tuple[str, ...]
+
+
+def demo_models(profile: Profile) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
+    """The metrics the profile's dashboards query, resolved to models, and the names without a model."""
+    documents = [built.document for built in build_profile(profile)]
+    return resolve(wanted_from_dashboards(documents), set(profile.labels.values()))
+
+
+def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: float = 0.0) -> Plan:
+    return Plan(profile, Topology(profile), end - hours * 3600, end, step, faults(profile, scenario))
+
+
+def _counted(series: Iterator[dict[str, Any]], counts: list[int]) -> Iterator[dict[str, Any]]:
+    for item in series:
+        counts[0] += 1
+        counts[1] += len(item["values"])
+        yield item
+
+
+def import_demo(
+    datasource: Datasource,
+    profile: Profile,
+    scenario: str,
+    end: float,
+    hours: float,
+    step: float = 0.0,
+    warn: Callable[[str], None] = lambda message: None,
+) -> ImportSummary:
+    """Generate and import one scenario of one profile; ``warn`` hears about metrics without a model."""
+    began = time.monotonic()
+    models, unknown = demo_models(profile)
+    for name in unknown:
+        warn(f"{profile.name}: no demo model for metric {name!r}; it gets no series")
+    plan = demo_plan(profile, scenario, end, hours, step)
+    counts = [0, 0]
+    datasource.import_series(_counted(generate(plan, models), counts))
+    datasource.flush()
+    return ImportSummary(profile.name, scenario, plan.start, plan.end, counts[0], counts[1],
+                         time.monotonic() - began, tuple(unknown))

@@ -1,0 +1,123 @@
+"""Demo scenarios: which node suffers which missing-data reason (S6). Pure data from a profile.
+
+``healthy``: every node scrapes, serves traffic and does disk I/O.
+
+``five-reasons``: each of the five reasons on a different node; node index 0 stays healthy because
+it hosts the Mooncake master, the gateway and the first replica's API server.
+
+====  ====================  =========================================================================
+node  reason (code)         how the data shows it
+====  ====================  =========================================================================
+1     collection failed 5   ``up == 0`` for the node's targets, the GPU sampler's target missing
+                            from ``up``, no other series of the node
+2     uninitialised 4       targets up, but the deepest exported cache layer never exported a series
+3     insufficient 3        every data series holds 3 samples in the window (``up`` is complete)
+4     no traffic 1          request/token counters flat, load gauges idle, rare first-event counters
+                            absent (its HiCache layers therefore also show no I/O)
+5     no I/O 2              the cache disks' I/O counters flat, ``node_disk_io_now`` 0
+====  ====================  =========================================================================
+
+All other nodes are healthy. A profile with fewer than 6 nodes cannot show five-reasons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dashgen.errors import InputError
+from dashgen.profile import Profile
+
+SCENARIOS = ("healthy", "five-reasons")
+
+REASONS = {
+    0: "ok",
+    1: "no traffic",
+    2: "no I/O",
+    3: "insufficient samples",
+    4: "uninitialised",
+    5: "collection failed",
+}
+
+# Which source's series go missing on the "uninitialised" node: the deepest exported cache layer first.
+UNINITIALISED_LAYERS = ("hicache_storage", "hicache", "gpm", "dcgm")
+INSUFFICIENT_SAMPLES = 3
+# Node index -> reason code in five-reasons.
+FIVE_REASONS_NODES = {1: 5, 2: 4, 3: 3, 4: 1, 5: 2}
+
+
+@dataclass(frozen=True)
+class NodeFault:
+    """What goes wrong on one node in a scenario."""
+
+    reason: int = 0
+    down: bool = False  # every target up == 0, no data series
+    missing_job_source: str | None = None  # this source's target is gone from ``up`` entirely
+    absent_sources: frozenset[str] = frozenset()  # target up, series never exported
+    sparse: int = 0  # keep only this many samples per data series in the window
+    no_traffic: bool = False
+    no_io: bool = False
+
+    @property
+    def layer(self) -> str:
+        return next(iter(sorted(self.absent_sources)), "")
+
+
+@dataclass(frozen=True)
+class Assignment:
+    node: str
+    reason: int
+    detail: str
+
+    @property
+    def reason_name(self) -> str:
+        return REASONS[self.reason]
+
+
+def uninitialised_layer(profile: Profile) -> str:
+    for name in UNINITIALISED_LAYERS:
+        if profile.exported(name):
+            return name
+    raise InputError(f"profile {profile.name}: no exported cache or GPU source to leave uninitialised")
+
+
+def faults(profile: Profile, scenario: str) -> dict[str, NodeFault]:
+    """Node name -> fault for a scenario (nodes not listed are healthy)."""
+    if scenario == "healthy":
+        return {}
+    if scenario != "five-reasons":
+        raise InputError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    if profile.nodes < 6:
+        raise InputError(
+            f"scenario five-reasons needs at least 6 nodes (one healthy node plus one per reason); "
+            f"profile {profile.name} has {profile.nodes}"
+        )
+    names = profile.node_names
+    missing = next((s for s in ("gpm", "dcgm", "node_exporter") if profile.exported(s)), None)
+    layer = uninitialised_layer(profile)
+    by_reason = {
+        5: NodeFault(reason=5, down=True, missing_job_source=missing),
+        4: NodeFault(reason=4, absent_sources=frozenset({layer})),
+        3: NodeFault(reason=3, sparse=INSUFFICIENT_SAMPLES),
+        1: NodeFault(reason=1, no_traffic=True),
+        2: NodeFault(reason=2, no_io=True),
+    }
+    return {names[index]: by_reason[code] for index, code in FIVE_REASONS_NODES.items()}
+
+
+def assignments(profile: Profile, scenario: str) -> list[Assignment]:
+    """The scenario's node -> reason table, for humans and tests."""
+    rows = []
+    for node, fault in faults(profile, scenario).items():
+        if fault.down:
+            detail = "up == 0 for every target" + (
+                f"; {fault.missing_job_source} target missing from up" if fault.missing_job_source else "")
+        elif fault.absent_sources:
+            detail = f"targets up; {', '.join(sorted(fault.absent_sources))} series never exported"
+        elif fault.sparse:
+            detail = f"{fault.sparse} samples per series in the window"
+        elif fault.no_traffic:
+            detail = "request and token counters flat"
+        else:
+            detail = "cache-disk I/O counters flat"
+        rows.append(Assignment(node, fault.reason, detail))
+    return rows

@@ -1,0 +1,127 @@
+"""Which metrics (and which label values) the dashboards query: read from every target and variable
+query of the rendered dashboard JSON, so the demo covers new panels without being told.
+
+Equality matchers on a metric's own labels (``mode="host_hit"``, ``cache_source="storage"``) are
+collected so the generated series include the values a panel filters on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import promql_parser as pp
+
+from dashgen.demo.catalogue import MetricModel, lookup
+from dashgen.demo.series import SCOPE_LABELS
+from dashgen.grafana_query import Window, expand_text, globals_for, variable_values
+from dashgen.lint.model import iter_raw_panels, unwrap
+
+_WINDOW = Window(end=3600.0, length=3600.0)
+
+
+@dataclass
+class Wanted:
+    """Metric name -> label -> values seen in equality matchers; plus names nobody models."""
+
+    metrics: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    unparsed: list[str] = field(default_factory=list)
+
+    def add(self, name: str, label: str | None = None, value: str | None = None) -> None:
+        labels = self.metrics.setdefault(name, {})
+        if label is not None and value is not None:
+            labels.setdefault(label, set()).add(value)
+
+
+def _expressions(document: Mapping[str, Any]) -> Iterable[str]:
+    body = unwrap(document)
+    raw_vars = (body.get("templating") or {}).get("list") or []
+    values = {**variable_values(raw_vars), **globals_for(_WINDOW, 15.0, 60.0)}
+    for raw in raw_vars:
+        query = raw.get("query")
+        query = query.get("query", "") if isinstance(query, Mapping) else str(query or "")
+        if raw.get("type") == "query" and query.startswith("label_values("):
+            inner = query[len("label_values("):].rsplit(",", 1)[0]
+            yield expand_text(inner, values)
+    for panel, _row in iter_raw_panels(body):
+        for target in panel.get("targets") or []:
+            expr = target.get("expr") if isinstance(target, Mapping) else None
+            if isinstance(expr, str) and expr.strip():
+                yield expand_text(expand_text(expr, values), values)
+
+
+def _walk(node: Any) -> Iterable[Any]:
+    yield node
+    for attr in ("lhs", "rhs", "expr", "param", "vector_selector"):
+        child = getattr(node, attr, None)
+        if child is not None and not isinstance(child, str | int | float):
+            yield from _walk(child)
+    for arg in getattr(node, "args", None) or ():
+        yield from _walk(arg)
+
+
+def wanted_from_dashboards(documents: Iterable[Mapping[str, Any]]) -> Wanted:
+    wanted = Wanted()
+    for document in documents:
+        for expr in _expressions(document):
+            try:
+                tree = pp.parse(expr)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException:  # promql-parser raises ValueError, pyo3 panics are BaseException
+                wanted.unparsed.append(expr)
+                continue
+            for node in _walk(tree):
+                if not isinstance(node, pp.VectorSelector):
+                    continue
+                name = node.name
+                matchers = list(node.matchers.matchers) if node.matchers else []
+                if not name:
+                    name = next((m.value for m in matchers if m.name == "__name__" and m.op == pp.MatchOp.Equal), None)
+                if not name:
+                    continue
+                wanted.add(str(name))
+                for m in matchers:
+                    if m.op == pp.MatchOp.Equal and m.name != "__name__":
+                        wanted.add(str(name), str(m.name), str(m.value))
+                    elif m.op == pp.MatchOp.Re and m.name == "le":
+                        # le=~"6|6\\.0": the bucket bounds a panel needs (SLO thresholds).
+                        for part in str(m.value).replace("\\.", ".").split("|"):
+                            try:
+                                wanted.add(str(name), "le", repr(float(part)))
+                            except ValueError:
+                                continue
+    return wanted
+
+
+def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]],
+                                                               list[str]]:
+    """Models to generate (each with extra label values the panels filter on) and the names without a model.
+
+    Equality matchers on contract labels (node, job, gpu, tp_rank...) are left to the scope; on a
+    metric's own label they add the value; on a label the model lacks they add that label.
+    """
+    chosen: dict[str, tuple[MetricModel, dict[str, set[str]]]] = {}
+    unknown = []
+    for name, labels in sorted(wanted.metrics.items()):
+        if name == "up":
+            continue
+        found = lookup(name)
+        if found is None:
+            unknown.append(name)
+            continue
+        model = found[0]
+        _, extra = chosen.setdefault(model.name, (model, {}))
+        for label, values in labels.items():
+            if label == "le":
+                extra.setdefault("le", set()).update(values)
+                continue
+            if label in contract_labels or label in SCOPE_LABELS:
+                continue
+            known = set(model.labels.get(label, ()))
+            missing = values - known
+            if missing:
+                extra.setdefault(label, set(model.labels.get(label, ()))).update(missing)
+    models = [(model, {k: tuple(sorted(v)) for k, v in extra.items()}) for model, extra in chosen.values()]
+    return models, unknown

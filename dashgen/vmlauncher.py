@@ -1,0 +1,140 @@
+"""Start and stop a throw-away single-node VictoriaMetrics on 127.0.0.1 (tests, ``make demo``).
+
+One job: find the binary, pick a free port, run it on a temporary ``-storageDataPath`` with the
+flags query validation needs (fresh samples queryable at once, no dedup, no response cache, a
+retention long enough for back-dated imports), wait for ``/health`` with a bound, and stop it
+(terminate, wait, kill on timeout). All waits are bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+from dashgen.errors import DashgenError
+
+BINARY_NAMES = ("victoria-metrics", "victoria-metrics-prod")
+DEFAULT_FLAGS = (
+    "-retentionPeriod=100y",
+    "-search.latencyOffset=0s",
+    "-search.disableCache",
+    "-loggerLevel=ERROR",
+)
+
+
+class LaunchError(DashgenError):
+    """VictoriaMetrics could not be started (binary missing, port, or no /health in time)."""
+
+    exit_code = 2
+
+
+def find_binary(explicit: str | None = None) -> str | None:
+    """The VictoriaMetrics binary: ``explicit``, ``$VICTORIA_METRICS_BIN``, or the first on PATH."""
+    for candidate in (explicit, os.environ.get("VICTORIA_METRICS_BIN")):
+        if candidate:
+            return candidate if Path(candidate).is_file() else shutil.which(candidate)
+    for name in BINARY_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class VictoriaMetrics:
+    """A running VictoriaMetrics; ``url`` is the Prometheus-compatible base URL."""
+
+    binary: str
+    port: int
+    data_dir: Path
+    process: subprocess.Popen | None = None
+    log_path: Path | None = None
+    _owns_dir: bool = field(default=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log_tail(self, lines: int = 20) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate, wait up to ``timeout``, kill if it is still running; remove a temporary data dir."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=timeout)
+        if self._owns_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self) -> VictoriaMetrics:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start(
+    binary: str | None = None,
+    data_dir: Path | None = None,
+    port: int | None = None,
+    startup_timeout: float = 30.0,
+    extra_flags: tuple[str, ...] = (),
+) -> VictoriaMetrics:
+    """Start VictoriaMetrics and return once ``/health`` answers OK; raises LaunchError otherwise."""
+    found = find_binary(binary)
+    if not found:
+        raise LaunchError(
+            "victoria-metrics binary not found (install the Debian package 'victoria-metrics': "
+            "`make debian-deps`, or set VICTORIA_METRICS_BIN)"
+        )
+    owns = data_dir is None
+    directory = Path(tempfile.mkdtemp(prefix="dashgen-vm-")) if data_dir is None else Path(data_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    server = VictoriaMetrics(found, port or free_port(), directory, _owns_dir=owns)
+    server.log_path = directory / "victoria-metrics.log"
+    args = [
+        found,
+        f"-httpListenAddr=127.0.0.1:{server.port}",
+        f"-storageDataPath={directory / 'data'}",
+        *DEFAULT_FLAGS,
+        *extra_flags,
+    ]
+    with open(server.log_path, "wb") as log:
+        server.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + startup_timeout
+    while time.monotonic() < deadline:
+        code = server.process.poll()
+        if code is not None:
+            tail = server.log_tail()
+            server.stop()
+            raise LaunchError(f"victoria-metrics exited with code {code} during start-up:\n{tail}")
+        try:
+            if requests.get(f"{server.url}/health", timeout=1).ok:
+                return server
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    tail = server.log_tail()
+    server.stop()
+    raise LaunchError(f"victoria-metrics did not answer /health within {startup_timeout:g}s:\n{tail}")

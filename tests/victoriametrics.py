@@ -1,0 +1,62 @@
+"""A VictoriaMetrics for the test session, via ``dashgen.vmlauncher``; and the demo imports the
+query tests read. Missing binary: skip locally with a clear message, fail in CI (``CI=true``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from dashgen import vmlauncher
+from dashgen.datasource import Datasource
+from dashgen.demo.run import import_demo
+from dashgen.profile import Profile, load_profiles
+from dashgen.topology import Topology
+
+HOURS = 1.0
+# (profile, scenario) -> how many hours before the session's anchor its window ends. Windows are 1 h
+# and 2 h apart, so no query of one window (range 1 h, lookback 5 min) sees another.
+IMPORTS = {
+    ("long-context-64", "healthy"): 0,
+    ("long-context-64", "five-reasons"): 3,
+    ("h20-16", "healthy"): 6,
+}
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def start_or_skip() -> vmlauncher.VictoriaMetrics:
+    if vmlauncher.find_binary() is None:
+        message = ("victoria-metrics binary not found: install the Debian package (`make debian-deps`) "
+                   "or set VICTORIA_METRICS_BIN")
+        if in_ci():
+            pytest.fail(message + " (CI=true: not skipping)")
+        pytest.skip(message)
+    return vmlauncher.start(startup_timeout=30)
+
+
+@dataclass(frozen=True)
+class DemoWindow:
+    profile: Profile
+    topology: Topology
+    scenario: str
+    end: float
+    hours: float
+
+
+def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], DemoWindow]:
+    """Import every (profile, scenario) of IMPORTS at real scrape intervals; the anchor is a whole hour."""
+    anchor = (time.time() // 3600) * 3600 - 3600
+    datasource = Datasource(server.url, timeout=120)
+    profiles = {p.name: p for p in load_profiles(sorted({name for name, _ in IMPORTS}))}
+    windows = {}
+    for (name, scenario), hours_before in IMPORTS.items():
+        end = anchor - hours_before * 3600
+        import_demo(datasource, profiles[name], scenario, end, HOURS)
+        windows[(name, scenario)] = DemoWindow(profiles[name], Topology(profiles[name]), scenario, end, HOURS)
+    datasource.flush()
+    return windows
