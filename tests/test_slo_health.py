@@ -82,7 +82,9 @@ def test_thresholds_come_from_the_profile():
     assert 'le="0.4"' in after
     assert "/ 0.001" in exprs(panel(changed, "burn_1h"))[0]
     assert dict(panel(changed, "health").thresholds)["green"] == 0.999
-    description = panel(profile, "health").description
+    assert "evaluated at the bucket bound le=6 s exactly" in panel(profile, "health").description
+    off_bound = dataclasses.replace(profile, slo=dataclasses.replace(profile.slo, ttft_seconds=5.0))
+    description = panel(off_bound, "health").description
     assert "5 s (slo.ttft_seconds) is not a bucket bound" in description and "le=6 s" in description
 
 
