@@ -1,0 +1,189 @@
+"""The demo generator keeps the metric catalogue's label contract and counter semantics, covers every
+metric the dashboards query, and imports into a real VictoriaMetrics with the contract intact."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from dashgen.cli import main
+from dashgen.datasource import Datasource
+from dashgen.demo.catalogue import lookup
+from dashgen.demo.run import demo_models, demo_plan
+from dashgen.demo.scenarios import INSUFFICIENT_SAMPLES, faults
+from dashgen.demo.series import cache_devices, generate, mounts
+from dashgen.errors import InputError
+from dashgen.profile import load_profiles
+
+PROFILES = load_profiles()
+END = 1_790_000_000.0
+
+
+def _series(profile, scenario="healthy", hours=0.25):
+    models, _ = demo_models(profile)
+    return list(generate(demo_plan(profile, scenario, END, hours), models))
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_every_dashboard_metric_has_a_demo_model(profile):
+    _models, unknown = demo_models(profile)
+    assert not unknown, f"metrics the dashboards query but the demo cannot generate: {unknown}"
+
+
+@pytest.fixture(scope="module")
+def lc64():
+    (profile,) = load_profiles(["long-context-64"])
+    return profile, _series(profile)
+
+
+def test_label_contract_node_job_instance_on_every_series(lc64):
+    profile, series = lc64
+    for item in series:
+        labels = item["metric"]
+        for role in ("node", "job", "instance"):
+            assert labels.get(profile.label(role)), f"{labels['__name__']} lacks {role}: {labels}"
+
+
+def test_gpu_series_carry_gpu_and_uuid_per_source(lc64):
+    profile, series = lc64
+    gpm = [s["metric"] for s in series if s["metric"]["__name__"].startswith("gpm_")]
+    assert gpm
+    assert all(m.get(profile.label("gpu")) and m.get(profile.label("gpm_uuid")) for m in gpm)
+    assert {(m["node"], m["gpu"]) for m in gpm} == {(n, str(g)) for n in profile.node_names
+                                                   for g in range(profile.gpus_per_node)}
+
+
+def test_rank_series_follow_the_topology_and_scheduler_series_the_logging_rank(lc64):
+    from dashgen.topology import Topology
+
+    profile, series = lc64
+    topology = Topology(profile)
+    ranks = {(r.node, str(r.tp_rank), str(r.pp_rank)) for r in topology.ranks}
+    radix = {(m["node"], m["tp_rank"], m["pp_rank"]) for s in series
+             if (m := s["metric"])["__name__"] == "sglang:hicache_backup_bytes_total"}
+    assert radix == ranks
+    logging = {(r.node, str(r.tp_rank), str(r.pp_rank)) for r in topology.ranks if r.tp_rank == 0}
+    scheduler = {(m["node"], m["tp_rank"], m["pp_rank"]) for s in series
+                 if (m := s["metric"])["__name__"] == "sglang:num_running_reqs"}
+    assert scheduler == logging
+    assert len(scheduler) == profile.nodes  # TP8 x PP4 over 8 nodes: one stage, one logging rank per node
+
+
+def test_tokenizer_series_only_on_each_replicas_first_node_without_rank_labels(lc64):
+    from dashgen.topology import Topology
+
+    profile, series = lc64
+    heads = {replica.nodes[0] for replica in Topology(profile).replicas}
+    tokenizer = [s["metric"] for s in series if s["metric"]["__name__"] == "sglang:generation_tokens_total"]
+    assert {m["node"] for m in tokenizer} == heads
+    assert all("tp_rank" not in m and "pp_rank" not in m for m in tokenizer)
+
+
+def test_up_per_target_per_node_and_mooncake_segments_per_rank(lc64):
+    profile, series = lc64
+    up = {(s["metric"]["node"], s["metric"]["job"]) for s in series if s["metric"]["__name__"] == "up"}
+    for node in profile.node_names:
+        for source in ("sglang", "dcgm", "gpm", "node_exporter"):
+            assert (node, profile.source(source).job) in up
+    masters = {node for node, job in up if job == profile.source("mooncake_master").job}
+    assert len(masters) == 1
+    segments = [s["metric"] for s in series if s["metric"]["__name__"] == "segment_total_capacity_bytes"]
+    assert {m["node"] for m in segments} == masters  # the exporter's node, not the data's (S11)
+    hosts = [m["segment"].rsplit(":", 1)[0] for m in segments]
+    assert sorted(set(hosts)) == sorted(profile.node_names)
+    assert all(hosts.count(n) == profile.gpus_per_node for n in profile.node_names)
+
+
+def test_disk_and_filesystem_series_use_the_profiles_disks(lc64):
+    profile, series = lc64
+    devices = {s["metric"]["device"] for s in series if s["metric"]["__name__"] == "node_disk_reads_completed_total"}
+    assert set(cache_devices(profile)) <= devices
+    mountpoints = {s["metric"]["mountpoint"] for s in series
+                   if s["metric"]["__name__"] == "node_filesystem_size_bytes"}
+    assert {profile.disks.cache_mountpoint, profile.disks.model_mountpoint} <= mountpoints
+    assert {m[1] for m in mounts(profile, None)} == mountpoints
+
+
+def test_counters_and_histograms_are_monotonic_and_buckets_cumulative(lc64):
+    _profile, series = lc64
+    buckets: dict[tuple, dict[float, list[float]]] = {}
+    checked = 0
+    for item in series:
+        name = item["metric"]["__name__"]
+        found = lookup(name)
+        if not found or found[0].kind == "gauge":
+            continue
+        values = item["values"]
+        assert all(b >= a for a, b in zip(values, values[1:], strict=False)), name
+        assert item["timestamps"] == sorted(item["timestamps"])
+        checked += 1
+        if name.endswith("_bucket"):
+            key = (name, tuple(sorted((k, v) for k, v in item["metric"].items() if k != "le")))
+            le = item["metric"]["le"]
+            buckets.setdefault(key, {})[math.inf if le == "+Inf" else float(le)] = values
+    assert checked > 100 and buckets
+    for key, by_le in buckets.items():
+        bounds = sorted(by_le)
+        assert bounds[-1] == math.inf, key
+        for low, high in zip(bounds, bounds[1:], strict=False):
+            assert all(a <= b for a, b in zip(by_le[low], by_le[high], strict=True)), (key, low, high)
+
+
+def test_rare_first_event_counters_appear_mid_window_and_never_on_an_idle_node():
+    (profile,) = load_profiles(["long-context-64"])
+    plan = demo_plan(profile, "five-reasons", END, 1.0)
+    models, _ = demo_models(profile)
+    models = [(m, e) for m, e in models if m.name == "sglang:hicache_dropped_tokens_total"] or [
+        (lookup("sglang:hicache_dropped_tokens_total")[0], {})]
+    series = [s for s in generate(plan, models) if s["metric"]["__name__"] != "up"]
+    idle = next(node for node, fault in plan.faults.items() if fault.no_traffic)
+    assert series and all(s["metric"]["node"] != idle for s in series)
+    assert all(s["timestamps"][0] > plan.start * 1000 for s in series)
+
+
+def test_five_reasons_faults_in_the_generated_series():
+    (profile,) = load_profiles(["long-context-64"])
+    series = _series(profile, "five-reasons", hours=0.25)
+    by_reason = {fault.reason: node for node, fault in faults(profile, "five-reasons").items()}
+    up = {(s["metric"]["node"], s["metric"]["job"]): s["values"] for s in series if s["metric"]["__name__"] == "up"}
+    down = by_reason[5]
+    assert all(set(v) == {0.0} for (n, _), v in up.items() if n == down)
+    assert (down, profile.source("gpm").job) not in up
+    assert not [s for s in series if s["metric"]["node"] == down and s["metric"]["__name__"] != "up"]
+    assert not [s for s in series if s["metric"]["node"] == by_reason[4]
+                and s["metric"].get("storage_backend")]
+    sparse = [s for s in series if s["metric"]["node"] == by_reason[3] and s["metric"]["__name__"] != "up"]
+    assert sparse and all(len(s["values"]) <= INSUFFICIENT_SAMPLES for s in sparse)
+    flat = [s["values"] for s in series if s["metric"]["node"] == by_reason[1]
+            and s["metric"]["__name__"] == "sglang:realtime_tokens_total"]
+    assert flat and all(len(set(v)) == 1 for v in flat)
+    disk = [s["values"] for s in series if s["metric"]["node"] == by_reason[2]
+            and s["metric"]["__name__"] == "node_disk_reads_completed_total" and s["metric"]["device"] != "sda"]
+    assert disk and all(len(set(v)) == 1 for v in disk)
+
+
+def test_five_reasons_needs_six_nodes():
+    (profile,) = load_profiles(["h20-16"])
+    with pytest.raises(InputError, match="at least 6 nodes"):
+        faults(profile, "five-reasons")
+    result = CliRunner().invoke(main, ["demo-data", "--profile", "h20-16", "--url", "http://127.0.0.1:9",
+                                       "--scenario", "five-reasons"])
+    assert result.exit_code == 2, result.output
+
+
+def test_imported_demo_keeps_the_contract_in_victoriametrics(victoriametrics, demo_windows):
+    window = demo_windows[("long-context-64", "healthy")]
+    ds = Datasource(victoriametrics.url)
+    unlabelled = ds.query('count({__name__=~".+", node=""})', window.end).result
+    assert not unlabelled, unlabelled
+    gpus = ds.query('count(count by (node, gpu, uuid) (last_over_time(gpm_power_watts[5m])))', window.end).result
+    assert int(gpus[0]["value"][1]) == window.profile.total_gpus
+    dcgm = demo_windows[("h20-16", "healthy")]
+    uuids = ds.query('count(count by (node, gpu, UUID) (last_over_time(DCGM_FI_DEV_POWER_USAGE[5m])))',
+                     dcgm.end).result
+    assert int(uuids[0]["value"][1]) == dcgm.profile.total_gpus
+    samples = ds.query('max(count_over_time(gpm_power_watts[1h]))', window.end).result
+    interval = window.profile.source("gpm").scrape_interval_seconds
+    assert int(samples[0]["value"][1]) == window.hours * 3600 / interval  # real 1 s sampling (left-open window)

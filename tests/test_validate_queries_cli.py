@@ -1,0 +1,123 @@
+"""``dashgen validate-queries``: Grafana's expansion of a target, the exit-code contract (0 ok or
+empty, 1 a query failed, 2 usage/input) and the report naming the data source's status and message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from dashgen.cli import main
+from dashgen.grafana_query import (
+    Window,
+    calculate_interval,
+    expand_target,
+    format_duration,
+    rate_interval,
+    variable_values,
+)
+
+WINDOW = Window(end=1_790_000_000.0, length=3600.0)
+VARIABLES = [
+    {"name": "datasource", "type": "datasource", "current": {"value": "default"}},
+    {"name": "node", "type": "query", "includeAll": True, "multi": True, "allValue": ".+",
+     "current": {"value": ["$__all"]}, "query": "label_values(up, node)"},
+    {"name": "replica", "type": "custom", "includeAll": True, "multi": True, "current": {"value": ["$__all"]},
+     "query": "r0 : a|b,r1 : c|d"},
+    {"name": "stage", "type": "custom", "includeAll": False, "multi": True, "current": {"value": ["0", "1"]},
+     "options": [{"value": "0"}, {"value": "1"}, {"value": "2"}]},
+    {"name": "one", "type": "custom", "current": {"value": "x.y"}, "options": [{"value": "x.y"}]},
+]
+
+
+def test_variables_expand_to_all_value_option_join_and_selection():
+    values = variable_values(VARIABLES)
+    assert values["node"] == ".+"  # allValue
+    assert values["replica"] == r"(a\\|b|c\\|d)"  # no allValue: regex join of the custom options' values
+    assert values["stage"] == "(0|1)"  # the default selection, multi
+    assert values["one"] == "x.y"  # single value: not regex-escaped
+    assert "datasource" not in values
+
+
+def test_grafana_intervals_rate_interval_formula_and_range():
+    assert calculate_interval(3600, 1000, 15) == 15  # 3.6 s rounds to 5 s, below the scrape interval
+    assert calculate_interval(6 * 3600, 1000, 1) == 20  # 21.6 s rounds to 20 s
+    assert rate_interval(15, 15) == 60  # 4 x scrape wins
+    assert rate_interval(60, 15) == 75  # interval + scrape wins
+    panel = {"maxDataPoints": 100}
+    target = {"expr": 'rate(x{node=~"$node"}[$__rate_interval]) / $__range_s + $__range_ms * 0 + '
+                      'count_over_time(x[$__range]) + $__interval_ms', "refId": "A"}
+    (query,) = expand_target(panel, target, variable_values(VARIABLES), WINDOW, scrape_seconds=15)
+    assert query.kind == "range" and query.step == 30  # 3600 / 100 = 36 s -> 30 s
+    assert query.expr == ('rate(x{node=~".+"}[1m]) / 3600 + 3600000 * 0 + count_over_time(x[3600s]) + 30000')
+    assert format_duration(75) == "75s" and format_duration(0.25) == "250ms"
+
+
+def test_instant_and_range_flags_choose_the_queries():
+    panel = {}
+    instant = expand_target(panel, {"expr": "up", "instant": True, "range": False}, {}, WINDOW)
+    assert [(q.kind, q.end) for q in instant] == [("instant", WINDOW.end)]
+    both = expand_target(panel, {"expr": "up", "instant": True, "range": True}, {}, WINDOW)
+    assert [q.kind for q in both] == ["instant", "range"]
+    assert expand_target(panel, {"expr": "up", "hide": True}, {}, WINDOW) == []
+
+
+def _dashboard(*exprs: str) -> dict:
+    return {"uid": "t", "title": "t", "templating": {"list": VARIABLES},
+            "panels": [{"id": i + 1, "type": "timeseries", "title": f"p{i}",
+                        "targets": [{"refId": "A", "expr": e, "instant": True}]} for i, e in enumerate(exprs)]}
+
+
+@pytest.fixture()
+def folder(tmp_path):
+    def write(*exprs: str):
+        (tmp_path / "d.json").write_text(json.dumps(_dashboard(*exprs)))
+        return tmp_path
+    return write
+
+
+def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, folder):
+    path = folder('up{node=~"$node"}', "sum(rate(up[5m])) by (", "no_such_metric_xyz")
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url,
+                                       "--dashboards", str(path), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    states = {p["title"]: p for p in report["panels"]}
+    assert states["p1"]["status"] == "error"
+    target = states["p1"]["targets"][0]
+    assert target["error_status"] in (400, 422), target
+    assert "sum(rate(up" in target["error_message"] or "cannot parse" in target["error_message"], target
+    assert states["p2"]["status"] == "empty"
+    reason = states["p2"]["targets"][0]["reasons"][0]
+    assert reason["code"] == 4 and "no known scrape job" in reason["text"]
+
+
+def test_empty_results_exit_0_with_text_report(victoriametrics, folder):
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url,
+                                       "--dashboards", str(folder("no_such_metric_xyz")), "--window", "30m"])
+    assert result.exit_code == 0, result.output
+    assert "empty" in result.output and "1 empty" in result.output
+
+
+def test_unreachable_datasource_is_a_query_error(folder):
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9",
+                                       "--dashboards", str(folder("up")), "--timeout", "2"])
+    assert result.exit_code == 1
+    assert "no answer" in result.output or "HTTP None" in result.output
+
+
+@pytest.mark.parametrize("args", [
+    ["--window", "an hour"],
+    ["--at", "yesterday-ish"],
+    ["--profile", "no-such-profile"],
+    ["--dashboards", "/nonexistent-folder"],
+])
+def test_usage_and_input_errors_exit_2(args):
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9", *args])
+    assert result.exit_code == 2, result.output
+
+
+def test_a_url_without_scheme_is_an_input_error():
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "vm:8428", "--profile", "h20-16"])
+    assert result.exit_code == 2
