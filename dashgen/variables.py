@@ -71,7 +71,9 @@ def dashboard_variables(profile: Profile, topology: Topology, gpu_metric: str | 
     group = node_group_variable(profile, topology)
     if group:
         variables.append(group)
-    narrow = f'{{{node}=~"${group["name"]}"}}' if group else ""
+    # :pipe joins the chosen options with "|" unescaped; the default regex escaping would turn each
+    # option's "a|b" into a literal "a\\|b" that matches no node.
+    narrow = f'{{{node}=~"${{{group["name"]}:pipe}}"}}' if group else ""
     variables.append(
         _query_variable("node", "Node", f"label_values(up{narrow}, {node})",
                         "Nodes of this deployment (label '" + node + "' set by each node's vmagent).")

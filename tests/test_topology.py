@@ -44,8 +44,9 @@ def test_pd_128_prefill_and_decode_pools_take_separate_nodes():
 
 def test_layout_of_a_replica_spanning_two_nodes_per_stage():
     """TP16 x PP2 over 4 nodes: each PP stage spans two nodes, TP ranks split 8 + 8 (SGLang's formula)."""
-    from dashgen.profile import profile_from_dict
     import tomllib
+
+    from dashgen.profile import profile_from_dict
 
     data = tomllib.loads((PROFILES / "h20-16.toml").read_text())
     data["cluster"]["nodes"] = 4
