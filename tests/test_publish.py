@@ -277,3 +277,26 @@ def test_rollback_republishes_a_recorded_release_through_the_guards(work, grafan
     rows = json.loads(history.output)["versions"]
     assert [row["version"] for row in rows] == [1, 2, 3]
     assert all(row["in_grafana"] and row["build_sha"] for row in rows)
+
+
+def test_new_queries_are_validated_against_the_data_source(work, grafana, victoriametrics, monkeypatch):
+    """A query the data source rejects refuses its dashboard before any write; valid ones publish."""
+    url = victoriametrics.url
+    ok = run(work, grafana, "--datasource-url", url)
+    assert ok.exit_code == 0, ok.output
+    change_gpu_label(work)
+    keys = required_approvals(work, grafana)
+    original_build = publish_command.build_all
+
+    def build_with_a_broken_query(profiles):
+        built = original_build(profiles)
+        panel = next(p for p in built[0].document["panels"] if p["title"].startswith("Window mean per GPU"))
+        panel["targets"][0]["expr"] = "sum(rate(up[5m]) by"  # approved as a change, rejected by the data source
+        return built
+
+    monkeypatch.setattr(publish_command, "build_all", build_with_a_broken_query)
+    grafana.clear_log()
+    refused = run(work, grafana, "--datasource-url", url, *approve_all(keys))
+    assert refused.exit_code == 1
+    assert "invalid-queries" in refused.output and "the data source answered 422" in refused.output
+    assert posts(grafana) == 0 and ledger(work)[-1]["outcome"] == "invalid-queries"

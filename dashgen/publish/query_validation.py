@@ -1,0 +1,51 @@
+"""Step 4 of a release: run the new and changed queries of each dashboard against the data source,
+the way Grafana's backend would (variables at All, ``$__range`` etc. over the last hour), before
+anything is pushed. A query the data source rejects refuses that dashboard; an empty result does
+not (a new panel may watch a series that has not appeared yet)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dashgen.datasource import Datasource
+from dashgen.grafana_query import Window
+from dashgen.publish.plan import DashboardPlan
+from dashgen.query_check import DashboardInput, plan, run_checks
+
+VALIDATION_WINDOW_SECONDS = 3600.0
+
+
+def only_panels(document: dict[str, Any], titles: set[str]) -> dict[str, Any]:
+    """The dashboard reduced to the panels with the given titles (rows' nested panels included)."""
+    kept = []
+    for panel in document.get("panels", []):
+        nested = [p for p in panel.get("panels", []) or [] if p.get("title") in titles]
+        if panel.get("title") in titles and panel.get("type") != "row":
+            kept.append(panel)
+        kept.extend(nested)
+    return {**document, "panels": kept}
+
+
+def make_validator(datasource_url: str, timeout: float = 30.0) -> Callable[[DashboardPlan], list[str]]:
+    """A validator for ``execute_plan``: the problems of one dashboard's new and changed queries."""
+    datasource = Datasource(datasource_url, timeout=timeout)
+
+    def validate(item: DashboardPlan) -> list[str]:
+        titles = {query.panel for query in item.new_queries}
+        if not titles:
+            return []
+        document = only_panels(item.target.document, titles)
+        window = Window(end=time.time(), length=VALIDATION_WINDOW_SECONDS)
+        planned = plan([DashboardInput(item.target.uid, document)], window)
+        checks = run_checks(datasource, planned, window, timeout=timeout, explain=False)
+        return [
+            f'panel "{check.title}" query {target.ref_id}: the data source answered {target.error_status}: '
+            f"{target.error_message}"
+            for check in checks
+            for target in check.targets
+            if target.status == "error"
+        ]
+
+    return validate
