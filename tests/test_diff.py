@@ -317,3 +317,28 @@ def test_cli_base_ref_compares_committed_dashboards_with_working_tree(tmp_path: 
     assert result.exit_code == 1 and 'panel "Running requests"' in result.output
     bad_ref = CliRunner().invoke(diff_command, ["--base", "no-such-ref", str(tmp_path / "dashboards")])
     assert bad_ref.exit_code == 2
+
+
+@pytest.mark.parametrize("mode", ["grafana12", "grafana13"])
+def test_a_ui_save_of_every_generated_dashboard_is_noise_only(mode):
+    """What Grafana's UI writes on save (the stand-in's model of §7.2) is no semantic change for any profile."""
+    from pathlib import Path
+
+    from standin.ui_save import ui_normalise
+
+    from dashgen.build import build_all
+    from dashgen.profile import load_profiles
+
+    for built in build_all(load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")):
+        saved = ui_normalise(
+            copy.deepcopy(built.document),
+            grafana_version="12.3.0" if mode == "grafana12" else "13.1.0",
+            latest_schema_version=41 if mode == "grafana12" else 42,
+            datasources={"prometheus": {"type": "prometheus", "uid": "prometheus"}},
+            default_datasource={"type": "prometheus", "uid": "prometheus"},
+            drop_empty_tags=mode == "grafana13",
+        )
+        assert saved != built.document
+        result = diff_dashboards(built.document, saved)
+        assert not result.has_semantic_changes, (built.uid, result)
+        assert result.noise > 0

@@ -136,6 +136,15 @@ def test_live_ui_edit_is_detected_and_refused_then_adopted(work, grafana):
     assert ledger(work)[-1]["approvals_used"] == [f"adopt-live:{UID}"]
 
 
+def test_a_ui_save_without_edits_is_not_taken_for_a_person_s_edit(work, grafana):
+    assert run(work, grafana).exit_code == 0
+    grafana.simulate_ui_save(UID)  # opened and saved, nothing changed: only Grafana-side defaults added
+    result = run(work, grafana)
+    assert result.exit_code == 0, result.output
+    assert "only by what a Grafana UI save adds" in result.output
+    assert ledger(work)[-1]["outcome"] == "published" and ledger(work)[-1]["approvals_used"] == []
+
+
 def test_a_save_between_export_and_push_is_a_conflict_and_overwrites_nothing(work, grafana, monkeypatch):
     assert run(work, grafana).exit_code == 0
     change_gpu_label(work)

@@ -100,6 +100,17 @@ def export_live(client: GrafanaClient, uids: list[str], backup_dir: Path, stamp:
     return live
 
 
+def recorded_copies(records: list[dict[str, Any]], uids: list[str]) -> dict[str, dict[str, Any]]:
+    """The read-back copy of each uid's last release, where the ledger points to one that still exists."""
+    copies = {}
+    for uid in uids:
+        last = ledger_file.last_stored(records, uid)
+        path = Path(last["published_file"]) if last and last.get("published_file") else None
+        if path is not None and path.exists():
+            copies[uid] = load_backup(path)["dashboard"]
+    return copies
+
+
 def _progress(enabled: bool):
     def wrap(items: Iterable[Any]) -> Iterable[Any]:
         items = list(items)
@@ -134,8 +145,9 @@ def run_release(client: GrafanaClient, targets: list[PublishTarget], live: dict[
                 approvals: tuple[str, ...], adopt_live: tuple[str, ...], folder_uid: str | None, ledger: Path,
                 backup_dir: Path, dry_run: bool, output_format: str, grafana_url: str, validator=None) -> None:
     """Plan, print, and (unless dry-run) execute; raises CheckFailed when anything was refused or failed."""
-    plan = plan_release(targets, live, ledger_file.read(ledger), frozenset(approvals), frozenset(adopt_live),
-                        folder_uid)
+    records = ledger_file.read(ledger)
+    plan = plan_release(targets, live, records, frozenset(approvals), frozenset(adopt_live), folder_uid,
+                        recorded_copies(records, [t.uid for t in targets]))
     if dry_run:
         _report(plan, None, output_format, dry_run=True)
         if plan.refused:

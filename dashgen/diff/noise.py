@@ -143,6 +143,15 @@ OPTIONS_DEFAULTS: Mapping[str, Any] = {
     "displayMode": "gradient",
 }
 
+# Defaults that depend on the panel type (what a UI save writes for that plugin).
+TYPE_FIELD_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "timeseries": {"color": {"mode": "palette-classic"}},
+}
+NON_TIMESERIES_FIELD_DEFAULTS: Mapping[str, Any] = {"color": {"mode": "thresholds"}}
+TYPE_OPTIONS_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "bargauge": {"maxVizHeight": 300, "minVizHeight": 16, "minVizWidth": 8},
+}
+
 _DS_VAR = re.compile(r"^\$\{?(\w+)(?::\w+)?\}?$")
 
 
@@ -208,8 +217,10 @@ def _builtin_annotation(annotation: Any) -> bool:
     return isinstance(annotation, Mapping) and annotation.get("builtIn") in (1, True)
 
 
-def canonicalise_field_config(fc: Mapping[str, Any]) -> dict[str, Any]:
+def canonicalise_field_config(fc: Mapping[str, Any], panel_type: str = "") -> dict[str, Any]:
     defaults = dict(fc.get("defaults") or {})
+    if panel_type and panel_type != "timeseries":
+        defaults = strip_defaults(defaults, NON_TIMESERIES_FIELD_DEFAULTS)
     if isinstance(defaults.get("custom"), Mapping):
         custom = dict(defaults["custom"])
         if "displayMode" in custom and "cellOptions" not in custom:  # schema v38 migration
@@ -254,10 +265,17 @@ def canonicalise_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
     targets = out.get("targets")
     if isinstance(targets, list):
         out["targets"] = [canonicalise_target(t, i, ds) for i, t in enumerate(targets) if isinstance(t, Mapping)]
+    if not any(isinstance(t, Mapping) and t.get("expr") for t in out.get("targets") or []):
+        # A panel without queries (text) has no use for a data source or for the empty target a UI save
+        # adds; a UI save writes the default data source and ``[{"refId": "A"}]`` into it.
+        out.pop("datasource", None)
+        out.pop("targets", None)
+    panel_type = str(out.get("type", ""))
     if isinstance(out.get("fieldConfig"), Mapping):
-        out["fieldConfig"] = canonicalise_field_config(out["fieldConfig"])
+        out["fieldConfig"] = canonicalise_field_config(out["fieldConfig"], panel_type)
     if isinstance(out.get("options"), Mapping):
-        out["options"] = strip_defaults(out["options"], OPTIONS_DEFAULTS)
+        options = strip_defaults(out["options"], TYPE_OPTIONS_DEFAULTS.get(panel_type, {}))
+        out["options"] = strip_defaults(options, OPTIONS_DEFAULTS)
     return prune(normalise_numbers(out))
 
 

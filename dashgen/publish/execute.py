@@ -9,7 +9,6 @@ release that fails half-way leaves a consistent ledger.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -109,7 +108,7 @@ def _execute_one(
         if problems:
             return replace(base, outcome="invalid-queries", detail="; ".join(problems)), None
 
-    payload = copy.deepcopy(target.document)
+    payload = dict(target.document)  # only top-level keys are set below
     if live is not None:
         payload["version"] = live.version
         payload["id"] = live.document.get("id")

@@ -44,10 +44,10 @@ class LiveState:
     document: dict[str, Any]
     backup_file: str | None
     provisioned: bool = False
+    sha: str = field(init=False)
 
-    @property
-    def sha(self) -> str:
-        return content_sha(self.document)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sha", content_sha(self.document))
 
 
 @dataclass(frozen=True)
@@ -149,10 +149,18 @@ def plan_release(
     approvals: frozenset[str] = frozenset(),
     adopt_live: frozenset[str] = frozenset(),
     folder_uid: str | None = None,
+    recorded: dict[str, dict[str, Any]] | None = None,
 ) -> Plan:
-    """Decide, for each target, what the release does and what it refuses. Pure."""
+    """Decide, for each target, what the release does and what it refuses. Pure.
+
+    ``recorded`` holds, per uid, the dashboard as Grafana stored it at the last release (the ledger's
+    read-back copy), so a live copy that differs from it only by what a UI save adds is not taken
+    for a person's edit.
+    """
+    recorded = recorded or {}
     return Plan(
-        tuple(_plan_one(t, live.get(t.uid), ledger, approvals, adopt_live) for t in targets), folder_uid
+        tuple(_plan_one(t, live.get(t.uid), ledger, approvals, adopt_live, recorded.get(t.uid)) for t in targets),
+        folder_uid,
     )
 
 
@@ -162,6 +170,7 @@ def _plan_one(
     ledger: list[dict[str, Any]],
     approvals: frozenset[str],
     adopt_live: frozenset[str],
+    recorded: dict[str, Any] | None,
 ) -> DashboardPlan:
     if live is None:
         queries = tuple(_queries(target.document, None))
@@ -174,6 +183,12 @@ def _plan_one(
     used: list[str] = []
     last = last_stored(ledger, target.uid)
     live_edited = last is None or last.get("stored_sha") != live.sha
+    noise_note: list[str] = []
+    if (live_edited and last is not None and recorded is not None
+            and not diff_dashboards(recorded, live.document).has_semantic_changes):
+        live_edited = False
+        noise_note.append(f"live v{live.version} differs from the last release only by what a Grafana UI save "
+                          "adds (no semantic edit)")
     if live_edited:
         why = ("Grafana holds this dashboard but the ledger has no release of it: it was not published by dashgen"
                if last is None else
@@ -187,6 +202,7 @@ def _plan_one(
 
     diff = diff_dashboards(live.document, target.document)
     summary, cleanup = _summarise(diff)
+    summary = noise_note + summary
     guarded = [
         (target.panel_keys.get(c.id or -1, f"panel:{c.id}"), f'queries of existing panel "{c.title}" change')
         for c in diff.changed_panels if "query" in c.categories
