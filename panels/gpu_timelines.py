@@ -138,7 +138,10 @@ def validity_panel(profile: Profile, source: GpuSource) -> PanelSpec | None:
                           "share of GPM samples whose validity code was OK, averaged over $__rate_interval, per GPU, "
                           "0-100 % fixed axis",
                           "below 100 % the GPM quantities of that GPU rest on fewer samples than the interval implies "
-                          "(S6 'insufficient samples'); no value means the sampler sent nothing"),
+                          "(S6 'insufficient samples'); no value means the sampler sent nothing. Averaged per "
+                          "step, so a short spike of invalid samples can be smoothed away or missed between steps "
+                          "(S19); the central store may hold duplicated or sparse samples (S20): use it to "
+                          "locate a bad sampler, not as a formal count"),
         targets=(Target(gpm_valid_share(profile, RATE_WINDOW), LEGEND),),
         width=8,
         **ratio_axis("percentunit"),
