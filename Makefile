@@ -34,11 +34,11 @@ dashboards: $(STAMP)
 	$(BIN)/dashgen rules
 
 test: $(STAMP) debian-deps
-	$(BIN)/ruff check dashgen panels queries tests
+	$(BIN)/ruff check dashgen panels queries tests bench
 	$(BIN)/pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check dashgen panels queries tests
+	$(BIN)/ruff check dashgen panels queries tests bench
 	$(BIN)/dashgen lint
 
 check: $(STAMP)
