@@ -18,6 +18,7 @@ from dashgen.build import build_all
 from dashgen.commands.diff_cmd import compare
 from dashgen.diff.render import render_text
 from dashgen.errors import BuildValidationError
+from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
 from dashgen.profile import load_profiles, profiles_dir
@@ -73,6 +74,9 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, out
         new = {b.relative_path().as_posix(): b.document for b in built if b.relative_path().as_posix() in changed}
         diff_text = render_text(compare(old, new))
     findings = [f for b in built for f in lint_dashboard(b.document, str(dashboards_dir / b.relative_path()))]
+    exclusions, _config = default_exclusions(None)
+    findings, excluded = apply_exclusions(findings, exclusions)
+    report["lint_excluded"] = len(excluded)
     errors = [f for f in findings if f.severity == "error"]
     report["lint"] = [f.__dict__ for f in findings]
     report["rules"] = _rules_staleness(profiles, rules_dir)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from dashgen.errors import InputError
+from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.registry import UnknownRule, select_rules
 from dashgen.lint.report import has_errors, render_json, render_text
 from dashgen.lint.runner import UnreadableInput, discover_files, lint_paths
@@ -14,20 +18,25 @@ from dashgen.lint.runner import UnreadableInput, discover_files, lint_paths
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--rule", "only", multiple=True, metavar="RULE", help="Run only this rule (repeatable).")
 @click.option("--ignore", multiple=True, metavar="RULE", help="Skip this rule (repeatable).")
-def lint_command(paths: tuple[str, ...], fmt: str, only: tuple[str, ...], ignore: tuple[str, ...]) -> None:
+@click.option("--config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Exclusions file (default: .dashgen-lint.toml when present).")
+def lint_command(paths: tuple[str, ...], fmt: str, only: tuple[str, ...], ignore: tuple[str, ...],
+                 config: Path | None) -> None:
     """Lint Grafana dashboards (files or folders; default dashboards/)."""
     targets = list(paths) or ["dashboards/"]
     try:
         rules = select_rules(only, ignore)
         files = discover_files(targets)
         findings = lint_paths(files, rules)
-    except UnknownRule as exc:
+        exclusions, config_path = default_exclusions(config)
+    except (UnknownRule, UnreadableInput, InputError) as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from exc
-    except UnreadableInput as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(2) from exc
+    findings, excluded = apply_exclusions(findings, exclusions)
     click.echo(render_json(findings) if fmt == "json" else render_text(findings, len(files)), nl=False)
+    if excluded and fmt == "text":
+        click.echo(f"{len(excluded)} finding(s) excluded by {config_path} (each entry there gives its reason)")
     raise SystemExit(1 if has_errors(findings) else 0)
+
 
 COMMANDS = [lint_command]

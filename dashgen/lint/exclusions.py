@@ -1,0 +1,84 @@
+"""Lint exclusions: findings a team has decided to accept, each with a written reason.
+
+A TOML file (default ``.dashgen-lint.toml`` in the working directory) lists ``[[exclude]]``
+entries; each names a ``rule`` (an id, or ``*``) and may narrow it by shell-style globs on
+``dashboard`` title, ``panel`` title and ``file`` path. A ``reason`` is required: an exclusion
+nobody can explain is a finding hidden, not a decision. Excluded findings are counted, never silent.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from dashgen.errors import InputError
+from dashgen.lint.findings import Finding
+
+DEFAULT_CONFIG = Path(".dashgen-lint.toml")
+_FIELDS = {"rule", "dashboard", "panel", "file", "reason"}
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    rule: str
+    reason: str
+    dashboard: str = "*"
+    panel: str = "*"
+    file: str = "*"
+
+    def matches(self, finding: Finding) -> bool:
+        return (
+            (self.rule == "*" or self.rule == finding.rule)
+            and fnmatchcase(finding.dashboard or "", self.dashboard)
+            and fnmatchcase(finding.panel or "", self.panel)
+            and fnmatchcase(finding.file, self.file)
+        )
+
+
+def load_exclusions(path: Path) -> list[Exclusion]:
+    """Read the config; every problem is an input error naming the file and the entry's field."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - {"exclude"})
+    if unknown:
+        raise InputError(f"{path}: {unknown[0]}: unknown table (only [[exclude]] entries are read)")
+    entries = data.get("exclude", [])
+    if not isinstance(entries, list):
+        raise InputError(f"{path}: exclude: expected [[exclude]] entries")
+    exclusions = []
+    for index, entry in enumerate(entries):
+        where = f"{path}: exclude[{index}]"
+        extra = sorted(set(entry) - _FIELDS)
+        if extra:
+            raise InputError(f"{where}.{extra[0]}: unknown field; use rule, dashboard, panel, file, reason")
+        for field in ("rule", "reason"):
+            if not isinstance(entry.get(field), str) or not entry[field].strip():
+                raise InputError(f"{where}.{field}: required (a rule id or '*', and why it is accepted)")
+        for field in ("dashboard", "panel", "file"):
+            if field in entry and not isinstance(entry[field], str):
+                raise InputError(f"{where}.{field}: expected a glob string")
+        exclusions.append(Exclusion(**{k: v for k, v in entry.items()}))
+    return exclusions
+
+
+def apply_exclusions(findings: list[Finding], exclusions: list[Exclusion]) -> tuple[list[Finding], list[Finding]]:
+    """(kept, excluded)."""
+    kept, excluded = [], []
+    for finding in findings:
+        (excluded if any(e.matches(finding) for e in exclusions) else kept).append(finding)
+    return kept, excluded
+
+
+def default_exclusions(config: Path | None) -> tuple[list[Exclusion], Path | None]:
+    """The given config, else ``.dashgen-lint.toml`` when present, else none."""
+    if config is not None:
+        return load_exclusions(config), config
+    if DEFAULT_CONFIG.is_file():
+        return load_exclusions(DEFAULT_CONFIG), DEFAULT_CONFIG
+    return [], None
