@@ -87,7 +87,7 @@ def aggregations(expr: str) -> list[Any]:
     return [node for node, _ in walk(parse(expr)) if isinstance(node, pp.AggregateExpr)]
 
 
-# --- checks shared by the three groups ------------------------------------------------------------
+# --- checks every panel of the dashboard passes (run by test_every_panel.py) ---------------------
 
 
 def check_every_query_parses(panels: list[dict[str, Any]]) -> None:

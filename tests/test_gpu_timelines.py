@@ -1,6 +1,7 @@
 """Per-GPU timelines group, rendered for every profile: S18 (one quantity per timeline panel, the
 title names the source), legends and aggregations keep node and GPU, GPM preferred over DCGM,
-the collapsed row, S5, S7, parsing, catalogue names."""
+the collapsed row. The checks every panel passes (S5, S7, parsing, catalogue names) are in
+test_every_panel.py."""
 
 from __future__ import annotations
 
@@ -9,15 +10,8 @@ from group_checks import (
     PROFILE_NAMES,
     PROFILES,
     aggregations,
-    check_every_query_parses,
-    check_evidence_and_units,
-    check_metric_names_in_catalogue,
-    check_rates_use_rate_interval,
-    check_s5_ratio_axes_fixed,
-    check_s7_no_zero_fill,
     group_panels,
     group_row,
-    group_spec,
     names,
     targets,
 )
@@ -113,39 +107,3 @@ def test_power_reference_line_is_the_profiles_tdp(name: str) -> None:
     assert steps[-1]["value"] == PROFILES[name].capacity.gpu_tdp_watts
     assert power["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"] == {"mode": "line"}
     assert power["fieldConfig"]["defaults"].get("max") is None
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s5_every_ratio_field_has_a_fixed_axis(name: str) -> None:
-    assert check_s5_ratio_axes_fixed(_panels(name)) >= 5
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s7_no_zero_fill_and_no_span_nulls(name: str) -> None:
-    check_s7_no_zero_fill(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_rates_use_rate_interval(name: str) -> None:
-    check_rates_use_rate_interval(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_query_parses_after_variable_expansion(name: str) -> None:
-    check_every_query_parses(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_metric_names_are_in_the_catalogue(name: str) -> None:
-    check_metric_names_in_catalogue(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_data_panel_states_evidence_and_unit(name: str) -> None:
-    check_evidence_and_units(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_panel_keys_unique_and_prefixed(name: str) -> None:
-    keys = [p.key for p in group_spec(name, gpu_timelines).panels]
-    assert len(keys) == len(set(keys)) and all(k.startswith("gpu_timelines.") for k in keys)

@@ -1,6 +1,7 @@
 """KV cache and NVMe group, rendered for every profile: S17 (nominal disk size and filesystem size
 are separate numbers; Store quota from the profile), S3 (KV slots per stage never summed across
-pp_rank), S5, S7, parsing, catalogue names, profile-driven disks, and source-status panels."""
+pp_rank), profile-driven disks, and source-status panels. The checks every panel passes (S5, S7,
+parsing, catalogue names, units) are in test_every_panel.py."""
 
 from __future__ import annotations
 
@@ -9,15 +10,7 @@ from group_checks import (
     PROFILE_NAMES,
     PROFILES,
     aggregations,
-    check_every_query_parses,
-    check_evidence_and_units,
-    check_histogram_quantile_keeps_le,
-    check_metric_names_in_catalogue,
-    check_rates_use_rate_interval,
-    check_s5_ratio_axes_fixed,
-    check_s7_no_zero_fill,
     group_panels,
-    group_spec,
     names,
     targets,
 )
@@ -133,44 +126,3 @@ def test_pd_kv_transfer_only_for_pd_pools() -> None:
     for name in PROFILE_NAMES:
         found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
         assert ("sglang:kv_transfer_latency_ms_bucket" in found) == PROFILES[name].has_pools
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s5_every_ratio_field_has_a_fixed_axis(name: str) -> None:
-    assert check_s5_ratio_axes_fixed(_panels(name)) >= 5
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s7_no_zero_fill_and_no_span_nulls(name: str) -> None:
-    check_s7_no_zero_fill(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_histogram_quantile_keeps_le_in_the_inner_by(name: str) -> None:
-    check_histogram_quantile_keeps_le(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_rates_use_rate_interval(name: str) -> None:
-    check_rates_use_rate_interval(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_query_parses_after_variable_expansion(name: str) -> None:
-    check_every_query_parses(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_metric_names_are_in_the_catalogue(name: str) -> None:
-    check_metric_names_in_catalogue(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_data_panel_states_evidence_and_unit(name: str) -> None:
-    check_evidence_and_units(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_panel_keys_unique_and_prefixed(name: str) -> None:
-    keys = [p.key for p in group_spec(name, kv_cache_nvme).panels]
-    assert len(keys) == len(set(keys)) and all(k.startswith("kv_cache_nvme.") for k in keys)

@@ -1,6 +1,7 @@
 """Requests and gateway group, rendered for every profile: S3 (no aggregation drops pp_rank for
 engine request counts), S4 (gateway layers never combined with each other or with engine
-queues), S5, S7, histogram ``le``, ``$__rate_interval``, parsing, catalogue names, pools apart."""
+queues), pools apart. The checks every panel passes (S5, S7, histogram ``le``, ``$__rate_interval``,
+parsing, catalogue names) are in test_every_panel.py."""
 
 from __future__ import annotations
 
@@ -9,15 +10,7 @@ from group_checks import (
     PROFILE_NAMES,
     PROFILES,
     aggregations,
-    check_every_query_parses,
-    check_evidence_and_units,
-    check_histogram_quantile_keeps_le,
-    check_metric_names_in_catalogue,
-    check_rates_use_rate_interval,
-    check_s5_ratio_axes_fixed,
-    check_s7_no_zero_fill,
     group_panels,
-    group_spec,
     names,
     targets,
 )
@@ -107,41 +100,6 @@ def test_profile_without_gateway_gets_one_status_panel_and_no_gateway_query(name
     assert len(status) == 1 and "gateway" in status[0]["options"]["content"]
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s5_every_ratio_field_has_a_fixed_axis(name: str) -> None:
-    check_s5_ratio_axes_fixed(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s7_no_zero_fill_and_no_span_nulls(name: str) -> None:
-    check_s7_no_zero_fill(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_histogram_quantile_keeps_le_in_the_inner_by(name: str) -> None:
-    assert check_histogram_quantile_keeps_le(_panels(name)) >= 10
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_rates_use_rate_interval(name: str) -> None:
-    check_rates_use_rate_interval(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_query_parses_after_variable_expansion(name: str) -> None:
-    check_every_query_parses(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_metric_names_are_in_the_catalogue(name: str) -> None:
-    check_metric_names_in_catalogue(_panels(name))
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_data_panel_states_evidence_and_unit(name: str) -> None:
-    check_evidence_and_units(_panels(name))
-
-
 def test_pd_pools_are_kept_apart_by_engine_type() -> None:
     checked = 0
     for panel, target in targets(_panels("pd-128")):
@@ -180,9 +138,3 @@ def test_stage_variable_used_only_where_the_profile_has_pp(name: str) -> None:
     exprs = [t["expr"] for _, t in targets(_panels(name))]
     uses_stage = any('pp_rank=~"$stage"' in e for e in exprs)
     assert uses_stage == PROFILES[name].has_pp
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_panel_keys_unique_and_prefixed(name: str) -> None:
-    keys = [p.key for p in group_spec(name, requests_gateway).panels]
-    assert len(keys) == len(set(keys)) and all(k.startswith("requests_gateway.") for k in keys)
