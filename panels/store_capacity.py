@@ -7,6 +7,7 @@ export gets one text panel naming it (S15) instead of empty charts.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from dashgen.profile import Profile
 from dashgen.sizes import format_binary, format_decimal
@@ -39,12 +40,26 @@ def status_panel(profile: Profile) -> PanelSpec | None:
     return replace(panel, evidence=evidence)
 
 
-def node_group_stat(profile: Profile) -> PanelSpec:
+def _store_stat(key: str, title: str, evidence: Evidence, series: tuple[tuple[str, str], ...],
+                **fields: Any) -> PanelSpec:
+    """One of the Store master stats, a third of the row wide: (query, legend) values at the window end."""
     return PanelSpec(
-        key=f"{KEY}.store_node_group",
-        title="Store node group: allocated and capacity (master)",
+        key=f"{KEY}.{key}",
+        title=title,
         kind="stat",
-        evidence=Evidence(
+        evidence=evidence,
+        targets=tuple(Target(expr, legend=legend, instant=True) for expr, legend in series),
+        width=8,
+        height=6,
+        no_value=NO_DATA_TEXT,
+        **fields,
+    )
+
+
+def node_group_stat(profile: Profile) -> PanelSpec:
+    return _store_stat(
+        "store_node_group", "Store node group: allocated and capacity (master)",
+        Evidence(
             layer="allocation",
             source="Mooncake master master_allocated_bytes and master_total_capacity_bytes",
             quantity="Store DRAM allocated and mounted capacity across all segments of the node group, at the "
@@ -52,14 +67,9 @@ def node_group_stat(profile: Profile) -> PanelSpec:
             limit="the master's total, not per node and not the master's own memory; capacity is the sum of "
             "mounted segments, which equals the quota only when every rank has mounted (see Capacity anatomy)",
         ),
-        targets=(
-            Target(mc.node_group(profile, mc.MASTER_ALLOCATED), legend="allocated", instant=True),
-            Target(mc.node_group(profile, mc.MASTER_CAPACITY), legend="capacity (mounted)", instant=True),
-        ),
+        ((mc.node_group(profile, mc.MASTER_ALLOCATED), "allocated"),
+         (mc.node_group(profile, mc.MASTER_CAPACITY), "capacity (mounted)")),
         unit="bytes",
-        width=8,
-        height=6,
-        no_value=NO_DATA_TEXT,
     )
 
 
@@ -122,11 +132,9 @@ def segment_bargauge(profile: Profile, topology: Topology) -> PanelSpec:
 
 
 def source_share_stat(profile: Profile) -> PanelSpec:
-    return PanelSpec(
-        key=f"{KEY}.ram_ssd_share",
-        title="Store returns by source: RAM / SSD share in window",
-        kind="stat",
-        evidence=Evidence(
+    return _store_stat(
+        "ram_ssd_share", "Store returns by source: RAM / SSD share in window",
+        Evidence(
             layer="prefetch attempt (Store metadata source)",
             source="Mooncake master mem_cache_hit_nums_ and file_cache_hit_nums_ (GetReplicaList results served "
             "from memory / from SSD)",
@@ -135,61 +143,42 @@ def source_share_stat(profile: Profile) -> PanelSpec:
             limit="excludes misses: it is NOT a request hit rate and not a final reuse. The counters have no "
             "storage-node label, so there is no per-node split (S14: Store memory hit per node is N/A)",
         ),
-        targets=(
-            Target(mc.source_share_pct(profile, mc.RAM_RETURNS), legend="RAM share", instant=True),
-            Target(mc.source_share_pct(profile, mc.SSD_RETURNS), legend="SSD share", instant=True),
-        ),
+        ((mc.source_share_pct(profile, mc.RAM_RETURNS), "RAM share"),
+         (mc.source_share_pct(profile, mc.SSD_RETURNS), "SSD share")),
         **ratio_axis("percent"),
         decimals=1,
-        width=8,
-        height=6,
-        no_value=NO_DATA_TEXT,
     )
 
 
 def returns_stat(profile: Profile) -> PanelSpec:
-    return PanelSpec(
-        key=f"{KEY}.ram_ssd_returns",
-        title="Store returns in window: RAM and SSD (count)",
-        kind="stat",
-        evidence=Evidence(
+    return _store_stat(
+        "ram_ssd_returns", "Store returns in window: RAM and SSD (count)",
+        Evidence(
             layer="prefetch attempt (Store metadata source)",
             source="Mooncake master mem_cache_hit_nums_ and file_cache_hit_nums_",
             quantity="number of GetReplicaList results served from RAM and from SSD in the window",
             limit="metadata returns are not transfers and not final reuse (S9); no per-node split exists (S14)",
         ),
-        targets=(
-            Target(mc.returns_in_window(profile, mc.RAM_RETURNS), legend="RAM returns", instant=True),
-            Target(mc.returns_in_window(profile, mc.SSD_RETURNS), legend="SSD returns", instant=True),
-        ),
+        ((mc.returns_in_window(profile, mc.RAM_RETURNS), "RAM returns"),
+         (mc.returns_in_window(profile, mc.SSD_RETURNS), "SSD returns")),
         unit="short",
-        width=8,
-        height=6,
-        no_value=NO_DATA_TEXT,
     )
 
 
 def object_counts_stat(profile: Profile) -> PanelSpec:
-    return PanelSpec(
-        key=f"{KEY}.object_counts",
-        title="Store objects now: keys, in RAM, on SSD (not additive)",
-        kind="stat",
-        evidence=Evidence(
+    return _store_stat(
+        "object_counts", "Store objects now: keys, in RAM, on SSD (not additive)",
+        Evidence(
             layer="allocation (object counts)",
             source="Mooncake master master_key_count, mem_cache_nums_, file_cache_nums_",
             quantity="keys the master manages, and objects currently cached in memory and on SSD, at the window end",
             limit="current replica counts may count one key more than once (a key can have replicas in RAM and on "
             "SSD): the three numbers are shown apart and never summed into a count of unique objects (S13)",
         ),
-        targets=(
-            Target(mc.node_group(profile, mc.KEY_COUNT), legend="keys (master)", instant=True),
-            Target(mc.node_group(profile, mc.RAM_OBJECTS), legend="objects in RAM", instant=True),
-            Target(mc.node_group(profile, mc.SSD_OBJECTS), legend="objects on SSD", instant=True),
-        ),
+        ((mc.node_group(profile, mc.KEY_COUNT), "keys (master)"),
+         (mc.node_group(profile, mc.RAM_OBJECTS), "objects in RAM"),
+         (mc.node_group(profile, mc.SSD_OBJECTS), "objects on SSD")),
         unit="short",
-        width=8,
-        height=6,
-        no_value=NO_DATA_TEXT,
     )
 
 
