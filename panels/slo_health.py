@@ -68,6 +68,11 @@ def health_states(profile: Profile) -> tuple[tuple[str, float | None], ...]:
 BURN_STATES = (("green", None), ("yellow", 1.0), ("orange", SLOW_BURN[2]), ("red", FAST_BURN[2]))
 
 
+def _last_value(**options: Any) -> dict[str, Any]:
+    """Stat options: show each series' last non-null value."""
+    return {**options, "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
+
+
 def _link(title: str, url: str) -> dict[str, Any]:
     """A panel or data link in the shape Grafana's schema types (DashboardLink)."""
     return {"title": title, "type": "link", "url": url, "icon": "dashboard", "tooltip": title, "tags": [],
@@ -138,7 +143,7 @@ def health_panel(profile: Profile) -> PanelSpec:
         height=7,
         no_value="No requests in window",
         thresholds=health_states(profile),
-        options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+        options=_last_value(),
     )
 
 
@@ -220,7 +225,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
         height=6,
         no_value="No requests in window",
         thresholds=BURN_STATES,
-        options={"graphMode": "area", "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+        options=_last_value(graphMode="area"),
     )
 
 
@@ -261,77 +266,78 @@ def _scheduler_source(profile: Profile, metric: str) -> str:
             "TP rank of each PP stage")
 
 
-def requests_panel(profile: Profile, key: str, metric: str, title: str, quantity: str) -> PanelSpec:
+def _stage_panel(profile: Profile, key: str, title: str, kind: str, evidence: Evidence, expr: str,
+                 **fields: Any) -> PanelSpec:
+    """A per-(node, PP stage) panel: one series per stage, drilling down to the clicked node."""
     return PanelSpec(
         key=f"{KEY}.{key}",
         title=title,
-        kind="timeseries",
-        evidence=Evidence(
+        kind=kind,
+        evidence=evidence,
+        targets=(Target(expr, legend=_stage_legend(profile)),),
+        height=8,
+        data_links=(node_link(profile),),
+        **fields,
+    )
+
+
+def requests_panel(profile: Profile, key: str, metric: str, title: str, quantity: str) -> PanelSpec:
+    return _stage_panel(
+        profile, key, title, "timeseries",
+        Evidence(
             source=_scheduler_source(profile, metric),
             quantity=quantity + " per (node, PP stage); TP copies removed with max, DP groups added",
             limit=("each PP stage's scheduler sees the same requests, so stages are never summed (S3); a gauge "
                    "sampled at the log interval can miss short bursts"),
         ),
-        targets=(Target(per_stage_requests(profile, metric), legend=_stage_legend(profile)),),
+        per_stage_requests(profile, metric),
         unit="short",
         min=0,
         width=9,
-        height=8,
-        data_links=(node_link(profile),),
     )
 
 
 def load_state_panel(profile: Profile) -> PanelSpec:
-    return PanelSpec(
-        key=f"{KEY}.load_state",
-        title="Queue pressure per stage (waiting ÷ running)",
-        kind="stat",
-        evidence=Evidence(
+    return _stage_panel(
+        profile, "load_state", "Queue pressure per stage (waiting ÷ running)", "stat",
+        Evidence(
             source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
             quantity="waiting requests per running request per (node, PP stage), last value",
             limit=("green: nobody waits; yellow (busy): some requests wait; orange (high): half a batch waits; red "
                    "(overloaded): more requests wait than run. No running requests -> No data"),
         ),
-        targets=(Target(queue_per_running(profile), legend=_stage_legend(profile)),),
+        queue_per_running(profile),
         unit="none",
         min=0,
         decimals=2,
         width=6,
-        height=8,
         thresholds=QUEUE_STATES,
-        data_links=(node_link(profile),),
-        options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+        options=_last_value(),
     )
 
 
 def kv_usage_panel(profile: Profile) -> PanelSpec:
-    return PanelSpec(
-        key=f"{KEY}.kv_usage",
-        title="KV cache usage per stage",
-        kind="timeseries",
-        evidence=Evidence(
+    return _stage_panel(
+        profile, "kv_usage", "KV cache usage per stage", "timeseries",
+        Evidence(
             source=_scheduler_source(profile, "sglang:token_usage"),
             quantity=("used share of the fullest KV pool (max of full / SWA / mamba pools) per (node, PP stage); "
                       "the fullest DP group"),
             limit=("slots held by the radix cache that can be evicted are not counted as used; colours: yellow "
                    "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"),
         ),
-        targets=(Target(kv_usage(profile), legend=_stage_legend(profile)),),
+        kv_usage(profile),
         **ratio_axis("percentunit"),
         width=12,
-        height=8,
         thresholds=KV_STATES,
         custom={"thresholdsStyle": {"mode": "line"}},
-        data_links=(node_link(profile),),
     )
 
 
 def prefix_hit_panel(profile: Profile) -> PanelSpec:
-    return PanelSpec(
-        key=f"{KEY}.prefix_hit",
-        title="Prefix-cache reuse share per stage",
-        kind="timeseries",
-        evidence=Evidence(
+    return _stage_panel(
+        profile, "prefix_hit", "Prefix-cache reuse share per stage", "timeseries",
+        Evidence(
             source=(f"SGLang scheduler counter sglang:prefill_effective_tokens_total{{mode}} (job "
                     f"{profile.source('sglang').job}); chosen over the sglang:cache_hit_rate gauge because it is "
                     "token-weighted over the rate interval rather than the scheduler's own estimate"),
@@ -342,11 +348,9 @@ def prefix_hit_panel(profile: Profile) -> PanelSpec:
                    "request, so stages are never added (S3). No prefill in the interval -> No data"),
             layer="prefill-time reuse",
         ),
-        targets=(Target(prefix_hit_ratio(profile), legend=_stage_legend(profile)),),
+        prefix_hit_ratio(profile),
         **ratio_axis("percentunit"),
         width=12,
-        height=8,
-        data_links=(node_link(profile),),
     )
 
 
