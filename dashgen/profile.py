@@ -69,6 +69,13 @@ class Source:
     scrape_interval: str
     scrape_interval_seconds: float
     what: str
+    sample_interval: str = ""
+    sample_interval_seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.sample_interval:
+            object.__setattr__(self, "sample_interval", self.scrape_interval)
+            object.__setattr__(self, "sample_interval_seconds", self.scrape_interval_seconds)
 
     @property
     def exported(self) -> bool:
@@ -422,8 +429,17 @@ def _sources(reader: _Reader) -> dict[str, Source]:
             seconds = parse_duration(interval)
         except ValueError as exc:
             raise sub.fail("scrape_interval", str(exc)) from None
+        # The spacing of the samples the central store keeps (after deduplication or downsampling);
+        # the "insufficient samples" reason expects one sample per sample_interval.
+        sample = sub.string("sample_interval", interval)
+        try:
+            sample_seconds = parse_duration(sample)
+        except ValueError as exc:
+            raise sub.fail("sample_interval", str(exc)) from None
+        if sample_seconds < seconds:
+            raise sub.fail("sample_interval", f"{sample} is shorter than the scrape interval {interval}")
         sub.reject_unknown()
-        parsed[name] = Source(name, status, job, interval, seconds, defaults["what"])
+        parsed[name] = Source(name, status, job, interval, seconds, defaults["what"], sample, sample_seconds)
     for feature, parent in FEATURE_SOURCES.items():
         if parsed[feature].deployed and not parsed[parent].deployed:
             raise reader.fail(f"{feature}.status", f"cannot be deployed while {parent} is not-deployed")

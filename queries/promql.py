@@ -51,6 +51,20 @@ def increase(expr: str, window: str = WINDOW) -> str:
     return f"increase({expr}[{window}])"
 
 
+def window_increase(expr: str, window: str = WINDOW) -> str:
+    """``increase`` over the window that keeps the first event of a counter created inside it.
+
+    Counters that only appear at their first non-zero increment (SGLang's rare-event counters, see
+    the metric catalogue) hold that event in their first sample; ``increase`` starts from the first
+    sample in the window and would drop it. Where the series did not exist at the window start, its
+    lowest value in the window (its creation value, for a counter without a reset) is added.
+    Series that existed before the window get the plain ``increase``. Never a zero-fill.
+    """
+    plain = increase(expr, window)
+    created = f"(min_over_time({expr}[{window}]) unless {expr} offset {window})"
+    return f"(({plain} + {created}) or {plain})"
+
+
 def over_time(func: str, expr: str, window: str = WINDOW) -> str:
     return f"{func}_over_time({expr}[{window}])"
 
