@@ -63,43 +63,39 @@ def slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     )
 
 
+def _gpu_alert(profile: Profile, alert: str, expr: str, for_: str, severity: str, summary: str,
+               description: str) -> AlertRule:
+    """A per-GPU alert: the summary ends with "on <node> GPU <gpu>", the description starts with the node and GPU."""
+    node, gpu = f"{{{{ $labels.{profile.label('node')} }}}}", f"{{{{ $labels.{profile.label('gpu')} }}}}"
+    return AlertRule(alert=alert, expr=expr, for_=for_, severity=severity, summary=f"{summary} on {node} GPU {gpu}",
+                     description=f"Node {node}, GPU {gpu}: {description}")
+
+
 def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
-    where = f"Node {{{{ $labels.{profile.label('node')} }}}}, GPU {{{{ $labels.{profile.label('gpu')} }}}}"
-    short = f"{{{{ $labels.{profile.label('node')} }}}} GPU {{{{ $labels.{profile.label('gpu')} }}}}"
-    caption = source.caption()
+    measured = f"{source.name} {source.caption()}"
     memory_metrics = ("gpm_memory_used_bytes / gpm_memory_total_bytes" if source.key == "gpm"
                       else "DCGM_FI_DEV_FB_USED / (FB_USED + FB_FREE + FB_RESERVED)")
     reasons_note = ("" if source.key == "gpm" else
                     " DCGM_FI_DEV_CLOCKS_EVENT_REASONS (field 112) is not in dcgm-exporter's default CSV: without it "
                     "this alert cannot fire.")
     return (
-        AlertRule(
-            alert="GpuMemoryNearlyFull",
-            expr=f"{GPU_MEMORY} > {GPU_MEMORY_SHARE:g}",
-            for_="1m",
-            severity="critical",
-            summary=f"GPU memory above {GPU_MEMORY_SHARE:.0%} on {short}",
-            description=(f"{where}: memory used / total is {{{{ $value | humanizePercentage }}}} (above "
-                         f"{GPU_MEMORY_SHARE:.0%} for 1m; {source.name} {caption}, {memory_metrics}). An "
-                         "out-of-memory failure of the engine rank on this GPU is likely."),
+        _gpu_alert(
+            profile, "GpuMemoryNearlyFull", f"{GPU_MEMORY} > {GPU_MEMORY_SHARE:g}", "1m", "critical",
+            f"GPU memory above {GPU_MEMORY_SHARE:.0%}",
+            f"memory used / total is {{{{ $value | humanizePercentage }}}} (above {GPU_MEMORY_SHARE:.0%} for 1m; "
+            f"{measured}, {memory_metrics}). An out-of-memory failure of the engine rank on this GPU is likely.",
         ),
-        AlertRule(
-            alert="GpuTemperatureHigh",
-            expr=f"{GPU_TEMPERATURE} > {GPU_TEMPERATURE_CELSIUS}",
-            for_="2m",
-            severity="warning",
-            summary=f"GPU temperature above {GPU_TEMPERATURE_CELSIUS} °C on {short}",
-            description=(f"{where}: temperature {{{{ $value }}}} °C, above {GPU_TEMPERATURE_CELSIUS} °C for 2m "
-                         f"({source.name} {caption}). Thermal slowdown lowers clocks and throughput."),
+        _gpu_alert(
+            profile, "GpuTemperatureHigh", f"{GPU_TEMPERATURE} > {GPU_TEMPERATURE_CELSIUS}", "2m", "warning",
+            f"GPU temperature above {GPU_TEMPERATURE_CELSIUS} °C",
+            f"temperature {{{{ $value }}}} °C, above {GPU_TEMPERATURE_CELSIUS} °C for 2m ({measured}). Thermal "
+            "slowdown lowers clocks and throughput.",
         ),
-        AlertRule(
-            alert="GpuClockThrottled",
-            expr=f"{GPU_CLOCK_REASONS} >= 2",
-            for_="5m",
-            severity="warning",
-            summary=f"GPU clocks held back for a reason other than idle on {short}",
-            description=(f"{where}: clock-event reasons bitmask {{{{ $value }}}} has bits other than 0x1 (GPU idle) "
-                         f"set for 5m ({source.name} {caption}). Bits: {CLOCK_REASONS}.{reasons_note}"),
+        _gpu_alert(
+            profile, "GpuClockThrottled", f"{GPU_CLOCK_REASONS} >= 2", "5m", "warning",
+            "GPU clocks held back for a reason other than idle",
+            f"clock-event reasons bitmask {{{{ $value }}}} has bits other than 0x1 (GPU idle) set for 5m "
+            f"({measured}). Bits: {CLOCK_REASONS}.{reasons_note}",
         ),
     )
 
