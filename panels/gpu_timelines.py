@@ -3,7 +3,12 @@
 
 Memory used, memory share, GPU busy, SM active, SM occupancy, tensor active, DRAM active,
 power against the TDP, temperature, SM clock and clock-event (throttle) reasons; with GPM, the
-share of valid samples. Every title names its quantity and source.
+share of valid samples. Every title names its quantity and source (with the source's real
+resolution: DCGM's is its collect interval, not the scrape interval).
+
+Clock-event reasons are a bitmask, and real throttling sets several bits at once (12 =
+sw_power_cap + hw_slowdown), so the state timeline draws one row per GPU and power/thermal bit,
+each 0 (clear, green) or the bit's value (set, named and coloured); the benign bits are not drawn.
 
 The group's row is collapsed by default: at 64-200 GPUs it holds ~1,000-2,400 series (power of the
 whole fleet at 1 s), and a collapsed row runs no query until opened. The reading order puts it
@@ -21,18 +26,24 @@ from queries.gpu import (
     CLOCK_EVENT_BITS,
     CLOCK_EVENT_METRICS,
     QUANTITIES,
+    REASON_LABEL,
+    THROTTLE_BITS,
     GpuSource,
     gpm_valid_share,
-    gpu_clock_event_reasons,
+    gpu_clock_event_bit,
     gpu_memory_used_share,
     gpu_source,
     gpu_timeline,
 )
-from queries.promql import RATE_WINDOW
+from queries.promql import RATE_WINDOW, job
 
 TITLE = "Per-GPU timelines"
 GROUP = "gpu_timelines"
 LEGEND = "{{node}} GPU {{gpu}}"
+REASON_LEGEND = LEGEND + " {{" + REASON_LABEL + "}}"
+# Power-capped by software is a policy limit (orange); hardware slowdown, thermal and power-brake
+# reasons are the GPU protecting itself (red).
+REASON_COLOURS = {0x4: "orange", 0x8: "red", 0x20: "red", 0x40: "red", 0x80: "red"}
 TIMELINE_QUANTITIES = ("memory_used", "busy", "sm_active", "sm_occupancy", "tensor_active", "dram_active",
                        "power", "temperature", "sm_clock")
 TEMPERATURE_WARNING_C = 85.0  # the seed's DCGM alert: temperature > 85 °C for 2 m (warning)
@@ -40,10 +51,16 @@ MEMORY_CRITICAL_SHARE = 0.95  # the seed's DCGM alert: memory used / total > 95 
 
 
 def _limit(source: GpuSource) -> str:
-    sampling = (f"one sample per {source.interval}; a graph point is the sample nearest the step, so at wide time "
-                "ranges short spikes fall between points (S19)")
-    return (f"{sampling}. The central store can hold duplicated or sparse samples and lag (S20): for locating "
-            "problems, not for formal measurement. Narrow $node / $gpu to the GPUs the window tables flag")
+    sampling = (f"{source.sampling()}; a graph point is the sample nearest the step, so at wide time ranges short "
+                "spikes fall between points (S19)")
+    validity = ("; these timelines do not drop samples whose gpm_sample_valid is 0 (see the valid-samples panel)"
+                if source.key == "gpm" else "")
+    return (f"{sampling}{validity}. The central store can hold duplicated or sparse samples and lag (S20): for "
+            "locating problems, not for formal measurement. Narrow $node / $gpu to the GPUs the window tables flag")
+
+
+def _job(profile: Profile, source: GpuSource) -> str:
+    return job(profile, source.key)
 
 
 def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
@@ -69,10 +86,10 @@ def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
         extra["custom"] = {"thresholdsStyle": {"mode": "line"}}
     return PanelSpec(
         key=f"{GROUP}.{key}",
-        title=f"{quantity.label} per GPU ({source.caption()})",
+        title=f"{quantity.label} per GPU ({source.title_caption()})",
         kind="timeseries",
-        evidence=Evidence(f"{source.name} ({metric})", f"{quantity.label}: {quantity.meaning}; one series per GPU",
-                          limit),
+        evidence=Evidence(f"{source.name} ({metric}; {_job(profile, source)})",
+                          f"{quantity.label}: {quantity.describe(source)}; one series per GPU", limit),
         targets=(Target(gpu_timeline(profile, source, quantity), LEGEND),),
         width=8,
         **extra,
@@ -84,12 +101,12 @@ def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
                "DCGM_FI_DEV_FB_USED / (FB_USED + FB_FREE + FB_RESERVED): FB_TOTAL is not in the default CSV")
     return PanelSpec(
         key=f"{GROUP}.memory_used_share",
-        title=f"Memory used share per GPU ({source.caption()})",
+        title=f"Memory used share per GPU ({source.title_caption()})",
         kind="timeseries",
-        evidence=Evidence(f"{source.name} ({metrics})",
+        evidence=Evidence(f"{source.name} ({metrics}; {_job(profile, source)})",
                           "framebuffer used / total per GPU, 0-100 % fixed axis; red line at "
                           f"{MEMORY_CRITICAL_SHARE:.0%}, the critical alert threshold",
-                          "the engine reserves its KV pool at start-up, so a steady high share is by design; "
+                          "The engine reserves its KV pool at start-up, so a steady high share is by design. "
                           + _limit(source)),
         targets=(Target(gpu_memory_used_share(profile, source), LEGEND),),
         width=8,
@@ -100,29 +117,35 @@ def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
 
 
 def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
-    bits = ", ".join(f"0x{bit:x} {name}" for bit, name in CLOCK_EVENT_BITS)
+    names = dict(CLOCK_EVENT_BITS)
+    throttle = ", ".join(f"0x{bit:x} {names[bit]}" for bit in THROTTLE_BITS)
+    benign = ", ".join(f"0x{bit:x} {name}" for bit, name in CLOCK_EVENT_BITS if bit not in THROTTLE_BITS)
     metric = CLOCK_EVENT_METRICS[source.key]
     note = ("" if source.key == "gpm" else
             "DCGM_FI_DEV_CLOCKS_EVENT_REASONS is not in dcgm-exporter's default CSV: absent unless added. ")
     mappings = ({"type": "value", "options": {
-        "0": {"text": "none", "color": "green", "index": 0},
-        **{str(bit): {"text": name, "color": "red" if bit & 0xEC else "blue", "index": i + 1}
-           for i, (bit, name) in enumerate(CLOCK_EVENT_BITS)},
+        "0": {"text": "ok", "color": "green", "index": 0},
+        **{str(bit): {"text": names[bit], "color": REASON_COLOURS[bit], "index": i + 1}
+           for i, bit in enumerate(THROTTLE_BITS)},
     }},)
+    rows = len(THROTTLE_BITS)
     return PanelSpec(
         key=f"{GROUP}.clock_event_reasons",
-        title=f"Clock-event (throttle) reasons per GPU ({source.caption()})",
+        title=f"Clock-event (throttle) reasons per GPU: power and thermal ({source.title_caption()})",
         kind="state-timeline",
-        evidence=Evidence(f"{source.name} ({metric}, bitmask as DCGM's)",
-                          f"the reasons the SM clock is held down, per GPU; single reasons are named ({bits}); "
-                          "power and thermal reasons (0x4, 0x8, 0x20, 0x40, 0x80) in red; a combination shows as "
-                          "the sum of its bits",
-                          note + "gpu_idle (0x1) is normal when idle; a gap is a missing sample, not 'no throttle'. "
-                          + _limit(source)),
-        targets=(Target(gpu_clock_event_reasons(profile, source), LEGEND),),
+        evidence=Evidence(f"{source.name} ({metric}, bitmask as DCGM's; {_job(profile, source)})",
+                          f"one row per GPU and power/thermal reason ({throttle}): ok (green) while the bit is "
+                          "clear, the reason's name while it is set (sw_power_cap orange, the hardware and "
+                          "thermal reasons red); a combination (e.g. 12 = sw_power_cap + hw_slowdown) sets "
+                          "several rows at once. Bit b of the mask is floor(mask / 2^b) % 2, labelled reason",
+                          note + f"The benign bits ({benign}) are not drawn: idle, an application-clock setting, "
+                          "sync boost and display clocks do not mean throttling. A gap is a missing sample, not "
+                          f"'ok'. {rows} rows per GPU: narrow $node / $gpu at large GPU counts. " + _limit(source)),
+        targets=tuple(Target(gpu_clock_event_bit(profile, source, bit), REASON_LEGEND, ref_id=chr(ord("A") + i))
+                      for i, bit in enumerate(THROTTLE_BITS)),
         unit="none",
         width=24,
-        height=10,
+        height=12,
         mappings=mappings,
     )
 
@@ -132,9 +155,9 @@ def validity_panel(profile: Profile, source: GpuSource) -> PanelSpec | None:
         return None
     return PanelSpec(
         key=f"{GROUP}.gpm_valid_share",
-        title=f"Valid samples share per GPU ({source.caption()})",
+        title=f"Valid samples share per GPU ({source.title_caption()})",
         kind="timeseries",
-        evidence=Evidence("GPM sampler (gpm_sample_valid)",
+        evidence=Evidence(f"GPM sampler (gpm_sample_valid; {_job(profile, source)})",
                           "share of GPM samples whose validity code was OK, averaged over $__rate_interval, per GPU, "
                           "0-100 % fixed axis",
                           "below 100 % the GPM quantities of that GPU rest on fewer samples than the interval implies "

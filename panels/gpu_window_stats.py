@@ -1,5 +1,6 @@
 """Per-GPU window statistics: two tables, one row per GPU, of the mean and the peak over the
-dashboard window of power, memory used, SM active, DRAM active and busy (S18, S19).
+dashboard window of power, memory used, SM active, DRAM active and busy (S18, S19), with the
+samples the window holds per GPU and, with GPM, the share of them that were valid.
 
 For hot and outlier GPUs: sortable, paginated, each column naming its source, quantity and unit.
 Cells carry no per-column unit (Grafana's schema admits no scalar field overrides), so each query
@@ -12,7 +13,15 @@ from dashgen.profile import Profile
 from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target
 from dashgen.topology import Topology
 from panels.common import NO_DATA_TEXT, merge_table, source_status_panel
-from queries.gpu import QUANTITIES, GpuSource, gpu_source, gpu_window
+from queries.gpu import (
+    QUANTITIES,
+    GpuSource,
+    gpm_window_valid_percent,
+    gpu_source,
+    gpu_window,
+    gpu_window_samples,
+)
+from queries.promql import job
 
 TITLE = "Per-GPU window statistics"
 COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")
@@ -22,15 +31,36 @@ STATISTICS = {"mean": ("avg", "Window mean"), "peak": ("max", "Window peak")}
 def column_title(source: GpuSource, quantity_key: str, statistic: str) -> str:
     """E.g. ``SM active (%) · GPM 1s · mean``: every column names quantity, unit and source (S18)."""
     quantity = QUANTITIES[quantity_key]
-    return f"{quantity.label} ({quantity.header_unit}) · {source.caption()} · {statistic}"
+    return f"{quantity.label} ({quantity.header_unit}) · {source.title_caption()} · {statistic}"
+
+
+def samples_title(source: GpuSource) -> str:
+    return f"Samples in window · {source.title_caption()}"
+
+
+def valid_title(source: GpuSource) -> str:
+    return f"Valid samples (%) · {source.title_caption()}"
+
+
+def _validity(source: GpuSource) -> str:
+    if source.key == "gpm":
+        return ("Samples whose gpm_sample_valid is not 1 are excluded from the mean and the peak (a subquery at the "
+                f"{source.sample_interval} sample interval over the window; a gap in the data repeats the sample "
+                "before it for up to the store's look-back, which weighs that sample more in the mean). "
+                "'Samples in window' counts every stored sample, valid or not; 'Valid samples (%)' is the share "
+                "of them that were valid")
+    return ("DCGM has no per-sample validity: a blank field is simply absent. The mean is sum / count of the "
+            "samples, and 'Samples in window' their count, both summed over the GPU's series, so a series split "
+            "by Kubernetes pod labels (a pod moved) still gives one exact row; scraped faster than collected, "
+            "repeated values count as samples")
 
 
 def _caveat(source: GpuSource) -> str:
     return (
-        f"avg_over_time / max_over_time over [$__range] see one sample per {source.interval} scrape; "
-        "the values depend on the window and the step and can miss spikes shorter than the sampling interval "
-        "(S19). The central store can hold duplicated or sparse samples and lag (S20): use these tables to "
-        "locate hot or outlier GPUs; formal numbers come from the node-side 1 s sample rings"
+        f"{source.sampling()}. Mean and peak over [$__range] see only these samples; the values depend on the "
+        "window and miss spikes shorter than the sampling interval (S19). The central store can hold "
+        "duplicated or sparse samples and lag (S20): use these tables to locate hot or outlier GPUs, not for "
+        "formal numbers"
     )
 
 
@@ -47,29 +77,28 @@ def window_table(profile: Profile, source: GpuSource, statistic: str) -> PanelSp
         rename[f"Value #{ref}"] = column_title(source, key, statistic)
         if source.key == "dcgm" and quantity.dcgm_note:
             notes.append(quantity.dcgm_note)
-    samples_ref = chr(ord("A") + len(COLUMNS))
-    power_metric = source.metric(QUANTITIES["power"])
-    targets.append(
-        Target(
-            f'max by ({node}, {gpu}) (count_over_time({power_metric}{{{node}=~"$node", {gpu}=~"$gpu"}}[$__range]))',
-            instant=True,
-            table=True,
-            ref_id=samples_ref,
-        )
-    )
-    samples_column = f"Samples in window · {source.caption()}"
-    rename[f"Value #{samples_ref}"] = samples_column
-    quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].meaning}" for k in COLUMNS)
+    extra = [(gpu_window_samples(profile, source, source.metric(QUANTITIES["power"])), samples_title(source))]
+    if source.key == "gpm":
+        extra.append((gpm_window_valid_percent(profile, source), valid_title(source)))
+    for offset, (expr, header) in enumerate(extra):
+        ref = chr(ord("A") + len(COLUMNS) + offset)
+        targets.append(Target(expr, instant=True, table=True, ref_id=ref))
+        rename[f"Value #{ref}"] = header
+    quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in COLUMNS)
     metrics = ", ".join(source.metric(QUANTITIES[k]) for k in COLUMNS)
+    if source.key == "gpm":
+        metrics += ", gpm_sample_valid"
+    counted = (f"'{samples_title(source)}' counts the stored {source.metric(QUANTITIES['power'])} samples per GPU"
+               + (f"; '{valid_title(source)}' is the share of gpm_sample_valid samples equal to 1, 0-100"
+                  if source.key == "gpm" else ""))
     evidence = Evidence(
-        source=f"{source.name}, {source.caption()} sampling ({metrics})",
-        quantity=f"{title.lower()} per GPU over the dashboard window, one row per GPU. {quantities}. "
-        "The last column counts the samples the window holds for that GPU",
-        limit=_caveat(source) + (". " + "; ".join(notes) if notes else ""),
+        source=f"{source.name} ({metrics}; {job(profile, source.key)})",
+        quantity=f"{title.lower()} per GPU over the dashboard window, one row per GPU. {quantities}. {counted}",
+        limit=f"{_validity(source)}. {_caveat(source)}" + (". " + "; ".join(notes) if notes else ""),
     )
     return PanelSpec(
         key=f"gpu_window_stats.{statistic}",
-        title=f"{title} per GPU ({source.caption()})",
+        title=f"{title} per GPU ({source.title_caption()})",
         kind="table",
         evidence=evidence,
         targets=tuple(targets),

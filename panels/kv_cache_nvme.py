@@ -48,7 +48,13 @@ def _is_pd(profile: Profile) -> bool:
 
 
 def _stage_legend(profile: Profile) -> str:
-    return "{{node}} PP{{pp_rank}}" + (" · {{engine_type}}" if _is_pd(profile) else "")
+    """``{{node}} PP<pp_rank>[ dp<dp_rank>]``: every per-stage query keeps dp_rank, and the DP rank
+    appears where the series carry one (``sg.named_stage``, which each per-stage target wraps)."""
+    return "{{node}} " + sg.STAGE_LEGEND + (" · {{engine_type}}" if _is_pd(profile) else "")
+
+
+def _stage(profile: Profile, expr: str) -> str:
+    return sg.named_stage(profile, expr)
 
 
 # --- GPU KV pool ---------------------------------------------------------------------------------
@@ -115,7 +121,7 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
         _ts(key, title,
             Evidence(f"SGLang scheduler ({metric})", f"logical {meaning}, per node and PP stage", PER_STAGE + "; "
                      + ALL_SCHEDULERS),
-            [Target(gauge(profile, metric), legend)], decimals=0)
+            [Target(_stage(profile, gauge(profile, metric)), legend)], decimals=0)
         for key, metric, title, meaning in slots
     ]
     used = gauge(profile, "sglang:kv_used_tokens")
@@ -127,7 +133,7 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
                      "share of the stage's KV token slots locked by running requests, 0-100 % on a fixed axis "
                      "(KV pressure: near 100 % requests get retracted)",
                      PER_STAGE + "; excludes the evictable radix cache (see the next panel)"),
-            [Target(divide(used, capacity), legend)], **ratio_axis("percentunit")),
+            [Target(_stage(profile, divide(used, capacity)), legend)], **ratio_axis("percentunit")),
         _ts("kv_held_ratio", "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
             Evidence("SGLang scheduler (sglang:kv_used_tokens, sglang:kv_evictable_tokens, "
                      "sglang:max_total_num_tokens)",
@@ -135,14 +141,17 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
                      "occupancy), 0-100 % fixed axis",
                      PER_STAGE + "; a high value is normal for a warm prefix cache: evictable slots are reclaimed "
                      "on demand"),
-            [Target(divide(held, capacity), legend)], **ratio_axis("percentunit")),
+            [Target(_stage(profile, divide(held, capacity)), legend)], **ratio_axis("percentunit")),
         _ts("kv_evictions", "GPU KV evictions per PP stage (tokens/s)",
             Evidence("SGLang radix cache (sglang:evicted_tokens_total)",
                      "device token slots freed by eviction per second (backed up to host or destroyed), max over "
                      "the TP ranks of a stage",
-                     "counter absent (not 0) until the first eviction; an eviction is not a loss when HiCache "
-                     "backed the tokens up to host. " + PER_STAGE),
-            [Target(sg.per_stage_rate(profile, "sglang:evicted_tokens_total"), legend)]),
+                     "counter absent (not 0) until the first eviction, and rate() starts from a series' first "
+                     "stored sample, so the first eviction batch (the value the counter is created with) is "
+                     "never drawn; an eviction is not a loss when HiCache backed the tokens up to host. "
+                     + PER_STAGE),
+            [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total")), legend)],
+            "count:tok/s"),
     ]
     return panels
 
@@ -159,8 +168,8 @@ def hicache_host_panel(profile: Profile, topology: Topology) -> PanelSpec:
                         "share of the host KV pool's token slots in use, per node and PP stage, 0-100 % fixed axis."
                         + quota,
                         "only with --enable-hierarchical-cache; tokens, not bytes; " + PER_STAGE),
-               [Target(divide(sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens"),
-                              sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens")),
+               [Target(_stage(profile, divide(sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens"),
+                                              sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens"))),
                        _stage_legend(profile))],
                **ratio_axis("percentunit"))
 

@@ -25,6 +25,13 @@ from queries.promql import scale
 TITLE = "Requests and gateway"
 GROUP = "requests_gateway"
 
+TOKENS_PER_SECOND = "count:tok/s"  # Grafana custom unit: K/M scaling plus the quantity's name
+TOKENS_PER_MINUTE = "count:tok/min"
+FIRST_EVENT_RATE = (
+    "rate() starts from a series' first stored sample, so a counter created at its first event (absent until "
+    "then) never shows that first event: a lone first retraction/abort/rejection/error draws nothing"
+)
+
 TOKENIZER_LIMIT = (
     "emitted by the tokenizer manager on node 0 of each instance only (no tp/pp rank labels), so the node in "
     "the legend is the instance's entry node and a $node selection without that node shows nothing; counters "
@@ -63,7 +70,13 @@ def _pool(profile: Profile) -> str:
 
 
 def _stage_legend(profile: Profile) -> str:
-    return "{{node}} PP{{pp_rank}}" + _pool(profile)
+    """``{{node}} PP<pp_rank>[ dp<dp_rank>]``: the DP rank appears where the series carry one (see
+    ``sg.named_stage``, which every per-stage target here wraps its query in)."""
+    return "{{node}} " + sg.STAGE_LEGEND + _pool(profile)
+
+
+def _stage(profile: Profile, expr: str) -> str:
+    return sg.named_stage(profile, expr)
 
 
 def _slo_line(seconds: float) -> dict[str, Any]:
@@ -94,14 +107,14 @@ def throughput_panels(profile: Profile) -> list[PanelSpec]:
                      "second, summed over the selected instances (distinct requests)" + pd_note,
                      TOKENIZER_LIMIT + "; tokens are booked when a request finishes, so long generations arrive "
                      "in steps"),
-            tps, "short"),
+            tps, TOKENS_PER_SECOND),
         _ts("tokens_per_minute", "Tokens per minute (TPM, tokens/min): prompt and generation",
             Evidence("SGLang tokenizer (sglang:prompt_tokens_total, sglang:generation_tokens_total)",
                      "tokens per minute = rate(...[$__rate_interval]) x 60, unit tokens/min (the axis shows "
                      "tokens per minute, not per second)" + pd_note,
                      TOKENIZER_LIMIT + "; a per-minute rate of a window average, not a count of one calendar "
                      "minute"),
-            tpm, "short"),
+            tpm, TOKENS_PER_MINUTE),
         _ts("generation_per_instance", "Generation tokens/s per instance (entry node)",
             Evidence("SGLang tokenizer (sglang:generation_tokens_total)",
                      "generation tokens per second of each instance, one series per entry node" +
@@ -109,15 +122,15 @@ def throughput_panels(profile: Profile) -> list[PanelSpec]:
                      TOKENIZER_LIMIT + "; to compare instances and spot a slow one"),
             [Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", sg.instance_labels(profile)),
                     "{{node}}" + _pool(profile))],
-            "short"),
+            TOKENS_PER_SECOND),
         _ts("scheduler_tokens_per_stage", "Tokens processed per PP stage by mode (scheduler, tokens/s)",
             Evidence("SGLang scheduler (sglang:realtime_tokens_total{mode=prefill_compute|prefill_cache|decode})",
                      "tokens per second each PP stage's scheduler processed, split by mode, max over the TP ranks "
                      "of a stage",
                      SCHEDULER_LIMIT + "; updated at the scheduler's log interval, so short bursts are smoothed"),
-            [Target(sg.per_stage_rate(profile, "sglang:realtime_tokens_total", extra=("mode",)),
+            [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:realtime_tokens_total", extra=("mode",))),
                     _stage_legend(profile) + " {{mode}}")],
-            "short", width=24),
+            TOKENS_PER_SECOND, width=24),
     ]
 
 
@@ -127,7 +140,7 @@ def request_rate_panel(profile: Profile) -> PanelSpec:
                Evidence("SGLang tokenizer (sglang:num_requests_total, sglang:num_aborted_requests_total)",
                         "finished and aborted requests per second over the selected instances, two series not added",
                         TOKENIZER_LIMIT + "; sglang:num_aborted_requests_total is absent (not 0) until the first "
-                        "abort"),
+                        "abort, and " + FIRST_EVENT_RATE),
                [Target(sg.tokenizer_rate(profile, "sglang:num_requests_total", labels), "finished" + _pool(profile)),
                 Target(sg.tokenizer_rate(profile, "sglang:num_aborted_requests_total", labels),
                        "aborted" + _pool(profile))],
@@ -226,19 +239,22 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
             Evidence("SGLang scheduler (sglang:num_running_reqs)",
                      "requests in the running batch of each PP stage's scheduler, per node and stage",
                      SCHEDULER_LIMIT),
-            [Target(sg.per_stage_gauge(profile, "sglang:num_running_reqs"), legend)], "short", width=8,
+            [Target(_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs")), legend)], "short", width=8,
             decimals=0),
         _ts("waiting_per_stage", "Waiting requests per PP stage (engine queue)",
             Evidence("SGLang scheduler (sglang:num_queue_reqs)",
                      "requests in each PP stage scheduler's waiting queue, per node and stage",
                      SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
                      "own panels and are not added here (S4)"),
-            [Target(sg.per_stage_gauge(profile, "sglang:num_queue_reqs"), legend)], "short", width=8, decimals=0),
+            [Target(_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs")), legend)], "short", width=8,
+            decimals=0),
         _ts("retractions", "Retracted requests per PP stage (req/s)",
             Evidence("SGLang scheduler (sglang:num_retracted_requests_total)",
                      "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
-                     SCHEDULER_LIMIT + "; the counter is absent, not 0, until the first retraction"),
-            [Target(sg.per_stage_rate(profile, "sglang:num_retracted_requests_total"), legend)], "reqps", width=8),
+                     SCHEDULER_LIMIT + "; the counter is absent, not 0, until the first retraction, and "
+                     + FIRST_EVENT_RATE),
+            [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total")), legend)],
+            "reqps", width=8),
     ]
     if _is_pd(profile):
         pd_queues = (
@@ -258,7 +274,8 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
                              "a PD request passes the prefill queues and then the decode queues and is counted in "
                              "each; the queues are not added to each other or to the waiting queue (S4). "
                              + SCHEDULER_LIMIT),
-                    [Target(sg.per_stage_gauge(profile, metric), legend)], "short", width=6, decimals=0)
+                    [Target(_stage(profile, sg.per_stage_gauge(profile, metric)), legend)], "short", width=6,
+                    decimals=0)
             )
         panels.append(
             _ts("pd_failures", "PD bootstrap and KV transfer failures (req/s)",
@@ -266,9 +283,12 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
                          "sglang:num_transfer_failed_reqs_total)",
                          "requests whose bootstrap or KV transfer failed, per second, per node; two series per node, "
                          "not added",
-                         "counters absent (not 0) until the first failure; " + SCHEDULER_LIMIT),
-                [Target(sg.per_stage_rate(profile, "sglang:num_bootstrap_failed_reqs_total"), legend + " bootstrap"),
-                 Target(sg.per_stage_rate(profile, "sglang:num_transfer_failed_reqs_total"), legend + " transfer")],
+                         "counters absent (not 0) until the first failure, and " + FIRST_EVENT_RATE + "; "
+                         + SCHEDULER_LIMIT),
+                [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:num_bootstrap_failed_reqs_total")),
+                        legend + " bootstrap"),
+                 Target(_stage(profile, sg.per_stage_rate(profile, "sglang:num_transfer_failed_reqs_total")),
+                        legend + " transfer")],
                 "reqps", width=24)
         )
     return panels
@@ -337,7 +357,7 @@ def gateway_panels(profile: Profile) -> list[PanelSpec]:
         _ts("gateway_admission_rejected", "Gateway admission rejections by reason (req/s)",
             _gw_evidence("smg_admission_queue_rejected_total{reason}",
                          "requests shed by admission per second: reason full (HTTP 429) or timeout (HTTP 503)",
-                         "absent (not 0) until the first rejection"),
+                         "absent (not 0) until the first rejection, and " + FIRST_EVENT_RATE),
             [Target(gw.counter_rate(profile, "smg_admission_queue_rejected_total", "reason"),
                     "gateway {{node}} {{reason}}")], "reqps", width=8),
         _ts("gateway_worker_active", "Gateway view: requests active per backend (layer 3)",
@@ -375,7 +395,8 @@ def gateway_panels(profile: Profile) -> list[PanelSpec]:
             "s", width=8),
         _ts("gateway_router_errors", "Gateway router errors by type (req/s)",
             _gw_evidence("smg_router_request_errors_total{error_type}",
-                         "router request errors per second by error type", "absent (not 0) until the first error"),
+                         "router request errors per second by error type",
+                         "absent (not 0) until the first error, and " + FIRST_EVENT_RATE),
             [Target(gw.counter_rate(profile, "smg_router_request_errors_total", "error_type"),
                     "gateway {{node}} {{error_type}}")], "reqps", width=8),
         PanelSpec(key=f"{GROUP}.gateway_worker_health", title="Gateway: backend health",

@@ -16,6 +16,8 @@ from dashgen.profile import Profile
 from queries.promql import agg, job, matcher, node_var, rate, selector
 
 ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode
+STAGE_NAME = "stage_name"  # added by ``named_stage``: "<pp_rank>" or "<pp_rank> dp<dp_rank>"
+STAGE_LEGEND = "PP{{" + STAGE_NAME + "}}"  # "PP0", or "PP0 dp1" under DP attention
 QUANTILES = (0.5, 0.95, 0.99)
 
 
@@ -58,6 +60,17 @@ def per_stage_gauge(profile: Profile, metric: str, *matchers: str) -> str:
 def per_stage_rate(profile: Profile, metric: str, *matchers: str, extra: tuple[str, ...] = ()) -> str:
     """Rate of a logical scheduler/radix counter per PP stage (max over TP ranks, never summed)."""
     return agg("max", stage_labels(profile, *extra), rate(engine(profile, metric, *matchers)))
+
+
+def named_stage(profile: Profile, expr: str) -> str:
+    """``expr`` with a ``stage_name`` label for legends: the PP rank, followed by `` dp<dp_rank>`` only
+    where the series carries a DP rank (DP attention). A legend cannot test for a label, and Grafana
+    prints a missing label's name, so ``PP{{pp_rank}} dp{{dp_rank}}`` would read "dpdp_rank" without
+    DP attention; the label is built in the query instead: join pp_rank and dp_rank with " dp", then
+    strip a trailing " dp" (no DP rank)."""
+    pp, dp = profile.label("pp_rank"), profile.label("dp_rank")
+    joined = f'label_join({expr}, "{STAGE_NAME}", " dp", "{pp}", "{dp}")'
+    return f'label_replace({joined}, "{STAGE_NAME}", "$1", "{STAGE_NAME}", "(.*) dp")'
 
 
 def per_rank_gauge(profile: Profile, metric: str) -> str:

@@ -49,7 +49,7 @@ def test_group_is_last_of_the_groups_it_follows() -> None:
 def test_s18_one_quantity_per_timeline_panel_and_the_title_names_the_source(name: str) -> None:
     source = gpu_source(PROFILES[name])
     assert source is not None
-    caption = source.caption()
+    caption = source.title_caption()
     panels = _panels(name)
     assert len(panels) >= 10
     quantities_seen = []

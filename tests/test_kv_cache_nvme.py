@@ -126,3 +126,22 @@ def test_pd_kv_transfer_only_for_pd_pools() -> None:
     for name in PROFILE_NAMES:
         found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
         assert ("sglang:kv_transfer_latency_ms_bucket" in found) == PROFILES[name].has_pools
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s25_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
+    checked = 0
+    for panel, target in targets(_panels(name)):
+        kept = [a for a in aggregations(target["expr"]) if a.modifier and "dp_rank" in a.modifier.labels]
+        if not kept or "tp_rank" in target["expr"]:
+            continue
+        checked += 1
+        assert "PP{{stage_name}}" in target["legendFormat"], panel["title"]
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s21_evictions_state_tokens_per_second(name: str) -> None:
+    (evictions,) = [p for p in _panels(name) if "evictions" in p["title"]]
+    assert evictions["fieldConfig"]["defaults"]["unit"] == "count:tok/s"
+    assert "rate() starts from a series' first stored sample" in evictions["description"]

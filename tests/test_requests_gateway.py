@@ -138,3 +138,49 @@ def test_stage_variable_used_only_where_the_profile_has_pp(name: str) -> None:
     exprs = [t["expr"] for _, t in targets(_panels(name))]
     uses_stage = any('pp_rank=~"$stage"' in e for e in exprs)
     assert uses_stage == PROFILES[name].has_pp
+
+
+RATE_OF_FIRST_EVENT_COUNTERS = {
+    "sglang:num_aborted_requests_total",
+    "sglang:num_retracted_requests_total",
+    "smg_admission_queue_rejected_total",
+    "smg_router_request_errors_total",
+    "sglang:num_bootstrap_failed_reqs_total",
+}
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s21_token_rates_state_tokens_per_second_or_minute_in_the_unit(name: str) -> None:
+    units = {}
+    for panel in _panels(name):
+        if panel["type"] == "timeseries":
+            units[panel["title"]] = panel["fieldConfig"]["defaults"]["unit"]
+    per_second = [t for t in units if "tokens/s" in t]
+    per_minute = [t for t in units if "tokens/min" in t]
+    assert len(per_second) >= 3 and len(per_minute) == 1
+    assert all(units[t] == requests_gateway.TOKENS_PER_SECOND == "count:tok/s" for t in per_second)
+    assert units[per_minute[0]] == requests_gateway.TOKENS_PER_MINUTE == "count:tok/min"
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s5_first_event_counters_say_rate_cannot_show_their_first_event(name: str) -> None:
+    checked = 0
+    for panel, target in targets(_panels(name)):
+        if names(target["expr"]) & RATE_OF_FIRST_EVENT_COUNTERS:
+            checked += 1
+            assert "rate(" in target["expr"] and "increase(" not in target["expr"], panel["title"]
+            assert requests_gateway.FIRST_EVENT_RATE in panel["description"], panel["title"]
+    assert checked >= 2
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s25_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
+    checked = 0
+    for panel, target in targets(_panels(name)):
+        kept = [a for a in aggregations(target["expr"]) if a.modifier and "dp_rank" in a.modifier.labels]
+        if not kept or any(n.startswith("smg_") for n in names(target["expr"])):
+            continue
+        checked += 1
+        assert "PP{{stage_name}}" in target["legendFormat"], panel["title"]
+        assert target["expr"].startswith("label_replace(label_join("), panel["title"]
+    assert checked >= 4

@@ -1,0 +1,165 @@
+"""Per-GPU window statistics and the clock-event panel, run against a real VictoriaMetrics with
+hand-made series: GPM validity (an invalid sample with a garbage value is no window peak or mean),
+series split by exporter labels (Kubernetes pod) counted once per GPU (S2), the bits of a combined
+clock-event reason mask each drawn and coloured, and descriptions that name the real source (S18)."""
+
+from __future__ import annotations
+
+import pytest
+from group_checks import PROFILE_NAMES, PROFILES, group_panels
+
+from dashgen.datasource import Datasource
+from panels import gpu_timelines, gpu_window_stats
+from queries.gpu import CLOCK_EVENT_BITS, THROTTLE_BITS, gpu_source
+
+BIT_OF = {name: bit for bit, name in CLOCK_EVENT_BITS}
+
+WINDOW = 600  # seconds
+NODE = "wstat-node"
+
+
+def _end() -> int:
+    # 12 h before the demo imports (tests/victoriametrics.py IMPORTS): no demo query sees these series
+    import time
+
+    return int(time.time() // 3600) * 3600 - 12 * 3600
+
+
+def _series(metric: str, labels: dict, points: list[tuple[int, float]]) -> dict:
+    return {"metric": {"__name__": metric, "node": NODE, "gpu": "0", **labels},
+            "values": [v for _, v in points], "timestamps": [t * 1000 for t, _ in points]}
+
+
+def _substitute(expr: str) -> str:
+    return (expr.replace("$node", NODE).replace("$gpu", ".+").replace("$__range", f"{WINDOW}s")
+            .replace("$__rate_interval", "60s"))
+
+
+def _value(ds: Datasource, expr: str, at: int) -> float:
+    (item,) = ds.query(_substitute(expr), at).result
+    return float(item["value"][1])
+
+
+def _table(profile_name: str, statistic: str):
+    profile = PROFILES[profile_name]
+    source = gpu_source(profile)
+    return gpu_window_stats.window_table(profile, source, statistic), source
+
+
+@pytest.fixture(scope="module")
+def gpm_split(victoriametrics):
+    """One GPM GPU whose series split at mid-window (pod label) with one invalid 9999 W sample."""
+    end = _end()
+    start = end - WINDOW + 1
+    half = start + WINDOW // 2
+    bad = start + 400
+    series = []
+    for pod, first, last in (("a", start, half), ("b", half, end + 1)):
+        labels = {"job": "gpm", "uuid": "GPU-x", "pod": pod}
+        times = range(first, last)
+        series.append(_series("gpm_power_watts", labels, [(t, 9999.0 if t == bad else 100.0) for t in times]))
+        series.append(_series("gpm_sample_valid", labels, [(t, 0.0 if t == bad else 1.0) for t in times]))
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    return ds, end
+
+
+@pytest.fixture(scope="module")
+def dcgm_split(victoriametrics):
+    """One DCGM GPU (30 s samples) whose series split at mid-window: 100 W under pod a, 200 W under pod b."""
+    end = _end() - 3600
+    times = list(range(end - WINDOW + 30, end + 1, 30))
+    half = len(times) // 2
+    series = [
+        _series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "UUID": "GPU-y", "pod": "a"},
+                [(t, 100.0) for t in times[:half]]),
+        _series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "UUID": "GPU-y", "pod": "b"},
+                [(t, 200.0) for t in times[half:]]),
+        _series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm-duplicate", "UUID": "GPU-y"}, [(t, 5000.0) for t in times]),
+    ]
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    return ds, end, len(times)
+
+
+def test_s10_invalid_gpm_samples_are_no_peak_or_mean_and_their_share_is_shown(gpm_split):
+    ds, end = gpm_split
+    peak, source = _table("long-context-64", "peak")
+    mean, _ = _table("long-context-64", "mean")
+    count = len(gpu_window_stats.COLUMNS)
+    assert _value(ds, peak.targets[0].expr, end) == 100.0  # the 9999 W invalid sample is not the peak
+    assert _value(ds, mean.targets[0].expr, end) == pytest.approx(100.0)
+    assert _value(ds, peak.targets[count].expr, end) == WINDOW  # every stored sample, both pods
+    assert _value(ds, peak.targets[count + 1].expr, end) == pytest.approx(100 * (WINDOW - 1) / WINDOW)
+    headers = gpu_window_stats.samples_title(source), gpu_window_stats.valid_title(source)
+    assert all(h in str(peak.transformations) for h in headers)
+    assert "excluded from the mean and the peak" in peak.evidence.limit
+
+
+def test_s15_dcgm_series_split_by_pod_counts_once_and_keeps_one_exact_mean(dcgm_split):
+    ds, end, samples = dcgm_split
+    peak, source = _table("h20-16", "peak")
+    mean, _ = _table("h20-16", "mean")
+    count = len(gpu_window_stats.COLUMNS)
+    assert source.key == "dcgm"
+    assert _value(ds, mean.targets[0].expr, end) == pytest.approx(150.0)  # not 200, the max of two means
+    assert _value(ds, peak.targets[0].expr, end) == 200.0  # the other job's 5000 W is not merged in (#23)
+    assert _value(ds, peak.targets[count].expr, end) == samples
+    assert len(peak.targets) == count + 1, "DCGM has no validity column"
+    assert "split by Kubernetes pod labels" in peak.evidence.limit
+
+
+@pytest.mark.parametrize("statistic", sorted(gpu_window_stats.STATISTICS))
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s18_table_descriptions_name_the_real_source_and_the_percent_scale(name: str, statistic: str) -> None:
+    table, source = _table(name, statistic)
+    text = table.description
+    assert text.count("the metric is 0-1, the column shows it x100 in %") == 3  # SM active, DRAM active, busy
+    if source.key == "gpm":
+        assert "DCGM" not in text and "converted" not in text
+    else:
+        assert "GPM SM_ACTIVE" not in text and "sample rings" not in text and "no GPM sampler here" in text
+        assert "collects every 30s by default" in text and "DCGM 30s" in table.title
+        assert "DCGM reports MiB; converted to GiB" in text
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s18_timeline_descriptions_name_the_real_source(name: str) -> None:
+    source = gpu_source(PROFILES[name])
+    for panel in group_panels(name, gpu_timelines.TITLE):
+        text = panel.get("description", "")
+        if source.key == "gpm":
+            assert "DCGM reports" not in text and "converted" not in text, panel["title"]
+        else:
+            assert "GPM SM_ACTIVE" not in text and "sample rings" not in text, panel["title"]
+            assert "whatever the scrape interval" in text, panel["title"]
+
+
+def test_s3_each_power_and_thermal_bit_of_a_combined_mask_is_its_own_coloured_row(victoriametrics):
+    profile = PROFILES["long-context-64"]
+    source = gpu_source(profile)
+    panel = gpu_timelines.clock_events_panel(profile, source)
+    end = _end() - 2 * 3600
+    masks = {end - 40: 12, end - 30: 36, end - 20: 5, end - 10: 1, end: 0xEC}
+    ds = Datasource(victoriametrics.url)
+    ds.import_series([_series("gpm_clock_event_reasons", {"job": "gpm", "uuid": "GPU-z"}, sorted(masks.items()))])
+    ds.flush()
+    (mapping,) = panel.mappings
+    options = mapping["options"]
+    assert options["0"]["color"] == "green"
+    assert len(panel.targets) == len(THROTTLE_BITS)
+    for at, mask in masks.items():
+        for target in panel.targets:
+            (item,) = ds.query(_substitute(target.expr), at).result
+            value = int(float(item["value"][1]))
+            bit = BIT_OF[item["metric"]["reason"]]
+            assert value == (bit if mask & bit else 0), f"mask {mask}, bit {bit}"
+            assert item["metric"]["reason"] == options[str(bit)]["text"]
+            assert "{{reason}}" in target.legend and "{{gpu}}" in target.legend
+            if value:
+                assert options[str(value)]["color"] in ("red", "orange")
+    assert {BIT_OF[options[str(bit)]["text"]] for bit in THROTTLE_BITS} == set(THROTTLE_BITS)
+    for benign in (0x1, 0x2, 0x10, 0x100):
+        assert str(benign) not in options

@@ -1,0 +1,29 @@
+"""The per-stage legend label ``stage_name`` (queries.sglang.named_stage), run on a real
+VictoriaMetrics: "<pp_rank>" without DP attention, "<pp_rank> dp<dp_rank>" with it, so a legend
+``PP{{stage_name}}`` names the DP rank exactly where series carry one (review #25)."""
+
+from __future__ import annotations
+
+import time
+
+from group_checks import PROFILES
+
+from dashgen.datasource import Datasource
+from queries import sglang as sg
+
+
+def test_s25_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):
+    profile = PROFILES["long-context-64"]
+    at = int(time.time() // 3600) * 3600 - 14 * 3600
+    base = {"__name__": "sglang:num_running_reqs", "job": "sglang", "node": "stage-name-node",
+            "engine_type": "unified", "tp_rank": "0"}
+    ds = Datasource(victoriametrics.url)
+    ds.import_series([
+        {"metric": {**base, "pp_rank": "0"}, "values": [1.0], "timestamps": [at * 1000]},
+        {"metric": {**base, "pp_rank": "1", "dp_rank": "2"}, "values": [2.0], "timestamps": [at * 1000]},
+    ])
+    ds.flush()
+    expr = sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs"))
+    expr = expr.replace("$node", "stage-name-node").replace("$stage", ".+")
+    names = {item["metric"]["pp_rank"]: item["metric"][sg.STAGE_NAME] for item in ds.query(expr, at).result}
+    assert names == {"0": "0", "1": "1 dp2"}
