@@ -171,6 +171,9 @@ class Profile:
     dashboard: DashboardSettings
     insufficient_samples_share: float = 0.5
     extra: dict[str, Any] = field(default_factory=dict)
+    # Node name -> the address its Mooncake Store clients register as the segment host (S11);
+    # nodes not listed register under their node name.
+    node_addresses: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_gpus(self) -> int:
@@ -197,6 +200,10 @@ class Profile:
 
     def label(self, role: str) -> str:
         return self.labels[role]
+
+    def node_address(self, node: str) -> str:
+        """The segment host of ``node``'s Store clients: its ``cluster.node_addresses`` entry, else its name."""
+        return self.node_addresses.get(node, node)
 
 
 class _Reader:
@@ -307,6 +314,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     nodes = cluster.integer("nodes", required=True)
     gpus_per_node = cluster.integer("gpus_per_node", required=True)
     node_names = _node_names(cluster, nodes)
+    node_addresses = _node_addresses(cluster, node_names)
     cluster.reject_unknown()
 
     pools = tuple(_pool(reader) for reader in top.tables("pools", required=True))
@@ -335,6 +343,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         disks=disks,
         dashboard=dashboard,
         insufficient_samples_share=share,
+        node_addresses=node_addresses,
     )
 
 
@@ -357,6 +366,23 @@ def _node_names(cluster: _Reader, nodes: int) -> tuple[str, ...]:
     if len(set(names)) != nodes:
         raise cluster.fail("node_name_format", "does not give a unique name per node (use {index})")
     return names
+
+
+def _node_addresses(cluster: _Reader, node_names: tuple[str, ...]) -> dict[str, str]:
+    """``cluster.node_addresses``: node name -> segment host (IP or host name); a subset of the nodes is allowed."""
+    table = cluster.table_at("node_addresses")
+    addresses: dict[str, str] = {}
+    for node, address in table.table.items():
+        if node not in node_names:
+            raise table.fail(node, "not a node of this profile (keys are the profile's node names)")
+        if not isinstance(address, str) or not address.strip():
+            raise table.fail(node, f"expected a non-empty address string, got {address!r}")
+        addresses[node] = address.strip()
+    effective = [addresses.get(node, node) for node in node_names]
+    duplicates = sorted({a for a in effective if effective.count(a) > 1})
+    if duplicates:
+        raise cluster.fail("node_addresses", f"addresses must be unique per node; repeated: {', '.join(duplicates)}")
+    return addresses
 
 
 def _pool(reader: _Reader) -> Pool:

@@ -42,7 +42,7 @@ from dashgen.lint.model import iter_raw_panels, unwrap
 from dashgen.profile import KNOWN_SOURCES, Profile
 
 REASON_NAMES = {0: "ok", 1: "no traffic", 2: "no I/O", 3: "insufficient samples", 4: "uninitialised",
-                5: "collection failed"}
+                5: "collection failed", 6: "segment host not mapped"}
 COUNTER_FUNCTIONS = {"rate", "irate", "increase", "delta", "idelta", "resets"}
 # queries.nodata layer keys -> the profile source they describe (others match by key).
 LAYER_SOURCES = {"engine": "sglang", "hicache_host": "hicache", "mooncake": "mooncake_master", "disk": "node_exporter"}
@@ -108,15 +108,18 @@ class PanelCheck:
 # -- planning -------------------------------------------------------------------------------------
 
 
-def scrape_seconds_for(expr: str, profile: Profile | None, default: float = DEFAULT_SCRAPE_SECONDS) -> float:
-    """The smallest scrape interval of the profile sources whose metrics the expression reads."""
+def scrape_seconds_for(expr: str, profile: Profile | None, default: float = DEFAULT_SCRAPE_SECONDS,
+                       *, stored: bool = False) -> float:
+    """The smallest scrape interval of the profile sources whose metrics the expression reads;
+    with ``stored``, their sample interval (the spacing the central store keeps) instead."""
     if profile is None:
         return default
     intervals = []
     for name in metric_names(expr):
         source = source_of(name)
         if source and source in profile.sources:
-            intervals.append(profile.source(source).scrape_interval_seconds)
+            found = profile.source(source)
+            intervals.append(found.sample_interval_seconds if stored else found.scrape_interval_seconds)
     return min(intervals) if intervals else default
 
 
@@ -291,7 +294,7 @@ class ReasonFinder:
             if all(float(item["value"][1]) == 0 for item in up):
                 return Reason(5, f"{name}: no series; up == 0 for every {job!r} target (scrape failed)")
             return Reason(4, f"{name}: {job!r} targets are up but the series was never exported in the window")
-        scrape = scrape_seconds_for(query.expr, profile)
+        scrape = scrape_seconds_for(query.expr, profile, stored=True)
         share = profile.insufficient_samples_share if profile else 0.5
         expected = share * self.window.length / scrape
         for selector in found:

@@ -39,7 +39,8 @@ def occupancy_columns(profile: Profile) -> list[tuple[str, str]]:
         columns.append(("Store allocated (% of node's mounted segments)", mc.per_node_occupancy_pct(profile)))
         columns.append(("Store allocated (GiB)", mc.per_node_gib(profile, mc.ALLOCATED)))
     if profile.exported("node_exporter"):
-        columns.append((f"Cache filesystem used (% of {profile.disks.cache_mountpoint})", fs.used_pct(profile)))
+        columns.append((f"Cache filesystem {fs.UNAVAILABLE_NAME} (% of {profile.disks.cache_mountpoint} size)",
+                        fs.unavailable_pct(profile)))
     return columns
 
 
@@ -48,16 +49,20 @@ def occupancy_table(profile: Profile) -> PanelSpec:
         layer="allocation (tier occupancy at the window end)",
         source="SGLang scheduler gauges kv_used_tokens, kv_evictable_tokens, max_total_num_tokens (one TP rank per "
         "PP stage); HiCache hicache_host_used_tokens / hicache_host_total_tokens; Mooncake master "
-        "segment_allocated_bytes / segment_total_capacity_bytes mapped to nodes by segment host (S11); "
+        "segment_allocated_bytes / segment_total_capacity_bytes mapped to nodes by segment host through "
+        "the profile's node addresses (S11); "
         f"node_exporter node_filesystem_avail_bytes / size_bytes on {profile.disks.cache_mountpoint}. Only the tiers "
         "this deployment exports have a column",
         quantity="instant values at the end of the dashboard window, one row per node and PP stage: GPU KV "
         "(used + evictable) / pool size; Host used / host pool; Store allocated / the node's mounted segments, "
-        "and allocated GiB; cache filesystem used / size (1 - avail / size)",
+        "and allocated GiB; cache filesystem not available to the cache process / size (1 - avail / size, root-"
+        "reserved blocks included; the 'used' of size - free is a different number)",
         limit="occupancy is not reuse: a full tier proves nothing about hits. Tokens (SGLang) and bytes (Mooncake) "
-        "are different units and are not compared (no bytes-per-token factor is exported). Store rows assume "
-        "the segment's host is the node name; segments named by IP would leave the Store cells empty, never "
-        "mis-attributed. Rows are never added up across nodes or PP stages (S3). " + ABSENT_NOTE,
+        "are different units and are not compared (no bytes-per-token factor is exported). Store cells take "
+        "the segments whose host is the node's address in the profile (cluster.node_addresses, else the node "
+        "name); a segment with any other host is in no row (never mis-attributed) and is counted in 'Store "
+        "segments not mapped to a node'. Under DP attention the DP groups' pools are added before dividing, "
+        "the TP ranks of a group read once. Rows are never added up across nodes or PP stages (S3). " + ABSENT_NOTE,
     )
     return per_node_table(profile, "occupancy", "Tier occupancy at window end, per node", occupancy_columns(profile),
                           evidence)
@@ -107,7 +112,12 @@ def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
         "copy: it is NOT Host eviction and says nothing against Host capacity (S10). 'Host→Store dropped before "
         "backup' (hicache_backup_dropped_tokens_total) is backup tokens that never reached the Store",
         limit=f"a prefetch is an attempt, not a reuse: prefetched tokens may be dropped afterwards (S9). Each PP "
-        "stage counts the same request once, so rows are never added (S3). Request-level reuse comes from the "
+        "stage counts the same request once, so rows are never added (S3); under DP attention the DP groups "
+        "of a stage are added (disjoint requests), the TP ranks of a group read once. Counters that appear "
+        "only at their first event (cached_tokens_total, the two byte counters, dropped, backed-up and "
+        "prefetched tokens) count a series created inside the window from 0, so its first event is kept; a "
+        "reset after creation inside the window can undercount by the creation value; "
+        "prefill_effective_tokens_total is pre-seeded and uses the plain increase. Request-level reuse comes from the "
         f"tokenizer of each replica's entry node ({entries}) and has no node or rank label: other nodes show "
         f"'{NOT_SPLITTABLE}' (the query's marker value -1, never a count) instead of a faked split (S14); "
         "Store reuse is never split by Store node (the "
@@ -126,18 +136,24 @@ def reasons_table(profile: Profile) -> PanelSpec:
     evidence = Evidence(
         layer="collection health (missing-data reasons, S6)",
         source="the scraper's up{job} per node, each layer's own series (" + "; ".join(
-            f"{layer.title}: presence {layer.presence.split('{')[0]}, scrape {layer.interval_seconds:g} s"
+            f"{layer.title}: presence {layer.presence.split('{')[0]}, scrape {layer.scrape_seconds:g} s, "
+            f"one sample expected per {layer.sample_seconds:g} s"
             for layer in layers) + ") and the profile's node list",
         quantity="one row per node, one column per evidence layer; each cell is the first reason that applies, in "
-        "priority order: collection failed (up == 0, or the target missing from up) > uninitialised (target up, "
-        "series absent in the window) > insufficient samples (fewer than "
-        f"{share} x window / scrape interval) > no traffic (engine token counter flat or absent) / no I/O (the "
-        "layer's read/write counters flat or absent) > ok",
+        "priority order: collection failed (up == 0, or the target missing from up) > segment host not mapped "
+        "(Store layer: no segment with the node's profile address, while segments with hosts the profile does "
+        "not know exist) > uninitialised (target up, series absent in the window) > insufficient samples (fewer "
+        f"than {share} x window / sample interval; the sample interval is the spacing the central store keeps, "
+        "the scrape interval unless the profile sets sample_interval, e.g. for an exporter that collects more "
+        "slowly than it is scraped or a store that deduplicates) > no traffic (engine token counter flat or "
+        "absent) / no I/O (the layer's read/write counters flat or absent; a counter created inside the window "
+        "is activity) > ok",
         limit="the codes are reason codes, not metric values: building rows from the profile's node list with "
         "constant vectors is not zero-filling (S7). Nodes missing from up are listed even when not selected in "
         "$node (a gone node cannot be selected). up is read at the window end: a target that failed earlier "
         "shows as insufficient samples. The sample count is the node's sparsest series. The Store segment "
-        "layer depends on the single master target and on segment hosts matching node names (S11); "
+        "layer depends on the single master target and on the profile's segment hosts (cluster.node_addresses, "
+        "else node names) (S11): 'segment host not mapped' means fix the profile, not that the Store is empty; "
         "'ok' means the layer can be read, not that its numbers are good",
     )
     return per_node_table(profile, "reasons", "Missing-data reasons per node and evidence layer", columns, evidence,

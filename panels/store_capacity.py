@@ -93,12 +93,15 @@ def allocation_table(profile: Profile) -> PanelSpec:
         Evidence(
             layer="allocation",
             source="Mooncake master segment_allocated_bytes / segment_total_capacity_bytes per segment, node taken "
-            "from segment=\"host:port\" (S11), segments counted per host; SGLang hicache_host_used_tokens / "
+            "from segment=\"host:port\" through the profile's node addresses (S11), segments counted per node; "
+            "SGLang hicache_host_used_tokens / "
             "hicache_host_total_tokens (one TP rank per stage)",
             quantity="what is logically allocated at the window end: Store bytes per node and its mounted "
             "segments, Host KV tokens per node and stage",
             limit="allocation is neither the quota (panel 1/3) nor filesystem usage (panel 3/3). The master's node "
-            f"label names the exporter, not the data holder; the segment host is assumed to be the {node} name. "
+            f"label names the exporter, not the data holder; a segment belongs to the {node} whose profile address "
+            "(cluster.node_addresses, else its name) is the segment host; segments with other hosts are in no row "
+            "and are counted in 'Store segments not mapped to a node'. "
             "Host tokens and Store bytes are different units (no bytes-per-token factor is exported). The "
             "rank <-> segment port map is not exported, so segments are counted per node, not named per rank",
         ),
@@ -116,11 +119,13 @@ def segment_bargauge(profile: Profile, topology: Topology) -> PanelSpec:
         kind="bargauge",
         evidence=Evidence(
             layer="allocation",
-            source="Mooncake master segment_allocated_bytes{segment}, node from the segment's host (S11)",
+            source="Mooncake master segment_allocated_bytes{segment}, node from the segment's host through the "
+            "profile's node addresses (S11)",
             quantity="bytes allocated in each mounted segment at the window end; one segment per SGLang rank "
             f"that mounts Store memory (the per-rank quota is {format_binary(topology.capacity.store_per_rank or 0)})",
             limit="the segment port does not say which rank it is (not exported); an unmounted segment has no "
-            "series at all (absent, not 0)",
+            "series at all (absent, not 0); a segment whose host maps to no node is not drawn here (see 'Store "
+            "segments not mapped to a node')",
         ),
         targets=(Target(mc.per_segment(profile, mc.ALLOCATED), legend=f"{{{{{node}}}}} {{{{segment}}}}",
                         instant=True),),
@@ -128,6 +133,28 @@ def segment_bargauge(profile: Profile, topology: Topology) -> PanelSpec:
         width=12,
         height=10,
         no_value=NO_DATA_TEXT,
+    )
+
+
+def unmapped_stat(profile: Profile) -> PanelSpec:
+    hosts = ", ".join(f"{node} = {host}" for node, host in mc.segment_hosts(profile).items())
+    return _store_stat(
+        "store_unmapped", "Store segments not mapped to a node (count)",
+        Evidence(
+            layer="allocation (segment to node mapping, S11)",
+            source="Mooncake master segment_total_capacity_bytes{segment=\"host:port\"} and the profile's segment "
+            f"hosts (cluster.node_addresses, else the node name): {hosts}",
+            quantity="mounted segments at the window end whose host is none of the profile's nodes' addresses "
+            "(0 when every segment maps to a node)",
+            limit="such segments hold Store memory but are in no per-node row or cell: a non-zero count means the "
+            "profile's node_addresses is incomplete or wrong (the Missing-data table then says 'segment host not "
+            "mapped' for nodes without mapped segments). Absent (No data) when the master reports no segment at "
+            "all, which is not 0",
+        ),
+        ((mc.unmapped_segments(profile), "not mapped to a node"),),
+        unit="short",
+        decimals=0,
+        thresholds=(("green", None), ("red", 1)),
     )
 
 
@@ -231,6 +258,23 @@ def prefetch_panels(profile: Profile) -> list[PanelSpec]:
     return [unfulfilled, deferred]
 
 
+def _anatomy_header(profile: Profile, per_node: str, nodes_per_replica: int) -> str:
+    """Names every pool the quotas cover; with several pools, says which columns hold for which pool."""
+    pool = profile.pools[0]
+    if not profile.has_pools:
+        return (f"Quotas of `{profile.name}` ({pool.name}: TP{pool.tp} x PP{pool.pp} = {pool.gpus_per_replica} ranks "
+                f"per replica, {per_node} per node, {nodes_per_replica} node(s) per replica). Limits, not usage.")
+    layouts = "; ".join(
+        f"{p.name}{'' if p.role == p.name else f' ({p.role})'}: {p.replicas} replicas of TP{p.tp} x PP{p.pp}"
+        for p in profile.pools)
+    same = len({(p.gpus_per_replica, min(profile.gpus_per_node, p.gpus_per_replica)) for p in profile.pools}) == 1
+    scope = (f"the same in all {len(profile.pools)} pools" if same else f"the {pool.name} pool's (other pools differ)")
+    replicas = sum(p.replicas for p in profile.pools)
+    return (f"Quotas of `{profile.name}`, pools {layouts}. Per rank, per node ({per_node}) and per replica "
+            f"({pool.gpus_per_replica} ranks): {scope}; total: all pools ({replicas} replicas, "
+            f"{profile.total_gpus} ranks). Limits, not usage.")
+
+
 def anatomy_text(profile: Profile, topology: Topology) -> PanelSpec:
     """S17, first number: the quotas, computed from the profile (never literals)."""
     cap = topology.capacity
@@ -245,8 +289,7 @@ def anatomy_text(profile: Profile, topology: Topology) -> PanelSpec:
         return format_decimal(value) if value is not None else "not set"
 
     lines = [
-        f"Quotas of `{profile.name}` ({pool.name}: TP{pool.tp} x PP{pool.pp} = {pool.gpus_per_replica} ranks per "
-        f"replica, {per_node} per node, {nodes_per_replica} node(s) per replica). Limits, not usage.",
+        _anatomy_header(profile, per_node, nodes_per_replica),
         "",
         "| tier | per rank | per node | per replica | total |",
         "|---|---|---|---|---|",
@@ -289,21 +332,25 @@ def filesystem_table(profile: Profile) -> PanelSpec:
                     "overhead, so the filesystem size is smaller" if nominal else "the disk's nominal size is not set")
     columns = [
         ("Filesystem size (TiB)", fs.size_tib(profile)),
-        ("Filesystem used (TiB)", fs.used_tib(profile)),
-        ("Filesystem available (TiB)", fs.avail_tib(profile)),
-        ("Filesystem used (%)", fs.used_pct(profile)),
+        (f"Filesystem {fs.USED_NAME} (TiB)", fs.used_tib(profile)),
+        (f"Filesystem {fs.UNAVAILABLE_NAME} (TiB)", fs.unavailable_tib(profile)),
+        ("Filesystem available to the cache process (avail, TiB)", fs.avail_tib(profile)),
+        (f"Filesystem {fs.UNAVAILABLE_NAME} (% of size)", fs.unavailable_pct(profile)),
     ]
     panel = per_node_table(
         profile, "filesystem_usage", f"Capacity anatomy 3/3: cache filesystem usage ({profile.disks.cache_mountpoint})",
         columns,
         Evidence(
             layer="filesystem",
-            source=f"node_exporter node_filesystem_size_bytes / node_filesystem_avail_bytes, "
-            f"mountpoint=\"{profile.disks.cache_mountpoint}\"",
-            quantity="real filesystem size, used (size - avail) and available space on the cache mount at the "
-            "window end, per node, in TiB",
+            source=f"node_exporter node_filesystem_size_bytes / node_filesystem_free_bytes / "
+            f"node_filesystem_avail_bytes, mountpoint=\"{profile.disks.cache_mountpoint}\"",
+            quantity="real filesystem size, used (size - free: blocks holding data), not available to the cache "
+            "process (size - avail: data plus root-reserved blocks) and available (avail) on the cache mount at "
+            "the window end, per node, in TiB; the share not available to the cache process in %",
             limit=f"usage is not the quota (panel 1/3) nor the allocation (panel 2/3); {nominal_text}; an axis "
-            "maximum is neither capacity nor usage (S17). Used counts everything on the filesystem, not only KV",
+            "maximum is neither capacity nor usage (S17). The two 'used' numbers differ by the root-reserved blocks "
+            "(about 5 % of the size on ext4 by default): other panels' 'used' is size - free. Both count "
+            "everything on the filesystem, not only KV",
         ),
         stage=False,
         decimals=2,
@@ -319,7 +366,7 @@ def panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     if status:
         found.append(status)
     if profile.exported("mooncake_master"):
-        found += [node_group_stat(profile), source_share_stat(profile), returns_stat(profile),
+        found += [node_group_stat(profile), unmapped_stat(profile), source_share_stat(profile), returns_stat(profile),
                   object_counts_stat(profile), segment_bargauge(profile, topology)]
     if profile.exported("hicache_storage"):
         found += prefetch_panels(profile)

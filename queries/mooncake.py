@@ -1,11 +1,21 @@
 """PromQL for the Mooncake Store master as the cache-evidence group reads it (metric catalogue §3).
 
 S11: the master's ``node`` label names where the master runs, not where data lives. Per-node
-Store numbers come from ``segment="host:port"`` (one segment per SGLang rank that mounts memory):
-the host part is written into the node label with ``label_replace``. Assumption (stated on the
-panels): the segment's host equals the node name the vmagents put in ``node`` (the profile's node
-names are the hosts, and Mooncake's ``local_hostname`` is the host name). Where segments carry IPs
-instead, these rows stay empty, never mis-attributed; an IP -> node info series would be needed.
+Store numbers come from ``segment="<host>:<port>"`` (one segment per SGLang rank that mounts
+memory), whose host is the client's ``local_hostname``, normally the node's IP. The profile is the
+source of truth for host -> node: ``cluster.node_addresses`` (a node not listed registers under its
+node name). Each query selects the segments whose host is one of the profile's addresses and
+writes the node name into the node label with one ``label_replace`` per node, chained::
+
+    label_replace(label_replace(m{segment=~"(10\\.0\\.0\\.1|10\\.0\\.0\\.2):[0-9]+"},
+                  "node", "n0", "segment", "10\\.0\\.0\\.1:[0-9]+"), "node", "n1", "segment", ...)
+
+A chain (about 75 characters per node) rather than an ``or`` of one ``label_replace`` per node
+(about 130, the selector repeated each time): for 25 nodes the longest query the cache-evidence
+group builds from it stays far below VictoriaMetrics' 16 KiB query length (checked by a test).
+Segments whose host is in no profile entry are never silently dropped: ``unmapped_segments``
+counts them (a Store stat), and the Missing-data table reports "segment host not mapped" instead of
+"uninitialised" for a node without mapped segments while unmapped ones exist.
 
 Master counters (``mem_cache_hit_nums_`` ...) have no storage-node label: they are never split per
 node (S14). Several master targets (HA) are de-duplicated per segment with ``max``.
@@ -14,7 +24,7 @@ node (S14). Several master targets (HA) are de-duplicated per segment with ``max
 from __future__ import annotations
 
 from dashgen.profile import Profile
-from queries.promql import agg, divide, increase, job, matcher, scale, selector
+from queries.promql import agg, divide, increase, job, matcher, node_var, scale, selector
 
 ALLOCATED = "segment_allocated_bytes"
 CAPACITY = "segment_total_capacity_bytes"
@@ -25,27 +35,60 @@ SSD_RETURNS = "file_cache_hit_nums_"
 KEY_COUNT = "master_key_count"
 RAM_OBJECTS = "mem_cache_nums_"
 SSD_OBJECTS = "file_cache_nums_"
-SEGMENT_HOST_REGEX = "(.+):[0-9]+"
+PORT_REGEX = ":[0-9]+"
 GIB = 2**30
+_REGEX_SPECIAL = set(".^$*+?()[]{}|\\")
+
+
+def regex_literal(text: str) -> str:
+    """``text`` as a literal inside a (RE2) regular expression."""
+    return "".join(f"\\{c}" if c in _REGEX_SPECIAL else c for c in text)
+
+
+def segment_hosts(profile: Profile) -> dict[str, str]:
+    """Node name -> the host its segments carry, from the profile (S11)."""
+    return {node: profile.node_address(node) for node in profile.node_names}
+
+
+def mapped_regex(profile: Profile) -> str:
+    """Matches the segment of any profile node: ``(<host0>|<host1>|...):[0-9]+``."""
+    return "(" + "|".join(regex_literal(h) for h in segment_hosts(profile).values()) + ")" + PORT_REGEX
 
 
 def master(profile: Profile, metric: str, *matchers: str) -> str:
     return selector(metric, job(profile, "mooncake_master"), *matchers)
 
 
-def segment_selector(profile: Profile, metric: str) -> str:
-    """A per-segment gauge restricted to the segments of the nodes chosen in ``$node``."""
-    return master(profile, metric, matcher("segment", "=~", "($node):[0-9]+"))
+def mapped(profile: Profile, metric: str) -> str:
+    """A per-segment gauge restricted to the segments whose host is a profile node's address."""
+    return master(profile, metric, matcher("segment", "=~", mapped_regex(profile)))
+
+
+def unmapped(profile: Profile, metric: str) -> str:
+    """A per-segment gauge of the segments whose host maps to no profile node."""
+    return master(profile, metric, matcher("segment", "!~", mapped_regex(profile)))
 
 
 def to_node(profile: Profile, expr: str) -> str:
-    """Replace the master's node label by the host part of ``segment`` (S11)."""
-    return f'label_replace({expr}, "{profile.label("node")}", "$1", "segment", "{SEGMENT_HOST_REGEX}")'
+    """Overwrite the master's node label with the node owning each segment's host (S11): one
+    ``label_replace`` per node, chained. Apply to ``mapped`` series only (every one matches a node)."""
+    node = profile.label("node")
+    for name, host in segment_hosts(profile).items():
+        regex = (regex_literal(host) + PORT_REGEX).replace("\\", "\\\\")
+        expr = f'label_replace({expr}, "{node}", "{name}", "segment", "{regex}")'
+    return expr
+
+
+def selected_nodes(profile: Profile) -> str:
+    """The engine nodes chosen in ``$node`` (the Store clients run inside the SGLang ranks)."""
+    return agg("max", [profile.label("node")], selector("up", job(profile, "sglang"), node_var(profile)))
 
 
 def per_segment(profile: Profile, metric: str) -> str:
-    """One series per (data-holding node, segment), duplicates from several masters removed."""
-    return agg("max", [profile.label("node"), "segment"], to_node(profile, segment_selector(profile, metric)))
+    """One series per (data-holding node, segment) of the nodes in ``$node``, HA duplicates removed."""
+    node = profile.label("node")
+    segments = agg("max", [node, "segment"], to_node(profile, mapped(profile, metric)))
+    return f"({segments} and on({node}) {selected_nodes(profile)})"
 
 
 def per_node_bytes(profile: Profile, metric: str) -> str:
@@ -67,6 +110,16 @@ def segments_per_node(profile: Profile) -> str:
     return agg("count", [profile.label("node")], per_segment(profile, CAPACITY))
 
 
+def unmapped_segments(profile: Profile) -> str:
+    """Mounted segments whose host maps to no profile node, counted per master job at the window end.
+
+    Every segment the master reports is 1 (unmapped) or 0 (mapped) before the sum, so 0 is a real
+    count of real series; with no segment mounted at all the result is absent, not 0 (S7)."""
+    label_job = profile.label("job")
+    flags = f"({unmapped(profile, CAPACITY)} * 0 + 1) or ({mapped(profile, CAPACITY)} * 0)"
+    return agg("sum", [label_job], agg("max", [label_job, "segment"], flags))
+
+
 def node_group(profile: Profile, metric: str) -> str:
     """A master-global gauge (node-group total), one value per master job."""
     return agg("max", [profile.label("job")], master(profile, metric))
@@ -84,5 +137,11 @@ def source_share_pct(profile: Profile, numerator: str) -> str:
 
 
 def presence(profile: Profile) -> str:
-    """The per-segment capacity gauge: its samples prove the node's Store clients are mounted."""
-    return segment_selector(profile, CAPACITY)
+    """The mapped per-segment capacity gauge: its samples prove a node's Store clients are mounted
+    (all nodes; the reasons table maps them with ``to_node`` and narrows by its own node rows)."""
+    return mapped(profile, CAPACITY)
+
+
+def unmapped_presence(profile: Profile) -> str:
+    """The unmapped segments' capacity gauge: any sample means some segment hosts are not in the profile."""
+    return unmapped(profile, CAPACITY)

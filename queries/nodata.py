@@ -8,10 +8,15 @@ code  reason                 recognised by
 ====  =====================  ==============================================================
 5     collection failed      ``up == 0`` for a target of the layer's job on the node, or the
                              node (from the profile's node list) missing from ``up``
+6     segment host not       Store layer only, instead of 4: the node has no segment whose host is
+      mapped                 its profile address while segments with hosts the profile does not
+                             know exist (fix ``cluster.node_addresses``; the data may be there)
 4     uninitialised          target up, but the layer's presence series has no sample in the
                              window (feature off, never exported, not warmed up)
 3     insufficient samples   the presence series holds fewer samples than
-                             ``insufficient_samples_share x $__range_s / scrape interval``
+                             ``insufficient_samples_share x $__range_s / sample interval`` (the
+                             source's ``sample_interval``: the spacing the central store keeps,
+                             the scrape interval unless the profile says otherwise)
 1     no traffic             the engine's token counter did not increase (or never appeared)
 2     no I/O                 the layer's read/write counters did not increase (or never appeared)
 0     ok                     none of the above
@@ -23,7 +28,8 @@ Shape of every layer's expression (``B`` = one series per node, value irrelevant
 
 ``or`` keeps its left side and adds right-side rows for nodes not yet present, so each node gets
 exactly one row carrying the first reason that applies. Every branch ends with the label set
-``{node}`` only. The profile's node list enters as an ``or`` of constant vectors
+``{node}`` only. Activity counters count a series created inside the window as activity (they
+appear only at their first event). The profile's node list enters as an ``or`` of constant vectors
 (``label_replace(vector(5), "node", "<name>", "", "")``): the profile is the source of truth of
 what should exist, so a node missing from ``up`` is reported, not silently dropped. That is not
 zero-filling (S7): the constant is a reason code, never a value of the measured quantity.
@@ -36,26 +42,29 @@ counts are the minimum over the node's series (one sparse GPU or rank marks the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from dashgen.profile import Profile
 from queries import cache_filesystem as fs
 from queries import mooncake as mc
 from queries import sglang_hicache as sg
 from queries.gpu import QUANTITIES
-from queries.promql import agg, increase, matcher, node_var, selector
+from queries.promql import agg, matcher, node_var, selector
 
-OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED = 0, 1, 2, 3, 4, 5
+OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED = 0, 1, 2, 3, 4, 5, 6
 
 REASONS: dict[int, tuple[str, str]] = {
     FAILED: ("collection failed", "red"),
+    UNMAPPED: ("segment host not mapped", "purple"),
     UNINITIALISED: ("uninitialised", "orange"),
     INSUFFICIENT: ("insufficient samples", "yellow"),
     NO_TRAFFIC: ("no traffic", "blue"),
     NO_IO: ("no I/O", "blue"),
     OK: ("ok", "green"),
 }
-PRIORITY = (FAILED, UNINITIALISED, INSUFFICIENT, NO_TRAFFIC, NO_IO, OK)
+PRIORITY = (FAILED, UNMAPPED, UNINITIALISED, INSUFFICIENT, NO_TRAFFIC, NO_IO, OK)
 
 
 @dataclass(frozen=True)
@@ -63,23 +72,27 @@ class Layer:
     """One evidence layer as the reasons table checks it.
 
     ``presence`` is a selector whose samples prove the layer is initialised and whose sample count
-    is compared with the scrape interval; ``activity`` are counters whose increase proves traffic
-    (``idle_code`` 1) or I/O (``idle_code`` 2); ``idle_code`` 0 means the layer has no such notion.
-    ``per_node_target`` is False for a source scraped from one place for all nodes (the Mooncake
-    master): its ``up`` applies to every node and its series are mapped to nodes by ``node_from``
-    (a label and a regex whose first group is the node name).
+    is compared with one sample per ``sample_seconds`` (the source's sample interval;
+    ``scrape_seconds`` is only shown); ``activity`` are counters whose increase (or creation) in the
+    window proves traffic (``idle_code`` 1) or I/O (``idle_code`` 2); ``idle_code`` 0 means the
+    layer has no such notion. ``per_node_target`` is False for a source scraped from one place for
+    all nodes (the Mooncake master): its ``up`` applies to every node and its series are mapped to
+    nodes by ``node_from`` (a function wrapping an expression in the mapping); ``unmapped`` selects
+    the series no node maps to, whose presence turns "uninitialised" into "segment host not mapped".
     """
 
     key: str
     title: str
     job: str
-    interval_seconds: float
+    sample_seconds: float
     presence: str
     activity: tuple[str, ...] = ()
     idle_code: int = OK
     per_node_target: bool = True
-    node_from: tuple[str, str] | None = None
+    node_from: Callable[[str], str] | None = None
     base_job: str = ""
+    scrape_seconds: float = 0.0
+    unmapped: str | None = None
 
 
 def expected_nodes(profile: Profile, code: int = FAILED) -> str:
@@ -114,17 +127,16 @@ def collection_failed(profile: Profile, layer: Layer) -> str:
         return f"({failed} or on({node}) {missing})"
     nodes = f"({node_base(profile, layer.base_job)} * 0 + {FAILED})"
     shared_up = _up(profile, layer.job, selected=False)
-    return f"(({nodes} and on() ({shared_up} == 0)) or on({node}) ({nodes} unless on() {shared_up}))"
+    # every node fails unless the shared targets exist and none is down (the node list written once)
+    all_up = f"({shared_up} unless on() ({shared_up} == 0))"
+    return f"({nodes} unless on() {all_up})"
 
 
 def _presence_counts(profile: Profile, layer: Layer) -> str:
     """``count_over_time`` of the presence series over the window, one series per source series,
     carrying the node the data belongs to."""
     counted = f"count_over_time({layer.presence}[$__range])"
-    if layer.node_from is None:
-        return counted
-    label, regex = layer.node_from
-    return f'label_replace({counted}, "{profile.label("node")}", "$1", "{label}", "{regex}")'
+    return counted if layer.node_from is None else layer.node_from(counted)
 
 
 def _base(profile: Profile, layer: Layer) -> str:
@@ -135,15 +147,39 @@ def _base(profile: Profile, layer: Layer) -> str:
     return node_base(profile, layer.base_job)
 
 
-def uninitialised(profile: Profile, layer: Layer) -> str:
-    """Code 4: the node's target is up but the presence series has no sample in the window."""
+def _without_presence(profile: Profile, layer: Layer, code: int) -> str:
     node = profile.label("node")
-    return f"(({_base(profile, layer)} * 0 + {UNINITIALISED}) unless on({node}) {_presence_counts(profile, layer)})"
+    return f"(({_base(profile, layer)} * 0 + {code}) unless on({node}) {_presence_counts(profile, layer)})"
+
+
+def any_unmapped(profile: Profile, layer: Layer) -> str | None:
+    """A scalar: 1 when any series of the layer has a host no node maps to in the window, 0 when none
+    does while the layer's target is in ``up``. The 0 is carried by ``up`` because VictoriaMetrics
+    returns no sample (not NaN) for ``scalar()`` of nothing."""
+    if layer.unmapped is None:
+        return None
+    label_job = profile.label("job")
+    seen = agg("count", [label_job], f"count_over_time({layer.unmapped}[$__range])")
+    target = agg("max", [label_job], _up(profile, layer.job, selected=False))
+    return f"scalar(({seen} > bool 0) or on() ({target} * 0))"
+
+
+def uninitialised(profile: Profile, layer: Layer) -> str:
+    """Code 4: the node's target is up but the presence series has no sample in the window.
+
+    For a layer with a host mapping (the Store segments) the same rows read 6, "segment host not
+    mapped", when series with unmapped hosts exist: 4 + 2 x any_unmapped. One branch for both keeps
+    the mapping chain once in the query (VictoriaMetrics' query length limit, 25 nodes)."""
+    missing = _without_presence(profile, layer, UNINITIALISED)
+    unmapped = any_unmapped(profile, layer)
+    if unmapped is None:
+        return missing
+    return f"({missing} + {UNMAPPED - UNINITIALISED} * {unmapped})"
 
 
 def expected_samples(profile: Profile, layer: Layer) -> str:
     """The scalar sample count below which a window counts as insufficient (Grafana fills ``$__range_s``)."""
-    return f"{profile.insufficient_samples_share:g} * $__range_s / {layer.interval_seconds:g}"
+    return f"{profile.insufficient_samples_share:g} * $__range_s / {layer.sample_seconds:g}"
 
 
 def insufficient_samples(profile: Profile, layer: Layer) -> str:
@@ -155,13 +191,13 @@ def insufficient_samples(profile: Profile, layer: Layer) -> str:
 
 def idle(profile: Profile, layer: Layer) -> str | None:
     """Code 1 or 2: no activity counter of the node increased in the window (absent counts as idle:
-    these counters appear only at their first event)."""
+    these counters appear only at their first event; a series created inside the window is activity)."""
     if layer.idle_code == OK or not layer.activity:
         return None
     node = profile.label("node")
     expr = f"({_base(profile, layer)} * 0 + {layer.idle_code})"
     for counter in layer.activity:
-        moved = f"({agg('max', [node], increase(counter))} > 0)"  # any series moved; nothing is added
+        moved = f"({agg('max', [node], sg.first_event_increase(counter))} > 0)"  # any series moved; nothing is added
         expr = f"({expr} unless on({node}) {moved})"
     return expr
 
@@ -192,34 +228,39 @@ def value_mappings() -> tuple[dict, ...]:
 def engine_layer(profile: Profile) -> Layer:
     """SGLang engine: initialised when the KV pool size gauge exists; traffic = tokens processed."""
     src = profile.source("sglang")
-    return Layer("engine", "Engine (SGLang)", src.job, src.scrape_interval_seconds,
-                 sg.presence(profile, sg.KV_MAX), (sg.traffic_counter(profile),), NO_TRAFFIC)
+    return Layer("engine", "Engine (SGLang)", src.job, src.sample_interval_seconds,
+                 sg.presence(profile, sg.KV_MAX), (sg.traffic_counter(profile),), NO_TRAFFIC,
+                 scrape_seconds=src.scrape_interval_seconds)
 
 
 def hicache_host_layer(profile: Profile) -> Layer:
     """HiCache Host tier: initialised when the host pool gauge exists; I/O = GPU<->Host bytes."""
     src = profile.source("hicache")
-    return Layer("hicache_host", "HiCache Host tier", src.job, src.scrape_interval_seconds,
+    return Layer("hicache_host", "HiCache Host tier", src.job, src.sample_interval_seconds,
                  sg.presence(profile, sg.HOST_TOTAL),
-                 (sg.series(profile, sg.BACKUP_BYTES), sg.series(profile, sg.LOAD_BACK_BYTES)), NO_IO)
+                 (sg.series(profile, sg.BACKUP_BYTES), sg.series(profile, sg.LOAD_BACK_BYTES)), NO_IO,
+                 scrape_seconds=src.scrape_interval_seconds)
 
 
 def hicache_storage_layer(profile: Profile) -> Layer:
     """HiCache Store tier (engine side): the pre-seeded unfulfilled-reason counter proves the storage
     collector exists; I/O = Host->Store or Store->Host tokens."""
     src = profile.source("hicache_storage")
-    return Layer("hicache_storage", "HiCache Store tier (engine)", src.job, src.scrape_interval_seconds,
+    return Layer("hicache_storage", "HiCache Store tier (engine)", src.job, src.sample_interval_seconds,
                  sg.presence(profile, sg.UNFULFILLED),
-                 (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)), NO_IO)
+                 (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)), NO_IO,
+                 scrape_seconds=src.scrape_interval_seconds)
 
 
 def mooncake_layer(profile: Profile) -> Layer:
-    """Mooncake Store as the master sees each node: its segments (S11). One master target for all
-    nodes, so its ``up`` applies to every engine node; no per-node I/O counter exists."""
+    """Mooncake Store as the master sees each node: its segments, mapped to nodes by the profile's
+    segment hosts (S11). One master target for all nodes, so its ``up`` applies to every engine node;
+    no per-node I/O counter exists. Segments with a host no node maps to are reported as such."""
     src = profile.source("mooncake_master")
-    return Layer("mooncake", "Store segments (Mooncake master)", src.job, src.scrape_interval_seconds,
-                 mc.presence(profile), per_node_target=False, node_from=("segment", mc.SEGMENT_HOST_REGEX),
-                 base_job=profile.source("sglang").job)
+    return Layer("mooncake", "Store segments (Mooncake master)", src.job, src.sample_interval_seconds,
+                 mc.presence(profile), per_node_target=False, node_from=partial(mc.to_node, profile),
+                 base_job=profile.source("sglang").job, scrape_seconds=src.scrape_interval_seconds,
+                 unmapped=mc.unmapped_presence(profile))
 
 
 def gpu_layer(profile: Profile, key: str) -> Layer:
@@ -227,15 +268,17 @@ def gpu_layer(profile: Profile, key: str) -> Layer:
     src = profile.source(key)
     metric = QUANTITIES["power"].gpm_metric if key == "gpm" else QUANTITIES["power"].dcgm_metric
     title = f"GPU ({'GPM sampler' if key == 'gpm' else 'DCGM exporter'})"
-    return Layer(key, title, src.job, src.scrape_interval_seconds,
-                 selector(metric, matcher(profile.label("job"), "=", src.job), node_var(profile)))
+    return Layer(key, title, src.job, src.sample_interval_seconds,
+                 selector(metric, matcher(profile.label("job"), "=", src.job), node_var(profile)),
+                 scrape_seconds=src.scrape_interval_seconds)
 
 
 def disk_layer(profile: Profile) -> Layer:
     """Cache disks (node_exporter): initialised when the cache devices' counters exist; I/O = ops."""
     src = profile.source("node_exporter")
-    return Layer("disk", "Cache disk (node_exporter)", src.job, src.scrape_interval_seconds,
-                 fs.disk(profile, fs.READS), (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)), NO_IO)
+    return Layer("disk", "Cache disk (node_exporter)", src.job, src.sample_interval_seconds,
+                 fs.disk(profile, fs.READS), (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)), NO_IO,
+                 scrape_seconds=src.scrape_interval_seconds)
 
 
 def layers(profile: Profile) -> list[Layer]:

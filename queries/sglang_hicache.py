@@ -5,16 +5,18 @@ Every query keeps the node and the PP stage (S2, S3): a request is counted once 
 stages, so nothing here ever adds stages together. Counting rules from the catalogue's traps:
 
 - logical token counters (``*_tokens_total``, storage counters, ``prefill_effective_tokens_total``)
-  carry the same count on every TP rank, or 0 on non-logging ranks: read one rank with ``max``;
+  carry the same count on every TP rank, or 0 on non-logging ranks: read one rank with ``max``
+  per DP group, then add the DP groups (under DP attention each ``dp_rank`` serves its own requests);
 - per-shard byte counters (``hicache_backup_bytes_total``, ``load_back_bytes_total``): sum TP ranks;
-- counters that appear only at their first event are never zero-filled (S7): absent stays absent.
+- counters that appear only at their first event are never zero-filled (S7): absent stays absent,
+  and a series created inside the window keeps that first event (``first_event_increase``).
 """
 
 from __future__ import annotations
 
 from dashgen.profile import Profile
 from dashgen.topology import Topology
-from queries.promql import agg, divide, increase, job, matcher, node_var, scale, selector
+from queries.promql import WINDOW, agg, divide, increase, job, matcher, node_var, over_time, scale, selector
 
 # GPU (L1) KV pool, scheduler gauges (logging rank).
 KV_USED = "sglang:kv_used_tokens"
@@ -62,20 +64,49 @@ def stage_labels(profile: Profile, *extra: str) -> list[str]:
 
 
 def one_rank(profile: Profile, expr: str, *extra: str) -> str:
-    """A logical count read once per node and stage (``max`` over TP ranks, never ``sum``)."""
-    return agg("max", stage_labels(profile, *extra), expr)
+    """A logical count read once per node and stage: ``max`` over the TP ranks of each DP group (they
+    carry the same count, or 0 off the logging rank), then the DP groups added (disjoint requests
+    under DP attention; one group, ``dp_rank`` absent or "0", otherwise). Never a sum over TP ranks
+    or PP stages (S3)."""
+    per_group = agg("max", stage_labels(profile, profile.label("dp_rank"), *extra), expr)
+    return agg("sum", stage_labels(profile, *extra), per_group)
+
+
+def first_event_increase(expr: str, window: str = WINDOW) -> str:
+    """Window increase of a counter that appears only at its first event (metric catalogue §1.5),
+    keeping that event when the series is created inside the window.
+
+    A series with a sample in the previous window of the same length gets the plain ``increase``.
+    A series created inside the window gets ``max(increase, last value)``: it counted from an
+    absent 0, so its last value is its increase when it has not reset. The ``max`` (and not
+    ``increase + creation value``, as ``promql.window_increase`` writes it) because
+    VictoriaMetrics' ``increase`` already counts a new series from 0 when its first value is small
+    next to its first step, and the sum would count that first value twice. Edges: a reset inside
+    the window after creation can undercount by at most the creation value; a series absent for
+    a whole window length before the window and then back counts its full value as new.
+    """
+    plain = increase(expr, window)
+    last = over_time("last", expr, window)
+    before = f"last_over_time({expr}[{window}] offset {window})"
+    created = f"((({plain} >= {last}) or {last}) unless {before})"
+    return f"({created} or {plain})"
+
+
+def _occupancy_pct(profile: Profile, used: str, total: str) -> str:
+    """used / total per node and stage, %: each read once per DP group (one TP rank) and the DP
+    groups' pools added before dividing, so DP groups are weighted by their pool size."""
+    return scale(divide(one_rank(profile, used), one_rank(profile, total)), 100)
 
 
 def gpu_kv_occupancy_pct(profile: Profile) -> str:
-    """GPU KV tier at window end: (used + evictable) / max_total_num_tokens, %, one TP rank."""
-    ratio = divide(f"{series(profile, KV_USED)} + {series(profile, KV_EVICTABLE)}", series(profile, KV_MAX))
-    return scale(one_rank(profile, ratio), 100)
+    """GPU KV tier at window end: (used + evictable) / max_total_num_tokens, %, one TP rank per DP group."""
+    return _occupancy_pct(profile, f"{series(profile, KV_USED)} + {series(profile, KV_EVICTABLE)}",
+                          series(profile, KV_MAX))
 
 
 def host_occupancy_pct(profile: Profile) -> str:
     """Host tier at window end: hicache_host_used_tokens / hicache_host_total_tokens, %."""
-    ratio = divide(series(profile, HOST_USED), series(profile, HOST_TOTAL))
-    return scale(one_rank(profile, ratio), 100)
+    return _occupancy_pct(profile, series(profile, HOST_USED), series(profile, HOST_TOTAL))
 
 
 def host_tokens(profile: Profile, metric: str) -> str:
@@ -101,7 +132,8 @@ def request_reuse(profile: Profile, topology: Topology, cache_source: str) -> st
     VictoriaMetrics drops NaN samples from query results, so the cell would read as absent.
     """
     node = profile.label("node")
-    counted = agg("sum", [node], increase(series(profile, CACHED, matcher("cache_source", "=", cache_source))))
+    cached = series(profile, CACHED, matcher("cache_source", "=", cache_source))
+    counted = agg("sum", [node], first_event_increase(cached))
     entries = "|".join(entry_nodes(topology))
     others = agg("max", [node], selector("up", job(profile, "sglang"), node_var(profile),
                                           matcher(node, "!~", entries)))
@@ -109,23 +141,25 @@ def request_reuse(profile: Profile, topology: Topology, cache_source: str) -> st
 
 
 def shard_bytes_gib(profile: Profile, metric: str) -> str:
-    """A per-shard byte counter's window increase summed over TP ranks (physical bytes), in GiB."""
-    return scale(agg("sum", stage_labels(profile), increase(series(profile, metric))), 1 / GIB)
+    """A per-shard byte counter's window increase summed over TP ranks (physical bytes), in GiB.
+    Not pre-seeded: a shard whose counter appears inside the window keeps its first event."""
+    return scale(agg("sum", stage_labels(profile), first_event_increase(series(profile, metric))), 1 / GIB)
 
 
 def logical_tokens(profile: Profile, metric: str) -> str:
-    """A logical token counter's window increase, one TP rank."""
-    return one_rank(profile, increase(series(profile, metric)))
+    """A logical token counter (not pre-seeded) in the window, one TP rank per DP group, first event kept."""
+    return one_rank(profile, first_event_increase(series(profile, metric)))
 
 
 def dropped_tokens(profile: Profile) -> str:
     """GPU KV destroyed without Host backup: one rank per (reason, pool), then the reasons added."""
-    per_reason = one_rank(profile, increase(series(profile, DROPPED)), "reason", "pool")
+    per_reason = one_rank(profile, first_event_increase(series(profile, DROPPED)), "reason", "pool")
     return agg("sum", stage_labels(profile), per_reason)
 
 
 def prefetch_reasons(profile: Profile, metric: str, reasons: tuple[str, ...]) -> str:
-    """Window increase per node, stage and reason: each reason its own series (S16)."""
+    """Window increase per node, stage and reason: each reason its own series (S16). Both reason
+    counters are pre-seeded at 0, so the plain ``increase`` loses no first event."""
     chosen = matcher("reason", "=~", "|".join(reasons))
     return one_rank(profile, increase(series(profile, metric, chosen)), "reason")
 

@@ -82,12 +82,17 @@ def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
         panel = specs(name)[key]
         assert panel.targets, key
         for target in panel.targets:
-            for agg in aggregations(target.expr):
+            for agg, parents in ((n, p) for n, p in walk(parse(target.expr)) if isinstance(n, pp.AggregateExpr)):
                 g = grouping(agg)
                 assert g.by, f"{key}: `{agg.op}` uses without/no by: {target.expr[:120]}"
+                if any(func_name(p) == "scalar" for p in parents):  # a cluster-wide flag, not a row
+                    continue
                 assert node in g.labels, f"{key}: `{agg.op} by {sorted(g.labels)}` drops {node}"
+            flags = {str(a) for a, parents in walk(parse(target.expr))
+                     if isinstance(a, pp.AggregateExpr) and any(func_name(p) == "scalar" for p in parents)}
             for outer in outer_aggregations(parse(target.expr)):
-                assert grouping(outer).labels <= {node, PROFILES[name].label("pp_rank")}, key
+                if str(outer) not in flags:
+                    assert grouping(outer).labels <= {node, PROFILES[name].label("pp_rank")}, key
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -150,13 +155,20 @@ def test_s8_direction_words_name_the_right_counters():
 
 
 def test_s8_bytes_sum_tp_ranks_tokens_read_one_rank():
+    profile = PROFILES["long-context-64"]
+    dp_rank = profile.label("dp_rank")
     cols = columns(specs("long-context-64")["reuse_io"])
     for title, expr in cols.items():
         outer = outer_aggregations(parse(expr))
+        found = aggregations(expr)
         if "(GiB)" in title:
             assert [str(a.op) for a in outer] == ["sum"], title
+            assert len(found) == 1, f"{title}: per-shard bytes are summed over TP ranks directly"
         elif title.startswith(("Host→Store", "Store→Host")):
-            assert [str(a.op) for a in outer] == ["max"], title
+            # one TP rank per DP group (max by ..., dp_rank), then the DP groups added
+            assert [str(a.op) for a in outer] == ["sum"], title
+            assert dp_rank not in grouping(outer[0]).labels, title
+            assert [str(a.op) for a in found] == ["sum", "max"] and dp_rank in grouping(found[1]).labels, title
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -177,18 +189,65 @@ def test_s10_dropped_tokens_are_not_host_eviction(name):
 
 @pytest.mark.parametrize("name", [n for n in NAMES if PROFILES[n].exported("mooncake_master")])
 def test_s11_store_per_node_comes_from_the_segment_host(name):
-    node = PROFILES[name].label("node")
-    checked = 0
+    profile = PROFILES[name]
+    node = profile.label("node")
+    hosts = mc.segment_hosts(profile)
+    checked = unmapped = 0
     for key, panel in specs(name).items():
         for target in panel.targets:
             for sel, parents in ((n, p) for n, p in walk(parse(target.expr)) if isinstance(n, pp.VectorSelector)):
                 if sel.name not in (mc.ALLOCATED, mc.CAPACITY):
                     continue
+                if key == "store_unmapped":  # every segment flagged 1 (unmapped) or 0 (mapped), then counted
+                    assert target.expr == mc.unmapped_segments(PROFILES[name])
+                    unmapped += 1
+                    continue
+                (segment,) = [m for m in sel.matchers.matchers if m.name == "segment"]
+                assert segment.value == mc.mapped_regex(profile).replace("\\\\", "\\"), key
+                if segment.op == pp.MatchOp.NotRe:  # the segments no node maps to: only ever counted
+                    unmapped += 1
+                    assert not [p for p in parents if func_name(p) == "label_replace"], key
+                    continue
+                assert segment.op == pp.MatchOp.Re, key
                 relabels = [p for p in parents if func_name(p) == "label_replace"]
-                assert relabels, f"{key}: {sel.name} used without mapping segment -> {node}"
-                assert string_arg(relabels[-1].args[1]) == node and string_arg(relabels[-1].args[3]) == "segment"
+                assert len(relabels) == len(hosts), f"{key}: {sel.name} used without mapping segment -> {node}"
+                mapping = {string_arg(r.args[2]): string_arg(r.args[4]) for r in relabels}
+                assert all(string_arg(r.args[1]) == node and string_arg(r.args[3]) == "segment" for r in relabels)
+                assert mapping == {n: mc.regex_literal(h) + mc.PORT_REGEX for n, h in hosts.items()}, key
                 checked += 1
-    assert checked >= 4
+    assert checked >= 4 and unmapped >= 2
+
+
+def test_s11_long_context_maps_segments_by_ip():
+    profile = PROFILES["long-context-64"]
+    assert mc.segment_hosts(profile)["lc-node-00"] == "10.12.0.10"
+    assert mc.mapped_regex(profile).startswith("(10\\.12\\.0\\.10|10\\.12\\.0\\.11|")
+    occupancy = columns(specs("long-context-64")["occupancy"])["Store allocated (GiB)"]
+    assert 'label_replace(' in occupancy and '"lc-node-07", "segment", "10\\\\.12\\\\.0\\\\.17:[0-9]+"' in occupancy
+    stat = specs("long-context-64")["store_unmapped"]
+    (target,) = stat.targets
+    assert 'segment!~"(10\\\\.12\\\\.0\\\\.10|' in target.expr
+
+
+def test_s11_queries_stay_under_victoriametrics_query_length_for_25_nodes():
+    """VictoriaMetrics refuses queries over 16 KiB (-search.maxQueryLen): every query the cache-evidence
+    group builds, for 25 nodes that all register segments under IPs, stays below it."""
+    import copy
+    import tomllib
+
+    from dashgen.profile import profile_from_dict
+
+    data = tomllib.loads((Path(__file__).resolve().parent.parent / "profiles" / "long-context-64.toml").read_text())
+    data = copy.deepcopy(data)
+    data["cluster"].update(nodes=25, node_addresses={f"lc-node-{i:02d}": f"10.120.100.{200 + i}" for i in range(25)})
+    data["pools"][0].update(replicas=25, tp=8, pp=1)
+    data["capacity"]["global_segment_size"] = 68719476736
+    profile = profile_from_dict(data, "profiles/long-context-64.toml")
+    (dashboard,) = build_profile(profile, (cache_evidence,))
+    (group,) = dashboard.spec.groups
+    longest = max((len(t.expr), p.key) for p in group.panels for t in p.targets)
+    assert longest[0] < 16 * 1024, longest
+    assert longest[0] > 4 * 1024, "the test no longer exercises the long mapping"
 
 
 def test_s12_ram_ssd_share_divides_by_ram_plus_ssd_returns():

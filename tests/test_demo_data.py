@@ -92,8 +92,11 @@ def test_up_per_target_per_node_and_mooncake_segments_per_rank(lc64):
     segments = [s["metric"] for s in series if s["metric"]["__name__"] == "segment_total_capacity_bytes"]
     assert {m["node"] for m in segments} == masters  # the exporter's node, not the data's (S11)
     hosts = [m["segment"].rsplit(":", 1)[0] for m in segments]
-    assert sorted(set(hosts)) == sorted(profile.node_names)
-    assert all(hosts.count(n) == profile.gpus_per_node for n in profile.node_names)
+    # S11: segments carry the node's address from the profile (IPs in long-context-64), not its name
+    addresses = [profile.node_address(n) for n in profile.node_names]
+    assert addresses == [f"10.12.0.{10 + i}" for i in range(profile.nodes)]
+    assert sorted(set(hosts)) == sorted(addresses)
+    assert all(hosts.count(a) == profile.gpus_per_node for a in addresses)
 
 
 def test_disk_and_filesystem_series_use_the_profiles_disks(lc64):

@@ -57,7 +57,12 @@ def _variant(name: str, edit) -> object:
 
 
 def test_s1_node_names_come_from_the_profile():
-    renamed = _variant("long-context-64", lambda d: d["cluster"].update(node_name_format="gpu-host-{index:03d}"))
+    def rename(data):
+        data["cluster"]["node_name_format"] = "gpu-host-{index:03d}"
+        addresses = data["cluster"].get("node_addresses", {}).values()  # keyed by node name: follow the rename
+        data["cluster"]["node_addresses"] = {f"gpu-host-{i:03d}": a for i, a in enumerate(addresses)}
+
+    renamed = _variant("long-context-64", rename)
     text = json.dumps([b.document for b in build_profile(renamed)])
     assert "lc-node-" not in text
     assert "gpu-host-007" in text and "gpu-host-008" not in text
@@ -68,6 +73,8 @@ def test_s1_cluster_size_comes_from_the_profile():
     def halve(data):
         data["cluster"]["nodes"] = 4
         data["pools"][0]["replicas"] = 1
+        addresses = data["cluster"].get("node_addresses", {})  # only the remaining nodes have addresses
+        data["cluster"]["node_addresses"] = {n: a for n, a in addresses.items() if n < "lc-node-04"}
 
     small = _variant("long-context-64", halve)
     text = json.dumps([b.document for b in build_profile(small)])

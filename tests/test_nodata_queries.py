@@ -15,7 +15,9 @@ import pytest
 
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
 from dashgen.profile import load_profiles
+from queries import mooncake as mc
 from queries import nodata
+from queries import sglang_hicache as sg
 
 PROFILES = load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")
 RANGE_S = 3600
@@ -43,6 +45,8 @@ def branch_code(node) -> int:
         node = node.expr
     if isinstance(node, pp.BinaryExpr) and str(node.op) == "+" and isinstance(node.rhs, pp.NumberLiteral):
         return int(node.rhs.val)
+    if isinstance(node, pp.BinaryExpr) and str(node.op) == "+":  # uninitialised + 2 x any_unmapped: 4 (or 6)
+        return branch_code(node.lhs)
     if isinstance(node, pp.BinaryExpr) and str(node.op) in ("or", "unless", "and"):
         return branch_code(node.lhs)
     if func_name(node) == "label_replace":
@@ -70,11 +74,17 @@ def test_s6_branches_in_priority_order(profile, layer):
 def test_s2_reason_rows_are_keyed_by_node_only(profile, layer):
     node = profile.label("node")
     ast = pp.parse(expand(nodata.reason_code(profile, layer)))
-    for sub, _ in walk(ast):
+    for sub, parents in walk(ast):
         if isinstance(sub, pp.AggregateExpr):
             g = grouping(sub)
+            if any(func_name(p) == "scalar" for p in parents):  # the any-unmapped flag: one value per master job
+                assert g.by and g.labels == {profile.label("job")}, f"aggregation {sub.op} in scalar()"
+                continue
             assert g.by and g.labels == {node}, f"aggregation {sub.op} must be `by ({node})` only"
-        if isinstance(sub, pp.BinaryExpr) and str(sub.op) in ("or", "and", "unless"):
+        # set operations under an aggregation work series by series (the first-event-aware increase
+        # matches each series with its own past): the rows are made by the aggregation above them
+        below_aggregation = any(isinstance(p, pp.AggregateExpr) for p in parents)
+        if isinstance(sub, pp.BinaryExpr) and str(sub.op) in ("or", "and", "unless") and not below_aggregation:
             matching = sub.modifier.matching if sub.modifier is not None else None
             assert matching is not None and set(matching.labels) <= {node}, f"{sub.op} without on({node})/on()"
             assert matching.type == pp.LabelModifierType.Include
@@ -91,14 +101,23 @@ def test_s6_collection_failed_knows_every_profile_node(profile):
 def test_s6_collection_failed_reads_up(profile, layer):
     expr = nodata.collection_failed(profile, layer)
     assert f'up{{job="{layer.job}"}} == 0' in expr or f'up{{job="{layer.job}", node=~"$node"}}) == 0' in expr
-    assert f'unless on({"node" if layer.per_node_target else ""}) up{{job="{layer.job}"}}' in expr
+    if layer.per_node_target:
+        assert f'unless on(node) up{{job="{layer.job}"}}' in expr
+    else:  # one shared target: every node fails unless it exists and is not down
+        assert f'unless on() (up{{job="{layer.job}"}} unless on() (up{{job="{layer.job}"}} == 0))' in expr
+
+
+LAYER_SOURCE = {"engine": "sglang", "hicache_host": "hicache", "hicache_storage": "hicache_storage",
+                "mooncake": "mooncake_master", "gpm": "gpm", "dcgm": "dcgm", "disk": "node_exporter"}
 
 
 @pytest.mark.parametrize(("profile", "layer"), layer_cases())
-def test_s6_insufficient_samples_compares_with_the_scrape_interval(profile, layer):
+def test_s6_insufficient_samples_compares_with_the_sample_interval(profile, layer):
     expr = nodata.insufficient_samples(profile, layer)
-    source_interval = layer.interval_seconds
-    assert f"< {profile.insufficient_samples_share:g} * $__range_s / {source_interval:g})" in expr
+    source = profile.source(LAYER_SOURCE[layer.key])
+    assert (layer.sample_seconds, layer.scrape_seconds) == (source.sample_interval_seconds,
+                                                            source.scrape_interval_seconds)
+    assert f"< {profile.insufficient_samples_share:g} * $__range_s / {source.sample_interval_seconds:g})" in expr
     ast = pp.parse(expand(expr))
     assert any(func_name(n) == "count_over_time" for n, _ in walk(ast))
 
@@ -118,11 +137,23 @@ def test_s7_idle_is_about_counters_increasing_not_zero_filling(profile, layer):
     idle = nodata.idle(profile, layer)
     if layer.idle_code:
         ast = pp.parse(expand(idle))
-        increases = [n for n, _ in walk(ast) if func_name(n) == "increase"]
-        assert len(increases) == len(layer.activity)
         assert not any(isinstance(n, pp.AggregateExpr) and str(n.op) == "sum" for n, _ in walk(ast))
+        # each activity counter is read with the first-event-aware increase: a counter created in the
+        # window (absent until its first event) is activity, not idle
+        for counter in layer.activity:
+            assert f"{sg.first_event_increase(counter)})" in idle, counter
+        increases = [n for n, _ in walk(ast) if func_name(n) == "increase"]
+        assert len(increases) == 2 * len(layer.activity)
     else:
         assert idle is None
+
+
+def test_s6_h20_dcgm_expects_one_sample_per_collect_interval_not_per_scrape():
+    """DCGM collects every 30 s: h20-16 scrapes it every 15 s but expects (and tolerates dedup to) 30 s."""
+    profile = next(p for p in PROFILES if p.name == "h20-16")
+    (layer,) = [layer for layer in nodata.layers(profile) if layer.key == "dcgm"]
+    assert (layer.scrape_seconds, layer.sample_seconds) == (15, 30)
+    assert "$__range_s / 30)" in nodata.insufficient_samples(profile, layer)
 
 
 def test_layers_follow_the_profile_sources():
@@ -141,4 +172,20 @@ def test_value_mappings_name_each_reason_with_its_colour():
     assert {k: (v["text"], v["color"]) for k, v in options.items()} == {
         "0": ("ok", "green"), "1": ("no traffic", "blue"), "2": ("no I/O", "blue"),
         "3": ("insufficient samples", "yellow"), "4": ("uninitialised", "orange"), "5": ("collection failed", "red"),
+        "6": ("segment host not mapped", "purple"),
     }
+
+
+@pytest.mark.parametrize("profile", [p for p in PROFILES if p.exported("mooncake_master")], ids=lambda p: p.name)
+def test_s11_store_layer_reports_unmapped_hosts_apart_from_uninitialised(profile):
+    (layer,) = [layer for layer in nodata.layers(profile) if layer.key == "mooncake"]
+    assert layer.unmapped == mc.unmapped_presence(profile)
+    uninitialised = nodata.uninitialised(profile, layer)
+    # 4, turned into 6 by the scalar flag when segments with unmapped hosts exist
+    flag = nodata.any_unmapped(profile, layer)
+    assert uninitialised.endswith(f" + {nodata.UNMAPPED - nodata.UNINITIALISED} * {flag})")
+    assert f"count_over_time({layer.unmapped}[$__range])" in nodata.any_unmapped(profile, layer)
+    reason = nodata.reason_code(profile, layer)
+    for node, host in mc.segment_hosts(profile).items():
+        regex = (mc.regex_literal(host) + mc.PORT_REGEX).replace("\\", "\\\\")
+        assert f'"{node}", "segment", "{regex}")' in reason

@@ -59,6 +59,17 @@ def test_four_profiles_load_with_their_sizes():
         (lambda d: d["sources"]["sglang"].update(scrape_interval="5 seconds"), "sources.sglang.scrape_interval",
          "duration"),
         (lambda d: d["dashboard"].update(grafana_version="10.4"), "dashboard.grafana_version", "11.6 and newer"),
+        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-99": "10.0.0.99"}),
+         "cluster.node_addresses.lc-node-99", "not a node of this profile"),
+        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": ""}), "cluster.node_addresses.lc-node-01",
+         "non-empty address"),
+        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": 7}), "cluster.node_addresses.lc-node-01",
+         "non-empty address"),
+        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": "10.12.0.10"}), "cluster.node_addresses",
+         "repeated: 10.12.0.10"),
+        (lambda d: d["cluster"].update(node_addresses="10.12.0.10"), "cluster.node_addresses", "expected a table"),
+        (lambda d: d["sources"]["dcgm"].update(sample_interval="15s"), "sources.dcgm.sample_interval",
+         "shorter than the scrape interval"),
     ],
 )
 def test_bad_profile_names_file_and_field(mutate, field, fragment):
@@ -102,3 +113,23 @@ def test_sizes_parse(text, expected):
 def test_bad_sizes_are_refused(text):
     with pytest.raises(ValueError):
         parse_size(text)
+
+
+def test_s11_node_addresses_default_to_the_node_name():
+    profiles = {p.name: p for p in load_profiles(directory=PROFILES)}
+    lc = profiles["long-context-64"]
+    assert [lc.node_address(n) for n in lc.node_names] == [f"10.12.0.{10 + i}" for i in range(8)]
+    pd = profiles["pd-128"]
+    assert pd.node_addresses == {} and pd.node_address("pd-node-03") == "pd-node-03"
+    data = copy.deepcopy(raw())
+    data["cluster"]["node_addresses"] = {"lc-node-00": "10.0.0.1"}  # a subset: the others keep their names
+    partial = profile_from_dict(data, "profiles/long-context-64.toml")
+    assert partial.node_address("lc-node-00") == "10.0.0.1" and partial.node_address("lc-node-01") == "lc-node-01"
+
+
+def test_s12_sample_interval_defaults_to_the_scrape_interval():
+    profiles = {p.name: p for p in load_profiles(directory=PROFILES)}
+    gpm = profiles["long-context-64"].source("gpm")
+    assert (gpm.scrape_interval_seconds, gpm.sample_interval_seconds) == (1, 1)
+    dcgm = profiles["h20-16"].source("dcgm")
+    assert (dcgm.scrape_interval_seconds, dcgm.sample_interval_seconds) == (15, 30)

@@ -22,6 +22,7 @@ from dashgen.ids import panel_id
 from dashgen.lint.model import iter_raw_panels
 from dashgen.profile import load_profiles
 from dashgen.query_check import DashboardInput, ReasonFinder, plan
+from dashgen.topology import Topology
 
 ALL_PROFILES = [p.name for p in load_profiles()]
 
@@ -197,3 +198,155 @@ def test_s6_generic_classifier_names_each_reason(victoriametrics, demo_windows):
         assert reason.code == code, f"{expr}: {reason}"
         healthy = expr.replace(node_of[code], names[6])
         assert ds.query(healthy, window.end).result, f"healthy node is empty too: {healthy}"
+
+
+# -- synthetic series on the session's VictoriaMetrics, each test in its own window --------------
+# Each window ends a whole number of days before the demo windows, so no query sees another's data.
+
+def _window_end(demo_windows, days: int) -> float:
+    return demo_windows[("long-context-64", "healthy")].end - days * 86400
+
+
+def _steps(start: float, end: float, step: float) -> list[int]:
+    count = int((end - start) // step) + 1
+    return [int((start + i * step) * 1000) for i in range(count)]
+
+
+def _series(name: str, labels: dict, start: float, end: float, step: float, value) -> dict:
+    stamps = _steps(start, end, step)
+    values = [float(value(ms / 1000) if callable(value) else value) for ms in stamps]
+    return {"metric": {"__name__": name, **labels}, "values": values, "timestamps": stamps}
+
+
+def _run(ds: Datasource, profile, expr: str, end: float) -> dict[str, float]:
+    """An instant query at ``end`` with the dashboard's variables (All nodes, a 1 h range), by node."""
+    (built,) = build_profile(profile)
+    values = {**variable_values(built.document["templating"]["list"]), **globals_for(Window(end, 3600), 60, 60)}
+    result = ds.query(expand_text(expr, values), end).result
+    return {item["metric"].get(profile.label("node"), ""): float(item["value"][1]) for item in result}
+
+
+def _engine(profile, node: str, **extra: str) -> dict:
+    return {"job": profile.source("sglang").job, "node": node, "instance": f"{node}:30000", "tp_rank": "0",
+            "pp_rank": "0", "dp_rank": "0", **extra}
+
+
+def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametrics, demo_windows):
+    """#5: a counter that appears (at its first event) inside the window with 5000 reads 5000, not 0,
+    and its tier is not 'no I/O'; a counter that existed before the window keeps the plain increase."""
+    from panels.cache_evidence import reuse_columns
+    from queries import nodata
+    from queries import sglang_hicache as sg
+
+    (profile,) = load_profiles(["long-context-64"])
+    end = _window_end(demo_windows, 1)
+    start, earlier = end - 3600, end - 7200
+    created, grew, flat = profile.node_names[2], profile.node_names[3], profile.node_names[5]
+    series = []
+    for node in (created, grew, flat):
+        up_labels = {"job": profile.source("sglang").job, "node": node, "instance": f"{node}:30000"}
+        series.append(_series("up", up_labels, earlier, end, 15, 1))
+        series.append(_series(sg.UNFULFILLED, _engine(profile, node, reason="dropped"), earlier, end, 5, 0))
+    series.append(_series(sg.BACKUPED, _engine(profile, created), start + 1800, end, 5, 5000))
+    series.append(_series(sg.BACKUPED, _engine(profile, grew), earlier, end, 5,
+                          lambda t: 4000 if t < start + 1800 else 5000))
+    series.append(_series(sg.BACKUPED, _engine(profile, flat), earlier, end, 5, 4000))
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+
+    column = dict(reuse_columns(profile, Topology(profile)))["Host→Store backed-up (tokens)"]
+    got = _run(ds, profile, column, end)
+    assert got == {created: 5000, grew: 1000, flat: 0}
+    plain = _run(ds, profile, sg.one_rank(profile, f"increase({sg.series(profile, sg.BACKUPED)}[$__range])"), end)
+    assert plain[created] == 0, "VictoriaMetrics' plain increase no longer drops the first event: revisit"
+
+    (layer,) = [layer for layer in nodata.layers(profile) if layer.key == "hicache_storage"]
+    codes = _run(ds, profile, nodata.reason_code(profile, layer), end)
+    assert (codes[created], codes[grew], codes[flat]) == (nodata.OK, nodata.OK, nodata.NO_IO)
+
+
+def test_s7_first_event_increase_never_counts_the_first_value_twice(victoriametrics, demo_windows):
+    """VictoriaMetrics' increase counts a new series from 0 when its first value is small next to its
+    first step; the first-event-aware increase must not add that value a second time."""
+    from queries import sglang_hicache as sg
+
+    (profile,) = load_profiles(["long-context-64"])
+    end = _window_end(demo_windows, 2)
+    start = end - 3600
+    node = profile.node_names[6]
+    shapes = {"0": (lambda t: 50 if t < start + 1815 else 6000, 6000),  # small first value, then a big step
+              "1": (lambda t: 1 + (t - start - 1800) // 5, 361),  # a ramp from 1
+              "2": (lambda t: 5000 if t < start + 2400 else 6000, 6000)}  # large first value
+    series = [_series(sg.BACKUPED, _engine(profile, node, tp_rank=rank), start + 1800, end, 5, shape)
+              for rank, (shape, _) in shapes.items()]
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    expr = sg.first_event_increase(sg.series(profile, sg.BACKUPED))
+    (built,) = build_profile(profile)
+    values = {**variable_values(built.document["templating"]["list"]), **globals_for(Window(end, 3600), 60, 60)}
+    result = ds.query(expand_text(expr, values), end).result
+    got = {item["metric"]["tp_rank"]: float(item["value"][1]) for item in result}
+    assert got == {rank: want for rank, (_, want) in shapes.items()}
+
+
+def test_s3_dp_groups_are_added_tp_ranks_are_not(victoriametrics, demo_windows):
+    """#13: a logical counter under DP attention: two dp_ranks add up, two tp_ranks of one group do not."""
+    from queries import sglang_hicache as sg
+
+    (profile,) = load_profiles(["long-context-64"])
+    end = _window_end(demo_windows, 3)
+    start, earlier = end - 3600, end - 7200
+    two_dp, one_dp = profile.node_names[4], profile.node_names[5]
+    series = []
+    for node, groups in ((two_dp, {"0": 100, "1": 40}), (one_dp, {"0": 100})):
+        for dp, grows in groups.items():
+            for tp in ("0", "1"):  # both TP ranks of a DP group carry the same logical count
+                labels = _engine(profile, node, tp_rank=tp, dp_rank=dp, mode="input")
+                series.append(_series(sg.PREFILL_EFFECTIVE, labels, earlier, end, 5,
+                                      lambda t, g=grows: 1000 + g * max(0.0, t - start) / 3600))
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    got = _run(ds, profile, sg.stage_reuse(profile, "input"), end)
+    assert got == {two_dp: pytest.approx(140, abs=0.5), one_dp: pytest.approx(100, abs=0.5)}
+
+
+@pytest.mark.parametrize("with_unmapped", [True, False], ids=["unmapped-host", "all-mapped"])
+def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victoriametrics, demo_windows,
+                                                                        with_unmapped):
+    """#4: segments named by IP land on their node through the profile's node_addresses; a segment
+    whose host no node maps to is counted, and a node without segments then reads 'segment host not
+    mapped' instead of 'uninitialised'."""
+    from queries import mooncake as mc
+    from queries import nodata
+
+    (profile,) = load_profiles(["long-context-64"])
+    end = _window_end(demo_windows, 4 if with_unmapped else 5)
+    earlier = end - 7200
+    holder, empty = profile.node_names[0], profile.node_names[1]
+    master = {"job": profile.source("mooncake_master").job, "node": holder, "instance": f"{holder}:9003"}
+    series = [_series("up", master, earlier, end, 15, 1)]
+    for node in profile.node_names:
+        series.append(_series("up", {"job": profile.source("sglang").job, "node": node,
+                                     "instance": f"{node}:30000"}, earlier, end, 15, 1))
+    hosts = [f"{profile.node_address(holder)}:12300", f"{profile.node_address(holder)}:12301"]
+    if with_unmapped:
+        hosts.append("10.99.0.1:12300")
+    for segment in hosts:
+        series.append(_series(mc.CAPACITY, {**master, "segment": segment}, earlier, end, 15, 8 * 2**30))
+        series.append(_series(mc.ALLOCATED, {**master, "segment": segment}, earlier, end, 15, 2**30))
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+
+    assert profile.node_address(holder) == "10.12.0.10"
+    assert _run(ds, profile, mc.per_node_gib(profile, mc.ALLOCATED), end) == {holder: 2.0}
+    assert _run(ds, profile, mc.segments_per_node(profile), end) == {holder: 2.0}
+    assert list(_run(ds, profile, mc.unmapped_segments(profile), end).values()) == [1.0 if with_unmapped else 0.0]
+    (layer,) = [layer for layer in nodata.layers(profile) if layer.key == "mooncake"]
+    codes = _run(ds, profile, nodata.reason_code(profile, layer), end)
+    assert sorted(codes) == sorted(profile.node_names)
+    assert codes[holder] == nodata.OK
+    assert codes[empty] == (nodata.UNMAPPED if with_unmapped else nodata.UNINITIALISED)

@@ -10,7 +10,8 @@ Scopes (the label contract of the metric catalogue, per source):
 - ``seeded_rank``   pre-seeded scheduler counters: every rank, real values on the logging rank, 0 elsewhere
 - ``tokenizer``     the API server on node_rank 0 of each replica: no rank labels
 - ``node`` / ``disk`` / ``filesystem`` / ``cpu`` / ``netdev``   node_exporter, per node (and device/mount/cpu)
-- ``master`` / ``segment``   the Mooncake master's exporter on the master node; ``segment="<node>:<port>"`` per rank
+- ``master`` / ``segment``   the Mooncake master's exporter on the master node; ``segment="<address>:<port>"``
+  per rank, the host being the profile's node address
 - ``gateway``       the model gateway's node
 - ``client``        Mooncake client per rank (only when that source is exported)
 """

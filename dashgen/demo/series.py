@@ -147,9 +147,11 @@ def _rank_labels(plan: Plan, rank: RankPlacement, model: MetricModel) -> dict[st
     return labels
 
 
-def _segment(rank: RankPlacement, topology: Topology) -> str:
+def _segment(rank: RankPlacement, profile: Profile, topology: Topology) -> str:
+    """``<host>:<port>``: the host is the node's address from the profile (its IP where
+    ``cluster.node_addresses`` lists one, else its name), one port per rank client on the node."""
     local = [r for r in topology.ranks if r.node == rank.node].index(rank)
-    return f"{rank.node}:{SEGMENT_BASE_PORT + local}"
+    return f"{profile.node_address(rank.node)}:{SEGMENT_BASE_PORT + local}"
 
 
 def scope_series(plan: Plan, model: MetricModel) -> list[SeriesSpec]:
@@ -188,7 +190,7 @@ def scope_series(plan: Plan, model: MetricModel) -> list[SeriesSpec]:
     elif scope == "segment":
         for rank in t.ranks:
             labels = target_labels(plan, plan.master_node, model.source)
-            labels["segment"] = _segment(rank, t)
+            labels["segment"] = _segment(rank, p, t)
             specs.append(SeriesSpec(labels, plan.master_node, extra={"holder": rank.node}))
     elif scope == "gateway":
         specs.append(SeriesSpec(target_labels(plan, plan.gateway_node, model.source), plan.gateway_node))
