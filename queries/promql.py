@@ -52,17 +52,23 @@ def increase(expr: str, window: str = WINDOW) -> str:
 
 
 def window_increase(expr: str, window: str = WINDOW) -> str:
-    """``increase`` over the window that keeps the first event of a counter created inside it.
+    """Window increase of a counter that appears only at its first event (metric catalogue §1.5),
+    keeping that event when the series is created inside the window. Never a zero-fill.
 
-    Counters that only appear at their first non-zero increment (SGLang's rare-event counters, see
-    the metric catalogue) hold that event in their first sample; ``increase`` starts from the first
-    sample in the window and would drop it. Where the series did not exist at the window start, its
-    lowest value in the window (its creation value, for a counter without a reset) is added.
-    Series that existed before the window get the plain ``increase``. Never a zero-fill.
+    A series with a sample in the previous window of the same length gets the plain ``increase``.
+    A series created inside the window gets ``max(increase, last value)``: it counted from an
+    absent 0, so its last value is its increase when it has not reset. ``max`` rather than
+    ``increase + creation value`` because VictoriaMetrics' ``increase`` already counts a new series
+    from 0 when its first value is small next to its first step, and the sum would count that first
+    value twice. Edges: a reset inside the window after creation can undercount by at most the
+    creation value; a series absent for a whole window length before the window and then back
+    counts its full value as new.
     """
     plain = increase(expr, window)
-    created = f"(min_over_time({expr}[{window}]) unless {expr} offset {window})"
-    return f"(({plain} + {created}) or {plain})"
+    last = over_time("last", expr, window)
+    before = f"last_over_time({expr}[{window}] offset {window})"
+    created = f"((({plain} >= {last}) or {last}) unless {before})"
+    return f"({created} or {plain})"
 
 
 def over_time(func: str, expr: str, window: str = WINDOW) -> str:

@@ -16,7 +16,17 @@ from __future__ import annotations
 
 from dashgen.profile import Profile
 from dashgen.topology import Topology
-from queries.promql import WINDOW, agg, divide, increase, job, matcher, node_var, over_time, scale, selector
+from queries.promql import (
+    agg,
+    divide,
+    increase,
+    job,
+    matcher,
+    node_var,
+    scale,
+    selector,
+    window_increase,
+)
 
 # GPU (L1) KV pool, scheduler gauges (logging rank).
 KV_USED = "sglang:kv_used_tokens"
@@ -72,24 +82,8 @@ def one_rank(profile: Profile, expr: str, *extra: str) -> str:
     return agg("sum", stage_labels(profile, *extra), per_group)
 
 
-def first_event_increase(expr: str, window: str = WINDOW) -> str:
-    """Window increase of a counter that appears only at its first event (metric catalogue §1.5),
-    keeping that event when the series is created inside the window.
-
-    A series with a sample in the previous window of the same length gets the plain ``increase``.
-    A series created inside the window gets ``max(increase, last value)``: it counted from an
-    absent 0, so its last value is its increase when it has not reset. The ``max`` (and not
-    ``increase + creation value``, as ``promql.window_increase`` writes it) because
-    VictoriaMetrics' ``increase`` already counts a new series from 0 when its first value is small
-    next to its first step, and the sum would count that first value twice. Edges: a reset inside
-    the window after creation can undercount by at most the creation value; a series absent for
-    a whole window length before the window and then back counts its full value as new.
-    """
-    plain = increase(expr, window)
-    last = over_time("last", expr, window)
-    before = f"last_over_time({expr}[{window}] offset {window})"
-    created = f"((({plain} >= {last}) or {last}) unless {before})"
-    return f"({created} or {plain})"
+# The shared form (queries/promql.py); the name stays for the callers that read it as this module's.
+first_event_increase = window_increase
 
 
 def _occupancy_pct(profile: Profile, used: str, total: str) -> str:
