@@ -1,8 +1,16 @@
-"""SLO and health: the north-star number first (share of requests meeting the profile's SLO),
-the error budget left, burn rates over 1 h / 6 h / 3 d side by side, latency percentiles on one
-time axis, batch size beside queue length per PP stage, KV usage and prefix reuse, and the GPU
-memory watermark per node and per GPU, with drill-down links cluster -> node -> GPU that keep the
-time range and variables.
+"""SLO and health: the north-star number first (share of requests meeting the profile's SLO:
+TTFT, TPOT and E2E, aborted requests counted as bad), the error budget left, burn rates over
+1 h / 6 h / 3 d side by side, latency percentiles on one time axis, batch size beside queue length
+per PP stage (a stage with waiting requests and none running shows "stalled"), KV usage and
+prefix reuse, and the GPU memory watermark per node and per GPU, with drill-down links
+cluster -> node -> GPU that keep the time range and variables.
+
+Request-level panels are not narrowed by ``$node`` where a replica spans several nodes (the
+tokenizer histograms exist only on its entry node; ``queries.slo.request_scope``). Budget and burn
+rates are per model over the whole deployment, as the alerts see them; the burn rates evaluate the
+recording rules' expressions from the raw histograms (so they work without the rules loaded); the long
+windows (6 h, 3 d, the budget) are instant queries: a stat needs one value, not a long-window rate
+at every step.
 
 Colours: health and burn rate use the profile's budget (burn 1 / 6 / 14.4 = busy / high /
 overloaded, the burn rates of the rule files' alerts); KV usage and queue pressure use fixed
@@ -22,10 +30,12 @@ from panels.common import NO_DATA_TEXT, source_status_panel
 from queries.gpu import gpu_source
 from queries.promql import WINDOW, agg
 from queries.slo import (
+    BAD_EVENTS,
     BUCKET_SOURCE,
     BURN_PANEL_WINDOWS,
     FAST_BURN,
     SLOW_BURN,
+    STALLED_VALUE,
     budget_left,
     burn_rate,
     check_objective,
@@ -37,7 +47,9 @@ from queries.slo import (
     per_stage_requests,
     prefix_hit_ratio,
     queue_per_running,
+    request_scope_variable,
     slis,
+    slo_error_ratio_name,
     worst_good_ratio,
 )
 
@@ -46,6 +58,10 @@ KEY = "slo_health"
 GPU_MEMORY_ALERT = 0.95  # the GpuMemoryNearlyFull alert of the rule files
 KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
 QUEUE_STATES = (("green", None), ("yellow", 0.01), ("orange", 0.5), ("red", 1.0))
+INSTANT_BURN_WINDOWS = ("6h", "3d")
+STALLED_TEXT = "stalled: waiting, none running"
+STALLED_MAPPINGS = ({"type": "value", "options": {
+    f"{STALLED_VALUE:.0f}": {"text": STALLED_TEXT, "color": "red", "index": 0}}},)
 LATENCY_METRICS = (
     ("TTFT", "sglang:time_to_first_token_seconds"),
     ("TPOT", "sglang:request_time_per_output_token_seconds"),
@@ -80,7 +96,11 @@ def _link(title: str, url: str) -> dict[str, Any]:
 
 
 def _kept_vars(profile: Profile) -> str:
+    """Variables a drill-down keeps: the data source, the replica (it scopes the request-level panels) and
+    the PP stage."""
     kept = "${datasource:queryparam}"
+    if request_scope_variable(profile) == "replica":
+        kept += "&${replica:queryparam}"
     if profile.has_pp:
         kept += "&${stage:queryparam}"
     return kept
@@ -117,8 +137,27 @@ def _slo_notes(profile: Profile) -> str:
 
 
 def _request_source(profile: Profile) -> str:
-    return (f"SGLang tokenizer request histograms (job {profile.source('sglang').job}, node 0 of each engine, no rank "
-            "labels; prefill servers of a PD pair excluded so a request counts once)")
+    return (f"SGLang tokenizer request histograms and sglang:num_aborted_requests_total (job "
+            f"{profile.source('sglang').job}, the entry node of each engine, no rank labels; prefill servers of a PD "
+            "pair excluded so a request counts once)")
+
+
+def _request_scope(profile: Profile) -> str:
+    """What the node / replica variables do to the request-level panels, said plainly."""
+    variable = request_scope_variable(profile)
+    if variable == "node":
+        return "$node narrows it exactly: each node runs one whole engine and is its own entry node"
+    if variable == "replica":
+        return ("$node does not narrow it (the tokenizer histograms exist only on each replica's entry node, so a "
+                "non-entry node would read no requests); the Replica variable does")
+    return ("$node does not narrow it: it covers the whole deployment (the tokenizer histograms exist only on each "
+            "engine's entry node" + (", and a request passes both a prefill and a decode server)" if profile.has_pools
+                                     else ")"))
+
+
+def _whole_deployment() -> str:
+    return ("per model over the whole deployment, as the burn-rate alerts see it: the node and replica variables do "
+            "not narrow it")
 
 
 def health_panel(profile: Profile) -> PanelSpec:
@@ -128,13 +167,15 @@ def health_panel(profile: Profile) -> PanelSpec:
         kind="stat",
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"over the dashboard window, the lower of the SLIs' good shares per model (bucket rates summed "
-                      f"across engines, then divided; never an average of per-series ratios). Objective "
-                      f"{profile.slo.objective:g}. {_slo_notes(profile)}"),
-            limit=("TTFT and E2E come from two separate histograms, so the share of requests meeting both is not "
-                   "derivable: the lower SLI is an upper bound of it. Colours: green meets the objective, yellow "
-                   f"(busy) burns the budget up to {SLOW_BURN[2]:g}x, orange (high) up to {FAST_BURN[2]:g}x, red "
-                   "(overloaded) beyond. No requests in the window -> No data, not 100 %"),
+            quantity=(f"over the dashboard window, the lowest of the TTFT, TPOT and E2E good shares per model (1 - bad "
+                      f"events / all events, rates summed across engines, then divided; never an average of "
+                      f"per-series ratios); {BAD_EVENTS}. Objective {profile.slo.objective:g}. {_slo_notes(profile)}"),
+            limit=("the SLIs come from separate histograms, so the share of requests meeting all of them is not "
+                   "derivable: the lowest SLI is an upper bound of it. Requests still waiting or running in a hung "
+                   "engine are not counted until they finish or are aborted (see the EngineStalled alert and Queue "
+                   f"pressure). {_request_scope(profile)}. Colours: green meets the objective, yellow (busy) burns "
+                   f"the budget up to {SLOW_BURN[2]:g}x, orange (high) up to {FAST_BURN[2]:g}x, red (overloaded) "
+                   "beyond. No requests in the window -> No data, not 100 %"),
         ),
         targets=(Target(worst_good_ratio(profile, WINDOW), legend="{{model_name}}", instant=True),),
         **ratio_axis("percentunit"),
@@ -149,7 +190,7 @@ def health_panel(profile: Profile) -> PanelSpec:
 
 def health_trend_panel(profile: Profile) -> PanelSpec:
     targets = tuple(
-        Target(good_ratio(profile, sli, "$__rate_interval", with_node_var=True),
+        Target(good_ratio(profile, sli, "$__rate_interval", scoped=True),
                legend=f"{sli.name} ≤ {sli.bound:g} s · {{{{model_name}}}}")
         for sli in slis(profile)
     )
@@ -159,9 +200,10 @@ def health_trend_panel(profile: Profile) -> PanelSpec:
         kind="timeseries",
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=("per SLI, the share of requests at or under its bucket bound per rate interval. "
+            quantity=(f"per SLI (TTFT, TPOT, E2E), the share of good events per rate interval; {BAD_EVENTS}. "
                       + _slo_notes(profile)),
-            limit="a short rate interval is noisy at low traffic; gaps mean no finished requests, not 0 % (S7)",
+            limit=(f"a short rate interval is noisy at low traffic; gaps mean no finished or aborted requests, not "
+                   f"0 % (S7). {_request_scope(profile)}"),
         ),
         targets=targets,
         **ratio_axis("percentunit"),
@@ -184,10 +226,12 @@ def budget_panel(profile: Profile) -> PanelSpec:
         kind="stat",
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"1 - (error ratio over the last {days} days) / budget, budget = 1 - objective = "
-                      f"{error_budget(profile):g} (slo.objective, slo.window_days); negative once overspent"),
-            limit=(f"a rolling {days}-day window ending now, independent of the dashboard's time range; counter resets "
-                   "and series younger than the window shorten it. " + _slo_notes(profile)),
+            quantity=(f"1 - (error ratio over {days} days) / budget, budget = 1 - objective = "
+                      f"{error_budget(profile):g} (slo.objective, slo.window_days), per SLI; {BAD_EVENTS}; "
+                      f"{_whole_deployment()}; negative once overspent"),
+            limit=(f"a rolling {days}-day window ending at the end of the dashboard range (an instant query at the "
+                   "range's end time, not at now), whatever the range's length; counter resets and series younger "
+                   "than the window shorten it. " + _slo_notes(profile)),
         ),
         targets=targets,
         **ratio_axis("percentunit"),
@@ -200,22 +244,29 @@ def budget_panel(profile: Profile) -> PanelSpec:
 
 
 def burn_panel(profile: Profile, window: str) -> PanelSpec:
+    # Long windows are evaluated once (instant): a stat needs one value, not a long-window rate at every step.
+    instant = window in INSTANT_BURN_WINDOWS
     targets = tuple(
-        Target(burn_rate(profile, sli, window), legend=f"{sli.name} · {{{{model_name}}}}")
+        Target(burn_rate(profile, sli, window), legend=f"{sli.name} · {{{{model_name}}}}", instant=instant)
         for sli in slis(profile)
     )
+    recorded = (f"the same expression as the recording rule {slo_error_ratio_name(window)}{{slo}} "
+                f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules")
+    shown = ("one instant value at the end of the dashboard range" if instant
+             else "the sparkline shows the value at each step")
     return PanelSpec(
         key=f"{KEY}.burn_{window}",
         title=f"Burn rate over {window}",
         kind="stat",
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"error ratio over a fixed {window} window divided by the budget {error_budget(profile):g}: 1 "
-                      "spends the budget exactly over the SLO window. Alerts: fast burn "
-                      f"{FAST_BURN[2]:g}x over {FAST_BURN[0]} and {FAST_BURN[1]}, slow burn {SLOW_BURN[2]:g}x over "
-                      f"{SLOW_BURN[0]} and {SLOW_BURN[1]} (rules/{profile.name}.yml)"),
-            limit=(f"the {window} window is fixed by design (not the dashboard range); the sparkline shows the value "
-                   "at each step. " + _slo_notes(profile)),
+            quantity=(f"error ratio over a fixed {window} window divided by the budget {error_budget(profile):g}, per "
+                      f"SLI (TTFT, TPOT, E2E): 1 spends the budget exactly over the SLO window; {BAD_EVENTS}; "
+                      f"{_whole_deployment()}. Alerts: fast burn {FAST_BURN[2]:g}x over {FAST_BURN[0]} and "
+                      f"{FAST_BURN[1]}, slow burn {SLOW_BURN[2]:g}x over {SLOW_BURN[0]} and {SLOW_BURN[1]} "
+                      f"(rules/{profile.name}.yml)"),
+            limit=(f"the {window} window is fixed by design (not the dashboard range); {shown}; {recorded}. "
+                   + _slo_notes(profile)),
         ),
         targets=targets,
         unit="none",
@@ -225,7 +276,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
         height=6,
         no_value="No requests in window",
         thresholds=BURN_STATES,
-        options=_last_value(graphMode="area"),
+        options=_last_value(graphMode="none" if instant else "area"),
     )
 
 
@@ -243,11 +294,12 @@ def latency_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source=_request_source(profile) + "; TPOT from sglang:request_time_per_output_token_seconds",
             quantity=("P50 and P99 of time to first token, time per output token (per request) and end-to-end "
-                      "latency, in seconds: histogram_quantile over bucket rates summed by (le) across engines. "
-                      f"Profile SLO thresholds: TTFT {slo.ttft_seconds:g} s, TPOT {slo.tpot_seconds:g} s, "
-                      f"E2E {slo.e2e_seconds:g} s"),
+                      "latency of finished requests, in seconds: histogram_quantile over bucket rates summed by (le) "
+                      f"across engines. Profile SLO thresholds: TTFT {slo.ttft_seconds:g} s, TPOT "
+                      f"{slo.tpot_seconds:g} s, E2E {slo.e2e_seconds:g} s"),
             limit=("a quantile interpolates linearly inside one bucket, so it is only as precise as the bucket "
-                   "bounds; beyond the largest finite bound it returns that bound. Log axis"),
+                   "bounds; beyond the largest finite bound it returns that bound; aborted requests have no "
+                   f"latency and are not in it. {_request_scope(profile)}. Log axis"),
         ),
         targets=targets,
         unit="s",
@@ -303,8 +355,10 @@ def load_state_panel(profile: Profile) -> PanelSpec:
         Evidence(
             source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
             quantity="waiting requests per running request per (node, PP stage), last value",
-            limit=("green: nobody waits; yellow (busy): some requests wait; orange (high): half a batch waits; red "
-                   "(overloaded): more requests wait than run. No running requests -> No data"),
+            limit=("green: nobody waits (0 when nothing runs either); yellow (busy): some requests wait; orange "
+                   "(high): half a batch waits; red (overloaded): more requests wait than run; red "
+                   f"'{STALLED_TEXT}': requests wait and none runs (a stalled scheduler, or every request retracted "
+                   "for lack of KV), the worst state. No data only when both gauges are absent"),
         ),
         queue_per_running(profile),
         unit="none",
@@ -312,6 +366,7 @@ def load_state_panel(profile: Profile) -> PanelSpec:
         decimals=2,
         width=6,
         thresholds=QUEUE_STATES,
+        mappings=STALLED_MAPPINGS,
         options=_last_value(),
     )
 
@@ -343,10 +398,10 @@ def prefix_hit_panel(profile: Profile) -> PanelSpec:
                     "token-weighted over the rate interval rather than the scheduler's own estimate"),
             quantity=("(device_hit + host_hit + storage_hit) ÷ input prefill tokens per (node, PP stage), over the "
                       "rate interval; the logging TP rank is read (max across TP ranks)"),
-            limit=("reuse found at prefill admission, before the forward pass; it is not a request hit rate and not "
-                   "final reuse per request (see the cache evidence tables); every PP stage counts the same "
+            limit=("scheduler-level final reuse at prefill (S9): the same counter as the final-reuse columns of the "
+                   "cache-evidence table, as a token share; not a request hit rate; every PP stage counts the same "
                    "request, so stages are never added (S3). No prefill in the interval -> No data"),
-            layer="prefill-time reuse",
+            layer="final reuse at prefill (scheduler)",
         ),
         prefix_hit_ratio(profile),
         **ratio_axis("percentunit"),

@@ -1,12 +1,22 @@
 """PromQL for the SLO and health group and for the rule files: latency SLIs from SGLang's request
-histograms, error ratios and burn rates over fixed windows, per-stage scheduler gauges, and the
-per-GPU / per-node memory share behind the GPU memory alert.
+histograms plus aborted requests, error ratios and burn rates over fixed windows, per-stage
+scheduler gauges (queue pressure, stalled stages), and the per-GPU / per-node memory share behind
+the GPU memory alert.
 
 SLIs are read from bucket counters: the share of requests at or under the bucket bound ``le`` that
 the profile's threshold maps to (``slo_bucket``). SGLang's default bucket bounds are pinned here
 (``TokenizerMetricsCollector`` in ``python/sglang/srt/observability/metrics_collector.py``; the same
 lists in the older ``srt/metrics/collector.py``); a deployment that passes
-``--bucket-time-to-first-token`` / ``--bucket-e2e-request-latency`` changes them.
+``--bucket-time-to-first-token`` / ``--bucket-e2e-request-latency`` changes them. The TPOT
+histogram (``sglang:request_time_per_output_token_seconds``) is newer than the pinned source; its
+bounds are assumed to be the inter-token-latency defaults (``TPOT_BUCKETS``), to be checked on a
+live ``/metrics``. A bound the deployment does not have gives that SLI no sample, never a false 0 %.
+
+Bad events of every SLI: finished requests over the SLI's bound, plus aborted requests
+(``sglang:num_aborted_requests_total``, counted by the tokenizer when a client disconnects or a
+request is aborted), which never finish and so never reach a latency histogram's good bucket. The
+abort counter has no latency, so each abort is a bad event of every SLI. Gateway sheds (429/503)
+never reach the engine and are not counted.
 
 Tokenizer histograms are emitted by the tokenizer manager on node 0 of each engine, without rank
 labels: they are summed ``by (le)`` (or by model) across engines, never averaged as per-series
@@ -20,6 +30,8 @@ from dataclasses import dataclass
 
 from dashgen.errors import ProfileError
 from dashgen.profile import Profile
+from dashgen.topology import Topology
+from dashgen.variables import node_group_variable
 from queries.gpu import GpuSource
 from queries.promql import RATE_WINDOW, agg, divide, job, matcher, node_var, rate, selector
 
@@ -27,9 +39,21 @@ TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 2
 E2E_BUCKETS: tuple[float, ...] = (
     0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400,
 )
+# Assumed (see the module docstring): SGLang's inter-token-latency default bounds.
+TPOT_BUCKETS: tuple[float, ...] = (
+    0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8,
+    1, 2, 4, 6, 8,
+)
 BUCKET_SOURCE = (
     "SGLang default buckets (TokenizerMetricsCollector, python/sglang/srt/observability/metrics_collector.py; "
-    "overridable with --bucket-time-to-first-token / --bucket-e2e-request-latency)"
+    "overridable with --bucket-time-to-first-token / --bucket-e2e-request-latency); TPOT bounds assumed to be the "
+    "inter-token-latency defaults (check the le values on /metrics: a missing bound gives the TPOT SLI no sample)"
+)
+ABORTED = "sglang:num_aborted_requests_total"
+BAD_EVENTS = (
+    "bad events: finished requests over the SLI's bound plus aborted requests (sglang:num_aborted_requests_total, "
+    "each a bad event of every SLI); gateway sheds (429/503) never reach the engine and are not counted; an SLI "
+    "whose histogram does not exist yet has no sample"
 )
 
 # Google SRE workbook, "Alerting on SLOs", multiwindow multi-burn-rate: (long, short, burn rate).
@@ -37,6 +61,10 @@ FAST_BURN = ("1h", "5m", 14.4)
 SLOW_BURN = ("6h", "30m", 6.0)
 BURN_PANEL_WINDOWS = ("1h", "6h", "3d")
 RECORDED_WINDOWS = ("5m", "30m", "1h", "6h", "3d")
+# EngineStalled: a stage with waiting requests that processed no token over this window (alert `for` the same).
+STALL_WINDOW = "5m"
+# Queue pressure of a stage with waiting requests and none running: a sentinel above any real waiting/running.
+STALLED_VALUE = 1e9
 
 MODEL = "model_name"
 
@@ -45,7 +73,7 @@ MODEL = "model_name"
 class Sli:
     """One latency SLI: requests whose latency is at or under ``bound`` count as good."""
 
-    key: str  # "ttft" | "e2e"
+    key: str  # "ttft" | "tpot" | "e2e"
     name: str
     metric: str  # histogram base name (without _bucket/_count)
     field: str  # the profile field the threshold comes from
@@ -108,11 +136,13 @@ def error_budget(profile: Profile) -> float:
 
 
 def slis(profile: Profile) -> tuple[Sli, ...]:
-    """The profile's latency SLIs (TTFT and end-to-end), their thresholds mapped to bucket bounds."""
+    """The profile's latency SLIs (TTFT, TPOT and end-to-end), their thresholds mapped to bucket bounds."""
     slo = profile.slo
     return (
         Sli("ttft", "TTFT", "sglang:time_to_first_token_seconds", "slo.ttft_seconds", slo.ttft_seconds,
             slo_bucket(slo.ttft_seconds, TTFT_BUCKETS, profile.path, "slo.ttft_seconds")),
+        Sli("tpot", "TPOT", "sglang:request_time_per_output_token_seconds", "slo.tpot_seconds", slo.tpot_seconds,
+            slo_bucket(slo.tpot_seconds, TPOT_BUCKETS, profile.path, "slo.tpot_seconds")),
         Sli("e2e", "E2E", "sglang:e2e_request_latency_seconds", "slo.e2e_seconds", slo.e2e_seconds,
             slo_bucket(slo.e2e_seconds, E2E_BUCKETS, profile.path, "slo.e2e_seconds")),
     )
@@ -130,38 +160,86 @@ def le_matcher(bound: float) -> str:
     return 'le=~"' + "|".join(s.replace(".", "\\\\.") for s in spellings) + '"'
 
 
-def request_matchers(profile: Profile, with_node_var: bool) -> tuple[str, ...]:
-    """Matchers of the tokenizer (request) histograms: the engine job, not prefill servers."""
+def request_scope(profile: Profile) -> str:
+    """The dashboard matcher that narrows request-level (tokenizer) series, or "" for none.
+
+    Tokenizer histograms exist only on each replica's entry node, so ``$node`` cannot select them
+    where a replica spans several nodes: a non-entry node would read "no requests". Instead:
+    one-node replicas without pools -> ``$node`` (each node is its own entry node, exact); replicas
+    spanning nodes -> the replica variable (``${replica:pipe}``, the nodes of the chosen replicas,
+    entry node included); PD pools -> no narrowing (a request passes a prefill and a decode server,
+    so a pool does not own it); a single multi-node replica -> no narrowing (it is the whole engine).
+    """
+    variable = request_scope_variable(profile)
+    if variable == "node":
+        return node_var(profile)
+    if variable:
+        return f'{profile.label("node")}=~"${{{variable}:pipe}}"'
+    return ""
+
+
+def request_scope_variable(profile: Profile) -> str:
+    """``node``, ``replica`` or "" (see ``request_scope``), from the dashboard's own variables."""
+    if profile.has_pools:
+        return ""
+    topology = Topology(profile)
+    if all(len(replica.nodes) == 1 for replica in topology.replicas):
+        return "node"
+    group = node_group_variable(profile, topology)
+    return "replica" if group and group["name"] == "replica" else ""
+
+
+def request_matchers(profile: Profile, scoped: bool) -> tuple[str, ...]:
+    """Matchers of the tokenizer (request) series: the engine job, not prefill servers; ``scoped`` adds
+    the dashboard's request scope (``request_scope``)."""
     matchers = [job(profile, "sglang"), matcher("engine_type", "!=", "prefill")]
-    if with_node_var:
-        matchers.append(node_var(profile))
-    return tuple(matchers)
-
-
-def good_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,),
-               with_node_var: bool = False) -> str:
-    """Share of requests at or under the SLI's bucket bound over ``window``, summed across engines first."""
-    base = request_matchers(profile, with_node_var)
-    good = agg("sum", by, rate(selector(f"{sli.metric}_bucket", *base, le_matcher(sli.bound)), window))
-    total = agg("sum", by, rate(selector(f"{sli.metric}_count", *base), window))
-    return divide(good, total)
+    if scoped:
+        matchers.append(request_scope(profile))
+    return tuple(m for m in matchers if m)
 
 
 def error_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,),
-                with_node_var: bool = False) -> str:
-    """Share of requests over the SLI's bound (1 - good share); no sample when no request finished."""
-    return f"1 - ({good_ratio(profile, sli, window, by, with_node_var)})"
+                scoped: bool = False) -> str:
+    """Bad events / all events of the SLI over ``window``, bucket and abort rates summed across engines first.
+
+    bad = (finished - finished at or under the bound) + aborted; all = finished + aborted. The abort
+    counter appears only at the first abort: while it is absent the SLI reads the histogram alone
+    (``or``), which is exact (no abort since the engine started). No finished request ever (no
+    histogram series) gives no sample; an idle window gives no sample (guarded division), not 0.
+    """
+    base = request_matchers(profile, scoped)
+    good = agg("sum", by, rate(selector(f"{sli.metric}_bucket", *base, le_matcher(sli.bound)), window))
+    total = agg("sum", by, rate(selector(f"{sli.metric}_count", *base), window))
+    aborted = agg("sum", by, rate(selector(ABORTED, *base), window))
+    slow = f"({total} - {good})"
+    bad = f"({slow} + {aborted} or {slow})"
+    every = f"({total} + {aborted} or {total})"
+    return divide(bad, every)
 
 
-def burn_rate(profile: Profile, sli: Sli, window: str, with_node_var: bool = True) -> str:
-    """Error ratio over ``window`` divided by the error budget (1 = spending exactly the budget)."""
-    return f"({error_ratio(profile, sli, window, with_node_var=with_node_var)}) / {error_budget(profile):g}"
+def good_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,),
+               scoped: bool = False) -> str:
+    """Share of requests meeting the SLI over ``window`` (1 - error ratio); no sample when nothing happened."""
+    return f"1 - ({error_ratio(profile, sli, window, by, scoped)})"
 
 
-def budget_left(profile: Profile, sli: Sli, with_node_var: bool = True) -> str:
-    """Share of the error budget left over the profile's SLO window (negative once overspent)."""
+def burn_rate(profile: Profile, sli: Sli, window: str) -> str:
+    """Error ratio over ``window`` divided by the error budget (1 = spending exactly the budget), per model
+    over the whole deployment, as the alerts see it. The raw expression, so the dashboard works whether or
+    not the rule files are loaded (the recorded series are the same expression: ``dashgen.rules.recording``)."""
+    return f"({error_ratio(profile, sli, window)}) / {error_budget(profile):g}"
+
+
+def slo_error_ratio_name(window: str) -> str:
+    """The recording rule holding the error ratio over ``window`` (label ``slo`` = the SLI key)."""
+    return f"{MODEL}:sglang_slo_errors_per_request:ratio_rate{window}"
+
+
+def budget_left(profile: Profile, sli: Sli) -> str:
+    """Share of the error budget left over the profile's SLO window (negative once overspent), per model
+    over the whole deployment."""
     window = f"{profile.slo.window_days}d"
-    return f"1 - ({error_ratio(profile, sli, window, with_node_var=with_node_var)}) / {error_budget(profile):g}"
+    return f"1 - ({error_ratio(profile, sli, window)}) / {error_budget(profile):g}"
 
 
 def tagged(expr: str, label: str, value: str) -> str:
@@ -170,14 +248,14 @@ def tagged(expr: str, label: str, value: str) -> str:
 
 
 def worst_good_ratio(profile: Profile, window: str) -> str:
-    """Health: the lower of the SLIs' good shares per model (an upper bound of the share meeting all)."""
-    parts = [tagged(good_ratio(profile, sli, window, with_node_var=True), "sli", sli.key) for sli in slis(profile)]
+    """Health: the lowest of the SLIs' good shares per model (an upper bound of the share meeting all)."""
+    parts = [tagged(good_ratio(profile, sli, window, scoped=True), "sli", sli.key) for sli in slis(profile)]
     return agg("min", (MODEL,), " or ".join(parts))
 
 
 def latency_quantile(profile: Profile, metric: str, quantile: float) -> str:
     """``histogram_quantile`` over the bucket rates summed ``by (le)`` across engines."""
-    buckets = selector(f"{metric}_bucket", *request_matchers(profile, with_node_var=True))
+    buckets = selector(f"{metric}_bucket", *request_matchers(profile, scoped=True))
     return f"histogram_quantile({quantile:g}, {agg('sum', ('le',), rate(buckets))})"
 
 
@@ -187,14 +265,16 @@ def stage_labels(profile: Profile) -> tuple[str, ...]:
     return (profile.label("node"), profile.label("pp_rank"))
 
 
-def scheduler_matchers(profile: Profile) -> tuple[str, ...]:
-    matchers = [job(profile, "sglang"), node_var(profile)]
-    if profile.has_pp:
-        matchers.append(f'{profile.label("pp_rank")}=~"$stage"')
+def scheduler_matchers(profile: Profile, with_vars: bool = True) -> tuple[str, ...]:
+    matchers = [job(profile, "sglang")]
+    if with_vars:
+        matchers.append(node_var(profile))
+        if profile.has_pp:
+            matchers.append(f'{profile.label("pp_rank")}=~"$stage"')
     return tuple(matchers)
 
 
-def per_stage_requests(profile: Profile, metric: str) -> str:
+def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True) -> str:
     """Running or waiting requests per (node, PP stage), never summed across stages (S3).
 
     ``priority=""`` keeps the total series (also matching deployments without priority labels);
@@ -202,7 +282,7 @@ def per_stage_requests(profile: Profile, metric: str) -> str:
     DP groups adds their disjoint batches.
     """
     stage = stage_labels(profile)
-    series = selector(metric, *scheduler_matchers(profile), matcher("priority", "=", ""))
+    series = selector(metric, *scheduler_matchers(profile, with_vars), matcher("priority", "=", ""))
     per_dp = agg("max", (*stage, profile.label("dp_rank")), series)
     return agg("sum", stage, per_dp)
 
@@ -213,13 +293,35 @@ def kv_usage(profile: Profile) -> str:
 
 
 def queue_per_running(profile: Profile) -> str:
-    """Waiting ÷ running requests per stage: scale-free queue pressure."""
-    return divide(per_stage_requests(profile, "sglang:num_queue_reqs"),
-                  per_stage_requests(profile, "sglang:num_running_reqs"))
+    """Waiting ÷ running requests per stage: scale-free queue pressure.
+
+    A stage with waiting requests and none running (a stalled scheduler, or every request retracted)
+    gets ``STALLED_VALUE``, which the panel maps to "stalled"; a stage with nothing waiting reads 0
+    (the waiting gauge itself is 0, nothing is filled in); no sample only when both gauges are absent.
+    """
+    on = f"on ({', '.join(stage_labels(profile))})"
+    waiting = per_stage_requests(profile, "sglang:num_queue_reqs")
+    ratio = divide(waiting, per_stage_requests(profile, "sglang:num_running_reqs"))
+    return f"{ratio} or {on} (({waiting} > 0) * 0 + {STALLED_VALUE:.0f}) or {on} ({waiting} == 0)"
+
+
+def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
+    """Stages (node, PP stage) with waiting requests that processed no token over ``window``: waiting > 0
+    ``unless`` ``sglang:realtime_tokens_total`` (all modes: prefill compute, prefill cache, decode) rose.
+
+    ``unless`` also covers a stage whose token counter was never created. Both series come from the
+    stats-logging rank; a hung scheduler stops updating the counter while /metrics keeps serving the
+    last queue gauge. Any DP group's progress counts for the stage (one stuck DP group is not caught).
+    """
+    stage = stage_labels(profile)
+    waiting = per_stage_requests(profile, "sglang:num_queue_reqs", with_vars=False)
+    tokens = agg("sum", stage, rate(selector("sglang:realtime_tokens_total", job(profile, "sglang")), window))
+    return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
 
 
 def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW) -> str:
-    """Prefix-reuse share of prefill input tokens per stage from ``sglang:prefill_effective_tokens_total``.
+    """Final prefix reuse at prefill (S9) as a share of prefill input tokens per stage, from
+    ``sglang:prefill_effective_tokens_total`` (the counter of the cache-evidence table's final-reuse columns).
 
     ``max`` across TP ranks picks the logging rank (the others are pre-seeded at 0, or copies).
     """

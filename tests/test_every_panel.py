@@ -38,7 +38,8 @@ from panels import GROUPS, gpu_timelines, kv_cache_nvme, requests_gateway
 # exemption: 1h is one of the ranges the check allows on a stat panel.
 FIXED_RATE_WINDOWS: dict[str, tuple[str, str]] = {
     "slo_health.budget": ("{window_days}d", "error budget left over the profile's whole SLO window "
-                                            "(slo.window_days), a rolling window ending now"),
+                                            "(slo.window_days), a rolling window ending at the end of the "
+                                            "dashboard range"),
     "slo_health.burn_6h": ("6h", "burn rate over the fixed 6h window of the slow-burn alert"),
     "slo_health.burn_3d": ("3d", "burn rate over a fixed 3d window, shown beside 1h and 6h"),
 }

@@ -7,6 +7,7 @@ when promtool is missing; with CI=true a missing promtool fails.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import pytest
 
 from dashgen.profile import load_profiles
 from dashgen.rules import render_rule_files, rule_groups
+from dashgen.rules.alerts import NODES_PER_RULE, target_missing_alerts
 from dashgen.rules.model import AlertRule
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +92,7 @@ def test_every_generated_rule_file_passes_promtool_check(promtool: str, rule_dir
         assert "SUCCESS" in result.stdout
 
 
-# --- SLO burn rate (long-context-64: objective 0.99, TTFT 5 s -> le 6, E2E 120 s -> le 200) --------------
+# --- SLO burn rate (long-context-64: objective 0.99, TTFT 6 s -> le 6, TPOT 0.1 s -> le 0.1, E2E 200 s) ----
 
 def _histograms(ttft_good: str, total: str, le: str = "6.0") -> list[dict[str, str]]:
     base = {"job": "sglang", "model_name": "m", "engine_type": "unified", "is_streaming": "true",
@@ -99,6 +101,8 @@ def _histograms(ttft_good: str, total: str, le: str = "6.0") -> list[dict[str, s
     return [
         series("sglang:time_to_first_token_seconds_bucket", {**base, "le": le}, ttft_good),
         series("sglang:time_to_first_token_seconds_count", base, total),
+        series("sglang:request_time_per_output_token_seconds_bucket", {**base, "le": "0.1"}, total),
+        series("sglang:request_time_per_output_token_seconds_count", base, total),
         series("sglang:e2e_request_latency_seconds_bucket", {**base, "le": "200.0"}, total),
         series("sglang:e2e_request_latency_seconds_count", base, total),
         # A prefill server of a PD pair, every request slow: excluded, so it never fires anything.
@@ -139,6 +143,39 @@ def test_slo_burn_alerts_fire_at_high_error_rate_and_not_at_low(promtool: str, r
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [high, moderate, low])
+
+
+def test_aborted_requests_burn_every_slis_budget(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """Every finished request is fast, but one request in five is aborted: error ratio 0.2 > 14.4 x 0.01 for TTFT,
+    TPOT and E2E alike. With no aborts the same traffic is silent (the low case above)."""
+    aborted = series("sglang:num_aborted_requests_total",
+                     {"job": "sglang", "model_name": "m", "engine_type": "unified", "node": "lc-node-00"}, "0+25x180")
+    prefill_aborts = series("sglang:num_aborted_requests_total",  # a PD prefill server's aborts: not counted twice
+                            {"job": "sglang", "model_name": "m", "engine_type": "prefill", "node": "lc-node-01"},
+                            "0+1000x180")
+    case = {
+        "interval": "1m",
+        "input_series": _histograms("0+100x180", "0+100x180") + [aborted, prefill_aborts],
+        "alert_rule_test": [
+            {"eval_time": "10m", "alertname": "SloErrorBudgetFastBurn",
+             "exp_alerts": [expected("long-context-64", "SloErrorBudgetFastBurn", {"model_name": "m", "slo": key})
+                            for key in ("ttft", "tpot", "e2e")]},
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
+
+
+def test_slow_tpot_burns_the_tpot_budget_only(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    inputs = [s for s in _histograms("0+100x180", "0+100x180")
+              if "request_time_per_output_token_seconds_bucket" not in s["series"]]
+    inputs.append(series("sglang:request_time_per_output_token_seconds_bucket",
+                         {"job": "sglang", "model_name": "m", "engine_type": "unified", "is_streaming": "true",
+                          "node": "lc-node-00", "le": "0.1"}, "0+50x180"))
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "10m", "alertname": "SloErrorBudgetFastBurn",
+         "exp_alerts": [expected("long-context-64", "SloErrorBudgetFastBurn", {"model_name": "m", "slo": "tpot"})]},
+    ]}
+    run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
 
 
 # --- GPU alerts, DCGM (h20-16) and GPM (long-context-64) ------------------------------------------------
@@ -209,7 +246,8 @@ def test_gpu_temperature_alert_needs_two_minutes_above_85(promtool: str, rule_di
 
 
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
-def test_clock_throttle_alert_ignores_idle_bit(promtool: str, rule_dir: Path, tmp_path: Path, profile: str) -> None:
+def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(promtool: str, rule_dir: Path, tmp_path: Path,
+                                                                   profile: str) -> None:
     node = PROFILES[profile].node_names[0]
     metric = "DCGM_FI_DEV_CLOCKS_EVENT_REASONS" if profile == "h20-16" else "gpm_clock_event_reasons"
 
@@ -218,39 +256,127 @@ def test_clock_throttle_alert_ignores_idle_bit(promtool: str, rule_dir: Path, tm
             return [series(metric, {"job": "dcgm", "node": node, "gpu": gpu}, values)]
         return _gpm(node, gpu, metric, values, valid="1x10")
 
+    # Silent: 0x1 idle, 0x0, 0x2 clocks setting (locked clocks), 0x10 sync boost, 0x100 display clocks, 0x113.
+    # Fire: 0x4 SW power cap, 0x40 HW thermal, 0x44 both, 0x41 idle + HW thermal, 0x80 HW power brake.
+    silent = {"0": 0x1, "1": 0x0, "2": 0x2, "3": 0x10, "4": 0x100, "5": 0x113}
+    fire = {"6": 0x4, "7": 0x40, "8": 0x44, "9": 0x41, "10": 0x80, "11": 0x8 | 0x20}
+    inputs = [s for gpu, value in {**silent, **fire}.items() for s in reasons(gpu, f"{value}x10")]
     case = {
         "interval": "1m",
-        # 0x1 idle only, 0x0 nothing: silent. 0x4 SW power cap: fires. 0x41 idle + HW thermal: fires.
-        "input_series": reasons("0", "1x10") + reasons("1", "0x10") + reasons("2", "4x10") + reasons("3", "65x10"),
+        "input_series": inputs,
         "alert_rule_test": [
             {"eval_time": "7m", "alertname": "GpuClockThrottled",
-             "exp_alerts": [expected(profile, "GpuClockThrottled", {"node": node, "gpu": "2"}, "4"),
-                            expected(profile, "GpuClockThrottled", {"node": node, "gpu": "3"}, "65")]},
+             "exp_alerts": [expected(profile, "GpuClockThrottled", {"node": node, "gpu": gpu}, str(value))
+                            for gpu, value in fire.items()]},
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
-def test_collection_and_engine_alerts_fire_on_up_zero(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+def test_collection_and_engine_scrape_alerts_fire_on_up_zero(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     def up(job: str, node: str, values: str) -> dict[str, str]:
         return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
 
-    down, ok = "h20-node-00", "h20-node-01"
+    down, ok = PROFILES["h20-16"].node_names
     case = {
         "interval": "1m",
         "input_series": [up("dcgm", down, "0x10"), up("dcgm", ok, "1x10"), up("node", ok, "1x10"),
-                         up("sglang", down, "1 1 0x8"), up("sglang", ok, "1x10")],
+                         up("node", down, "1x10"), up("sglang", down, "1 1 0x8"), up("sglang", ok, "1x10")],
         "alert_rule_test": [
             {"eval_time": "3m", "alertname": "DcgmCollectionFailed", "exp_alerts": []},  # for 5m: still pending
             {"eval_time": "7m", "alertname": "DcgmCollectionFailed", "exp_alerts": [
                 expected("h20-16", "DcgmCollectionFailed", {"job": "dcgm", "instance": f"{down}:9400", "node": down})]},
             {"eval_time": "7m", "alertname": "NodeExporterCollectionFailed", "exp_alerts": []},
-            {"eval_time": "5m", "alertname": "EngineHealthProbeFailing", "exp_alerts": [
-                expected("h20-16", "EngineHealthProbeFailing",
+            {"eval_time": "5m", "alertname": "EngineMetricsScrapeFailing", "exp_alerts": [
+                expected("h20-16", "EngineMetricsScrapeFailing",
                          {"job": "sglang", "instance": f"{down}:9400", "node": down})]},
+            # up == 0 is a failing target, not a missing one.
+            {"eval_time": "9m", "alertname": "DcgmTargetMissing", "exp_alerts": []},
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [case])
+
+
+def test_target_missing_fires_for_a_node_whose_up_series_disappears(promtool: str, rule_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    """The node list of the profile is the truth: a node whose up series disappears (node or vmagent dead) fires;
+    present nodes stay silent, including while their up is 0 (that is CollectionFailed)."""
+    profile = "long-context-64"
+    nodes = PROFILES[profile].node_names
+    gone = nodes[3]
+
+    def up(job: str, node: str, values: str) -> dict[str, str]:
+        return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
+
+    # Every node's targets present for 2 minutes; then `gone` disappears (no samples: absent after the 5m lookback).
+    inputs = [up(job, node, "1 1 1 _x30" if node == gone else "1x33") for job in ("gpm", "sglang") for node in nodes]
+    inputs += [up("mooncake-master", nodes[0], "1x33")]  # the master present; the gateway has no target at all
+    missing = {"node": gone}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {"eval_time": "6m", "alertname": "GpmTargetMissing", "exp_alerts": []},  # still inside the lookback
+            {"eval_time": "15m", "alertname": "GpmTargetMissing",
+             "exp_alerts": [expected(profile, "GpmTargetMissing", {**missing, "job": "gpm"})]},
+            {"eval_time": "15m", "alertname": "EngineMetricsTargetMissing",
+             "exp_alerts": [expected(profile, "EngineMetricsTargetMissing", {**missing, "job": "sglang"})]},
+            {"eval_time": "15m", "alertname": "MooncakeMasterTargetMissing", "exp_alerts": []},
+            {"eval_time": "15m", "alertname": "GatewayTargetMissing",
+             "exp_alerts": [expected(profile, "GatewayTargetMissing", {"job": "gateway"})]},
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+def test_target_missing_rules_cover_every_node_in_readable_blocks() -> None:
+    """Each per-node rule names at most NODES_PER_RULE nodes; together they name exactly the profile's nodes."""
+    video = PROFILES["video-200"]
+    count = 2 * NODES_PER_RULE + 3  # one engine per node, 53 nodes: three blocks
+    big = dataclasses.replace(video, nodes=count, node_names=tuple(f"n{i:03d}" for i in range(count)),
+                              pools=(dataclasses.replace(video.pools[0], replicas=count),))
+    for candidate in (*PROFILES.values(), big):
+        for alert in ("NodeExporterTargetMissing", "EngineMetricsTargetMissing"):
+            rules = [r for r in target_missing_alerts(candidate) if r.alert == alert]
+            named = [re.findall(r'"node", "([^"]+)"', rule.expr) for rule in rules]
+            assert all(len(block) <= NODES_PER_RULE for block in named)
+            assert [n for block in named for n in block] == list(candidate.node_names), (candidate.name, alert)
+    assert len([r for r in target_missing_alerts(big) if r.alert == "NodeExporterTargetMissing"]) == 3
+    for profile in PROFILES.values():
+        cluster = [r for r in target_missing_alerts(profile) if r.alert in ("GatewayTargetMissing",
+                                                                             "MooncakeMasterTargetMissing")]
+        assert all(r.expr.startswith("absent(up{") and "Cluster-wide" in r.description for r in cluster)
+
+
+def test_engine_stalled_fires_when_requests_wait_and_no_token_is_processed(promtool: str, rule_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    profile = "long-context-64"
+    node = PROFILES[profile].node_names[1]
+
+    def stage(pp: str, waiting: str, tokens: str | None) -> list[dict[str, str]]:
+        labels = {"job": "sglang", "node": node, "pp_rank": pp, "tp_rank": "0", "model_name": "m",
+                  "engine_type": "unified"}
+        out = [series("sglang:num_queue_reqs", labels, waiting)]
+        if tokens is not None:
+            out.append(series("sglang:realtime_tokens_total", {**labels, "mode": "decode"}, tokens))
+        return out
+
+    case = {
+        "interval": "1m",
+        # pp 0: 5 waiting; tokens rise for 10 minutes, then stay flat (hung at 10m). pp 1: 5 waiting, tokens
+        # rising. pp 2: idle, tokens flat. pp 3: 3 waiting from 10m, the token counter never created.
+        "input_series": stage("0", "5x30", "0+100x10 1000x20") + stage("1", "5x30", "0+100x30")
+        + stage("2", "0x30", "1000+0x30") + stage("3", "0x10 3x20", None),
+        "alert_rule_test": [
+            # 12m: pp 0 still has token progress inside its 5m window; pp 3 is pending (for 5m).
+            {"eval_time": "12m", "alertname": "EngineStalled", "exp_alerts": []},
+            # pp 0: no token since 10m -> condition from 15m -> fires from 20m.
+            {"eval_time": "21m", "alertname": "EngineStalled", "exp_alerts": [
+                expected(profile, "EngineStalled", {"node": node, "pp_rank": "0"}, "5"),
+                expected(profile, "EngineStalled", {"node": node, "pp_rank": "3"}, "3")]},
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
 def test_every_alert_has_summary_description_severity_and_a_documented_runbook() -> None:
@@ -262,7 +388,8 @@ def test_every_alert_has_summary_description_severity_and_a_documented_runbook()
         for group in rule_groups(profile):
             for rule in group.alerts():
                 assert rule.summary and rule.severity in ("critical", "warning")
-                assert f"{{{{ $labels.{node} }}}}" in rule.description or "Node and GPU:" in rule.description
+                assert (f"{{{{ $labels.{node} }}}}" in rule.description or "Node and GPU:" in rule.description
+                        or rule.description.startswith("Cluster-wide"))
                 if rule.alert.startswith("Gpu"):
                     assert f"{{{{ $labels.{gpu} }}}}" in rule.description
                 section = rule.runbook.split("#", 1)[1]
@@ -277,6 +404,8 @@ def test_only_exported_sources_get_alerts() -> None:
             camel = "".join(part.capitalize() for part in name.split("_"))
             if name != "sglang" and source.job != profile.source("sglang").job:
                 assert (f"{camel}CollectionFailed" in names) == source.exported, (profile.name, name)
+                assert (f"{camel}TargetMissing" in names) == source.exported, (profile.name, name)
+        assert {"EngineMetricsScrapeFailing", "EngineStalled", "EngineMetricsTargetMissing"} <= names
 
 
 def test_rule_files_are_deterministic() -> None:

@@ -1,12 +1,20 @@
 """The SLO and health group: first in reading order, thresholds from the profile (mapped to histogram
-bucket bounds), quantiles over ``sum by (le)``, burn rates over 1h / 6h / 3d, fixed ratio axes (S5),
-no zero-fill (S7), per-stage gauges never summed across PP stages (S3), drill-down links that keep
-time and variables, and zero validation problems for every profile."""
+bucket bounds), quantiles over ``sum by (le)``, burn rates over 1h / 6h / 3d (recording rule first,
+raw fallback; 3d instant), TTFT / TPOT / E2E SLIs with aborted requests as bad events, request-level
+panels scoped so that a non-entry node never reads "no requests", a stalled stage shown as such,
+fixed ratio axes (S5), no zero-fill (S7), per-stage gauges never summed across PP stages (S3),
+drill-down links that keep time and variables, and zero validation problems for every profile.
+
+Expressions are evaluated by the real promtool (``promql_expr_test``) where behaviour matters."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,10 +22,22 @@ import pytest
 from dashgen.build import build_profile
 from dashgen.errors import ProfileError
 from dashgen.profile import load_profiles
+from dashgen.rules import rule_groups
 from dashgen.topology import Topology
 from dashgen.validate import validate_dashboard, walk_panels
 from panels import GROUPS, slo_health
-from queries.slo import E2E_BUCKETS, TTFT_BUCKETS, le_matcher, slo_bucket
+from queries.slo import (
+    E2E_BUCKETS,
+    RECORDED_WINDOWS,
+    STALLED_VALUE,
+    TTFT_BUCKETS,
+    error_ratio,
+    le_matcher,
+    request_scope_variable,
+    slis,
+    slo_bucket,
+    slo_error_ratio_name,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = load_profiles(directory=ROOT / "profiles")
@@ -113,7 +133,7 @@ def test_burn_rate_panels_show_1h_6h_3d_side_by_side(profile):
     panels = [panel(profile, f"burn_{window}") for window in ("1h", "6h", "3d")]
     for window, spec in zip(("1h", "6h", "3d"), panels, strict=True):
         assert all(f"[{window}]" in expr for expr in exprs(spec))
-        assert len(spec.targets) == 2  # TTFT and E2E
+        assert len(spec.targets) == 3  # TTFT, TPOT and E2E
     keys = [p.key for p in group(profile).panels]
     start = keys.index("slo_health.burn_1h")
     assert keys[start:start + 3] == ["slo_health.burn_1h", "slo_health.burn_6h", "slo_health.burn_3d"]
@@ -132,7 +152,9 @@ def test_ratio_axes_fixed_and_no_zero_fill(profile):
             percent += 1
             assert (defaults.get("min"), defaults.get("max")) == (0, 1), rendered["title"]
         for target in rendered.get("targets", []) or []:
-            assert "vector(0)" not in target["expr"] and "or on" not in target["expr"]
+            # No alternative that is a constant (zero-fill); ``or`` between two measured expressions is allowed.
+            assert "vector(" not in target["expr"], rendered["title"]
+            assert not re.search(r"\bor\s+(on\s*\([^)]*\)\s*)?\(*\s*-?[0-9]", target["expr"]), rendered["title"]
         assert defaults.get("custom", {}).get("spanNulls") in (None, False)
     assert percent >= 4  # health, good share, budget, KV usage, prefix reuse, GPU memory
 
@@ -157,3 +179,176 @@ def test_drill_down_links_keep_time_and_set_node_or_gpu(profile):
     url = panel(profile, "gpu_memory_gpu").data_links[0]["url"]
     assert f"var-gpu=${{__field.labels.{gpu}}}" in url and "${__url_time_range}" in url
     assert "{{" + gpu + "}}" in panel(profile, "gpu_memory_gpu").targets[0].legend
+
+
+# --- SLO coverage (#7): TTFT, TPOT and E2E; aborted requests are bad events everywhere ----------------
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_health_burn_budget_and_rules_share_one_error_ratio_per_sli(profile):
+    keys = [sli.key for sli in slis(profile)]
+    assert keys == ["ttft", "tpot", "e2e"]
+    assert slis(profile)[1].threshold == profile.slo.tpot_seconds
+    records = {(rule.record, dict(rule.labels)["slo"]): rule.expr for group in rule_groups(profile)
+               for rule in group.rules if getattr(rule, "record", "").startswith("model_name:sglang_slo")}
+    for index, sli in enumerate(slis(profile)):
+        for window in RECORDED_WINDOWS:
+            assert records[(slo_error_ratio_name(window), sli.key)] == error_ratio(profile, sli, window)
+        for window in ("1h", "6h", "3d"):
+            assert error_ratio(profile, sli, window) in exprs(panel(profile, f"burn_{window}"))[index]
+        assert error_ratio(profile, sli, f"{profile.slo.window_days}d") in exprs(panel(profile, "budget"))[index]
+        assert "sglang:num_aborted_requests_total" in exprs(panel(profile, "health"))[0]
+    for key in ("health", "health_trend", "budget", "burn_1h"):
+        description = panel(profile, key).description
+        assert "aborted requests" in description and "TPOT" in description, key
+
+
+# --- promtool evaluation of dashboard expressions --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def promtool() -> str:
+    path = shutil.which("promtool")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("promtool is required in CI (Debian package 'prometheus'; make debian-deps)")
+        pytest.skip("promtool not installed (Debian package 'prometheus'; make debian-deps)")
+    return path
+
+
+def series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
+    inner = ", ".join(f'{key}="{value}"' for key, value in labels.items())
+    return {"series": f"{name}{{{inner}}}", "values": values}
+
+
+def expand(expr: str, **variables: str) -> str:
+    """Grafana's variables as a dashboard with everything selected would send them (or as given)."""
+    values = {"node": ".+", "stage": ".+", "gpu": ".+", "replica": ".+", **variables}
+    for name, value in values.items():
+        expr = expr.replace(f"${{{name}:pipe}}", value).replace(f"${name}", value)
+    return expr.replace("$__rate_interval", "5m").replace("$__range", "10m")
+
+
+def evaluate(promtool: str, tmp_path: Path, input_series: list[dict], checks: list[dict]) -> None:
+    document = {"rule_files": [], "evaluation_interval": "1m",
+                "tests": [{"interval": "1m", "input_series": input_series, "promql_expr_test": checks}]}
+    test_file = tmp_path / "expr.yml"
+    test_file.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    result = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def sample(labels: dict[str, str], value: float) -> dict:
+    return {"labels": "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}", "value": value}
+
+
+def test_queue_pressure_shows_stalled_when_requests_wait_and_none_runs(promtool, tmp_path):
+    """#8: waiting and none running -> the stalled value (mapped to red text); both 0 -> 0; both absent -> nothing."""
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    spec = panel(profile, "load_state")
+    mapping = spec.mappings[0]["options"][f"{STALLED_VALUE:.0f}"]
+    assert mapping["color"] == "red" and "stalled" in mapping["text"]
+    assert "No running requests -> No data" not in spec.description and "stalled" in spec.description
+
+    def gauges(node: str, waiting: str, running: str) -> list[dict]:
+        labels = {"job": "sglang", "node": node, "pp_rank": "0", "tp_rank": "0", "dp_rank": "", "model_name": "m"}
+        return [series("sglang:num_queue_reqs", labels, waiting), series("sglang:num_running_reqs", labels, running)]
+
+    inputs = (gauges("busy", "4x10", "8x10") + gauges("stalled", "5x10", "0x10") + gauges("idle", "0x10", "0x10"))
+    evaluate(promtool, tmp_path, inputs, [{
+        "expr": expand(spec.targets[0].expr), "eval_time": "5m",
+        "exp_samples": [sample({"node": "busy", "pp_rank": "0"}, 0.5),
+                        sample({"node": "stalled", "pp_rank": "0"}, STALLED_VALUE),
+                        sample({"node": "idle", "pp_rank": "0"}, 0)],
+    }])
+
+
+def _tokenizer(node: str, good: str, total: str) -> list[dict]:
+    base = {"job": "sglang", "model_name": "m", "engine_type": "unified", "is_streaming": "true", "node": node}
+    out = []
+    for metric, le in (("sglang:time_to_first_token_seconds", "6.0"),
+                       ("sglang:request_time_per_output_token_seconds", "0.1"),
+                       ("sglang:e2e_request_latency_seconds", "200.0")):
+        out += [series(f"{metric}_bucket", {**base, "le": le}, good), series(f"{metric}_count", base, total)]
+    return out
+
+
+def test_request_panels_on_a_non_entry_node_still_read_the_replicas_requests(promtool, tmp_path):
+    """#9: the tokenizer runs on each replica's entry node only; narrowing $node to a non-entry node (the drill-down
+    does that) must not empty the SLO panels. long-context-64 scopes by the replica variable instead."""
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    topology = Topology(profile)
+    replica = topology.replicas[1]
+    entry, other = replica.nodes[0], replica.nodes[-1]
+    assert request_scope_variable(profile) == "replica"
+    health = exprs(panel(profile, "health"))[0]
+    assert "$node" not in health and "${replica:pipe}" in health
+    assert "${replica:queryparam}" in panel(profile, "running").data_links[0]["url"]
+    inputs = _tokenizer(entry, "0+9x20", "0+10x20") + _tokenizer(topology.replicas[0].nodes[0], "0+1x20", "0+10x20")
+    evaluate(promtool, tmp_path, inputs, [{
+        # $node narrowed to a non-entry node of replica 1 (what the drill-down sets), replica 1 selected.
+        "expr": expand(health, node=other, replica="|".join(replica.nodes)), "eval_time": "10m",
+        "exp_samples": [sample({"model_name": "m"}, 0.9)],
+    }])
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_request_scope_matches_where_the_tokenizer_runs(profile):
+    """One-node engines: $node is exact; replicas over several nodes: the replica variable; PD pools or a single
+    multi-node replica: not narrowed. The descriptions say which."""
+    topology = Topology(profile)
+    variable = request_scope_variable(profile)
+    one_node = all(len(r.nodes) == 1 for r in topology.replicas)
+    assert variable == ("" if profile.has_pools else "node" if one_node else
+                        "replica" if len(topology.replicas) > 1 else "")
+    for key in ("health", "health_trend", "latency"):
+        for expr in exprs(panel(profile, key)):
+            assert ("$node" in expr) == (variable == "node"), (key, expr)
+            assert ("${replica:pipe}" in expr) == (variable == "replica"), (key, expr)
+        assert ("does not narrow" in panel(profile, key).description) == (variable != "node"), key
+    for key in ("budget", "burn_1h", "burn_6h", "burn_3d"):
+        for expr in exprs(panel(profile, key)):
+            assert "$node" not in expr and "$replica" not in expr and "${replica" not in expr
+        assert "whole deployment" in panel(profile, key).description
+
+
+def test_long_window_burn_rates_and_budget_are_instant_and_need_no_recording_rule(promtool, tmp_path):
+    """#14: a stat needs one value: the 6h / 3d burn rates and the budget are instant queries, evaluated from the
+    raw histograms (no recorded series needed); the 1h burn keeps its sparkline."""
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    specs = {window: panel(profile, f"burn_{window}") for window in ("1h", "6h", "3d")}
+    assert all(t.instant for w in ("6h", "3d") for t in specs[w].targets)
+    assert not any(t.instant for t in specs["1h"].targets)
+    assert all(t.instant for t in panel(profile, "budget").targets)
+    for spec in (*specs.values(), panel(profile, "budget")):
+        assert "sglang_slo_errors_per_request" not in "".join(exprs(spec))
+    raw = _tokenizer("lc-node-00", "0+5x400", "0+10x400")  # error ratio 0.5 -> burn 50 with budget 0.01
+    evaluate(promtool, tmp_path, raw, [{"expr": expand(specs["6h"].targets[0].expr), "eval_time": "6h",
+                                        "exp_samples": [sample({"model_name": "m"}, 50)]}])
+
+
+def test_aborted_requests_are_bad_events_and_an_sli_without_histogram_has_no_sample(promtool, tmp_path):
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    health = expand(exprs(panel(profile, "health"))[0])
+    aborted = series("sglang:num_aborted_requests_total",
+                     {"job": "sglang", "model_name": "m", "engine_type": "unified", "node": "lc-node-00"}, "0+10x20")
+    all_good = _tokenizer("lc-node-00", "0+10x20", "0+10x20")
+    evaluate(promtool, tmp_path, all_good, [{"expr": health, "eval_time": "10m",
+                                             "exp_samples": [sample({"model_name": "m"}, 1)]}])
+    # As many aborts as finished requests: half of all requests are bad, whatever their latency.
+    evaluate(promtool, tmp_path, [*all_good, aborted], [{"expr": health, "eval_time": "10m",
+                                                         "exp_samples": [sample({"model_name": "m"}, 0.5)]}])
+    # Aborts only, and no histogram at all: no SLI sample (not a false 0 %).
+    evaluate(promtool, tmp_path, [aborted], [{"expr": health, "eval_time": "10m", "exp_samples": []}])
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_prefix_reuse_panel_agrees_with_the_cache_evidence_table(profile):
+    """#6: the same counter is final reuse at prefill (S9) in both places; not a request hit rate."""
+    description = panel(profile, "prefix_hit").description
+    assert "final reuse at prefill" in description and "not a request hit rate" in description
+    assert "not final reuse" not in description
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_budget_window_ends_at_the_end_of_the_dashboard_range(profile):
+    description = panel(profile, "budget").description
+    assert "ending at the end of the dashboard range" in description and "ending now" not in description

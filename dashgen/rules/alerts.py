@@ -1,35 +1,56 @@
 """Alerting rules: multiwindow multi-burn-rate SLO alerts (Google SRE workbook, "Alerting on SLOs"),
-GPU memory / temperature / clock-throttle alerts, the engine health alert and one collection
-alert per exported source's scrape job. Only exported sources get alerts.
+GPU memory / temperature / clock-throttle alerts, the engine alerts (metrics scrape failing, stage
+stalled), and per exported source's scrape job a collection alert (``up == 0``) and a target-missing
+alert (no ``up`` series where the profile says one must exist). Only exported sources get alerts.
 
-Engine health: SGLang exports no /health metric. Its /metrics endpoint is served by the same HTTP
-server that answers /health (the API server on node 0, the "dummy health-check server" on the other
-node ranks; metric catalogue §1.1), so ``up{job=<sglang>} == 0`` is the engine health probe here. A
-blackbox ``probe_success`` of /health would also catch a hung scheduler behind a live HTTP server;
-no profile deploys a blackbox exporter, so none is generated.
+Engine: SGLang exports no /health metric, and ``up{job=<sglang>}`` only proves the /metrics scrape.
+A failed scrape does not prove the ranks are down (vmagent or network), and a hung scheduler keeps
+serving /metrics (multiprocess collector), so the scrape alert is named for what it sees
+(EngineMetricsScrapeFailing). What the data can show of a hung engine is a stage with waiting
+requests whose token counter stopped (EngineStalled). A blackbox ``probe_success`` of
+/health_generate would catch it directly; no profile deploys a blackbox exporter.
 
-Clock throttling: PromQL has no bitwise operators. For an integer bitmask x >= 0,
-``x & ~0x1 != 0`` (any reason other than GPU idle) holds exactly when x >= 2, because
-``x & ~0x1 = x - (x mod 2)``, which is non-zero iff x >= 2. ``x >= 2``, ``x > 1`` and
-``floor(x / 2) > 0`` are the same predicate; ``x >= 2`` keeps the bitmask itself as the alert value.
+Target missing: ``up`` is written by each node's vmagent, which also adds the ``node`` label, so a
+dead node or vmagent makes ``up`` disappear rather than read 0. The profile's node list is the
+source of truth of what should exist: one constant vector per node (``label_replace(vector(1), …)``)
+``unless on (node)`` the job's ``up`` series. One ``or`` chain per rule stays readable up to
+``NODES_PER_RULE`` (25) nodes; larger profiles get several rules of the same alert, one per block of
+25 nodes. The Mooncake master and the gateway run on some nodes only: for them, "no ``up`` series at
+all for the job" (``absent``).
+
+Clock throttling: PromQL has no bitwise operators; bit b of an integer bitmask x >= 0 is
+``floor(x / 2^b) % 2``. Only power and thermal reasons alert (0x4, 0x8, 0x20, 0x40, 0x80): 0x2
+(application clocks set, common with locked clocks), 0x10 (sync boost) and 0x100 (display clocks)
+are configuration, not throttling.
 """
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.profile import Profile, Source
 from dashgen.rules.model import AlertRule
 from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
+from dashgen.topology import Topology
 from queries.gpu import GpuSource
 from queries.promql import matcher, selector
-from queries.slo import FAST_BURN, SLOW_BURN, error_budget, slis
+from queries.slo import BAD_EVENTS, FAST_BURN, SLOW_BURN, STALL_WINDOW, error_budget, slis, stalled_stages
 
 GPU_MEMORY_SHARE = 0.95
 GPU_TEMPERATURE_CELSIUS = 85
-IDLE_BIT = 0x1
-CLOCK_REASONS = ("0x2 clocks setting, 0x4 SW power cap, 0x8 HW slowdown, 0x10 sync boost, 0x20 SW thermal, "
-                 "0x40 HW thermal, 0x80 HW power brake, 0x100 display clocks")
-SLO_WHERE = ("Node and GPU: request histograms come from the tokenizer on node 0 of each engine and carry no rank "
-             "or GPU label, so this alert is per model; open the dashboard's SLO and health group and drill down "
+NODES_PER_RULE = 25
+# Sources that run on some nodes only and describe the whole cluster: absence is "no up series at all".
+CLUSTER_SOURCES = ("mooncake_master", "gateway")
+# (bit, meaning) of the clock-event reasons that are power or thermal throttling.
+THROTTLE_BITS = ((2, "0x4 SW power cap"), (3, "0x8 HW slowdown"), (5, "0x20 SW thermal"), (6, "0x40 HW thermal"),
+                 (7, "0x80 HW power brake"))
+CLUSTER_EFFECT = {
+    "mooncake_master": ("the master's series describe the whole Store, so the effect is cluster-wide: the Store "
+                        "capacity and allocation panels and the Store-segment columns of every node's cache-evidence "
+                        "and missing-data tables are 'collection failed' (S6), not zero"),
+    "gateway": ("the gateway is the entry of the whole deployment, so the effect is cluster-wide: its admission "
+                "queue, in-flight and backend panels are 'collection failed' (S6), not zero, for every node"),
+}
+SLO_WHERE = ("Node and GPU: request histograms come from the tokenizer on the entry node of each engine and carry no "
+             "rank or GPU label, so this alert is per model; open the dashboard's SLO and health group and drill down "
              "cluster -> node -> GPU.")
 
 
@@ -52,7 +73,7 @@ def _burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_:
         description=(f"Model {{{{ $labels.model_name }}}}, SLI {{{{ $labels.slo }}}}: the error ratio is above "
                      f"{burn:g} x the budget {budget:g} (objective {profile.slo.objective:g}) over both {long_window} "
                      f"and {short_window}; at this rate {spent:.0%} of the {profile.slo.window_days}-day budget goes "
-                     f"in {long_window}. {SLO_WHERE} {notes}"),
+                     f"in {long_window}. SLIs: TTFT, TPOT, E2E; {BAD_EVENTS}. {SLO_WHERE} {notes}"),
     )
 
 
@@ -71,6 +92,13 @@ def _gpu_alert(profile: Profile, alert: str, expr: str, for_: str, severity: str
                      description=f"Node {node}, GPU {gpu}: {description}")
 
 
+def throttle_expr(profile: Profile) -> str:
+    """The clock-event bitmask, kept only where a power or thermal bit is set (alert value = the bitmask)."""
+    keys = f"{profile.label('node')}, {profile.label('gpu')}"
+    bits = " + ".join(f"floor({GPU_CLOCK_REASONS} / {2 ** bit}) % 2" for bit, _ in THROTTLE_BITS)
+    return f"{GPU_CLOCK_REASONS} and on ({keys}) ({bits} > 0)"
+
+
 def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     measured = f"{source.name} {source.caption()}"
     memory_metrics = ("gpm_memory_used_bytes / gpm_memory_total_bytes" if source.key == "gpm"
@@ -78,12 +106,16 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     reasons_note = ("" if source.key == "gpm" else
                     " DCGM_FI_DEV_CLOCKS_EVENT_REASONS (field 112) is not in dcgm-exporter's default CSV: without it "
                     "this alert cannot fire.")
+    bits = ", ".join(meaning for _, meaning in THROTTLE_BITS)
     return (
         _gpu_alert(
             profile, "GpuMemoryNearlyFull", f"{GPU_MEMORY} > {GPU_MEMORY_SHARE:g}", "1m", "critical",
             f"GPU memory above {GPU_MEMORY_SHARE:.0%}",
             f"memory used / total is {{{{ $value | humanizePercentage }}}} (above {GPU_MEMORY_SHARE:.0%} for 1m; "
-            f"{measured}, {memory_metrics}). An out-of-memory failure of the engine rank on this GPU is likely.",
+            f"{measured}, {memory_metrics}). The engine reserves its KV pool at start-up (--mem-fraction-static, "
+            "plus CUDA graphs), so a share that has been flat since the engine started is that static reservation, "
+            "not a risk in itself; check whether it is flat or grew (per-GPU memory panel over the last hours): "
+            "growth, or a GPU above its TP peers, points to a leak or a foreign process.",
         ),
         _gpu_alert(
             profile, "GpuTemperatureHigh", f"{GPU_TEMPERATURE} > {GPU_TEMPERATURE_CELSIUS}", "2m", "warning",
@@ -92,27 +124,45 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
             "slowdown lowers clocks and throughput.",
         ),
         _gpu_alert(
-            profile, "GpuClockThrottled", f"{GPU_CLOCK_REASONS} >= 2", "5m", "warning",
-            "GPU clocks held back for a reason other than idle",
-            f"clock-event reasons bitmask {{{{ $value }}}} has bits other than 0x1 (GPU idle) set for 5m "
-            f"({measured}). Bits: {CLOCK_REASONS}.{reasons_note}",
+            profile, "GpuClockThrottled", throttle_expr(profile), "5m", "warning",
+            "GPU clocks throttled for power or thermal reasons",
+            f"clock-event reasons bitmask {{{{ $value }}}} has a power or thermal bit set for 5m ({measured}). "
+            f"Alerting bits: {bits}; 0x1 idle, 0x2 clocks setting, 0x10 sync boost and 0x100 display clocks alone "
+            f"do not alert.{reasons_note}",
         ),
     )
 
 
-def engine_alert(profile: Profile) -> AlertRule:
-    node = profile.label("node")
+def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
+    node, stage = profile.label("node"), profile.label("pp_rank")
     job_name = profile.source("sglang").job
-    return AlertRule(
-        alert="EngineHealthProbeFailing",
-        expr=f"{selector('up', matcher(profile.label('job'), '=', job_name))} == 0",
-        for_="1m",
-        severity="critical",
-        summary=f"SGLang engine endpoint down on {{{{ $labels.{node} }}}}",
-        description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): the SGLang endpoint of job "
-                     f"{job_name} has not answered a scrape for 1m. It is served by the same HTTP server as /health "
-                     "(API server on node 0, health-check server on other node ranks), so the engine ranks on every "
-                     "GPU of this node are unreachable or down; their panels show collection failed."),
+    window = STALL_WINDOW
+    return (
+        AlertRule(
+            alert="EngineMetricsScrapeFailing",
+            expr=f"{selector('up', matcher(profile.label('job'), '=', job_name))} == 0",
+            for_="1m",
+            severity="critical",
+            summary=f"SGLang /metrics scrape failing on {{{{ $labels.{node} }}}}",
+            description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of the SGLang /metrics "
+                         f"endpoint (job {job_name}) have failed for 1m. This does not prove the engine ranks are "
+                         "down (the node's vmagent or the network can fail the scrape), and a hung scheduler keeps "
+                         "serving /metrics, so this alert is silent for a hung engine (see EngineStalled). The node's "
+                         "engine panels show collection failed (S6)."),
+        ),
+        AlertRule(
+            alert="EngineStalled",
+            expr=stalled_stages(profile, window),
+            for_=window,
+            severity="critical",
+            summary=f"SGLang stage stalled on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}}",
+            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}}: {{{{ $value }}}} "
+                         f"requests waiting (sglang:num_queue_reqs) and no token processed "
+                         f"(sglang:realtime_tokens_total, prefill and decode, absent or flat) over {window}, for "
+                         f"{window}: the scheduler makes no progress for at least twice {window}. A hung scheduler "
+                         "keeps serving /metrics with its last queue length, so EngineMetricsScrapeFailing stays "
+                         "silent; /health_generate on the replica's entry node would time out."),
+        ),
     )
 
 
@@ -120,24 +170,91 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def collection_alerts(profile: Profile) -> tuple[AlertRule, ...]:
-    """``up == 0`` per exported source's job; the engine job is covered by EngineHealthProbeFailing."""
-    node, job_label = profile.label("node"), profile.label("job")
-    seen = {profile.source("sglang").job} if profile.exported("sglang") else set()
-    alerts = []
-    for name, source in profile.sources.items():
-        if not source.exported or source.job in seen:
+def _alert_prefix(name: str) -> str:
+    return "EngineMetrics" if name == "sglang" else _camel(name)
+
+
+def _expected_nodes(profile: Profile, name: str) -> tuple[str, ...]:
+    """Nodes that must have an ``up`` series for the source: engine nodes for SGLang, every node otherwise."""
+    if name == "sglang":
+        return tuple(role.name for role in Topology(profile).nodes if role.gpus)
+    return profile.node_names
+
+
+def _node_list(profile: Profile, nodes: tuple[str, ...]) -> str:
+    node = profile.label("node")
+    return " or ".join(f'label_replace(vector(1), "{node}", "{name}", "", "")' for name in nodes)
+
+
+def _exported_jobs(profile: Profile) -> list[tuple[str, Source]]:
+    """(source name, source) once per scrape job of exported sources; the engine job first."""
+    seen: set[str] = set()
+    jobs = []
+    for name in ("sglang", *[n for n in profile.sources if n != "sglang"]):
+        source = profile.sources.get(name)
+        if source is None or not source.exported or source.job in seen:
             continue
         seen.add(source.job)
+        jobs.append((name, source))
+    return jobs
+
+
+def target_missing_alerts(profile: Profile) -> tuple[AlertRule, ...]:
+    """One absence alert per exported source's job (several rules of it past ``NODES_PER_RULE`` nodes)."""
+    node, job_label = profile.label("node"), profile.label("job")
+    alerts: list[AlertRule] = []
+    for name, source in _exported_jobs(profile):
+        up = selector("up", matcher(job_label, "=", source.job))
+        alert = f"{_alert_prefix(name)}TargetMissing"
+        if name in CLUSTER_SOURCES:
+            alerts.append(AlertRule(
+                alert=alert, expr=f"absent({up})", for_="5m", severity="warning",
+                summary=f"{source.what}: no scrape target at all (job {source.job})",
+                description=(f"Cluster-wide: there has been no up series for job {source.job} ({source.what}) for "
+                             f"5m: the target is gone from every node's vmagent (the node running it died, its "
+                             f"vmagent died, or it left service discovery). It runs on some nodes only, and "
+                             f"{CLUSTER_EFFECT[name]}."),
+                anchor="targetmissing",
+            ))
+            continue
+        nodes = _expected_nodes(profile, name)
+        for start in range(0, len(nodes), NODES_PER_RULE):
+            block = nodes[start:start + NODES_PER_RULE]
+            alerts.append(AlertRule(
+                alert=alert,
+                expr=f"({_node_list(profile, block)}) unless on ({node}) {up}",
+                for_="5m",
+                severity="critical" if name == "sglang" else "warning",
+                summary=f"{source.what}: target missing on {{{{ $labels.{node} }}}}",
+                description=(f"Node {{{{ $labels.{node} }}}}: the profile lists this node, but there has been no up "
+                             f"series for job {source.job} ({source.what}) on it for 5m. The target is gone, not "
+                             "failing: the node is down, its vmagent is down, or the target left service discovery. "
+                             "Its series on this node (every GPU, for per-GPU sources) are 'collection failed' "
+                             "(S6), not zero."),
+                labels=((job_label, source.job),),
+                anchor="targetmissing",
+            ))
+    return tuple(alerts)
+
+
+def collection_alerts(profile: Profile) -> tuple[AlertRule, ...]:
+    """``up == 0`` per exported source's job; the engine job is covered by EngineMetricsScrapeFailing."""
+    node = profile.label("node")
+    alerts = []
+    for name, source in _exported_jobs(profile):
+        if name == "sglang":
+            continue
+        effect = (f"{CLUSTER_EFFECT[name]}." if name in CLUSTER_SOURCES else
+                  "Its series on this node (every GPU, for per-GPU sources) are 'collection failed' (S6), not zero.")
+        where = "Cluster-wide, target on node" if name in CLUSTER_SOURCES else "Node"
         alerts.append(AlertRule(
             alert=f"{_camel(name)}CollectionFailed",
-            expr=f"{selector('up', matcher(job_label, '=', source.job))} == 0",
+            expr=f"{selector('up', matcher(profile.label('job'), '=', source.job))} == 0",
             for_="5m",
             severity="warning",
             summary=f"{source.what}: scrape failing on {{{{ $labels.{node} }}}}",
-            description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of job {source.job} "
-                         f"({source.what}) have failed for 5m. Its series on this node (every GPU, for per-GPU "
-                         "sources) are 'collection failed' (S6), not zero."),
+            description=(f"{where} {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of job {source.job} "
+                         f"({source.what}) have failed for 5m. {effect}"),
             anchor="collectionfailed",
         ))
     return tuple(alerts)

@@ -1,8 +1,11 @@
 """Recording rules for the expressions that are expensive at 200+ GPUs or evaluated over long
-windows: SLO error ratios at 5m / 30m / 1h / 6h / 3d, and per-GPU / per-node GPU aggregates.
+windows: SLO error ratios (TTFT, TPOT, E2E; aborted requests counted as bad events) at 5m / 30m /
+1h / 6h / 3d, and per-GPU / per-node GPU aggregates.
 
 The expressions are the dashboards' own builders (``queries.slo``) without template variables,
-so a recorded series and its panel cannot drift apart. Alerts read the recorded series.
+so a recorded series and its panel cannot drift apart. Alerts read the recorded series; the
+dashboard's burn-rate panels read them too where they exist and fall back to the same raw
+expression where they do not.
 """
 
 from __future__ import annotations
@@ -11,12 +14,9 @@ from dashgen.profile import Profile
 from dashgen.rules.model import RecordingRule
 from queries.gpu import GpuSource
 from queries.promql import agg, job, selector
-from queries.slo import MODEL, RECORDED_WINDOWS, error_ratio, gpu_memory_share, slis, valid_gpm
+from queries.slo import RECORDED_WINDOWS, error_ratio, gpu_memory_share, slis, slo_error_ratio_name, valid_gpm
 
-
-def slo_error_ratio_name(window: str) -> str:
-    return f"{MODEL}:sglang_slo_errors_per_request:ratio_rate{window}"
-
+__all__ = ["slo_error_ratio_name", "slo_records", "gpu_records"]
 
 GPU_MEMORY = "node_gpu:dashgen_gpu_memory_used:ratio"
 NODE_GPU_MEMORY = "node:dashgen_gpu_memory_used:max_ratio"
@@ -29,7 +29,7 @@ _CLOCK_REASONS = {"gpm": "gpm_clock_event_reasons", "dcgm": "DCGM_FI_DEV_CLOCKS_
 
 
 def slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
-    """One error-ratio series per SLI and window, labelled ``slo`` (ttft / e2e), by model."""
+    """One error-ratio series per SLI and window, labelled ``slo`` (ttft / tpot / e2e), by model."""
     return tuple(
         RecordingRule(slo_error_ratio_name(window), error_ratio(profile, sli, window), (("slo", sli.key),))
         for sli in slis(profile)

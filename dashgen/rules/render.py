@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from dashgen.profile import Profile
-from dashgen.rules.alerts import collection_alerts, engine_alert, gpu_alerts, slo_alerts
+from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, slo_records
 from queries.gpu import gpu_source
@@ -30,7 +30,9 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     source = gpu_source(profile)
     if source is not None:
         groups.append(RuleGroup("dashgen-gpu", gpu_records(profile, source) + gpu_alerts(profile, source)))
-    targets = ((engine_alert(profile),) if profile.exported("sglang") else ()) + collection_alerts(profile)
+    if profile.exported("sglang"):
+        groups.append(RuleGroup("dashgen-engine", engine_alerts(profile)))
+    targets = collection_alerts(profile) + target_missing_alerts(profile)
     if targets:
         groups.append(RuleGroup("dashgen-targets", targets))
     return tuple(groups)
