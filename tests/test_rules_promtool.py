@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -26,14 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PROFILES = {profile.name: profile for profile in load_profiles(directory=ROOT / "profiles")}
 
 
-@pytest.fixture(scope="module")
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("promtool is required in CI (Debian package 'prometheus'; make debian-deps)")
-        pytest.skip("promtool not installed (Debian package 'prometheus'; make debian-deps)")
-    return path
 
 
 @pytest.fixture(scope="module")

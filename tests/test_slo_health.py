@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -204,14 +202,6 @@ def test_health_burn_budget_and_rules_share_one_error_ratio_per_sli(profile):
 
 # --- promtool evaluation of dashboard expressions --------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("promtool is required in CI (Debian package 'prometheus'; make debian-deps)")
-        pytest.skip("promtool not installed (Debian package 'prometheus'; make debian-deps)")
-    return path
 
 
 def series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
