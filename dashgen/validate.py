@@ -16,6 +16,8 @@ from typing import Any
 from jsonschema import Draft7Validator
 
 RATIO_AXES = {"percent": (0, 100), "percentunit": (0, 1)}
+GRAFANA_GLOBALS = frozenset({"__rate_interval", "__range", "__interval", "__range_s", "__range_ms", "__interval_ms",
+                             "__all", "__from", "__to", "__auto", "__dashboard", "__name"})
 
 
 @cache
@@ -141,10 +143,8 @@ def _ratio_axis(panel: dict[str, Any], prefix: str) -> list[str]:
 
 def _unknown_variables(panel: dict[str, Any], prefix: str, variables: set[str]) -> list[str]:
     problems = []
-    builtins = {"__rate_interval", "__range", "__interval", "__range_s", "__range_ms", "__interval_ms", "__all",
-                "__from", "__to", "__auto", "__dashboard", "__name"}
     for index, target in enumerate(panel.get("targets", []) or []):
         for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target.get("expr", "")):
-            if name not in variables and name not in builtins and not name.isdigit():
+            if name not in variables and name not in GRAFANA_GLOBALS and not name.isdigit():
                 problems.append(f"{prefix}.targets[{index}].expr: unknown variable ${name}")
     return problems

@@ -11,11 +11,6 @@ from dashgen.spec import PanelSpec
 NO_DATA_TEXT = "No data: see Missing-data reasons"
 
 
-def missing_sources(profile: Profile, names: list[str]) -> list[str]:
-    """The listed sources that this profile does not export."""
-    return [name for name in names if not profile.exported(name)]
-
-
 def source_status_panel(key: str, profile: Profile, names: list[str], what: str, width: int = 24) -> PanelSpec:
     """One clear text panel saying which sources are not deployed or not exported (S15).
 

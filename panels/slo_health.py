@@ -214,12 +214,14 @@ def health_trend_panel(profile: Profile) -> PanelSpec:
     )
 
 
+def _per_sli(profile: Profile, expr, instant: bool) -> tuple[Target, ...]:
+    """One target per SLI (TTFT, TPOT, E2E), legend ``<sli> · <model>``; ``expr(sli)`` gives its query."""
+    return tuple(Target(expr(sli), legend=f"{sli.name} · {{{{model_name}}}}", instant=instant) for sli in slis(profile))
+
+
 def budget_panel(profile: Profile) -> PanelSpec:
     days = profile.slo.window_days
-    targets = tuple(
-        Target(budget_left(profile, sli), legend=f"{sli.name} · {{{{model_name}}}}", instant=True)
-        for sli in slis(profile)
-    )
+    targets = _per_sli(profile, lambda sli: budget_left(profile, sli), instant=True)
     return PanelSpec(
         key=f"{KEY}.budget",
         title=f"Error budget left ({days} d)",
@@ -246,10 +248,7 @@ def budget_panel(profile: Profile) -> PanelSpec:
 def burn_panel(profile: Profile, window: str) -> PanelSpec:
     # Long windows are evaluated once (instant): a stat needs one value, not a long-window rate at every step.
     instant = window in INSTANT_BURN_WINDOWS
-    targets = tuple(
-        Target(burn_rate(profile, sli, window), legend=f"{sli.name} · {{{{model_name}}}}", instant=instant)
-        for sli in slis(profile)
-    )
+    targets = _per_sli(profile, lambda sli: burn_rate(profile, sli, window), instant=instant)
     recorded = (f"the same expression as the recording rule {slo_error_ratio_name(window)}{{slo}} "
                 f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules")
     shown = ("one instant value at the end of the dashboard range" if instant

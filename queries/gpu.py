@@ -177,12 +177,6 @@ def _raw(profile: Profile, source_key: str, metric: str) -> str:
     return selector(metric, job(profile, source_key), node_var(profile), gpu_var(profile))
 
 
-def gpu_series(profile: Profile, source: GpuSource, quantity: GpuQuantity) -> str:
-    """The quantity's series for the selected nodes and GPUs, in the common unit."""
-    expr = _raw(profile, source.key, source.metric(quantity))
-    return expr if source.key == "gpm" else scale(expr, quantity.dcgm_scale)
-
-
 def gpm_valid_only(profile: Profile, expr: str) -> str:
     """``expr`` kept only where the GPU's GPM sample at that instant was valid."""
     labels = ", ".join(_per_gpu_labels(profile))

@@ -13,7 +13,7 @@ Every series is narrowed to the ``$node`` selection (and ``$stage`` where the pr
 from __future__ import annotations
 
 from dashgen.profile import Profile
-from queries.promql import agg, job, matcher, node_var, rate, selector
+from queries.promql import agg, job, node_var, rate, selector
 
 ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode
 STAGE_NAME = "stage_name"  # added by ``named_stage``: "<pp_rank>" or "<pp_rank> dp<dp_rank>"
@@ -94,7 +94,3 @@ def histogram_quantile(q: float, bucket_series: str, labels: list[str]) -> str:
 
 def quantile_legend(q: float) -> str:
     return f"p{round(q * 100):d}"
-
-
-def engine_type_matcher(role: str) -> str:
-    return matcher(ENGINE_TYPE, "=", role)

@@ -28,6 +28,7 @@ from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import DEFAULT_BACKUP_DIR, load_backup, save_backup
 from dashgen.publish.execute import Outcome, execute_plan, now_stamp
 from dashgen.publish.plan import LiveState, Plan, PublishTarget, plan_release
+from dashgen.spec import DashboardSpec
 
 
 def grafana_options(function):
@@ -189,7 +190,7 @@ def publish(ctx: click.Context, grafana_url: str, token_file: Path | None, org_i
         live = export_live(client, uids, backup_dir, now_stamp())
         built = build_all(profiles)
         targets = [
-            PublishTarget(b.profile, b.uid, b.document, b.sha256, {panel_id(p.key): p.key for p in b.spec.panels()})
+            PublishTarget(b.profile, b.uid, b.document, b.sha256, keys_by_panel_id(b.spec))
             for b in built
         ]
         validator = _query_validator(datasource_url) if datasource_url else None
@@ -198,13 +199,18 @@ def publish(ctx: click.Context, grafana_url: str, token_file: Path | None, org_i
                     grafana_url=grafana_url, validator=validator)
 
 
+def keys_by_panel_id(spec: DashboardSpec) -> dict[int, str]:
+    """Panel id -> stable key; ids derive from keys, so the map also holds for older versions of the panel."""
+    return {panel_id(panel.key): panel.key for panel in spec.panels()}
+
+
 def _panel_keys(ctx: click.Context, profile_name: str, uid: str) -> dict[int, str]:
     """Panel id -> stable key from the current build of the profile (ids derive from keys, so they still match)."""
     try:
         (profile,) = load_profiles([profile_name], (ctx.obj or {}).get("profiles_dir") or profiles_dir())
     except (InputError, ValueError):
         return {}
-    return {panel_id(p.key): p.key for spec in dashboard_specs(profile) if spec.uid == uid for p in spec.panels()}
+    return next((keys_by_panel_id(spec) for spec in dashboard_specs(profile) if spec.uid == uid), {})
 
 
 def _query_validator(datasource_url: str):

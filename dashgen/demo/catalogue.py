@@ -123,11 +123,6 @@ def _kv_tokens(p: Profile, t: Topology) -> float:
     return 400_000.0
 
 
-def _cache_fs_bytes(p: Profile, t: Topology) -> float:
-    nominal = p.capacity.disk_nominal_size or 3_840_000_000_000
-    return nominal * 0.9
-
-
 def _gpu_tdp(p: Profile, t: Topology) -> float:
     return p.capacity.gpu_tdp_watts or 700.0
 
