@@ -52,7 +52,7 @@ bench: $(STAMP) debian-deps
 	$(BIN)/python -m bench
 
 demo: $(STAMP) debian-deps
-	$(BIN)/python -m dashgen.demo_server
+	$(BIN)/python -m dashgen.demo.server
 
 # The publish tests against a real Grafana: GRAFANA_URL and GRAFANA_TOKEN must be set.
 test-live: $(STAMP)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from grafanalib._gen import write_dashboard
 
-from dashgen.dashboards import dashboard_specs
-from dashgen.profile import load_profiles, profiles_dir
-from dashgen.render import to_grafanalib
+from dashgen.dashboard import dashboard_specs
+from dashgen.deployment.profile import load_profiles, profiles_dir
+from dashgen.render.document import to_grafanalib
 
 
 def main(out_dir: Path) -> None:

@@ -21,12 +21,12 @@ def _stage_times() -> dict[str, float]:
     """One in-process pass over every profile, timed stage by stage (what build_profile does, split up)."""
     from grafanalib._gen import DashboardEncoder
 
-    from dashgen.canonical import content_sha, encode
-    from dashgen.dashboards import dashboard_specs
-    from dashgen.normalise import normalise_dashboard
-    from dashgen.profile import load_profiles, profiles_dir
-    from dashgen.render import to_grafanalib
-    from dashgen.validate import validate_dashboard
+    from dashgen.dashboard import dashboard_specs
+    from dashgen.deployment.profile import load_profiles, profiles_dir
+    from dashgen.render.canonical import content_sha, encode
+    from dashgen.render.document import to_grafanalib
+    from dashgen.render.normalise import normalise_dashboard
+    from dashgen.render.validate import validate_dashboard
 
     spent = dict.fromkeys(STAGES, 0.0)
 

@@ -45,7 +45,7 @@ class Dataset:
 
 def variant_profile(gpus: int):
     """long-context-64 with ``gpus`` GPUs: same TP8 x PP4 replicas and node shape, more of them."""
-    from dashgen.profile import profile_from_dict
+    from dashgen.deployment.profile import profile_from_dict
 
     path = ROOT / "profiles" / f"{PROFILE}.toml"
     raw = tomllib.loads(path.read_text())
@@ -60,8 +60,8 @@ def variant_profile(gpus: int):
 
 
 def grafana_queries(document: dict[str, Any], end: float, scrape: float, label_values) -> list[dict[str, Any]]:
-    from dashgen.grafana_query import Window, expand_target, variable_values
     from dashgen.lint.model import iter_raw_panels
+    from dashgen.live.expand import Window, expand_target, variable_values
 
     window = Window(end=end, length=WINDOW_HOURS * 3600)
     values = variable_values(document["templating"]["list"], label_values)
@@ -91,10 +91,10 @@ def _send(session: requests.Session, url: str, query: dict[str, Any]) -> tuple[f
 
 
 def measure(dataset: Dataset, end: float, repeat: int) -> dict[str, Any]:
-    from dashgen import vmlauncher
     from dashgen.build import build_profile
-    from dashgen.datasource import Datasource
+    from dashgen.demo import vmlauncher
     from dashgen.demo.run import import_demo
+    from dashgen.live.datasource import Datasource
 
     profile = variant_profile(dataset.gpus)
     document = build_profile(profile)[0].document

@@ -210,9 +210,9 @@ def run(repeat: int = REPEAT) -> BenchResult:
     from deepdiff import DeepDiff
 
     from dashgen.build import build_profile
+    from dashgen.deployment.profile import load_profiles, profiles_dir
     from dashgen.diff import diff_dashboards
     from dashgen.diff.render import FileDiff, render_text
-    from dashgen.profile import load_profiles, profiles_dir
 
     result = BenchResult("diff")
     (profile,) = load_profiles([PROFILE], profiles_dir())

@@ -36,10 +36,10 @@ LAST_RELEASES: list[dict[str, Any]] = []
 
 def _targets(revision: int):
     from dashgen.build import build_all
-    from dashgen.canonical import content_sha
-    from dashgen.ids import panel_id
-    from dashgen.profile import load_profiles, profiles_dir
+    from dashgen.deployment.profile import load_profiles, profiles_dir
     from dashgen.publish.plan import PublishTarget
+    from dashgen.render.canonical import content_sha
+    from dashgen.render.ids import panel_id
 
     built = build_all(load_profiles([], profiles_dir()))
     targets = []
@@ -55,8 +55,8 @@ def _targets(revision: int):
 
 def worker(url: str, work: Path) -> None:
     """Run the three phases; after each, print one JSON line and wait for a line on stdin."""
-    from dashgen.commands.publish import export_live
-    from dashgen.grafana_client import GrafanaClient
+    from dashgen.cli.publish import export_live
+    from dashgen.grafana.client import GrafanaClient
     from dashgen.publish import ledger as ledger_file
     from dashgen.publish.execute import execute_plan, now_stamp
     from dashgen.publish.plan import plan_release

@@ -1,5 +1,5 @@
 """Allows ``python -m dashgen``."""
 
-from dashgen.cli import main
+from dashgen.cli.app import main
 
 main()

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dashgen.canonical import content_sha, encode
-from dashgen.dashboards import dashboard_specs
+from dashgen.dashboard import dashboard_specs
+from dashgen.deployment.profile import Profile
 from dashgen.errors import BuildValidationError
-from dashgen.profile import Profile
-from dashgen.render import render_dashboard
-from dashgen.spec import DashboardSpec
-from dashgen.validate import validate_dashboard
+from dashgen.render.canonical import content_sha, encode
+from dashgen.render.document import render_dashboard
+from dashgen.render.spec import DashboardSpec
+from dashgen.render.validate import validate_dashboard
 
 
 @dataclass(frozen=True)

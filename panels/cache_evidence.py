@@ -10,9 +10,9 @@ and unit, since table cells carry no per-column unit (Grafana's schema admits no
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
-from dashgen.spec import Evidence, GroupSpec, PanelSpec
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec
 from panels import store_capacity
 from panels.node_table import per_node_table
 from queries import cache_filesystem as fs

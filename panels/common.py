@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashgen.profile import Profile
-from dashgen.spec import PanelSpec
+from dashgen.deployment.profile import Profile
+from dashgen.render.spec import PanelSpec
 
 NO_DATA_TEXT = "No data: see Missing-data reasons"
 

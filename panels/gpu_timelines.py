@@ -18,9 +18,9 @@ narrow these timelines to them.
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
-from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
 from panels.common import source_status_panel
 from queries.gpu import (
     CLOCK_EVENT_BITS,

@@ -9,9 +9,9 @@ returns the value in the unit its header states.
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
-from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from panels.common import NO_DATA_TEXT, merge_table, source_status_panel
 from queries.gpu import (
     QUANTITIES,

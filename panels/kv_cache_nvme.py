@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashgen.profile import Profile
-from dashgen.sizes import format_binary, format_decimal
-from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.sizes import format_binary, format_decimal
+from dashgen.deployment.topology import Topology
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
 from panels.common import NO_DATA_TEXT, merge_table, source_status_panel
 from queries import mooncake_capacity as mc
 from queries import node_exporter as ne

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
-from dashgen.spec import Evidence, PanelSpec, Target
+from dashgen.deployment.profile import Profile
+from dashgen.render.spec import Evidence, PanelSpec, Target
 from panels.common import NO_DATA_TEXT, merge_table
 
 KEY = "cache_evidence"

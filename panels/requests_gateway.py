@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashgen.profile import Profile
-from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from panels.common import source_status_panel
 from queries import gateway as gw
 from queries import sglang as sg

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashgen.dashboards import CLUSTER_DASHBOARD
-from dashgen.ids import dashboard_uid
-from dashgen.profile import Profile
-from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.ids import cluster_dashboard_uid
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
 from panels.common import NO_DATA_TEXT, source_status_panel
 from queries.gpu import gpu_source
 from queries.promql import WINDOW, agg
@@ -109,7 +108,7 @@ def _kept_vars(profile: Profile) -> str:
 def node_link(profile: Profile) -> dict[str, Any]:
     """Data link: the same dashboard narrowed to the clicked series' node, time range kept."""
     node = profile.label("node")
-    uid = dashboard_uid(profile.name, CLUSTER_DASHBOARD)
+    uid = cluster_dashboard_uid(profile.name)
     return _link(f"Drill down to node ${{__field.labels.{node}}}",
                  f"/d/{uid}/?var-node=${{__field.labels.{node}}}&${{__url_time_range}}&{_kept_vars(profile)}")
 
@@ -117,7 +116,7 @@ def node_link(profile: Profile) -> dict[str, Any]:
 def gpu_link(profile: Profile) -> dict[str, Any]:
     """Data link: the same dashboard narrowed to the clicked series' node and GPU (per-GPU rows)."""
     node, gpu = profile.label("node"), profile.label("gpu")
-    uid = dashboard_uid(profile.name, CLUSTER_DASHBOARD)
+    uid = cluster_dashboard_uid(profile.name)
     return _link(
         f"Drill down to node ${{__field.labels.{node}}} GPU ${{__field.labels.{gpu}}}",
         f"/d/{uid}/?var-node=${{__field.labels.{node}}}&var-gpu=${{__field.labels.{gpu}}}"
@@ -127,7 +126,7 @@ def gpu_link(profile: Profile) -> dict[str, Any]:
 
 def per_gpu_rows_link(profile: Profile) -> dict[str, Any]:
     """Panel link: the per-GPU rows of this dashboard for the nodes and GPUs selected now."""
-    uid = dashboard_uid(profile.name, CLUSTER_DASHBOARD)
+    uid = cluster_dashboard_uid(profile.name)
     return _link("Per-GPU rows for the selected nodes",
                  f"/d/{uid}/?${{node:queryparam}}&${{gpu:queryparam}}&${{__url_time_range}}&{_kept_vars(profile)}")
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from dashgen.profile import Profile
-from dashgen.sizes import format_binary, format_decimal
-from dashgen.spec import Evidence, PanelSpec, Target, ratio_axis
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.sizes import format_binary, format_decimal
+from dashgen.deployment.topology import Topology
+from dashgen.render.spec import Evidence, PanelSpec, Target, ratio_axis
 from panels.common import NO_DATA_TEXT, source_status_panel
 from panels.node_table import per_node_table
 from queries import cache_filesystem as fs

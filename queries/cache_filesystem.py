@@ -10,7 +10,7 @@ root-reserved blocks, which an unprivileged cache process cannot write) and **us
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries.promql import agg, divide, job, matcher, node_var, scale, selector
 
 SIZE = "node_filesystem_size_bytes"

@@ -8,7 +8,7 @@ load re-exported by the gateway — is queried on its own; nothing here adds two
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries.promql import agg, job, rate, selector
 from queries.sglang import histogram_quantile
 

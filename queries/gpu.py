@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries.promql import agg, divide, gpu_var, job, node_var, over_time, scale, selector
 
 DCGM_DEFAULT_COLLECT_SECONDS = 30.0  # dcgm-exporter -c 30000 (ms), metric catalogue §4

@@ -23,7 +23,7 @@ node (S14). Several master targets (HA) are de-duplicated per segment with ``max
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries.promql import agg, divide, increase, job, matcher, node_var, scale, selector
 
 ALLOCATED = "segment_allocated_bytes"

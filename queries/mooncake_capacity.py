@@ -12,7 +12,7 @@ holds the capacity view of the KV-cache group.
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries.mooncake import PORT_REGEX, regex_literal, segment_hosts
 from queries.promql import agg, job, selector
 

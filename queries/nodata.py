@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries import cache_filesystem as fs
 from queries import mooncake as mc
 from queries import sglang_hicache as sg

@@ -8,7 +8,7 @@ mount point. Every result keeps ``node`` (and ``device`` for disks): nothing is 
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries.promql import agg, divide, job, matcher, node_var, rate, selector
 
 

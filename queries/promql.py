@@ -6,7 +6,7 @@ idle denominator yields no sample rather than a zero.
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 
 RATE_WINDOW = "$__rate_interval"
 WINDOW = "$__range"

@@ -12,7 +12,7 @@ Every series is narrowed to the ``$node`` selection (and ``$stage`` where the pr
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from queries.promql import agg, job, node_var, rate, selector
 
 ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode

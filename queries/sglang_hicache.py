@@ -14,8 +14,8 @@ stages, so nothing here ever adds stages together. Counting rules from the catal
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
 from queries.promql import (
     agg,
     divide,

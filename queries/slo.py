@@ -28,10 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
-from dashgen.profile import Profile
-from dashgen.topology import Topology
-from dashgen.variables import node_group_variable
 from queries.gpu import GpuSource
 from queries.promql import RATE_WINDOW, agg, divide, job, matcher, node_var, rate, selector
 
@@ -185,8 +184,7 @@ def request_scope_variable(profile: Profile) -> str:
     topology = Topology(profile)
     if all(len(replica.nodes) == 1 for replica in topology.replicas):
         return "node"
-    group = node_group_variable(profile, topology)
-    return "replica" if group and group["name"] == "replica" else ""
+    return "replica" if topology.node_group == "replica" else ""
 
 
 def request_matchers(profile: Profile, scoped: bool) -> tuple[str, ...]:

@@ -15,10 +15,10 @@ from typing import Any
 import promql_parser as pp
 
 from dashgen.build import build_profile
+from dashgen.deployment.profile import Profile, load_profiles
+from dashgen.deployment.topology import Topology
 from dashgen.lint.catalogue import load_catalogue
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
-from dashgen.profile import Profile, load_profiles
-from dashgen.topology import Topology
 
 PROFILES: dict[str, Profile] = {profile.name: profile for profile in load_profiles()}
 PROFILE_NAMES = sorted(PROFILES)

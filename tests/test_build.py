@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from dashgen.build import build_all, build_profile, write_dashboards
-from dashgen.cli import main
-from dashgen.dashboards import dashboard_specs
-from dashgen.ids import dashboard_uid, is_valid_uid
-from dashgen.profile import load_profile, load_profiles
-from dashgen.render import render_dashboard
-from dashgen.spec import Evidence, GroupSpec, PanelSpec, Target
-from dashgen.validate import validate_dashboard, walk_panels
+from dashgen.cli.app import main
+from dashgen.dashboard import dashboard_specs
+from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.render.document import render_dashboard
+from dashgen.render.ids import dashboard_uid, is_valid_uid
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.render.validate import validate_dashboard, walk_panels
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "profiles"
@@ -241,7 +241,11 @@ def test_unknown_profile_is_a_usage_error(tmp_path):
 def test_every_command_has_help_and_there_is_a_version():
     runner = CliRunner()
     assert runner.invoke(main, ["--version"]).exit_code == 0
-    for name in main.commands:
+    names = main.list_commands(None)
+    assert {"build", "profiles", "rules", "lint", "diff", "check", "publish"} <= set(names)
+    listing = runner.invoke(main, ["--help"]).output
+    for name in names:
+        assert name in listing
         result = runner.invoke(main, [name, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output, name
 

@@ -11,10 +11,10 @@ import promql_parser as pp
 import pytest
 
 from dashgen.build import build_profile
+from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.sizes import format_binary, format_decimal
+from dashgen.deployment.topology import Topology
 from dashgen.lint.promql import func_name, grouping, metric_names, outer_aggregations, walk
-from dashgen.profile import load_profiles
-from dashgen.sizes import format_binary, format_decimal
-from dashgen.topology import Topology
 from panels import cache_evidence
 from queries import mooncake as mc
 from queries import sglang_hicache as sg
@@ -235,7 +235,7 @@ def test_s11_queries_stay_under_victoriametrics_query_length_for_25_nodes():
     import copy
     import tomllib
 
-    from dashgen.profile import profile_from_dict
+    from dashgen.deployment.profile import profile_from_dict
 
     data = tomllib.loads((Path(__file__).resolve().parent.parent / "profiles" / "long-context-64.toml").read_text())
     data = copy.deepcopy(data)

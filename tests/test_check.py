@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dashgen.cli import main
+from dashgen.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,9 +19,8 @@ def fresh(tmp_path_factory):
     runner = CliRunner()
     built = runner.invoke(main, ["--profiles-dir", str(ROOT / "profiles"), "build", "--out", str(out / "d")])
     assert built.exit_code == 0, built.output
-    if "rules" in main.commands:
-        result = runner.invoke(main, ["--profiles-dir", str(ROOT / "profiles"), "rules", "--out", str(out / "r")])
-        assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["--profiles-dir", str(ROOT / "profiles"), "rules", "--out", str(out / "r")])
+    assert result.exit_code == 0, result.output
     return out
 
 

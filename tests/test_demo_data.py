@@ -8,14 +8,14 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from dashgen.cli import main
-from dashgen.datasource import Datasource
+from dashgen.cli.app import main
 from dashgen.demo.catalogue import lookup
 from dashgen.demo.run import demo_models, demo_plan
 from dashgen.demo.scenarios import INSUFFICIENT_SAMPLES, faults
 from dashgen.demo.series import cache_devices, generate, mounts
+from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
-from dashgen.profile import load_profiles
+from dashgen.live.datasource import Datasource
 
 PROFILES = load_profiles()
 END = 1_790_000_000.0
@@ -56,7 +56,7 @@ def test_gpu_series_carry_gpu_and_uuid_per_source(lc64):
 
 
 def test_rank_series_follow_the_topology_and_scheduler_series_the_logging_rank(lc64):
-    from dashgen.topology import Topology
+    from dashgen.deployment.topology import Topology
 
     profile, series = lc64
     topology = Topology(profile)
@@ -72,7 +72,7 @@ def test_rank_series_follow_the_topology_and_scheduler_series_the_logging_rank(l
 
 
 def test_tokenizer_series_only_on_each_replicas_first_node_without_rank_labels(lc64):
-    from dashgen.topology import Topology
+    from dashgen.deployment.topology import Topology
 
     profile, series = lc64
     heads = {replica.nodes[0] for replica in Topology(profile).replicas}

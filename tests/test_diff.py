@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from dashgen.commands.diff_cmd import diff_command
+from dashgen.cli.diff_cmd import diff_command
 from dashgen.diff import canonicalise_for_diff, diff_dashboards
 
 
@@ -327,7 +327,7 @@ def test_a_ui_save_of_every_generated_dashboard_is_noise_only(mode):
     from standin.ui_save import ui_normalise
 
     from dashgen.build import build_all
-    from dashgen.profile import load_profiles
+    from dashgen.deployment.profile import load_profiles
 
     for built in build_all(load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")):
         saved = ui_normalise(

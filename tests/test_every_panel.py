@@ -30,7 +30,7 @@ from group_checks import (
     group_spec,
 )
 
-from dashgen.ids import panel_id
+from dashgen.render.ids import panel_id
 from panels import GROUPS, gpu_timelines, kv_cache_nvme, requests_gateway
 
 # Panel key -> (its fixed range window, why it is not $__rate_interval). The burn rates over 1h / 6h / 3d and the

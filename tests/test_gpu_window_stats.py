@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from group_checks import PROFILE_NAMES, PROFILES, group_panels
 
-from dashgen.datasource import Datasource
+from dashgen.live.datasource import Datasource
 from panels import gpu_timelines, gpu_window_stats
 from queries.gpu import CLOCK_EVENT_BITS, THROTTLE_BITS, gpu_source
 

@@ -10,8 +10,8 @@ import pytest
 from standin import GrafanaStandin, free_port
 
 from dashgen.errors import DashgenError, InputError
-from dashgen.grafana_client import GrafanaClient
-from dashgen.grafana_errors import (
+from dashgen.grafana.client import GrafanaClient
+from dashgen.grafana.errors import (
     BadResponse,
     FolderNotFound,
     Forbidden,
@@ -25,7 +25,7 @@ from dashgen.grafana_errors import (
     VersionConflict,
     WriteOutcomeUnknown,
 )
-from dashgen.http import InsecureTLSWarning, RetryPolicy
+from dashgen.grafana.transport import InsecureTLSWarning, RetryPolicy
 
 TOKEN = "glsa_TestToken_0123456789abcdef_deadbeef"
 FAST = RetryPolicy(retries=3, backoff=0.001, backoff_max=0.005)

@@ -15,7 +15,7 @@ from group_checks import (
     targets,
 )
 
-from dashgen.topology import Topology
+from dashgen.deployment.topology import Topology
 from panels import GROUPS, kv_cache_nvme
 
 TITLE = kv_cache_nvme.TITLE

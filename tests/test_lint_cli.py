@@ -8,7 +8,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from dashgen.commands.lint_cmd import lint_command
+from dashgen.cli.lint_cmd import lint_command
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dashgen.commands.lint_cmd import lint_command
+from dashgen.cli.lint_cmd import lint_command
 
 DASHBOARD = {
     "title": "Hand-made",

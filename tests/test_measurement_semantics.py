@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from dashgen.build import build_all, build_profile
-from dashgen.profile import load_profiles, profile_from_dict
-from dashgen.validate import walk_panels
+from dashgen.deployment.profile import load_profiles, profile_from_dict
+from dashgen.render.validate import walk_panels
 
 ROOT = Path(__file__).resolve().parent.parent
 WINDOW_FUNCTIONS = re.compile(r"\b(avg|max|min|quantile)_over_time\(")

@@ -13,8 +13,8 @@ from pathlib import Path
 import promql_parser as pp
 import pytest
 
+from dashgen.deployment.profile import load_profiles
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
-from dashgen.profile import load_profiles
 from queries import mooncake as mc
 from queries import nodata
 from queries import sglang_hicache as sg

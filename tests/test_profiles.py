@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from dashgen.deployment.profile import KNOWN_SOURCES, load_profile, load_profiles, profile_from_dict
+from dashgen.deployment.sizes import parse_size
 from dashgen.errors import ProfileError
-from dashgen.profile import KNOWN_SOURCES, load_profile, load_profiles, profile_from_dict
-from dashgen.sizes import parse_size
 
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 

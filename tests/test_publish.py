@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 from standin import GrafanaStandin, free_port
 
-import dashgen.commands.publish as publish_command
-from dashgen.canonical import content_sha
-from dashgen.cli import main
+import dashgen.cli.publish as publish_command
+from dashgen.cli.app import main
+from dashgen.render.canonical import content_sha
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "glsa_test_Secret_Token_0123456789abcdef"

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dashgen.canonical import content_sha
-from dashgen.cli import main
-from dashgen.grafana_client import GrafanaClient
+from dashgen.cli.app import main
+from dashgen.grafana.client import GrafanaClient
+from dashgen.render.canonical import content_sha
 
 pytestmark = [
     pytest.mark.live,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dashgen.profile import load_profiles
+from dashgen.deployment.profile import load_profiles
 from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.alerts import NODES_PER_RULE, target_missing_alerts
 from dashgen.rules.model import AlertRule

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from dashgen.build import build_profile
+from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
-from dashgen.profile import load_profiles
+from dashgen.render.validate import validate_dashboard, walk_panels
 from dashgen.rules import rule_groups
-from dashgen.topology import Topology
-from dashgen.validate import validate_dashboard, walk_panels
 from panels import GROUPS, slo_health
 from queries.slo import (
     E2E_BUCKETS,

@@ -8,7 +8,7 @@ import time
 
 from group_checks import PROFILES
 
-from dashgen.datasource import Datasource
+from dashgen.live.datasource import Datasource
 from queries import sglang as sg
 
 

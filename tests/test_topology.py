@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dashgen.profile import load_profile
-from dashgen.sizes import GiB, TiB, format_binary, format_decimal
-from dashgen.topology import Topology
+from dashgen.deployment.profile import load_profile
+from dashgen.deployment.sizes import GiB, TiB, format_binary, format_decimal
+from dashgen.deployment.topology import Topology
 
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 
@@ -46,7 +46,7 @@ def test_layout_of_a_replica_spanning_two_nodes_per_stage():
     """TP16 x PP2 over 4 nodes: each PP stage spans two nodes, TP ranks split 8 + 8 (SGLang's formula)."""
     import tomllib
 
-    from dashgen.profile import profile_from_dict
+    from dashgen.deployment.profile import profile_from_dict
 
     data = tomllib.loads((PROFILES / "h20-16.toml").read_text())
     data["cluster"]["nodes"] = 4

@@ -14,7 +14,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from dashgen.build import build_all
-from dashgen.profile import load_profiles
+from dashgen.deployment.profile import load_profiles
 
 ROOT = Path(__file__).resolve().parent.parent
 UPSTREAM = ROOT.parent / "shared" / "schemas" / "foundation-sdk__dashboard.jsonschema.json"

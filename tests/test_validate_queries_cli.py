@@ -8,8 +8,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from dashgen.cli import main
-from dashgen.grafana_query import (
+from dashgen.cli.app import main
+from dashgen.live.expand import (
     Window,
     calculate_interval,
     expand_target,

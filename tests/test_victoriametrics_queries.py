@@ -14,15 +14,15 @@ import pytest
 from click.testing import CliRunner
 
 from dashgen.build import build_profile
-from dashgen.cli import main
-from dashgen.datasource import Datasource
+from dashgen.cli.app import main
 from dashgen.demo.scenarios import FIVE_REASONS_NODES, uninitialised_layer
-from dashgen.grafana_query import ExpandedQuery, Window, expand_text, globals_for, variable_values
-from dashgen.ids import panel_id
+from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import Topology
 from dashgen.lint.model import iter_raw_panels
-from dashgen.profile import load_profiles
-from dashgen.query_check import DashboardInput, ReasonFinder, plan
-from dashgen.topology import Topology
+from dashgen.live.datasource import Datasource
+from dashgen.live.expand import ExpandedQuery, Window, expand_text, globals_for, variable_values
+from dashgen.live.query_check import DashboardInput, ReasonFinder, plan
+from dashgen.render.ids import panel_id
 
 ALL_PROFILES = [p.name for p in load_profiles()]
 

@@ -1,4 +1,4 @@
-"""A VictoriaMetrics for the test session, via ``dashgen.vmlauncher``; and the demo imports the
+"""A VictoriaMetrics for the test session, via ``dashgen.demo.vmlauncher``; and the demo imports the
 query tests read. Missing binary: skip locally with a clear message, fail in CI (``CI=true``)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from dashgen import vmlauncher
-from dashgen.datasource import Datasource
+from dashgen.demo import vmlauncher
 from dashgen.demo.run import import_demo
-from dashgen.profile import Profile, load_profiles
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile, load_profiles
+from dashgen.deployment.topology import Topology
+from dashgen.live.datasource import Datasource
 
 HOURS = 1.0
 # (profile, scenario) -> how many hours before the session's anchor its window ends. Windows are 1 h

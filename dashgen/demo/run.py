@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.build import build_profile
-from dashgen.datasource import Datasource
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.scenarios import faults
 from dashgen.demo.series import Plan, generate
 from dashgen.demo.wanted import resolve, wanted_from_dashboards
-from dashgen.profile import Profile
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.live.datasource import Datasource
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
-from dashgen.profile import Profile
 
 SCENARIOS = ("healthy", "five-reasons")
 

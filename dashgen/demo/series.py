@@ -23,8 +23,8 @@ from typing import Any
 
 from dashgen.demo.catalogue import CPUS_PER_NODE, Histogram, MetricModel, Rate, Wave
 from dashgen.demo.scenarios import NodeFault
-from dashgen.profile import Profile
-from dashgen.topology import RankPlacement, Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import RankPlacement, Topology
 
 PORTS = {"sglang": 30000, "dcgm": 9400, "gpm": 9500, "node_exporter": 9100, "mooncake_master": 9003,
          "gateway": 29000, "mooncake_client": 12300}

@@ -15,8 +15,8 @@ import promql_parser as pp
 
 from dashgen.demo.catalogue import MetricModel, lookup
 from dashgen.demo.series import SCOPE_LABELS
-from dashgen.grafana_query import Window, expand_text, globals_for, variable_values
 from dashgen.lint.model import iter_raw_panels, unwrap
+from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
 _WINDOW = Window(end=3600.0, length=3600.0)
 

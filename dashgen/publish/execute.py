@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dashgen.canonical import content_sha, content_view
-from dashgen.grafana_client import GrafanaClient
-from dashgen.grafana_errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
+from dashgen.grafana.client import GrafanaClient
+from dashgen.grafana.errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
 from dashgen.publish.backups import save_backup
 from dashgen.publish.ledger import LedgerRecord, append
 from dashgen.publish.plan import DashboardPlan, Plan
+from dashgen.render.canonical import content_sha, content_view
 
 QueryValidator = Callable[[DashboardPlan], list[str]]
 

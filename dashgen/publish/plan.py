@@ -18,9 +18,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashgen.canonical import content_sha
 from dashgen.diff import DashboardDiff, diff_dashboards
 from dashgen.publish.ledger import last_stored
+from dashgen.render.canonical import content_sha
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dashgen.datasource import Datasource
-from dashgen.grafana_query import Window
+from dashgen.live.datasource import Datasource
+from dashgen.live.expand import Window
+from dashgen.live.query_check import DashboardInput, plan, run_checks
 from dashgen.publish.plan import DashboardPlan
-from dashgen.query_check import DashboardInput, plan, run_checks
 
 VALIDATION_WINDOW_SECONDS = 3600.0
 

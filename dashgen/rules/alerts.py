@@ -26,10 +26,10 @@ are configuration, not throttling.
 
 from __future__ import annotations
 
-from dashgen.profile import Profile, Source
+from dashgen.deployment.profile import Profile, Source
+from dashgen.deployment.topology import Topology
 from dashgen.rules.model import AlertRule
 from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
-from dashgen.topology import Topology
 from queries.gpu import GpuSource
 from queries.promql import matcher, selector
 from queries.slo import BAD_EVENTS, FAST_BURN, SLOW_BURN, STALL_WINDOW, error_budget, slis, stalled_stages

@@ -10,7 +10,7 @@ expression where they do not.
 
 from __future__ import annotations
 
-from dashgen.profile import Profile
+from dashgen.deployment.profile import Profile
 from dashgen.rules.model import RecordingRule
 from queries.gpu import GpuSource
 from queries.promql import agg, job, selector

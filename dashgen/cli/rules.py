@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dashgen.profile import load_profiles, profiles_dir
+from dashgen.cli.options import selected_profiles
 from dashgen.rules import render_rule_files
 
 
@@ -30,8 +30,7 @@ def write_rule_files(files: dict[Path, bytes]) -> list[Path]:
 @click.pass_context
 def rules_command(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path) -> None:
     """Render alerting and recording rules into OUT/<profile>.yml (Prometheus rule_files / vmalert -rule)."""
-    directory = ((ctx.obj or {}).get("profiles_dir") if ctx.obj else None) or profiles_dir()
-    profiles = load_profiles(list(profile_names), directory)
+    profiles = selected_profiles(ctx, profile_names)
     files = render_rule_files(profiles, out_dir)
     written = set(write_rule_files(files))
     for path, data in sorted(files.items()):
@@ -41,4 +40,3 @@ def rules_command(ctx: click.Context, profile_names: tuple[str, ...], out_dir: P
         click.echo(f"{path}  {count} alerts  {records} recording rules  {state}")
 
 
-COMMANDS = [rules_command]

@@ -14,8 +14,8 @@ from typing import Any
 import attr
 import grafanalib.core as G
 
-from dashgen.layout import GridPos
-from dashgen.spec import PanelSpec, Target
+from dashgen.render.layout import GridPos
+from dashgen.render.spec import PanelSpec, Target
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 

@@ -15,13 +15,14 @@ from typing import Any
 import click
 
 from dashgen.build import build_all
-from dashgen.commands.diff_cmd import compare
+from dashgen.cli.diff_cmd import compare
+from dashgen.cli.options import selected_profiles
 from dashgen.diff.render import render_text
 from dashgen.errors import BuildValidationError
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
-from dashgen.profile import load_profiles, profiles_dir
+from dashgen.rules.render import render_rule_files
 
 
 def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[list[str], list[str], list[str]]:
@@ -35,10 +36,6 @@ def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[lis
 
 
 def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
-    try:
-        from dashgen.rules.render import render_rule_files
-    except ImportError:
-        return []
     problems = []
     for path, data in render_rule_files(profiles).items():
         committed = rules_dir / Path(path).name
@@ -58,7 +55,7 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
 @click.pass_context
 def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, output_format: str) -> None:
     """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error."""
-    profiles = load_profiles([], (ctx.obj or {}).get("profiles_dir") or profiles_dir())
+    profiles = selected_profiles(ctx, [])
     report: dict[str, Any] = {"validation": [], "stale": [], "missing": [], "extra": [], "lint": [], "rules": []}
     try:
         built = build_all(profiles)
@@ -105,4 +102,3 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, out
     raise SystemExit(1 if failed else 0)
 
 
-COMMANDS = [check_command]

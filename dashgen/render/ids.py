@@ -28,5 +28,13 @@ def dashboard_uid(profile: str, name: str) -> str:
     return f"{raw[: UID_MAX - 9].rstrip('-')}-{suffix}"
 
 
+CLUSTER_DASHBOARD = "cluster"
+
+
+def cluster_dashboard_uid(profile: str) -> str:
+    """The uid of a profile's cluster dashboard, the target of its drill-down links."""
+    return dashboard_uid(profile, CLUSTER_DASHBOARD)
+
+
 def is_valid_uid(uid: str) -> bool:
     return bool(_UID_OK.match(uid))

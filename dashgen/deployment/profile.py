@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dashgen.deployment.sizes import parse_size
 from dashgen.errors import ProfileError
-from dashgen.sizes import parse_size
 
 # Metric sources a profile may declare. ``job`` is the default scrape job; feature sources
 # (HiCache, its storage layer) are collectors inside the SGLang process and share its job.
@@ -572,7 +572,7 @@ def _dashboard(reader: _Reader) -> DashboardSettings:
 def profiles_dir() -> Path:
     """``profiles/`` in the working directory when present, else the one next to the package."""
     here = Path.cwd() / "profiles"
-    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "profiles"
+    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "profiles"
 
 
 def discover_profiles(directory: Path | None = None) -> list[Path]:

@@ -25,9 +25,11 @@ from typing import Any
 
 import promql_parser as pp
 
-from dashgen.datasource import Datasource, DatasourceError
 from dashgen.demo.catalogue import source_of
-from dashgen.grafana_query import (
+from dashgen.deployment.profile import KNOWN_SOURCES, Profile
+from dashgen.lint.model import iter_raw_panels, unwrap
+from dashgen.live.datasource import Datasource, DatasourceError
+from dashgen.live.expand import (
     DEFAULT_MAX_DATA_POINTS,
     DEFAULT_SCRAPE_SECONDS,
     ExpandedQuery,
@@ -38,8 +40,6 @@ from dashgen.grafana_query import (
     globals_for,
     variable_values,
 )
-from dashgen.lint.model import iter_raw_panels, unwrap
-from dashgen.profile import KNOWN_SOURCES, Profile
 
 REASON_NAMES = {0: "ok", 1: "no traffic", 2: "no I/O", 3: "insufficient samples", 4: "uninitialised",
                 5: "collection failed", 6: "segment host not mapped"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from dashgen.commands.diff_sources import DiffInputError, read_git_side, read_side
+from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
 from dashgen.diff.engine import diff_dashboards
 from dashgen.diff.pairing import pair_documents
 from dashgen.diff.render import FileDiff, has_changes, render_json, render_markdown, render_text
@@ -55,4 +55,3 @@ def diff_command(paths: tuple[str, ...], fmt: str, base_ref: str | None) -> None
     click.echo(RENDERERS[fmt](files), nl=False)
     raise SystemExit(1 if has_changes(files) else 0)
 
-COMMANDS = [diff_command]

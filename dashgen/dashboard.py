@@ -1,23 +1,21 @@
-"""Which dashboards a profile has, and what goes on each: profile -> DashboardSpecs (pure)."""
+"""The composition: which dashboards a profile has, which panel groups go on each and in which
+order (``panels.GROUPS``), and their variables: profile -> DashboardSpecs (pure). The one place
+the engine asks ``panels`` for anything."""
 
 from __future__ import annotations
 
-from dashgen.ids import dashboard_uid
-from dashgen.profile import Profile
-from dashgen.spec import DashboardSpec
-from dashgen.topology import Topology
-from dashgen.variables import dashboard_variables
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
+from dashgen.render.spec import DashboardSpec
+from dashgen.render.variables import dashboard_variables
+from panels import GROUPS
 from queries.gpu import QUANTITIES, gpu_source
-
-CLUSTER_DASHBOARD = "cluster"
 
 
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
     """The profile's dashboards. ``groups`` overrides the panel-group modules (tests use it)."""
-    if groups is None:
-        from panels import GROUPS
-
-        groups = GROUPS
+    groups = GROUPS if groups is None else groups
     topology = Topology(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric(QUANTITIES["power"]) if source else None

@@ -1,7 +1,7 @@
 """The Grafana client of the publish pipeline: dashboards, versions, search, folders, health.
 
 It owns the translation of Grafana's HTTP answers (contract: grafana-api.md) into dataclasses
-and into the errors of ``dashgen.grafana_errors``, exactly once; callers never see a status
+and into the errors of ``dashgen.grafana.errors``, exactly once; callers never see a status
 code. It works against Grafana 12 and 13 alike: 412 ``version-mismatch`` and 409 are both
 ``VersionConflict``, both shapes of the versions list are read, and the folder is always sent
 as ``folderUid`` (omitting it would move an updated dashboard to the root).
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from dashgen.grafana_errors import (
+from dashgen.grafana.errors import (
     BadResponse,
     FolderNotFound,
     Forbidden,
@@ -39,7 +39,7 @@ from dashgen.grafana_errors import (
     VersionConflict,
     WriteOutcomeUnknown,
 )
-from dashgen.http import HttpResponse, HttpTransport, RetryPolicy
+from dashgen.grafana.transport import HttpResponse, HttpTransport, RetryPolicy
 
 log = logging.getLogger("dashgen.grafana")
 

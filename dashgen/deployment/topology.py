@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from dashgen.profile import Pool, Profile
+from dashgen.deployment.profile import Pool, Profile
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,18 @@ class Topology:
 
     def nodes_of_pool(self, pool: str) -> tuple[str, ...]:
         return tuple(role.name for role in self.nodes if role.pool == pool)
+
+    @cached_property
+    def multi_node_replicas(self) -> tuple[ReplicaPlacement, ...]:
+        return tuple(r for r in self.replicas if len(r.nodes) > 1)
+
+    @cached_property
+    def node_group(self) -> str:
+        """The variable that selects groups of nodes: ``pool`` (several pools), ``replica`` (several
+        replicas spanning nodes) or "" (neither)."""
+        if self.profile.has_pools:
+            return "pool"
+        return "replica" if len(self.multi_node_replicas) > 1 else ""
 
     @cached_property
     def capacity(self) -> CapacityAnatomy:

@@ -1,56 +1,19 @@
-"""The ``dashgen`` command line: a click group, the render commands, and the mapping of
-dashgen's errors to exit codes (0 ok, 1 a check failed or a publish was refused, 2 usage or input).
-
-Command families live in ``dashgen.commands``; this module only assembles them.
-"""
+"""``dashgen build`` and ``dashgen profiles``: render the selected profiles' dashboards, list the profiles."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from dashgen import __version__
 from dashgen.build import build_all, write_dashboards
-from dashgen.errors import DashgenError
-from dashgen.profile import load_profiles, profiles_dir
-from dashgen.sizes import format_binary
-from dashgen.topology import Topology
+from dashgen.cli.options import selected_profiles
+from dashgen.deployment.sizes import format_binary
+from dashgen.deployment.topology import Topology
 
 
-class DashgenGroup(click.Group):
-    """A click group that turns DashgenError into one clear message and the contract's exit code."""
-
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
-        try:
-            return super().invoke(ctx)
-        except DashgenError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-
-
-@click.group(cls=DashgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="dashgen")
-@click.option(
-    "--profiles-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Folder of deployment profiles (default: ./profiles).",
-)
-@click.pass_context
-def main(ctx: click.Context, profiles_dir: Path | None) -> None:
-    """dashgen: Grafana dashboards as code for LLM inference clusters."""
-    ctx.ensure_object(dict)
-    ctx.obj["profiles_dir"] = profiles_dir
-
-
-def selected_profiles(ctx: click.Context, names: tuple[str, ...]):
-    return load_profiles(list(names), (ctx.obj or {}).get("profiles_dir") or profiles_dir())
-
-
-@main.command()
+@click.command("build")
 @click.option("--profile", "profile_names", multiple=True, help="Profile to build (repeatable; default: all).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("dashboards"),
               show_default=True, help="Output folder.")
@@ -75,7 +38,7 @@ def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, out
         click.echo(f"{path}  {len(dashboard.spec.panels())} panels  sha256 {dashboard.sha256[:12]}  {state}")
 
 
-@main.command("profiles")
+@click.command("profiles")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
 def profiles_command(ctx: click.Context, output_format: str) -> None:
@@ -108,19 +71,3 @@ def profiles_command(ctx: click.Context, output_format: str) -> None:
             sources += "; not exported: " + ", ".join(row["not_exported"])
         click.echo(f"{row['name']:<18}{row['nodes']:>6}{row['gpus']:>6}  {'; '.join(row['pools']):<34}"
                    f"{store:>11}{host:>11}  {sources}")
-
-
-def _register_optional_commands() -> None:
-    """Attach the command families that live in dashgen.commands (lint, diff, check, publish...)."""
-    import importlib
-    import pkgutil
-
-    import dashgen.commands as package
-
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"dashgen.commands.{info.name}")
-        for command in getattr(module, "COMMANDS", ()):
-            main.add_command(command)
-
-
-_register_optional_commands()

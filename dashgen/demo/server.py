@@ -1,6 +1,6 @@
-"""``make demo`` / ``python -m dashgen.demo_server``: a local VictoriaMetrics filled with demo data.
+"""``make demo`` / ``python -m dashgen.demo.server``: a local VictoriaMetrics filled with demo data.
 
-Starts VictoriaMetrics on 127.0.0.1 (``dashgen.vmlauncher``), imports the ``healthy`` scenario of a
+Starts VictoriaMetrics on 127.0.0.1 (``dashgen.demo.vmlauncher``), imports the ``healthy`` scenario of a
 profile ending now, optionally ``five-reasons`` over the window before it, prints the URL to add
 as a Prometheus data source in Grafana, and keeps running until Ctrl-C.
 """
@@ -12,17 +12,17 @@ import signal
 import sys
 import time
 
-from dashgen import vmlauncher
-from dashgen.datasource import Datasource
+from dashgen.demo import vmlauncher
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import assignments
+from dashgen.deployment.profile import load_profiles
 from dashgen.errors import DashgenError
-from dashgen.grafana_query import parse_duration
-from dashgen.profile import load_profiles
+from dashgen.live.datasource import Datasource
+from dashgen.live.expand import parse_duration
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dashgen.demo_server", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m dashgen.demo.server", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="long-context-64")
     parser.add_argument("--hours", type=float, default=2.0, help="length of each scenario's window")
     parser.add_argument("--step", default="0s", help="coarsest sample spacing, e.g. 5s (0s: real scrape intervals)")

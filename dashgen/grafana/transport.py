@@ -29,7 +29,7 @@ import urllib3
 
 from dashgen import __version__
 from dashgen.errors import InputError
-from dashgen.grafana_errors import GrafanaUnreachable, TLSVerificationFailed, WriteOutcomeUnknown
+from dashgen.grafana.errors import GrafanaUnreachable, TLSVerificationFailed, WriteOutcomeUnknown
 
 log = logging.getLogger("dashgen.grafana")
 

@@ -17,18 +17,18 @@ from typing import Any
 import click
 
 from dashgen.build import build_all
-from dashgen.canonical import content_sha
-from dashgen.dashboards import dashboard_specs
+from dashgen.cli.options import selected_profiles
+from dashgen.dashboard import dashboard_specs
 from dashgen.errors import CheckFailed, InputError
-from dashgen.gitinfo import current_commit
-from dashgen.grafana_client import GrafanaClient
-from dashgen.ids import panel_id
-from dashgen.profile import load_profiles, profiles_dir
+from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import DEFAULT_BACKUP_DIR, load_backup, save_backup
 from dashgen.publish.execute import Outcome, execute_plan, now_stamp
+from dashgen.publish.gitinfo import current_commit
 from dashgen.publish.plan import LiveState, Plan, PublishTarget, plan_release
-from dashgen.spec import DashboardSpec
+from dashgen.render.canonical import content_sha
+from dashgen.render.ids import panel_id
+from dashgen.render.spec import DashboardSpec
 
 
 def grafana_options(function):
@@ -184,7 +184,7 @@ def publish(ctx: click.Context, grafana_url: str, token_file: Path | None, org_i
     Grafana since the last release are refused unless approved; every push is read back and its
     SHA compared with the build; each dashboard gets a line in the ledger.
     """
-    profiles = load_profiles(list(profile_names), (ctx.obj or {}).get("profiles_dir") or profiles_dir())
+    profiles = selected_profiles(ctx, list(profile_names))
     uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
     with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
         live = export_live(client, uids, backup_dir, now_stamp())
@@ -207,7 +207,7 @@ def keys_by_panel_id(spec: DashboardSpec) -> dict[int, str]:
 def _panel_keys(ctx: click.Context, profile_name: str, uid: str) -> dict[int, str]:
     """Panel id -> stable key from the current build of the profile (ids derive from keys, so they still match)."""
     try:
-        (profile,) = load_profiles([profile_name], (ctx.obj or {}).get("profiles_dir") or profiles_dir())
+        (profile,) = selected_profiles(ctx, [profile_name])
     except (InputError, ValueError):
         return {}
     return next((keys_by_panel_id(spec) for spec in dashboard_specs(profile) if spec.uid == uid), {})
@@ -304,4 +304,3 @@ def history(grafana_url: str, token_file: Path | None, org_id: int | None, ca_bu
         click.echo(f"{row['version']:>7}  {'yes' if row['in_grafana'] else 'no':<8} {released:<22} {build:<13} {note}")
 
 
-COMMANDS = [publish, rollback, history]

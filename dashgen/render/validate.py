@@ -22,7 +22,7 @@ GRAFANA_GLOBALS = frozenset({"__rate_interval", "__range", "__interval", "__rang
 
 @cache
 def _validator() -> Draft7Validator:
-    schema = json.loads(resources.files("dashgen").joinpath("schema/dashboard.schema.json").read_text())
+    schema = json.loads(resources.files("dashgen").joinpath("render/schema/dashboard.schema.json").read_text())
     Draft7Validator.check_schema(schema)
     return Draft7Validator(schema)
 

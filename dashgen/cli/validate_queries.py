@@ -13,11 +13,11 @@ from pathlib import Path
 import click
 
 from dashgen.build import build_all
-from dashgen.datasource import Datasource
+from dashgen.cli.options import selected_profiles
 from dashgen.errors import InputError
-from dashgen.grafana_query import DEFAULT_MAX_DATA_POINTS, Window, parse_duration, parse_time
-from dashgen.profile import load_profiles, profiles_dir
-from dashgen.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
+from dashgen.live.datasource import Datasource
+from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS, Window, parse_duration, parse_time
+from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
 
 
 def _from_folder(folder: Path) -> list[DashboardInput]:
@@ -72,7 +72,7 @@ def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tup
             raise InputError(f"{dashboards_dir}: no such folder")
         inputs = _from_folder(dashboards_dir)
     else:
-        profiles = load_profiles(list(profile_names), (ctx.obj or {}).get("profiles_dir") or profiles_dir())
+        profiles = selected_profiles(ctx, list(profile_names))
         by_name = {p.name: p for p in profiles}
         inputs = [DashboardInput(f"{b.profile}/{b.uid}", b.document, by_name[b.profile]) for b in build_all(profiles)]
     datasource = Datasource(datasource_url, timeout=timeout)
@@ -89,4 +89,3 @@ def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tup
     ctx.exit(exit_code(checks))
 
 
-COMMANDS = [validate_queries]

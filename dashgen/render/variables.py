@@ -9,9 +9,9 @@ from typing import Any
 
 import grafanalib.core as G
 
-from dashgen.grafana_objects import DATASOURCE
-from dashgen.profile import Profile
-from dashgen.topology import Topology
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.grafanalib_bridge import DATASOURCE
 
 ALL = {"selected": True, "text": ["All"], "value": ["$__all"]}
 
@@ -50,12 +50,11 @@ def _custom_variable(name: str, label: str, choices: list[tuple[str, str]], desc
 
 def node_group_variable(profile: Profile, topology: Topology) -> dict[str, Any] | None:
     """``pool`` (several pools) or ``replica`` (replicas spanning several nodes) mapped to node regexes."""
-    if profile.has_pools:
+    if topology.node_group == "pool":
         choices = [(pool.name, "|".join(topology.nodes_of_pool(pool.name))) for pool in profile.pools]
         return _custom_variable("pool", "Pool", choices, "Engine pool; selects the nodes that run it.")
-    multi_node = [r for r in topology.replicas if len(r.nodes) > 1]
-    if len(multi_node) > 1:
-        choices = [(replica.key, "|".join(replica.nodes)) for replica in multi_node]
+    if topology.node_group == "replica":
+        choices = [(replica.key, "|".join(replica.nodes)) for replica in topology.multi_node_replicas]
         return _custom_variable("replica", "Replica", choices, "Engine replica; selects the nodes it spans.")
     return None
 

@@ -6,12 +6,12 @@ import time
 
 import click
 
-from dashgen.datasource import Datasource
+from dashgen.cli.options import selected_profiles
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import SCENARIOS, assignments
 from dashgen.errors import InputError
-from dashgen.grafana_query import parse_duration, parse_time
-from dashgen.profile import load_profiles, profiles_dir
+from dashgen.live.datasource import Datasource
+from dashgen.live.expand import parse_duration, parse_time
 
 
 @click.command("demo-data")
@@ -30,7 +30,7 @@ from dashgen.profile import load_profiles, profiles_dir
 def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str | None, hours: float, scenario: str,
               step: str, end_text: str, timeout: float) -> None:
     """Generate and import demo series (healthy, or five-reasons: each No Data reason on its own node)."""
-    (profile,) = load_profiles([profile_name], (ctx.obj or {}).get("profiles_dir") or profiles_dir())
+    (profile,) = selected_profiles(ctx, [profile_name])
     try:
         end = parse_time(end_text, time.time())
         step_seconds = 0.0 if step.strip() in ("0", "0s") else parse_duration(step)
@@ -49,4 +49,3 @@ def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str |
         click.echo(f"  {row.node}: {row.reason_name} ({row.reason}) - {row.detail}")
 
 
-COMMANDS = [demo_data]

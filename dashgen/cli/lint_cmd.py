@@ -39,4 +39,3 @@ def lint_command(paths: tuple[str, ...], fmt: str, only: tuple[str, ...], ignore
     raise SystemExit(1 if has_errors(findings) else 0)
 
 
-COMMANDS = [lint_command]

@@ -9,11 +9,11 @@ from typing import Any
 import grafanalib.core as G
 from grafanalib._gen import DashboardEncoder
 
-from dashgen.grafana_objects import build_panel, build_row
-from dashgen.ids import panel_id
-from dashgen.layout import layout_groups
-from dashgen.normalise import normalise_dashboard
-from dashgen.spec import DashboardSpec
+from dashgen.render.grafanalib_bridge import build_panel, build_row
+from dashgen.render.ids import panel_id
+from dashgen.render.layout import layout_groups
+from dashgen.render.normalise import normalise_dashboard
+from dashgen.render.spec import DashboardSpec
 
 
 def to_grafanalib(spec: DashboardSpec) -> G.Dashboard:

@@ -1,1 +1,0 @@
-"""Click command modules that the dashgen CLI wires in (one module per command)."""
