@@ -1,5 +1,5 @@
 # dashgen — the two commands that do all the set-up on a fresh machine:
-#   make dashboards   render every dashboard (and rule file) of every profile into dashboards/
+#   make dashboards   render every dashboard, rule file and the panel index (docs/panels.md) of every profile
 #   make test         install what the tests need (venv, victoria-metrics, promtool) and run them
 PYTHON ?= python3
 VENV   := .venv
@@ -32,6 +32,7 @@ debian-deps:
 dashboards: $(STAMP)
 	$(BIN)/dashgen build
 	$(BIN)/dashgen rules
+	$(BIN)/dashgen index
 
 test: $(STAMP) debian-deps
 	$(BIN)/ruff check dashgen panels queries tests bench

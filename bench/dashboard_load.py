@@ -60,13 +60,14 @@ def variant_profile(gpus: int):
 
 
 def grafana_queries(document: dict[str, Any], end: float, scrape: float, label_values) -> list[dict[str, Any]]:
-    from dashgen.lint.model import iter_raw_panels
+    from dashgen.document import iter_panels
     from dashgen.live.expand import Window, expand_target, variable_values
 
     window = Window(end=end, length=WINDOW_HOURS * 3600)
     values = variable_values(document["templating"]["list"], label_values)
     queries = []
-    for panel, _row in iter_raw_panels(document):
+    for site in iter_panels(document):
+        panel = site.raw
         for target in panel.get("targets") or []:
             for q in expand_target(panel, target, values, window, scrape_seconds=scrape):
                 queries.append({"key": f"{panel.get('title')} [{q.ref_id} {q.kind}]", "kind": q.kind, "expr": q.expr,

@@ -13,6 +13,7 @@ from typing import Any
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.errors import BuildValidationError
+from dashgen.files import write_if_changed
 from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
 from dashgen.render.spec import DashboardSpec
@@ -77,11 +78,7 @@ def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = T
     wanted = {out_dir / dashboard.relative_path() for dashboard in built}
     for dashboard in built:
         path = out_dir / dashboard.relative_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_bytes() != dashboard.data:
-            temporary = path.with_suffix(".json.tmp")
-            temporary.write_bytes(dashboard.data)
-            temporary.replace(path)
+        if write_if_changed(path, dashboard.data):
             written.append(path)
     if prune:
         for profile in {dashboard.profile for dashboard in built}:

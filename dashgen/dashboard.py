@@ -10,7 +10,7 @@ from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec
 from dashgen.render.variables import dashboard_variables
 from panels import GROUPS
-from queries.gpu import QUANTITIES, gpu_source
+from queries.gpu import gpu_source
 
 
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
@@ -18,7 +18,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
     groups = GROUPS if groups is None else groups
     topology = Topology(profile)
     source = gpu_source(profile)
-    gpu_metric = source.metric(QUANTITIES["power"]) if source else None
+    gpu_metric = source.metric("power") if source else None
     built = tuple(module.build(profile, topology) for module in groups)
     return [
         DashboardSpec(

@@ -15,10 +15,10 @@ from dashgen.deployment.topology import Topology
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec
 from panels import store_capacity
 from panels.node_table import per_node_table
-from queries import cache_filesystem as fs
+from queries import hicache as sg
 from queries import mooncake as mc
 from queries import nodata
-from queries import sglang_hicache as sg
+from queries import node_exporter as fs
 
 TITLE = "Cache evidence"
 KEY = "cache_evidence"

@@ -20,20 +20,24 @@ from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
-from panels.common import source_status_panel
+from dashgen.render.kit import ratio_axis, ref, source_status_panel, state_timeline, timeseries
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from queries.gpu import (
     CLOCK_EVENT_BITS,
-    CLOCK_EVENT_METRICS,
+    CLOCK_EVENT_REASONS,
+    GPU_SOURCE_KEYS,
+    MEMORY_FULL_SHARE,
     QUANTITIES,
     REASON_LABEL,
+    TEMPERATURE_HIGH_CELSIUS,
     THROTTLE_BITS,
     GpuSource,
-    gpm_valid_share,
     gpu_clock_event_bit,
     gpu_memory_used_share,
+    gpu_memory_used_share_formula,
     gpu_source,
     gpu_timeline,
+    gpu_valid_share,
 )
 from queries.promql import RATE_WINDOW, job
 
@@ -44,17 +48,25 @@ REASON_LEGEND = LEGEND + " {{" + REASON_LABEL + "}}"
 # Power-capped by software is a policy limit (orange); hardware slowdown, thermal and power-brake
 # reasons are the GPU protecting itself (red).
 REASON_COLOURS = {0x4: "orange", 0x8: "red", 0x20: "red", 0x40: "red", 0x80: "red"}
-TIMELINE_QUANTITIES = ("memory_used", "busy", "sm_active", "sm_occupancy", "tensor_active", "dram_active",
-                       "power", "temperature", "sm_clock")
-TEMPERATURE_WARNING_C = 85.0  # the seed's DCGM alert: temperature > 85 °C for 2 m (warning)
-MEMORY_CRITICAL_SHARE = 0.95  # the seed's DCGM alert: memory used / total > 95 % for 1 m (critical)
+# quantity key -> panel title before the source caption, in reading order
+TIMELINE_QUANTITIES = {
+    "memory_used": "Memory used per GPU",
+    "busy": "GPU busy per GPU",
+    "sm_active": "SM active per GPU",
+    "sm_occupancy": "SM occupancy per GPU",
+    "tensor_active": "Tensor active per GPU",
+    "dram_active": "DRAM active per GPU",
+    "power": "Power per GPU",
+    "temperature": "Temperature per GPU",
+    "sm_clock": "SM clock per GPU",
+}
 
 
 def _limit(source: GpuSource) -> str:
     sampling = (f"{source.sampling()}; a graph point is the sample nearest the step, so at wide time ranges short "
                 "spikes fall between points (S19)")
-    validity = ("; these timelines do not drop samples whose gpm_sample_valid is 0 (see the valid-samples panel)"
-                if source.key == "gpm" else "")
+    validity = (f"; these timelines do not drop samples whose {source.validity_metric} is 0 (see the valid-samples "
+                "panel)" if source.validity_metric is not None else "")
     return (f"{sampling}{validity}. The central store can hold duplicated or sparse samples and lag (S20): for "
             "locating problems, not for formal measurement. Narrow $node / $gpu to the GPUs the window tables flag")
 
@@ -65,10 +77,10 @@ def _job(profile: Profile, source: GpuSource) -> str:
 
 def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
     quantity = QUANTITIES[key]
-    metric = source.metric(quantity)
+    metric = source.metric(key)
     limit = _limit(source)
-    if source.key == "dcgm" and quantity.dcgm_note:
-        limit = f"{quantity.dcgm_note}. {limit}"
+    if caveat := source.caveat(key):
+        limit = f"{caveat}. {limit}"
     extra: dict = {}
     if quantity.unit == "percentunit":
         extra.update(ratio_axis("percentunit"))
@@ -79,15 +91,14 @@ def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
         thresholds = profile.capacity.gpu_tdp_watts
         limit += f". Red line: the profile's TDP {thresholds:g} W per GPU (a reference, not the axis maximum)"
     if key == "temperature":
-        thresholds = TEMPERATURE_WARNING_C
-        limit += f". Red line: {TEMPERATURE_WARNING_C:g} °C, the warning alert threshold"
+        thresholds = TEMPERATURE_HIGH_CELSIUS
+        limit += f". Red line: {TEMPERATURE_HIGH_CELSIUS:g} °C, the warning alert threshold"
     if thresholds is not None:
         extra["thresholds"] = (("green", None), ("red", thresholds))
         extra["custom"] = {"thresholdsStyle": {"mode": "line"}}
-    return PanelSpec(
+    return timeseries(
         key=f"{GROUP}.{key}",
-        title=f"{quantity.label} per GPU ({source.title_caption()})",
-        kind="timeseries",
+        title=f"{TIMELINE_QUANTITIES[key]} ({source.title_caption()})",
         evidence=Evidence(f"{source.name} ({metric}; {_job(profile, source)})",
                           f"{quantity.label}: {quantity.describe(source)}; one series per GPU", limit),
         targets=(Target(gpu_timeline(profile, source, quantity), LEGEND),),
@@ -97,20 +108,18 @@ def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
 
 
 def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
-    metrics = ("gpm_memory_used_bytes / gpm_memory_total_bytes" if source.key == "gpm" else
-               "DCGM_FI_DEV_FB_USED / (FB_USED + FB_FREE + FB_RESERVED): FB_TOTAL is not in the default CSV")
-    return PanelSpec(
+    metrics = gpu_memory_used_share_formula(source, caveat=True)
+    return timeseries(
         key=f"{GROUP}.memory_used_share",
         title=f"Memory used share per GPU ({source.title_caption()})",
-        kind="timeseries",
         evidence=Evidence(f"{source.name} ({metrics}; {_job(profile, source)})",
                           "framebuffer used / total per GPU, 0-100 % fixed axis; red line at "
-                          f"{MEMORY_CRITICAL_SHARE:.0%}, the critical alert threshold",
+                          f"{MEMORY_FULL_SHARE:.0%}, the critical alert threshold",
                           "The engine reserves its KV pool at start-up, so a steady high share is by design. "
                           + _limit(source)),
         targets=(Target(gpu_memory_used_share(profile, source), LEGEND),),
         width=8,
-        thresholds=(("green", None), ("red", MEMORY_CRITICAL_SHARE)),
+        thresholds=(("green", None), ("red", MEMORY_FULL_SHARE)),
         custom={"thresholdsStyle": {"mode": "line"}},
         **ratio_axis("percentunit"),
     )
@@ -120,19 +129,18 @@ def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
     names = dict(CLOCK_EVENT_BITS)
     throttle = ", ".join(f"0x{bit:x} {names[bit]}" for bit in THROTTLE_BITS)
     benign = ", ".join(f"0x{bit:x} {name}" for bit, name in CLOCK_EVENT_BITS if bit not in THROTTLE_BITS)
-    metric = CLOCK_EVENT_METRICS[source.key]
-    note = ("" if source.key == "gpm" else
-            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS is not in dcgm-exporter's default CSV: absent unless added. ")
+    metric = source.metric(CLOCK_EVENT_REASONS)
+    caveat = source.caveat(CLOCK_EVENT_REASONS)
+    note = f"{caveat}. " if caveat else ""
     mappings = ({"type": "value", "options": {
         "0": {"text": "ok", "color": "green", "index": 0},
         **{str(bit): {"text": names[bit], "color": REASON_COLOURS[bit], "index": i + 1}
            for i, bit in enumerate(THROTTLE_BITS)},
     }},)
     rows = len(THROTTLE_BITS)
-    return PanelSpec(
+    return state_timeline(
         key=f"{GROUP}.clock_event_reasons",
         title=f"Clock-event (throttle) reasons per GPU: power and thermal ({source.title_caption()})",
-        kind="state-timeline",
         evidence=Evidence(f"{source.name} ({metric}, bitmask as DCGM's; {_job(profile, source)})",
                           f"one row per GPU and power/thermal reason ({throttle}): ok (green) while the bit is "
                           "clear, the reason's name while it is set (sw_power_cap orange, the hardware and "
@@ -141,7 +149,7 @@ def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
                           note + f"The benign bits ({benign}) are not drawn: idle, an application-clock setting, "
                           "sync boost and display clocks do not mean throttling. A gap is a missing sample, not "
                           f"'ok'. {rows} rows per GPU: narrow $node / $gpu at large GPU counts. " + _limit(source)),
-        targets=tuple(Target(gpu_clock_event_bit(profile, source, bit), REASON_LEGEND, ref_id=chr(ord("A") + i))
+        targets=tuple(Target(gpu_clock_event_bit(profile, source, bit), REASON_LEGEND, ref_id=ref(i))
                       for i, bit in enumerate(THROTTLE_BITS)),
         unit="none",
         width=24,
@@ -151,21 +159,21 @@ def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
 
 
 def validity_panel(profile: Profile, source: GpuSource) -> PanelSpec | None:
-    if source.key != "gpm":
+    if source.validity_metric is None:
         return None
-    return PanelSpec(
+    return timeseries(
         key=f"{GROUP}.gpm_valid_share",
         title=f"Valid samples share per GPU ({source.title_caption()})",
-        kind="timeseries",
-        evidence=Evidence(f"GPM sampler (gpm_sample_valid; {_job(profile, source)})",
-                          "share of GPM samples whose validity code was OK, averaged over $__rate_interval, per GPU, "
-                          "0-100 % fixed axis",
-                          "below 100 % the GPM quantities of that GPU rest on fewer samples than the interval implies "
+        evidence=Evidence(f"{source.name} ({source.validity_metric}; {_job(profile, source)})",
+                          f"share of {source.short} samples whose validity code was OK, averaged over "
+                          "$__rate_interval, per GPU, 0-100 % fixed axis",
+                          f"below 100 % the {source.short} quantities of that GPU rest on fewer samples than the "
+                          "interval implies "
                           "(S6 'insufficient samples'); no value means the sampler sent nothing. Averaged per "
                           "step, so a short spike of invalid samples can be smoothed away or missed between steps "
                           "(S19); the central store may hold duplicated or sparse samples (S20): use it to "
                           "locate a bad sampler, not as a formal count"),
-        targets=(Target(gpm_valid_share(profile, RATE_WINDOW), LEGEND),),
+        targets=(Target(gpu_valid_share(profile, source, RATE_WINDOW), LEGEND),),
         width=8,
         **ratio_axis("percentunit"),
     )
@@ -174,7 +182,8 @@ def validity_panel(profile: Profile, source: GpuSource) -> PanelSpec | None:
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     source = gpu_source(profile)
     if source is None:
-        panels: tuple[PanelSpec, ...] = (source_status_panel(f"{GROUP}.unavailable", profile, ["gpm", "dcgm"], TITLE),)
+        panels: tuple[PanelSpec, ...] = (source_status_panel(f"{GROUP}.unavailable", profile, list(GPU_SOURCE_KEYS),
+                                                         "Per-GPU timelines: not available"),)
     else:
         found = [quantity_panel(profile, source, key) for key in TIMELINE_QUANTITIES]
         found.insert(1, memory_share_panel(profile, source))

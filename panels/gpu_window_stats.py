@@ -11,21 +11,25 @@ from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, table
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from panels.common import NO_DATA_TEXT, merge_table, source_status_panel
 from queries.gpu import (
+    GPU_SOURCE_KEYS,
     QUANTITIES,
     GpuSource,
-    gpm_window_valid_percent,
     gpu_source,
     gpu_window,
     gpu_window_samples,
+    gpu_window_valid_percent,
 )
 from queries.promql import job
 
 TITLE = "Per-GPU window statistics"
 COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")
-STATISTICS = {"mean": ("avg", "Window mean"), "peak": ("max", "Window peak")}
+# statistic -> (PromQL *_over_time function, panel title before the source caption)
+STATISTICS = {"mean": ("avg", "Window mean per GPU"), "peak": ("max", "Window peak per GPU")}
+SAMPLES_HEADER = "Samples in window"
+VALID_HEADER = "Valid samples (%)"
 
 
 def column_title(source: GpuSource, quantity_key: str, statistic: str) -> str:
@@ -35,24 +39,22 @@ def column_title(source: GpuSource, quantity_key: str, statistic: str) -> str:
 
 
 def samples_title(source: GpuSource) -> str:
-    return f"Samples in window · {source.title_caption()}"
+    return f"{SAMPLES_HEADER} · {source.title_caption()}"
 
 
 def valid_title(source: GpuSource) -> str:
-    return f"Valid samples (%) · {source.title_caption()}"
+    return f"{VALID_HEADER} · {source.title_caption()}"
 
 
 def _validity(source: GpuSource) -> str:
-    if source.key == "gpm":
-        return ("Samples whose gpm_sample_valid is not 1 are excluded from the mean and the peak (a subquery at the "
-                f"{source.sample_interval} sample interval over the window; a gap in the data repeats the sample "
-                "before it for up to the store's look-back, which weighs that sample more in the mean). "
-                "'Samples in window' counts every stored sample, valid or not; 'Valid samples (%)' is the share "
-                "of them that were valid")
-    return ("DCGM has no per-sample validity: a blank field is simply absent. The mean is sum / count of the "
-            "samples, and 'Samples in window' their count, both summed over the GPU's series, so a series split "
-            "by Kubernetes pod labels (a pod moved) still gives one exact row; scraped faster than collected, "
-            "repeated values count as samples")
+    """How the source's validity enters the table (its sentence), then what the columns count: with a
+    validity series the filtered statistics and the valid share, without it the exact sum / count."""
+    if source.validity_metric is not None:
+        return (f"{source.window_validity()}. '{SAMPLES_HEADER}' counts every stored sample, valid or not; "
+                f"'{VALID_HEADER}' is the share of them that were valid")
+    return (f"{source.window_validity()}. The mean is sum / count of the samples, and '{SAMPLES_HEADER}' their "
+            "count, both summed over the GPU's series, so a series split by Kubernetes pod labels (a pod moved) "
+            "still gives one exact row; scraped faster than collected, repeated values count as samples")
 
 
 def _caveat(source: GpuSource) -> str:
@@ -72,34 +74,32 @@ def window_table(profile: Profile, source: GpuSource, statistic: str) -> PanelSp
     notes = []
     for index, key in enumerate(COLUMNS):
         quantity = QUANTITIES[key]
-        ref = chr(ord("A") + index)
-        targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True, ref_id=ref))
-        rename[f"Value #{ref}"] = column_title(source, key, statistic)
-        if source.key == "dcgm" and quantity.dcgm_note:
-            notes.append(quantity.dcgm_note)
-    extra = [(gpu_window_samples(profile, source, source.metric(QUANTITIES["power"])), samples_title(source))]
-    if source.key == "gpm":
-        extra.append((gpm_window_valid_percent(profile, source), valid_title(source)))
+        ref_id = ref(index)
+        targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True, ref_id=ref_id))
+        rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
+        if caveat := source.caveat(key):
+            notes.append(caveat)
+    extra = [(gpu_window_samples(profile, source, source.metric("power")), samples_title(source))]
+    if source.validity_metric is not None:
+        extra.append((gpu_window_valid_percent(profile, source), valid_title(source)))
     for offset, (expr, header) in enumerate(extra):
-        ref = chr(ord("A") + len(COLUMNS) + offset)
-        targets.append(Target(expr, instant=True, table=True, ref_id=ref))
-        rename[f"Value #{ref}"] = header
+        ref_id = ref(len(COLUMNS) + offset)
+        targets.append(Target(expr, instant=True, table=True, ref_id=ref_id))
+        rename[f"Value #{ref_id}"] = header
     quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in COLUMNS)
-    metrics = ", ".join(source.metric(QUANTITIES[k]) for k in COLUMNS)
-    if source.key == "gpm":
-        metrics += ", gpm_sample_valid"
-    counted = (f"'{samples_title(source)}' counts the stored {source.metric(QUANTITIES['power'])} samples per GPU"
-               + (f"; '{valid_title(source)}' is the share of gpm_sample_valid samples equal to 1, 0-100"
-                  if source.key == "gpm" else ""))
+    metrics = ", ".join(source.metric(k) for k in COLUMNS)
+    counted = f"'{samples_title(source)}' counts the stored {source.metric('power')} samples per GPU"
+    if source.validity_metric is not None:
+        metrics += f", {source.validity_metric}"
+        counted += f"; '{valid_title(source)}' is the share of {source.validity_metric} samples equal to 1, 0-100"
     evidence = Evidence(
         source=f"{source.name} ({metrics}; {job(profile, source.key)})",
-        quantity=f"{title.lower()} per GPU over the dashboard window, one row per GPU. {quantities}. {counted}",
+        quantity=f"{title[0].lower()}{title[1:]} over the dashboard window, one row per GPU. {quantities}. {counted}",
         limit=f"{_validity(source)}. {_caveat(source)}" + (". " + "; ".join(notes) if notes else ""),
     )
-    return PanelSpec(
+    return table(
         key=f"gpu_window_stats.{statistic}",
-        title=f"{title} per GPU ({source.title_caption()})",
-        kind="table",
+        title=f"{title} ({source.title_caption()})",
         evidence=evidence,
         targets=tuple(targets),
         unit="none",
@@ -115,7 +115,8 @@ def window_table(profile: Profile, source: GpuSource, statistic: str) -> PanelSp
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     source = gpu_source(profile)
     if source is None:
-        panels = (source_status_panel("gpu_window_stats.unavailable", profile, ["gpm", "dcgm"], TITLE),)
+        panels = (source_status_panel("gpu_window_stats.unavailable", profile, list(GPU_SOURCE_KEYS),
+                                      "Per-GPU window statistics: not available"),)
     else:
         panels = tuple(window_table(profile, source, statistic) for statistic in STATISTICS)
     return GroupSpec(key="gpu_window_stats", title=TITLE, panels=panels)

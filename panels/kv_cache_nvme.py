@@ -15,9 +15,9 @@ from typing import Any
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
-from panels.common import NO_DATA_TEXT, merge_table, source_status_panel
-from queries import mooncake_capacity as mc
+from dashgen.render.kit import NO_DATA_TEXT, merge_table, ratio_axis, ref, source_status_panel, stat, table, timeseries
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from queries import mooncake as mc
 from queries import node_exporter as ne
 from queries import sglang as sg
 from queries.promql import divide, scale
@@ -39,22 +39,14 @@ NO_IO = "an idle disk gives no point, not 0 (S6 'no I/O'): a gap means nothing c
 
 def _ts(key: str, title: str, evidence: Evidence, targets: list[Target], unit: str = "short", width: int = 8,
         **kw: Any) -> PanelSpec:
-    return PanelSpec(key=f"{GROUP}.{key}", title=title, kind="timeseries", evidence=evidence,
+    return timeseries(key=f"{GROUP}.{key}", title=title, evidence=evidence,
                      targets=tuple(targets), unit=unit, width=width, **kw)
 
 
-def _is_pd(profile: Profile) -> bool:
-    return any(pool.role in ("prefill", "decode") for pool in profile.pools)
 
 
-def _stage_legend(profile: Profile) -> str:
-    """``{{node}} PP<pp_rank>[ dp<dp_rank>]``: every per-stage query keeps dp_rank, and the DP rank
-    appears where the series carry one (``sg.named_stage``, which each per-stage target wraps)."""
-    return "{{node}} " + sg.STAGE_LEGEND + (" · {{engine_type}}" if _is_pd(profile) else "")
 
 
-def _stage(profile: Profile, expr: str) -> str:
-    return sg.named_stage(profile, expr)
 
 
 # --- GPU KV pool ---------------------------------------------------------------------------------
@@ -72,19 +64,18 @@ def kv_pool_table(profile: Profile) -> PanelSpec:
     targets = []
     rename = {node: "Node", pp_rank: "PP stage", tp_rank: "TP rank"}
     for index, (metric, header, factor) in enumerate(columns):
-        ref = chr(ord("A") + index)
+        ref_id = ref(index)
         targets.append(Target(scale(sg.per_rank_gauge(profile, metric), factor), instant=True, table=True,
-                              ref_id=ref))
-        rename[f"Value #{ref}"] = header
-    ref = chr(ord("A") + len(columns))
+                              ref_id=ref_id))
+        rename[f"Value #{ref_id}"] = header
+    ref_id = ref(len(columns))
     used_share = scale(divide(sg.per_rank_gauge(profile, "sglang:kv_used_tokens"),
                               sg.per_rank_gauge(profile, "sglang:max_total_num_tokens")), 100)
-    targets.append(Target(used_share, instant=True, table=True, ref_id=ref))
-    rename[f"Value #{ref}"] = "Used / capacity (%)"
-    return PanelSpec(
+    targets.append(Target(used_share, instant=True, table=True, ref_id=ref_id))
+    rename[f"Value #{ref_id}"] = "Used / capacity (%)"
+    return table(
         key=f"{GROUP}.kv_pool_per_rank",
         title="KV pool per GPU rank at the window end (tokens)",
-        kind="table",
         evidence=Evidence(
             "SGLang scheduler (sglang:max_total_num_tokens, sglang:kv_used_tokens, sglang:kv_evictable_tokens, "
             "sglang:kv_available_tokens, sglang:kv_cache_memory_usage_gb)",
@@ -107,13 +98,14 @@ def kv_pool_table(profile: Profile) -> PanelSpec:
 
 
 def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
-    legend = _stage_legend(profile)
+    legend = sg.stage_legend(profile)
     gauge = sg.per_stage_gauge
     slots = (
         ("kv_used_per_stage", "sglang:kv_used_tokens", "KV slots used by running requests per PP stage (tokens)",
          "token slots locked by running requests"),
-        ("kv_evictable_per_stage", "sglang:kv_evictable_tokens", "KV slots held by the radix cache per PP stage "
-         "(evictable, tokens)", "token slots holding cached prefixes that can be evicted"),
+        ("kv_evictable_per_stage", "sglang:kv_evictable_tokens",
+         "KV slots held by the radix cache per PP stage (evictable, tokens)",
+         "token slots holding cached prefixes that can be evicted"),
         ("kv_available_per_stage", "sglang:kv_available_tokens", "KV slots free per PP stage (tokens)",
          "free token slots"),
     )
@@ -121,7 +113,7 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
         _ts(key, title,
             Evidence(f"SGLang scheduler ({metric})", f"logical {meaning}, per node and PP stage", PER_STAGE + "; "
                      + ALL_SCHEDULERS),
-            [Target(_stage(profile, gauge(profile, metric)), legend)], decimals=0)
+            [Target(sg.named_stage(profile, gauge(profile, metric)), legend)], decimals=0)
         for key, metric, title, meaning in slots
     ]
     used = gauge(profile, "sglang:kv_used_tokens")
@@ -133,7 +125,7 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
                      "share of the stage's KV token slots locked by running requests, 0-100 % on a fixed axis "
                      "(KV pressure: near 100 % requests get retracted)",
                      PER_STAGE + "; excludes the evictable radix cache (see the next panel)"),
-            [Target(_stage(profile, divide(used, capacity)), legend)], **ratio_axis("percentunit")),
+            [Target(sg.named_stage(profile, divide(used, capacity)), legend)], **ratio_axis("percentunit")),
         _ts("kv_held_ratio", "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
             Evidence("SGLang scheduler (sglang:kv_used_tokens, sglang:kv_evictable_tokens, "
                      "sglang:max_total_num_tokens)",
@@ -141,7 +133,7 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
                      "occupancy), 0-100 % fixed axis",
                      PER_STAGE + "; a high value is normal for a warm prefix cache: evictable slots are reclaimed "
                      "on demand"),
-            [Target(_stage(profile, divide(held, capacity)), legend)], **ratio_axis("percentunit")),
+            [Target(sg.named_stage(profile, divide(held, capacity)), legend)], **ratio_axis("percentunit")),
         _ts("kv_evictions", "GPU KV evictions per PP stage (tokens/s)",
             Evidence("SGLang radix cache (sglang:evicted_tokens_total)",
                      "device token slots freed by eviction per second (backed up to host or destroyed), max over "
@@ -150,7 +142,7 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
                      "stored sample, so the first eviction batch (the value the counter is created with) is "
                      "never drawn; an eviction is not a loss when HiCache backed the tokens up to host. "
                      + PER_STAGE),
-            [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total")), legend)],
+            [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total")), legend)],
             "count:tok/s"),
     ]
     return panels
@@ -159,7 +151,7 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
 def hicache_host_panel(profile: Profile, topology: Topology) -> PanelSpec:
     if not profile.exported("hicache"):
         return source_status_panel(f"{GROUP}.hicache_host_unavailable", profile, ["hicache"],
-                                   "HiCache host (L2) tier occupancy", width=8)
+                                   "HiCache host (L2) tier occupancy: not available", width=8)
     per_rank = topology.capacity.host_per_rank
     quota = (f" The profile's host cache is {format_binary(per_rank)} per rank "
              f"({format_binary(topology.capacity.host_per_node or 0)} per node)." if per_rank else "")
@@ -168,14 +160,14 @@ def hicache_host_panel(profile: Profile, topology: Topology) -> PanelSpec:
                         "share of the host KV pool's token slots in use, per node and PP stage, 0-100 % fixed axis."
                         + quota,
                         "only with --enable-hierarchical-cache; tokens, not bytes; " + PER_STAGE),
-               [Target(_stage(profile, divide(sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens"),
+               [Target(sg.named_stage(profile, divide(sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens"),
                                               sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens"))),
-                       _stage_legend(profile))],
+                       sg.stage_legend(profile))],
                **ratio_axis("percentunit"))
 
 
 def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
-    if not _is_pd(profile):
+    if not sg.is_pd(profile):
         return []
     labels = [profile.label("node"), profile.label("pp_rank"), sg.ENGINE_TYPE]
     limit = ("per node and PP stage (buckets summed by le over the TP ranks); a transfer is recorded on the side that "
@@ -206,7 +198,7 @@ def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
 def store_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     if not profile.exported("mooncake_master"):
         return [source_status_panel(f"{GROUP}.store_unavailable", profile, ["mooncake_master"],
-                                    "Store node-group capacity")]
+                                    "Store node-group capacity: not available")]
     cap = topology.capacity
     s11 = ("segments are mapped to their node by the host part of segment=\"host:port\" (the real address of the "
            "rank that mounted it); the master's own node label names where the master runs, not where data lives "
@@ -236,13 +228,13 @@ def store_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
                      "number of mounted segments per host (one per SGLang rank that mounts Store memory; expect the "
                      "ranks per node)", s11),
             [Target(mc.by_host(profile, "segment_total_capacity_bytes", op="count"), "{{host}}")], decimals=0),
-        PanelSpec(
-            key=f"{GROUP}.store_quota", title="Store quota as configured (profile, S17)", kind="stat",
+        stat(
+            key=f"{GROUP}.store_quota", title="Store quota as configured (profile, S17)",
             evidence=Evidence("deployment profile (capacity.global_segment_size), not a measurement",
                               "the Store RAM quota read at each level: global_segment_size is per replica, divided by "
                               "TP x PP ranks, times the ranks on a node",
                               "a configured limit: the mounted and allocated bytes are on their own panels"),
-            targets=tuple(Target(f"vector({value})", label, instant=True, ref_id=chr(ord("A") + i))
+            targets=tuple(Target(f"vector({value})", label, instant=True, ref_id=ref(i))
                           for i, (label, value) in enumerate(quotas) if value is not None),
             unit="bytes", width=24, height=4, options={"textMode": "value_and_name"}),
     ]
@@ -309,21 +301,20 @@ def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     panels: list[PanelSpec] = []
     if configured:
         described = "; ".join(f"{label}: {format_decimal(value)}" for label, value in configured)
-        panels.append(PanelSpec(
+        panels.append(stat(
             key=f"{GROUP}.disk_configured_sizes", title="Cache disk sizes as configured (profile, decimal TB)",
-            kind="stat",
             evidence=Evidence("deployment profile (capacity.disk_nominal_size, nvme_* per rank x ranks per node), "
                               "not a measurement",
                               f"sizes as sold and as configured, in decimal units ({described})",
                               "S17: a disk sold as 3.84 TB holds about 3.49 TiB and its filesystem shows about "
                               "3.44 TiB after metadata; the filesystem size is measured on the next panel, in "
                               "binary TiB — the two are different numbers, never one axis maximum"),
-            targets=tuple(Target(f"vector({value})", label, instant=True, ref_id=chr(ord("A") + i))
+            targets=tuple(Target(f"vector({value})", label, instant=True, ref_id=ref(i))
                           for i, (label, value) in enumerate(configured)),
             unit="decbytes", width=12, height=5, options={"textMode": "value_and_name"}))
     panels += [
-        PanelSpec(
-            key=f"{GROUP}.cache_fs_size", title="Cache filesystem size per node (measured, binary TiB)", kind="stat",
+        stat(
+            key=f"{GROUP}.cache_fs_size", title="Cache filesystem size per node (measured, binary TiB)",
             evidence=Evidence("node_exporter filesystem (node_filesystem_size_bytes)",
                               f"size of the {fs_where}, binary units (TiB)",
                               "smaller than the disk's nominal size (decimal TB, filesystem metadata): see the "
@@ -397,12 +388,13 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
         panels += [kv_pool_table(profile), *kv_stage_panels(profile), hicache_host_panel(profile, topology),
                    *pd_transfer_panels(profile)]
     else:
-        panels.append(source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"], "GPU KV pool"))
+        panels.append(source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
+                                          "GPU KV pool: not available"))
     panels += store_panels(profile, topology)
     if profile.exported(NODE_EXPORTER):
         panels += [*disk_panels(profile), *filesystem_panels(profile, topology), *host_panels(profile, topology)]
     else:
         panels.append(source_status_panel(f"{GROUP}.node_unavailable", profile, [NODE_EXPORTER],
-                                          "Cache disks, CPU and host memory"))
+                                          "Cache disks, CPU and host memory: not available"))
     return GroupSpec(key=GROUP, title=TITLE, panels=tuple(panels))
 

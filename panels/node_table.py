@@ -4,14 +4,10 @@
 from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
+from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, table
 from dashgen.render.spec import Evidence, PanelSpec, Target
-from panels.common import NO_DATA_TEXT, merge_table
 
 KEY = "cache_evidence"
-
-
-def _ref(index: int) -> str:
-    return chr(ord("A") + index)
 
 
 def per_node_table(profile: Profile, key: str, title: str, columns: list[tuple[str, str]], evidence: Evidence,
@@ -26,13 +22,12 @@ def per_node_table(profile: Profile, key: str, title: str, columns: list[tuple[s
         rename[pp_rank] = "PP stage"
     targets = []
     for index, (column, expr) in enumerate(columns):
-        ref = _ref(index)
-        targets.append(Target(expr, instant=True, table=True, ref_id=ref))
-        rename[f"Value #{ref}"] = column
-    return PanelSpec(
+        ref_id = ref(index)
+        targets.append(Target(expr, instant=True, table=True, ref_id=ref_id))
+        rename[f"Value #{ref_id}"] = column
+    return table(
         key=f"{KEY}.{key}",
         title=title,
-        kind="table",
         evidence=evidence,
         targets=tuple(targets),
         unit=unit,

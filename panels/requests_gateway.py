@@ -16,21 +16,17 @@ from typing import Any
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.render.kit import source_status_panel, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from panels.common import source_status_panel
-from queries import gateway as gw
+from panels.gateway import gateway_panels
 from queries import sglang as sg
-from queries.promql import scale
+from queries.promql import FIRST_EVENT_RATE, scale
 
 TITLE = "Requests and gateway"
 GROUP = "requests_gateway"
 
 TOKENS_PER_SECOND = "count:tok/s"  # Grafana custom unit: K/M scaling plus the quantity's name
 TOKENS_PER_MINUTE = "count:tok/min"
-FIRST_EVENT_RATE = (
-    "rate() starts from a series' first stored sample, so a counter created at its first event (absent until "
-    "then) never shows that first event: a lone first retraction/abort/rejection/error draws nothing"
-)
 
 TOKENIZER_LIMIT = (
     "emitted by the tokenizer manager on node 0 of each instance only (no tp/pp rank labels), so the node in "
@@ -42,41 +38,20 @@ SCHEDULER_LIMIT = (
     "--enable-metrics-for-all-schedulers, all with the same value), so each stage shows the max over its TP "
     "ranks; stages are never summed (S3): one request is counted once in each PP stage it passes"
 )
-GATEWAY_LAYERS = (
-    "one request passes several layers — gateway admission, gateway router, the backend (worker) the gateway "
-    "picked, then the engine's own waiting and running queues — and is counted in each, so these numbers are "
-    "never added to one another or to engine queues (S4)"
-)
-WORKER_LEGEND = "{{worker}} (gateway {{node}})"
-GATEWAY_SCOPE = (
-    "the gateway's series are not narrowed by $node: the gateway is an entry layer serving every pool, and its "
-    "node label names where the gateway runs"
-)
 
 
 def _ts(key: str, title: str, evidence: Evidence, targets: list[Target], unit: str, width: int = 12,
         **kw: Any) -> PanelSpec:
-    return PanelSpec(key=f"{GROUP}.{key}", title=title, kind="timeseries", evidence=evidence,
+    return timeseries(key=f"{GROUP}.{key}", title=title, evidence=evidence,
                      targets=tuple(targets), unit=unit, width=width, **kw)
 
 
-def _is_pd(profile: Profile) -> bool:
-    return any(pool.role in ("prefill", "decode") for pool in profile.pools)
 
 
-def _pool(profile: Profile) -> str:
-    """Legend suffix naming the pool (engine_type) where prefill and decode pools are apart."""
-    return " · {{engine_type}}" if _is_pd(profile) else ""
 
 
-def _stage_legend(profile: Profile) -> str:
-    """``{{node}} PP<pp_rank>[ dp<dp_rank>]``: the DP rank appears where the series carry one (see
-    ``sg.named_stage``, which every per-stage target here wraps its query in)."""
-    return "{{node}} " + sg.STAGE_LEGEND + _pool(profile)
 
 
-def _stage(profile: Profile, expr: str) -> str:
-    return sg.named_stage(profile, expr)
 
 
 def _slo_line(seconds: float) -> dict[str, Any]:
@@ -89,17 +64,18 @@ def _slo_line(seconds: float) -> dict[str, Any]:
 def throughput_panels(profile: Profile) -> list[PanelSpec]:
     pools = sg.instance_labels(profile)[1:]  # engine_type: PD pools count the same request each
     tps = [
-        Target(sg.tokenizer_rate(profile, "sglang:prompt_tokens_total", pools), "prompt" + _pool(profile)),
-        Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", pools), "generation" + _pool(profile)),
+        Target(sg.tokenizer_rate(profile, "sglang:prompt_tokens_total", pools), "prompt" + sg.pool_legend(profile)),
+        Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", pools),
+               "generation" + sg.pool_legend(profile)),
     ]
     tpm = [
         Target(scale(sg.tokenizer_rate(profile, "sglang:prompt_tokens_total", pools), 60),
-               "prompt TPM" + _pool(profile)),
+               "prompt TPM" + sg.pool_legend(profile)),
         Target(scale(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", pools), 60),
-               "generation TPM" + _pool(profile)),
+               "generation TPM" + sg.pool_legend(profile)),
     ]
     pd_note = (" Prefill and decode pools are kept apart by engine_type: a PD request is counted by both "
-               "pools' tokenizers, so the pools are not added." if _is_pd(profile) else "")
+               "pools' tokenizers, so the pools are not added." if sg.is_pd(profile) else "")
     return [
         _ts("tokens_per_second", "Token throughput: prompt and generation (tokens/s)",
             Evidence("SGLang tokenizer (sglang:prompt_tokens_total, sglang:generation_tokens_total)",
@@ -118,18 +94,19 @@ def throughput_panels(profile: Profile) -> list[PanelSpec]:
         _ts("generation_per_instance", "Generation tokens/s per instance (entry node)",
             Evidence("SGLang tokenizer (sglang:generation_tokens_total)",
                      "generation tokens per second of each instance, one series per entry node" +
-                     (" and pool" if _is_pd(profile) else ""),
+                     (" and pool" if sg.is_pd(profile) else ""),
                      TOKENIZER_LIMIT + "; to compare instances and spot a slow one"),
             [Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", sg.instance_labels(profile)),
-                    "{{node}}" + _pool(profile))],
+                    "{{node}}" + sg.pool_legend(profile))],
             TOKENS_PER_SECOND),
         _ts("scheduler_tokens_per_stage", "Tokens processed per PP stage by mode (scheduler, tokens/s)",
             Evidence("SGLang scheduler (sglang:realtime_tokens_total{mode=prefill_compute|prefill_cache|decode})",
                      "tokens per second each PP stage's scheduler processed, split by mode, max over the TP ranks "
                      "of a stage",
                      SCHEDULER_LIMIT + "; updated at the scheduler's log interval, so short bursts are smoothed"),
-            [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:realtime_tokens_total", extra=("mode",))),
-                    _stage_legend(profile) + " {{mode}}")],
+            [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:realtime_tokens_total",
+                                                              extra=("mode",))),
+                    sg.stage_legend(profile) + " {{mode}}")],
             TOKENS_PER_SECOND, width=24),
     ]
 
@@ -141,9 +118,10 @@ def request_rate_panel(profile: Profile) -> PanelSpec:
                         "finished and aborted requests per second over the selected instances, two series not added",
                         TOKENIZER_LIMIT + "; sglang:num_aborted_requests_total is absent (not 0) until the first "
                         "abort, and " + FIRST_EVENT_RATE),
-               [Target(sg.tokenizer_rate(profile, "sglang:num_requests_total", labels), "finished" + _pool(profile)),
+               [Target(sg.tokenizer_rate(profile, "sglang:num_requests_total", labels),
+                       "finished" + sg.pool_legend(profile)),
                 Target(sg.tokenizer_rate(profile, "sglang:num_aborted_requests_total", labels),
-                       "aborted" + _pool(profile))],
+                       "aborted" + sg.pool_legend(profile))],
                "reqps")
 
 
@@ -158,7 +136,7 @@ def _quantile_targets(profile: Profile, histogram: str, labels: list[str], legen
 
 def latency_panels(profile: Profile) -> list[PanelSpec]:
     pools = sg.instance_labels(profile)[1:]
-    pool_legend = _pool(profile)
+    pool_legend = sg.pool_legend(profile)
     slo = profile.slo
     quantile_note = ("percentiles from histogram_quantile over bucket rates summed by (le, engine_type) across the "
                      "selected instances; the value is interpolated inside a bucket, so it is only as precise as "
@@ -214,7 +192,7 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
                      TOKENIZER_LIMIT + "; " + quantile_note),
             _quantile_targets(profile, "sglang:prompt_tokens_histogram", pools, pool_legend), "short", width=8),
     ]
-    if _is_pd(profile):
+    if sg.is_pd(profile):
         panels.append(
             _ts("pd_stage_latency", "PD request stage latency p95 by stage (s)",
                 Evidence("SGLang scheduler (sglang:per_stage_req_latency_seconds{stage} histogram)",
@@ -233,48 +211,53 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
 
 
 def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
-    legend = _stage_legend(profile)
+    legend = sg.stage_legend(profile)
     panels = [
         _ts("running_per_stage", "Running requests per PP stage (engine)",
             Evidence("SGLang scheduler (sglang:num_running_reqs)",
                      "requests in the running batch of each PP stage's scheduler, per node and stage",
                      SCHEDULER_LIMIT),
-            [Target(_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs")), legend)], "short", width=8,
-            decimals=0),
+            [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs")), legend)],
+            "short", width=8, decimals=0),
         _ts("waiting_per_stage", "Waiting requests per PP stage (engine queue)",
             Evidence("SGLang scheduler (sglang:num_queue_reqs)",
                      "requests in each PP stage scheduler's waiting queue, per node and stage",
                      SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
                      "own panels and are not added here (S4)"),
-            [Target(_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs")), legend)], "short", width=8,
-            decimals=0),
+            [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs")), legend)],
+            "short", width=8, decimals=0),
         _ts("retractions", "Retracted requests per PP stage (req/s)",
             Evidence("SGLang scheduler (sglang:num_retracted_requests_total)",
                      "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
                      SCHEDULER_LIMIT + "; the counter is absent, not 0, until the first retraction, and "
                      + FIRST_EVENT_RATE),
-            [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total")), legend)],
+            [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total")),
+                    legend)],
             "reqps", width=8),
     ]
-    if _is_pd(profile):
+    if sg.is_pd(profile):
         pd_queues = (
-            ("prefill_bootstrap_queue", "sglang:num_prefill_bootstrap_queue_reqs", "Prefill bootstrap queue",
+            ("prefill_bootstrap_queue", "sglang:num_prefill_bootstrap_queue_reqs",
+             "Prefill bootstrap queue per node (requests)",
              "requests on a prefill instance waiting for the decode side's bootstrap handshake"),
-            ("prefill_inflight_queue", "sglang:num_prefill_inflight_queue_reqs", "Prefill in-flight (KV sending) queue",
+            ("prefill_inflight_queue", "sglang:num_prefill_inflight_queue_reqs",
+             "Prefill in-flight (KV sending) queue per node (requests)",
              "requests whose prefill finished and whose KV is being sent to decode"),
-            ("decode_prealloc_queue", "sglang:num_decode_prealloc_queue_reqs", "Decode prealloc queue",
+            ("decode_prealloc_queue", "sglang:num_decode_prealloc_queue_reqs",
+             "Decode prealloc queue per node (requests)",
              "requests on a decode instance waiting for KV slots to be preallocated"),
-            ("decode_transfer_queue", "sglang:num_decode_transfer_queue_reqs", "Decode transfer queue",
+            ("decode_transfer_queue", "sglang:num_decode_transfer_queue_reqs",
+             "Decode transfer queue per node (requests)",
              "requests on a decode instance waiting for their KV to arrive from prefill"),
         )
         for key, metric, title, meaning in pd_queues:
             panels.append(
-                _ts(key, f"{title} per node (requests)",
+                _ts(key, title,
                     Evidence(f"SGLang scheduler ({metric})", meaning + ", per node",
                              "a PD request passes the prefill queues and then the decode queues and is counted in "
                              "each; the queues are not added to each other or to the waiting queue (S4). "
                              + SCHEDULER_LIMIT),
-                    [Target(_stage(profile, sg.per_stage_gauge(profile, metric)), legend)], "short", width=6,
+                    [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, metric)), legend)], "short", width=6,
                     decimals=0)
             )
         panels.append(
@@ -285,9 +268,9 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
                          "not added",
                          "counters absent (not 0) until the first failure, and " + FIRST_EVENT_RATE + "; "
                          + SCHEDULER_LIMIT),
-                [Target(_stage(profile, sg.per_stage_rate(profile, "sglang:num_bootstrap_failed_reqs_total")),
+                [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:num_bootstrap_failed_reqs_total")),
                         legend + " bootstrap"),
-                 Target(_stage(profile, sg.per_stage_rate(profile, "sglang:num_transfer_failed_reqs_total")),
+                 Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:num_transfer_failed_reqs_total")),
                         legend + " transfer")],
                 "reqps", width=24)
         )
@@ -314,115 +297,10 @@ def engine_http_panels(profile: Profile) -> list[PanelSpec]:
     ]
 
 
-# --- gateway ------------------------------------------------------------------------------------
-
-
-def _gw_evidence(metric: str, quantity: str, extra_limit: str = "") -> Evidence:
-    limit = GATEWAY_LAYERS + "; " + GATEWAY_SCOPE
-    if extra_limit:
-        limit = f"{extra_limit}; {limit}"
-    return Evidence(f"SGLang model gateway smg ({metric})", quantity, limit, layer="gateway")
-
-
-HEALTH_MAPPINGS = ({"type": "value", "options": {
-    "1": {"text": "healthy", "color": "green", "index": 0},
-    "0": {"text": "unhealthy", "color": "red", "index": 1},
-    "-1": {"text": "removed", "color": "gray", "index": 2},
-}},)
-BREAKER_MAPPINGS = ({"type": "value", "options": {
-    "0": {"text": "closed", "color": "green", "index": 0},
-    "1": {"text": "open", "color": "red", "index": 1},
-    "2": {"text": "half-open", "color": "orange", "index": 2},
-}},)
-
-
-def gateway_panels(profile: Profile) -> list[PanelSpec]:
-    if not profile.exported("gateway"):
-        return [source_status_panel(f"{GROUP}.gateway_unavailable", profile, ["gateway"], "Model gateway layers")]
-    unlabelled = ("upstream smg exports the admission gauges without labels (no entry or backend label): one "
-                  "series per gateway process; per-backend load is on the worker/engine panels")
-    panels = [
-        _ts("gateway_admission_inflight", "Gateway admission: requests in flight (layer 1)",
-            _gw_evidence("smg_admission_inflight",
-                         "requests holding an admission token, per gateway process (compare with the gateway's "
-                         "--max-concurrent-requests)", unlabelled),
-            [Target(gw.gauge(profile, "smg_admission_inflight"), "gateway {{node}} in flight")], "short", width=8,
-            decimals=0),
-        _ts("gateway_admission_queue", "Gateway admission: queue depth (layer 1)",
-            _gw_evidence("smg_admission_queue_depth",
-                         "requests parked in the admission queue, per gateway process (bounded by --queue-size)",
-                         unlabelled),
-            [Target(gw.gauge(profile, "smg_admission_queue_depth"), "gateway {{node}} queued")], "short", width=8,
-            decimals=0),
-        _ts("gateway_admission_rejected", "Gateway admission rejections by reason (req/s)",
-            _gw_evidence("smg_admission_queue_rejected_total{reason}",
-                         "requests shed by admission per second: reason full (HTTP 429) or timeout (HTTP 503)",
-                         "absent (not 0) until the first rejection, and " + FIRST_EVENT_RATE),
-            [Target(gw.counter_rate(profile, "smg_admission_queue_rejected_total", "reason"),
-                    "gateway {{node}} {{reason}}")], "reqps", width=8),
-        _ts("gateway_worker_active", "Gateway view: requests active per backend (layer 3)",
-            _gw_evidence("smg_worker_requests_active{worker}",
-                         "requests the gateway has in progress on each backend worker (URL)",
-                         "the worker label is the backend URL, not a node name"),
-            [Target(gw.gauge(profile, "smg_worker_requests_active", "worker"), WORKER_LEGEND)], "short", width=8,
-            decimals=0),
-        _ts("gateway_engine_running", "Gateway view: engine running requests per backend",
-            _gw_evidence("smg_engine_running_requests{worker,dp_rank}",
-                         "running requests per backend and DP rank, as the gateway last polled them from the "
-                         "engine's /v1/loads",
-                         "a polled copy of the engine's own gauge, lagging by the poll interval; it is the same "
-                         "requests as the engine panels, so it is never added to them"),
-            [Target(gw.gauge(profile, "smg_engine_running_requests", "worker", "dp_rank"),
-                    "{{worker}} dp{{dp_rank}} (gateway {{node}})")], "short", width=8, decimals=0),
-        _ts("gateway_engine_waiting", "Gateway view: engine waiting requests per backend",
-            _gw_evidence("smg_engine_waiting_requests{worker,dp_rank}",
-                         "waiting requests per backend and DP rank, as polled from /v1/loads",
-                         "a polled copy of the engine queue (same requests as the engine waiting panel)"),
-            [Target(gw.gauge(profile, "smg_engine_waiting_requests", "worker", "dp_rank"),
-                    "{{worker}} dp{{dp_rank}} (gateway {{node}})")], "short", width=8, decimals=0),
-        _ts("gateway_http_responses", "Gateway HTTP responses by status code (req/s)",
-            _gw_evidence("smg_http_responses_total{status_code}",
-                         "HTTP responses the gateway returned per second, by status code"),
-            [Target(gw.counter_rate(profile, "smg_http_responses_total", "status_code"),
-                    "gateway {{node}} {{status_code}}")], "reqps", width=8),
-        _ts("gateway_router_latency", "Gateway router request duration p95 / p99 (s)",
-            _gw_evidence("smg_router_request_duration_seconds histogram",
-                         "time the gateway router spent on a request including the backend call, seconds, by "
-                         "backend type (buckets summed by le)",
-                         "includes the engine's time; not comparable bucket-for-bucket with engine latency"),
-            [Target(gw.quantile(profile, q, "smg_router_request_duration_seconds", "backend_type"),
-                    f"{sg.quantile_legend(q)} gateway {{{{node}}}} {{{{backend_type}}}}") for q in (0.95, 0.99)],
-            "s", width=8),
-        _ts("gateway_router_errors", "Gateway router errors by type (req/s)",
-            _gw_evidence("smg_router_request_errors_total{error_type}",
-                         "router request errors per second by error type",
-                         "absent (not 0) until the first error, and " + FIRST_EVENT_RATE),
-            [Target(gw.counter_rate(profile, "smg_router_request_errors_total", "error_type"),
-                    "gateway {{node}} {{error_type}}")], "reqps", width=8),
-        PanelSpec(key=f"{GROUP}.gateway_worker_health", title="Gateway: backend health",
-                  kind="state-timeline",
-                  evidence=_gw_evidence("smg_worker_health{worker}",
-                                        "health of each backend worker as the gateway sees it (1 healthy, 0 "
-                                        "unhealthy, -1 removed)", "gaps are missing scrapes, not a state"),
-                  targets=(Target(gw.gauge(profile, "smg_worker_health", "worker"), WORKER_LEGEND),),
-                  unit="none", width=12, height=8, mappings=HEALTH_MAPPINGS),
-        PanelSpec(key=f"{GROUP}.gateway_circuit_breaker", title="Gateway: circuit breaker state per backend",
-                  kind="state-timeline",
-                  evidence=_gw_evidence("smg_worker_cb_state{worker}",
-                                        "circuit breaker state per backend (0 closed, 1 open, 2 half-open, as "
-                                        "smg's metrics.rs describes it)",
-                                        "an open or half-open breaker takes the backend out of routing while "
-                                        "the engine itself may be healthy"),
-                  targets=(Target(gw.gauge(profile, "smg_worker_cb_state", "worker"), WORKER_LEGEND),),
-                  unit="none", width=12, height=8, mappings=BREAKER_MAPPINGS),
-    ]
-    return panels
-
-
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     if not profile.exported("sglang"):
         engine: list[PanelSpec] = [source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
-                                                       "Engine requests and latency")]
+                                                       "Engine requests and latency: not available")]
     else:
         engine = [*throughput_panels(profile), request_rate_panel(profile), *latency_panels(profile),
                   *engine_queue_panels(profile), *engine_http_panels(profile)]

@@ -6,7 +6,7 @@ prefix reuse, and the GPU memory watermark per node and per GPU, with drill-down
 cluster -> node -> GPU that keep the time range and variables.
 
 Request-level panels are not narrowed by ``$node`` where a replica spans several nodes (the
-tokenizer histograms exist only on its entry node; ``queries.slo.request_scope``). Budget and burn
+tokenizer histograms exist only on its entry node; ``queries.sglang_slo.request_scope``). Budget and burn
 rates are per model over the whole deployment, as the alerts see them; the burn rates evaluate the
 recording rules' expressions from the raw histograms (so they work without the rules loaded); the long
 windows (6 h, 3 d, the budget) are instant queries: a stat needs one value, not a long-window rate
@@ -19,33 +19,38 @@ shares. Thresholds come from the profile; sizes are never literals (S1).
 
 from __future__ import annotations
 
-from typing import Any
-
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.ids import cluster_dashboard_uid
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, ratio_axis
-from panels.common import NO_DATA_TEXT, source_status_panel
-from queries.gpu import gpu_source
+from dashgen.render.kit import NO_DATA_TEXT, last_value, ratio_axis, source_status_panel, stat, timeseries
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from panels.drilldown import gpu_link, node_link, per_gpu_rows_link
+from panels.engine_load import (
+    batch_size_panel,
+    kv_usage_panel,
+    load_state_panel,
+    prefix_hit_panel,
+    queue_length_panel,
+)
+from queries.gpu import (
+    GPU_SOURCE_KEYS,
+    MEMORY_FULL_SHARE,
+    gpu_memory_used_share,
+    gpu_memory_used_share_formula,
+    gpu_source,
+)
 from queries.promql import WINDOW, agg
-from queries.slo import (
+from queries.sglang_slo import (
     BAD_EVENTS,
     BUCKET_SOURCE,
     BURN_PANEL_WINDOWS,
     FAST_BURN,
     SLOW_BURN,
-    STALLED_VALUE,
     budget_left,
     burn_rate,
     check_objective,
     error_budget,
     good_ratio,
-    gpu_memory_share,
-    kv_usage,
     latency_quantile,
-    per_stage_requests,
-    prefix_hit_ratio,
-    queue_per_running,
     request_scope_variable,
     slis,
     slo_error_ratio_name,
@@ -54,13 +59,7 @@ from queries.slo import (
 
 TITLE = "SLO and health"
 KEY = "slo_health"
-GPU_MEMORY_ALERT = 0.95  # the GpuMemoryNearlyFull alert of the rule files
-KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
-QUEUE_STATES = (("green", None), ("yellow", 0.01), ("orange", 0.5), ("red", 1.0))
 INSTANT_BURN_WINDOWS = ("6h", "3d")
-STALLED_TEXT = "stalled: waiting, none running"
-STALLED_MAPPINGS = ({"type": "value", "options": {
-    f"{STALLED_VALUE:.0f}": {"text": STALLED_TEXT, "color": "red", "index": 0}}},)
 LATENCY_METRICS = (
     ("TTFT", "sglang:time_to_first_token_seconds"),
     ("TPOT", "sglang:request_time_per_output_token_seconds"),
@@ -80,55 +79,8 @@ def health_states(profile: Profile) -> tuple[tuple[str, float | None], ...]:
     )
 
 
+BURN_TITLES = {"1h": "Burn rate over 1h", "6h": "Burn rate over 6h", "3d": "Burn rate over 3d"}
 BURN_STATES = (("green", None), ("yellow", 1.0), ("orange", SLOW_BURN[2]), ("red", FAST_BURN[2]))
-
-
-def _last_value(**options: Any) -> dict[str, Any]:
-    """Stat options: show each series' last non-null value."""
-    return {**options, "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
-
-
-def _link(title: str, url: str) -> dict[str, Any]:
-    """A panel or data link in the shape Grafana's schema types (DashboardLink)."""
-    return {"title": title, "type": "link", "url": url, "icon": "dashboard", "tooltip": title, "tags": [],
-            "asDropdown": False, "targetBlank": False, "includeVars": False, "keepTime": True}
-
-
-def _kept_vars(profile: Profile) -> str:
-    """Variables a drill-down keeps: the data source, the replica (it scopes the request-level panels) and
-    the PP stage."""
-    kept = "${datasource:queryparam}"
-    if request_scope_variable(profile) == "replica":
-        kept += "&${replica:queryparam}"
-    if profile.has_pp:
-        kept += "&${stage:queryparam}"
-    return kept
-
-
-def node_link(profile: Profile) -> dict[str, Any]:
-    """Data link: the same dashboard narrowed to the clicked series' node, time range kept."""
-    node = profile.label("node")
-    uid = cluster_dashboard_uid(profile.name)
-    return _link(f"Drill down to node ${{__field.labels.{node}}}",
-                 f"/d/{uid}/?var-node=${{__field.labels.{node}}}&${{__url_time_range}}&{_kept_vars(profile)}")
-
-
-def gpu_link(profile: Profile) -> dict[str, Any]:
-    """Data link: the same dashboard narrowed to the clicked series' node and GPU (per-GPU rows)."""
-    node, gpu = profile.label("node"), profile.label("gpu")
-    uid = cluster_dashboard_uid(profile.name)
-    return _link(
-        f"Drill down to node ${{__field.labels.{node}}} GPU ${{__field.labels.{gpu}}}",
-        f"/d/{uid}/?var-node=${{__field.labels.{node}}}&var-gpu=${{__field.labels.{gpu}}}"
-        f"&${{__url_time_range}}&{_kept_vars(profile)}",
-    )
-
-
-def per_gpu_rows_link(profile: Profile) -> dict[str, Any]:
-    """Panel link: the per-GPU rows of this dashboard for the nodes and GPUs selected now."""
-    uid = cluster_dashboard_uid(profile.name)
-    return _link("Per-GPU rows for the selected nodes",
-                 f"/d/{uid}/?${{node:queryparam}}&${{gpu:queryparam}}&${{__url_time_range}}&{_kept_vars(profile)}")
 
 
 def _slo_notes(profile: Profile) -> str:
@@ -160,10 +112,9 @@ def _whole_deployment() -> str:
 
 
 def health_panel(profile: Profile) -> PanelSpec:
-    return PanelSpec(
+    return stat(
         key=f"{KEY}.health",
         title="Health: share of requests meeting the SLO",
-        kind="stat",
         evidence=Evidence(
             source=_request_source(profile),
             quantity=(f"over the dashboard window, the lowest of the TTFT, TPOT and E2E good shares per model (1 - bad "
@@ -183,7 +134,7 @@ def health_panel(profile: Profile) -> PanelSpec:
         height=7,
         no_value="No requests in window",
         thresholds=health_states(profile),
-        options=_last_value(),
+        options=last_value(),
     )
 
 
@@ -193,10 +144,9 @@ def health_trend_panel(profile: Profile) -> PanelSpec:
                legend=f"{sli.name} ≤ {sli.bound:g} s · {{{{model_name}}}}")
         for sli in slis(profile)
     )
-    return PanelSpec(
+    return timeseries(
         key=f"{KEY}.health_trend",
         title="Good share per SLI over time",
-        kind="timeseries",
         evidence=Evidence(
             source=_request_source(profile),
             quantity=(f"per SLI (TTFT, TPOT, E2E), the share of good events per rate interval; {BAD_EVENTS}. "
@@ -221,10 +171,9 @@ def _per_sli(profile: Profile, expr, instant: bool) -> tuple[Target, ...]:
 def budget_panel(profile: Profile) -> PanelSpec:
     days = profile.slo.window_days
     targets = _per_sli(profile, lambda sli: budget_left(profile, sli), instant=True)
-    return PanelSpec(
+    return stat(
         key=f"{KEY}.budget",
         title=f"Error budget left ({days} d)",
-        kind="stat",
         evidence=Evidence(
             source=_request_source(profile),
             quantity=(f"1 - (error ratio over {days} days) / budget, budget = 1 - objective = "
@@ -252,10 +201,9 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
                 f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules")
     shown = ("one instant value at the end of the dashboard range" if instant
              else "the sparkline shows the value at each step")
-    return PanelSpec(
+    return stat(
         key=f"{KEY}.burn_{window}",
-        title=f"Burn rate over {window}",
-        kind="stat",
+        title=BURN_TITLES[window],
         evidence=Evidence(
             source=_request_source(profile),
             quantity=(f"error ratio over a fixed {window} window divided by the budget {error_budget(profile):g}, per "
@@ -274,7 +222,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
         height=6,
         no_value="No requests in window",
         thresholds=BURN_STATES,
-        options=_last_value(graphMode="none" if instant else "area"),
+        options=last_value(graphMode="none" if instant else "area"),
     )
 
 
@@ -285,10 +233,9 @@ def latency_panel(profile: Profile) -> PanelSpec:
         for q in (0.5, 0.99)
     )
     slo = profile.slo
-    return PanelSpec(
+    return timeseries(
         key=f"{KEY}.latency",
         title="Latency P50 / P99: TTFT, TPOT, E2E",
-        kind="timeseries",
         evidence=Evidence(
             source=_request_source(profile) + "; TPOT from sglang:request_time_per_output_token_seconds",
             quantity=("P50 and P99 of time to first token, time per output token (per request) and end-to-end "
@@ -307,121 +254,21 @@ def latency_panel(profile: Profile) -> PanelSpec:
     )
 
 
-def _stage_legend(profile: Profile) -> str:
-    return f"{{{{{profile.label('node')}}}}} stage {{{{{profile.label('pp_rank')}}}}}"
-
-
-def _scheduler_source(profile: Profile, metric: str) -> str:
-    return (f"SGLang scheduler gauge {metric} (job {profile.source('sglang').job}), reported by the stats-logging "
-            "TP rank of each PP stage")
-
-
-def _stage_panel(profile: Profile, key: str, title: str, kind: str, evidence: Evidence, expr: str,
-                 **fields: Any) -> PanelSpec:
-    """A per-(node, PP stage) panel: one series per stage, drilling down to the clicked node."""
-    return PanelSpec(
-        key=f"{KEY}.{key}",
-        title=title,
-        kind=kind,
-        evidence=evidence,
-        targets=(Target(expr, legend=_stage_legend(profile)),),
-        height=8,
-        data_links=(node_link(profile),),
-        **fields,
-    )
-
-
-def requests_panel(profile: Profile, key: str, metric: str, title: str, quantity: str) -> PanelSpec:
-    return _stage_panel(
-        profile, key, title, "timeseries",
-        Evidence(
-            source=_scheduler_source(profile, metric),
-            quantity=quantity + " per (node, PP stage); TP copies removed with max, DP groups added",
-            limit=("each PP stage's scheduler sees the same requests, so stages are never summed (S3); a gauge "
-                   "sampled at the log interval can miss short bursts"),
-        ),
-        per_stage_requests(profile, metric),
-        unit="short",
-        min=0,
-        width=9,
-    )
-
-
-def load_state_panel(profile: Profile) -> PanelSpec:
-    return _stage_panel(
-        profile, "load_state", "Queue pressure per stage (waiting ÷ running)", "stat",
-        Evidence(
-            source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
-            quantity="waiting requests per running request per (node, PP stage), last value",
-            limit=("green: nobody waits (0 when nothing runs either); yellow (busy): some requests wait; orange "
-                   "(high): half a batch waits; red (overloaded): more requests wait than run; red "
-                   f"'{STALLED_TEXT}': requests wait and none runs (a stalled scheduler, or every request retracted "
-                   "for lack of KV), the worst state. No data only when both gauges are absent"),
-        ),
-        queue_per_running(profile),
-        unit="none",
-        min=0,
-        decimals=2,
-        width=6,
-        thresholds=QUEUE_STATES,
-        mappings=STALLED_MAPPINGS,
-        options=_last_value(),
-    )
-
-
-def kv_usage_panel(profile: Profile) -> PanelSpec:
-    return _stage_panel(
-        profile, "kv_usage", "KV cache usage per stage", "timeseries",
-        Evidence(
-            source=_scheduler_source(profile, "sglang:token_usage"),
-            quantity=("used share of the fullest KV pool (max of full / SWA / mamba pools) per (node, PP stage); "
-                      "the fullest DP group"),
-            limit=("slots held by the radix cache that can be evicted are not counted as used; colours: yellow "
-                   "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"),
-        ),
-        kv_usage(profile),
-        **ratio_axis("percentunit"),
-        width=12,
-        thresholds=KV_STATES,
-        custom={"thresholdsStyle": {"mode": "line"}},
-    )
-
-
-def prefix_hit_panel(profile: Profile) -> PanelSpec:
-    return _stage_panel(
-        profile, "prefix_hit", "Prefix-cache reuse share per stage", "timeseries",
-        Evidence(
-            source=(f"SGLang scheduler counter sglang:prefill_effective_tokens_total{{mode}} (job "
-                    f"{profile.source('sglang').job}); chosen over the sglang:cache_hit_rate gauge because it is "
-                    "token-weighted over the rate interval rather than the scheduler's own estimate"),
-            quantity=("(device_hit + host_hit + storage_hit) ÷ input prefill tokens per (node, PP stage), over the "
-                      "rate interval; the logging TP rank is read (max across TP ranks)"),
-            limit=("scheduler-level final reuse at prefill (S9): the same counter as the final-reuse columns of the "
-                   "cache-evidence table, as a token share; not a request hit rate; every PP stage counts the same "
-                   "request, so stages are never added (S3). No prefill in the interval -> No data"),
-            layer="final reuse at prefill (scheduler)",
-        ),
-        prefix_hit_ratio(profile),
-        **ratio_axis("percentunit"),
-        width=12,
-    )
-
-
 def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
     source = gpu_source(profile)
     if source is None:
-        return (source_status_panel(f"{KEY}.gpu_unavailable", profile, ["gpm", "dcgm"], "GPU memory watermark"),)
+        return (source_status_panel(f"{KEY}.gpu_unavailable", profile, list(GPU_SOURCE_KEYS),
+                                    "GPU memory watermark: not available"),)
     node, gpu = profile.label("node"), profile.label("gpu")
-    share = gpu_memory_share(profile, source, with_vars=True)
-    metrics = ("gpm_memory_used_bytes / gpm_memory_total_bytes where gpm_sample_valid == 1" if source.key == "gpm"
-               else "DCGM_FI_DEV_FB_USED / (FB_USED + FB_FREE + FB_RESERVED)")
-    limit = (f"one sample per {source.interval}; the rule files alert at {GPU_MEMORY_ALERT:.0%} for 1 m "
+    share = gpu_memory_used_share(profile, source, valid_only=True)
+    metrics = gpu_memory_used_share_formula(source, valid_only=True)
+    limit = (f"one sample per {source.interval}; the rule files alert at {MEMORY_FULL_SHARE:.0%} for 1 m "
              "(GpuMemoryNearlyFull). The node recording rule node:dashgen_gpu_memory_used:max_ratio holds the same "
              "expression for fleet-wide use")
-    common = dict(kind="timeseries", **ratio_axis("percentunit"), width=12, height=8,
-                  thresholds=(("green", None), ("orange", 0.9), ("red", GPU_MEMORY_ALERT)),
+    common = dict(**ratio_axis("percentunit"), width=12, height=8,
+                  thresholds=(("green", None), ("orange", 0.9), ("red", MEMORY_FULL_SHARE)),
                   custom={"thresholdsStyle": {"mode": "line"}}, no_value=NO_DATA_TEXT)
-    per_node = PanelSpec(
+    per_node = timeseries(
         key=f"{KEY}.gpu_memory_node",
         title="GPU memory used share: fullest GPU per node",
         evidence=Evidence(source=f"{source.name} ({metrics})",
@@ -432,7 +279,7 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
         links=(per_gpu_rows_link(profile),),
         **common,
     )
-    per_gpu = PanelSpec(
+    per_gpu = timeseries(
         key=f"{KEY}.gpu_memory_gpu",
         title="GPU memory used share per GPU",
         evidence=Evidence(source=f"{source.name} ({metrics})", quantity="memory used / total share per GPU",
@@ -449,7 +296,7 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     check_objective(profile)
     if not profile.exported("sglang"):
         engine: tuple[PanelSpec, ...] = (
-            source_status_panel(f"{KEY}.engine_unavailable", profile, ["sglang"], "SLO and engine load"),
+            source_status_panel(f"{KEY}.engine_unavailable", profile, ["sglang"], "SLO and engine load: not available"),
         )
     else:
         engine = (
@@ -458,10 +305,8 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
             budget_panel(profile),
             *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS),
             latency_panel(profile),
-            requests_panel(profile, "running", "sglang:num_running_reqs", "Batch size: running requests per stage",
-                           "requests in the running batch"),
-            requests_panel(profile, "queue", "sglang:num_queue_reqs", "Queue length: waiting requests per stage",
-                           "requests in the waiting queue"),
+            batch_size_panel(profile),
+            queue_length_panel(profile),
             load_state_panel(profile),
             kv_usage_panel(profile),
             prefix_hit_panel(profile),

@@ -12,12 +12,12 @@ from typing import Any
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
-from dashgen.render.spec import Evidence, PanelSpec, Target, ratio_axis
-from panels.common import NO_DATA_TEXT, source_status_panel
+from dashgen.render.kit import NO_DATA_TEXT, bargauge, ratio_axis, source_status_panel, stat, table, text
+from dashgen.render.spec import Evidence, PanelSpec, Target
 from panels.node_table import per_node_table
-from queries import cache_filesystem as fs
+from queries import hicache as sg
 from queries import mooncake as mc
-from queries import sglang_hicache as sg
+from queries import node_exporter as fs
 
 KEY = "cache_evidence"
 TIER_SOURCES = ["hicache", "hicache_storage", "mooncake_master", "mooncake_client"]
@@ -28,7 +28,8 @@ def status_panel(profile: Profile) -> PanelSpec | None:
     missing = [name for name in TIER_SOURCES if not profile.exported(name)]
     if not missing:
         return None
-    panel = source_status_panel(f"{KEY}.sources_unavailable", profile, missing, "Cache tiers not exported")
+    panel = source_status_panel(f"{KEY}.sources_unavailable", profile, missing,
+                                "Cache tiers not exported: not available")
     evidence = Evidence(
         layer="collection health (deployment fact)",
         source="the deployment profile's source statuses",
@@ -43,10 +44,9 @@ def status_panel(profile: Profile) -> PanelSpec | None:
 def _store_stat(key: str, title: str, evidence: Evidence, series: tuple[tuple[str, str], ...],
                 **fields: Any) -> PanelSpec:
     """One of the Store master stats, a third of the row wide: (query, legend) values at the window end."""
-    return PanelSpec(
+    return stat(
         key=f"{KEY}.{key}",
         title=title,
-        kind="stat",
         evidence=evidence,
         targets=tuple(Target(expr, legend=legend, instant=True) for expr, legend in series),
         width=8,
@@ -113,10 +113,9 @@ def allocation_table(profile: Profile) -> PanelSpec:
 
 def segment_bargauge(profile: Profile, topology: Topology) -> PanelSpec:
     node = profile.label("node")
-    return PanelSpec(
+    return bargauge(
         key=f"{KEY}.store_segments",
         title="Store RAM allocated per segment (one per rank client)",
-        kind="bargauge",
         evidence=Evidence(
             layer="allocation",
             source="Mooncake master segment_allocated_bytes{segment}, node from the segment's host through the "
@@ -212,10 +211,9 @@ def object_counts_stat(profile: Profile) -> PanelSpec:
 def prefetch_matrix(profile: Profile, metric: str, reasons: tuple[str, ...], key: str, title: str,
                     evidence: Evidence) -> PanelSpec:
     """Rows = reason, columns = node: each reason its own series, never added together (S16)."""
-    return PanelSpec(
+    return table(
         key=f"{KEY}.{key}",
         title=title,
-        kind="table",
         evidence=evidence,
         targets=(Target(sg.prefetch_reasons(profile, metric, reasons), instant=True, table=True, ref_id="A"),),
         unit="short",
@@ -308,10 +306,9 @@ def anatomy_text(profile: Profile, topology: Topology) -> PanelSpec:
         lines += ["", f"`global_segment_size` = {profile.capacity.global_segment_size:,} bytes "
                   f"({binary(cap.store_per_replica)}) is the Store quota **per replica**: not per node, not the "
                   "master's memory."]
-    return PanelSpec(
+    return text(
         key=f"{KEY}.capacity_limits",
         title="Capacity anatomy 1/3: limits (quotas from the profile)",
-        kind="text",
         evidence=Evidence(
             layer="capacity quota",
             source=f"the deployment profile ({profile.name}): global_segment_size, host_cache_per_rank, "

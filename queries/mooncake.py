@@ -17,6 +17,11 @@ Segments whose host is in no profile entry are never silently dropped: ``unmappe
 counts them (a Store stat), and the Missing-data table reports "segment host not mapped" instead of
 "uninitialised" for a node without mapped segments while unmapped ones exist.
 
+The KV-cache group's capacity view (``by_host``) labels each segment ``host``: the node name for a
+mapped host and the raw segment host (e.g. an IP) for a host the profile does not know, so an
+unmapped segment stays visible under its address instead of vanishing. Per-host sums add distinct
+segments, which is sound.
+
 Master counters (``mem_cache_hit_nums_`` ...) have no storage-node label: they are never split per
 node (S14). Several master targets (HA) are de-duplicated per segment with ``max``.
 """
@@ -37,6 +42,7 @@ RAM_OBJECTS = "mem_cache_nums_"
 SSD_OBJECTS = "file_cache_nums_"
 PORT_REGEX = ":[0-9]+"
 GIB = 2**30
+HOST_LABEL = "host"  # the capacity view's label: node name of a mapped segment host, else the raw host
 _REGEX_SPECIAL = set(".^$*+?()[]{}|\\")
 
 
@@ -145,3 +151,21 @@ def presence(profile: Profile) -> str:
 def unmapped_presence(profile: Profile) -> str:
     """The unmapped segments' capacity gauge: any sample means some segment hosts are not in the profile."""
     return unmapped(profile, CAPACITY)
+
+
+# --- the capacity view of the KV-cache group: per segment host, unmapped hosts kept visible -------
+
+
+def host_of_segment(profile: Profile, expr: str) -> str:
+    """``host`` := the segment's host part, then the node name wherever the profile maps that host."""
+    expr = f'label_replace({expr}, "{HOST_LABEL}", "$1", "segment", "(.*){PORT_REGEX}")'
+    for name, host in segment_hosts(profile).items():
+        if host != name:
+            regex = (regex_literal(host) + PORT_REGEX).replace("\\", "\\\\")
+            expr = f'label_replace({expr}, "{HOST_LABEL}", "{name}", "segment", "{regex}")'
+    return expr
+
+
+def by_host(profile: Profile, metric: str, op: str = "sum") -> str:
+    """``op by (host)`` of a per-segment gauge, ``host`` = the segment's node (or its raw host if unmapped)."""
+    return agg(op, [HOST_LABEL], host_of_segment(profile, master(profile, metric)))

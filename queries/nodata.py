@@ -47,10 +47,10 @@ from dataclasses import dataclass
 from functools import partial
 
 from dashgen.deployment.profile import Profile
-from queries import cache_filesystem as fs
+from queries import hicache as sg
 from queries import mooncake as mc
-from queries import sglang_hicache as sg
-from queries.gpu import QUANTITIES
+from queries import node_exporter as fs
+from queries.gpu import GpuSource, gpu_sources
 from queries.promql import agg, matcher, node_var, selector
 
 OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED = 0, 1, 2, 3, 4, 5, 6
@@ -263,13 +263,12 @@ def mooncake_layer(profile: Profile) -> Layer:
                  unmapped=mc.unmapped_presence(profile))
 
 
-def gpu_layer(profile: Profile, key: str) -> Layer:
-    """Per-GPU telemetry (GPM sampler or DCGM exporter): initialised when power samples exist."""
-    src = profile.source(key)
-    metric = QUANTITIES["power"].gpm_metric if key == "gpm" else QUANTITIES["power"].dcgm_metric
-    title = f"GPU ({'GPM sampler' if key == 'gpm' else 'DCGM exporter'})"
-    return Layer(key, title, src.job, src.sample_interval_seconds,
-                 selector(metric, matcher(profile.label("job"), "=", src.job), node_var(profile)),
+def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
+    """Per-GPU telemetry of one exported source (GPM sampler or DCGM exporter): initialised when its
+    power samples exist."""
+    src = profile.source(source.key)
+    return Layer(source.key, f"GPU ({source.name})", src.job, src.sample_interval_seconds,
+                 selector(source.metric("power"), matcher(profile.label("job"), "=", src.job), node_var(profile)),
                  scrape_seconds=src.scrape_interval_seconds)
 
 
@@ -292,9 +291,7 @@ def layers(profile: Profile) -> list[Layer]:
         found.append(hicache_storage_layer(profile))
     if profile.exported("mooncake_master") and profile.exported("sglang"):
         found.append(mooncake_layer(profile))
-    for key in ("gpm", "dcgm"):
-        if profile.exported(key):
-            found.append(gpu_layer(profile, key))
+    found.extend(gpu_layer(profile, source) for source in gpu_sources(profile))
     if profile.exported("node_exporter"):
         found.append(disk_layer(profile))
     return found

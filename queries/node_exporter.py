@@ -1,5 +1,11 @@
 """PromQL for node_exporter: the KV-cache disks (diskstats), their filesystem, the model disk,
-per-node CPU and host memory (metric catalogue §5).
+per-node CPU and host memory (metric catalogue §5), and the disk op counters that prove I/O.
+
+A filesystem's size is not the disk's nominal size (a 3.84 TB disk shows about 3.44 TiB of
+filesystem) and neither is a quota: the three are shown apart (S17). Two "used" quantities exist
+and are named apart everywhere: **not available to the cache process** = size - avail (counts the
+root-reserved blocks, which an unprivileged cache process cannot write) and **used** = size - free
+(blocks actually holding data). On ext4 with a 5 % reserve they differ by 5 % of the size.
 
 Cache disks are the block devices matching ``profile.disks.cache_device_regex`` (whole NVMe
 namespaces; partitions are excluded by node_exporter's defaults); filesystems are selected by
@@ -9,7 +15,16 @@ mount point. Every result keeps ``node`` (and ``device`` for disks): nothing is 
 from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
-from queries.promql import agg, divide, job, matcher, node_var, rate, selector
+from queries.promql import agg, divide, job, matcher, node_var, rate, scale, selector
+
+SIZE = "node_filesystem_size_bytes"
+AVAIL = "node_filesystem_avail_bytes"
+FREE = "node_filesystem_free_bytes"
+READS = "node_disk_reads_completed_total"
+WRITES = "node_disk_writes_completed_total"
+TIB = 2**40
+UNAVAILABLE_NAME = "not available to the cache process (size − avail)"
+USED_NAME = "used (size − free)"
 
 
 def node_series(profile: Profile, metric: str, *matchers: str) -> str:
@@ -47,3 +62,43 @@ def cpu_mode_share(profile: Profile, mode: str) -> str:
 
 def memory(profile: Profile, metric: str) -> str:
     return agg("max", [profile.label("node")], node_series(profile, metric))
+
+
+# --- the cache filesystem, read at the window end per node (S17) ---------------------------------
+
+
+def cache_filesystem(profile: Profile, metric: str) -> str:
+    """A filesystem gauge of the cache mount point, per node and device (not aggregated)."""
+    return node_series(profile, metric, matcher("mountpoint", "=", profile.disks.cache_mountpoint))
+
+
+def disk(profile: Profile, metric: str) -> str:
+    """A diskstats counter of the cache devices, per node and device (not aggregated)."""
+    return node_series(profile, metric, cache_device(profile))
+
+
+def unavailable_pct(profile: Profile) -> str:
+    """Share of the cache filesystem not available to the cache process at window end, %:
+    1 - avail / size (root-reserved blocks count as unavailable)."""
+    ratio = f"1 - {divide(cache_filesystem(profile, AVAIL), cache_filesystem(profile, SIZE))}"
+    return agg("max", [profile.label("node")], scale(ratio, 100))
+
+
+def size_tib(profile: Profile) -> str:
+    return scale(agg("max", [profile.label("node")], cache_filesystem(profile, SIZE)), 1 / TIB)
+
+
+def avail_tib(profile: Profile) -> str:
+    return scale(agg("max", [profile.label("node")], cache_filesystem(profile, AVAIL)), 1 / TIB)
+
+
+def unavailable_tib(profile: Profile) -> str:
+    """size - avail: what the cache process cannot write (data plus root-reserved blocks)."""
+    unavailable = f"{cache_filesystem(profile, SIZE)} - {cache_filesystem(profile, AVAIL)}"
+    return scale(agg("max", [profile.label("node")], unavailable), 1 / TIB)
+
+
+def used_tib(profile: Profile) -> str:
+    """size - free: blocks holding data (root-reserved free blocks not counted)."""
+    used = f"{cache_filesystem(profile, SIZE)} - {cache_filesystem(profile, FREE)}"
+    return scale(agg("max", [profile.label("node")], used), 1 / TIB)

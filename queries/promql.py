@@ -10,6 +10,11 @@ from dashgen.deployment.profile import Profile
 
 RATE_WINDOW = "$__rate_interval"
 WINDOW = "$__range"
+# What rate() cannot show, for panel limits: it starts from a series' first stored sample.
+FIRST_EVENT_RATE = (
+    "rate() starts from a series' first stored sample, so a counter created at its first event (absent until "
+    "then) never shows that first event: a lone first retraction/abort/rejection/error draws nothing"
+)
 
 
 def matcher(label: str, op: str, value: str) -> str:

@@ -36,6 +36,12 @@ def tokenizer(profile: Profile, metric: str, *matchers: str) -> str:
     return engine(profile, metric, *matchers, stage=False)
 
 
+def stage_key(profile: Profile, *extra: str) -> list[str]:
+    """Node and PP stage: the key of one row or series per stage, the finest grouping the cache tables and
+    the SLO group's stage panels use (never coarser: stages are never summed, S3)."""
+    return [profile.label("node"), profile.label("pp_rank"), *extra]
+
+
 def stage_labels(profile: Profile, *extra: str) -> list[str]:
     """Labels that keep one series per (node, PP stage[, DP rank], engine type)."""
     return [profile.label("node"), profile.label("pp_rank"), profile.label("dp_rank"), ENGINE_TYPE, *extra]
@@ -71,6 +77,22 @@ def named_stage(profile: Profile, expr: str) -> str:
     pp, dp = profile.label("pp_rank"), profile.label("dp_rank")
     joined = f'label_join({expr}, "{STAGE_NAME}", " dp", "{pp}", "{dp}")'
     return f'label_replace({joined}, "{STAGE_NAME}", "$1", "{STAGE_NAME}", "(.*) dp")'
+
+
+def is_pd(profile: Profile) -> bool:
+    """Whether the deployment runs prefill and decode pools apart (PD disaggregation)."""
+    return any(pool.role in ("prefill", "decode") for pool in profile.pools)
+
+
+def pool_legend(profile: Profile) -> str:
+    """Legend suffix naming the pool (engine_type) where prefill and decode pools are apart."""
+    return " · {{" + ENGINE_TYPE + "}}" if is_pd(profile) else ""
+
+
+def stage_legend(profile: Profile) -> str:
+    """``{{node}} PP<pp_rank>[ dp<dp_rank>][ · <engine_type>]``: the DP rank appears where the series carry
+    one (``named_stage``, which every per-stage target wraps its query in)."""
+    return "{{" + profile.label("node") + "}} " + STAGE_LEGEND + pool_legend(profile)
 
 
 def per_rank_gauge(profile: Profile, metric: str) -> str:

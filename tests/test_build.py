@@ -14,6 +14,7 @@ from dashgen.build import build_all, build_profile, write_dashboards
 from dashgen.cli.app import main
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.errors import BuildValidationError
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import dashboard_uid, is_valid_uid
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
@@ -158,7 +159,7 @@ def _first_data_panel(doc: dict) -> dict:
          "hard-coded datasource uid"),
         (lambda d: _first_data_panel(d)["gridPos"].update(x=20, w=12), "exceeds the 24-column grid"),
         (lambda d: _first_data_panel(d)["fieldConfig"]["defaults"].update(unit="percent", max=None) or
-         _first_data_panel(d)["fieldConfig"]["defaults"].pop("max"), "needs min 0 and max 100 (S5)"),
+         _first_data_panel(d)["fieldConfig"]["defaults"].pop("max"), "max 100 (has min=0, max=None) (S5)"),
         (lambda d: _first_data_panel(d)["targets"][0].update(expr="up{node=~\"$nodes\"}"), "unknown variable $nodes"),
         (lambda d: _first_data_panel(d)["targets"][0].update(refId=""), "$.panels"),
         (lambda d: _first_data_panel(d)["targets"][0].update(intervalFactor=2), "intervalFactor"),
@@ -182,27 +183,31 @@ def test_overlapping_panels_are_refused(built):
     assert any("overlaps panel" in p and data_panels[1]["title"] in p for p in problems)
 
 
-def test_a_percent_panel_without_fixed_axis_cannot_be_declared():
-    with pytest.raises(ValueError, match="S5"):
-        PanelSpec(key="g.p", title="t", kind="timeseries", evidence=Evidence("s", "q", "l"), unit="percent")
+def _one_panel_group(panel: PanelSpec):
+    """A panel-group module holding just ``panel``, to build a profile with."""
 
-
-def test_build_profile_rejects_an_invalid_panel_and_names_it():
-    profile = load_profile(PROFILES / "h20-16.toml")
-
-    class Broken:
-        TITLE = "Broken"
+    class OnePanel:
+        TITLE = "One panel"
 
         @staticmethod
         def build(profile, topology):
-            panel = PanelSpec(key="broken.p", title="Broken panel", kind="timeseries",
-                              evidence=Evidence("s", "q", "l"), targets=(Target('up{node=~"$nodez"}'),))
-            return GroupSpec("broken", "Broken", (panel,))
+            return GroupSpec(key=panel.key.split(".")[0], title="One panel", panels=(panel,))
 
-    from dashgen.errors import BuildValidationError
+    return OnePanel
 
+
+def test_s5_a_percent_panel_without_a_fixed_axis_stops_the_build_naming_it():
+    loose = PanelSpec(key="loose.share", title="Loose share", kind="timeseries", evidence=Evidence("s", "q", "l"),
+                      unit="percent")
+    with pytest.raises(BuildValidationError, match=r"Loose share.*percent needs min 0 and max 100.*\(S5\)"):
+        build_profile(load_profile(PROFILES / "h20-16.toml"), groups=(_one_panel_group(loose),))
+
+
+def test_build_profile_rejects_an_invalid_panel_and_names_it():
+    broken = PanelSpec(key="broken.p", title="Broken panel", kind="timeseries", evidence=Evidence("s", "q", "l"),
+                       targets=(Target('up{node=~"$nodez"}'),))
     with pytest.raises(BuildValidationError) as caught:
-        build_profile(profile, (Broken,))
+        build_profile(load_profile(PROFILES / "h20-16.toml"), (_one_panel_group(broken),))
     assert 'h20-16/dg-h20-16-cluster: panel "Broken panel": $.panels[1].targets[0].expr: unknown variable $nodez' in (
         str(caught.value))
 

@@ -16,8 +16,8 @@ from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
 from dashgen.lint.promql import func_name, grouping, metric_names, outer_aggregations, walk
 from panels import cache_evidence
+from queries import hicache as sg
 from queries import mooncake as mc
-from queries import sglang_hicache as sg
 
 PROFILES = {p.name: p for p in load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")}
 TABLES = ("occupancy", "reuse_io", "reasons")

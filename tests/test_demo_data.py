@@ -9,13 +9,15 @@ import pytest
 from click.testing import CliRunner
 
 from dashgen.cli.app import main
-from dashgen.demo.catalogue import lookup
+from dashgen.demo.catalogue import CATALOGUE, lookup
 from dashgen.demo.run import demo_models, demo_plan
 from dashgen.demo.scenarios import INSUFFICIENT_SAMPLES, faults
-from dashgen.demo.series import cache_devices, generate, mounts
+from dashgen.demo.scopes import cache_devices, mounts
+from dashgen.demo.series import generate
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
 from dashgen.live.datasource import Datasource
+from dashgen.live.sources import METRIC_SOURCES, source_of
 
 PROFILES = load_profiles()
 END = 1_790_000_000.0
@@ -30,6 +32,15 @@ def _series(profile, scenario="healthy", hours=0.25):
 def test_every_dashboard_metric_has_a_demo_model(profile):
     _models, unknown = demo_models(profile)
     assert not unknown, f"metrics the dashboards query but the demo cannot generate: {unknown}"
+
+
+def test_the_sources_table_and_the_demo_catalogue_list_the_same_metrics():
+    """validate-queries and the demo read one metric -> source table; every listed metric has a model."""
+    listed = {name for exports in METRIC_SOURCES.values() for name in (*exports.metrics, *exports.histograms)}
+    assert listed == set(CATALOGUE)
+    assert source_of("sglang:time_to_first_token_seconds_bucket") == "sglang"
+    assert source_of("sglang:num_running_reqs_count") is None  # a gauge has no histogram series
+    assert source_of("up") is None
 
 
 @pytest.fixture(scope="module")

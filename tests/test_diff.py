@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from dashgen.cli.diff_cmd import diff_command
 from dashgen.diff import canonicalise_for_diff, diff_dashboards
+from dashgen.diff.compare import ABSENT, leaf_changes
 
 
 def _panel(pid: int, title: str, expr: str, unit: str = "short", y: int = 0) -> dict[str, Any]:
@@ -204,6 +205,62 @@ def test_variable_current_selection_change_is_separate() -> None:
 def test_dashboard_level_changes_are_reported() -> None:
     d = _changed(lambda n: n.update(refresh="30s", tags=["dashgen", "gpu"]))
     assert {c.category for c in d.dashboard_changes} == {"refresh", "tags"}
+
+
+def test_query_editor_state_of_a_ui_save_is_noise() -> None:
+    def edit(n: dict[str, Any]) -> None:
+        for p in n["panels"]:
+            p["targets"][0].update(disableTextWrap=False, fullMetaSearch=False, includeNullMetadata=True)
+            p["targets"][0].update(useBackend=False, editorMode="builder")
+
+    d = _changed(edit)
+    assert not d.has_semantic_changes, d
+    assert d.noise >= 15
+
+
+def test_added_target_is_reported_leaf_by_leaf_without_editor_state() -> None:
+    target = {"expr": "up", "legendFormat": "{{job}}", "refId": "B", "useBackend": False, "fullMetaSearch": False}
+    d = _changed(lambda n: n["panels"][0]["targets"].append(target))
+    [pc] = d.changed_panels
+    assert [(c.path, c.old is ABSENT, c.new, c.category) for c in pc.changes] == [
+        ("targets[1].expr", True, "up", "query"),
+        ("targets[1].legendFormat", True, "{{job}}", "query"),
+    ]
+
+
+def test_tag_order_is_not_a_change_but_a_new_tag_is() -> None:
+    old, new = generated(), generated()
+    old["tags"], new["tags"] = ["dashgen", "gpu", "sglang"], ["sglang", "dashgen", "gpu"]
+    assert not diff_dashboards(old, new).has_semantic_changes
+    new["tags"].append("cache")
+    assert [(c.path, c.new, c.category) for c in diff_dashboards(old, new).dashboard_changes] == [
+        ("tags[3]", "cache", "tags")
+    ]
+
+
+def test_a_removed_list_element_is_reported_as_removed_not_as_a_shift() -> None:
+    old, new = generated(), generated()
+    old["panels"][0]["options"] = {"legend": {"calcs": ["mean", "max", "lastNotNull"], "displayMode": "table"}}
+    new["panels"][0]["options"] = {"legend": {"calcs": ["max", "lastNotNull"], "displayMode": "table"}}
+    [pc] = diff_dashboards(old, new).changed_panels
+    assert [(c.path, c.old, c.new is ABSENT) for c in pc.changes] == [("options.legend.calcs[0]", "mean", True)]
+
+
+def test_leaf_paths_map_to_the_engines_field_paths() -> None:
+    old = {"fieldConfig": {"defaults": {"unit": "short", "mappings": []}}, "targets": [{"expr": "a"}], "x": 1}
+    new = {
+        "fieldConfig": {"defaults": {"unit": "reqps", "mappings": [{"options": {"0": {"text": "idle"}}}]}},
+        "targets": [{"expr": "b"}],
+        "x": {"y": 1.0},
+    }
+    assert leaf_changes(old, new) == [
+        ("fieldConfig.defaults.mappings[0].options.0.text", ABSENT, "idle"),
+        ("fieldConfig.defaults.unit", "short", "reqps"),
+        ("targets[0].expr", "a", "b"),
+        ("x", 1, ABSENT),
+        ("x.y", ABSENT, 1.0),
+    ]
+    assert leaf_changes({"min": 0, "max": 1.0, "show": True}, {"min": 0.0, "max": 1, "show": 1}) == []
 
 
 def test_two_140_panel_dashboards_compare_fast() -> None:

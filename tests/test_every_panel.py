@@ -1,37 +1,31 @@
-"""The checks every panel of every profile's whole rendered dashboard must pass, whatever its group:
-every query parses after variable expansion, metric names are in the catalogue, ratio axes are
-fixed (S5), no zero-fill and no spanNulls (S7), histogram_quantile keeps ``le`` in its inner
-``by``, rates use ``$__rate_interval``, every data panel states its evidence and unit, and panel
-keys are unique and prefixed by their group.
+"""The checks every panel of every profile's whole rendered dashboard must pass, whatever its group.
 
-A panel that legitimately differs is named below with the reason, and what it does instead is
-checked; an exemption naming a panel the dashboard no longer has fails. Group-specific rules stay
-in the group's own test module."""
+The rules themselves are the lint's (``dashgen/lint``), enforced once: every built dashboard is linted
+with the project's exclusions (.dashgen-lint.toml) and must give no finding at all — queries parse after
+variable expansion, metric names are in the catalogue, ratio axes are fixed (S5), no zero-fill and no
+spanNulls (S7), histogram_quantile keeps ``le``, rates use ``$__rate_interval`` (``$__range`` in tables and
+stats), per-node tables never sum across nodes or stages (S3), units and descriptions are set. What is
+dashgen's own contract and no lint rule is checked here: every data panel's description states its
+source, quantity and limit; the panels the exclusions exempt from $__rate_interval use exactly their
+fixed window; each group keeps its ratio panels and histogram quantiles; panel keys are unique and
+prefixed by their group."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from group_checks import (
-    PROFILE_NAMES,
-    PROFILES,
-    check_every_query_parses,
-    check_evidence_and_units,
-    check_histogram_quantile_keeps_le,
-    check_metric_names_in_catalogue,
-    check_rates_use_rate_interval,
-    check_s5_ratio_axes_fixed,
-    check_s7_no_zero_fill,
-    document,
-    group_panels,
-    group_spec,
-)
+from group_checks import PROFILE_NAMES, PROFILES, document, group_panels, group_spec
 
+from dashgen.lint.exclusions import apply_exclusions, load_exclusions
+from dashgen.lint.runner import lint_dashboard
 from dashgen.render.ids import panel_id
 from panels import GROUPS, gpu_timelines, kv_cache_nvme, requests_gateway
+
+ROOT = Path(__file__).resolve().parent.parent
+EXCLUSIONS = load_exclusions(ROOT / ".dashgen-lint.toml")
 
 # Panel key -> (its fixed range window, why it is not $__rate_interval). The burn rates over 1h / 6h / 3d and the
 # budget are SLO windows fixed by design, independent of the dashboard range (slo_health). Burn over 1h needs no
@@ -44,13 +38,19 @@ FIXED_RATE_WINDOWS: dict[str, tuple[str, str]] = {
     "slo_health.burn_3d": ("3d", "burn rate over a fixed 3d window, shown beside 1h and 6h"),
 }
 
-# (check, group title) -> the least the check must find in that group (ratio panels, histogram quantiles), so a
-# group that silently lost them fails.
-AT_LEAST: dict[tuple[Callable[..., Any], str], int] = {
-    (check_s5_ratio_axes_fixed, kv_cache_nvme.TITLE): 5,
-    (check_s5_ratio_axes_fixed, gpu_timelines.TITLE): 5,
-    (check_histogram_quantile_keeps_le, requests_gateway.TITLE): 10,
+# (what is counted, group title) -> the least a group must keep, so a group that silently lost them fails.
+AT_LEAST: dict[tuple[str, str], int] = {
+    ("ratio panels", kv_cache_nvme.TITLE): 5,
+    ("ratio panels", gpu_timelines.TITLE): 5,
+    ("histogram quantiles", requests_gateway.TITLE): 10,
 }
+
+
+def _count(what: str, panels: list[dict[str, Any]]) -> int:
+    if what == "ratio panels":
+        return sum(p.get("fieldConfig", {}).get("defaults", {}).get("unit") in ("percent", "percentunit")
+                   for p in panels)
+    return sum(target["expr"].count("histogram_quantile(") for p in panels for target in p.get("targets") or [])
 
 
 def _keys(name: str) -> dict[int, str]:
@@ -66,43 +66,18 @@ def every_group(name: str) -> dict[str, list[dict[str, Any]]]:
     return groups
 
 
-def _run(name: str, check: Callable[[list[dict[str, Any]]], Any], exempt: dict[str, Any] | None = None) -> None:
-    keys = _keys(name)
-    for title, panels in every_group(name).items():
-        found = check([p for p in panels if keys[p["id"]] not in (exempt or {})])
-        least = AT_LEAST.get((check, title))
-        if least is not None:
-            assert found >= least, f"{name} {title}: {check.__name__} found {found}, expected at least {least}"
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_panel_passes_every_lint_rule(name: str) -> None:
+    path = f"dashboards/{name}/dg-{name}-cluster.json"
+    findings, _excluded = apply_exclusions(lint_dashboard(document(name), path), EXCLUSIONS)
+    assert not findings, "\n".join(f"{f.panel}: {f.rule}: {f.message}" for f in findings)
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_query_parses_after_variable_expansion(name: str) -> None:
-    _run(name, check_every_query_parses)
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_metric_names_are_in_the_catalogue(name: str) -> None:
-    _run(name, check_metric_names_in_catalogue)
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s5_every_ratio_field_has_a_fixed_axis(name: str) -> None:
-    _run(name, check_s5_ratio_axes_fixed)
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s7_no_zero_fill_and_no_span_nulls(name: str) -> None:
-    _run(name, check_s7_no_zero_fill)
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_histogram_quantile_keeps_le_in_the_inner_by(name: str) -> None:
-    _run(name, check_histogram_quantile_keeps_le)
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_rates_use_rate_interval(name: str) -> None:
-    _run(name, check_rates_use_rate_interval, exempt=FIXED_RATE_WINDOWS)
+def test_every_group_keeps_its_ratio_panels_and_quantiles(name: str) -> None:
+    groups = every_group(name)
+    for (what, title), least in AT_LEAST.items():
+        assert _count(what, groups[title]) >= least, f"{name} {title}: fewer than {least} {what}"
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
@@ -118,8 +93,12 @@ def test_panels_with_a_fixed_rate_window_use_exactly_that_window(name: str) -> N
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_every_data_panel_states_evidence_and_unit(name: str) -> None:
-    _run(name, check_evidence_and_units)
+def test_every_data_panel_states_its_source_quantity_and_limit(name: str) -> None:
+    for panels in every_group(name).values():
+        for panel in panels:
+            if panel["type"] != "text":
+                for part in ("Source:", "Quantity:", "Limit:"):
+                    assert part in (panel.get("description") or ""), f"{panel['title']}: description lacks {part}"
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)

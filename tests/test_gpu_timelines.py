@@ -16,8 +16,16 @@ from group_checks import (
     targets,
 )
 
+from dashgen.rules.recording import GPU_MEMORY, gpu_records
 from panels import GROUPS, gpu_timelines
-from queries.gpu import CLOCK_EVENT_METRICS, QUANTITIES, gpu_source
+from queries.gpu import (
+    CLOCK_EVENT_REASONS,
+    GPU_SOURCE_KEYS,
+    QUANTITIES,
+    SOURCES,
+    gpu_memory_used_share,
+    gpu_source,
+)
 
 TITLE = gpu_timelines.TITLE
 MEMORY = {"gpm_memory_used_bytes", "gpm_memory_total_bytes", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE",
@@ -28,12 +36,34 @@ def _quantity_of(metric: str) -> str:
     """The quantity a metric measures; memory used / total / free / reserved are one quantity."""
     if metric in MEMORY:
         return "memory"
-    if metric in CLOCK_EVENT_METRICS.values():
+    if metric in {source.metrics[CLOCK_EVENT_REASONS] for source in SOURCES}:
         return "clock events"
-    if metric == "gpm_sample_valid":
+    if metric in {source.validity_metric for source in SOURCES}:
         return "sample validity"
-    (key,) = [k for k, q in QUANTITIES.items() if metric in (q.gpm_metric, q.dcgm_metric)]
+    (key,) = {k for source in SOURCES for k, m in source.metrics.items() if m == metric}
     return key
+
+
+def test_every_source_names_a_metric_for_every_quantity_and_the_clock_reasons() -> None:
+    assert GPU_SOURCE_KEYS == ("gpm", "dcgm"), "GPM is preferred, DCGM the fallback"
+    for source in SOURCES:
+        assert set(source.metrics) == {*QUANTITIES, CLOCK_EVENT_REASONS}, source.key
+        assert set(source.reported_units) <= set(QUANTITIES) and set(source.caveats) <= set(source.metrics)
+        assert source.memory_total_metrics, source.key
+
+
+def test_the_memory_share_is_one_builder_and_its_validity_filter_is_the_only_difference() -> None:
+    """The timelines (every sample), the watermark panels (valid samples) and the recording rule (valid
+    samples, no template variables) read one memory share: the same used / total, whatever the source."""
+    for name in PROFILE_NAMES:
+        profile = PROFILES[name]
+        source = gpu_source(profile)
+        assert source is not None
+        timeline = gpu_memory_used_share(profile, source)
+        (record,) = [r for r in gpu_records(profile, source) if r.record == GPU_MEMORY]
+        unscoped = gpu_memory_used_share(profile, source, scoped=False)
+        assert record.expr.startswith(f"({unscoped})" if source.validity_metric else unscoped), name
+        assert timeline.replace(', node=~"$node", gpu=~"$gpu"', "") == unscoped, name
 
 
 def _panels(name: str) -> list[dict]:

@@ -84,7 +84,7 @@ def dcgm_split(victoriametrics):
     return ds, end, len(times)
 
 
-def test_s10_invalid_gpm_samples_are_no_peak_or_mean_and_their_share_is_shown(gpm_split):
+def test_s19_invalid_gpm_samples_are_no_peak_or_mean_and_their_share_is_shown(gpm_split):
     ds, end = gpm_split
     peak, source = _table("long-context-64", "peak")
     mean, _ = _table("long-context-64", "mean")
@@ -98,7 +98,7 @@ def test_s10_invalid_gpm_samples_are_no_peak_or_mean_and_their_share_is_shown(gp
     assert "excluded from the mean and the peak" in peak.evidence.limit
 
 
-def test_s15_dcgm_series_split_by_pod_counts_once_and_keeps_one_exact_mean(dcgm_split):
+def test_s2_dcgm_series_split_by_pod_counts_once_and_keeps_one_exact_mean(dcgm_split):
     ds, end, samples = dcgm_split
     peak, source = _table("h20-16", "peak")
     mean, _ = _table("h20-16", "mean")
@@ -137,7 +137,7 @@ def test_s18_timeline_descriptions_name_the_real_source(name: str) -> None:
             assert "whatever the scrape interval" in text, panel["title"]
 
 
-def test_s3_each_power_and_thermal_bit_of_a_combined_mask_is_its_own_coloured_row(victoriametrics):
+def test_each_power_and_thermal_bit_of_a_combined_mask_is_its_own_coloured_row(victoriametrics):
     profile = PROFILES["long-context-64"]
     source = gpu_source(profile)
     panel = gpu_timelines.clock_events_panel(profile, source)

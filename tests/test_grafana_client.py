@@ -25,7 +25,7 @@ from dashgen.grafana.errors import (
     VersionConflict,
     WriteOutcomeUnknown,
 )
-from dashgen.grafana.transport import InsecureTLSWarning, RetryPolicy
+from dashgen.net.http import InsecureTLSWarning, RetryPolicy
 
 TOKEN = "glsa_TestToken_0123456789abcdef_deadbeef"
 FAST = RetryPolicy(retries=3, backoff=0.001, backoff_max=0.005)
@@ -60,26 +60,7 @@ def dashboard(uid: str = "prod-overview", title: str = "Production overview", **
     return {"uid": uid, "title": title, "panels": [], "schemaVersion": 41, **extra}
 
 
-# ---------------------------------------------------------------- health and reads
-
-
-def test_health_detects_grafana_major_version(any_standin: GrafanaStandin) -> None:
-    with make_client(any_standin) as client:
-        health = client.health()
-        assert health.ok
-        assert client.grafana_major == (12 if any_standin.mode == "grafana12" else 13)
-
-
-def test_health_with_failing_database_is_reported_not_raised(standin: GrafanaStandin,
-                                                             client: GrafanaClient) -> None:
-    standin.database_failing = True
-    assert client.health().database == "failing"
-    assert standin.count("GET", "/api/health") == 1
-
-
-def test_hidden_version_gives_no_major(standin: GrafanaStandin, client: GrafanaClient) -> None:
-    standin.hide_version = True
-    assert client.grafana_major is None
+# ---------------------------------------------------------------- reads
 
 
 def test_get_existing_dashboard_returns_json_and_meta(standin: GrafanaStandin, client: GrafanaClient) -> None:
@@ -188,16 +169,16 @@ def test_401_bad_token_raises_unauthorized(standin: GrafanaStandin) -> None:
 
 def test_401_without_credentials_raises_unauthorized(standin: GrafanaStandin) -> None:
     with make_client(standin, token=None) as client, pytest.raises(Unauthorized, match="without credentials"):
-        client.check_auth()
+        client.get_dashboard("prod-overview")
 
 
 def test_401_wrong_basic_password_raises_unauthorized() -> None:
     with GrafanaStandin(basic_auth=("admin", "s3cret-pass")) as standin:
         with make_client(standin, token=None, basic_auth=("admin", "s3cret-pass")) as good:
-            good.check_auth()
+            assert good.get_dashboard("prod-overview") is None
         with make_client(standin, token=None, basic_auth=("admin", "wrong-pass")) as bad, \
                 pytest.raises(Unauthorized, match="Invalid username or password"):
-            bad.check_auth()
+            bad.get_dashboard("prod-overview")
 
 
 def test_403_names_the_missing_permission(standin: GrafanaStandin, client: GrafanaClient) -> None:
@@ -216,10 +197,10 @@ def test_403_service_level_denial_keeps_grafanas_reason(standin: GrafanaStandin,
 
 def test_org_id_is_sent_and_a_token_of_another_org_is_refused(standin: GrafanaStandin) -> None:
     with make_client(standin, org_id=1) as client:
-        client.check_auth()
+        assert client.get_dashboard("prod-overview") is None
     assert standin.request_log[-1].headers["X-Grafana-Org-Id"] == "1"
     with make_client(standin, org_id=2) as client, pytest.raises(Unauthorized, match="organization"):
-        client.check_auth()
+        client.get_dashboard("prod-overview")
 
 
 # ---------------------------------------------------------------- server errors and retries
@@ -234,10 +215,10 @@ def test_500_then_success_on_get_is_retried(standin: GrafanaStandin, client: Gra
 
 @pytest.mark.parametrize("status", [502, 503, 504])
 def test_gateway_errors_on_get_are_retried(standin: GrafanaStandin, client: GrafanaClient, status: int) -> None:
-    standin.inject("GET", "/api/search", status=status, times=2, body="<html>bad gateway</html>",
+    standin.inject("GET", "/api/dashboards/uid/.*", status=status, times=2, body="<html>bad gateway</html>",
                    content_type="text/html")
-    client.check_auth()
-    assert standin.count("GET", "/api/search") == 3
+    assert client.get_dashboard("prod-overview") is None
+    assert standin.count("GET", "/api/dashboards/uid/prod-overview") == 3
 
 
 def test_500_on_every_get_gives_server_error_after_bounded_retries(standin: GrafanaStandin,
@@ -359,14 +340,14 @@ def test_token_never_appears_in_errors_reprs_or_logs(standin: GrafanaStandin,
                                                      caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     # A misbehaving proxy echoing the credential back must not leak it either.
-    standin.inject("GET", "/api/search", status=400, body={"message": f"bad header Bearer {TOKEN}"})
+    standin.inject("GET", "/api/dashboards/uid/echo", status=400, body={"message": f"bad header Bearer {TOKEN}"})
     standin.inject("POST", "/api/dashboards/db", status=500)
-    standin.inject_delay(0.5, "GET", "/api/folders/.*", times=None)
+    standin.inject_delay(0.5, "GET", "/api/dashboards/uid/slow/versions", times=None)
     texts: list[str] = []
     with make_client(standin, read_timeout=0.1) as client:
         texts.append(repr(client))
-        for call in (client.check_auth, lambda: client.save_dashboard(dashboard(), None, "v1"),
-                     lambda: client.get_folder("x")):
+        for call in (lambda: client.get_dashboard("echo"), lambda: client.save_dashboard(dashboard(), None, "v1"),
+                     lambda: client.list_versions("slow")):
             with pytest.raises(GrafanaError) as caught:
                 call()
             texts += [str(caught.value), repr(caught.value), repr(caught.value.__dict__)]
@@ -392,7 +373,7 @@ def test_insecure_tls_warns_loudly(caplog: pytest.LogCaptureFixture) -> None:
     assert "verification is OFF" in caplog.text
 
 
-# ---------------------------------------------------------------- versions, search, folders, errors
+# ---------------------------------------------------------------- versions, folders, errors
 
 
 def test_versions_list_and_single_version(any_standin: GrafanaStandin) -> None:
@@ -403,22 +384,18 @@ def test_versions_list_and_single_version(any_standin: GrafanaStandin) -> None:
         assert [(v.version, v.message) for v in versions] == [(2, "second"), (1, "Initial save")]
         one = client.get_version("prod-overview", 1)
         assert one.message == "first" and one.data is not None and one.data["title"] == "Production overview"
-        restored = client.restore_version("prod-overview", 1)
-        assert restored.version == 3
         with pytest.raises(NotFound):
             client.list_versions("ghost")
 
 
-def test_search_folders_and_delete(standin: GrafanaStandin, client: GrafanaClient) -> None:
+def test_create_folder_save_into_it_and_delete(standin: GrafanaStandin, client: GrafanaClient) -> None:
     folder = client.create_folder("Team", uid="team")
-    assert client.get_folder("team") == folder
-    assert client.get_folder("ghost") is None
-    assert [f.uid for f in client.list_folders()] == ["team"]
+    assert (folder.uid, folder.title) == ("team", "Team")
     with pytest.raises(RequestRejected, match="already taken"):
         client.create_folder("Team again", uid="team")
     client.save_dashboard(dashboard(tags=["llm"]), "team", "v1")
-    hits = client.search("production", tags=["llm"], type="dash-db")
-    assert [(h.uid, h.folder_uid) for h in hits] == [("prod-overview", "team")]
+    live = client.get_dashboard("prod-overview")
+    assert live is not None and live.folder_uid == "team"
     client.delete_dashboard("prod-overview")
     assert client.get_dashboard("prod-overview") is None
     with pytest.raises(NotFound):
@@ -426,9 +403,31 @@ def test_search_folders_and_delete(standin: GrafanaStandin, client: GrafanaClien
 
 
 def test_every_error_is_one_line_and_a_dashgen_error(standin: GrafanaStandin, client: GrafanaClient) -> None:
-    standin.inject("GET", "/api/search", status=500, times=None,
+    standin.inject("GET", "/api/dashboards/uid/.*", status=500, times=None,
                    body={"message": "database is locked\nretry later"})
     with pytest.raises(ServerError) as caught:
-        client.search()
+        client.get_dashboard("prod-overview")
     assert "\n" not in str(caught.value)
     assert isinstance(caught.value, DashgenError)
+
+
+# ---------------------------------------------------------------- the same transport for the data source
+
+
+def test_the_data_source_client_shares_the_transport_with_its_own_errors_and_no_retries(
+    standin: GrafanaStandin,
+) -> None:
+    from dashgen.live.datasource import Datasource, DatasourceError
+
+    datasource = Datasource(standin.url, timeout=0.2)
+    standin.inject_delay(0.5, "POST", "/api/v1/query", times=None)
+    with pytest.raises(DatasourceError, match=r"/api/v1/query: no answer: timed out after 0\.2s"):
+        datasource.query("up")
+    standin.inject("GET", "/api/v1/label/node/values", status=503, times=None,
+                   body={"status": "error", "errorType": "unavailable", "error": "overloaded"})
+    with pytest.raises(DatasourceError, match="HTTP 503 unavailable: overloaded"):
+        datasource.label_values("node")
+    assert standin.count("GET", "/api/v1/label/node/values") == 1
+    assert "dashgen/" in standin.request_log[-1].headers["User-Agent"]
+    with pytest.raises(DatasourceError, match=r"no answer: cannot connect: ConnectionError"):
+        Datasource(f"http://127.0.0.1:{free_port()}", timeout=0.5).query("up")

@@ -129,7 +129,7 @@ def test_pd_kv_transfer_only_for_pd_pools() -> None:
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s25_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
+def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):
         kept = [a for a in aggregations(target["expr"]) if a.modifier and "dp_rank" in a.modifier.labels]
@@ -141,7 +141,7 @@ def test_s25_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name:
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s21_evictions_state_tokens_per_second(name: str) -> None:
+def test_evictions_state_tokens_per_second(name: str) -> None:
     (evictions,) = [p for p in _panels(name) if "evictions" in p["title"]]
     assert evictions["fieldConfig"]["defaults"]["unit"] == "count:tok/s"
     assert "rate() starts from a series' first stored sample" in evictions["description"]

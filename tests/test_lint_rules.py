@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from dashgen.document import load_dashboard
 from dashgen.lint import ALL_RULES, lint_dashboard
-from dashgen.lint.model import load_dashboard
 from dashgen.lint.promql import RATE_INTERVAL_MS, expand_variables, parse
 
 DS = {"type": "prometheus", "uid": "${datasource}"}

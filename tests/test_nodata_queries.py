@@ -15,9 +15,9 @@ import pytest
 
 from dashgen.deployment.profile import load_profiles
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
+from queries import hicache as sg
 from queries import mooncake as mc
 from queries import nodata
-from queries import sglang_hicache as sg
 
 PROFILES = load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")
 RANGE_S = 3600

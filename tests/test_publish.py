@@ -309,3 +309,24 @@ def test_new_queries_are_validated_against_the_data_source(work, grafana, victor
     assert refused.exit_code == 1
     assert "invalid-queries" in refused.output and "the data source answered 422" in refused.output
     assert posts(grafana) == 0 and ledger(work)[-1]["outcome"] == "invalid-queries"
+
+
+def test_backups_and_the_ledger_are_fsynced_and_a_backup_is_never_overwritten(tmp_path, monkeypatch):
+    """The release record survives a crash: backups are replaced atomically and fsynced (file and folder),
+    ledger lines are appended and fsynced, and a second backup of one version gets a new name."""
+    import dashgen.files
+    from dashgen.publish.backups import load_backup, save_backup
+    from dashgen.publish.ledger import LedgerRecord, append, read
+
+    synced: list[int] = []
+    real_fsync = dashgen.files.os.fsync
+    monkeypatch.setattr(dashgen.files.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    export = {"dashboard": {"uid": "u", "title": "T"}, "meta": {"version": 3}}
+    first = save_backup(tmp_path, "u", 3, "2025-01-01T00:00:00Z", export)
+    second = save_backup(tmp_path, "u", 3, "2025-01-01T00:00:00Z", {**export, "meta": {"version": 4}})
+    assert (first.name, second.name) == ("20250101T000000Z-v3.json", "20250101T000000Z-v3-1.json")
+    assert load_backup(first) == export and load_backup(second)["meta"] == {"version": 4}
+    assert len(synced) == 4  # each backup: the file before the rename, the folder after it
+    assert not list(tmp_path.rglob("*.tmp"))
+    append(tmp_path / "ledger.jsonl", [LedgerRecord("t", "c", "p", "u", "published", 3, "b", "s")])
+    assert len(synced) == 5 and read(tmp_path / "ledger.jsonl")[0]["uid"] == "u"

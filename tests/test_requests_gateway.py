@@ -16,6 +16,7 @@ from group_checks import (
 )
 
 from panels import GROUPS, requests_gateway
+from queries.promql import FIRST_EVENT_RATE
 
 TITLE = requests_gateway.TITLE
 ENGINE_REQUEST_COUNTS = {
@@ -150,7 +151,7 @@ RATE_OF_FIRST_EVENT_COUNTERS = {
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s21_token_rates_state_tokens_per_second_or_minute_in_the_unit(name: str) -> None:
+def test_token_rates_state_tokens_per_second_or_minute_in_the_unit(name: str) -> None:
     units = {}
     for panel in _panels(name):
         if panel["type"] == "timeseries":
@@ -163,18 +164,18 @@ def test_s21_token_rates_state_tokens_per_second_or_minute_in_the_unit(name: str
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s5_first_event_counters_say_rate_cannot_show_their_first_event(name: str) -> None:
+def test_s7_first_event_counters_say_rate_cannot_show_their_first_event(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):
         if names(target["expr"]) & RATE_OF_FIRST_EVENT_COUNTERS:
             checked += 1
             assert "rate(" in target["expr"] and "increase(" not in target["expr"], panel["title"]
-            assert requests_gateway.FIRST_EVENT_RATE in panel["description"], panel["title"]
+            assert FIRST_EVENT_RATE in panel["description"], panel["title"]
     assert checked >= 2
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s25_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
+def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):
         kept = [a for a in aggregations(target["expr"]) if a.modifier and "dp_rank" in a.modifier.labels]

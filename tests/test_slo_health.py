@@ -24,7 +24,7 @@ from dashgen.errors import ProfileError
 from dashgen.render.validate import validate_dashboard, walk_panels
 from dashgen.rules import rule_groups
 from panels import GROUPS, slo_health
-from queries.slo import (
+from queries.sglang_slo import (
     E2E_BUCKETS,
     RECORDED_WINDOWS,
     STALLED_VALUE,

@@ -12,7 +12,7 @@ from dashgen.live.datasource import Datasource
 from queries import sglang as sg
 
 
-def test_s25_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):
+def test_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):
     profile = PROFILES["long-context-64"]
     at = int(time.time() // 3600) * 3600 - 14 * 3600
     base = {"__name__": "sglang:num_running_reqs", "job": "sglang", "node": "stage-name-node",

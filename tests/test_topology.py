@@ -25,7 +25,8 @@ def test_long_context_64_has_one_pp_stage_per_node_and_two_replicas():
     assert len(topo.ranks) == 64
     # tp_rank t of each stage runs on local GPU t.
     assert all(r.gpu == r.tp_rank for r in topo.ranks)
-    assert topo.gpu_of("lc-node-02", tp_rank=5, pp_rank=2) == 5
+    (on_node_02,) = [r.gpu for r in topo.ranks if (r.node, r.tp_rank, r.pp_rank) == ("lc-node-02", 5, 2)]
+    assert on_node_02 == 5
 
 
 def test_every_gpu_hosts_exactly_one_rank_in_every_profile():

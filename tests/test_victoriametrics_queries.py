@@ -18,7 +18,7 @@ from dashgen.cli.app import main
 from dashgen.demo.scenarios import FIVE_REASONS_NODES, uninitialised_layer
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
-from dashgen.lint.model import iter_raw_panels
+from dashgen.document import iter_panels
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import ExpandedQuery, Window, expand_text, globals_for, variable_values
 from dashgen.live.query_check import DashboardInput, ReasonFinder, plan
@@ -62,13 +62,7 @@ def test_every_query_of_every_profile_executes(victoriametrics, demo_windows):
 
 def panels_by_row(document) -> list[tuple[str, dict]]:
     """(row title, panel): a non-collapsed row owns the top-level panels after it, a collapsed one its nested panels."""
-    found, row = [], ""
-    for raw, nested_in in iter_raw_panels(document):
-        if raw.get("type") == "row":
-            row = raw.get("title") or ""
-            continue
-        found.append((nested_in or row, raw))
-    return found
+    return [(site.section or "", site.raw) for site in iter_panels(document) if site.raw.get("type") != "row"]
 
 
 def _group_tables(profile, group_title: str):
@@ -235,8 +229,8 @@ def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametr
     """#5: a counter that appears (at its first event) inside the window with 5000 reads 5000, not 0,
     and its tier is not 'no I/O'; a counter that existed before the window keeps the plain increase."""
     from panels.cache_evidence import reuse_columns
+    from queries import hicache as sg
     from queries import nodata
-    from queries import sglang_hicache as sg
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 1)
@@ -269,7 +263,7 @@ def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametr
 def test_s7_first_event_increase_never_counts_the_first_value_twice(victoriametrics, demo_windows):
     """VictoriaMetrics' increase counts a new series from 0 when its first value is small next to its
     first step; the first-event-aware increase must not add that value a second time."""
-    from queries import sglang_hicache as sg
+    from queries import hicache as sg
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 2)
@@ -293,7 +287,7 @@ def test_s7_first_event_increase_never_counts_the_first_value_twice(victoriametr
 
 def test_s3_dp_groups_are_added_tp_ranks_are_not(victoriametrics, demo_windows):
     """#13: a logical counter under DP attention: two dp_ranks add up, two tp_ranks of one group do not."""
-    from queries import sglang_hicache as sg
+    from queries import hicache as sg
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 3)

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "build": "build_cmd:build",
     "profiles": "build_cmd:profiles_command",
     "rules": "rules:rules_command",
+    "index": "index_cmd:index_command",
     "lint": "lint_cmd:lint_command",
     "diff": "diff_cmd:diff_command",
     "check": "check:check_command",

@@ -2,8 +2,8 @@
 
 Rebuild every profile in memory (which validates each document against the project schema and
 the structural checks), fail with the semantic diff when the committed ``dashboards/`` is stale,
-then lint the fresh build; rule files are checked for staleness too when the rules renderer
-exists. Exit 0 all good, 1 any check failed, 2 bad input.
+then lint the fresh build; the rule files and the panel index (docs/panels.md) are checked for
+staleness too. Exit 0 all good, 1 any check failed, 2 bad input.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dashgen.errors import BuildValidationError
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
+from dashgen.panel_index import INDEX_PATH, index_problem
 from dashgen.rules.render import render_rule_files
 
 
@@ -51,12 +52,16 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
               default=Path("dashboards"), show_default=True, help="The committed dashboards folder.")
 @click.option("--rules-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("rules"),
               show_default=True, help="The committed rule files folder.")
+@click.option("--index", "index_path", type=click.Path(dir_okay=False, path_type=Path), default=INDEX_PATH,
+              show_default=True, help="The committed panel index.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
-def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, output_format: str) -> None:
+def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, index_path: Path,
+                  output_format: str) -> None:
     """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error."""
     profiles = selected_profiles(ctx, [])
-    report: dict[str, Any] = {"validation": [], "stale": [], "missing": [], "extra": [], "lint": [], "rules": []}
+    report: dict[str, Any] = {"validation": [], "stale": [], "missing": [], "extra": [], "lint": [], "rules": [],
+                              "index": []}
     try:
         built = build_all(profiles)
     except BuildValidationError as exc:
@@ -77,7 +82,8 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, out
     errors = [f for f in findings if f.severity == "error"]
     report["lint"] = [f.__dict__ for f in findings]
     report["rules"] = _rules_staleness(profiles, rules_dir)
-    failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"])
+    report["index"] = [problem] if (problem := index_problem(profiles, index_path)) else []
+    failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
     report["ok"] = not failed
     if output_format == "json":
         click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
@@ -96,6 +102,8 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, out
             click.echo(format_line(finding))
         for problem in report["rules"]:
             click.echo(f"rules: {problem}")
+        for problem in report["index"]:
+            click.echo(f"index: {problem}")
         click.echo(f"check: {len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
                    f"{len(errors)} lint errors, {len(findings) - len(errors)} other findings, "
                    f"{len(report['validation'])} validation problems: {'FAILED' if failed else 'ok'}")

@@ -7,20 +7,13 @@ from pathlib import Path
 import click
 
 from dashgen.cli.options import selected_profiles
+from dashgen.files import write_if_changed
 from dashgen.rules import render_rule_files
 
 
 def write_rule_files(files: dict[Path, bytes]) -> list[Path]:
     """Write the files whose bytes changed; returns the written paths."""
-    written = []
-    for path, data in sorted(files.items()):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_bytes() != data:
-            temporary = path.with_suffix(".yml.tmp")
-            temporary.write_bytes(data)
-            temporary.replace(path)
-            written.append(path)
-    return written
+    return [path for path, data in sorted(files.items()) if write_if_changed(path, data)]
 
 
 @click.command("rules")

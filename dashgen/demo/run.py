@@ -13,7 +13,8 @@ from typing import Any
 from dashgen.build import build_profile
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.scenarios import faults
-from dashgen.demo.series import Plan, generate
+from dashgen.demo.scopes import Plan
+from dashgen.demo.series import generate
 from dashgen.demo.wanted import resolve, wanted_from_dashboards
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology

@@ -14,8 +14,8 @@ from typing import Any
 import promql_parser as pp
 
 from dashgen.demo.catalogue import MetricModel, lookup
-from dashgen.demo.series import SCOPE_LABELS
-from dashgen.lint.model import iter_raw_panels, unwrap
+from dashgen.demo.scopes import SCOPE_LABELS
+from dashgen.document import iter_panels, raw_variables, unwrap
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
 _WINDOW = Window(end=3600.0, length=3600.0)
@@ -36,7 +36,7 @@ class Wanted:
 
 def _expressions(document: Mapping[str, Any]) -> Iterable[str]:
     body = unwrap(document)
-    raw_vars = (body.get("templating") or {}).get("list") or []
+    raw_vars = raw_variables(body)
     values = {**variable_values(raw_vars), **globals_for(_WINDOW, 15.0, 60.0)}
     for raw in raw_vars:
         query = raw.get("query")
@@ -44,8 +44,8 @@ def _expressions(document: Mapping[str, Any]) -> Iterable[str]:
         if raw.get("type") == "query" and query.startswith("label_values("):
             inner = query[len("label_values("):].rsplit(",", 1)[0]
             yield expand_text(inner, values)
-    for panel, _row in iter_raw_panels(body):
-        for target in panel.get("targets") or []:
+    for site in iter_panels(body):
+        for target in site.raw.get("targets") or []:
             expr = target.get("expr") if isinstance(target, Mapping) else None
             if isinstance(expr, str) and expr.strip():
                 yield expand_text(expand_text(expr, values), values)

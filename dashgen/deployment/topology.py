@@ -140,24 +140,6 @@ class Topology:
             )
         return tuple(roles)
 
-    def node(self, name: str) -> NodeRole:
-        for role in self.nodes:
-            if role.name == name:
-                return role
-        raise KeyError(name)
-
-    def gpu_of(self, node: str, tp_rank: int, pp_rank: int, replica: int | None = None) -> int:
-        """The local GPU index of an engine rank on a node."""
-        for placement in self.ranks:
-            if (placement.node, placement.tp_rank, placement.pp_rank) == (node, tp_rank, pp_rank) and (
-                replica is None or placement.replica == replica
-            ):
-                return placement.gpu
-        raise KeyError((node, tp_rank, pp_rank))
-
-    def replicas_of(self, pool: str) -> tuple[ReplicaPlacement, ...]:
-        return tuple(r for r in self.replicas if r.pool == pool)
-
     def nodes_of_pool(self, pool: str) -> tuple[str, ...]:
         return tuple(role.name for role in self.nodes if role.pool == pool)
 

@@ -1,10 +1,11 @@
 """Compute the semantic difference of two dashboards as a :class:`DashboardDiff` value.
 
-Panels are compared field by field on their canonical form (``noise.py``); each changed leaf
-is a :class:`FieldChange` ``(path, old, new, category)``. Layout moves (``gridPos``, row) are
-reported apart from content changes, variable definition changes apart from changes of the
-current selection, and dashboard-level fields (title, tags, time, refresh, links) apart from
-panels. ``noise`` counts raw differences that canonicalisation made disappear.
+Panels are compared field by field on their canonical form (``noise.py``), leaf by leaf with
+DeepDiff and its ignore rules (``compare.py``); each changed leaf is a :class:`FieldChange`
+``(path, old, new, category)``. Layout moves (``gridPos``, row) are reported apart from content
+changes, variable definition changes apart from changes of the current selection, and
+dashboard-level fields (title, tags, time, refresh, links) apart from panels. ``noise`` counts raw
+differences that canonicalisation and the ignore rules made disappear.
 """
 
 from __future__ import annotations
@@ -14,16 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dashgen.diff.compare import count_leaf_differences, leaf_changes
 from dashgen.diff.model import DashboardModel, PanelEntry, load_model, match_panels
 from dashgen.diff.noise import normalise_numbers
-
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-ABSENT: Any = _Absent()
 
 _AXIS_KEYS = frozenset(
     {
@@ -128,30 +122,6 @@ class DashboardDiff:
         )
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Leaf paths of a JSON value: ``a.b[0].c`` → scalar (empty containers are leaves)."""
-    out: dict[str, Any] = {}
-    if isinstance(value, Mapping) and value:
-        for key, v in value.items():
-            out.update(flatten(v, f"{prefix}.{key}" if prefix else str(key)))
-    elif isinstance(value, list) and value:
-        for i, v in enumerate(value):
-            out.update(flatten(v, f"{prefix}[{i}]"))
-    else:
-        out[prefix] = value
-    return out
-
-
-def leaf_changes(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
-    """``(path, old, new)`` for every leaf that differs; ABSENT marks a missing side."""
-    a, b = flatten(old), flatten(new)
-    return [
-        (path, a.get(path, ABSENT), b.get(path, ABSENT))
-        for path in sorted(a.keys() | b.keys())
-        if a.get(path, ABSENT) != b.get(path, ABSENT)
-    ]
-
-
 _SEGMENT = re.compile(r"[.\[\]]+")
 
 
@@ -183,7 +153,7 @@ def dashboard_category(path: str) -> str:
 
 
 def _noise(raw_old: Any, raw_new: Any, semantic: int) -> int:
-    return max(0, len(leaf_changes(normalise_numbers(raw_old), normalise_numbers(raw_new))) - semantic)
+    return max(0, count_leaf_differences(normalise_numbers(raw_old), normalise_numbers(raw_new)) - semantic)
 
 
 def _panel_changes(old: PanelEntry, new: PanelEntry) -> tuple[FieldChange, ...]:

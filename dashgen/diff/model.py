@@ -16,9 +16,8 @@ from dashgen.diff.noise import (
     canonicalise_dashboard_fields,
     canonicalise_panel,
     canonicalise_variable,
-    iter_panels,
-    unwrap,
 )
+from dashgen.document import iter_panels, raw_variables, unwrap
 
 
 @dataclass(frozen=True)
@@ -74,12 +73,11 @@ def load_model(doc: Any) -> DashboardModel:
             body=canonicalise_panel(p),
             raw=p,
         )
-        for p, row in iter_panels(body)
+        for p, row in ((site.raw, site.section) for site in iter_panels(body))
     )
-    templating = body.get("templating") if isinstance(body.get("templating"), Mapping) else {}
     variables: dict[str, VariableEntry] = {}
-    for raw in templating.get("list") or []:
-        if not isinstance(raw, Mapping) or not raw.get("name"):
+    for raw in raw_variables(body):
+        if not raw.get("name"):
             continue
         canonical = canonicalise_variable(raw)
         selection = canonical.pop("current", None)

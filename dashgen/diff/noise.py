@@ -4,18 +4,19 @@ Removed as noise: ``id``, ``version``, ``iteration``, ``schemaVersion``, ``gnetI
 export blocks, ``pluginVersion``, the built-in "Annotations & Alerts" annotation, the values a
 Grafana UI save fills in by default (``fieldConfig`` / ``options`` / target / variable
 defaults), nulls, empty objects and lists (absent ≡ empty), positional ``refId``\\ s, target
-data sources equal to the panel's, and editor-only state. Normalised: data-source refs (string,
-``$var``, ``{type, uid}`` → ``{"uid": "${var}"}``), integral floats (``1.0`` → ``1``),
-``legendFormat: "__auto"`` (≡ empty), single-element selections, override properties (a list
-of ``{id, value}`` becomes a mapping keyed by ``id``). Key order never matters (dicts).
-All functions are pure and return new values.
+data sources equal to the panel's, and editor-only state (``editorMode``, ``fullMetaSearch``, …).
+Normalised: data-source refs (string, ``$var``, ``{type, uid}`` → ``{"uid": "${var}"}``), integral
+floats (``1.0`` → ``1``), ``legendFormat: "__auto"`` (≡ empty), single-element selections, override
+properties (a list of ``{id, value}`` becomes a mapping keyed by ``id``). Key order never matters
+(dicts). All functions are pure and return new values.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from dashgen.document import iter_panels, raw_variables, unwrap, variable_name
 
 DROP_DASHBOARD_KEYS = frozenset(
     {
@@ -52,7 +53,11 @@ DROP_PANEL_KEYS = frozenset(
         "libraryPanel",
     }
 )
-DROP_TARGET_KEYS = frozenset({"editorMode", "key", "metric", "step", "target", "query", "queryType"})
+# ``editorMode`` and the rest of the Prometheus query editor's state that Grafana 10-11 write on a UI save
+DROP_TARGET_KEYS = frozenset(
+    {"editorMode", "disableTextWrap", "fullMetaSearch", "includeNullMetadata", "useBackend"}
+    | {"key", "metric", "step", "target", "query", "queryType"}
+)
 DROP_VARIABLE_KEYS = frozenset({"options", "index", "tags", "useTags", "tagsQuery", "tagValuesQuery", "id"})
 
 # key -> value Grafana assumes when the key is absent (removed on both sides before comparing)
@@ -152,7 +157,6 @@ TYPE_OPTIONS_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     "bargauge": {"maxVizHeight": 300, "minVizHeight": 16, "minVizWidth": 8},
 }
 
-_DS_VAR = re.compile(r"^\$\{?(\w+)(?::\w+)?\}?$")
 
 
 def normalise_numbers(value: Any) -> Any:
@@ -208,8 +212,8 @@ def canonical_datasource(value: Any) -> Any:
     if uid is None:
         return {"default": True} if isinstance(value, Mapping) else None
     uid = str(uid)
-    if match := _DS_VAR.match(uid):
-        uid = "${" + match.group(1) + "}"
+    if (name := variable_name(uid)) is not None:
+        uid = "${" + name + "}"
     return {"uid": uid}
 
 
@@ -319,41 +323,6 @@ def canonicalise_dashboard_fields(body: Mapping[str, Any]) -> dict[str, Any]:
     return prune(normalise_numbers(strip_defaults(out, DASHBOARD_DEFAULTS)))
 
 
-def iter_panels(body: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], str | None]]:
-    """Every panel in reading order (rows, nested panels of collapsed rows, legacy ``rows[].panels``)
-    with the title of the row that holds it."""
-    found: list[tuple[Mapping[str, Any], str | None]] = []
-
-    def walk(panels: Any, row: str | None) -> None:
-        current = row
-        for p in panels if isinstance(panels, list) else []:
-            if not isinstance(p, Mapping):
-                continue
-            if p.get("type") == "row":
-                current = p.get("title") or None
-                found.append((p, row))
-                walk(p.get("panels"), current)
-            else:
-                found.append((p, current))
-
-    walk(body.get("panels"), None)
-    for legacy in body.get("rows") or []:
-        if isinstance(legacy, Mapping):
-            walk(legacy.get("panels"), legacy.get("title") or None)
-    return found
-
-
-def unwrap(doc: Any) -> Mapping[str, Any]:
-    """The dashboard body of a file: plain, ``{dashboard, meta}`` export, or k8s ``{apiVersion, spec}``."""
-    if not isinstance(doc, Mapping):
-        raise ValueError("top-level JSON value is not an object")
-    if isinstance(doc.get("spec"), Mapping) and "apiVersion" in doc:
-        return doc["spec"]
-    if isinstance(doc.get("dashboard"), Mapping) and "panels" not in doc:
-        return doc["dashboard"]
-    return doc
-
-
 def canonicalise_for_diff(doc: Any) -> dict[str, Any]:
     """The whole dashboard in canonical form: ``{"dashboard", "panels", "variables"}``.
 
@@ -361,11 +330,11 @@ def canonicalise_for_diff(doc: Any) -> dict[str, Any]:
     ``"_id"``/``"_gridPos"`` so callers can match and lay them out.
     """
     body = unwrap(doc)
-    templating = body.get("templating") if isinstance(body.get("templating"), Mapping) else {}
     return {
         "dashboard": canonicalise_dashboard_fields(body),
         "panels": [
-            {**canonicalise_panel(p), "_id": p.get("id"), "_gridPos": p.get("gridPos")} for p, _ in iter_panels(body)
+            {**canonicalise_panel(site.raw), "_id": site.raw.get("id"), "_gridPos": site.raw.get("gridPos")}
+            for site in iter_panels(body)
         ],
-        "variables": [canonicalise_variable(v) for v in templating.get("list") or [] if isinstance(v, Mapping)],
+        "variables": [canonicalise_variable(v) for v in raw_variables(body)],
     }

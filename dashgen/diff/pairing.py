@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dashgen.diff.noise import unwrap
+from dashgen.document import unwrap
 
 
 def _uid(doc: Any) -> str | None:

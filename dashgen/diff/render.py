@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dashgen.diff.engine import ABSENT, DashboardDiff, FieldChange, LayoutMove
+from dashgen.diff.compare import ABSENT
+from dashgen.diff.engine import DashboardDiff, FieldChange, LayoutMove
 
 _MAX_VALUE = 160
 

@@ -1,10 +1,11 @@
-"""The Grafana client of the publish pipeline: dashboards, versions, search, folders, health.
+"""The Grafana client of the publish pipeline: dashboards, their versions, and folders.
 
-It owns the translation of Grafana's HTTP answers (contract: grafana-api.md) into dataclasses
-and into the errors of ``dashgen.grafana.errors``, exactly once; callers never see a status
-code. It works against Grafana 12 and 13 alike: 412 ``version-mismatch`` and 409 are both
-``VersionConflict``, both shapes of the versions list are read, and the folder is always sent
-as ``folderUid`` (omitting it would move an updated dashboard to the root).
+It owns the use of Grafana's HTTP API (contract: grafana-api.md); ``dashgen.grafana.answers``
+turns every answer it does not expect into an error of ``dashgen.grafana.errors``, so callers
+never see a status code. It works against Grafana 12 and 13 alike: 412 ``version-mismatch`` and
+409 are both ``VersionConflict``, both shapes of the versions list are read, and the folder is
+always sent as ``folderUid`` (omitting it would move an updated dashboard to the root). HTTP
+itself (session, TLS, credentials, timeouts, GET-only retries) is ``dashgen.net.http``.
 
 Uncertain writes. A save that was sent but got no usable answer (read timeout, connection
 dropped, truncated or unreadable 2xx body, 202 "pending") raises ``WriteOutcomeUnknown`` and is
@@ -21,114 +22,28 @@ from __future__ import annotations
 import copy
 import logging
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
-from dashgen.grafana.errors import (
-    BadResponse,
-    FolderNotFound,
-    Forbidden,
-    GrafanaError,
-    NotFound,
-    PayloadTooLarge,
-    RequestRejected,
-    ServerError,
-    Unauthorized,
-    VersionConflict,
-    WriteOutcomeUnknown,
+from dashgen.errors import InputError
+from dashgen.grafana.answers import answer_error, bad_shape, grafana_message, http_fields, no_answer_error, parse_json
+from dashgen.grafana.errors import FolderNotFound, GrafanaError, NotFound, RequestRejected, WriteOutcomeUnknown
+from dashgen.grafana.models import (
+    DashboardVersion,
+    Folder,
+    LiveDashboard,
+    SaveResult,
+    folder_from,
+    live_dashboard_from,
+    save_result_from,
+    version_from,
 )
-from dashgen.grafana.transport import HttpResponse, HttpTransport, RetryPolicy
+from dashgen.net.http import HttpResponse, HttpTransport, NoAnswer, RetryPolicy
 
 log = logging.getLogger("dashgen.grafana")
 
-_PERMISSION_RE = re.compile(r"Permissions needed:\s*(.+?)\s*$")
 _NOT_FOUND_RE = re.compile(r"not found", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Health:
-    """``GET /api/health``. ``version``/``commit`` are None when Grafana hides them."""
-
-    database: str
-    version: str | None
-    commit: str | None
-
-    @property
-    def ok(self) -> bool:
-        return self.database == "ok"
-
-    @property
-    def major(self) -> int | None:
-        match = re.match(r"v?(\d+)\.", self.version or "")
-        return int(match.group(1)) if match else None
-
-
-@dataclass(frozen=True)
-class LiveDashboard:
-    """A dashboard as Grafana stores it now. ``dashboard`` is the JSON model (with id, uid, version)."""
-
-    uid: str
-    version: int
-    id: int
-    dashboard: dict[str, Any]
-    folder_uid: str | None
-    folder_title: str
-    url: str
-    slug: str
-    created: str
-    updated: str
-    created_by: str
-    updated_by: str
-    provisioned: bool
-    meta: dict[str, Any] = field(repr=False)
-
-
-@dataclass(frozen=True)
-class SaveResult:
-    uid: str
-    version: int
-    id: int
-    url: str
-    slug: str = ""
-    folder_uid: str | None = None
-
-
-@dataclass(frozen=True)
-class DashboardVersion:
-    """One history entry. ``data`` is None where Grafana leaves it out of the list (legacy storage)."""
-
-    version: int
-    parent_version: int
-    restored_from: int
-    created: str
-    created_by: str
-    message: str
-    data: dict[str, Any] | None = field(repr=False)
-    id: int = 0
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    uid: str
-    title: str
-    type: str
-    url: str
-    id: int
-    tags: tuple[str, ...] = ()
-    folder_uid: str | None = None
-    folder_title: str | None = None
-
-
-@dataclass(frozen=True)
-class Folder:
-    uid: str
-    title: str
-    id: int
-    url: str = ""
-    parent_uid: str | None = None
-    version: int | None = None
 
 
 class GrafanaClient:
@@ -152,11 +67,15 @@ class GrafanaClient:
         insecure: bool = False,
         trust_env: bool = True,
     ) -> None:
+        base_url = _check_base_url(url)
+        headers = {"Accept": "application/json"}
+        if org_id is not None:
+            headers["X-Grafana-Org-Id"] = str(int(org_id))
         self._http = HttpTransport(
-            url, token=token, basic_auth=basic_auth, org_id=org_id, connect_timeout=connect_timeout,
-            read_timeout=read_timeout, retry=retry, ca_bundle=ca_bundle, insecure=insecure, trust_env=trust_env,
+            "Grafana", base_url, token=token, basic_auth=basic_auth, headers=headers,
+            connect_timeout=connect_timeout, read_timeout=read_timeout, retry=retry, ca_bundle=ca_bundle,
+            insecure=insecure, trust_env=trust_env, follow_redirects=False, logger=log,
         )
-        self._health: Health | None = None
 
     @property
     def url(self) -> str:
@@ -174,64 +93,36 @@ class GrafanaClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ health and identity
-
-    def health(self) -> Health:
-        """``GET /api/health`` (no auth). A failing database is returned as ``database="failing"``, not raised."""
-        resp = self._http.request("GET", "/api/health", final=_is_health_body)
-        if resp.status in (200, 503) and not _is_health_body(resp):
-            self._json(resp)  # raises BadResponse when the body is not JSON at all
-            raise self._bad_shape(resp, "Grafana's health object (is this URL a Grafana?)")
-        if resp.status not in (200, 503):
-            raise self._error(resp, "the health endpoint")
-        body = resp.json()
-        self._health = Health(str(body.get("database", "")), body.get("version"), body.get("commit"))
-        return self._health
-
-    @property
-    def grafana_major(self) -> int | None:
-        """Grafana's major version from ``/api/health`` (asked once); None when the instance hides it."""
-        if self._health is None:
-            self.health()
-        return self._health.major if self._health else None
-
-    def check_auth(self) -> None:
-        """Raise ``Unauthorized`` unless the credentials are accepted (one cheap authenticated GET)."""
-        resp = self._http.request("GET", "/api/search", params={"limit": 1})
-        if resp.status != 200:
-            raise self._error(resp, "the search endpoint")
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        final: Callable[[HttpResponse], bool] | None = None,
+    ) -> HttpResponse:
+        """One request to ``path`` under the base URL; no answer at all becomes a Grafana error."""
+        try:
+            return self._http.request(method, self.url + path, params=params, json_body=json_body, final=final)
+        except NoAnswer as exc:
+            raise no_answer_error(exc, self._http) from None
 
     # ------------------------------------------------------------------ dashboards
 
     def get_dashboard(self, uid: str) -> LiveDashboard | None:
         """The stored dashboard, or None when Grafana says it does not exist."""
-        resp = self._http.request("GET", f"/api/dashboards/uid/{_q(uid)}")
-        if resp.status == 404 and _grafana_message(resp).lower() == "dashboard not found":
+        resp = self._send("GET", f"/api/dashboards/uid/{_q(uid)}")
+        if resp.status == 404 and grafana_message(resp).lower() == "dashboard not found":
             return None
         if resp.status != 200:
-            raise self._error(resp, f"dashboard {uid!r}")
-        body = self._json(resp)
+            raise answer_error(resp, f"dashboard {uid!r}", self._http)
+        body = parse_json(resp)
         dash = body.get("dashboard") if isinstance(body, dict) else None
         meta = body.get("meta") if isinstance(body, dict) else None
         if not isinstance(dash, dict) or not isinstance(meta, dict):
-            raise self._bad_shape(resp, "an object with 'dashboard' and 'meta'")
-        version = meta.get("version", dash.get("version"))
-        return LiveDashboard(
-            uid=str(dash.get("uid", uid)),
-            version=int(version or 0),
-            id=int(dash.get("id") or 0),
-            dashboard=dash,
-            folder_uid=meta.get("folderUid") or None,
-            folder_title=str(meta.get("folderTitle", "")),
-            url=str(meta.get("url", "")),
-            slug=str(meta.get("slug", "")),
-            created=str(meta.get("created", "")),
-            updated=str(meta.get("updated", "")),
-            created_by=str(meta.get("createdBy", "")),
-            updated_by=str(meta.get("updatedBy", "")),
-            provisioned=bool(meta.get("provisioned", False)),
-            meta=meta,
-        )
+            raise bad_shape(resp, "an object with 'dashboard' and 'meta'")
+        return live_dashboard_from(uid, dash, meta)
 
     def save_dashboard(
         self, dashboard: dict[str, Any], folder_uid: str | None, message: str, overwrite: bool = False
@@ -254,30 +145,25 @@ class GrafanaClient:
             )
 
         try:
-            resp = self._http.request("POST", "/api/dashboards/db", json_body=body)
+            resp = self._send("POST", "/api/dashboards/db", json_body=body)
         except WriteOutcomeUnknown as exc:
             raise unknown(exc.reason, exc.url) from None
         if resp.status == 202:
             raise unknown("Grafana answered 202 (change broadcast, not yet applied)", resp.url)
         if 200 <= resp.status < 300:
             try:
-                result = resp.json()
-                saved = SaveResult(
-                    uid=str(result["uid"]), version=int(result["version"]), id=int(result.get("id") or 0),
-                    url=str(result.get("url", "")), slug=str(result.get("slug", "")),
-                    folder_uid=result.get("folderUid") or None,
-                )
+                saved = save_result_from(resp.json())
             except (ValueError, KeyError, TypeError, AttributeError):
                 raise unknown(f"Grafana answered {resp.status} with an unreadable body", resp.url) from None
             log.info("saved %s in %s as version %d", label, self.url, saved.version)
             return saved
-        if resp.status == 400 and _grafana_message(resp).lower() == "folder not found":
+        if resp.status == 400 and grafana_message(resp).lower() == "folder not found":
             raise FolderNotFound(
                 self._http.redact(f"Grafana has no folder {folder_uid!r} to save {label} into "
                                   f"(400 folder not found) at {resp.url}"),
-                **self._fields(resp),
+                **http_fields(resp, self._http),
             )
-        raise self._error(resp, label, sent_version=dashboard.get("version"))
+        raise answer_error(resp, label, self._http, sent_version=dashboard.get("version"))
 
     def resolve_save(self, exc: WriteOutcomeUnknown) -> SaveResult | None:
         """After an uncertain save: a ``SaveResult`` if Grafana now stores what was sent, else None.
@@ -296,248 +182,76 @@ class GrafanaClient:
         same_folder = (live.folder_uid or None) == (exc.folder_uid or None)
         if not (same_folder and _comparable(live.dashboard) == _comparable(exc.dashboard)):
             return None
-        slug = live.slug or ""
-        return SaveResult(live.uid, live.version, live.id, live.url, slug, live.folder_uid)
+        return SaveResult(live.uid, live.version, live.id, live.url, live.slug or "", live.folder_uid)
 
     def delete_dashboard(self, uid: str) -> None:
-        """``DELETE /api/dashboards/uid/:uid`` (never called automatically by the publisher)."""
+        """``DELETE /api/dashboards/uid/:uid`` (never called by the publisher; the live tests clean up with it)."""
         try:
-            resp = self._http.request("DELETE", f"/api/dashboards/uid/{_q(uid)}")
+            resp = self._send("DELETE", f"/api/dashboards/uid/{_q(uid)}")
         except WriteOutcomeUnknown as exc:
             raise WriteOutcomeUnknown(
                 f"Deleting dashboard {uid!r} at {exc.url} may or may not have happened: {exc.reason}",
                 method="DELETE", url=exc.url, uid=uid, reason=exc.reason,
             ) from None
         if resp.status != 200:
-            raise self._error(resp, f"dashboard {uid!r}")
+            raise answer_error(resp, f"dashboard {uid!r}", self._http)
 
     # ------------------------------------------------------------------ versions
 
     def list_versions(self, uid: str, limit: int | None = None, start: int | None = None) -> list[DashboardVersion]:
         """Newest first. Grafana keeps a bounded history (20 versions by default)."""
         params = {k: v for k, v in (("limit", limit), ("start", start)) if v is not None}
-        resp = self._http.request("GET", f"/api/dashboards/uid/{_q(uid)}/versions", params=params)
+        resp = self._send("GET", f"/api/dashboards/uid/{_q(uid)}/versions", params=params)
         if resp.status != 200:
-            raise self._error(resp, f"dashboard {uid!r}")
-        body = self._json(resp)
+            raise answer_error(resp, f"dashboard {uid!r}", self._http)
+        body = parse_json(resp)
         rows = body.get("versions") if isinstance(body, dict) else body  # ≥ 11.5 object, ≤ 11.4 bare list
         if not isinstance(rows, list):
-            raise self._bad_shape(resp, "a list of versions")
-        return [_version(row) for row in rows if isinstance(row, dict)]
+            raise bad_shape(resp, "a list of versions")
+        return [version_from(row) for row in rows if isinstance(row, dict)]
 
     def get_version(self, uid: str, version: int) -> DashboardVersion:
         """One history entry with its full ``data``; ``NotFound`` when Grafana no longer has it."""
-        resp = self._http.request(
+        resp = self._send(
             "GET", f"/api/dashboards/uid/{_q(uid)}/versions/{int(version)}",
             # Grafana answers a missing version with 500 "... not found ..."; retrying cannot help.
-            final=lambda r: bool(_NOT_FOUND_RE.search(_grafana_message(r))),
+            final=lambda r: bool(_NOT_FOUND_RE.search(grafana_message(r))),
         )
-        if resp.status == 500 and _NOT_FOUND_RE.search(_grafana_message(resp)):
+        if resp.status == 500 and _NOT_FOUND_RE.search(grafana_message(resp)):
             raise NotFound(
                 self._http.redact(f"Grafana has no version {version} of dashboard {uid!r} "
-                                  f"({resp.status} {_grafana_message(resp)}) at {resp.url}"),
-                **self._fields(resp),
+                                  f"({resp.status} {grafana_message(resp)}) at {resp.url}"),
+                **http_fields(resp, self._http),
             )
         if resp.status != 200:
-            raise self._error(resp, f"version {version} of dashboard {uid!r}")
-        row = self._json(resp)
+            raise answer_error(resp, f"version {version} of dashboard {uid!r}", self._http)
+        row = parse_json(resp)
         if not isinstance(row, dict):
-            raise self._bad_shape(resp, "a version object")
-        return _version(row)
+            raise bad_shape(resp, "a version object")
+        return version_from(row)
 
-    def restore_version(self, uid: str, version: int) -> SaveResult:
-        """``POST .../restore``: a new version whose content is ``version``'s. Sent exactly once."""
-        resp = self._http.request("POST", f"/api/dashboards/uid/{_q(uid)}/restore", json_body={"version": version})
-        if resp.status != 200:
-            raise self._error(resp, f"version {version} of dashboard {uid!r}")
-        body = self._json(resp)
-        try:
-            return SaveResult(str(body["uid"]), int(body["version"]), int(body.get("id") or 0),
-                              str(body.get("url", "")), str(body.get("slug", "")), body.get("folderUid") or None)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise self._bad_shape(resp, "a save result") from None
-
-    # ------------------------------------------------------------------ search and folders
-
-    def search(
-        self,
-        query: str | None = None,
-        *,
-        tags: Iterable[str] = (),
-        type: str | None = None,  # noqa: A002 - Grafana's parameter name
-        folder_uids: Iterable[str] = (),
-        dashboard_uids: Iterable[str] = (),
-        limit: int | None = None,
-        page: int | None = None,
-    ) -> list[SearchHit]:
-        """``GET /api/search``. Under unified storage (13.x) a just-saved dashboard may not show yet."""
-        params: dict[str, Any] = {"query": query, "tag": list(tags), "type": type,
-                                  "folderUIDs": list(folder_uids), "dashboardUIDs": list(dashboard_uids),
-                                  "limit": limit, "page": page}
-        params = {k: v for k, v in params.items() if v not in (None, [])}
-        resp = self._http.request("GET", "/api/search", params=params)
-        if resp.status != 200:
-            raise self._error(resp, "the search")
-        rows = self._json(resp)
-        if not isinstance(rows, list):
-            raise self._bad_shape(resp, "a list of hits")
-        return [
-            SearchHit(uid=str(r.get("uid", "")), title=str(r.get("title", "")), type=str(r.get("type", "")),
-                      url=str(r.get("url", "")), id=int(r.get("id") or 0),
-                      tags=tuple(str(t) for t in r.get("tags") or ()), folder_uid=r.get("folderUid") or None,
-                      folder_title=r.get("folderTitle") or None)
-            for r in rows if isinstance(r, dict)
-        ]
-
-    def get_folder(self, uid: str) -> Folder | None:
-        """The folder, or None when Grafana says it does not exist."""
-        resp = self._http.request("GET", f"/api/folders/{_q(uid)}")
-        if resp.status == 404 and _grafana_message(resp).lower() == "folder not found":
-            return None
-        if resp.status != 200:
-            raise self._error(resp, f"folder {uid!r}")
-        return self._folder(resp, self._json(resp))
-
-    def list_folders(self, parent_uid: str | None = None) -> list[Folder]:
-        """Immediate children of ``parent_uid`` (root when None)."""
-        params = {"parentUid": parent_uid} if parent_uid else None
-        resp = self._http.request("GET", "/api/folders", params=params)
-        if resp.status != 200:
-            raise self._error(resp, "the folder list")
-        rows = self._json(resp)
-        if not isinstance(rows, list):
-            raise self._bad_shape(resp, "a list of folders")
-        return [self._folder(resp, r) for r in rows]
+    # ------------------------------------------------------------------ folders
 
     def create_folder(self, title: str, uid: str | None = None, parent_uid: str | None = None) -> Folder:
-        """``POST /api/folders``. A taken uid is ``RequestRejected`` (Grafana answers 409 or 412)."""
+        """``POST /api/folders`` (the live tests' throw-away folder). A taken uid is ``RequestRejected``."""
         body = {k: v for k, v in (("title", title), ("uid", uid), ("parentUid", parent_uid)) if v}
-        resp = self._http.request("POST", "/api/folders", json_body=body)
+        resp = self._send("POST", "/api/folders", json_body=body)
         if resp.status in (409, 412):
             raise RequestRejected(
                 self._http.redact(f"Grafana refused to create folder {uid or title!r}: uid or title already "
-                                  f"taken ({resp.status} {_grafana_message(resp)}) at {resp.url}"),
-                **self._fields(resp),
+                                  f"taken ({resp.status} {grafana_message(resp)}) at {resp.url}"),
+                **http_fields(resp, self._http),
             )
         if resp.status != 200:
-            raise self._error(resp, f"folder {uid or title!r}")
-        return self._folder(resp, self._json(resp))
-
-    # ------------------------------------------------------------------ answer → domain
-
-    def _json(self, resp: HttpResponse) -> Any:
-        try:
-            return resp.json()
-        except ValueError:
-            raise BadResponse(
-                f"Grafana answered {resp.method} {resp.url} with {resp.status} but the body is not valid JSON "
-                f"({len(resp.body)} bytes, {resp.content_type or 'no content type'}): truncated, or not Grafana?",
-                method=resp.method, url=resp.url,
-            ) from None
-
-    def _bad_shape(self, resp: HttpResponse, expected: str) -> BadResponse:
-        return BadResponse(f"Grafana answered {resp.method} {resp.url} with {resp.status} but not {expected}",
-                           method=resp.method, url=resp.url)
-
-    def _folder(self, resp: HttpResponse, row: Any) -> Folder:
+            raise answer_error(resp, f"folder {uid or title!r}", self._http)
+        row = parse_json(resp)
         if not isinstance(row, dict) or "uid" not in row:
-            raise self._bad_shape(resp, "a folder object")
-        version = row.get("version")
-        return Folder(uid=str(row["uid"]), title=str(row.get("title", "")), id=int(row.get("id") or 0),
-                      url=str(row.get("url", "")), parent_uid=row.get("parentUid") or None,
-                      version=int(version) if isinstance(version, int) else None)
-
-    def _fields(self, resp: HttpResponse) -> dict[str, Any]:
-        """The attributes every ``GrafanaHTTPError`` carries; server text is redacted too."""
-        body = _body_dict(resp)
-        return {"method": resp.method, "url": resp.url, "status": resp.status,
-                "grafana_message": self._http.redact(_grafana_message(resp)),
-                "grafana_status": str(body.get("status") or ""), "message_id": str(body.get("messageId") or "")}
-
-    def _who(self) -> str:
-        if self._http.auth_kind == "token":
-            return "the token"
-        if self._http.auth_kind == "basic":
-            return f"user {self._http.user!r} and its password"
-        return "the request without credentials"
-
-    def _error(self, resp: HttpResponse, what: str, *, sent_version: Any = None) -> GrafanaError:
-        """The one place where a status code becomes a domain error."""
-        status, url, msg = resp.status, resp.url, _grafana_message(resp)
-        body = _body_dict(resp)
-        grafana_status = str(body.get("status") or "")
-        detail = f"{status} {grafana_status + ': ' if grafana_status else ''}{msg}".strip()
-        fields = self._fields(resp)
-        redact = self._http.redact
-        if 300 <= status < 400:
-            location = resp.headers.get("Location", "?")
-            return BadResponse(redact(f"Grafana answered {resp.method} {url} with a redirect ({status}) to "
-                                      f"{location}; configure the final URL"), method=resp.method, url=url)
-        if status == 401:
-            return Unauthorized(redact(f"Grafana refused {self._who()} ({detail}) at {url}"), **fields)
-        if status == 403:
-            match = _PERMISSION_RE.search(msg)
-            permission = match.group(1) if match else None
-            reason = f"missing permission {permission}" if permission else msg
-            return Forbidden(redact(f"Grafana denied {resp.method} {url} (403): {reason}"),
-                             permission=permission, **fields)
-        if status == 404:
-            return NotFound(redact(f"Grafana has no {what} ({detail}) at {url}"), **fields)
-        if status == 409 or (status == 412 and grafana_status in ("", "version-mismatch")):
-            since = (f" since version {sent_version} was read" if isinstance(sent_version, int)
-                     else " (no version was sent: read it first, or save with overwrite)")
-            return VersionConflict(
-                redact(f"Grafana refused the change to {what}: it was changed by someone else{since} "
-                       f"({detail}) at {url}"),
-                **fields,
-            )
-        if status == 413:
-            size = f"a {resp.sent_bytes / 1_048_576:.1f} MiB request" if resp.sent_bytes else "the request"
-            return PayloadTooLarge(
-                redact(f"Grafana or a proxy in front of it refused {size} as too large ({detail}) at {url}"),
-                **fields,
-            )
-        if status >= 500:
-            tries = f" after {resp.attempts} attempts" if resp.attempts > 1 else ""
-            return ServerError(redact(f"Grafana failed on {resp.method} {url} ({detail}){tries}"), **fields)
-        return RequestRejected(redact(f"Grafana rejected the request for {what} ({detail}) at {url}"), **fields)
+            raise bad_shape(resp, "a folder object")
+        return folder_from(row)
 
 
 def _q(value: str) -> str:
     return quote(str(value), safe="")
-
-
-def _body_dict(resp: HttpResponse) -> dict[str, Any]:
-    try:
-        body = resp.json()
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
-def _grafana_message(resp: HttpResponse) -> str:
-    body = _body_dict(resp)
-    if "message" in body:
-        return " ".join(str(body["message"]).split())
-    if resp.body and resp.content_type != "application/json":
-        return f"non-JSON {resp.content_type or 'untyped'} body, probably from a proxy"
-    return ""
-
-
-
-
-def _is_health_body(resp: HttpResponse) -> bool:
-    return "database" in _body_dict(resp)
-
-
-def _version(row: dict[str, Any]) -> DashboardVersion:
-    data = row.get("data")
-    return DashboardVersion(
-        version=int(row.get("version") or 0), parent_version=int(row.get("parentVersion") or 0),
-        restored_from=int(row.get("restoredFrom") or 0), created=str(row.get("created", "")),
-        created_by=str(row.get("createdBy", "")), message=str(row.get("message") or ""),
-        data=data if isinstance(data, dict) else None, id=int(row.get("id") or 0),
-    )
 
 
 def _comparable(dashboard: dict[str, Any]) -> dict[str, Any]:
@@ -547,3 +261,13 @@ def _comparable(dashboard: dict[str, Any]) -> dict[str, Any]:
         if isinstance(out.get(key), str):
             out[key] = out[key].strip()
     return out
+
+
+def _check_base_url(base_url: str) -> str:
+    parts = urlsplit(base_url.strip())
+    if "@" in parts.netloc:
+        # Credentials in the URL would leak into every message that names the URL.
+        raise InputError("Grafana URL must not contain credentials; pass token= or basic_auth=")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"Grafana URL must look like https://grafana.example.com[/sub-path], not {base_url!r}")
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))

@@ -1,6 +1,6 @@
 """The domain errors of talking to Grafana: one class per thing that can go wrong.
 
-``dashgen.grafana.client`` turns every HTTP outcome into one of these exactly once; the publish
+``dashgen.grafana.answers`` turns every HTTP outcome into one of these exactly once; the publish
 pipeline catches these classes and never looks at status codes. Every message is one line,
 names the URL, and never contains a credential.
 """

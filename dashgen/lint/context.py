@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dashgen.document import Dashboard, Panel, Target, Variable
 from dashgen.lint.catalogue import Catalogue
-from dashgen.lint.model import Dashboard, Panel, Target, Variable
 from dashgen.lint.promql import PromQLError, expand_variables, parse
 
 NON_PROMQL_TYPES = frozenset(

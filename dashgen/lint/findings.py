@@ -8,8 +8,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dashgen.document import Panel
     from dashgen.lint.context import LintContext
-    from dashgen.lint.model import Panel
 
 
 class Severity(StrEnum):

@@ -1,7 +1,8 @@
 """Grafana-variable expansion and PromQL AST helpers for lint.
 
-``expand_variables`` ports dashboard-linter's ``expandVariables``: text inside double quotes
-is left alone; outside them ``$var``, ``${var}``, ``${var:fmt}`` and ``[[var]]`` are replaced.
+``expand_variables`` ports dashboard-linter's ``expandVariables`` as a placeholder policy of the
+substitution core (``dashgen.document.variables``): text inside double quotes is left alone;
+outside them ``$var``, ``${var}``, ``${var:fmt}`` and ``[[var]]`` are replaced.
 Global variables become "magic" values below 2^32 ms (promql-parser rejects larger numbers),
 so ``$__rate_interval`` can be recognised again in the parsed AST. A dashboard variable
 becomes its current value, else its first option, else its own name (format applied to three
@@ -10,7 +11,6 @@ copies). ``walk`` yields each AST node with the stack of its ancestors.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,7 +18,7 @@ from typing import Any
 
 import promql_parser as pp
 
-from dashgen.lint.model import Variable
+from dashgen.document import Reference, Variable, substitute
 
 RATE_INTERVAL_MS = 4234567890
 INTERVAL_MS = 4123456789
@@ -45,7 +45,6 @@ GLOBALS: Mapping[str, str] = {
     "__name": "name",
 }
 
-_VAR_RE = re.compile(r"\$(\w+)|\$\{([^}]+)\}|\[\[([^\[\]]+)\]\]")
 _MAX_DEPTH = 8
 
 
@@ -74,9 +73,9 @@ def _format_name(name: str, fmt: str | None) -> str:
             return name
 
 
-def _resolve(token: str, variables: Mapping[str, Variable], depth: int) -> str:
-    parts = token.split(":")
-    name, fmt = parts[0], (parts[-1] if len(parts) > 1 else None)
+def _placeholder(ref: Reference, variables: Mapping[str, Variable], depth: int) -> str:
+    # dashboard-linter reads the format after the last colon.
+    name, fmt = ref.name, (ref.format.split(":")[-1] if ref.format is not None else None)
     if name.startswith("__auto_interval"):
         return "10s"
     if name in GLOBALS:
@@ -85,22 +84,17 @@ def _resolve(token: str, variables: Mapping[str, Variable], depth: int) -> str:
     if variable is not None and depth < _MAX_DEPTH:
         value = next((v for v in variable.current if v), "") or next((v for v in variable.options if v), "")
         if value and value not in {"$__all", "All"}:
-            return _expand_outside_quotes(value, variables, depth + 1)
+            return _expand(value, variables, depth + 1)
     return _format_name(name, fmt)
 
 
-def _expand_outside_quotes(expr: str, variables: Mapping[str, Variable], depth: int) -> str:
-    pieces = expr.split('"')
-    for i in range(0, len(pieces), 2):  # even pieces are outside double quotes
-        pieces[i] = _VAR_RE.sub(
-            lambda m: _resolve(m.group(1) or m.group(2) or m.group(3), variables, depth), pieces[i]
-        )
-    return '"'.join(pieces)
+def _expand(expr: str, variables: Mapping[str, Variable], depth: int) -> str:
+    return substitute(expr, lambda ref: _placeholder(ref, variables, depth), skip_double_quoted=True)
 
 
 def expand_variables(expr: str, variables: Mapping[str, Variable]) -> str:
     """Replace Grafana variables outside double quotes (dashboard-linter semantics)."""
-    return _expand_outside_quotes(expr, variables, 0)
+    return _expand(expr, variables, 0)
 
 
 def parse(expr: str) -> Any:

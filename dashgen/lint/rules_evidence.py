@@ -16,9 +16,9 @@ from typing import Any
 
 import promql_parser as pp
 
+from dashgen.document import Panel
 from dashgen.lint.context import LintContext
 from dashgen.lint.findings import Hit, Rule, Severity
-from dashgen.lint.model import Panel
 from dashgen.lint.promql import (
     agg_op,
     func_name,
@@ -28,6 +28,7 @@ from dashgen.lint.promql import (
     unparen,
     walk,
 )
+from dashgen.render.spec import RATIO_UNITS, ratio_axis_problem
 
 NODE_LABELS = frozenset({"node", "instance", "Hostname", "hostname", "nodename", "host"})
 STAGE_LABELS = frozenset({"pp_rank"})
@@ -38,7 +39,6 @@ _PER_NODE_TEXT = re.compile(
     r"\bper[- ]?node\b|\bby node\b|\beach node\b|\bper[- ]?(pp[- ]?)?stage\b|\bone row per node\b", re.I
 )
 
-RATIO_RANGES: Mapping[str, tuple[float, float]] = {"percent": (0.0, 100.0), "percentunit": (0.0, 1.0)}
 
 SHARE_FAMILIES: tuple[tuple[str, str], ...] = (
     ("mem_cache_hit_nums_", "file_cache_hit_nums_"),
@@ -147,14 +147,14 @@ def ratio_axes(panel: Panel) -> Iterator[tuple[str, str, Any, Any]]:
     """Every (where, unit, min, max) whose unit is a ratio unit: defaults, overrides, graph yaxes."""
     defaults = panel.field_defaults
     unit = defaults.get("unit")
-    if unit in RATIO_RANGES:
+    if unit in RATIO_UNITS:
         yield "fieldConfig.defaults", unit, defaults.get("min"), defaults.get("max")
     for i, override in enumerate(panel.field_overrides):
         props = _override_props(override)
         if not {"unit", "min", "max"} & props.keys():
             continue
         eff_unit = props.get("unit", unit)
-        if eff_unit in RATIO_RANGES:
+        if eff_unit in RATIO_UNITS:
             yield (
                 f"fieldConfig.overrides[{i}]",
                 eff_unit,
@@ -163,7 +163,7 @@ def ratio_axes(panel: Panel) -> Iterator[tuple[str, str, Any, Any]]:
             )
     yaxes = panel.raw.get("yaxes")
     for i, axis in enumerate(yaxes if isinstance(yaxes, list) else []):
-        if isinstance(axis, Mapping) and axis.get("format") in RATIO_RANGES:
+        if isinstance(axis, Mapping) and axis.get("format") in RATIO_UNITS:
             yield f"yaxes[{i}]", axis["format"], axis.get("min"), axis.get("max")
 
 
@@ -172,14 +172,8 @@ def check_s5(ctx: LintContext) -> Iterator[Hit]:
         if panel.type == "row":
             continue
         for where, unit, lo, hi in ratio_axes(panel):
-            want_lo, want_hi = RATIO_RANGES[unit]
-            if _number(lo) != want_lo or _number(hi) != want_hi:
-                yield Hit(
-                    panel,
-                    f"{where}: unit {unit} needs min {want_lo:g} and max {want_hi:g}"
-                    f" (has min={lo}, max={hi}):"
-                    " an auto-scaled ratio axis turns idle noise into violent swings",
-                )
+            if problem := ratio_axis_problem(unit, lo, hi):
+                yield Hit(panel, f"{where}: {problem}: an auto-scaled ratio axis turns idle noise into violent swings")
 
 
 # --- S7 ---------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ from datetime import timedelta
 
 import promql_parser as pp
 
+from dashgen.document import DatasourceRef, Panel
 from dashgen.lint.context import LintContext, ParsedQuery
 from dashgen.lint.findings import Hit, Rule, Severity
-from dashgen.lint.model import DatasourceRef, Panel
 from dashgen.lint.promql import (
     MAGIC_INTERVAL,
     MAGIC_RANGE,

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from dashgen.document import NotADashboard, load_dashboard
 from dashgen.lint.catalogue import Catalogue, load_catalogue
 from dashgen.lint.context import build_context
 from dashgen.lint.findings import Finding, Rule
-from dashgen.lint.model import NotADashboard, load_dashboard
 from dashgen.lint.registry import ALL_RULES
 
 

@@ -9,19 +9,21 @@ imports at its own base URL; a cluster imports at vminsert (``http://vminsert:84
 so the import URL is configured separately; Prometheus has none.
 
 Every failure becomes a :class:`DatasourceError` naming the URL, the HTTP status and the data
-source's own error message.
+source's own error message. HTTP itself (session, timeouts, TLS) is ``dashgen.net.http``, the same
+transport the Grafana client uses; the data source's requests are not retried (``NO_RETRY``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import requests
-
 from dashgen.errors import DashgenError, InputError
+from dashgen.net.http import NO_RETRY, HttpResponse, HttpTransport, NoAnswer
 
 
 class DatasourceError(DashgenError):
@@ -60,45 +62,47 @@ def _seconds(value: float) -> str:
 class Datasource:
     """A Prometheus-compatible API at ``base_url``; ``import_url`` (VictoriaMetrics only) for writes."""
 
-    def __init__(
-        self,
-        base_url: str,
-        import_url: str | None = None,
-        timeout: float = 30.0,
-        session: requests.Session | None = None,
-    ) -> None:
+    def __init__(self, base_url: str, import_url: str | None = None, timeout: float = 30.0) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise InputError(f"data source URL must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.import_url = (import_url or self.base_url).rstrip("/")
         self.timeout = timeout
-        self.session = session or requests.Session()
+        self._http = HttpTransport(
+            "data source", self.base_url, connect_timeout=timeout, read_timeout=timeout, retry=NO_RETRY,
+            follow_redirects=True, logger=logging.getLogger("dashgen.live"),
+        )
 
     # -- plumbing ---------------------------------------------------------------------------------
 
-    def _request(self, method: str, url: str, timeout: float | None = None, **kwargs: Any) -> requests.Response:
+    def _request(self, method: str, url: str, timeout: float | None = None, **kwargs: Any) -> HttpResponse:
+        seconds = timeout or self.timeout
         try:
-            response = self.session.request(method, url, timeout=timeout or self.timeout, **kwargs)
-        except requests.Timeout:
-            raise DatasourceError(url, None, f"timed out after {timeout or self.timeout:g}s") from None
-        except requests.RequestException as exc:
-            raise DatasourceError(url, None, f"cannot connect: {exc.__class__.__name__}: {exc}") from None
-        return response
+            return self._http.request(method, url, timeout=seconds, **kwargs)
+        except NoAnswer as exc:
+            if exc.timed_out:
+                raise DatasourceError(url, None, f"timed out after {seconds:g}s") from None
+            raise DatasourceError(url, None, f"cannot connect: {exc.cause.__class__.__name__}: {exc.cause}") from None
 
-    def _api(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], timeout: float | None = None) -> Any:
+    def _api(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], timeout: float | None = None,
+             method: str = "POST") -> Any:
+        """The ``data`` of a ``{"status": "success", "data": ...}`` answer; anything else is a DatasourceError."""
         url = f"{self.base_url}{path}"
         # POST with a form body: long expressions and many match[] do not hit URL length limits.
-        response = self._request("POST", url, timeout=timeout, data=params)
+        if method == "POST":
+            response = self._request("POST", url, timeout=timeout, data=params)
+        else:
+            response = self._request(method, url, timeout=timeout, params=params)
         try:
             body = response.json()
         except ValueError:
             body = None
         if not isinstance(body, dict):
             text = response.text.strip()[:500] or response.reason
-            raise DatasourceError(url, response.status_code, text)
-        if response.status_code >= 400 or body.get("status") != "success":
+            raise DatasourceError(url, response.status, text)
+        if response.status >= 400 or body.get("status") != "success":
             raise DatasourceError(
-                url, response.status_code, str(body.get("error") or response.reason), str(body.get("errorType") or "")
+                url, response.status, str(body.get("error") or response.reason), str(body.get("errorType") or "")
             )
         return body.get("data")
 
@@ -120,32 +124,16 @@ class Datasource:
         data = self._api("/api/v1/query_range", params, timeout)
         return QueryResult(data.get("resultType", ""), data.get("result") or [])
 
-    def series(self, matchers: Iterable[str], start: float | None = None, end: float | None = None) -> list[dict]:
-        """Label sets of the series matching any of ``matchers`` in [start, end]."""
-        params: list[tuple[str, Any]] = [("match[]", m) for m in matchers]
-        if start is not None:
-            params.append(("start", _seconds(start)))
-        if end is not None:
-            params.append(("end", _seconds(end)))
-        return list(self._api("/api/v1/series", params) or [])
-
     def label_values(
         self, label: str, matchers: Iterable[str] = (), start: float | None = None, end: float | None = None
     ) -> list[str]:
+        """Values of ``label`` on the series matching any of ``matchers`` (all series when none) in [start, end]."""
         params: list[tuple[str, Any]] = [("match[]", m) for m in matchers]
         if start is not None:
             params.append(("start", _seconds(start)))
         if end is not None:
             params.append(("end", _seconds(end)))
-        url = f"{self.base_url}/api/v1/label/{label}/values"
-        response = self._request("GET", url, params=params)
-        try:
-            body = response.json()
-        except ValueError:
-            raise DatasourceError(url, response.status_code, response.text.strip()[:500]) from None
-        if response.status_code >= 400 or body.get("status") != "success":
-            raise DatasourceError(url, response.status_code, str(body.get("error") or response.reason))
-        return list(body.get("data") or [])
+        return list(self._api(f"/api/v1/label/{label}/values", params, method="GET") or [])
 
     # -- VictoriaMetrics writes -------------------------------------------------------------------
 
@@ -155,15 +143,13 @@ class Datasource:
         sent = 0
         for body, count in _chunks(lines, chunk_bytes):
             response = self._request("POST", url, timeout=timeout, data=body)
-            if response.status_code >= 300:
-                raise DatasourceError(url, response.status_code, response.text.strip()[:500] or response.reason)
+            if response.status >= 300:
+                raise DatasourceError(url, response.status, response.text.strip()[:500] or response.reason)
             sent += count
         return sent
 
     def import_series(self, series: Iterable[dict[str, Any]], chunk_bytes: int = 16 << 20) -> int:
         """Import ``{"metric": {...}, "values": [...], "timestamps": [ms, ...]}`` objects."""
-        import json
-
         return self.import_lines((json.dumps(s, separators=(",", ":")).encode() for s in series), chunk_bytes)
 
     def flush(self) -> None:

@@ -6,7 +6,8 @@ Pure: dashboard JSON + window + evaluation time + scrape interval -> :class:`Exp
 - ``$__interval`` = window / max data points, rounded the way Grafana rounds, at least the
   minimum interval (the panel's or target's ``interval``, else the scrape interval).
 - ``$__rate_interval`` = max($__interval + scrape interval, 4 x scrape interval) (Grafana's formula).
-- Template variables: their current selection; ``All`` expands to the variable's ``allValue``
+- Template variables (Grafana's value policy over the substitution core of ``dashgen.document``):
+  their current selection; ``All`` expands to the variable's ``allValue``
   (``.+``) or, without one, the regex join of its option values. Custom ``text : value`` options
   use the value. Multi values are joined ``(a|b)`` with Grafana's regex escaping.
 - ``instant: true`` (and ``range`` not true) -> one instant query at the window end, else a range
@@ -21,9 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dashgen.document import Reference, substitute
+
 DEFAULT_SCRAPE_SECONDS = 15.0
 DEFAULT_MAX_DATA_POINTS = 1000
-_VAR_RE = re.compile(r"\$(\w+)|\$\{(\w+)(?::(\w+))?\}|\[\[(\w+)(?::(\w+))?\]\]")
 _DURATION_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d|w|y)$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 
@@ -144,14 +146,14 @@ def variable_values(
 def expand_text(text: str, values: Mapping[str, str]) -> str:
     """Replace ``$name``, ``${name}``, ``${name:fmt}`` and ``[[name]]`` everywhere (Grafana does not skip quotes).
 
-    Unknown names are left as written, so the data source reports them.
+    The value is the variable's interpolated text whatever the format. Unknown names, and references
+    whose name or format is not a word, are left as written, so the data source reports them.
     """
 
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2) or match.group(4)
-        return values.get(name, match.group(0))
+    def grafana_value(ref: Reference) -> str | None:
+        return values.get(ref.name) if ref.is_plain else None
 
-    return _VAR_RE.sub(replace, text)
+    return substitute(text, grafana_value)
 
 
 # -- targets --------------------------------------------------------------------------------------

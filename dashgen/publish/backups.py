@@ -4,10 +4,11 @@ any push), so nothing a person saved in Grafana can be lost."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
+
+from dashgen.files import atomic_write
 
 DEFAULT_BACKUP_DIR = Path("releases/backups")
 
@@ -20,20 +21,17 @@ def backup_path(directory: Path, uid: str, version: int, stamp: str, kind: str =
 
 
 def save_backup(directory: Path, uid: str, version: int, stamp: str, export: dict[str, Any], kind: str = "") -> Path:
-    """Write the exported dashboard and its meta; never overwrites an existing backup."""
+    """Write the exported dashboard and its meta, fsynced; never overwrites an existing backup."""
     path = backup_path(directory, uid, version, stamp, kind)
-    path.parent.mkdir(parents=True, exist_ok=True)
     candidate, counter = path, 1
     while candidate.exists():
         candidate = path.with_name(f"{path.stem}-{counter}.json")
         counter += 1
-    temporary = candidate.with_suffix(".tmp")
-    temporary.write_text(json.dumps(export, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    with temporary.open("rb") as handle:
-        os.fsync(handle.fileno())
-    temporary.replace(candidate)
+    text = json.dumps(export, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(candidate, text.encode("utf-8"), fsync=True)
     return candidate
 
 
 def load_backup(path: Path) -> dict[str, Any]:
+    """A backup as written by ``save_backup``: ``{"dashboard": ..., "meta": ...}``."""
     return json.loads(path.read_text(encoding="utf-8"))

@@ -8,12 +8,12 @@ record is built from an allow-list of fields.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.files import append_durably
 
 DEFAULT_LEDGER = Path("releases/ledger.jsonl")
 
@@ -46,14 +46,8 @@ class LedgerRecord:
 
 def append(path: Path, records: list[LedgerRecord]) -> None:
     """Append records, flushed and fsynced, so a crash loses at most the line being written."""
-    if not records:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(record.to_json() + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    if records:
+        append_durably(path, "".join(record.to_json() + "\n" for record in records))
 
 
 def read(path: Path) -> list[dict[str, Any]]:

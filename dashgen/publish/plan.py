@@ -14,11 +14,11 @@ Edits made in Grafana since the last release are refused unless ``--adopt-live <
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from dashgen.diff import DashboardDiff, diff_dashboards
+from dashgen.document import iter_panels
 from dashgen.publish.ledger import last_stored
 from dashgen.render.canonical import content_sha
 
@@ -127,9 +127,6 @@ class Plan:
                   for action in ("create", "update", "unchanged", "refused")}
         lines.append("plan: " + ", ".join(f"{n} {a}" for a, n in counts.items()))
         return "\n".join(lines)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
 def _remedy(key: str) -> str:
@@ -244,12 +241,12 @@ def _summarise(diff: DashboardDiff) -> tuple[list[str], list[str]]:
 
 def _queries(document: dict[str, Any], panel_ids: set[Any] | None) -> list[NewQuery]:
     found = []
-    for panel in document.get("panels", []):
-        for candidate in [panel, *(panel.get("panels") or [])]:
-            if panel_ids is not None and candidate.get("id") not in panel_ids:
-                continue
-            for target in candidate.get("targets", []) or []:
-                if target.get("expr"):
-                    found.append(NewQuery(candidate.get("title", ""), target.get("refId", ""), target["expr"],
-                                          bool(target.get("instant"))))
+    for site in iter_panels(document):
+        candidate = site.raw
+        if panel_ids is not None and candidate.get("id") not in panel_ids:
+            continue
+        for target in candidate.get("targets", []) or []:
+            if target.get("expr"):
+                found.append(NewQuery(candidate.get("title", ""), target.get("refId", ""), target["expr"],
+                                      bool(target.get("instant"))))
     return found

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dashgen.document import iter_panels
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window
 from dashgen.live.query_check import DashboardInput, plan, run_checks
@@ -19,12 +20,8 @@ VALIDATION_WINDOW_SECONDS = 3600.0
 
 def only_panels(document: dict[str, Any], titles: set[str]) -> dict[str, Any]:
     """The dashboard reduced to the panels with the given titles (rows' nested panels included)."""
-    kept = []
-    for panel in document.get("panels", []):
-        nested = [p for p in panel.get("panels", []) or [] if p.get("title") in titles]
-        if panel.get("title") in titles and panel.get("type") != "row":
-            kept.append(panel)
-        kept.extend(nested)
+    kept = [site.raw for site in iter_panels(document)
+            if site.raw.get("type") != "row" and site.raw.get("title") in titles]
     return {**document, "panels": kept}
 
 

@@ -2,7 +2,7 @@
 wrong for a current Grafana (legacy keys, nulls, harmful defaults) is fixed in normalise.py, in
 one place, not here panel by panel.
 
-Panel types grafanalib only knows in pre-Grafana-7 shapes (bar gauge, heatmap) are emitted by
+The bar gauge, which grafanalib only knows in its pre-Grafana-7 shape, is emitted by
 ``ModernPanel``, a thin subclass that writes the current model.
 """
 
@@ -35,7 +35,7 @@ class PromTarget(G.Target):
 
 @attr.s
 class ModernPanel(G.Panel):
-    """Any current panel type grafanalib emits in a legacy shape (bargauge, heatmap)."""
+    """A current panel type grafanalib emits in a legacy shape (the bar gauge)."""
 
     panelType: str = attr.ib(default="bargauge")
     options: dict = attr.ib(factory=dict)
@@ -63,7 +63,6 @@ def _targets(spec: PanelSpec) -> list[PromTarget]:
                 refId=target.ref_id or _ref_id(index),
                 instant=target.instant,
                 format="table" if target.table else "time_series",
-                hide=target.hide,
                 datasource=DATASOURCE,
             )
         )
@@ -129,7 +128,7 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             unit=spec.unit,
             thresholds=_thresholds(spec),
             mappings=[],
-            overrides=copy.deepcopy(list(spec.overrides)),
+            overrides=[],
             spanNulls=False,
             legendDisplayMode="table",
             legendPlacement="bottom",
@@ -143,7 +142,7 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             **common,
             unit=spec.unit,
             thresholds=_thresholds(spec),
-            overrides=copy.deepcopy(list(spec.overrides)),
+            overrides=[],
             filterable=True,
             extraJson=_extra(
                 spec,
@@ -163,7 +162,7 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             noValue=spec.no_value or "No data",
             thresholds=_thresholds(spec),
             mappings=[],
-            overrides=copy.deepcopy(list(spec.overrides)),
+            overrides=[],
             reduceCalc="lastNotNull",
             graphMode="none",
             colorMode="value",
@@ -179,29 +178,24 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
         return G.StateTimeline(
             **common,
             thresholds=_thresholds(spec),
-            overrides=copy.deepcopy(list(spec.overrides)),
+            overrides=[],
             mappings=[],
             extraJson=_extra(spec),
         )
-    # bargauge and heatmap: current model via ModernPanel.
+    # bargauge: the current model via ModernPanel.
     defaults = _field_defaults(spec)
     defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
     if spec.custom:
         defaults["custom"] = copy.deepcopy(spec.custom)
-    base_options = (
-        {"displayMode": "gradient", "orientation": "horizontal", "showUnfilled": True,
-         "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
-        if spec.kind == "bargauge"
-        else {"calculate": False, "cellGap": 1, "yAxis": {"axisPlacement": "left"},
-              "color": {"mode": "scheme", "scheme": "Oranges", "fill": "dark-orange", "steps": 64}}
-    )
+    base_options = {"displayMode": "gradient", "orientation": "horizontal", "showUnfilled": True,
+                    "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
     _deep_merge(base_options, copy.deepcopy(spec.options))
     return ModernPanel(
         **common,
         panelType=spec.kind,
         options=base_options,
         fieldDefaults=defaults,
-        overrides=copy.deepcopy(list(spec.overrides)),
+        overrides=[],
     )
 
 

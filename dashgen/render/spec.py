@@ -10,8 +10,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-PANEL_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline", "heatmap")
+PANEL_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline")
 RATIO_UNITS = {"percent": (0, 100), "percentunit": (0, 1)}
+
+
+def ratio_axis_problem(unit: object, low: object, high: object) -> str | None:
+    """S5, the one definition: a ``percent`` axis is fixed 0-100 and a ``percentunit`` axis 0-1, so
+    idle noise is never auto-scaled into violent swings. None when the axis is right or not a ratio.
+    The build's validation and lint both ask this."""
+    if unit not in RATIO_UNITS:
+        return None
+    want_low, want_high = RATIO_UNITS[str(unit)]
+    if _number(low) == want_low and _number(high) == want_high:
+        return None
+    return f"unit {unit} needs min {want_low} and max {want_high} (has min={low}, max={high})"
+
+
+def _number(value: object) -> float | None:
+    """A JSON number, or a numeric string as legacy graph y-axes store it; anything else is no number."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -42,7 +64,6 @@ class Target:
     instant: bool = False
     table: bool = False
     ref_id: str = ""
-    hide: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,14 +84,12 @@ class PanelSpec:
     no_value: str | None = None
     mappings: tuple[dict[str, Any], ...] = ()
     thresholds: tuple[tuple[str, float | None], ...] = (("green", None),)
-    overrides: tuple[dict[str, Any], ...] = ()
     transformations: tuple[dict[str, Any], ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     custom: dict[str, Any] = field(default_factory=dict)
     content: str = ""
     links: tuple[dict[str, Any], ...] = ()
     data_links: tuple[dict[str, Any], ...] = ()  # fieldConfig.defaults.links (per-series drill-down)
-    note: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in PANEL_KINDS:
@@ -79,18 +98,10 @@ class PanelSpec:
             raise ValueError(f"panel {self.key!r}: every data panel states its evidence (source, quantity, limit)")
         if not 1 <= self.width <= 24:
             raise ValueError(f"panel {self.key!r}: width {self.width} outside 1..24")
-        if self.unit in RATIO_UNITS and (self.min, self.max) != RATIO_UNITS[self.unit]:
-            raise ValueError(
-                f"panel {self.key!r}: unit {self.unit!r} needs a fixed axis "
-                f"min={RATIO_UNITS[self.unit][0]} max={RATIO_UNITS[self.unit][1]} (S5)"
-            )
 
     @property
     def description(self) -> str:
-        text = self.evidence.describe() if self.evidence else ""
-        if self.note:
-            text = f"{text} {self.note}".strip()
-        return text
+        return self.evidence.describe() if self.evidence else ""
 
 
 @dataclass(frozen=True)
@@ -122,9 +133,3 @@ class DashboardSpec:
 
     def panels(self) -> list[PanelSpec]:
         return [panel for group in self.groups for panel in group.panels]
-
-
-def ratio_axis(unit: str) -> dict[str, float]:
-    """``{"min": .., "max": ..}`` for a ratio unit (S5), to splat into a PanelSpec."""
-    low, high = RATIO_UNITS[unit]
-    return {"unit": unit, "min": low, "max": high}

@@ -15,7 +15,8 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
-RATIO_AXES = {"percent": (0, 100), "percentunit": (0, 1)}
+from dashgen.render.spec import ratio_axis_problem
+
 GRAFANA_GLOBALS = frozenset({"__rate_interval", "__range", "__interval", "__range_s", "__range_ms", "__interval_ms",
                              "__all", "__from", "__to", "__auto", "__dashboard", "__name"})
 
@@ -132,13 +133,8 @@ def _unresolvable(ref: Any, datasource_vars: set[str]) -> str:
 
 def _ratio_axis(panel: dict[str, Any], prefix: str) -> list[str]:
     defaults = (panel.get("fieldConfig") or {}).get("defaults") or {}
-    unit = defaults.get("unit")
-    if unit not in RATIO_AXES:
-        return []
-    low, high = RATIO_AXES[unit]
-    if defaults.get("min") != low or defaults.get("max") != high:
-        return [f"{prefix}.fieldConfig.defaults: unit {unit} needs min {low} and max {high} (S5)"]
-    return []
+    problem = ratio_axis_problem(defaults.get("unit"), defaults.get("min"), defaults.get("max"))
+    return [f"{prefix}.fieldConfig.defaults: {problem} (S5)"] if problem else []
 
 
 def _unknown_variables(panel: dict[str, Any], prefix: str, variables: set[str]) -> list[str]:

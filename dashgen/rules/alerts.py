@@ -30,18 +30,22 @@ from dashgen.deployment.profile import Profile, Source
 from dashgen.deployment.topology import Topology
 from dashgen.rules.model import AlertRule
 from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
-from queries.gpu import GpuSource
+from queries.gpu import (
+    CLOCK_EVENT_REASONS,
+    MEMORY_FULL_SHARE,
+    TEMPERATURE_HIGH_CELSIUS,
+    THROTTLE_BITS,
+    THROTTLE_MEANINGS,
+    GpuSource,
+    gpu_memory_used_share_formula,
+)
 from queries.promql import matcher, selector
-from queries.slo import BAD_EVENTS, FAST_BURN, SLOW_BURN, STALL_WINDOW, error_budget, slis, stalled_stages
+from queries.sglang_slo import BAD_EVENTS, FAST_BURN, SLOW_BURN, STALL_WINDOW, error_budget, slis, stalled_stages
 
-GPU_MEMORY_SHARE = 0.95
-GPU_TEMPERATURE_CELSIUS = 85
 NODES_PER_RULE = 25
 # Sources that run on some nodes only and describe the whole cluster: absence is "no up series at all".
 CLUSTER_SOURCES = ("mooncake_master", "gateway")
 # (bit, meaning) of the clock-event reasons that are power or thermal throttling.
-THROTTLE_BITS = ((2, "0x4 SW power cap"), (3, "0x8 HW slowdown"), (5, "0x20 SW thermal"), (6, "0x40 HW thermal"),
-                 (7, "0x80 HW power brake"))
 CLUSTER_EFFECT = {
     "mooncake_master": ("the master's series describe the whole Store, so the effect is cluster-wide: the Store "
                         "capacity and allocation panels and the Store-segment columns of every node's cache-evidence "
@@ -95,32 +99,30 @@ def _gpu_alert(profile: Profile, alert: str, expr: str, for_: str, severity: str
 def throttle_expr(profile: Profile) -> str:
     """The clock-event bitmask, kept only where a power or thermal bit is set (alert value = the bitmask)."""
     keys = f"{profile.label('node')}, {profile.label('gpu')}"
-    bits = " + ".join(f"floor({GPU_CLOCK_REASONS} / {2 ** bit}) % 2" for bit, _ in THROTTLE_BITS)
+    bits = " + ".join(f"floor({GPU_CLOCK_REASONS} / {bit}) % 2" for bit in THROTTLE_BITS)
     return f"{GPU_CLOCK_REASONS} and on ({keys}) ({bits} > 0)"
 
 
 def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     measured = f"{source.name} {source.caption()}"
-    memory_metrics = ("gpm_memory_used_bytes / gpm_memory_total_bytes" if source.key == "gpm"
-                      else "DCGM_FI_DEV_FB_USED / (FB_USED + FB_FREE + FB_RESERVED)")
-    reasons_note = ("" if source.key == "gpm" else
-                    " DCGM_FI_DEV_CLOCKS_EVENT_REASONS (field 112) is not in dcgm-exporter's default CSV: without it "
-                    "this alert cannot fire.")
-    bits = ", ".join(meaning for _, meaning in THROTTLE_BITS)
+    memory_metrics = gpu_memory_used_share_formula(source)
+    reasons_caveat = source.rule_caveat(CLOCK_EVENT_REASONS)
+    reasons_note = f" {reasons_caveat}: without it this alert cannot fire." if reasons_caveat else ""
+    bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THROTTLE_BITS)
     return (
         _gpu_alert(
-            profile, "GpuMemoryNearlyFull", f"{GPU_MEMORY} > {GPU_MEMORY_SHARE:g}", "1m", "critical",
-            f"GPU memory above {GPU_MEMORY_SHARE:.0%}",
-            f"memory used / total is {{{{ $value | humanizePercentage }}}} (above {GPU_MEMORY_SHARE:.0%} for 1m; "
+            profile, "GpuMemoryNearlyFull", f"{GPU_MEMORY} > {MEMORY_FULL_SHARE:g}", "1m", "critical",
+            f"GPU memory above {MEMORY_FULL_SHARE:.0%}",
+            f"memory used / total is {{{{ $value | humanizePercentage }}}} (above {MEMORY_FULL_SHARE:.0%} for 1m; "
             f"{measured}, {memory_metrics}). The engine reserves its KV pool at start-up (--mem-fraction-static, "
             "plus CUDA graphs), so a share that has been flat since the engine started is that static reservation, "
             "not a risk in itself; check whether it is flat or grew (per-GPU memory panel over the last hours): "
             "growth, or a GPU above its TP peers, points to a leak or a foreign process.",
         ),
         _gpu_alert(
-            profile, "GpuTemperatureHigh", f"{GPU_TEMPERATURE} > {GPU_TEMPERATURE_CELSIUS}", "2m", "warning",
-            f"GPU temperature above {GPU_TEMPERATURE_CELSIUS} °C",
-            f"temperature {{{{ $value }}}} °C, above {GPU_TEMPERATURE_CELSIUS} °C for 2m ({measured}). Thermal "
+            profile, "GpuTemperatureHigh", f"{GPU_TEMPERATURE} > {TEMPERATURE_HIGH_CELSIUS:g}", "2m", "warning",
+            f"GPU temperature above {TEMPERATURE_HIGH_CELSIUS:g} °C",
+            f"temperature {{{{ $value }}}} °C, above {TEMPERATURE_HIGH_CELSIUS:g} °C for 2m ({measured}). Thermal "
             "slowdown lowers clocks and throughput.",
         ),
         _gpu_alert(

@@ -2,7 +2,8 @@
 windows: SLO error ratios (TTFT, TPOT, E2E; aborted requests counted as bad events) at 5m / 30m /
 1h / 6h / 3d, and per-GPU / per-node GPU aggregates.
 
-The expressions are the dashboards' own builders (``queries.slo``) without template variables,
+The expressions are the dashboards' own builders (``queries.sglang_slo``, ``queries.gpu``) without template
+variables (the GPU ones on valid samples only, where the source has a validity series),
 so a recorded series and its panel cannot drift apart. Alerts read the recorded series; the
 dashboard's burn-rate panels read them too where they exist and fall back to the same raw
 expression where they do not.
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
 from dashgen.rules.model import RecordingRule
-from queries.gpu import GpuSource
-from queries.promql import agg, job, selector
-from queries.slo import RECORDED_WINDOWS, error_ratio, gpu_memory_share, slis, slo_error_ratio_name, valid_gpm
+from queries.gpu import QUANTITIES, GpuSource, gpu_clock_event_reasons, gpu_memory_used_share, gpu_timeline
+from queries.promql import agg
+from queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name
 
 __all__ = ["slo_error_ratio_name", "slo_records", "gpu_records"]
 
@@ -23,9 +24,6 @@ NODE_GPU_MEMORY = "node:dashgen_gpu_memory_used:max_ratio"
 GPU_TEMPERATURE = "node_gpu:dashgen_gpu_temperature:celsius"
 NODE_GPU_TEMPERATURE = "node:dashgen_gpu_temperature:max_celsius"
 GPU_CLOCK_REASONS = "node_gpu:dashgen_gpu_clock_event_reasons:bitmask"
-
-_TEMPERATURE = {"gpm": "gpm_temperature_celsius", "dcgm": "DCGM_FI_DEV_GPU_TEMP"}
-_CLOCK_REASONS = {"gpm": "gpm_clock_event_reasons", "dcgm": "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}
 
 
 def slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
@@ -37,19 +35,13 @@ def slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
     )
 
 
-def _per_gpu(profile: Profile, source: GpuSource, metric: str) -> str:
-    keys = (profile.label("node"), profile.label("gpu"))
-    matchers = [job(profile, source.key)]
-    expr = agg("max", keys, selector(metric, *matchers))
-    return valid_gpm(profile, expr, matchers) if source.key == "gpm" else expr
-
-
 def gpu_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...]:
     node = profile.label("node")
     return (
-        RecordingRule(GPU_MEMORY, gpu_memory_share(profile, source, with_vars=False)),
+        RecordingRule(GPU_MEMORY, gpu_memory_used_share(profile, source, scoped=False, valid_only=True)),
         RecordingRule(NODE_GPU_MEMORY, agg("max", (node,), GPU_MEMORY)),
-        RecordingRule(GPU_TEMPERATURE, _per_gpu(profile, source, _TEMPERATURE[source.key])),
+        RecordingRule(GPU_TEMPERATURE,
+                      gpu_timeline(profile, source, QUANTITIES["temperature"], scoped=False, valid_only=True)),
         RecordingRule(NODE_GPU_TEMPERATURE, agg("max", (node,), GPU_TEMPERATURE)),
-        RecordingRule(GPU_CLOCK_REASONS, _per_gpu(profile, source, _CLOCK_REASONS[source.key])),
+        RecordingRule(GPU_CLOCK_REASONS, gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)),
     )

@@ -15,7 +15,7 @@ from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, s
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, slo_records
 from queries.gpu import gpu_source
-from queries.slo import check_objective
+from queries.sglang_slo import check_objective
 
 RULES_DIR = Path("rules")
 

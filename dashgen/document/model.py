@@ -1,16 +1,19 @@
-"""The lint view of a Grafana dashboard: a loader that walks any dashboard JSON shape.
+"""The typed view of any Grafana dashboard JSON, as lint reads it.
 
-Accepts what real dashboards contain: top-level ``panels``, the nested ``panels`` of
-collapsed rows, legacy ``rows[].panels``, the k8s ``{apiVersion, spec}`` wrapper, data
-sources given as a string or as ``{type, uid}``, and variable queries given as a string or
-as ``{query: ...}``. The loader is pure: it takes the decoded JSON and returns plain values.
+:func:`load_dashboard` unwraps the document and walks its panels (``dashgen.document.walk``), and
+normalises what real dashboards vary in: data sources given as a string, ``$var`` or ``{type, uid}``,
+variable queries given as a string or as ``{query: ...}``, selections given as a value or a list.
+Pure: decoded JSON in, frozen dataclasses out (each keeps its ``raw`` mapping).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from dashgen.document.variables import variable_name
+from dashgen.document.walk import NotADashboard, iter_panels, raw_variables, unwrap
 
 # Data-source uids Grafana reserves for itself; they are never "hard-coded" choices.
 BUILTIN_DATASOURCE_UIDS = frozenset({"-- Grafana --", "-- Mixed --", "-- Dashboard --", "grafana"})
@@ -109,31 +112,6 @@ class Dashboard:
         return tuple(v for v in self.variables if v.type == "datasource")
 
 
-class NotADashboard(ValueError):
-    """The JSON document is not a Grafana dashboard."""
-
-
-def variable_name(text: str | None) -> str | None:
-    """``$name`` / ``${name}`` / ``${name:fmt}`` → ``name``; anything else → None."""
-    if not text or not text.startswith("$"):
-        return None
-    if text.startswith("${") and text.endswith("}"):
-        return text[2:-1].split(":", 1)[0]
-    rest = text[1:]
-    return rest if rest.replace("_", "a").isalnum() else None
-
-
-def unwrap(doc: Any) -> Mapping[str, Any]:
-    """Return the dashboard body: unwraps ``{apiVersion, spec}`` and ``{dashboard: ...}``."""
-    if not isinstance(doc, Mapping):
-        raise NotADashboard("top-level JSON value is not an object")
-    if "spec" in doc and "apiVersion" in doc and isinstance(doc["spec"], Mapping):
-        return doc["spec"]
-    if "dashboard" in doc and isinstance(doc["dashboard"], Mapping) and "panels" not in doc:
-        return doc["dashboard"]
-    return doc
-
-
 def datasource_ref(value: Any) -> DatasourceRef | None:
     """Normalise a data-source value (string name/uid, ``$var`` or ``{type, uid}``)."""
     if value is None:
@@ -210,36 +188,13 @@ def load_panel(raw: Mapping[str, Any], row_title: str | None = None) -> Panel:
     )
 
 
-def iter_raw_panels(body: Mapping[str, Any]) -> Iterator[tuple[Mapping[str, Any], str | None]]:
-    """Every panel object with the title of the row that holds it (None at top level)."""
-
-    def walk(panels: Any, row_title: str | None) -> Iterator[tuple[Mapping[str, Any], str | None]]:
-        if not isinstance(panels, list):
-            return
-        for raw in panels:
-            if not isinstance(raw, Mapping):
-                continue
-            yield raw, row_title
-            if raw.get("type") == "row" or "panels" in raw:
-                yield from walk(raw.get("panels"), _text(raw.get("title")) or row_title)
-
-    yield from walk(body.get("panels"), None)
-    rows = body.get("rows")
-    if isinstance(rows, list):
-        for row in rows:
-            if isinstance(row, Mapping):
-                yield from walk(row.get("panels"), _text(row.get("title")) or None)
-
-
 def load_dashboard(doc: Any) -> Dashboard:
     """Load any supported dashboard JSON shape into a :class:`Dashboard`."""
     body = unwrap(doc)
     if "panels" not in body and "rows" not in body and "templating" not in body:
         raise NotADashboard("no panels, rows or templating: not a Grafana dashboard")
-    templating = body.get("templating")
-    raw_vars = templating.get("list") if isinstance(templating, Mapping) else None
-    variables = tuple(load_variable(v) for v in raw_vars or [] if isinstance(v, Mapping))
-    panels = tuple(load_panel(raw, row) for raw, row in iter_raw_panels(body))
+    variables = tuple(load_variable(v) for v in raw_variables(body))
+    panels = tuple(load_panel(site.raw, site.row) for site in iter_panels(body))
     uid = body.get("uid")
     return Dashboard(
         title=_text(body.get("title")),

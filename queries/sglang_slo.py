@@ -1,7 +1,7 @@
 """PromQL for the SLO and health group and for the rule files: latency SLIs from SGLang's request
 histograms plus aborted requests, error ratios and burn rates over fixed windows, per-stage
-scheduler gauges (queue pressure, stalled stages), and the per-GPU / per-node memory share behind
-the GPU memory alert.
+scheduler gauges (queue pressure, stalled stages). The GPU memory share behind the GPU memory alert
+is ``queries.gpu.gpu_memory_used_share``.
 
 SLIs are read from bucket counters: the share of requests at or under the bucket bound ``le`` that
 the profile's threshold maps to (``slo_bucket``). SGLang's default bucket bounds are pinned here
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
-from queries.gpu import GpuSource
 from queries.promql import RATE_WINDOW, agg, divide, job, matcher, node_var, rate, selector
+from queries.sglang import stage_key
 
 TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
 E2E_BUCKETS: tuple[float, ...] = (
@@ -259,10 +259,6 @@ def latency_quantile(profile: Profile, metric: str, quantile: float) -> str:
 
 # --- scheduler gauges, per PP stage -------------------------------------------------------------
 
-def stage_labels(profile: Profile) -> tuple[str, ...]:
-    return (profile.label("node"), profile.label("pp_rank"))
-
-
 def scheduler_matchers(profile: Profile, with_vars: bool = True) -> tuple[str, ...]:
     matchers = [job(profile, "sglang")]
     if with_vars:
@@ -279,7 +275,7 @@ def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True) ->
     ``max`` across TP ranks of one DP group removes copies (all-schedulers mode), ``sum`` across
     DP groups adds their disjoint batches.
     """
-    stage = stage_labels(profile)
+    stage = stage_key(profile)
     series = selector(metric, *scheduler_matchers(profile, with_vars), matcher("priority", "=", ""))
     per_dp = agg("max", (*stage, profile.label("dp_rank")), series)
     return agg("sum", stage, per_dp)
@@ -287,7 +283,7 @@ def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True) ->
 
 def kv_usage(profile: Profile) -> str:
     """``sglang:token_usage`` (the fullest KV pool's used share) per (node, PP stage): the fullest DP group."""
-    return agg("max", stage_labels(profile), selector("sglang:token_usage", *scheduler_matchers(profile)))
+    return agg("max", stage_key(profile), selector("sglang:token_usage", *scheduler_matchers(profile)))
 
 
 def queue_per_running(profile: Profile) -> str:
@@ -297,7 +293,7 @@ def queue_per_running(profile: Profile) -> str:
     gets ``STALLED_VALUE``, which the panel maps to "stalled"; a stage with nothing waiting reads 0
     (the waiting gauge itself is 0, nothing is filled in); no sample only when both gauges are absent.
     """
-    on = f"on ({', '.join(stage_labels(profile))})"
+    on = f"on ({', '.join(stage_key(profile))})"
     waiting = per_stage_requests(profile, "sglang:num_queue_reqs")
     ratio = divide(waiting, per_stage_requests(profile, "sglang:num_running_reqs"))
     return f"{ratio} or {on} (({waiting} > 0) * 0 + {STALLED_VALUE:.0f}) or {on} ({waiting} == 0)"
@@ -311,7 +307,7 @@ def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
     stats-logging rank; a hung scheduler stops updating the counter while /metrics keeps serving the
     last queue gauge. Any DP group's progress counts for the stage (one stuck DP group is not caught).
     """
-    stage = stage_labels(profile)
+    stage = stage_key(profile)
     waiting = per_stage_requests(profile, "sglang:num_queue_reqs", with_vars=False)
     tokens = agg("sum", stage, rate(selector("sglang:realtime_tokens_total", job(profile, "sglang")), window))
     return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
@@ -323,7 +319,7 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW) -> str:
 
     ``max`` across TP ranks picks the logging rank (the others are pre-seeded at 0, or copies).
     """
-    stage = stage_labels(profile)
+    stage = stage_key(profile)
     dp = profile.label("dp_rank")
     metric = "sglang:prefill_effective_tokens_total"
     hits = selector(metric, *scheduler_matchers(profile), matcher("mode", "=~", "device_hit|host_hit|storage_hit"))
@@ -332,33 +328,3 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW) -> str:
     denominator = agg("sum", stage, agg("max", (*stage, dp), rate(inputs, window)))
     return divide(numerator, denominator)
 
-
-# --- GPU memory share (dashboard + recording rules) ---------------------------------------------
-
-def gpu_memory_share(profile: Profile, source: GpuSource, with_vars: bool) -> str:
-    """Memory used / total per (node, gpu), 0-1.
-
-    DCGM: ``FB_USED / (FB_USED + FB_FREE + FB_RESERVED)`` (``DCGM_FI_DEV_FB_TOTAL`` is not in the
-    exporter's default CSV). GPM: ``gpm_memory_used_bytes / gpm_memory_total_bytes``, kept only
-    where the sample is valid (``gpm_sample_valid == 1``).
-    """
-    node, gpu = profile.label("node"), profile.label("gpu")
-    keys = (node, gpu)
-    matchers = [job(profile, source.key)]
-    if with_vars:
-        matchers += [node_var(profile), f'{gpu}=~"$gpu"']
-    if source.key == "dcgm":
-        used = selector("DCGM_FI_DEV_FB_USED", *matchers)
-        total = " + ".join(selector(m, *matchers) for m in
-                           ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED"))
-        return divide(agg("max", keys, used), agg("max", keys, total))
-    share = divide(agg("max", keys, selector("gpm_memory_used_bytes", *matchers)),
-                   agg("max", keys, selector("gpm_memory_total_bytes", *matchers)))
-    return valid_gpm(profile, share, matchers)
-
-
-def valid_gpm(profile: Profile, expr: str, matchers: list[str]) -> str:
-    """Keep GPM values only where the sampler marked the sample valid."""
-    keys = (profile.label("node"), profile.label("gpu"))
-    validity = agg("max", keys, selector("gpm_sample_valid", *matchers))
-    return f"({expr}) and on ({', '.join(keys)}) ({validity} == 1)"

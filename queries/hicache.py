@@ -27,6 +27,7 @@ from queries.promql import (
     selector,
     window_increase,
 )
+from queries.sglang import stage_key
 
 # GPU (L1) KV pool, scheduler gauges (logging rank).
 KV_USED = "sglang:kv_used_tokens"
@@ -68,18 +69,13 @@ def series(profile: Profile, metric: str, *matchers: str) -> str:
     return selector(metric, job(profile, "sglang"), node_var(profile), *matchers)
 
 
-def stage_labels(profile: Profile, *extra: str) -> list[str]:
-    """Node and PP stage: the finest grouping the cache tables use (never coarser)."""
-    return [profile.label("node"), profile.label("pp_rank"), *extra]
-
-
 def one_rank(profile: Profile, expr: str, *extra: str) -> str:
     """A logical count read once per node and stage: ``max`` over the TP ranks of each DP group (they
     carry the same count, or 0 off the logging rank), then the DP groups added (disjoint requests
     under DP attention; one group, ``dp_rank`` absent or "0", otherwise). Never a sum over TP ranks
     or PP stages (S3)."""
-    per_group = agg("max", stage_labels(profile, profile.label("dp_rank"), *extra), expr)
-    return agg("sum", stage_labels(profile, *extra), per_group)
+    per_group = agg("max", stage_key(profile, profile.label("dp_rank"), *extra), expr)
+    return agg("sum", stage_key(profile, *extra), per_group)
 
 
 # The shared form (queries/promql.py); the name stays for the callers that read it as this module's.
@@ -137,7 +133,7 @@ def request_reuse(profile: Profile, topology: Topology, cache_source: str) -> st
 def shard_bytes_gib(profile: Profile, metric: str) -> str:
     """A per-shard byte counter's window increase summed over TP ranks (physical bytes), in GiB.
     Not pre-seeded: a shard whose counter appears inside the window keeps its first event."""
-    return scale(agg("sum", stage_labels(profile), first_event_increase(series(profile, metric))), 1 / GIB)
+    return scale(agg("sum", stage_key(profile), first_event_increase(series(profile, metric))), 1 / GIB)
 
 
 def logical_tokens(profile: Profile, metric: str) -> str:
@@ -148,7 +144,7 @@ def logical_tokens(profile: Profile, metric: str) -> str:
 def dropped_tokens(profile: Profile) -> str:
     """GPU KV destroyed without Host backup: one rank per (reason, pool), then the reasons added."""
     per_reason = one_rank(profile, first_event_increase(series(profile, DROPPED)), "reason", "pool")
-    return agg("sum", stage_labels(profile), per_reason)
+    return agg("sum", stage_key(profile), per_reason)
 
 
 def prefetch_reasons(profile: Profile, metric: str, reasons: tuple[str, ...]) -> str:

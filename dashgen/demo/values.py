@@ -1,0 +1,162 @@
+"""The demo's value models made into samples: scrape timestamps, gauge waves, monotonic counters and
+cumulative histogram buckets, and node filesystems that fill slowly.
+
+Deterministic: each series seeds its own generator (:func:`series_rng`) from its name and labels.
+Counters start as if the process had been up for ``UPTIME_SECONDS``; histogram buckets are
+cumulative and monotonic in time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from dashgen.demo.catalogue import Histogram, Rate, Wave
+from dashgen.demo.scenarios import NodeFault
+from dashgen.demo.scopes import Plan
+
+_NOISE_TABLE = 509
+UPTIME_SECONDS = 2 * 86400  # counters start as if the process had been up this long
+
+
+def _number(value: Any, plan: Plan) -> float:
+    return float(value(plan.profile, plan.topology)) if callable(value) else float(value)
+
+
+def series_rng(name: str, labels: dict[str, str]) -> random.Random:
+    """The series' own generator, seeded from its name and labels."""
+    key = name + "\x00" + "\x00".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    return random.Random(int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big"))
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _grid(start: float, end: float, step: float) -> tuple[int, ...]:
+    first = math.ceil(start / step) * step
+    count = int((end - first) // step) + 1
+    return tuple(int(round((first + i * step) * 1000)) for i in range(max(count, 0)))
+
+
+def timestamps(plan: Plan, source: str, fault: NodeFault, start: float | None = None) -> list[int]:
+    """Scrape times (ms) of a source in the window; a sparse node keeps ``fault.sparse`` of them (the last included)."""
+    stamps = _grid(plan.start if start is None else start, plan.end, plan.spacing(source))
+    if fault.sparse and stamps:
+        last = len(stamps) - 1
+        picks = {last - last * k // fault.sparse for k in range(fault.sparse)}
+        return [stamps[i] for i in sorted(picks)]
+    return list(stamps)
+
+
+def gauge_values(plan: Plan, model: Wave, rng: random.Random, stamps: list[int], idle: bool,
+                 override_base: float | None = None) -> list[float]:
+    lo, hi = _number(model.lo, plan), _number(model.hi, plan)
+    if idle and model.load:
+        value = _number(model.idle, plan)
+        return [value] * len(stamps)
+    base = override_base if override_base is not None else _number(model.base, plan)
+    amp, noise = _number(model.amp, plan), _number(model.noise, plan)
+    phase = rng.uniform(0, 2 * math.pi)
+    base *= rng.uniform(0.93, 1.07) if amp or noise else 1.0
+    if not amp and not noise:
+        value = min(max(base, lo), hi)
+        return [float(round(value)) if model.integer else round(value, 4)] * len(stamps)
+    omega = 2 * math.pi / model.period / 1000
+    # A per-series table of gaussian noise, walked with a stride: cheap, deterministic, not periodic to the eye.
+    table = [noise * rng.gauss(0, 1) for _ in range(_NOISE_TABLE)]
+    offset = rng.randrange(_NOISE_TABLE)
+    sin = math.sin
+    raw = [base + amp * sin(omega * ms + phase) + table[(offset + 7 * i) % _NOISE_TABLE]
+           for i, ms in enumerate(stamps)]
+    if model.integer:
+        return [float(round(min(max(v, lo), hi))) for v in raw]
+    return [round(min(max(v, lo), hi), 4) for v in raw]
+
+
+def counter_values(plan: Plan, model: Rate, rng: random.Random, stamps: list[int], flat: bool,
+                   from_zero: bool = False, seeded_zero: bool = False) -> list[float]:
+    if seeded_zero or not stamps:
+        return [0.0] * len(stamps)
+    rate = _number(model.per_second, plan) * rng.uniform(0.85, 1.15)
+    total = rng.uniform(1, 50) if from_zero else rate * UPTIME_SECONDS * rng.uniform(0.5, 1.0)
+    phase = rng.uniform(0, 2 * math.pi)
+    if flat:
+        value = float(math.floor(total)) if model.integer else round(total, 3)
+        return [value] * len(stamps)
+    omega = 2 * math.pi / 1800000
+    amp = model.amp
+    sin = math.sin
+    values = []
+    previous = stamps[0]
+    for ms in stamps:
+        total += max(0.0, rate * (1 + amp * sin(omega * ms + phase)) * (ms - previous) / 1000)
+        previous = ms
+        values.append(total)
+    if model.integer:
+        return [float(math.floor(v)) for v in values]
+    return [round(v, 3) for v in values]
+
+
+def histogram_series(plan: Plan, name: str, model: Histogram, labels: dict[str, str], rng: random.Random,
+                     stamps: list[int], flat: bool) -> Iterator[dict[str, Any]]:
+    """``_bucket{le}`` (cumulative, monotonic), ``_sum`` and ``_count`` of one histogram child."""
+    bounds = [*model.buckets, math.inf]
+    median = model.median * rng.uniform(0.8, 1.25)
+    rate = model.per_second * rng.uniform(0.85, 1.15)
+    buckets = [0.0] * len(bounds)
+    start_count = math.floor(rate * UPTIME_SECONDS * rng.uniform(0.5, 1.0))
+    for i, le in enumerate(bounds):
+        buckets[i] = math.floor(start_count * _lognormal_cdf(le, median, model.sigma))
+    total_sum = start_count * median * math.exp(model.sigma**2 / 2)
+    series_buckets: list[list[float]] = [[] for _ in bounds]
+    sums: list[float] = []
+    previous = stamps[0] if stamps else 0
+    for ms in stamps:
+        dt = (ms - previous) / 1000
+        previous = ms
+        if not flat and dt > 0:
+            drift = median * (1 + 0.3 * math.sin(2 * math.pi * ms / 2400000))
+            observed = max(0, round(rate * dt * rng.uniform(0.7, 1.3)))
+            for i, le in enumerate(bounds):
+                buckets[i] += round(observed * _lognormal_cdf(le, drift, model.sigma))
+            total_sum += observed * drift * math.exp(model.sigma**2 / 2)
+        for i in range(len(bounds)):
+            series_buckets[i].append(float(buckets[i]))
+        sums.append(round(total_sum, 4))
+    for le, values in zip(bounds, series_buckets, strict=True):
+        yield import_object(f"{name}_bucket", {**labels, "le": "+Inf" if le == math.inf else _le(le)}, values, stamps)
+    yield import_object(f"{name}_sum", labels, sums, stamps)
+    yield import_object(f"{name}_count", labels, series_buckets[-1], stamps)
+
+
+def _le(value: float) -> str:
+    return repr(float(value)) if value != int(value) else f"{value:.1f}"
+
+
+def _lognormal_cdf(x: float, median: float, sigma: float) -> float:
+    if x == math.inf:
+        return 1.0
+    if x <= 0:
+        return 0.0
+    return 0.5 * (1 + math.erf((math.log(x) - math.log(median)) / (sigma * math.sqrt(2))))
+
+
+def import_object(name: str, labels: dict[str, str], values: list[float], stamps: list[int]) -> dict[str, Any]:
+    """One series as VictoriaMetrics' ``/api/v1/import`` reads it."""
+    return {"metric": {"__name__": name, **labels}, "values": values, "timestamps": stamps}
+
+
+def filesystem_values(name: str, size: float, rng: random.Random, stamps: list[int]) -> list[float] | None:
+    used_share = rng.uniform(0.35, 0.6)
+    if name == "node_filesystem_size_bytes":
+        return [round(size)] * len(stamps)
+    if name in ("node_filesystem_avail_bytes", "node_filesystem_free_bytes"):
+        reserve = 0.0 if name.endswith("free_bytes") else 0.02
+        slope = size * 0.01 / 3600
+        return [round(max(size * (1 - used_share - reserve) - slope * (ms - stamps[0]) / 1000, 0)) for ms in stamps]
+    return None

@@ -1,0 +1,186 @@
+"""The deployment profile as a value: the immutable dataclasses a validated profile is made of.
+
+A profile is the only place a size, a label name, a job name or a threshold lives (S1). The
+loader (``dashgen.deployment.profile``) builds these; everything downstream only reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Metric sources a profile may declare. ``job`` is the default scrape job; feature sources
+# (HiCache, its storage layer) are collectors inside the SGLang process and share its job.
+KNOWN_SOURCES: dict[str, dict[str, str]] = {
+    "sglang": {"job": "sglang", "what": "SGLang engine (scheduler, tokenizer)"},
+    "hicache": {"job": "sglang", "what": "SGLang HiCache GPU<->Host tier (--enable-hierarchical-cache)"},
+    "hicache_storage": {"job": "sglang", "what": "SGLang HiCache Host<->Store tier (storage backend)"},
+    "mooncake_master": {"job": "mooncake-master", "what": "Mooncake Store master"},
+    "mooncake_client": {"job": "mooncake-client", "what": "Mooncake Store client (incl. SSD metrics)"},
+    "gateway": {"job": "gateway", "what": "SGLang model gateway (smg)"},
+    "dcgm": {"job": "dcgm", "what": "NVIDIA DCGM exporter"},
+    "gpm": {"job": "gpm", "what": "GPM sampler, 1 s per GPU (in-house)"},
+    "node_exporter": {"job": "node", "what": "Prometheus node_exporter"},
+}
+FEATURE_SOURCES = {"hicache": "sglang", "hicache_storage": "sglang"}
+
+SOURCE_STATUSES = ("exported", "not-exported", "not-deployed")
+POOL_ROLES = ("unified", "prefill", "decode")
+
+DEFAULT_LABELS: dict[str, str] = {
+    "node": "node",
+    "job": "job",
+    "gpu": "gpu",
+    "dcgm_uuid": "UUID",
+    "gpm_uuid": "uuid",
+    "tp_rank": "tp_rank",
+    "pp_rank": "pp_rank",
+    "dp_rank": "dp_rank",
+    "model_name": "model_name",
+    "instance": "instance",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One metric source and what the deployment says about it (S15)."""
+
+    name: str
+    status: str
+    job: str
+    scrape_interval: str
+    scrape_interval_seconds: float
+    what: str
+    sample_interval: str = ""
+    sample_interval_seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.sample_interval:
+            object.__setattr__(self, "sample_interval", self.scrape_interval)
+            object.__setattr__(self, "sample_interval_seconds", self.scrape_interval_seconds)
+
+    @property
+    def exported(self) -> bool:
+        return self.status == "exported"
+
+    @property
+    def deployed(self) -> bool:
+        return self.status != "not-deployed"
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A group of identical engine replicas (the whole cluster, or a prefill / decode pool)."""
+
+    name: str
+    role: str
+    replicas: int
+    tp: int
+    pp: int
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_replica * self.replicas
+
+
+@dataclass(frozen=True)
+class Slo:
+    """Service-level objective thresholds (histogram bucket bounds, not averages)."""
+
+    ttft_seconds: float
+    e2e_seconds: float
+    tpot_seconds: float
+    objective: float
+    window_days: int
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The capacity settings of S17, all in bytes."""
+
+    global_segment_size: int | None
+    host_cache_per_rank: int | None
+    nvme_bucket_limit_per_rank: int | None
+    nvme_physical_per_rank: int | None
+    disk_nominal_size: int | None
+    gpu_tdp_watts: float | None
+
+
+@dataclass(frozen=True)
+class Disks:
+    """Which block devices and mount points are the KV cache disks and the model disk."""
+
+    cache_device_regex: str
+    cache_mountpoint: str
+    model_mountpoint: str
+
+
+@dataclass(frozen=True)
+class DashboardSettings:
+    """Dashboard-level defaults: time range, refresh, and the target Grafana version."""
+
+    grafana_version: str
+    time_from: str
+    refresh: str
+
+    @property
+    def schema_version(self) -> int:
+        major, minor = (int(x) for x in self.grafana_version.split(".")[:2])
+        return 42 if (major, minor) >= (12, 2) else 41
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A validated deployment profile. Immutable; everything panels need to size themselves."""
+
+    name: str
+    title: str
+    description: str
+    path: str
+    nodes: int
+    gpus_per_node: int
+    node_names: tuple[str, ...]
+    pools: tuple[Pool, ...]
+    sources: dict[str, Source]
+    labels: dict[str, str]
+    slo: Slo
+    capacity: Capacity
+    disks: Disks
+    dashboard: DashboardSettings
+    insufficient_samples_share: float = 0.5
+    # Node name -> the address its Mooncake Store clients register as the segment host (S11);
+    # nodes not listed register under their node name.
+    node_addresses: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total_gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def max_pp(self) -> int:
+        return max(pool.pp for pool in self.pools)
+
+    @property
+    def has_pp(self) -> bool:
+        return self.max_pp > 1
+
+    @property
+    def has_pools(self) -> bool:
+        """True when the deployment has more than one pool (e.g. prefill and decode)."""
+        return len(self.pools) > 1
+
+    def source(self, name: str) -> Source:
+        return self.sources[name]
+
+    def exported(self, name: str) -> bool:
+        return self.sources[name].exported
+
+    def label(self, role: str) -> str:
+        return self.labels[role]
+
+    def node_address(self, node: str) -> str:
+        """The segment host of ``node``'s Store clients: its ``cluster.node_addresses`` entry, else its name."""
+        return self.node_addresses.get(node, node)

@@ -1,0 +1,92 @@
+"""Leaf-level comparison of two canonical values: a matched panel, a variable, or the dashboard fields.
+
+``deepdiff.DeepDiff`` finds what differs, with its own rules for what ``noise.py`` leaves alone:
+
+* numbers and booleans compare by value, as Python's ``==`` does (``1`` ≡ ``1.0``);
+* a list under a ``tags`` key is a set (dashboard tags, link and annotation tag filters);
+* it always descends, so a changed object is reported by its changed leaves, never as one blob.
+
+Its result paths are mapped back to the engine's field paths (``fieldConfig.defaults.unit``,
+``targets[0].expr``, ``options.0.text``), one per changed leaf; an added or removed subtree is
+reported leaf by leaf. A removed or inserted element of a list of scalars is reported as such,
+not as every later element shifting by one.
+
+DeepDiff runs only on values that differ (``==`` first): it costs about 1 ms per panel pair, so
+plain noise (fields to drop, defaults) is dropped by ``noise.py``, which keeps a UI-saved pair equal
+and off this path. Measured on bench/diff.py's dashboards with the query editor's state on every
+target: as a DeepDiff exclude rule it sent all 140 panel pairs through DeepDiff, 0.36x a
+whole-document DeepDiff; dropped in ``noise.py``, 0.13x. :func:`count_leaf_differences` counts the
+differing leaves of raw JSON for the noise figure with a plain flatten-and-compare for the same
+reason: it runs on every raw pair (12 ms there; DeepDiff on the same pairs, 240 ms).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Path = tuple[str | int, ...]
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Any = _Absent()
+
+_DEEPDIFF_OPTIONS: Mapping[str, Any] = {
+    "view": "tree",
+    "ignore_type_in_groups": [(bool, int, float)],
+    "ignore_order_func": lambda level: level.path(output_format="list")[-1:] == ["tags"],
+    "threshold_to_diff_deeper": 0,  # always descend: report leaves, never a whole object as "changed"
+}
+
+
+def leaves(value: Any, path: Path = ()) -> dict[Path, Any]:
+    """Every leaf of a JSON value by its key path; empty containers are leaves."""
+    if isinstance(value, Mapping) and value:
+        out: dict[Path, Any] = {}
+        for key, v in value.items():
+            out.update(leaves(v, (*path, str(key))))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, v in enumerate(value):
+            out.update(leaves(v, (*path, i)))
+        return out
+    return {path: value}
+
+
+def field_path(path: Path) -> str:
+    """``("fieldConfig", "defaults", "unit")`` → ``fieldConfig.defaults.unit``; ``("targets", 0)`` → ``targets[0]``."""
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
+    return text
+
+
+def leaf_changes(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """``(field path, old, new)`` for every leaf that differs, in path order; ABSENT marks a missing side."""
+    if old == new:
+        return []
+    from deepdiff import DeepDiff  # imported on first use: ~50 ms that an unchanged diff or publish never pays
+    from deepdiff.helper import notpresent
+
+    found: dict[Path, list[Any]] = {}
+    for levels in DeepDiff(old, new, **_DEEPDIFF_OPTIONS).values():
+        for level in levels:
+            base = tuple(level.path(output_format="list"))
+            for side, value in enumerate((level.t1, level.t2)):
+                if value is notpresent:
+                    continue
+                for path, leaf in leaves(value, base).items():
+                    # a set-like list can report one swapped element as removed + added at the same index
+                    found.setdefault(path, [ABSENT, ABSENT])[side] = leaf
+    return sorted(((field_path(p), a, b) for p, (a, b) in found.items()), key=lambda change: change[0])
+
+
+def count_leaf_differences(old: Any, new: Any) -> int:
+    """How many leaves differ between two raw JSON values (no ignore rules)."""
+    a, b = leaves(old), leaves(new)
+    return sum(1 for path in a.keys() | b.keys() if a.get(path, ABSENT) != b.get(path, ABSENT))

@@ -1,0 +1,82 @@
+"""The raw shape of any Grafana dashboard JSON: the one unwrapper and the one panel walker.
+
+:func:`unwrap` accepts a plain dashboard, a Grafana export or API answer ``{dashboard, meta}`` and
+the k8s ``{apiVersion, spec}`` resource. :func:`iter_panels` visits every panel object in reading
+order: top-level ``panels``, the nested ``panels`` of collapsed rows (and of any panel that carries
+a ``panels`` list), and legacy ``rows[].panels``. :func:`raw_variables` is the ``templating.list``.
+Pure: decoded JSON in, the same mappings out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class NotADashboard(ValueError):
+    """The JSON document is not a Grafana dashboard."""
+
+
+def unwrap(doc: Any) -> Mapping[str, Any]:
+    """Return the dashboard body: unwraps ``{apiVersion, spec}`` and ``{dashboard: ...}``."""
+    if not isinstance(doc, Mapping):
+        raise NotADashboard("top-level JSON value is not an object")
+    if "spec" in doc and "apiVersion" in doc and isinstance(doc["spec"], Mapping):
+        return doc["spec"]
+    if "dashboard" in doc and isinstance(doc["dashboard"], Mapping) and "panels" not in doc:
+        return doc["dashboard"]
+    return doc
+
+
+def _title(raw: Mapping[str, Any]) -> str | None:
+    title = raw.get("title")
+    return title if isinstance(title, str) and title else None
+
+
+@dataclass(frozen=True)
+class PanelSite:
+    """A panel object and where it sits.
+
+    ``row`` is the title of the object whose ``panels`` list holds it: a collapsed row (an untitled
+    one passes its own row's title on), a legacy ``rows[]`` entry, or a panel with nested panels;
+    None at top level. ``section`` is the row it is read under on screen: for a top-level panel the
+    last row above it (an expanded row owns the panels that follow it), for a row its enclosing
+    section, for a nested panel its row's own title (None when untitled).
+    """
+
+    raw: Mapping[str, Any]
+    row: str | None
+    section: str | None
+
+
+def iter_panels(body: Mapping[str, Any]) -> Iterator[PanelSite]:
+    """Every panel object of a dashboard body (see :func:`unwrap`) in reading order, rows included."""
+
+    def walk(panels: Any, row: str | None, section: str | None) -> Iterator[PanelSite]:
+        if not isinstance(panels, list):
+            return
+        current = section
+        for raw in panels:
+            if not isinstance(raw, Mapping):
+                continue
+            is_row = raw.get("type") == "row"
+            yield PanelSite(raw, row, section if is_row else current)
+            if is_row:
+                current = _title(raw)
+            if is_row or "panels" in raw:
+                yield from walk(raw.get("panels"), _title(raw) or row, _title(raw) if is_row else current)
+
+    yield from walk(body.get("panels"), None, None)
+    rows = body.get("rows")
+    if isinstance(rows, list):
+        for legacy in rows:
+            if isinstance(legacy, Mapping):
+                yield from walk(legacy.get("panels"), _title(legacy), _title(legacy))
+
+
+def raw_variables(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The templating variables of a dashboard body, in order (entries that are not objects skipped)."""
+    templating = body.get("templating")
+    found = templating.get("list") if isinstance(templating, Mapping) else None
+    return [v for v in found if isinstance(v, Mapping)] if isinstance(found, list) else []

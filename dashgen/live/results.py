@@ -1,0 +1,59 @@
+"""What validate-queries reports: the per-target and per-panel results and the No Data reasons
+(the five reasons of S6, plus "segment host not mapped"), shared by the checks, the reason
+finder and the reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+REASON_NAMES = {0: "ok", 1: "no traffic", 2: "no I/O", 3: "insufficient samples", 4: "uninitialised",
+                5: "collection failed", 6: "segment host not mapped"}
+
+
+@dataclass
+class Reason:
+    code: int
+    text: str
+    node: str = ""
+    layer: str = ""
+
+    @property
+    def name(self) -> str:
+        return REASON_NAMES.get(self.code, "unknown")
+
+
+@dataclass
+class TargetCheck:
+    ref_id: str
+    kind: str
+    expr: str
+    query: str
+    status: str = "ok"  # ok | empty | error
+    series: int = 0
+    reasons: list[Reason] = field(default_factory=list)
+    error_status: int | None = None
+    error_message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class PanelCheck:
+    dashboard: str
+    panel_id: int | None
+    title: str
+    row: str
+    targets: list[TargetCheck]
+
+    @property
+    def status(self) -> str:
+        states = {t.status for t in self.targets}
+        if "error" in states:
+            return "error"
+        if states == {"empty"}:
+            return "empty"
+        return "partial" if "empty" in states else "ok"
+
+    @property
+    def series(self) -> int:
+        return sum(t.series for t in self.targets)

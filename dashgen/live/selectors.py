@@ -1,0 +1,67 @@
+"""The PromQL facts validate-queries reads from an expanded expression: its selectors, their metric
+names and the functions it calls. An expression that does not parse has none of them (the data
+source reports the error itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import promql_parser as pp
+
+_CHILD_ATTRS = ("lhs", "rhs", "expr", "param", "vector_selector")
+
+
+def _nodes(expr: str) -> Iterator[Any]:
+    """Every AST node of ``expr`` (a stack walk: selectors come last-argument first)."""
+    try:
+        tree = pp.parse(expr)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # promql-parser raises ValueError; pyo3 panics are BaseException
+        return
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, pp.VectorSelector):
+            continue
+        for attr in _CHILD_ATTRS:
+            child = getattr(node, attr, None)
+            if child is not None and not isinstance(child, str | int | float):
+                stack.append(child)
+        stack.extend(getattr(node, "args", None) or ())
+
+
+def selectors(expr: str) -> list[Any]:
+    """The vector selectors of ``expr``."""
+    return [node for node in _nodes(expr) if isinstance(node, pp.VectorSelector)]
+
+
+def selector_name(selector: Any) -> str | None:
+    """The metric name of a selector, including the ``{__name__="x"}`` form."""
+    if selector.name:
+        return str(selector.name)
+    for m in selector.matchers.matchers if selector.matchers else ():
+        if m.name == "__name__" and m.op == pp.MatchOp.Equal:
+            return str(m.value)
+    return None
+
+
+def metric_names(expr: str) -> list[str]:
+    """The metric names ``expr`` selects, in :func:`selectors` order."""
+    return [name for sel in selectors(expr) if (name := selector_name(sel))]
+
+
+def functions(expr: str) -> set[str]:
+    """The names of the functions ``expr`` calls."""
+    return {node.func.name for node in _nodes(expr) if isinstance(node, pp.Call)}
+
+
+def matcher_op(matcher: Any) -> str:
+    """A label matcher's operator as written: ``=``, ``!=``, ``=~`` or ``!~``."""
+    for op, text in ((pp.MatchOp.Equal, "="), (pp.MatchOp.NotEqual, "!="), (pp.MatchOp.Re, "=~")):
+        if matcher.op == op:
+            return text
+    return "!~"

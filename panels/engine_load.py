@@ -1,0 +1,132 @@
+"""Engine load per PP stage in the SLO and health group: batch size beside queue length, queue
+pressure (a stage with waiting requests and none running shows "stalled"), KV usage and prefix
+reuse, one series per (node, stage), drilling down to the clicked node. Stages are never summed (S3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dashgen.deployment.profile import Profile
+from dashgen.render.kit import last_value, ratio_axis, stat, timeseries
+from dashgen.render.spec import Evidence, PanelSpec, Target
+from panels.drilldown import node_link
+from queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, prefix_hit_ratio, queue_per_running
+
+KEY = "slo_health"
+KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
+QUEUE_STATES = (("green", None), ("yellow", 0.01), ("orange", 0.5), ("red", 1.0))
+STALLED_TEXT = "stalled: waiting, none running"
+STALLED_MAPPINGS = ({"type": "value", "options": {
+    f"{STALLED_VALUE:.0f}": {"text": STALLED_TEXT, "color": "red", "index": 0}}},)
+
+
+def _stage_legend(profile: Profile) -> str:
+    return f"{{{{{profile.label('node')}}}}} stage {{{{{profile.label('pp_rank')}}}}}"
+
+
+def _scheduler_source(profile: Profile, metric: str) -> str:
+    return (f"SGLang scheduler gauge {metric} (job {profile.source('sglang').job}), reported by the stats-logging "
+            "TP rank of each PP stage")
+
+
+def _stage_panel(profile: Profile, key: str, title: str, make: Callable[..., PanelSpec], evidence: Evidence,
+                 expr: str, **fields: Any) -> PanelSpec:
+    """A per-(node, PP stage) panel of the kit kind ``make``: one series per stage, drilling down to the
+    clicked node."""
+    return make(
+        f"{KEY}.{key}",
+        title,
+        evidence,
+        (Target(expr, legend=_stage_legend(profile)),),
+        height=8,
+        data_links=(node_link(profile),),
+        **fields,
+    )
+
+
+def requests_panel(profile: Profile, key: str, metric: str, title: str, quantity: str) -> PanelSpec:
+    return _stage_panel(
+        profile, key, title, timeseries,
+        Evidence(
+            source=_scheduler_source(profile, metric),
+            quantity=quantity + " per (node, PP stage); TP copies removed with max, DP groups added",
+            limit=("each PP stage's scheduler sees the same requests, so stages are never summed (S3); a gauge "
+                   "sampled at the log interval can miss short bursts"),
+        ),
+        per_stage_requests(profile, metric),
+        unit="short",
+        min=0,
+        width=9,
+    )
+
+
+def batch_size_panel(profile: Profile) -> PanelSpec:
+    return requests_panel(profile, "running", "sglang:num_running_reqs", "Batch size: running requests per stage",
+                          "requests in the running batch")
+
+
+def queue_length_panel(profile: Profile) -> PanelSpec:
+    return requests_panel(profile, "queue", "sglang:num_queue_reqs", "Queue length: waiting requests per stage",
+                          "requests in the waiting queue")
+
+
+def load_state_panel(profile: Profile) -> PanelSpec:
+    return _stage_panel(
+        profile, "load_state", "Queue pressure per stage (waiting ÷ running)", stat,
+        Evidence(
+            source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
+            quantity="waiting requests per running request per (node, PP stage), last value",
+            limit=("green: nobody waits (0 when nothing runs either); yellow (busy): some requests wait; orange "
+                   "(high): half a batch waits; red (overloaded): more requests wait than run; red "
+                   f"'{STALLED_TEXT}': requests wait and none runs (a stalled scheduler, or every request retracted "
+                   "for lack of KV), the worst state. No data only when both gauges are absent"),
+        ),
+        queue_per_running(profile),
+        unit="none",
+        min=0,
+        decimals=2,
+        width=6,
+        thresholds=QUEUE_STATES,
+        mappings=STALLED_MAPPINGS,
+        options=last_value(),
+    )
+
+
+def kv_usage_panel(profile: Profile) -> PanelSpec:
+    return _stage_panel(
+        profile, "kv_usage", "KV cache usage per stage", timeseries,
+        Evidence(
+            source=_scheduler_source(profile, "sglang:token_usage"),
+            quantity=("used share of the fullest KV pool (max of full / SWA / mamba pools) per (node, PP stage); "
+                      "the fullest DP group"),
+            limit=("slots held by the radix cache that can be evicted are not counted as used; colours: yellow "
+                   "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"),
+        ),
+        kv_usage(profile),
+        **ratio_axis("percentunit"),
+        width=12,
+        thresholds=KV_STATES,
+        custom={"thresholdsStyle": {"mode": "line"}},
+    )
+
+
+def prefix_hit_panel(profile: Profile) -> PanelSpec:
+    return _stage_panel(
+        profile, "prefix_hit", "Prefix-cache reuse share per stage", timeseries,
+        Evidence(
+            source=(f"SGLang scheduler counter sglang:prefill_effective_tokens_total{{mode}} (job "
+                    f"{profile.source('sglang').job}); chosen over the sglang:cache_hit_rate gauge because it is "
+                    "token-weighted over the rate interval rather than the scheduler's own estimate"),
+            quantity=("(device_hit + host_hit + storage_hit) ÷ input prefill tokens per (node, PP stage), over the "
+                      "rate interval; the logging TP rank is read (max across TP ranks)"),
+            limit=("scheduler-level final reuse at prefill (S9): the same counter as the final-reuse columns of the "
+                   "cache-evidence table, as a token share; not a request hit rate; every PP stage counts the same "
+                   "request, so stages are never added (S3). No prefill in the interval -> No data"),
+            layer="final reuse at prefill (scheduler)",
+        ),
+        prefix_hit_ratio(profile),
+        **ratio_axis("percentunit"),
+        width=12,
+    )

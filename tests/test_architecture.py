@@ -1,0 +1,172 @@
+"""The layout holds: imports point down only and form no cycle, modules stay small, the engine's top
+level stays short, every panel title is written literally in its defining module, and the panel
+index docs/panels.md is what a fresh build writes."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from dashgen.deployment.profile import load_profiles
+from dashgen.panel_index import INDEX_PATH, build_index, collect
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("dashgen", "panels", "queries")
+MAX_LINES = 420  # "no module over ~400 lines"
+MAX_TOP_LEVEL_MODULES = 8  # dashgen/*.py besides __init__ and __main__
+
+# Lower layers never import higher ones; two packages of one layer never import each other.
+LAYERS: dict[str, int] = {
+    "dashgen": 0, "dashgen.errors": 0, "dashgen.files": 0,
+    "dashgen.deployment": 1,
+    "dashgen.net": 2, "dashgen.render": 2, "dashgen.document": 2,
+    "queries": 3,
+    "panels": 4,
+    "dashgen.dashboard": 5,
+    "dashgen.build": 6, "dashgen.rules": 6, "dashgen.panel_index": 6,
+    "dashgen.lint": 7, "dashgen.diff": 7, "dashgen.grafana": 7, "dashgen.live": 7,
+    "dashgen.demo": 8,
+    "dashgen.publish": 9,
+    "dashgen.cli": 10, "dashgen.__main__": 11,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def layer_of(module: str) -> str:
+    """The layer key of a module: its dashgen subpackage or top-level module, or panels / queries."""
+    parts = module.split(".")
+    if parts[0] != "dashgen":
+        return parts[0]
+    return "dashgen" if len(parts) == 1 else f"dashgen.{parts[1]}"
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module of the project that ``path`` imports, at any depth of the file (function-level too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # ``from package import submodule`` imports the submodule; anything else comes from node.module
+            submodules = [f"{node.module}.{alias.name}" for alias in node.names]
+            candidates = [name for name in submodules if name in MODULES]
+            if len(candidates) < len(submodules):
+                candidates.append(node.module)
+        elif isinstance(node, ast.Import):
+            candidates = [alias.name for alias in node.names]
+        else:
+            continue
+        found |= {name for name in candidates if name in MODULES}
+    return found
+
+
+GRAPH = {module: imports_of(path) - {module} for module, path in MODULES.items()}
+
+
+def test_every_module_has_a_layer():
+    missing = sorted({layer_of(m) for m in MODULES} - set(LAYERS))
+    assert not missing, f"give these packages a layer in LAYERS: {missing}"
+
+
+def test_no_upward_or_sideways_import():
+    wrong = []
+    for module, targets in GRAPH.items():
+        here = layer_of(module)
+        for target in targets:
+            there = layer_of(target)
+            if there != here and LAYERS[there] >= LAYERS[here]:
+                wrong.append(f"{module} (layer {LAYERS[here]}) imports {target} (layer {LAYERS[there]})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_cycle():
+    state: dict[str, int] = defaultdict(int)  # 0 new, 1 on the stack, 2 done
+    cycles = []
+
+    def visit(module: str, stack: list[str]) -> None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(GRAPH[module]):
+            if state[target] == 1:
+                cycles.append(" -> ".join(stack[stack.index(target):] + [target]))
+            elif state[target] == 0:
+                visit(target, stack)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(GRAPH):
+        if state[module] == 0:
+            visit(module, [])
+    assert not cycles, "\n".join(cycles)
+
+
+def test_no_module_over_the_size_limit():
+    big = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not big, big
+
+
+def test_the_engine_top_level_is_short_and_every_module_says_what_it_owns():
+    top = [p.name for p in (ROOT / "dashgen").glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+    undocumented = [m for m, p in MODULES.items()
+                    if ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) is None]
+    assert not undocumented, undocumented
+
+
+def _literals(path: Path) -> set[str]:
+    """String constants of a module, and the literal text before the first placeholder of each f-string."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+        elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            found.add(node.values[0].value)
+    return found
+
+
+@pytest.fixture(scope="module")
+def entries():
+    return collect(load_profiles([], ROOT / "profiles"), ROOT)
+
+
+def test_every_panel_title_is_written_literally_in_its_defining_module(entries):
+    """A grep for a title shown in Grafana finds its definition: the whole title, or the part before a
+    profile-dependent '(...)' suffix (source caption, SLO window, mount point)."""
+    missing = []
+    for entry in entries:
+        literals = _literals(ROOT / (entry.module.replace(".", "/") + ".py"))
+        for title in entry.titles:
+            stem = title.rsplit(" (", 1)[0]
+            if not ({title, stem} & literals or f"{stem} (" in literals):
+                missing.append(f"{entry.key}: {title!r} not literal in {entry.module}")
+    assert not missing, "\n".join(missing)
+
+
+def test_every_panel_has_a_defining_function_and_a_description(entries):
+    assert all(e.function not in ("?", "build") for e in entries), [e.key for e in entries if e.function == "?"]
+    assert all(text for e in entries for _, text in e.evidence if e.kind != "text")
+
+
+def test_panel_index_is_fresh():
+    committed = ROOT / INDEX_PATH
+    assert committed.read_bytes() == build_index(load_profiles([], ROOT / "profiles"), ROOT), (
+        "docs/panels.md is stale: run make dashboards")
+
+
+def test_panel_index_lists_every_panel_of_the_committed_dashboards(entries):
+    shown = set()
+    for path in (ROOT / "dashboards").glob("*/*.json"):
+        top = json.loads(path.read_text(encoding="utf-8"))["panels"]
+        for panel in [*top, *(nested for row in top for nested in row.get("panels", []))]:
+            if panel["type"] != "row":
+                shown.add(panel["title"])
+    assert shown == {title for e in entries for title in e.titles}
