@@ -14,11 +14,12 @@ from dashgen.build import build_all, build_profile, write_dashboards
 from dashgen.cli.app import main
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.document import iter_panels
 from dashgen.errors import BuildValidationError
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import dashboard_uid, is_valid_uid
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from dashgen.render.validate import validate_dashboard, walk_panels
+from dashgen.render.validate import validate_dashboard
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "profiles"
@@ -65,7 +66,7 @@ def test_uids_are_stable_short_and_safe(built):
 
 def _ids_by_key(spec) -> dict[str, int]:
     document = render_dashboard(spec)
-    by_title = {panel["title"]: panel["id"] for _, panel in walk_panels(document)}
+    by_title = {panel["title"]: panel["id"] for panel in (s.raw for s in iter_panels(document))}
     return {panel.key: by_title[panel.title] for panel in spec.panels()}
 
 
@@ -113,7 +114,7 @@ def test_grafanalib_legacy_defaults_are_normalised_away(built):
         for harmful in ('"maxDataPoints": 100', '"intervalFactor"', '"refId": ""', '"span"', '"minSpan"',
                         '"noValue": "none"', '"steps": ""', '"time_options"', '"useTags"'):
             assert harmful not in text, f"{dashboard.uid}: {harmful}"
-        for path, panel in walk_panels(document):
+        for path, panel in ((s.path, s.raw) for s in iter_panels(document)):
             for target in panel.get("targets", []):
                 assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, path
 
@@ -147,7 +148,7 @@ def _broken(document: dict, mutate) -> list[str]:
 
 
 def _first_data_panel(doc: dict) -> dict:
-    return next(p for _, p in walk_panels(doc) if p["type"] not in ("row", "text"))
+    return next(p for p in (s.raw for s in iter_panels(doc)) if p["type"] not in ("row", "text"))
 
 
 @pytest.mark.parametrize(
@@ -177,7 +178,7 @@ def test_validation_names_dashboard_panel_and_path(built, mutate, expected):
 
 def test_overlapping_panels_are_refused(built):
     document = copy.deepcopy(next(b.document for b in built if b.profile == "long-context-64"))
-    data_panels = [p for _, p in walk_panels(document) if p["type"] != "row"]
+    data_panels = [p for p in (s.raw for s in iter_panels(document)) if p["type"] != "row"]
     data_panels[1]["gridPos"] = dict(data_panels[0]["gridPos"])
     problems = validate_dashboard(document, "x/y")
     assert any("overlaps panel" in p and data_panels[1]["title"] in p for p in problems)

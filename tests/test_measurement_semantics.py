@@ -14,7 +14,7 @@ import pytest
 
 from dashgen.build import build_all, build_profile
 from dashgen.deployment.profile import load_profiles, profile_from_dict
-from dashgen.render.validate import walk_panels
+from dashgen.document import iter_panels
 
 ROOT = Path(__file__).resolve().parent.parent
 WINDOW_FUNCTIONS = re.compile(r"\b(avg|max|min|quantile)_over_time\(")
@@ -26,7 +26,7 @@ def built():
 
 
 def _panels(document):
-    return [panel for _, panel in walk_panels(document) if panel.get("type") != "row"]
+    return [panel for panel in (s.raw for s in iter_panels(document)) if panel.get("type") != "row"]
 
 
 def test_s19_window_statistics_say_they_depend_on_the_step_and_miss_short_spikes(built):

@@ -20,8 +20,9 @@ import pytest
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
+from dashgen.document import iter_panels
 from dashgen.errors import ProfileError
-from dashgen.render.validate import validate_dashboard, walk_panels
+from dashgen.render.validate import validate_dashboard
 from dashgen.rules import rule_groups
 from panels import GROUPS, slo_health
 from queries.sglang_slo import (
@@ -69,7 +70,7 @@ def test_group_renders_with_zero_validation_problems(profile):
     built = build_profile(profile, groups=(slo_health,))
     for dashboard in built:
         assert validate_dashboard(dashboard.document, profile.name) == []
-        for _path, rendered in walk_panels(dashboard.document):
+        for _path, rendered in ((s.path, s.raw) for s in iter_panels(dashboard.document)):
             links = list(rendered.get("links", [])) + list(rendered.get("fieldConfig", {}).get("defaults", {})
                                                           .get("links", []))
             for link in links:
@@ -144,7 +145,7 @@ def test_burn_rate_panels_show_1h_6h_3d_side_by_side(profile):
 def test_ratio_axes_fixed_and_no_zero_fill(profile):
     document = build_profile(profile, groups=(slo_health,))[0].document
     percent = 0
-    for _path, rendered in walk_panels(document):
+    for _path, rendered in ((s.path, s.raw) for s in iter_panels(document)):
         defaults = rendered.get("fieldConfig", {}).get("defaults", {})
         if defaults.get("unit") == "percentunit":
             percent += 1

@@ -48,31 +48,34 @@ class PanelSite:
     raw: Mapping[str, Any]
     row: str | None
     section: str | None
+    path: str = "$"  # JSON path of the panel object, e.g. ``$.panels[3].panels[1]``
 
 
 def iter_panels(body: Mapping[str, Any]) -> Iterator[PanelSite]:
     """Every panel object of a dashboard body (see :func:`unwrap`) in reading order, rows included."""
 
-    def walk(panels: Any, row: str | None, section: str | None) -> Iterator[PanelSite]:
+    def walk(panels: Any, row: str | None, section: str | None, at: str) -> Iterator[PanelSite]:
         if not isinstance(panels, list):
             return
         current = section
-        for raw in panels:
+        for index, raw in enumerate(panels):
             if not isinstance(raw, Mapping):
                 continue
             is_row = raw.get("type") == "row"
-            yield PanelSite(raw, row, section if is_row else current)
+            path = f"{at}[{index}]"
+            yield PanelSite(raw, row, section if is_row else current, path)
             if is_row:
                 current = _title(raw)
             if is_row or "panels" in raw:
-                yield from walk(raw.get("panels"), _title(raw) or row, _title(raw) if is_row else current)
+                yield from walk(raw.get("panels"), _title(raw) or row, _title(raw) if is_row else current,
+                                f"{path}.panels")
 
-    yield from walk(body.get("panels"), None, None)
+    yield from walk(body.get("panels"), None, None, "$.panels")
     rows = body.get("rows")
     if isinstance(rows, list):
-        for legacy in rows:
+        for index, legacy in enumerate(rows):
             if isinstance(legacy, Mapping):
-                yield from walk(legacy.get("panels"), _title(legacy), _title(legacy))
+                yield from walk(legacy.get("panels"), _title(legacy), _title(legacy), f"$.rows[{index}].panels")
 
 
 def raw_variables(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
+from dashgen.document import iter_panels
 from dashgen.render.spec import ratio_axis_problem
 
 GRAFANA_GLOBALS = frozenset({"__rate_interval", "__range", "__interval", "__range_s", "__range_ms", "__interval_ms",
@@ -48,16 +49,6 @@ def _panel_title(doc: dict[str, Any], path: list[Any]) -> str:
     return title
 
 
-def walk_panels(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Every panel with its JSON path, rows and the panels nested in collapsed rows included."""
-    found = []
-    for index, panel in enumerate(doc.get("panels", [])):
-        found.append((f"$.panels[{index}]", panel))
-        for child_index, child in enumerate(panel.get("panels", []) or []):
-            found.append((f"$.panels[{index}].panels[{child_index}]", child))
-    return found
-
-
 def validate_dashboard(doc: dict[str, Any], where: str) -> list[str]:
     """All problems of one rendered dashboard; ``where`` is ``profile/uid`` for the messages."""
     problems = [
@@ -77,7 +68,8 @@ def _structural(doc: dict[str, Any], where: str) -> list[str]:
     }
     seen_ids: dict[int, str] = {}
     occupied: list[tuple[str, dict[str, int]]] = []
-    for path, panel in walk_panels(doc):
+    for site in iter_panels(doc):
+        path, panel = site.path, site.raw
         title = panel.get("title", "-")
         prefix = f"{where}: panel \"{title}\": {path}"
         panel_id = panel.get("id")
