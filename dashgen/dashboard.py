@@ -8,7 +8,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec
-from dashgen.render.variables import dashboard_variables
+from dashgen.variables import dashboard_variables
 from panels import GROUPS
 from queries.gpu import gpu_source
 
@@ -26,7 +26,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
             name=CLUSTER_DASHBOARD,
             uid=dashboard_uid(profile.name, CLUSTER_DASHBOARD),
             title=profile.title,
-            description=profile.description,
+            description=describe(profile),
             tags=("dashgen", f"profile:{profile.name}"),
             groups=tuple(group for group in built if group is not None),
             variables=tuple(dashboard_variables(profile, topology, gpu_metric)),
@@ -35,3 +35,14 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
             refresh=profile.dashboard.refresh,
         )
     ]
+
+
+def describe(profile: Profile) -> str:
+    """The dashboard's description: the profile's, and which series of the store it reads (S21)."""
+    if profile.deployment:
+        scope = (f"Every query reads only the series of this deployment in the shared store: "
+                 f"{profile.label('deployment')}=\"{profile.deployment}\".")
+    else:
+        scope = ("Assumes a store that holds this deployment alone: its queries carry no deployment label, so a "
+                 "store shared with other deployments would mix them.")
+    return f"{profile.description} {scope}".strip()

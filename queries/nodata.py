@@ -51,7 +51,7 @@ from queries import hicache as sg
 from queries import mooncake as mc
 from queries import node_exporter as fs
 from queries.gpu import GpuSource, gpu_sources
-from queries.promql import agg, matcher, node_var, selector
+from queries.promql import agg, node_var, scoped_job, selector
 
 OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED = 0, 1, 2, 3, 4, 5, 6
 
@@ -103,7 +103,7 @@ def expected_nodes(profile: Profile, code: int = FAILED) -> str:
 
 
 def _up(profile: Profile, job: str, *, selected: bool = True) -> str:
-    matchers = [matcher(profile.label("job"), "=", job)]
+    matchers = [scoped_job(profile, job)]
     if selected:
         matchers.append(node_var(profile))
     return selector("up", *matchers)
@@ -268,7 +268,7 @@ def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
     power samples exist."""
     src = profile.source(source.key)
     return Layer(source.key, f"GPU ({source.name})", src.job, src.sample_interval_seconds,
-                 selector(source.metric("power"), matcher(profile.label("job"), "=", src.job), node_var(profile)),
+                 selector(source.metric("power"), scoped_job(profile, src.job), node_var(profile)),
                  scrape_seconds=src.scrape_interval_seconds)
 
 

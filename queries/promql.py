@@ -37,8 +37,27 @@ def gpu_var(profile: Profile) -> str:
     return f'{profile.label("gpu")}=~"$gpu"'
 
 
+def deployment(profile: Profile) -> str:
+    """The deployment's own series in the shared store (S21): ``cluster="<deployment>"``, or "" for a
+    profile whose store holds it alone (``deployment = ""``)."""
+    return matcher(profile.label("deployment"), "=", profile.deployment) if profile.deployment else ""
+
+
 def job(profile: Profile, source: str) -> str:
-    return matcher(profile.label("job"), "=", profile.source(source).job)
+    """The matchers of one source's series: its deployment and its scrape job. Every selector of a source's
+    series is built with it, so no query reads another deployment's series or another job's."""
+    return scoped_job(profile, profile.source(source).job)
+
+
+def scoped_job(profile: Profile, job_name: str) -> str:
+    """``job`` for a job named directly (the per-job ``up`` alerts)."""
+    return ", ".join(m for m in (deployment(profile), matcher(profile.label("job"), "=", job_name)) if m)
+
+
+def in_deployment(profile: Profile, metric: str, *matchers: str) -> str:
+    """A selector of series that have no scrape job (recorded series, variables over ``up``), scoped to
+    the deployment."""
+    return selector(metric, deployment(profile), *matchers)
 
 
 def agg(op: str, labels: list[str] | tuple[str, ...], expr: str) -> str:

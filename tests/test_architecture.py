@@ -20,12 +20,13 @@ MAX_LINES = 420  # "no module over ~400 lines"
 MAX_TOP_LEVEL_MODULES = 8  # dashgen/*.py besides __init__ and __main__
 
 # Lower layers never import higher ones; two packages of one layer never import each other.
-LAYERS: dict[str, int] = {
+LAYERS: dict[str, float] = {
     "dashgen": 0, "dashgen.errors": 0, "dashgen.files": 0,
     "dashgen.deployment": 1, "dashgen.document": 1,
     "dashgen.net": 2, "dashgen.render": 2,
     "queries": 3,
     "panels": 4,
+    "dashgen.variables": 4.5,
     "dashgen.dashboard": 5,
     "dashgen.build": 6, "dashgen.rules": 6, "dashgen.panel_index": 6,
     "dashgen.lint": 7, "dashgen.diff": 7, "dashgen.grafana": 7, "dashgen.live": 7,

@@ -25,8 +25,13 @@ def _end() -> int:
     return int(time.time() // 3600) * 3600 - 12 * 3600
 
 
+# The deployment (S21) whose queries read these hand-made series: GPM ones long-context-64's, DCGM ones h20-16's.
+DEPLOYMENT_OF_JOB = {"gpm": "long-context-64", "dcgm": "h20-16", "dcgm-duplicate": "h20-16"}
+
+
 def _series(metric: str, labels: dict, points: list[tuple[int, float]]) -> dict:
-    return {"metric": {"__name__": metric, "node": NODE, "gpu": "0", **labels},
+    cluster = DEPLOYMENT_OF_JOB[labels["job"]]
+    return {"metric": {"__name__": metric, "node": NODE, "gpu": "0", "cluster": cluster, **labels},
             "values": [v for _, v in points], "timestamps": [t * 1000 for t, _ in points]}
 
 

@@ -100,11 +100,12 @@ def test_s6_collection_failed_knows_every_profile_node(profile):
 @pytest.mark.parametrize(("profile", "layer"), layer_cases())
 def test_s6_collection_failed_reads_up(profile, layer):
     expr = nodata.collection_failed(profile, layer)
-    assert f'up{{job="{layer.job}"}} == 0' in expr or f'up{{job="{layer.job}", node=~"$node"}}) == 0' in expr
+    up = f'up{{cluster="{profile.deployment}", job="{layer.job}"'
+    assert f'{up}}} == 0' in expr or f'{up}, node=~"$node"}}) == 0' in expr
     if layer.per_node_target:
-        assert f'unless on(node) up{{job="{layer.job}"}}' in expr
+        assert f'unless on(node) {up}}}' in expr
     else:  # one shared target: every node fails unless it exists and is not down
-        assert f'unless on() (up{{job="{layer.job}"}} unless on() (up{{job="{layer.job}"}} == 0))' in expr
+        assert f'unless on() ({up}}} unless on() ({up}}} == 0))' in expr
 
 
 LAYER_SOURCE = {"engine": "sglang", "hicache_host": "hicache", "hicache_storage": "hicache_storage",

@@ -50,8 +50,9 @@ def render(template: str, labels: dict[str, str], value: str) -> str:
 
 def expected(profile: str, name: str, labels: dict[str, str], value: str = "") -> dict:
     rule = alert(profile, name)
+    deployment = PROFILES[profile]
     return {
-        "exp_labels": {**labels, "severity": rule.severity},
+        "exp_labels": {**labels, deployment.label("deployment"): deployment.deployment, "severity": rule.severity},
         "exp_annotations": {
             "summary": render(rule.summary, labels, value),
             "description": render(rule.description, labels, value),
@@ -60,8 +61,26 @@ def expected(profile: str, name: str, labels: dict[str, str], value: str = "") -
     }
 
 
+def in_deployment(profile: str, tests: list[dict]) -> list[dict]:
+    """The test cases with every input series labelled with the profile's deployment (as vmagent labels them),
+    unless a case gives a series its own deployment label."""
+    deployment = PROFILES[profile]
+    label = f'{deployment.label("deployment")}="{deployment.deployment}"'
+    scoped = []
+    for case in tests:
+        inputs = []
+        for item in case.get("input_series", []):
+            name, _, rest = item["series"].partition("{")
+            if f'{deployment.label("deployment")}=' not in rest:
+                rest = f"{label}, {rest}" if rest != "}" else f"{label}}}"
+            inputs.append({**item, "series": f"{name}{{{rest}"})
+        scoped.append({**case, "input_series": inputs})
+    return scoped
+
+
 def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict]) -> None:
-    document = {"rule_files": [str(rule_file)], "evaluation_interval": "1m", "tests": tests}
+    document = {"rule_files": [str(rule_file)], "evaluation_interval": "1m", "tests": in_deployment(rule_file.stem,
+                                                                                                     tests)}
     test_file = tmp_path / "test.yml"
     test_file.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
     result = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
@@ -170,46 +189,81 @@ def test_slow_tpot_burns_the_tpot_budget_only(promtool: str, rule_dir: Path, tmp
 
 # --- GPU alerts, DCGM (h20-16) and GPM (long-context-64) ------------------------------------------------
 
-def _dcgm_memory(node: str, gpu: str, used: int, free: int) -> list[dict[str, str]]:
+def _dcgm_memory(node: str, gpu: str, used: str, free: str) -> list[dict[str, str]]:
     labels = {"job": "dcgm", "node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}", "modelName": "H20"}
-    return [series("DCGM_FI_DEV_FB_USED", labels, f"{used}x10"),
-            series("DCGM_FI_DEV_FB_FREE", labels, f"{free}x10"),
-            series("DCGM_FI_DEV_FB_RESERVED", labels, "1x10")]
+    return [series("DCGM_FI_DEV_FB_USED", labels, used),
+            series("DCGM_FI_DEV_FB_FREE", labels, free),
+            series("DCGM_FI_DEV_FB_RESERVED", labels, "1x40")]
 
 
-def _gpm(node: str, gpu: str, metric: str, values: str, valid: str = "1x10") -> list[dict[str, str]]:
+def _gpm(node: str, gpu: str, metric: str, values: str, valid: str = "1x40") -> list[dict[str, str]]:
     labels = {"job": "gpm", "node": node, "gpu": gpu, "uuid": f"GPU-{node}-{gpu}"}
     return [series(metric, labels, values), series("gpm_sample_valid", labels, valid)]
 
 
-def test_gpu_memory_alert_dcgm_fires_at_96_percent_not_90(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+def test_gpu_memory_alert_warns_on_growth_above_the_static_reservation_not_on_a_flat_96_percent(
+        promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """GPU 0 sits at a flat 96 % (SGLang's static KV reservation: healthy, silent); GPU 1 grows from 90 % to 97 %
+    (a leak or a foreign process: a warning once above 95 % and 2 points above its lowest share); GPU 2 grows but
+    stays below 95 % (silent)."""
     node = "h20-node-00"
     case = {
         "interval": "1m",
-        "input_series": _dcgm_memory(node, "0", 96, 3) + _dcgm_memory(node, "1", 90, 9),
+        "input_series": _dcgm_memory(node, "0", "96x40", "3x40") + _dcgm_memory(node, "1", "90x10 90+1x7 97x22",
+                                                                                 "9x10 9-1x7 2x22")
+        + _dcgm_memory(node, "2", "80x10 80+1x7 87x22", "19x10 19-1x7 12x22"),
         "alert_rule_test": [
-            {"eval_time": "2m", "alertname": "GpuMemoryNearlyFull",
-             "exp_alerts": [expected("h20-16", "GpuMemoryNearlyFull", {"node": node, "gpu": "0"}, "96%")]},
+            {"eval_time": "8m", "alertname": "GpuMemoryNearlyFull", "exp_alerts": []},
+            {"eval_time": "25m", "alertname": "GpuMemoryNearlyFull",
+             "exp_alerts": [expected("h20-16", "GpuMemoryNearlyFull", {"node": node, "gpu": "1"}, "97%")]},
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [case])
 
 
 def test_gpu_memory_alert_gpm_ignores_invalid_samples(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """GPU 0 grows to 97 % on valid samples (warns); GPU 2 jumps to 99 % on samples marked invalid (silent)."""
     node = "lc-node-03"
     total = [series("gpm_memory_total_bytes", {"job": "gpm", "node": node, "gpu": g, "uuid": f"GPU-{node}-{g}"},
-                    "100x10") for g in ("0", "1", "2")]
+                    "100x40") for g in ("0", "1", "2")]
     case = {
         "interval": "1m",
-        "input_series": total + _gpm(node, "0", "gpm_memory_used_bytes", "96x10")
-        + _gpm(node, "1", "gpm_memory_used_bytes", "90x10")
-        + _gpm(node, "2", "gpm_memory_used_bytes", "99x10", valid="0x10"),
+        "input_series": total + _gpm(node, "0", "gpm_memory_used_bytes", "90x10 97x30")
+        + _gpm(node, "1", "gpm_memory_used_bytes", "90x40")
+        + _gpm(node, "2", "gpm_memory_used_bytes", "90x10 99x30", valid="1x10 0x30"),
         "alert_rule_test": [
-            {"eval_time": "2m", "alertname": "GpuMemoryNearlyFull",
-             "exp_alerts": [expected("long-context-64", "GpuMemoryNearlyFull", {"node": node, "gpu": "0"}, "96%")]},
+            {"eval_time": "20m", "alertname": "GpuMemoryNearlyFull",
+             "exp_alerts": [expected("long-context-64", "GpuMemoryNearlyFull", {"node": node, "gpu": "0"}, "97%")]},
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
+
+
+def test_engine_restart_pages_when_the_request_counter_goes_down(promtool: str, rule_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    labels = {"job": "sglang", "model_name": "m", "engine_type": "unified"}
+    case = {
+        "interval": "1m",
+        "input_series": [series("sglang:num_requests_total", {**labels, "node": "lc-node-00"}, "0+10x10 0+10x10"),
+                         series("sglang:num_requests_total", {**labels, "node": "lc-node-04"}, "0+10x20")],
+        "alert_rule_test": [
+            {"eval_time": "9m", "alertname": "EngineRestarted", "exp_alerts": []},
+            {"eval_time": "12m", "alertname": "EngineRestarted",
+             "exp_alerts": [expected("long-context-64", "EngineRestarted",
+                                     {"node": "lc-node-00", "engine_type": "unified"})]},
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
+
+
+def test_s21_rules_never_read_another_deployments_series(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """The same node name and a growing GPU memory share in another deployment of the shared store: silent."""
+    node = "h20-node-00"
+    other = [{**item, "series": item["series"].replace("{", '{cluster="other-deployment", ', 1)}
+             for item in _dcgm_memory(node, "1", "90x10 97x30", "9x10 2x30")]
+    case = {"interval": "1m", "input_series": other,
+            "alert_rule_test": [{"eval_time": "25m", "alertname": "GpuMemoryNearlyFull", "exp_alerts": []}]}
+    run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [case])
 
 
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])

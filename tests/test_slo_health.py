@@ -206,7 +206,8 @@ def test_health_burn_budget_and_rules_share_one_error_ratio_per_sli(profile):
 
 
 def series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
-    inner = ", ".join(f'{key}="{value}"' for key, value in labels.items())
+    """A promtool input series of long-context-64's deployment (S21: every query is scoped to it)."""
+    inner = ", ".join(f'{key}="{value}"' for key, value in {"cluster": "long-context-64", **labels}.items())
     return {"series": f"{name}{{{inner}}}", "values": values}
 
 

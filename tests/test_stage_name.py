@@ -15,8 +15,8 @@ from queries import sglang as sg
 def test_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):
     profile = PROFILES["long-context-64"]
     at = int(time.time() // 3600) * 3600 - 14 * 3600
-    base = {"__name__": "sglang:num_running_reqs", "job": "sglang", "node": "stage-name-node",
-            "engine_type": "unified", "tp_rank": "0"}
+    base = {"__name__": "sglang:num_running_reqs", "cluster": "long-context-64", "job": "sglang",
+            "node": "stage-name-node", "engine_type": "unified", "tp_rank": "0"}
     ds = Datasource(victoriametrics.url)
     ds.import_series([
         {"metric": {**base, "pp_rank": "0"}, "values": [1.0], "timestamps": [at * 1000]},

@@ -169,6 +169,21 @@ def test_s6_reason_codes_name_the_right_node_and_layer(victoriametrics, demo_win
     assert not wrong, f"(node, layer): (got, expected) {wrong}"
 
 
+def test_s21_another_deployment_with_the_same_node_names_is_in_the_store_and_in_no_table(victoriametrics,
+                                                                                         demo_windows):
+    """The healthy window also holds a shadow deployment with long-context-64's node names and the five-reasons
+    faults (tests/victoriametrics.py SHADOWS): unscoped, a query sees both; the dashboard's queries see one. The
+    healthy tables above (one row per node / GPU, every reason 'ok', no empty target) hold with it present."""
+    window = demo_windows[("long-context-64", "healthy")]
+    ds = Datasource(victoriametrics.url)
+    clusters = {item["metric"].get("cluster") for item in ds.query('count by (cluster) (up{job="sglang"})',
+                                                                  window.end).result}
+    assert clusters == {"long-context-64", "long-context-64-shadow"}
+    (built,) = build_profile(window.profile)
+    node_variable = next(v for v in built.document["templating"]["list"] if v["name"] == "node")
+    assert 'cluster="long-context-64"' in node_variable["query"]
+
+
 def test_s6_generic_classifier_names_each_reason(victoriametrics, demo_windows):
     """validate-queries' own classifier, on per-node queries of the five-reasons scenario."""
     window = demo_windows[("long-context-64", "five-reasons")]
@@ -209,7 +224,8 @@ def _steps(start: float, end: float, step: float) -> list[int]:
 def _series(name: str, labels: dict, start: float, end: float, step: float, value) -> dict:
     stamps = _steps(start, end, step)
     values = [float(value(ms / 1000) if callable(value) else value) for ms in stamps]
-    return {"metric": {"__name__": name, **labels}, "values": values, "timestamps": stamps}
+    return {"metric": {"__name__": name, "cluster": "long-context-64", **labels}, "values": values,
+            "timestamps": stamps}
 
 
 def _run(ds: Datasource, profile, expr: str, end: float) -> dict[str, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -23,6 +23,12 @@ IMPORTS = {
     ("long-context-64", "five-reasons"): 3,
     ("h20-16", "healthy"): 6,
 }
+
+
+# S21: another deployment in the same store and the same window, reusing long-context-64's node names:
+# (profile, scenario) of a window -> (scenario, deployment value) imported beside it. Its five-reasons faults
+# would show in the healthy window's tables if any query read across deployments.
+SHADOWS = {("long-context-64", "healthy"): ("five-reasons", "long-context-64-shadow")}
 
 
 def in_ci() -> bool:
@@ -58,5 +64,8 @@ def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], Demo
         end = anchor - hours_before * 3600
         import_demo(datasource, profiles[name], scenario, end, HOURS)
         windows[(name, scenario)] = DemoWindow(profiles[name], Topology(profiles[name]), scenario, end, HOURS)
+        if (name, scenario) in SHADOWS:
+            shadow_scenario, deployment = SHADOWS[(name, scenario)]
+            import_demo(datasource, replace(profiles[name], deployment=deployment), shadow_scenario, end, HOURS)
     datasource.flush()
     return windows

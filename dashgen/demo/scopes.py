@@ -90,11 +90,14 @@ def mounts(profile: Profile, topology: Topology) -> list[tuple[str, str, str, fl
 def target_labels(plan: Plan, node: str, source: str) -> dict[str, str]:
     profile = plan.profile
     owner = TARGET_OF.get(source, source)
-    return {
+    labels = {
         profile.label("node"): node,
         profile.label("job"): profile.source(owner).job,
         profile.label("instance"): f"{node}:{PORTS[owner]}",
     }
+    if profile.deployment:  # the per-node vmagent's -remoteWrite.label=cluster=<deployment> (S21)
+        labels[profile.label("deployment")] = profile.deployment
+    return labels
 
 
 def _logging_ranks(topology: Topology) -> list[RankPlacement]:

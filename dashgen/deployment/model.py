@@ -27,6 +27,7 @@ SOURCE_STATUSES = ("exported", "not-exported", "not-deployed")
 POOL_ROLES = ("unified", "prefill", "decode")
 
 DEFAULT_LABELS: dict[str, str] = {
+    "deployment": "cluster",
     "node": "node",
     "job": "job",
     "gpu": "gpu",
@@ -52,6 +53,8 @@ class Source:
     what: str
     sample_interval: str = ""
     sample_interval_seconds: float = 0.0
+    # DCGM only: the fields the exporter's CSV collects; None = dcgm-exporter's default-counters.csv.
+    fields: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.sample_interval:
@@ -119,6 +122,18 @@ class Disks:
 
 
 @dataclass(frozen=True)
+class Store:
+    """The central store as it really is (S20, S24): it keeps one sample per ``resolution`` in history
+    (VictoriaMetrics ``-dedup.minScrapeInterval``, or downsampling) and answers ``latency_offset`` behind
+    now (``-search.latencyOffset``). Zero resolution: every scraped sample is kept."""
+
+    resolution: str = "0s"
+    resolution_seconds: float = 0.0
+    latency_offset: str = "0s"
+    latency_offset_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
 class DashboardSettings:
     """Dashboard-level defaults: time range, refresh, and the target Grafana version."""
 
@@ -151,6 +166,12 @@ class Profile:
     disks: Disks
     dashboard: DashboardSettings
     insufficient_samples_share: float = 0.5
+    # The value of the deployment label (labels.deployment) every series of this deployment carries
+    # in the shared store (S21); "" when the store holds this deployment alone and has no such label.
+    deployment: str = ""
+    store: Store = field(default_factory=Store)
+    # A retired deployment's rules never page: every alert is at most a warning.
+    retired: bool = False
     # Node name -> the address its Mooncake Store clients register as the segment host (S11);
     # nodes not listed register under their node name.
     node_addresses: dict[str, str] = field(default_factory=dict)

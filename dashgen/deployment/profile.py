@@ -9,6 +9,7 @@ re-exports the value types so ``from dashgen.deployment.profile import Profile``
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from dashgen.deployment.model import (
     Profile,
     Slo,
     Source,
+    Store,
 )
 from dashgen.deployment.reader import TableReader
 from dashgen.deployment.sections import (
@@ -40,6 +42,7 @@ from dashgen.deployment.sections import (
     parse_pool,
     parse_slo,
     parse_sources,
+    parse_store,
 )
 from dashgen.errors import ProfileError
 
@@ -56,6 +59,7 @@ __all__ = [
     "Profile",
     "Slo",
     "Source",
+    "Store",
     "load_profile",
     "load_profiles",
     "profile_from_dict",
@@ -101,7 +105,13 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     pools = tuple(parse_pool(reader) for reader in top.tables("pools", required=True))
     check_pools(top, pools, nodes, gpus_per_node)
 
-    sources = parse_sources(top.table_at("sources", required=True))
+    deployment = top.string("deployment", name)
+    if deployment and not re.match(r"^[A-Za-z0-9_.:-]{1,63}$", deployment):
+        raise top.fail("deployment", f"{deployment!r}: letters, digits and . _ : - only, at most 63 characters "
+                                     "(or \"\" for a store that holds this deployment alone)")
+    retired = top.boolean("retired", False)
+    store = parse_store(top.table_at("store"))
+    sources = parse_sources(top.table_at("sources", required=True), store)
     labels = parse_labels(top.table_at("labels"))
     slo = parse_slo(top.table_at("slo", required=True))
     capacity = parse_capacity(top.table_at("capacity"), pools, gpus_per_node, sources)
@@ -125,6 +135,9 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         dashboard=dashboard,
         insufficient_samples_share=share,
         node_addresses=node_addresses,
+        deployment=deployment,
+        store=store,
+        retired=retired,
     )
 
 

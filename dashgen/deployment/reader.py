@@ -52,6 +52,12 @@ class TableReader:
             raise self.fail(key, f"expected a string, got {type(value).__name__} {value!r}")
         return value
 
+    def boolean(self, key: str, default: bool = False) -> bool:
+        value = self._get(key, default, False)
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {type(value).__name__} {value!r}")
+        return value
+
     def integer(self, key: str, default: int | None = None, *, required: bool = False, minimum: int = 1) -> int:
         value = self._get(key, default, required)
         if isinstance(value, bool) or not isinstance(value, int):

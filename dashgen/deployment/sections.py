@@ -22,6 +22,7 @@ from dashgen.deployment.model import (
     Pool,
     Slo,
     Source,
+    Store,
 )
 from dashgen.deployment.reader import TableReader, parse_duration
 from dashgen.errors import ProfileError
@@ -115,7 +116,28 @@ def check_pools(top: TableReader, pools: tuple[Pool, ...], nodes: int, gpus_per_
         )
 
 
-def parse_sources(reader: TableReader) -> dict[str, Source]:
+def _duration(reader: TableReader, key: str, default: str) -> tuple[str, float]:
+    """A duration field that may also be "0s" (none)."""
+    text = reader.string(key, default)
+    if text == "0s":
+        return text, 0.0
+    try:
+        return text, parse_duration(text)
+    except ValueError as exc:
+        raise reader.fail(key, f"{exc} (or '0s' for none)") from None
+
+
+def parse_store(reader: TableReader) -> Store:
+    """``[store]``: the central store's history resolution and latency offset (S24)."""
+    resolution, resolution_seconds = _duration(reader, "resolution", "0s")
+    offset, offset_seconds = _duration(reader, "latency_offset", "0s")
+    reader.reject_unknown()
+    return Store(resolution, resolution_seconds, offset, offset_seconds)
+
+
+def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, Source]:
+    """Each source's status, job and intervals. A source's sample interval (what the store keeps) is at
+    least the store's resolution: a 30 s-deduplicated store holds one sample per 30 s of a 1 s source."""
     for key in reader.table:
         if key not in KNOWN_SOURCES:
             raise reader.fail(key, f"unknown source; known sources are {', '.join(KNOWN_SOURCES)}")
@@ -146,12 +168,29 @@ def parse_sources(reader: TableReader) -> dict[str, Source]:
             raise sub.fail("sample_interval", str(exc)) from None
         if sample_seconds < seconds:
             raise sub.fail("sample_interval", f"{sample} is shorter than the scrape interval {interval}")
+        if store is not None and store.resolution_seconds > sample_seconds:
+            sample, sample_seconds = store.resolution, store.resolution_seconds
+        fields = _fields(sub) if name == "dcgm" else None
         sub.reject_unknown()
-        parsed[name] = Source(name, status, job, interval, seconds, defaults["what"], sample, sample_seconds)
+        parsed[name] = Source(name, status, job, interval, seconds, defaults["what"], sample, sample_seconds,
+                              fields)
     for feature, parent in FEATURE_SOURCES.items():
         if parsed[feature].deployed and not parsed[parent].deployed:
             raise reader.fail(f"{feature}.status", f"cannot be deployed while {parent} is not-deployed")
     return parsed
+
+
+def _fields(reader: TableReader) -> tuple[str, ...] | None:
+    """``fields``: the DCGM fields the exporter's CSV collects, or absent for its default-counters.csv."""
+    if "fields" not in reader.table:
+        reader.used.add("fields")
+        return None
+    value = reader.table["fields"]
+    reader.used.add("fields")
+    if not isinstance(value, list) or not all(isinstance(item, str) and re.match(r"^DCGM_[A-Z0-9_]+$", item)
+                                                for item in value):
+        raise reader.fail("fields", "expected a list of DCGM field names such as \"DCGM_FI_DEV_XID_ERRORS\"")
+    return tuple(value)
 
 
 def parse_labels(reader: TableReader) -> dict[str, str]:

@@ -39,10 +39,16 @@ from queries.gpu import (
     GpuSource,
     gpu_memory_used_share_formula,
 )
-from queries.promql import matcher, selector
+from queries.promql import in_deployment, scoped_job, selector
 from queries.sglang_slo import BAD_EVENTS, FAST_BURN, SLOW_BURN, STALL_WINDOW, error_budget, slis, stalled_stages
 
 NODES_PER_RULE = 25
+# GpuMemoryNearlyFull: a share above the threshold alerts only when it grew this much over its lowest
+# value in this window (SGLang reserves KV memory statically: 95 % flat is the healthy steady state).
+MEMORY_GROWTH = 0.02
+MEMORY_BASELINE = "6h"
+# EngineRestarted: a tokenizer counter that went down inside this window means the engine restarted.
+RESTART_WINDOW = "15m"
 # Sources that run on some nodes only and describe the whole cluster: absence is "no up series at all".
 CLUSTER_SOURCES = ("mooncake_master", "gateway")
 # (bit, meaning) of the clock-event reasons that are power or thermal throttling.
@@ -62,8 +68,8 @@ def _burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_:
     long_window, short_window, burn = spec
     budget = error_budget(profile)
     threshold = f"({burn:g} * {budget:g})"
-    expr = (f"{slo_error_ratio_name(long_window)} > {threshold} "
-            f"and {slo_error_ratio_name(short_window)} > {threshold}")
+    expr = (f"{in_deployment(profile, slo_error_ratio_name(long_window))} > {threshold} "
+            f"and {in_deployment(profile, slo_error_ratio_name(short_window))} > {threshold}")
     hours = int(long_window.removesuffix("h"))  # the long windows are whole hours (1h, 6h)
     spent = burn * hours / (24 * profile.slo.window_days)
     notes = " ".join(f"{sli.evaluation_note()}." for sli in slis(profile))
@@ -96,11 +102,20 @@ def _gpu_alert(profile: Profile, alert: str, expr: str, for_: str, severity: str
                      description=f"Node {node}, GPU {gpu}: {description}")
 
 
+def memory_growth_expr(profile: Profile) -> str:
+    """Memory share above the alert threshold and above its own static level: more than ``MEMORY_GROWTH``
+    over its lowest value of the last ``MEMORY_BASELINE`` (the engine's reservation is flat)."""
+    share = in_deployment(profile, GPU_MEMORY)
+    return (f"{share} > {MEMORY_FULL_SHARE:g} "
+            f"and ({share} - min_over_time({share}[{MEMORY_BASELINE}])) > {MEMORY_GROWTH:g}")
+
+
 def throttle_expr(profile: Profile) -> str:
     """The clock-event bitmask, kept only where a power or thermal bit is set (alert value = the bitmask)."""
     keys = f"{profile.label('node')}, {profile.label('gpu')}"
-    bits = " + ".join(f"floor({GPU_CLOCK_REASONS} / {bit}) % 2" for bit in THROTTLE_BITS)
-    return f"{GPU_CLOCK_REASONS} and on ({keys}) ({bits} > 0)"
+    reasons = in_deployment(profile, GPU_CLOCK_REASONS)
+    bits = " + ".join(f"floor({reasons} / {bit}) % 2" for bit in THROTTLE_BITS)
+    return f"{reasons} and on ({keys}) ({bits} > 0)"
 
 
 def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
@@ -111,16 +126,18 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THROTTLE_BITS)
     return (
         _gpu_alert(
-            profile, "GpuMemoryNearlyFull", f"{GPU_MEMORY} > {MEMORY_FULL_SHARE:g}", "1m", "critical",
-            f"GPU memory above {MEMORY_FULL_SHARE:.0%}",
-            f"memory used / total is {{{{ $value | humanizePercentage }}}} (above {MEMORY_FULL_SHARE:.0%} for 1m; "
-            f"{measured}, {memory_metrics}). The engine reserves its KV pool at start-up (--mem-fraction-static, "
-            "plus CUDA graphs), so a share that has been flat since the engine started is that static reservation, "
-            "not a risk in itself; check whether it is flat or grew (per-GPU memory panel over the last hours): "
-            "growth, or a GPU above its TP peers, points to a leak or a foreign process.",
+            profile, "GpuMemoryNearlyFull", memory_growth_expr(profile), "1m", "warning",
+            f"GPU memory above {MEMORY_FULL_SHARE:.0%} and growing",
+            f"memory used / total is {{{{ $value | humanizePercentage }}}}: above {MEMORY_FULL_SHARE:.0%} for 1m and "
+            f"more than {MEMORY_GROWTH:.0%} above its lowest share of the last {MEMORY_BASELINE} ({measured}, "
+            f"{memory_metrics}). The engine reserves its KV pool at start-up (--mem-fraction-static, plus CUDA "
+            f"graphs), so {MEMORY_FULL_SHARE:.0%} flat since the engine started is that static reservation and does "
+            "not alert; growth above it points to a leak or a foreign process on the GPU. A warning: what pages is "
+            "what breaks (an engine restart, a fatal Xid, a GPU missing).",
         ),
         _gpu_alert(
-            profile, "GpuTemperatureHigh", f"{GPU_TEMPERATURE} > {TEMPERATURE_HIGH_CELSIUS:g}", "2m", "warning",
+            profile, "GpuTemperatureHigh", f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}",
+            "2m", "warning",
             f"GPU temperature above {TEMPERATURE_HIGH_CELSIUS:g} °C",
             f"temperature {{{{ $value }}}} °C, above {TEMPERATURE_HIGH_CELSIUS:g} °C for 2m ({measured}). Thermal "
             "slowdown lowers clocks and throughput.",
@@ -142,7 +159,7 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     return (
         AlertRule(
             alert="EngineMetricsScrapeFailing",
-            expr=f"{selector('up', matcher(profile.label('job'), '=', job_name))} == 0",
+            expr=f"{selector('up', scoped_job(profile, job_name))} == 0",
             for_="1m",
             severity="critical",
             summary=f"SGLang /metrics scrape failing on {{{{ $labels.{node} }}}}",
@@ -151,6 +168,21 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
                          "down (the node's vmagent or the network can fail the scrape), and a hung scheduler keeps "
                          "serving /metrics, so this alert is silent for a hung engine (see EngineStalled). The node's "
                          "engine panels show collection failed (S6)."),
+        ),
+        AlertRule(
+            alert="EngineRestarted",
+            expr=(f"max by ({node}, engine_type) "
+                  f"(resets({selector('sglang:num_requests_total', scoped_job(profile, job_name))}[{RESTART_WINDOW}]))"
+                  " > 0"),
+            for_="0m",
+            severity="critical",
+            summary=f"SGLang engine restarted on {{{{ $labels.{node} }}}}",
+            description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.engine_type }}}}): the engine's "
+                         "finished-request counter (sglang:num_requests_total) went down within "
+                         f"{RESTART_WINDOW}: the engine process restarted (an OOM kill, a crash, or a deliberate "
+                         "restart). Requests in flight were lost and the replica served nothing while it reloaded; "
+                         "check the engine's log and the GPU memory and Xid panels of its GPUs. A restart before "
+                         "the first finished request is not seen."),
         ),
         AlertRule(
             alert="EngineStalled",
@@ -206,7 +238,7 @@ def target_missing_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     node, job_label = profile.label("node"), profile.label("job")
     alerts: list[AlertRule] = []
     for name, source in _exported_jobs(profile):
-        up = selector("up", matcher(job_label, "=", source.job))
+        up = selector("up", scoped_job(profile, source.job))
         alert = f"{_alert_prefix(name)}TargetMissing"
         if name in CLUSTER_SOURCES:
             alerts.append(AlertRule(
@@ -251,7 +283,7 @@ def collection_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         where = "Cluster-wide, target on node" if name in CLUSTER_SOURCES else "Node"
         alerts.append(AlertRule(
             alert=f"{_camel(name)}CollectionFailed",
-            expr=f"{selector('up', matcher(profile.label('job'), '=', source.job))} == 0",
+            expr=f"{selector('up', scoped_job(profile, source.job))} == 0",
             for_="5m",
             severity="warning",
             summary=f"{source.what}: scrape failing on {{{{ $labels.{node} }}}}",

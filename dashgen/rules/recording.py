@@ -14,7 +14,7 @@ from __future__ import annotations
 from dashgen.deployment.profile import Profile
 from dashgen.rules.model import RecordingRule
 from queries.gpu import QUANTITIES, GpuSource, gpu_clock_event_reasons, gpu_memory_used_share, gpu_timeline
-from queries.promql import agg
+from queries.promql import agg, in_deployment
 from queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name
 
 __all__ = ["slo_error_ratio_name", "slo_records", "gpu_records"]
@@ -39,9 +39,9 @@ def gpu_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...
     node = profile.label("node")
     return (
         RecordingRule(GPU_MEMORY, gpu_memory_used_share(profile, source, scoped=False, valid_only=True)),
-        RecordingRule(NODE_GPU_MEMORY, agg("max", (node,), GPU_MEMORY)),
+        RecordingRule(NODE_GPU_MEMORY, agg("max", (node,), in_deployment(profile, GPU_MEMORY))),
         RecordingRule(GPU_TEMPERATURE,
                       gpu_timeline(profile, source, QUANTITIES["temperature"], scoped=False, valid_only=True)),
-        RecordingRule(NODE_GPU_TEMPERATURE, agg("max", (node,), GPU_TEMPERATURE)),
+        RecordingRule(NODE_GPU_TEMPERATURE, agg("max", (node,), in_deployment(profile, GPU_TEMPERATURE))),
         RecordingRule(GPU_CLOCK_REASONS, gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)),
     )

@@ -8,6 +8,7 @@ output needs no YAML library and loads in Prometheus (``rule_files:``) and vmale
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from dashgen.deployment.profile import Profile
@@ -22,20 +23,32 @@ RULES_DIR = Path("rules")
 
 def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     """The profile's rule groups. Recording rules come first in the group whose alerts read them,
-    so an alert sees the series recorded in the same evaluation."""
+    so an alert sees the series recorded in the same evaluation. Group names carry the profile, and
+    every rule the deployment label (S21), so the rule files of several deployments load into one
+    Prometheus or vmalert without two rules writing the same series."""
     groups = []
     if profile.exported("sglang"):
         check_objective(profile)
-        groups.append(RuleGroup("dashgen-slo", slo_records(profile) + slo_alerts(profile)))
+        groups.append(("slo", slo_records(profile) + slo_alerts(profile)))
     source = gpu_source(profile)
     if source is not None:
-        groups.append(RuleGroup("dashgen-gpu", gpu_records(profile, source) + gpu_alerts(profile, source)))
+        groups.append(("gpu", gpu_records(profile, source) + gpu_alerts(profile, source)))
     if profile.exported("sglang"):
-        groups.append(RuleGroup("dashgen-engine", engine_alerts(profile)))
+        groups.append(("engine", engine_alerts(profile)))
     targets = collection_alerts(profile) + target_missing_alerts(profile)
     if targets:
-        groups.append(RuleGroup("dashgen-targets", targets))
-    return tuple(groups)
+        groups.append(("targets", targets))
+    return tuple(RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
+                 for name, rules in groups)
+
+
+def _scoped(profile: Profile, rule: RecordingRule | AlertRule) -> RecordingRule | AlertRule:
+    """The rule with the deployment label, and at most a warning for a retired deployment (it never pages)."""
+    labels = ((profile.label("deployment"), profile.deployment),) if profile.deployment else ()
+    rule = replace(rule, labels=labels + tuple(rule.labels))
+    if isinstance(rule, AlertRule) and profile.retired and rule.severity == "critical":
+        rule = replace(rule, severity="warning")
+    return rule
 
 
 def _q(text: str) -> str:

@@ -12,6 +12,7 @@ import grafanalib.core as G
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.grafanalib_bridge import DATASOURCE
+from queries.promql import in_deployment
 
 ALL = {"selected": True, "text": ["All"], "value": ["$__all"]}
 
@@ -72,14 +73,17 @@ def dashboard_variables(profile: Profile, topology: Topology, gpu_metric: str | 
         variables.append(group)
     # :pipe joins the chosen options with "|" unescaped; the default regex escaping would turn each
     # option's "a|b" into a literal "a\\|b" that matches no node.
-    narrow = f'{{{node}=~"${{{group["name"]}:pipe}}"}}' if group else ""
+    narrow = f'{node}=~"${{{group["name"]}:pipe}}"' if group else ""
+    scope = (f" in deployment {profile.label('deployment')}={profile.deployment!r}" if profile.deployment else "")
     variables.append(
-        _query_variable("node", "Node", f"label_values(up{narrow}, {node})",
-                        "Nodes of this deployment (label '" + node + "' set by each node's vmagent).")
+        _query_variable("node", "Node", f"label_values({in_deployment(profile, 'up', narrow)}, {node})",
+                        f"Nodes of this deployment{scope} (label '{node}' set by each node's vmagent).")
     )
     if gpu_metric:
         variables.append(
-            _query_variable("gpu", "GPU", f'label_values({gpu_metric}{{{node}=~"$node"}}, {gpu})',
+            _query_variable("gpu", "GPU",
+                            f'label_values({in_deployment(profile, gpu_metric, f"{node}=~{chr(34)}$node{chr(34)}")}, '
+                            f"{gpu})",
                             "GPU index on the selected nodes (NVML index).")
         )
     if profile.has_pp:
