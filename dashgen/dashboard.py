@@ -4,13 +4,16 @@ the engine asks ``panels`` for anything."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
-from dashgen.render.spec import DashboardSpec
+from dashgen.render.spec import DashboardSpec, GroupSpec
 from dashgen.variables import dashboard_variables
 from panels import GROUPS
 from queries.gpu import gpu_source
+from queries.promql import min_step
 
 
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
@@ -19,7 +22,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
     topology = Topology(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric("power") if source else None
-    built = tuple(module.build(profile, topology) for module in groups)
+    built = tuple(with_min_steps(profile, module.build(profile, topology)) for module in groups)
     return [
         DashboardSpec(
             profile=profile.name,
@@ -35,6 +38,18 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
             refresh=profile.dashboard.refresh,
         )
     ]
+
+
+def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | None:
+    """Every target of the group with the Min step of the sources it reads (``queries.promql.min_step``)."""
+    if group is None:
+        return None
+    panels = tuple(
+        replace(panel, targets=tuple(replace(target, interval=min_step(profile, target.expr))
+                                     for target in panel.targets))
+        for panel in group.panels
+    )
+    return replace(group, panels=panels)
 
 
 def describe(profile: Profile) -> str:

@@ -6,6 +6,8 @@ idle denominator yields no sample rather than a zero.
 
 from __future__ import annotations
 
+import re
+
 from dashgen.deployment.profile import Profile
 
 RATE_WINDOW = "$__rate_interval"
@@ -58,6 +60,15 @@ def in_deployment(profile: Profile, metric: str, *matchers: str) -> str:
     """A selector of series that have no scrape job (recorded series, variables over ``up``), scoped to
     the deployment."""
     return selector(metric, deployment(profile), *matchers)
+
+
+def min_step(profile: Profile, expr: str) -> str:
+    """The Min step a query's target carries: the longest stored sample interval of the sources whose job
+    the query reads (the store keeps one sample per it, S24), so Grafana's ``$__rate_interval`` (four Min
+    steps at least) always spans four stored samples; "" for a query of no source's series."""
+    jobs = set(re.findall(re.escape(profile.label("job")) + r'="([^"]+)"', expr))
+    seconds = [source.sample_interval_seconds for source in profile.sources.values() if source.job in jobs]
+    return f"{max(seconds):g}s" if seconds else ""
 
 
 def agg(op: str, labels: list[str] | tuple[str, ...], expr: str) -> str:

@@ -105,13 +105,15 @@ def tokenizer_rate(profile: Profile, metric: str, labels: list[str], *matchers: 
     return agg("sum", labels, rate(tokenizer(profile, metric, *matchers)))
 
 
-def histogram_quantile(q: float, bucket_series: str, labels: list[str]) -> str:
-    """``histogram_quantile(q, sum by (le, labels) (rate(bucket[$__rate_interval])))``.
+def histogram_quantile(q: float, bucket_series: str, labels: list[str] | tuple[str, ...]) -> str:
+    """``histogram_quantile(q, sum by (le, labels) (rate(bucket[$__rate_interval]))) >= 0``.
 
     Buckets are summed before the quantile (never an average of per-series quantiles or ratios);
-    ``le`` is always kept.
+    ``le`` is always kept. On an idle series (no observation in the interval) Prometheus returns NaN
+    where VictoriaMetrics returns nothing: ``>= 0`` drops the NaN (a comparison with NaN is false), so
+    an idle node reads No data on both stores, never a NaN point.
     """
-    return f"histogram_quantile({q:g}, {agg('sum', ['le', *labels], rate(bucket_series))})"
+    return f"histogram_quantile({q:g}, {agg('sum', ['le', *labels], rate(bucket_series))}) >= 0"
 
 
 def quantile_legend(q: float) -> str:

@@ -32,7 +32,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
 from queries.promql import RATE_WINDOW, agg, divide, job, matcher, node_var, rate, selector
-from queries.sglang import stage_key
+from queries.sglang import histogram_quantile, stage_key
 
 TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
 E2E_BUCKETS: tuple[float, ...] = (
@@ -253,8 +253,7 @@ def worst_good_ratio(profile: Profile, window: str) -> str:
 
 def latency_quantile(profile: Profile, metric: str, quantile: float) -> str:
     """``histogram_quantile`` over the bucket rates summed ``by (le)`` across engines."""
-    buckets = selector(f"{metric}_bucket", *request_matchers(profile, scoped=True))
-    return f"histogram_quantile({quantile:g}, {agg('sum', ('le',), rate(buckets))})"
+    return histogram_quantile(quantile, selector(f"{metric}_bucket", *request_matchers(profile, scoped=True)), ())
 
 
 # --- scheduler gauges, per PP stage -------------------------------------------------------------

@@ -127,9 +127,19 @@ def test_s11_node_addresses_default_to_the_node_name():
     assert partial.node_address("lc-node-00") == "10.0.0.1" and partial.node_address("lc-node-01") == "lc-node-01"
 
 
-def test_s12_sample_interval_defaults_to_the_scrape_interval():
+def test_s24_a_source_is_read_at_the_stores_resolution_when_it_is_scraped_faster():
     profiles = {p.name: p for p in load_profiles(directory=PROFILES)}
     gpm = profiles["long-context-64"].source("gpm")
-    assert (gpm.scrape_interval_seconds, gpm.sample_interval_seconds) == (1, 1)
+    assert profiles["long-context-64"].store.resolution_seconds == 30
+    assert (gpm.scrape_interval_seconds, gpm.sample_interval_seconds) == (1, 30)
     dcgm = profiles["h20-16"].source("dcgm")
     assert (dcgm.scrape_interval_seconds, dcgm.sample_interval_seconds) == (15, 30)
+
+
+def test_sample_interval_defaults_to_the_scrape_interval_on_a_store_that_keeps_every_sample(tmp_path):
+    text = (PROFILES / "long-context-64.toml").read_text()
+    text = text.replace('resolution = "30s"', 'resolution = "0s"')
+    (tmp_path / "long-context-64.toml").write_text(text)
+    (profile,) = load_profiles(directory=tmp_path)
+    assert profile.source("gpm").sample_interval_seconds == 1
+    assert profile.source("sglang").sample_interval_seconds == 5

@@ -2,7 +2,8 @@
 
 One job: find the binary, pick a free port, run it on a temporary ``-storageDataPath`` with the
 flags query validation needs (fresh samples queryable at once, no dedup, no response cache, a
-retention long enough for back-dated imports), wait for ``/health`` with a bound, and stop it
+retention long enough for back-dated imports) or, with ``production_flags``, as a profile's central
+store runs (deduplication interval and latency offset), wait for ``/health`` with a bound, and stop it
 (terminate, wait, kill on timeout). All waits are bounded.
 """
 
@@ -28,6 +29,15 @@ DEFAULT_FLAGS = (
     "-search.disableCache",
     "-loggerLevel=ERROR",
 )
+
+
+def production_flags(resolution: str, latency_offset: str) -> tuple[str, ...]:
+    """The flags of a central store as a profile's ``[store]`` describes it (S24): deduplication to one
+    sample per ``resolution`` and the ``latency_offset`` behind now; they override the fast defaults."""
+    flags = [f"-search.latencyOffset={latency_offset}"]
+    if resolution != "0s":
+        flags.append(f"-dedup.minScrapeInterval={resolution}")
+    return tuple(flags)
 
 
 class LaunchError(DashgenError):
@@ -117,7 +127,8 @@ def start(
         found,
         f"-httpListenAddr=127.0.0.1:{server.port}",
         f"-storageDataPath={directory / 'data'}",
-        *DEFAULT_FLAGS,
+        *(flag for flag in DEFAULT_FLAGS
+          if flag.split("=")[0] not in {extra.split("=")[0] for extra in extra_flags}),
         *extra_flags,
     ]
     with open(server.log_path, "wb") as log:

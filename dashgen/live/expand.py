@@ -225,8 +225,11 @@ def expand_target(
     if not isinstance(expr, str) or not expr.strip() or target.get("hide"):
         return []
     points = panel.get("maxDataPoints") or max_data_points
-    interval = calculate_interval(window.length, int(points), _min_interval(panel, target, scrape_seconds))
-    rate = rate_interval(interval, scrape_seconds)
+    min_step = _min_interval(panel, target, scrape_seconds)
+    interval = calculate_interval(window.length, int(points), min_step)
+    # Grafana: "Scrape interval" in $__rate_interval is the query's Min step when one is set, else the data
+    # source's scrape interval.
+    rate = rate_interval(interval, min_step)
     values = {**variables, **globals_for(window, interval, rate)}
     expanded = expand_text(expr, values)
     # Variables may carry variables (chained); a second pass settles them.

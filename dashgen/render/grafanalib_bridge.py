@@ -63,6 +63,7 @@ def _targets(spec: PanelSpec) -> list[PromTarget]:
                 refId=target.ref_id or _ref_id(index),
                 instant=target.instant,
                 format="table" if target.table else "time_series",
+                interval=target.interval,
                 datasource=DATASOURCE,
             )
         )

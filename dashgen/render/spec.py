@@ -64,6 +64,7 @@ class Target:
     instant: bool = False
     table: bool = False
     ref_id: str = ""
+    interval: str = ""  # Min step: the source's stored sample interval, so $__rate_interval spans 4 samples
 
 
 @dataclass(frozen=True)

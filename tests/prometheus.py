@@ -1,0 +1,317 @@
+"""A real Prometheus 2.x holding the demo data, for the query tests (issue 12, item 5).
+
+The demo series of ``dashgen.demo`` are rendered as OpenMetrics text (:func:`write_openmetrics`),
+turned into TSDB blocks by ``promtool tsdb create-blocks-from openmetrics`` (:func:`backfill`) and
+served by a throw-away ``prometheus`` on 127.0.0.1 with a temporary storage path and no scrape
+targets (:func:`start`). Prometheus loads the blocks present at start-up, so the data is queryable
+once ``/-/ready`` answers. Binaries: the Debian package ``prometheus`` (``make debian-deps``), or
+``$PROMETHEUS_BIN`` / ``$PROMTOOL_BIN``. Missing: skip locally with a clear message, fail in CI
+(``CI=true``), as the VictoriaMetrics harness does. Every wait and every subprocess is bounded.
+
+Time layout: each profile's healthy window lies inside its own 2 h block range (promtool's default
+block duration; blocks are aligned to multiples of 2 h), the newest at least 2 h before now, so the
+blocks never overlap and no query of one window sees another's data.
+
+Size: Prometheus evaluates the 1 s GPM subqueries (``[$__range:1s]``) step by step, and a range query
+over a 1 s source below 1000 s of window has one point per second, so the query cost grows with
+window x GPUs; the windows are 10 minutes (``$__interval`` is then each source's scrape interval, as
+Grafana sets it for short ranges) and the large profiles' samples are thinned (:class:`Backfill`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from victoriametrics import DemoWindow, in_ci
+
+from dashgen.demo.catalogue import MetricModel
+from dashgen.demo.run import demo_models, demo_plan
+from dashgen.demo.series import generate
+from dashgen.demo.vmlauncher import free_port
+from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import Topology
+
+BLOCK_SECONDS = 7200  # promtool's default --max-block-duration: blocks cover [k x 2 h, (k + 1) x 2 h)
+SCENARIO = "healthy"
+
+
+@dataclass(frozen=True)
+class Backfill:
+    """One profile's demo data: its 2 h slot (0 = newest), the window and the coarsest sample spacing.
+
+    ``step`` 0 keeps every source at its scrape interval. Otherwise it is at most half the shortest
+    ``$__rate_interval`` of the profile's rate-style sources (4 x their scrape interval), so every
+    rate window still holds two samples; the 1 s GPM sampler is the one source thinned beyond that.
+    """
+
+    slot: int
+    step: float = 0.0
+    minutes: int = 10
+
+    @property
+    def hours(self) -> float:
+        return self.minutes / 60
+
+
+BACKFILLS: dict[str, Backfill] = {
+    "long-context-64": Backfill(0),  # every source at its scrape interval: the reason codes hold too
+    "h20-16": Backfill(1),
+    "pd-128": Backfill(2, step=10),  # engines scrape every 5 s: rate windows of 20 s
+    "video-200": Backfill(3, step=15),  # engines scrape every 15 s
+}
+
+CONFIG = "global:\n  scrape_interval: 1m\n  evaluation_interval: 1m\nscrape_configs: []\n"
+FLAGS = (
+    "--storage.tsdb.retention.time=10y",  # retention counts back from the newest block: keep them all
+    "--log.level=warn",
+)
+PROMTOOL_TIMEOUT = 120.0
+STARTUP_TIMEOUT = 60.0
+
+
+class PrometheusError(RuntimeError):
+    """Prometheus or promtool failed; the message carries the tail of their output."""
+
+
+# -- OpenMetrics ------------------------------------------------------------------------------------
+
+
+def metric_kinds(models: Iterable[MetricModel]) -> dict[str, tuple[str, str]]:
+    """Series name -> (OpenMetrics family, type): counters as ``counter`` (the family drops
+    ``_total``), a histogram's ``_bucket``/``_sum``/``_count`` as one ``histogram`` family, gauges and
+    ``up`` as ``gauge``. Names not listed are written as ``unknown``."""
+    kinds = {"up": ("up", "gauge")}
+    for model in models:
+        if model.kind == "histogram":
+            for suffix in ("_bucket", "_sum", "_count"):
+                kinds[model.name + suffix] = (model.name, "histogram")
+        elif model.kind == "counter":
+            kinds[model.name] = (model.name.removesuffix("_total") or model.name, "counter")
+        else:
+            kinds[model.name] = (model.name, "gauge")
+    return kinds
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _value(value: float) -> str:
+    if math.isfinite(value):
+        return repr(float(value))
+    return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+
+
+def _seconds(ms: int) -> str:
+    """OpenMetrics timestamps are seconds; whole seconds (the demo's grids) print exactly."""
+    return str(ms // 1000) if ms % 1000 == 0 else f"{ms / 1000:.3f}"
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_openmetrics` wrote: sample count and metric names."""
+
+    samples: int
+    names: frozenset[str]
+
+
+def write_openmetrics(series: Iterable[Mapping[str, Any]], kinds: Mapping[str, tuple[str, str]], path: Path) -> Written:
+    """Write VictoriaMetrics import objects (``{"metric", "values", "timestamps" (ms)}``) as the
+    OpenMetrics text promtool reads: one ``# TYPE`` per family, families and their series sorted by
+    name then labels, each series' samples in time order with timestamps in seconds, ``# EOF``."""
+    keyed = []
+    for item in series:
+        labels = dict(item["metric"])
+        name = labels.pop("__name__")
+        family, kind = kinds.get(name, (name, "unknown"))
+        text = ",".join(f'{key}="{_escape(str(value))}"' for key, value in sorted(labels.items()))
+        keyed.append((family, name, text, kind, item["values"], item["timestamps"]))
+    keyed.sort(key=lambda entry: entry[:3])
+    samples = 0
+    current = None
+    with open(path, "w", encoding="utf-8") as out:
+        for family, name, text, kind, values, stamps in keyed:
+            if family != current:
+                current = family
+                out.write(f"# TYPE {family} {kind}\n")
+            prefix = f"{name}{{{text}}} " if text else f"{name} "
+            out.write("".join(f"{prefix}{_value(v)} {_seconds(ms)}\n" for v, ms in zip(values, stamps, strict=True)))
+            samples += len(stamps)
+        out.write("# EOF\n")
+    return Written(samples, frozenset(entry[1] for entry in keyed))
+
+
+# -- promtool and prometheus --------------------------------------------------------------------------
+
+
+def find_binary(name: str) -> str | None:
+    """``$PROMETHEUS_BIN`` / ``$PROMTOOL_BIN`` when set, else ``prometheus`` / ``promtool`` on PATH."""
+    explicit = os.environ.get(f"{name.upper()}_BIN")
+    if explicit:
+        return explicit if Path(explicit).is_file() else shutil.which(explicit)
+    return shutil.which(name)
+
+
+def backfill(promtool: str, openmetrics: Path, blocks: Path, timeout: float = PROMTOOL_TIMEOUT) -> None:
+    """``promtool tsdb create-blocks-from openmetrics <file> <dir>`` (2 h blocks); raises PrometheusError."""
+    args = [promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", str(openmetrics), str(blocks)]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise PrometheusError(f"promtool did not finish within {timeout:g}s: {' '.join(args)}") from None
+    if done.returncode != 0:
+        raise PrometheusError(f"promtool exited with {done.returncode}: {(done.stderr or done.stdout)[-2000:]}")
+
+
+@dataclass
+class Prometheus:
+    """A running Prometheus; ``url`` is its HTTP API base URL."""
+
+    binary: str
+    port: int
+    directory: Path
+    process: subprocess.Popen | None = None
+    _owns_dir: bool = field(default=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / "prometheus.log"
+
+    def log_tail(self, lines: int = 20) -> str:
+        if not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate, wait up to ``timeout``, kill if still running; remove a temporary directory."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=timeout)
+        if self._owns_dir:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def start(binary: str, directory: Path, startup_timeout: float = STARTUP_TIMEOUT, owns_dir: bool = False) -> Prometheus:
+    """Start Prometheus on ``directory/data`` (the blocks there are loaded) with a configuration
+    without scrape targets; return once ``/-/ready`` answers 200, raise PrometheusError otherwise."""
+    config = directory / "prometheus.yml"
+    config.write_text(CONFIG, encoding="utf-8")
+    server = Prometheus(binary, free_port(), directory, _owns_dir=owns_dir)
+    args = [binary, f"--config.file={config}", f"--storage.tsdb.path={directory / 'data'}",
+            f"--web.listen-address=127.0.0.1:{server.port}", *FLAGS]
+    with open(server.log_path, "wb") as log:
+        server.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          cwd=directory)
+    deadline = time.monotonic() + startup_timeout
+    while time.monotonic() < deadline:
+        code = server.process.poll()
+        if code is not None:
+            tail = server.log_tail()
+            server.stop()
+            raise PrometheusError(f"prometheus exited with code {code} during start-up:\n{tail}")
+        try:
+            if requests.get(f"{server.url}/-/ready", timeout=1).status_code == 200:
+                return server
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    tail = server.log_tail()
+    server.stop()
+    raise PrometheusError(f"prometheus was not ready within {startup_timeout:g}s:\n{tail}")
+
+
+# -- the demo, backfilled -------------------------------------------------------------------------------
+
+
+@dataclass
+class DemoPrometheus:
+    """The running Prometheus, each profile's healthy window in it and the metric names it holds."""
+
+    server: Prometheus
+    windows: dict[str, DemoWindow]
+    names: dict[str, frozenset[str]]
+    samples: int
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def binaries_or_skip() -> tuple[str, str]:
+    """(prometheus, promtool); skips locally and fails in CI when either is missing."""
+    prometheus, promtool = find_binary("prometheus"), find_binary("promtool")
+    if prometheus is None or promtool is None:
+        missing = " and ".join(name for name, path in (("prometheus", prometheus), ("promtool", promtool)) if not path)
+        message = (f"{missing} not found: install the Debian package 'prometheus' (`make debian-deps`) "
+                   "or set PROMETHEUS_BIN / PROMTOOL_BIN")
+        if in_ci():
+            pytest.fail(message + " (CI=true: not skipping)")
+        pytest.skip(message)
+    return prometheus, promtool
+
+
+def window_end(slot: int, now: float | None = None) -> float:
+    """The end of slot ``slot``'s window: 1 h 30 min into its 2 h block range, so its data stays in one block."""
+    newest = ((time.time() if now is None else now) // BLOCK_SECONDS - 2) * BLOCK_SECONDS
+    return newest - slot * BLOCK_SECONDS + 5400
+
+
+def start_demo(backfills: Mapping[str, Backfill] = BACKFILLS) -> DemoPrometheus:
+    """Render and backfill every profile of ``backfills`` (each promtool run overlapping the next
+    rendering), then start Prometheus on the blocks. Skips (fails in CI) without the binaries."""
+    binary, promtool = binaries_or_skip()
+    directory = Path(tempfile.mkdtemp(prefix="dashgen-prom-"))
+    (directory / "data").mkdir()
+    profiles = {p.name: p for p in load_profiles(sorted(backfills))}
+    windows: dict[str, DemoWindow] = {}
+    names: dict[str, frozenset[str]] = {}
+    samples = 0
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            runs = []
+            for name, spec in backfills.items():
+                profile = profiles[name]
+                end = window_end(spec.slot)
+                models, _unknown = demo_models(profile)
+                text = directory / f"{name}.om"
+                plan = demo_plan(profile, SCENARIO, end, spec.hours, spec.step)
+                written = write_openmetrics(generate(plan, models), metric_kinds(m for m, _ in models), text)
+                samples += written.samples
+                names[name] = written.names
+                windows[name] = DemoWindow(profile, Topology(profile), SCENARIO, end, spec.hours)
+                runs.append(pool.submit(backfill, promtool, text, directory / f"{name}.blocks"))
+            for run in runs:
+                run.result()
+        for name in backfills:
+            for block in (directory / f"{name}.blocks").iterdir():
+                block.rename(directory / "data" / block.name)
+            (directory / f"{name}.om").unlink()
+        server = start(binary, directory, owns_dir=True)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return DemoPrometheus(server, windows, names, samples)
