@@ -19,6 +19,7 @@ from queries import hicache as sg
 from queries import mooncake as mc
 from queries import nodata
 from queries import node_exporter as fs
+from queries.promql import newest_sample_age
 
 TITLE = "Cache evidence"
 KEY = "cache_evidence"
@@ -161,7 +162,45 @@ def reasons_table(profile: Profile) -> PanelSpec:
                           custom={"cellOptions": {"type": "color-text"}})
 
 
+def expected_lag(profile: Profile, layer: nodata.Layer) -> float:
+    """How old the newest sample of a layer may be on a healthy store: one stored sample interval plus the
+    store's latency offset (S24)."""
+    return layer.sample_seconds + profile.store.latency_offset_seconds
+
+
+def freshness_table(profile: Profile) -> PanelSpec:
+    node = profile.label("node")
+    layers = nodata.layers(profile)
+    columns = []
+    for layer in layers:
+        stamps = f"timestamp({layer.presence})"
+        if layer.node_from is not None:
+            stamps = layer.node_from(stamps)
+        columns.append((f"{layer.title}: newest sample age (s; expected at most {expected_lag(profile, layer):g})",
+                        newest_sample_age([node], stamps)))
+    worst = max(expected_lag(profile, layer) for layer in layers)
+    evidence = Evidence(
+        layer="collection health (freshness, S24)",
+        source="each evidence layer's own presence series (the same as the Missing-data reasons table's), read "
+        "with timestamp(); the profile's store settings (store.resolution "
+        f"{profile.store.resolution}, store.latency_offset {profile.store.latency_offset})",
+        quantity="per node and layer, the age in seconds of the newest stored sample at the end of the dashboard "
+        "window: time() - max by (node) (timestamp(series)). Expected at most one stored sample interval plus "
+        "the store's latency offset (each column header names its bound); orange past the largest bound, red "
+        "past twice it",
+        limit="a layer whose newest sample is older than the store's look-back (5 minutes by default) has no "
+        "sample and so no age: its cell is empty and the Missing-data reasons table says why. The age is the "
+        "store's view: a collector whose send queue is backed up delivers late, and its samples arrive with "
+        "their scrape timestamps. Rows are never added up (S3)",
+    )
+    return per_node_table(profile, "freshness", "Newest sample age per node and evidence layer (s)", columns,
+                          evidence, stage=False, decimals=0, unit="s",
+                          thresholds=(("green", None), ("orange", worst), ("red", 2 * worst)),
+                          custom={"cellOptions": {"type": "color-text"}})
+
+
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    panels = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile)]
+    panels = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile),
+              freshness_table(profile)]
     panels += store_capacity.panels(profile, topology)
     return GroupSpec(key=KEY, title=TITLE, panels=tuple(panels))

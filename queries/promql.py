@@ -71,6 +71,13 @@ def min_step(profile: Profile, expr: str) -> str:
     return f"{max(seconds):g}s" if seconds else ""
 
 
+def newest_sample_age(labels: list[str] | tuple[str, ...], timestamps: str) -> str:
+    """Seconds since the newest sample, by ``labels``: ``time() - max by (labels) (timestamps)``, where
+    ``timestamps`` is ``timestamp(<selector>)`` (possibly relabelled). A series whose newest sample is older
+    than the store's look-back has no sample at all, so no age: the Missing-data reasons table names why."""
+    return f"time() - {agg('max', labels, timestamps)}"
+
+
 def agg(op: str, labels: list[str] | tuple[str, ...], expr: str) -> str:
     """``op by (labels) (expr)``; an empty label list is refused so nothing is summed across nodes by accident."""
     if not labels:

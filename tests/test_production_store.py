@@ -91,3 +91,21 @@ def test_s24_a_profile_that_ignores_the_store_reads_insufficient_samples_on_ever
     gpm = next(layer for layer in nodata.layers(naive) if layer.key == "gpm")
     result = Datasource(server.url).query(expand_text(nodata.reason_code(naive, gpm), values), window.end).result
     assert {int(float(item["value"][1])) for item in result} == {nodata.INSUFFICIENT}
+
+
+def test_s24_freshness_on_a_healthy_deduplicated_store_stays_within_the_expected_lag(production_store):
+    from panels.cache_evidence import expected_lag, freshness_table
+
+    server, windows = production_store
+    window = windows["healthy"]
+    profile = window.profile
+    (built,) = build_profile(profile)
+    values = {**variable_values(built.document["templating"]["list"]),
+              **globals_for(Window(window.end, window.hours * 3600), 60, 120)}
+    ds = Datasource(server.url)
+    table = freshness_table(profile)
+    for layer, target in zip(nodata.layers(profile), table.targets, strict=True):
+        result = ds.query(expand_text(target.expr, values), window.end).result
+        ages = {item["metric"][profile.label("node")]: float(item["value"][1]) for item in result}
+        assert sorted(ages) == sorted(profile.node_names), layer.key
+        assert all(0 <= age <= expected_lag(profile, layer) for age in ages.values()), (layer.key, ages)
