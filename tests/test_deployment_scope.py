@@ -8,6 +8,7 @@ Grafana's variables are expanded) and must carry ``<deployment label>="<deployme
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -101,3 +102,42 @@ def test_s21_a_store_of_its_own_needs_no_deployment_label_and_the_dashboard_says
     (built,) = build_profile(profile)
     assert 'cluster="' not in built.data.decode()
     assert "holds this deployment alone" in built.document["description"]
+
+
+def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error_ratio(promtool: str,
+                                                                                    tmp_path: Path) -> None:
+    """All four rule files evaluated together over one store holding two deployments with the same node and
+    model names: each deployment's recorded TTFT error ratio is its own (0.5 and 0.25), never a mix, and no
+    other profile writes one."""
+    files = sorted(render_rule_files(list(PROFILES.values()), tmp_path).items())
+    for path, data in files:
+        path.write_bytes(data)
+
+    def histograms(cluster: str, good: str) -> list[dict[str, str]]:
+        labels = (f'cluster="{cluster}", job="sglang", model_name="m", engine_type="unified", '
+                  'is_streaming="true", node="shared-node-00"')
+        return [{"series": f'sglang:time_to_first_token_seconds_bucket{{{labels}, le="{le}"}}', "values": good}
+                for le in ("2", "6", "8")] + [
+            {"series": f"sglang:time_to_first_token_seconds_count{{{labels}}}", "values": "0+100x30"}]
+
+    record = "model_name:sglang_slo_errors_per_request:ratio_rate5m"
+    document = {
+        "rule_files": [str(path) for path, _ in files],
+        "evaluation_interval": "1m",
+        "tests": [{
+            "interval": "1m",
+            "input_series": histograms("long-context-64", "0+50x30") + histograms("pd-128", "0+75x30"),
+            "promql_expr_test": [{
+                "expr": f'{record}{{slo="ttft"}}',
+                "eval_time": "20m",
+                "exp_samples": [
+                    {"labels": f'{record}{{cluster="long-context-64", model_name="m", slo="ttft"}}', "value": 0.5},
+                    {"labels": f'{record}{{cluster="pd-128", model_name="m", slo="ttft"}}', "value": 0.25},
+                ],
+            }],
+        }],
+    }
+    test_file = tmp_path / "together.yml"
+    test_file.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    result = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
