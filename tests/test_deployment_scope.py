@@ -107,7 +107,7 @@ def test_s21_a_store_of_its_own_needs_no_deployment_label_and_the_dashboard_says
 def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error_ratio(promtool: str,
                                                                                     tmp_path: Path) -> None:
     """All four rule files evaluated together over one store holding two deployments with the same node and
-    model names: each deployment's recorded TTFT error ratio is its own (0.5 and 0.25), never a mix, and no
+    model names: each deployment's recorded TTFT error ratio is its own (0.5 and 1), never a mix, and no
     other profile writes one."""
     files = sorted(render_rule_files(list(PROFILES.values()), tmp_path).items())
     for path, data in files:
@@ -126,13 +126,13 @@ def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error
         "evaluation_interval": "1m",
         "tests": [{
             "interval": "1m",
-            "input_series": histograms("long-context-64", "0+50x30") + histograms("pd-128", "0+75x30"),
+            "input_series": histograms("long-context-64", "0+50x30") + histograms("pd-128", "0x30"),
             "promql_expr_test": [{
                 "expr": f'{record}{{slo="ttft"}}',
                 "eval_time": "20m",
                 "exp_samples": [
                     {"labels": f'{record}{{cluster="long-context-64", model_name="m", slo="ttft"}}', "value": 0.5},
-                    {"labels": f'{record}{{cluster="pd-128", model_name="m", slo="ttft"}}', "value": 0.25},
+                    {"labels": f'{record}{{cluster="pd-128", model_name="m", slo="ttft"}}', "value": 1},
                 ],
             }],
         }],
