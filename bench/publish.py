@@ -1,11 +1,13 @@
-"""Publish benchmark: 50 dashboards against the Grafana stand-in with 20 ms injected latency per request.
+"""Publish benchmark: 50 dashboards against the Grafana stand-in with 20 ms injected latency per request, with
+``--jobs 1`` and ``--jobs 8`` in the same run.
 
-The stand-in runs in this process (a thread); the release runs in a child process (``--worker``), so client
+The stand-in runs in this process (a thread); each release runs in a child process (``--worker``), so client
 and server do not share a GIL and the child's own peak RSS is the publish's memory. The child drives
-``dashgen.publish`` directly — export + backup, ``plan_release``, ``execute_plan`` — in three phases
-(create all, republish unchanged, publish a changed title on all), pausing after each one so this process
-can read the stand-in's request log. Wall time is compared with the floor the latency sets: every request
-in sequence (today's pipeline), and the critical path with unbounded concurrency.
+``dashgen.publish.release.run_release`` directly — connect, export, plan, back up, push, read back, verify,
+ledger — in three phases (create all, republish unchanged, publish a changed title on all), pausing after each
+one so this process can read the stand-in's request log. Each jobs value gets its own stand-in and work folder,
+and the two are interleaved run by run. The claim (issue 16): 50 changed dashboards with ``--jobs 8`` take at
+most 0.25 x the time with ``--jobs 1``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,9 +28,11 @@ from bench.harness import PYTHON, ROOT, BenchResult, Row, peak_rss_mib
 DASHBOARDS = 50
 LATENCY = 0.02
 REPEAT = 2
+JOBS = (1, 8)
+CLAIM = 0.25  # --jobs 8 / --jobs 1 for the changed phase
 PHASES = ("create", "unchanged", "changed")
 TOKEN = "glsa_bench_0123456789abcdef0123456789"
-# Releases measured in this process, kept for bench.memory (a second run of 50 dashboards costs ~50 s).
+# Releases measured in this process, kept for bench.memory (the --jobs 1 releases).
 LAST_RELEASES: list[dict[str, Any]] = []
 
 
@@ -36,10 +41,8 @@ LAST_RELEASES: list[dict[str, Any]] = []
 
 def _targets(revision: int):
     from dashgen.build import build_all
+    from dashgen.cli.publish import keys_by_panel_id, target_of
     from dashgen.deployment.profile import load_profiles, profiles_dir
-    from dashgen.publish.plan import PublishTarget
-    from dashgen.render.canonical import content_sha
-    from dashgen.render.ids import panel_id
 
     built = build_all(load_profiles([], profiles_dir()))
     targets = []
@@ -48,52 +51,44 @@ def _targets(revision: int):
         document = copy.deepcopy(source.document)
         document["uid"] = f"dg-bench-{index:02d}"
         document["title"] = f"{document['title']} (bench {index:02d}{f', rev {revision}' if revision else ''})"
-        keys = {panel_id(p.key): p.key for p in source.spec.panels()}
-        targets.append(PublishTarget(source.profile, document["uid"], document, content_sha(document), keys))
+        targets.append(target_of(source.profile, document["uid"], document, keys_by_panel_id(source.spec)))
     return targets
 
 
-def worker(url: str, work: Path) -> None:
+def worker(url: str, work: Path, jobs: int) -> None:
     """Run the three phases; after each, print one JSON line and wait for a line on stdin."""
-    from dashgen.cli.publish import export_live
     from dashgen.grafana.client import GrafanaClient
-    from dashgen.publish import ledger as ledger_file
-    from dashgen.publish.execute import execute_plan, now_stamp
-    from dashgen.publish.plan import plan_release
+    from dashgen.publish.export import connect
+    from dashgen.publish.release import ReleaseOptions, run_release
 
     targets = {0: _targets(0), 1: _targets(1)}
-    ledger, backups = work / "ledger.jsonl", work / "backups"
-    with GrafanaClient(url, token=TOKEN, read_timeout=10) as client:
+    options = ReleaseOptions(work / "ledger.jsonl", work / "backups", "bench")
+    with GrafanaClient(url, token=TOKEN, read_timeout=10, pool_size=max(10, jobs)) as client:
         for phase in PHASES:
             chosen = targets[1 if phase == "changed" else 0]
             began = time.perf_counter()
-            live = export_live(client, [t.uid for t in chosen], backups, now_stamp())
-            exported = time.perf_counter()
-            plan = plan_release(chosen, live, ledger_file.read(ledger))
-            planned = time.perf_counter()
-            outcomes = execute_plan(plan, client, ledger_path=ledger, backup_dir=backups, git_commit="bench",
-                                    grafana_url=url)
+            connection = connect(client, None, jobs)
+            report = run_release(connection, [t.uid for t in chosen], lambda chosen=chosen: chosen, options)
             done = time.perf_counter()
-            actions = sorted({d.action for d in plan.dashboards})
-            results = sorted({o.outcome for o in outcomes})
-            print(json.dumps({"phase": phase, "wall": done - began, "export": exported - began,
-                              "plan": planned - exported, "execute": done - planned, "actions": actions,
-                              "outcomes": results,
-                              "max_rss_mib": peak_rss_mib()}), flush=True)
+            actions = sorted({d.action for d in report.plan.dashboards})
+            results = sorted({o.outcome for o in report.outcomes or []})
+            print(json.dumps({"phase": phase, "jobs": jobs, "wall": done - began, "actions": actions,
+                              "outcomes": results, "max_rss_mib": peak_rss_mib()}), flush=True)
             sys.stdin.readline()
 
 
 # -- the parent --------------------------------------------------------------------------------------
 
 
-def _one_release(standin_factory) -> dict[str, Any]:
+def _one_release(standin_factory, jobs: int) -> dict[str, Any]:
     standin = standin_factory()
     standin.start()
     work = Path(tempfile.mkdtemp(prefix="dashgen-bench-publish-"))
     phases: dict[str, Any] = {}
     try:
-        process = subprocess.Popen([PYTHON, "-m", "bench.publish", "--worker", standin.url, str(work)], cwd=ROOT,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen([PYTHON, "-m", "bench.publish", "--worker", standin.url, str(work), str(jobs)],
+                                   cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
         seen = 0
         for _ in PHASES:
             line = process.stdout.readline()
@@ -117,8 +112,6 @@ def _one_release(standin_factory) -> dict[str, Any]:
         phases["max_rss_mib"] = max(phases[phase]["max_rss_mib"] for phase in PHASES)
     finally:
         standin.stop()
-        import shutil
-
         shutil.rmtree(work, ignore_errors=True)
     return phases
 
@@ -127,76 +120,79 @@ def _kinds(log) -> dict[str, int]:
     kinds: dict[str, int] = {}
     for entry in log:
         path = entry.path.split("?")[0]
-        kind = f"{entry.method} {'/api/dashboards/uid/*' if path.startswith('/api/dashboards/uid/') else path}"
+        if path.startswith("/api/dashboards/uid/"):
+            path = "/api/dashboards/uid/*"
+        elif path.startswith("/apis/"):
+            version = path.split("/")[3]
+            path = f"/apis/.../{version}/.../dashboards{'/*' if path.rstrip('/').count('/') > 6 else ''}"
+        kind = f"{entry.method} {path}"
         kinds[kind] = kinds.get(kind, 0) + 1
     return dict(sorted(kinds.items()))
 
 
 EXPECTED = {"create": (["create"], ["published"]), "unchanged": (["unchanged"], ["unchanged"]),
             "changed": (["update"], ["published"])}
-# Requests one dashboard needs in sequence once the export is done: POST + read-back GET when it writes.
-WRITE_CHAIN = {"create": 2, "unchanged": 0, "changed": 2}
 
 
 def releases(repeat: int) -> list[dict[str, Any]]:
+    """The ``--jobs 1`` releases of ``repeat`` rounds (their phases and peak RSS; what ``bench.memory`` reads)."""
+    return [r[JOBS[0]] for r in rounds(repeat)]
+
+
+def rounds(repeat: int, jobs_values: tuple[int, ...] = JOBS) -> list[dict[int, dict[str, Any]]]:
+    """``repeat`` rounds, each one release per jobs value (interleaved); returns ``{jobs: phases}`` per round."""
     sys.path.insert(0, str(ROOT / "tests"))
     try:
         from standin import GrafanaStandin
     finally:
         sys.path.remove(str(ROOT / "tests"))
-    done = [_one_release(lambda: GrafanaStandin(mode="grafana12", token=TOKEN, latency=LATENCY))
-            for _ in range(repeat)]
-    LAST_RELEASES[:] = done
+    done = []
+    for _ in range(repeat):
+        done.append({jobs: _one_release(lambda: GrafanaStandin(mode="grafana12", token=TOKEN, latency=LATENCY),
+                                        jobs) for jobs in jobs_values})
+    LAST_RELEASES[:] = [r[jobs_values[0]] for r in done]
     return done
 
 
-def run(repeat: int = REPEAT, jobs: tuple[int, ...] = (8,)) -> BenchResult:
+def run(repeat: int = REPEAT) -> BenchResult:
     result = BenchResult("publish")
-    releases_ = releases(repeat)
+    measured = rounds(repeat)
     for phase in PHASES:
-        reports = [r[phase] for r in releases_]
-        for report in reports:
-            if (report["actions"], report["outcomes"]) != EXPECTED[phase]:
-                raise AssertionError(f"publish {phase}: plan {report['actions']} outcomes {report['outcomes']}")
-        requests = reports[0]["requests"]
-        per_dashboard = requests / DASHBOARDS
+        for jobs in JOBS:
+            for r in measured:
+                report = r[jobs][phase]
+                if (report["actions"], report["outcomes"]) != EXPECTED[phase]:
+                    raise AssertionError(f"publish {phase} --jobs {jobs}: plan {report['actions']} "
+                                         f"outcomes {report['outcomes']}")
+        first = measured[0][1][phase]
+        requests = first["requests"]
         sequential = requests * LATENCY
-        chain = 1 + WRITE_CHAIN[phase]  # export GET, then the write chain
-        unbounded = chain * LATENCY
         result.add(Row("publish", f"{phase}: sequential floor", "s", [sequential],
-                       note=f"{requests} requests ({per_dashboard:g}/dashboard: "
-                            f"{', '.join(f'{k} x{v}' for k, v in reports[0]['by_kind'].items())}) x 20 ms"))
-        result.add(Row("publish", f"{phase}: wall (50 dashboards)", "s", [r["wall"] for r in reports],
-                       baseline=f"{phase}: sequential floor",
-                       note=f"export {_median(reports, 'export'):.2f} s, plan {_median(reports, 'plan'):.2f} s, "
-                            f"execute {_median(reports, 'execute'):.2f} s"))
-        for n in jobs:
-            rounds = math.ceil(DASHBOARDS / n)
-            floor = rounds * chain * LATENCY
-            result.add(Row("publish", f"{phase}: floor with --jobs {n}", "s", [floor],
-                           note=f"not implemented; {rounds} rounds x {chain} requests x 20 ms"))
-        result.add(Row("publish", f"{phase}: floor, unbounded concurrency", "s", [unbounded],
-                       note=f"critical path {chain} request(s) x 20 ms"))
-    result.add(Row("publish", "requests per unchanged dashboard", "requests",
-                   [releases_[0]["unchanged"]["requests"] / DASHBOARDS], note="export GET only; no write"))
-    result.add(Row("publish", "requests per changed dashboard", "requests",
-                   [releases_[0]["changed"]["requests"] / DASHBOARDS], note="export GET + POST + read-back GET"))
+                       note=f"{requests} requests ({requests / DASHBOARDS:g}/dashboard: "
+                            f"{', '.join(f'{k} x{v}' for k, v in first['by_kind'].items())}) x 20 ms"))
+        for jobs in JOBS:
+            walls = [r[jobs][phase]["wall"] for r in measured]
+            rounds_needed = math.ceil(DASHBOARDS / jobs)
+            floor = sequential / DASHBOARDS * rounds_needed
+            result.add(Row("publish", f"{phase}: --jobs {jobs} (50 dashboards)", "s", walls,
+                           baseline=f"{phase}: --jobs 1 (50 dashboards)" if jobs != 1 else f"{phase}: sequential floor",
+                           note=f"latency floor {floor:.2f} s ({rounds_needed} rounds)"))
+    result.resolve_ratios()
+    changed = next(row for row in result.rows if row.case == f"changed: --jobs {JOBS[-1]} (50 dashboards)")
+    holds = changed.ratio is not None and changed.ratio <= CLAIM
+    changed.note += f"; claim: ratio <= {CLAIM} ({'holds' if holds else 'FAILS'})"
     result.details = {
         "dashboards": DASHBOARDS, "latency_s": LATENCY, "standin": "tests/standin GrafanaStandin(grafana12)",
-        "phases": {phase: {k: v for k, v in releases_[0][phase].items() if k != "phase"} for phase in PHASES},
-        "worker_max_rss_mib": [r["max_rss_mib"] for r in releases_],
+        "jobs": list(JOBS), "claim_changed_ratio_max": CLAIM, "changed_ratio": changed.ratio,
+        "phases": {str(jobs): {phase: {k: v for k, v in measured[0][jobs][phase].items() if k != "phase"}
+                               for phase in PHASES} for jobs in JOBS},
+        "worker_max_rss_mib": [r[JOBS[0]]["max_rss_mib"] for r in measured],
     }
-    result.resolve_ratios()
     return result
 
 
-def _median(reports: list[dict[str, Any]], key: str) -> float:
-    values = sorted(r[key] for r in reports)
-    return values[len(values) // 2]
-
-
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], Path(sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]))
     else:
-        sys.exit("usage: python -m bench.publish --worker URL WORKDIR (run the benchmark with python -m bench)")
+        sys.exit("usage: python -m bench.publish --worker URL WORKDIR JOBS (run the benchmark with python -m bench)")

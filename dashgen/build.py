@@ -10,14 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import promql_parser
+
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
+from dashgen.document import Reference, iter_panels, substitute
 from dashgen.errors import BuildValidationError
 from dashgen.files import write_if_changed
 from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
 from dashgen.render.spec import DashboardSpec
 from dashgen.render.validate import validate_dashboard
+from queries.promql import budget_pieces
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ def build_profile(profile: Profile, groups: tuple | None = None) -> list[BuiltDa
     for spec in dashboard_specs(profile, groups):
         document = render_dashboard(spec)
         problems += validate_dashboard(document, f"{profile.name}/{spec.uid}")
+        problems += check_queries(document, profile, f"{profile.name}/{spec.uid}")
         built.append(BuiltDashboard(profile.name, spec, document, encode(document), content_sha(document)))
     if problems:
         raise BuildValidationError(problems)
@@ -87,3 +92,63 @@ def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = T
                     stale.unlink()
                     written.append(stale)
     return written
+
+
+# -- every generated query parses -------------------------------------------------------------------
+
+_PLACEHOLDERS = {"__rate_interval": "5m", "__interval": "1m", "__range": "1h", "__auto": "1m"}
+
+
+def _placeholder(ref: Reference) -> str:
+    """What a Grafana variable outside a PromQL string stands for when only the syntax is checked."""
+    name = ref.name
+    if name.endswith(("_ms", "_s")):
+        return "300"
+    return _PLACEHOLDERS.get(name, name if name.isidentifier() else "x")
+
+
+def syntax_problem(expr: str) -> str | None:
+    """Why ``expr`` (Grafana variables expanded) is not PromQL, or None. An expression over the parse
+    budget is checked operand by operand of its outermost ``or`` / ``and`` / ``unless`` chain, so the
+    parser (quadratic in terms, and able to crash the process) never sees more than the budget."""
+    expanded = substitute(expr, _placeholder, skip_double_quoted=True)
+    operands, over = budget_pieces(expanded)
+    if over is not None:
+        return f"over the parse budget and not a chain of smaller parts: {over}"
+    for operand in operands:
+        try:
+            promql_parser.parse(operand)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # promql-parser raises ValueError; a pyo3 panic is a BaseException
+            return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+    return None
+
+
+def _profile_fields(profile: Profile, expr: str) -> list[str]:
+    """The profile fields whose values a broken query contains: where to look first."""
+    fields = [f"sources.{s.name}.job" for s in profile.sources.values() if s.deployed and f'"{s.job}"' in expr]
+    if profile.disks.cache_device_regex in expr:
+        fields.append("disks.cache_device_regex")
+    fields += [f"labels.{role}" for role, name in profile.labels.items() if name in expr and len(name) > 2][:3]
+    if any(name in expr for name in profile.node_names[:1000]):
+        fields.append("cluster.node_names / node_name_format")
+    return fields
+
+
+def check_queries(document: dict[str, Any], profile: Profile, where: str) -> list[str]:
+    """One problem per target whose expression is not valid PromQL, naming panel, refId and profile fields."""
+    problems = []
+    for site in iter_panels(document):
+        for index, target in enumerate(site.raw.get("targets") or []):
+            expr = target.get("expr") if isinstance(target, dict) else None
+            if not isinstance(expr, str) or not expr:
+                continue
+            problem = syntax_problem(expr)
+            if problem is not None:
+                fields = _profile_fields(profile, expr)
+                cause = f"; check profile field {', '.join(fields)}" if fields else ""
+                problems.append(f"{profile.path}: {where}: panel {site.raw.get('title')!r} "
+                                f"target {target.get('refId') or index}: generated query is not valid PromQL: "
+                                f"{problem}{cause}")
+    return problems

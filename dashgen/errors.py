@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class DashgenError(Exception):
     """Base of every error dashgen reports to a user. ``exit_code`` follows the CLI contract."""
@@ -20,9 +22,16 @@ class ProfileError(InputError):
 
     def __init__(self, path: str, field: str, message: str) -> None:
         self.path = path
-        self.field = field
-        self.detail = message
-        super().__init__(f"{path}: {field}: {message}")
+        self.field = _printable(field, 120)
+        self.detail = " ".join(message.split("\n"))
+        super().__init__(f"{path}: {self.field}: {self.detail}")
+
+
+def _printable(text: str, limit: int) -> str:
+    """``text`` fit for one line of a message: control characters escaped, cut to ``limit`` characters."""
+    if not text.isprintable():
+        text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class BuildValidationError(DashgenError):
@@ -39,3 +48,20 @@ class CheckFailed(DashgenError):
     """A check (lint, staleness, diff gate, publish refusal) failed. Exit code 1."""
 
     exit_code = 1
+
+
+class DeadlineExceeded(DashgenError):
+    """A command ran past its ``--deadline``; what finished is reported. Exit code 1."""
+
+    exit_code = 1
+
+
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s@]*)@")
+_SECRET_PARAM = re.compile(r"(?i)(?P<key>[?&](?:token|api_key|apikey|access_token|password|auth)=)[^&\s#]*")
+
+
+def redact(text: str) -> str:
+    """``text`` with the credentials of any URL in it replaced by ``***``: user-info (``user:pass@``) and
+    secret query parameters (``token=``, ``password=`` ...). Every message a user sees passes through it."""
+    text = _USERINFO.sub(lambda m: f"{m.group('scheme')}***@", text)
+    return _SECRET_PARAM.sub(lambda m: f"{m.group('key')}***", text)

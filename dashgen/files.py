@@ -1,36 +1,72 @@
 """Writing files: the one atomic replace (temporary file + rename), write-if-changed, and durable append.
 
-Every file dashgen writes (dashboards, rule files, release backups, the ledger) goes through
-here, so the guarantees are stated once: a reader sees the old bytes or the new ones, never a
-mix, and with ``fsync=True`` the bytes are on disk before the call returns.
+Every file dashgen writes (dashboards, rule files, release backups, the ledger, the release lock) goes
+through here, so the guarantees are stated once: a reader sees the old bytes or the new ones, never a
+mix, and with ``fsync=True`` the bytes are on disk before the call returns. Temporary files have a
+unique name (``.<name>.<pid>.<random>.tmp``), so two writers of one path never share one, and a failed
+write removes its own temporary file and nobody else's.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 
+def temporary_name(path: Path) -> Path:
+    """A fresh temporary path beside ``path``: hidden, unique per process and call."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
 def atomic_write(path: Path, data: bytes, *, fsync: bool = False) -> None:
-    """Replace ``path`` by ``data`` through ``<name>.tmp`` beside it and a rename (parents are created).
+    """Replace ``path`` by ``data`` through a unique temporary file beside it and a rename (parents are created).
 
     With ``fsync``, the temporary file is fsynced before the rename and the directory after it, so a
     crash leaves either the old file or the complete new one.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.tmp")
+    temporary = temporary_name(path)
     try:
-        with temporary.open("wb") as handle:
+        # O_EXCL: a name collision (never expected) fails instead of sharing a file with another writer
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        temporary.replace(path)
+        os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     if fsync:
         _fsync_directory(path.parent)
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Create ``path`` holding ``data`` only if it does not exist (fsynced); False when it already exists.
+
+    The file appears complete or not at all: it is written under a temporary name and hard-linked into
+    place, and the link fails when ``path`` exists.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(path):
+        return False
+    temporary = temporary_name(path)
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            return False
+    finally:
+        temporary.unlink(missing_ok=True)
+    _fsync_directory(path.parent)
+    return True
 
 
 def write_if_changed(path: Path, data: bytes, *, fsync: bool = False) -> bool:
@@ -42,12 +78,30 @@ def write_if_changed(path: Path, data: bytes, *, fsync: bool = False) -> bool:
 
 
 def append_durably(path: Path, text: str) -> None:
-    """Append ``text`` (UTF-8) to ``path``, flushed and fsynced, so a crash loses at most what was being written."""
+    """Append ``text`` (UTF-8) to ``path`` in one write, fsynced; on failure the file is cut back to its old size.
+
+    So a full disk or an I/O error leaves the file as it was (no torn line) and raises ``OSError``; only
+    a crash in the middle of the write itself can leave a partial last line behind.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+    data = text.encode("utf-8")
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        size = os.fstat(descriptor).st_size
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(descriptor, data[written:])
+            os.fsync(descriptor)
+        except OSError:
+            try:
+                os.ftruncate(descriptor, size)
+                os.fsync(descriptor)
+            except OSError:
+                pass  # the reader quarantines a torn last line
+            raise
+    finally:
+        os.close(descriptor)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -12,7 +12,7 @@ import grafanalib.core as G
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.grafanalib_bridge import DATASOURCE
-from queries.promql import in_deployment
+from queries.promql import in_deployment, job, selector
 
 ALL = {"selected": True, "text": ["All"], "value": ["$__all"]}
 
@@ -49,8 +49,23 @@ def _custom_variable(name: str, label: str, choices: list[tuple[str, str]], desc
     return data
 
 
+ENGINE_POOL_METRIC = "sglang:num_running_reqs"  # every scheduler reports it, labelled with its engine_type
+
+
+def is_pd(profile: Profile) -> bool:
+    roles = [pool.role for pool in profile.pools]
+    return len(roles) > 1 and set(roles) <= {"prefill", "decode"}
+
+
 def node_group_variable(profile: Profile, topology: Topology) -> dict[str, Any] | None:
-    """``pool`` (several pools) or ``replica`` (replicas spanning several nodes) mapped to node regexes."""
+    """``pool`` (several pools) or ``replica`` (replicas spanning several nodes) mapped to node regexes. A PD
+    deployment's pools come from the engine's own ``engine_type`` label (P:D ratios change), not from a node
+    list frozen in the profile (S27)."""
+    if is_pd(profile):
+        query = f"label_values({selector(ENGINE_POOL_METRIC, job(profile, 'sglang'))}, engine_type)"
+        return _query_variable("pool", "Pool", query,
+                               "Engine pool (prefill / decode) as the engines label themselves (engine_type); "
+                               "selects the nodes that run it now.")
     if topology.node_group == "pool":
         choices = [(pool.name, "|".join(topology.nodes_of_pool(pool.name))) for pool in profile.pools]
         return _custom_variable("pool", "Pool", choices, "Engine pool; selects the nodes that run it.")
@@ -74,9 +89,12 @@ def dashboard_variables(profile: Profile, topology: Topology, gpu_metric: str | 
     # :pipe joins the chosen options with "|" unescaped; the default regex escaping would turn each
     # option's "a|b" into a literal "a\\|b" that matches no node.
     narrow = f'{node}=~"${{{group["name"]}:pipe}}"' if group else ""
+    nodes_of = in_deployment(profile, "up", narrow)
+    if is_pd(profile):
+        nodes_of = selector(ENGINE_POOL_METRIC, job(profile, "sglang"), 'engine_type=~"$pool"')
     scope = (f" in deployment {profile.label('deployment')}={profile.deployment!r}" if profile.deployment else "")
     variables.append(
-        _query_variable("node", "Node", f"label_values({in_deployment(profile, 'up', narrow)}, {node})",
+        _query_variable("node", "Node", f"label_values({nodes_of}, {node})",
                         f"Nodes of this deployment{scope} (label '{node}' set by each node's vmagent).")
     )
     if gpu_metric:

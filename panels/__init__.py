@@ -3,6 +3,16 @@
 
 from __future__ import annotations
 
-from panels import cache_evidence, gpu_timelines, gpu_window_stats, kv_cache_nvme, requests_gateway, slo_health
+from panels import (
+    cache_evidence,
+    cache_ladder,
+    gpu_health,
+    gpu_timelines,
+    gpu_window_stats,
+    kv_cache_nvme,
+    requests_gateway,
+    slo_health,
+)
 
-GROUPS = (slo_health, cache_evidence, gpu_window_stats, requests_gateway, kv_cache_nvme, gpu_timelines)
+GROUPS = (slo_health, cache_evidence, cache_ladder, gpu_window_stats, gpu_health, requests_gateway, kv_cache_nvme,
+          gpu_timelines)

@@ -39,7 +39,7 @@ def occupancy_columns(profile: Profile) -> list[tuple[str, str]]:
     if profile.exported("mooncake_master"):
         columns.append(("Store allocated (% of node's mounted segments)", mc.per_node_occupancy_pct(profile)))
         columns.append(("Store allocated (GiB)", mc.per_node_gib(profile, mc.ALLOCATED)))
-    if profile.exported("node_exporter"):
+    if profile.exported("node_exporter") and profile.disks.has_cache_tier:
         columns.append((f"Cache filesystem {fs.UNAVAILABLE_NAME} (% of {profile.disks.cache_mountpoint} size)",
                         fs.unavailable_pct(profile)))
     return columns
@@ -86,10 +86,12 @@ def reuse_columns(profile: Profile, topology: Topology) -> list[tuple[str, str]]
         columns += [
             ("GPU→Host backup (GiB)", sg.shard_bytes_gib(profile, sg.BACKUP_BYTES)),
             ("Host→GPU load-back (GiB)", sg.shard_bytes_gib(profile, sg.LOAD_BACK_BYTES)),
-            ("GPU KV dropped before Host backup (tokens)", sg.dropped_tokens(profile)),
         ]
+        columns += [(f"GPU KV dropped before Host backup, {reason} (tokens)", sg.dropped_tokens(profile, reason))
+                    for reason in sg.DROPPED_REASONS]
     if profile.exported("hicache_storage"):
         columns += [
+            ("Store query hit, engine L3 lookup (tokens)", sg.logical_tokens(profile, sg.PREFETCH_HIT)),
             ("Host→Store backed-up (tokens)", sg.logical_tokens(profile, sg.BACKUPED)),
             ("Store→Host prefetched (tokens)", sg.logical_tokens(profile, sg.PREFETCHED)),
             ("Host→Store dropped before backup (tokens)", sg.logical_tokens(profile, sg.BACKUP_DROPPED)),
@@ -103,15 +105,20 @@ def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
         layer="engine final reuse and physical transfer (same window)",
         source="SGLang: prefill_effective_tokens_total{mode} (scheduler of each PP stage, one TP rank); "
         "cached_tokens_total{cache_source} (tokenizer, request-level); hicache_backup_bytes_total and "
-        "load_back_bytes_total (per-shard bytes, TP ranks summed); hicache_dropped_tokens_total; "
-        "backuped_tokens_total, prefetched_tokens_total, hicache_backup_dropped_tokens_total (logical, one TP rank)",
+        "load_back_bytes_total (per-shard bytes, TP ranks summed); hicache_dropped_tokens_total{reason}; "
+        "storage_prefetch_hit_tokens_total, backuped_tokens_total, prefetched_tokens_total, "
+        "hicache_backup_dropped_tokens_total (logical, one TP rank)",
         quantity="increase over the dashboard window ($__range), one row per node and PP stage. Final reuse per "
         "tier is what the engine reports as reused at prefill (S9). Directions: GPU→Host backup is D2H bytes "
         "(hicache_backup_bytes_total), Host→GPU load-back is H2D bytes, Host→Store backed-up is acknowledged L3 "
         "writes (backuped_tokens_total), Store→Host prefetched is L3 reads (prefetched_tokens_total) (S8). "
         "'GPU KV dropped before Host backup' (hicache_dropped_tokens_total) is device KV destroyed without a Host "
-        "copy: it is NOT Host eviction and says nothing against Host capacity (S10). 'Host→Store dropped before "
-        "backup' (hicache_backup_dropped_tokens_total) is backup tokens that never reached the Store",
+        "copy, one column per reason, never added (S30): " + "; ".join(
+            f"{reason} {meaning}" for reason, meaning in sg.DROPPED_REASONS.items()) + ". It is NOT Host eviction "
+        "(S10). 'Store query hit' (storage_prefetch_hit_tokens_total) is the metadata layer: tokens an L3 query "
+        "found in the Store before any allocation or transfer — a lookup, not a transfer and not a reuse. "
+        "'Host→Store dropped before backup' (hicache_backup_dropped_tokens_total) is backup tokens that never "
+        "reached the Store",
         limit=f"a prefetch is an attempt, not a reuse: prefetched tokens may be dropped afterwards (S9). Each PP "
         "stage counts the same request once, so rows are never added (S3); under DP attention the DP groups "
         "of a stage are added (disjoint requests), the TP ranks of a group read once. Counters that appear "
@@ -143,7 +150,9 @@ def reasons_table(profile: Profile) -> PanelSpec:
         quantity="one row per node, one column per evidence layer; each cell is the first reason that applies, in "
         "priority order: collection failed (up == 0, or the target missing from up) > segment host not mapped "
         "(Store layer: no segment with the node's profile address, while segments with hosts the profile does "
-        "not know exist) > uninitialised (target up, series absent in the window) > insufficient samples (fewer "
+        "not know exist) > uninitialised (target up, series absent in the window; GPU layers: no GPU reporting at the "
+        "window end) > GPU missing (GPU layers: fewer (node, GPU) series than cluster.gpus_per_node, shown "
+        "'GPU missing (k of N)', S22) > insufficient samples (fewer "
         f"than {share} x window / sample interval; the sample interval is the spacing the central store keeps, "
         "the scrape interval unless the profile sets sample_interval, e.g. for an exporter that collects more "
         "slowly than it is scraped or a store that deduplicates) > no traffic (engine token counter flat or "

@@ -1,6 +1,8 @@
-"""Engine load per PP stage in the SLO and health group: batch size beside queue length, queue
-pressure (a stage with waiting requests and none running shows "stalled"), KV usage and prefix
-reuse, one series per (node, stage), drilling down to the clicked node. Stages are never summed (S3).
+"""Engine load per PP stage (per instance where there is no PP) in the SLO and health group: batch size
+beside queue length, queue pressure (a stage with waiting requests and none running shows "stalled"),
+KV usage and prefix reuse, one series per (node, stage), drilling down to the clicked node. Stages are
+never summed (S3). In a PD-disaggregated deployment every panel is drawn once per pool, selected by the
+engine's own ``engine_type`` label, so prefill and decode never share an axis (S27).
 """
 
 from __future__ import annotations
@@ -22,8 +24,42 @@ STALLED_MAPPINGS = ({"type": "value", "options": {
     f"{STALLED_VALUE:.0f}": {"text": STALLED_TEXT, "color": "red", "index": 0}}},)
 
 
+# (panel, has PP) -> title: "stage" where the profile has pipeline parallelism, "instance" where it has none.
+TITLES = {
+    ("running", True): "Batch size: running requests per stage",
+    ("running", False): "Batch size: running requests per instance",
+    ("queue", True): "Queue length: waiting requests per stage",
+    ("queue", False): "Queue length: waiting requests per instance",
+    ("load_state", True): "Queue pressure per stage (waiting ÷ running)",
+    ("load_state", False): "Queue pressure per instance (waiting ÷ running)",
+    ("kv_usage", True): "KV cache usage per stage",
+    ("kv_usage", False): "KV cache usage per instance",
+    ("prefix_hit", True): "Prefix-cache reuse share per stage",
+    ("prefix_hit", False): "Prefix-cache reuse share per instance",
+}
+
+
+def pd_roles(profile: Profile) -> tuple[str, ...]:
+    """The pools drawn apart: ("prefill", "decode") in a PD deployment, else one pool ("")."""
+    roles = tuple(dict.fromkeys(pool.role for pool in profile.pools if pool.role in ("prefill", "decode")))
+    return roles or ("",)
+
+
+def _title(profile: Profile, key: str, role: str) -> str:
+    title = TITLES[(key, profile.has_pp)]
+    if not role:
+        return title
+    stem, paren, rest = title.partition(" (")
+    return f"{stem} ({role}{', ' + rest.rstrip(')') if paren else ''})"
+
+
+def _key(key: str, role: str) -> str:
+    return f"{key}_{role}" if role else key
+
+
 def _stage_legend(profile: Profile) -> str:
-    return f"{{{{{profile.label('node')}}}}} stage {{{{{profile.label('pp_rank')}}}}}"
+    node = f"{{{{{profile.label('node')}}}}}"
+    return f"{node} stage {{{{{profile.label('pp_rank')}}}}}" if profile.has_pp else node
 
 
 def _scheduler_source(profile: Profile, metric: str) -> str:
@@ -46,35 +82,34 @@ def _stage_panel(profile: Profile, key: str, title: str, make: Callable[..., Pan
     )
 
 
-def requests_panel(profile: Profile, key: str, metric: str, title: str, quantity: str) -> PanelSpec:
+def requests_panel(profile: Profile, key: str, metric: str, quantity: str, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, key, title, timeseries,
+        profile, _key(key, role), _title(profile, key, role), timeseries,
         Evidence(
             source=_scheduler_source(profile, metric),
-            quantity=quantity + " per (node, PP stage); TP copies removed with max, DP groups added",
+            quantity=quantity + " per (node, PP stage); TP copies removed with max, DP groups added (the "
+                     "Requests group shows the same gauge per DP group)",
             limit=("each PP stage's scheduler sees the same requests, so stages are never summed (S3); a gauge "
                    "sampled at the log interval can miss short bursts"),
         ),
-        per_stage_requests(profile, metric),
+        per_stage_requests(profile, metric, role=role),
         unit="short",
         min=0,
         width=9,
     )
 
 
-def batch_size_panel(profile: Profile) -> PanelSpec:
-    return requests_panel(profile, "running", "sglang:num_running_reqs", "Batch size: running requests per stage",
-                          "requests in the running batch")
+def batch_size_panel(profile: Profile, role: str = "") -> PanelSpec:
+    return requests_panel(profile, "running", "sglang:num_running_reqs", "requests in the running batch", role)
 
 
-def queue_length_panel(profile: Profile) -> PanelSpec:
-    return requests_panel(profile, "queue", "sglang:num_queue_reqs", "Queue length: waiting requests per stage",
-                          "requests in the waiting queue")
+def queue_length_panel(profile: Profile, role: str = "") -> PanelSpec:
+    return requests_panel(profile, "queue", "sglang:num_queue_reqs", "requests in the waiting queue", role)
 
 
-def load_state_panel(profile: Profile) -> PanelSpec:
+def load_state_panel(profile: Profile, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, "load_state", "Queue pressure per stage (waiting ÷ running)", stat,
+        profile, _key("load_state", role), _title(profile, "load_state", role), stat,
         Evidence(
             source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
             quantity="waiting requests per running request per (node, PP stage), last value",
@@ -83,7 +118,7 @@ def load_state_panel(profile: Profile) -> PanelSpec:
                    f"'{STALLED_TEXT}': requests wait and none runs (a stalled scheduler, or every request retracted "
                    "for lack of KV), the worst state. No data only when both gauges are absent"),
         ),
-        queue_per_running(profile),
+        queue_per_running(profile, role),
         unit="none",
         min=0,
         decimals=2,
@@ -94,9 +129,9 @@ def load_state_panel(profile: Profile) -> PanelSpec:
     )
 
 
-def kv_usage_panel(profile: Profile) -> PanelSpec:
+def kv_usage_panel(profile: Profile, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, "kv_usage", "KV cache usage per stage", timeseries,
+        profile, _key("kv_usage", role), _title(profile, "kv_usage", role), timeseries,
         Evidence(
             source=_scheduler_source(profile, "sglang:token_usage"),
             quantity=("used share of the fullest KV pool (max of full / SWA / mamba pools) per (node, PP stage); "
@@ -104,7 +139,7 @@ def kv_usage_panel(profile: Profile) -> PanelSpec:
             limit=("slots held by the radix cache that can be evicted are not counted as used; colours: yellow "
                    "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"),
         ),
-        kv_usage(profile),
+        kv_usage(profile, role),
         **ratio_axis("percentunit"),
         width=12,
         thresholds=KV_STATES,
@@ -112,9 +147,9 @@ def kv_usage_panel(profile: Profile) -> PanelSpec:
     )
 
 
-def prefix_hit_panel(profile: Profile) -> PanelSpec:
+def prefix_hit_panel(profile: Profile, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, "prefix_hit", "Prefix-cache reuse share per stage", timeseries,
+        profile, _key("prefix_hit", role), _title(profile, "prefix_hit", role), timeseries,
         Evidence(
             source=(f"SGLang scheduler counter sglang:prefill_effective_tokens_total{{mode}} (job "
                     f"{profile.source('sglang').job}); chosen over the sglang:cache_hit_rate gauge because it is "
@@ -126,7 +161,14 @@ def prefix_hit_panel(profile: Profile) -> PanelSpec:
                    "request, so stages are never added (S3). No prefill in the interval -> No data"),
             layer="final reuse at prefill (scheduler)",
         ),
-        prefix_hit_ratio(profile),
+        prefix_hit_ratio(profile, role=role),
         **ratio_axis("percentunit"),
         width=12,
     )
+
+
+def stage_panels(profile: Profile) -> list[PanelSpec]:
+    """The five engine-load panels, once per pool in a PD deployment (prefill, then decode)."""
+    return [panel for role in pd_roles(profile) for panel in (
+        batch_size_panel(profile, role), queue_length_panel(profile, role), load_state_panel(profile, role),
+        kv_usage_panel(profile, role), prefix_hit_panel(profile, role))]

@@ -10,6 +10,10 @@ Clock-event reasons are a bitmask, and real throttling sets several bits at once
 sw_power_cap + hw_slowdown), so the state timeline draws one row per GPU and power/thermal bit,
 each 0 (clear, green) or the bit's value (set, named and coloured); the benign bits are not drawn.
 
+A quantity whose metric the exporter does not collect (DCGM's default CSV has no SM active, SM
+occupancy or clock-event reasons) is a "<title>: not collected" text naming the field and how to
+collect it, never an empty chart (S22).
+
 The group's row is collapsed by default: at 64-200 GPUs it holds ~1,000-2,400 series (power of the
 whole fleet at 1 s), and a collapsed row runs no query until opened. The reading order puts it
 last: the window-statistics tables find the hot or outlier GPUs first, then ``$node``/``$gpu``
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import ratio_axis, ref, source_status_panel, state_timeline, timeseries
+from dashgen.render.kit import ratio_axis, ref, source_status_panel, state_timeline, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from queries.gpu import (
     CLOCK_EVENT_BITS,
@@ -60,6 +64,20 @@ TIMELINE_QUANTITIES = {
     "temperature": "Temperature per GPU",
     "sm_clock": "SM clock per GPU",
 }
+# quantity key (or the clock-event reasons) -> the title of its text where the exporter does not collect it
+NOT_COLLECTED = {
+    "memory_used": "Memory used per GPU: not collected",
+    "busy": "GPU busy per GPU: not collected",
+    "sm_active": "SM active per GPU: not collected",
+    "sm_occupancy": "SM occupancy per GPU: not collected",
+    "tensor_active": "Tensor active per GPU: not collected",
+    "dram_active": "DRAM active per GPU: not collected",
+    "power": "Power per GPU: not collected",
+    "temperature": "Temperature per GPU: not collected",
+    "sm_clock": "SM clock per GPU: not collected",
+    "memory_used_share": "Memory used share per GPU: not collected",
+    CLOCK_EVENT_REASONS: "Clock-event (throttle) reasons per GPU: not collected",
+}
 
 
 def _limit(source: GpuSource) -> str:
@@ -75,12 +93,23 @@ def _job(profile: Profile, source: GpuSource) -> str:
     return job(profile, source.key)
 
 
+def not_collected_panel(profile: Profile, source: GpuSource, key: str, missing: list[str],
+                        width: int = 8) -> PanelSpec:
+    """The text shown instead of a timeline whose metrics (``missing``) the exporter does not collect."""
+    title = NOT_COLLECTED[key]
+    what = title.removesuffix(": not collected")
+    content = (f"**{what}** ({source.name}) is not shown for this deployment ({profile.name}): "
+               f"{source.not_collected(profile, missing)}.\n\nAn empty chart here would read as an idle GPU; the "
+               "metric is not collected, which says nothing about the GPUs.")
+    return text(f"{GROUP}.{key}_not_collected", title, content, width=width, height=8)
+
+
 def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
+    if not source.collects(key):
+        return not_collected_panel(profile, source, key, [source.metric(key)])
     quantity = QUANTITIES[key]
     metric = source.metric(key)
     limit = _limit(source)
-    if caveat := source.caveat(key):
-        limit = f"{caveat}. {limit}"
     extra: dict = {}
     if quantity.unit == "percentunit":
         extra.update(ratio_axis("percentunit"))
@@ -108,6 +137,8 @@ def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
 
 
 def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
+    if missing := source.missing((source.metric("memory_used"), *source.memory_total_metrics)):
+        return not_collected_panel(profile, source, "memory_used_share", sorted(set(missing)))
     metrics = gpu_memory_used_share_formula(source, caveat=True)
     return timeseries(
         key=f"{GROUP}.memory_used_share",
@@ -126,12 +157,13 @@ def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
 
 
 def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
+    if not source.collects(CLOCK_EVENT_REASONS):
+        return not_collected_panel(profile, source, CLOCK_EVENT_REASONS, [source.metric(CLOCK_EVENT_REASONS)],
+                                   width=24)
     names = dict(CLOCK_EVENT_BITS)
     throttle = ", ".join(f"0x{bit:x} {names[bit]}" for bit in THROTTLE_BITS)
     benign = ", ".join(f"0x{bit:x} {name}" for bit, name in CLOCK_EVENT_BITS if bit not in THROTTLE_BITS)
     metric = source.metric(CLOCK_EVENT_REASONS)
-    caveat = source.caveat(CLOCK_EVENT_REASONS)
-    note = f"{caveat}. " if caveat else ""
     mappings = ({"type": "value", "options": {
         "0": {"text": "ok", "color": "green", "index": 0},
         **{str(bit): {"text": names[bit], "color": REASON_COLOURS[bit], "index": i + 1}
@@ -146,7 +178,7 @@ def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
                           "clear, the reason's name while it is set (sw_power_cap orange, the hardware and "
                           "thermal reasons red); a combination (e.g. 12 = sw_power_cap + hw_slowdown) sets "
                           "several rows at once. Bit b of the mask is floor(mask / 2^b) % 2, labelled reason",
-                          note + f"The benign bits ({benign}) are not drawn: idle, an application-clock setting, "
+                          f"The benign bits ({benign}) are not drawn: idle, an application-clock setting, "
                           "sync boost and display clocks do not mean throttling. A gap is a missing sample, not "
                           f"'ok'. {rows} rows per GPU: narrow $node / $gpu at large GPU counts. " + _limit(source)),
         targets=tuple(Target(gpu_clock_event_bit(profile, source, bit), REASON_LEGEND, ref_id=ref(i))

@@ -1,6 +1,12 @@
-"""Per-GPU window statistics: two tables, one row per GPU, of the mean and the peak over the
-dashboard window of power, memory used, SM active, DRAM active and busy (S18, S19), with the
-samples the window holds per GPU and, with GPM, the share of them that were valid.
+"""Per-GPU window statistics: one table, one row per GPU (S28), with the mean and the peak over the
+dashboard window of power, memory used, SM active, DRAM active and busy side by side (S18, S19), the
+GPU's UUID and where it sits (pool / replica / PP stage), with the
+samples the window holds per GPU and, with GPM, the share of them that were valid; beside them the
+GPUs reporting at the window end against the profile's GPU count (S22), so a GPU that fell off is
+never just a silently shorter table.
+
+A quantity the exporter does not collect (DCGM's field list) has no column; the description says
+which and how to collect it.
 
 For hot and outlier GPUs: sortable, paginated, each column naming its source, quantity and unit.
 Cells carry no per-column unit (Grafana's schema admits no scalar field overrides), so each query
@@ -11,23 +17,26 @@ from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, table
+from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, stat, table
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from queries.gpu import (
     GPU_SOURCE_KEYS,
     QUANTITIES,
     GpuSource,
     gpu_source,
+    gpu_uuids,
     gpu_window,
     gpu_window_samples,
     gpu_window_valid_percent,
+    gpus_reporting,
+    seen_window,
 )
 from queries.promql import job
 
 TITLE = "Per-GPU window statistics"
 COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")
-# statistic -> (PromQL *_over_time function, panel title before the source caption)
-STATISTICS = {"mean": ("avg", "Window mean per GPU"), "peak": ("max", "Window peak per GPU")}
+# statistic -> (PromQL *_over_time function, what the column shows)
+STATISTICS = {"mean": ("avg", "window mean"), "peak": ("max", "window peak")}
 SAMPLES_HEADER = "Samples in window"
 VALID_HEADER = "Valid samples (%)"
 
@@ -66,57 +75,120 @@ def _caveat(source: GpuSource) -> str:
     )
 
 
-def window_table(profile: Profile, source: GpuSource, statistic: str) -> PanelSpec:
-    func, title = STATISTICS[statistic]
-    node, gpu = profile.label("node"), profile.label("gpu")
+def columns(source: GpuSource) -> list[str]:
+    """The quantity columns the source can fill: those whose metric the exporter collects."""
+    return [key for key in COLUMNS if source.collects(key)]
+
+
+def placement(profile: Profile, topology: Topology) -> dict[str, str]:
+    """Node -> where it sits in the deployment: pool (several pools), replica and PP stage(s)."""
+    found = {}
+    for role in topology.nodes:
+        parts = [role.pool] if profile.has_pools else []
+        parts.append("replica " + ", ".join(str(r) for r in role.replicas))
+        if profile.has_pp:
+            parts.append("PP " + ", ".join(str(s) for s in role.pp_ranks))
+        found[role.name] = " · ".join(parts)
+    return found
+
+
+def window_table(profile: Profile, topology: Topology, source: GpuSource) -> PanelSpec:
+    """One row per GPU: the mean and the peak of each quantity side by side (S28), the GPU's UUID, and its
+    node shown with its pool / replica / PP stage."""
+    node, gpu, uuid = profile.label("node"), profile.label("gpu"), source.uuid_label
     targets = []
-    rename = {node: "Node", gpu: "GPU"}
+    rename = {node: "Node", gpu: "GPU", uuid: "UUID"}
+    shown = columns(source)
+    dropped = [key for key in COLUMNS if key not in shown]
     notes = []
-    for index, key in enumerate(COLUMNS):
+    if dropped:
+        labels = ", ".join(QUANTITIES[key].label for key in dropped)
+        notes.append(f"No {labels} column: {source.not_collected(profile, [source.metric(k) for k in dropped])}")
+    for key in shown:
         quantity = QUANTITIES[key]
-        ref_id = ref(index)
-        targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True, ref_id=ref_id))
-        rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
-        if caveat := source.caveat(key):
-            notes.append(caveat)
-    extra = [(gpu_window_samples(profile, source, source.metric("power")), samples_title(source))]
+        for statistic, (func, _title) in STATISTICS.items():
+            ref_id = ref(len(targets))
+            targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True,
+                                  ref_id=ref_id))
+            rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
+    presence = source.presence_metric()
+    extra = [(gpu_window_samples(profile, source, presence), samples_title(source))]
     if source.validity_metric is not None:
         extra.append((gpu_window_valid_percent(profile, source), valid_title(source)))
-    for offset, (expr, header) in enumerate(extra):
-        ref_id = ref(len(COLUMNS) + offset)
+    for expr, header in extra:
+        ref_id = ref(len(targets))
         targets.append(Target(expr, instant=True, table=True, ref_id=ref_id))
         rename[f"Value #{ref_id}"] = header
-    quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in COLUMNS)
-    metrics = ", ".join(source.metric(k) for k in COLUMNS)
-    counted = f"'{samples_title(source)}' counts the stored {source.metric('power')} samples per GPU"
+    uuid_ref = ref(len(targets))
+    targets.append(Target(gpu_uuids(profile, source), instant=True, table=True, ref_id=uuid_ref))
+    quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in shown)
+    metrics = ", ".join(source.metric(k) for k in shown)
+    counted = f"'{samples_title(source)}' counts the stored {presence} samples per GPU"
     if source.validity_metric is not None:
         metrics += f", {source.validity_metric}"
         counted += f"; '{valid_title(source)}' is the share of {source.validity_metric} samples equal to 1, 0-100"
+    where = placement(profile, topology)
     evidence = Evidence(
-        source=f"{source.name} ({metrics}; {job(profile, source.key)})",
-        quantity=f"{title[0].lower()}{title[1:]} over the dashboard window, one row per GPU. {quantities}. {counted}",
+        source=f"{source.name} ({metrics}; {job(profile, source.key)}) and the profile's topology (pool, replica, "
+        "PP stage of each node)",
+        quantity="window mean and window peak of each quantity over the dashboard window side by side, one row per "
+        f"GPU with its node (and where it sits: pool / replica / PP stage), index and UUID ({uuid} label). "
+        f"{quantities}. {counted}. Sorted by peak power; every column sorts",
         limit=f"{_validity(source)}. {_caveat(source)}" + (". " + "; ".join(notes) if notes else ""),
     )
+    node_names = {"type": "value", "options": {
+        name: {"text": f"{name} · {text}", "index": i} for i, (name, text) in enumerate(where.items())}}
     return table(
-        key=f"gpu_window_stats.{statistic}",
-        title=f"{title} ({source.title_caption()})",
+        key="gpu_window_stats.per_gpu",
+        title=f"Window mean and peak per GPU ({source.title_caption()})",
         evidence=evidence,
         targets=tuple(targets),
         unit="none",
         decimals=1,
-        width=24,
+        height=16,
+        width=20,
+        no_value=NO_DATA_TEXT,
+        mappings=(node_names,),
+        transformations=merge_table(rename, exclude=["Time", f"Value #{uuid_ref}"]),
+        options={"sortBy": [{"displayName": column_title(source, shown[0], "peak"), "desc": True}]},
+    )
+
+
+def reporting_stat(profile: Profile, source: GpuSource) -> PanelSpec:
+    """GPUs reporting at the window end, "63 of 64": red below the profile's count (S22)."""
+    total = profile.total_gpus
+    return stat(
+        key="gpu_window_stats.gpus_reporting",
+        title=f"GPUs reporting ({source.title_caption()})",
+        evidence=Evidence(
+            source=f"{source.name} ({source.presence_metric()}; {job(profile, source.key)}) and the profile's "
+            f"cluster size ({profile.nodes} nodes x {profile.gpus_per_node} GPUs)",
+            quantity=f"(node, GPU) pairs whose {source.presence_metric()} has a sample within the last "
+            f"{seen_window(profile, source)} at the window end, for the whole deployment, against the "
+            f"{total} GPUs the profile expects; red below {total}",
+            limit="counts every node whatever $node / $gpu select (a GPU outside the selection still belongs to the "
+            "deployment); a GPU that vanished earlier in the window still has a row in the tables beside, with the "
+            "samples it sent. Which node lost it: the Missing-data reasons table ('GPU missing (k of N)') and the "
+            "GpuMissing alert. No value means no GPU reports at all (see the reasons table), never 0 of "
+            f"{total}. {source.sampling()}",
+        ),
+        targets=(Target(gpus_reporting(profile, source), instant=True),),
+        unit=f"suffix: of {total}",
+        decimals=0,
+        width=4,
         height=14,
         no_value=NO_DATA_TEXT,
-        transformations=merge_table(rename, exclude=["Time"]),
-        options={"sortBy": [{"displayName": column_title(source, "power", statistic), "desc": True}]},
+        thresholds=(("red", None), ("green", float(total))),
+        options={"colorMode": "background"},
     )
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     source = gpu_source(profile)
     if source is None:
-        panels = (source_status_panel("gpu_window_stats.unavailable", profile, list(GPU_SOURCE_KEYS),
-                                      "Per-GPU window statistics: not available"),)
+        panels: tuple[PanelSpec, ...] = (source_status_panel("gpu_window_stats.unavailable", profile,
+                                                             list(GPU_SOURCE_KEYS),
+                                                             "Per-GPU window statistics: not available"),)
     else:
-        panels = tuple(window_table(profile, source, statistic) for statistic in STATISTICS)
+        panels = (reporting_stat(profile, source), window_table(profile, topology, source))
     return GroupSpec(key="gpu_window_stats", title=TITLE, panels=panels)

@@ -15,9 +15,19 @@ from typing import Any
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, merge_table, ratio_axis, ref, source_status_panel, stat, table, timeseries
+from dashgen.render.kit import (
+    NO_DATA_TEXT,
+    merge_table,
+    ratio_axis,
+    ref,
+    source_status_panel,
+    stat,
+    table,
+    text,
+    timeseries,
+)
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from queries import mooncake as mc
+from panels.store_replica import store_panels
 from queries import node_exporter as ne
 from queries import sglang as sg
 from queries.promql import divide, scale
@@ -192,54 +202,6 @@ def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
     ]
 
 
-# --- Mooncake Store node-group capacity -----------------------------------------------------------
-
-
-def store_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
-    if not profile.exported("mooncake_master"):
-        return [source_status_panel(f"{GROUP}.store_unavailable", profile, ["mooncake_master"],
-                                    "Store node-group capacity: not available")]
-    cap = topology.capacity
-    s11 = ("segments are mapped to their node by the host part of segment=\"host:port\" (the real address of the "
-           "rank that mounted it); the master's own node label names where the master runs, not where data lives "
-           "(S11); a segment's series disappears when it unmounts")
-    quota = (f"The configured quota (S17): global_segment_size {format_binary(cap.store_per_replica or 0)} per "
-             f"replica = {format_binary(cap.store_per_rank or 0)} per rank = {format_binary(cap.store_per_node or 0)} "
-             f"per node")
-    quotas = [
-        ("per rank", cap.store_per_rank),
-        ("per node", cap.store_per_node),
-        ("per replica (global_segment_size)", cap.store_per_replica),
-        ("all replicas", cap.store_total),
-    ]
-    return [
-        _ts("store_capacity_per_host", "Store memory mounted per node group (bytes)",
-            Evidence("Mooncake master (segment_total_capacity_bytes{segment})",
-                     "Store DRAM capacity mounted by the segments of each host, bytes (sum of that host's segments). "
-                     + quota, s11, layer="Store capacity"),
-            [Target(mc.by_host(profile, "segment_total_capacity_bytes"), "{{host}}")], "bytes"),
-        _ts("store_allocated_per_host", "Store memory allocated per node group (bytes)",
-            Evidence("Mooncake master (segment_allocated_bytes{segment})",
-                     "Store DRAM allocated to objects in each host's segments, bytes (logical allocation, not the "
-                     "quota and not RSS)", s11, layer="Store allocation"),
-            [Target(mc.by_host(profile, "segment_allocated_bytes"), "{{host}}")], "bytes"),
-        _ts("store_segments_per_host", "Store segments mounted per node group",
-            Evidence("Mooncake master (segment_total_capacity_bytes{segment})",
-                     "number of mounted segments per host (one per SGLang rank that mounts Store memory; expect the "
-                     "ranks per node)", s11),
-            [Target(mc.by_host(profile, "segment_total_capacity_bytes", op="count"), "{{host}}")], decimals=0),
-        stat(
-            key=f"{GROUP}.store_quota", title="Store quota as configured (profile, S17)",
-            evidence=Evidence("deployment profile (capacity.global_segment_size), not a measurement",
-                              "the Store RAM quota read at each level: global_segment_size is per replica, divided by "
-                              "TP x PP ranks, times the ranks on a node",
-                              "a configured limit: the mounted and allocated bytes are on their own panels"),
-            targets=tuple(Target(f"vector({value})", label, instant=True, ref_id=ref(i))
-                          for i, (label, value) in enumerate(quotas) if value is not None),
-            unit="bytes", width=24, height=4, options={"textMode": "value_and_name"}),
-    ]
-
-
 # --- NVMe cache disks ---------------------------------------------------------------------------------
 
 
@@ -343,6 +305,14 @@ def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     return panels
 
 
+def no_cache_tier_panel(profile: Profile) -> PanelSpec:
+    """A deployment without a KV cache disk tier: one line instead of disk panels on the OS or model disks."""
+    return text(f"{GROUP}.cache_disks_not_deployed", "Cache disks: not deployed",
+                f"**Cache disks** are not shown for this deployment ({profile.name}): it has no KV cache disk tier "
+                "(`[disks] cache_mountpoint` is not set in its profile). The node's other disks (system, model) are "
+                "not cache disks and are not drawn as such.", width=24, height=3)
+
+
 def host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     host_note = ""
     if topology.capacity.host_per_node:
@@ -391,8 +361,10 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
         panels.append(source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
                                           "GPU KV pool: not available"))
     panels += store_panels(profile, topology)
-    if profile.exported(NODE_EXPORTER):
+    if profile.exported(NODE_EXPORTER) and profile.disks.has_cache_tier:
         panels += [*disk_panels(profile), *filesystem_panels(profile, topology), *host_panels(profile, topology)]
+    elif profile.exported(NODE_EXPORTER):
+        panels += [no_cache_tier_panel(profile), *host_panels(profile, topology)]
     else:
         panels.append(source_status_panel(f"{GROUP}.node_unavailable", profile, [NODE_EXPORTER],
                                           "Cache disks, CPU and host memory: not available"))

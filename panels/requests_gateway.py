@@ -213,15 +213,17 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
 def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
     legend = sg.stage_legend(profile)
     panels = [
-        _ts("running_per_stage", "Running requests per PP stage (engine)",
+        _ts("running_per_stage", "Running requests per PP stage and DP group (engine)",
             Evidence("SGLang scheduler (sglang:num_running_reqs)",
-                     "requests in the running batch of each PP stage's scheduler, per node and stage",
+                     "requests in the running batch of each PP stage's scheduler, per node, stage and DP group (one "
+                     "series per DP group; the SLO group's 'Batch size' adds the DP groups of a stage)",
                      SCHEDULER_LIMIT),
             [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs")), legend)],
             "short", width=8, decimals=0),
-        _ts("waiting_per_stage", "Waiting requests per PP stage (engine queue)",
+        _ts("waiting_per_stage", "Waiting requests per PP stage and DP group (engine queue)",
             Evidence("SGLang scheduler (sglang:num_queue_reqs)",
-                     "requests in each PP stage scheduler's waiting queue, per node and stage",
+                     "requests in each PP stage scheduler's waiting queue, per node, stage and DP group (the SLO "
+                     "group's 'Queue length' adds the DP groups of a stage)",
                      SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
                      "own panels and are not added here (S4)"),
             [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs")), legend)],

@@ -24,13 +24,7 @@ from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, last_value, ratio_axis, source_status_panel, stat, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from panels.drilldown import gpu_link, node_link, per_gpu_rows_link
-from panels.engine_load import (
-    batch_size_panel,
-    kv_usage_panel,
-    load_state_panel,
-    prefix_hit_panel,
-    queue_length_panel,
-)
+from panels.engine_load import stage_panels
 from queries.gpu import (
     GPU_SOURCE_KEYS,
     MEMORY_FULL_SHARE,
@@ -305,10 +299,6 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
             budget_panel(profile),
             *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS),
             latency_panel(profile),
-            batch_size_panel(profile),
-            queue_length_panel(profile),
-            load_state_panel(profile),
-            kv_usage_panel(profile),
-            prefix_hit_panel(profile),
+            *stage_panels(profile),
         )
     return GroupSpec(key=KEY, title=TITLE, panels=engine + gpu_memory_panels(profile))

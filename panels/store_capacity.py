@@ -370,6 +370,6 @@ def panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     found.append(anatomy_text(profile, topology))
     if profile.exported("mooncake_master") or profile.exported("hicache"):
         found.append(allocation_table(profile))
-    if profile.exported("node_exporter"):
+    if profile.exported("node_exporter") and profile.disks.has_cache_tier:
         found.append(filesystem_table(profile))
     return found

@@ -22,6 +22,13 @@ Window statistics (the per-GPU tables):
   the max over the split series.
 - Samples in window: the sum over a GPU's series of ``count_over_time`` on the raw samples
   (a split series adds up instead of undercounting; no subquery, so no step-filled samples).
+
+GPUs reporting (S22): a GPU reports when its source's presence series (power, or the first metric
+the exporter collects) has a sample within ``seen_window`` before the evaluation time: four of the
+source's real sample intervals plus the store's latency offset, at least 2 minutes. Counted per node
+(``gpus_seen``: the reasons table and the GpuMissing alert, against ``cluster.gpus_per_node``) and
+for the whole deployment (``gpus_reporting``: against the profile's total). Exporter labels are
+aggregated away per (node, gpu) first, so a split series counts one GPU.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ from dataclasses import dataclass
 from dashgen.deployment.profile import Profile
 from queries.dcgm import DcgmSource
 from queries.gpm import GpmSource
-from queries.gpu_source import GpuSource
-from queries.promql import agg, divide, gpu_var, job, node_var, over_time, scale, selector
+from queries.gpu_source import GpuSource, seconds_text
+from queries.promql import agg, divide, gpu_var, job, node_var, over_time, scale, scoped_job, selector
 
 # The per-GPU sources in order of preference: the first one the profile exports is the dashboards' source.
 SOURCES: tuple[type[GpuSource], ...] = (GpmSource, DcgmSource)
@@ -111,6 +118,44 @@ def gpu_source(profile: Profile) -> GpuSource | None:
     return exported[0] if exported else None
 
 
+SEEN_SAMPLES = 4  # a GPU reports when it sent a sample within this many sample intervals (+ the store's lag)
+SEEN_MIN_SECONDS = 120.0
+
+
+def seen_window(profile: Profile, source: GpuSource) -> str:
+    """How far back a GPU's newest sample may lie for the GPU to count as reporting (see the module docstring)."""
+    seconds = SEEN_SAMPLES * source.resolution_seconds + profile.store.latency_offset_seconds
+    return seconds_text(max(SEEN_MIN_SECONDS, seconds))
+
+
+def _reporting_gpus(profile: Profile, source: GpuSource, selected: bool) -> str:
+    matchers = [job(profile, source.key)] + ([node_var(profile)] if selected else [])
+    recent = f"last_over_time({selector(source.presence_metric(), *matchers)}[{seen_window(profile, source)}])"
+    return agg("max", _per_gpu_labels(profile), recent)
+
+
+def gpus_seen(profile: Profile, source: GpuSource, *, selected: bool = True) -> str:
+    """GPUs reporting per node at the evaluation time; ``selected`` narrows to the dashboard's ``$node``
+    (never to ``$gpu``: the count is of the node's GPUs). A node with none has no row."""
+    return agg("count", [profile.label("node")], _reporting_gpus(profile, source, selected))
+
+
+def gpus_reporting(profile: Profile, source: GpuSource) -> str:
+    """GPUs reporting in the whole deployment at the evaluation time: one count over every node (a count of
+    GPUs, never a sum of a quantity across nodes or PP stages), compared with ``profile.total_gpus``."""
+    return f"count({_reporting_gpus(profile, source, selected=False)})"
+
+
+def gpus_missing(profile: Profile, source: GpuSource) -> str:
+    """Nodes whose scrape target of the source is up but that report fewer GPUs than ``cluster.gpus_per_node``;
+    the value is the number reporting (0 when the exporter answers without any GPU). Every node of the
+    deployment, no dashboard variable: the GpuMissing alert."""
+    node = profile.label("node")
+    seen = gpus_seen(profile, source, selected=False)
+    up = agg("max", [node], selector("up", scoped_job(profile, profile.source(source.key).job)))
+    return f"({seen} < {profile.gpus_per_node}) or on({node}) (({up} == 1) * 0 unless on({node}) {seen})"
+
+
 def _per_gpu_labels(profile: Profile) -> list[str]:
     return [profile.label("node"), profile.label("gpu")]
 
@@ -160,6 +205,13 @@ def gpu_window_samples(profile: Profile, source: GpuSource, metric: str) -> str:
     """Raw samples the window holds per (node, gpu), summed over the GPU's series (a series split by
     pod or driver labels adds up instead of undercounting)."""
     return agg("sum", _per_gpu_labels(profile), over_time("count", selector(metric, *_matchers(profile, source))))
+
+
+def gpu_uuids(profile: Profile, source: GpuSource) -> str:
+    """One series per (node, gpu, UUID) at the window end, for the per-GPU table's UUID column (value 1)."""
+    keys = [*_per_gpu_labels(profile), source.uuid_label]
+    return agg("max", keys, over_time("count", selector(source.presence_metric(), *_matchers(profile, source)))) + \
+        " > 0"
 
 
 def gpu_window_valid_percent(profile: Profile, source: GpuSource) -> str:

@@ -2,15 +2,16 @@
 modules (``queries.gpm``, ``queries.dcgm``) fill in, and the profile-bound values every source has.
 
 A source answers what differs between sources (its metric for a quantity, the factor to the common
-unit, whether it has a per-sample validity series and how it filters on it, its caveats and its
-description sentences); nobody compares source keys. The defaults here are those of a source that
-reports every quantity in the common unit and has no validity series. Which source a profile uses
-is decided in one place, ``queries.gpu.gpu_source``.
+unit, whether it has a per-sample validity series and how it filters on it, which of its metrics
+the deployment collects and its description sentences); nobody compares source keys. The defaults
+here are those of a source that reports every quantity in the common unit, has no validity series
+and collects every metric. Which source a profile uses is decided in one place,
+``queries.gpu.gpu_source``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -29,12 +30,15 @@ class GpuSource:
     ``interval`` is the scrape interval (kept for rule texts); ``resolution_seconds`` is the real
     spacing of distinct samples: the stored sample interval, or the exporter's own collect interval
     (``collect_seconds``) when that is coarser. ``uuid_label`` is the profile's label for the GPU UUID.
+    ``collected`` is the set of metrics the deployment's exporter collects (DCGM's field list); None
+    means every metric of the source (the GPM sampler always sends all of them).
     """
 
     interval: str
     uuid_label: str
     sample_interval: str = ""
     resolution_seconds: float = 0.0
+    collected: frozenset[str] | None = None
 
     key: ClassVar[str]  # the profile's source name (and so its scrape job)
     name: ClassVar[str]  # "GPM sampler", "DCGM exporter": what descriptions call it
@@ -47,15 +51,40 @@ class GpuSource:
     validity_metric: ClassVar[str | None] = None  # 1 where the sample is valid; None: no validity series
     collect_seconds: ClassVar[float] = 0.0  # the exporter's own collect interval (0: one value per scrape)
     reported_units: ClassVar[Mapping[str, tuple[str, float]]] = {}  # quantity key -> (unit, factor to common)
-    caveats: ClassVar[Mapping[str, str]] = {}  # quantity key -> what panels must say about its metric
-    rule_caveats: ClassVar[Mapping[str, str]] = {}  # quantity key -> what alerts must say about its metric
+    # Metrics that tell a GPU is there, in order of preference: the first one collected is the presence series.
+    presence_keys: ClassVar[tuple[str, ...]] = ("power", "memory_used", "temperature", "sm_clock", "busy")
 
     @classmethod
     def from_profile(cls, profile: Profile) -> GpuSource:
         """The source as ``profile`` deploys it (whether it is exported is the caller's question)."""
         source = profile.source(cls.key)
         resolution = max(source.sample_interval_seconds, cls.collect_seconds)
-        return cls(source.scrape_interval, profile.label(cls.uuid_label_key), source.sample_interval, resolution)
+        return cls(source.scrape_interval, profile.label(cls.uuid_label_key), source.sample_interval, resolution,
+                   cls.collected_metrics(profile))
+
+    @classmethod
+    def collected_metrics(cls, profile: Profile) -> frozenset[str] | None:
+        """The metrics the profile's exporter collects; None: all of them."""
+        return None
+
+    def collects(self, key: str) -> bool:
+        """True when the deployment collects the metric of ``key``; False means it has no series at all."""
+        return self.collected is None or self.metric(key) in self.collected
+
+    def presence_metric(self) -> str:
+        """The metric whose series say a GPU reports: the first collected of ``presence_keys``."""
+        for key in self.presence_keys:
+            if self.collects(key):
+                return self.metric(key)
+        raise ValueError(f"the {self.name} collects none of {', '.join(self.presence_keys)}")
+
+    def missing(self, metrics: Iterable[str]) -> list[str]:
+        """Those of ``metrics`` the deployment does not collect."""
+        return [m for m in metrics if self.collected is not None and m not in self.collected]
+
+    def not_collected(self, profile: Profile, metrics: Iterable[str]) -> str:
+        """The sentence saying ``metrics`` are not collected, and how to collect them."""
+        raise NotImplementedError(f"{type(self).__name__} collects every metric")
 
     def metric(self, key: str) -> str:
         """The metric measuring quantity ``key`` (a ``queries.gpu.QUANTITIES`` key or ``clock_event_reasons``)."""
@@ -68,14 +97,6 @@ class GpuSource:
     def reported_unit(self, key: str) -> str:
         """The unit the source reports quantity ``key`` in when it is not the common one, else ""."""
         return self.reported_units.get(key, ("", 1.0))[0]
-
-    def caveat(self, key: str) -> str:
-        """What a panel must say about the source's metric of ``key`` (e.g. absent by default), or ""."""
-        return self.caveats.get(key, "")
-
-    def rule_caveat(self, key: str) -> str:
-        """What an alert must say about the source's metric of ``key``, or ""."""
-        return self.rule_caveats.get(key, "")
 
     def caption(self) -> str:
         """Source and scrape interval, as the rule files name it."""

@@ -23,6 +23,7 @@ from queries.promql import (
     job,
     matcher,
     node_var,
+    rate,
     scale,
     selector,
     window_increase,
@@ -42,6 +43,7 @@ DROPPED = "sglang:hicache_dropped_tokens_total"  # GPU KV destroyed without Host
 # Store (L3) tier, storage collector.
 BACKUPED = "sglang:backuped_tokens_total"  # Host->Store, acknowledged
 PREFETCHED = "sglang:prefetched_tokens_total"  # Store->Host, before reuse or discard
+PREFETCH_HIT = "sglang:storage_prefetch_hit_tokens_total"  # tokens an L3 query found, before any transfer
 BACKUP_DROPPED = "sglang:hicache_backup_dropped_tokens_total"  # never reached the Store
 UNFULFILLED = "sglang:storage_prefetch_unfulfilled_tokens_total"
 DEFERRED = "sglang:storage_prefetch_deferred_tokens_total"
@@ -141,10 +143,29 @@ def logical_tokens(profile: Profile, metric: str) -> str:
     return one_rank(profile, first_event_increase(series(profile, metric)))
 
 
-def dropped_tokens(profile: Profile) -> str:
-    """GPU KV destroyed without Host backup: one rank per (reason, pool), then the reasons added."""
-    per_reason = one_rank(profile, first_event_increase(series(profile, DROPPED)), "reason", "pool")
-    return agg("sum", stage_key(profile), per_reason)
+# hicache_dropped_tokens_total{reason} (S10, S30): what each reason implicates.
+DROPPED_REASONS = {
+    "host_pressure": "implicates Host capacity: the Host tier had no room for the backup",
+    "write_through_unbacked_eviction": "not a Host capacity signal: evicted under write-through before its backup "
+                                       "completed",
+}
+
+
+def dropped_tokens(profile: Profile, reason: str) -> str:
+    """GPU KV destroyed without Host backup for one ``reason``, in the window: one rank per pool, the pools
+    added; reasons are never added to one another (S30)."""
+    chosen = series(profile, DROPPED, matcher("reason", "=", reason))
+    return agg("sum", stage_key(profile), one_rank(profile, first_event_increase(chosen), "pool"))
+
+
+def logical_rate(profile: Profile, metric: str, *matchers: str) -> str:
+    """A logical token counter's rate per node and stage (one TP rank per DP group), for the ladder over time."""
+    return one_rank(profile, rate(series(profile, metric, *matchers)))
+
+
+def shard_bytes_rate(profile: Profile, metric: str) -> str:
+    """A per-shard byte counter's rate summed over TP ranks (physical bytes per second), per node and stage."""
+    return agg("sum", stage_key(profile), rate(series(profile, metric)))
 
 
 def prefetch_reasons(profile: Profile, metric: str, reasons: tuple[str, ...]) -> str:

@@ -29,7 +29,8 @@ node (S14). Several master targets (HA) are de-duplicated per segment with ``max
 from __future__ import annotations
 
 from dashgen.deployment.profile import Profile
-from queries.promql import agg, divide, increase, job, matcher, node_var, scale, selector
+from dashgen.deployment.topology import Topology
+from queries.promql import agg, divide, increase, job, matcher, node_var, rate, scale, selector
 
 ALLOCATED = "segment_allocated_bytes"
 CAPACITY = "segment_total_capacity_bytes"
@@ -135,6 +136,18 @@ def returns_in_window(profile: Profile, metric: str) -> str:
     return agg("max", [profile.label("job")], increase(master(profile, metric)))
 
 
+VALID_GETS = "valid_get_nums_"  # GetReplicaList with at least one completed replica: a metadata hit
+TOTAL_GETS = "total_get_nums_"
+
+
+def get_hit_share(profile: Profile) -> str:
+    """The master's metadata hit share per rate interval, 0-1: valid / all GetReplicaList calls, each the
+    max over master targets (HA masters de-duplicated). A lookup answer, not a transfer and not a reuse."""
+    label_job = [profile.label("job")]
+    return divide(agg("max", label_job, rate(master(profile, VALID_GETS))),
+                  agg("max", label_job, rate(master(profile, TOTAL_GETS))))
+
+
 def source_share_pct(profile: Profile, numerator: str) -> str:
     """S12: RAM (or SSD) returns / (RAM + SSD returns) in the window, %. Misses are not in it."""
     ram, ssd = increase(master(profile, RAM_RETURNS)), increase(master(profile, SSD_RETURNS))
@@ -167,5 +180,27 @@ def host_of_segment(profile: Profile, expr: str) -> str:
 
 
 def by_host(profile: Profile, metric: str, op: str = "sum") -> str:
-    """``op by (host)`` of a per-segment gauge, ``host`` = the segment's node (or its raw host if unmapped)."""
-    return agg(op, [HOST_LABEL], host_of_segment(profile, master(profile, metric)))
+    """``op by (host)`` of a per-segment gauge, ``host`` = the segment's node (or its raw host if unmapped);
+    each segment read once over the master targets (HA masters de-duplicated with ``max``, as everywhere)."""
+    segments = agg("max", [HOST_LABEL, "segment"], host_of_segment(profile, master(profile, metric)))
+    return agg(op, [HOST_LABEL], segments)
+
+
+REPLICA_LABEL = "replica"
+
+
+def per_replica_bytes(profile: Profile, topology: Topology, metric: str) -> str:
+    """Bytes of a segment gauge per engine replica (the node group that shares one global_segment_size,
+    S17): the segments of the replica's nodes, each read once (HA de-duplicated), added. A segment whose
+    host maps to no node is in no replica."""
+    node = profile.label("node")
+    expr = agg("max", [node, "segment"], to_node(profile, mapped(profile, metric)))
+    for replica in topology.replicas:
+        nodes = "|".join(regex_literal(name) for name in replica.nodes).replace("\\", "\\\\")
+        expr = f'label_replace({expr}, "{REPLICA_LABEL}", "{replica.key}", "{node}", "{nodes}")'
+    return agg("sum", [REPLICA_LABEL], expr)
+
+
+def master_rate(profile: Profile, metric: str) -> str:
+    """A master counter's rate, read once over the master targets (HA de-duplicated with ``max``)."""
+    return agg("max", [profile.label("job")], rate(master(profile, metric)))

@@ -12,7 +12,11 @@ code  reason                 recognised by
       mapped                 its profile address while segments with hosts the profile does not
                              know exist (fix ``cluster.node_addresses``; the data may be there)
 4     uninitialised          target up, but the layer's presence series has no sample in the
-                             window (feature off, never exported, not warmed up)
+                             window (feature off, never exported, not warmed up); GPU layers:
+                             no GPU reports at the window end (never exported, or every GPU gone)
+100N  GPU missing (k of N)   GPU layers only: the target is up and k GPUs report at the window end,
++k                           fewer than the profile's N = ``cluster.gpus_per_node`` (S22); the
+                             code carries both counts so the value mapping prints "k of N"
 3     insufficient samples   the presence series holds fewer samples than
                              ``insufficient_samples_share x $__range_s / sample interval`` (the
                              source's ``sample_interval``: the spacing the central store keeps,
@@ -24,7 +28,7 @@ code  reason                 recognised by
 
 Shape of every layer's expression (``B`` = one series per node, value irrelevant)::
 
-    c5 or on(node) c4 or on(node) c3 or on(node) c_idle or on(node) (B * 0)
+    c5 or on(node) c4 [or on(node) c_gpu_missing] or on(node) c3 or on(node) c_idle or on(node) (B * 0)
 
 ``or`` keeps its left side and adds right-side rows for nodes not yet present, so each node gets
 exactly one row carrying the first reason that applies. Every branch ends with the label set
@@ -37,7 +41,10 @@ zero-filling (S7): the constant is a reason code, never a value of the measured 
 Known limits: the node list is not narrowed by ``$node`` (a node missing from ``up`` cannot be
 picked in that variable, which is built from ``up``); ``up`` is read at the window end, so a target
 that failed earlier in the window shows as insufficient samples, not collection failed; sample
-counts are the minimum over the node's series (one sparse GPU or rank marks the whole node).
+counts are the minimum over the node's series (one sparse GPU or rank marks the whole node). The
+value mappings print "k of N" for N up to ``MAX_GPUS_PER_NODE`` (the mapping is one list for every
+profile); a larger node reads "GPU missing" without the counts. A GPU that vanished inside the
+window still holds samples, so it also lowers the sample count: GPU missing is checked first.
 """
 
 from __future__ import annotations
@@ -50,10 +57,10 @@ from dashgen.deployment.profile import Profile
 from queries import hicache as sg
 from queries import mooncake as mc
 from queries import node_exporter as fs
-from queries.gpu import GpuSource, gpu_sources
+from queries.gpu import GpuSource, gpu_sources, gpus_seen
 from queries.promql import agg, node_var, scoped_job, selector
 
-OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED = 0, 1, 2, 3, 4, 5, 6
+OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED, GPU_MISSING = 0, 1, 2, 3, 4, 5, 6, 7
 
 REASONS: dict[int, tuple[str, str]] = {
     FAILED: ("collection failed", "red"),
@@ -64,7 +71,29 @@ REASONS: dict[int, tuple[str, str]] = {
     NO_IO: ("no I/O", "blue"),
     OK: ("ok", "green"),
 }
-PRIORITY = (FAILED, UNMAPPED, UNINITIALISED, INSUFFICIENT, NO_TRAFFIC, NO_IO, OK)
+PRIORITY = (FAILED, UNMAPPED, UNINITIALISED, GPU_MISSING, INSUFFICIENT, NO_TRAFFIC, NO_IO, OK)
+# GPU missing is not one code but 100 x expected + seen (``gpu_missing_code``): the cell tells "k of N".
+GPU_MISSING_TEXT, GPU_MISSING_COLOUR = "GPU missing", "dark-red"
+GPU_MISSING_BASE = 100
+MAX_GPUS_PER_NODE = 16  # the value mappings print "k of N" up to this many GPUs per node (HGX-2 / DGX-2)
+
+
+def gpu_missing_code(seen: int, expected: int) -> int:
+    """The cell value of a node where ``seen`` of ``expected`` GPUs report."""
+    if not 0 < seen < expected:
+        raise ValueError(f"GPU missing needs 0 < seen < expected, got {seen} of {expected}")
+    return GPU_MISSING_BASE * expected + seen
+
+
+def gpu_missing_counts(code: int) -> tuple[int, int] | None:
+    """(seen, expected) of a GPU-missing cell value, None for the other reason codes."""
+    expected, seen = divmod(code, GPU_MISSING_BASE)
+    return (seen, expected) if expected >= 2 and 0 < seen < expected else None
+
+
+def reason_of(code: int) -> int:
+    """The reason a cell value stands for (GPU_MISSING for every "k of N" value)."""
+    return GPU_MISSING if gpu_missing_counts(code) else code
 
 
 @dataclass(frozen=True)
@@ -79,6 +108,8 @@ class Layer:
     all nodes (the Mooncake master): its ``up`` applies to every node and its series are mapped to
     nodes by ``node_from`` (a function wrapping an expression in the mapping); ``unmapped`` selects
     the series no node maps to, whose presence turns "uninitialised" into "segment host not mapped".
+    ``gpus_seen`` (GPU layers) counts the node's GPUs reporting at the window end; with it the layer is
+    uninitialised when none reports and "GPU missing" when fewer than ``expected_gpus`` do.
     """
 
     key: str
@@ -93,6 +124,8 @@ class Layer:
     base_job: str = ""
     scrape_seconds: float = 0.0
     unmapped: str | None = None
+    gpus_seen: str | None = None
+    expected_gpus: int = 0
 
 
 def expected_nodes(profile: Profile, code: int = FAILED) -> str:
@@ -170,11 +203,22 @@ def uninitialised(profile: Profile, layer: Layer) -> str:
     For a layer with a host mapping (the Store segments) the same rows read 6, "segment host not
     mapped", when series with unmapped hosts exist: 4 + 2 x any_unmapped. One branch for both keeps
     the mapping chain once in the query (VictoriaMetrics' query length limit, 25 nodes)."""
+    if layer.gpus_seen is not None:  # no GPU reports at the window end: never exported, or every GPU gone
+        node = profile.label("node")
+        return f"(({_base(profile, layer)} * 0 + {UNINITIALISED}) unless on({node}) {layer.gpus_seen})"
     missing = _without_presence(profile, layer, UNINITIALISED)
     unmapped = any_unmapped(profile, layer)
     if unmapped is None:
         return missing
     return f"({missing} + {UNMAPPED - UNINITIALISED} * {unmapped})"
+
+
+def gpu_missing(profile: Profile, layer: Layer) -> str | None:
+    """100 x N + k: the node's target is up and k GPUs report, fewer than the profile's N (S22)."""
+    if layer.gpus_seen is None:
+        return None
+    expected = layer.expected_gpus
+    return f"(({layer.gpus_seen} < {expected}) + {GPU_MISSING_BASE * expected})"
 
 
 def expected_samples(profile: Profile, layer: Layer) -> str:
@@ -205,7 +249,11 @@ def idle(profile: Profile, layer: Layer) -> str | None:
 def reason_code(profile: Profile, layer: Layer) -> str:
     """The layer's reason code per node, highest-priority reason first."""
     node = profile.label("node")
-    branches = [collection_failed(profile, layer), uninitialised(profile, layer), insufficient_samples(profile, layer)]
+    branches = [collection_failed(profile, layer), uninitialised(profile, layer)]
+    missing = gpu_missing(profile, layer)
+    if missing:
+        branches.append(missing)
+    branches.append(insufficient_samples(profile, layer))
     idle_branch = idle(profile, layer)
     if idle_branch:
         branches.append(idle_branch)
@@ -214,12 +262,19 @@ def reason_code(profile: Profile, layer: Layer) -> str:
 
 
 def value_mappings() -> tuple[dict, ...]:
-    """Grafana value mappings turning each code into its reason text and colour."""
-    options = {
-        str(code): {"text": text, "color": color, "index": index}
-        for index, (code, (text, color)) in enumerate(sorted(REASONS.items()))
-    }
-    return ({"type": "value", "options": options},)
+    """Grafana value mappings turning each code into its reason text and colour: the reasons, then every
+    "GPU missing (k of N)" up to ``MAX_GPUS_PER_NODE`` in one value mapping, and a range for larger nodes
+    (Grafana takes the first mapping that matches)."""
+    texts = {code: (text, color) for code, (text, color) in REASONS.items()}
+    for expected in range(2, MAX_GPUS_PER_NODE + 1):
+        for seen in range(1, expected):
+            texts[gpu_missing_code(seen, expected)] = (f"{GPU_MISSING_TEXT} ({seen} of {expected})", GPU_MISSING_COLOUR)
+    options = {str(code): {"text": text, "color": color, "index": index}
+               for index, (code, (text, color)) in enumerate(sorted(texts.items()))}
+    larger = {"from": GPU_MISSING_BASE * (MAX_GPUS_PER_NODE + 1), "to": GPU_MISSING_BASE * 10_000,
+              "result": {"text": f"{GPU_MISSING_TEXT} (fewer GPUs report than cluster.gpus_per_node)",
+                         "color": GPU_MISSING_COLOUR, "index": len(options)}}
+    return ({"type": "value", "options": options}, {"type": "range", "options": larger})
 
 
 # --- the layers -------------------------------------------------------------------------------
@@ -264,12 +319,14 @@ def mooncake_layer(profile: Profile) -> Layer:
 
 
 def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
-    """Per-GPU telemetry of one exported source (GPM sampler or DCGM exporter): initialised when its
-    power samples exist."""
+    """Per-GPU telemetry of one exported source (GPM sampler or DCGM exporter): its GPUs reporting at the
+    window end against ``cluster.gpus_per_node`` (none: uninitialised; fewer: GPU missing), and the sample
+    count of its power series (or the first metric it collects)."""
     src = profile.source(source.key)
     return Layer(source.key, f"GPU ({source.name})", src.job, src.sample_interval_seconds,
-                 selector(source.metric("power"), scoped_job(profile, src.job), node_var(profile)),
-                 scrape_seconds=src.scrape_interval_seconds)
+                 selector(source.presence_metric(), scoped_job(profile, src.job), node_var(profile)),
+                 scrape_seconds=src.scrape_interval_seconds, gpus_seen=gpus_seen(profile, source),
+                 expected_gpus=profile.gpus_per_node)
 
 
 def disk_layer(profile: Profile) -> Layer:
@@ -292,6 +349,6 @@ def layers(profile: Profile) -> list[Layer]:
     if profile.exported("mooncake_master") and profile.exported("sglang"):
         found.append(mooncake_layer(profile))
     found.extend(gpu_layer(profile, source) for source in gpu_sources(profile))
-    if profile.exported("node_exporter"):
+    if profile.exported("node_exporter") and profile.disks.has_cache_tier:
         found.append(disk_layer(profile))
     return found

@@ -39,9 +39,22 @@ def disk_labels(profile: Profile) -> list[str]:
     return [profile.label("node"), "device"]
 
 
+def cache_mount_devices(profile: Profile) -> str:
+    """The block device behind the profile's cache mount point, per node, named as diskstats names it:
+    the filesystem's ``device="/dev/nvme0n1p1"`` becomes ``nvme0n1`` (the whole disk; node_exporter's
+    diskstats leaves partitions out by default), ``/dev/sdb1`` becomes ``sdb``."""
+    mounted = agg("max", disk_labels(profile),
+                  node_series(profile, SIZE, matcher("mountpoint", "=", profile.disks.cache_mountpoint)))
+    named = f'label_replace({mounted}, "device", "$1", "device", "/dev/(.+)")'
+    whole_nvme = f'label_replace({named}, "device", "$1", "device", "(nvme[0-9]+n[0-9]+)p[0-9]+")'
+    return f'label_replace({whole_nvme}, "device", "$1", "device", "((?:s|v|xv|h)d[a-z]+)[0-9]+")'
+
+
 def disk_rate(profile: Profile, metric: str) -> str:
-    """Per-second rate of a diskstats counter, per node and cache device."""
-    return agg("sum", disk_labels(profile), rate(node_series(profile, metric, cache_device(profile))))
+    """Per-second rate of a diskstats counter, per node and cache device: the device behind the cache
+    mount point (``cache_mount_devices``), not a name pattern that also matches OS and model disks."""
+    rates = agg("sum", disk_labels(profile), rate(node_series(profile, metric)))
+    return f"{rates} and on ({', '.join(disk_labels(profile))}) {cache_mount_devices(profile)}"
 
 
 def disk_latency(profile: Profile, time_metric: str, ops_metric: str) -> str:

@@ -7,6 +7,7 @@ idle denominator yields no sample rather than a zero.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from dashgen.deployment.profile import Profile
 
@@ -20,8 +21,9 @@ FIRST_EVENT_RATE = (
 
 
 def matcher(label: str, op: str, value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{label}{op}"{escaped}"'
+    """``label op "value"`` with the value quoted and escaped as a PromQL string (a quote in a profile
+    string can never end the string early)."""
+    return f"{label}{op}{string_literal(value)}"
 
 
 def selector(metric: str, *matchers: str) -> str:
@@ -132,3 +134,116 @@ def scale(expr: str, factor: float) -> str:
             return f"({expr}) / {int(round(divisor))}"
     text = f"{factor:g}" if factor < 1e6 else str(int(factor))
     return f"({expr}) * {text}"
+
+
+def string_literal(text: str) -> str:
+    """``text`` as a double-quoted PromQL string (backslash, quote and control characters escaped)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+# -- the parse budget ------------------------------------------------------------------------------
+# promql-parser's memory and time grow with the square of an expression's terms (1,000 ``or`` terms of
+# label_replace take ~0.7 GB, 5,000 ``+ up`` terms crash the process with SIGSEGV), so no expression
+# reaches it unless it is within this budget. The budget is over 5 x what the shipped dashboards need.
+MAX_QUERY_CHARS = 1_000_000
+MAX_QUERY_TERMS = 1_000
+MAX_QUERY_DEPTH = 100
+
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`'  # strings: skipped
+    r"|\b(and|or|unless|atan2)\b|(==|!=|<=|>=|[-+*/%^<>])|([({\[])|([)}\]])",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class QuerySize:
+    """What the parse budget counts: characters, terms (operators and opening brackets) and nesting depth."""
+
+    chars: int
+    terms: int
+    depth: int
+
+    def over_budget(self) -> str | None:
+        """Why the expression is over the parse budget, or None."""
+        if self.chars > MAX_QUERY_CHARS:
+            return f"{self.chars} characters, over the budget of {MAX_QUERY_CHARS}"
+        if self.terms > MAX_QUERY_TERMS:
+            return f"{self.terms} terms, over the budget of {MAX_QUERY_TERMS}"
+        if self.depth > MAX_QUERY_DEPTH:
+            return f"nested {self.depth} deep, over the budget of {MAX_QUERY_DEPTH}"
+        return None
+
+
+def query_size(expr: str, limit: int = MAX_QUERY_CHARS * 4) -> QuerySize:
+    """Count an expression's terms and depth in one linear pass (strings skipped); stops after ``limit``
+    characters, so a hostile 100 MB expression costs no more than the budget needs to reject it."""
+    terms = depth = deepest = 0
+    for match in _TOKEN.finditer(expr, 0, min(len(expr), limit)):
+        if match.group(1) or match.group(2):
+            terms += 1
+        elif match.group(3):
+            terms += 1
+            depth += 1
+            deepest = max(deepest, depth)
+        elif match.group(4):
+            depth -= 1
+    return QuerySize(len(expr), terms, deepest)
+
+
+_SET_OPERATOR = re.compile(r"\s(or|and|unless)\s+(?:(?:on|ignoring)\s*\([^()]*\)\s*)?"
+                           r"(?:(?:group_left|group_right)\s*(?:\([^()]*\))?\s*)?")
+
+
+def top_level_operands(expr: str) -> list[str]:
+    """``expr`` split at its outermost set operators (``or`` / ``and`` / ``unless``, with their modifiers):
+    the operands a long chain is made of, each a whole expression. One linear pass."""
+    depth, start, parts = 0, 0, []
+    for match in _TOKEN.finditer(expr):
+        if match.group(3):
+            depth += 1
+        elif match.group(4):
+            depth -= 1
+        elif depth == 0 and match.group(1) in ("or", "and", "unless"):
+            operator = _SET_OPERATOR.match(expr, max(match.start() - 1, 0))
+            if operator is None:
+                continue
+            parts.append(expr[start:match.start()])
+            start = operator.end()
+    parts.append(expr[start:])
+    return [part.strip() for part in parts]
+
+
+def _unwrapped(expr: str) -> str:
+    """``expr`` without parentheses that enclose all of it (``((a or b))`` -> ``a or b``)."""
+    while expr.startswith("(") and expr.endswith(")"):
+        depth = 0
+        for match in _TOKEN.finditer(expr):
+            if match.group(3):
+                depth += 1
+            elif match.group(4):
+                depth -= 1
+                if depth == 0 and match.end() < len(expr):
+                    return expr
+        expr = expr[1:-1].strip()
+    return expr
+
+
+def budget_pieces(expr: str) -> tuple[list[str], str | None]:
+    """Pieces of ``expr`` each within the parse budget, found by splitting over-budget parts at their
+    outermost set operators (inside enclosing parentheses too): parsing every piece checks the syntax of a
+    long ``or`` chain without handing the parser the chain. The second value says why a part cannot be split
+    into pieces within the budget (None when every piece is within it)."""
+    pieces, pending = [], [expr]
+    while pending:
+        part = pending.pop()
+        over = query_size(part).over_budget()
+        if over is None:
+            pieces.append(part)
+            continue
+        split = top_level_operands(_unwrapped(part))
+        if len(split) < 2:
+            return pieces, over
+        pending.extend(reversed(split))
+    return pieces, None

@@ -258,8 +258,12 @@ def latency_quantile(profile: Profile, metric: str, quantile: float) -> str:
 
 # --- scheduler gauges, per PP stage -------------------------------------------------------------
 
-def scheduler_matchers(profile: Profile, with_vars: bool = True) -> tuple[str, ...]:
+def scheduler_matchers(profile: Profile, with_vars: bool = True, role: str = "") -> tuple[str, ...]:
+    """The scheduler series of the deployment (``$node``/``$stage`` with ``with_vars``); ``role`` keeps one
+    pool of a PD deployment (the engine's own ``engine_type``), so prefill and decode never share a panel (S27)."""
     matchers = [job(profile, "sglang")]
+    if role:
+        matchers.append(matcher("engine_type", "=", role))
     if with_vars:
         matchers.append(node_var(profile))
         if profile.has_pp:
@@ -267,7 +271,7 @@ def scheduler_matchers(profile: Profile, with_vars: bool = True) -> tuple[str, .
     return tuple(matchers)
 
 
-def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True) -> str:
+def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True, role: str = "") -> str:
     """Running or waiting requests per (node, PP stage), never summed across stages (S3).
 
     ``priority=""`` keeps the total series (also matching deployments without priority labels);
@@ -275,17 +279,18 @@ def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True) ->
     DP groups adds their disjoint batches.
     """
     stage = stage_key(profile)
-    series = selector(metric, *scheduler_matchers(profile, with_vars), matcher("priority", "=", ""))
+    series = selector(metric, *scheduler_matchers(profile, with_vars, role), matcher("priority", "=", ""))
     per_dp = agg("max", (*stage, profile.label("dp_rank")), series)
     return agg("sum", stage, per_dp)
 
 
-def kv_usage(profile: Profile) -> str:
+def kv_usage(profile: Profile, role: str = "") -> str:
     """``sglang:token_usage`` (the fullest KV pool's used share) per (node, PP stage): the fullest DP group."""
-    return agg("max", stage_key(profile), selector("sglang:token_usage", *scheduler_matchers(profile)))
+    return agg("max", stage_key(profile),
+               selector("sglang:token_usage", *scheduler_matchers(profile, role=role)))
 
 
-def queue_per_running(profile: Profile) -> str:
+def queue_per_running(profile: Profile, role: str = "") -> str:
     """Waiting ÷ running requests per stage: scale-free queue pressure.
 
     A stage with waiting requests and none running (a stalled scheduler, or every request retracted)
@@ -293,8 +298,8 @@ def queue_per_running(profile: Profile) -> str:
     (the waiting gauge itself is 0, nothing is filled in); no sample only when both gauges are absent.
     """
     on = f"on ({', '.join(stage_key(profile))})"
-    waiting = per_stage_requests(profile, "sglang:num_queue_reqs")
-    ratio = divide(waiting, per_stage_requests(profile, "sglang:num_running_reqs"))
+    waiting = per_stage_requests(profile, "sglang:num_queue_reqs", role=role)
+    ratio = divide(waiting, per_stage_requests(profile, "sglang:num_running_reqs", role=role))
     return f"{ratio} or {on} (({waiting} > 0) * 0 + {STALLED_VALUE:.0f}) or {on} ({waiting} == 0)"
 
 
@@ -312,7 +317,7 @@ def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
     return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
 
 
-def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW) -> str:
+def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = "") -> str:
     """Final prefix reuse at prefill (S9) as a share of prefill input tokens per stage, from
     ``sglang:prefill_effective_tokens_total`` (the counter of the cache-evidence table's final-reuse columns).
 
@@ -321,8 +326,9 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW) -> str:
     stage = stage_key(profile)
     dp = profile.label("dp_rank")
     metric = "sglang:prefill_effective_tokens_total"
-    hits = selector(metric, *scheduler_matchers(profile), matcher("mode", "=~", "device_hit|host_hit|storage_hit"))
-    inputs = selector(metric, *scheduler_matchers(profile), matcher("mode", "=", "input"))
+    scope = scheduler_matchers(profile, role=role)
+    hits = selector(metric, *scope, matcher("mode", "=~", "device_hit|host_hit|storage_hit"))
+    inputs = selector(metric, *scope, matcher("mode", "=", "input"))
     numerator = agg("sum", stage, agg("max", (*stage, dp, "mode"), rate(hits, window)))
     denominator = agg("sum", stage, agg("max", (*stage, dp), rate(inputs, window)))
     return divide(numerator, denominator)

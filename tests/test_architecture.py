@@ -31,6 +31,7 @@ LAYERS: dict[str, float] = {
     "dashgen.build": 6, "dashgen.rules": 6, "dashgen.panel_index": 6,
     "dashgen.lint": 7, "dashgen.diff": 7, "dashgen.grafana": 7, "dashgen.live": 7,
     "dashgen.demo": 8,
+    "dashgen.importer": 8,
     "dashgen.publish": 9,
     "dashgen.cli": 10, "dashgen.__main__": 11,
 }
@@ -147,7 +148,7 @@ def test_every_panel_title_is_written_literally_in_its_defining_module(entries):
         literals = _literals(ROOT / (entry.module.replace(".", "/") + ".py"))
         for title in entry.titles:
             stem = title.rsplit(" (", 1)[0]
-            if not ({title, stem} & literals or f"{stem} (" in literals):
+            if not ({title, stem} & literals or any(literal.startswith(f"{stem} (") for literal in literals)):
                 missing.append(f"{entry.key}: {title!r} not literal in {entry.module}")
     assert not missing, "\n".join(missing)
 

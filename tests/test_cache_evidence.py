@@ -141,8 +141,8 @@ def test_s8_direction_words_name_the_right_counters():
         cols = columns(specs(name)["reuse_io"])
         expected = {}
         if profile.exported("hicache"):
-            expected |= {"GPU→Host backup": sg.BACKUP_BYTES, "Host→GPU load-back": sg.LOAD_BACK_BYTES,
-                         "GPU KV dropped before Host backup": sg.DROPPED}
+            expected |= {"GPU→Host backup": sg.BACKUP_BYTES, "Host→GPU load-back": sg.LOAD_BACK_BYTES}
+            expected |= {f"GPU KV dropped before Host backup, {reason}": sg.DROPPED for reason in sg.DROPPED_REASONS}
         if profile.exported("hicache_storage"):
             expected |= {"Host→Store backed-up": sg.BACKUPED, "Store→Host prefetched": sg.PREFETCHED,
                          "Host→Store dropped before backup": sg.BACKUP_DROPPED}
@@ -152,6 +152,21 @@ def test_s8_direction_words_name_the_right_counters():
         arrows = [t for t in cols if "→" in t]
         assert len(arrows) == len([prefix for prefix in expected if "→" in prefix]), name
     assert any("→" in t for t in columns(specs("long-context-64")["reuse_io"]))
+
+
+def test_s30_dropped_before_backup_one_column_per_reason_each_saying_what_it_implicates():
+    profile = PROFILES["long-context-64"]
+    cols = columns(specs("long-context-64")["reuse_io"])
+    dropped = {t: e for t, e in cols.items() if t.startswith("GPU KV dropped before Host backup")}
+    assert len(dropped) == len(sg.DROPPED_REASONS) == 2
+    for reason in sg.DROPPED_REASONS:
+        (title,) = [t for t in dropped if reason in t]
+        assert f'reason="{reason}"' in dropped[title] and "reason=~" not in dropped[title]
+        assert "sum by (node, pp_rank) (" in dropped[title] and "reason" not in dropped[title].split("(", 1)[0]
+    description = specs("long-context-64")["reuse_io"].description
+    assert "host_pressure implicates Host capacity" in description
+    assert "write_through_unbacked_eviction not a Host capacity signal" in description
+    assert profile.exported("hicache")
 
 
 def test_s8_bytes_sum_tp_ranks_tokens_read_one_rank():
@@ -335,7 +350,7 @@ def test_s17_limit_allocation_filesystem_are_three_panels(name):
     if cap.nvme_limit_per_node is not None:
         assert format_decimal(cap.nvme_limit_per_node) in content
     assert found["capacity_limits"].targets == ()
-    if profile.exported("node_exporter"):
+    if profile.exported("node_exporter") and profile.disks.has_cache_tier:
         fs_panel = found["filesystem_usage"]
         assert all("node_filesystem" in t.expr for t in fs_panel.targets)
         assert "axis maximum is neither capacity nor usage" in fs_panel.description
@@ -359,5 +374,5 @@ def test_reasons_table_shows_reason_text_for_every_layer(name):
     assert {v["text"] for v in mapping["options"].values()} >= {"collection failed", "uninitialised", "ok"}
     titles = list(columns(panel))
     assert titles[0].startswith("Engine")
-    assert any(t.startswith("Cache disk") for t in titles)
+    assert any(t.startswith("Cache disk") for t in titles) == PROFILES[name].disks.has_cache_tier
     assert any(t.startswith("HiCache Host") for t in titles) == PROFILES[name].exported("hicache")

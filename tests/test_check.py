@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from test_diff import _panel, generated
 
 from dashgen.cli.app import main
 
@@ -68,3 +73,148 @@ def test_missing_and_extra_dashboards_fail(fresh, tmp_path):
     assert result.exit_code == 1
     assert report["missing"] == ["video-200/dg-video-200-cluster.json"]
     assert report["extra"] == ["video-200/dg-video-200-old.json"]
+
+
+# --- the pull-request comment (issue 17) ---------------------------------------------------------------------
+
+
+def renamed_profiles(target: Path) -> Path:
+    """Every profile with its node label renamed: nearly every query of every dashboard changes."""
+    target.mkdir()
+    for path in sorted((ROOT / "profiles").glob("*.toml")):
+        (target / path.name).write_text(path.read_text() + '\n[labels]\nnode = "hostname"\n')
+    return target
+
+
+@pytest.fixture(scope="module")
+def label_rename(fresh, tmp_path_factory):
+    """``dashgen check --format markdown --report`` of the committed (old) build against renamed profiles."""
+    work = tmp_path_factory.mktemp("rename")
+    profiles = renamed_profiles(work / "profiles")
+    report = work / "report.md"
+    result = CliRunner().invoke(main, ["--profiles-dir", str(profiles), "check", "--dashboards", str(fresh / "d"),
+                                       "--rules-dir", str(fresh / "r"), "--format", "markdown", "--report",
+                                       str(report)])
+    return result, report.read_text(encoding="utf-8"), profiles
+
+
+def expected_diff(fresh: Path, profiles: Path):
+    from dashgen.build import build_all
+    from dashgen.cli.diff_cmd import compare
+    from dashgen.deployment.profile import load_profiles
+
+    new = {b.relative_path().as_posix(): b.document for b in build_all(load_profiles(directory=profiles))}
+    old = {name: json.loads((fresh / "d" / name).read_text()) for name in new}
+    return compare(old, new)
+
+
+def test_a_label_rename_across_all_profiles_gives_a_comment_github_accepts(fresh, label_rename):
+    result, _report, profiles = label_rename
+    assert result.exit_code == 1  # stale
+    comment = result.output
+    assert len(comment) <= 60_000
+    files = expected_diff(fresh, profiles)
+    assert len(files) == 4 and all(f.diff and f.diff.has_semantic_changes for f in files)
+    for f in files:
+        assert f"| {f.name.split('/')[0]} | `{f.diff.uid}` | {f.diff.change_count} |" in comment
+    total = sum(f.diff.change_count for f in files)
+    left = re.search(r"\*\*(\d+) of (\d+) changes left out\*\*", comment)
+    assert left and int(left.group(2)) == total and 0 < int(left.group(1)) < total, comment[-600:]
+    assert "has every change" in comment and "the same change in 4 profiles" in comment
+    from dashgen.diff.comment import RANKS
+
+    ranks = [min(RANKS[k] for k in kind.split(", ")) for kind in re.findall(r"<b>(.*?)</b> · ", comment)]
+    assert ranks and ranks == sorted(ranks) and ranks[0] == RANKS["query"]  # the most important first
+
+
+def test_the_report_holds_every_change(fresh, label_rename):
+    _result, report, profiles = label_rename
+    assert "left out" not in report and "details in the full report" not in report
+    summaries = [html.unescape(s) for s in re.findall(r"<summary>(.*?)</summary>", report)]
+    for f in expected_diff(fresh, profiles):
+        profile = f.name.split("/")[0]
+        for pc in f.diff.changed_panels:
+            label = f'panel "{pc.title}" (id {pc.id}) · {len(pc.changes)} field change(s)'
+            assert any(label in s and profile in s.rsplit(" · ", 1)[1] for s in summaries), (profile, label)
+        for vc in f.diff.changed_variables:
+            assert any(f"variable ${vc.name}" in s and profile in s for s in summaries), (profile, vc.name)
+    assert report.count("```diff") >= 100
+
+
+def test_check_markdown_with_base_shows_the_pull_request_s_change(fresh, tmp_path):
+    tree = copy_tree(fresh, tmp_path / "repo")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tree, check=True, capture_output=True, timeout=60)
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "base")
+    clean = check(tree, "--format", "markdown", "--base", "HEAD")
+    assert "### Changes against `HEAD`" in clean.output and "No semantic changes" in clean.output
+    bad = check(tree, "--format", "markdown", "--base", "no-such-ref")
+    assert bad.exit_code == 2 and "no-such-ref" in bad.output
+
+
+def test_the_workflow_posts_the_bounded_comment_and_keeps_the_full_report():
+    workflow = (ROOT / ".github" / "workflows" / "dashboards.yml").read_text()
+    assert "dashgen check --base" in workflow and "--format markdown" in workflow and "--report " in workflow
+    assert "actions/upload-artifact" in workflow and "GITHUB_STEP_SUMMARY" in workflow
+    assert "<!-- dashgen-diff -->" in workflow and "updateComment" in workflow
+    assert "fork" in workflow and "error.status === 403" in workflow  # a read-only token falls back to the summary
+
+
+# --- the bounded markdown, synthetic --------------------------------------------------------------------------
+
+
+def _profile_files(changes: int, query_chars: int = 3000) -> dict[str, dict[str, Any]]:
+    """Four "profiles" of one dashboard, each with ``changes`` panels whose long queries all change."""
+    sides: dict[str, dict[str, Any]] = {"old": {}, "new": {}}
+    for profile in ("alpha-1", "beta-22", "gamma-333", "delta-4444"):
+        for side in sides:
+            doc = generated()
+            doc["uid"] = f"dg-{profile}-cluster"
+            label = "node" if side == "old" else "hostname"
+            doc["panels"] = [_panel(i, f"panel {i}", " or ".join(
+                f'max by ({label}) (m_{i}_{k}{{cluster="{profile}", {label}=~"${label}"}})'
+                for k in range(query_chars // 60)), y=i * 8) for i in range(1, changes + 1)]
+            sides[side][f"{profile}/dg-{profile}-cluster.json"] = doc
+    return sides
+
+
+def test_markdown_stays_within_the_limit_whatever_the_change() -> None:
+    from dashgen.cli.diff_cmd import compare
+    from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment, render_markdown
+
+    sides = _profile_files(changes=120)
+    files = compare(sides["old"], sides["new"])
+    full = render_markdown(files, limit=None)
+    assert len(full) > 4 * COMMENT_LIMIT
+    bounded = render_markdown(files)
+    assert len(bounded) <= COMMENT_LIMIT
+    for name in sides["new"]:
+        assert f"`{name.split('/')[1][:-5]}`" in bounded  # the summary table names every dashboard
+    assert "the same change in 4 profiles: alpha-1, beta-22, delta-4444, gamma-333" in bounded
+    for limit in (3_000, 12_000):
+        text = render_comment([Section("Changes", files)], limit=limit, preface=["x" * 200] * 40)
+        assert len(text) <= limit
+
+
+def test_identical_changes_are_grouped_and_the_most_important_come_first() -> None:
+    from dashgen.cli.diff_cmd import compare
+    from dashgen.diff.comment import group_items
+
+    old_docs, new_docs = {}, {}
+    for profile in ("aaa", "bbb", "ccc"):
+        old, new = generated(), generated()
+        old["uid"] = new["uid"] = f"dg-{profile}"
+        new["panels"][1]["fieldConfig"]["defaults"]["unit"] = "reqps"  # the same in all three
+        new["panels"][2]["gridPos"]["y"] = 99
+        if profile == "bbb":
+            new["panels"].pop(0)  # a removed panel: first
+        else:
+            new["panels"][0]["targets"][0]["expr"] = f'max by (node) (x{{cluster="{profile}"}})'  # same, normalised
+        old_docs[f"{profile}/d.json"], new_docs[f"{profile}/d.json"] = old, new
+    items = group_items(compare(old_docs, new_docs))
+    assert [(i.kind, len(i.members)) for i in items] == [("panel removed", 1), ("query", 2), ("unit", 3),
+                                                         ("layout", 3)]

@@ -201,3 +201,37 @@ def test_imported_demo_keeps_the_contract_in_victoriametrics(victoriametrics, de
     samples = ds.query('max(count_over_time(gpm_power_watts[1h]))', window.end).result
     interval = window.profile.source("gpm").scrape_interval_seconds
     assert int(samples[0]["value"][1]) == window.hours * 3600 / interval  # real 1 s sampling (left-open window)
+
+
+@pytest.mark.parametrize("name", ["long-context-64", "h20-16"])
+def test_s22_gpu_missing_scenario_loses_one_gpu_after_its_xid_and_keeps_every_other_series(name):
+    """gpu-missing: one GPU's series (GPM and DCGM) end at LOST_AT after a last Xid of 79 from XID_AT; every other
+    GPU and every exporter's up stay whole, so the node reads GPU missing and nothing else."""
+    from dashgen.demo.scenarios import LOST_AT, LOST_XID, XID_AT, assignments, lost_gpu
+
+    (profile,) = load_profiles([name])
+    plan = demo_plan(profile, "gpu-missing", END, 1.0, step=30)
+    models, _ = demo_models(profile)
+    node, gpu = lost_gpu(profile)
+    cut = (plan.start + (plan.end - plan.start) * LOST_AT) * 1000
+    gpu_series, lost = 0, []
+    for item in generate(plan, models):
+        labels = item["metric"]
+        if labels["__name__"] == "up":
+            assert set(item["values"]) == {1.0}
+            continue
+        if profile.label("gpu") not in labels:
+            continue
+        gpu_series += 1
+        if (labels["node"], labels[profile.label("gpu")]) == (node, str(gpu)):
+            lost.append(item)
+            assert item["timestamps"][-1] < cut
+        else:
+            assert item["timestamps"][-1] > (plan.end - 30) * 1000  # to the window end, on the 30 s grid
+    assert lost and gpu_series > len(lost)
+    (xid,) = [s for s in lost if s["metric"]["__name__"] == "DCGM_FI_DEV_XID_ERRORS"]
+    xid_at = (plan.start + (plan.end - plan.start) * XID_AT) * 1000
+    assert {v for v, t in zip(xid["values"], xid["timestamps"], strict=True) if t >= xid_at} == {LOST_XID}
+    assert {v for v, t in zip(xid["values"], xid["timestamps"], strict=True) if t < xid_at} == {0}
+    (row,) = assignments(profile, "gpu-missing")
+    assert row.node == node and row.reason_name == "GPU missing" and f"Xid {LOST_XID}" in row.detail

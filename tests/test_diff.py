@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -263,7 +262,8 @@ def test_leaf_paths_map_to_the_engines_field_paths() -> None:
     assert leaf_changes({"min": 0, "max": 1.0, "show": True}, {"min": 0.0, "max": 1, "show": 1}) == []
 
 
-def test_two_140_panel_dashboards_compare_fast() -> None:
+def test_two_140_panel_dashboards_find_exactly_the_one_real_change() -> None:
+    """Speed is measured in make bench (bench/diff.py, a same-run ratio), not here."""
     big = generated()
     big["panels"] = [
         _panel(i, f"panel {i}", f'max by (node) (sglang:num_running_reqs{{pp_rank="{i}"}})', y=i * 8)
@@ -271,9 +271,7 @@ def test_two_140_panel_dashboards_compare_fast() -> None:
     ]
     live = ui_saved(big)
     live["panels"][70]["targets"][0]["expr"] = "up"
-    start = time.perf_counter()
     d = diff_dashboards(big, live)
-    assert time.perf_counter() - start < 1.0
     assert [pc.title for pc in d.changed_panels] == ["panel 71"]
 
 
@@ -312,8 +310,10 @@ def test_cli_markdown_has_collapsible_details_per_panel(tmp_path: Path) -> None:
     result = CliRunner().invoke(diff_command, args)
     assert result.exit_code == 1
     assert result.output.count("<details>") == 2
-    assert '<summary>panel "Running requests" (id 100): 1 change(s) (query)</summary>' in result.output
+    assert ("<summary><b>query</b> · panel &quot;Running requests&quot; (id 100) · 1 field change(s) · in b.json"
+            "</summary>") in result.output
     assert "| query | `targets[0].expr` |" in result.output
+    assert result.output.index("<b>query</b>") < result.output.index("<b>axis</b>")  # most important first
 
 
 def test_cli_json_shape(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_every_source_names_a_metric_for_every_quantity_and_the_clock_reasons() 
     assert GPU_SOURCE_KEYS == ("gpm", "dcgm"), "GPM is preferred, DCGM the fallback"
     for source in SOURCES:
         assert set(source.metrics) == {*QUANTITIES, CLOCK_EVENT_REASONS}, source.key
-        assert set(source.reported_units) <= set(QUANTITIES) and set(source.caveats) <= set(source.metrics)
+        assert set(source.reported_units) <= set(QUANTITIES)
         assert source.memory_total_metrics, source.key
 
 
@@ -84,14 +84,19 @@ def test_s18_one_quantity_per_timeline_panel_and_the_title_names_the_source(name
     assert len(panels) >= 10
     quantities_seen = []
     for panel in panels:
+        if panel["type"] == "text":  # a quantity the exporter does not collect (S22)
+            content = panel["options"]["content"]
+            assert panel["title"].endswith(": not collected") and "not collected by this exporter" in content
+            continue
         found = {n for t in panel["targets"] for n in names(t["expr"])}
         quantities = {_quantity_of(n) for n in found}
         assert len(quantities) == 1, f"{panel['title']}: mixes {quantities}"
         assert caption in panel["title"], f"{panel['title']}: title does not name {caption}"
         assert all(n.startswith("gpm_") == (source.key == "gpm") for n in found), panel["title"]
         quantities_seen.append(quantities.pop())
-    for key in ("memory", "busy", "sm_occupancy", "tensor_active", "temperature", "sm_clock"):
+    for key in ("memory", "busy", "tensor_active", "temperature", "sm_clock"):
         assert key in quantities_seen
+    assert ("sm_occupancy" in quantities_seen) == source.collects("sm_occupancy")
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
@@ -126,8 +131,34 @@ def test_gpm_preferred_dcgm_fallback_says_what_dcgm_lacks() -> None:
     assert dcgm, "expected at least one profile without GPM"
     for name in dcgm:
         (occupancy,) = [p for p in _panels(name) if p["title"].startswith("SM occupancy")]
-        assert "commented out" in occupancy["description"]
+        assert occupancy["type"] == "text" and occupancy["title"] == "SM occupancy per GPU: not collected"
+        content = occupancy["options"]["content"]
+        assert "`DCGM_FI_PROF_SM_OCCUPANCY` is not collected by this exporter's field list" in content
+        assert "where it is commented out" in content and "[sources.dcgm] fields" in content
         assert not any(p["title"].startswith("Valid samples") for p in _panels(name))
+
+
+def test_s22_a_field_the_dcgm_exporter_does_not_collect_is_a_not_collected_text_never_an_empty_chart() -> None:
+    """h20-16 runs the default CSV: SM active, SM occupancy and the clock-event reasons are texts naming the field
+    and how to add it. With those fields in its field list the same profile draws the charts."""
+    import dataclasses
+
+    from dashgen.deployment.topology import Topology
+    from queries import dcgm
+
+    profile = PROFILES["h20-16"]
+    texts = {p["title"]: p for p in _panels("h20-16") if p["type"] == "text"}
+    assert set(texts) == {"SM active per GPU: not collected", "SM occupancy per GPU: not collected",
+                          "Clock-event (throttle) reasons per GPU: not collected"}
+    assert "`DCGM_FI_DEV_CLOCKS_EVENT_REASONS` is not collected" in texts[
+        "Clock-event (throttle) reasons per GPU: not collected"]["options"]["content"]
+    added = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+    wider = dataclasses.replace(profile.source("dcgm"), fields=dcgm.DEFAULT_FIELDS + added)
+    collecting = dataclasses.replace(profile, sources={**profile.sources, "dcgm": wider})
+    group = gpu_timelines.build(collecting, Topology(collecting))
+    assert not [p for p in group.panels if p.kind == "text"]
+    assert {"gpu_timelines.sm_active", "gpu_timelines.sm_occupancy", "gpu_timelines.clock_event_reasons"} <= {
+        p.key for p in group.panels}
 
 
 @pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if PROFILES[n].capacity.gpu_tdp_watts])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from group_checks import PROFILE_NAMES, PROFILES, group_panels
 
+from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
 from panels import gpu_timelines, gpu_window_stats
 from queries.gpu import CLOCK_EVENT_BITS, THROTTLE_BITS, gpu_source
@@ -45,10 +46,17 @@ def _value(ds: Datasource, expr: str, at: int) -> float:
     return float(item["value"][1])
 
 
-def _table(profile_name: str, statistic: str):
+def _table(profile_name: str):
     profile = PROFILES[profile_name]
     source = gpu_source(profile)
-    return gpu_window_stats.window_table(profile, source, statistic), source
+    return gpu_window_stats.window_table(profile, Topology(profile), source), source
+
+
+def _expr(table, header: str) -> str:
+    """The query of the column titled ``header`` (the table merges its instant queries by refId)."""
+    renames = table.transformations[1]["options"]["renameByName"]
+    (ref_id,) = [name.removeprefix("Value #") for name, title in renames.items() if title == header]
+    return next(target.expr for target in table.targets if target.ref_id == ref_id)
 
 
 @pytest.fixture(scope="module")
@@ -91,37 +99,35 @@ def dcgm_split(victoriametrics):
 
 def test_s19_invalid_gpm_samples_are_no_peak_or_mean_and_their_share_is_shown(gpm_split):
     ds, end = gpm_split
-    peak, source = _table("long-context-64", "peak")
-    mean, _ = _table("long-context-64", "mean")
-    count = len(gpu_window_stats.COLUMNS)
-    assert _value(ds, peak.targets[0].expr, end) == 100.0  # the 9999 W invalid sample is not the peak
-    assert _value(ds, mean.targets[0].expr, end) == pytest.approx(100.0)
-    assert _value(ds, peak.targets[count].expr, end) == WINDOW  # every stored sample, both pods
-    assert _value(ds, peak.targets[count + 1].expr, end) == pytest.approx(100 * (WINDOW - 1) / WINDOW)
-    headers = gpu_window_stats.samples_title(source), gpu_window_stats.valid_title(source)
-    assert all(h in str(peak.transformations) for h in headers)
-    assert "excluded from the mean and the peak" in peak.evidence.limit
+    table, source = _table("long-context-64")
+    power = gpu_window_stats.column_title
+    assert _value(ds, _expr(table, power(source, "power", "peak")), end) == 100.0  # 9999 W invalid: not the peak
+    assert _value(ds, _expr(table, power(source, "power", "mean")), end) == pytest.approx(100.0)
+    assert _value(ds, _expr(table, gpu_window_stats.samples_title(source)), end) == WINDOW  # every sample, both pods
+    assert _value(ds, _expr(table, gpu_window_stats.valid_title(source)), end) == pytest.approx(
+        100 * (WINDOW - 1) / WINDOW)
+    assert "excluded from the mean and the peak" in table.evidence.limit
 
 
 def test_s2_dcgm_series_split_by_pod_counts_once_and_keeps_one_exact_mean(dcgm_split):
     ds, end, samples = dcgm_split
-    peak, source = _table("h20-16", "peak")
-    mean, _ = _table("h20-16", "mean")
-    count = len(gpu_window_stats.COLUMNS)
+    table, source = _table("h20-16")
+    count = len(gpu_window_stats.columns(source))
+    power = gpu_window_stats.column_title
     assert source.key == "dcgm"
-    assert _value(ds, mean.targets[0].expr, end) == pytest.approx(150.0)  # not 200, the max of two means
-    assert _value(ds, peak.targets[0].expr, end) == 200.0  # the other job's 5000 W is not merged in (#23)
-    assert _value(ds, peak.targets[count].expr, end) == samples
-    assert len(peak.targets) == count + 1, "DCGM has no validity column"
-    assert "split by Kubernetes pod labels" in peak.evidence.limit
+    assert _value(ds, _expr(table, power(source, "power", "mean")), end) == pytest.approx(150.0)  # not 200
+    assert _value(ds, _expr(table, power(source, "power", "peak")), end) == 200.0  # no other job's 5000 W (#23)
+    assert _value(ds, _expr(table, gpu_window_stats.samples_title(source)), end) == samples
+    assert len(table.targets) == 2 * count + 2, "mean and peak per quantity, samples, UUID: no validity column"
+    assert "split by Kubernetes pod labels" in table.evidence.limit
 
 
-@pytest.mark.parametrize("statistic", sorted(gpu_window_stats.STATISTICS))
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_s18_table_descriptions_name_the_real_source_and_the_percent_scale(name: str, statistic: str) -> None:
-    table, source = _table(name, statistic)
+def test_s18_table_descriptions_name_the_real_source_and_the_percent_scale(name: str) -> None:
+    table, source = _table(name)
     text = table.description
-    assert text.count("the metric is 0-1, the column shows it x100 in %") == 3  # SM active, DRAM active, busy
+    ratios = [k for k in ("sm_active", "dram_active", "busy") if source.collects(k)]
+    assert text.count("the metric is 0-1, the column shows it x100 in %") == len(ratios)
     if source.key == "gpm":
         assert "DCGM" not in text and "converted" not in text
     else:
@@ -131,9 +137,27 @@ def test_s18_table_descriptions_name_the_real_source_and_the_percent_scale(name:
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s28_one_row_per_gpu_holds_its_mean_and_peak_side_by_side_with_uuid_and_placement(name: str) -> None:
+    table, source = _table(name)
+    profile = PROFILES[name]
+    headers = list(table.transformations[1]["options"]["renameByName"].values())
+    assert headers[:3] == ["Node", "GPU", "UUID"]
+    for key in gpu_window_stats.columns(source):
+        mean = headers.index(gpu_window_stats.column_title(source, key, "mean"))
+        assert headers[mean + 1] == gpu_window_stats.column_title(source, key, "peak")
+    assert table.options["sortBy"][0]["displayName"] == gpu_window_stats.column_title(source, "power", "peak")
+    shown = table.mappings[0]["options"]
+    assert set(shown) == set(profile.node_names)
+    if profile.has_pp:
+        assert all(" PP " in entry["text"] for entry in shown.values())
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_s18_timeline_descriptions_name_the_real_source(name: str) -> None:
     source = gpu_source(PROFILES[name])
     for panel in group_panels(name, gpu_timelines.TITLE):
+        if panel["type"] == "text":  # not collected (S22): checked in test_gpu_timelines
+            continue
         text = panel.get("description", "")
         if source.key == "gpm":
             assert "DCGM reports" not in text and "converted" not in text, panel["title"]

@@ -25,6 +25,10 @@ def _panels(name: str) -> list[dict]:
     return group_panels(name, TITLE)
 
 
+# Profiles with a KV cache disk tier ([disks] cache_mountpoint); the others show no cache-disk panel.
+TIERED = [name for name in PROFILE_NAMES if PROFILES[name].disks.has_cache_tier]
+
+
 def _unit(panel: dict) -> str:
     return panel["fieldConfig"]["defaults"].get("unit", "")
 
@@ -34,7 +38,7 @@ def test_group_follows_requests_and_gateway() -> None:
     assert order.index(TITLE) == order.index("Requests and gateway") + 1
 
 
-@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if PROFILES[n].capacity.disk_nominal_size])
+@pytest.mark.parametrize("name", [n for n in TIERED if PROFILES[n].capacity.disk_nominal_size])
 def test_s17_nominal_disk_size_and_filesystem_size_are_separate_numbers(name: str) -> None:
     nominal = PROFILES[name].capacity.disk_nominal_size
     panels = _panels(name)
@@ -88,7 +92,7 @@ def test_kv_pool_table_has_one_row_per_rank_and_states_the_all_schedulers_flag(n
             assert {"node", "pp_rank", "tp_rank"} <= set(agg.modifier.labels)
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TIERED)
 def test_cache_disk_and_mount_selection_come_from_the_profile(name: str) -> None:
     disks = PROFILES[name].disks
     seen_disk = seen_fs = False
@@ -96,7 +100,7 @@ def test_cache_disk_and_mount_selection_come_from_the_profile(name: str) -> None
         found = names(target["expr"])
         if any(n.startswith("node_disk_") for n in found):
             seen_disk = True
-            assert f'device=~"{disks.cache_device_regex}"' in target["expr"]
+            assert f'mountpoint="{disks.cache_mountpoint}"' in target["expr"]
         if any(n.startswith("node_filesystem_") for n in found):
             seen_fs = True
             assert (f'mountpoint="{disks.cache_mountpoint}"' in target["expr"]
@@ -104,7 +108,7 @@ def test_cache_disk_and_mount_selection_come_from_the_profile(name: str) -> None
     assert seen_disk and seen_fs
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TIERED)
 def test_s7_disk_latency_gives_no_point_when_idle(name: str) -> None:
     (latency,) = [p for p in _panels(name) if "latency per I/O" in p["title"]]
     assert all("> 0)" in t["expr"] for t in latency["targets"])
@@ -142,6 +146,26 @@ def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_evictions_state_tokens_per_second(name: str) -> None:
-    (evictions,) = [p for p in _panels(name) if "evictions" in p["title"]]
+    (evictions,) = [p for p in _panels(name) if p["title"].startswith("GPU KV evictions")]
     assert evictions["fieldConfig"]["defaults"]["unit"] == "count:tok/s"
     assert "rate() starts from a series' first stored sample" in evictions["description"]
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_cache_disks_are_the_device_behind_the_cache_mount_and_absent_without_a_cache_tier(name: str) -> None:
+    """Issue 13.6: a profile without a KV cache disk tier (h20-16, pd-128) shows no cache-disk or cache-filesystem
+    panel (they would draw the OS and model disks); with one, every disk query joins diskstats to the device
+    mounted at the cache mount point instead of matching a device-name pattern."""
+    profile = PROFILES[name]
+    titles = [p["title"] for p in _panels(name)]
+    disk = [p for p in _panels(name)
+            if p["type"] != "text" and p["title"].startswith(("Cache disk", "Cache filesystem"))]
+    if not profile.disks.has_cache_tier:
+        assert not disk and "Cache disks: not deployed" in titles
+        return
+    assert disk
+    for panel in disk:
+        for target in panel.get("targets") or []:
+            if "node_disk_" in target["expr"]:
+                assert f'mountpoint="{profile.disks.cache_mountpoint}"' in target["expr"], panel["title"]
+                assert "device=~" not in target["expr"], panel["title"]

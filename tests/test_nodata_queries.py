@@ -59,10 +59,15 @@ def branch_code(node) -> int:
 @pytest.mark.parametrize(("profile", "layer"), layer_cases())
 def test_s6_branches_in_priority_order(profile, layer):
     ast = pp.parse(expand(nodata.reason_code(profile, layer)))
-    codes = [branch_code(b) for b in or_branches(ast)]
+    # the GPU-missing branch adds the GPUs seen to 100 x expected: its literal is 100 x expected
+    codes = [nodata.GPU_MISSING if c >= 2 * nodata.GPU_MISSING_BASE else c
+             for c in (branch_code(b) for b in or_branches(ast))]
     # collection failed is itself "up == 0" or "missing from up": both 5.
     collapsed = [c for i, c in enumerate(codes) if i == 0 or c != codes[i - 1]]
-    expected = [nodata.FAILED, nodata.UNINITIALISED, nodata.INSUFFICIENT]
+    expected = [nodata.FAILED, nodata.UNINITIALISED]
+    if layer.gpus_seen is not None:
+        expected.append(nodata.GPU_MISSING)
+    expected.append(nodata.INSUFFICIENT)
     if layer.idle_code:
         expected.append(layer.idle_code)
     expected.append(nodata.OK)
@@ -79,6 +84,10 @@ def test_s2_reason_rows_are_keyed_by_node_only(profile, layer):
             g = grouping(sub)
             if any(func_name(p) == "scalar" for p in parents):  # the any-unmapped flag: one value per master job
                 assert g.by and g.labels == {profile.label("job")}, f"aggregation {sub.op} in scalar()"
+                continue
+            if any(isinstance(p, pp.AggregateExpr) and str(p.op) == "count" and grouping(p).labels == {node}
+                   for p in parents):  # GPUs reporting: one series per (node, GPU), counted per node (S22)
+                assert g.by and g.labels == {node, profile.label("gpu")}, f"aggregation {sub.op} under count"
                 continue
             assert g.by and g.labels == {node}, f"aggregation {sub.op} must be `by ({node})` only"
         # set operations under an aggregation work series by series (the first-event-aware increase
@@ -167,14 +176,47 @@ def test_layers_follow_the_profile_sources():
 
 
 def test_value_mappings_name_each_reason_with_its_colour():
-    (mapping,) = nodata.value_mappings()
+    mapping, larger = nodata.value_mappings()
     options = mapping["options"]
     assert mapping["type"] == "value"
-    assert {k: (v["text"], v["color"]) for k, v in options.items()} == {
+    reasons = {k: (v["text"], v["color"]) for k, v in options.items() if nodata.reason_of(int(k)) != nodata.GPU_MISSING}
+    assert reasons == {
         "0": ("ok", "green"), "1": ("no traffic", "blue"), "2": ("no I/O", "blue"),
         "3": ("insufficient samples", "yellow"), "4": ("uninitialised", "orange"), "5": ("collection failed", "red"),
         "6": ("segment host not mapped", "purple"),
     }
+    # S22: every "k of N" a node of up to MAX_GPUS_PER_NODE GPUs can show, never "ok"; larger nodes: a range
+    assert options["807"]["text"] == "GPU missing (7 of 8)" and options["801"]["text"] == "GPU missing (1 of 8)"
+    missing = [k for k in options if nodata.reason_of(int(k)) == nodata.GPU_MISSING]
+    assert len(missing) == sum(n - 1 for n in range(2, nodata.MAX_GPUS_PER_NODE + 1))
+    assert sorted(v["index"] for v in options.values()) == list(range(len(options)))
+    assert larger["type"] == "range" and larger["options"]["from"] > max(int(k) for k in options)
+    assert "GPU missing" in larger["options"]["result"]["text"]
+
+
+def test_s22_gpu_missing_codes_carry_seen_and_expected():
+    assert nodata.gpu_missing_code(7, 8) == 807 and nodata.gpu_missing_counts(807) == (7, 8)
+    assert all(nodata.gpu_missing_counts(code) is None for code in nodata.REASONS)
+    assert nodata.reason_of(1507) == nodata.GPU_MISSING and nodata.reason_of(4) == nodata.UNINITIALISED
+    with pytest.raises(ValueError):
+        nodata.gpu_missing_code(0, 8)  # no GPU reporting while the target is up is uninitialised, not GPU missing
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_s22_gpu_layers_count_gpus_against_the_profile_and_check_it_before_the_sample_count(profile):
+    for layer in nodata.layers(profile):
+        if layer.key not in ("gpm", "dcgm"):
+            assert layer.gpus_seen is None
+            continue
+        assert layer.expected_gpus == profile.gpus_per_node
+        reason = nodata.reason_code(profile, layer)
+        missing = nodata.gpu_missing(profile, layer)
+        assert missing == f"(({layer.gpus_seen} < {profile.gpus_per_node}) + {100 * profile.gpus_per_node})"
+        assert reason.index(missing) < reason.index(nodata.insufficient_samples(profile, layer))
+        # uninitialised: no GPU reports at the window end (count by node of the last samples)
+        assert nodata.uninitialised(profile, layer).endswith(f"unless on(node) {layer.gpus_seen})")
+        assert layer.gpus_seen.startswith("count by (node) (max by (node, gpu) (last_over_time(")
+        assert 'gpu=~"$gpu"' not in layer.gpus_seen and 'node=~"$node"' in layer.gpus_seen
 
 
 @pytest.mark.parametrize("profile", [p for p in PROFILES if p.exported("mooncake_master")], ids=lambda p: p.name)

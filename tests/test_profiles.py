@@ -143,3 +143,136 @@ def test_sample_interval_defaults_to_the_scrape_interval_on_a_store_that_keeps_e
     (profile,) = load_profiles(directory=tmp_path)
     assert profile.source("gpm").sample_interval_seconds == 1
     assert profile.source("sglang").sample_interval_seconds == 5
+
+
+# -- issue 18: hostile and huge profiles ----------------------------------------------------------------
+
+def _fails(data: dict, field: str, *words: str) -> ProfileError:
+    with pytest.raises(ProfileError) as info:
+        profile_from_dict(data, "p.toml")
+    assert info.value.field == field, str(info.value)
+    for word in words:
+        assert word in str(info.value), str(info.value)
+    return info.value
+
+
+def test_a_quote_in_a_job_name_fails_naming_the_field():
+    data = raw()
+    data["sources"]["sglang"]["job"] = 'sg"lang'
+    _fails(data, "sources.sglang.job", "not allowed", "letters")
+
+
+def test_a_node_named_like_a_regex_is_refused_before_it_reaches_an_anchored_matcher():
+    data = raw("h20-16")
+    del data["cluster"]["node_name_format"]
+    data["cluster"]["node_names"] = ["n.*", "b"]
+    _fails(data, "cluster.node_names[0]", "'n.*'")
+    data["cluster"]["node_names"] = ['a"b', "b"]
+    _fails(data, "cluster.node_names[0]")
+
+
+def test_a_quote_in_a_node_name_format_is_refused():
+    data = raw("h20-16")
+    data["cluster"]["node_name_format"] = 'h"{index}'
+    _fails(data, "cluster.node_name_format", "node 0")
+
+
+@pytest.mark.parametrize("regex, construct", [
+    ("nvme(?=0)", "lookahead"), ("nvme(?!0)", "negative lookahead"), ("(?<=a)nvme", "lookbehind"),
+    (r"(a)\1", "back-reference"), ("a*+", "possessive"), ("(?>a)", "atomic"), ("nvme[", "not a valid"),
+    ('nvme"0', "quote"), ("^nvme[0-9]+$", "'$'"), ("${x}", "variable"),
+])
+def test_a_cache_device_regex_re2_refuses_is_rejected_by_name(regex, construct):
+    data = raw("h20-16")
+    data["disks"] = {"cache_device_regex": regex}
+    _fails(data, "disks.cache_device_regex", construct)
+
+
+def test_two_pools_sharing_one_node_name_the_pool_not_an_index_error():
+    data = raw("h20-16")
+    data["pools"] = [{"name": "a", "replicas": 1, "tp": 4}, {"name": "b", "replicas": 1, "tp": 4},
+                     {"name": "c", "replicas": 1, "tp": 8}]
+    _fails(data, "pools[0].replicas", "cannot share a node")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, 0, "8s", True])
+def test_an_slo_threshold_must_be_a_positive_finite_number(value):
+    data = raw("h20-16")
+    data["slo"]["ttft_seconds"] = value
+    _fails(data, "slo.ttft_seconds")
+
+
+@pytest.mark.parametrize("field, value", [("nodes", 10**7), ("nodes", 10**100), ("gpus_per_node", 1000)])
+def test_a_count_over_its_bound_names_the_bound(field, value):
+    data = raw("h20-16")
+    data["cluster"][field] = value
+    error = _fails(data, f"cluster.{field}", "at most")
+    assert len(str(error)) < 300
+
+
+@pytest.mark.parametrize("size", ["9" * 60 + " PiB", "9" * 5000, 2**80, "1" * 100])
+def test_a_huge_size_is_an_error_not_an_overflow(size):
+    data = raw("long-context-64")
+    data["capacity"]["disk_nominal_size"] = size
+    error = _fails(data, "capacity.disk_nominal_size")
+    assert len(str(error)) < 300
+
+
+def test_the_node_address_check_is_linear_at_100000_nodes():
+    import time
+    data = raw("video-200")
+    data["cluster"]["nodes"] = 100_000
+    data["cluster"]["node_name_format"] = "n{index}"
+    data["pools"][0]["replicas"] = 100_000
+    data["cluster"]["node_addresses"] = {f"n{i}": f"10.{i // 65536}.{i // 256 % 256}.{i % 256}"
+                                         for i in range(0, 100_000, 2)}
+    began = time.monotonic()
+    profile = profile_from_dict(data, "p.toml")
+    assert len(profile.node_names) == 100_000
+    assert time.monotonic() - began < 10
+    data["cluster"]["node_addresses"]["n1"] = "10.0.0.0"
+    _fails(data, "cluster.node_addresses", "10.0.0.0")
+
+
+def test_a_non_utf8_profile_is_an_input_error_naming_the_file(tmp_path):
+    (tmp_path / "x.toml").write_bytes(b'name = "x\xff"\n')
+    with pytest.raises(ProfileError) as info:
+        load_profile(tmp_path / "x.toml")
+    assert "UTF-8" in str(info.value) and "x.toml" in str(info.value)
+
+
+def test_no_profiles_in_the_folder_exits_2_naming_the_folder(tmp_path):
+    from click.testing import CliRunner
+
+    from dashgen.cli.app import main
+    for command in (["build", "--out", str(tmp_path / "out")], ["rules", "--out", str(tmp_path / "r")],
+                    ["profiles"], ["check"], ["index", "--out", str(tmp_path / "i.md")]):
+        result = CliRunner().invoke(main, ["--profiles-dir", str(tmp_path), *command])
+        assert result.exit_code == 2, result.output
+        assert str(tmp_path) in result.output and "no profiles" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_generated_query_that_is_not_promql_fails_the_build_naming_the_profile_field():
+    from dashgen.build import check_queries, syntax_problem
+    (profile,) = load_profiles(["h20-16"], PROFILES)
+    assert syntax_problem('rate(up{job="sglang", node=~"$node"}[$__rate_interval])') is None
+    document = {"panels": [{"type": "timeseries", "title": "T",
+                            "targets": [{"refId": "A", "expr": 'up{job="sglang"} +'}]}]}
+    (problem,) = check_queries(document, profile, "h20-16/x")
+    assert "panel 'T' target A" in problem and "sources.sglang.job" in problem and "h20-16.toml" in problem
+
+
+def test_a_long_or_chain_is_checked_piece_by_piece_never_whole():
+    from dashgen.build import syntax_problem
+    chain = " or on(node) ".join(f'label_replace(vector(1), "node", "n{i}", "", "")' for i in range(20_000))
+    assert syntax_problem(f"(up == 0) or on(node) ({chain})") is None
+    assert "budget" in syntax_problem("up" + " + up" * 5000)
+    assert syntax_problem(chain + ' or on(node) label_replace(vector(1), "node", "n", "", ""') is not None
+
+
+@pytest.mark.parametrize("title", ["", "   ", "a\nb", "x" * 201])
+def test_an_empty_or_multi_line_title_is_refused_before_the_schema_sees_it(title):
+    data = raw("h20-16")
+    data["title"] = title
+    _fails(data, "title", "printable")

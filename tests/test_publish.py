@@ -1,74 +1,55 @@
-"""The release loop against the Grafana stand-in, one test per fault. In each: the backup is kept,
-the ledger stays consistent, and nothing is overwritten that was not read first."""
+"""The release loop against the Grafana stand-in (Grafana 12: legacy writes; 13: ``/apis`` writes), one test
+per fault. In each: the backup is kept, the ledger stays consistent, and nothing is overwritten that was not
+read first."""
 
 from __future__ import annotations
 
 import json
-import shutil
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from publishing import (
+    MODES,
+    TOKEN,
+    UID,
+    approve_all,
+    change_gpu_label,
+    files,
+    ledger,
+    plan_json,
+    required_approvals,
+    run,
+    saves,
+    standin_in_mode,
+    work_folder,
+)
 from standin import GrafanaStandin, free_port
 
 import dashgen.cli.publish as publish_command
 from dashgen.cli.app import main
+from dashgen.publish.backups import load_backup
 from dashgen.render.canonical import content_sha
 
-ROOT = Path(__file__).resolve().parent.parent
-TOKEN = "glsa_test_Secret_Token_0123456789abcdef"
-UID = "dg-h20-16-cluster"
+grafana = pytest.fixture(params=MODES)(standin_in_mode)
+work = pytest.fixture(work_folder)
+APIS = r"/apis/dashboard\.grafana\.app/v0alpha1/namespaces/default/dashboards"
 
 
-@pytest.fixture(params=["grafana12", "grafana13"])
-def grafana(request):
-    standin = GrafanaStandin(mode=request.param, token=TOKEN)
-    standin.start()
-    yield standin
-    standin.stop()
+def save_path(grafana: GrafanaStandin, existing: bool) -> tuple[str, str]:
+    """The request that saves a dashboard: legacy POST on 12, ``/apis`` POST (new) or PUT (update) on 13."""
+    if grafana.mode == "grafana12":
+        return "POST", "/api/dashboards/db"
+    return ("PUT", f"{APIS}/{UID}") if existing else ("POST", APIS)
 
 
-@pytest.fixture
-def work(tmp_path):
-    profiles = tmp_path / "profiles"
-    shutil.copytree(ROOT / "profiles", profiles)
-    return tmp_path
-
-
-def run(work: Path, grafana: GrafanaStandin, *args: str, token: str = TOKEN, profile: str | None = "h20-16",
-        url: str | None = None):
-    argv = ["--profiles-dir", str(work / "profiles"), "publish", "--grafana-url", url or grafana.url,
-            "--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups"), "--timeout", "2"]
-    if profile:
-        argv += ["--profile", profile]
-    result = CliRunner().invoke(main, [*argv, *args], env={"GRAFANA_TOKEN": token})
-    return result
-
-
-def ledger(work: Path) -> list[dict]:
-    path = work / "ledger.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def posts(grafana: GrafanaStandin) -> int:
-    return grafana.count("POST", "/api/dashboards/db")
-
-
-def change_gpu_label(work: Path) -> None:
-    """A profile change that alters the queries of existing panels and the $gpu variable's definition."""
-    path = work / "profiles" / "h20-16.toml"
-    path.write_text(path.read_text() + '\n[labels]\ngpu = "gpu_index"\n')
-
-
-def required_approvals(work: Path, grafana: GrafanaStandin) -> list[str]:
-    """The approval keys the plan asks for, read from a dry run's JSON."""
-    result = run(work, grafana, "--dry-run", "--format", "json")
-    plan = json.loads(result.output[: result.output.rindex("}") + 1])
-    return [r["approve_with"] for d in plan["dashboards"] for r in d["refusals"]]
-
-
-def approve_all(keys: list[str]) -> list[str]:
-    return [arg for key in keys for arg in ("--approve", key)]
+def resource(document: dict, version: int = 1) -> dict:
+    """A ``/apis`` object holding ``document`` (for injected read-backs)."""
+    return {"apiVersion": "dashboard.grafana.app/v0alpha1", "kind": "Dashboard",
+            "metadata": {"name": UID, "namespace": "default", "resourceVersion": "7", "generation": version,
+                         "annotations": {}, "labels": {"grafana.app/deprecatedInternalID": "1"}},
+            "spec": {k: v for k, v in document.items() if k not in ("id", "uid", "version")}, "status": {}}
 
 
 def test_first_publish_creates_and_verifies(work, grafana):
@@ -80,20 +61,30 @@ def test_first_publish_creates_and_verifies(work, grafana):
     assert record["grafana_version"] == grafana.stored_version(UID) == 1
     assert record["backup_file"] is None  # nothing was live to back up
     assert Path(record["published_file"]).exists()
-    message = grafana.requests_to("POST", "/api/dashboards/db")[0].json()
-    assert message["overwrite"] is False and "folderUid" in message
-    assert message["message"].startswith(f"dashgen {record['build_sha'][:12]} ")
+    assert record["grafana_url"] == grafana.url and record["org_id"] == 1
+    (save,) = saves(grafana)
+    method, path = save_path(grafana, existing=False)
+    assert save.method == method and re.fullmatch(path, save.path)
+    body = save.json()
+    if grafana.mode == "grafana12":
+        assert body["overwrite"] is False and "folderUid" in body
+        assert body["message"].startswith(f"dashgen {record['build_sha'][:12]} ")
+    else:
+        assert body["metadata"]["name"] == UID and "resourceVersion" not in body["metadata"]
+        assert body["metadata"]["annotations"]["grafana.app/message"].startswith(f"dashgen {record['build_sha'][:12]}")
+        assert grafana.requests_to("POST", "/api/dashboards/db") == []  # Grafana 13 is written through /apis
 
 
-def test_republish_unchanged_sends_no_write(work, grafana):
+def test_republish_unchanged_sends_no_write_and_writes_no_backup(work, grafana):
     assert run(work, grafana).exit_code == 0
+    before = files(work / "backups")
     grafana.clear_log()
     result = run(work, grafana)
     assert result.exit_code == 0, result.output
     assert grafana.writes() == []
     assert grafana.stored_version(UID) == 1
     assert [r["outcome"] for r in ledger(work)] == ["published", "unchanged"]
-    assert len(list((work / "backups" / UID).glob("*-v1.json"))) == 1  # the export was still backed up
+    assert files(work / "backups") == before  # nothing is replaced, so nothing needs a backup
 
 
 def test_changed_query_is_refused_without_approval_and_published_with_it(work, grafana):
@@ -102,13 +93,15 @@ def test_changed_query_is_refused_without_approval_and_published_with_it(work, g
     grafana.clear_log()
     refused = run(work, grafana)
     assert refused.exit_code == 1
-    assert "--approve gpu_window_stats.mean" in refused.output and "--approve var:gpu" in refused.output
-    assert posts(grafana) == 0 and grafana.stored_version(UID) == 1
     keys = required_approvals(work, grafana)
-    assert {"gpu_window_stats.mean", "gpu_window_stats.peak", "var:gpu"} <= set(keys)
-    partly = run(work, grafana, *approve_all([k for k in keys if k != "gpu_window_stats.peak"]))
-    assert partly.exit_code == 1 and posts(grafana) == 0
-    scoped = [f"{UID}/{k}" if k == "gpu_window_stats.peak" else k for k in keys]
+    panels = [k for k in keys if "." in k]  # stable panel keys, e.g. gpu_timelines.memory_used
+    assert "var:gpu" in keys and len(panels) >= 2
+    assert f"--approve {panels[0]}" in refused.output and "--approve var:gpu" in refused.output
+    assert saves(grafana) == [] and grafana.stored_version(UID) == 1
+    last = panels[-1]
+    partly = run(work, grafana, *approve_all([k for k in keys if k != last]))
+    assert partly.exit_code == 1 and saves(grafana) == []
+    scoped = [f"{UID}/{k}" if k == last else k for k in keys]
     approved = run(work, grafana, *approve_all(scoped))
     assert approved.exit_code == 0, approved.output
     assert grafana.stored_version(UID) == 2
@@ -118,7 +111,7 @@ def test_changed_query_is_refused_without_approval_and_published_with_it(work, g
     assert "gpu_index" in json.dumps(grafana.stored(UID))
 
 
-def test_live_ui_edit_is_detected_and_refused_then_adopted(work, grafana):
+def test_live_ui_edit_is_refused_untouched_then_overwritten_with_its_backup_kept(work, grafana):
     assert run(work, grafana).exit_code == 0
     grafana.simulate_ui_save(UID, lambda d: d.update(title="Edited by a person"))
     edited_version = grafana.stored_version(UID)
@@ -126,14 +119,16 @@ def test_live_ui_edit_is_detected_and_refused_then_adopted(work, grafana):
     refused = run(work, grafana)
     assert refused.exit_code == 1
     assert "edited in Grafana since the last release" in refused.output
-    assert f"--adopt-live {UID}" in refused.output
-    assert posts(grafana) == 0 and grafana.stored(UID)["title"] == "Edited by a person"
-    backup = json.loads(sorted((work / "backups" / UID).glob(f"*-v{edited_version}.json"))[-1].read_text())
-    assert backup["dashboard"]["title"] == "Edited by a person"  # the person's work is kept
-    adopted = run(work, grafana, "--adopt-live", UID)
-    assert adopted.exit_code == 0, adopted.output
+    assert f"--overwrite-live {UID}" in refused.output
+    assert saves(grafana) == [] and grafana.stored(UID)["title"] == "Edited by a person"
+    assert not list((work / "backups" / UID).glob(f"*-v{edited_version}.json"))  # a refused release writes none
+    overwritten = run(work, grafana, "--overwrite-live", UID)
+    assert overwritten.exit_code == 0, overwritten.output
     assert grafana.stored(UID)["title"] != "Edited by a person"
-    assert ledger(work)[-1]["approvals_used"] == [f"adopt-live:{UID}"]
+    backup = load_backup(sorted((work / "backups" / UID).glob(f"*-v{edited_version}.json"))[-1])
+    assert backup["dashboard"]["title"] == "Edited by a person"  # the person's work is kept, as Grafana sent it
+    assert ledger(work)[-1]["approvals_used"] == [f"overwrite-live:{UID}"]
+    assert ledger(work)[-1]["backup_file"].endswith(f"-v{edited_version}.json")
 
 
 def test_a_ui_save_without_edits_is_not_taken_for_a_person_s_edit(work, grafana):
@@ -160,7 +155,7 @@ def test_a_save_between_export_and_push_is_a_conflict_and_overwrites_nothing(wor
     assert result.exit_code == 1
     assert "conflict" in result.output and "nothing was overwritten" in result.output
     expected_status = 412 if grafana.mode == "grafana12" else 409
-    assert [r.status for r in grafana.requests_to("POST", "/api/dashboards/db")][-1] == expected_status
+    assert [r.status for r in saves(grafana)][-1] == expected_status
     assert grafana.stored(UID)["title"] == "Saved meanwhile"
     assert ledger(work)[-1]["outcome"] == "conflict"
 
@@ -172,14 +167,13 @@ def test_readback_that_differs_fails_the_release(work, grafana, monkeypatch):
         built = original_build(profiles)
         altered = json.loads(json.dumps(built[0].document))
         altered.update(uid=UID, version=1, id=1, refresh="5m")
-        grafana.inject("GET", f"/api/dashboards/uid/{UID}", 200,
-                       {"dashboard": altered, "meta": {"version": 1, "folderUid": "", "slug": "x", "url": "/d/x"}})
+        grafana.inject("GET", f"{APIS}/{UID}", 200, resource(altered))
         return built
 
     monkeypatch.setattr(publish_command, "build_all", build_then_break_readback)
     result = run(work, grafana)
     assert result.exit_code == 1
-    assert "verify-failed" in result.output and "$.refresh: sent '1m' stored '5m'" in result.output
+    assert "verify-failed" in result.output and '$.refresh: sent "1m" stored "5m"' in result.output
     assert ledger(work)[-1]["outcome"] == "verify-failed"
 
 
@@ -199,25 +193,18 @@ def test_403_names_the_missing_permission(work, grafana):
     assert ledger(work)[-1]["outcome"] == "failed"
 
 
-def test_404_folder_is_reported_and_nothing_is_created(work, grafana):
-    result = run(work, grafana, "--folder-uid", "no-such-folder")
-    assert result.exit_code == 1
-    assert "no-such-folder" in result.output
-    assert grafana.stored(UID) is None and ledger(work)[-1]["outcome"] == "failed"
-
-
 def test_500_then_success_on_get_is_retried(work, grafana):
-    grafana.inject("GET", f"/api/dashboards/uid/{UID}", 500, times=1)
+    grafana.inject("GET", rf"/apis/dashboard\.grafana\.app/v1(beta1)?/namespaces/default/dashboards/{UID}", 500)
     result = run(work, grafana)
     assert result.exit_code == 0, result.output
-    assert grafana.count("GET", f"/api/dashboards/uid/{UID}") >= 3  # failed export, retried export, read-back
+    assert grafana.count("GET", rf"/apis/.*/dashboards/{UID}") >= 3  # failed export, retried export, read-back
 
 
-def test_timeout_on_a_landed_post_is_resolved_by_reading_back(work, grafana):
-    grafana.inject_delay(3.0, "POST", "/api/dashboards/db", after_handling=True)
+def test_timeout_on_a_landed_save_is_resolved_by_reading_back(work, grafana):
+    grafana.inject_delay(3.0, *save_path(grafana, existing=False), after_handling=True)
     result = run(work, grafana)
     assert result.exit_code == 0, result.output
-    assert posts(grafana) == 1  # never re-sent
+    assert len(saves(grafana)) == 1  # never re-sent
     assert ledger(work)[-1]["outcome"] == "published"
 
 
@@ -228,41 +215,30 @@ def test_connection_refused_is_reported(work, grafana):
 
 
 def test_truncated_json_body_of_a_save_is_resolved_by_reading_back(work, grafana):
-    grafana.inject_truncated_body("POST", "/api/dashboards/db")
+    grafana.inject_truncated_body(*save_path(grafana, existing=False))
     result = run(work, grafana)
     assert result.exit_code == 0, result.output
-    assert posts(grafana) == 1 and ledger(work)[-1]["outcome"] == "published"
+    assert len(saves(grafana)) == 1 and ledger(work)[-1]["outcome"] == "published"
 
 
 def test_one_of_several_dashboards_failing_mid_release(work, grafana):
-    grafana.inject("POST", "/api/dashboards/db", 500, times=1)
+    grafana.inject(*save_path(grafana, existing=False), 500, times=1)
     result = run(work, grafana, profile=None)
     assert result.exit_code == 1
     outcomes = [r["outcome"] for r in ledger(work)]
     assert len(outcomes) == 4 and outcomes.count("failed") == 1 and outcomes.count("published") == 3
     failed = next(r for r in ledger(work) if r["outcome"] == "failed")
     assert grafana.stored(failed["uid"]) is None
-    assert posts(grafana) == 4  # the failed POST was not retried
-
-
-def test_dry_run_sends_no_write(work, grafana):
-    assert run(work, grafana).exit_code == 0
-    change_gpu_label(work)
-    keys = required_approvals(work, grafana)
-    grafana.clear_log()
-    result = run(work, grafana, "--dry-run", *approve_all(keys), "--format", "json")
-    assert result.exit_code == 0, result.output
-    plan = json.loads(result.output)
-    assert plan["dry_run"] is True and plan["dashboards"][0]["action"] == "update"
-    assert grafana.writes() == [] and len(ledger(work)) == 1
+    assert len(saves(grafana)) == 4  # the failed save was not retried
 
 
 def test_the_token_appears_in_no_output(work, grafana):
     outputs = [run(work, grafana).output]
     grafana.simulate_ui_save(UID, lambda d: d.update(title="x"))
     outputs.append(run(work, grafana).output)
+    outputs.append(run(work, grafana, "--overwrite-live", UID).output)
     outputs.append(run(work, grafana, url=f"http://127.0.0.1:{free_port()}").output)
-    written = [p.read_text() for p in work.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")]
+    written = [p.read_text() for p in work.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".lock")]
     assert all(TOKEN not in text for text in outputs + written)
 
 
@@ -274,22 +250,23 @@ def test_rollback_republishes_a_recorded_release_through_the_guards(work, grafan
     assert run(work, grafana, *approve_all(keys)).exit_code == 0
     base = ["--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups")]
     runner = CliRunner()
+    env = {"GRAFANA_TOKEN": TOKEN}
     refused = runner.invoke(main, ["rollback", UID, "--to", str(first["grafana_version"]), "--grafana-url",
-                                   grafana.url, *base], env={"GRAFANA_TOKEN": TOKEN})
+                                   grafana.url, *base], env=env)
     assert refused.exit_code == 1 and "--approve" in refused.output
     done = runner.invoke(main, ["rollback", UID, "--to", first["build_sha"][:12], "--grafana-url", grafana.url,
-                                *approve_all(keys), *base], env={"GRAFANA_TOKEN": TOKEN})
+                                *approve_all(keys), *base], env=env)
     assert done.exit_code == 0, done.output
     assert content_sha(grafana.stored(UID)) == first["build_sha"]
     history = runner.invoke(main, ["history", UID, "--grafana-url", grafana.url, "--format", "json", *base[:2]],
-                            env={"GRAFANA_TOKEN": TOKEN})
-    rows = json.loads(history.output)["versions"]
+                            env=env)
+    rows = json.loads(history.stdout)["versions"]
     assert [row["version"] for row in rows] == [1, 2, 3]
     assert all(row["in_grafana"] and row["build_sha"] for row in rows)
 
 
 def test_new_queries_are_validated_against_the_data_source(work, grafana, victoriametrics, monkeypatch):
-    """A query the data source rejects refuses its dashboard before any write; valid ones publish."""
+    """A query the data source rejects refuses its dashboard in planning, before any write; valid ones publish."""
     url = victoriametrics.url
     ok = run(work, grafana, "--datasource-url", url)
     assert ok.exit_code == 0, ok.output
@@ -299,20 +276,23 @@ def test_new_queries_are_validated_against_the_data_source(work, grafana, victor
 
     def build_with_a_broken_query(profiles):
         built = original_build(profiles)
-        panel = next(p for p in built[0].document["panels"] if p["title"].startswith("Window mean per GPU"))
+        panels = [c for p in built[0].document["panels"] for c in (p, *(p.get("panels") or []))]
+        panel = next(p for p in panels if "gpu_index" in str(p.get("targets")))  # a change the approvals cover
         panel["targets"][0]["expr"] = "sum(rate(up[5m]) by"  # approved as a change, rejected by the data source
         return built
 
     monkeypatch.setattr(publish_command, "build_all", build_with_a_broken_query)
     grafana.clear_log()
+    dry = run(work, grafana, "--dry-run", "--format", "json", "--datasource-url", url, *approve_all(keys))
+    assert dry.exit_code == 1 and plan_json(dry)["dashboards"][0]["action"] == "invalid"  # the dry run says it too
     refused = run(work, grafana, "--datasource-url", url, *approve_all(keys))
     assert refused.exit_code == 1
     assert "invalid-queries" in refused.output and "the data source answered 422" in refused.output
-    assert posts(grafana) == 0 and ledger(work)[-1]["outcome"] == "invalid-queries"
+    assert saves(grafana) == [] and ledger(work)[-1]["outcome"] == "invalid-queries"
 
 
 def test_backups_and_the_ledger_are_fsynced_and_a_backup_is_never_overwritten(tmp_path, monkeypatch):
-    """The release record survives a crash: backups are replaced atomically and fsynced (file and folder),
+    """The release record survives a crash: backups are created atomically and fsynced (file and folder),
     ledger lines are appended and fsynced, and a second backup of one version gets a new name."""
     import dashgen.files
     from dashgen.publish.backups import load_backup, save_backup
@@ -326,7 +306,30 @@ def test_backups_and_the_ledger_are_fsynced_and_a_backup_is_never_overwritten(tm
     second = save_backup(tmp_path, "u", 3, "2025-01-01T00:00:00Z", {**export, "meta": {"version": 4}})
     assert (first.name, second.name) == ("20250101T000000Z-v3.json", "20250101T000000Z-v3-1.json")
     assert load_backup(first) == export and load_backup(second)["meta"] == {"version": 4}
-    assert len(synced) == 4  # each backup: the file before the rename, the folder after it
+    assert len(synced) == 4  # each backup: the file before it is linked into place, the folder after it
     assert not list(tmp_path.rglob("*.tmp"))
     append(tmp_path / "ledger.jsonl", [LedgerRecord("t", "c", "p", "u", "published", 3, "b", "s")])
     assert len(synced) == 5 and read(tmp_path / "ledger.jsonl")[0]["uid"] == "u"
+
+
+@pytest.mark.parametrize("mode", ["grafana12", "grafana13"])
+def test_an_identical_backup_is_not_written_twice(tmp_path, mode):
+    from dashgen.publish.backups import save_backup
+
+    export = {"dashboard": {"uid": "u", "title": "T"}, "meta": {"version": 3, "mode": mode}}
+    first = save_backup(tmp_path, "u", 3, "2025-01-01T00:00:00Z", export, reuse_identical=True)
+    again = save_backup(tmp_path, "u", 3, "2025-01-02T00:00:00Z", export, reuse_identical=True)
+    other = save_backup(tmp_path, "u", 3, "2025-01-02T00:00:00Z", {**export, "meta": {}}, reuse_identical=True)
+    assert again == first and other != first and len(files(tmp_path)) == 2
+
+
+def test_a_target_sends_the_very_bytes_its_sha_is_taken_of():
+    from dashgen.cli.publish import target_of
+    from dashgen.net.http import json_object
+
+    document = {"uid": "u", "title": "T", "panels": [{"id": 1, "targets": [{"expr": "up > 0.5"}]}], "version": 3}
+    target = target_of("p", "u", document, {})
+    assert target.build_sha == target.expected_sha == content_sha(document)
+    assert json.loads(target.encoded) == {k: v for k, v in document.items() if k != "version"}
+    assert json.loads(json_object({"id": 9, "version": 3}, target.encoded, {"x": 1})) == {**document, "id": 9, "x": 1}
+    assert json_object({"a": 1}, b"{}") == b'{"a":1}'

@@ -73,16 +73,16 @@ def test_live_republish_unchanged_writes_nothing(live):
     assert records(live)[-1]["outcome"] == "unchanged"
 
 
-def test_live_edit_is_refused_then_adopted(live):
+def test_live_edit_is_refused_then_overwritten(live):
     client = live["client"]
     current = client.get_dashboard(live["uid"])
     edited = dict(current.dashboard, title="edited by a person")
     client.save_dashboard(edited, live["folder"], "a person's edit")
     refused = publish(live)
-    assert refused.exit_code == 1 and "--adopt-live" in refused.output
+    assert refused.exit_code == 1 and "--overwrite-live" in refused.output
     assert client.get_dashboard(live["uid"]).dashboard["title"] == "edited by a person"
-    adopted = publish(live, "--adopt-live", live["uid"])
-    assert adopted.exit_code == 0, adopted.output
+    overwritten = publish(live, "--overwrite-live", live["uid"])
+    assert overwritten.exit_code == 0, overwritten.output
 
 
 def test_live_dry_run_sends_no_write(live):

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.alerts import NODES_PER_RULE, target_missing_alerts
 from dashgen.rules.model import AlertRule
+from dashgen.rules.render import render_rule_file
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = {profile.name: profile for profile in load_profiles(directory=ROOT / "profiles")}
@@ -34,8 +35,8 @@ def rule_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def alert(profile: str, name: str) -> AlertRule:
-    for group in rule_groups(PROFILES[profile]):
+def alert(profile: str, name: str, variant: Profile | None = None) -> AlertRule:
+    for group in rule_groups(variant or PROFILES[profile]):
         for rule in group.alerts():
             if rule.alert == name:
                 return rule
@@ -48,8 +49,8 @@ def render(template: str, labels: dict[str, str], value: str) -> str:
     return re.sub(r"\{\{ \$value( \| \w+)? \}\}", value, text)
 
 
-def expected(profile: str, name: str, labels: dict[str, str], value: str = "") -> dict:
-    rule = alert(profile, name)
+def expected(profile: str, name: str, labels: dict[str, str], value: str = "", variant: Profile | None = None) -> dict:
+    rule = alert(profile, name, variant)
     deployment = PROFILES[profile]
     return {
         "exp_labels": {**labels, deployment.label("deployment"): deployment.deployment, "severity": rule.severity},
@@ -289,9 +290,42 @@ def test_gpu_temperature_alert_needs_two_minutes_above_85(promtool: str, rule_di
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
+def collecting(profile: str, *fields: str) -> Profile:
+    """The profile with its dcgm-exporter field list extended by ``fields`` (the default CSV plus them)."""
+    from queries.dcgm import DEFAULT_FIELDS
+
+    base = PROFILES[profile]
+    dcgm = dataclasses.replace(base.source("dcgm"), fields=DEFAULT_FIELDS + fields)
+    return dataclasses.replace(base, sources={**base.sources, "dcgm": dcgm})
+
+
+def variant_rule_file(tmp_path: Path, variant: Profile) -> Path:
+    """The variant's rule file, named after the profile (run_tests reads the deployment from the name)."""
+    out = tmp_path / "variant"
+    out.mkdir(exist_ok=True)
+    path = out / f"{variant.name}.yml"
+    path.write_bytes(render_rule_file(variant))
+    return path
+
+
+def test_s22_clock_throttle_alert_only_where_dcgm_collects_the_clock_event_reasons() -> None:
+    """h20-16's exporter runs the default CSV, which has no field 112: no alert (it could never fire) and no
+    recording rule; with the field in its field list both are written."""
+    names = {rule.alert for group in rule_groups(PROFILES["h20-16"]) for rule in group.alerts()}
+    records = {getattr(rule, "record", "") for group in rule_groups(PROFILES["h20-16"]) for rule in group.rules}
+    assert "GpuClockThrottled" not in names and "node_gpu:dashgen_gpu_clock_event_reasons:bitmask" not in records
+    assert "cannot fire" not in render_rule_file(PROFILES["h20-16"]).decode()
+    with_field = collecting("h20-16", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+    assert "GpuClockThrottled" in {rule.alert for group in rule_groups(with_field) for rule in group.alerts()}
+    for name in ("long-context-64", "pd-128", "video-200"):  # GPM sends the reasons
+        assert "GpuClockThrottled" in {rule.alert for group in rule_groups(PROFILES[name]) for rule in group.alerts()}
+
+
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
 def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(promtool: str, rule_dir: Path, tmp_path: Path,
                                                                    profile: str) -> None:
+    variant = collecting(profile, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS") if profile == "h20-16" else None
+    rule_file = variant_rule_file(tmp_path, variant) if variant else rule_dir / f"{profile}.yml"
     node = PROFILES[profile].node_names[0]
     metric = "DCGM_FI_DEV_CLOCKS_EVENT_REASONS" if profile == "h20-16" else "gpm_clock_event_reasons"
 
@@ -310,11 +344,123 @@ def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(promtool: str
         "input_series": inputs,
         "alert_rule_test": [
             {"eval_time": "7m", "alertname": "GpuClockThrottled",
-             "exp_alerts": [expected(profile, "GpuClockThrottled", {"node": node, "gpu": gpu}, str(value))
+             "exp_alerts": [expected(profile, "GpuClockThrottled", {"node": node, "gpu": gpu}, str(value), variant)
                             for gpu, value in fire.items()]},
         ],
     }
+    run_tests(promtool, tmp_path, rule_file, [case])
+
+
+# --- S22: every expected GPU accounted for, and GPU hardware faults (DCGM, whatever the utilisation source) -----
+
+def _up(job: str, node: str, values: str) -> dict[str, str]:
+    return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
+
+
+def test_s22_gpu_missing_fires_when_a_node_reports_fewer_gpus_than_the_profile(promtool: str, rule_dir: Path,
+                                                                              tmp_path: Path) -> None:
+    """long-context-64 (GPM): on one node GPU 5 stops reporting at 2m (fell off the bus) -> "7 of 8" after 5m; a
+    node whose sampler answers without any GPU -> 0; a full node and a node whose scrape fails stay silent."""
+    profile = "long-context-64"
+    lost, full, empty, failing = PROFILES[profile].node_names[:4]
+    inputs = [_up("gpm", node, "1x30") for node in (lost, full, empty)] + [_up("gpm", failing, "0x30")]
+    for node in (lost, full):
+        for gpu in range(8):
+            values = "300 300 300 _x28" if (node, gpu) == (lost, 5) else "300x30"
+            inputs.append(series("gpm_power_watts", {"job": "gpm", "node": node, "gpu": str(gpu),
+                                                     "uuid": f"GPU-{node}-{gpu}"}, values))
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {"eval_time": "4m", "alertname": "GpuMissing", "exp_alerts": []},  # still pending (for 5m)
+            {"eval_time": "15m", "alertname": "GpuMissing", "exp_alerts": [
+                expected(profile, "GpuMissing", {"node": lost}, "7"),
+                expected(profile, "GpuMissing", {"node": empty}, "0")]},
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+def test_s22_gpu_missing_reads_dcgm_where_there_is_no_gpm(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    profile = "h20-16"
+    full, lost = PROFILES[profile].node_names
+    inputs = [_up("dcgm", node, "1x30") for node in (full, lost)]
+    for node in (full, lost):
+        for gpu in range(8 if node == full else 7):
+            inputs.append(series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "node": node, "gpu": str(gpu),
+                                                             "UUID": f"GPU-{node}-{gpu}"}, "200x30"))
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "10m", "alertname": "GpuMissing", "exp_alerts": [
+            expected(profile, "GpuMissing", {"node": lost}, "7")]}]}
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+def _dcgm_gpu(node: str, gpu: str, metric: str, values: str) -> dict[str, str]:
+    return series(metric, {"job": "dcgm", "node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}"}, values)
+
+
+@pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
+def test_s22_fatal_xid_pages_and_an_application_xid_does_not(promtool: str, rule_dir: Path, tmp_path: Path,
+                                                             profile: str) -> None:
+    """GPM is long-context-64's utilisation source, yet its Xid alert reads DCGM. 79, 94, 95 and 48 fire at once;
+    13 (an application's graphics exception), 0 and a 79 cleared by a GPU reset (and exporter restart) do not."""
+    node = PROFILES[profile].node_names[1]
+    codes = {"0": "79x10", "1": "13x10", "2": "0x10", "3": "94x10", "4": "95x10", "5": "48x10", "6": "79 79 0x8"}
+    inputs = [_dcgm_gpu(node, gpu, "DCGM_FI_DEV_XID_ERRORS", values) for gpu, values in codes.items()]
+    fire = {"0": "79", "3": "94", "4": "95", "5": "48"}
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "5m", "alertname": "GpuXidFatal", "exp_alerts": [
+            expected(profile, "GpuXidFatal", {"node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}"}, value)
+            for gpu, value in fire.items()]}]}
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+@pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
+def test_s22_row_remap_failure_pages_and_new_uncorrectable_rows_warn(promtool: str, rule_dir: Path, tmp_path: Path,
+                                                                     profile: str) -> None:
+    """GPU 0: remapping failed at 5m (pages). GPU 1: a new uncorrectable remapped row at 10m (warns); GPU 2: two old
+    rows that do not grow and no failure (silent: a GPU's lifetime count alone is no news)."""
+    node = PROFILES[profile].node_names[0]
+    inputs = [_dcgm_gpu(node, "0", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x5 1x25"),
+              _dcgm_gpu(node, "1", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x30"),
+              _dcgm_gpu(node, "2", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x30"),
+              _dcgm_gpu(node, "0", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "0x30"),
+              _dcgm_gpu(node, "1", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x10 3x20"),
+              _dcgm_gpu(node, "2", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x30")]
+
+    def labels(gpu: str) -> dict[str, str]:
+        return {"node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}"}
+
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "3m", "alertname": "GpuRowRemapFailure", "exp_alerts": []},
+        {"eval_time": "3m", "alertname": "GpuUncorrectableRemappedRows", "exp_alerts": []},
+        {"eval_time": "20m", "alertname": "GpuRowRemapFailure",
+         "exp_alerts": [expected(profile, "GpuRowRemapFailure", labels("0"), "1")]},
+        {"eval_time": "20m", "alertname": "GpuUncorrectableRemappedRows",
+         "exp_alerts": [expected(profile, "GpuUncorrectableRemappedRows", labels("1"), "1")]},
+    ]}
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+def test_s22_hardware_alerts_only_where_the_exporter_collects_their_field() -> None:
+    from queries.dcgm import DEFAULT_FIELDS, ROW_REMAP_FAILURE, XID
+
+    def names(profile: Profile) -> set[str]:
+        return {rule.alert for group in rule_groups(profile) for rule in group.alerts()}
+
+    health = {"GpuXidFatal", "GpuRowRemapFailure", "GpuUncorrectableRemappedRows", "GpuMissing"}
+    for profile in PROFILES.values():
+        assert health <= names(profile), profile.name  # every shipped profile exports DCGM with the default CSV
+    base = PROFILES["long-context-64"]
+    short = dataclasses.replace(base.source("dcgm"), fields=tuple(f for f in DEFAULT_FIELDS if f not in (XID,
+                                                                                                      ROW_REMAP_FAILURE)))
+    without = names(dataclasses.replace(base, sources={**base.sources, "dcgm": short}))
+    assert {"GpuXidFatal", "GpuRowRemapFailure"}.isdisjoint(without) and "GpuUncorrectableRemappedRows" in without
+    gone = dataclasses.replace(base.source("dcgm"), status="not-exported")
+    no_dcgm = names(dataclasses.replace(base, sources={**base.sources, "dcgm": gone}))
+    assert not {"GpuXidFatal", "GpuRowRemapFailure", "GpuUncorrectableRemappedRows"} & no_dcgm
+    assert "GpuMissing" in no_dcgm  # GPM still counts the GPUs
 
 
 def test_collection_and_engine_scrape_alerts_fire_on_up_zero(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
@@ -434,7 +580,7 @@ def test_every_alert_has_summary_description_severity_and_a_documented_runbook()
                 assert rule.summary and rule.severity in ("critical", "warning")
                 assert (f"{{{{ $labels.{node} }}}}" in rule.description or "Node and GPU:" in rule.description
                         or rule.description.startswith("Cluster-wide"))
-                if rule.alert.startswith("Gpu"):
+                if rule.alert.startswith("Gpu") and rule.alert != "GpuMissing":  # GpuMissing is per node
                     assert f"{{{{ $labels.{gpu} }}}}" in rule.description
                 section = rule.runbook.split("#", 1)[1]
                 assert rule.runbook.startswith("docs/alerts.md#") and section in anchors, rule.alert

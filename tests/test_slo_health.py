@@ -52,6 +52,14 @@ def panel(profile, key):
     return next(p for p in group(profile).panels if p.key == f"slo_health.{key}")
 
 
+def stage_panels(profile, key):
+    """The engine-load panel ``key``: one, or one per pool in a PD deployment (S27)."""
+    found = [p for p in group(profile).panels if p.key in (f"slo_health.{key}", f"slo_health.{key}_prefill",
+                                                           f"slo_health.{key}_decode")]
+    assert found, key
+    return found
+
+
 def exprs(spec) -> list[str]:
     return [target.expr for target in spec.targets]
 
@@ -162,17 +170,19 @@ def test_ratio_axes_fixed_and_no_zero_fill(profile):
 def test_stage_panels_never_sum_across_pp_rank(profile):
     pp = profile.label("pp_rank")
     for key in ("running", "queue", "load_state", "kv_usage", "prefix_hit"):
-        for expr in exprs(panel(profile, key)):
-            for grouping in re.findall(r"sum by \(([^)]*)\)", expr):
-                assert pp in grouping, (key, expr)
-            assert "{{" + pp + "}}" in panel(profile, key).targets[0].legend
+        for spec in stage_panels(profile, key):
+            for expr in exprs(spec):
+                for grouping in re.findall(r"sum by \(([^)]*)\)", expr):
+                    assert pp in grouping, (key, expr)
+            assert ("{{" + pp + "}}" in spec.targets[0].legend) == profile.has_pp, spec.title
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_drill_down_links_keep_time_and_set_node_or_gpu(profile):
     node, gpu = profile.label("node"), profile.label("gpu")
-    for key in ("running", "queue", "kv_usage", "prefix_hit", "gpu_memory_node"):
-        url = panel(profile, key).data_links[0]["url"]
+    staged = [spec for key in ("running", "queue", "kv_usage", "prefix_hit") for spec in stage_panels(profile, key)]
+    for spec in [*staged, panel(profile, "gpu_memory_node")]:
+        url = spec.data_links[0]["url"]
         assert f"var-node=${{__field.labels.{node}}}" in url and "${__url_time_range}" in url
         assert "${datasource:queryparam}" in url
     url = panel(profile, "gpu_memory_gpu").data_links[0]["url"]
@@ -335,12 +345,31 @@ def test_aborted_requests_are_bad_events_and_an_sli_without_histogram_has_no_sam
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_prefix_reuse_panel_agrees_with_the_cache_evidence_table(profile):
     """#6: the same counter is final reuse at prefill (S9) in both places; not a request hit rate."""
-    description = panel(profile, "prefix_hit").description
-    assert "final reuse at prefill" in description and "not a request hit rate" in description
-    assert "not final reuse" not in description
+    for spec in stage_panels(profile, "prefix_hit"):
+        description = spec.description
+        assert "final reuse at prefill" in description and "not a request hit rate" in description
+        assert "not final reuse" not in description
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_budget_window_ends_at_the_end_of_the_dashboard_range(profile):
     description = panel(profile, "budget").description
     assert "ending at the end of the dashboard range" in description and "ending now" not in description
+
+
+def test_s27_pd_stage_panels_draw_prefill_and_decode_apart_and_say_instance():
+    """pd-128: every per-stage panel of the SLO group exists once per pool and selects that pool by the
+    engine's own engine_type label; with no PP the titles say 'instance', never 'stage'."""
+    profile = next(p for p in PROFILES if p.name == "pd-128")
+    group = slo_health.build(profile, Topology(profile))
+    staged = [p for p in group.panels if p.key.rsplit("_", 1)[-1] in ("prefill", "decode")]
+    assert len(staged) == 10
+    for panel in staged:
+        role = panel.key.rsplit("_", 1)[-1]
+        assert f"({role}" in panel.title and "stage" not in panel.title, panel.title
+        for target in panel.targets:
+            roles = set(re.findall(r'engine_type="(\w+)"', target.expr))
+            assert roles == {role}, (panel.title, roles)
+    (built,) = build_profile(profile)
+    pool = next(v for v in built.document["templating"]["list"] if v["name"] == "pool")
+    assert pool["type"] == "query" and "engine_type)" in pool["query"]

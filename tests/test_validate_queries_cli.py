@@ -121,3 +121,143 @@ def test_usage_and_input_errors_exit_2(args):
 def test_a_url_without_scheme_is_an_input_error():
     result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "vm:8428", "--profile", "h20-16"])
     assert result.exit_code == 2
+
+
+# -- hostile data sources on loopback (issue 18) ------------------------------------------------------
+
+class HostileServer:
+    """A data source on 127.0.0.1 that answers every request with ``answer(path) -> (status, body bytes)``,
+    or drips ``drip`` bytes a second; counts the requests it got."""
+
+    def __init__(self, answer=None, drip: float = 0.0) -> None:
+        import http.server
+        import threading
+
+        owner = self
+        self.requests = 0
+        self.answer = answer or (lambda path: (200, b'{"status":"success","data":{"resultType":"vector","result":[]}}'))
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _any(self):
+                owner.requests += 1
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                status, body = owner.answer(self.path)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body) if not drip else 10_000))
+                self.end_headers()
+                if drip:
+                    import time
+                    try:
+                        for _ in range(int(20 * drip) + 5):
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            time.sleep(1 / drip)
+                    except OSError:
+                        pass
+                    return
+                self.wfile.write(body)
+
+            do_GET = do_POST = _any
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture()
+def hostile():
+    servers = []
+
+    def start(answer=None, drip: float = 0.0) -> HostileServer:
+        servers.append(HostileServer(answer, drip))
+        return servers[-1]
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _json_answer(data) -> tuple[int, bytes]:
+    return 200, json.dumps({"status": "success", "data": data}).encode()
+
+
+def test_credentials_in_the_datasource_url_never_reach_text_or_json_output(hostile, folder):
+    server = hostile(lambda path: (500, b'{"status":"error","error":"boom for http://user:s3cret@x/"}'))
+    url = server.url.replace("http://", "http://user:s3cret@")
+    for fmt in ("text", "json"):
+        result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", url, "--format", fmt,
+                                           "--dashboards", str(folder("up"))])
+        assert result.exit_code == 1, result.output
+        assert "s3cret" not in result.output and "user:" not in result.output, result.output
+
+
+def test_a_server_dripping_one_byte_a_second_is_cut_off_by_the_total_deadline_per_request(hostile, folder):
+    import time
+    server = hostile(drip=1.0)
+    began = time.monotonic()
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", server.url, "--timeout", "1.5",
+                                       "--dashboards", str(folder("up"))])
+    assert result.exit_code == 1, result.output
+    assert time.monotonic() - began < 10
+    assert "total deadline" in result.output or "timed out" in result.output, result.output
+
+
+@pytest.mark.parametrize("data, expected", [
+    ({"resultType": "vector", "result": "72 series"}, "not a list"),
+    ({"resultType": "seven", "result": []}, "resultType"),
+    ("not an object", "data is str"),
+    ({"resultType": "vector", "result": [1, 2]}, "result[0]"),
+    ({"resultType": "scalar", "result": {"a": 1}}, "pair"),
+])
+def test_a_malformed_answer_is_a_query_error_not_ok_and_not_a_traceback(hostile, folder, data, expected):
+    server = hostile(lambda path: _json_answer(data))
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", server.url, "--format", "json",
+                                       "--dashboards", str(folder("up", "up"))])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    report = json.loads(result.output)
+    messages = [t["error_message"] for p in report["panels"] for t in p["targets"]]
+    assert all(expected in m for m in messages), messages
+
+
+def test_a_dead_datasource_stops_after_n_consecutive_connection_failures(folder):
+    exprs = [f"up{{i=\"{i}\"}}" for i in range(40)]
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9", "--workers", "1",
+                                       "--max-connection-failures", "3", "--timeout", "2", "--format", "json",
+                                       "--dashboards", str(folder(*exprs))])
+    assert result.exit_code == 1
+    messages = [t["error_message"] for p in json.loads(result.output)["panels"] for t in p["targets"]]
+    assert sum("cannot connect" in m for m in messages) == 3
+    assert sum("fail fast" in m for m in messages) == 37
+
+
+def test_the_command_deadline_bounds_the_whole_run(hostile, folder):
+    import time
+    server = hostile(drip=1.0)
+    began = time.monotonic()
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", server.url, "--timeout", "1",
+                                       "--deadline", "2", "--workers", "1", "--max-connection-failures", "0",
+                                       "--format", "json", "--dashboards", str(folder(*["up"] * 30))])
+    assert result.exit_code == 1
+    assert time.monotonic() - began < 15
+    messages = [t["error_message"] for p in json.loads(result.output)["panels"] for t in p["targets"]]
+    assert any("deadline" in m for m in messages)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e400", "soon"])
+def test_timeout_and_deadline_must_be_positive_finite_seconds(value):
+    for option in ("--timeout", "--deadline"):
+        result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9",
+                                           option, value])
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output

@@ -89,7 +89,7 @@ def test_s2_per_gpu_window_tables_one_row_per_gpu(victoriametrics, demo_windows,
     window = demo_windows[("long-context-64", scenario)]
     profile = window.profile
     document, tables = _group_tables(profile, "Per-GPU window statistics")
-    assert len(tables) == 2
+    assert len(tables) == 1  # mean and peak on one row per GPU (S28)
     ds = Datasource(victoriametrics.url)
     down = {profile.node_names[i] for i, code in FIVE_REASONS_NODES.items() if code == 5} if missing else set()
     expected = {(node, str(gpu)) for node in profile.node_names if node not in down
@@ -360,3 +360,74 @@ def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victori
     assert sorted(codes) == sorted(profile.node_names)
     assert codes[holder] == nodata.OK
     assert codes[empty] == (nodata.UNMAPPED if with_unmapped else nodata.UNINITIALISED)
+
+
+# -- S22: a GPU that fell off the bus (the gpu-missing scenario) -----------------------------------------
+
+
+def _panel(document, title_start: str) -> dict:
+    (panel,) = [raw for _row, raw in panels_by_row(document) if raw.get("title", "").startswith(title_start)]
+    return panel
+
+
+def _mapped(panel: dict, value: float) -> str:
+    """The text Grafana shows for ``value`` through the panel's value mappings (first matching mapping)."""
+    for mapping in panel["fieldConfig"]["defaults"]["mappings"]:
+        options = mapping["options"]
+        if mapping["type"] == "value" and str(int(value)) in options:
+            return options[str(int(value))]["text"]
+        if mapping["type"] == "range" and options["from"] <= value <= options["to"]:
+            return options["result"]["text"]
+    return str(value)
+
+
+@pytest.mark.parametrize("scenario", ["gpu-missing", "healthy"])
+def test_s22_a_gpu_that_fell_off_the_bus_is_gpu_missing_not_ok(victoriametrics, demo_windows, scenario):
+    """gpu-missing: lc-node-03's GPU 5 reports an Xid 79 and vanishes at 40 % of the window while its exporters stay
+    up. The reasons table reads "GPU missing (7 of 8)" in both GPU layers on exactly that node, and GPUs reporting
+    reads 63 of 64; the healthy window shows neither."""
+    from dashgen.demo.scenarios import lost_gpu
+    from queries import nodata
+
+    window = demo_windows[("long-context-64", scenario)]
+    profile = window.profile
+    (built,) = build_profile(profile)
+    values = {**variable_values(built.document["templating"]["list"]),
+              **globals_for(Window(window.end, window.hours * 3600), 60, 60)}
+    ds = Datasource(victoriametrics.url)
+    reasons = _panel(built.document, "Missing-data reasons per node")
+    lost_node = lost_gpu(profile)[0] if scenario == "gpu-missing" else None
+    gpu_layers = [layer for layer in nodata.layers(profile) if layer.gpus_seen is not None]
+    assert [layer.key for layer in gpu_layers] == ["gpm", "dcgm"]
+    for layer in gpu_layers:
+        result = ds.query(expand_text(nodata.reason_code(profile, layer), values), window.end).result
+        shown = {item["metric"]["node"]: _mapped(reasons, float(item["value"][1])) for item in result}
+        assert sorted(shown) == sorted(profile.node_names), layer.key
+        missing = {node: text for node, text in shown.items() if text.startswith("GPU missing")}
+        assert missing == ({lost_node: "GPU missing (7 of 8)"} if lost_node else {}), layer.key
+        if lost_node:
+            assert shown[lost_node] != "ok"
+    stat = _panel(built.document, "GPUs reporting")
+    assert stat["fieldConfig"]["defaults"]["unit"] == f"suffix: of {profile.total_gpus}" == "suffix: of 64"
+    (target,) = stat["targets"]
+    (item,) = ds.query(expand_text(target["expr"], values), window.end).result
+    reporting = int(float(item["value"][1]))
+    assert reporting == (63 if lost_node else 64)
+    steps = stat["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    assert [s["color"] for s in steps] == ["red", "green"] and steps[1]["value"] == profile.total_gpus
+
+
+def test_s17_store_mounted_per_replica_is_the_global_segment_size_on_demo_data(victoriametrics, demo_windows):
+    """Issue 13.4: the Store capacity the master reports, grouped by engine replica (each segment once over HA
+    masters), equals the profile's global_segment_size per replica: 256 GiB for each of long-context-64's two."""
+    from dashgen.deployment.topology import Topology
+    from queries import mooncake as mc
+
+    window = demo_windows[("long-context-64", "healthy")]
+    profile = window.profile
+    topology = Topology(profile)
+    expr = mc.per_replica_bytes(profile, topology, mc.CAPACITY).replace("$node", ".+")
+    result = Datasource(victoriametrics.url).query(expr, window.end).result
+    per_replica = {item["metric"]["replica"]: float(item["value"][1]) for item in result}
+    assert per_replica == {replica.key: float(profile.capacity.global_segment_size) for replica in topology.replicas}
+    assert profile.capacity.global_segment_size == 256 * 2**30

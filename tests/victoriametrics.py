@@ -22,7 +22,11 @@ IMPORTS = {
     ("long-context-64", "healthy"): 0,
     ("long-context-64", "five-reasons"): 3,
     ("h20-16", "healthy"): 6,
+    ("long-context-64", "gpu-missing"): 9,
 }
+# Imports thinned to one sample per this many seconds (0: every source at its scrape interval), to keep the
+# session fast: the gpu-missing window is read for GPU counts and health, at the store's 30 s resolution.
+STEPS = {("long-context-64", "gpu-missing"): 30.0}
 
 
 # S21: another deployment in the same store and the same window, reusing long-context-64's node names:
@@ -62,7 +66,7 @@ def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], Demo
     windows = {}
     for (name, scenario), hours_before in IMPORTS.items():
         end = anchor - hours_before * 3600
-        import_demo(datasource, profiles[name], scenario, end, HOURS)
+        import_demo(datasource, profiles[name], scenario, end, HOURS, STEPS.get((name, scenario), 0.0))
         windows[(name, scenario)] = DemoWindow(profiles[name], Topology(profiles[name]), scenario, end, HOURS)
         if (name, scenario) in SHADOWS:
             shadow_scenario, deployment = SHADOWS[(name, scenario)]

@@ -9,13 +9,16 @@ runs (or ``--help`` lists them all), so ``dashgen diff`` does not pay for the pu
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import traceback
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from dashgen import __version__
-from dashgen.errors import DashgenError
+from dashgen.errors import DashgenError, redact
 
 # command name -> "module:attribute" of dashgen.cli, in the order ``--help`` lists them
 COMMANDS: dict[str, str] = {
@@ -29,8 +32,11 @@ COMMANDS: dict[str, str] = {
     "validate-queries": "validate_queries:validate_queries",
     "demo-data": "demo_data:demo_data",
     "publish": "publish:publish",
-    "rollback": "publish:rollback",
-    "history": "publish:history",
+    "rollback": "history:rollback",
+    "history": "history:history",
+    "drift": "drift:drift_command",
+    "import": "import_cmd:import_command",
+    "render-module": "import_cmd:render_module_command",
 }
 
 
@@ -40,7 +46,13 @@ def load_command(name: str) -> click.Command:
 
 
 class DashgenGroup(click.Group):
-    """Commands from the table, loaded on use; DashgenError becomes one clear line and its exit code."""
+    """Commands from the table, loaded on use, and the one exception boundary of the command line.
+
+    No traceback reaches a user: a ``DashgenError`` becomes ``error: <one line>`` and its exit code
+    (2 input, 1 a failed check); an ``OSError`` or decoding error is an input error (2); anything else
+    is reported as an internal error in one line (exit 2). Every message is redacted (no credentials of
+    any URL). ``dashgen --debug <command>`` (or ``DASHGEN_DEBUG=1``) prints the traceback as well.
+    """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -51,9 +63,39 @@ class DashgenGroup(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
         except DashgenError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            self._fail(ctx, exc, str(exc), exc.exit_code)
+        except KeyboardInterrupt as exc:
+            self._fail(ctx, exc, "interrupted", 130)
+        except (OSError, UnicodeError) as exc:
+            self._fail(ctx, exc, _os_message(exc), 2)
+        except RecursionError as exc:
+            self._fail(ctx, exc, "input nested too deeply to process", 2)
+        except MemoryError as exc:
+            self._fail(ctx, exc, "input too large: out of memory", 2)
+        except Exception as exc:
+            self._fail(ctx, exc, f"internal error: {type(exc).__name__}: {exc} "
+                                 "(rerun with --debug for the traceback and report it)", 2)
+
+    @staticmethod
+    def _fail(ctx: click.Context, exc: BaseException, message: str, code: int) -> NoReturn:
+        obj = ctx.find_root().obj
+        if (isinstance(obj, dict) and obj.get("debug")) or os.environ.get("DASHGEN_DEBUG") == "1":
+            text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            click.echo(redact(text), err=True, nl=False)
+        lines = [line for line in (message or type(exc).__name__).splitlines() if line.strip()] or [message]
+        click.echo("\n".join(f"error: {redact(line)}" if i == 0 else redact(line) for i, line in enumerate(lines)),
+                   err=True)
+        sys.exit(code)
+
+
+def _os_message(exc: OSError | UnicodeError) -> str:
+    if isinstance(exc, UnicodeError):
+        return f"not UTF-8 text: {exc}"
+    where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+    return f"{where}{exc.strerror or exc}"
 
 
 @click.group(cls=DashgenGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -64,8 +106,13 @@ class DashgenGroup(click.Group):
     default=None,
     help="Folder of deployment profiles (default: ./profiles).",
 )
+@click.option("--debug", is_flag=True, help="On an error, print the traceback as well (or DASHGEN_DEBUG=1).")
 @click.pass_context
-def main(ctx: click.Context, profiles_dir: Path | None) -> None:
-    """dashgen: Grafana dashboards as code for LLM inference clusters."""
+def main(ctx: click.Context, profiles_dir: Path | None, debug: bool) -> None:
+    """dashgen: Grafana dashboards as code for LLM inference clusters.
+
+    Exit codes: 0 ok, 1 a check failed or a publish was refused, 2 usage or input error.
+    """
     ctx.ensure_object(dict)
     ctx.obj["profiles_dir"] = profiles_dir
+    ctx.obj["debug"] = debug

@@ -4,6 +4,10 @@ Rebuild every profile in memory (which validates each document against the proje
 the structural checks), fail with the semantic diff when the committed ``dashboards/`` is stale,
 then lint the fresh build; the rule files and the panel index (docs/panels.md) are checked for
 staleness too. Exit 0 all good, 1 any check failed, 2 bad input.
+
+``--base REF`` adds the pull request's own change: the committed dashboards at REF against the
+working tree. ``--format markdown`` is the pull-request comment, at most 60,000 characters whatever
+the change (``dashgen.diff.comment``); ``--report FILE`` writes the same report whole.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from typing import Any
 import click
 
 from dashgen.build import build_all
-from dashgen.cli.diff_cmd import compare
+from dashgen.cli.diff_cmd import compare, use_color, write_report
+from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
 from dashgen.cli.options import selected_profiles
-from dashgen.diff.render import render_text
-from dashgen.errors import BuildValidationError
+from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
+from dashgen.diff.render import FileDiff, diff_to_json, render_text
+from dashgen.errors import BuildValidationError, InputError
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
@@ -47,6 +53,31 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
     return problems
 
 
+PROBLEMS_SHOWN = 25  # problem lines of each kind in the bounded comment; the report has them all
+
+
+def _problems(report: dict[str, Any], dashboards_dir: Path, errors: list[Any]) -> list[tuple[str, str]]:
+    """``(kind, line)`` for every failed check, in the order the text output prints them."""
+    found = [("invalid", p) for p in report["validation"]]
+    found += [("stale", f"`{dashboards_dir / n}` differs from a fresh build (run `make dashboards`)")
+              for n in report["stale"]]
+    found += [("missing", f"`{dashboards_dir / n}` (run `make dashboards` and commit it)") for n in report["missing"]]
+    found += [("extra", f"`{dashboards_dir / n}` is not produced by any profile (remove it)") for n in report["extra"]]
+    found += [("lint error", format_line(f)) for f in errors]
+    found += [("rules", p) for p in report["rules"]]
+    found += [("index", p) for p in report["index"]]
+    return found
+
+
+def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounded: bool) -> list[str]:
+    lines = [f"**dashgen check: {'FAILED' if failed else 'ok'}** — {summary}", ""]
+    shown = problems[:PROBLEMS_SHOWN] if bounded else problems
+    lines += [f"- {kind}: {text.replace(chr(10), ' ')[:500 if bounded else None]}" for kind, text in shown]
+    if len(shown) < len(problems):
+        lines.append(f"- … {len(problems) - len(shown)} more problem(s) in the full report")
+    return lines
+
+
 @click.command("check")
 @click.option("--dashboards", "dashboards_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("dashboards"), show_default=True, help="The committed dashboards folder.")
@@ -54,10 +85,17 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
               show_default=True, help="The committed rule files folder.")
 @click.option("--index", "index_path", type=click.Path(dir_okay=False, path_type=Path), default=INDEX_PATH,
               show_default=True, help="The committed panel index.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help=f"markdown: the pull-request comment, at most {COMMENT_LIMIT:,} characters.")
+@click.option("--base", "base_ref", metavar="GIT_REF",
+              help="Also diff the dashboards committed at GIT_REF with the working tree (the pull request's change).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the full markdown report (every problem and change, all details) to this file.")
+@click.option("--full-report-at", "report_where", metavar="TEXT",
+              help="Where readers find the full report (for example the CI run's artifact URL).")
 @click.pass_context
 def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, index_path: Path,
-                  output_format: str) -> None:
+                  output_format: str, base_ref: str | None, report_path: Path | None, report_where: str | None) -> None:
     """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error."""
     profiles = selected_profiles(ctx, [])
     report: dict[str, Any] = {"validation": [], "stale": [], "missing": [], "extra": [], "lint": [], "rules": [],
@@ -70,11 +108,17 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, ind
     files = {b.relative_path().as_posix(): b.data for b in built}
     changed, missing, extra = stale_files(files, dashboards_dir)
     report.update(stale=changed, missing=missing, extra=extra)
-    diff_text = ""
-    if changed:
-        old = {name: json.loads((dashboards_dir / name).read_text(encoding="utf-8")) for name in changed}
-        new = {b.relative_path().as_posix(): b.document for b in built if b.relative_path().as_posix() in changed}
-        diff_text = render_text(compare(old, new))
+    stale_diff: list[FileDiff] = []
+    base_diff: list[FileDiff] = []
+    try:
+        if changed:
+            old = {name: json.loads((dashboards_dir / name).read_text(encoding="utf-8")) for name in changed}
+            new = {b.relative_path().as_posix(): b.document for b in built if b.relative_path().as_posix() in changed}
+            stale_diff = compare(old, new)
+        if base_ref is not None:
+            base_diff = compare(read_git_side(base_ref, dashboards_dir), read_side(dashboards_dir))
+    except (DiffInputError, json.JSONDecodeError) as exc:
+        raise InputError(str(exc)) from None
     findings = [f for b in built for f in lint_dashboard(b.document, str(dashboards_dir / b.relative_path()))]
     exclusions, _config = default_exclusions(None)
     findings, excluded = apply_exclusions(findings, exclusions)
@@ -85,28 +129,51 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, ind
     report["index"] = [problem] if (problem := index_problem(profiles, index_path)) else []
     failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
     report["ok"] = not failed
+    summary = (f"{len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
+               f"{len(errors)} lint errors, {len(findings) - len(errors)} other findings, "
+               f"{len(report['validation'])} validation problems")
+    problems = _problems(report, dashboards_dir, errors)
+    sections = ([Section(f"Changes against `{base_ref}`", base_diff)] if base_ref is not None else [])
+    if stale_diff:
+        sections.append(Section(f"Stale: committed `{dashboards_dir}` vs a fresh build", stale_diff))
+    if report_path is not None:
+        write_report(report_path, render_comment(sections, limit=None, title="dashgen check: full report",
+                                                 preface=_preface(summary, failed, problems, bounded=False)))
     if output_format == "json":
+        if base_ref is not None:
+            report["base_diff"] = [{"name": f.name, "status": f.status,
+                                    **({"diff": diff_to_json(f.diff)} if f.diff else {})} for f in base_diff]
         click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
+    elif output_format == "markdown":
+        where = report_where or (f"the full report (`{report_path}`)" if report_path else
+                                 "the full report (`dashgen check --report FILE`)")
+        click.echo(render_comment(sections, title="dashgen check", full_report=where,
+                                  preface=_preface(summary, failed, problems, bounded=True)), nl=False)
     else:
-        for problem in report["validation"]:
-            click.echo(f"invalid: {problem}")
-        for name in changed:
-            click.echo(f"stale: {dashboards_dir / name} differs from a fresh build (run make dashboards)")
-        if diff_text:
-            click.echo(diff_text, nl=False)
-        for name in missing:
-            click.echo(f"missing: {dashboards_dir / name} (run make dashboards and commit it)")
-        for name in extra:
-            click.echo(f"extra: {dashboards_dir / name} is not produced by any profile (remove it)")
-        for finding in findings:
-            click.echo(format_line(finding))
-        for problem in report["rules"]:
-            click.echo(f"rules: {problem}")
-        for problem in report["index"]:
-            click.echo(f"index: {problem}")
-        click.echo(f"check: {len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
-                   f"{len(errors)} lint errors, {len(findings) - len(errors)} other findings, "
-                   f"{len(report['validation'])} validation problems: {'FAILED' if failed else 'ok'}")
+        _text(report, dashboards_dir, stale_diff, base_ref, base_diff, findings, summary, failed)
     raise SystemExit(1 if failed else 0)
 
 
+def _text(report: dict[str, Any], dashboards_dir: Path, stale_diff: list[FileDiff], base_ref: str | None,
+          base_diff: list[FileDiff], findings: list[Any], summary: str, failed: bool) -> None:
+    color = use_color("auto")
+    for problem in report["validation"]:
+        click.echo(f"invalid: {problem}")
+    for name in report["stale"]:
+        click.echo(f"stale: {dashboards_dir / name} differs from a fresh build (run make dashboards)")
+    if stale_diff:
+        click.echo(render_text(stale_diff, color=color), nl=False, color=color)
+    for name in report["missing"]:
+        click.echo(f"missing: {dashboards_dir / name} (run make dashboards and commit it)")
+    for name in report["extra"]:
+        click.echo(f"extra: {dashboards_dir / name} is not produced by any profile (remove it)")
+    for finding in findings:
+        click.echo(format_line(finding))
+    for problem in report["rules"]:
+        click.echo(f"rules: {problem}")
+    for problem in report["index"]:
+        click.echo(f"index: {problem}")
+    if base_ref is not None:
+        click.echo(f"changes against {base_ref}:")
+        click.echo(render_text(base_diff, color=color), nl=False, color=color)
+    click.echo(f"check: {summary}: {'FAILED' if failed else 'ok'}")

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from dashgen.cli.options import selected_profiles
+from dashgen.cli.options import HOURS, HTTP_URL, SECONDS, selected_profiles
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import SCENARIOS, assignments
 from dashgen.errors import InputError
@@ -16,16 +16,17 @@ from dashgen.live.expand import parse_duration, parse_time
 
 @click.command("demo-data")
 @click.option("--profile", "profile_name", required=True, help="Profile whose dashboards the data feeds.")
-@click.option("--url", required=True, help="VictoriaMetrics base URL, e.g. http://127.0.0.1:8428.")
+@click.option("--url", required=True, type=HTTP_URL, help="VictoriaMetrics base URL, e.g. http://127.0.0.1:8428.")
 @click.option("--import-url", default=None,
               help="Where /api/v1/import lives when it differs (VictoriaMetrics cluster: vminsert's "
                    "http://vminsert:8480/insert/0/prometheus).")
-@click.option("--hours", type=float, default=2.0, show_default=True, help="Window length ending at --end.")
+@click.option("--hours", type=HOURS, default=2.0, show_default=True, help="Window length ending at --end.")
 @click.option("--scenario", type=click.Choice(SCENARIOS), default="healthy", show_default=True)
 @click.option("--step", default="0s", show_default=True,
               help="Coarsest sample spacing (e.g. 15s to thin 1 s GPM data); 0s keeps each source's scrape interval.")
 @click.option("--end", "end_text", default="now", show_default=True, help="Window end: now, now-2h, unix or RFC 3339.")
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="Per-request timeout, seconds.")
+@click.option("--timeout", type=SECONDS, default=120.0, show_default=True,
+              help="Total deadline of each request, seconds.")
 @click.pass_context
 def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str | None, hours: float, scenario: str,
               step: str, end_text: str, timeout: float) -> None:

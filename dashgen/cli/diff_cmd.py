@@ -1,18 +1,29 @@
-"""``dashgen diff OLD NEW`` / ``dashgen diff --base REF``: semantic dashboard diff.
+"""``dashgen diff OLD NEW`` / ``dashgen diff --base REF`` / ``dashgen diff --live UID``: semantic dashboard diff.
 
+``--live UID`` compares what Grafana stores now (``dashgen publish``'s connection options) with the
+current build of that dashboard. ``--format markdown`` is bounded like the pull-request comment;
+``--report FILE`` writes the full markdown report, every change with its details.
 Exit 0 when nothing semantic changed (and says so), 1 when something did, 2 on bad input.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
 import click
 
-from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
+from dashgen.cli.diff_sources import DiffInputError, live_options, read_git_side, read_side
+from dashgen.diff.comment import render_markdown
 from dashgen.diff.engine import diff_dashboards
 from dashgen.diff.pairing import pair_documents
-from dashgen.diff.render import FileDiff, has_changes, render_json, render_markdown, render_text
+from dashgen.diff.render import FileDiff, has_changes, render_json, render_text
+from dashgen.errors import InputError
+from dashgen.files import atomic_write
 
-RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}
+FORMATS = ("json", "markdown", "text")
 
 
 def compare(old_docs: dict, new_docs: dict) -> list[FileDiff]:
@@ -30,28 +41,76 @@ def compare(old_docs: dict, new_docs: dict) -> list[FileDiff]:
     return files
 
 
+def use_color(choice: str) -> bool:
+    """``--color``: always, never, or auto (a terminal, and neither NO_COLOR nor TERM=dumb)."""
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def write_report(path: Path, text: str) -> None:
+    try:
+        atomic_write(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the report ({exc.strerror})") from None
+
+
+def render(files: list[FileDiff], fmt: str, color: bool, full_report: str) -> str:
+    if fmt == "json":
+        return render_json(files)
+    if fmt == "markdown":
+        return render_markdown(files, full_report=full_report)
+    return render_text(files, color=color)
+
+
+def _live_sides(ctx: click.Context, uid: str, connection: dict[str, Any]) -> tuple[dict, dict]:
+    from dashgen.cli.diff_sources import built_dashboard, read_live_dashboard
+    from dashgen.cli.options import selected_profiles
+
+    profile, document = built_dashboard(selected_profiles(ctx, []), uid)
+    name = f"{profile}/{uid}.json"
+    live = read_live_dashboard(uid, connection)
+    return ({} if live is None else {name: live}), {name: document}
+
+
 @click.command("diff")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option(
     "--base", "base_ref", metavar="GIT_REF", help="Compare dashboards/ committed at GIT_REF with the working tree."
 )
-def diff_command(paths: tuple[str, ...], fmt: str, base_ref: str | None) -> None:
-    """Semantic diff of OLD and NEW dashboards (files or folders), or of --base REF vs the working tree."""
+@click.option("--live", "live_uid", metavar="UID", help="Compare the dashboard UID in Grafana with the current build.")
+@live_options
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the full markdown report (every change, all details) to this file.")
+@click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True, help="Colour the text diff (auto: when writing to a terminal).")
+@click.pass_context
+def diff_command(ctx: click.Context, paths: tuple[str, ...], fmt: str, base_ref: str | None, live_uid: str | None,
+                 report_path: Path | None, color_choice: str, **connection: Any) -> None:
+    """Semantic diff of OLD and NEW dashboards (files or folders), of --base REF vs the working tree, or of
+    --live UID (Grafana) vs the current build."""
     try:
-        if base_ref is not None:
+        if live_uid is not None:
+            if paths or base_ref:
+                raise click.UsageError("--live compares Grafana with the build: give no paths and no --base")
+            old_docs, new_docs = _live_sides(ctx, live_uid, connection)
+        elif base_ref is not None:
             if len(paths) > 1:
                 raise click.UsageError("with --base give at most one folder (default dashboards/)")
             folder = paths[0] if paths else "dashboards"
             old_docs, new_docs = read_git_side(base_ref, folder), read_side(folder)
         else:
             if len(paths) != 2:
-                raise click.UsageError("give OLD and NEW (files or folders), or --base GIT_REF")
+                raise click.UsageError("give OLD and NEW (files or folders), --base GIT_REF, or --live UID")
             old_docs, new_docs = read_side(paths[0]), read_side(paths[1])
         files = compare(old_docs, new_docs)
     except DiffInputError as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from exc
-    click.echo(RENDERERS[fmt](files), nl=False)
+    where = f"the full report (`{report_path}`)" if report_path else "the full report (`--report FILE`)"
+    if report_path is not None:
+        write_report(report_path, render_markdown(files, limit=None))
+    color = fmt == "text" and use_color(color_choice)
+    click.echo(render(files, fmt, color, where), nl=False, color=color)
     raise SystemExit(1 if has_changes(files) else 0)
-

@@ -1,4 +1,4 @@
-"""File and git edges of ``dashgen diff``: read dashboards from files, folders or a git ref."""
+"""The edges of ``dashgen diff``: read dashboards from files, folders, a git ref, or a live Grafana."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import json
 import subprocess
 from pathlib import Path
 from typing import Any
+
+import click
+
+from dashgen.cli.connection import CONNECTION_PARAMS, connection_options
 
 
 class DiffInputError(Exception):
@@ -60,3 +64,41 @@ def read_git_side(ref: str, folder: str | Path) -> dict[str, Any]:
             name = path[len(rel) + 1 :] if rel not in ("", ".") else path
             docs[name] = _decode(_git(["show", f"{ref}:{path}"], top), f"{ref}:{path}")
     return docs
+
+
+# ---------------------------------------------------------------------------------------- live Grafana side
+
+# With --live, diff connects like publish does: the same options, from the one light module.
+live_options = connection_options
+
+
+def built_dashboard(profiles: list[Any], uid: str) -> tuple[str, dict[str, Any]]:
+    """``(profile name, document)`` of the dashboard ``uid`` in the current build of ``profiles``."""
+    from dashgen.build import build_profile
+    from dashgen.dashboard import dashboard_specs
+
+    for profile in profiles:
+        if any(spec.uid == uid for spec in dashboard_specs(profile)):
+            built = next(b for b in build_profile(profile) if b.uid == uid)
+            return profile.name, built.document
+    raise DiffInputError(f"{uid}: no profile builds a dashboard with this uid")
+
+
+def read_live_dashboard(uid: str, connection: dict[str, Any]) -> dict[str, Any] | None:
+    """The dashboard ``uid`` as Grafana stores it now, read as a release reads it; None when Grafana has none."""
+    from dashgen.cli.grafana_opts import make_client
+    from dashgen.grafana.errors import GrafanaError
+    from dashgen.publish.export import connect, export_one
+
+    options = {name: connection.get(name) for name in CONNECTION_PARAMS}
+    try:
+        with make_client(**options) as client:
+            live = export_one(connect(client, options["org_id"]), uid)
+    except GrafanaError as exc:  # exit 2, not 1: 1 means "the dashboards differ"
+        raise DiffInputError(f"{uid}: cannot read it from Grafana: {exc}") from None
+    if live is None:
+        click.echo(f"{uid}: Grafana has no dashboard with this uid; the build would create it", err=True)
+        return None
+    if live.stored_v2:
+        raise DiffInputError(f"{uid}: Grafana stores it in the v2 schema (saved in a Grafana 13 UI); not diffable")
+    return live.document

@@ -27,6 +27,8 @@ def lint_command(paths: tuple[str, ...], fmt: str, only: tuple[str, ...], ignore
     try:
         rules = select_rules(only, ignore)
         files = discover_files(targets)
+        if not files:
+            raise InputError(f"{', '.join(targets)}: no dashboard JSON files (*.json) to lint")
         findings = lint_paths(files, rules)
         exclusions, config_path = default_exclusions(config)
     except (UnknownRule, UnreadableInput, InputError) as exc:

@@ -1,202 +1,73 @@
-"""``dashgen publish``, ``dashgen rollback`` and ``dashgen history``: the release loop's I/O edge.
+"""``dashgen publish``: the guarded, verified release (the I/O edge of ``dashgen.publish.release``).
 
-Order of a release: export every target dashboard and save each export as a backup (before
-anything else) -> rebuild and validate -> plan (diff, guards, approvals) -> validate new queries
--> push (overwrite false, exported version) -> read back and verify the SHA -> ledger.
+Order: lock -> ledger and preflight -> export (``--jobs`` at a time) -> rebuild and validate -> folders
+-> plan -> validate new queries -> [dry run: print and stop] -> back up -> push -> read back -> ledger.
+Every decision is taken before the first write; a release with any refusal writes nothing unless
+``--partial``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 import sys
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import click
 
 from dashgen.build import build_all
+from dashgen.cli.grafana_opts import connection_options as grafana_options
+from dashgen.cli.grafana_opts import grafana_client, make_client, release_options, resolve_target, target_options
 from dashgen.cli.options import selected_profiles
 from dashgen.dashboard import dashboard_specs
-from dashgen.errors import CheckFailed, InputError
+from dashgen.errors import CheckFailed
 from dashgen.grafana.client import GrafanaClient
-from dashgen.publish import ledger as ledger_file
-from dashgen.publish.backups import DEFAULT_BACKUP_DIR, load_backup, save_backup
-from dashgen.publish.execute import Outcome, execute_plan, now_stamp
+from dashgen.grafana.normalise import as_grafana_stores
+from dashgen.publish.approvals import Approvals
+from dashgen.publish.export import Connection, connect
 from dashgen.publish.gitinfo import current_commit
-from dashgen.publish.plan import LiveState, Plan, PublishTarget, plan_release
-from dashgen.render.canonical import content_sha
+from dashgen.publish.plan import DashboardPlan, PublishTarget
+from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
+from dashgen.publish.report import plan_dict, render_outcomes, render_plan
+from dashgen.render.canonical import content_sha, content_view
 from dashgen.render.ids import panel_id
 from dashgen.render.spec import DashboardSpec
 
+# ``dashgen drift`` and ``diff --live`` use the plain connection options and client from here
+__all__ = ["approval_options", "grafana_options", "keys_by_panel_id", "make_client", "publish", "release", "report",
+           "target_of"]
 
-def grafana_options(function):
-    """Options shared by every command that talks to Grafana."""
+ADOPT_LIVE_DEPRECATED = ("warning: --adopt-live is deprecated: it never adopted the live edit, it overwrites it "
+                         "(a backup is kept); use --overwrite-live UID")
+
+
+def approval_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The approval flags of publish and rollback."""
     options = [
-        click.option("--grafana-url", envvar="GRAFANA_URL", required=True, help="Grafana base URL (or GRAFANA_URL)."),
-        click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
-                     help="File holding a service-account token (else GRAFANA_TOKEN, else GRAFANA_USER/PASSWORD)."),
-        click.option("--org-id", type=int, help="Sends X-Grafana-Org-Id."),
-        click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True), help="CA bundle for TLS."),
-        click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (loudly warned)."),
-        click.option("--timeout", type=float, default=30.0, show_default=True, help="Read timeout in seconds."),
+        click.option("--approve", multiple=True, metavar="KEY",
+                     help="Approve a refused change (see the plan); '<uid>/' scopes it, globs allowed."),
+        click.option("--overwrite-live", multiple=True, metavar="UID",
+                     help="Overwrite edits made in Grafana to UID since the last release (a backup is kept; "
+                          "globs allowed)."),
+        click.option("--overwrite-v2", multiple=True, metavar="UID",
+                     help="Overwrite UID although Grafana stores it in the v2 schema (the plan says what is lost)."),
+        click.option("--adopt-live", multiple=True, metavar="UID",
+                     help="DEPRECATED alias of --overwrite-live (it never adopted the edit: it overwrites it)."),
+        click.option("--partial", is_flag=True,
+                     help="Publish what is not refused (default: a refusal anywhere writes nothing)."),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
-def release_options(function):
-    """Options of the commands that write a release: ledger, backup folder and output format."""
-    options = [
-        click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
-                     show_default=True, help="The release ledger (JSON lines)."),
-        click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_BACKUP_DIR,
-                     show_default=True, help="Where exports and read-backs are kept."),
-        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-                     show_default=True),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
-def make_client(grafana_url: str, token_file: Path | None, org_id: int | None, ca_bundle: str | None,
-                insecure: bool, timeout: float) -> GrafanaClient:
-    token = None
-    basic = None
-    if token_file is not None:
-        try:
-            token = token_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise InputError(f"{token_file}: cannot read the token file ({exc.strerror})") from None
-        if not token:
-            raise InputError(f"{token_file}: the token file is empty")
-    elif os.environ.get("GRAFANA_TOKEN"):
-        token = os.environ["GRAFANA_TOKEN"].strip()
-    elif os.environ.get("GRAFANA_USER"):
-        basic = (os.environ["GRAFANA_USER"], os.environ.get("GRAFANA_PASSWORD", ""))
-    else:
-        raise InputError("no Grafana credentials: set GRAFANA_TOKEN, use --token-file, or GRAFANA_USER/"
-                         "GRAFANA_PASSWORD")
-    if insecure:
-        click.echo("WARNING: TLS certificate verification is OFF (--insecure)", err=True)
-    return GrafanaClient(grafana_url, token=token, basic_auth=basic, org_id=org_id, ca_bundle=ca_bundle,
-                         insecure=insecure, read_timeout=timeout)
-
-
-def export_live(client: GrafanaClient, uids: list[str], backup_dir: Path, stamp: str) -> dict[str, LiveState | None]:
-    """Step 1: read every target from Grafana and keep a backup of each before anything else."""
-    live: dict[str, LiveState | None] = {}
-    for uid in uids:
-        exported = client.get_dashboard(uid)
-        if exported is None:
-            live[uid] = None
-            continue
-        path = save_backup(backup_dir, uid, exported.version, stamp,
-                           {"dashboard": exported.dashboard, "meta": exported.meta})
-        live[uid] = LiveState(uid, exported.version, exported.folder_uid, exported.dashboard, str(path),
-                              exported.provisioned)
-    return live
-
-
-def recorded_copies(records: list[dict[str, Any]], uids: list[str]) -> dict[str, dict[str, Any]]:
-    """The read-back copy of each uid's last release, where the ledger points to one that still exists."""
-    copies = {}
-    for uid in uids:
-        last = ledger_file.last_stored(records, uid)
-        path = Path(last["published_file"]) if last and last.get("published_file") else None
-        if path is not None and path.exists():
-            copies[uid] = load_backup(path)["dashboard"]
-    return copies
-
-
-def _progress(enabled: bool):
-    def wrap(items: Iterable[Any]) -> Iterable[Any]:
-        items = list(items)
-        if not enabled or sum(1 for item in items if item.writes) <= 1:
-            return items
-        return _bar(items)
-
-    def _bar(items: list[Any]):
-        with click.progressbar(items, label="publishing", file=sys.stderr,
-                               item_show_func=lambda i: i.target.uid if i else "") as bar:
-            yield from bar
-
-    return wrap
-
-
-def _report(plan: Plan, outcomes: list[Outcome] | None, output_format: str, dry_run: bool) -> None:
-    if output_format == "json":
-        data = plan.to_dict()
-        data["dry_run"] = dry_run
-        if outcomes is not None:
-            data["outcomes"] = [o.__dict__ for o in outcomes]
-        click.echo(json.dumps(data, indent=2, sort_keys=True))
-        return
-    click.echo(plan.render_text())
-    if dry_run:
-        click.echo("dry run: nothing was sent to Grafana")
-    for outcome in outcomes or []:
-        click.echo(f"{outcome.outcome:<14} {outcome.uid}: {outcome.detail}")
-
-
-def run_release(client: GrafanaClient, targets: list[PublishTarget], live: dict[str, LiveState | None], *,
-                approvals: tuple[str, ...], adopt_live: tuple[str, ...], folder_uid: str | None, ledger: Path,
-                backup_dir: Path, dry_run: bool, output_format: str, grafana_url: str, validator=None) -> None:
-    """Plan, print, and (unless dry-run) execute; raises CheckFailed when anything was refused or failed."""
-    records = ledger_file.read(ledger)
-    plan = plan_release(targets, live, records, frozenset(approvals), frozenset(adopt_live), folder_uid,
-                        recorded_copies(records, [t.uid for t in targets]))
-    if dry_run:
-        _report(plan, None, output_format, dry_run=True)
-        if plan.refused:
-            raise CheckFailed("the plan has refusals (see above)")
-        return
-    outcomes = execute_plan(plan, client, ledger_path=ledger, backup_dir=backup_dir, git_commit=current_commit(),
-                            grafana_url=grafana_url, validator=validator,
-                            progress=_progress(output_format == "text"))
-    _report(plan, outcomes, output_format, dry_run=False)
-    failed = [o for o in outcomes if not o.ok]
-    if failed:
-        raise CheckFailed(f"{len(failed)} of {len(outcomes)} dashboards not published: "
-                          + ", ".join(f"{o.uid} ({o.outcome})" for o in failed))
-
-
-@click.command()
-@grafana_options
-@click.option("--profile", "profile_names", multiple=True, help="Profile to publish (repeatable; default: all).")
-@click.option("--folder-uid", help="Folder to publish into (default: where the dashboard is; new ones: root).")
-@click.option("--dry-run", is_flag=True, help="Export, back up and print the plan; send no write.")
-@click.option("--approve", multiple=True, metavar="KEY", help="Approve a refused change (see the plan).")
-@click.option("--adopt-live", multiple=True, metavar="UID", help="Accept edits made in Grafana to this dashboard.")
-@click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
-@release_options
-@click.pass_context
-def publish(ctx: click.Context, grafana_url: str, token_file: Path | None, org_id: int | None,
-            ca_bundle: str | None, insecure: bool, timeout: float, profile_names: tuple[str, ...],
-            folder_uid: str | None, dry_run: bool, approve: tuple[str, ...], adopt_live: tuple[str, ...],
-            datasource_url: str | None, ledger: Path, backup_dir: Path, output_format: str) -> None:
-    """Publish the dashboards of the selected profiles to Grafana, guarded and verified.
-
-    Changed queries of existing panels, changed variable definitions, removals and edits made in
-    Grafana since the last release are refused unless approved; every push is read back and its
-    SHA compared with the build; each dashboard gets a line in the ledger.
-    """
-    profiles = selected_profiles(ctx, list(profile_names))
-    uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
-    with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
-        live = export_live(client, uids, backup_dir, now_stamp())
-        built = build_all(profiles)
-        targets = [
-            PublishTarget(b.profile, b.uid, b.document, b.sha256, keys_by_panel_id(b.spec))
-            for b in built
-        ]
-        validator = _query_validator(datasource_url) if datasource_url else None
-        run_release(client, targets, live, approvals=approve, adopt_live=adopt_live, folder_uid=folder_uid,
-                    ledger=ledger, backup_dir=backup_dir, dry_run=dry_run, output_format=output_format,
-                    grafana_url=grafana_url, validator=validator)
+def approvals_from(approve: tuple[str, ...], overwrite_live: tuple[str, ...], overwrite_v2: tuple[str, ...],
+                   adopt_live: tuple[str, ...]) -> Approvals:
+    if adopt_live:
+        click.echo(ADOPT_LIVE_DEPRECATED, err=True)
+    return Approvals(tuple(approve), tuple(overwrite_live) + tuple(adopt_live), tuple(overwrite_v2))
 
 
 def keys_by_panel_id(spec: DashboardSpec) -> dict[int, str]:
@@ -204,103 +75,112 @@ def keys_by_panel_id(spec: DashboardSpec) -> dict[int, str]:
     return {panel_id(panel.key): panel.key for panel in spec.panels()}
 
 
-def _panel_keys(ctx: click.Context, profile_name: str, uid: str) -> dict[int, str]:
-    """Panel id -> stable key from the current build of the profile (ids derive from keys, so they still match)."""
+def target_of(profile: str, uid: str, document: dict[str, Any], panel_keys: dict[int, str],
+              min_refresh_interval: str = "5s", sha: str | None = None) -> PublishTarget:
+    """A publish target whose ``expected_sha`` is what Grafana stores after its known save-time rewrites."""
+    # the bytes ``content_sha`` hashes, kept so that a push sends them without encoding the dashboard again
+    encoded = json.dumps(content_view(document), sort_keys=True, separators=(",", ":"),
+                         ensure_ascii=False).encode("utf-8")
+    sha = sha or hashlib.sha256(encoded).hexdigest()
+    stored = as_grafana_stores(document, min_refresh_interval)
+    expected = content_sha(stored) if stored != document else sha
+    return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded)
+
+
+def _progress(enabled: bool, total: int) -> tuple[Callable[[DashboardPlan], None], Callable[[], None]]:
+    if not enabled or total <= 1 or not sys.stderr.isatty():
+        return (lambda item: None), (lambda: None)
+    bar = click.progressbar(length=total, label="publishing", file=sys.stderr)
+    bar.__enter__()
+    return (lambda item: bar.update(1)), (lambda: bar.__exit__(None, None, None))
+
+
+def report(result: ReleaseReport, output_format: str, connection: Connection | None = None) -> None:
+    """Print the plan (and the outcomes); raise ``CheckFailed`` when anything was refused or failed."""
+    plan, outcomes = result.plan, result.outcomes
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if output_format == "json":
+        data = plan_dict(plan)
+        data["dry_run"] = result.dry_run
+        data["grafana"] = connection.describe() if connection else None
+        data["notes"] = result.notes
+        if outcomes is not None:
+            data["outcomes"] = [{k: v for k, v in asdict(o).items() if k != "ledger_line"} for o in outcomes]
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+    else:
+        click.echo(render_plan(plan, connection.info.label if connection else ""))
+        if result.dry_run:
+            click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
+        if outcomes:
+            click.echo(render_outcomes(outcomes))
+    if result.unrecorded:
+        click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
+        for outcome in result.unrecorded:
+            click.echo(outcome.ledger_line, err=True)
+    if result.dry_run:
+        if plan.refused:
+            raise CheckFailed("the plan has refusals (see above)")
+        return
+    failed = result.failed
+    if failed:
+        raise CheckFailed(f"{len(failed)} of {len(outcomes or [])} dashboards not published: "
+                          + ", ".join(f"{o.uid} ({o.outcome})" for o in failed))
+
+
+def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
+            build: Callable[[], list[PublishTarget]], validator: Any = None, command: str = "dashgen publish",
+            folder_uid: str | None = None, folder_title: str = "") -> None:
+    """Connect, run the release with the command's options, and report."""
+    approvals = approvals_from(params["approve"], params["overwrite_live"], params["overwrite_v2"],
+                               params["adopt_live"])
+    connection = connect(client, params.get("org_id_resolved"), params["jobs"])
+    options = ReleaseOptions(params["ledger"], params["backup_dir"], current_commit(), approvals, folder_uid,
+                             folder_title, params["partial"], params["dry_run"], command)
+    tick, done = _progress(params["output_format"] == "text" and not params["dry_run"], len(uids))
     try:
-        (profile,) = selected_profiles(ctx, [profile_name])
-    except (InputError, ValueError):
-        return {}
-    return next((keys_by_panel_id(spec) for spec in dashboard_specs(profile) if spec.uid == uid), {})
+        result = run_release(connection, uids, build, options, validator=validator, progress=tick)
+    finally:
+        done()
+    report(result, params["output_format"], connection)
 
 
-def _query_validator(datasource_url: str):
+@click.command()
+@target_options
+@click.option("--profile", "profile_names", multiple=True, help="Profile to publish (repeatable; default: all).")
+@click.option("--folder-uid", help="Folder to publish into (default: the context's, else where each dashboard is; "
+                                   "new ones: root). '' is the root.")
+@click.option("--folder-title", help="Title of the folder when it is created (with --approve create-folder:UID).")
+@click.option("--dry-run", is_flag=True, help="Print the complete plan (with query validation); write nothing.")
+@approval_options
+@click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
+@release_options
+@click.pass_context
+def publish(ctx: click.Context, **params: Any) -> None:
+    """Publish the dashboards of the selected profiles to Grafana, guarded and verified.
+
+    Changed queries of existing panels, changed variable definitions, removals, folder moves and creations,
+    edits made in Grafana since the last release and dashboards Grafana stores as v2 are refused unless
+    approved; nothing is written while anything is refused. Every push is read back and its SHA compared
+    with the build; each dashboard gets a line in the ledger.
+    """
+    target = resolve_target(params)
+    params["org_id_resolved"] = target.org_id
+    profiles = selected_profiles(ctx, list(params["profile_names"]))
+    minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
+    uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
+
+    def build() -> list[PublishTarget]:
+        return [target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
+                for b in build_all(profiles)]
+
+    validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
+    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+        release(client, params, uids, build, validator, folder_uid=target.folder_uid,
+                folder_title=target.folder_title)
+
+
+def _query_validator(datasource_url: str) -> Any:
     from dashgen.publish.query_validation import make_validator
 
     return make_validator(datasource_url)
-
-
-def _find_backup(uid: str, to: str, ledger: list[dict[str, Any]], backup_dir: Path,
-                 client: GrafanaClient) -> tuple[dict[str, Any], str]:
-    """The dashboard JSON to roll back to: a release (build SHA prefix) or a Grafana version number."""
-    records = [r for r in ledger if r.get("uid") == uid]
-    if not to.isdigit():
-        for record in reversed(records):
-            if str(record.get("build_sha", "")).startswith(to) and record.get("published_file"):
-                return load_backup(Path(record["published_file"]))["dashboard"], f"release {to}"
-        raise InputError(f"{uid}: no published release with build SHA starting {to!r} in the ledger")
-    version = int(to)
-    for record in reversed(records):
-        if record.get("grafana_version") == version and record.get("published_file"):
-            return load_backup(Path(record["published_file"]))["dashboard"], f"release v{version}"
-    for path in sorted((backup_dir / uid).glob(f"*-v{version}.json")):
-        return load_backup(path)["dashboard"], f"backup {path}"
-    kept = client.get_version(uid, version)
-    if kept.data:
-        return kept.data, f"Grafana version {version}"
-    raise InputError(f"{uid}: no backup and no Grafana history for version {version}")
-
-
-@click.command()
-@grafana_options
-@click.argument("uid")
-@click.option("--to", "to", required=True, metavar="VERSION_OR_RELEASE",
-              help="A Grafana version number, or a release's build SHA prefix from the ledger.")
-@click.option("--approve", multiple=True, metavar="KEY")
-@click.option("--adopt-live", multiple=True, metavar="UID")
-@click.option("--dry-run", is_flag=True)
-@release_options
-@click.pass_context
-def rollback(ctx: click.Context, grafana_url: str, token_file: Path | None, org_id: int | None,
-             ca_bundle: str | None, insecure: bool, timeout: float, uid: str, to: str, approve: tuple[str, ...],
-             adopt_live: tuple[str, ...], dry_run: bool,
-             ledger: Path, backup_dir: Path, output_format: str) -> None:
-    """Republish a recorded backup of UID through the same guarded path as publish."""
-    with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
-        live = export_live(client, [uid], backup_dir, now_stamp())
-        document, source = _find_backup(uid, to, ledger_file.read(ledger), backup_dir, client)
-        document = {k: v for k, v in document.items() if k not in ("id", "version")}
-        profile = next((r.get("profile", "") for r in reversed(ledger_file.read(ledger)) if r.get("uid") == uid), "")
-        click.echo(f"rolling {uid} back to {source}", err=True)
-        target = PublishTarget(profile, uid, document, content_sha(document), _panel_keys(ctx, profile, uid))
-        run_release(client, [target], live, approvals=approve, adopt_live=adopt_live, folder_uid=None, ledger=ledger,
-                    backup_dir=backup_dir, dry_run=dry_run, output_format=output_format, grafana_url=grafana_url)
-
-
-@click.command()
-@grafana_options
-@click.argument("uid")
-@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
-              show_default=True)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def history(grafana_url: str, token_file: Path | None, org_id: int | None, ca_bundle: str | None, insecure: bool,
-            timeout: float, uid: str, ledger: Path, output_format: str) -> None:
-    """Show the ledger's releases of UID beside Grafana's own versions (Grafana keeps only 20)."""
-    records = [r for r in ledger_file.read(ledger) if r.get("uid") == uid]
-    with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
-        versions = client.list_versions(uid)
-    by_version = {r.get("grafana_version"): r for r in records if r.get("outcome") == "published"}
-    rows = []
-    for version in sorted({v.version for v in versions} | set(k for k in by_version if k is not None)):
-        grafana = next((v for v in versions if v.version == version), None)
-        record = by_version.get(version)
-        rows.append({
-            "version": version,
-            "in_grafana": grafana is not None,
-            "grafana_message": grafana.message if grafana else None,
-            "grafana_created": grafana.created if grafana else None,
-            "grafana_created_by": grafana.created_by if grafana else None,
-            "release_time": record.get("time") if record else None,
-            "build_sha": record.get("build_sha") if record else None,
-            "git_commit": record.get("git_commit") if record else None,
-        })
-    if output_format == "json":
-        click.echo(json.dumps({"uid": uid, "versions": rows, "ledger": records}, indent=2, sort_keys=True))
-        return
-    click.echo(f"{'version':>7}  {'grafana':<8} {'released by dashgen':<22} {'build':<13} message")
-    for row in rows:
-        released = row["release_time"] or "-"
-        build = (row["build_sha"] or "-")[:12]
-        note = row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else "")
-        click.echo(f"{row['version']:>7}  {'yes' if row['in_grafana'] else 'no':<8} {released:<22} {build:<13} {note}")
-
-

@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 
 from dashgen.build import build_all
-from dashgen.cli.options import selected_profiles
-from dashgen.errors import InputError
+from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
+from dashgen.errors import InputError, redact
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS, Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
@@ -27,9 +27,11 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
     inputs = []
     for path in files:
         try:
+            if path.stat().st_size > 64 << 20:
+                raise InputError(f"{path}: over 64 MiB, not a dashboard")
             document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path}: not readable JSON: {exc}") from None
+        except (OSError, ValueError, RecursionError) as exc:
+            raise InputError(f"{path}: not readable JSON: {str(exc)[:200]}") from None
         if not isinstance(document, dict):
             raise InputError(f"{path}: not a dashboard object")
         inputs.append(DashboardInput(str(path), document))
@@ -37,7 +39,7 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
 
 
 @click.command("validate-queries")
-@click.option("--datasource-url", required=True,
+@click.option("--datasource-url", required=True, type=HTTP_URL,
               help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
                    "or http://prom:9090.")
 @click.option("--profile", "profile_names", multiple=True,
@@ -48,7 +50,12 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
 @click.option("--at", "at_text", default="now", show_default=True,
               help="Window end / instant query time: now, now-2h, unix seconds or RFC 3339.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--timeout", type=float, default=30.0, show_default=True, help="Per-query timeout, seconds.")
+@click.option("--timeout", type=SECONDS, default=30.0, show_default=True,
+              help="Total deadline of each query, seconds (not only per socket read).")
+@click.option("--deadline", type=SECONDS, default=1800.0, show_default=True,
+              help="Total deadline of the command, seconds: queries not started by then are reported as errors.")
+@click.option("--max-connection-failures", type=click.IntRange(0, 10000), default=5, show_default=True,
+              help="Stop after this many consecutive queries without an answer (0: never stop early).")
 @click.option("--workers", type=click.IntRange(1, 32), default=4, show_default=True, help="Concurrent queries.")
 @click.option("--max-data-points", type=click.IntRange(1, 100000), default=DEFAULT_MAX_DATA_POINTS, show_default=True,
               help="Grafana's max data points, for $__interval and the range step.")
@@ -57,7 +64,8 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
 @click.pass_context
 def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tuple[str, ...],
                      dashboards_dir: Path | None, window: str, at_text: str, output_format: str, timeout: float,
-                     workers: int, max_data_points: int, scrape_interval: str) -> None:
+                     deadline: float, max_connection_failures: int, workers: int, max_data_points: int,
+                     scrape_interval: str) -> None:
     """Run every panel query against a data source; report data, empty-with-reason, or error per panel."""
     try:
         length = parse_duration(window)
@@ -82,8 +90,11 @@ def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tup
         return datasource.label_values(label, [match], span.start, span.end)
 
     planned = plan(inputs, span, max_data_points, scrape, label_values)
-    checks = run_checks(datasource, planned, span, workers=workers, timeout=timeout)
-    meta = {"datasource": datasource_url, "window": window, "at": at,
+    if not any(panel.queries for panel in planned):
+        raise InputError("no queries to validate: the dashboards have no PromQL targets")
+    checks = run_checks(datasource, planned, span, workers=workers, timeout=timeout, deadline=deadline,
+                        max_connection_failures=max_connection_failures)
+    meta = {"datasource": redact(datasource.base_url), "window": window, "at": at,
             "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))}
     click.echo(render_json(checks, meta) if output_format == "json" else render_text(checks, meta), nl=False)
     ctx.exit(exit_code(checks))

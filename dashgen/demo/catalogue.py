@@ -290,6 +290,7 @@ _MODELS: list[MetricModel] = [
     _c("master_evicted_size_bytes", "master", Rate(5.0e8)),
     _c("master_put_start_requests_total", "master", Rate(200)),
     _c("master_put_start_failures_total", "master", Rate(0.1)),
+    _c("master_put_start_alloc_failures_total", "master", Rate(0.05, rare=True), True),
     _c("master_get_replica_list_requests_total", "master", Rate(420)),
     _c("master_get_replica_list_failures_total", "master", Rate(0.1)),
     # --- Mooncake client (per rank; only when exported) ---------------------------------------------
@@ -323,6 +324,15 @@ _MODELS: list[MetricModel] = [
     _g("DCGM_FI_PROF_PCIE_RX_BYTES", "gpu", Wave(3.0e9, 1.0e9, 2e8, 0, load=True)),
     _c("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "gpu", Rate(5.0e4)),
     _c("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "gpu", Rate(0, traffic="time")),
+    # Hardware health (S22): healthy GPUs have no remapped row, no failure and no NVLink error; the gpu-missing
+    # scenario gives its lost GPU an Xid 79 before it vanishes (dashgen.demo.series).
+    _c("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "gpu", Rate(0, traffic="time")),
+    _c("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "gpu", Rate(0, traffic="time")),
+    _g("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gpu", Wave(0, integer=True)),
+    _c("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "gpu", Rate(0, traffic="time")),
+    _c("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "gpu", Rate(0, traffic="time")),
+    _c("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "gpu", Rate(0, traffic="time")),
+    _c("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "gpu", Rate(0, traffic="time")),
     # --- GPM sampler (per GPU, 1 s) ----------------------------------------------------------------
     _g("gpm_sm_active_ratio", "gpu", _ratio(0.7)),
     _g("gpm_sm_occupancy_ratio", "gpu", _ratio(0.35)),

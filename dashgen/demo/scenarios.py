@@ -18,6 +18,11 @@ node  reason (code)         how the data shows it
 ====  ====================  =========================================================================
 
 All other nodes are healthy. A profile with fewer than 6 nodes cannot show five-reasons.
+
+``gpu-missing`` (S22): one GPU falls off the bus. On node index 3 (the last node of a smaller
+profile) GPU 5 (the last GPU of a smaller node) reports an Xid 79 at 35 % of the window in DCGM, and
+every series of that GPU, GPM and DCGM alike, ends at 40 %: the node's exporters stay up with one
+GPU fewer. Everything else is healthy, so the node reads "GPU missing (7 of 8)" and nothing else.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
 
-SCENARIOS = ("healthy", "five-reasons")
+SCENARIOS = ("healthy", "five-reasons", "gpu-missing")
 
 REASONS = {
     0: "ok",
@@ -36,6 +41,7 @@ REASONS = {
     3: "insufficient samples",
     4: "uninitialised",
     5: "collection failed",
+    7: "GPU missing",  # queries.nodata.GPU_MISSING
 }
 
 # Which source's series go missing on the "uninitialised" node: the deepest exported cache layer first.
@@ -43,6 +49,9 @@ UNINITIALISED_LAYERS = ("hicache_storage", "hicache", "gpm", "dcgm")
 INSUFFICIENT_SAMPLES = 3
 # Node index -> reason code in five-reasons.
 FIVE_REASONS_NODES = {1: 5, 2: 4, 3: 3, 4: 1, 5: 2}
+# gpu-missing: which node and GPU are lost, when the Xid is recorded and when the GPU's series end.
+LOST_NODE_INDEX, LOST_GPU_INDEX = 3, 5
+LOST_XID, XID_AT, LOST_AT = 79, 0.35, 0.40
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,7 @@ class NodeFault:
     sparse: int = 0  # keep only this many samples per data series in the window
     no_traffic: bool = False
     no_io: bool = False
+    lost_gpu: int | None = None  # this GPU's series (every source) end at LOST_AT, after an Xid at XID_AT
 
     @property
     def layer(self) -> str:
@@ -84,6 +94,9 @@ def faults(profile: Profile, scenario: str) -> dict[str, NodeFault]:
     """Node name -> fault for a scenario (nodes not listed are healthy)."""
     if scenario == "healthy":
         return {}
+    if scenario == "gpu-missing":
+        node, gpu = lost_gpu(profile)
+        return {node: NodeFault(reason=7, lost_gpu=gpu)}
     if scenario != "five-reasons":
         raise InputError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     if profile.nodes < 6:
@@ -104,11 +117,20 @@ def faults(profile: Profile, scenario: str) -> dict[str, NodeFault]:
     return {names[index]: by_reason[code] for index, code in FIVE_REASONS_NODES.items()}
 
 
+def lost_gpu(profile: Profile) -> tuple[str, int]:
+    """(node, GPU index) the gpu-missing scenario loses."""
+    return (profile.node_names[min(LOST_NODE_INDEX, profile.nodes - 1)],
+            min(LOST_GPU_INDEX, profile.gpus_per_node - 1))
+
+
 def assignments(profile: Profile, scenario: str) -> list[Assignment]:
     """The scenario's node -> reason table, for humans and tests."""
     rows = []
     for node, fault in faults(profile, scenario).items():
-        if fault.down:
+        if fault.lost_gpu is not None:
+            detail = (f"GPU {fault.lost_gpu}: Xid {LOST_XID} at {XID_AT:.0%} of the window, every series of it gone "
+                      f"from {LOST_AT:.0%}")
+        elif fault.down:
             detail = "up == 0 for every target" + (
                 f"; {fault.missing_job_source} target missing from up" if fault.missing_job_source else "")
         elif fault.absent_sources:

@@ -77,8 +77,10 @@ def cache_devices(profile: Profile) -> list[str]:
 def mounts(profile: Profile, topology: Topology) -> list[tuple[str, str, str, float]]:
     """(device, mountpoint, fstype, size bytes) of the node's filesystems."""
     cache_size = (profile.capacity.disk_nominal_size or 3_840_000_000_000) * 0.895
+    cache = ([(f"/dev/{cache_devices(profile)[0]}", profile.disks.cache_mountpoint, "xfs", cache_size)]
+             if profile.disks.has_cache_tier else [])
     return [
-        (f"/dev/{cache_devices(profile)[0]}", profile.disks.cache_mountpoint, "xfs", cache_size),
+        *cache,
         (f"/dev/{SYSTEM_DISK}3", profile.disks.model_mountpoint, "ext4", 2.0e12),
         (f"/dev/{SYSTEM_DISK}2", "/", "ext4", 4.8e11),
     ]
@@ -152,7 +154,7 @@ def scope_series(plan: Plan, model: MetricModel) -> list[SeriesSpec]:
                 labels[uuid_label] = f"GPU-{node_index:04x}{gpu:04x}-d0d0-4e4e-8a8a-{node_index * 100 + gpu:012d}"
                 if model.source == "dcgm":
                     labels.update({"device": f"nvidia{gpu}", "modelName": "NVIDIA H800", "Hostname": node})
-                specs.append(SeriesSpec(labels, node))
+                specs.append(SeriesSpec(labels, node, extra={"gpu": gpu}))
     elif scope in ("rank", "client"):
         for rank in t.ranks:
             specs.append(SeriesSpec(_rank_labels(plan, rank, model), rank.node))

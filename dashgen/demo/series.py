@@ -4,8 +4,9 @@ at a time so hours of 1 s GPU data never sit in memory at once.
 
 The label sets come from ``dashgen.demo.scopes``, the samples from ``dashgen.demo.values``; this
 module applies the scenario: a node that is down has only ``up == 0``, a source absent on a node
-has no series there, no traffic / no I/O flatten the counters that need them, and an
-absent-until-first-event counter appears mid-window.
+has no series there, no traffic / no I/O flatten the counters that need them, an
+absent-until-first-event counter appears mid-window, and a lost GPU's series end mid-window after
+its Xid.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from dataclasses import replace
 from typing import Any
 
 from dashgen.demo.catalogue import Histogram, MetricModel, Rate, Wave
-from dashgen.demo.scenarios import NodeFault
-from dashgen.demo.scopes import TARGET_OF, Plan, expand_extra_labels, scope_series, target_labels
+from dashgen.demo.scenarios import LOST_AT, LOST_XID, XID_AT, NodeFault
+from dashgen.demo.scopes import TARGET_OF, Plan, SeriesSpec, expand_extra_labels, scope_series, target_labels
 from dashgen.demo.values import (
     counter_values,
     filesystem_values,
@@ -81,17 +82,41 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
                 from_zero = True
             stamps = timestamps(plan, model.source, fault, start)
             values = counter_values(plan, rate_model, rng, stamps, flat, from_zero, seeded_zero=not spec.active)
+            if (lost := _lost_at(plan, fault, spec)) is not None:
+                values, stamps = _until_lost(plan, model, values, stamps, lost)
             yield import_object(model.name, spec.labels, values, stamps)
             continue
         assert isinstance(model.model, Wave)
         stamps = timestamps(plan, model.source, fault)
+        lost = _lost_at(plan, fault, spec)
         idle = fault.no_traffic or (fault.no_io and model.scope == "disk" and spec.extra.get("cache", False))
         values = None
         if model.scope == "filesystem":
             values = filesystem_values(model.name, spec.extra["size"], rng, stamps)
         if values is None:
             values = gauge_values(plan, model.model, rng, stamps, idle)
+        if lost is not None:
+            values, stamps = _until_lost(plan, model, values, stamps, lost)
         yield import_object(model.name, spec.labels, values, stamps)
+
+
+XID_METRIC = "DCGM_FI_DEV_XID_ERRORS"
+
+
+def _lost_at(plan: Plan, fault: NodeFault, spec: SeriesSpec) -> float | None:
+    """The time (ms) a lost GPU's series end, for the series of that GPU; else None."""
+    if fault.lost_gpu is None or spec.extra.get("gpu") != fault.lost_gpu:
+        return None
+    return (plan.start + (plan.end - plan.start) * LOST_AT) * 1000
+
+
+def _until_lost(plan: Plan, model: MetricModel, values: list[float], stamps: list[int],
+                lost: float) -> tuple[list[float], list[int]]:
+    """The samples before the GPU was lost; its last Xid code reads LOST_XID from XID_AT on."""
+    xid_at = (plan.start + (plan.end - plan.start) * XID_AT) * 1000
+    kept = [(LOST_XID if model.name == XID_METRIC and ms >= xid_at else v, ms)
+            for v, ms in zip(values, stamps, strict=True) if ms < lost]
+    return [v for v, _ in kept], [ms for _, ms in kept]
 
 
 def generate(plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ...]]]]) -> Iterator[dict[str, Any]]:

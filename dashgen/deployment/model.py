@@ -120,6 +120,11 @@ class Disks:
     cache_mountpoint: str
     model_mountpoint: str
 
+    @property
+    def has_cache_tier(self) -> bool:
+        """Whether the deployment has a KV cache disk tier (a cache mount point in ``[disks]``)."""
+        return bool(self.cache_mountpoint)
+
 
 @dataclass(frozen=True)
 class Store:
@@ -135,11 +140,16 @@ class Store:
 
 @dataclass(frozen=True)
 class DashboardSettings:
-    """Dashboard-level defaults: time range, refresh, and the target Grafana version."""
+    """Dashboard-level defaults: time range, refresh, and the target Grafana version.
+
+    ``min_refresh_interval`` is the target Grafana's ``[dashboards] min_refresh_interval`` (default 5s):
+    Grafana raises a lower ``refresh`` to it on save, so such a refresh is refused at build time.
+    """
 
     grafana_version: str
     time_from: str
     refresh: str
+    min_refresh_interval: str = "5s"
 
     @property
     def schema_version(self) -> int:

@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dashgen.deployment.checks import MAX_GPUS_PER_NODE, MAX_NODES
 from dashgen.deployment.model import (
     DEFAULT_LABELS,
     FEATURE_SOURCES,
@@ -75,6 +76,10 @@ def load_profile(path: str | Path) -> Profile:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ProfileError(shown, "<file>", "no such profile file") from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(shown, "<file>", f"not UTF-8 text (byte {exc.start}): save the profile as UTF-8") from None
+    except OSError as exc:
+        raise ProfileError(shown, "<file>", f"cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(shown, "<toml>", f"not valid TOML: {exc}") from None
     return profile_from_dict(raw, shown, expected_name=path.stem)
@@ -82,6 +87,8 @@ def load_profile(path: str | Path) -> Profile:
 
 def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None = None) -> Profile:
     """Validate a parsed profile mapping (the TOML document) and build the Profile."""
+    if not isinstance(raw, dict):
+        raise ProfileError(path, "<toml>", "expected a TOML document (a table of fields)")
     top = TableReader(path, raw)
     name = top.string("name", required=True)
     if not NAME_RE.match(name):
@@ -89,6 +96,8 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     if expected_name is not None and name != expected_name:
         raise top.fail("name", f"{name!r} differs from the file name {expected_name!r}")
     title = top.string("title", required=True)
+    if not title.strip() or len(title) > 200 or not title.isprintable():
+        raise top.fail("title", "expected a non-empty, printable title of at most 200 characters")
     description = top.string("description", "")
     share = top.number("insufficient_samples_share", 0.5)
     assert share is not None
@@ -96,8 +105,8 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         raise top.fail("insufficient_samples_share", f"must be below 1, got {share}")
 
     cluster = top.table_at("cluster", required=True)
-    nodes = cluster.integer("nodes", required=True)
-    gpus_per_node = cluster.integer("gpus_per_node", required=True)
+    nodes = cluster.integer("nodes", required=True, maximum=MAX_NODES)
+    gpus_per_node = cluster.integer("gpus_per_node", required=True, maximum=MAX_GPUS_PER_NODE)
     node_names = parse_node_names(cluster, nodes)
     node_addresses = parse_node_addresses(cluster, node_names)
     cluster.reject_unknown()
@@ -150,7 +159,11 @@ def profiles_dir() -> Path:
 def load_profiles(names: list[str] | tuple[str, ...] = (), directory: Path | None = None) -> list[Profile]:
     """Load the named profiles (all when ``names`` is empty), in name order. Unknown names are an input error."""
     directory = directory or profiles_dir()
+    if not directory.is_dir():
+        raise ProfileError(str(directory), "<folder>", "no such profiles folder (see --profiles-dir)")
     available = {path.stem: path for path in sorted(directory.glob("*.toml"))}
+    if not available:
+        raise ProfileError(str(directory), "<folder>", "no profiles (*.toml) in this folder (see --profiles-dir)")
     if not names:
         return [load_profile(path) for path in available.values()]
     missing = [name for name in names if name not in available]

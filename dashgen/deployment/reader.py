@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -18,6 +19,14 @@ def parse_duration(text: str) -> float:
     if not match or int(match.group(1)) == 0:
         raise ValueError(f"expected a duration like '1s', '15s' or '5m', got {text!r}")
     return int(match.group(1)) * _DURATION_SECONDS[match.group(2)]
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: its repr, cut to 80 characters (a huge number or string never floods the line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**40:
+        return "a number with more than 40 digits"
+    text = repr(value) if not isinstance(value, dict | list) else type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class TableReader:
@@ -49,21 +58,24 @@ class TableReader:
     def string(self, key: str, default: str | None = None, *, required: bool = False) -> str:
         value = self._get(key, default, required)
         if not isinstance(value, str):
-            raise self.fail(key, f"expected a string, got {type(value).__name__} {value!r}")
+            raise self.fail(key, f"expected a string, got {type(value).__name__} {_shown(value)}")
         return value
 
     def boolean(self, key: str, default: bool = False) -> bool:
         value = self._get(key, default, False)
         if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {type(value).__name__} {value!r}")
+            raise self.fail(key, f"expected true or false, got {type(value).__name__} {_shown(value)}")
         return value
 
-    def integer(self, key: str, default: int | None = None, *, required: bool = False, minimum: int = 1) -> int:
+    def integer(self, key: str, default: int | None = None, *, required: bool = False, minimum: int = 1,
+                maximum: int = 1_000_000) -> int:
         value = self._get(key, default, required)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"expected an integer, got {type(value).__name__} {value!r}")
+            raise self.fail(key, f"expected an integer, got {type(value).__name__} {_shown(value)}")
         if value < minimum:
-            raise self.fail(key, f"must be at least {minimum}, got {value}")
+            raise self.fail(key, f"must be at least {minimum}, got {_shown(value)}")
+        if value > maximum:
+            raise self.fail(key, f"must be at most {maximum}, got {_shown(value)}")
         return value
 
     def number(self, key: str, default: float | None = None, *, required: bool = False) -> float | None:
@@ -71,9 +83,11 @@ class TableReader:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, f"expected a number, got {type(value).__name__} {value!r}")
-        if value <= 0:
-            raise self.fail(key, f"must be positive, got {value}")
+            raise self.fail(key, f"expected a number, got {type(value).__name__} {_shown(value)}")
+        if isinstance(value, int) and value > 10**15:
+            raise self.fail(key, f"must be at most 1e15, got {_shown(value)}")
+        if not math.isfinite(value) or value <= 0:
+            raise self.fail(key, f"must be a positive, finite number, got {_shown(value)}")
         return float(value)
 
     def size(self, key: str, *, required: bool = False) -> int | None:

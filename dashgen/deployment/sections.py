@@ -10,6 +10,17 @@ from __future__ import annotations
 
 import re
 
+from dashgen.deployment.checks import (
+    JOB_FORM,
+    JOB_RE,
+    MOUNT_FORM,
+    MOUNT_RE,
+    NODE_FORM,
+    NODE_RE,
+    first_duplicate,
+    name_problem,
+    re2_problem,
+)
 from dashgen.deployment.model import (
     DEFAULT_LABELS,
     FEATURE_SOURCES,
@@ -34,18 +45,27 @@ def parse_node_names(cluster: TableReader, nodes: int) -> tuple[str, ...]:
     if "node_names" in cluster.table:
         cluster.used.add("node_names")
         names = cluster.table["node_names"]
-        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
-            raise cluster.fail("node_names", "expected a list of non-empty strings")
+        if not isinstance(names, list):
+            raise cluster.fail("node_names", f"expected a list of node names ({NODE_FORM})")
         if len(names) != nodes:
             raise cluster.fail("node_names", f"lists {len(names)} names but nodes = {nodes}")
-        if len(set(names)) != len(names):
-            raise cluster.fail("node_names", "names must be unique")
+        for index, name in enumerate(names):
+            if problem := name_problem(name, NODE_RE, NODE_FORM):
+                raise cluster.fail(f"node_names[{index}]", problem)
+        if (repeated := first_duplicate(names)) is not None:
+            raise cluster.fail("node_names", f"names must be unique; {repeated!r} is listed twice")
         return tuple(names)
     pattern = cluster.string("node_name_format", "node-{index:02d}")
+    if len(pattern) > 128 or "{index" not in pattern:
+        raise cluster.fail("node_name_format", f"{pattern[:80]!r}: expected a short pattern with {{index}}, "
+                                               "e.g. 'node-{index:02d}'")
     try:
         names = tuple(pattern.format(index=i) for i in range(nodes))
-    except (KeyError, ValueError, IndexError) as exc:
+    except (KeyError, ValueError, IndexError, AttributeError, TypeError) as exc:
         raise cluster.fail("node_name_format", f"cannot format with index: {exc}") from None
+    for index, name in enumerate(names):
+        if problem := name_problem(name, NODE_RE, NODE_FORM):
+            raise cluster.fail("node_name_format", f"node {index}: {problem}")
     if len(set(names)) != nodes:
         raise cluster.fail("node_name_format", "does not give a unique name per node (use {index})")
     return names
@@ -55,14 +75,20 @@ def parse_node_addresses(cluster: TableReader, node_names: tuple[str, ...]) -> d
     """``cluster.node_addresses``: node name -> segment host (IP or host name); a subset of the nodes is allowed."""
     table = cluster.table_at("node_addresses")
     addresses: dict[str, str] = {}
+    known = set(node_names)
     for node, address in table.table.items():
-        if node not in node_names:
+        if node not in known:
             raise table.fail(node, "not a node of this profile (keys are the profile's node names)")
         if not isinstance(address, str) or not address.strip():
-            raise table.fail(node, f"expected a non-empty address string, got {address!r}")
+            raise table.fail(node, f"expected a non-empty address string, got {type(address).__name__}")
+        if problem := name_problem(address.strip(), NODE_RE, NODE_FORM):
+            raise table.fail(node, problem)
         addresses[node] = address.strip()
     effective = [addresses.get(node, node) for node in node_names]
-    duplicates = sorted({a for a in effective if effective.count(a) > 1})
+    counts: dict[str, int] = {}
+    for address in effective:
+        counts[address] = counts.get(address, 0) + 1
+    duplicates = sorted(a for a, n in counts.items() if n > 1)[:10]
     if duplicates:
         raise cluster.fail("node_addresses", f"addresses must be unique per node; repeated: {', '.join(duplicates)}")
     return addresses
@@ -80,7 +106,8 @@ def parse_pool(reader: TableReader) -> Pool:
         pp=reader.integer("pp", 1),
     )
     if not NAME_RE.match(pool.name):
-        raise reader.fail("name", f"{pool.name!r} must be lower-case letters, digits and '-'")
+        raise reader.fail("name", f"{pool.name[:40]!r} must be lower-case letters, digits and '-', "
+                                  "at most 31 characters")
     reader.reject_unknown()
     return pool
 
@@ -107,6 +134,8 @@ def check_pools(top: TableReader, pools: tuple[Pool, ...], nodes: int, gpus_per_
                 f"PP = {pool.pp} cannot be laid out over {nodes_per_replica} nodes per replica",
             )
     total = sum(pool.gpus for pool in pools)
+    if total == nodes * gpus_per_node:
+        _check_packing(top, pools, nodes, gpus_per_node)
     if total != nodes * gpus_per_node:
         detail = " + ".join(f"{p.replicas} x TP{p.tp} x PP{p.pp}" for p in pools)
         raise top.fail(
@@ -114,6 +143,27 @@ def check_pools(top: TableReader, pools: tuple[Pool, ...], nodes: int, gpus_per_
             f"{detail} = {total} GPUs, but the cluster has {nodes} nodes x {gpus_per_node} = "
             f"{nodes * gpus_per_node} GPUs",
         )
+
+
+def _check_packing(top: TableReader, pools: tuple[Pool, ...], nodes: int, gpus_per_node: int) -> None:
+    """Each pool takes whole nodes, in order: replicas smaller than a node must fill their nodes, since two
+    pools never share a node (the dashboards map every node to one pool)."""
+    used = 0
+    for index, pool in enumerate(pools):
+        if pool.gpus_per_replica >= gpus_per_node:
+            used += pool.replicas * (pool.gpus_per_replica // gpus_per_node)
+            continue
+        per_node = gpus_per_node // pool.gpus_per_replica
+        if pool.replicas % per_node:
+            free = (per_node - pool.replicas % per_node) * pool.gpus_per_replica
+            raise ProfileError(
+                top.path, f"pools[{index}].replicas",
+                f"{pool.replicas} replicas of TP{pool.tp} x PP{pool.pp} leave {free} of {gpus_per_node} GPUs of "
+                f"their last node free: pools cannot share a node, so use a multiple of {per_node} replicas",
+            )
+        used += pool.replicas // per_node
+    if used != nodes:
+        raise top.fail("pools", f"the pools take {used} whole nodes, but the cluster has {nodes}")
 
 
 def _duration(reader: TableReader, key: str, default: str) -> tuple[str, float]:
@@ -153,6 +203,8 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
         parent = FEATURE_SOURCES.get(name)
         default_job = parsed[parent].job if parent and parent in parsed else defaults["job"]
         job = sub.string("job", default_job)
+        if problem := name_problem(job, JOB_RE, JOB_FORM):
+            raise sub.fail("job", problem)
         default_interval = parsed[parent].scrape_interval if parent and parent in parsed else "15s"
         interval = sub.string("scrape_interval", default_interval)
         try:
@@ -265,13 +317,16 @@ def parse_capacity(
 def parse_disks(reader: TableReader) -> Disks:
     disks = Disks(
         cache_device_regex=reader.string("cache_device_regex", "nvme[0-9]+n[0-9]+"),
-        cache_mountpoint=reader.string("cache_mountpoint", "/mnt/kvcache"),
+        cache_mountpoint=reader.string("cache_mountpoint", ""),  # "": no KV cache disk tier
         model_mountpoint=reader.string("model_mountpoint", "/models"),
     )
-    try:
-        re.compile(disks.cache_device_regex)
-    except re.error as exc:
-        raise reader.fail("cache_device_regex", f"not a valid regular expression: {exc}") from None
+    if problem := re2_problem(disks.cache_device_regex):
+        raise reader.fail("cache_device_regex", f"{disks.cache_device_regex[:80]!r}: {problem}")
+    for key in ("cache_mountpoint", "model_mountpoint"):
+        if key == "cache_mountpoint" and not disks.cache_mountpoint:
+            continue  # no cache disk tier
+        if problem := name_problem(getattr(disks, key), MOUNT_RE, MOUNT_FORM):
+            raise reader.fail(key, problem)
     reader.reject_unknown()
     return disks
 
@@ -287,6 +342,24 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         grafana_version=version,
         time_from=reader.string("time_from", "now-1h"),
         refresh=reader.string("refresh", "1m"),
+        min_refresh_interval=reader.string("min_refresh_interval", "5s"),
     )
+    _check_refresh(reader, settings.refresh, settings.min_refresh_interval)
     reader.reject_unknown()
     return settings
+
+
+def _check_refresh(reader: TableReader, refresh: str, minimum: str) -> None:
+    """Grafana raises a refresh below its ``min_refresh_interval`` on save: refuse it here, or no release verifies."""
+    try:
+        floor = parse_duration(minimum)
+    except ValueError as exc:
+        raise reader.fail("min_refresh_interval", str(exc)) from None
+    try:
+        seconds = parse_duration(refresh)
+    except ValueError:
+        return  # "" (off) or a form only Grafana reads; the dashboard schema checks it
+    if seconds < floor:
+        raise reader.fail("refresh", f"{refresh!r} is below the Grafana server's min_refresh_interval {minimum!r}: "
+                                     f"Grafana would store {minimum!r} instead and no release would verify; use "
+                                     f"{minimum!r} or more (or set [dashboard] min_refresh_interval to the server's)")

@@ -20,6 +20,7 @@ _UNITS = {
 }
 _SIZE_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
+MAX_SIZE = 2**62
 GiB = 2**30
 TiB = 2**40
 
@@ -35,9 +36,13 @@ def parse_size(value: int | str) -> int:
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"size must not be negative, got {value}")
+        if value > MAX_SIZE:
+            raise ValueError(f"size must be at most 2^62 bytes (4 EiB), got {value:.3g}")
         return value
     if not isinstance(value, str):
         raise ValueError(f"expected a size (integer bytes or a string like '256 GiB'), got {value!r}")
+    if len(value) > 64:
+        raise ValueError(f"cannot read size {value[:40]!r}...: over 64 characters")
     match = _SIZE_RE.match(value)
     if not match:
         raise ValueError(f"cannot read size {value!r}; write it like '256 GiB', '240 GB' or 274877906944")
@@ -49,6 +54,8 @@ def parse_size(value: int | str) -> int:
         if abs(scaled - round(scaled)) > 1e-6:
             raise ValueError(f"size {value!r} is not a whole number of bytes")
         scaled = int(round(scaled))
+    if scaled > MAX_SIZE:
+        raise ValueError(f"size {value!r} is over the limit of 2^62 bytes (4 EiB)")
     return scaled
 
 

@@ -126,8 +126,11 @@ class Topology:
     @cached_property
     def nodes(self) -> tuple[NodeRole, ...]:
         roles = []
+        by_node: dict[str, list[RankPlacement]] = {}
+        for rank in self.ranks:  # one pass: linear in the ranks, not nodes x ranks
+            by_node.setdefault(rank.node, []).append(rank)
         for index, name in enumerate(self.profile.node_names):
-            on_node = [r for r in self.ranks if r.node == name]
+            on_node = by_node.get(name, [])
             roles.append(
                 NodeRole(
                     name=name,

@@ -1,4 +1,8 @@
-"""Render :class:`DashboardDiff` values as text, markdown (a PR comment) or JSON."""
+"""Render :class:`DashboardDiff` values as text or JSON (markdown, the bounded PR comment: ``comment.py``).
+
+Each changed value is shown by :func:`dashgen.diff.values.describe_change`: short values whole, a
+query formatted as PromQL with a line and word diff, other long strings by their changed region.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 
 from dashgen.diff.compare import ABSENT
 from dashgen.diff.engine import DashboardDiff, FieldChange, LayoutMove
+from dashgen.diff.values import describe_change, json_text
 
 _MAX_VALUE = 160
 
@@ -31,23 +36,23 @@ def total_noise(files: Sequence[FileDiff]) -> int:
 
 
 def value_text(value: Any) -> str:
-    if value is ABSENT:
-        return "(absent)"
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    """A value in one line: its JSON text, cut to its start when long (use ``describe_change`` for a change)."""
+    text = json_text(value)
     return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
 
 
-def _change_line(c: FieldChange) -> str:
-    return f"[{c.category}] {c.path}: {value_text(c.old)} -> {value_text(c.new)}"
+def change_lines(c: FieldChange, *, color: bool = False, markdown: bool = False) -> list[str]:
+    """One field change: ``[category] path: old -> new``, or its header and the diff of the changed part."""
+    return describe_change(c.path, c.old, c.new, label=f"[{c.category}]", color=color, markdown=markdown)
 
 
-def _grid_text(move: LayoutMove, old: bool) -> str:
+def grid_text(move: LayoutMove, old: bool) -> str:
     grid, row = (move.old_grid, move.old_row) if old else (move.new_grid, move.new_row)
     pos = "?" if not grid else f"x={grid.get('x')} y={grid.get('y')} w={grid.get('w')} h={grid.get('h')}"
     return pos + (f' in row "{row}"' if row else "")
 
 
-def _label(title: str, pid: int | None) -> str:
+def panel_label(title: str, pid: int | None) -> str:
     return f'panel "{title}"' + (f" (id {pid})" if pid is not None else "")
 
 
@@ -55,7 +60,37 @@ def no_change_line(files: Sequence[FileDiff]) -> str:
     return f"no semantic changes ({total_noise(files)} noise differences ignored)"
 
 
-def render_text(files: Sequence[FileDiff]) -> str:
+def _indented(lines: list[str], indent: str) -> list[str]:
+    return [indent + line for line in lines]
+
+
+def dashboard_text(d: DashboardDiff, *, color: bool = False, indent: str = "  ") -> list[str]:
+    """The changes of one dashboard, one or more lines each, without a heading."""
+    lines: list[str] = []
+    deeper = indent + "    "
+    for c in d.dashboard_changes:
+        lines += _indented(describe_change(c.path, c.old, c.new, label=f"dashboard [{c.category}]", color=color),
+                           indent)
+    lines += [f"{indent}+ {panel_label(p.title, p.id)} added ({p.type})" for p in d.added_panels]
+    lines += [f"{indent}- {panel_label(p.title, p.id)} removed ({p.type})" for p in d.removed_panels]
+    for pc in d.changed_panels:
+        lines.append(f"{indent}~ {panel_label(pc.title, pc.id)}: {', '.join(pc.categories)}")
+        for c in pc.changes:
+            lines += _indented(change_lines(c, color=color), deeper)
+    for m in d.layout_moves:
+        lines.append(f"{indent}> {panel_label(m.title, m.id)} moved: {grid_text(m, True)} -> {grid_text(m, False)}")
+    lines += [f'{indent}+ variable "{v}" added' for v in d.added_variables]
+    lines += [f'{indent}- variable "{v}" removed' for v in d.removed_variables]
+    for vc in d.changed_variables:
+        kinds = [k for k, cs in (("definition", vc.definition), ("selection", vc.selection)) if cs]
+        lines.append(f'{indent}~ variable "{vc.name}": {" and ".join(kinds)} changed')
+        for c in (*vc.definition, *vc.selection):
+            lines += _indented(change_lines(c, color=color), deeper)
+    return lines
+
+
+def render_text(files: Sequence[FileDiff], *, color: bool = False) -> str:
+    """The whole diff as text; ``color`` adds ANSI colours (for a terminal)."""
     if not has_changes(files):
         return no_change_line(files) + "\n"
     lines: list[str] = []
@@ -67,103 +102,9 @@ def render_text(files: Sequence[FileDiff]) -> str:
         if d is None or not d.has_semantic_changes:
             continue
         lines.append(f'{f.name}: dashboard "{d.title}": {d.change_count} semantic change(s)')
-        lines += [f"  dashboard {_change_line(c)}" for c in d.dashboard_changes]
-        lines += [f"  + {_label(p.title, p.id)} added ({p.type})" for p in d.added_panels]
-        lines += [f"  - {_label(p.title, p.id)} removed ({p.type})" for p in d.removed_panels]
-        for pc in d.changed_panels:
-            lines.append(f"  ~ {_label(pc.title, pc.id)}: {', '.join(pc.categories)}")
-            lines += [f"      {_change_line(c)}" for c in pc.changes]
-        for m in d.layout_moves:
-            lines.append(f"  > {_label(m.title, m.id)} moved: {_grid_text(m, True)} -> {_grid_text(m, False)}")
-        lines += [f'  + variable "{v}" added' for v in d.added_variables]
-        lines += [f'  - variable "{v}" removed' for v in d.removed_variables]
-        for vc in d.changed_variables:
-            kinds = [k for k, cs in (("definition", vc.definition), ("selection", vc.selection)) if cs]
-            lines.append(f'  ~ variable "{vc.name}": {" and ".join(kinds)} changed')
-            lines += [f"      [definition] {c.path}: {value_text(c.old)} -> {value_text(c.new)}" for c in vc.definition]
-            lines += [f"      [selection] {c.path}: {value_text(c.old)} -> {value_text(c.new)}" for c in vc.selection]
+        lines += dashboard_text(d, color=color)
     lines.append(f"({total_noise(files)} noise differences ignored)")
     return "\n".join(lines) + "\n"
-
-
-def _md(value: Any) -> str:
-    return "`" + value_text(value).replace("`", "'").replace("|", "\\|") + "`"
-
-
-def _md_table(changes: Sequence[FieldChange]) -> list[str]:
-    rows = ["| kind | field | old | new |", "|---|---|---|---|"]
-    rows += [f"| {c.category} | `{c.path}` | {_md(c.old)} | {_md(c.new)} |" for c in changes]
-    return rows
-
-
-def render_markdown(files: Sequence[FileDiff]) -> str:
-    if not has_changes(files):
-        return f"**dashgen diff**: {no_change_line(files)}\n"
-    out = ["## dashgen diff", ""]
-    for f in files:
-        if f.status != "compared":
-            out += [f"### `{f.name}`: dashboard {f.status}", ""]
-            continue
-        d = f.diff
-        if d is None or not d.has_semantic_changes:
-            continue
-        out += [f"### `{f.name}` — {d.title}", ""]
-        out += [
-            "| what | count |",
-            "|---|---|",
-            f"| panels added | {len(d.added_panels)} |",
-            f"| panels removed | {len(d.removed_panels)} |",
-            f"| panels changed | {len(d.changed_panels)} |",
-            f"| layout moves | {len(d.layout_moves)} |",
-            f"| variables added / removed / changed | {len(d.added_variables)} / {len(d.removed_variables)} / "
-            f"{len(d.changed_variables)} |",
-            f"| dashboard fields changed | {len(d.dashboard_changes)} |",
-            "",
-        ]
-        if d.dashboard_changes:
-            out += ["**Dashboard**", "", *_md_table(d.dashboard_changes), ""]
-        for p in d.added_panels:
-            out.append(f"- ➕ added {_label(p.title, p.id)} ({p.type})")
-        for p in d.removed_panels:
-            out.append(f"- ➖ removed {_label(p.title, p.id)} ({p.type})")
-        if d.added_panels or d.removed_panels:
-            out.append("")
-        for pc in d.changed_panels:
-            out += [
-                "<details>",
-                f"<summary>{_label(pc.title, pc.id)}: {len(pc.changes)} change(s) ({', '.join(pc.categories)})"
-                "</summary>",
-                "",
-                *_md_table(pc.changes),
-                "",
-                "</details>",
-                "",
-            ]
-        if d.layout_moves:
-            out += ["<details>", f"<summary>layout: {len(d.layout_moves)} panel(s) moved</summary>", ""]
-            out += [
-                f"- {_label(m.title, m.id)}: {_grid_text(m, True)} → {_grid_text(m, False)}" for m in d.layout_moves
-            ]
-            out += ["", "</details>", ""]
-        for v in d.added_variables:
-            out.append(f"- ➕ added variable `{v}`")
-        for v in d.removed_variables:
-            out.append(f"- ➖ removed variable `{v}`")
-        for vc in d.changed_variables:
-            changes = [*vc.definition, *vc.selection]
-            out += [
-                "<details>",
-                f"<summary>variable <code>{vc.name}</code>: "
-                + " and ".join(k for k, cs in (("definition", vc.definition), ("selection", vc.selection)) if cs)
-                + " changed</summary>",
-                "",
-                *_md_table(changes),
-                "",
-                "</details>",
-                "",
-            ]
-    out.append(f"_{total_noise(files)} noise differences ignored._")
-    return "\n".join(out) + "\n"
 
 
 def _change_json(c: FieldChange) -> dict[str, Any]:

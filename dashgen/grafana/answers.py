@@ -17,6 +17,7 @@ from dashgen.grafana.errors import (
     GrafanaUnreachable,
     NotFound,
     PayloadTooLarge,
+    RateLimited,
     RequestRejected,
     ServerError,
     TLSVerificationFailed,
@@ -128,6 +129,11 @@ def answer_error(resp: HttpResponse, what: str, http: HttpTransport, *, sent_ver
             redact(f"Grafana or a proxy in front of it refused {size} as too large ({detail}) at {url}"),
             **fields,
         )
+    if status == 429:
+        wait = resp.headers.get("Retry-After")
+        after = f", Retry-After {wait}" if wait else ""
+        return RateLimited(redact(f"Grafana rate-limited {resp.method} {url} (429{after}{': ' + msg if msg else ''}) "
+                                  f"after {resp.attempts} attempts"), **fields)
     if status >= 500:
         tries = f" after {resp.attempts} attempts" if resp.attempts > 1 else ""
         return ServerError(redact(f"Grafana failed on {resp.method} {url} ({detail}){tries}"), **fields)

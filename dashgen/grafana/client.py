@@ -28,7 +28,14 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from dashgen.errors import InputError
 from dashgen.grafana.answers import answer_error, bad_shape, grafana_message, http_fields, no_answer_error, parse_json
-from dashgen.grafana.errors import FolderNotFound, GrafanaError, NotFound, RequestRejected, WriteOutcomeUnknown
+from dashgen.grafana.errors import (
+    FolderNotFound,
+    GrafanaError,
+    NotFound,
+    RequestRejected,
+    StoredAsV2,
+    WriteOutcomeUnknown,
+)
 from dashgen.grafana.models import (
     DashboardVersion,
     Folder,
@@ -39,7 +46,9 @@ from dashgen.grafana.models import (
     save_result_from,
     version_from,
 )
-from dashgen.net.http import HttpResponse, HttpTransport, NoAnswer, RetryPolicy
+from dashgen.grafana.resources import ResourceApi
+from dashgen.grafana.server import ServerInfo, namespace
+from dashgen.net.http import EncodedJSON, HttpResponse, HttpTransport, NoAnswer, RetryPolicy, json_object
 
 log = logging.getLogger("dashgen.grafana")
 
@@ -66,15 +75,17 @@ class GrafanaClient:
         ca_bundle: str | None = None,
         insecure: bool = False,
         trust_env: bool = True,
+        pool_size: int = 10,
     ) -> None:
         base_url = _check_base_url(url)
+        self.org_id = org_id
         headers = {"Accept": "application/json"}
         if org_id is not None:
             headers["X-Grafana-Org-Id"] = str(int(org_id))
         self._http = HttpTransport(
             "Grafana", base_url, token=token, basic_auth=basic_auth, headers=headers,
             connect_timeout=connect_timeout, read_timeout=read_timeout, retry=retry, ca_bundle=ca_bundle,
-            insecure=insecure, trust_env=trust_env, follow_redirects=False, logger=log,
+            insecure=insecure, trust_env=trust_env, follow_redirects=False, logger=log, pool_size=pool_size,
         )
 
     @property
@@ -108,13 +119,47 @@ class GrafanaClient:
         except NoAnswer as exc:
             raise no_answer_error(exc, self._http) from None
 
+    # ------------------------------------------------------------------ server
+
+    def server_info(self) -> ServerInfo:
+        """``GET /api/health``: the version (empty when hidden) and the database state."""
+        resp = self._send("GET", "/api/health", final=lambda r: r.status == 503)
+        if resp.status not in (200, 503):
+            raise answer_error(resp, "health endpoint", self._http)
+        body = parse_json(resp)
+        if not isinstance(body, dict):
+            raise bad_shape(resp, "a health object")
+        return ServerInfo(str(body.get("version") or ""), str(body.get("database") or ""))
+
+    def current_org_id(self) -> int | None:
+        """``GET /api/org``: the organisation the credentials act in, or None when Grafana does not say."""
+        resp = self._send("GET", "/api/org")
+        if resp.status != 200:
+            return None
+        try:
+            body = resp.json()
+            return int(body["id"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def resources(self, org_id: int) -> ResourceApi:
+        """The ``/apis`` dashboards of organisation ``org_id``."""
+        return ResourceApi(self, namespace(org_id))
+
     # ------------------------------------------------------------------ dashboards
 
     def get_dashboard(self, uid: str) -> LiveDashboard | None:
-        """The stored dashboard, or None when Grafana says it does not exist."""
+        """The stored dashboard, or None when Grafana says it does not exist.
+
+        ``StoredAsV2`` when Grafana 12 answers 406: the dashboard is stored in the v2 schema.
+        """
         resp = self._send("GET", f"/api/dashboards/uid/{_q(uid)}")
         if resp.status == 404 and grafana_message(resp).lower() == "dashboard not found":
             return None
+        if resp.status == 406:
+            raise StoredAsV2(self._http.redact(f"Grafana stores dashboard {uid!r} in the v2 schema and will not show "
+                                               f"it through the legacy API (406 {grafana_message(resp)})"),
+                             **http_fields(resp, self._http))
         if resp.status != 200:
             raise answer_error(resp, f"dashboard {uid!r}", self._http)
         body = parse_json(resp)
@@ -125,16 +170,24 @@ class GrafanaClient:
         return live_dashboard_from(uid, dash, meta)
 
     def save_dashboard(
-        self, dashboard: dict[str, Any], folder_uid: str | None, message: str, overwrite: bool = False
+        self, dashboard: dict[str, Any], folder_uid: str | None, message: str, overwrite: bool = False, *,
+        encoded: bytes | None = None,
     ) -> SaveResult:
         """``POST /api/dashboards/db``, sent exactly once.
 
         To update without ``overwrite``, ``dashboard["version"]`` must be the version read from Grafana;
         otherwise ``VersionConflict``. ``folder_uid=None`` means the root folder (always sent explicitly).
+        ``encoded`` may hold the JSON of ``dashboard`` without ``id`` and ``version`` (as the build's SHA
+        encodes it), which is then sent without encoding the dashboard again.
         """
         uid = dashboard.get("uid") if isinstance(dashboard.get("uid"), str) else None
         label = f"dashboard {uid!r}" if uid else "a dashboard without uid"
-        body = {"dashboard": dashboard, "folderUid": folder_uid or "", "message": message, "overwrite": overwrite}
+        rest = {"folderUid": folder_uid or "", "message": message, "overwrite": overwrite}
+        body: Any = {"dashboard": dashboard, **rest}
+        if encoded is not None:
+            identity = {k: dashboard[k] for k in ("id", "version") if k in dashboard}
+            body = EncodedJSON(b'{"dashboard":' + json_object(identity, encoded) + b","
+                               + json_object({}, b"{}", rest)[1:])
 
         def unknown(reason: str, url: str) -> WriteOutcomeUnknown:
             return WriteOutcomeUnknown(
@@ -231,6 +284,18 @@ class GrafanaClient:
         return version_from(row)
 
     # ------------------------------------------------------------------ folders
+
+    def get_folder(self, uid: str) -> Folder | None:
+        """``GET /api/folders/:uid``; None when Grafana says the folder does not exist."""
+        resp = self._send("GET", f"/api/folders/{_q(uid)}")
+        if resp.status == 404:
+            return None
+        if resp.status != 200:
+            raise answer_error(resp, f"folder {uid!r}", self._http)
+        row = parse_json(resp)
+        if not isinstance(row, dict) or "uid" not in row:
+            raise bad_shape(resp, "a folder object")
+        return folder_from(row)
 
     def create_folder(self, title: str, uid: str | None = None, parent_uid: str | None = None) -> Folder:
         """``POST /api/folders`` (the live tests' throw-away folder). A taken uid is ``RequestRejected``."""

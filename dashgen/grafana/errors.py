@@ -100,6 +100,10 @@ class NotFound(GrafanaHTTPError):
     """404: the dashboard, version or API path does not exist."""
 
 
+class ApiNotServed(NotFound):
+    """A 404 for an API path rather than for an object: this Grafana does not serve that API (version)."""
+
+
 class FolderNotFound(NotFound):
     """The target folder does not exist (Grafana answers 400 "folder not found" on save, 404 on GET)."""
 
@@ -113,6 +117,14 @@ class RequestRejected(GrafanaHTTPError):
 
     Examples: provisioned dashboard, plugin dashboard, illegal uid, title empty, uid taken by another id.
     """
+
+
+class StoredAsV2(RequestRejected):
+    """406 on the legacy API [12]: the dashboard is stored in the v2 schema; read it through ``/apis``."""
+
+
+class RateLimited(GrafanaHTTPError):
+    """429 after the bounded retries that honour ``Retry-After``."""
 
 
 class PayloadTooLarge(GrafanaHTTPError):

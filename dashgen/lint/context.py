@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from dashgen.document import Dashboard, Panel, Target, Variable
 from dashgen.lint.catalogue import Catalogue
-from dashgen.lint.promql import PromQLError, expand_variables, parse
+from dashgen.lint.promql import OverBudget, PromQLError, expand_variables, parse
+from queries.promql import query_size
 
 NON_PROMQL_TYPES = frozenset(
     {"loki", "tempo", "elasticsearch", "influxdb", "mysql", "postgres", "graphite", "testdata", "grafana"}
@@ -24,6 +26,7 @@ class ParsedQuery:
     expanded: str
     ast: Any | None
     error: str | None
+    over_budget: bool = False  # not parsed: over the parse budget (a warning, not a syntax error)
 
 
 @dataclass(frozen=True)
@@ -32,11 +35,19 @@ class LintContext:
     queries: tuple[ParsedQuery, ...]
     catalogue: Catalogue
 
+    @cached_property
+    def _by_panel(self) -> dict[int, list[ParsedQuery]]:
+        """Queries by panel identity: one pass, so a rule asking per panel stays linear in panels."""
+        index: dict[int, list[ParsedQuery]] = {}
+        for query in self.queries:
+            index.setdefault(id(query.panel), []).append(query)
+        return index
+
     def queries_of(self, panel: Panel) -> list[ParsedQuery]:
-        return [q for q in self.queries if q.panel is panel]
+        return list(self._by_panel.get(id(panel), ()))
 
     def parsed_of(self, panel: Panel) -> list[ParsedQuery]:
-        return [q for q in self.queries if q.panel is panel and q.ast is not None]
+        return [q for q in self._by_panel.get(id(panel), ()) if q.ast is not None]
 
 
 def _is_promql(panel: Panel, target: Target) -> bool:
@@ -47,9 +58,14 @@ def _is_promql(panel: Panel, target: Target) -> bool:
 
 
 def parse_query(panel: Panel, target: Target, variables: Mapping[str, Variable]) -> ParsedQuery:
+    over = query_size(target.expr).over_budget()  # before expansion too: its cost grows with the text
+    if over is not None:
+        return ParsedQuery(panel, target, target.expr, None, f"not parsed: {over}", over_budget=True)
     expanded = expand_variables(target.expr, variables)
     try:
         return ParsedQuery(panel, target, expanded, parse(expanded), None)
+    except OverBudget as exc:
+        return ParsedQuery(panel, target, expanded, None, str(exc), over_budget=True)
     except PromQLError as exc:
         return ParsedQuery(panel, target, expanded, None, str(exc))
 

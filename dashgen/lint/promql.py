@@ -19,6 +19,7 @@ from typing import Any
 import promql_parser as pp
 
 from dashgen.document import Reference, Variable, substitute
+from queries.promql import query_size
 
 RATE_INTERVAL_MS = 4234567890
 INTERVAL_MS = 4123456789
@@ -50,6 +51,10 @@ _MAX_DEPTH = 8
 
 class PromQLError(ValueError):
     """A target expression does not parse after variable expansion."""
+
+
+class OverBudget(PromQLError):
+    """A target expression is over the parse budget (``queries.promql.MAX_QUERY_*``) and was not parsed."""
 
 
 def _format_name(name: str, fmt: str | None) -> str:
@@ -98,7 +103,12 @@ def expand_variables(expr: str, variables: Mapping[str, Variable]) -> str:
 
 
 def parse(expr: str) -> Any:
-    """Parse PromQL; raise :class:`PromQLError` with the parser's message."""
+    """Parse PromQL; raise :class:`PromQLError` with the parser's message, :class:`OverBudget` without
+    calling the parser when the expression is over the parse budget (its cost is quadratic in the terms,
+    and a long enough chain crashes the process)."""
+    over = query_size(expr).over_budget()
+    if over is not None:
+        raise OverBudget(f"not parsed: {over}")
     try:
         return pp.parse(expr)
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
@@ -123,10 +133,14 @@ def children(node: Any) -> list[Any]:
 
 
 def walk(node: Any, parents: tuple[Any, ...] = ()) -> Iterator[tuple[Any, tuple[Any, ...]]]:
-    """Depth-first: yield ``(node, ancestors)`` with the root first in ``ancestors``."""
-    yield node, parents
-    for child in children(node):
-        yield from walk(child, (*parents, node))
+    """Depth-first, pre-order: yield ``(node, ancestors)`` with the root first in ``ancestors``.
+    Iterative (an explicit stack), so no expression depth reaches Python's recursion limit."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(node, parents)]
+    while stack:
+        current, above = stack.pop()
+        yield current, above
+        below = (*above, current)
+        stack.extend((child, below) for child in reversed(children(current)))
 
 
 def unparen(node: Any) -> Any:

@@ -149,7 +149,10 @@ def check_descriptions(ctx: LintContext) -> Iterator[Hit]:
 
 def check_promql_parses(ctx: LintContext) -> Iterator[Hit]:
     for q in ctx.queries:
-        if q.error is not None:
+        if q.over_budget:
+            yield Hit(q.panel, f"target {_ref(q)} is too large to lint ({q.error}); split the query",
+                      Severity.WARNING)
+        elif q.error is not None:
             yield Hit(q.panel, f"target {_ref(q)} does not parse after variable expansion: {q.error}")
 
 

@@ -18,9 +18,31 @@ from dashgen.lint.context import build_context
 from dashgen.lint.findings import Finding, Rule
 from dashgen.lint.registry import ALL_RULES
 
+MAX_FILE_BYTES = 64 << 20  # a dashboard is a few MB even at 10,000 nodes
+MAX_DEPTH = 64  # Grafana dashboards nest about 10 deep
+MAX_NODES = 5_000_000  # JSON values in one document
+
 
 class UnreadableInput(ValueError):
     """A path could not be read or parsed as a dashboard; the message names the file."""
+
+
+def shape_problem(doc: Any) -> str | None:
+    """Why ``doc`` is over the depth or size budget, with the JSON path where it went over; one iterative pass."""
+    stack: list[tuple[Any, str, int]] = [(doc, "$", 0)]
+    seen = 0
+    while stack:
+        value, path, depth = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            return f"more than {MAX_NODES} JSON values, over the size budget"
+        if depth > MAX_DEPTH:
+            return f"{path}: nested more than {MAX_DEPTH} deep, over the depth budget"
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if len(path) < 200 else path, depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]" if len(path) < 200 else path, depth + 1) for i, v in enumerate(value))
+    return None
 
 
 def lint_dashboard(
@@ -29,7 +51,20 @@ def lint_dashboard(
     rules: Sequence[Rule] = ALL_RULES,
     catalogue: Catalogue | None = None,
 ) -> list[Finding]:
-    """Every finding of ``rules`` on one decoded dashboard document."""
+    """Every finding of ``rules`` on one decoded dashboard document; raises NotADashboard when the document is
+    over the depth / size budget or of a shape no rule can read (the message says where)."""
+    problem = shape_problem(doc)
+    if problem is not None:
+        raise NotADashboard(problem)
+    try:
+        return _lint(doc, filename, rules, catalogue)
+    except NotADashboard:
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise NotADashboard(f"a field of an unexpected type or shape ({type(exc).__name__}: {exc})") from exc
+
+
+def _lint(doc: Any, filename: str, rules: Sequence[Rule], catalogue: Catalogue | None) -> list[Finding]:
     dashboard = load_dashboard(doc)
     ctx = build_context(dashboard, catalogue if catalogue is not None else load_catalogue())
     position = {id(panel): i for i, panel in enumerate(dashboard.panels)}
@@ -66,13 +101,27 @@ def discover_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def read_dashboard_file(path: Path) -> Any:
+    """The decoded JSON of ``path``, within the file-size budget; UnreadableInput names the file and why."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise UnreadableInput(f"{path}: {size} bytes, over the budget of {MAX_FILE_BYTES} bytes for a dashboard")
+        doc = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_refuse_constant)
+    except UnreadableInput:
+        raise
     except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableInput(f"{path}: cannot read: {exc}") from exc
+        raise UnreadableInput(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise UnreadableInput(f"{path}: not valid JSON: {exc}") from exc
+        raise UnreadableInput(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UnreadableInput(f"{path}: JSON nested too deeply, over the depth budget of {MAX_DEPTH}") from None
+    except ValueError as exc:  # NaN / Infinity, or an integer of more than 4,300 digits
+        raise UnreadableInput(f"{path}: not valid JSON: {exc}") from None
     return doc
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def lint_paths(

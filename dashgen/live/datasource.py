@@ -18,12 +18,16 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
-from dashgen.errors import DashgenError, InputError
-from dashgen.net.http import NO_RETRY, HttpResponse, HttpTransport, NoAnswer
+from dashgen.errors import DashgenError, InputError, redact
+from dashgen.net.http import NO_RETRY, HttpResponse, HttpTransport, NoAnswer, without_credentials
+
+RESULT_TYPES = ("vector", "matrix", "scalar", "string")
 
 
 class DatasourceError(DashgenError):
@@ -31,11 +35,14 @@ class DatasourceError(DashgenError):
 
     exit_code = 1
 
-    def __init__(self, url: str, status: int | None, message: str, error_type: str = "") -> None:
+    def __init__(self, url: str, status: int | None, message: str, error_type: str = "",
+                 connection: bool = False) -> None:
+        url, message, error_type = redact(without_credentials(url)), redact(message), redact(error_type)[:100]
         self.url = url
         self.status = status
         self.message = message
         self.error_type = error_type
+        self.connection = connection  # no answer at all (refused, unreachable, timed out)
         where = f"HTTP {status}" if status is not None else "no answer"
         kind = f" {error_type}" if error_type else ""
         super().__init__(f"{url}: {where}{kind}: {message}")
@@ -64,25 +71,48 @@ class Datasource:
 
     def __init__(self, base_url: str, import_url: str | None = None, timeout: float = 30.0) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise InputError(f"data source URL must start with http:// or https://, got {base_url!r}")
-        self.base_url = base_url.rstrip("/")
-        self.import_url = (import_url or self.base_url).rstrip("/")
+            raise InputError(f"data source URL must start with http:// or https://, got {redact(base_url)!r}")
+        # user:password@ in the URL becomes basic auth, and the URL the messages name carries no credentials
+        parts = urlsplit(base_url)
+        auth = (unquote(parts.username or ""), unquote(parts.password or "")) if parts.username else None
+        self.base_url = without_credentials(base_url).rstrip("/")
+        self.import_url = without_credentials(import_url or self.base_url).rstrip("/")
         self.timeout = timeout
         self._http = HttpTransport(
-            "data source", self.base_url, connect_timeout=timeout, read_timeout=timeout, retry=NO_RETRY,
-            follow_redirects=True, logger=logging.getLogger("dashgen.live"),
+            "data source", self.base_url, basic_auth=auth, connect_timeout=timeout, read_timeout=timeout,
+            retry=NO_RETRY, follow_redirects=True, logger=logging.getLogger("dashgen.live"),
         )
 
     # -- plumbing ---------------------------------------------------------------------------------
 
     def _request(self, method: str, url: str, timeout: float | None = None, **kwargs: Any) -> HttpResponse:
+        """One request with a total deadline of ``timeout`` seconds: not only per socket read, so a server
+        that answers one byte a second is cut off too (the request runs on a daemon thread that is
+        abandoned at the deadline)."""
         seconds = timeout or self.timeout
-        try:
-            return self._http.request(method, url, timeout=seconds, **kwargs)
-        except NoAnswer as exc:
-            if exc.timed_out:
-                raise DatasourceError(url, None, f"timed out after {seconds:g}s") from None
-            raise DatasourceError(url, None, f"cannot connect: {exc.cause.__class__.__name__}: {exc.cause}") from None
+        outcome: dict[str, Any] = {}
+
+        def send() -> None:
+            try:
+                outcome["response"] = self._http.request(method, url, timeout=seconds, **kwargs)
+            except BaseException as exc:  # handed to the caller's thread below
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=send, name="dashgen-datasource-request", daemon=True)
+        worker.start()
+        worker.join(seconds + 0.5)
+        if worker.is_alive():
+            raise DatasourceError(url, None, f"no complete answer within {seconds:g}s (total deadline per request)",
+                                  connection=True)
+        error = outcome.get("error")
+        if isinstance(error, NoAnswer):
+            if error.timed_out:
+                raise DatasourceError(url, None, f"timed out after {seconds:g}s", connection=True) from None
+            raise DatasourceError(url, None, f"cannot connect: {type(error.cause).__name__}: {error.reason}",
+                                  connection=True) from None
+        if error is not None:
+            raise DatasourceError(url, None, f"request failed: {type(error).__name__}: {error}") from None
+        return outcome["response"]
 
     def _api(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], timeout: float | None = None,
              method: str = "POST") -> Any:
@@ -102,9 +132,35 @@ class Datasource:
             raise DatasourceError(url, response.status, text)
         if response.status >= 400 or body.get("status") != "success":
             raise DatasourceError(
-                url, response.status, str(body.get("error") or response.reason), str(body.get("errorType") or "")
+                url, response.status, str(body.get("error") or response.reason)[:500],
+                str(body.get("errorType") or ""),
             )
         return body.get("data")
+
+    def _result(self, path: str, params: dict[str, Any], timeout: float | None) -> QueryResult:
+        """A query answer's ``data``, its shape checked: a known ``resultType`` and a ``result`` of that type."""
+        data = self._api(path, params, timeout)
+        url = f"{self.base_url}{path}"
+        if not isinstance(data, dict):
+            raise DatasourceError(url, 200, f"malformed answer: data is {type(data).__name__}, not an object")
+        kind, result = data.get("resultType"), data.get("result")
+        if kind not in RESULT_TYPES:
+            raise DatasourceError(url, 200, f"malformed answer: resultType {str(kind)[:40]!r} is not one of "
+                                            f"{', '.join(RESULT_TYPES)}")
+        if kind in ("vector", "matrix"):
+            if not isinstance(result, list):
+                raise DatasourceError(url, 200, f"malformed answer: {kind} result is {type(result).__name__}, "
+                                                "not a list")
+            sample = "values" if kind == "matrix" else "value"
+            for index, item in enumerate(result):
+                if not isinstance(item, dict) or not isinstance(item.get("metric", {}), dict) or not isinstance(
+                        item.get(sample), list):
+                    raise DatasourceError(url, 200, f"malformed answer: result[{index}] is not a series object "
+                                                    f"with metric and {sample}")
+            return QueryResult(kind, result)
+        if not isinstance(result, list) or len(result) != 2:
+            raise DatasourceError(url, 200, f"malformed answer: {kind} result is not a [time, value] pair")
+        return QueryResult(kind, result)
 
     # -- queries ----------------------------------------------------------------------------------
 
@@ -113,16 +169,14 @@ class Datasource:
         params: dict[str, Any] = {"query": expr}
         if time is not None:
             params["time"] = _seconds(time)
-        data = self._api("/api/v1/query", params, timeout)
-        return QueryResult(data.get("resultType", ""), data.get("result") or [])
+        return self._result("/api/v1/query", params, timeout)
 
     def query_range(
         self, expr: str, start: float, end: float, step: float, timeout: float | None = None
     ) -> QueryResult:
         """Range query over [start, end] (unix seconds) with ``step`` seconds."""
         params = {"query": expr, "start": _seconds(start), "end": _seconds(end), "step": _seconds(step)}
-        data = self._api("/api/v1/query_range", params, timeout)
-        return QueryResult(data.get("resultType", ""), data.get("result") or [])
+        return self._result("/api/v1/query_range", params, timeout)
 
     def label_values(
         self, label: str, matchers: Iterable[str] = (), start: float | None = None, end: float | None = None
@@ -133,7 +187,11 @@ class Datasource:
             params.append(("start", _seconds(start)))
         if end is not None:
             params.append(("end", _seconds(end)))
-        return list(self._api(f"/api/v1/label/{label}/values", params, method="GET") or [])
+        data = self._api(f"/api/v1/label/{label}/values", params, method="GET") or []
+        if not isinstance(data, list) or not all(isinstance(value, str) for value in data):
+            raise DatasourceError(f"{self.base_url}/api/v1/label/{label}/values", 200,
+                                  "malformed answer: label values are not a list of strings")
+        return list(data)
 
     # -- VictoriaMetrics writes -------------------------------------------------------------------
 

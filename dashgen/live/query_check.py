@@ -9,6 +9,7 @@ runs the queries on a small thread pool and explains the empty ones. The reports
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -100,8 +101,44 @@ def plan(
 # -- running --------------------------------------------------------------------------------------
 
 
-def _run_one(ds: Datasource, query: ExpandedQuery, timeout: float) -> TargetCheck:
+class _Budget:
+    """The command's deadline and the fail-fast rule, shared by the worker threads: after ``max_failures``
+    consecutive answers-that-never-came (refused, unreachable, timed out) the data source is taken for dead
+    and no further query is sent; past ``deadline_at`` (monotonic seconds) none is sent either."""
+
+    def __init__(self, deadline: float | None, max_failures: int) -> None:
+        self.deadline_at = None if deadline is None else time.monotonic() + deadline
+        self.deadline = deadline
+        self.max_failures = max_failures
+        self.consecutive = 0
+        self.lock = threading.Lock()
+
+    def stop_reason(self) -> str | None:
+        if self.max_failures and self.consecutive >= self.max_failures:
+            return (f"not run: the data source did not answer {self.consecutive} consecutive queries "
+                    "(fail fast: it is taken for down)")
+        if self.deadline_at is not None and time.monotonic() >= self.deadline_at:
+            return f"not run: the command's deadline of {self.deadline:g}s was reached"
+        return None
+
+    def timeout(self, timeout: float) -> float:
+        if self.deadline_at is None:
+            return timeout
+        return max(0.05, min(timeout, self.deadline_at - time.monotonic()))
+
+    def record(self, connection_failed: bool) -> None:
+        with self.lock:
+            self.consecutive = self.consecutive + 1 if connection_failed else 0
+
+
+def _run_one(ds: Datasource, query: ExpandedQuery, timeout: float, budget: _Budget | None = None) -> TargetCheck:
     check = TargetCheck(query.ref_id, query.kind, query.original, query.expr)
+    if budget is not None and (stop := budget.stop_reason()) is not None:
+        check.status = "error"
+        check.error_message = stop
+        return check
+    if budget is not None:
+        timeout = budget.timeout(timeout)
     began = time.monotonic()
     try:
         if query.kind == "instant":
@@ -110,10 +147,14 @@ def _run_one(ds: Datasource, query: ExpandedQuery, timeout: float) -> TargetChec
             result = ds.query_range(query.expr, query.start, query.end, query.step, timeout)
         check.series = result.series
         check.status = "ok" if result.series else "empty"
+        if budget is not None:
+            budget.record(False)
     except DatasourceError as exc:
         check.status = "error"
         check.error_status = exc.status
         check.error_message = exc.message
+        if budget is not None:
+            budget.record(exc.connection)
     check.seconds = round(time.monotonic() - began, 3)
     return check
 
@@ -125,11 +166,17 @@ def run_checks(
     workers: int = 4,
     timeout: float = 30.0,
     explain: bool = True,
+    deadline: float | None = None,
+    max_connection_failures: int = 5,
 ) -> list[PanelCheck]:
-    """Run every query with a small thread pool; explain the empty ones."""
+    """Run every query with a small thread pool; explain the empty ones. ``deadline`` bounds the whole run
+    (queries not started by then are errors saying so); after ``max_connection_failures`` consecutive
+    connection failures no further query is sent (0: never stop early)."""
     jobs = [(index, query) for index, panel in enumerate(planned) for query in panel.queries]
+    budget = _Budget(deadline, max_connection_failures)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = list(pool.map(lambda job: _run_one(ds, job[1], timeout), jobs))
+        results = list(pool.map(lambda job: _run_one(ds, job[1], timeout, budget), jobs))
+    explain = explain and budget.stop_reason() is None
     by_panel: dict[int, list[TargetCheck]] = {}
     for (index, _query), check in zip(jobs, results, strict=True):
         by_panel.setdefault(index, []).append(check)
@@ -137,7 +184,7 @@ def run_checks(
     checks = []
     for index, panel in enumerate(planned):
         targets = by_panel.get(index, [])
-        if explain:
+        if explain and budget.stop_reason() is None:  # the reason queries are bounded by the deadline too
             _explain(finder, panel, targets)
         body = unwrap(panel.dashboard.document)
         checks.append(PanelCheck(str(body.get("uid") or panel.dashboard.name), panel.raw.get("id"),

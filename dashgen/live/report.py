@@ -50,7 +50,8 @@ def render_text(checks: list[PanelCheck], meta: Mapping[str, Any]) -> str:
                 continue
             head = f"      {target.ref_id or '?'} {target.kind}: {target.status}"
             if target.status == "error":
-                lines.append(f"{head}: HTTP {target.error_status}: {target.error_message}")
+                status = f"HTTP {target.error_status}" if target.error_status is not None else "no answer"
+                lines.append(f"{head}: {status}: {target.error_message}")
                 lines.append(f"        {target.query}")
                 continue
             lines.append(head)

@@ -101,6 +101,7 @@ METRIC_SOURCES: Mapping[str, Exports] = {
             "valid_get_nums_", "total_get_nums_", "master_successful_evictions_total",
             "master_attempted_evictions_total", "master_evicted_key_count", "master_evicted_size_bytes",
             "master_put_start_requests_total", "master_put_start_failures_total",
+            "master_put_start_alloc_failures_total",
             "master_get_replica_list_requests_total", "master_get_replica_list_failures_total",
         ),
     ),
@@ -119,6 +120,10 @@ METRIC_SOURCES: Mapping[str, Exports] = {
             "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
             "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_PROF_PCIE_TX_BYTES",
             "DCGM_FI_PROF_PCIE_RX_BYTES", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+            "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+            "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+            "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+            "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
         ),
     ),
     "gpm": Exports(

@@ -3,7 +3,10 @@
 ``HttpTransport.request`` returns the raw answer for any status; it raises only when there is
 no usable answer (``NoAnswer``, ``TLSFailure``). The retry rule lives here and nowhere else:
 GET and HEAD are retried with exponential backoff on connection errors, timeouts and the
-policy's statuses (500/502/503/504); anything else (POST, PUT, DELETE) is sent exactly once.
+policy's statuses (500/502/503/504); anything else (POST, PUT, DELETE) is sent once, except after
+a 429: a rate-limited request was not processed, so any method is sent again after the server's
+``Retry-After`` (bounded), and every other request of the transport waits out the same pause, so
+parallel workers slow down together instead of hammering the limit.
 ``NoAnswer.sent`` tells whether the request may have reached the server, so a client can tell
 "nothing was sent" from "a write may or may not have landed".
 
@@ -21,6 +24,7 @@ import base64
 import json
 import logging
 import random
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -38,6 +42,19 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD"})
 Timeout = float | tuple[float, float]
 
 
+class EncodedJSON(bytes):
+    """A JSON request body that is already encoded: ``request(json_body=EncodedJSON(...))`` sends it as is."""
+
+
+def json_object(first: Mapping[str, Any], encoded: bytes, rest: Mapping[str, Any] | None = None) -> bytes:
+    """The encoded JSON object ``encoded`` with the keys of ``first`` put in front and those of ``rest`` after,
+    without decoding it (``first`` and ``rest`` must not repeat its keys)."""
+    head = json.dumps(dict(first), separators=(",", ":"), ensure_ascii=False).encode()[1:-1]
+    tail = json.dumps(dict(rest or {}), separators=(",", ":"), ensure_ascii=False).encode()[1:-1]
+    inner = encoded.strip()[1:-1].strip()
+    return b"{" + b",".join(part for part in (head, inner, tail) if part) + b"}"
+
+
 class InsecureTLSWarning(UserWarning):
     """TLS certificate verification was switched off for a service."""
 
@@ -50,6 +67,16 @@ class RetryPolicy:
     backoff: float = 0.5
     backoff_max: float = 8.0
     statuses: frozenset[int] = frozenset({500, 502, 503, 504})
+    retry_after_max: float = 60.0  # the longest 429 Retry-After honoured
+
+    def rate_limit_delay(self, attempt: int, retry_after: str | None) -> float:
+        """Seconds to wait after a 429: its numeric ``Retry-After`` (capped), else the backoff."""
+        if retry_after is not None:
+            try:
+                return min(max(float(retry_after), 0.0), self.retry_after_max)
+            except ValueError:
+                pass
+        return self.delay(attempt)
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
         """Seconds to sleep before attempt ``attempt + 1``; honours a numeric ``Retry-After`` up to the cap."""
@@ -169,6 +196,7 @@ class HttpTransport:
         trust_env: bool = True,
         follow_redirects: bool = False,
         logger: logging.Logger | None = None,
+        pool_size: int = 10,
     ) -> None:
         self.service = service
         self.base_url = base_url
@@ -202,6 +230,12 @@ class HttpTransport:
             self.log.warning(text)
 
         self.session = requests.Session()
+        if pool_size > 10:  # one kept-alive connection per parallel worker
+            adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=pool_size)
+            self.session.mount("http://", adapter)
+            self.session.mount("https://", adapter)
+        self._gate = threading.Lock()
+        self._not_before = 0.0  # monotonic time before which no request is sent (after a 429)
         self.session.trust_env = trust_env
         self.session.auth = auth
         self.session.headers["User-Agent"] = f"dashgen/{__version__}"
@@ -237,7 +271,10 @@ class HttpTransport:
         """
         method = method.upper()
         headers = {}
-        if json_body is not None:
+        if isinstance(json_body, EncodedJSON):
+            data = bytes(json_body)
+            headers["Content-Type"] = "application/json"
+        elif json_body is not None:
             data = json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode()
             headers["Content-Type"] = "application/json"
         if timeout is None:
@@ -247,8 +284,10 @@ class HttpTransport:
         else:
             connect = read = timeout
         shown = without_credentials(url)
-        attempts = 1 + (max(self.retry.retries, 0) if method in IDEMPOTENT_METHODS else 0)
+        idempotent = method in IDEMPOTENT_METHODS
+        attempts = 1 + max(self.retry.retries, 0)
         for attempt in range(1, attempts + 1):
+            self._wait_for_gate()
             started = time.monotonic()
             try:
                 raw = self.session.request(
@@ -261,7 +300,7 @@ class HttpTransport:
                 if isinstance(exc, requests.exceptions.SSLError):
                     raise TLSFailure(method, url, reason, sent=False, timed_out=False, attempts=attempt,
                                      cause=exc) from None
-                if attempt < attempts:
+                if idempotent and attempt < attempts:
                     pause = self.retry.delay(attempt)
                     self.log.warning("%s %s failed (%s); retry %d/%d in %.2f s", method, shown, reason,
                                      attempt, attempts - 1, pause)
@@ -274,7 +313,13 @@ class HttpTransport:
                                     len(data) if isinstance(data, bytes) else 0, raw.reason or "")
             self.log.debug("%s %s -> %d in %.0f ms (attempt %d)", method, shown, raw.status_code,
                            (time.monotonic() - started) * 1000, attempt)
-            retryable = raw.status_code in self.retry.statuses and not (final and final(response))
+            if raw.status_code == 429 and attempt < attempts:
+                pause = self.retry.rate_limit_delay(attempt, raw.headers.get("Retry-After"))
+                self._hold(pause)
+                self.log.warning("%s %s answered 429 (rate limited); retry %d/%d in %.2f s", method, shown,
+                                 attempt, attempts - 1, pause)
+                continue
+            retryable = idempotent and raw.status_code in self.retry.statuses and not (final and final(response))
             if retryable and attempt < attempts:
                 pause = self.retry.delay(attempt, raw.headers.get("Retry-After"))
                 self.log.warning("%s %s answered %d; retry %d/%d in %.2f s", method, shown, raw.status_code,
@@ -283,6 +328,18 @@ class HttpTransport:
                 continue
             return response
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
+
+
+    def _hold(self, seconds: float) -> None:
+        """No request of this transport is sent for ``seconds`` (a 429's Retry-After)."""
+        with self._gate:
+            self._not_before = max(self._not_before, time.monotonic() + seconds)
+
+    def _wait_for_gate(self) -> None:
+        with self._gate:
+            wait = self._not_before - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 
 
 def without_credentials(url: str) -> str:

@@ -1,42 +1,59 @@
 """Execute a release plan against Grafana: push, read back, verify the SHA, record the ledger.
 
-The only module of the pipeline that writes to Grafana. Each dashboard is pushed with
-``overwrite: false`` and the exported version, so a save made by someone between the export and
-the push is a conflict, never an overwrite. A write whose outcome is unknown is never retried
-blindly: it is read back. Every dashboard gets its ledger line as soon as its fate is known, so a
-release that fails half-way leaves a consistent ledger.
+The only module of the pipeline that writes dashboards to Grafana, and it runs only once the whole
+plan is decided: a blocked plan (something refused) pushes nothing and records each dashboard as
+refused or held. Each dashboard is pushed with the version read at the export (legacy API:
+``overwrite: false`` and ``dashboard.version``; Grafana 13's ``/apis``: ``metadata.resourceVersion``), so
+a save made by someone between the export and the push is a conflict (412 / 409), never an overwrite.
+A write whose outcome is unknown is never retried blindly: it is read back.
+
+Independent dashboards are pushed ``jobs`` at a time; ledger lines are appended in plan order as soon
+as every earlier dashboard is done, so the ledger and the report are the same whatever the timing. When
+a ledger line cannot be written, no further dashboard is started, and the outcomes say what was saved
+but not recorded (the caller prints those lines for a hand append): the ledger is never the reason a
+save goes unrecorded silently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dashgen.grafana.client import GrafanaClient
+from dashgen.diff.values import first_difference
 from dashgen.grafana.errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
+from dashgen.grafana.normalise import normalisation_notes
 from dashgen.publish.backups import save_backup
+from dashgen.publish.export import Connection, read_back
 from dashgen.publish.ledger import LedgerRecord, append
-from dashgen.publish.plan import DashboardPlan, Plan
-from dashgen.render.canonical import content_sha, content_view
-
-QueryValidator = Callable[[DashboardPlan], list[str]]
+from dashgen.publish.plan import DashboardPlan, LiveState, Plan
+from dashgen.render.canonical import content_view
 
 
 @dataclass(frozen=True)
 class Outcome:
     uid: str
     profile: str
-    outcome: str  # published | unchanged | refused | conflict | failed | verify-failed | invalid-queries
+    # published | unchanged | refused | held | invalid-queries | diverged | conflict | failed | verify-failed
+    outcome: str
     version: int | None
     stored_sha: str | None
     detail: str = ""
+    recorded: bool = True  # False when its ledger line could not be written
+    ledger_line: str = field(default="", repr=False)
 
     @property
     def ok(self) -> bool:
-        return self.outcome in ("published", "unchanged")
+        return self.outcome in ("published", "unchanged") and self.recorded
+
+    @property
+    def saved(self) -> bool:
+        return self.outcome in ("published", "verify-failed")
 
 
 def now_stamp() -> str:
@@ -45,6 +62,14 @@ def now_stamp() -> str:
 
 def release_message(build_sha: str, git_commit: str) -> str:
     return f"dashgen {build_sha[:12]} {git_commit[:12]}"
+
+
+def what_grafana_changed(sent: dict[str, Any], stored: dict[str, Any]) -> str:
+    """One line: the first path where what Grafana stored differs from what was sent, both values shown around
+    the difference (``dashgen.diff.values.first_difference``), and how many more leaves differ."""
+    first = first_difference(sent, stored, old_label="sent", new_label="stored")
+    more = len(grafana_changes(sent, stored, limit=50)) - 1
+    return first + (f" (and {more}{'+' if more >= 49 else ''} more differences)" if more > 0 else "")
 
 
 def grafana_changes(sent: dict[str, Any], stored: dict[str, Any], limit: int = 20) -> list[str]:
@@ -67,98 +92,188 @@ def grafana_changes(sent: dict[str, Any], stored: dict[str, Any], limit: int = 2
     return changes
 
 
-def execute_plan(
-    plan: Plan,
-    client: GrafanaClient,
-    *,
-    ledger_path: Path,
-    backup_dir: Path,
-    git_commit: str,
-    grafana_url: str,
-    validator: QueryValidator | None = None,
-    progress: Callable[[Iterable[DashboardPlan]], Iterable[DashboardPlan]] = lambda items: items,
-) -> list[Outcome]:
-    """Run the plan; returns one Outcome per dashboard, in plan order."""
-    outcomes = []
-    for item in progress(plan.dashboards):
-        outcome, published_file = _execute_one(item, plan.folder_uid, client, backup_dir, git_commit, validator)
-        outcomes.append(outcome)
-        append(ledger_path, [_record(item, outcome, git_commit, grafana_url, published_file)])
-    return outcomes
+@dataclass(frozen=True)
+class ReleaseContext:
+    """What every push of one release shares."""
+
+    connection: Connection
+    ledger_path: Path
+    backup_dir: Path
+    git_commit: str
+    backups: dict[str, str] = field(default_factory=dict)  # uid -> backup file of the live copy
 
 
-def _execute_one(
-    item: DashboardPlan,
-    folder_uid: str | None,
-    client: GrafanaClient,
-    backup_dir: Path,
-    git_commit: str,
-    validator: QueryValidator | None,
-) -> tuple[Outcome, str | None]:
+def execute_plan(plan: Plan, context: ReleaseContext,
+                 progress: Callable[[DashboardPlan], None] = lambda item: None) -> list[Outcome]:
+    """Run the plan; one Outcome per dashboard, in plan order, each with its ledger line appended."""
+    items = list(plan.dashboards)
+    stop = threading.Event()
+    done: list[Outcome] = []
+    ledger_failure: list[str] = []
+    writing = {id(item) for item in plan.writes}
+    writes = {index for index, item in enumerate(items) if id(item) in writing}
+    queue = deque(sorted(writes))
+    jobs = max(1, context.connection.jobs)
+    inflight: dict[int, Future[tuple[Outcome, str | None]]] = {}
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dashgen") as pool:
+
+        def fill() -> None:  # at most ``jobs`` pushes in flight, started in plan order, none once stopped
+            while queue and len(inflight) < jobs and not stop.is_set():
+                index = queue.popleft()
+                inflight[index] = pool.submit(push_one, items[index], context)
+
+        def ready(index: int) -> bool:  # its outcome is known without waiting
+            if index in inflight:
+                return inflight[index].done()
+            return index not in writes or stop.is_set()
+
+        def take(index: int) -> tuple[Outcome, str | None]:
+            if index in inflight:
+                result = inflight.pop(index).result()
+                progress(items[index])
+                return result
+            if index in writes:
+                return _held(items[index], "the release stopped because the ledger could not be written"), None
+            return _no_write(items[index]), None
+
+        fill()
+        while len(done) < len(items):
+            batch = [take(len(done))]  # in plan order; every later one already finished joins the same append
+            while len(done) + len(batch) < len(items) and ready(len(done) + len(batch)):
+                batch.append(take(len(done) + len(batch)))
+            recorded = _record(batch, items[len(done):len(done) + len(batch)], context, ledger_failure)
+            if not all(o.recorded for o in recorded):
+                stop.set()
+            done += recorded
+            fill()
+    return done
+
+
+def _record(batch: list[tuple[Outcome, str | None]], items: list[DashboardPlan], context: ReleaseContext,
+            ledger_failure: list[str]) -> list[Outcome]:
+    """Append the ledger lines of ``batch`` in one fsynced write; on failure, mark them (and all later) unrecorded."""
+    records = [_ledger_record(item, outcome, context, published)
+               for (outcome, published), item in zip(batch, items, strict=True)]
+    lines = [record.to_json() for record in records]
+    if not ledger_failure:
+        try:
+            append(context.ledger_path, records)
+        except OSError as exc:
+            ledger_failure.append(f"{context.ledger_path}: {exc.strerror or exc}")
+    if ledger_failure:
+        why = f"NOT RECORDED: the ledger could not be written ({ledger_failure[0]})"
+        return [replace(outcome, recorded=False, ledger_line=line, detail=f"{outcome.detail}; {why}")
+                for (outcome, _), line in zip(batch, lines, strict=True)]
+    return [replace(outcome, ledger_line=line) for (outcome, _), line in zip(batch, lines, strict=True)]
+
+
+def _no_write(item: DashboardPlan) -> Outcome:
     target, live = item.target, item.live
     base = Outcome(target.uid, target.profile, item.action, live.version if live else None,
                    live.sha if live else None)
     if item.action == "unchanged":
-        return replace(base, outcome="unchanged", detail="no write: Grafana already stores this build"), None
+        return replace(base, outcome="unchanged", detail="no write: Grafana already stores this build")
     if item.action == "refused":
-        detail = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
-        return replace(base, outcome="refused", detail=detail), None
-    if validator is not None:
-        problems = validator(item)
-        if problems:
-            return replace(base, outcome="invalid-queries", detail="; ".join(problems)), None
+        return replace(base, outcome="refused", stored_sha=None,
+                       detail="; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals))
+    if item.action == "invalid":
+        return replace(base, outcome="invalid-queries", stored_sha=None, detail="; ".join(item.problems))
+    if item.action == "diverged":
+        return replace(base, outcome="diverged", stored_sha=None, detail="; ".join(item.summary))
+    return _held(item, "the release is refused (see the plan); nothing was written")
 
-    payload = dict(target.document)  # only top-level keys are set below
-    if live is not None:
-        payload["version"] = live.version
-        payload["id"] = live.document.get("id")
-    folder = folder_uid if folder_uid is not None else (live.folder_uid if live else None)
-    message = release_message(target.build_sha, git_commit)
+
+def _held(item: DashboardPlan, why: str) -> Outcome:
+    live = item.live
+    return Outcome(item.target.uid, item.target.profile, "held", live.version if live else None, None,
+                   f"not pushed: {why}")
+
+
+def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str | None]:
+    """Push one dashboard, read it back and verify it; returns its outcome and the read-back backup file."""
+    target, live, connection = item.target, item.live, context.connection
+    base = Outcome(target.uid, target.profile, item.action, live.version if live else None, None)
+    message = release_message(target.build_sha, context.git_commit)
     try:
-        try:
-            saved = client.save_dashboard(payload, folder, message, overwrite=False)
-        except WriteOutcomeUnknown as unknown:
-            resolved = client.resolve_save(unknown)
-            if resolved is None:
-                return replace(base, outcome="failed",
-                               detail=f"{unknown}; read back: Grafana does not store this build"), None
-            saved = resolved
-        stored = client.get_dashboard(target.uid)
+        saved_version = _write(connection, target.document, live, item.folder_to, message, target.encoded or None)
+        if saved_version is None:
+            return replace(base, outcome="failed",
+                           detail="the write got no answer; read back: Grafana does not store this build"), None
+        stored = read_back(connection, target.uid)
     except VersionConflict as exc:
         return replace(base, outcome="conflict",
                        detail=f"someone saved {target.uid} after the export; nothing was overwritten ({exc})"), None
     except GrafanaError as exc:
         return replace(base, outcome="failed", detail=str(exc)), None
     if stored is None:
-        return replace(base, outcome="verify-failed", version=saved.version,
+        return replace(base, outcome="verify-failed", version=saved_version,
                        detail="saved, but Grafana returns 404 on read-back"), None
-    stored_sha = content_sha(stored.dashboard)
-    published = save_backup(backup_dir, target.uid, stored.version, now_stamp(),
-                            {"dashboard": stored.dashboard, "meta": stored.meta}, kind="published")
-    if stored_sha != target.build_sha:
-        changed = grafana_changes(target.document, stored.dashboard)
-        return replace(base, outcome="verify-failed", version=stored.version, stored_sha=stored_sha,
-                       detail="Grafana stored something else than the build: " + "; ".join(changed)), str(published)
-    return replace(base, outcome="published", version=stored.version, stored_sha=stored_sha,
-                   detail=f"v{stored.version} verified {stored_sha[:12]}"), str(published)
+    published = save_backup(context.backup_dir, target.uid, stored.version, now_stamp(), stored.export,
+                            kind="published", reuse_identical=True)
+    return _verify(base, item, stored), str(published)
 
 
-def _record(item: DashboardPlan, outcome: Outcome, git_commit: str, grafana_url: str,
-            published_file: str | None) -> LedgerRecord:
+def _write(connection: Connection, document: dict[str, Any], live: LiveState | None, folder: str | None,
+           message: str, encoded: bytes | None = None) -> int | None:
+    """Send the write once; the version Grafana stored, or None when an uncertain write did not land."""
+    if connection.writes_apis and connection.apis is not None:
+        apis = connection.apis
+        try:
+            resource = apis.write(document["uid"], document, folder, message,
+                                  live.resource_version if live else None, create=live is None,
+                                  generation=live.version if live else None, encoded=encoded)
+        except WriteOutcomeUnknown as unknown:
+            resolved = apis.resolve_write(unknown)
+            return resolved.generation if resolved is not None else None
+        return resource.generation
+    payload = dict(document)  # only top-level keys are set below
+    if live is not None:
+        payload["version"] = live.version
+        payload["id"] = live.document.get("id")
+    # overwrite only where Grafana would not even say the version (its 406 for a v2 dashboard, approved)
+    blind = live is not None and live.stored_v2 and live.version == 0
+    try:
+        return connection.client.save_dashboard(payload, folder, message, overwrite=blind, encoded=encoded).version
+    except WriteOutcomeUnknown as unknown:
+        resolved = connection.client.resolve_save(unknown)
+        return resolved.version if resolved is not None else None
+
+
+def _verify(base: Outcome, item: DashboardPlan, stored: LiveState) -> Outcome:
+    target = item.target
+    where = "" if (stored.folder_uid or None) == item.folder_to else (
+        f"; but it is in folder {stored.folder_uid!r}, not {item.folder_to!r}")
+    if stored.sha in target.accepted_shas and not where:
+        note = ""
+        if stored.sha != target.build_sha:
+            notes = normalisation_notes(target.document, stored.document)
+            note = f" (as Grafana normalises it: {'; '.join(notes)})"
+        return replace(base, outcome="published", version=stored.version, stored_sha=stored.sha,
+                       detail=f"v{stored.version} verified {stored.sha[:12]}{note}")
+    changed = what_grafana_changed(target.document, stored.document) or "(the same leaves)"
+    return replace(base, outcome="verify-failed", version=stored.version, stored_sha=stored.sha,
+                   detail=f"Grafana stored something else than the build: {changed}{where}")
+
+
+def _ledger_record(item: DashboardPlan, outcome: Outcome, context: ReleaseContext,
+                   published_file: str | None) -> LedgerRecord:
+    connection = context.connection
     return LedgerRecord(
         time=now_stamp(),
-        git_commit=git_commit,
+        git_commit=context.git_commit,
         profile=item.target.profile,
         uid=item.target.uid,
         outcome=outcome.outcome,
         grafana_version=outcome.version,
         build_sha=item.target.build_sha,
         stored_sha=outcome.stored_sha,
-        approvals_used=item.approvals_used,
+        approvals_used=item.approvals_used if outcome.saved else (),
         cleanup=item.cleanup if outcome.outcome == "published" else (),
-        backup_file=item.live.backup_file if item.live else None,
+        backup_file=context.backups.get(item.target.uid),
         published_file=published_file,
-        grafana_url=grafana_url,
+        grafana_url=connection.instance.url,
         message=outcome.detail,
         refusals=tuple(r.key for r in item.refusals),
+        org_id=connection.org_id,
+        folder_uid=item.folder_to,
     )

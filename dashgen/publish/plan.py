@@ -1,49 +1,75 @@
-"""The release plan: a pure, printable value computed from the build, the live exports and the ledger.
+"""The release plan: a pure, printable value computed from the build, the live exports, the target
+folders, the ledger and (in a second pure step) the query validation.
 
-For every target dashboard it decides one action — create, update, unchanged (no write, so
-Grafana's history is not flooded) or refused — and lists every refusal with the key that would
-approve it. Nothing here performs I/O; ``--dry-run`` prints exactly this value.
-
-Approval keys (``--approve KEY``; prefix with ``<uid>/`` to scope one dashboard):
-  ``<panel key>``        an existing panel whose queries change (``cache_evidence.tier_occupancy``)
-  ``var:<name>``         an existing variable whose definition changes
-  ``remove:panel:<id>``  a panel present live but not in the build (the clean-up list)
-  ``remove:var:<name>``  a variable present live but not in the build
-Edits made in Grafana since the last release are refused unless ``--adopt-live <uid>``.
+For every target dashboard it decides one action — ``create``, ``update``, ``move`` (same content, other
+folder), ``unchanged`` (no write, so Grafana's history is not flooded), ``refused`` (needs an approval),
+``invalid`` (a query the data source rejects) or ``diverged`` (Grafana rewrites this very build, so
+pushing it again cannot converge) — and lists every refusal with the key that would approve it
+(``dashgen.publish.approvals``). The plan is complete before the first write: a release writes nothing
+while any dashboard is refused, invalid or diverged, unless ``partial`` says to push the others.
+Nothing here performs I/O; ``--dry-run`` prints exactly this value.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dashgen.diff import DashboardDiff, diff_dashboards
+from dashgen.diff.values import describe_change
 from dashgen.document import iter_panels
-from dashgen.publish.ledger import last_stored
+from dashgen.publish.approvals import Approvals
+from dashgen.publish.ledger import Instance, last_written
 from dashgen.render.canonical import content_sha
+
+WRITING = ("create", "update", "move")
+BLOCKING = ("refused", "invalid", "diverged")
+# Target fields that change how a panel looks, not what it asks the data source.
+QUERY_NEUTRAL_KEYS = frozenset({"legendFormat"})
+SUMMARY_LINES = 400  # a plan shows at most this many change lines per dashboard
 
 
 @dataclass(frozen=True)
 class PublishTarget:
-    """A dashboard dashgen wants Grafana to store."""
+    """A dashboard dashgen wants Grafana to store. ``expected_sha``: the content after the normalisation
+    Grafana is known to apply on save (equal to ``build_sha`` for a build that passed validation)."""
 
     profile: str
     uid: str
     document: dict[str, Any]
     build_sha: str
     panel_keys: dict[int, str] = field(default_factory=dict)  # panel id -> stable key
+    expected_sha: str = ""
+    encoded: bytes = field(default=b"", repr=False, compare=False)  # the compact JSON the SHA is taken of
+
+    @property
+    def accepted_shas(self) -> frozenset[str]:
+        return frozenset({self.build_sha, self.expected_sha or self.build_sha})
 
 
 @dataclass(frozen=True)
 class LiveState:
-    """What Grafana stores now, as exported at the start of the release."""
+    """What Grafana stores now, as exported at the start of the release.
+
+    ``stored_version`` is the API version Grafana stores the dashboard in (``v0alpha1``, ``v1beta1``,
+    ``v2beta1`` ...; empty where only the legacy API was read). A ``stored_v2`` dashboard was converted
+    by a person's save in a Grafana 13 UI: ``document`` is then Grafana's lossy v1 down-conversion (or
+    empty) and is never diffed; ``v2_losses`` says what overwriting it would lose. ``export`` is the raw
+    answer a real release backs up before its first write.
+    """
 
     uid: str
     version: int
     folder_uid: str | None
     document: dict[str, Any]
-    backup_file: str | None
     provisioned: bool = False
+    stored_version: str = ""
+    resource_version: str | None = None
+    stored_v2: bool = False
+    v2_losses: tuple[str, ...] = ()
+    export: dict[str, Any] | bytes = field(default_factory=dict, repr=False, compare=False)
+    size: int = 0  # bytes of Grafana's answer (0: not known)
     sha: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -65,144 +91,264 @@ class NewQuery:
 
 
 @dataclass(frozen=True)
+class FolderState:
+    """A target folder: ``exists``, or to be created (approved), or missing (refused)."""
+
+    uid: str
+    action: str  # exists | create | missing
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class DashboardPlan:
     target: PublishTarget
     live: LiveState | None
-    action: str  # create | update | unchanged | refused
+    action: str  # create | update | move | unchanged | refused | invalid | diverged
     summary: tuple[str, ...] = ()
     refusals: tuple[Refusal, ...] = ()
     approvals_used: tuple[str, ...] = ()
     cleanup: tuple[str, ...] = ()
     new_queries: tuple[NewQuery, ...] = ()
     live_edited: bool = False
+    folder_from: str | None = None
+    folder_to: str | None = None
+    problems: tuple[str, ...] = ()  # query validation
+    preview: tuple[str, ...] = ()  # what a server-side dry run says Grafana would store
 
     @property
     def writes(self) -> bool:
-        return self.action in ("create", "update")
+        return self.action in WRITING
+
+    @property
+    def folder_action(self) -> str:
+        if self.live is None:
+            return "new"
+        return "move" if self.folder_from != self.folder_to else "unchanged"
 
 
 @dataclass(frozen=True)
 class Plan:
     dashboards: tuple[DashboardPlan, ...]
     folder_uid: str | None
+    folders: tuple[FolderState, ...] = ()
+    instance: Instance | None = None
+    partial: bool = False
 
     @property
     def refused(self) -> bool:
-        return any(d.action == "refused" for d in self.dashboards)
+        return any(d.action in BLOCKING for d in self.dashboards)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "folder_uid": self.folder_uid,
-            "dashboards": [
-                {
-                    "profile": d.target.profile,
-                    "uid": d.target.uid,
-                    "action": d.action,
-                    "live_version": d.live.version if d.live else None,
-                    "build_sha": d.target.build_sha,
-                    "live_sha": d.live.sha if d.live else None,
-                    "live_edited": d.live_edited,
-                    "summary": list(d.summary),
-                    "refusals": [{"approve_with": r.key, "reason": r.reason} for r in d.refusals],
-                    "approvals_used": list(d.approvals_used),
-                    "cleanup": list(d.cleanup),
-                    "new_queries": len(d.new_queries),
-                    "backup_file": d.live.backup_file if d.live else None,
-                }
-                for d in self.dashboards
-            ],
-        }
+    @property
+    def blocked(self) -> bool:
+        """Nothing may be written: something is refused and ``partial`` was not asked for."""
+        return self.refused and not self.partial
 
-    def render_text(self) -> str:
-        lines = []
-        for d in self.dashboards:
-            version = f"live v{d.live.version}" if d.live else "not in Grafana"
-            lines.append(f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; "
-                         f"build {d.target.build_sha[:12]})")
-            lines += [f"    {line}" for line in d.summary]
-            lines += [f"    approved: {key}" for key in d.approvals_used]
-            lines += [f"    clean-up: {item}" for item in d.cleanup]
-            lines += [f"    REFUSED: {r.reason} -> {_remedy(r.key)}" for r in d.refusals]
-        counts = {action: sum(d.action == action for d in self.dashboards)
-                  for action in ("create", "update", "unchanged", "refused")}
-        lines.append("plan: " + ", ".join(f"{n} {a}" for a, n in counts.items()))
-        return "\n".join(lines)
+    @property
+    def writes(self) -> tuple[DashboardPlan, ...]:
+        return () if self.blocked else tuple(d for d in self.dashboards if d.writes)
 
-
-def _remedy(key: str) -> str:
-    if key.startswith("adopt-live:"):
-        return f"--adopt-live {key.split(':', 1)[1]}"
-    return f"--approve {key}"
-
-
-def _approved(key: str, uid: str, approvals: frozenset[str]) -> bool:
-    return key in approvals or f"{uid}/{key}" in approvals
+    @property
+    def folders_to_create(self) -> tuple[FolderState, ...]:
+        wanted = {d.folder_to for d in self.writes}
+        return tuple(f for f in self.folders if f.action == "create" and f.uid in wanted)
 
 
 def plan_release(
     targets: list[PublishTarget],
     live: dict[str, LiveState | None],
     ledger: list[dict[str, Any]],
-    approvals: frozenset[str] = frozenset(),
-    adopt_live: frozenset[str] = frozenset(),
+    approvals: Approvals | None = None,
     folder_uid: str | None = None,
-    recorded: dict[str, dict[str, Any]] | None = None,
+    recorded: Mapping[str, dict[str, Any]] | None = None,
+    *,
+    folders: dict[str, bool] | None = None,
+    folder_title: str = "",
+    instance: Instance | None = None,
+    partial: bool = False,
 ) -> Plan:
     """Decide, for each target, what the release does and what it refuses. Pure.
 
-    ``recorded`` holds, per uid, the dashboard as Grafana stored it at the last release (the ledger's
-    read-back copy), so a live copy that differs from it only by what a UI save adds is not taken
-    for a person's edit.
+    ``folders`` says for each non-root target folder whether it exists. ``recorded`` holds, per uid, the
+    dashboard as Grafana stored it at the last release on ``instance`` (the ledger's read-back copy), so a
+    live copy that differs from it only by what a UI save adds is not taken for a person's edit.
     """
-    recorded = recorded or {}
-    return Plan(
-        tuple(_plan_one(t, live.get(t.uid), ledger, approvals, adopt_live, recorded.get(t.uid)) for t in targets),
-        folder_uid,
+    approvals = approvals or Approvals()
+    recorded = {} if recorded is None else recorded  # not "or": asking its length would load every copy
+    folders = folders or {}
+    states: dict[str, FolderState] = {}
+    for uid, exists in sorted(folders.items()):
+        key = f"create-folder:{uid}"
+        action = "exists" if exists else ("create" if approvals.grants(key, "") else "missing")
+        states[uid] = FolderState(uid, action, folder_title or uid)
+    items = tuple(
+        _plan_one(t, live.get(t.uid), ledger, approvals, folder_uid, recorded, states, instance)
+        for t in targets
     )
+    return Plan(items, folder_uid, tuple(states.values()), instance, partial)
+
+
+def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
+    """The plan with each dashboard whose new or changed queries the data source rejects made ``invalid``."""
+    items = tuple(
+        replace(d, action="invalid" if d.writes else d.action, problems=tuple(problems[d.target.uid]))
+        if problems.get(d.target.uid) else d
+        for d in plan.dashboards
+    )
+    return replace(plan, dashboards=items)
+
+
+def with_preview(plan: Plan, previews: dict[str, list[str]]) -> Plan:
+    """The plan annotated with what a server-side dry run says Grafana would store, per uid."""
+    items = tuple(replace(d, preview=tuple(previews[d.target.uid])) if d.target.uid in previews else d
+                  for d in plan.dashboards)
+    return replace(plan, dashboards=items)
+
+
+def _target_folder(folder_uid: str | None, live: LiveState | None) -> str | None:
+    if folder_uid is not None:
+        return folder_uid or None  # "" is the root, said explicitly
+    return live.folder_uid if live is not None else None
+
+
+def _folder_refusals(target: PublishTarget, live: LiveState | None, folder_to: str | None,
+                     states: dict[str, FolderState], approvals: Approvals) -> tuple[list[Refusal], list[str],
+                                                                                     list[str]]:
+    refusals: list[Refusal] = []
+    used: list[str] = []
+    summary: list[str] = []
+    state = states.get(folder_to) if folder_to else None
+    if state is not None and state.action == "missing":
+        refusals.append(Refusal(f"create-folder:{folder_to}", f"target folder {folder_to!r} does not exist"))
+    elif state is not None and state.action == "create":
+        used.append(f"create-folder:{folder_to}")
+        summary.append(f"folder {folder_to!r} will be created (title {state.title!r})")
+    if live is not None and (live.folder_uid or None) != folder_to:
+        key = f"move:{folder_to or 'root'}"
+        what = f"move from folder {_folder_name(live.folder_uid)} to {_folder_name(folder_to)}"
+        if approvals.grants(key, target.uid):
+            used.append(key)
+            summary.append(what)
+        else:
+            refusals.append(Refusal(key, what))
+    return refusals, used, summary
+
+
+def _folder_name(uid: str | None) -> str:
+    return repr(uid) if uid else "(root)"
 
 
 def _plan_one(
     target: PublishTarget,
     live: LiveState | None,
     ledger: list[dict[str, Any]],
-    approvals: frozenset[str],
-    adopt_live: frozenset[str],
-    recorded: dict[str, Any] | None,
+    approvals: Approvals,
+    folder_uid: str | None,
+    recorded_copies: Mapping[str, dict[str, Any]],
+    states: dict[str, FolderState],
+    instance: Instance | None,
 ) -> DashboardPlan:
+    folder_to = _target_folder(folder_uid, live)
+    folder_from = live.folder_uid if live is not None else None
+    refusals, used, folder_summary = _folder_refusals(target, live, folder_to, states, approvals)
+    where = {"folder_from": folder_from or None, "folder_to": folder_to}
     if live is None:
         queries = tuple(_queries(target.document, None))
-        summary = (f"new dashboard with {len(queries)} queries",)
-        return DashboardPlan(target, None, "create", summary, new_queries=queries)
-    if live.sha == target.build_sha:
-        return DashboardPlan(target, live, "unchanged", ("Grafana already stores this build (same SHA)",))
+        summary = (f"new dashboard with {len(queries)} queries in folder {_folder_name(folder_to)}",
+                   *folder_summary)
+        action = "refused" if refusals else "create"
+        return DashboardPlan(target, None, action, summary, tuple(refusals), tuple(used), new_queries=queries,
+                             **where)
+    if live.stored_v2:
+        return _plan_v2(target, live, approvals, refusals, used, folder_summary, where)
+    if live.sha in target.accepted_shas:
+        moving = (live.folder_uid or None) != folder_to
+        summary = ("Grafana already stores this build (same SHA)", *folder_summary)
+        action = "refused" if refusals else ("move" if moving else "unchanged")
+        return DashboardPlan(target, live, action, summary, tuple(refusals), tuple(used), **where)
 
-    refusals: list[Refusal] = []
-    used: list[str] = []
-    last = last_stored(ledger, target.uid)
+    last = last_written(ledger, target.uid, instance)
+    if (last is not None and last.get("outcome") == "verify-failed" and last.get("stored_sha") == live.sha
+            and last.get("build_sha") == target.build_sha):
+        reason = (f"Grafana stores this very build rewritten (verify failed in the release of {last.get('time')}: "
+                  f"{str(last.get('message') or '')[:300]}); pushing it again cannot converge: change the "
+                  "build so that Grafana keeps it as sent")
+        return DashboardPlan(target, live, "diverged", (reason,), **where)
     live_edited = last is None or last.get("stored_sha") != live.sha
-    noise_note: list[str] = []
-    if (live_edited and last is not None and recorded is not None
-            and not diff_dashboards(recorded, live.document).has_semantic_changes):
+    summary: list[str] = []
+    recorded = recorded_copies.get(target.uid) if live_edited and last is not None else None
+    if recorded is not None and not diff_dashboards(recorded, live.document).has_semantic_changes:
         live_edited = False
-        noise_note.append(f"live v{live.version} differs from the last release only by what a Grafana UI save "
-                          "adds (no semantic edit)")
+        summary.append(f"live v{live.version} differs from the last release only by what a Grafana UI save "
+                       "adds (no semantic edit)")
     if live_edited:
-        why = ("Grafana holds this dashboard but the ledger has no release of it: it was not published by dashgen"
+        why = ("Grafana holds this dashboard but the ledger has no release of it on this instance: it was not "
+               "published by dashgen here; publishing overwrites it (a backup is kept)"
                if last is None else
                f"edited in Grafana since the last release (live v{live.version} SHA {live.sha[:12]} != recorded "
-               f"{str(last.get('stored_sha'))[:12]} of v{last.get('grafana_version')})")
-        key = f"adopt-live:{target.uid}"
-        if target.uid in adopt_live:
+               f"{str(last.get('stored_sha'))[:12]} of v{last.get('grafana_version')}); publishing overwrites "
+               "the edit (a backup is kept)")
+        key = f"overwrite-live:{target.uid}"
+        if approvals.grants(key, target.uid):
             used.append(key)
         else:
             refusals.append(Refusal(key, why))
 
-    diff = diff_dashboards(live.document, target.document)
-    summary, cleanup = _summarise(diff)
-    summary = noise_note + summary
+    diff = _diff(live.document, target.document)
+    changes, cleanup = _summarise(diff)
+    summary += changes + folder_summary
+    for key, reason in _guarded(target, diff):
+        if approvals.grants(key, target.uid):
+            used.append(key)
+        else:
+            refusals.append(Refusal(key, reason))
+    changed_ids = {c.id for c in diff.changed_panels if _query_changes(c)}
+    added_ids = {p.id for p in diff.added_panels}
+    queries = tuple(_queries(target.document, changed_ids | added_ids))
+    if not diff.has_semantic_changes:
+        summary = summary or ["no semantic change; only Grafana-side noise differs"]
+    action = "refused" if refusals else "update"
+    return DashboardPlan(target, live, action, tuple(summary), tuple(refusals), tuple(used), tuple(cleanup),
+                         queries, live_edited, **where)
+
+
+def _plan_v2(target: PublishTarget, live: LiveState, approvals: Approvals, refusals: list[Refusal],
+             used: list[str], folder_summary: list[str], where: dict[str, Any]) -> DashboardPlan:
+    """A dashboard stored as v2 by a person's save: never diffed, overwritten only with ``--overwrite-v2``."""
+    key = f"overwrite-v2:{target.uid}"
+    lost = "; ".join(live.v2_losses) or "its v2 layout"
+    reason = (f"Grafana stores this dashboard in the v2 schema ({live.stored_version}): a person saved it in a "
+              f"Grafana 13 UI. Publishing replaces it by dashgen's v1 JSON and loses: {lost} (the v2 JSON is "
+              "kept as the backup)")
+    if approvals.grants(key, target.uid):
+        used.append(key)
+    else:
+        refusals.append(Refusal(key, reason))
+    summary = (f"stored as {live.stored_version}; not diffed (Grafana's v1 view of it is a lossy "
+               "down-conversion)", *folder_summary)
+    queries = tuple(_queries(target.document, None))
+    action = "refused" if refusals else "update"
+    return DashboardPlan(target, live, action, summary, tuple(refusals), tuple(used), new_queries=queries,
+                         live_edited=True, **where)
+
+
+def _diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDiff:
+    """The semantic diff; when the panels are exactly equal (a re-release that changes only dashboard fields or
+    variables) the panels are left out of it, which finds the same changes without canonicalising every panel."""
+    if live.get("panels") == target.get("panels") and "rows" not in live and "rows" not in target:
+        return diff_dashboards({k: v for k, v in live.items() if k != "panels"},
+                               {k: v for k, v in target.items() if k != "panels"})
+    return diff_dashboards(live, target)
+
+
+def _query_changes(change: Any) -> list[Any]:
+    """The changes of a changed panel that alter what it asks the data source (a legend rename does not)."""
+    return [c for c in change.changes if c.category == "query" and c.path.rsplit(".", 1)[-1] not in QUERY_NEUTRAL_KEYS]
+
+
+def _guarded(target: PublishTarget, diff: DashboardDiff) -> list[tuple[str, str]]:
     guarded = [
         (target.panel_keys.get(c.id or -1, f"panel:{c.id}"), f'queries of existing panel "{c.title}" change')
-        for c in diff.changed_panels if "query" in c.categories
+        for c in diff.changed_panels if _query_changes(c)
     ]
     guarded += [(f"var:{v.name}", f"definition of existing variable ${v.name} changes")
                 for v in diff.changed_variables if v.definition]
@@ -210,30 +356,27 @@ def _plan_one(
                 for p in diff.removed_panels]
     guarded += [(f"remove:var:{name}", f"variable ${name} is live but not in the build (clean-up)")
                 for name in diff.removed_variables]
-    for key, reason in guarded:
-        if _approved(key, target.uid, approvals):
-            used.append(key)
-        else:
-            refusals.append(Refusal(key, reason))
+    return guarded
 
-    changed_ids = {c.id for c in diff.changed_panels if "query" in c.categories}
-    added_ids = {p.id for p in diff.added_panels}
-    queries = tuple(_queries(target.document, changed_ids | added_ids))
-    if not diff.has_semantic_changes:
-        summary = summary or ("no semantic change; only Grafana-side noise differs",)
-    action = "refused" if refusals else "update"
-    return DashboardPlan(target, live, action, tuple(summary), tuple(refusals), tuple(used), tuple(cleanup),
-                         queries, live_edited)
+
+def _values(changes: Any, indent: str = "    ") -> list[str]:
+    """Old -> new lines of changed values (a changed query shows the part that changed, as PromQL)."""
+    return [indent + line for c in changes for line in describe_change(c.path, c.old, c.new, label=f"[{c.category}]")]
 
 
 def _summarise(diff: DashboardDiff) -> tuple[list[str], list[str]]:
     summary = [f'added panel "{p.title}"' for p in diff.added_panels]
-    summary += [f'changed panel "{c.title}": {", ".join(c.categories)}' for c in diff.changed_panels]
+    for c in diff.changed_panels:
+        summary += [f'changed panel "{c.title}": {", ".join(c.categories)}', *_values(c.changes)]
     summary += [f"added variable ${name}" for name in diff.added_variables]
-    summary += [f"changed variable ${v.name}" for v in diff.changed_variables]
+    for v in diff.changed_variables:
+        summary += [f"changed variable ${v.name}", *_values(v.definition), *_values(v.selection)]
     if diff.layout_moves:
         summary.append(f"{len(diff.layout_moves)} panels moved")
-    summary += [f"dashboard {c.path}: {c.old!r} -> {c.new!r}" for c in diff.dashboard_changes]
+    summary += [f"dashboard {line}" for line in _values(diff.dashboard_changes, indent="")]
+    if len(summary) > SUMMARY_LINES:
+        summary = [*summary[:SUMMARY_LINES],
+                   f"... {len(summary) - SUMMARY_LINES} more lines (dashgen diff --live UID shows every change)"]
     cleanup = [f'panel "{p.title}" (id {p.id})' for p in diff.removed_panels]
     cleanup += [f"variable ${name}" for name in diff.removed_variables]
     return summary, cleanup

@@ -24,13 +24,15 @@ DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 class PromTarget(G.Target):
     """A Prometheus query in the shape Grafana 11/12 saves: code editor, explicit range/instant."""
 
+    extra: dict = attr.ib(factory=dict)
+
     def to_json_data(self) -> dict[str, Any]:
         data = super().to_json_data()
         for legacy in ("query", "target", "metric", "step", "intervalFactor"):
             data.pop(legacy, None)
         data["editorMode"] = "code"
         data["range"] = not self.instant
-        return data
+        return merge_patch(data, self.extra) if self.extra else data
 
 
 @attr.s
@@ -64,10 +66,15 @@ def _targets(spec: PanelSpec) -> list[PromTarget]:
                 instant=target.instant,
                 format="table" if target.table else "time_series",
                 interval=target.interval,
-                datasource=DATASOURCE,
+                datasource=_datasource(spec),
+                extra=target.extra,
             )
         )
     return targets
+
+
+def _datasource(spec: PanelSpec) -> dict[str, Any]:
+    return copy.deepcopy(spec.datasource) if spec.datasource is not None else DATASOURCE
 
 
 def _ref_id(index: int) -> str:
@@ -89,6 +96,7 @@ def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
         defaults["mappings"] = copy.deepcopy(list(spec.mappings))
     if spec.data_links:
         defaults["links"] = copy.deepcopy(list(spec.data_links))
+    _deep_merge(defaults, copy.deepcopy(spec.field_defaults))
     return defaults
 
 
@@ -100,7 +108,7 @@ def _common(spec: PanelSpec, panel_id: int, pos: GridPos) -> dict[str, Any]:
     return {
         "title": spec.title,
         "description": spec.description,
-        "dataSource": DATASOURCE,
+        "dataSource": _datasource(spec),
         "targets": _targets(spec),
         "gridPos": G.GridPos(h=pos.h, w=pos.w, x=pos.x, y=pos.y),
         "id": panel_id,
@@ -120,16 +128,52 @@ def _extra(spec: PanelSpec, options: dict[str, Any] | None = None) -> dict[str, 
     return extra
 
 
-def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
-    """The grafanalib object for one spec at its computed position."""
+@attr.s
+class PatchedPanel:
+    """A panel with the spec's raw escape hatch laid over its JSON (a JSON merge patch, RFC 7386)."""
+
+    panel: G.Panel = attr.ib()
+    patch: dict = attr.ib(factory=dict)
+
+    @property
+    def id(self) -> int | None:
+        return self.panel.id
+
+    def _map_panels(self, f: Any) -> Any:
+        return f(self)
+
+    def to_json_data(self) -> dict[str, Any]:
+        return merge_patch(self.panel.to_json_data(), self.patch)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: an object patch merges key by key (null deletes), anything else replaces. Returns a new value."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel | PatchedPanel:
+    """The grafanalib object for one spec at its computed position (with its raw ``extra``, if any)."""
+    panel = _build_panel(spec, panel_id, pos)
+    return PatchedPanel(panel, copy.deepcopy(spec.extra)) if spec.extra else panel
+
+
+def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
     common = _common(spec, panel_id, pos)
     if spec.kind == "timeseries":
         return G.TimeSeries(
             **common,
-            unit=spec.unit,
+            unit=spec.unit or "",
             thresholds=_thresholds(spec),
             mappings=[],
-            overrides=[],
+            overrides=_overrides(spec),
             spanNulls=False,
             legendDisplayMode="table",
             legendPlacement="bottom",
@@ -141,9 +185,9 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
     if spec.kind == "table":
         return G.Table(
             **common,
-            unit=spec.unit,
+            unit=spec.unit or "",
             thresholds=_thresholds(spec),
-            overrides=[],
+            overrides=_overrides(spec),
             filterable=True,
             extraJson=_extra(
                 spec,
@@ -163,7 +207,7 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             noValue=spec.no_value or "No data",
             thresholds=_thresholds(spec),
             mappings=[],
-            overrides=[],
+            overrides=_overrides(spec),
             reduceCalc="lastNotNull",
             graphMode="none",
             colorMode="value",
@@ -174,12 +218,13 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
         )
     if spec.kind == "text":
         common.pop("targets")
-        return G.Text(**common, content=spec.content, mode="markdown")
+        text_extra = copy.deepcopy({"options": spec.options}) if spec.options else None
+        return G.Text(**common, content=spec.content, mode="markdown", extraJson=text_extra)
     if spec.kind == "state-timeline":
         return G.StateTimeline(
             **common,
             thresholds=_thresholds(spec),
-            overrides=[],
+            overrides=_overrides(spec),
             mappings=[],
             extraJson=_extra(spec),
         )
@@ -196,11 +241,16 @@ def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
         panelType=spec.kind,
         options=base_options,
         fieldDefaults=defaults,
-        overrides=[],
+        overrides=_overrides(spec),
     )
 
 
-def build_row(title: str, row_id: int, pos: GridPos, collapsed: bool, nested: list[G.Panel]) -> G.RowPanel:
+def _overrides(spec: PanelSpec) -> list[dict[str, Any]]:
+    return copy.deepcopy(list(spec.overrides))
+
+
+def build_row(title: str, row_id: int, pos: GridPos, collapsed: bool,
+              nested: list[G.Panel | PatchedPanel]) -> G.RowPanel:
     return G.RowPanel(
         title=title,
         id=row_id,

@@ -65,6 +65,9 @@ class Target:
     table: bool = False
     ref_id: str = ""
     interval: str = ""  # Min step: the source's stored sample interval, so $__rate_interval spans 4 samples
+    # Fields of a Grafana query this vocabulary does not model (an imported ``intervalFactor``, ``hide``, a
+    # target data source...): a JSON merge patch over the rendered target, null deleting a key.
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class PanelSpec:
     kind: str
     evidence: Evidence | None
     targets: tuple[Target, ...] = ()
-    unit: str = "none"
+    unit: str | None = "none"  # None: no unit at all (an imported panel that sets none)
     min: float | None = None
     max: float | None = None
     decimals: int | None = None
@@ -91,6 +94,13 @@ class PanelSpec:
     content: str = ""
     links: tuple[dict[str, Any], ...] = ()
     data_links: tuple[dict[str, Any], ...] = ()  # fieldConfig.defaults.links (per-series drill-down)
+    # What an imported panel states beyond the kit's fields (empty for dashgen's own panels):
+    field_defaults: dict[str, Any] = field(default_factory=dict)  # more fieldConfig.defaults (color, displayName)
+    overrides: tuple[dict[str, Any], ...] = ()  # fieldConfig.overrides, as Grafana stores them
+    datasource: dict[str, Any] | None = None  # None: the ${datasource} variable; {}: none at all
+    # The raw-JSON escape hatch: a JSON merge patch (RFC 7386) over the rendered panel, null deleting a key,
+    # for what the vocabulary cannot say (an unknown plugin, a library panel); ``dashgen import`` marks each TODO.
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in PANEL_KINDS:

@@ -1,6 +1,7 @@
 """Validation run on every build: the project's JSON Schema for the parts of Grafana's model
 dashgen relies on, plus structural checks a schema cannot express (unique panel ids, unique
-refIds, a 24-column grid without overlaps, resolvable datasource references, S5 ratio axes).
+refIds, a 24-column grid without overlaps, resolvable datasource references, S5 ratio axes), and what
+Grafana would rewrite on save (edge whitespace of title and uid), so the stored copy matches the build.
 
 Every problem names profile, dashboard, panel title and JSON path.
 """
@@ -57,6 +58,20 @@ def validate_dashboard(doc: dict[str, Any], where: str) -> list[str]:
         for error in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     ]
     problems += _structural(doc, where)
+    problems += _grafana_rewrites(doc, where)
+    return problems
+
+
+def _grafana_rewrites(doc: dict[str, Any], where: str) -> list[str]:
+    """What Grafana would rewrite on save (grafana-api.md §7.1): it stores a trimmed title and uid, so a build
+    with edge whitespace would never verify by SHA. (A refresh below the server's min_refresh_interval is
+    refused with the profile's [dashboard] section, which knows the server's minimum.)"""
+    problems = []
+    for key in ("title", "uid"):
+        value = doc.get(key)
+        if isinstance(value, str) and value != value.strip():
+            problems.append(f"{where}: dashboard: $.{key}: {value!r} has edge whitespace, which Grafana trims on save "
+                            "(the stored dashboard would never match the build)")
     return problems
 
 

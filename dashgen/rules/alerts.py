@@ -18,6 +18,8 @@ source of truth of what should exist: one constant vector per node (``label_repl
 25 nodes. The Mooncake master and the gateway run on some nodes only: for them, "no ``up`` series at
 all for the job" (``absent``).
 
+Each GPU alert is written only where the source collects the metrics it reads (DCGM: the clock-event
+reasons, field 112, are not in the default CSV; an alert that can never fire is not written, S22).
 Clock throttling: PromQL has no bitwise operators; bit b of an integer bitmask x >= 0 is
 ``floor(x / 2^b) % 2``. Only power and thermal reasons alert (0x4, 0x8, 0x20, 0x40, 0x80): 0x2
 (application clocks set, common with locked clocks), 0x10 (sync boost) and 0x100 (display clocks)
@@ -121,10 +123,8 @@ def throttle_expr(profile: Profile) -> str:
 def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     measured = f"{source.name} {source.caption()}"
     memory_metrics = gpu_memory_used_share_formula(source)
-    reasons_caveat = source.rule_caveat(CLOCK_EVENT_REASONS)
-    reasons_note = f" {reasons_caveat}: without it this alert cannot fire." if reasons_caveat else ""
     bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THROTTLE_BITS)
-    return (
+    alerts = (
         _gpu_alert(
             profile, "GpuMemoryNearlyFull", memory_growth_expr(profile), "1m", "warning",
             f"GPU memory above {MEMORY_FULL_SHARE:.0%} and growing",
@@ -147,9 +147,13 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
             "GPU clocks throttled for power or thermal reasons",
             f"clock-event reasons bitmask {{{{ $value }}}} has a power or thermal bit set for 5m ({measured}). "
             f"Alerting bits: {bits}; 0x1 idle, 0x2 clocks setting, 0x10 sync boost and 0x100 display clocks alone "
-            f"do not alert.{reasons_note}",
+            "do not alert.",
         ),
     )
+    reads = {"GpuMemoryNearlyFull": (source.metric("memory_used"), *source.memory_total_metrics),
+             "GpuTemperatureHigh": (source.metric("temperature"),),
+             "GpuClockThrottled": (source.metric(CLOCK_EVENT_REASONS),)}
+    return tuple(a for a in alerts if not source.missing(reads[a.alert]))
 
 
 def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:

@@ -8,14 +8,16 @@ output needs no YAML library and loads in Prometheus (``rule_files:``) and vmale
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
 from dashgen.deployment.profile import Profile
 from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
+from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, slo_records
-from queries.gpu import gpu_source
+from queries.gpu import GpuSource, gpu_source
 from queries.sglang_slo import check_objective
 
 RULES_DIR = Path("rules")
@@ -32,7 +34,8 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
         groups.append(("slo", slo_records(profile) + slo_alerts(profile)))
     source = gpu_source(profile)
     if source is not None:
-        groups.append(("gpu", gpu_records(profile, source) + gpu_alerts(profile, source)))
+        groups.append(("gpu", _collected_records(profile, source) + gpu_alerts(profile, source)
+                       + (gpu_missing_alert(profile, source),) + health_alerts(profile)))
     if profile.exported("sglang"):
         groups.append(("engine", engine_alerts(profile)))
     targets = collection_alerts(profile) + target_missing_alerts(profile)
@@ -40,6 +43,20 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
         groups.append(("targets", targets))
     return tuple(RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
                  for name, rules in groups)
+
+
+def _collected_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...]:
+    """The GPU recording rules whose metrics the source collects (a series that cannot exist is not recorded)."""
+    metrics = {*source.metrics.values(), *source.memory_total_metrics}
+    kept: list[RecordingRule] = []
+    dropped: list[str] = []
+    for rule in gpu_records(profile, source):
+        reads = [name for name in (*metrics, *dropped) if re.search(rf"\b{re.escape(name)}\b", rule.expr)]
+        if source.missing(reads) or set(reads) & set(dropped):
+            dropped.append(rule.record)
+        else:
+            kept.append(rule)
+    return tuple(kept)
 
 
 def _scoped(profile: Profile, rule: RecordingRule | AlertRule) -> RecordingRule | AlertRule:

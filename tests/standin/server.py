@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import hmac
 import json
 import random
@@ -22,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from . import apis
 from .faults import CLOSE, DELAY, STATUS, TRUNCATE, Fault, FaultBook, default_body
 from .search import search
 from .store import (
@@ -35,6 +37,7 @@ from .store import (
     response_error,
 )
 from .ui_save import ui_normalise
+from .v2 import to_v1, to_v2
 
 ALL_PERMISSIONS = frozenset({
     "dashboards:read", "dashboards:create", "dashboards:write", "dashboards:delete",
@@ -98,6 +101,7 @@ class GrafanaStandin:
         search_lag: float = 0.0,
         datasources: dict[str, dict[str, str]] | None = None,
         default_datasource: dict[str, str] | None = None,
+        dynamic_dashboards: bool = False,
     ) -> None:
         if mode not in (GRAFANA12, GRAFANA13):
             raise ValueError(f"mode must be {GRAFANA12!r} or {GRAFANA13!r}, not {mode!r}")
@@ -121,8 +125,12 @@ class GrafanaStandin:
             versions_to_keep=versions_to_keep,
             folder_conflict_status=folder_conflict_status,
             latest_schema_version=_DEFAULT_SCHEMA[mode],
+            dynamic_dashboards=bool(dynamic_dashboards),
         )
         self.request_log: list[LoggedRequest] = []
+        self._encoded: dict[tuple[Any, ...], bytes] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests handled at one time (the client's concurrency)
         self.faults = FaultBook()
         self._orgs: dict[int, OrgStore] = {}
         self._lock = threading.Lock()
@@ -226,10 +234,11 @@ class GrafanaStandin:
     def count(self, method: str, path_regex: str = ".*") -> int:
         return len(self.requests_to(method, path_regex))
 
-    def writes(self) -> list[LoggedRequest]:
-        """Every request that could change state (anything but GET/HEAD)."""
+    def writes(self, *, include_dry_runs: bool = False) -> list[LoggedRequest]:
+        """Every request that could change state: anything but GET/HEAD, and (unless asked) but ``?dryRun=All``."""
         with self._lock:
-            return [r for r in self.request_log if r.method not in ("GET", "HEAD")]
+            return [r for r in self.request_log if r.method not in ("GET", "HEAD")
+                    and (include_dry_runs or r.query.get("dryRun") != ["All"])]
 
     def clear_log(self) -> None:
         with self._lock:
@@ -253,7 +262,8 @@ class GrafanaStandin:
         """Save through the same rules as ``POST /api/dashboards/db`` without HTTP; returns the §3.5 body."""
         store = self.org(org_id)
         result = store.save_via_api(
-            {"dashboard": dashboard, "folderUid": folder_uid, "message": message, "overwrite": overwrite},
+            {"dashboard": copy.deepcopy(dashboard), "folderUid": folder_uid, "message": message,
+             "overwrite": overwrite},
             "admin", set(ALL_PERMISSIONS),
         )
         with store.lock:
@@ -277,11 +287,15 @@ class GrafanaStandin:
             return dash.version if dash else None
 
     def simulate_ui_save(self, uid: str, mutate: Callable[[dict[str, Any]], Any] | None = None, *,
-                         user: str = "admin", message: str = "", org_id: int = 1) -> dict[str, Any]:
+                         user: str = "admin", message: str = "", org_id: int = 1, as_v2: bool | None = None,
+                         v2_edit: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
         """Store a new version as a person saving in the UI would (§7.2); returns the new stored JSON.
 
         The frontend's normalisation is applied first, then ``mutate`` (the person's edit; it may
-        change the dict in place or return a replacement).
+        change the dict in place or return a replacement). With ``dynamic_dashboards=True`` (Grafana 13's
+        default; off here so that a test opts in, ``as_v2`` overrides per save) the save converts the
+        dashboard to the v2 schema (§13), then
+        ``v2_edit`` may change the v2 spec (tabs, auto-grid); the stored v1 view is the lossy down-conversion.
         """
         store = self.org(org_id)
         with store.lock:
@@ -298,8 +312,28 @@ class GrafanaStandin:
                 replaced = mutate(data)
                 if isinstance(replaced, dict):
                     data = replaced
-            store.record_ui_save(dash, data, user, message)
+            v2_spec = None
+            if self.settings.dynamic_dashboards if as_v2 is None else as_v2:
+                v2_spec = to_v2(data)
+                if v2_edit is not None:
+                    v2_spec = v2_edit(v2_spec) or v2_spec
+                data = to_v1(v2_spec)
+                data["schemaVersion"] = self.settings.latest_schema_version
+            store.record_ui_save(dash, data, user, message, v2_spec=v2_spec)
             return json.loads(json.dumps(dash.data))
+
+    def stored_v2(self, uid: str, *, org_id: int = 1) -> dict[str, Any] | None:
+        """The stored v2 spec of a dashboard a v2 UI save converted, else None."""
+        store = self.org(org_id)
+        with store.lock:
+            dash = store.dashboards.get(uid)
+            return json.loads(json.dumps(dash.v2_spec)) if dash and dash.v2_spec is not None else None
+
+    def stored_api_version(self, uid: str, *, org_id: int = 1) -> str | None:
+        store = self.org(org_id)
+        with store.lock:
+            dash = store.dashboards.get(uid)
+            return dash.stored_version if dash else None
 
     # ------------------------------------------------------------------ request handling
 
@@ -324,6 +358,13 @@ class GrafanaStandin:
             route("GET", rf"/api/folders/{_UID}", self._get_folder, "folders:read"),
             route("PUT", rf"/api/folders/{_UID}", self._update_folder, "folders:write"),
             route("DELETE", rf"/api/folders/{_UID}", self._delete_folder, "folders:delete"),
+            route("GET", r"/api/org/?", self._current_org),
+            route("GET", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
+                  self._apis_get, "dashboards:read"),
+            route("PUT", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
+                  self._apis_put, "dashboards:create", "dashboards:write"),
+            route("POST", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/?",
+                  self._apis_post, "dashboards:create"),
         ]
 
     def _wait(self, seconds: float) -> None:
@@ -438,6 +479,50 @@ class GrafanaStandin:
     def _delete_folder(self, ctx: _Context) -> Any:
         return ctx.store.delete_folder(ctx.params[0])
 
+    def _current_org(self, ctx: _Context) -> Any:
+        return {"id": ctx.store.org_id, "name": "Main Org." if ctx.store.org_id == 1 else f"Org {ctx.store.org_id}",
+                "address": {"address1": "", "address2": "", "city": "", "zipCode": "", "state": "", "country": ""}}
+
+    def _apis_scope(self, ctx: _Context) -> str:
+        """The API version of the path, after checking it is served and the namespace is the caller's org."""
+        version, namespace = ctx.params[0], ctx.params[1]
+        apis.check_version(self.mode, version)
+        if apis.org_of(namespace) != ctx.store.org_id:
+            raise apis.status_error(403, "Forbidden", f"namespace {namespace!r} is not the organisation of the "
+                                                      "caller")
+        return version
+
+    def _apis_get(self, ctx: _Context) -> Any:
+        version, name = self._apis_scope(ctx), ctx.params[2]
+        with ctx.store.lock:
+            dash = ctx.store.dashboards.get(name)
+            key = ((ctx.store.org_id, name, version, dash.resource_version, dash.folder_uid, dash.stored_version,
+                    self.settings.latest_schema_version) if dash is not None else None)
+            cached = self._encoded.get(key) if key else None
+            if cached is not None:
+                return _Answer(200, cached)
+            body = _encode(apis.get_resource(ctx.store, version, name))
+        if key is not None:  # an object's answer only changes with its resourceVersion: encode it once
+            with self._lock:
+                if len(self._encoded) > 256:
+                    self._encoded.clear()
+                self._encoded[key] = body
+        return _Answer(200, body)
+
+    def _apis_write(self, ctx: _Context, name: str | None) -> _Answer:
+        if len(ctx.body) > self.max_dashboard_bytes:
+            raise apis.status_error(413, "RequestEntityTooLarge", "request object is too big")
+        dry_run = (ctx.query.get("dryRun") or [""])[0] == "All"
+        status, body = apis.write_resource(ctx.store, self._apis_scope(ctx), name, _parse_json(ctx.body), ctx.actor,
+                                           create=name is None, dry_run=dry_run)
+        return _Answer(status, _encode(body))
+
+    def _apis_put(self, ctx: _Context) -> Any:
+        return self._apis_write(ctx, ctx.params[2])
+
+    def _apis_post(self, ctx: _Context) -> Any:
+        return self._apis_write(ctx, None)
+
 
 @dataclass
 class _Context:
@@ -480,6 +565,17 @@ class _Handler(BaseHTTPRequestHandler):
         entry = LoggedRequest(self.command, split.path, _redacted(self.headers.items()), body,
                               parse_qs(split.query, keep_blank_values=True))
         standin._log(entry)
+        with standin._lock:
+            standin.in_flight += 1
+            standin.max_in_flight = max(standin.max_in_flight, standin.in_flight)
+        try:
+            self._handle(standin, split, entry, body, headers)
+        finally:
+            with standin._lock:
+                standin.in_flight -= 1
+
+    def _handle(self, standin: GrafanaStandin, split: Any, entry: LoggedRequest, body: bytes,
+                headers: dict[str, str]) -> None:
         standin._wait(standin.latency)
 
         fault = standin.faults.take(self.command, split.path)

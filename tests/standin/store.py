@@ -89,6 +89,7 @@ class Settings:
     min_refresh_interval: str = "5s"
     folder_conflict_status: int = 412
     latest_schema_version: int = 41
+    dynamic_dashboards: bool = False  # a UI save converts the dashboard to the v2 schema (§13)
 
 
 @dataclass
@@ -106,6 +107,10 @@ class StoredDashboard:
     plugin_id: str = ""
     saved_at: float = field(default_factory=time.monotonic)
     history: list[dict[str, Any]] = field(default_factory=list)
+    stored_version: str = "v0alpha1"  # the API version the object is stored in (§13)
+    v2_spec: dict[str, Any] | None = None  # the real stored spec when stored_version is v2*
+    resource_version: int = 0  # opaque storage counter of the /apis API
+    k8s_uid: str = field(default_factory=lambda: f"{random.getrandbits(64):016x}")
 
     @property
     def title(self) -> str:
@@ -138,10 +143,14 @@ class OrgStore:
         self._ids = itertools.count(1)
         self._version_row_ids = itertools.count(1)
         self._snowflake_seq = itertools.count(1)
+        self._resource_versions = itertools.count(int(time.time() * 1000) * 1000)
 
     @property
     def unified(self) -> bool:
         return self.settings.mode == GRAFANA13
+
+    def bump_resource_version(self, dash: StoredDashboard) -> None:
+        dash.resource_version = next(self._resource_versions)
 
     # ------------------------------------------------------------------ ids and helpers
 
@@ -217,7 +226,7 @@ class OrgStore:
             if existing is not None:
                 self._check_update_allowed(existing, sent_version, overwrite)
 
-            data = copy.deepcopy(dash_in)
+            data = dict(dash_in)  # a fresh parse (HTTP) or a copy (seed_dashboard); only top-level keys change
             data["title"] = title
             self._raise_refresh(data)
             if existing is None:
@@ -313,6 +322,7 @@ class OrgStore:
             created=stamp, updated=stamp, created_by=actor, updated_by=actor,
         )
         self._stamp_identity(dash)
+        self.bump_resource_version(dash)
         self.dashboards[uid] = dash
         self._append_history(dash, parent_version=0, message=message, actor=actor)
         return self.success_body(dash)
@@ -328,8 +338,12 @@ class OrgStore:
         self._append_history(dash, parent_version=parent, message=message, actor=actor)
         return self.success_body(dash)
 
-    def store_new_version(self, dash: StoredDashboard, data: dict[str, Any], folder_uid: str, actor: str) -> None:
+    def store_new_version(self, dash: StoredDashboard, data: dict[str, Any], folder_uid: str, actor: str,
+                          *, stored_version: str = "v0alpha1", v2_spec: dict[str, Any] | None = None) -> None:
         dash.data = data
+        dash.stored_version = stored_version
+        dash.v2_spec = v2_spec
+        self.bump_resource_version(dash)
         dash.version += 1
         dash.folder_uid = folder_uid
         dash.updated = now_rfc3339()
@@ -355,16 +369,20 @@ class OrgStore:
             "version": dash.version,
             "created": now_rfc3339(),
             "message": message,
-            "data": copy.deepcopy(dash.data),
+            "data": dash.data,  # stored data is replaced on every save, never changed in place
             "createdBy": actor,
         })
         del dash.history[: max(0, len(dash.history) - max(1, self.settings.versions_to_keep))]
 
-    def record_ui_save(self, dash: StoredDashboard, data: dict[str, Any], actor: str, message: str) -> None:
-        """Store a new version as the frontend would: the person had the latest version loaded."""
+    def record_ui_save(self, dash: StoredDashboard, data: dict[str, Any], actor: str, message: str,
+                       v2_spec: dict[str, Any] | None = None) -> None:
+        """Store a new version as the frontend would: the person had the latest version loaded.
+
+        With ``v2_spec`` the save is a v2 one (dynamic dashboards): ``data`` is then its v1 view."""
         with self.lock:
             parent = dash.version
-            self.store_new_version(dash, data, dash.folder_uid, actor)
+            stored = ("v2" if self.unified else "v2beta1") if v2_spec is not None else "v1beta1"
+            self.store_new_version(dash, data, dash.folder_uid, actor, stored_version=stored, v2_spec=v2_spec)
             self._append_history(dash, parent_version=parent, message=message, actor=actor)
 
     # ------------------------------------------------------------------ GET / DELETE dashboard
@@ -372,6 +390,10 @@ class OrgStore:
     def get_dashboard(self, uid: str, permissions: set[str]) -> dict[str, Any]:
         with self.lock:
             dash = self.require_dashboard(uid)
+            if dash.v2_spec is not None and not self.unified:
+                ns = "default" if self.org_id == 1 else f"org-{self.org_id}"
+                raise response_error(406, "dashboard api version not supported, use /apis/dashboard.grafana.app/"
+                                          f"{dash.stored_version}/namespaces/{ns}/dashboards/{uid} instead")
             folder = self.folders.get(dash.folder_uid)
             can_write = "dashboards:write" in permissions
             meta = {
@@ -386,7 +408,7 @@ class OrgStore:
                 "version": dash.version,
                 "hasAcl": False,
                 "isFolder": False,
-                "apiVersion": "v0alpha1",
+                "apiVersion": dash.stored_version,
                 "folderId": folder.id if folder else 0,
                 "folderUid": dash.folder_uid,
                 "folderTitle": folder.title if folder else "General",
@@ -399,7 +421,7 @@ class OrgStore:
                 },
                 "publicDashboardEnabled": False,
             }
-            data = copy.deepcopy(dash.data)
+            data = dict(dash.data)
             data.update(id=dash.id, uid=dash.uid, version=dash.version)
             return {"dashboard": data, "meta": meta}
 
@@ -424,7 +446,7 @@ class OrgStore:
             rows = rows[: limit or 1000]
             versions = []
             for row in rows:
-                item = copy.deepcopy(row)
+                item = dict(row)
                 item["message"] = _list_message(row)
                 if not self.unified:
                     item["data"] = None
@@ -442,7 +464,7 @@ class OrgStore:
             row = next((r for r in dash.history if r["version"] == number), None)
             if row is None:
                 raise plain_error(500, f"Dashboard version {number} not found for dashboardId {dash.id}")
-            return copy.deepcopy(row)
+            return dict(row)
 
     def restore(self, uid: str, body: Any, actor: str) -> dict[str, Any]:
         with self.lock:

@@ -1,0 +1,146 @@
+"""``dashgen drift``: what was edited in Grafana since the last release, for a scheduled CI job.
+
+For each dashboard the ledger says dashgen last published to this Grafana instance and organisation
+(its newest ``published`` or ``unchanged`` record with a stored SHA), read the live dashboard the way a
+release reads it (``dashgen.publish.export``) and compare its content SHA with the stored SHA. Equal:
+no drift. Different: diff the release's read-back copy (the ledger's ``published_file``) with the live
+dashboard, panel by panel and variable by variable; a difference
+that is only what a Grafana UI save adds is reported as such and is not drift. A dashboard deleted
+in Grafana, one whose read-back copy is gone (without the diff), and one a Grafana 13 UI save turned
+into the v2 schema (not diffable) are drift too. Grafana is reached as by ``dashgen publish``
+(its connection options, ``dashgen.cli.grafana_opts.connection_options``).
+
+Exit 0 no drift, 1 drift, 2 usage or input error, or Grafana could not be read (drift unknown).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dashgen.cli.grafana_opts import connection_options, make_client
+from dashgen.diff.comment import Section, render_comment
+from dashgen.diff.engine import DashboardDiff, diff_dashboards
+from dashgen.diff.render import FileDiff, dashboard_text, diff_to_json
+from dashgen.errors import InputError
+from dashgen.grafana.errors import GrafanaError
+from dashgen.publish import ledger as ledger_file
+from dashgen.publish.backups import load_backup
+from dashgen.publish.export import Connection, connect, export_one
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One dashboard's state against its last release. ``status``: clean | ui-save-only | edited | deleted."""
+
+    uid: str
+    profile: str
+    status: str
+    detail: str
+    diff: DashboardDiff | None = None
+
+    @property
+    def drifted(self) -> bool:
+        return self.status in ("edited", "deleted")
+
+
+def released(records: list[dict[str, Any]], instance: ledger_file.Instance,
+             uids: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """uid → the ledger's last verified release of it to ``instance``; every named uid must have one."""
+    mine = ledger_file.of_instance(records, instance)
+    wanted = list(uids) or sorted({str(r.get("uid")) for r in mine if r.get("uid")})
+    found = {uid: last for uid in wanted if (last := ledger_file.last_stored(mine, uid)) is not None}
+    unknown = [uid for uid in uids if uid not in found]
+    if unknown:
+        raise InputError(f"the ledger has no verified release of {', '.join(unknown)} to {instance.label}")
+    return found
+
+
+def _recorded_copy(record: dict[str, Any]) -> dict[str, Any] | None:
+    path = Path(record["published_file"]) if record.get("published_file") else None
+    if path is None or not path.exists():
+        return None
+    try:
+        return load_backup(path)["dashboard"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path}: cannot read the release's read-back copy ({exc})") from None
+
+
+def drift_of(connection: Connection, uid: str, record: dict[str, Any]) -> Drift:
+    """Compare what Grafana stores now for ``uid`` with the release ``record``."""
+    profile = str(record.get("profile") or "")
+    version = record.get("grafana_version")
+    live = export_one(connection, uid)
+    if live is None:
+        return Drift(uid, profile, "deleted", f"released as v{version}, no longer in Grafana")
+    if live.sha == record.get("stored_sha"):
+        return Drift(uid, profile, "clean", f"live v{live.version} is the release (SHA {live.sha[:12]})")
+    if live.stored_v2:
+        return Drift(uid, profile, "edited", f"released as v{version}; saved since in Grafana 13's v2 schema "
+                     f"(not diffable: {'; '.join(live.v2_losses) or 'v2'})")
+    edited = (f"live v{live.version} SHA {live.sha[:12]} != released v{version} "
+              f"{str(record.get('stored_sha'))[:12]}")
+    copy = _recorded_copy(record)
+    if copy is None:
+        return Drift(uid, profile, "edited", f"{edited}; the release's read-back copy is gone, so no diff")
+    diff = diff_dashboards(copy, live.document)
+    if not diff.has_semantic_changes:
+        return Drift(uid, profile, "ui-save-only", f"{edited}; only what a Grafana UI save adds ({diff.noise} noise "
+                     "differences), no semantic edit")
+    return Drift(uid, profile, "edited", f"{edited}: {diff.change_count} semantic change(s)", diff)
+
+
+def _text(drifts: list[Drift]) -> str:
+    lines: list[str] = []
+    for d in drifts:
+        lines.append(f"{d.status:<13} {d.uid} ({d.profile or '?'}): {d.detail}")
+        if d.diff is not None:
+            lines += dashboard_text(d.diff, indent="    ")
+    count = sum(d.drifted for d in drifts)
+    lines.append(f"drift: {count} of {len(drifts)} dashboard(s) edited in Grafana since their last release")
+    return "\n".join(lines) + "\n"
+
+
+def _json(drifts: list[Drift], instance: str) -> str:
+    rows = [{"uid": d.uid, "profile": d.profile, "status": d.status, "drifted": d.drifted, "detail": d.detail,
+             **({"diff": diff_to_json(d.diff)} if d.diff is not None else {})} for d in drifts]
+    data = {"grafana": instance, "drift": any(d.drifted for d in drifts), "dashboards": rows}
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _markdown(drifts: list[Drift]) -> str:
+    files = [FileDiff(f"{d.profile}/{d.uid}.json" if d.profile else d.uid, d.diff) for d in drifts if d.diff]
+    preface = [f"- **{d.status}** `{d.uid}`: {d.detail}" for d in drifts]
+    return render_comment([Section("Edited in Grafana since the last release", files)], title="dashgen drift",
+                          preface=preface, full_report="`dashgen drift --format text`")
+
+
+@click.command("drift")
+@connection_options
+@click.argument("uids", nargs=-1, metavar="[UID]...")
+@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
+              show_default=True, help="The release ledger (JSON lines).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True)
+def drift_command(grafana_url: str | None, token_file: Path | None, org_id: int | None, ca_bundle: str | None,
+                  insecure: bool, timeout: float, uids: tuple[str, ...], ledger: Path, output_format: str) -> None:
+    """Show every dashboard edited in Grafana since dashgen last published it (default: every dashboard the
+    ledger has released to this Grafana); exit 1 when any was."""
+    records = ledger_file.read(ledger)
+    try:
+        with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
+            live = connect(client, org_id)
+            releases = released(records, live.instance, uids)
+            if not releases:
+                raise InputError(f"{ledger}: no verified release to {live.instance.label} to compare with")
+            drifts = [drift_of(live, uid, record) for uid, record in releases.items()]
+    except GrafanaError as exc:  # exit 2, not 1: 1 means "edited in Grafana"
+        raise InputError(f"cannot read the live dashboards, drift unknown: {exc}") from None
+    renderers = {"text": _text, "markdown": _markdown}
+    text = _json(drifts, live.instance.label) if output_format == "json" else renderers[output_format](drifts)
+    click.echo(text, nl=False)
+    raise SystemExit(1 if any(d.drifted for d in drifts) else 0)

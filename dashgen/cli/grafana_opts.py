@@ -1,0 +1,115 @@
+"""What the commands that talk to Grafana share: their options, the context they resolve to (``dashgen.toml``
+or flags or ``GRAFANA_URL``), the credentials, and the client. Credentials are read from the environment or a
+file and go straight into the client: they are never echoed, logged or written."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dashgen.cli.connection import connection_options
+from dashgen.errors import InputError
+from dashgen.grafana.client import GrafanaClient
+from dashgen.publish import ledger as ledger_file
+from dashgen.publish.backups import DEFAULT_BACKUP_DIR
+from dashgen.publish.contexts import Target, load_config, resolve
+
+
+def context_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--context NAME`` and ``--config FILE``: a named Grafana of ``dashgen.toml``."""
+    options = [
+        click.option("--context", "context_name", metavar="NAME",
+                     help="A named Grafana of dashgen.toml (url, org, folder, token variable, CA bundle)."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="The contexts file (default: ./dashgen.toml when it exists)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def target_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Connection and context options: publish, rollback and history."""
+    return context_options(connection_options(function))
+
+
+def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Options of the commands that write a release: ledger, backup folder, output format and concurrency."""
+    options = [
+        click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
+                     show_default=True, help="The release ledger (JSON lines), keyed by instance, org and uid."),
+        click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_BACKUP_DIR,
+                     show_default=True, help="Where exports and read-backs are kept."),
+        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+                     show_default=True),
+        click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True,
+                     help="Dashboards exported, validated and pushed at a time."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Target:
+    """The Grafana a command talks to, from its ``--context``/``--config`` and its own flags.
+
+    A ``--grafana-url`` that click took from ``GRAFANA_URL`` ranks below the context, as the variable does.
+    """
+    env = os.environ if env is None else env
+    config = load_config(params.get("config_path"))
+    url = params.get("grafana_url")
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.get_parameter_source("grafana_url") == click.core.ParameterSource.ENVIRONMENT:
+        url = None
+    org_id = params.get("org_id")
+    if org_id is not None and org_id < 1:
+        raise InputError(f"--org-id: expected a positive organisation id, got {org_id}")
+    flags = {"url": url, "org_id": org_id, "ca_bundle": params.get("ca_bundle"),
+             "insecure": params.get("insecure"), "token_file": params.get("token_file"),
+             "folder_uid": params.get("folder_uid"), "folder_title": params.get("folder_title")}
+    return resolve(config, params.get("context_name"), flags, env)
+
+
+def credentials(target: Target, env: Mapping[str, str]) -> tuple[str | None, tuple[str, str] | None]:
+    """(token, basic auth): the token file, else the context's token variable, else user/password."""
+    if target.token_file is not None:
+        try:
+            token = target.token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise InputError(f"{target.token_file}: cannot read the token file ({exc.strerror})") from None
+        if not token:
+            raise InputError(f"{target.token_file}: the token file is empty")
+        return token, None
+    if env.get(target.token_env, "").strip():
+        return env[target.token_env].strip(), None
+    if target.context and target.token_env != "GRAFANA_TOKEN":
+        raise InputError(f"context {target.context}: the token variable {target.token_env} is not set")
+    if env.get("GRAFANA_USER"):
+        return None, (env["GRAFANA_USER"], env.get("GRAFANA_PASSWORD", ""))
+    raise InputError("no Grafana credentials: set GRAFANA_TOKEN (or the context's token_env), use --token-file, "
+                     "or GRAFANA_USER/GRAFANA_PASSWORD")
+
+
+def grafana_client(target: Target, timeout: float, jobs: int = 1,
+                   env: Mapping[str, str] | None = None) -> GrafanaClient:
+    """The client of a resolved target; one pooled connection per parallel job."""
+    token, basic = credentials(target, os.environ if env is None else env)
+    if target.insecure:
+        click.echo("WARNING: TLS certificate verification is OFF (--insecure)", err=True)
+    return GrafanaClient(target.url, token=token, basic_auth=basic, org_id=target.org_id,
+                         ca_bundle=target.ca_bundle, insecure=target.insecure, read_timeout=timeout,
+                         pool_size=max(10, jobs))
+
+
+def make_client(grafana_url: str | None, token_file: Path | None, org_id: int | None, ca_bundle: str | None,
+                insecure: bool, timeout: float) -> GrafanaClient:
+    """The client of the plain connection options, without a context (``drift`` and ``diff --live``)."""
+    url = grafana_url or os.environ.get("GRAFANA_URL", "")
+    if not url:
+        raise InputError("no Grafana URL: give --grafana-url or set GRAFANA_URL")
+    target = Target("", url, org_id, token_file=token_file, ca_bundle=ca_bundle, insecure=insecure)
+    return grafana_client(target, timeout)

@@ -1,0 +1,128 @@
+"""``dashgen rollback`` and ``dashgen history``: a recorded copy republished through the same guarded release,
+and the ledger's releases of one dashboard on one Grafana instance beside Grafana's own (20-deep) history.
+Both read only the ledger records of the instance (URL + org) they talk to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dashgen.cli.grafana_opts import grafana_client, release_options, resolve_target, target_options
+from dashgen.cli.options import selected_profiles
+from dashgen.cli.publish import approval_options, keys_by_panel_id, release, target_of
+from dashgen.dashboard import dashboard_specs
+from dashgen.errors import InputError
+from dashgen.grafana.client import GrafanaClient
+from dashgen.publish import ledger as ledger_file
+from dashgen.publish.backups import load_backup
+from dashgen.publish.export import connect
+
+
+def _panel_keys(ctx: click.Context, profile_name: str, uid: str) -> dict[int, str]:
+    """Panel id -> stable key from the current build of the profile (ids derive from keys, so they still match)."""
+    try:
+        (profile,) = selected_profiles(ctx, [profile_name])
+    except (InputError, ValueError):
+        return {}
+    return next((keys_by_panel_id(spec) for spec in dashboard_specs(profile) if spec.uid == uid), {})
+
+
+def _dashboard_of(path: Path) -> dict[str, Any]:
+    backup = load_backup(path)
+    if "dashboard" not in backup:
+        raise InputError(f"{path}: a v2 resource backup; dashgen republishes v1 JSON only (restore it in Grafana)")
+    return backup["dashboard"]
+
+
+def find_backup(uid: str, to: str, records: list[dict[str, Any]], backup_dir: Path,
+                client: GrafanaClient) -> tuple[dict[str, Any], str]:
+    """The dashboard JSON to roll back to: a release (build SHA prefix) or a Grafana version number."""
+    records = [r for r in records if r.get("uid") == uid]
+    if not to.isdigit():
+        for record in reversed(records):
+            if str(record.get("build_sha", "")).startswith(to) and record.get("published_file"):
+                return _dashboard_of(Path(record["published_file"])), f"release {to}"
+        raise InputError(f"{uid}: no published release with build SHA starting {to!r} in the ledger of this Grafana")
+    version = int(to)
+    for record in reversed(records):
+        if record.get("grafana_version") == version and record.get("published_file"):
+            return _dashboard_of(Path(record["published_file"])), f"release v{version}"
+    for record in reversed(records):
+        backup = record.get("backup_file")
+        if backup and f"-v{version}" in Path(backup).name and Path(backup).exists():
+            return _dashboard_of(Path(backup)), f"backup {backup}"
+    kept = client.get_version(uid, version)
+    if kept.data:
+        return kept.data, f"Grafana version {version}"
+    raise InputError(f"{uid}: no backup and no Grafana history for version {version}")
+
+
+@click.command()
+@target_options
+@click.argument("uid")
+@click.option("--to", "to", required=True, metavar="VERSION_OR_RELEASE",
+              help="A Grafana version number, or a release's build SHA prefix from the ledger.")
+@approval_options
+@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
+@release_options
+@click.pass_context
+def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
+    """Republish a recorded backup of UID through the same guarded path as publish."""
+    target = resolve_target(params)
+    params["org_id_resolved"] = target.org_id
+    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+        instance = connect(client, target.org_id).instance
+        records = ledger_file.of_instance(ledger_file.read(params["ledger"]), instance)
+        document, source = find_backup(uid, to, records, params["backup_dir"], client)
+        document = {k: v for k, v in document.items() if k not in ("id", "version")}
+        profile = next((r.get("profile", "") for r in reversed(records) if r.get("uid") == uid), "")
+        click.echo(f"rolling {uid} back to {source}", err=True)
+        targets = [target_of(profile, uid, document, _panel_keys(ctx, profile, uid))]
+        release(client, params, [uid], lambda: targets, command="dashgen rollback")
+
+
+@click.command()
+@target_options
+@click.argument("uid")
+@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
+              show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def history(uid: str, ledger: Path, output_format: str, **params: Any) -> None:
+    """Show the ledger's releases of UID on this Grafana beside Grafana's own versions (Grafana keeps only 20)."""
+    target = resolve_target(params)
+    state = ledger_file.load(ledger)
+    if state.torn:
+        click.echo(f"note: {state.torn_note}", err=True)
+    with grafana_client(target, params["timeout"]) as client:
+        instance = connect(client, target.org_id).instance
+        versions = client.list_versions(uid)
+    records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
+    by_version = {r.get("grafana_version"): r for r in records if r.get("outcome") == "published"}
+    rows = []
+    for version in sorted({v.version for v in versions} | {k for k in by_version if k is not None}):
+        grafana = next((v for v in versions if v.version == version), None)
+        record = by_version.get(version)
+        rows.append({
+            "version": version,
+            "in_grafana": grafana is not None,
+            "grafana_message": grafana.message if grafana else None,
+            "grafana_created": grafana.created if grafana else None,
+            "grafana_created_by": grafana.created_by if grafana else None,
+            "release_time": record.get("time") if record else None,
+            "build_sha": record.get("build_sha") if record else None,
+            "git_commit": record.get("git_commit") if record else None,
+        })
+    if output_format == "json":
+        click.echo(json.dumps({"uid": uid, "instance": instance.label, "versions": rows, "ledger": records},
+                              indent=2, sort_keys=True))
+        return
+    click.echo(f"{uid} on {instance.label}")
+    click.echo(f"{'version':>7}  {'grafana':<8} {'released by dashgen':<22} {'build':<13} message")
+    for row in rows:
+        released = row["release_time"] or "-"
+        build = (row["build_sha"] or "-")[:12]
+        note = row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else "")
+        click.echo(f"{row['version']:>7}  {'yes' if row['in_grafana'] else 'no':<8} {released:<22} {build:<13} {note}")

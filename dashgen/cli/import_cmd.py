@@ -1,0 +1,158 @@
+"""``dashgen import`` and ``dashgen render-module``: from Grafana back to code, and the module back to JSON.
+
+``dashgen import SOURCE -o module.py`` reads a dashboard JSON file (plain, a Grafana export with ``meta``,
+or the k8s resource); ``--live UID`` reads what Grafana stores now, with the connection options of
+``dashgen diff --live`` and ``drift`` (``dashgen.cli.grafana_opts``). ``--panel KEY`` writes one panel (a
+dashgen panel key, the imported key, or the panel id): the way to bring a person's edit in Grafana into
+review. It prints the migrations applied and every escape hatch, and proves the round trip (the written
+module renders to a dashboard ``dashgen diff`` finds equal to the migrated source): exit 0, 1 when the
+round trip finds a change, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dashgen.cli.grafana_opts import connection_options, make_client
+from dashgen.diff.render import dashboard_text
+from dashgen.document import NotADashboard
+from dashgen.errors import CheckFailed, InputError
+from dashgen.files import atomic_write
+from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
+from dashgen.render.canonical import encode
+
+
+def read_source(path: Path) -> Any:
+    """The decoded JSON of a dashboard file; one clear line when it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def check_dashboard(doc: Any, where: str) -> None:
+    """Refuse what is not a classic dashboard, naming the file and the field."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: the top-level JSON value is not an object")
+    body = doc.get("spec") if "apiVersion" in doc and isinstance(doc.get("spec"), dict) else doc.get("dashboard", doc)
+    if not isinstance(body, dict):
+        raise InputError(f"{where}: dashboard: not an object")
+    if "elements" in body and "layout" in body:
+        raise InputError(f"{where}: spec.elements: a Grafana 13 v2 dashboard; export it as classic JSON to import it")
+    if not any(key in body for key in ("panels", "rows", "templating")):
+        raise InputError(f"{where}: no panels, rows or templating: not a Grafana dashboard")
+    for key in ("panels", "rows"):
+        if key in body and not isinstance(body[key], list):
+            raise InputError(f"{where}: {key}: expected a list, found {type(body[key]).__name__}")
+
+
+def _origin(path: Path | None, live: str | None, url: str | None, doc: Any) -> str:
+    if live is not None:
+        return f"Grafana {url or '$GRAFANA_URL'}, dashboard uid {live} (live)"
+    meta = doc.get("meta") if isinstance(doc, dict) and isinstance(doc.get("meta"), dict) else None
+    version = (doc.get("dashboard") or {}).get("version") if meta is not None else None
+    return f"{path}" + (f" (a Grafana export with meta, version {version})" if meta is not None else "")
+
+
+def _report(result: ImportResult, out: str, output_format: str) -> None:
+    plan = result.plan
+    panels = sum(len(g.panels) for g in plan.groups)
+    if output_format == "json":
+        click.echo(json.dumps({
+            "module": out, "title": plan.title, "uid": plan.uid, "groups": len(plan.groups), "panels": panels,
+            "migrations": list(result.migrations),
+            "escape_hatches": [{"key": h.key, "title": h.title, "path": h.path, "reason": h.reason}
+                               for h in result.hatches],
+            "round_trip": {"semantic_changes": result.round_trip.change_count},
+        }, indent=2, sort_keys=True), err=out == "-")
+        return
+    where = "stdout" if out == "-" else out
+    click.echo(f"wrote {where}: {panels} panel(s) in {len(plan.groups)} group(s) of {plan.title!r}", err=out == "-")
+    lines = [f"migrations applied: {len(result.migrations)}", *[f"  - {n}" for n in result.migrations],
+             f"escape hatches (raw JSON, marked TODO(import)): {len(result.hatches)}",
+             *[f"  - {h.key}: {h.path}: {h.reason}" for h in result.hatches]]
+    if result.round_trip.has_semantic_changes:
+        lines += [f"round trip: {result.round_trip.change_count} semantic change(s):",
+                  *dashboard_text(result.round_trip)]
+    else:
+        lines.append("round trip: import -> render-module -> dashgen diff: no semantic change")
+    click.echo("\n".join(lines), err=out == "-")
+
+
+@click.command("import")
+@click.argument("source", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "output", required=True, metavar="MODULE.py",
+              help="The Python module to write ('-' for stdout).")
+@click.option("--live", metavar="UID", help="Import what Grafana stores now under this dashboard uid.")
+@click.option("--panel", "panel_key", metavar="KEY",
+              help="Write only this panel: a dashgen panel key, the imported key, or the panel id.")
+@click.option("--force", is_flag=True, help="Overwrite an existing module.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@connection_options
+def import_command(source: Path | None, output: str, live: str | None, panel_key: str | None, force: bool,
+                   output_format: str, grafana_url: str | None, token_file: Path | None, org_id: int | None,
+                   ca_bundle: str | None, insecure: bool, timeout: float) -> None:
+    """Turn a Grafana dashboard (SOURCE file or --live UID) into a dashgen panel module."""
+    if (source is None) == (live is None):
+        raise click.UsageError("give a SOURCE file or --live UID (one of them)")
+    if output != "-" and Path(output).exists() and not force:
+        raise InputError(f"{output}: exists; use --force to overwrite it")
+    if live is not None:
+        with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
+            found = client.get_dashboard(live)
+        if found is None:
+            raise InputError(f"--live {live}: Grafana has no dashboard with this uid")
+        doc: Any = {"dashboard": found.dashboard, "meta": {"version": found.version, "folderUid": found.folder_uid}}
+        where = f"--live {live}"
+    else:
+        assert source is not None
+        doc, where = read_source(source), str(source)
+    check_dashboard(doc, where)
+    try:
+        result = import_dashboard(doc, _origin(source, live, grafana_url, doc), panel=panel_key)
+    except NoSuchPanel:
+        raise InputError(f"--panel {panel_key}: no panel of {where} has this key or id") from None
+    except (NotADashboard, BadShape) as exc:
+        raise InputError(f"{where}: {exc}") from None
+    if output == "-":
+        sys.stdout.write(result.text)
+    else:
+        try:
+            atomic_write(Path(output), result.text.encode("utf-8"))
+        except OSError as exc:
+            raise InputError(f"{output}: cannot write ({exc.strerror})") from None
+    _report(result, output, output_format)
+    if result.round_trip.has_semantic_changes:
+        raise CheckFailed(f"round trip: the written module renders {result.round_trip.change_count} semantic "
+                          "change(s) away from the source")
+
+
+@click.command("render-module")
+@click.argument("module", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, metavar="FILE.json", help="Where to write the dashboard ('-': stdout).")
+def render_module_command(module: Path, out: str) -> None:
+    """Render a module written by ``dashgen import`` (its DASHBOARD) to dashboard JSON."""
+    try:
+        doc = render_module_file(module)
+    except ModuleError as exc:
+        raise InputError(str(exc)) from None
+    data = encode(doc)
+    if out == "-":
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    try:
+        atomic_write(Path(out), data)
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write ({exc.strerror})") from None
+    click.echo(f"wrote {out}")

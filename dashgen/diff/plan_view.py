@@ -1,0 +1,94 @@
+"""A release plan's changes as lines: every change with its old → new values and its approval hint.
+
+The publish plan diffs what Grafana stores (old) with the build (new). :func:`approval_keys` lists
+the changes a release refuses unless approved, with the key that approves each — the scheme of
+``dashgen.publish.plan``:
+
+* ``<panel key>`` (or ``panel:<id>`` without one): an existing panel whose queries change;
+* ``var:<name>``: an existing variable whose definition changes;
+* ``remove:panel:<id>`` / ``remove:var:<name>``: live but not in the build (the clean-up list).
+
+:func:`plan_lines` renders every change of every class — those that need no approval say so — and
+shows changed values with :func:`dashgen.diff.values.describe_change`, so a changed query shows
+the part that changed. A key is accepted as written or scoped to one dashboard (``<uid>/<key>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from dashgen.diff.engine import DashboardDiff, FieldChange
+from dashgen.diff.render import grid_text, panel_label
+from dashgen.diff.values import describe_change
+
+NO_APPROVAL = "[no approval needed]"
+
+
+def panel_key(panel_id: int | None, panel_keys: Mapping[int, str]) -> str:
+    """The approval key of a panel: its stable key, or ``panel:<id>`` when the build does not know it."""
+    return panel_keys.get(panel_id if panel_id is not None else -1, f"panel:{panel_id}")
+
+
+def approval_keys(diff: DashboardDiff, panel_keys: Mapping[int, str]) -> list[tuple[str, str]]:
+    """``(key, reason)`` for every change of ``diff`` (live → build) that needs an approval, in plan order."""
+    keys = [(panel_key(c.id, panel_keys), f'queries of existing panel "{c.title}" change')
+            for c in diff.changed_panels if "query" in c.categories]
+    keys += [(f"var:{v.name}", f"definition of existing variable ${v.name} changes")
+             for v in diff.changed_variables if v.definition]
+    keys += [(f"remove:panel:{p.id}", f'panel "{p.title}" is live but not in the build (clean-up)')
+             for p in diff.removed_panels]
+    keys += [(f"remove:var:{name}", f"variable ${name} is live but not in the build (clean-up)")
+             for name in diff.removed_variables]
+    return keys
+
+
+def hint(key: str | None, uid: str, approvals: Collection[str]) -> str:
+    """``[needs --approve KEY]``, ``[approved: --approve KEY]`` or ``[no approval needed]``."""
+    if key is None:
+        return NO_APPROVAL
+    if key in approvals or f"{uid}/{key}" in approvals:
+        return f"[approved: --approve {key}]"
+    return f"[needs --approve {key}]"
+
+
+def _values(changes: tuple[FieldChange, ...], indent: str, markdown: bool, color: bool) -> list[str]:
+    lines: list[str] = []
+    for c in changes:
+        lines += [indent + line for line in describe_change(c.path, c.old, c.new, label=f"[{c.category}]",
+                                                            markdown=markdown, color=color)]
+    return lines
+
+
+def plan_lines(diff: DashboardDiff, *, uid: str, panel_keys: Mapping[int, str],
+               approvals: Collection[str] = (), markdown: bool = False, color: bool = False,
+               indent: str = "") -> list[str]:
+    """Every change of ``diff`` (live → build), one heading line each with its approval hint, then its values."""
+    deeper = indent + "    "
+    out: list[str] = []
+    for c in diff.dashboard_changes:
+        out += [f"{indent}~ dashboard {c.path} {NO_APPROVAL}", *_values((c,), deeper, markdown, color)]
+    for p in diff.added_panels:
+        out.append(f"{indent}+ {panel_label(p.title, p.id)} added ({p.type}) {NO_APPROVAL}")
+    for p in diff.removed_panels:
+        out.append(f"{indent}- {panel_label(p.title, p.id)} is live but not in the build "
+                   f"{hint(f'remove:panel:{p.id}', uid, approvals)}")
+    for pc in diff.changed_panels:
+        key = panel_key(pc.id, panel_keys) if "query" in pc.categories else None
+        out.append(f"{indent}~ {panel_label(pc.title, pc.id)}: {', '.join(pc.categories)} {hint(key, uid, approvals)}")
+        out += _values(pc.changes, deeper, markdown, color)
+    for m in diff.layout_moves:
+        out.append(f"{indent}> {panel_label(m.title, m.id)} moved: {grid_text(m, True)} -> {grid_text(m, False)} "
+                   f"{NO_APPROVAL}")
+    for name in diff.added_variables:
+        out.append(f"{indent}+ variable ${name} added {NO_APPROVAL}")
+    for name in diff.removed_variables:
+        out.append(f"{indent}- variable ${name} is live but not in the build "
+                   f"{hint(f'remove:var:{name}', uid, approvals)}")
+    for vc in diff.changed_variables:
+        if vc.definition:
+            out.append(f"{indent}~ variable ${vc.name}: definition {hint(f'var:{vc.name}', uid, approvals)}")
+            out += _values(vc.definition, deeper, markdown, color)
+        if vc.selection:
+            out.append(f"{indent}~ variable ${vc.name}: current selection {NO_APPROVAL}")
+            out += _values(vc.selection, deeper, markdown, color)
+    return out

@@ -1,0 +1,129 @@
+"""From Grafana back to code: ``dashgen import`` and ``dashgen render-module``.
+
+:func:`import_dashboard` takes any dashboard JSON (plain, a Grafana export with ``meta``, the k8s
+resource), applies Grafana's legacy migrations (``migrate``, ``legacy``), plans groups, keys and layout
+(``plan``), extracts each panel into the panel kit's vocabulary with the raw escape hatches it needs
+(``extract``, ``residual``), writes the module (``codegen``, ``pyfmt``) and proves the round trip: the
+written module, executed and rendered (``render``), has no semantic difference from the migrated source.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dashgen.diff import DashboardDiff, diff_dashboards
+from dashgen.document import unwrap
+from dashgen.importer.codegen import write_module
+from dashgen.importer.extract import Hatch
+from dashgen.importer.migrate import migrate
+from dashgen.importer.plan import ImportPlan, NoSuchPanel, plan_import
+from dashgen.importer.render import render_imported
+from dashgen.importer.shape import BadShape, check_shape
+from dashgen.importer.vocab import ImportedDashboard
+from dashgen.render.ids import panel_id
+
+__all__ = ["BadShape", "Hatch", "ImportResult", "ModuleError", "NoSuchPanel", "import_dashboard", "load_module",
+           "render_module_file"]
+
+
+class ModuleError(ValueError):
+    """A module given to render-module cannot be loaded or holds no ``DASHBOARD``."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    plan: ImportPlan
+    source: dict[str, Any]  # the migrated dashboard the round trip compares against (one panel with --panel)
+    text: str  # the module
+    round_trip: DashboardDiff
+
+    @property
+    def hatches(self) -> tuple[Hatch, ...]:
+        return self.plan.hatches
+
+    @property
+    def migrations(self) -> tuple[str, ...]:
+        return self.plan.notes
+
+
+def _only(body: dict[str, Any], plan: ImportPlan) -> dict[str, Any]:
+    """The migrated source reduced to what a one-panel plan holds (the panel and its row)."""
+    wanted = {(p.place.id if p.place.id is not None else panel_id(p.spec.key), p.spec.title)
+              for g in plan.groups for p in g.panels}
+    titles = {title for _, title in wanted}
+    rows = {g.title for g in plan.groups if g.row is not None}
+
+    def keep(panel: dict[str, Any]) -> bool:
+        return (panel.get("id"), panel.get("title")) in wanted or (panel.get("id") is None
+                                                                   and panel.get("title") in titles)
+
+    panels: list[Any] = []
+    for panel in body.get("panels") or []:
+        if not isinstance(panel, dict):
+            continue
+        if panel.get("type") == "row":
+            if panel.get("title") in rows:
+                nested = [p for p in panel.get("panels") or [] if isinstance(p, dict) and keep(p)]
+                panels.append({**panel, "panels": nested})
+        elif keep(panel):
+            panels.append(panel)
+    return {**body, "panels": panels}
+
+
+def exec_module(text: str, name: str = "dashgen_imported") -> types.ModuleType:
+    """Execute module text (a written import) in a fresh module object."""
+    module = types.ModuleType(name)
+    exec(compile(text, f"<{name}>", "exec"), module.__dict__)  # the module dashgen just wrote
+    return module
+
+
+def import_dashboard(doc: Any, origin: str, panel: str | None = None) -> ImportResult:
+    """Import a dashboard document; ``origin`` is the header's "Source:" text; ``panel`` keeps one panel."""
+    body = unwrap(doc)
+    check_shape(body)
+    migrated = migrate(body)
+    plan = plan_import(migrated.body, tuple(migrated.notes), only=panel)
+    text = write_module(plan, origin)
+    rendered = render_imported(exec_module(text).DASHBOARD)
+    source = migrated.body if panel is None else _only(migrated.body, plan)
+    return ImportResult(plan, source, text, diff_dashboards(source, rendered))
+
+
+def load_module(path: Path) -> ImportedDashboard:
+    """The ``DASHBOARD`` of a module file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModuleError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        code = compile(text, str(path), "exec")
+    except SyntaxError as exc:
+        raise ModuleError(f"{path}:{exc.lineno}: not valid Python ({exc.msg})") from None
+    module = types.ModuleType(path.stem)
+    module.__file__ = str(path)
+    sys.modules.setdefault(path.stem, module)
+    try:
+        exec(code, module.__dict__)  # render-module runs the module it is given
+    except Exception as exc:  # any failure of a hand-edited module is one input error
+        raise ModuleError(f"{path}: the module fails on load: {type(exc).__name__}: {exc}") from None
+    finally:
+        if sys.modules.get(path.stem) is module:
+            del sys.modules[path.stem]
+    dashboard = getattr(module, "DASHBOARD", None)
+    if not isinstance(dashboard, ImportedDashboard):
+        raise ModuleError(f"{path}: DASHBOARD: expected an ImportedDashboard (dashgen.importer.vocab), "
+                          f"found {type(dashboard).__name__}")
+    return dashboard
+
+
+def render_module_file(path: Path) -> dict[str, Any]:
+    """The dashboard JSON of a module file."""
+    dashboard = load_module(path)
+    try:
+        return render_imported(dashboard)
+    except Exception as exc:  # a module edited by hand may hold anything
+        raise ModuleError(f"{path}: DASHBOARD cannot be rendered: {type(exc).__name__}: {exc}") from None

@@ -1,0 +1,68 @@
+"""Approval keys and what grants them (pure).
+
+Every refusal of a plan carries a key; the key names the one thing it approves, and ``remedy`` gives
+the exact flag that approves it:
+
+  ``<panel key>``              an existing panel whose queries change (``cache_evidence.tier_occupancy``)
+  ``var:<name>``               an existing variable whose definition changes
+  ``remove:panel:<id>``        a panel present live but not in the build (the clean-up list)
+  ``remove:var:<name>``        a variable present live but not in the build
+  ``move:<folder uid|root>``   moving an existing dashboard into another folder
+  ``create-folder:<uid>``      creating a target folder that does not exist
+  ``overwrite-live:<uid>``     overwriting edits made in Grafana since the last release (``--overwrite-live``)
+  ``overwrite-v2:<uid>``       overwriting a dashboard Grafana stores in the v2 schema (``--overwrite-v2``)
+
+``--approve`` patterns may be scoped to dashboards with a ``<uid>/`` prefix, and both parts may be shell
+globs (``gpu_window_stats.*``, ``dg-*-cluster/var:*``). Overwrites are granted only by their own flags
+(which take uid globs) or an exact ``--approve overwrite-live:<uid>``, never by a glob of ``--approve``:
+``--approve '*'`` cannot discard a person's work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+OVERWRITE_PREFIXES = ("overwrite-live:", "overwrite-v2:")
+FLAG_OF_PREFIX = {"overwrite-live:": "--overwrite-live", "overwrite-v2:": "--overwrite-v2"}
+
+
+@dataclass(frozen=True)
+class Approvals:
+    """What the operator approved: ``--approve`` patterns and the uid patterns of the overwrite flags."""
+
+    patterns: tuple[str, ...] = ()
+    overwrite_live: tuple[str, ...] = ()
+    overwrite_v2: tuple[str, ...] = ()
+
+    def grants(self, key: str, uid: str) -> bool:
+        """Whether ``key`` of dashboard ``uid`` is approved."""
+        for prefix, uids in (("overwrite-live:", self.overwrite_live), ("overwrite-v2:", self.overwrite_v2)):
+            if key.startswith(prefix):
+                subject = key[len(prefix):]
+                exact = {key, f"{uid}/{key}"}
+                return any(fnmatchcase(subject, p) for p in uids) or bool(exact & set(self.patterns))
+        return any(_matches(pattern, key, uid) for pattern in self.patterns)
+
+    def unmatched(self, keys: list[tuple[str, str]]) -> list[str]:
+        """The ``--approve`` patterns that match none of ``(uid, key)`` (a typo approves nothing: say so)."""
+        return [p for p in self.patterns if not any(_matches(p, key, uid) for uid, key in keys)]
+
+
+def _matches(pattern: str, key: str, uid: str) -> bool:
+    if pattern in (key, f"{uid}/{key}"):
+        return True
+    if key.startswith(OVERWRITE_PREFIXES):
+        return False
+    if "/" in pattern:
+        uid_pattern, key_pattern = pattern.split("/", 1)
+        return fnmatchcase(uid, uid_pattern) and fnmatchcase(key, key_pattern)
+    return fnmatchcase(key, pattern)
+
+
+def remedy(key: str) -> str:
+    """The flag that approves ``key``, as a user types it."""
+    for prefix, flag in FLAG_OF_PREFIX.items():
+        if key.startswith(prefix):
+            return f"{flag} {key[len(prefix):]}"
+    return f"--approve {key}"

@@ -1,0 +1,165 @@
+"""Contexts: the Grafanas a repository publishes to, by name (``dashgen.toml``, or ``--config FILE``).
+
+```toml
+default_context = "staging"          # optional: used when --context is not given
+
+[contexts.staging]
+url = "https://grafana-staging.example"
+org_id = 1                           # optional; default: the organisation of the credentials
+folder_uid = "llm-clusters"          # optional; default: where each dashboard is (new ones: root)
+folder_title = "LLM clusters"        # optional; the title when the folder is created (approved)
+token_env = "GRAFANA_STAGING_TOKEN"  # optional; the variable holding the token (default GRAFANA_TOKEN)
+token_file = "secrets/staging.token" # optional, instead of token_env
+ca_bundle = "certs/staging-ca.pem"   # optional; relative paths are relative to this file
+insecure = false                     # optional
+```
+
+A command's own flags win over the context, and the context over ``GRAFANA_URL``; ``default_context`` is
+used when neither ``--context`` nor ``--grafana-url`` is given. Without a file,
+``GRAFANA_URL`` / ``GRAFANA_TOKEN`` work as before. A file never holds a token, only where to find one.
+Loading is an edge (it reads the file); ``resolve`` is pure.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dashgen.errors import InputError
+
+CONFIG_FILE = "dashgen.toml"
+_FIELDS = {"url": str, "org_id": int, "folder_uid": str, "folder_title": str, "token_env": str, "token_file": str,
+           "ca_bundle": str, "insecure": bool}
+_SECRET_WORDS = ("token", "password", "secret")
+
+
+@dataclass(frozen=True)
+class Context:
+    name: str
+    url: str
+    org_id: int | None = None
+    folder_uid: str | None = None
+    folder_title: str = ""
+    token_env: str = "GRAFANA_TOKEN"
+    token_file: Path | None = None
+    ca_bundle: str | None = None
+    insecure: bool = False
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    contexts: dict[str, Context]
+    default_context: str | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one command talks to: the resolved URL, org, folder and where the credentials are."""
+
+    context: str  # "" when no context was used
+    url: str
+    org_id: int | None = None
+    folder_uid: str | None = None
+    folder_title: str = ""
+    token_env: str = "GRAFANA_TOKEN"
+    token_file: Path | None = None
+    ca_bundle: str | None = None
+    insecure: bool = False
+
+
+def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
+    """``path`` (required to exist), else ``./dashgen.toml`` when there is one, else None."""
+    if path is None:
+        candidate = (cwd or Path.cwd()) / CONFIG_FILE
+        if not candidate.is_file():
+            return None
+        path = candidate
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    return parse_config(path, data)
+
+
+def parse_config(path: Path, data: dict[str, Any]) -> Config:
+    unknown = sorted(set(data) - {"default_context", "contexts"})
+    if unknown:
+        raise InputError(f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>])")
+    tables = data.get("contexts", {})
+    if not isinstance(tables, dict):
+        raise InputError(f"{path}: contexts: expected tables [contexts.<name>]")
+    contexts = {name: _context(path, name, table) for name, table in tables.items()}
+    default = data.get("default_context")
+    if default is not None and (not isinstance(default, str) or default not in contexts):
+        raise InputError(f"{path}: default_context: {default!r} is not one of the contexts "
+                         f"({', '.join(sorted(contexts)) or 'none'})")
+    return Config(path, contexts, default)
+
+
+def _context(path: Path, name: str, table: Any) -> Context:
+    where = f"{path}: contexts.{name}"
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: expected a table")
+    for key, value in table.items():
+        if key not in _FIELDS:
+            secret = any(word in key.lower() for word in _SECRET_WORDS) and key not in ("token_env", "token_file")
+            hint = " (a config file never holds a secret: name its variable with token_env)" if secret else ""
+            raise InputError(f"{where}.{key}: unknown field{hint}; expected one of {', '.join(_FIELDS)}")
+        expected = _FIELDS[key]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise InputError(f"{where}.{key}: expected {expected.__name__}, got {type(value).__name__}")
+    if not isinstance(table.get("url"), str) or not table["url"].strip():
+        raise InputError(f"{where}.url: required (the Grafana base URL)")
+    if "org_id" in table and table["org_id"] < 1:
+        raise InputError(f"{where}.org_id: expected a positive organisation id, got {table['org_id']}")
+    base = path.parent
+    token_file = Path(table["token_file"]) if "token_file" in table else None
+    ca_bundle = table.get("ca_bundle")
+    return Context(
+        name=name, url=table["url"].strip(), org_id=table.get("org_id"), folder_uid=table.get("folder_uid"),
+        folder_title=table.get("folder_title", ""), token_env=table.get("token_env", "GRAFANA_TOKEN"),
+        token_file=(token_file if token_file is None or token_file.is_absolute() else base / token_file),
+        ca_bundle=(ca_bundle if ca_bundle is None or Path(ca_bundle).is_absolute() else str(base / ca_bundle)),
+        insecure=bool(table.get("insecure", False)),
+    )
+
+
+def resolve(config: Config | None, context_name: str | None, flags: Mapping[str, Any],
+            env: Mapping[str, str]) -> Target:
+    """The target of a command. ``flags`` holds the command's own options (None = not given). Pure."""
+    # the default context stands in for a missing --context, not for an explicit --grafana-url
+    name = context_name or (config.default_context if config and not flags.get("url") else None)
+    context: Context | None = None
+    if name:
+        if config is None:
+            raise InputError(f"--context {name}: no {CONFIG_FILE} here (or give --config FILE)")
+        if name not in config.contexts:
+            raise InputError(f"{config.path}: no context {name!r} (contexts: {', '.join(sorted(config.contexts))})")
+        context = config.contexts[name]
+
+    def pick(key: str, default: Any = None) -> Any:
+        if flags.get(key) is not None:
+            return flags[key]
+        if context is not None and getattr(context, key) not in (None, ""):
+            return getattr(context, key)
+        return default
+
+    url = pick("url") or env.get("GRAFANA_URL", "").strip()
+    if not url:
+        raise InputError("no Grafana URL: give --grafana-url, set GRAFANA_URL, or use --context NAME with a "
+                         f"{CONFIG_FILE}")
+    token_file = flags.get("token_file")
+    return Target(
+        context=context.name if context else "", url=url, org_id=pick("org_id"), folder_uid=pick("folder_uid"),
+        folder_title=pick("folder_title", ""), token_env=context.token_env if context else "GRAFANA_TOKEN",
+        token_file=token_file if token_file is not None else (context.token_file if context else None),
+        ca_bundle=pick("ca_bundle"), insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
+    )

@@ -1,0 +1,147 @@
+"""The release lock: one release at a time per Grafana instance and organisation.
+
+A lock file next to the ledger (``<ledger dir>/locks/<host>-<port>-org<N>.lock``) is created
+exclusively and holds who took it and when (user, host, pid, command, time). While it exists, another
+release to the same instance is refused, naming the holder; a dry run takes no lock (it writes
+nothing) but says when a release is in progress. A lock is stale, and taken over with a warning,
+when it is older than ``stale_after`` seconds or when its holder ran on this host and that process is
+gone (a release killed with ``kill -9``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import re
+import socket
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dashgen.errors import CheckFailed
+from dashgen.files import create_exclusive
+from dashgen.publish.ledger import Instance
+
+DEFAULT_STALE_AFTER = 3600.0
+
+
+class ReleaseLocked(CheckFailed):
+    """Another release to the same Grafana instance and organisation holds the lock. Exit code 1."""
+
+
+def lock_path(ledger_path: Path, instance: Instance) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", instance.url.split("://", 1)[-1]).strip("-")
+    return ledger_path.parent / "locks" / f"{slug}-org{instance.org_id}.lock"
+
+
+def _holder(command: str, instance: Instance) -> dict[str, Any]:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return {"user": user, "host": socket.gethostname(), "pid": os.getpid(), "command": command,
+            "instance": instance.label, "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "epoch": time.time()}
+
+
+def read_holder(path: Path) -> dict[str, Any] | None:
+    """The holder recorded in a lock file; None when there is no lock (an unreadable one is a holder too)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {"user": "unknown", "host": "unknown", "pid": 0, "time": "unknown",
+                "epoch": path.stat().st_mtime if path.exists() else 0.0}
+    return data if isinstance(data, dict) else {"epoch": 0.0}
+
+
+def describe(holder: dict[str, Any]) -> str:
+    return (f"{holder.get('user', '?')}@{holder.get('host', '?')} pid {holder.get('pid', '?')} since "
+            f"{holder.get('time', '?')} ({holder.get('command', 'a release')})")
+
+
+def stale_reason(holder: dict[str, Any], stale_after: float, now: float | None = None) -> str:
+    """Why a held lock may be taken over, or "" when it is live."""
+    now = time.time() if now is None else now
+    epoch = holder.get("epoch")
+    age = now - epoch if isinstance(epoch, int | float) else float("inf")
+    if age > stale_after:
+        return f"older than {stale_after:g} s"
+    pid = holder.get("pid")
+    if holder.get("host") == socket.gethostname() and isinstance(pid, int) and pid > 0 and not _alive(pid):
+        return f"its process {pid} on this host is gone"
+    return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class ReleaseLock:
+    """Held for one release; a context manager. ``notes`` holds the warning of a taken-over stale lock."""
+
+    path: Path
+    instance: Instance
+    command: str = "dashgen publish"
+    stale_after: float = DEFAULT_STALE_AFTER
+    held: bool = False
+    note: str = ""
+
+    def acquire(self) -> ReleaseLock:
+        data = json.dumps(_holder(self.command, self.instance), sort_keys=True).encode()
+        for _ in range(3):
+            try:
+                created = create_exclusive(self.path, data)
+            except OSError as exc:
+                raise ReleaseLocked(f"cannot take the release lock {self.path}: {exc.strerror or exc}; "
+                                    "nothing was written") from None
+            if created:
+                self.held = True
+                return self
+            holder = read_holder(self.path)
+            if holder is None:
+                continue  # released in between
+            reason = stale_reason(holder, self.stale_after)
+            if not reason:
+                raise ReleaseLocked(f"another release to {self.instance.label} is in progress: {describe(holder)}; "
+                                    f"wait for it, or remove {self.path} if you are sure it is dead")
+            self.note = f"took over the stale release lock {self.path} ({reason}): {describe(holder)}"
+            stale = self.path.with_name(f"{self.path.name}.stale-{os.getpid()}")
+            try:
+                os.replace(self.path, stale)  # only one taker wins the rename of this file
+                stale.unlink(missing_ok=True)
+            except FileNotFoundError:
+                continue
+        raise ReleaseLocked(f"could not take the release lock {self.path}: it keeps changing hands")
+
+    def release(self) -> None:
+        if self.held:
+            holder = read_holder(self.path)
+            if holder is not None and holder.get("pid") == os.getpid():
+                self.path.unlink(missing_ok=True)
+            self.held = False
+
+    def __enter__(self) -> ReleaseLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def in_progress(ledger_path: Path, instance: Instance, stale_after: float = DEFAULT_STALE_AFTER) -> str:
+    """For a dry run: a note when a live release to ``instance`` holds the lock, else ""."""
+    holder = read_holder(lock_path(ledger_path, instance))
+    if holder is None or stale_reason(holder, stale_after):
+        return ""
+    return f"a release to {instance.label} is in progress ({describe(holder)}): this plan may be outdated soon"

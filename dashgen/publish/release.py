@@ -1,0 +1,204 @@
+"""One release, in order, with every decision before the first write:
+
+1. take the release lock of the instance (a real release only; a dry run takes none and writes nothing)
+2. read the ledger; a torn last line is reported (dry run) or quarantined (release)
+3. check that the ledger and the backups can be written (preflight), before anything else is done
+4. export every target (``jobs`` at a time), then build, then look up the target folder
+5. plan (pure), then validate the new and changed queries against the data source (pure result)
+6. dry run: ask Grafana 13 what it would store (``?dryRun=All``) and stop — no file, no write
+7. a blocked plan (anything refused) pushes nothing and records why; otherwise: check the space for
+   the record, back up each live copy about to be replaced (identical backups are reused), create the
+   approved folders, push, read back, verify, record (``execute``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dashgen.grafana.errors import GrafanaError, VersionConflict
+from dashgen.publish import ledger as ledger_file
+from dashgen.publish import preflight
+from dashgen.publish.approvals import Approvals
+from dashgen.publish.backups import load_backup, save_backup
+from dashgen.publish.execute import Outcome, ReleaseContext, execute_plan, now_stamp, what_grafana_changed
+from dashgen.publish.export import Connection, export_all, parallel
+from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
+from dashgen.publish.plan import DashboardPlan, Plan, PublishTarget, plan_release, with_preview, with_query_problems
+from dashgen.render.canonical import content_sha
+
+Validator = Callable[[DashboardPlan], list[str]]
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    ledger_path: Path
+    backup_dir: Path
+    git_commit: str
+    approvals: Approvals = field(default_factory=Approvals)
+    folder_uid: str | None = None
+    folder_title: str = ""
+    partial: bool = False
+    dry_run: bool = False
+    command: str = "dashgen publish"
+    lock_stale_after: float = DEFAULT_STALE_AFTER
+
+
+@dataclass
+class ReleaseReport:
+    plan: Plan
+    outcomes: list[Outcome] | None
+    notes: list[str]
+    dry_run: bool
+
+    @property
+    def failed(self) -> list[Outcome]:
+        return [o for o in self.outcomes or [] if not o.ok]
+
+    @property
+    def unrecorded(self) -> list[Outcome]:
+        return [o for o in self.outcomes or [] if not o.recorded]
+
+
+class RecordedCopies(Mapping[str, dict[str, Any]]):
+    """uid -> the read-back copy of its last release on an instance, read from the backup only when the plan asks
+    (it does for a live copy that differs from the last release: was it a person's edit or only a UI save?)."""
+
+    def __init__(self, records: list[dict[str, Any]], instance: ledger_file.Instance | None) -> None:
+        self._records = records
+        self._instance = instance
+        self._cache: dict[str, dict[str, Any] | None] = {}
+
+    def _load(self, uid: str) -> dict[str, Any] | None:
+        if uid not in self._cache:
+            last = ledger_file.last_written(self._records, uid, self._instance)
+            path = Path(last["published_file"]) if last and last.get("published_file") else None
+            backup = load_backup(path) if path is not None and path.exists() else {}
+            self._cache[uid] = backup.get("dashboard")
+        return self._cache[uid]
+
+    def __getitem__(self, uid: str) -> dict[str, Any]:
+        copy = self._load(uid)
+        if copy is None:
+            raise KeyError(uid)
+        return copy
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(uid for uid in {str(r.get("uid")) for r in self._records} if self._load(uid) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def recorded_copies(records: list[dict[str, Any]], uids: list[str],
+                    instance: ledger_file.Instance | None) -> dict[str, dict[str, Any]]:
+    """The read-back copy of each uid's last release on ``instance``, where the ledger points to one that exists."""
+    copies = RecordedCopies(records, instance)
+    return {uid: copies[uid] for uid in uids if uid in copies}
+
+
+def run_release(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
+                options: ReleaseOptions, *, validator: Validator | None = None,
+                progress: Callable[[DashboardPlan], None] = lambda item: None) -> ReleaseReport:
+    """Plan the release and, unless it is a dry run or blocked, execute it; see the module's steps."""
+    instance = connection.instance
+    notes: list[str] = []
+    lock = None
+    if options.dry_run:
+        busy = in_progress(options.ledger_path, instance, options.lock_stale_after)
+        notes += [busy] if busy else []
+    else:
+        preflight.check(options.ledger_path, options.backup_dir, 0)
+        lock = ReleaseLock(lock_path(options.ledger_path, instance), instance, options.command,
+                           options.lock_stale_after).acquire()
+        notes += [lock.note] if lock.note else []
+    try:
+        state = ledger_file.load(options.ledger_path)
+        if not options.dry_run:
+            side = ledger_file.quarantine(state, now_stamp())
+            if side is not None:
+                notes.append(f"{state.torn_note}; moved to {side}")
+        elif state.torn:
+            notes.append(state.torn_note + " (a release moves it to a side file)")
+        plan = _plan(connection, uids, build, options, state.records, validator)
+        keys = [(d.target.uid, key) for d in plan.dashboards
+                for key in (*d.approvals_used, *(r.key for r in d.refusals))]
+        notes += [f"--approve {p} matched nothing in this plan" for p in options.approvals.unmatched(keys)]
+        if options.dry_run:
+            if connection.info.server_dry_run:
+                plan = with_preview(plan, server_preview(connection, plan))
+            return ReleaseReport(plan, None, notes, True)
+        backups: dict[str, str] = {}
+        if not plan.blocked:
+            preflight.check(options.ledger_path, options.backup_dir, _record_size(plan))
+            backups = write_backups(plan, options.backup_dir, connection.jobs)
+            for folder in plan.folders_to_create:
+                connection.client.create_folder(folder.title or folder.uid, uid=folder.uid)
+                notes.append(f"created folder {folder.uid!r}")
+        context = ReleaseContext(connection, options.ledger_path, options.backup_dir, options.git_commit, backups)
+        return ReleaseReport(plan, execute_plan(plan, context, progress), notes, False)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _plan(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
+          options: ReleaseOptions, records: list[dict[str, Any]], validator: Validator | None) -> Plan:
+    live = export_all(connection, uids)
+    targets = build()
+    folders: dict[str, bool] = {}
+    if options.folder_uid:
+        folders[options.folder_uid] = connection.client.get_folder(options.folder_uid) is not None
+    mine = ledger_file.of_instance(records, connection.instance)
+    plan = plan_release(targets, live, mine, options.approvals, options.folder_uid,
+                        RecordedCopies(mine, None), folders=folders,
+                        folder_title=options.folder_title, instance=connection.instance, partial=options.partial)
+    if validator is not None:
+        checked = [d for d in plan.dashboards if d.writes and d.new_queries]
+        problems = parallel(connection.jobs, validator, checked)
+        plan = with_query_problems(plan, {d.target.uid: p for d, p in zip(checked, problems, strict=True) if p})
+    return plan
+
+
+def server_preview(connection: Connection, plan: Plan) -> dict[str, list[str]]:
+    """What Grafana 13 says it would store for each write of the plan (``?dryRun=All``; nothing is stored)."""
+    apis = connection.apis
+    if apis is None:
+        return {}
+
+    def preview(item: DashboardPlan) -> list[str]:
+        live = item.live
+        try:
+            resource = apis.write(item.target.uid, item.target.document, item.folder_to, "dashgen dry run",
+                                  live.resource_version if live else None, create=live is None, dry_run=True,
+                                  generation=live.version if live else None)
+        except VersionConflict:
+            return ["a conflict: someone saved it since the export (the release would stop there)"]
+        except GrafanaError as exc:
+            return [f"Grafana refused the server-side dry run: {exc}"]
+        stored = resource.dashboard()
+        if content_sha(stored) in item.target.accepted_shas:
+            return ["exactly the build (server-side dry run, SHA matches)"]
+        return ["something else than the build: " + what_grafana_changed(item.target.document, stored)]
+
+    writes = [d for d in plan.dashboards if d.writes]
+    return dict(zip([d.target.uid for d in writes], parallel(connection.jobs, preview, writes), strict=True))
+
+
+def write_backups(plan: Plan, backup_dir: Path, jobs: int = 1) -> dict[str, str]:
+    """Back up the live copy of every dashboard about to be written (``jobs`` at a time: each is fsynced), all
+    before the first write; an identical existing backup is reused."""
+    stamp = now_stamp()
+    lives = [item.live for item in plan.writes if item.live is not None and item.live.export]
+    paths = parallel(jobs, lambda live: save_backup(backup_dir, live.uid, live.version, stamp, live.export,
+                                                     reuse_identical=True), lives)
+    return {live.uid: str(path) for live, path in zip(lives, paths, strict=True)}
+
+
+def _record_size(plan: Plan) -> int:
+    """About what the release writes besides Grafana (a backup and a read-back copy per write, ledger lines),
+    generously: twice the size of what Grafana sent, 1 MiB where nothing was live."""
+    total = sum(2 * (item.live.size if item.live and item.live.size else 1 << 20) for item in plan.writes)
+    return total + 8192 * len(plan.dashboards)

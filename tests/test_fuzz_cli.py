@@ -1,0 +1,101 @@
+"""The one CLI exception boundary (issue 18): no traceback reaches a user, exit 2 for input errors and 1 for
+a failed check, ``--debug`` adds the traceback; and a fuzz of command arguments (random values for the
+options of build, lint, validate-queries and demo-data) always ends in exit 0, 1 or 2 with no traceback.
+
+Network only to 127.0.0.1 port 9 (refused at once). Seeded and bounded: ``DASHGEN_FUZZ_EXAMPLES``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dashgen.cli import app
+from dashgen.cli.app import main
+from dashgen.errors import redact
+
+EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "150"))
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def exploding_command(monkeypatch):
+    """A ``lint`` that raises an unexpected exception carrying a credential."""
+    import dashgen.cli.lint_cmd as lint_cmd  # imported first: it binds lint_paths at import
+
+    def explode(*args, **kwargs):
+        raise ZeroDivisionError("boom at http://admin:hunter2@grafana:3000/api")
+    monkeypatch.setattr(lint_cmd, "lint_paths", explode)
+
+
+def test_an_unexpected_exception_is_one_redacted_line_exit_2_without_a_traceback(exploding_command, tmp_path):
+    (tmp_path / "d.json").write_text('{"panels": []}')
+    result = CliRunner().invoke(main, ["lint", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and "hunter2" not in result.output
+    assert result.output.startswith("error: internal error: ZeroDivisionError") and "--debug" in result.output
+
+
+def test_debug_prints_the_traceback_redacted(exploding_command, tmp_path):
+    (tmp_path / "d.json").write_text('{"panels": []}')
+    result = CliRunner().invoke(main, ["--debug", "lint", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "Traceback" in result.output and "ZeroDivisionError" in result.output and "hunter2" not in result.output
+
+
+def test_an_os_error_is_an_input_error_naming_the_file(monkeypatch, tmp_path):
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "out"))
+    monkeypatch.setattr("dashgen.cli.build_cmd.write_dashboards", refuse)
+    result = CliRunner().invoke(main, ["build", "--profile", "h20-16", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {tmp_path / 'out'}: Permission denied"
+
+
+def test_redact_removes_userinfo_and_secret_parameters():
+    text = "GET https://u:p%40ss@host:3000/x?token=abc&a=1 and http://tok@h/ and ?password=x"
+    assert redact(text) == "GET https://***@host:3000/x?token=***&a=1 and http://***@h/ and ?password=***"
+
+
+def test_the_command_table_is_untouched_by_the_boundary():
+    assert list(app.COMMANDS)[:3] == ["build", "profiles", "rules"]
+
+
+ODD = st.one_of(st.text(max_size=20), st.sampled_from(["0", "-1", "nan", "inf", "1e400", "", " ", "1", "now",
+                                                       "now-2h", "1h", "0s", "http://u:p@127.0.0.1:9", "h20-16"]))
+
+
+@st.composite
+def argvs(draw: st.DrawFn) -> list[str]:
+    command = draw(st.sampled_from(["validate-queries", "demo-data", "build", "lint", "profiles", "rules"]))
+    if command == "validate-queries":
+        return [command, "--datasource-url", draw(st.sampled_from(["http://127.0.0.1:9", "ftp://x", "", "http://"])),
+                "--dashboards", "/nonexistent-dashgen-folder", "--timeout", draw(ODD), "--deadline", draw(ODD),
+                "--window", draw(ODD), "--at", draw(ODD)]
+    if command == "demo-data":
+        return [command, "--profile", draw(ODD), "--url", draw(ODD), "--hours", draw(ODD), "--timeout", draw(ODD),
+                "--step", draw(ODD), "--end", draw(ODD)]
+    if command in ("build", "rules"):
+        return [command, "--profile", draw(ODD), "--out", "{out}"]
+    if command == "lint":
+        return [command, draw(ODD) or "-", "--rule", draw(ODD)]
+    return [command, "--format", draw(ODD)]
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(argvs())
+def test_fuzzed_arguments_exit_0_1_or_2_never_a_traceback(tmp_path_factory, argv):
+    out = tmp_path_factory.mktemp("out") / "x"
+    argv = [str(out) if arg == "{out}" else arg for arg in argv]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code in (0, 1, 2), (argv, result.output[-300:])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (argv, repr(result.exception))
+    assert "Traceback" not in result.output
+    if result.exit_code != 0:
+        assert not out.exists(), argv

@@ -1,0 +1,101 @@
+"""Issue 16 point 6: a ledger that survives faults. Preflight before any write; appends that are cut back when
+they fail; a torn last line quarantined with a clear message; and a save the ledger could not record is still
+reported (with its line, for a hand append) and fails the release."""
+
+from __future__ import annotations
+
+import errno
+import json
+
+import pytest
+from click.testing import CliRunner
+from publishing import MODES, TOKEN, UID, files, run, saves, standin_in_mode, work_folder
+
+import dashgen.files
+import dashgen.publish.execute as execute_module
+import dashgen.publish.preflight as preflight_module
+from dashgen.cli.app import main
+from dashgen.publish.ledger import LedgerRecord, append, load, read
+
+grafana = pytest.fixture(params=MODES)(standin_in_mode)
+work = pytest.fixture(work_folder)
+TORN = b'{"build_sha": "abc", "git_commit": "c", "outcome": "publ'
+
+
+def test_a_torn_last_line_is_quarantined_and_the_release_goes_on(work, grafana):
+    assert run(work, grafana).exit_code == 0
+    path = work / "ledger.jsonl"
+    good = path.read_bytes()
+    path.write_bytes(good + TORN)  # a crash in the middle of an append
+    dry = run(work, grafana, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "is torn" in dry.output and path.read_bytes() == good + TORN  # a dry run repairs nothing
+    history = CliRunner().invoke(main, ["history", UID, "--grafana-url", grafana.url, "--ledger", str(path)],
+                                 env={"GRAFANA_TOKEN": TOKEN})
+    assert history.exit_code == 0 and "is torn" in history.output
+    result = run(work, grafana)
+    assert result.exit_code == 0, result.output
+    (side,) = [f for f in files(work) if f.startswith("ledger.jsonl.torn-")]
+    assert f"moved to {work / side}" in result.output
+    assert (work / side).read_bytes() == TORN
+    assert path.read_bytes().startswith(good) and [r["outcome"] for r in read(path)] == ["published", "unchanged"]
+    assert load(path).torn == b""
+
+
+def test_a_malformed_line_in_the_middle_is_an_input_error_naming_the_line(work, grafana):
+    assert run(work, grafana).exit_code == 0
+    path = work / "ledger.jsonl"
+    path.write_bytes(b"not json\n" + path.read_bytes())
+    result = run(work, grafana)
+    assert result.exit_code == 2 and f"{path}:1: not a JSON ledger record" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_full_disk_before_the_save_refuses_before_any_write(work, grafana, monkeypatch):
+    monkeypatch.setattr(preflight_module, "free_bytes", lambda path: 64 * 1024)
+    result = run(work, grafana)
+    assert result.exit_code == 1
+    assert "not enough space" in result.output and "nothing was written" in result.output
+    assert grafana.writes() == []
+    assert not (work / "ledger.jsonl").exists() and not files(work / "backups")
+
+
+def test_a_ledger_that_cannot_be_created_refuses_before_any_write(work, grafana):
+    (work / "releases").write_text("a file where the ledger folder should be")
+    result = run(work, grafana, ledger_path=work / "releases" / "ledger.jsonl")
+    assert result.exit_code == 1
+    assert "is not a folder; nothing was written" in result.output and "Traceback" not in result.output
+    assert grafana.writes() == []
+
+
+def test_a_ledger_write_failing_after_a_save_reports_the_save_and_stops_the_release(work, grafana, monkeypatch):
+    def full_disk(path, records):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(execute_module, "append", full_disk)
+    result = run(work, grafana, "--jobs", "1", profile=None)
+    assert result.exit_code == 1
+    assert "NOT RECORDED: the ledger could not be written" in result.output
+    assert "append these lines to it by hand" in result.output
+    lines = [json.loads(line) for line in result.output.splitlines() if line.startswith('{"approvals_used"')]
+    published = [r for r in lines if r["outcome"] == "published"]
+    assert len(published) == 1 and grafana.stored(published[0]["uid"]) is not None
+    assert len(saves(grafana)) == 1  # no further dashboard was started once the record broke
+    assert {r["outcome"] for r in lines} == {"published", "held"} and len(lines) == 4
+
+
+def test_an_append_that_fails_is_cut_back_and_leaves_no_torn_line(tmp_path, monkeypatch):
+    path = tmp_path / "ledger.jsonl"
+    append(path, [LedgerRecord("t", "c", "p", "u", "published", 1, "b", "s")])
+    before = path.read_bytes()
+    real_write = dashgen.files.os.write
+
+    def half_then_full(fd, data):
+        real_write(fd, bytes(data)[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(dashgen.files.os, "write", half_then_full)
+    with pytest.raises(OSError):
+        append(path, [LedgerRecord("t2", "c", "p", "u", "published", 2, "b", "s")])
+    monkeypatch.undo()
+    assert path.read_bytes() == before and load(path).torn == b""

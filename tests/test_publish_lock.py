@@ -1,0 +1,135 @@
+"""Issue 16 point 5: a release lock per instance + org (two releases cannot interleave), and unique temporary
+names for every atomic write (two writers of one path never share a temporary file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from publishing import ROOT, TOKEN, UID, change_gpu_label, ledger, run, work_folder
+from standin import GrafanaStandin
+
+from dashgen.files import atomic_write
+from dashgen.publish.backups import save_backup
+from dashgen.publish.ledger import Instance
+from dashgen.publish.lock import lock_path, stale_reason
+
+work = pytest.fixture(work_folder)
+
+
+def lock_of(work, grafana) -> os.PathLike:
+    return lock_path(work / "ledger.jsonl", Instance(grafana.url, 1))
+
+
+def write_lock(path, **holder) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"user": "ci", "host": socket.gethostname(), "pid": os.getpid(), "command": "x",
+                                "time": "2026-01-01T00:00:00Z", "epoch": time.time(), **holder}))
+
+
+@pytest.mark.parametrize("mode", ["grafana12", "grafana13"])
+def test_a_second_concurrent_release_is_refused_by_the_lock(work, mode):
+    with GrafanaStandin(mode=mode, token=TOKEN) as grafana:
+        grafana.inject_delay(2.0, "GET", r"/apis/.*/dashboards/.*")  # the first release's export is slow
+        argv = [sys.executable, "-m", "dashgen", "--profiles-dir", str(work / "profiles"), "publish",
+                "--grafana-url", grafana.url, "--ledger", str(work / "ledger.jsonl"), "--backup-dir",
+                str(work / "backups"), "--profile", "h20-16", "--timeout", "5"]
+        first = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "GRAFANA_TOKEN": TOKEN},
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.monotonic() + 20
+            while not lock_of(work, grafana).exists() and first.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert lock_of(work, grafana).exists(), "the first release never took the lock"
+            second = run(work, grafana)
+            out, _ = first.communicate(timeout=30)
+        finally:
+            if first.poll() is None:
+                first.kill()
+        assert second.exit_code == 1
+        assert f"another release to {grafana.url} org 1 is in progress" in second.output
+        assert f"pid {first.pid}" in second.output
+        assert first.returncode == 0, out
+        assert [r["outcome"] for r in ledger(work)] == ["published"]  # the second recorded nothing
+        assert not lock_of(work, grafana).exists()  # released at the end
+
+
+def test_a_lock_of_a_dead_process_on_this_host_is_taken_over_with_a_warning(work):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    with GrafanaStandin(token=TOKEN) as grafana:
+        write_lock(lock_of(work, grafana), pid=dead.pid)
+        result = run(work, grafana)
+        assert result.exit_code == 0, result.output
+        assert "took over the stale release lock" in result.output and f"process {dead.pid}" in result.output
+        assert not lock_of(work, grafana).exists()
+
+
+def test_a_live_lock_refuses_and_a_dry_run_only_notes_it(work):
+    with GrafanaStandin(token=TOKEN) as grafana:
+        assert run(work, grafana).exit_code == 0
+        change_gpu_label(work)
+        write_lock(lock_of(work, grafana))  # this very process: alive
+        refused = run(work, grafana)
+        assert refused.exit_code == 1 and "is in progress" in refused.output
+        dry = run(work, grafana, "--dry-run")
+        assert "a release to" in dry.output and "is in progress" in dry.output
+        assert lock_of(work, grafana).exists() and len(ledger(work)) == 1
+        other = GrafanaStandin(token=TOKEN).start()
+        try:
+            assert run(work, other).exit_code == 0  # another instance has its own lock
+        finally:
+            other.stop()
+        assert grafana.stored_version(UID) == 1
+
+
+def test_a_lock_is_stale_after_the_bound_and_live_before_it():
+    holder = {"host": "elsewhere", "pid": 1, "epoch": time.time() - 7200}
+    assert stale_reason(holder, 3600.0) == "older than 3600 s"
+    assert stale_reason({**holder, "epoch": time.time()}, 3600.0) == ""  # another host: only age can tell
+
+
+def test_two_writers_of_one_path_never_share_a_temporary_file(tmp_path):
+    target = tmp_path / "shared.json"
+    errors: list[BaseException] = []
+
+    def writer(tag: int) -> None:
+        try:
+            for index in range(40):
+                atomic_write(target, f"{tag}-{index}\n".encode() * 2000, fsync=False)
+        except BaseException as exc:  # noqa: BLE001 - the test collects every failure of every thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(tag,)) for tag in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert errors == []
+    text = target.read_text()
+    assert len(set(text.splitlines())) == 1  # one writer's whole content, never a mix
+    assert [p.name for p in tmp_path.iterdir()] == ["shared.json"]  # no temporary file left behind
+
+
+def test_concurrent_backups_of_one_version_get_distinct_files(tmp_path):
+    paths: list = []
+    lock = threading.Lock()
+
+    def backup(tag: int) -> None:
+        path = save_backup(tmp_path, "u", 3, "2026-01-01T00:00:00Z", {"dashboard": {"tag": tag}, "meta": {}})
+        with lock:
+            paths.append(path)
+
+    threads = [threading.Thread(target=backup, args=(tag,)) for tag in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(set(paths)) == 8
+    assert sorted(json.loads(p.read_text())["dashboard"]["tag"] for p in paths) == list(range(8))
