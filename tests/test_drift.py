@@ -144,3 +144,17 @@ def test_diff_live_takes_the_same_grafana_options_as_publish():
     assert set(GRAFANA_OPTION_NAMES) <= set(publish)
     for name in GRAFANA_OPTION_NAMES:
         assert diff[name] == publish[name] == drift[name], name
+
+
+def test_drift_reads_the_grafana_of_a_named_context(released, grafana):
+    """``--context NAME`` of dashgen.toml names the Grafana (url, org, token variable): the same release is
+    found in the ledger under that instance, and a context that does not exist is an input error."""
+    config = released / "dashgen.toml"
+    config.write_text(f'[contexts.standin]\nurl = "{grafana.url}"\ntoken_env = "STANDIN_TOKEN"\n', encoding="utf-8")
+    argv = ["--profiles-dir", str(released / "profiles"), "drift", "--config", str(config), "--ledger",
+            str(released / "ledger.jsonl"), "--timeout", "2"]
+    result = CliRunner().invoke(main, [*argv, "--context", "standin"], env={"STANDIN_TOKEN": TOKEN})
+    assert result.exit_code == 0, result.output
+    assert "drift: 0 of 1 dashboard(s)" in result.output
+    missing = CliRunner().invoke(main, [*argv, "--context", "prod"], env={"STANDIN_TOKEN": TOKEN})
+    assert missing.exit_code == 2 and "prod" in missing.output

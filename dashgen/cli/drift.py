@@ -8,7 +8,7 @@ dashboard, panel by panel and variable by variable; a difference
 that is only what a Grafana UI save adds is reported as such and is not drift. A dashboard deleted
 in Grafana, one whose read-back copy is gone (without the diff), and one a Grafana 13 UI save turned
 into the v2 schema (not diffable) are drift too. Grafana is reached as by ``dashgen publish``
-(its connection options, ``dashgen.cli.grafana_opts.connection_options``).
+(its connection options and ``--context NAME`` of ``dashgen.toml``, ``dashgen.cli.grafana_opts``).
 
 Exit 0 no drift, 1 drift, 2 usage or input error, or Grafana could not be read (drift unknown).
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from dashgen.cli.grafana_opts import connection_options, make_client
+from dashgen.cli.grafana_opts import grafana_client, resolve_target, target_options
 from dashgen.diff.comment import Section, render_comment
 from dashgen.diff.engine import DashboardDiff, diff_dashboards
 from dashgen.diff.render import FileDiff, dashboard_text, diff_to_json
@@ -120,20 +120,20 @@ def _markdown(drifts: list[Drift]) -> str:
 
 
 @click.command("drift")
-@connection_options
+@target_options
 @click.argument("uids", nargs=-1, metavar="[UID]...")
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
               show_default=True, help="The release ledger (JSON lines).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True)
-def drift_command(grafana_url: str | None, token_file: Path | None, org_id: int | None, ca_bundle: str | None,
-                  insecure: bool, timeout: float, uids: tuple[str, ...], ledger: Path, output_format: str) -> None:
+def drift_command(uids: tuple[str, ...], ledger: Path, output_format: str, **params: Any) -> None:
     """Show every dashboard edited in Grafana since dashgen last published it (default: every dashboard the
-    ledger has released to this Grafana); exit 1 when any was."""
+    ledger has released to this Grafana, or to the --context of dashgen.toml); exit 1 when any was."""
     records = ledger_file.read(ledger)
+    target = resolve_target(params)
     try:
-        with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
-            live = connect(client, org_id)
+        with grafana_client(target, params["timeout"]) as client:
+            live = connect(client, target.org_id)
             releases = released(records, live.instance, uids)
             if not releases:
                 raise InputError(f"{ledger}: no verified release to {live.instance.label} to compare with")
