@@ -33,13 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 from victoriametrics import DemoWindow, in_ci
 
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.run import demo_models, demo_plan
 from dashgen.demo.series import generate
-from dashgen.demo.vmlauncher import free_port
+from dashgen.demo.vmlauncher import ServerExited, free_port, log_tail, stop_process, wait_ready
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
 
@@ -194,20 +193,12 @@ class Prometheus:
         return self.directory / "prometheus.log"
 
     def log_tail(self, lines: int = 20) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self.log_path, lines)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate, wait up to ``timeout``, kill if still running; remove a temporary directory."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=timeout)
+        stop_process(process, timeout)
         if self._owns_dir:
             shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -223,22 +214,16 @@ def start(binary: str, directory: Path, startup_timeout: float = STARTUP_TIMEOUT
     with open(server.log_path, "wb") as log:
         server.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           cwd=directory)
-    deadline = time.monotonic() + startup_timeout
-    while time.monotonic() < deadline:
-        code = server.process.poll()
-        if code is not None:
-            tail = server.log_tail()
-            server.stop()
-            raise PrometheusError(f"prometheus exited with code {code} during start-up:\n{tail}")
-        try:
-            if requests.get(f"{server.url}/-/ready", timeout=1).status_code == 200:
-                return server
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
+    try:
+        wait_ready(server.process, f"{server.url}/-/ready", startup_timeout)
+        return server
+    except ServerExited as exc:
+        problem = f"prometheus exited with code {exc.code} during start-up"
+    except TimeoutError:
+        problem = f"prometheus was not ready within {startup_timeout:g}s"
     tail = server.log_tail()
     server.stop()
-    raise PrometheusError(f"prometheus was not ready within {startup_timeout:g}s:\n{tail}")
+    raise PrometheusError(f"{problem}:\n{tail}")
 
 
 # -- the demo, backfilled -------------------------------------------------------------------------------

@@ -64,6 +64,49 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def log_tail(path: Path | None, lines: int = 20) -> str:
+    """The last ``lines`` of a throw-away server's log ("" when it has none)."""
+    if path is None or not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def stop_process(process: subprocess.Popen | None, timeout: float = 10.0) -> None:
+    """Terminate a throw-away server, wait up to ``timeout``, kill it if it is still running."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=timeout)
+
+
+class ServerExited(RuntimeError):
+    """A throw-away server's process ended before it answered."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+        super().__init__(f"exited with code {code}")
+
+
+def wait_ready(process: subprocess.Popen, url: str, timeout: float) -> None:
+    """Return once ``url`` answers 2xx; raise ServerExited if the process ends first, TimeoutError after
+    ``timeout`` seconds. Each probe waits at most 1 s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code = process.poll()
+        if code is not None:
+            raise ServerExited(code)
+        try:
+            if requests.get(url, timeout=1).ok:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(url)
+
+
 @dataclass
 class VictoriaMetrics:
     """A running VictoriaMetrics; ``url`` is the Prometheus-compatible base URL."""
@@ -80,20 +123,12 @@ class VictoriaMetrics:
         return f"http://127.0.0.1:{self.port}"
 
     def log_tail(self, lines: int = 20) -> str:
-        if self.log_path is None or not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self.log_path, lines)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate, wait up to ``timeout``, kill if it is still running; remove a temporary data dir."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=timeout)
+        stop_process(process, timeout)
         if self._owns_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
@@ -133,19 +168,13 @@ def start(
     ]
     with open(server.log_path, "wb") as log:
         server.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + startup_timeout
-    while time.monotonic() < deadline:
-        code = server.process.poll()
-        if code is not None:
-            tail = server.log_tail()
-            server.stop()
-            raise LaunchError(f"victoria-metrics exited with code {code} during start-up:\n{tail}")
-        try:
-            if requests.get(f"{server.url}/health", timeout=1).ok:
-                return server
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
+    try:
+        wait_ready(server.process, f"{server.url}/health", startup_timeout)
+        return server
+    except ServerExited as exc:
+        problem = f"victoria-metrics exited with code {exc.code} during start-up"
+    except TimeoutError:
+        problem = f"victoria-metrics did not answer /health within {startup_timeout:g}s"
     tail = server.log_tail()
     server.stop()
-    raise LaunchError(f"victoria-metrics did not answer /health within {startup_timeout:g}s:\n{tail}")
+    raise LaunchError(f"{problem}:\n{tail}")
