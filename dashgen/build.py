@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import promql_parser
+from dashgen_queries.promql import budget_pieces
 
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
@@ -21,7 +22,6 @@ from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
 from dashgen.render.spec import DashboardSpec
 from dashgen.render.validate import validate_dashboard
-from queries.promql import budget_pieces
 
 
 @dataclass(frozen=True)

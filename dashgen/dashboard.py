@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dashgen_panels import GROUPS
+from dashgen_queries.gpu import gpu_source
+from dashgen_queries.promql import min_step
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec, GroupSpec
 from dashgen.variables import dashboard_variables
-from panels import GROUPS
-from queries.gpu import gpu_source
-from queries.promql import min_step
 
 
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:

@@ -15,13 +15,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import panels
+import dashgen_panels as panels
+
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.render import kit
 from dashgen.render.spec import PanelSpec
 
 INDEX_PATH = Path("docs") / "panels.md"
+QUERIES_PACKAGE = "dashgen_queries"  # the import name of the repository's queries/ folder
 RULE_ID = re.compile(r"\bS([1-9]|[12][0-9]|30)\b")
 TEST_RULE = re.compile(r"^test_s(\d+)_")
 _EVIDENCE = re.compile(r"(?:Evidence layer: (?P<layer>.*?)\. )?Source: (?P<source>.*?)\. Quantity: (?P<quantity>.*?)\. "
@@ -51,12 +53,14 @@ def _queries_aliases(path: Path) -> dict[str, str]:
     """Names the module binds to ``queries`` modules or functions: local name -> dotted name."""
     aliases: dict[str, str] = {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "queries":
-            for name in node.names:
-                aliases[name.asname or name.name] = f"{node.module}.{name.name}"
-        elif isinstance(node, ast.ImportFrom) and node.module == "queries":
-            for name in node.names:
-                aliases[name.asname or name.name] = f"queries.{name.name}"
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        package, _, rest = node.module.partition(".")
+        if package != QUERIES_PACKAGE:
+            continue
+        shown = f"queries.{rest}" if rest else "queries"  # named by the repository folder a reader opens
+        for name in node.names:
+            aliases[name.asname or name.name] = f"{shown}.{name.name}"
     return aliases
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import grafanalib.core as G
+from dashgen_queries.promql import in_deployment, job, selector
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.grafanalib_bridge import DATASOURCE
-from queries.promql import in_deployment, job, selector
 
 ALL = {"selected": True, "text": ["All"], "value": ["$__all"]}
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from panels import (
+from dashgen_panels import (
     cache_evidence,
     cache_ladder,
     gpu_health,

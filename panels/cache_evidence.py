@@ -10,16 +10,17 @@ and unit, since table cells carry no per-column unit (Grafana's schema admits no
 
 from __future__ import annotations
 
+from dashgen_panels import store_capacity
+from dashgen_panels.node_table import per_node_table
+from dashgen_queries import hicache as sg
+from dashgen_queries import mooncake as mc
+from dashgen_queries import nodata
+from dashgen_queries import node_exporter as fs
+from dashgen_queries.promql import newest_sample_age
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec
-from panels import store_capacity
-from panels.node_table import per_node_table
-from queries import hicache as sg
-from queries import mooncake as mc
-from queries import nodata
-from queries import node_exporter as fs
-from queries.promql import newest_sample_age
 
 TITLE = "Cache evidence"
 KEY = "cache_evidence"

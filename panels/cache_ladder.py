@@ -11,14 +11,15 @@ reuse, S9); series are per node and PP stage and never added across stages (S3).
 
 from __future__ import annotations
 
+from dashgen_queries import hicache as sg
+from dashgen_queries import mooncake as mc
+from dashgen_queries import node_exporter as ne
+from dashgen_queries.sglang_slo import latency_quantile
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import ratio_axis, source_status_panel, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from queries import hicache as sg
-from queries import mooncake as mc
-from queries import node_exporter as ne
-from queries.sglang_slo import latency_quantile
 
 TITLE = "Cache evidence over time"
 KEY = "cache_ladder"

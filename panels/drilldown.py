@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from dashgen_queries.sglang_slo import request_scope_variable
+
 from dashgen.deployment.profile import Profile
 from dashgen.render.ids import cluster_dashboard_uid
 from dashgen.render.kit import link
-from queries.sglang_slo import request_scope_variable
 
 
 def _kept_vars(profile: Profile) -> str:

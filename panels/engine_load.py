@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dashgen_panels.drilldown import node_link
+from dashgen_queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, prefix_hit_ratio, queue_per_running
+
 from dashgen.deployment.profile import Profile
 from dashgen.render.kit import last_value, ratio_axis, stat, timeseries
 from dashgen.render.spec import Evidence, PanelSpec, Target
-from panels.drilldown import node_link
-from queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, prefix_hit_ratio, queue_per_running
 
 KEY = "slo_health"
 KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from dashgen_queries import gateway as gw
+from dashgen_queries import sglang as sg
+from dashgen_queries.promql import FIRST_EVENT_RATE
+
 from dashgen.deployment.profile import Profile
 from dashgen.render.kit import source_status_panel, state_timeline, timeseries
 from dashgen.render.spec import Evidence, PanelSpec, Target
-from queries import gateway as gw
-from queries import sglang as sg
-from queries.promql import FIRST_EVENT_RATE
 
 GROUP = "requests_gateway"
 GATEWAY_LAYERS = (

@@ -15,14 +15,15 @@ the S15 not-available text.
 
 from __future__ import annotations
 
+from dashgen_queries import dcgm
+from dashgen_queries.dcgm import DcgmSource
+from dashgen_queries.gpu_source import GpuSource, seconds_text
+from dashgen_queries.promql import RATE_WINDOW, job
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, table, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from queries import dcgm
-from queries.dcgm import DcgmSource
-from queries.gpu_source import GpuSource, seconds_text
-from queries.promql import RATE_WINDOW, job
 
 TITLE = "GPU health"
 GROUP = "gpu_health"

@@ -22,11 +22,7 @@ narrow these timelines to them.
 
 from __future__ import annotations
 
-from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
-from dashgen.render.kit import ratio_axis, ref, source_status_panel, state_timeline, text, timeseries
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from queries.gpu import (
+from dashgen_queries.gpu import (
     CLOCK_EVENT_BITS,
     CLOCK_EVENT_REASONS,
     GPU_SOURCE_KEYS,
@@ -43,7 +39,12 @@ from queries.gpu import (
     gpu_timeline,
     gpu_valid_share,
 )
-from queries.promql import RATE_WINDOW, job
+from dashgen_queries.promql import RATE_WINDOW, job
+
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.kit import ratio_axis, ref, source_status_panel, state_timeline, text, timeseries
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Per-GPU timelines"
 GROUP = "gpu_timelines"

@@ -15,11 +15,7 @@ returns the value in the unit its header states.
 
 from __future__ import annotations
 
-from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, stat, table
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from queries.gpu import (
+from dashgen_queries.gpu import (
     GPU_SOURCE_KEYS,
     QUANTITIES,
     GpuSource,
@@ -31,7 +27,12 @@ from queries.gpu import (
     gpus_reporting,
     seen_window,
 )
-from queries.promql import job
+from dashgen_queries.promql import job
+
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, stat, table
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Per-GPU window statistics"
 COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")

@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from dashgen_panels.store_replica import store_panels
+from dashgen_queries import node_exporter as ne
+from dashgen_queries import sglang as sg
+from dashgen_queries.promql import divide, scale
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
@@ -27,10 +32,6 @@ from dashgen.render.kit import (
     timeseries,
 )
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from panels.store_replica import store_panels
-from queries import node_exporter as ne
-from queries import sglang as sg
-from queries.promql import divide, scale
 
 TITLE = "KV cache and NVMe"
 GROUP = "kv_cache_nvme"

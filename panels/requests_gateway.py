@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from dashgen_panels.gateway import gateway_panels
+from dashgen_queries import sglang as sg
+from dashgen_queries.promql import FIRST_EVENT_RATE, scale
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import source_status_panel, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from panels.gateway import gateway_panels
-from queries import sglang as sg
-from queries.promql import FIRST_EVENT_RATE, scale
 
 TITLE = "Requests and gateway"
 GROUP = "requests_gateway"

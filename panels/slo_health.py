@@ -19,21 +19,17 @@ shares. Thresholds come from the profile; sizes are never literals (S1).
 
 from __future__ import annotations
 
-from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, last_value, ratio_axis, source_status_panel, stat, timeseries
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
-from panels.drilldown import gpu_link, node_link, per_gpu_rows_link
-from panels.engine_load import stage_panels
-from queries.gpu import (
+from dashgen_panels.drilldown import gpu_link, node_link, per_gpu_rows_link
+from dashgen_panels.engine_load import stage_panels
+from dashgen_queries.gpu import (
     GPU_SOURCE_KEYS,
     MEMORY_FULL_SHARE,
     gpu_memory_used_share,
     gpu_memory_used_share_formula,
     gpu_source,
 )
-from queries.promql import WINDOW, agg
-from queries.sglang_slo import (
+from dashgen_queries.promql import WINDOW, agg
+from dashgen_queries.sglang_slo import (
     BAD_EVENTS,
     BUCKET_SOURCE,
     BURN_PANEL_WINDOWS,
@@ -50,6 +46,11 @@ from queries.sglang_slo import (
     slo_error_ratio_name,
     worst_good_ratio,
 )
+
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.kit import NO_DATA_TEXT, last_value, ratio_axis, source_status_panel, stat, timeseries
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "SLO and health"
 KEY = "slo_health"

@@ -9,15 +9,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from dashgen_panels.node_table import per_node_table
+from dashgen_queries import hicache as sg
+from dashgen_queries import mooncake as mc
+from dashgen_queries import node_exporter as fs
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, bargauge, ratio_axis, source_status_panel, stat, table, text
 from dashgen.render.spec import Evidence, PanelSpec, Target
-from panels.node_table import per_node_table
-from queries import hicache as sg
-from queries import mooncake as mc
-from queries import node_exporter as fs
 
 KEY = "cache_evidence"
 TIER_SOURCES = ["hicache", "hicache_storage", "mooncake_master", "mooncake_client"]

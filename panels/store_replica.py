@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from dashgen_queries import mooncake as mc
+from dashgen_queries.promql import FIRST_EVENT_RATE, divide
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.sizes import format_binary
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import ratio_axis, ref, source_status_panel, stat, timeseries
 from dashgen.render.spec import Evidence, PanelSpec, Target
-from queries import mooncake as mc
-from queries.promql import FIRST_EVENT_RATE, divide
 
 GROUP = "kv_cache_nvme"
 S11 = ("segments are mapped to their node by the host part of segment=\"host:port\" (the real address of the rank "

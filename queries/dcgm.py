@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
+from dashgen_queries.gpu_source import GpuSource, seconds_text
+from dashgen_queries.promql import agg, gpu_var, increase, job, node_var, over_time, selector
+
 from dashgen.deployment.profile import Profile
-from queries.gpu_source import GpuSource, seconds_text
-from queries.promql import agg, gpu_var, increase, job, node_var, over_time, selector
 
 COLLECT_SECONDS = 30.0  # dcgm-exporter -c 30000 (ms), metric catalogue §4
 METRICS: dict[str, str] = {

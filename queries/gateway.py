@@ -8,9 +8,10 @@ load re-exported by the gateway — is queried on its own; nothing here adds two
 
 from __future__ import annotations
 
+from dashgen_queries.promql import agg, job, rate, selector
+from dashgen_queries.sglang import histogram_quantile
+
 from dashgen.deployment.profile import Profile
-from queries.promql import agg, job, rate, selector
-from queries.sglang import histogram_quantile
 
 
 def gateway(profile: Profile, metric: str, *matchers: str) -> str:

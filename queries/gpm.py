@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from dashgen_queries.gpu_source import GpuSource
+from dashgen_queries.promql import agg, selector
+
 from dashgen.deployment.profile import Profile
-from queries.gpu_source import GpuSource
-from queries.promql import agg, selector
 
 VALIDITY_METRIC = "gpm_sample_valid"
 METRICS: dict[str, str] = {

@@ -35,11 +35,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashgen_queries.dcgm import DcgmSource
+from dashgen_queries.gpm import GpmSource
+from dashgen_queries.gpu_source import GpuSource, seconds_text
+from dashgen_queries.promql import agg, divide, gpu_var, job, node_var, over_time, scale, scoped_job, selector
+
 from dashgen.deployment.profile import Profile
-from queries.dcgm import DcgmSource
-from queries.gpm import GpmSource
-from queries.gpu_source import GpuSource, seconds_text
-from queries.promql import agg, divide, gpu_var, job, node_var, over_time, scale, scoped_job, selector
 
 # The per-GPU sources in order of preference: the first one the profile exports is the dashboards' source.
 SOURCES: tuple[type[GpuSource], ...] = (GpmSource, DcgmSource)

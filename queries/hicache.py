@@ -14,9 +14,7 @@ stages, so nothing here ever adds stages together. Counting rules from the catal
 
 from __future__ import annotations
 
-from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
-from queries.promql import (
+from dashgen_queries.promql import (
     agg,
     divide,
     increase,
@@ -28,7 +26,10 @@ from queries.promql import (
     selector,
     window_increase,
 )
-from queries.sglang import stage_key
+from dashgen_queries.sglang import stage_key
+
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
 
 # GPU (L1) KV pool, scheduler gauges (logging rank).
 KV_USED = "sglang:kv_used_tokens"

@@ -28,9 +28,10 @@ node (S14). Several master targets (HA) are de-duplicated per segment with ``max
 
 from __future__ import annotations
 
+from dashgen_queries.promql import agg, divide, increase, job, matcher, node_var, rate, scale, selector
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from queries.promql import agg, divide, increase, job, matcher, node_var, rate, scale, selector
 
 ALLOCATED = "segment_allocated_bytes"
 CAPACITY = "segment_total_capacity_bytes"

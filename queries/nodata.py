@@ -53,12 +53,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from dashgen_queries import hicache as sg
+from dashgen_queries import mooncake as mc
+from dashgen_queries import node_exporter as fs
+from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
+from dashgen_queries.promql import agg, node_var, scoped_job, selector
+
 from dashgen.deployment.profile import Profile
-from queries import hicache as sg
-from queries import mooncake as mc
-from queries import node_exporter as fs
-from queries.gpu import GpuSource, gpu_sources, gpus_seen
-from queries.promql import agg, node_var, scoped_job, selector
 
 OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED, GPU_MISSING = 0, 1, 2, 3, 4, 5, 6, 7
 

@@ -14,8 +14,9 @@ mount point. Every result keeps ``node`` (and ``device`` for disks): nothing is 
 
 from __future__ import annotations
 
+from dashgen_queries.promql import agg, divide, job, matcher, node_var, rate, scale, selector
+
 from dashgen.deployment.profile import Profile
-from queries.promql import agg, divide, job, matcher, node_var, rate, scale, selector
 
 SIZE = "node_filesystem_size_bytes"
 AVAIL = "node_filesystem_avail_bytes"

@@ -12,8 +12,9 @@ Every series is narrowed to the ``$node`` selection (and ``$stage`` where the pr
 
 from __future__ import annotations
 
+from dashgen_queries.promql import agg, job, node_var, rate, selector
+
 from dashgen.deployment.profile import Profile
-from queries.promql import agg, job, node_var, rate, selector
 
 ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode
 STAGE_NAME = "stage_name"  # added by ``named_stage``: "<pp_rank>" or "<pp_rank> dp<dp_rank>"

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashgen_queries.promql import RATE_WINDOW, agg, divide, job, matcher, node_var, rate, selector
+from dashgen_queries.sglang import histogram_quantile, stage_key
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
-from queries.promql import RATE_WINDOW, agg, divide, job, matcher, node_var, rate, selector
-from queries.sglang import histogram_quantile, stage_key
 
 TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
 E2E_BUCKETS: tuple[float, ...] = (

@@ -16,6 +16,7 @@ from dashgen.panel_index import INDEX_PATH, build_index, collect
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dashgen", "panels", "queries")
+IMPORT_NAMES = {"panels": "dashgen_panels", "queries": "dashgen_queries"}  # folder -> installed import name
 MAX_LINES = 420  # "no module over ~400 lines"
 MAX_TOP_LEVEL_MODULES = 8  # dashgen/*.py besides __init__ and __main__
 
@@ -24,8 +25,8 @@ LAYERS: dict[str, float] = {
     "dashgen": 0, "dashgen.errors": 0, "dashgen.files": 0,
     "dashgen.deployment": 1, "dashgen.document": 1,
     "dashgen.net": 2, "dashgen.render": 2,
-    "queries": 3,
-    "panels": 4,
+    "dashgen_queries": 3,
+    "dashgen_panels": 4,
     "dashgen.variables": 4.5,
     "dashgen.dashboard": 5,
     "dashgen.build": 6, "dashgen.rules": 6, "dashgen.panel_index": 6,
@@ -39,6 +40,7 @@ LAYERS: dict[str, float] = {
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts[0] = IMPORT_NAMES.get(parts[0], parts[0])
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 

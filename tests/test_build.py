@@ -71,7 +71,7 @@ def _ids_by_key(spec) -> dict[str, int]:
 
 
 def test_adding_a_panel_changes_no_other_panel_id():
-    from panels import GROUPS
+    from dashgen_panels import GROUPS
 
     profile = load_profile(PROFILES / "long-context-64.toml")
     first = GROUPS[0]
@@ -97,7 +97,7 @@ def test_adding_a_panel_changes_no_other_panel_id():
 
 
 def test_rows_follow_the_reading_order(built):
-    from panels import GROUPS
+    from dashgen_panels import GROUPS
 
     for dashboard in built:
         rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]

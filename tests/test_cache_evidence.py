@@ -9,15 +9,15 @@ from pathlib import Path
 
 import promql_parser as pp
 import pytest
+from dashgen_panels import cache_evidence
+from dashgen_queries import hicache as sg
+from dashgen_queries import mooncake as mc
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
 from dashgen.lint.promql import func_name, grouping, metric_names, outer_aggregations, walk
-from panels import cache_evidence
-from queries import hicache as sg
-from queries import mooncake as mc
 
 PROFILES = {p.name: p for p in load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")}
 TABLES = ("occupancy", "reuse_io", "reasons")
@@ -66,7 +66,7 @@ NAMES = sorted(PROFILES)
 
 
 def test_group_is_first_and_titled():
-    from panels import GROUPS
+    from dashgen_panels import GROUPS
 
     assert cache_evidence.TITLE == "Cache evidence"
     data_groups = [g for g in GROUPS if g.__name__.rsplit(".", 1)[-1] not in ("slo_health",)]

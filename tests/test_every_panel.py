@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dashgen_panels import GROUPS, gpu_timelines, kv_cache_nvme, requests_gateway
 from group_checks import PROFILE_NAMES, PROFILES, document, group_panels, group_spec
 
 from dashgen.lint.exclusions import apply_exclusions, load_exclusions
 from dashgen.lint.runner import lint_dashboard
 from dashgen.render.ids import panel_id
-from panels import GROUPS, gpu_timelines, kv_cache_nvme, requests_gateway
 
 ROOT = Path(__file__).resolve().parent.parent
 EXCLUSIONS = load_exclusions(ROOT / ".dashgen-lint.toml")

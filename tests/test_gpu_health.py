@@ -7,14 +7,14 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from dashgen_panels import GROUPS, gpu_health, gpu_window_stats
+from dashgen_queries import dcgm
 from group_checks import PROFILE_NAMES, PROFILES, group_panels, names
 
 from dashgen.build import build_profile
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
-from panels import GROUPS, gpu_health, gpu_window_stats
-from queries import dcgm
 
 NVLINK = {field for field, _ in dcgm.NVLINK_ERRORS}
 

@@ -6,6 +6,15 @@ test_every_panel.py."""
 from __future__ import annotations
 
 import pytest
+from dashgen_panels import GROUPS, gpu_timelines
+from dashgen_queries.gpu import (
+    CLOCK_EVENT_REASONS,
+    GPU_SOURCE_KEYS,
+    QUANTITIES,
+    SOURCES,
+    gpu_memory_used_share,
+    gpu_source,
+)
 from group_checks import (
     PROFILE_NAMES,
     PROFILES,
@@ -17,15 +26,6 @@ from group_checks import (
 )
 
 from dashgen.rules.recording import GPU_MEMORY, gpu_records
-from panels import GROUPS, gpu_timelines
-from queries.gpu import (
-    CLOCK_EVENT_REASONS,
-    GPU_SOURCE_KEYS,
-    QUANTITIES,
-    SOURCES,
-    gpu_memory_used_share,
-    gpu_source,
-)
 
 TITLE = gpu_timelines.TITLE
 MEMORY = {"gpm_memory_used_bytes", "gpm_memory_total_bytes", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE",
@@ -143,8 +143,9 @@ def test_s22_a_field_the_dcgm_exporter_does_not_collect_is_a_not_collected_text_
     and how to add it. With those fields in its field list the same profile draws the charts."""
     import dataclasses
 
+    from dashgen_queries import dcgm
+
     from dashgen.deployment.topology import Topology
-    from queries import dcgm
 
     profile = PROFILES["h20-16"]
     texts = {p["title"]: p for p in _panels("h20-16") if p["type"] == "text"}

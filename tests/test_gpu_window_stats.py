@@ -6,12 +6,12 @@ clock-event reason mask each drawn and coloured, and descriptions that name the 
 from __future__ import annotations
 
 import pytest
+from dashgen_panels import gpu_timelines, gpu_window_stats
+from dashgen_queries.gpu import CLOCK_EVENT_BITS, THROTTLE_BITS, gpu_source
 from group_checks import PROFILE_NAMES, PROFILES, group_panels
 
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
-from panels import gpu_timelines, gpu_window_stats
-from queries.gpu import CLOCK_EVENT_BITS, THROTTLE_BITS, gpu_source
 
 BIT_OF = {name: bit for bit, name in CLOCK_EVENT_BITS}
 

@@ -6,6 +6,7 @@ parsing, catalogue names, units) are in test_every_panel.py."""
 from __future__ import annotations
 
 import pytest
+from dashgen_panels import GROUPS, kv_cache_nvme
 from group_checks import (
     PROFILE_NAMES,
     PROFILES,
@@ -16,7 +17,6 @@ from group_checks import (
 )
 
 from dashgen.deployment.topology import Topology
-from panels import GROUPS, kv_cache_nvme
 
 TITLE = kv_cache_nvme.TITLE
 

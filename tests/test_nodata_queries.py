@@ -12,12 +12,12 @@ from pathlib import Path
 
 import promql_parser as pp
 import pytest
+from dashgen_queries import hicache as sg
+from dashgen_queries import mooncake as mc
+from dashgen_queries import nodata
 
 from dashgen.deployment.profile import load_profiles
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
-from queries import hicache as sg
-from queries import mooncake as mc
-from queries import nodata
 
 PROFILES = load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")
 RANGE_S = 3600

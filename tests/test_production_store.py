@@ -11,6 +11,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from dashgen_queries import nodata
 from test_victoriametrics_queries import expected_code
 from victoriametrics import DemoWindow, start_or_skip
 
@@ -21,7 +22,6 @@ from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
-from queries import nodata
 
 PROFILE = "long-context-64"
 SCENARIOS = {"healthy": 0, "five-reasons": 3}  # hours before the anchor its 1 h window ends
@@ -94,7 +94,7 @@ def test_s24_a_profile_that_ignores_the_store_reads_insufficient_samples_on_ever
 
 
 def test_s24_freshness_on_a_healthy_deduplicated_store_stays_within_the_expected_lag(production_store):
-    from panels.cache_evidence import expected_lag, freshness_table
+    from dashgen_panels.cache_evidence import expected_lag, freshness_table
 
     server, windows = production_store
     window = windows["healthy"]

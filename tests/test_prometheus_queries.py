@@ -128,7 +128,7 @@ def test_healthy_reason_codes_read_ok_on_every_node_on_prometheus(prometheus_dem
     """The dashboards' No Data reason queries (queries/nodata.py) on healthy data at real scrape
     intervals: one row per node for every layer, every code 0 (ok)."""
     try:
-        from queries import nodata
+        from dashgen_queries import nodata
     except ImportError:
         pytest.skip("queries.nodata not available")
     window = prometheus_demo.windows[REFERENCE]

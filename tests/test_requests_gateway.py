@@ -6,6 +6,8 @@ parsing, catalogue names) are in test_every_panel.py."""
 from __future__ import annotations
 
 import pytest
+from dashgen_panels import GROUPS, requests_gateway
+from dashgen_queries.promql import FIRST_EVENT_RATE
 from group_checks import (
     PROFILE_NAMES,
     PROFILES,
@@ -14,9 +16,6 @@ from group_checks import (
     names,
     targets,
 )
-
-from panels import GROUPS, requests_gateway
-from queries.promql import FIRST_EVENT_RATE
 
 TITLE = requests_gateway.TITLE
 ENGINE_REQUEST_COUNTS = {

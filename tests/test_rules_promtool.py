@@ -292,7 +292,7 @@ def test_gpu_temperature_alert_needs_two_minutes_above_85(promtool: str, rule_di
 
 def collecting(profile: str, *fields: str) -> Profile:
     """The profile with its dcgm-exporter field list extended by ``fields`` (the default CSV plus them)."""
-    from queries.dcgm import DEFAULT_FIELDS
+    from dashgen_queries.dcgm import DEFAULT_FIELDS
 
     base = PROFILES[profile]
     dcgm = dataclasses.replace(base.source("dcgm"), fields=DEFAULT_FIELDS + fields)
@@ -444,7 +444,7 @@ def test_s22_row_remap_failure_pages_and_new_uncorrectable_rows_warn(promtool: s
 
 
 def test_s22_hardware_alerts_only_where_the_exporter_collects_their_field() -> None:
-    from queries.dcgm import DEFAULT_FIELDS, ROW_REMAP_FAILURE, XID
+    from dashgen_queries.dcgm import DEFAULT_FIELDS, ROW_REMAP_FAILURE, XID
 
     def names(profile: Profile) -> set[str]:
         return {rule.alert for group in rule_groups(profile) for rule in group.alerts()}

@@ -16,16 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from dashgen.build import build_profile
-from dashgen.deployment.profile import load_profiles
-from dashgen.deployment.topology import Topology
-from dashgen.document import iter_panels
-from dashgen.errors import ProfileError
-from dashgen.render.validate import validate_dashboard
-from dashgen.rules import rule_groups
-from panels import GROUPS, slo_health
-from queries.sglang_slo import (
+from dashgen_panels import GROUPS, slo_health
+from dashgen_queries.sglang_slo import (
     E2E_BUCKETS,
     RECORDED_WINDOWS,
     STALLED_VALUE,
@@ -37,6 +29,14 @@ from queries.sglang_slo import (
     slo_bucket,
     slo_error_ratio_name,
 )
+
+from dashgen.build import build_profile
+from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import Topology
+from dashgen.document import iter_panels
+from dashgen.errors import ProfileError
+from dashgen.render.validate import validate_dashboard
+from dashgen.rules import rule_groups
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = load_profiles(directory=ROOT / "profiles")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 
+from dashgen_queries import sglang as sg
 from group_checks import PROFILES
 
 from dashgen.live.datasource import Datasource
-from queries import sglang as sg
 
 
 def test_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):

@@ -121,7 +121,7 @@ def test_s2_cache_evidence_tables_one_row_per_node(victoriametrics, demo_windows
 
 def _nodata():
     try:
-        from queries import nodata
+        from dashgen_queries import nodata
     except ImportError:
         return None
     return nodata if hasattr(nodata, "layers") and hasattr(nodata, "reason_code") else None
@@ -244,9 +244,9 @@ def _engine(profile, node: str, **extra: str) -> dict:
 def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametrics, demo_windows):
     """#5: a counter that appears (at its first event) inside the window with 5000 reads 5000, not 0,
     and its tier is not 'no I/O'; a counter that existed before the window keeps the plain increase."""
-    from panels.cache_evidence import reuse_columns
-    from queries import hicache as sg
-    from queries import nodata
+    from dashgen_panels.cache_evidence import reuse_columns
+    from dashgen_queries import hicache as sg
+    from dashgen_queries import nodata
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 1)
@@ -279,7 +279,7 @@ def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametr
 def test_s7_first_event_increase_never_counts_the_first_value_twice(victoriametrics, demo_windows):
     """VictoriaMetrics' increase counts a new series from 0 when its first value is small next to its
     first step; the first-event-aware increase must not add that value a second time."""
-    from queries import hicache as sg
+    from dashgen_queries import hicache as sg
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 2)
@@ -303,7 +303,7 @@ def test_s7_first_event_increase_never_counts_the_first_value_twice(victoriametr
 
 def test_s3_dp_groups_are_added_tp_ranks_are_not(victoriametrics, demo_windows):
     """#13: a logical counter under DP attention: two dp_ranks add up, two tp_ranks of one group do not."""
-    from queries import hicache as sg
+    from dashgen_queries import hicache as sg
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 3)
@@ -329,8 +329,8 @@ def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victori
     """#4: segments named by IP land on their node through the profile's node_addresses; a segment
     whose host no node maps to is counted, and a node without segments then reads 'segment host not
     mapped' instead of 'uninitialised'."""
-    from queries import mooncake as mc
-    from queries import nodata
+    from dashgen_queries import mooncake as mc
+    from dashgen_queries import nodata
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 4 if with_unmapped else 5)
@@ -386,8 +386,9 @@ def test_s22_a_gpu_that_fell_off_the_bus_is_gpu_missing_not_ok(victoriametrics, 
     """gpu-missing: lc-node-03's GPU 5 reports an Xid 79 and vanishes at 40 % of the window while its exporters stay
     up. The reasons table reads "GPU missing (7 of 8)" in both GPU layers on exactly that node, and GPUs reporting
     reads 63 of 64; the healthy window shows neither."""
+    from dashgen_queries import nodata
+
     from dashgen.demo.scenarios import lost_gpu
-    from queries import nodata
 
     window = demo_windows[("long-context-64", scenario)]
     profile = window.profile
@@ -420,8 +421,9 @@ def test_s22_a_gpu_that_fell_off_the_bus_is_gpu_missing_not_ok(victoriametrics, 
 def test_s17_store_mounted_per_replica_is_the_global_segment_size_on_demo_data(victoriametrics, demo_windows):
     """Issue 13.4: the Store capacity the master reports, grouped by engine replica (each segment once over HA
     masters), equals the profile's global_segment_size per replica: 256 GiB for each of long-context-64's two."""
+    from dashgen_queries import mooncake as mc
+
     from dashgen.deployment.topology import Topology
-    from queries import mooncake as mc
 
     window = demo_windows[("long-context-64", "healthy")]
     profile = window.profile

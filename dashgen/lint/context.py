@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from dashgen_queries.promql import query_size
+
 from dashgen.document import Dashboard, Panel, Target, Variable
 from dashgen.lint.catalogue import Catalogue
 from dashgen.lint.promql import OverBudget, PromQLError, expand_variables, parse
-from queries.promql import query_size
 
 NON_PROMQL_TYPES = frozenset(
     {"loki", "tempo", "elasticsearch", "influxdb", "mysql", "postgres", "graphite", "testdata", "grafana"}

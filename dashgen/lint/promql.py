@@ -17,9 +17,9 @@ from datetime import timedelta
 from typing import Any
 
 import promql_parser as pp
+from dashgen_queries.promql import query_size
 
 from dashgen.document import Reference, Variable, substitute
-from queries.promql import query_size
 
 RATE_INTERVAL_MS = 4234567890
 INTERVAL_MS = 4123456789

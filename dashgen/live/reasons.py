@@ -39,7 +39,7 @@ class ReasonFinder:
     @staticmethod
     def layer_queries(profile: Profile) -> dict[str, list[tuple[str, str, str]]]:
         try:
-            from queries import nodata
+            from dashgen_queries import nodata
         except ImportError:
             return {}
         layers_of = getattr(nodata, "layers", None)

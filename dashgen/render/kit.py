@@ -44,7 +44,8 @@ def _defining_function(title: str) -> tuple[str, str]:
     frame = sys._getframe(2)
     while frame is not None:
         module, code = frame.f_globals.get("__name__", ""), frame.f_code
-        if module.startswith("panels."):
+        if module.startswith("dashgen_panels."):
+            module = module.removeprefix("dashgen_")  # shown by the repository folder, panels/
             if code.co_name != "build" and wanted & {c for c in code.co_consts if isinstance(c, str)}:
                 return module, code.co_name
             if public is None and not code.co_name.startswith(("_", "<")):

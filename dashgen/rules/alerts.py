@@ -28,11 +28,7 @@ are configuration, not throttling.
 
 from __future__ import annotations
 
-from dashgen.deployment.profile import Profile, Source
-from dashgen.deployment.topology import Topology
-from dashgen.rules.model import AlertRule
-from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
-from queries.gpu import (
+from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
     MEMORY_FULL_SHARE,
     TEMPERATURE_HIGH_CELSIUS,
@@ -41,8 +37,21 @@ from queries.gpu import (
     GpuSource,
     gpu_memory_used_share_formula,
 )
-from queries.promql import in_deployment, scoped_job, selector
-from queries.sglang_slo import BAD_EVENTS, FAST_BURN, SLOW_BURN, STALL_WINDOW, error_budget, slis, stalled_stages
+from dashgen_queries.promql import in_deployment, scoped_job, selector
+from dashgen_queries.sglang_slo import (
+    BAD_EVENTS,
+    FAST_BURN,
+    SLOW_BURN,
+    STALL_WINDOW,
+    error_budget,
+    slis,
+    stalled_stages,
+)
+
+from dashgen.deployment.profile import Profile, Source
+from dashgen.deployment.topology import Topology
+from dashgen.rules.model import AlertRule
+from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
 
 NODES_PER_RULE = 25
 # GpuMemoryNearlyFull: a share above the threshold alerts only when it grew this much over its lowest

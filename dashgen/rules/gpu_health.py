@@ -15,10 +15,11 @@ alert on a field that has no series could never fire.
 
 from __future__ import annotations
 
+from dashgen_queries import dcgm
+from dashgen_queries.gpu import GpuSource, gpus_missing, seen_window
+
 from dashgen.deployment.profile import Profile
 from dashgen.rules.model import AlertRule
-from queries import dcgm
-from queries.gpu import GpuSource, gpus_missing, seen_window
 
 REMAP_WINDOW = "24h"  # GpuUncorrectableRemappedRows: new rows within this window warn
 

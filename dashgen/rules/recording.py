@@ -11,11 +11,12 @@ expression where they do not.
 
 from __future__ import annotations
 
+from dashgen_queries.gpu import QUANTITIES, GpuSource, gpu_clock_event_reasons, gpu_memory_used_share, gpu_timeline
+from dashgen_queries.promql import agg, in_deployment
+from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name
+
 from dashgen.deployment.profile import Profile
 from dashgen.rules.model import RecordingRule
-from queries.gpu import QUANTITIES, GpuSource, gpu_clock_event_reasons, gpu_memory_used_share, gpu_timeline
-from queries.promql import agg, in_deployment
-from queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name
 
 __all__ = ["slo_error_ratio_name", "slo_records", "gpu_records"]
 

@@ -12,13 +12,14 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from dashgen_queries.gpu import GpuSource, gpu_source
+from dashgen_queries.sglang_slo import check_objective
+
 from dashgen.deployment.profile import Profile
 from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
 from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, slo_records
-from queries.gpu import GpuSource, gpu_source
-from queries.sglang_slo import check_objective
 
 RULES_DIR = Path("rules")
 
