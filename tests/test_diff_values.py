@@ -177,3 +177,28 @@ def test_approval_keys_are_the_keys_the_publish_plan_refuses_with() -> None:
     keys = approval_keys(diff_dashboards(live, build), {1: "slo.running"})
     assert [r.key for r in planned.refusals] == [k for k, _ in keys]
     assert [r.reason for r in planned.refusals] == [reason for _, reason in keys]
+
+
+def test_a_legend_rename_in_the_plan_needs_no_approval_and_globs_approve_as_the_release_does() -> None:
+    """One definition (issue 16 item 8): the plan view refuses exactly what ``publish`` refuses — a legend rename is
+    not a query change — and shows as approved what ``--approve`` globs and ``uid/`` prefixes grant."""
+    from dashgen.diff import approval_keys, plan_lines
+    from dashgen.publish.approvals import Approvals
+
+    live, build = generated(), generated()
+    build["panels"][0]["targets"][0]["legendFormat"] = "{{node}} renamed"
+    renamed = diff_dashboards(live, build)
+    assert approval_keys(renamed, {1: "slo.running"}) == []
+    heading = next(line for line in plan_lines(renamed, uid="u", panel_keys={1: "slo.running"})
+                   if "(id 1)" in line)
+    assert heading.endswith("[no approval needed]"), heading
+
+    build["panels"][0]["targets"][0]["expr"] = "sum(sglang:num_running_reqs)"
+    changed = diff_dashboards(live, build)
+    grants = Approvals(patterns=("dg-*/slo.*",)).grants
+    heading = next(line for line in plan_lines(changed, uid="dg-x-cluster", panel_keys={1: "slo.running"},
+                                               approvals=grants) if "(id 1)" in line)
+    assert heading.endswith("[approved: --approve slo.running]"), heading
+    heading = next(line for line in plan_lines(changed, uid="other", panel_keys={1: "slo.running"},
+                                               approvals=grants) if "(id 1)" in line)
+    assert heading.endswith("[needs --approve slo.running]"), heading

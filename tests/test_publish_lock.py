@@ -133,3 +133,18 @@ def test_concurrent_backups_of_one_version_get_distinct_files(tmp_path):
         thread.join(timeout=30)
     assert len(set(paths)) == 8
     assert sorted(json.loads(p.read_text())["dashboard"]["tag"] for p in paths) == list(range(8))
+
+
+def test_lock_stale_after_takes_over_an_old_lock_of_another_host_and_refuses_a_younger_one(work):
+    """``--lock-stale-after``: the bound is the operator's; a lock of another host is judged by its age alone."""
+    with GrafanaStandin(token=TOKEN) as grafana:
+        write_lock(lock_of(work, grafana), host="elsewhere", pid=1, epoch=time.time() - 600)
+        refused = run(work, grafana)  # default bound 1h: a 10-minute-old lock is live
+        assert refused.exit_code == 1 and "is in progress" in refused.output, refused.output
+        assert grafana.stored_version(UID) is None
+        taken = run(work, grafana, "--lock-stale-after", "5m")
+        assert taken.exit_code == 0, taken.output
+        assert "took over the stale release lock" in taken.output and "older than 300 s" in taken.output
+        assert not lock_of(work, grafana).exists()
+        bad = run(work, grafana, "--lock-stale-after", "soon")
+        assert bad.exit_code == 2 and "--lock-stale-after" in bad.output

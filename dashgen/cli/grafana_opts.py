@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from dashgen.cli.connection import connection_options
+from dashgen.deployment.reader import parse_duration
 from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
@@ -37,6 +38,20 @@ def target_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return context_options(connection_options(function))
 
 
+class LockAge(click.ParamType):
+    """A duration like ``90s``, ``30m`` or ``2h`` (seconds as a float)."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, int | float):
+            return float(value)
+        try:
+            return parse_duration(str(value).strip())
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """Options of the commands that write a release: ledger, backup folder, output format and concurrency."""
     options = [
@@ -48,6 +63,9 @@ def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True,
                      help="Dashboards exported, validated and pushed at a time."),
+        click.option("--lock-stale-after", type=LockAge(), default="1h", show_default=True,
+                     help="A release lock older than this (e.g. 30m, 2h) is taken over with a warning; a lock whose "
+                          "process on this host is gone is taken over at once."),
     ]
     for option in reversed(options):
         function = option(function)

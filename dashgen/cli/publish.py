@@ -136,7 +136,8 @@ def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
                                params["adopt_live"])
     connection = connect(client, params.get("org_id_resolved"), params["jobs"])
     options = ReleaseOptions(params["ledger"], params["backup_dir"], current_commit(), approvals, folder_uid,
-                             folder_title, params["partial"], params["dry_run"], command)
+                             folder_title, params["partial"], params["dry_run"], command,
+                             lock_stale_after=params["lock_stale_after"])
     tick, done = _progress(params["output_format"] == "text" and not params["dry_run"], len(uids))
     try:
         result = run_release(connection, uids, build, options, validator=validator, progress=tick)

@@ -9,7 +9,7 @@ The bounded pull-request comment is ``dashgen.diff.comment``.
 
 from dashgen.diff.engine import DashboardDiff, FieldChange, diff_dashboards, diff_models
 from dashgen.diff.noise import canonicalise_for_diff
-from dashgen.diff.plan_view import approval_keys, plan_lines
+from dashgen.diff.plan_view import approval_keys, plan_lines, query_changes
 from dashgen.diff.values import describe_change, first_difference
 
 __all__ = [
@@ -22,4 +22,5 @@ __all__ = [
     "diff_models",
     "first_difference",
     "plan_lines",
+    "query_changes",
 ]

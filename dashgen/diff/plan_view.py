@@ -1,27 +1,38 @@
 """A release plan's changes as lines: every change with its old → new values and its approval hint.
 
-The publish plan diffs what Grafana stores (old) with the build (new). :func:`approval_keys` lists
-the changes a release refuses unless approved, with the key that approves each — the scheme of
-``dashgen.publish.plan``:
+The publish plan diffs what Grafana stores (old) with the build (new). :func:`approval_keys` is the one
+definition of the content changes a release refuses unless approved (``dashgen.publish.plan`` calls it),
+with the key that approves each:
 
-* ``<panel key>`` (or ``panel:<id>`` without one): an existing panel whose queries change;
+* ``<panel key>`` (or ``panel:<id>`` without one): an existing panel whose queries change (what it asks
+  the data source: a legend rename is not a query change);
 * ``var:<name>``: an existing variable whose definition changes;
 * ``remove:panel:<id>`` / ``remove:var:<name>``: live but not in the build (the clean-up list).
 
 :func:`plan_lines` renders every change of every class — those that need no approval say so — and
 shows changed values with :func:`dashgen.diff.values.describe_change`, so a changed query shows
-the part that changed. A key is accepted as written or scoped to one dashboard (``<uid>/<key>``).
+the part that changed. Whether a key is approved is the caller's predicate (``Approvals.grants`` of
+``dashgen.publish.approvals``: uid prefixes, globs, the overwrite flags); a plain collection of keys is
+accepted as written or scoped to one dashboard (``<uid>/<key>``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
-from dashgen.diff.engine import DashboardDiff, FieldChange
+from dashgen.diff.engine import DashboardDiff, FieldChange, PanelChange
 from dashgen.diff.render import grid_text, panel_label
 from dashgen.diff.values import describe_change
 
 NO_APPROVAL = "[no approval needed]"
+# Target fields that change how a panel looks, not what it asks the data source.
+QUERY_NEUTRAL_KEYS = frozenset({"legendFormat"})
+Grants = Callable[[str, str], bool]  # (key, uid) -> approved
+
+
+def query_changes(change: PanelChange) -> list[FieldChange]:
+    """The changes of a changed panel that alter what it asks the data source (a legend rename does not)."""
+    return [c for c in change.changes if c.category == "query" and c.path.rsplit(".", 1)[-1] not in QUERY_NEUTRAL_KEYS]
 
 
 def panel_key(panel_id: int | None, panel_keys: Mapping[int, str]) -> str:
@@ -32,7 +43,7 @@ def panel_key(panel_id: int | None, panel_keys: Mapping[int, str]) -> str:
 def approval_keys(diff: DashboardDiff, panel_keys: Mapping[int, str]) -> list[tuple[str, str]]:
     """``(key, reason)`` for every change of ``diff`` (live → build) that needs an approval, in plan order."""
     keys = [(panel_key(c.id, panel_keys), f'queries of existing panel "{c.title}" change')
-            for c in diff.changed_panels if "query" in c.categories]
+            for c in diff.changed_panels if query_changes(c)]
     keys += [(f"var:{v.name}", f"definition of existing variable ${v.name} changes")
              for v in diff.changed_variables if v.definition]
     keys += [(f"remove:panel:{p.id}", f'panel "{p.title}" is live but not in the build (clean-up)')
@@ -42,11 +53,18 @@ def approval_keys(diff: DashboardDiff, panel_keys: Mapping[int, str]) -> list[tu
     return keys
 
 
-def hint(key: str | None, uid: str, approvals: Collection[str]) -> str:
+def _grants(approvals: Collection[str] | Grants) -> Grants:
+    if callable(approvals):
+        return approvals
+    keys = frozenset(approvals)
+    return lambda key, uid: key in keys or f"{uid}/{key}" in keys
+
+
+def hint(key: str | None, uid: str, approvals: Collection[str] | Grants) -> str:
     """``[needs --approve KEY]``, ``[approved: --approve KEY]`` or ``[no approval needed]``."""
     if key is None:
         return NO_APPROVAL
-    if key in approvals or f"{uid}/{key}" in approvals:
+    if _grants(approvals)(key, uid):
         return f"[approved: --approve {key}]"
     return f"[needs --approve {key}]"
 
@@ -60,7 +78,7 @@ def _values(changes: tuple[FieldChange, ...], indent: str, markdown: bool, color
 
 
 def plan_lines(diff: DashboardDiff, *, uid: str, panel_keys: Mapping[int, str],
-               approvals: Collection[str] = (), markdown: bool = False, color: bool = False,
+               approvals: Collection[str] | Grants = (), markdown: bool = False, color: bool = False,
                indent: str = "") -> list[str]:
     """Every change of ``diff`` (live → build), one heading line each with its approval hint, then its values."""
     deeper = indent + "    "
@@ -73,7 +91,7 @@ def plan_lines(diff: DashboardDiff, *, uid: str, panel_keys: Mapping[int, str],
         out.append(f"{indent}- {panel_label(p.title, p.id)} is live but not in the build "
                    f"{hint(f'remove:panel:{p.id}', uid, approvals)}")
     for pc in diff.changed_panels:
-        key = panel_key(pc.id, panel_keys) if "query" in pc.categories else None
+        key = panel_key(pc.id, panel_keys) if query_changes(pc) else None
         out.append(f"{indent}~ {panel_label(pc.title, pc.id)}: {', '.join(pc.categories)} {hint(key, uid, approvals)}")
         out += _values(pc.changes, deeper, markdown, color)
     for m in diff.layout_moves:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import random
 import threading
 import time
@@ -236,10 +237,26 @@ class HttpTransport:
             self.session.mount("https://", adapter)
         self._gate = threading.Lock()
         self._not_before = 0.0  # monotonic time before which no request is sent (after a 429)
-        self.session.trust_env = trust_env
         self.session.auth = auth
+        if trust_env:
+            self._read_environment_once(auth is None)
+        # requests would read the proxy, CA-bundle and netrc settings of the environment again on every request
+        # (a lookup that costs more than parsing a small answer); they were read once above.
+        self.session.trust_env = False
         self.session.headers["User-Agent"] = f"dashgen/{__version__}"
         self.session.headers.update(headers or {})
+
+    def _read_environment_once(self, netrc: bool) -> None:
+        """What ``trust_env`` means in requests, for this transport's one host: its proxy (``*_PROXY`` and
+        ``NO_PROXY``), the CA bundle of ``REQUESTS_CA_BUNDLE`` / ``CURL_CA_BUNDLE`` when verifying with the
+        default bundle, and ``~/.netrc`` credentials when no others were given."""
+        self.session.proxies.update(requests.utils.get_environ_proxies(self.base_url))
+        if self._verify is True:
+            self._verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+        if netrc:
+            found = requests.utils.get_netrc_auth(self.base_url)
+            if found:
+                self.session.auth = found
 
     def __repr__(self) -> str:
         return f"HttpTransport({self.service!r}, {without_credentials(self.base_url)!r}, auth={self.auth_kind})"

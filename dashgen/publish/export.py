@@ -14,7 +14,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.errors import ApiNotServed, StoredAsV2
@@ -102,6 +102,39 @@ def export_all(connection: Connection, uids: list[str]) -> dict[str, LiveState |
     """Every target's live state, read ``connection.jobs`` at a time; the result is in ``uids`` order."""
     states = parallel(connection.jobs, lambda uid: export_one(connection, uid), uids)
     return dict(zip(uids, states, strict=True))
+
+
+def export_and_prepare(connection: Connection, uids: list[str], build: Callable[[], list[Any]],
+                       prepare: Callable[[LiveState | None, Any], R | None]) -> tuple[dict[str, LiveState | None],
+                                                                                     list[Any], dict[str, R]]:
+    """Export every uid (``connection.jobs`` at a time) while ``build()`` runs in this thread, then
+    ``prepare(state, target)`` each export against its target (by ``uid``) as soon as both exist, in the same
+    pool: one dashboard's CPU work overlaps the other exports' network waits. Returns the live states (in
+    ``uids`` order), the targets, and the non-None prepared values by uid. The first export error (in ``uids``
+    order) is raised after every started call has finished, as in :func:`export_all`.
+    """
+    if connection.jobs <= 1 or len(uids) <= 1:
+        live = export_all(connection, uids)
+        targets = build()
+        by_uid = {t.uid: t for t in targets}
+        prepared = {uid: prepare(live[uid], by_uid[uid]) for uid in uids if uid in by_uid}
+        return live, targets, {uid: value for uid, value in prepared.items() if value is not None}
+    with ThreadPoolExecutor(max_workers=min(connection.jobs, len(uids)), thread_name_prefix="dashgen") as pool:
+        exports = [pool.submit(export_one, connection, uid) for uid in uids]
+        try:
+            targets = build()
+        except BaseException:
+            for future in exports:
+                future.cancel()
+            raise
+        by_uid = {t.uid: t for t in targets}
+        # Submitted after every export, so a worker waiting here waits on an export already running.
+        later = {uid: pool.submit(lambda future, target: prepare(future.result(), target), future, by_uid[uid])
+                 for uid, future in zip(uids, exports, strict=True) if uid in by_uid}
+        states = [future.result() for future in exports]
+        prepared = {uid: future.result() for uid, future in later.items()}
+    return (dict(zip(uids, states, strict=True)), targets,
+            {uid: value for uid, value in prepared.items() if value is not None})
 
 
 def read_back(connection: Connection, uid: str) -> LiveState | None:

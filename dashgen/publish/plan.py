@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dashgen.diff import DashboardDiff, diff_dashboards
+from dashgen.diff import DashboardDiff, approval_keys, diff_dashboards, query_changes
 from dashgen.diff.values import describe_change
 from dashgen.document import iter_panels
 from dashgen.publish.approvals import Approvals
@@ -25,8 +25,6 @@ from dashgen.render.canonical import content_sha
 
 WRITING = ("create", "update", "move")
 BLOCKING = ("refused", "invalid", "diverged")
-# Target fields that change how a panel looks, not what it asks the data source.
-QUERY_NEUTRAL_KEYS = frozenset({"legendFormat"})
 SUMMARY_LINES = 400  # a plan shows at most this many change lines per dashboard
 
 
@@ -165,12 +163,15 @@ def plan_release(
     folder_title: str = "",
     instance: Instance | None = None,
     partial: bool = False,
+    diffs: Mapping[str, DashboardDiff] | None = None,
 ) -> Plan:
     """Decide, for each target, what the release does and what it refuses. Pure.
 
     ``folders`` says for each non-root target folder whether it exists. ``recorded`` holds, per uid, the
     dashboard as Grafana stored it at the last release on ``instance`` (the ledger's read-back copy), so a
-    live copy that differs from it only by what a UI save adds is not taken for a person's edit.
+    live copy that differs from it only by what a UI save adds is not taken for a person's edit. ``diffs`` may
+    hold, per uid, :func:`dashboard_diff` of that live document and that target, computed ahead (a release
+    computes them while other exports are still in flight); a missing one is computed here.
     """
     approvals = approvals or Approvals()
     recorded = {} if recorded is None else recorded  # not "or": asking its length would load every copy
@@ -181,7 +182,8 @@ def plan_release(
         action = "exists" if exists else ("create" if approvals.grants(key, "") else "missing")
         states[uid] = FolderState(uid, action, folder_title or uid)
     items = tuple(
-        _plan_one(t, live.get(t.uid), ledger, approvals, folder_uid, recorded, states, instance)
+        _plan_one(t, live.get(t.uid), ledger, approvals, folder_uid, recorded, states, instance,
+                  (diffs or {}).get(t.uid))
         for t in targets
     )
     return Plan(items, folder_uid, tuple(states.values()), instance, partial)
@@ -246,6 +248,7 @@ def _plan_one(
     recorded_copies: Mapping[str, dict[str, Any]],
     states: dict[str, FolderState],
     instance: Instance | None,
+    diff_of: DashboardDiff | None = None,
 ) -> DashboardPlan:
     folder_to = _target_folder(folder_uid, live)
     folder_from = live.folder_uid if live is not None else None
@@ -293,7 +296,7 @@ def _plan_one(
         else:
             refusals.append(Refusal(key, why))
 
-    diff = _diff(live.document, target.document)
+    diff = diff_of if diff_of is not None else dashboard_diff(live.document, target.document)
     changes, cleanup = _summarise(diff)
     summary += changes + folder_summary
     for key, reason in _guarded(target, diff):
@@ -301,7 +304,7 @@ def _plan_one(
             used.append(key)
         else:
             refusals.append(Refusal(key, reason))
-    changed_ids = {c.id for c in diff.changed_panels if _query_changes(c)}
+    changed_ids = {c.id for c in diff.changed_panels if query_changes(c)}
     added_ids = {p.id for p in diff.added_panels}
     queries = tuple(_queries(target.document, changed_ids | added_ids))
     if not diff.has_semantic_changes:
@@ -331,32 +334,30 @@ def _plan_v2(target: PublishTarget, live: LiveState, approvals: Approvals, refus
                          live_edited=True, **where)
 
 
-def _diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDiff:
-    """The semantic diff; when the panels are exactly equal (a re-release that changes only dashboard fields or
-    variables) the panels are left out of it, which finds the same changes without canonicalising every panel."""
-    if live.get("panels") == target.get("panels") and "rows" not in live and "rows" not in target:
-        return diff_dashboards({k: v for k, v in live.items() if k != "panels"},
-                               {k: v for k, v in target.items() if k != "panels"})
-    return diff_dashboards(live, target)
+# Parts of a dashboard whose exact equality on both sides means they add nothing to the diff; leaving them out
+# finds the same changes without canonicalising every panel or variable.
+SKIPPED_WHEN_EQUAL = ("panels", "templating")
 
 
-def _query_changes(change: Any) -> list[Any]:
-    """The changes of a changed panel that alter what it asks the data source (a legend rename does not)."""
-    return [c for c in change.changes if c.category == "query" and c.path.rsplit(".", 1)[-1] not in QUERY_NEUTRAL_KEYS]
+def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDiff:
+    """The semantic diff of the live dashboard and the build; a part that is exactly equal on both sides (a
+    re-release that changes only the title leaves panels and variables as they are) is left out of it."""
+    if "rows" in live or "rows" in target:
+        return diff_dashboards(live, target)
+    same = {key for key in SKIPPED_WHEN_EQUAL if key in live and key in target and live[key] == target[key]}
+    if not same:
+        return diff_dashboards(live, target)
+    return diff_dashboards({k: v for k, v in live.items() if k not in same},
+                           {k: v for k, v in target.items() if k not in same})
+
+
+def needs_diff(live: LiveState | None, target: PublishTarget) -> bool:
+    """Whether planning ``target`` over ``live`` diffs the two (an existing v1 dashboard that is not the build)."""
+    return live is not None and not live.stored_v2 and live.sha not in target.accepted_shas
 
 
 def _guarded(target: PublishTarget, diff: DashboardDiff) -> list[tuple[str, str]]:
-    guarded = [
-        (target.panel_keys.get(c.id or -1, f"panel:{c.id}"), f'queries of existing panel "{c.title}" change')
-        for c in diff.changed_panels if _query_changes(c)
-    ]
-    guarded += [(f"var:{v.name}", f"definition of existing variable ${v.name} changes")
-                for v in diff.changed_variables if v.definition]
-    guarded += [(f"remove:panel:{p.id}", f'panel "{p.title}" is live but not in the build (clean-up)')
-                for p in diff.removed_panels]
-    guarded += [(f"remove:var:{name}", f"variable ${name} is live but not in the build (clean-up)")
-                for name in diff.removed_variables]
-    return guarded
+    return approval_keys(diff, target.panel_keys)
 
 
 def _values(changes: Any, indent: str = "    ") -> list[str]:

@@ -3,7 +3,8 @@
 1. take the release lock of the instance (a real release only; a dry run takes none and writes nothing)
 2. read the ledger; a torn last line is reported (dry run) or quarantined (release)
 3. check that the ledger and the backups can be written (preflight), before anything else is done
-4. export every target (``jobs`` at a time), then build, then look up the target folder
+4. export every target (``jobs`` at a time) while the build runs, diff each export against its build as it
+   arrives, then look up the target folder
 5. plan (pure), then validate the new and changed queries against the data source (pure result)
 6. dry run: ask Grafana 13 what it would store (``?dryRun=All``) and stop — no file, no write
 7. a blocked plan (anything refused) pushes nothing and records why; otherwise: check the space for
@@ -18,15 +19,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dashgen.diff import DashboardDiff
 from dashgen.grafana.errors import GrafanaError, VersionConflict
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import Outcome, ReleaseContext, execute_plan, now_stamp, what_grafana_changed
-from dashgen.publish.export import Connection, export_all, parallel
+from dashgen.publish.export import Connection, export_and_prepare, parallel
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
-from dashgen.publish.plan import DashboardPlan, Plan, PublishTarget, plan_release, with_preview, with_query_problems
+from dashgen.publish.plan import (
+    DashboardPlan,
+    LiveState,
+    Plan,
+    PublishTarget,
+    dashboard_diff,
+    needs_diff,
+    plan_release,
+    with_preview,
+    with_query_problems,
+)
 from dashgen.render.canonical import content_sha
 
 Validator = Callable[[DashboardPlan], list[str]]
@@ -146,15 +158,18 @@ def run_release(connection: Connection, uids: list[str], build: Callable[[], lis
 
 def _plan(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
           options: ReleaseOptions, records: list[dict[str, Any]], validator: Validator | None) -> Plan:
-    live = export_all(connection, uids)
-    targets = build()
+    def diff_ahead(state: LiveState | None, target: PublishTarget) -> DashboardDiff | None:
+        return dashboard_diff(state.document, target.document) if needs_diff(state, target) else None
+
+    live, targets, diffs = export_and_prepare(connection, uids, build, diff_ahead)
     folders: dict[str, bool] = {}
     if options.folder_uid:
         folders[options.folder_uid] = connection.client.get_folder(options.folder_uid) is not None
     mine = ledger_file.of_instance(records, connection.instance)
     plan = plan_release(targets, live, mine, options.approvals, options.folder_uid,
                         RecordedCopies(mine, None), folders=folders,
-                        folder_title=options.folder_title, instance=connection.instance, partial=options.partial)
+                        folder_title=options.folder_title, instance=connection.instance, partial=options.partial,
+                        diffs=diffs)
     if validator is not None:
         checked = [d for d in plan.dashboards if d.writes and d.new_queries]
         problems = parallel(connection.jobs, validator, checked)
