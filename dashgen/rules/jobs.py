@@ -38,7 +38,8 @@ def _burn(profile: Profile, name: str, spec: tuple[str, str, float], for_: str, 
     return AlertRule(
         alert=name, expr=expr, for_=for_, severity=severity,
         summary=f"Video job SLO burns its error budget {burn:g}x too fast",
-        description=(f"The share of non-warm-up video jobs that fail or take longer than {bound:g} s "
+        description=(f"Cluster-wide (every video pool of the deployment; the engine has no model label): the share of "
+                     f"non-warm-up video jobs that fail or take longer than {bound:g} s "
                      f"(slo.job_latency_seconds, SGLang Diffusion's request-latency bucket) is above {burn:g} x the "
                      f"budget {budget:g} (objective {profile.slo.objective:g}) over both {long_window} and "
                      f"{short_window}; at this rate {spent:.0%} of the {profile.slo.window_days}-day budget goes in "
@@ -69,8 +70,8 @@ def stuck_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         AlertRule(
             alert="VideoPoolStuck", expr=df.stuck_pool(profile), for_="5m", severity="critical",
             summary="Video generation pool stuck: jobs queued, none finishing",
-            description=(f"{{{{ $value }}}} jobs are queued in the deployment's video pools and no non-warm-up job "
-                         f"finished anywhere over {window}, for 5m: no instance makes progress. Every video pool of "
-                         "the deployment together (the engine has no pool or model label)."),
+            description=(f"Cluster-wide: {{{{ $value }}}} jobs are queued in the deployment's video pools and no "
+                         f"non-warm-up job finished anywhere over {window}, for 5m: no instance makes progress. Every "
+                         "video pool of the deployment together (the engine has no pool or model label)."),
         ),
     )
