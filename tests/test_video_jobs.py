@@ -137,3 +137,22 @@ def test_s25_s6_reasons_classify_a_video_pool(video, scenario):
     if scenario == "five-reasons":  # the engine layer: collection failed, insufficient samples, no traffic
         codes = {FIVE_REASONS_NODES[i]: got[(profile.node_names[i], "engine")] for i in (1, 3, 4)}
         assert codes == {5: 5, 3: 3, 1: 1}
+
+
+def test_s25_every_query_of_the_video_dashboard_executes_and_none_is_empty_on_healthy_data(video, victoriametrics):
+    import json
+
+    from click.testing import CliRunner
+
+    from dashgen.cli.app import main
+
+    _profile, _document, ends, _ds = video
+    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url, "--profile",
+                                       "video-200", "--at", str(int(ends["healthy"])), "--window", "2h",
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output[-3000:]
+    report = json.loads(result.output)
+    assert report["summary"]["error"] == 0 and report["summary"]["panels"] > 40
+    empty = [(p["title"], t["ref_id"]) for p in report["panels"] for t in p["targets"] if t["status"] == "empty"]
+    # the Stuck instances table is empty on a healthy pool by design (no instance stuck)
+    assert empty == [("Stuck instances: jobs waiting or running, none finished", "A")], empty
