@@ -1,5 +1,6 @@
 """The composition: which dashboards a profile has, which panel groups go on each and in which
-order (``panels.GROUPS``), and their variables: profile -> DashboardSpecs (pure). The one place
+order (``panels.GROUPS``, kept when they serve a workload kind of the profile, S25), and their
+variables: profile -> DashboardSpecs (pure). The one place
 the engine asks ``panels`` for anything."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dashgen.variables import dashboard_variables
 
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
     """The profile's dashboards. ``groups`` overrides the panel-group modules (tests use it)."""
-    groups = GROUPS if groups is None else groups
+    groups = serving(profile, GROUPS if groups is None else groups)
     topology = Topology(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric("power") if source else None
@@ -39,6 +40,13 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
             refresh=profile.dashboard.refresh,
         )
     ]
+
+
+def serving(profile: Profile, groups: tuple) -> tuple:
+    """The group modules that serve one of the profile's workload kinds (S25): a group is on the dashboard
+    when the profile has a pool of a kind in its ``WORKLOADS``; a mixed profile gets the groups of both."""
+    kinds = set(profile.kinds)
+    return tuple(module for module in groups if kinds & set(module.WORKLOADS))
 
 
 def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | None:

@@ -1,5 +1,6 @@
 """Panel definitions, one module per dashboard group. ``GROUPS`` is the reading order of
-``domain.md``; each module exposes ``TITLE`` and ``build(profile, topology) -> GroupSpec``."""
+``domain.md``; each module exposes ``TITLE``, ``WORKLOADS`` (the workload kinds it serves, S25) and
+``build(profile, topology) -> GroupSpec``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from dashgen_panels import (
     gpu_health,
     gpu_timelines,
     gpu_window_stats,
+    jobs,
     kv_cache_nvme,
     requests_gateway,
     slo_health,
+    video_slo,
 )
 
-GROUPS = (slo_health, cache_evidence, cache_ladder, gpu_window_stats, gpu_health, requests_gateway, kv_cache_nvme,
-          gpu_timelines)
+GROUPS = (slo_health, video_slo, jobs, cache_evidence, cache_ladder, gpu_window_stats, gpu_health, requests_gateway,
+          kv_cache_nvme, gpu_timelines)

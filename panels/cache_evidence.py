@@ -18,11 +18,13 @@ from dashgen_queries import nodata
 from dashgen_queries import node_exporter as fs
 from dashgen_queries.promql import newest_sample_age
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec
 
 TITLE = "Cache evidence"
+WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
+NO_CACHE_TITLE = "Missing data and freshness"  # the group of a deployment without text-generation pools
 KEY = "cache_evidence"
 NOT_SPLITTABLE = "N/A: replica-level, not per node (S14)"
 ABSENT_NOTE = (
@@ -210,6 +212,8 @@ def freshness_table(profile: Profile) -> PanelSpec:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
+    if not profile.has_kind(TEXT):  # S25: no cache tier to show; the missing-data and freshness tables stay
+        return GroupSpec(key=KEY, title=NO_CACHE_TITLE, panels=(reasons_table(profile), freshness_table(profile)))
     panels = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile),
               freshness_table(profile)]
     panels += store_capacity.panels(profile, topology)

@@ -16,12 +16,13 @@ from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as ne
 from dashgen_queries.sglang_slo import latency_quantile
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import ratio_axis, source_status_panel, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Cache evidence over time"
+WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
 KEY = "cache_ladder"
 STAGE = "{{node}} PP{{pp_rank}}"
 PER_STAGE = ("per node and PP stage, one TP rank per DP group, DP groups added; stages are never added (S3); a "

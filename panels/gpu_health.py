@@ -20,12 +20,13 @@ from dashgen_queries.dcgm import DcgmSource
 from dashgen_queries.gpu_source import GpuSource, seconds_text
 from dashgen_queries.promql import RATE_WINDOW, job
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, table, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "GPU health"
+WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
 GROUP = "gpu_health"
 LEGEND = "{{node}} GPU {{gpu}}"
 FATAL = ", ".join(f"{code} {meaning}" for code, meaning in dcgm.FATAL_XIDS.items())

@@ -41,12 +41,13 @@ from dashgen_queries.gpu import (
 )
 from dashgen_queries.promql import RATE_WINDOW, job
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import ratio_axis, ref, source_status_panel, state_timeline, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Per-GPU timelines"
+WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
 GROUP = "gpu_timelines"
 LEGEND = "{{node}} GPU {{gpu}}"
 REASON_LEGEND = LEGEND + " {{" + REASON_LABEL + "}}"

@@ -29,12 +29,13 @@ from dashgen_queries.gpu import (
 )
 from dashgen_queries.promql import job
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, stat, table
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Per-GPU window statistics"
+WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
 COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")
 # statistic -> (PromQL *_over_time function, what the column shows)
 STATISTICS = {"mean": ("avg", "window mean"), "peak": ("max", "window peak")}

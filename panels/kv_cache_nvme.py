@@ -17,7 +17,7 @@ from dashgen_queries import node_exporter as ne
 from dashgen_queries import sglang as sg
 from dashgen_queries.promql import divide, scale
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import (
@@ -34,6 +34,8 @@ from dashgen.render.kit import (
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "KV cache and NVMe"
+WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
+VIDEO_TITLE = "Disks, CPU and host memory"  # the group of a deployment without text-generation pools
 GROUP = "kv_cache_nvme"
 
 ALL_SCHEDULERS = (
@@ -355,13 +357,15 @@ def host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     panels: list[PanelSpec] = []
-    if profile.exported("sglang"):
+    text = profile.has_kind(TEXT)  # S25: KV, HiCache and Store panels are text-generation only
+    if profile.exported("sglang") and text:
         panels += [kv_pool_table(profile), *kv_stage_panels(profile), hicache_host_panel(profile, topology),
                    *pd_transfer_panels(profile)]
-    else:
+    elif text:
         panels.append(source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
                                           "GPU KV pool: not available"))
-    panels += store_panels(profile, topology)
+    if text:
+        panels += store_panels(profile, topology)
     if profile.exported(NODE_EXPORTER) and profile.disks.has_cache_tier:
         panels += [*disk_panels(profile), *filesystem_panels(profile, topology), *host_panels(profile, topology)]
     elif profile.exported(NODE_EXPORTER):
@@ -369,5 +373,5 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     else:
         panels.append(source_status_panel(f"{GROUP}.node_unavailable", profile, [NODE_EXPORTER],
                                           "Cache disks, CPU and host memory: not available"))
-    return GroupSpec(key=GROUP, title=TITLE, panels=tuple(panels))
+    return GroupSpec(key=GROUP, title=TITLE if text else VIDEO_TITLE, panels=tuple(panels))
 

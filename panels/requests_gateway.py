@@ -18,12 +18,13 @@ from dashgen_panels.gateway import gateway_panels
 from dashgen_queries import sglang as sg
 from dashgen_queries.promql import FIRST_EVENT_RATE, scale
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import source_status_panel, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Requests and gateway"
+WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
 GROUP = "requests_gateway"
 
 TOKENS_PER_SECOND = "count:tok/s"  # Grafana custom unit: K/M scaling plus the quantity's name

@@ -47,12 +47,13 @@ from dashgen_queries.sglang_slo import (
     worst_good_ratio,
 )
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, last_value, ratio_axis, source_status_panel, stat, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "SLO and health"
+WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
 KEY = "slo_health"
 INSTANT_BURN_WINDOWS = ("6h", "3d")
 LATENCY_METRICS = (

@@ -53,13 +53,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from dashgen_queries import diffusion as df
 from dashgen_queries import hicache as sg
 from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
-from dashgen_queries.promql import agg, node_var, scoped_job, selector
+from dashgen_queries.promql import agg, job, matcher, node_var, scoped_job, selector
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, VIDEO, Profile
 
 OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED, GPU_MISSING = 0, 1, 2, 3, 4, 5, 6, 7
 
@@ -282,10 +283,18 @@ def value_mappings() -> tuple[dict, ...]:
 
 
 def engine_layer(profile: Profile) -> Layer:
-    """SGLang engine: initialised when the KV pool size gauge exists; traffic = tokens processed."""
+    """SGLang engine: initialised when the KV pool size gauge exists; traffic = tokens processed. A
+    video-generation pool's SGLang Diffusion engine (S25): its queue gauge (published from start-up), traffic =
+    finished non-warm-up jobs. A mixed profile reads either family on each node (``__name__`` regex)."""
     src = profile.source("sglang")
-    return Layer("engine", "Engine (SGLang)", src.job, src.sample_interval_seconds,
-                 sg.presence(profile, sg.KV_MAX), (sg.traffic_counter(profile),), NO_TRAFFIC,
+    text, video = profile.has_kind(TEXT), profile.has_kind(VIDEO)
+    presence = sg.presence(profile, sg.KV_MAX) if text else df.presence(profile)
+    if text and video:
+        presence = selector("", matcher("__name__", "=~", f"{sg.KV_MAX}|{df.QUEUE}"), job(profile, "sglang"),
+                            node_var(profile))
+    traffic = (*((sg.traffic_counter(profile),) if text else ()), *((df.traffic_counter(profile),) if video else ()))
+    title = "Engine (SGLang)" if text else "Engine (SGLang Diffusion)"
+    return Layer("engine", title, src.job, src.sample_interval_seconds, presence, traffic, NO_TRAFFIC,
                  scrape_seconds=src.scrape_interval_seconds)
 
 

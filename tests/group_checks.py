@@ -20,6 +20,8 @@ from dashgen.lint.promql import metric_names, walk
 
 PROFILES: dict[str, Profile] = {profile.name: profile for profile in load_profiles()}
 PROFILE_NAMES = sorted(PROFILES)
+# S25: the profiles with a text-generation pool; text-only groups and panels exist only on these.
+TEXT_PROFILE_NAMES = [name for name in PROFILE_NAMES if PROFILES[name].has_kind("text-generation")]
 GRAPH_KINDS = {"timeseries", "state-timeline"}
 GLOBALS = (("$__rate_interval", "5m"), ("$__range_s", "3600"), ("$__range", "1h"), ("$__interval", "1m"))
 RATE_FUNCS = {"rate", "irate", "increase"}

@@ -174,3 +174,16 @@ def test_panel_index_lists_every_panel_of_the_committed_dashboards(entries):
             if panel["type"] != "row":
                 shown.add(panel["title"])
     assert shown == {title for e in entries for title in e.titles}
+
+
+def test_s25_every_group_module_declares_the_workload_kinds_it_serves():
+    """The composition keeps a group only for the workload kinds in its ``WORKLOADS`` (dashgen.dashboard):
+    a group module without it, or naming an unknown kind, would be shown or hidden by accident."""
+    from dashgen_panels import GROUPS
+
+    from dashgen.deployment.profile import WORKLOAD_KINDS
+
+    wrong = [module.__name__ for module in GROUPS
+             if not isinstance(getattr(module, "WORKLOADS", None), tuple)
+             or not module.WORKLOADS or set(module.WORKLOADS) - set(WORKLOAD_KINDS)]
+    assert not wrong, f"declare WORKLOADS = (kinds...) from {WORKLOAD_KINDS} in: {wrong}"

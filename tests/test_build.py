@@ -78,6 +78,7 @@ def test_adding_a_panel_changes_no_other_panel_id():
 
     class WithExtraPanel:
         TITLE = first.TITLE
+        WORKLOADS = first.WORKLOADS
 
         @staticmethod
         def build(profile, topology):
@@ -97,11 +98,25 @@ def test_adding_a_panel_changes_no_other_panel_id():
 
 
 def test_rows_follow_the_reading_order(built):
-    from dashgen_panels import GROUPS
+    from dashgen_panels import (
+        GROUPS,
+        cache_evidence,
+        gpu_health,
+        gpu_timelines,
+        gpu_window_stats,
+        jobs,
+        kv_cache_nvme,
+        video_slo,
+    )
 
+    # S25: a text-generation deployment gets the text groups, the video pool the Jobs and Job SLO groups plus the
+    # shared GPU / node groups (two of them titled for what they show without cache tiers)
+    text = [module.TITLE for module in GROUPS if "text-generation" in module.WORKLOADS]
+    video = [video_slo.TITLE, jobs.TITLE, cache_evidence.NO_CACHE_TITLE, gpu_window_stats.TITLE, gpu_health.TITLE,
+             kv_cache_nvme.VIDEO_TITLE, gpu_timelines.TITLE]
     for dashboard in built:
         rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]
-        assert rows == [module.TITLE for module in GROUPS]
+        assert rows == (video if dashboard.profile == "video-200" else text), dashboard.profile
 
 
 def test_grafanalib_legacy_defaults_are_normalised_away(built):
@@ -189,6 +204,7 @@ def _one_panel_group(panel: PanelSpec):
 
     class OnePanel:
         TITLE = "One panel"
+        WORKLOADS = ("text-generation", "video-generation")
 
         @staticmethod
         def build(profile, topology):

@@ -63,19 +63,24 @@ def string_arg(node) -> str:
 
 
 NAMES = sorted(PROFILES)
+# S25: cache tiers exist only in text-generation pools; a video-only deployment keeps the reasons tables.
+TEXT_NAMES = [name for name in NAMES if PROFILES[name].has_kind("text-generation")]
 
 
 def test_group_is_first_and_titled():
     from dashgen_panels import GROUPS
 
     assert cache_evidence.TITLE == "Cache evidence"
-    data_groups = [g for g in GROUPS if g.__name__.rsplit(".", 1)[-1] not in ("slo_health",)]
+    # the first data group after the SLO rows and a video pool's jobs (S25)
+    data_groups = [g for g in GROUPS if g.__name__.rsplit(".", 1)[-1] not in ("slo_health", "video_slo", "jobs")]
     assert data_groups[0] is cache_evidence
     for name in NAMES:
         assert built(name).spec.groups[0].key == "cache_evidence"
+        assert built(name).spec.groups[0].title == ("Cache evidence" if name in TEXT_NAMES
+                                                    else cache_evidence.NO_CACHE_TITLE)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
     node = PROFILES[name].label("node")
     for key in TABLES:
@@ -95,7 +100,7 @@ def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
                     assert grouping(outer).labels <= {node, PROFILES[name].label("pp_rank")}, key
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s2_tables_merge_into_one_row_per_node(name):
     for key in TABLES:
         panel = specs(name)[key]
@@ -136,7 +141,7 @@ def test_s7_no_zero_fill(name):
 
 
 def test_s8_direction_words_name_the_right_counters():
-    for name in NAMES:
+    for name in TEXT_NAMES:
         profile = PROFILES[name]
         cols = columns(specs(name)["reuse_io"])
         expected = {}
@@ -186,7 +191,7 @@ def test_s8_bytes_sum_tp_ranks_tokens_read_one_rank():
             assert [str(a.op) for a in found] == ["sum", "max"] and dp_rank in grouping(found[1]).labels, title
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s9_final_reuse_is_the_engine_prefill_report_never_prefetch(name):
     panel = specs(name)["reuse_io"]
     for title, expr in columns(panel).items():
@@ -285,7 +290,7 @@ def test_s13_object_counts_are_never_added():
     assert "never summed" in panel.description
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s14_request_level_reuse_is_na_off_the_entry_node(name):
     profile = PROFILES[name]
     panel = specs(name)["reuse_io"]
@@ -310,11 +315,14 @@ def test_s15_long_context_names_the_client_metrics_not_exported():
     assert "not exported by the client" in panel.content and "mooncake_client" in panel.content
 
 
-def test_s15_video_says_hicache_and_store_are_not_deployed():
-    content = specs("video-200")["sources_unavailable"].content
-    for source in ("hicache", "hicache_storage", "mooncake_master"):
-        assert f"(`{source}`): not deployed" in content
-    assert not any(key in specs("video-200") for key in ("ram_ssd_share", "prefetch_unfulfilled", "store_segments"))
+def test_s25_video_has_no_cache_tier_panel_only_the_reasons_and_freshness_tables():
+    """A video-generation pool has no KV cache, HiCache or Store: no cache-evidence panel and no "not deployed"
+    placeholder for them, only the missing-data reasons and newest-sample-age tables of its layers."""
+    found = specs("video-200")
+    assert set(found) == {"reasons", "freshness"}, sorted(found)
+    exprs = " ".join(target.expr for key in ("reasons", "freshness") for target in found[key].targets)
+    assert "sglang:diffusion_num_queue_reqs" in exprs and "sglang:diffusion_requests_total" in exprs
+    assert sg.KV_MAX not in exprs and sg.REALTIME not in exprs
 
 
 def test_s16_each_prefetch_reason_is_its_own_series_and_deferred_is_apart():
@@ -338,7 +346,7 @@ def test_s17_long_context_anatomy_reads_the_article_numbers():
     assert "| NVMe bucket limit | 240 GB | 1.92 TB |" in content
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s17_limit_allocation_filesystem_are_three_panels(name):
     profile = PROFILES[name]
     found = specs(name)

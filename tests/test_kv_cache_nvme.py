@@ -10,6 +10,7 @@ from dashgen_panels import GROUPS, kv_cache_nvme
 from group_checks import (
     PROFILE_NAMES,
     PROFILES,
+    TEXT_PROFILE_NAMES,
     aggregations,
     group_panels,
     names,
@@ -22,7 +23,8 @@ TITLE = kv_cache_nvme.TITLE
 
 
 def _panels(name: str) -> list[dict]:
-    return group_panels(name, TITLE)
+    """The group's panels; a deployment without text-generation pools titles it for what it shows (S25)."""
+    return group_panels(name, TITLE if name in TEXT_PROFILE_NAMES else kv_cache_nvme.VIDEO_TITLE)
 
 
 # Profiles with a KV cache disk tier ([disks] cache_mountpoint); the others show no cache-disk panel.
@@ -53,7 +55,7 @@ def test_s17_nominal_disk_size_and_filesystem_size_are_separate_numbers(name: st
         assert panel.get("fieldConfig", {}).get("defaults", {}).get("max") in (None, 1, 100), panel["title"]
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)  # KV / HiCache / Store: text only (S25)
 def test_s17_store_quota_comes_from_the_profile_or_a_status_panel(name: str) -> None:
     panels = _panels(name)
     capacity = Topology(PROFILES[name]).capacity
@@ -69,7 +71,7 @@ def test_s17_store_quota_comes_from_the_profile_or_a_status_panel(name: str) -> 
         assert any(p["type"] == "text" and "Store" in p["title"] for p in panels)
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)  # KV / HiCache / Store: text only (S25)
 def test_s3_kv_slots_never_aggregated_across_pp_rank(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):
@@ -83,7 +85,7 @@ def test_s3_kv_slots_never_aggregated_across_pp_rank(name: str) -> None:
     assert checked >= 8
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)  # KV / HiCache / Store: text only (S25)
 def test_kv_pool_table_has_one_row_per_rank_and_states_the_all_schedulers_flag(name: str) -> None:
     (table,) = [p for p in _panels(name) if p["type"] == "table"]
     assert "--enable-metrics-for-all-schedulers" in table["description"]
@@ -120,19 +122,19 @@ def test_host_memory_cites_the_node_exporter_meminfo_collector(name: str) -> Non
     assert panels and all("node_exporter meminfo collector" in p["description"] for p in panels)
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)  # KV / HiCache / Store: text only (S25)
 def test_hicache_host_tier_only_where_exported(name: str) -> None:
     found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
     assert ("sglang:hicache_host_used_tokens" in found) == PROFILES[name].exported("hicache")
 
 
 def test_pd_kv_transfer_only_for_pd_pools() -> None:
-    for name in PROFILE_NAMES:
+    for name in TEXT_PROFILE_NAMES:
         found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
         assert ("sglang:kv_transfer_latency_ms_bucket" in found) == PROFILES[name].has_pools
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)  # KV / HiCache / Store: text only (S25)
 def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):
@@ -144,7 +146,7 @@ def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str
     assert checked >= 5
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)  # KV / HiCache / Store: text only (S25)
 def test_evictions_state_tokens_per_second(name: str) -> None:
     (evictions,) = [p for p in _panels(name) if p["title"].startswith("GPU KV evictions")]
     assert evictions["fieldConfig"]["defaults"]["unit"] == "count:tok/s"

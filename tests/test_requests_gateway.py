@@ -9,8 +9,8 @@ import pytest
 from dashgen_panels import GROUPS, requests_gateway
 from dashgen_queries.promql import FIRST_EVENT_RATE
 from group_checks import (
-    PROFILE_NAMES,
     PROFILES,
+    TEXT_PROFILE_NAMES,
     aggregations,
     group_panels,
     names,
@@ -52,7 +52,7 @@ def test_group_is_registered_after_window_statistics() -> None:
     assert TITLE == "Requests and gateway"
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_s3_engine_request_counts_never_aggregated_across_pp_rank(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):
@@ -67,7 +67,7 @@ def test_s3_engine_request_counts_never_aggregated_across_pp_rank(name: str) -> 
     assert checked >= 4
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_s4_gateway_series_never_added_to_engine_or_other_layers(name: str) -> None:
     for panel, target in targets(_panels(name)):
         found = names(target["expr"])
@@ -79,7 +79,7 @@ def test_s4_gateway_series_never_added_to_engine_or_other_layers(name: str) -> N
         assert "several layers" in panel["description"] and "S4" in panel["description"], panel["title"]
 
 
-@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if PROFILES[n].exported("gateway")])
+@pytest.mark.parametrize("name", [n for n in TEXT_PROFILE_NAMES if PROFILES[n].exported("gateway")])
 def test_s4_each_gateway_layer_on_its_own_panel(name: str) -> None:
     panel_of: dict[str, str] = {}
     for panel, target in targets(_panels(name)):
@@ -92,7 +92,7 @@ def test_s4_each_gateway_layer_on_its_own_panel(name: str) -> None:
     assert "no entry or backend label" in admission["description"]
 
 
-@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if not PROFILES[n].exported("gateway")])
+@pytest.mark.parametrize("name", [n for n in TEXT_PROFILE_NAMES if not PROFILES[n].exported("gateway")])
 def test_profile_without_gateway_gets_one_status_panel_and_no_gateway_query(name: str) -> None:
     panels = _panels(name)
     assert not any(n.startswith("smg_") for _, t in targets(panels) for n in names(t["expr"]))
@@ -113,27 +113,27 @@ def test_pd_pools_are_kept_apart_by_engine_type() -> None:
     assert pd_queues <= {n for _, t in targets(_panels("pd-128")) for n in names(t["expr"])}
 
 
-@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if not PROFILES[n].has_pools])
+@pytest.mark.parametrize("name", [n for n in TEXT_PROFILE_NAMES if not PROFILES[n].has_pools])
 def test_pd_only_panels_absent_without_pd_pools(name: str) -> None:
     found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
     assert not any("prefill_bootstrap" in n or "decode_transfer" in n for n in found)
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_tokens_per_minute_states_its_unit_and_scales_a_rate(name: str) -> None:
     (tpm,) = [p for p in _panels(name) if "TPM" in p["title"]]
     assert "tokens/min" in tpm["title"] and "tokens/min" in tpm["description"]
     assert all(t["expr"].endswith("* 60") and "rate(" in t["expr"] for t in tpm["targets"])
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_tokenizer_panels_say_they_come_from_node_0(name: str) -> None:
     for panel, target in targets(_panels(name)):
         if names(target["expr"]) & TOKENIZER_METRICS:
             assert "node 0" in panel["description"], panel["title"]
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_stage_variable_used_only_where_the_profile_has_pp(name: str) -> None:
     exprs = [t["expr"] for _, t in targets(_panels(name))]
     uses_stage = any('pp_rank=~"$stage"' in e for e in exprs)
@@ -149,7 +149,7 @@ RATE_OF_FIRST_EVENT_COUNTERS = {
 }
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_token_rates_state_tokens_per_second_or_minute_in_the_unit(name: str) -> None:
     units = {}
     for panel in _panels(name):
@@ -162,7 +162,7 @@ def test_token_rates_state_tokens_per_second_or_minute_in_the_unit(name: str) ->
     assert units[per_minute[0]] == requests_gateway.TOKENS_PER_MINUTE == "count:tok/min"
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_s7_first_event_counters_say_rate_cannot_show_their_first_event(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):
@@ -173,7 +173,7 @@ def test_s7_first_event_counters_say_rate_cannot_show_their_first_event(name: st
     assert checked >= 2
 
 
-@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str) -> None:
     checked = 0
     for panel, target in targets(_panels(name)):

@@ -23,6 +23,9 @@ All other nodes are healthy. A profile with fewer than 6 nodes cannot show five-
 profile) GPU 5 (the last GPU of a smaller node) reports an Xid 79 at 35 % of the window in DCGM, and
 every series of that GPU, GPM and DCGM alike, ends at 40 %: the node's exporters stay up with one
 GPU fewer. Everything else is healthy, so the node reads "GPU missing (7 of 8)" and nothing else.
+
+``stuck-instance`` (S25, video-generation pools): on node index 3 the SGLang Diffusion engine stops
+finishing jobs (``dashgen.demo.diffusion_series``); it keeps serving /metrics, so the node reads ok.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
 
-SCENARIOS = ("healthy", "five-reasons", "gpu-missing")
+SCENARIOS = ("healthy", "five-reasons", "gpu-missing", "stuck-instance")
 
 REASONS = {
     0: "ok",
@@ -66,6 +69,7 @@ class NodeFault:
     no_traffic: bool = False
     no_io: bool = False
     lost_gpu: int | None = None  # this GPU's series (every source) end at LOST_AT, after an Xid at XID_AT
+    stuck: bool = False  # video engine: its running jobs never finish from mid-window (dashgen.demo.diffusion_series)
 
     @property
     def layer(self) -> str:
@@ -94,6 +98,8 @@ def faults(profile: Profile, scenario: str) -> dict[str, NodeFault]:
     """Node name -> fault for a scenario (nodes not listed are healthy)."""
     if scenario == "healthy":
         return {}
+    if scenario == "stuck-instance":  # S25: one video engine stops finishing jobs; its node reads ok otherwise
+        return {profile.node_names[min(LOST_NODE_INDEX, profile.nodes - 1)]: NodeFault(stuck=True)}
     if scenario == "gpu-missing":
         node, gpu = lost_gpu(profile)
         return {node: NodeFault(reason=7, lost_gpu=gpu)}
@@ -127,7 +133,9 @@ def assignments(profile: Profile, scenario: str) -> list[Assignment]:
     """The scenario's node -> reason table, for humans and tests."""
     rows = []
     for node, fault in faults(profile, scenario).items():
-        if fault.lost_gpu is not None:
+        if fault.stuck:
+            detail = "video engine: running jobs never finish from a quarter of the window on, jobs keep queueing"
+        elif fault.lost_gpu is not None:
             detail = (f"GPU {fault.lost_gpu}: Xid {LOST_XID} at {XID_AT:.0%} of the window, every series of it gone "
                       f"from {LOST_AT:.0%}")
         elif fault.down:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from dashgen.demo.catalogue import Histogram, MetricModel, Rate, Wave
+from dashgen.demo.diffusion_series import diffusion_series
 from dashgen.demo.scenarios import LOST_AT, LOST_XID, XID_AT, NodeFault
 from dashgen.demo.scopes import TARGET_OF, Plan, SeriesSpec, expand_extra_labels, scope_series, target_labels
 from dashgen.demo.values import (
@@ -126,3 +127,4 @@ def generate(plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ..
     for model, extra in models:
         if plan.profile.exported(model.source):
             yield from metric_series(plan, model, extra)
+    yield from diffusion_series(plan)

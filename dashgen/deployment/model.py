@@ -25,6 +25,9 @@ FEATURE_SOURCES = {"hicache": "sglang", "hicache_storage": "sglang"}
 
 SOURCE_STATUSES = ("exported", "not-exported", "not-deployed")
 POOL_ROLES = ("unified", "prefill", "decode")
+# Workload kinds (S25): what a pool serves, which decides its engine metrics, panels, No Data layer, SLO and alerts.
+TEXT, VIDEO = "text-generation", "video-generation"
+WORKLOAD_KINDS = (TEXT, VIDEO)
 
 DEFAULT_LABELS: dict[str, str] = {
     "deployment": "cluster",
@@ -79,6 +82,7 @@ class Pool:
     replicas: int
     tp: int
     pp: int
+    kind: str = TEXT  # one of WORKLOAD_KINDS
 
     @property
     def gpus_per_replica(self) -> int:
@@ -91,13 +95,16 @@ class Pool:
 
 @dataclass(frozen=True)
 class Slo:
-    """Service-level objective thresholds (histogram bucket bounds, not averages)."""
+    """Service-level objective thresholds (histogram bucket bounds, not averages). The TTFT / TPOT / E2E
+    thresholds belong to text-generation pools (0.0 when the profile has none); ``job_latency_seconds`` to
+    video-generation pools (0.0 when it has none)."""
 
     ttft_seconds: float
     e2e_seconds: float
     tpot_seconds: float
     objective: float
     window_days: int
+    job_latency_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -202,6 +209,14 @@ class Profile:
     def has_pools(self) -> bool:
         """True when the deployment has more than one pool (e.g. prefill and decode)."""
         return len(self.pools) > 1
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The workload kinds of the profile's pools, in ``WORKLOAD_KINDS`` order (S25)."""
+        return tuple(kind for kind in WORKLOAD_KINDS if any(pool.kind == kind for pool in self.pools))
+
+    def has_kind(self, kind: str) -> bool:
+        return kind in self.kinds
 
     def source(self, name: str) -> Source:
         return self.sources[name]

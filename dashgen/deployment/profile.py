@@ -21,6 +21,9 @@ from dashgen.deployment.model import (
     KNOWN_SOURCES,
     POOL_ROLES,
     SOURCE_STATUSES,
+    TEXT,
+    VIDEO,
+    WORKLOAD_KINDS,
     Capacity,
     DashboardSettings,
     Disks,
@@ -53,6 +56,9 @@ __all__ = [
     "KNOWN_SOURCES",
     "POOL_ROLES",
     "SOURCE_STATUSES",
+    "TEXT",
+    "VIDEO",
+    "WORKLOAD_KINDS",
     "Capacity",
     "DashboardSettings",
     "Disks",
@@ -122,7 +128,8 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     store = parse_store(top.table_at("store"))
     sources = parse_sources(top.table_at("sources", required=True), store)
     labels = parse_labels(top.table_at("labels"))
-    slo = parse_slo(top.table_at("slo", required=True))
+    kinds = tuple(kind for kind in WORKLOAD_KINDS if any(pool.kind == kind for pool in pools))
+    slo = parse_slo(top.table_at("slo", required=True), kinds)
     capacity = parse_capacity(top.table_at("capacity"), pools, gpus_per_node, sources)
     disks = parse_disks(top.table_at("disks"))
     dashboard = parse_dashboard(top.table_at("dashboard"))

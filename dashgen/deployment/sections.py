@@ -27,6 +27,9 @@ from dashgen.deployment.model import (
     KNOWN_SOURCES,
     POOL_ROLES,
     SOURCE_STATUSES,
+    TEXT,
+    VIDEO,
+    WORKLOAD_KINDS,
     Capacity,
     DashboardSettings,
     Disks,
@@ -98,13 +101,22 @@ def parse_pool(reader: TableReader) -> Pool:
     role = reader.string("role", "unified")
     if role not in POOL_ROLES:
         raise reader.fail("role", f"{role!r} is not one of {', '.join(POOL_ROLES)}")
+    kind = reader.string("kind", TEXT)
+    if kind not in WORKLOAD_KINDS:
+        raise reader.fail("kind", f"{kind!r} is not one of {', '.join(WORKLOAD_KINDS)}")
     pool = Pool(
         name=reader.string("name", required=True),
         role=role,
         replicas=reader.integer("replicas", required=True),
         tp=reader.integer("tp", required=True),
         pp=reader.integer("pp", 1),
+        kind=kind,
     )
+    if kind == VIDEO and role != "unified":
+        raise reader.fail("role", f"{role!r}: a {VIDEO} pool (SGLang Diffusion) has no prefill / decode split; "
+                                  "use role = \"unified\"")
+    if kind == VIDEO and pool.pp != 1:
+        raise reader.fail("pp", f"{pool.pp}: a {VIDEO} pool has no pipeline parallelism (pp = 1)")
     if not NAME_RE.match(pool.name):
         raise reader.fail("name", f"{pool.name[:40]!r} must be lower-case letters, digits and '-', "
                                   "at most 31 characters")
@@ -257,17 +269,33 @@ def parse_labels(reader: TableReader) -> dict[str, str]:
     return labels
 
 
-def parse_slo(reader: TableReader) -> Slo:
+TEXT_SLO_FIELDS = ("ttft_seconds", "tpot_seconds", "e2e_seconds")
+VIDEO_SLO_FIELDS = ("job_latency_seconds",)
+
+
+def parse_slo(reader: TableReader, kinds: tuple[str, ...] = (TEXT,)) -> Slo:
+    """``[slo]``: the objective, and the thresholds of the profile's workload kinds (S25): TTFT / TPOT / E2E for
+    text-generation pools, the job-latency bound for video-generation pools; a threshold of a kind the
+    profile has no pool of is refused (a video pool has no TTFT)."""
     objective = reader.number("objective", required=True)
     assert objective is not None
     if not 0 < objective < 1:
         raise reader.fail("objective", f"must be a share between 0 and 1 (e.g. 0.99), got {objective}")
+    for kind, fields in ((TEXT, TEXT_SLO_FIELDS), (VIDEO, VIDEO_SLO_FIELDS)):
+        if kind in kinds:
+            continue
+        for key in fields:
+            if key in reader.table:
+                raise reader.fail(key, f"the profile has no {kind} pool, so this threshold has nothing to measure "
+                                       f"(pools' kind: {', '.join(kinds)})")
+    text, video = TEXT in kinds, VIDEO in kinds
     slo = Slo(
-        ttft_seconds=reader.number("ttft_seconds", required=True) or 0.0,
-        e2e_seconds=reader.number("e2e_seconds", required=True) or 0.0,
-        tpot_seconds=reader.number("tpot_seconds", required=True) or 0.0,
+        ttft_seconds=(reader.number("ttft_seconds", required=True) or 0.0) if text else 0.0,
+        e2e_seconds=(reader.number("e2e_seconds", required=True) or 0.0) if text else 0.0,
+        tpot_seconds=(reader.number("tpot_seconds", required=True) or 0.0) if text else 0.0,
         objective=objective,
         window_days=reader.integer("window_days", 30),
+        job_latency_seconds=(reader.number("job_latency_seconds", required=True) or 0.0) if video else 0.0,
     )
     reader.reject_unknown()
     return slo

@@ -50,13 +50,17 @@ METRIC_SOURCES: Mapping[str, Exports] = {
             "sglang:scheduler_idle_seconds_total", "sglang:prompt_tokens_total", "sglang:generation_tokens_total",
             "sglang:num_requests_total", "sglang:num_aborted_requests_total", "sglang:cached_tokens_total",
             "sglang:http_requests_total", "sglang:http_responses_total", "sglang:http_requests_active",
+            # SGLang Diffusion (video-generation pools, metric catalogue §11)
+            "sglang:diffusion_num_queue_reqs", "sglang:diffusion_num_running_reqs", "sglang:diffusion_requests_total",
         ),
         histograms=(
             "sglang:kv_transfer_latency_ms", "sglang:kv_transfer_speed_gb_s", "sglang:kv_transfer_total_mb",
             "sglang:queue_time_seconds", "sglang:per_stage_req_latency_seconds", "sglang:time_to_first_token_seconds",
             "sglang:e2e_request_latency_seconds", "sglang:inter_token_latency_seconds",
             "sglang:request_time_per_output_token_seconds", "sglang:prompt_tokens_histogram",
-            "sglang:generation_tokens_histogram",
+            "sglang:generation_tokens_histogram", "sglang:diffusion_request_latency_seconds",
+            "sglang:diffusion_queue_time_seconds", "sglang:diffusion_generation_batch_size",
+            "sglang:diffusion_stage_host_latency_seconds",
         ),
     ),
     "hicache": Exports(

@@ -15,9 +15,10 @@ from pathlib import Path
 from dashgen_queries.gpu import GpuSource, gpu_source
 from dashgen_queries.sglang_slo import check_objective
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
 from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
+from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, slo_records
 
@@ -30,15 +31,20 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     every rule the deployment label (S21), so the rule files of several deployments load into one
     Prometheus or vmalert without two rules writing the same series."""
     groups = []
-    if profile.exported("sglang"):
+    engine = profile.exported("sglang")
+    if engine and profile.has_kind(TEXT):
         check_objective(profile)
         groups.append(("slo", slo_records(profile) + slo_alerts(profile)))
+    if engine and profile.has_kind(VIDEO):  # S25: the job SLO and stuck alerts, never TTFT / TPOT / tokens
+        check_objective(profile)
+        groups.append(("jobs", job_slo_records(profile) + job_slo_alerts(profile) + stuck_alerts(profile)))
     source = gpu_source(profile)
     if source is not None:
         groups.append(("gpu", _collected_records(profile, source) + gpu_alerts(profile, source)
                        + (gpu_missing_alert(profile, source),) + health_alerts(profile)))
-    if profile.exported("sglang"):
-        groups.append(("engine", engine_alerts(profile)))
+    if engine:  # a video-only deployment keeps the scrape alert; the others read token series
+        groups.append(("engine", tuple(a for a in engine_alerts(profile)
+                                       if profile.has_kind(TEXT) or a.alert == "EngineMetricsScrapeFailing")))
     targets = collection_alerts(profile) + target_missing_alerts(profile)
     if targets:
         groups.append(("targets", targets))
