@@ -25,6 +25,9 @@ from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 TITLE = "Now"
 KEY = "first_screen"
 WORKLOADS = ("text-generation", "video-generation")
+# Targets that are empty exactly when all is well (nothing fires, nothing is missing): (panel title, refId).
+HEALTHY_EMPTY = frozenset({("Alerts firing", "A"), ("Firing alerts by name and severity", "A"),
+                           ("Missing targets", "A"), ("Targets per source: up, expected, missing", "C")})
 TOP, BOTTOM = 6, 12  # the heights of the two lines: 1 + 6 + 12 = 19 grid units with the row header
 
 

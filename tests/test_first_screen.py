@@ -151,3 +151,48 @@ def test_s23_a_profile_without_a_collector_section_says_so_instead_of_drawing_bo
     assert [p["title"] for p in row["panels"]] == ["Collector bounds: not stated"]
     matrix = next(p for p in document["panels"] if p.get("title") == "Node × layer health")
     assert all(f"vector({va.SILENT})" not in t["expr"] for t in matrix["targets"])
+
+
+def _now_panels(profile_name: str) -> dict[str, dict]:
+    document = build_profile(PROFILES[profile_name])[0].document
+    return {p["title"]: p for p in document["panels"] if p["type"] != "row"}
+
+
+def _instant(victoriametrics, expr: str, at: float) -> list[dict]:
+    """The instant query at the window end, variables as Grafana expands them ($node = All, a 1 h range)."""
+    from dashgen.live.datasource import Datasource
+    from dashgen.live.expand import Window, expand_text, globals_for
+
+    values = {"node": ".*", **globals_for(Window(at, 3600), 15.0, 60.0)}
+    return Datasource(victoriametrics.url).query(expand_text(expand_text(expr, values), values), at).result
+
+
+def test_s26_healthy_demo_reads_every_expected_target_up_and_every_cell_ok(victoriametrics, demo_windows) -> None:
+    window = demo_windows[("long-context-64", "healthy")]
+    panels = _now_panels("long-context-64")
+    up, expected = (panels["Targets up / expected"]["targets"][i]["expr"] for i in (0, 1))
+    assert [s["value"][1] for s in _instant(victoriametrics, up, window.end)] == ["45"]
+    assert [s["value"][1] for s in _instant(victoriametrics, expected, window.end)] == ["45"]
+    for target in panels["Node × layer health"]["targets"]:
+        cells = {s["metric"]["node"]: s["value"][1] for s in _instant(victoriametrics, target["expr"], window.end)}
+        assert cells == dict.fromkeys(PROFILES["long-context-64"].node_names, "0"), target["expr"][:80]
+
+
+def test_s23_failing_targets_are_a_target_fact_the_collector_stays_ok(victoriametrics, demo_windows) -> None:
+    """five-reasons: the collection-failed node's targets read up == 0, but its collector is alive (it writes
+    those zeros): the Collector cell is ok, the layers read 'collection failed', the alerts name the targets."""
+    from dashgen.demo.scenarios import FIVE_REASONS_NODES
+
+    profile = PROFILES["long-context-64"]
+    window = demo_windows[("long-context-64", "five-reasons")]
+    failed = profile.node_names[next(i for i, code in FIVE_REASONS_NODES.items() if code == nodata.FAILED)]
+    panels = _now_panels("long-context-64")
+    matrix = [t["expr"] for t in panels["Node × layer health"]["targets"]]
+    collector_cells = {s["metric"]["node"]: s["value"][1] for s in _instant(victoriametrics, matrix[0], window.end)}
+    assert collector_cells[failed] == "0"
+    engine = {s["metric"]["node"]: s["value"][1] for s in _instant(victoriametrics, matrix[1], window.end)}
+    assert engine[failed] == str(nodata.FAILED)
+    firing = _instant(victoriametrics, panels["Firing alerts by name and severity"]["targets"][0]["expr"], window.end)
+    assert "EngineMetricsScrapeFailing" in {s["metric"]["alertname"] for s in firing}
+    missing = _instant(victoriametrics, panels["Missing targets"]["targets"][0]["expr"], window.end)
+    assert {s["metric"]["node"] for s in missing} == {failed}

@@ -14,6 +14,7 @@ from typing import Any
 import promql_parser as pp
 
 from dashgen.demo.catalogue import MetricModel, lookup
+from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
 from dashgen.demo.scopes import SCOPE_LABELS
 from dashgen.document import iter_panels, raw_variables, unwrap
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
@@ -105,7 +106,7 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     chosen: dict[str, tuple[MetricModel, dict[str, set[str]]]] = {}
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
-        if name == "up":
+        if name == "up" or name in COLLECTOR_NAMES:  # up: series.up_series; the collector's: collector_series
             continue
         found = lookup(name)
         if found is None:
