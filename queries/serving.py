@@ -24,7 +24,7 @@ STATES: dict[int, tuple[str, str]] = {
     STALLED: ("stalled: requests wait, no token moves", "red"),
     IDLE: ("idle: no request, no token", "blue"),
 }
-REPLICA_LABEL = "replica"
+REPLICA_LABEL = "serving_replica"  # a label of the query only (the store has no replica label)
 REPLICAS_PER_QUERY = 8
 TOKENS = "sglang:realtime_tokens_total"
 WAITING = "sglang:num_queue_reqs"
