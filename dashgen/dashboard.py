@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dashgen_panels import GROUPS
+from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS
 from dashgen_queries.gpu import gpu_source
 from dashgen_queries.promql import min_step
 
@@ -58,7 +58,7 @@ def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | Non
                                      for target in panel.targets))
         for panel in group.panels
     )
-    return replace(group, panels=panels)
+    return replace(group, panels=panels, collapsed=group.collapsed or group.key in COLLAPSED_ON_OPEN)
 
 
 def describe(profile: Profile) -> str:

@@ -179,3 +179,28 @@ def presence(profile: Profile) -> str:
 def traffic_counter(profile: Profile) -> str:
     """The No Data engine layer's traffic: finished non-warm-up jobs (a warm-up alone is no traffic)."""
     return series(profile, REQUESTS, NOT_WARMUP)
+
+
+# --- the first screen (S26) --------------------------------------------------------------------------
+
+FINISHING, STUCK, IDLE = 0, 2, 3
+INSTANCE_STATES: dict[int, tuple[str, str]] = {
+    FINISHING: ("finishing jobs", "green"),
+    STUCK: ("stuck: jobs wait or run, none finished", "red"),
+    IDLE: ("idle: no job", "blue"),
+}
+
+
+def instance_state(profile: Profile) -> str:
+    """Per instance, the first that applies: finishing (a non-warm-up job finished over ``stuck_window``) > stuck
+    (jobs queued or running, none finished) > idle (the engine is there, nothing waits or finishes)."""
+    by = instance(profile)
+    finished = agg("sum", by, increase(series(profile, REQUESTS, NOT_WARMUP), stuck_window(profile)))
+    present = agg("max", by, series(profile, QUEUE))
+    return (f"({FINISHING} * ({finished} > 0)) or ({STUCK} + 0 * ({stuck_instances(profile, scoped=True)})) "
+            f"or ({IDLE} + 0 * {present})")
+
+
+def pool_slo_health(profile: Profile, window: str) -> str:
+    """The job SLO's good share over ``window`` for the deployment: one number."""
+    return f"min({job_good_ratio(profile, window, scoped=True)})"

@@ -70,6 +70,9 @@ def min_step(profile: Profile, expr: str) -> str:
     steps at least) always spans four stored samples; "" for a query of no source's series."""
     jobs = set(re.findall(re.escape(profile.label("job")) + r'="([^"]+)"', expr))
     seconds = [source.sample_interval_seconds for source in profile.sources.values() if source.job in jobs]
+    collector = profile.collector
+    if collector is not None and collector.job in jobs:  # the collector's self-scrape, at the store's resolution
+        seconds.append(max(collector.scrape_interval_seconds, profile.store.resolution_seconds))
     return f"{max(seconds):g}s" if seconds else ""
 
 

@@ -101,6 +101,8 @@ def test_rows_follow_the_reading_order(built):
     from dashgen_panels import (
         GROUPS,
         cache_evidence,
+        collector,
+        first_screen,
         gpu_health,
         gpu_timelines,
         gpu_window_stats,
@@ -112,7 +114,7 @@ def test_rows_follow_the_reading_order(built):
     # S25: a text-generation deployment gets the text groups, the video pool the Jobs and Job SLO groups plus the
     # shared GPU / node groups (two of them titled for what they show without cache tiers)
     text = [module.TITLE for module in GROUPS if "text-generation" in module.WORKLOADS]
-    video = [video_slo.TITLE, jobs.TITLE, cache_evidence.NO_CACHE_TITLE, gpu_window_stats.TITLE, gpu_health.TITLE,
+    video = [first_screen.TITLE, video_slo.TITLE, jobs.TITLE, collector.TITLE, cache_evidence.NO_CACHE_TITLE, gpu_window_stats.TITLE, gpu_health.TITLE,
              kv_cache_nvme.VIDEO_TITLE, gpu_timelines.TITLE]
     for dashboard in built:
         rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]

@@ -71,8 +71,9 @@ def test_group_is_first_and_titled():
     from dashgen_panels import GROUPS
 
     assert cache_evidence.TITLE == "Cache evidence"
-    # the first data group after the SLO rows and a video pool's jobs (S25)
-    data_groups = [g for g in GROUPS if g.__name__.rsplit(".", 1)[-1] not in ("slo_health", "video_slo", "jobs")]
+    # the Now row, the SLO rows, a video pool's jobs and the Collector are health and collection groups (S25, S26)
+    health = ("first_screen", "slo_health", "video_slo", "jobs", "collector")
+    data_groups = [g for g in GROUPS if g.__name__.rsplit(".", 1)[-1] not in health]
     assert data_groups[0] is cache_evidence
     for name in NAMES:
         assert built(name).spec.groups[0].key == "cache_evidence"

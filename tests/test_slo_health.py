@@ -67,13 +67,15 @@ def exprs(spec) -> list[str]:
 
 
 def test_group_is_first_in_reading_order():
-    assert GROUPS[0] is slo_health
+    """First after the incident screen (the Now row, S26), and open."""
+    assert GROUPS[1] is slo_health
     assert slo_health.TITLE == "SLO and health"
     for profile in ALL_PROFILES:
         document = build_profile(profile)[0].document
-        first_row = next(p for p in document["panels"] if p["type"] == "row")
+        rows = [p for p in document["panels"] if p["type"] == "row"]
         want = "SLO and health" if profile in PROFILES else "Job SLO and health (video generation)"
-        assert first_row["title"] == want, profile.name
+        assert [r["title"] for r in rows[:2]] == ["Now", want], profile.name
+        assert not rows[1].get("collapsed"), profile.name
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)

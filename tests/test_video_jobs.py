@@ -154,5 +154,8 @@ def test_s25_every_query_of_the_video_dashboard_executes_and_none_is_empty_on_he
     report = json.loads(result.output)
     assert report["summary"]["error"] == 0 and report["summary"]["panels"] > 40
     empty = [(p["title"], t["ref_id"]) for p in report["panels"] for t in p["targets"] if t["status"] == "empty"]
-    # the Stuck instances table is empty on a healthy pool by design (no instance stuck)
-    assert empty == [("Stuck instances: jobs waiting or running, none finished", "A")], empty
+    # the Stuck instances table is empty on a healthy pool by design (no instance stuck), and so are the first
+    # screen's targets that list what fires or is missing
+    from dashgen_panels.first_screen import HEALTHY_EMPTY
+
+    assert set(empty) - HEALTHY_EMPTY == {("Stuck instances: jobs waiting or running, none finished", "A")}, empty

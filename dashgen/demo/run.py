@@ -8,10 +8,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from dashgen.build import build_profile
 from dashgen.demo.catalogue import MetricModel
+from dashgen.demo.collector_series import collector_series
 from dashgen.demo.scenarios import faults
 from dashgen.demo.scopes import Plan
 from dashgen.demo.series import generate
@@ -66,7 +68,7 @@ def import_demo(
         warn(f"{profile.name}: no demo model for metric {name!r}; it gets no series")
     plan = demo_plan(profile, scenario, end, hours, step)
     counts = [0, 0]
-    datasource.import_series(_counted(generate(plan, models), counts))
+    datasource.import_series(_counted(chain(generate(plan, models), collector_series(plan)), counts))
     datasource.flush()
     return ImportSummary(profile.name, scenario, plan.start, plan.end, counts[0], counts[1],
                          time.monotonic() - began, tuple(unknown))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dashgen.deployment.collector import Collector
+
 # Metric sources a profile may declare. ``job`` is the default scrape job; feature sources
 # (HiCache, its storage layer) are collectors inside the SGLang process and share its job.
 KNOWN_SOURCES: dict[str, dict[str, str]] = {
@@ -192,6 +194,8 @@ class Profile:
     # Node name -> the address its Mooncake Store clients register as the segment host (S11);
     # nodes not listed register under their node name.
     node_addresses: dict[str, str] = field(default_factory=dict)
+    # The per-node collector's bounds and the targets of sources on some nodes (``[collector]``, S23); None: unknown.
+    collector: Collector | None = None
 
     @property
     def total_gpus(self) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.deployment.checks import MAX_GPUS_PER_NODE, MAX_NODES
+from dashgen.deployment.collector import parse_collector
 from dashgen.deployment.model import (
     DEFAULT_LABELS,
     FEATURE_SOURCES,
@@ -133,6 +134,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     capacity = parse_capacity(top.table_at("capacity"), pools, gpus_per_node, sources)
     disks = parse_disks(top.table_at("disks"))
     dashboard = parse_dashboard(top.table_at("dashboard"))
+    collector = parse_collector(top.table_at("collector"), {n for n, s in sources.items() if s.exported})
     top.reject_unknown()
     return Profile(
         name=name,
@@ -154,6 +156,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         deployment=deployment,
         store=store,
         retired=retired,
+        collector=collector,
     )
 
 

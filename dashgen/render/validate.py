@@ -82,8 +82,11 @@ def _structural(doc: dict[str, Any], where: str) -> list[str]:
         var.get("name") for var in doc.get("templating", {}).get("list", []) if var.get("type") == "datasource"
     }
     seen_ids: dict[int, str] = {}
-    occupied: list[tuple[str, dict[str, int]]] = []
+    # Panels overlap only within one container: the top level, or one collapsed row's own panels (Grafana keeps
+    # those at their expanded positions, under their row, so two collapsed rows' panels share grid rows).
+    containers: dict[str | None, list[tuple[str, dict[str, int]]]] = {}
     for site in iter_panels(doc):
+        occupied = containers.setdefault(site.row, [])
         path, panel = site.path, site.raw
         title = panel.get("title", "-")
         prefix = f"{where}: panel \"{title}\": {path}"

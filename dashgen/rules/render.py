@@ -17,6 +17,7 @@ from dashgen_queries.sglang_slo import check_objective
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
+from dashgen.rules.collector import collector_alerts
 from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
 from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
@@ -48,6 +49,7 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     targets = collection_alerts(profile) + target_missing_alerts(profile)
     if targets:
         groups.append(("targets", targets))
+    groups.append(("collector", collector_alerts(profile)))
     return tuple(RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
                  for name, rules in groups)
 

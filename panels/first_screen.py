@@ -1,0 +1,294 @@
+"""Now: the first screen of an incident (S26). One row of about 19 grid units answering, for the selected
+deployment: what is firing, which targets are missing against the profile's expected count, the node x layer
+health matrix (the Missing-data reasons of S6, with the collector's own state, S23), whether each replica is
+serving, and the SLO as one number.
+
+Only cheap queries: instant ones, over ``up``, ``ALERTS`` and the reason codes; the heavy groups load below,
+collapsed. Every panel here answers "is something wrong, and where"; the groups below say why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dashgen_panels.slo_health import health_states
+from dashgen_queries import diffusion, nodata, serving
+from dashgen_queries import vmagent as va
+from dashgen_queries.promql import WINDOW, deployment, node_var, selector
+
+from dashgen.deployment.profile import TEXT, Profile
+from dashgen.deployment.targets import expected_targets, expected_total
+from dashgen.deployment.topology import Topology
+from dashgen.render.kit import NO_DATA_TEXT, last_value, merge_table, ratio_axis, ref, stat, table
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+
+TITLE = "Now"
+KEY = "first_screen"
+WORKLOADS = ("text-generation", "video-generation")
+# Targets that are empty exactly when all is well (nothing fires, nothing is missing): (panel title, refId).
+HEALTHY_EMPTY = frozenset({("Alerts firing", "A"), ("Firing alerts by name and severity", "A"),
+                           ("Missing targets", "A"), ("Targets per source: up, expected, missing", "C")})
+TOP, BOTTOM = 6, 12  # the heights of the two lines: 1 + 6 + 12 = 19 grid units with the row header
+
+
+def firing_count_panel(profile: Profile) -> PanelSpec:
+    return stat(
+        key=f"{KEY}.firing_count",
+        title="Alerts firing",
+        evidence=Evidence(
+            source="ALERTS{alertstate=\"firing\"}, written by the rule evaluator (Prometheus or vmalert) for dashgen's "
+                   "rules of this deployment (rules/<profile>.yml; every rule carries the deployment label, S21)",
+            quantity="the number of alert series firing at the window end",
+            limit="no data when no alert fires OR when no rule evaluator writes ALERTS into this store: the panel "
+                  "cannot tell the two apart, so it never shows a made-up 0 (S7). Pending alerts are not counted",
+        ),
+        targets=(Target(serving.firing_count(profile), legend="firing", instant=True),),
+        unit="short", min=0, decimals=0, width=3, height=TOP,
+        no_value="none firing (or no ALERTS in this store)",
+        thresholds=(("green", None), ("red", 1)),
+        options=last_value(colorMode="background"),
+    )
+
+
+def slo_panel(profile: Profile) -> PanelSpec | None:
+    if not profile.exported("sglang"):
+        return None
+    if not profile.has_kind(TEXT):
+        return job_slo_panel(profile)
+    return stat(
+        key=f"{KEY}.slo",
+        title="SLO health (lowest model and SLI)",
+        evidence=Evidence(
+            source="SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
+            quantity=f"over the dashboard window, the lowest good share of any model and any SLI (TTFT, TPOT, E2E); "
+                     f"objective {profile.slo.objective:g}",
+            limit="one number: the lowest, never an average of models; the SLO and health group below has it per "
+                  "model and over time. No requests in the window -> No data, not 100 %",
+        ),
+        targets=(Target(serving.slo_health(profile, WINDOW), legend="lowest", instant=True),),
+        **ratio_axis("percentunit"), decimals=2, width=3, height=TOP,
+        no_value="No requests in window", thresholds=health_states(profile),
+        options=last_value(colorMode="background"),
+    )
+
+
+def coverage_panel(profile: Profile) -> PanelSpec:
+    total = expected_total(profile)
+    parts = "; ".join(f"{entry.job} {entry.count}" for entry in expected_targets(profile))
+    return stat(
+        key=f"{KEY}.coverage",
+        title="Targets up / expected",
+        evidence=Evidence(
+            source="the scraper's up series of every job of this deployment, and the profile: " + parts +
+                   " (dashgen.deployment.targets: one target per node for each exported per-node source and the "
+                   "collector, [collector.targets] for the sources on some nodes)",
+            quantity=f"targets whose last scrape succeeded (up == 1) at the window end, beside the {total} the profile "
+                     "expects",
+            limit="a dead collector takes all its node's targets with it: read the matrix's Collector column "
+                  "before blaming the targets (S23). A target missing from up is counted as not up",
+        ),
+        targets=(Target(va.targets_up_total(profile), legend="up", instant=True, ref_id="A"),
+                 Target(va.expected_total_expr(profile), legend="expected", instant=True, ref_id="B")),
+        unit="short", decimals=0, width=4, height=TOP,
+        no_value="no target up", thresholds=(("text", None),),
+        options=last_value(colorMode="value", textMode="value_and_name"),
+    )
+
+
+def firing_table(profile: Profile) -> PanelSpec:
+    return table(
+        key=f"{KEY}.firing",
+        title="Firing alerts by name and severity",
+        evidence=Evidence(
+            source="ALERTS{alertstate=\"firing\"} of this deployment (see Alerts firing)",
+            quantity="one row per alert name and severity: how many series of it fire (nodes, GPUs, SLIs...)",
+            limit="each alert's runbook is docs/alerts.md#<alert name in lower case>; no rows when none fires or no "
+                  "rule evaluator writes ALERTS here",
+        ),
+        targets=(Target(serving.firing_by_alert(profile), instant=True, table=True, ref_id="A"),),
+        unit="short", decimals=0, width=14, height=TOP, no_value="none firing (or no ALERTS in this store)",
+        transformations=merge_table({"alertname": "Alert", "severity": "Severity", "Value #A": "Firing series"},
+                                    exclude=["Time"]),
+        options={"sortBy": [{"displayName": "Severity", "desc": False}]},
+    )
+
+
+def matrix_columns(profile: Profile) -> list[tuple[str, str]]:
+    """(column, expression): the collector first, then each evidence layer, a silent node overriding every cell."""
+    node = profile.label("node")
+    columns = []
+    silent = va.silent_nodes(profile) if profile.collector else None
+    if silent:
+        fresh = f"(max by ({node}) ({selector('up', deployment(profile), node_var(profile))}) * 0)"
+        columns.append(("Collector (vmagent)", f"{silent} or on({node}) {fresh}"))
+    for layer in nodata.layers(profile):
+        code = nodata.reason_code(profile, layer)
+        columns.append((layer.title, f"{silent} or on({node}) ({code})" if silent else code))
+    return columns
+
+
+def matrix_panel(profile: Profile) -> PanelSpec:
+    node = profile.label("node")
+    columns = matrix_columns(profile)
+    rename = {node: "Node"}
+    targets = []
+    for index, (column, expr) in enumerate(columns):
+        targets.append(Target(expr, instant=True, table=True, ref_id=ref(index)))
+        rename[f"Value #{ref(index)}"] = column
+    collector = (f"Collector column and every cell: '{va.SILENT_TEXT}' when no target of the node delivered a sample "
+                 f"for {va.silent_after_seconds(profile):g} s ({va.SILENT_INTERVALS} collector scrape intervals plus "
+                 "the store's latency offset), or the node has no sample at all: the node's vmagent is dead or cut "
+                 "off, which is a collector fact, not a target fact (S23). " if profile.collector else
+                 "The profile has no [collector] section, so a dead collector reads 'collection failed'. ")
+    silent_mapping = {"type": "value", "options": {str(va.SILENT): {"text": va.SILENT_TEXT, "color": va.SILENT_COLOUR,
+                                                                    "index": 0}}}
+    return table(
+        key=f"{KEY}.matrix",
+        title="Node × layer health",
+        evidence=Evidence(
+            layer="collection health (S6, S23)",
+            source="the reason codes of the Missing-data reasons table (Cache evidence group), per evidence layer, "
+                   "and the newest up sample of each node",
+            quantity="one row per node, one cell per layer: ok / collection failed / segment host not mapped / "
+                     "uninitialised / GPU missing (k of N) / insufficient samples / no traffic / no I/O, by colour",
+            limit=collector + "'ok' means the layer can be read, not that its numbers are good; the Cache evidence "
+                  "group below has the same reasons with their full explanation",
+        ),
+        targets=tuple(targets), unit="none", decimals=0, width=12, height=BOTTOM, no_value=NO_DATA_TEXT,
+        mappings=(silent_mapping, *nodata.value_mappings()), thresholds=(("text", None),),
+        custom={"cellOptions": {"type": "color-background"}},
+        transformations=merge_table(rename, exclude=["Time"]),
+        options={"sortBy": [{"displayName": "Node", "desc": False}]},
+    )
+
+
+def job_slo_panel(profile: Profile) -> PanelSpec:
+    return stat(
+        key=f"{KEY}.slo",
+        title="Job SLO health (share of jobs meeting the SLO)",
+        evidence=Evidence(
+            source="SGLang Diffusion request-latency histogram, non-warm-up jobs (the same as Job SLO and health)",
+            quantity=f"over the dashboard window, good / all finished jobs (good = succeeded within "
+                     f"{diffusion.job_bound(profile):g} s); objective {profile.slo.objective:g}",
+            limit="a job still queued or running counts only when it finishes, so a stuck instance does not lower "
+                  "it (see Instance serving state). No job finished in the window -> No data, not 100 %",
+        ),
+        targets=(Target(diffusion.pool_slo_health(profile, WINDOW), legend="jobs", instant=True),),
+        **ratio_axis("percentunit"), decimals=2, width=3, height=TOP,
+        no_value="No jobs finished in window", thresholds=health_states(profile),
+        options=last_value(colorMode="background"),
+    )
+
+
+def instance_state_panel(profile: Profile) -> PanelSpec:
+    node, endpoint = diffusion.instance(profile)
+    return table(
+        key=f"{KEY}.serving",
+        title="Instance serving state",
+        evidence=Evidence(
+            source="SGLang Diffusion per instance: sglang:diffusion_requests_total (non-warm-up), "
+                   "sglang:diffusion_num_queue_reqs and sglang:diffusion_num_running_reqs",
+            quantity=f"the first that applies over {diffusion.stuck_window(profile)} (2 x the job-latency bound): "
+                     "finishing jobs > stuck (jobs wait or run, none finished) > idle",
+            limit="an instance whose engine is not scraped is not listed (the matrix and Missing targets show it); "
+                  "counts are per job, not per video",
+        ),
+        targets=(Target(diffusion.instance_state(profile), instant=True, table=True, ref_id="A"),),
+        unit="none", decimals=0, width=4, height=BOTTOM, no_value=NO_DATA_TEXT,
+        mappings=serving.state_mappings(diffusion.INSTANCE_STATES),
+        custom={"cellOptions": {"type": "color-text"}},
+        transformations=merge_table({node: "Node", endpoint: "Instance", "Value #A": "State"}, exclude=["Time"]),
+    )
+
+
+def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
+    if not profile.exported("sglang"):
+        return None
+    if not profile.has_kind(TEXT):
+        return instance_state_panel(profile)
+    queries = serving.replica_states(profile, topology)
+    return table(
+        key=f"{KEY}.serving",
+        title="Replica serving state",
+        evidence=Evidence(
+            source="per replica (the profile's topology: which nodes hold its PP stages): up of the engine job on "
+                   "those nodes, sglang:realtime_tokens_total and sglang:num_queue_reqs",
+            quantity=f"the first that applies: PP stage not scraped (fewer engine targets up than the replica's "
+                     f"nodes) > stalled (requests wait, no token moved over {serving.STALL_WINDOW}) > idle (no token "
+                     "moved, nothing waits) > serving",
+            limit="a replica sharing a node with others is read from the node's series, so one busy replica makes "
+                  "its node's neighbours look busy too; 'PP stage not scraped' does not prove the ranks are down "
+                  "(the collector may be, see the matrix)",
+        ),
+        targets=tuple(Target(q, instant=True, table=True, ref_id=ref(i)) for i, q in enumerate(queries)),
+        unit="none", decimals=0, width=4, height=BOTTOM, no_value=NO_DATA_TEXT, mappings=serving.state_mappings(),
+        custom={"cellOptions": {"type": "color-text"}},
+        transformations=({"id": "merge", "options": {}},
+                         {"id": "organize", "options": {"excludeByName": {"Time": True},
+                                                        "renameByName": {serving.REPLICA_LABEL: "Replica",
+                                                                         **{f"Value #{ref(i)}": "State"
+                                                                            for i in range(len(queries))}}}}),
+    )
+
+
+def coverage_table(profile: Profile) -> PanelSpec:
+    job = profile.label("job")
+    return table(
+        key=f"{KEY}.coverage_by_source",
+        title="Targets per source: up, expected, missing",
+        evidence=Evidence(
+            source="up of each job of this deployment; the expected counts of the profile (dashgen.deployment.targets)",
+            quantity="per scrape job at the window end: targets up, expected, and expected minus up where positive",
+            limit="expected is the profile's number, written into the query as a constant per job (not a value of a "
+                  "metric, so nothing is zero-filled, S7); more targets up than expected shows no 'missing'",
+        ),
+        targets=(Target(va.targets_up_by_job(profile), instant=True, table=True, ref_id="A"),
+                 Target(va.expected_by_job(profile), instant=True, table=True, ref_id="B"),
+                 Target(va.missing_by_job(profile), instant=True, table=True, ref_id="C")),
+        unit="short", decimals=0, width=4, height=BOTTOM, no_value="—",
+        transformations=merge_table({job: "Source (job)", "Value #A": "Up", "Value #B": "Expected",
+                                     "Value #C": "Missing"}, exclude=["Time"]),
+    )
+
+
+def missing_panel(profile: Profile) -> PanelSpec:
+    keys = (profile.label("node"), profile.label("job"), profile.label("instance"))
+    states = {"type": "value", "options": {
+        str(va.FAILING): {"text": "scrape failing (up = 0)", "color": "red", "index": 0},
+        str(va.GONE): {"text": "gone (seen in the window, no sample now)", "color": "orange", "index": 1}}}
+    return table(
+        key=f"{KEY}.missing",
+        title="Missing targets",
+        evidence=Evidence(
+            source="up of every job of this deployment over the dashboard window",
+            quantity="each target whose last scrape failed at the window end, or that had an up sample in the "
+                     "window and has none now",
+            limit="a target never seen in the window is not listed (the per-source counts and the matrix show it "
+                  "against the profile); a gone node lists all its targets: check the Collector column first",
+        ),
+        targets=(Target(va.missing_targets(profile), instant=True, table=True, ref_id="A"),),
+        unit="none", decimals=0, width=4, height=BOTTOM, no_value="none missing", mappings=(states,),
+        custom={"cellOptions": {"type": "color-text"}},
+        transformations=merge_table({keys[0]: "Node", keys[1]: "Job", keys[2]: "Target", "Value #A": "State"},
+                                    exclude=["Time"]),
+    )
+
+
+def build(profile: Profile, topology: Topology) -> GroupSpec:
+    top = [firing_count_panel(profile), slo_panel(profile), coverage_panel(profile), firing_table(profile)]
+    bottom = [matrix_panel(profile), serving_panel(profile, topology), coverage_table(profile),
+              missing_panel(profile)]
+    panels = [panel for panel in (*top, *bottom) if panel is not None]
+    return GroupSpec(key=KEY, title=TITLE, panels=tuple(_fill(panels)))
+
+
+def _fill(panels: list[PanelSpec]) -> list[PanelSpec]:
+    """Widen the last panel of each line to the grid's 24 columns when an optional panel is left out."""
+    out: list[PanelSpec] = []
+    for height in (TOP, BOTTOM):
+        line = [p for p in panels if p.height == height]
+        spare = 24 - sum(p.width for p in line)
+        if line and spare > 0:
+            line[-1] = replace(line[-1], width=line[-1].width + spare)
+        out.extend(line)
+    return out
