@@ -14,8 +14,8 @@ from typing import Any
 import promql_parser as pp
 
 from dashgen.demo.catalogue import MetricModel, lookup
-from dashgen.demo.diffusion_series import is_diffusion
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
+from dashgen.demo.diffusion_series import is_diffusion
 from dashgen.demo.scopes import SCOPE_LABELS
 from dashgen.document import iter_panels, raw_variables, unwrap
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
