@@ -23,7 +23,9 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
     topology = Topology(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric("power") if source else None
-    built = tuple(with_min_steps(profile, module.build(profile, topology)) for module in groups)
+    built = tuple(with_min_steps(profile, row) for module in groups
+                  for group in (module.build(profile, topology),) if group is not None
+                  for row in group.shown_rows())
     return [
         DashboardSpec(
             profile=profile.name,

@@ -14,6 +14,7 @@ from dashgen.build import build_all, build_profile, write_dashboards
 from dashgen.cli.app import main
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
 from dashgen.errors import BuildValidationError
 from dashgen.render.document import render_dashboard
@@ -101,7 +102,12 @@ def test_rows_follow_the_reading_order(built):
 
     for dashboard in built:
         rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]
-        assert rows == [module.TITLE for module in GROUPS]
+        profile = dashboard.spec.profile
+        (loaded,) = load_profiles([profile], directory=PROFILES)
+        expected = [row.title for module in GROUPS for group in (module.build(loaded, Topology(loaded)),)
+                    if group is not None for row in group.shown_rows()]
+        assert rows == expected  # each module's rows, in the modules' reading order
+        assert len(rows) == len(set(rows)), "row titles are unique"
 
 
 def test_grafanalib_legacy_defaults_are_normalised_away(built):
