@@ -10,9 +10,10 @@ from dashgen_panels import (
     gpu_timelines,
     gpu_window_stats,
     kv_cache_nvme,
+    pd_balance,
     requests_gateway,
     slo_health,
 )
 
-GROUPS = (slo_health, cache_evidence, cache_ladder, gpu_window_stats, gpu_health, requests_gateway, kv_cache_nvme,
-          gpu_timelines)
+GROUPS = (slo_health, cache_evidence, cache_ladder, gpu_window_stats, gpu_health, requests_gateway, pd_balance,
+          kv_cache_nvme, gpu_timelines)

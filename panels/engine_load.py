@@ -62,6 +62,11 @@ def pool_key(key: str, role: str) -> str:
 _key = pool_key
 
 
+def pool_title(title: str, role: str) -> str:
+    """``title`` with the pool it shows in a PD deployment: ``<title> (<role> pool)``."""
+    return f"{title} ({role} pool)" if role else title
+
+
 def pool_matchers(role: str) -> tuple[str, ...]:
     """The matcher selecting one pool by the engine's own label (``engine_type="decode"``), none without pools."""
     return (f'engine_type="{role}"',) if role else ()

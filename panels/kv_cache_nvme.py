@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers
+from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers, pool_title
 from dashgen_panels.store_replica import store_panels
 from dashgen_queries import node_exporter as ne
+from dashgen_queries import pd
 from dashgen_queries import sglang as sg
 from dashgen_queries.promql import divide, scale
 
@@ -108,11 +109,6 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
     return [panel for role in pd_roles(profile) for panel in kv_pool_panels(profile, role)]
 
 
-def _pool_title(title: str, role: str) -> str:
-    """``title`` with the pool it shows in a PD deployment."""
-    return f"{title} ({role} pool)" if role else title
-
-
 def _per(profile: Profile, staged: str, instance: str) -> str:
     """The PP-stage title where the profile has PP, the per-instance one where it has none (S27)."""
     return staged if profile.has_pp else instance
@@ -139,7 +135,7 @@ def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
          "free token slots"),
     )
     panels = [
-        _ts(pool_key(key, role), _pool_title(title, role),
+        _ts(pool_key(key, role), pool_title(title, role),
             Evidence(f"SGLang scheduler ({metric})", f"logical {meaning}, per node and PP stage", PER_STAGE + "; "
                      + ALL_SCHEDULERS),
             [Target(sg.named_stage(profile, gauge(profile, metric)), legend)], decimals=0)
@@ -150,7 +146,7 @@ def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
     held = f"{used} + {gauge(profile, 'sglang:kv_evictable_tokens')}"
     panels += [
         _ts(pool_key("kv_locked_ratio", role),
-            _pool_title(_per(profile, "KV pool locked by running requests per PP stage (used / capacity)",
+            pool_title(_per(profile, "KV pool locked by running requests per PP stage (used / capacity)",
                              "KV pool locked by running requests per instance (used / capacity)"), role),
             Evidence("SGLang scheduler (sglang:kv_used_tokens / sglang:max_total_num_tokens)",
                      "share of the stage's KV token slots locked by running requests, 0-100 % on a fixed axis "
@@ -158,7 +154,7 @@ def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
                      PER_STAGE + "; excludes the evictable radix cache (see the next panel)"),
             [Target(sg.named_stage(profile, divide(used, capacity)), legend)], **ratio_axis("percentunit")),
         _ts(pool_key("kv_held_ratio", role),
-            _pool_title(_per(profile, "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
+            pool_title(_per(profile, "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
                              "KV pool occupied incl. radix cache per instance ((used + evictable) / capacity)"),
                         role),
             Evidence("SGLang scheduler (sglang:kv_used_tokens, sglang:kv_evictable_tokens, "
@@ -168,7 +164,7 @@ def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
                      PER_STAGE + "; a high value is normal for a warm prefix cache: evictable slots are reclaimed "
                      "on demand"),
             [Target(sg.named_stage(profile, divide(held, capacity)), legend)], **ratio_axis("percentunit")),
-        _ts(pool_key("kv_evictions", role), _pool_title(_per(profile, "GPU KV evictions per PP stage (tokens/s)",
+        _ts(pool_key("kv_evictions", role), pool_title(_per(profile, "GPU KV evictions per PP stage (tokens/s)",
                                                             "GPU KV evictions per instance (tokens/s)"), role),
             Evidence("SGLang radix cache (sglang:evicted_tokens_total)",
                      "device token slots freed by eviction per second (backed up to host or destroyed), max over "
@@ -177,7 +173,8 @@ def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
                      "stored sample, so the first eviction batch (the value the counter is created with) is "
                      "never drawn; an eviction is not a loss when HiCache backed the tokens up to host. "
                      + PER_STAGE),
-            [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total", *pool)), legend)],
+            [Target(sg.named_stage(profile, pd.in_pool(
+                profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total"), role)), legend)],
             "count:tok/s"),
     ]
     return panels
@@ -193,18 +190,19 @@ def hicache_host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]
              f"({format_binary(topology.capacity.host_per_node or 0)} per node)." if per_rank else "")
     panels = []
     for role in pd_roles(profile):
-        pool = pool_matchers(role)
-        used = sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens", *pool)
-        total = sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens", *pool)
+        # the Host-tier gauges may lack engine_type (HiCache collector labels): the pool is joined by node
+        used = sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens")
+        total = sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens")
         panels.append(_ts(
             pool_key("hicache_host_occupancy", role),
-            _pool_title(_per(profile, "HiCache host (L2) tier occupancy per PP stage (used / total tokens)",
+            pool_title(_per(profile, "HiCache host (L2) tier occupancy per PP stage (used / total tokens)",
                              "HiCache host (L2) tier occupancy per instance (used / total tokens)"), role),
             Evidence("SGLang scheduler (sglang:hicache_host_used_tokens / sglang:hicache_host_total_tokens)",
                      "share of the host KV pool's token slots in use, per node and PP stage, 0-100 % fixed axis."
                      + quota,
                      "only with --enable-hierarchical-cache; tokens, not bytes; " + PER_STAGE),
-            [Target(sg.named_stage(profile, divide(used, total)), sg.stage_legend(profile))],
+            [Target(sg.named_stage(profile, pd.in_pool(profile, f"({divide(used, total)})", role)),
+                    sg.stage_legend(profile))],
             **ratio_axis("percentunit")))
     return panels
 
@@ -220,15 +218,15 @@ def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
         return sg.histogram_quantile(q, sg.engine(profile, f"{histogram}_bucket", *pool_matchers(role)), labels)
 
     return [panel for role in pd_roles(profile) for panel in (
-        _ts(pool_key("pd_kv_transfer_latency", role), _pool_title("PD KV transfer latency p95 per node (ms)", role),
+        _ts(pool_key("pd_kv_transfer_latency", role), pool_title("PD KV transfer latency p95 per node (ms)", role),
             Evidence("SGLang scheduler (sglang:kv_transfer_latency_ms histogram)",
                      "p95 time to move a request's KV from prefill to decode, milliseconds", limit),
             [Target(quantile(0.95, "sglang:kv_transfer_latency_ms", role), "p95 {{node}} · {{engine_type}}")], "ms"),
-        _ts(pool_key("pd_kv_transfer_speed", role), _pool_title("PD KV transfer speed p50 per node (GB/s)", role),
+        _ts(pool_key("pd_kv_transfer_speed", role), pool_title("PD KV transfer speed p50 per node (GB/s)", role),
             Evidence("SGLang scheduler (sglang:kv_transfer_speed_gb_s histogram)",
                      "median per-transfer speed, decimal GB/s", limit + "; small transfers under-state the link"),
             [Target(quantile(0.5, "sglang:kv_transfer_speed_gb_s", role), "p50 {{node}} · {{engine_type}}")], "GBs"),
-        _ts(pool_key("pd_kv_transfer_size", role), _pool_title("PD KV transfer size p95 per node (MB)", role),
+        _ts(pool_key("pd_kv_transfer_size", role), pool_title("PD KV transfer size p95 per node (MB)", role),
             Evidence("SGLang scheduler (sglang:kv_transfer_total_mb histogram)",
                      "p95 KV bytes moved per request, decimal MB (grows with prompt length)", limit),
             [Target(quantile(0.95, "sglang:kv_transfer_total_mb", role), "p95 {{node}} · {{engine_type}}")],

@@ -34,8 +34,10 @@ def _unit(panel: dict) -> str:
 
 
 def test_group_follows_requests_and_gateway() -> None:
+    """Requests, then the P:D balance (PD profiles only), then KV cache."""
     order = [module.TITLE for module in GROUPS]
-    assert order.index(TITLE) == order.index("Requests and gateway") + 1
+    assert order.index(TITLE) == order.index("Requests and gateway") + 2
+    assert order[order.index(TITLE) - 1] == "Prefill and decode balance (P:D)"
 
 
 @pytest.mark.parametrize("name", [n for n in TIERED if PROFILES[n].capacity.disk_nominal_size])
@@ -77,6 +79,8 @@ def test_s3_kv_slots_never_aggregated_across_pp_rank(name: str) -> None:
             continue
         checked += 1
         for agg in aggregations(target["expr"]):
+            if str(agg.op) == "group":  # S27 pool membership by node (queries.pd.pool_of_node), not a quantity
+                continue
             assert agg.modifier and "pp_rank" in agg.modifier.labels, f"{panel['title']}: {target['expr']}"
             if "le" not in agg.modifier.labels:
                 assert str(agg.op) == "max", f"{panel['title']}: logical slots are not summed over ranks"

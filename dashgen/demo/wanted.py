@@ -13,7 +13,8 @@ from typing import Any
 
 import promql_parser as pp
 
-from dashgen.demo.catalogue import MetricModel, lookup
+from dashgen.demo.catalogue import MetricModel
+from dashgen.demo.pd_models import lookup
 from dashgen.demo.scopes import SCOPE_LABELS
 from dashgen.document import iter_panels, raw_variables, unwrap
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values

@@ -128,8 +128,9 @@ class GroupSpec:
     rows: tuple[GroupSpec, ...] = ()
 
     def shown_rows(self) -> tuple[GroupSpec, ...]:
-        """The rows the dashboard shows for this group: its ``rows``, or the group itself as one row."""
-        return self.rows or (self,)
+        """The rows the dashboard shows for this group: its ``rows``, or the group itself as one row (none when
+        the group has no panel for this profile)."""
+        return self.rows or ((self,) if self.panels else ())
 
 
 def split_rows(key: str, title: str, rows: list[tuple[str, str, list[PanelSpec] | tuple[PanelSpec, ...], bool]],
