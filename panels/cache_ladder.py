@@ -72,7 +72,8 @@ def query_hits(profile: Profile) -> list[PanelSpec]:
                      "a lookup answer, not a transfer and not a reuse; the master's counters have no storage-node "
                      "label, so there is no per-node split (S14); HA masters are read once (max over targets). A "
                      "'Store hit 92 %' figure is this layer", layer="metadata (query) hit"),
-            [Target(mc.get_hit_share(profile), "valid / all gets")], **ratio_axis("percentunit")))
+            [Target(mc.get_hit_share_per_master(profile), "valid / all gets · {{master}}")],
+            **ratio_axis("percentunit")))
     return panels
 
 

@@ -256,6 +256,7 @@ def test_s11_queries_stay_under_victoriametrics_query_length_for_25_nodes():
     data = copy.deepcopy(data)
     data["cluster"].update(nodes=25, node_addresses={f"lc-node-{i:02d}": f"10.120.100.{200 + i}" for i in range(25)})
     data["pools"][0].update(replicas=25, tp=8, pp=1)
+    data.pop("mooncake", None)  # its master mapping names long-context-64's two replicas
     data["capacity"]["global_segment_size"] = 68719476736
     profile = profile_from_dict(data, "profiles/long-context-64.toml")
     (dashboard,) = build_profile(profile, (cache_evidence,))

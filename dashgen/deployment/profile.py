@@ -24,12 +24,14 @@ from dashgen.deployment.model import (
     Capacity,
     DashboardSettings,
     Disks,
+    MooncakeMaster,
     Pool,
     Profile,
     Slo,
     Source,
     Store,
 )
+from dashgen.deployment.mooncake import parse_mooncake
 from dashgen.deployment.reader import TableReader
 from dashgen.deployment.sections import (
     NAME_RE,
@@ -56,6 +58,7 @@ __all__ = [
     "Capacity",
     "DashboardSettings",
     "Disks",
+    "MooncakeMaster",
     "Pool",
     "Profile",
     "Slo",
@@ -126,6 +129,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     capacity = parse_capacity(top.table_at("capacity"), pools, gpus_per_node, sources)
     disks = parse_disks(top.table_at("disks"))
     dashboard = parse_dashboard(top.table_at("dashboard"))
+    masters = parse_mooncake(top.table_at("mooncake"), pools, sources)
     top.reject_unknown()
     return Profile(
         name=name,
@@ -147,6 +151,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         deployment=deployment,
         store=store,
         retired=retired,
+        mooncake_masters=masters,
     )
 
 
