@@ -186,7 +186,8 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
               [Target(sg.histogram_quantile(q, sg.engine(profile, "sglang:queue_time_seconds_bucket",
                                                          *pool_matchers(role)),
                                             [profile.label("pp_rank"), sg.ENGINE_TYPE]),
-                      f"{sg.quantile_legend(q)} PP{{{{pp_rank}}}}{pool_legend}") for q in (0.95, 0.99)],
+                      f"{sg.quantile_legend(q)}{' PP{{pp_rank}}' if profile.has_pp else ''}{pool_legend}")
+                  for q in (0.95, 0.99)],
               "s", width=8) for role in pd_roles(profile)),
         _ts("prompt_length", "Prompt length p50 / p95 / p99 (tokens)",
             Evidence("SGLang tokenizer (sglang:prompt_tokens_histogram)",
@@ -223,7 +224,7 @@ STAGE_TITLES = {
     ("tokens", True): "Tokens processed per PP stage by mode (scheduler, tokens/s)",
     ("tokens", False): "Tokens processed per instance by mode (scheduler, tokens/s)",
     ("queue_time", True): "Queue wait per PP stage p95 / p99 (s)",
-    ("queue_time", False): "Queue wait per instance p95 / p99 (s)",
+    ("queue_time", False): "Queue wait p95 / p99, selected instances (s)",
 }
 
 
