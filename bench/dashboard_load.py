@@ -56,6 +56,8 @@ def variant_profile(gpus: int):
     raw["title"] = f"Long-context bench ({gpus} GPUs)"
     raw["cluster"]["nodes"] = gpus // raw["cluster"]["gpus_per_node"]
     raw["pools"][0]["replicas"] = gpus // per_replica
+    for master in raw.get("mooncake", {}).get("masters", []):  # one master keeps serving every replica
+        master["replicas"] = [f"{raw['pools'][0]['name']}-{i}" for i in range(gpus // per_replica)]
     return profile_from_dict(raw, str(path))
 
 

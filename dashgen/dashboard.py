@@ -24,7 +24,9 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
     topology = Topology(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric("power") if source else None
-    built = tuple(with_min_steps(profile, module.build(profile, topology)) for module in groups)
+    built = tuple(with_min_steps(profile, row) for module in groups
+                  for group in (module.build(profile, topology),) if group is not None
+                  for row in group.shown_rows())
     return [
         DashboardSpec(
             profile=profile.name,
@@ -58,7 +60,8 @@ def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | Non
                                      for target in panel.targets))
         for panel in group.panels
     )
-    return replace(group, panels=panels, collapsed=group.collapsed or group.key in COLLAPSED_ON_OPEN)
+    module_key = group.key.split(":", 1)[0]  # every row of a heavy module (split_rows keys "<key>:<row>")
+    return replace(group, panels=panels, collapsed=group.collapsed or module_key in COLLAPSED_ON_OPEN)
 
 
 def describe(profile: Profile) -> str:

@@ -20,7 +20,7 @@ from dashgen_queries.promql import newest_sample_age
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, split_rows
 
 TITLE = "Cache evidence"
 WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
@@ -212,9 +212,21 @@ def freshness_table(profile: Profile) -> PanelSpec:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    if not profile.has_kind(TEXT):  # S25: no cache tier to show; the missing-data and freshness tables stay
+    """Three rows: the three per-node evidence tables (and freshness); the Store's evidence (capacity, sources,
+    prefetch); the capacity anatomy of S17 (limit, allocation, filesystem), each on its own panel. A profile
+    without a text pool (S25) has no cache tier: the missing-data and freshness tables stay, alone."""
+    if not profile.has_kind(TEXT):
         return GroupSpec(key=KEY, title=NO_CACHE_TITLE, panels=(reasons_table(profile), freshness_table(profile)))
-    panels = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile),
+    tables = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile),
               freshness_table(profile)]
-    panels += store_capacity.panels(profile, topology)
-    return GroupSpec(key=KEY, title=TITLE, panels=tuple(panels))
+    side = store_capacity.panels(profile, topology)
+    anatomy = [panel for panel in side if panel.key in ANATOMY_KEYS]
+    return split_rows(KEY, TITLE, [
+        ("tables", TITLE, tables, False),
+        ("store", "Cache evidence: Store capacity, sources and prefetch",
+         [panel for panel in side if panel.key not in ANATOMY_KEYS], False),
+        ("anatomy", "Capacity anatomy: limit, allocation, filesystem (S17)", anatomy, False),
+    ])
+
+
+ANATOMY_KEYS = frozenset({f"{KEY}.capacity_limits", f"{KEY}.logical_allocation", f"{KEY}.filesystem_usage"})

@@ -25,6 +25,11 @@ TITLE = "Cache evidence over time"
 WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
 KEY = "cache_ladder"
 STAGE = "{{node}} PP{{pp_rank}}"
+
+
+def _stage(profile: Profile) -> str:
+    """The series legend: node and PP stage, or the node alone where the profile has no PP (an instance)."""
+    return STAGE if profile.has_pp else "{{node}}"
 PER_STAGE = ("per node and PP stage, one TP rank per DP group, DP groups added; stages are never added (S3); a "
              "counter that appears only at its first event draws nothing until its second sample")
 
@@ -45,9 +50,9 @@ def latency_reference(profile: Profile) -> PanelSpec:
 
 
 def occupancy(profile: Profile) -> PanelSpec:
-    targets = [Target(sg.gpu_kv_occupancy_pct(profile), f"GPU KV · {STAGE}")]
+    targets = [Target(sg.gpu_kv_occupancy_pct(profile), f"GPU KV · {_stage(profile)}")]
     if profile.exported("hicache"):
-        targets.append(Target(sg.host_occupancy_pct(profile), f"Host KV · {STAGE}"))
+        targets.append(Target(sg.host_occupancy_pct(profile), f"Host KV · {_stage(profile)}"))
     return _graph(
         "occupancy", "Ladder 1: tier occupancy per node (%)",
         Evidence("SGLang scheduler kv_used_tokens + kv_evictable_tokens / max_total_num_tokens; HiCache "
@@ -64,7 +69,7 @@ def query_hits(profile: Profile) -> list[PanelSpec]:
                  "tokens per second an L3 query found in the Store, per node and PP stage",
                  "a metadata answer before any host allocation or transfer: not a transfer and not a reuse (S9). "
                  + PER_STAGE, layer="metadata (query) hit"),
-        [Target(sg.logical_rate(profile, sg.PREFETCH_HIT), STAGE)], "count:tok/s")]
+        [Target(sg.logical_rate(profile, sg.PREFETCH_HIT), _stage(profile))], "count:tok/s")]
     if profile.exported("mooncake_master"):
         panels.append(_graph(
             "master_get_hits", "Ladder 2: Store get hit share (master, whole Store)",
@@ -73,7 +78,8 @@ def query_hits(profile: Profile) -> list[PanelSpec]:
                      "a lookup answer, not a transfer and not a reuse; the master's counters have no storage-node "
                      "label, so there is no per-node split (S14); HA masters are read once (max over targets). A "
                      "'Store hit 92 %' figure is this layer", layer="metadata (query) hit"),
-            [Target(mc.get_hit_share(profile), "valid / all gets")], **ratio_axis("percentunit")))
+            [Target(mc.get_hit_share_per_master(profile), "valid / all gets · {{master}}")],
+            **ratio_axis("percentunit")))
     return panels
 
 
@@ -84,7 +90,7 @@ def transfer(profile: Profile) -> PanelSpec:
                  "tokens per second prefetched from the Store into the Host tier, per node and PP stage",
                  "a transfer is an attempt: prefetched tokens may be dropped before any request reuses them "
                  "(S9). " + PER_STAGE, layer="prefetch transfer"),
-        [Target(sg.logical_rate(profile, sg.PREFETCHED), STAGE)], "count:tok/s")
+        [Target(sg.logical_rate(profile, sg.PREFETCHED), _stage(profile))], "count:tok/s")
 
 
 def final_reuse(profile: Profile) -> PanelSpec:
@@ -92,7 +98,7 @@ def final_reuse(profile: Profile) -> PanelSpec:
                                                              ("store", "Store", "hicache_storage"))
                                 if profile.exported(source)]
     targets = [Target(sg.logical_rate(profile, sg.PREFILL_EFFECTIVE, f'mode="{sg.TIERS[tier][0]}"'),
-                      f"{name} · {STAGE}") for tier, name in tiers]
+                      f"{name} · {_stage(profile)}") for tier, name in tiers]
     return _graph(
         "final_reuse", "Ladder 4: final reuse per tier per node (tokens/s)",
         Evidence("SGLang scheduler sglang:prefill_effective_tokens_total{mode=device_hit|host_hit|storage_hit}",
@@ -109,8 +115,8 @@ def physical(profile: Profile) -> list[PanelSpec]:
                  "(Host→GPU)", "physical bytes per second in each direction, TP shards summed, per node and stage",
                  "bytes moved prove I/O, not reuse; the two directions are separate series (S8)",
                  layer="physical reads/writes"),
-        [Target(sg.shard_bytes_rate(profile, sg.BACKUP_BYTES), f"GPU→Host backup · {STAGE}"),
-         Target(sg.shard_bytes_rate(profile, sg.LOAD_BACK_BYTES), f"Host→GPU load-back · {STAGE}")], "Bps")]
+        [Target(sg.shard_bytes_rate(profile, sg.BACKUP_BYTES), f"GPU→Host backup · {_stage(profile)}"),
+         Target(sg.shard_bytes_rate(profile, sg.LOAD_BACK_BYTES), f"Host→GPU load-back · {_stage(profile)}")], "Bps")]
     if profile.exported("hicache_storage"):
         panels.append(_graph(
             "store_writes", "Ladder 5: Host→Store backed-up per node (tokens/s)",
@@ -118,7 +124,7 @@ def physical(profile: Profile) -> list[PanelSpec]:
                      "tokens per second acknowledged as written to the Store, per node and PP stage",
                      "a write proves the Store holds the data, not that anything reads it. " + PER_STAGE,
                      layer="physical reads/writes"),
-            [Target(sg.logical_rate(profile, sg.BACKUPED), STAGE)], "count:tok/s"))
+            [Target(sg.logical_rate(profile, sg.BACKUPED), _stage(profile))], "count:tok/s"))
     if profile.exported("node_exporter") and profile.disks.has_cache_tier:
         legend = "{{node}} {{device}}"
         panels.append(_graph(

@@ -27,14 +27,14 @@ STALLED_MAPPINGS = ({"type": "value", "options": {
 
 # (panel, has PP) -> title: "stage" where the profile has pipeline parallelism, "instance" where it has none.
 TITLES = {
-    ("running", True): "Batch size: running requests per stage",
-    ("running", False): "Batch size: running requests per instance",
-    ("queue", True): "Queue length: waiting requests per stage",
-    ("queue", False): "Queue length: waiting requests per instance",
+    ("running", True): "Batch size: running requests per stage, DP groups summed",
+    ("running", False): "Batch size: running requests per instance, DP groups summed",
+    ("queue", True): "Queue length: waiting requests per stage, DP groups summed",
+    ("queue", False): "Queue length: waiting requests per instance, DP groups summed",
     ("load_state", True): "Queue pressure per stage (waiting ÷ running)",
     ("load_state", False): "Queue pressure per instance (waiting ÷ running)",
-    ("kv_usage", True): "KV cache usage per stage",
-    ("kv_usage", False): "KV cache usage per instance",
+    ("kv_usage", True): "KV usage of the fullest pool per stage (token_usage)",
+    ("kv_usage", False): "KV usage of the fullest pool per instance (token_usage)",
     ("prefix_hit", True): "Prefix-cache reuse share per stage",
     ("prefix_hit", False): "Prefix-cache reuse share per instance",
 }
@@ -54,8 +54,22 @@ def _title(profile: Profile, key: str, role: str) -> str:
     return f"{stem} ({role}{', ' + rest.rstrip(')') if paren else ''})"
 
 
-def _key(key: str, role: str) -> str:
+def pool_key(key: str, role: str) -> str:
+    """A per-pool panel's key: ``<key>_<role>`` in a PD deployment, ``key`` otherwise."""
     return f"{key}_{role}" if role else key
+
+
+_key = pool_key
+
+
+def pool_title(title: str, role: str) -> str:
+    """``title`` with the pool it shows in a PD deployment: ``<title> (<role> pool)``."""
+    return f"{title} ({role} pool)" if role else title
+
+
+def pool_matchers(role: str) -> tuple[str, ...]:
+    """The matcher selecting one pool by the engine's own label (``engine_type="decode"``), none without pools."""
+    return (f'engine_type="{role}"',) if role else ()
 
 
 def _stage_legend(profile: Profile) -> str:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers, pool_title
 from dashgen_panels.store_replica import store_panels
 from dashgen_queries import node_exporter as ne
+from dashgen_queries import pd
 from dashgen_queries import sglang as sg
 from dashgen_queries.promql import divide, scale
 
@@ -31,7 +33,7 @@ from dashgen.render.kit import (
     text,
     timeseries,
 )
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, split_rows
 
 TITLE = "KV cache and NVMe"
 WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
@@ -54,12 +56,6 @@ def _ts(key: str, title: str, evidence: Evidence, targets: list[Target], unit: s
         **kw: Any) -> PanelSpec:
     return timeseries(key=f"{GROUP}.{key}", title=title, evidence=evidence,
                      targets=tuple(targets), unit=unit, width=width, **kw)
-
-
-
-
-
-
 
 
 # --- GPU KV pool ---------------------------------------------------------------------------------
@@ -111,19 +107,37 @@ def kv_pool_table(profile: Profile) -> PanelSpec:
 
 
 def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
+    """The per-stage KV panels, once per pool in a PD deployment (engine_type), never both on one axis (S27)."""
+    return [panel for role in pd_roles(profile) for panel in kv_pool_panels(profile, role)]
+
+
+def _per(profile: Profile, staged: str, instance: str) -> str:
+    """The PP-stage title where the profile has PP, the per-instance one where it has none (S27)."""
+    return staged if profile.has_pp else instance
+
+
+def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
     legend = sg.stage_legend(profile)
-    gauge = sg.per_stage_gauge
+    pool = pool_matchers(role)
+
+    def gauge(p: Profile, metric: str) -> str:
+        return sg.per_stage_gauge(p, metric, *pool)
+
     slots = (
-        ("kv_used_per_stage", "sglang:kv_used_tokens", "KV slots used by running requests per PP stage (tokens)",
+        ("kv_used_per_stage", "sglang:kv_used_tokens",
+         _per(profile, "KV slots used by running requests per PP stage (tokens)",
+              "KV slots used by running requests per instance (tokens)"),
          "token slots locked by running requests"),
         ("kv_evictable_per_stage", "sglang:kv_evictable_tokens",
-         "KV slots held by the radix cache per PP stage (evictable, tokens)",
+         _per(profile, "KV slots held by the radix cache per PP stage (evictable, tokens)",
+              "KV slots held by the radix cache per instance (evictable, tokens)"),
          "token slots holding cached prefixes that can be evicted"),
-        ("kv_available_per_stage", "sglang:kv_available_tokens", "KV slots free per PP stage (tokens)",
+        ("kv_available_per_stage", "sglang:kv_available_tokens", _per(profile, "KV slots free per PP stage (tokens)",
+                                                                 "KV slots free per instance (tokens)"),
          "free token slots"),
     )
     panels = [
-        _ts(key, title,
+        _ts(pool_key(key, role), pool_title(title, role),
             Evidence(f"SGLang scheduler ({metric})", f"logical {meaning}, per node and PP stage", PER_STAGE + "; "
                      + ALL_SCHEDULERS),
             [Target(sg.named_stage(profile, gauge(profile, metric)), legend)], decimals=0)
@@ -133,13 +147,18 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
     capacity = gauge(profile, "sglang:max_total_num_tokens")
     held = f"{used} + {gauge(profile, 'sglang:kv_evictable_tokens')}"
     panels += [
-        _ts("kv_locked_ratio", "KV pool locked by running requests per PP stage (used / capacity)",
+        _ts(pool_key("kv_locked_ratio", role),
+            pool_title(_per(profile, "KV pool locked by running requests per PP stage (used / capacity)",
+                             "KV pool locked by running requests per instance (used / capacity)"), role),
             Evidence("SGLang scheduler (sglang:kv_used_tokens / sglang:max_total_num_tokens)",
                      "share of the stage's KV token slots locked by running requests, 0-100 % on a fixed axis "
                      "(KV pressure: near 100 % requests get retracted)",
                      PER_STAGE + "; excludes the evictable radix cache (see the next panel)"),
             [Target(sg.named_stage(profile, divide(used, capacity)), legend)], **ratio_axis("percentunit")),
-        _ts("kv_held_ratio", "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
+        _ts(pool_key("kv_held_ratio", role),
+            pool_title(_per(profile, "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
+                             "KV pool occupied incl. radix cache per instance ((used + evictable) / capacity)"),
+                        role),
             Evidence("SGLang scheduler (sglang:kv_used_tokens, sglang:kv_evictable_tokens, "
                      "sglang:max_total_num_tokens)",
                      "share of the stage's KV token slots holding data, running or cached (the GPU tier's "
@@ -147,7 +166,8 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
                      PER_STAGE + "; a high value is normal for a warm prefix cache: evictable slots are reclaimed "
                      "on demand"),
             [Target(sg.named_stage(profile, divide(held, capacity)), legend)], **ratio_axis("percentunit")),
-        _ts("kv_evictions", "GPU KV evictions per PP stage (tokens/s)",
+        _ts(pool_key("kv_evictions", role), pool_title(_per(profile, "GPU KV evictions per PP stage (tokens/s)",
+                                                            "GPU KV evictions per instance (tokens/s)"), role),
             Evidence("SGLang radix cache (sglang:evicted_tokens_total)",
                      "device token slots freed by eviction per second (backed up to host or destroyed), max over "
                      "the TP ranks of a stage",
@@ -155,28 +175,38 @@ def kv_stage_panels(profile: Profile) -> list[PanelSpec]:
                      "stored sample, so the first eviction batch (the value the counter is created with) is "
                      "never drawn; an eviction is not a loss when HiCache backed the tokens up to host. "
                      + PER_STAGE),
-            [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total")), legend)],
+            [Target(sg.named_stage(profile, pd.in_pool(
+                profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total"), role)), legend)],
             "count:tok/s"),
     ]
     return panels
 
 
-def hicache_host_panel(profile: Profile, topology: Topology) -> PanelSpec:
+def hicache_host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
+    """The Host tier's occupancy per stage, once per pool in a PD deployment (S27)."""
     if not profile.exported("hicache"):
-        return source_status_panel(f"{GROUP}.hicache_host_unavailable", profile, ["hicache"],
-                                   "HiCache host (L2) tier occupancy: not available", width=8)
+        return [source_status_panel(f"{GROUP}.hicache_host_unavailable", profile, ["hicache"],
+                                    "HiCache host (L2) tier occupancy: not available", width=8)]
     per_rank = topology.capacity.host_per_rank
     quota = (f" The profile's host cache is {format_binary(per_rank)} per rank "
              f"({format_binary(topology.capacity.host_per_node or 0)} per node)." if per_rank else "")
-    return _ts("hicache_host_occupancy", "HiCache host (L2) tier occupancy per PP stage (used / total tokens)",
-               Evidence("SGLang scheduler (sglang:hicache_host_used_tokens / sglang:hicache_host_total_tokens)",
-                        "share of the host KV pool's token slots in use, per node and PP stage, 0-100 % fixed axis."
-                        + quota,
-                        "only with --enable-hierarchical-cache; tokens, not bytes; " + PER_STAGE),
-               [Target(sg.named_stage(profile, divide(sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens"),
-                                              sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens"))),
-                       sg.stage_legend(profile))],
-               **ratio_axis("percentunit"))
+    panels = []
+    for role in pd_roles(profile):
+        # the Host-tier gauges may lack engine_type (HiCache collector labels): the pool is joined by node
+        used = sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens")
+        total = sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens")
+        panels.append(_ts(
+            pool_key("hicache_host_occupancy", role),
+            pool_title(_per(profile, "HiCache host (L2) tier occupancy per PP stage (used / total tokens)",
+                             "HiCache host (L2) tier occupancy per instance (used / total tokens)"), role),
+            Evidence("SGLang scheduler (sglang:hicache_host_used_tokens / sglang:hicache_host_total_tokens)",
+                     "share of the host KV pool's token slots in use, per node and PP stage, 0-100 % fixed axis."
+                     + quota,
+                     "only with --enable-hierarchical-cache; tokens, not bytes; " + PER_STAGE),
+            [Target(sg.named_stage(profile, pd.in_pool(profile, f"({divide(used, total)})", role)),
+                    sg.stage_legend(profile))],
+            **ratio_axis("percentunit")))
+    return panels
 
 
 def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
@@ -186,23 +216,24 @@ def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
     limit = ("per node and PP stage (buckets summed by le over the TP ranks); a transfer is recorded on the side that "
              "measures it, so prefill and decode pools are kept apart by engine_type, never added")
 
-    def quantile(q: float, histogram: str) -> str:
-        return sg.histogram_quantile(q, sg.engine(profile, f"{histogram}_bucket"), labels)
+    def quantile(q: float, histogram: str, role: str) -> str:
+        return sg.histogram_quantile(q, sg.engine(profile, f"{histogram}_bucket", *pool_matchers(role)), labels)
 
-    return [
-        _ts("pd_kv_transfer_latency", "PD KV transfer latency p95 per node (ms)",
+    return [panel for role in pd_roles(profile) for panel in (
+        _ts(pool_key("pd_kv_transfer_latency", role), pool_title("PD KV transfer latency p95 per node (ms)", role),
             Evidence("SGLang scheduler (sglang:kv_transfer_latency_ms histogram)",
                      "p95 time to move a request's KV from prefill to decode, milliseconds", limit),
-            [Target(quantile(0.95, "sglang:kv_transfer_latency_ms"), "p95 {{node}} · {{engine_type}}")], "ms"),
-        _ts("pd_kv_transfer_speed", "PD KV transfer speed p50 per node (GB/s)",
+            [Target(quantile(0.95, "sglang:kv_transfer_latency_ms", role), "p95 {{node}} · {{engine_type}}")], "ms"),
+        _ts(pool_key("pd_kv_transfer_speed", role), pool_title("PD KV transfer speed p50 per node (GB/s)", role),
             Evidence("SGLang scheduler (sglang:kv_transfer_speed_gb_s histogram)",
                      "median per-transfer speed, decimal GB/s", limit + "; small transfers under-state the link"),
-            [Target(quantile(0.5, "sglang:kv_transfer_speed_gb_s"), "p50 {{node}} · {{engine_type}}")], "GBs"),
-        _ts("pd_kv_transfer_size", "PD KV transfer size p95 per node (MB)",
+            [Target(quantile(0.5, "sglang:kv_transfer_speed_gb_s", role), "p50 {{node}} · {{engine_type}}")], "GBs"),
+        _ts(pool_key("pd_kv_transfer_size", role), pool_title("PD KV transfer size p95 per node (MB)", role),
             Evidence("SGLang scheduler (sglang:kv_transfer_total_mb histogram)",
                      "p95 KV bytes moved per request, decimal MB (grows with prompt length)", limit),
-            [Target(quantile(0.95, "sglang:kv_transfer_total_mb"), "p95 {{node}} · {{engine_type}}")], "decmbytes"),
-    ]
+            [Target(quantile(0.95, "sglang:kv_transfer_total_mb", role), "p95 {{node}} · {{engine_type}}")],
+            "decmbytes"),
+    )]
 
 
 # --- NVMe cache disks ---------------------------------------------------------------------------------
@@ -356,22 +387,32 @@ def host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    panels: list[PanelSpec] = []
-    text = profile.has_kind(TEXT)  # S25: KV, HiCache and Store panels are text-generation only
+    """Four rows, as the seed groups them: KV cache (GPU pool, Host tier, PD transfer), Store, cache disks
+    (or one line saying the tier is not deployed), node health (CPU, host RAM, model disk). A profile without a
+    text pool (S25) has no KV, HiCache or Store: one row of its disks, CPU and host memory."""
+    text = profile.has_kind(TEXT)
+    kv: list[PanelSpec] = []
     if profile.exported("sglang") and text:
-        panels += [kv_pool_table(profile), *kv_stage_panels(profile), hicache_host_panel(profile, topology),
-                   *pd_transfer_panels(profile)]
+        kv = [kv_pool_table(profile), *kv_stage_panels(profile), *hicache_host_panels(profile, topology),
+              *pd_transfer_panels(profile)]
     elif text:
-        panels.append(source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
-                                          "GPU KV pool: not available"))
-    if text:
-        panels += store_panels(profile, topology)
+        kv = [source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"], "GPU KV pool: not available")]
+    disks: list[PanelSpec] = []
+    hosts: list[PanelSpec] = []
     if profile.exported(NODE_EXPORTER) and profile.disks.has_cache_tier:
-        panels += [*disk_panels(profile), *filesystem_panels(profile, topology), *host_panels(profile, topology)]
+        disks = [*disk_panels(profile), *filesystem_panels(profile, topology)]
+        hosts = host_panels(profile, topology)
     elif profile.exported(NODE_EXPORTER):
-        panels += [no_cache_tier_panel(profile), *host_panels(profile, topology)]
+        disks, hosts = [no_cache_tier_panel(profile)], host_panels(profile, topology)
     else:
-        panels.append(source_status_panel(f"{GROUP}.node_unavailable", profile, [NODE_EXPORTER],
-                                          "Cache disks, CPU and host memory: not available"))
-    return GroupSpec(key=GROUP, title=TITLE if text else VIDEO_TITLE, panels=tuple(panels))
+        hosts = [source_status_panel(f"{GROUP}.node_unavailable", profile, [NODE_EXPORTER],
+                                     "Cache disks, CPU and host memory: not available")]
+    if not text:
+        return split_rows(GROUP, VIDEO_TITLE, [("node", VIDEO_TITLE, [*disks, *hosts], False)])
+    return split_rows(GROUP, TITLE, [
+        ("kv", "KV cache" + (" per PP stage" if profile.has_pp else " per instance"), kv, False),
+        ("store", "Store (Mooncake): capacity per replica and node, health", store_panels(profile, topology), False),
+        ("disks", "Cache disks", disks, False),
+        ("node", "Node health: CPU, host RAM, model disk", hosts, True),
+    ])
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers
 from dashgen_panels.gateway import gateway_panels
 from dashgen_queries import sglang as sg
 from dashgen_queries.promql import FIRST_EVENT_RATE, scale
@@ -21,7 +22,7 @@ from dashgen_queries.promql import FIRST_EVENT_RATE, scale
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import source_status_panel, timeseries
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, split_rows
 
 TITLE = "Requests and gateway"
 WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
@@ -46,14 +47,6 @@ def _ts(key: str, title: str, evidence: Evidence, targets: list[Target], unit: s
         **kw: Any) -> PanelSpec:
     return timeseries(key=f"{GROUP}.{key}", title=title, evidence=evidence,
                      targets=tuple(targets), unit=unit, width=width, **kw)
-
-
-
-
-
-
-
-
 
 
 def _slo_line(seconds: float) -> dict[str, Any]:
@@ -93,23 +86,27 @@ def throughput_panels(profile: Profile) -> list[PanelSpec]:
                      TOKENIZER_LIMIT + "; a per-minute rate of a window average, not a count of one calendar "
                      "minute"),
             tpm, TOKENS_PER_MINUTE),
-        _ts("generation_per_instance", "Generation tokens/s per instance (entry node)",
-            Evidence("SGLang tokenizer (sglang:generation_tokens_total)",
-                     "generation tokens per second of each instance, one series per entry node" +
-                     (" and pool" if sg.is_pd(profile) else ""),
-                     TOKENIZER_LIMIT + "; to compare instances and spot a slow one"),
-            [Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", sg.instance_labels(profile)),
-                    "{{node}}" + sg.pool_legend(profile))],
-            TOKENS_PER_SECOND),
-        _ts("scheduler_tokens_per_stage", "Tokens processed per PP stage by mode (scheduler, tokens/s)",
+        *(_ts(pool_key("generation_per_instance", role),
+              "Generation tokens/s per instance (entry node" + (f", {role} pool)" if role else ")"),
+              Evidence("SGLang tokenizer (sglang:generation_tokens_total)",
+                       "generation tokens per second of each instance, one series per entry node" +
+                       (f", {role} pool only (the other pool on its own panel)" if role else ""),
+                       TOKENIZER_LIMIT + "; to compare instances and spot a slow one"),
+              [Target(sg.tokenizer_rate(profile, "sglang:generation_tokens_total", sg.instance_labels(profile),
+                                        *pool_matchers(role)), "{{node}}" + sg.pool_legend(profile))],
+              TOKENS_PER_SECOND) for role in pd_roles(profile)),
+    ] + [
+        _ts(pool_key("scheduler_tokens_per_stage", role), _stage_title(profile, "tokens", role),
             Evidence("SGLang scheduler (sglang:realtime_tokens_total{mode=prefill_compute|prefill_cache|decode})",
                      "tokens per second each PP stage's scheduler processed, split by mode, max over the TP ranks "
-                     "of a stage",
+                     "of a stage" + (f"; {role} pool only (engine_type), the other pool on its own panel"
+                                     if role else ""),
                      SCHEDULER_LIMIT + "; updated at the scheduler's log interval, so short bursts are smoothed"),
             [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:realtime_tokens_total",
-                                                              extra=("mode",))),
+                                                              *pool_matchers(role), extra=("mode",))),
                     sg.stage_legend(profile) + " {{mode}}")],
-            TOKENS_PER_SECOND, width=24),
+            TOKENS_PER_SECOND, width=24 if not role else 12)
+        for role in pd_roles(profile)
     ]
 
 
@@ -142,15 +139,17 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
     slo = profile.slo
     quantile_note = ("percentiles from histogram_quantile over bucket rates summed by (le, engine_type) across the "
                      "selected instances; the value is interpolated inside a bucket, so it is only as precise as "
-                     "the bucket bounds")
+                     "the bucket bounds. The SLO group's 'Latency P50 / P99 as the SLO counts it' reads the same "
+                     "histograms over the whole deployment (prefill servers of a PD pair left out, so a request "
+                     "counts once): a different scope, not a different definition")
     panels = [
-        _ts("ttft", "Time to first token p50 / p95 / p99 (s)",
+        _ts("ttft", "Time to first token p50 / p95 / p99, selected instances (s)",
             Evidence("SGLang tokenizer (sglang:time_to_first_token_seconds histogram)",
                      f"TTFT percentiles, seconds; the red line is the profile's TTFT SLO {slo.ttft_seconds:g} s",
                      TOKENIZER_LIMIT + "; " + quantile_note),
             _quantile_targets(profile, "sglang:time_to_first_token_seconds", pools, pool_legend), "s", width=8,
             **_slo_line(slo.ttft_seconds)),
-        _ts("e2e", "End-to-end request latency p50 / p95 / p99 (s)",
+        _ts("e2e", "End-to-end request latency p50 / p95 / p99, selected instances (s)",
             Evidence("SGLang tokenizer (sglang:e2e_request_latency_seconds histogram)",
                      f"end-to-end latency percentiles, seconds; red line: e2e SLO {slo.e2e_seconds:g} s",
                      TOKENIZER_LIMIT + "; " + quantile_note + "; the gateway's own time is not included"),
@@ -161,32 +160,36 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
                      "gap between consecutive output chunks, seconds (token-weighted: long generations weigh more)",
                      TOKENIZER_LIMIT + "; " + quantile_note),
             _quantile_targets(profile, "sglang:inter_token_latency_seconds", pools, pool_legend), "s", width=8),
-        _ts("tpot", "Time per output token per request p50 / p95 / p99 (s)",
+        _ts("tpot", "Time per output token per request p50 / p95 / p99, selected instances (s)",
             Evidence("SGLang tokenizer (sglang:request_time_per_output_token_seconds histogram)",
                      f"per-request mean time per output token (TPOT), seconds; red line: TPOT SLO "
                      f"{slo.tpot_seconds:g} s. Request-weighted, unlike the inter-token latency",
                      TOKENIZER_LIMIT + "; " + quantile_note),
             _quantile_targets(profile, "sglang:request_time_per_output_token_seconds", pools, pool_legend), "s",
             width=8, **_slo_line(slo.tpot_seconds)),
-        _ts("ttft_p95_per_instance", "TTFT p95 per instance (s)",
-            Evidence("SGLang tokenizer (sglang:time_to_first_token_seconds histogram)",
-                     "TTFT p95 of each instance (buckets summed by le, node, engine_type), to find the slow one",
-                     TOKENIZER_LIMIT + "; an instance with few requests in the window has a coarse percentile"),
-            [Target(sg.histogram_quantile(0.95, sg.engine(profile, "sglang:time_to_first_token_seconds_bucket",
-                                                          stage=False), sg.instance_labels(profile)),
-                    "{{node}}" + pool_legend)],
-            "s", width=8),
-        _ts("queue_time", "Queue wait per PP stage p95 / p99 (s)",
-            Evidence("SGLang scheduler (sglang:queue_time_seconds histogram)",
-                     "time a request waited in a scheduler's waiting queue, seconds, percentiles per PP stage "
-                     "(buckets summed by le, pp_rank, engine_type over the selected nodes)",
-                     "scheduler histograms come from the logging TP rank of each stage (every rank with "
-                     "--enable-metrics-for-all-schedulers, which repeats the same requests and leaves the "
-                     "percentile unchanged); stages are not pooled together (S3)"),
-            [Target(sg.histogram_quantile(q, sg.engine(profile, "sglang:queue_time_seconds_bucket"),
-                                          [profile.label("pp_rank"), sg.ENGINE_TYPE]),
-                    f"{sg.quantile_legend(q)} PP{{{{pp_rank}}}}{pool_legend}") for q in (0.95, 0.99)],
-            "s", width=8),
+        *(_ts(pool_key("ttft_p95_per_instance", role),
+              "TTFT p95 per instance" + (f" ({role} pool, s)" if role else " (s)"),
+              Evidence("SGLang tokenizer (sglang:time_to_first_token_seconds histogram)",
+                       "TTFT p95 of each instance (buckets summed by le, node, engine_type), to find the slow one",
+                       TOKENIZER_LIMIT + "; an instance with few requests in the window has a coarse percentile"),
+              [Target(sg.histogram_quantile(0.95, sg.engine(profile, "sglang:time_to_first_token_seconds_bucket",
+                                                            *pool_matchers(role), stage=False),
+                                            sg.instance_labels(profile)),
+                      "{{node}}" + pool_legend)],
+              "s", width=8) for role in pd_roles(profile)),
+        *(_ts(pool_key("queue_time", role), _stage_title(profile, "queue_time", role),
+              Evidence("SGLang scheduler (sglang:queue_time_seconds histogram)",
+                       "time a request waited in a scheduler's waiting queue, seconds, percentiles per PP stage "
+                       "(buckets summed by le, pp_rank, engine_type over the selected nodes)",
+                       "scheduler histograms come from the logging TP rank of each stage (every rank with "
+                       "--enable-metrics-for-all-schedulers, which repeats the same requests and leaves the "
+                       "percentile unchanged); stages are not pooled together (S3)"),
+              [Target(sg.histogram_quantile(q, sg.engine(profile, "sglang:queue_time_seconds_bucket",
+                                                         *pool_matchers(role)),
+                                            [profile.label("pp_rank"), sg.ENGINE_TYPE]),
+                      f"{sg.quantile_legend(q)}{' PP{{pp_rank}}' if profile.has_pp else ''}{pool_legend}")
+                  for q in (0.95, 0.99)],
+              "s", width=8) for role in pd_roles(profile)),
         _ts("prompt_length", "Prompt length p50 / p95 / p99 (tokens)",
             Evidence("SGLang tokenizer (sglang:prompt_tokens_histogram)",
                      "prompt length distribution of finished requests, tokens per request (long-context load "
@@ -212,33 +215,60 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
 # --- engine queues per PP stage -----------------------------------------------------------------
 
 
+STAGE_TITLES = {
+    ("running", True): "Running requests per PP stage, per DP group (engine)",
+    ("running", False): "Running requests per instance, per DP group (engine)",
+    ("waiting", True): "Waiting requests per PP stage, per DP group (engine queue)",
+    ("waiting", False): "Waiting requests per instance, per DP group (engine queue)",
+    ("retractions", True): "Retracted requests per PP stage (req/s)",
+    ("retractions", False): "Retracted requests per instance (req/s)",
+    ("tokens", True): "Tokens processed per PP stage by mode (scheduler, tokens/s)",
+    ("tokens", False): "Tokens processed per instance by mode (scheduler, tokens/s)",
+    ("queue_time", True): "Queue wait per PP stage p95 / p99 (s)",
+    ("queue_time", False): "Queue wait p95 / p99, selected instances (s)",
+}
+
+
+def _stage_title(profile: Profile, key: str, role: str) -> str:
+    """The per-stage title ("instance" where the profile has no PP), with the pool in a PD deployment."""
+    title = STAGE_TITLES[(key, profile.has_pp)]
+    return f"{title} ({role} pool)" if role else title
+
+
 def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
+    """Running, waiting and retracted requests per stage: once per pool in a PD deployment (S27)."""
     legend = sg.stage_legend(profile)
-    panels = [
-        _ts("running_per_stage", "Running requests per PP stage and DP group (engine)",
-            Evidence("SGLang scheduler (sglang:num_running_reqs)",
-                     "requests in the running batch of each PP stage's scheduler, per node, stage and DP group (one "
-                     "series per DP group; the SLO group's 'Batch size' adds the DP groups of a stage)",
-                     SCHEDULER_LIMIT),
-            [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs")), legend)],
-            "short", width=8, decimals=0),
-        _ts("waiting_per_stage", "Waiting requests per PP stage and DP group (engine queue)",
-            Evidence("SGLang scheduler (sglang:num_queue_reqs)",
-                     "requests in each PP stage scheduler's waiting queue, per node, stage and DP group (the SLO "
-                     "group's 'Queue length' adds the DP groups of a stage)",
-                     SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
-                     "own panels and are not added here (S4)"),
-            [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs")), legend)],
-            "short", width=8, decimals=0),
-        _ts("retractions", "Retracted requests per PP stage (req/s)",
-            Evidence("SGLang scheduler (sglang:num_retracted_requests_total)",
-                     "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
-                     SCHEDULER_LIMIT + "; the counter is absent, not 0, until the first retraction, and "
-                     + FIRST_EVENT_RATE),
-            [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total")),
-                    legend)],
-            "reqps", width=8),
-    ]
+    panels = []
+    for role in pd_roles(profile):
+        pool = pool_matchers(role)
+        panels += [
+            _ts(pool_key("running_per_stage", role), _stage_title(profile, "running", role),
+                Evidence("SGLang scheduler (sglang:num_running_reqs)",
+                         "requests in the running batch of each scheduler, per node, stage and DP group: one series "
+                         "per DP group (the SLO group's 'Batch size ... DP groups summed' adds the DP groups of a "
+                         "stage; the two answer different questions and are named apart)",
+                         SCHEDULER_LIMIT),
+                [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs", *pool)),
+                        legend)],
+                "short", width=8, decimals=0),
+            _ts(pool_key("waiting_per_stage", role), _stage_title(profile, "waiting", role),
+                Evidence("SGLang scheduler (sglang:num_queue_reqs)",
+                         "requests in each scheduler's waiting queue, per node, stage and DP group (the SLO group's "
+                         "'Queue length ... DP groups summed' adds the DP groups of a stage)",
+                         SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
+                         "own panels and are not added here (S4)"),
+                [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs", *pool)),
+                        legend)],
+                "short", width=8, decimals=0),
+            _ts(pool_key("retractions", role), _stage_title(profile, "retractions", role),
+                Evidence("SGLang scheduler (sglang:num_retracted_requests_total)",
+                         "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
+                         SCHEDULER_LIMIT + "; the counter is absent, not 0, until the first retraction, and "
+                         + FIRST_EVENT_RATE),
+                [Target(sg.named_stage(profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total",
+                                                                  *pool)), legend)],
+                "reqps", width=8),
+        ]
     if sg.is_pd(profile):
         pd_queues = (
             ("prefill_bootstrap_queue", "sglang:num_prefill_bootstrap_queue_reqs",
@@ -302,10 +332,19 @@ def engine_http_panels(profile: Profile) -> list[PanelSpec]:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
+    """Five rows, closer to the seed's groups: throughput, latency, engine queues (PD queues included), the
+    engine's HTTP layer (collapsed), and the gateway's layers (S4: each layer apart)."""
     if not profile.exported("sglang"):
-        engine: list[PanelSpec] = [source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
-                                                       "Engine requests and latency: not available")]
+        unavailable = [source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
+                                           "Engine requests and latency: not available")]
+        rows = [("throughput", "Requests: throughput", unavailable, False)]
     else:
-        engine = [*throughput_panels(profile), request_rate_panel(profile), *latency_panels(profile),
-                  *engine_queue_panels(profile), *engine_http_panels(profile)]
-    return GroupSpec(key=GROUP, title=TITLE, panels=(*engine, *gateway_panels(profile)))
+        rows = [
+            ("throughput", "Requests: throughput", [*throughput_panels(profile), request_rate_panel(profile)], False),
+            ("latency", "Requests: latency per pool and instance", latency_panels(profile), False),
+            ("queues", "Requests: engine queues" + (" per PP stage" if profile.has_pp else " per instance"),
+             engine_queue_panels(profile), False),
+            ("http", "Engine HTTP layer", engine_http_panels(profile), True),
+        ]
+    rows.append(("gateway", "Gateway", gateway_panels(profile), False))
+    return split_rows(GROUP, TITLE, rows)

@@ -50,7 +50,7 @@ from dashgen_queries.sglang_slo import (
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, last_value, ratio_axis, source_status_panel, stat, timeseries
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, split_rows
 
 TITLE = "SLO and health"
 WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
@@ -231,7 +231,7 @@ def latency_panel(profile: Profile) -> PanelSpec:
     slo = profile.slo
     return timeseries(
         key=f"{KEY}.latency",
-        title="Latency P50 / P99: TTFT, TPOT, E2E",
+        title="Latency P50 / P99 as the SLO counts it: TTFT, TPOT, E2E (whole deployment)",
         evidence=Evidence(
             source=_request_source(profile) + "; TPOT from sglang:request_time_per_output_token_seconds",
             quantity=("P50 and P99 of time to first token, time per output token (per request) and end-to-end "
@@ -289,18 +289,25 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
+    """Three rows: the SLO itself, engine load per stage (per pool in PD), the GPU memory watermark."""
     check_objective(profile)
     if not profile.exported("sglang"):
-        engine: tuple[PanelSpec, ...] = (
+        slo: tuple[PanelSpec, ...] = (
             source_status_panel(f"{KEY}.engine_unavailable", profile, ["sglang"], "SLO and engine load: not available"),
         )
+        load: tuple[PanelSpec, ...] = ()
     else:
-        engine = (
+        slo = (
             health_panel(profile),
             health_trend_panel(profile),
             budget_panel(profile),
             *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS),
             latency_panel(profile),
-            *stage_panels(profile),
         )
-    return GroupSpec(key=KEY, title=TITLE, panels=engine + gpu_memory_panels(profile))
+        load = tuple(stage_panels(profile))
+    load_title = "Engine load per PP stage" if profile.has_pp else "Engine load per instance"
+    return split_rows(KEY, TITLE, [
+        ("slo", TITLE, slo, False),
+        ("engine_load", load_title, load, False),
+        ("gpu_memory", "GPU memory watermark", gpu_memory_panels(profile), False),
+    ])

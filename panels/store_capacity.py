@@ -68,8 +68,8 @@ def node_group_stat(profile: Profile) -> PanelSpec:
             limit="the master's total, not per node and not the master's own memory; capacity is the sum of "
             "mounted segments, which equals the quota only when every rank has mounted (see Capacity anatomy)",
         ),
-        ((mc.node_group(profile, mc.MASTER_ALLOCATED), "allocated"),
-         (mc.node_group(profile, mc.MASTER_CAPACITY), "capacity (mounted)")),
+        ((mc.per_master(profile, mc.MASTER_ALLOCATED), "allocated · {{master}}"),
+         (mc.per_master(profile, mc.MASTER_CAPACITY), "capacity (mounted) · {{master}}")),
         unit="bytes",
     )
 
@@ -170,8 +170,8 @@ def source_share_stat(profile: Profile) -> PanelSpec:
             limit="excludes misses: it is NOT a request hit rate and not a final reuse. The counters have no "
             "storage-node label, so there is no per-node split (S14: Store memory hit per node is N/A)",
         ),
-        ((mc.source_share_pct(profile, mc.RAM_RETURNS), "RAM share"),
-         (mc.source_share_pct(profile, mc.SSD_RETURNS), "SSD share")),
+        ((mc.source_share_pct_per_master(profile, mc.RAM_RETURNS), "RAM share · {{master}}"),
+         (mc.source_share_pct_per_master(profile, mc.SSD_RETURNS), "SSD share · {{master}}")),
         **ratio_axis("percent"),
         decimals=1,
     )
@@ -186,8 +186,8 @@ def returns_stat(profile: Profile) -> PanelSpec:
             quantity="number of GetReplicaList results served from RAM and from SSD in the window",
             limit="metadata returns are not transfers and not final reuse (S9); no per-node split exists (S14)",
         ),
-        ((mc.returns_in_window(profile, mc.RAM_RETURNS), "RAM returns"),
-         (mc.returns_in_window(profile, mc.SSD_RETURNS), "SSD returns")),
+        ((mc.per_master(profile, mc.RAM_RETURNS, "increase"), "RAM returns · {{master}}"),
+         (mc.per_master(profile, mc.SSD_RETURNS, "increase"), "SSD returns · {{master}}")),
         unit="short",
     )
 
@@ -202,9 +202,9 @@ def object_counts_stat(profile: Profile) -> PanelSpec:
             limit="current replica counts may count one key more than once (a key can have replicas in RAM and on "
             "SSD): the three numbers are shown apart and never summed into a count of unique objects (S13)",
         ),
-        ((mc.node_group(profile, mc.KEY_COUNT), "keys (master)"),
-         (mc.node_group(profile, mc.RAM_OBJECTS), "objects in RAM"),
-         (mc.node_group(profile, mc.SSD_OBJECTS), "objects on SSD")),
+        ((mc.per_master(profile, mc.KEY_COUNT), "keys (master) · {{master}}"),
+         (mc.per_master(profile, mc.RAM_OBJECTS), "objects in RAM · {{master}}"),
+         (mc.per_master(profile, mc.SSD_OBJECTS), "objects on SSD · {{master}}")),
         unit="short",
     )
 

@@ -1,8 +1,9 @@
 """The Mooncake Store in the KV cache and NVMe group: capacity, allocation and segments per engine
 replica (the node group that shares one ``global_segment_size``, S17) and per node (segment host),
 the configured quota, and the Store's health beside its capacity (request and allocation failures,
-evictions, active clients). One shared master serves the deployment; HA masters are read once,
-the same way everywhere (``max`` over master targets, per segment).
+evictions, active clients), once per Mooncake master as the profile maps masters to replicas
+(``[[mooncake.masters]]``, else one shared master). HA copies of a master are read once, the same way
+everywhere: ``max`` over a master's targets for its global metrics, ``max`` over targets per segment.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ def _ts(key: str, title: str, evidence: Evidence, targets: list[Target], unit: s
     return timeseries(f"{GROUP}.{key}", title, evidence, targets, unit=unit, width=8, **fields)
 
 
+def _ranks(topology: Topology) -> str:
+    """The ranks per replica, as the pools give them ("32", or "8 or 16" across pools)."""
+    return " or ".join(dict.fromkeys(str(pool.gpus_per_replica) for pool in topology.profile.pools))
+
+
 def _quota(topology: Topology) -> str:
     cap = topology.capacity
     return (f"The configured quota (S17): global_segment_size {format_binary(cap.store_per_replica or 0)} per "
@@ -37,18 +43,26 @@ def _quota(topology: Topology) -> str:
 
 
 def capacity_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
+    legend = "{{replica}} (master {{master}})"
+    masters = mc.masters_text(profile)
     return [
         _ts("store_capacity_per_replica", "Store memory mounted per replica (bytes)",
             Evidence("Mooncake master (segment_total_capacity_bytes{segment})",
-                     "Store DRAM capacity mounted by the segments of each engine replica's nodes, bytes. "
-                     + _quota(topology), S11 + "; a segment whose host maps to no node is in no replica",
-                     layer="Store capacity"),
-            [Target(mc.per_replica_bytes(profile, topology, mc.CAPACITY), "{{replica}}")], "bytes"),
+                     "Store DRAM capacity mounted by the segments of each engine replica's nodes, bytes, with the "
+                     f"master serving the replica ({masters}). " + _quota(topology),
+                     S11 + "; a segment whose host maps to no node is in no replica", layer="Store capacity"),
+            [Target(mc.per_replica(profile, topology, mc.CAPACITY), legend)], "bytes"),
         _ts("store_allocated_per_replica", "Store memory allocated per replica (bytes)",
             Evidence("Mooncake master (segment_allocated_bytes{segment})",
                      "Store DRAM allocated to objects in each replica's segments, bytes (logical allocation, not the "
                      "quota and not RSS)", S11, layer="Store allocation"),
-            [Target(mc.per_replica_bytes(profile, topology, mc.ALLOCATED), "{{replica}}")], "bytes"),
+            [Target(mc.per_replica(profile, topology, mc.ALLOCATED), legend)], "bytes"),
+        _ts("store_segments_per_replica", "Store segments mounted per replica",
+            Evidence("Mooncake master (segment_total_capacity_bytes{segment})",
+                     "number of mounted segments of each replica's nodes (one per SGLang rank that mounts Store "
+                     f"memory; expect {_ranks(topology)} "
+                     "per replica)", S11),
+            [Target(mc.per_replica(profile, topology, mc.CAPACITY, op="count"), legend)], "short", decimals=0),
         _ts("store_capacity_per_host", "Store memory mounted per node (segment host, bytes)",
             Evidence("Mooncake master (segment_total_capacity_bytes{segment})",
                      "Store DRAM capacity mounted by the segments of each host, bytes; a host the profile does not "
@@ -81,9 +95,12 @@ def quota_stat(topology: Topology) -> PanelSpec:
         unit="bytes", width=24, height=4, options={"textMode": "value_and_name"})
 
 
+HA = "each master read once: max over its HA targets (the nodes the profile names for it)"
+
+
 def health_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
-    failed_puts = mc.master_rate(profile, "master_put_start_failures_total")
-    failed_gets = mc.master_rate(profile, "master_get_replica_list_failures_total")
+    failed_puts = mc.per_master(profile, "master_put_start_failures_total", "rate")
+    failed_gets = mc.per_master(profile, "master_get_replica_list_failures_total", "rate")
     ranks = len(topology.ranks)
     return [
         _ts("store_request_failures", "Store request failure share (master)",
@@ -91,31 +108,35 @@ def health_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
                      "master_get_replica_list_{failures,requests}_total",
                      "share of PutStart and GetReplicaList requests that failed per rate interval, 0-100 %, each "
                      "apart", "a failed put is data the Store did not take; a failed get is a lookup error, not a "
-                     "miss. " + FIRST_EVENT_RATE, layer="Store health"),
-            [Target(divide(failed_puts, mc.master_rate(profile, "master_put_start_requests_total")), "put start"),
-             Target(divide(failed_gets, mc.master_rate(profile, "master_get_replica_list_requests_total")),
-                    "get replica list")],
+                     "miss. " + FIRST_EVENT_RATE + "; " + HA, layer="Store health"),
+            [Target(divide(failed_puts, mc.per_master(profile, "master_put_start_requests_total", "rate")),
+                    "put start · {{master}}"),
+             Target(divide(failed_gets, mc.per_master(profile, "master_get_replica_list_requests_total", "rate")),
+                    "get replica list · {{master}}")],
             **ratio_axis("percentunit")),
         _ts("store_alloc_failures", "Store allocation failures (Store full, per second)",
             Evidence("Mooncake master master_put_start_alloc_failures_total",
                      "PutStart requests per second the master could not allocate space for",
                      "a non-zero rate means the Store is full for new objects (evictions did not keep up); absent, "
-                     "not 0, until the first failure, and " + FIRST_EVENT_RATE, layer="Store health"),
-            [Target(mc.master_rate(profile, "master_put_start_alloc_failures_total"), "allocation failures")],
+                     "not 0, until the first failure, and " + FIRST_EVENT_RATE + "; " + HA, layer="Store health"),
+            [Target(mc.per_master(profile, "master_put_start_alloc_failures_total", "rate"),
+                    "allocation failures · {{master}}")],
             "reqps"),
         _ts("store_evictions", "Store evictions (master, per second)",
             Evidence("Mooncake master master_successful_evictions_total, master_attempted_evictions_total",
                      "eviction passes per second, successful and attempted",
-                     "evictions make room; attempted above successful means the master could not free enough",
+                     "evictions make room; attempted above successful means the master could not free enough; " + HA,
                      layer="Store health"),
-            [Target(mc.master_rate(profile, "master_successful_evictions_total"), "successful"),
-             Target(mc.master_rate(profile, "master_attempted_evictions_total"), "attempted")], "short"),
+            [Target(mc.per_master(profile, "master_successful_evictions_total", "rate"), "successful · {{master}}"),
+             Target(mc.per_master(profile, "master_attempted_evictions_total", "rate"), "attempted · {{master}}")],
+            "short"),
         _ts("store_active_clients", "Store active clients (master)",
             Evidence("Mooncake master master_active_clients",
                      f"clients connected to the master; every SGLang rank that mounts Store memory is one (expect "
                      f"{ranks})", "a client that disconnects unmounts its segments: its capacity leaves the panels "
-                     "above", layer="Store health"),
-            [Target(mc.node_group(profile, "master_active_clients"), "active clients")], "short", decimals=0,
+                     "above; " + HA, layer="Store health"),
+            [Target(mc.per_master(profile, "master_active_clients"), "active clients · {{master}}")], "short",
+            decimals=0,
             thresholds=(("red", None), ("green", ranks)), custom={"thresholdsStyle": {"mode": "line"}}),
     ]
 

@@ -205,3 +205,75 @@ def per_replica_bytes(profile: Profile, topology: Topology, metric: str) -> str:
 def master_rate(profile: Profile, metric: str) -> str:
     """A master counter's rate, read once over the master targets (HA de-duplicated with ``max``)."""
     return agg("max", [profile.label("job")], rate(master(profile, metric)))
+
+
+# --- masters as the profile maps them ([[mooncake.masters]], else one shared master) -------------------
+
+MASTER_LABEL = "master"
+
+
+def master_targets(profile: Profile, metric: str, master_name: str) -> str:
+    """A master metric of one master's targets (its HA copies): the nodes the profile names for it, or every
+    target of the master job for a master without nodes (the one shared master)."""
+    (found,) = [m for m in profile.masters() if m.name == master_name]
+    if not found.nodes:
+        return master(profile, metric)
+    nodes = "|".join(regex_literal(node) for node in found.nodes)
+    return master(profile, metric, matcher(profile.label("node"), "=~", nodes))
+
+
+def per_master(profile: Profile, metric: str, over: str = "") -> str:
+    """A master-global metric once per master: each master's targets labelled ``master="<name>"`` and read
+    with ``max`` over its HA copies, the same de-duplication as the per-segment views. ``over``: ``rate`` or
+    ``increase`` of a counter (over $__rate_interval / the dashboard window), "" for a gauge."""
+    node = profile.label("node")
+    parts = []
+    for found in profile.masters():
+        series = master_targets(profile, metric, found.name)
+        if over == "rate":
+            series = rate(series)
+        elif over == "increase":
+            series = increase(series)
+        parts.append(f'label_replace({series}, "{MASTER_LABEL}", "{found.name}", "{node}", ".*")')
+    return agg("max", [MASTER_LABEL], " or ".join(parts))
+
+
+def get_hit_share_per_master(profile: Profile) -> str:
+    """Each master's metadata hit share per rate interval, 0-1: valid / all GetReplicaList calls."""
+    return divide(per_master(profile, VALID_GETS, "rate"), per_master(profile, TOTAL_GETS, "rate"))
+
+
+def replica_master(profile: Profile, expr: str) -> str:
+    """``master`` := the master serving each series' ``replica`` (the profile's mapping)."""
+    for found in profile.masters():
+        replicas = "|".join(regex_literal(key) for key in found.replicas).replace("\\", "\\\\")
+        expr = f'label_replace({expr}, "{MASTER_LABEL}", "{found.name}", "{REPLICA_LABEL}", "{replicas}")'
+    return expr
+
+
+def per_replica(profile: Profile, topology: Topology, metric: str, op: str = "sum") -> str:
+    """``op`` (sum of bytes, or count of segments) of a per-segment gauge per engine replica, with the master
+    serving it (``replica``, ``master`` labels): the segments of the replica's nodes, each read once over HA
+    master targets. A segment whose host maps to no node is in no replica."""
+    node = profile.label("node")
+    expr = agg("max", [node, "segment"], to_node(profile, mapped(profile, metric)))
+    for replica in topology.replicas:
+        nodes = "|".join(regex_literal(name) for name in replica.nodes).replace("\\", "\\\\")
+        expr = f'label_replace({expr}, "{REPLICA_LABEL}", "{replica.key}", "{node}", "{nodes}")'
+    return agg(op, [REPLICA_LABEL, MASTER_LABEL], replica_master(profile, expr))
+
+
+def masters_text(profile: Profile) -> str:
+    """The profile's master <-> replica mapping in one sentence, for descriptions."""
+    if not profile.mooncake_masters:
+        return ("one shared Mooncake master serves every replica (the profile lists no [[mooncake.masters]]): "
+                "every target of the master job is one of its HA copies")
+    return "; ".join(f"master {m.name} (targets on {', '.join(m.nodes) or 'any node'}) serves "
+                     f"{', '.join(m.replicas)}" for m in profile.masters())
+
+
+def source_share_pct_per_master(profile: Profile, numerator: str) -> str:
+    """S12 per master: RAM (or SSD) returns / (RAM + SSD returns) in the window, %. Misses are not in it."""
+    ram, ssd = per_master(profile, RAM_RETURNS, "increase"), per_master(profile, SSD_RETURNS, "increase")
+    part = ram if numerator == RAM_RETURNS else ssd
+    return scale(divide(part, f"{ram} + {ssd}"), 100)

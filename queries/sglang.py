@@ -76,6 +76,9 @@ def named_stage(profile: Profile, expr: str) -> str:
     DP attention; the label is built in the query instead: join pp_rank and dp_rank with " dp", then
     strip a trailing " dp" (no DP rank)."""
     pp, dp = profile.label("pp_rank"), profile.label("dp_rank")
+    if not profile.has_pp:  # no PP: an instance, never "stage 0" (S27): "dp<dp_rank>" or nothing
+        joined = f'label_join({expr}, "{STAGE_NAME}", "", "{dp}")'
+        return f'label_replace({joined}, "{STAGE_NAME}", "dp$1", "{STAGE_NAME}", "(.+)")'
     joined = f'label_join({expr}, "{STAGE_NAME}", " dp", "{pp}", "{dp}")'
     return f'label_replace({joined}, "{STAGE_NAME}", "$1", "{STAGE_NAME}", "(.*) dp")'
 
@@ -91,9 +94,11 @@ def pool_legend(profile: Profile) -> str:
 
 
 def stage_legend(profile: Profile) -> str:
-    """``{{node}} PP<pp_rank>[ dp<dp_rank>][ · <engine_type>]``: the DP rank appears where the series carry
+    """``{{node}} PP<pp_rank>[ dp<dp_rank>][ · <engine_type>]`` (without PP: ``{{node}} [dp<dp_rank>]``, an
+    instance, never "PP0"): the DP rank appears where the series carry
     one (``named_stage``, which every per-stage target wraps its query in)."""
-    return "{{" + profile.label("node") + "}} " + STAGE_LEGEND + pool_legend(profile)
+    stage = STAGE_LEGEND if profile.has_pp else "{{" + STAGE_NAME + "}}"
+    return "{{" + profile.label("node") + "}} " + stage + pool_legend(profile)
 
 
 def per_rank_gauge(profile: Profile, metric: str) -> str:

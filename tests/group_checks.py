@@ -41,7 +41,22 @@ def group_row(name: str, title: str) -> dict[str, Any]:
 
 
 def group_panels(name: str, title: str) -> list[dict[str, Any]]:
-    """The panels of one group: nested in its row when collapsed, else those following the row."""
+    """The panels of one group module (``title`` = its ``TITLE``), over every row it shows (a module may
+    split its panels into several rows); a title no module has is read as one row's title."""
+    from dashgen_panels import GROUPS
+
+    profile = PROFILES[name]
+    for module in GROUPS:
+        if getattr(module, "TITLE", None) == title:
+            spec = module.build(profile, Topology(profile))
+            if spec is None:
+                return []
+            return [panel for row in spec.shown_rows() for panel in row_panels(name, row.title)]
+    return row_panels(name, title)
+
+
+def row_panels(name: str, title: str) -> list[dict[str, Any]]:
+    """The panels of one row: nested in it when collapsed, else those following the row."""
     row = group_row(name, title)
     if row.get("collapsed"):
         return list(row.get("panels") or [])

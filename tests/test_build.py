@@ -14,6 +14,7 @@ from dashgen.build import build_all, build_profile, write_dashboards
 from dashgen.cli.app import main
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
 from dashgen.errors import BuildValidationError
 from dashgen.render.document import render_dashboard
@@ -98,27 +99,22 @@ def test_adding_a_panel_changes_no_other_panel_id():
 
 
 def test_rows_follow_the_reading_order(built):
-    from dashgen_panels import (
-        GROUPS,
-        cache_evidence,
-        collector,
-        first_screen,
-        gpu_health,
-        gpu_timelines,
-        gpu_window_stats,
-        jobs,
-        kv_cache_nvme,
-        video_slo,
-    )
+    from dashgen_panels import GROUPS, cache_evidence, gpu_timelines, jobs, kv_cache_nvme, video_slo
 
-    # S25: a text-generation deployment gets the text groups, the video pool the Jobs and Job SLO groups plus the
-    # shared GPU / node groups (two of them titled for what they show without cache tiers)
-    text = [module.TITLE for module in GROUPS if "text-generation" in module.WORKLOADS]
-    video = [first_screen.TITLE, video_slo.TITLE, jobs.TITLE, collector.TITLE, cache_evidence.NO_CACHE_TITLE, gpu_window_stats.TITLE, gpu_health.TITLE,
-             kv_cache_nvme.VIDEO_TITLE, gpu_timelines.TITLE]
     for dashboard in built:
         rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]
-        assert rows == (video if dashboard.profile == "video-200" else text), dashboard.profile
+        (loaded,) = load_profiles([dashboard.spec.profile], directory=PROFILES)
+        # S25: only the groups of the profile's workload kinds, each module's rows in the modules' reading order
+        expected = [row.title for module in GROUPS if any(loaded.has_kind(kind) for kind in module.WORKLOADS)
+                    for group in (module.build(loaded, Topology(loaded)),) if group is not None
+                    for row in group.shown_rows()]
+        assert rows == expected, dashboard.profile
+        assert len(rows) == len(set(rows)), "row titles are unique"
+        video = {video_slo.TITLE, jobs.TITLE, cache_evidence.NO_CACHE_TITLE, kv_cache_nvme.VIDEO_TITLE}
+        if dashboard.profile == "video-200":  # the video pool: Jobs and Job SLO plus the shared GPU / node groups
+            assert video <= set(rows) and gpu_timelines.TITLE in rows and cache_evidence.TITLE not in rows
+        else:
+            assert not video & set(rows) and cache_evidence.TITLE in rows
 
 
 def test_grafanalib_legacy_defaults_are_normalised_away(built):

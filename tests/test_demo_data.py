@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from dashgen.cli.app import main
-from dashgen.demo.catalogue import CATALOGUE, lookup
+from dashgen.demo.pd_models import CATALOGUE, lookup
 from dashgen.demo.run import demo_models, demo_plan
 from dashgen.demo.scenarios import INSUFFICIENT_SAMPLES, faults
 from dashgen.demo.scopes import cache_devices, mounts

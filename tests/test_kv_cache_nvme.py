@@ -36,8 +36,10 @@ def _unit(panel: dict) -> str:
 
 
 def test_group_follows_requests_and_gateway() -> None:
+    """Requests, then the P:D balance (PD profiles only), then KV cache."""
     order = [module.TITLE for module in GROUPS]
-    assert order.index(TITLE) == order.index("Requests and gateway") + 1
+    assert order.index(TITLE) == order.index("Requests and gateway") + 2
+    assert order[order.index(TITLE) - 1] == "Prefill and decode balance (P:D)"
 
 
 @pytest.mark.parametrize("name", [n for n in TIERED if PROFILES[n].capacity.disk_nominal_size])
@@ -79,6 +81,8 @@ def test_s3_kv_slots_never_aggregated_across_pp_rank(name: str) -> None:
             continue
         checked += 1
         for agg in aggregations(target["expr"]):
+            if str(agg.op) == "group":  # S27 pool membership by node (queries.pd.pool_of_node), not a quantity
+                continue
             assert agg.modifier and "pp_rank" in agg.modifier.labels, f"{panel['title']}: {target['expr']}"
             if "le" not in agg.modifier.labels:
                 assert str(agg.op) == "max", f"{panel['title']}: logical slots are not summed over ranks"
@@ -142,15 +146,20 @@ def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str
         if not kept or "tp_rank" in target["expr"]:
             continue
         checked += 1
-        assert "PP{{stage_name}}" in target["legendFormat"], panel["title"]
+        # with PP "PP<stage> [dp<rank>]"; without PP an instance, "[dp<rank>]", never "PP0" (S27)
+        want = "PP{{stage_name}}" if PROFILES[name].has_pp else "}} {{stage_name}}"
+        assert want in target["legendFormat"] and (PROFILES[name].has_pp or "PP" not in target["legendFormat"]), (
+            panel["title"], target["legendFormat"])
     assert checked >= 5
 
 
 @pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)  # KV / HiCache / Store: text only (S25)
 def test_evictions_state_tokens_per_second(name: str) -> None:
-    (evictions,) = [p for p in _panels(name) if p["title"].startswith("GPU KV evictions")]
-    assert evictions["fieldConfig"]["defaults"]["unit"] == "count:tok/s"
-    assert "rate() starts from a series' first stored sample" in evictions["description"]
+    panels = [p for p in _panels(name) if p["title"].startswith("GPU KV evictions")]
+    assert len(panels) == (2 if PROFILES[name].has_pools else 1)  # one per pool in a PD deployment (S27)
+    for evictions in panels:
+        assert evictions["fieldConfig"]["defaults"]["unit"] == "count:tok/s"
+        assert "rate() starts from a series' first stored sample" in evictions["description"]
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)

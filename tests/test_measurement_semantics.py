@@ -61,6 +61,8 @@ def test_s1_node_names_come_from_the_profile():
         data["cluster"]["node_name_format"] = "gpu-host-{index:03d}"
         addresses = data["cluster"].get("node_addresses", {}).values()  # keyed by node name: follow the rename
         data["cluster"]["node_addresses"] = {f"gpu-host-{i:03d}": a for i, a in enumerate(addresses)}
+        for master in data.get("mooncake", {}).get("masters", []):  # where the masters run: follow the rename
+            master["nodes"] = [f"gpu-host-{int(n.rsplit('-', 1)[1]):03d}" for n in master.get("nodes", [])]
 
     renamed = _variant("long-context-64", rename)
     text = json.dumps([b.document for b in build_profile(renamed)])
@@ -75,6 +77,7 @@ def test_s1_cluster_size_comes_from_the_profile():
         data["pools"][0]["replicas"] = 1
         addresses = data["cluster"].get("node_addresses", {})  # only the remaining nodes have addresses
         data["cluster"]["node_addresses"] = {n: a for n, a in addresses.items() if n < "lc-node-04"}
+        data["mooncake"] = {"masters": [{"name": "store", "replicas": ["main-0"], "nodes": ["lc-node-00"]}]}
 
     small = _variant("long-context-64", halve)
     text = json.dumps([b.document for b in build_profile(small)])

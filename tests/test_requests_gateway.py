@@ -181,6 +181,9 @@ def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str
         if not kept or any(n.startswith("smg_") for n in names(target["expr"])):
             continue
         checked += 1
-        assert "PP{{stage_name}}" in target["legendFormat"], panel["title"]
+        # with PP "PP<stage> [dp<rank>]"; without PP an instance, "[dp<rank>]", never "PP0" (S27)
+        want = "PP{{stage_name}}" if PROFILES[name].has_pp else "}} {{stage_name}}"
+        assert want in target["legendFormat"] and (PROFILES[name].has_pp or "PP" not in target["legendFormat"]), (
+            panel["title"], target["legendFormat"])
         assert target["expr"].startswith("label_replace(label_join("), panel["title"]
     assert checked >= 4

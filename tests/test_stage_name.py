@@ -27,3 +27,23 @@ def test_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):
     expr = expr.replace("$node", "stage-name-node").replace("$stage", ".+")
     names = {item["metric"]["pp_rank"]: item["metric"][sg.STAGE_NAME] for item in ds.query(expr, at).result}
     assert names == {"0": "0", "1": "1 dp2"}
+
+
+def test_s27_without_pp_the_legend_names_the_instance_not_stage_0(victoriametrics):
+    """pd-128 has no PP: stage_name is "dp<dp_rank>" where a DP rank exists and empty otherwise, and the legend
+    has no "PP"."""
+    profile = PROFILES["pd-128"]
+    at = int(time.time() // 3600) * 3600 - 14 * 3600
+    base = {"__name__": "sglang:num_running_reqs", "cluster": "pd-128", "job": "sglang", "engine_type": "decode",
+            "tp_rank": "0", "pp_rank": "0"}
+    ds = Datasource(victoriametrics.url)
+    ds.import_series([
+        {"metric": {**base, "node": "no-pp-a"}, "values": [1.0], "timestamps": [at * 1000]},
+        {"metric": {**base, "node": "no-pp-b", "dp_rank": "3"}, "values": [2.0], "timestamps": [at * 1000]},
+    ])
+    ds.flush()
+    expr = sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs"))
+    expr = expr.replace("$node", "no-pp-.")
+    names = {item["metric"]["node"]: item["metric"].get(sg.STAGE_NAME, "") for item in ds.query(expr, at).result}
+    assert names == {"no-pp-a": "", "no-pp-b": "dp3"}
+    assert "PP" not in sg.stage_legend(profile) and "PP" in sg.stage_legend(PROFILES["long-context-64"])

@@ -33,7 +33,7 @@ def _at(window) -> str:
 
 
 @pytest.mark.parametrize("key", [("long-context-64", "healthy"), ("long-context-64", "five-reasons"),
-                                 ("h20-16", "healthy")], ids=lambda k: f"{k[0]}:{k[1]}")
+                                 ("h20-16", "healthy"), ("pd-128", "healthy")], ids=lambda k: f"{k[0]}:{k[1]}")
 def test_every_query_executes_on_demo_data(victoriametrics, demo_windows, key):
     window = demo_windows[key]
     result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url, "--profile",

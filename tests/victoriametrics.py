@@ -23,10 +23,11 @@ IMPORTS = {
     ("long-context-64", "five-reasons"): 3,
     ("h20-16", "healthy"): 6,
     ("long-context-64", "gpu-missing"): 9,
+    ("pd-128", "healthy"): 12,
 }
 # Imports thinned to one sample per this many seconds (0: every source at its scrape interval), to keep the
 # session fast: the gpu-missing window is read for GPU counts and health, at the store's 30 s resolution.
-STEPS = {("long-context-64", "gpu-missing"): 30.0}
+STEPS = {("long-context-64", "gpu-missing"): 30.0, ("pd-128", "healthy"): 30.0}
 
 
 # S21: another deployment in the same store and the same window, reusing long-context-64's node names:

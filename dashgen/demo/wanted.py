@@ -13,9 +13,10 @@ from typing import Any
 
 import promql_parser as pp
 
-from dashgen.demo.catalogue import MetricModel, lookup
+from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
 from dashgen.demo.diffusion_series import is_diffusion
+from dashgen.demo.pd_models import lookup
 from dashgen.demo.scopes import SCOPE_LABELS
 from dashgen.document import iter_panels, raw_variables, unwrap
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
@@ -107,7 +108,8 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     chosen: dict[str, tuple[MetricModel, dict[str, set[str]]]] = {}
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
-        if name == "up" or is_diffusion(name) or name in COLLECTOR_NAMES:  # up: series.up_series; diffusion_series, collector_series
+        # generated elsewhere: up (series.up_series), diffusion_series, collector_series
+        if name == "up" or is_diffusion(name) or name in COLLECTOR_NAMES:
             continue
         found = lookup(name)
         if found is None:

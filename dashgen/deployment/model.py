@@ -167,6 +167,17 @@ class DashboardSettings:
 
 
 @dataclass(frozen=True)
+class MooncakeMaster:
+    """One Mooncake Store master (S11, S13): the engine replicas whose ranks mount segments on it, and the
+    nodes its exporter targets run on (its HA copies; the ``node`` label names where a master runs, not
+    where data lives). No ``nodes``: every target of the master job is this master (one shared master)."""
+
+    name: str
+    replicas: tuple[str, ...]
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Profile:
     """A validated deployment profile. Immutable; everything panels need to size themselves."""
 
@@ -196,6 +207,8 @@ class Profile:
     node_addresses: dict[str, str] = field(default_factory=dict)
     # The per-node collector's bounds and the targets of sources on some nodes (``[collector]``, S23); None: unknown.
     collector: Collector | None = None
+    # The Mooncake masters and the replicas each serves ([[mooncake.masters]]); empty: one shared master.
+    mooncake_masters: tuple[MooncakeMaster, ...] = ()
 
     @property
     def total_gpus(self) -> int:
@@ -230,6 +243,15 @@ class Profile:
 
     def label(self, role: str) -> str:
         return self.labels[role]
+
+    def replica_keys(self) -> tuple[str, ...]:
+        """Every engine replica's key, ``<pool>-<index>`` (as ``Topology.replicas`` names them)."""
+        return tuple(f"{pool.name}-{index}" for pool in self.pools for index in range(pool.replicas))
+
+    def masters(self) -> tuple[MooncakeMaster, ...]:
+        """The Mooncake masters: the profile's ``[[mooncake.masters]]``, else one shared master serving every
+        replica from every target of the master job."""
+        return self.mooncake_masters or (MooncakeMaster("shared", self.replica_keys()),)
 
     def node_address(self, node: str) -> str:
         """The segment host of ``node``'s Store clients: its ``cluster.node_addresses`` entry, else its name."""

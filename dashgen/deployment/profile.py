@@ -28,12 +28,14 @@ from dashgen.deployment.model import (
     Capacity,
     DashboardSettings,
     Disks,
+    MooncakeMaster,
     Pool,
     Profile,
     Slo,
     Source,
     Store,
 )
+from dashgen.deployment.mooncake import parse_mooncake
 from dashgen.deployment.reader import TableReader
 from dashgen.deployment.sections import (
     NAME_RE,
@@ -63,6 +65,7 @@ __all__ = [
     "Capacity",
     "DashboardSettings",
     "Disks",
+    "MooncakeMaster",
     "Pool",
     "Profile",
     "Slo",
@@ -135,6 +138,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     disks = parse_disks(top.table_at("disks"))
     dashboard = parse_dashboard(top.table_at("dashboard"))
     collector = parse_collector(top.table_at("collector"), {n for n, s in sources.items() if s.exported})
+    masters = parse_mooncake(top.table_at("mooncake"), pools, sources)
     top.reject_unknown()
     return Profile(
         name=name,
@@ -157,6 +161,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         store=store,
         retired=retired,
         collector=collector,
+        mooncake_masters=masters,
     )
 
 

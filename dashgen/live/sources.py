@@ -93,7 +93,8 @@ METRIC_SOURCES: Mapping[str, Exports] = {
             "smg_router_request_errors_total", "smg_worker_health", "smg_worker_cb_state",
         ),
         histograms=(
-            "smg_router_request_duration_seconds",
+            "smg_router_request_duration_seconds", "smg_pd_prefill_duration_seconds",
+            "smg_pd_kv_transfer_duration_seconds", "smg_pd_ttft_seconds",
         ),
     ),
     "mooncake_master": Exports(

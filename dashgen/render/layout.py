@@ -2,7 +2,9 @@
 
 Pure: takes groups of (width, height) and returns gridPos dicts. A panel wider than what is left
 on a line starts a new line; a line is as tall as its tallest panel. Collapsed rows keep their
-panels' positions as if expanded (Grafana's own convention) and take one grid unit.
+panels' positions as if expanded (Grafana's own convention) and take one grid unit; the panels of several
+collapsed rows are placed one row's below the other's, so no two panels overlap (Grafana moves a row's
+panels under it when the row is expanded, and compacts the grid).
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ def layout_groups(
     """Place each group (collapsed flag, panel sizes) under a row header; returns row and panel positions."""
     placed = []
     y = 0
+    reserved = 0  # the bottom of the panels of collapsed rows placed so far: no later panel may overlap them
     for collapsed, sizes in groups:
         row = GridPos(0, y, GRID_WIDTH, ROW_HEIGHT)
         y += ROW_HEIGHT
-        positions, bottom = _flow(sizes, y)
+        positions, bottom = _flow(sizes, max(y, reserved))
         placed.append((row, positions))
-        if not collapsed:
+        if collapsed:
+            reserved = max(reserved, bottom)
+        else:
             y = bottom
     return placed
 

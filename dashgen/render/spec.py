@@ -117,12 +117,32 @@ class PanelSpec:
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """A dashboard group, rendered as a row holding its panels in reading order."""
+    """A dashboard group, rendered as a row holding its panels in reading order; or, when ``rows`` is set,
+    as several smaller rows (one module's panels split by the question each row answers, ``split_rows``).
+    ``panels`` is always every panel of the group, so panel keys (``group.panel``) never depend on rows."""
 
     key: str
     title: str
     panels: tuple[PanelSpec, ...]
     collapsed: bool = False
+    rows: tuple[GroupSpec, ...] = ()
+
+    def shown_rows(self) -> tuple[GroupSpec, ...]:
+        """The rows the dashboard shows for this group: its ``rows``, or the group itself as one row (none when
+        the group has no panel for this profile)."""
+        return self.rows or ((self,) if self.panels else ())
+
+
+def split_rows(key: str, title: str, rows: list[tuple[str, str, list[PanelSpec] | tuple[PanelSpec, ...], bool]],
+               ) -> GroupSpec:
+    """One group module's panels as several rows ``(row key suffix, row title, panels, collapsed)``. The
+    first row keeps the group's key (so its row id is unchanged); the others are keyed ``<key>:<suffix>``.
+    Empty rows are left out."""
+    shown = [(suffix, row_title, tuple(panels), collapsed) for suffix, row_title, panels, collapsed in rows if panels]
+    specs = tuple(GroupSpec(key=key if index == 0 else f"{key}:{suffix}", title=row_title, panels=panels,
+                            collapsed=collapsed)
+                  for index, (suffix, row_title, panels, collapsed) in enumerate(shown))
+    return GroupSpec(key=key, title=title, panels=tuple(p for row in specs for p in row.panels), rows=specs)
 
 
 @dataclass(frozen=True)
