@@ -15,6 +15,7 @@ from dashgen_queries import nodata
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles, profile_from_dict
+from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
 from dashgen.rules import rule_groups
 
@@ -112,8 +113,12 @@ def test_s25_a_mixed_profile_gets_both_kinds_groups_slos_layers_and_rules():
     assert profile.kinds == ("text-generation", "video-generation")
     (built,) = build_profile(profile)
     rows = [p["title"] for p in built.document["panels"] if p["type"] == "row"]
-    assert [module.TITLE for module in GROUPS if module.TITLE in rows] == rows  # reading order kept
-    assert {slo_health.TITLE, video_slo.TITLE, jobs.TITLE, "Cache evidence", "Requests and gateway"} <= set(rows)
+    served = [module for module in GROUPS if set(profile.kinds) & set(module.WORKLOADS)]
+    assert len(served) == len(GROUPS)  # a mixed profile is served by every group
+    expected = [row.title for module in served for group in (module.build(profile, Topology(profile)),)
+                if group is not None for row in group.shown_rows()]
+    assert rows == expected  # reading order kept
+    assert {slo_health.TITLE, video_slo.TITLE, jobs.TITLE, "Cache evidence", "Requests: throughput"} <= set(rows)
     (engine,) = [layer for layer in nodata.layers(profile) if layer.key == "engine"]
     assert "sglang:max_total_num_tokens" in engine.presence and "sglang:diffusion_num_queue_reqs" in engine.presence
     assert len(engine.activity) == 2  # tokens processed, or a finished non-warm-up job
