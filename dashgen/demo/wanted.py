@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import promql_parser as pp
+from dashgen_queries.inventory import INVENTORY
 
 from dashgen.demo.catalogue import MetricModel, lookup
 from dashgen.demo.scopes import SCOPE_LABELS
@@ -105,7 +106,7 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     chosen: dict[str, tuple[MetricModel, dict[str, set[str]]]] = {}
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
-        if name == "up":
+        if name in ("up", INVENTORY):  # up and the inventory are written by their own generators
             continue
         found = lookup(name)
         if found is None:

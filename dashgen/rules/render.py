@@ -19,7 +19,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
 from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
-from dashgen.rules.recording import gpu_records, slo_records
+from dashgen.rules.recording import gpu_records, inventory_records, slo_records
 
 RULES_DIR = Path("rules")
 
@@ -29,7 +29,7 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     so an alert sees the series recorded in the same evaluation. Group names carry the profile, and
     every rule the deployment label (S21), so the rule files of several deployments load into one
     Prometheus or vmalert without two rules writing the same series."""
-    groups = []
+    groups = [("inventory", inventory_records(profile))]
     if profile.exported("sglang"):
         check_objective(profile)
         groups.append(("slo", slo_records(profile) + slo_alerts(profile)))
