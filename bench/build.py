@@ -14,13 +14,14 @@ from bench.harness import DASHGEN, PYTHON, ROOT, BenchResult, Row, checked, inte
 
 REPEAT = 4
 STAGES = ("load profiles", "spec building", "grafanalib objects", "grafanalib encode", "normalise", "validate",
-          "canonical encode + sha")
+          "query syntax check", "canonical encode + sha")
 
 
 def _stage_times() -> dict[str, float]:
     """One in-process pass over every profile, timed stage by stage (what build_profile does, split up)."""
     from grafanalib._gen import DashboardEncoder
 
+    from dashgen.build import check_queries
     from dashgen.dashboard import dashboard_specs
     from dashgen.deployment.profile import load_profiles, profiles_dir
     from dashgen.render.canonical import content_sha, encode
@@ -44,6 +45,8 @@ def _stage_times() -> dict[str, float]:
                         lambda d: json.loads(json.dumps(d.to_json_data(), cls=DashboardEncoder)), dashboard)
             document = timed("normalise", normalise_dashboard, raw, spec.schema_version)
             problems = timed("validate", validate_dashboard, document, spec.uid)
+            assert not problems, problems
+            problems = timed("query syntax check", check_queries, document, profile, spec.uid)
             assert not problems, problems
             timed("canonical encode + sha", lambda d: (encode(d), content_sha(d)), document)
     return spent

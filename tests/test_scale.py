@@ -85,3 +85,19 @@ def test_scale_profiles_build_without_the_parse_budget_refusing(name):
     """The build's syntax check (parse budget included) accepts every dashboard of the scale profiles."""
     (built,) = build_profile(scale_profiles()[name])
     assert built.document["panels"]
+
+
+def test_the_cheap_parse_budget_bound_never_passes_an_expression_over_the_budget():
+    """``surely_within_budget`` (the build's fast path) is an upper bound: whatever it passes, the exact
+    token count passes too; over-budget expressions of every kind fall through to the exact count."""
+    from dashgen_queries.promql import MAX_QUERY_DEPTH, MAX_QUERY_TERMS, query_size, surely_within_budget
+
+    deep = "(" * (MAX_QUERY_DEPTH + 1) + "up" + ")" * (MAX_QUERY_DEPTH + 1)
+    over = [" or ".join(["up"] * (MAX_QUERY_TERMS + 2)), deep, "+".join(["1"] * (MAX_QUERY_TERMS + 2)),
+            "x[5m]" * (MAX_QUERY_TERMS + 1)]
+    for expr in over:
+        assert query_size(expr).over_budget() is not None
+        assert not surely_within_budget(expr)
+    shipped = [q for name in ("scale-1000",) for q in expanded(name).values()]
+    passed = [q for q in shipped if surely_within_budget(q)]
+    assert passed and all(query_size(q).over_budget() is None for q in passed)
