@@ -71,3 +71,25 @@ def test_fast_validator_rejects_what_jsonschema_rejects_and_the_message_names_th
     problems = validate.schema_errors(doc, "h20-16/uid")
     assert problems and all(p.startswith("h20-16/uid: panel ") for p in problems)
     assert any(f": {path}: " in p or f": {path}." in p for p in problems), problems
+
+
+def _collapsed_rows(doc: dict) -> list[dict]:
+    return [p for p in doc["panels"] if p.get("type") == "row" and p.get("collapsed") and len(p.get("panels", [])) > 1]
+
+
+def test_collapsed_rows_panels_are_placed_apart_from_the_panels_below():
+    """A collapsed row's panels keep the positions they take when it opens (Grafana then moves the rest down):
+    the per-GPU window statistics row is collapsed above expanded groups, and the dashboards validate."""
+    for doc in documents():
+        rows = _collapsed_rows(doc)
+        assert rows
+        assert not [p for p in validate.validate_dashboard(doc, "x") if "overlaps" in p]
+
+
+def test_overlap_inside_a_collapsed_row_is_refused():
+    doc = copy.deepcopy(documents()[0])
+    (row, *_) = _collapsed_rows(doc)
+    first, second = row["panels"][:2]
+    second["gridPos"] = dict(first["gridPos"])
+    problems = validate.validate_dashboard(doc, "x")
+    assert any("overlaps panel" in p and second["title"] in p for p in problems)

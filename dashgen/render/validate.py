@@ -161,9 +161,12 @@ def _structural(doc: dict[str, Any], where: str) -> list[str]:
         var.get("name") for var in doc.get("templating", {}).get("list", []) if var.get("type") == "datasource"
     }
     seen_ids: dict[int, str] = {}
-    occupied: list[tuple[str, dict[str, int]]] = []
+    # Positions are compared within one container: the top level, or one collapsed row's own panels (their
+    # gridPos is where they go when the row opens; Grafana moves everything below down by then).
+    containers: dict[str, list[tuple[str, dict[str, int]]]] = {}
     for site in iter_panels(doc):
         path, panel = site.path, site.raw
+        occupied = containers.setdefault(path.rsplit(".panels[", 1)[0] if path.count(".panels[") > 1 else "$", [])
         title = panel.get("title", "-")
         prefix = f"{where}: panel \"{title}\": {path}"
         panel_id = panel.get("id")
