@@ -106,3 +106,13 @@ def test_cost_budget_counts_unknown_figures_as_within():
     assert violations([panel], Budget(panel_series=0, panel_samples=10)) == []
     assert violations([panel], Budget(panel_samples=9)) == ["d: panel 'p': samples scanned 10 over the panel budget 9"]
     assert totals([panel])[0].series_fetched is None
+
+
+def test_cost_of_an_unreachable_data_source_is_one_error_not_a_traceback():
+    from dashgen.demo.vmlauncher import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    result = CliRunner().invoke(main, ["cost", "--datasource-url", url, "--profile", PROFILE, "--timeout", "2"])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ") and "cannot connect" in result.output
+    assert "Traceback" not in result.output

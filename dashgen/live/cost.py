@@ -271,7 +271,8 @@ def measure(datasource: Datasource, planned: list[PlannedPanel], top_level: set[
             timeout: float = 30.0) -> list[PanelCost]:
     """Run every planned query once, in order, with statistics on. ``top_level``: ``id()`` of the panel
     objects at the dashboard's top level (the ones Grafana runs on open). Queries run one at a time, so
-    the data source's timings are not inflated by our own concurrency."""
+    the data source's timings are not inflated by our own concurrency. A query without any answer (refused,
+    unreachable, timed out) ends the run with its DatasourceError; a refused query is reported per query."""
     panels = []
     for item in planned:
         panel_id = item.raw.get("id")
@@ -284,6 +285,8 @@ def measure(datasource: Datasource, planned: list[PlannedPanel], top_level: set[
             try:
                 result, answer = datasource.query_with_stats(query.expr, query.start, query.end, step, timeout)
             except DatasourceError as exc:
+                if exc.connection:  # no answer at all: every other query would wait its timeout too
+                    raise
                 entry.error = str(exc)[:500]
             else:
                 stats = stats_from_answer(answer)
