@@ -39,7 +39,12 @@ LAST_RELEASES: list[dict[str, Any]] = []
 # -- the child: one release per phase --------------------------------------------------------------
 
 
-def _targets(revision: int):
+def _one_query_changed(document: dict[str, Any]) -> None:
+    panel = next(p for p in document["panels"] if p.get("targets"))
+    panel["targets"][0]["expr"] += " * 1"
+
+
+def _targets(revision: int, mutate=None):
     from dashgen.build import build_all
     from dashgen.cli.publish import keys_by_panel_id, target_of
     from dashgen.deployment.profile import load_profiles, profiles_dir
@@ -51,6 +56,8 @@ def _targets(revision: int):
         document = copy.deepcopy(source.document)
         document["uid"] = f"dg-bench-{index:02d}"
         document["title"] = f"{document['title']} (bench {index:02d}{f', rev {revision}' if revision else ''})"
+        if mutate is not None:
+            mutate(document)
         targets.append(target_of(source.profile, document["uid"], document, keys_by_panel_id(source.spec)))
     return targets
 
@@ -154,8 +161,42 @@ def rounds(repeat: int, jobs_values: tuple[int, ...] = JOBS) -> list[dict[int, d
     return done
 
 
+PLAN_REPEAT = 3
+PLAN_TARGET_S = 0.5  # issue 19: the plan of 50 changed dashboards
+
+
+def plan_rows(result: BenchResult, repeat: int = PLAN_REPEAT) -> None:
+    """The plan step alone, in process (pure: no request): 50 dashboards released before, rebuilt with a new
+    title (the changed phase) or with one query changed in each (every dashboard's panels diffed), against
+    live copies equal to the last release, interleaved with the plan of the same 50 unchanged. An absolute
+    figure (issue 19's target), not a ratio: the plan makes no request, so no latency floor applies."""
+    from bench.harness import interleaved
+    from dashgen.publish.approvals import Approvals
+    from dashgen.publish.plan import LiveState, plan_release
+
+    before = _targets(0)
+    live = {t.uid: LiveState(t.uid, 1, None, t.document) for t in before}
+    ledger = [{"uid": t.uid, "outcome": "published", "stored_sha": live[t.uid].sha, "build_sha": t.build_sha}
+              for t in before]
+    retitled = _targets(1)
+    queried = _targets(0, _one_query_changed)
+    approvals = Approvals(patterns=("*",))  # the query changes approved: the plan says update, not refused
+    cases = {"plan: 50 unchanged": before, "plan: 50 changed (title)": retitled,
+             "plan: 50 changed (one query each)": queried}
+    actions = {name: sorted({d.action for d in plan_release(t, live, ledger, approvals).dashboards})
+               for name, t in cases.items()}
+    runs = interleaved([(name, lambda t=t: plan_release(t, live, ledger, approvals) and None)
+                        for name, t in cases.items()], repeat)
+    for name in cases:
+        note = f"actions {', '.join(actions[name])}"
+        if name != "plan: 50 unchanged":
+            note += f"; target <= {PLAN_TARGET_S} s"
+        result.add(Row("publish", name, "s", runs[name], note=note))
+
+
 def run(repeat: int = REPEAT) -> BenchResult:
     result = BenchResult("publish")
+    plan_rows(result)
     measured = rounds(repeat)
     for phase in PHASES:
         for jobs in JOBS:

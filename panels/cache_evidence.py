@@ -16,6 +16,7 @@ from dashgen_queries import hicache as sg
 from dashgen_queries import mooncake as mc
 from dashgen_queries import nodata
 from dashgen_queries import node_exporter as fs
+from dashgen_queries.inventory import INVENTORY
 from dashgen_queries.promql import newest_sample_age
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
@@ -149,7 +150,8 @@ def reasons_table(profile: Profile) -> PanelSpec:
         source="the scraper's up{job} per node, each layer's own series (" + "; ".join(
             f"{layer.title}: presence {layer.presence.split('{')[0]}, scrape {layer.scrape_seconds:g} s, "
             f"one sample expected per {layer.sample_seconds:g} s"
-            for layer in layers) + ") and the profile's node list",
+            for layer in layers) + ") and the profile's node list, read from the recorded node inventory "
+        f"({INVENTORY}: one rule per node in rules/{profile.name}.yml)",
         quantity="one row per node, one column per evidence layer; each cell is the first reason that applies, in "
         "priority order: collection failed (up == 0, or the target missing from up) > segment host not mapped "
         "(Store layer: no segment with the node's profile address, while segments with hosts the profile does "
@@ -161,12 +163,15 @@ def reasons_table(profile: Profile) -> PanelSpec:
         "slowly than it is scraped or a store that deduplicates) > no traffic (engine token counter flat or "
         "absent) / no I/O (the layer's read/write counters flat or absent; a counter created inside the window "
         "is activity) > ok",
-        limit="the codes are reason codes, not metric values: building rows from the profile's node list with "
-        "constant vectors is not zero-filling (S7). Nodes missing from up are listed even when not selected in "
-        "$node (a gone node cannot be selected). up is read at the window end: a target that failed earlier "
+        limit="the codes are reason codes, not metric values: building rows from the profile's node list (the "
+        "recorded inventory) is not zero-filling (S7); without the rule file loaded (vmalert or Prometheus) there "
+        "is no inventory, and a node missing from up then has no row at all. Nodes missing from up are listed "
+        "even when not selected in $node (a gone node cannot be selected). up is read at the window end: "
+        "a target that failed earlier "
         "shows as insufficient samples. The sample count is the node's sparsest series. The Store segment "
         "layer depends on the single master target and on the profile's segment hosts (cluster.node_addresses, "
-        "else node names) (S11): 'segment host not mapped' means fix the profile, not that the Store is empty; "
+        "else node names, recorded in the inventory's segment_host label) (S11): 'segment host not mapped' "
+        "means fix the profile, not that the Store is empty; "
         "'ok' means the layer can be read, not that its numbers are good",
     )
     return per_node_table(profile, "reasons", "Missing-data reasons per node and evidence layer", columns, evidence,

@@ -211,14 +211,15 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
         key=f"{KEY}.serving",
         title="Replica serving state",
         evidence=Evidence(
-            source="per replica (the profile's topology: which nodes hold its PP stages): up of the engine job on "
-                   "those nodes, sglang:realtime_tokens_total and sglang:num_queue_reqs",
+            source="per replica (which nodes hold its PP stages: the node inventory series node:dashgen_inventory:info "
+                   "of rules/<profile>.yml): up of the engine job on those nodes, sglang:realtime_tokens_total and "
+                   "sglang:num_queue_reqs",
             quantity=f"the first that applies: PP stage not scraped (fewer engine targets up than the replica's "
                      f"nodes) > stalled (requests wait, no token moved over {serving.STALL_WINDOW}) > idle (no token "
                      "moved, nothing waits) > serving",
             limit="a replica sharing a node with others is read from the node's series, so one busy replica makes "
                   "its node's neighbours look busy too; 'PP stage not scraped' does not prove the ranks are down "
-                  "(the collector may be, see the matrix)",
+                  "(the collector may be, see the matrix); without the inventory rules loaded the table is empty",
         ),
         targets=tuple(Target(q, instant=True, table=True, ref_id=ref(i)) for i, q in enumerate(queries)),
         unit="none", decimals=0, width=4, height=BOTTOM, no_value=NO_DATA_TEXT, mappings=serving.state_mappings(),

@@ -14,6 +14,7 @@ stages, so nothing here ever adds stages together. Counting rules from the catal
 
 from __future__ import annotations
 
+from dashgen_queries import inventory as inv
 from dashgen_queries.promql import (
     agg,
     divide,
@@ -127,9 +128,8 @@ def request_reuse(profile: Profile, topology: Topology, cache_source: str) -> st
     node = profile.label("node")
     cached = series(profile, CACHED, matcher("cache_source", "=", cache_source))
     counted = agg("sum", [node], first_event_increase(cached))
-    entries = "|".join(entry_nodes(topology))
-    others = agg("max", [node], selector("up", job(profile, "sglang"), node_var(profile),
-                                          matcher(node, "!~", entries)))
+    engines = agg("max", [node], selector("up", job(profile, "sglang"), node_var(profile)))
+    others = f"({engines} unless on({node}) {inv.entry_nodes(profile)})"  # the entry nodes: recorded inventory
     return f"{counted} or on({node}) ({others} * 0 + {NOT_SPLITTABLE})"
 
 

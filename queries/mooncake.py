@@ -4,15 +4,17 @@ S11: the master's ``node`` label names where the master runs, not where data liv
 Store numbers come from ``segment="<host>:<port>"`` (one segment per SGLang rank that mounts
 memory), whose host is the client's ``local_hostname``, normally the node's IP. The profile is the
 source of truth for host -> node: ``cluster.node_addresses`` (a node not listed registers under its
-node name). Each query selects the segments whose host is one of the profile's addresses and
-writes the node name into the node label with one ``label_replace`` per node, chained::
+node name). The mapping is not written into the queries (it would grow with the node count: 35 KB at
+128 nodes, over VictoriaMetrics' 16 KiB query limit); it is the node inventory series
+(``queries.inventory``, one recording rule per node carrying ``segment_host``), joined on the
+segment's host part::
 
-    label_replace(label_replace(m{segment=~"(10\\.0\\.0\\.1|10\\.0\\.0\\.2):[0-9]+"},
-                  "node", "n0", "segment", "10\\.0\\.0\\.1:[0-9]+"), "node", "n1", "segment", ...)
+    label_replace(m, "segment_host", "$1", "segment", "(.*):[0-9]+")
+      * on(segment_host) group_left(node) max by (segment_host, node) (node:dashgen_inventory:info)
 
-A chain (about 75 characters per node) rather than an ``or`` of one ``label_replace`` per node
-(about 130, the selector repeated each time): for 25 nodes the longest query the cache-evidence
-group builds from it stays far below VictoriaMetrics' 16 KiB query length (checked by a test).
+``group_left(node)`` overwrites the master's own ``node`` label with the data-holding node; the join
+keeps the mapped segments only and ``unless on(segment_host)`` the unmapped ones, so the query text is
+the same for 2 and for 2,000 nodes.
 Segments whose host is in no profile entry are never silently dropped: ``unmapped_segments``
 counts them (a Store stat), and the Missing-data table reports "segment host not mapped" instead of
 "uninitialised" for a node without mapped segments while unmapped ones exist.
@@ -28,6 +30,7 @@ node (S14). Several master targets (HA) are de-duplicated per segment with ``max
 
 from __future__ import annotations
 
+from dashgen_queries.inventory import REPLICA, SEGMENT_HOST, host_to_node, node_to_replica
 from dashgen_queries.promql import agg, divide, increase, job, matcher, node_var, rate, scale, selector
 
 from dashgen.deployment.profile import Profile
@@ -45,46 +48,47 @@ SSD_OBJECTS = "file_cache_nums_"
 PORT_REGEX = ":[0-9]+"
 GIB = 2**30
 HOST_LABEL = "host"  # the capacity view's label: node name of a mapped segment host, else the raw host
+REPLICA_LABEL = REPLICA  # the engine replica a segment's node belongs to (the inventory's label)
 _REGEX_SPECIAL = set(".^$*+?()[]{}|\\")
 
 
 def regex_literal(text: str) -> str:
     """``text`` as a literal inside a (RE2) regular expression."""
     return "".join(f"\\{c}" if c in _REGEX_SPECIAL else c for c in text)
-
-
 def segment_hosts(profile: Profile) -> dict[str, str]:
     """Node name -> the host its segments carry, from the profile (S11)."""
     return {node: profile.node_address(node) for node in profile.node_names}
-
-
-def mapped_regex(profile: Profile) -> str:
-    """Matches the segment of any profile node: ``(<host0>|<host1>|...):[0-9]+``."""
-    return "(" + "|".join(regex_literal(h) for h in segment_hosts(profile).values()) + ")" + PORT_REGEX
 
 
 def master(profile: Profile, metric: str, *matchers: str) -> str:
     return selector(metric, job(profile, "mooncake_master"), *matchers)
 
 
+def with_segment_host(expr: str) -> str:
+    """``expr`` with ``segment_host`` := the host part of its ``segment`` label."""
+    return f'label_replace({expr}, "{SEGMENT_HOST}", "$1", "segment", "(.*){PORT_REGEX}")'
+
+
+def to_node(profile: Profile, expr: str) -> str:
+    """The segments of ``expr`` whose host is a profile node's address, their ``node`` label overwritten
+    with that node (S11), through the inventory (no node list in the text); unmapped segments drop out."""
+    node = profile.label("node")
+    return f"({with_segment_host(expr)} * on({SEGMENT_HOST}) group_left({node}) {host_to_node(profile)})"
+
+
+def unmapped_of(profile: Profile, expr: str) -> str:
+    """The segments of ``expr`` whose host maps to no profile node."""
+    return f"({with_segment_host(expr)} unless on({SEGMENT_HOST}) {host_to_node(profile)})"
+
+
 def mapped(profile: Profile, metric: str) -> str:
-    """A per-segment gauge restricted to the segments whose host is a profile node's address."""
-    return master(profile, metric, matcher("segment", "=~", mapped_regex(profile)))
+    """A per-segment gauge of the segments whose host is a profile node's address, labelled with that node."""
+    return to_node(profile, master(profile, metric))
 
 
 def unmapped(profile: Profile, metric: str) -> str:
     """A per-segment gauge of the segments whose host maps to no profile node."""
-    return master(profile, metric, matcher("segment", "!~", mapped_regex(profile)))
-
-
-def to_node(profile: Profile, expr: str) -> str:
-    """Overwrite the master's node label with the node owning each segment's host (S11): one
-    ``label_replace`` per node, chained. Apply to ``mapped`` series only (every one matches a node)."""
-    node = profile.label("node")
-    for name, host in segment_hosts(profile).items():
-        regex = (regex_literal(host) + PORT_REGEX).replace("\\", "\\\\")
-        expr = f'label_replace({expr}, "{node}", "{name}", "segment", "{regex}")'
-    return expr
+    return unmapped_of(profile, master(profile, metric))
 
 
 def selected_nodes(profile: Profile) -> str:
@@ -95,7 +99,7 @@ def selected_nodes(profile: Profile) -> str:
 def per_segment(profile: Profile, metric: str) -> str:
     """One series per (data-holding node, segment) of the nodes in ``$node``, HA duplicates removed."""
     node = profile.label("node")
-    segments = agg("max", [node, "segment"], to_node(profile, mapped(profile, metric)))
+    segments = agg("max", [node, "segment"], mapped(profile, metric))
     return f"({segments} and on({node}) {selected_nodes(profile)})"
 
 
@@ -157,27 +161,26 @@ def source_share_pct(profile: Profile, numerator: str) -> str:
 
 
 def presence(profile: Profile) -> str:
-    """The mapped per-segment capacity gauge: its samples prove a node's Store clients are mounted
-    (all nodes; the reasons table maps them with ``to_node`` and narrows by its own node rows)."""
-    return mapped(profile, CAPACITY)
+    """The per-segment capacity gauge of every segment: its samples prove a node's Store clients are
+    mounted. The reasons table counts its samples first, then maps them with ``to_node`` (which keeps
+    the mapped segments only) and narrows by its own node rows."""
+    return master(profile, CAPACITY)
 
 
-def unmapped_presence(profile: Profile) -> str:
-    """The unmapped segments' capacity gauge: any sample means some segment hosts are not in the profile."""
-    return unmapped(profile, CAPACITY)
+def unmapped_in_window(profile: Profile) -> str:
+    """The unmapped segments' capacity gauge with a sample in the window: any means some segment hosts
+    are not in the profile."""
+    return unmapped_of(profile, f"count_over_time({master(profile, CAPACITY)}[$__range])")
 
 
 # --- the capacity view of the KV-cache group: per segment host, unmapped hosts kept visible -------
 
 
 def host_of_segment(profile: Profile, expr: str) -> str:
-    """``host`` := the segment's host part, then the node name wherever the profile maps that host."""
-    expr = f'label_replace({expr}, "{HOST_LABEL}", "$1", "segment", "(.*){PORT_REGEX}")'
-    for name, host in segment_hosts(profile).items():
-        if host != name:
-            regex = (regex_literal(host) + PORT_REGEX).replace("\\", "\\\\")
-            expr = f'label_replace({expr}, "{HOST_LABEL}", "{name}", "segment", "{regex}")'
-    return expr
+    """``host`` := the node name of a mapped segment, else the segment's raw host part."""
+    named = f'label_replace({to_node(profile, expr)}, "{HOST_LABEL}", "$1", "{profile.label("node")}", "(.*)")'
+    raw = f'label_replace({unmapped_of(profile, expr)}, "{HOST_LABEL}", "$1", "{SEGMENT_HOST}", "(.*)")'
+    return f"({named} or {raw})"
 
 
 def by_host(profile: Profile, metric: str, op: str = "sum") -> str:
@@ -187,19 +190,15 @@ def by_host(profile: Profile, metric: str, op: str = "sum") -> str:
     return agg(op, [HOST_LABEL], segments)
 
 
-REPLICA_LABEL = "replica"
-
-
 def per_replica_bytes(profile: Profile, topology: Topology, metric: str) -> str:
     """Bytes of a segment gauge per engine replica (the node group that shares one global_segment_size,
-    S17): the segments of the replica's nodes, each read once (HA de-duplicated), added. A segment whose
-    host maps to no node is in no replica."""
+    S17): the segments of the replica's nodes, each read once (HA de-duplicated), added. The node ->
+    replica map is the inventory's ``replica`` label (``topology`` is the profile's; the inventory rules
+    are written from it). A segment whose host maps to no node is in no replica."""
     node = profile.label("node")
-    expr = agg("max", [node, "segment"], to_node(profile, mapped(profile, metric)))
-    for replica in topology.replicas:
-        nodes = "|".join(regex_literal(name) for name in replica.nodes).replace("\\", "\\\\")
-        expr = f'label_replace({expr}, "{REPLICA_LABEL}", "{replica.key}", "{node}", "{nodes}")'
-    return agg("sum", [REPLICA_LABEL], expr)
+    segments = agg("max", [node, "segment"], mapped(profile, metric))
+    placed = f"({segments} * on({node}) group_left({REPLICA}) {node_to_replica(profile)})"
+    return agg("sum", [REPLICA], placed)
 
 
 def master_rate(profile: Profile, metric: str) -> str:
@@ -244,8 +243,12 @@ def get_hit_share_per_master(profile: Profile) -> str:
 
 
 def replica_master(profile: Profile, expr: str) -> str:
-    """``master`` := the master serving each series' ``replica`` (the profile's mapping)."""
-    for found in profile.masters():
+    """``master`` := the master serving each series' ``replica`` (the profile's mapping). One master serves
+    every replica: no list of replicas in the text (it would grow with the cluster)."""
+    masters = profile.masters()
+    if len(masters) == 1:
+        return f'label_replace({expr}, "{MASTER_LABEL}", "{masters[0].name}", "{REPLICA_LABEL}", ".*")'
+    for found in masters:
         replicas = "|".join(regex_literal(key) for key in found.replicas).replace("\\", "\\\\")
         expr = f'label_replace({expr}, "{MASTER_LABEL}", "{found.name}", "{REPLICA_LABEL}", "{replicas}")'
     return expr
@@ -254,13 +257,12 @@ def replica_master(profile: Profile, expr: str) -> str:
 def per_replica(profile: Profile, topology: Topology, metric: str, op: str = "sum") -> str:
     """``op`` (sum of bytes, or count of segments) of a per-segment gauge per engine replica, with the master
     serving it (``replica``, ``master`` labels): the segments of the replica's nodes, each read once over HA
-    master targets. A segment whose host maps to no node is in no replica."""
+    master targets; the node -> replica map is the inventory's (no node list in the text). A segment whose host
+    maps to no node is in no replica."""
     node = profile.label("node")
-    expr = agg("max", [node, "segment"], to_node(profile, mapped(profile, metric)))
-    for replica in topology.replicas:
-        nodes = "|".join(regex_literal(name) for name in replica.nodes).replace("\\", "\\\\")
-        expr = f'label_replace({expr}, "{REPLICA_LABEL}", "{replica.key}", "{node}", "{nodes}")'
-    return agg(op, [REPLICA_LABEL, MASTER_LABEL], replica_master(profile, expr))
+    segments = agg("max", [node, "segment"], mapped(profile, metric))
+    placed = f"({segments} * on({node}) group_left({REPLICA}) {node_to_replica(profile)})"
+    return agg(op, [REPLICA_LABEL, MASTER_LABEL], replica_master(profile, placed))
 
 
 def masters_text(profile: Profile) -> str:

@@ -33,10 +33,12 @@ Shape of every layer's expression (``B`` = one series per node, value irrelevant
 ``or`` keeps its left side and adds right-side rows for nodes not yet present, so each node gets
 exactly one row carrying the first reason that applies. Every branch ends with the label set
 ``{node}`` only. Activity counters count a series created inside the window as activity (they
-appear only at their first event). The profile's node list enters as an ``or`` of constant vectors
-(``label_replace(vector(5), "node", "<name>", "", "")``): the profile is the source of truth of
+appear only at their first event). The profile's node list enters through the node inventory series
+(``queries.inventory``: one recording rule per profile node, ``max by (node) (inventory) * 0 + 5``),
+not as text, so the query is the same size at any node count: the profile is the source of truth of
 what should exist, so a node missing from ``up`` is reported, not silently dropped. That is not
-zero-filling (S7): the constant is a reason code, never a value of the measured quantity.
+zero-filling (S7): the constant is a reason code, never a value of the measured quantity. Without
+the inventory recorded (rule file not loaded) a node missing from ``up`` has no row at all.
 
 Known limits: the node list is not narrowed by ``$node`` (a node missing from ``up`` cannot be
 picked in that variable, which is built from ``up``); ``up`` is read at the window end, so a target
@@ -55,6 +57,7 @@ from functools import partial
 
 from dashgen_queries import diffusion as df
 from dashgen_queries import hicache as sg
+from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
@@ -109,7 +112,8 @@ class Layer:
     layer has no such notion. ``per_node_target`` is False for a source scraped from one place for
     all nodes (the Mooncake master): its ``up`` applies to every node and its series are mapped to
     nodes by ``node_from`` (a function wrapping an expression in the mapping); ``unmapped`` selects
-    the series no node maps to, whose presence turns "uninitialised" into "segment host not mapped".
+    the series no node maps to that have a sample in the window, whose presence turns "uninitialised"
+    into "segment host not mapped".
     ``gpus_seen`` (GPU layers) counts the node's GPUs reporting at the window end; with it the layer is
     uninitialised when none reports and "GPU missing" when fewer than ``expected_gpus`` do.
     """
@@ -131,10 +135,8 @@ class Layer:
 
 
 def expected_nodes(profile: Profile, code: int = FAILED) -> str:
-    """The profile's node list as constant series ``{node="<name>"} code``."""
-    node = profile.label("node")
-    terms = [f'label_replace(vector({code}), "{node}", "{name}", "", "")' for name in profile.node_names]
-    return "(" + f" or on({node}) ".join(terms) + ")"
+    """The profile's nodes as series ``{node="<name>"} code``, read from the recorded node inventory."""
+    return inv.expected_nodes(profile, code)
 
 
 def _up(profile: Profile, job: str, *, selected: bool = True) -> str:
@@ -194,7 +196,7 @@ def any_unmapped(profile: Profile, layer: Layer) -> str | None:
     if layer.unmapped is None:
         return None
     label_job = profile.label("job")
-    seen = agg("count", [label_job], f"count_over_time({layer.unmapped}[$__range])")
+    seen = agg("count", [label_job], layer.unmapped)
     target = agg("max", [label_job], _up(profile, layer.job, selected=False))
     return f"scalar(({seen} > bool 0) or on() ({target} * 0))"
 
@@ -325,7 +327,7 @@ def mooncake_layer(profile: Profile) -> Layer:
     return Layer("mooncake", "Store segments (Mooncake master)", src.job, src.sample_interval_seconds,
                  mc.presence(profile), per_node_target=False, node_from=partial(mc.to_node, profile),
                  base_job=profile.source("sglang").job, scrape_seconds=src.scrape_interval_seconds,
-                 unmapped=mc.unmapped_presence(profile))
+                 unmapped=mc.unmapped_in_window(profile))
 
 
 def gpu_layer(profile: Profile, source: GpuSource) -> Layer:

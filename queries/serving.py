@@ -6,16 +6,18 @@ labels; dashgen's rules carry the deployment label (S21), so the deployment matc
 
 A replica serves when all its nodes' engine targets are up (every PP stage scraped) and its tokens
 move; it is stalled when requests wait and no token moved, idle when nothing waits and no token moved.
-One query per block of ``REPLICAS_PER_QUERY`` replicas keeps each query short at 25+ replicas.
+Which nodes make a replica is the node inventory's ``replica`` label (``queries.inventory``, recorded by
+``rules/<profile>.yml``): one query for any number of replicas, its text the same at 2 and 2,000 nodes.
 """
 
 from __future__ import annotations
 
-from dashgen_queries.promql import deployment, matcher, scoped_job, selector, string_literal
+from dashgen_queries.inventory import REPLICA, node_to_replica
+from dashgen_queries.promql import agg, deployment, matcher, rate, scoped_job, selector
 from dashgen_queries.sglang_slo import STALL_WINDOW, worst_good_ratio
 
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import ReplicaPlacement, Topology
+from dashgen.deployment.topology import Topology
 
 SERVING, STAGE_DOWN, STALLED, IDLE = 0, 1, 2, 3
 STATES: dict[int, tuple[str, str]] = {
@@ -24,8 +26,7 @@ STATES: dict[int, tuple[str, str]] = {
     STALLED: ("stalled: requests wait, no token moves", "red"),
     IDLE: ("idle: no request, no token", "blue"),
 }
-REPLICA_LABEL = "serving_replica"  # a label of the query only (the store has no replica label)
-REPLICAS_PER_QUERY = 8
+REPLICA_LABEL = REPLICA  # the node inventory's label naming the replica a node serves
 TOKENS = "sglang:realtime_tokens_total"
 WAITING = "sglang:num_queue_reqs"
 
@@ -47,32 +48,31 @@ def slo_health(profile: Profile, window: str) -> str:
     return f"min({worst_good_ratio(profile, window)})"
 
 
-def _engine(profile: Profile, metric: str, replica: ReplicaPlacement) -> str:
-    nodes = "|".join(replica.nodes)
-    return selector(metric, scoped_job(profile, profile.source("sglang").job),
-                    f"{profile.label('node')}=~{string_literal(nodes)}")
+def _per_replica(profile: Profile, expr: str) -> str:
+    """``expr`` (per node) with each node's ``replica`` from the inventory."""
+    return f"({expr} * on({profile.label('node')}) group_left({REPLICA_LABEL}) {node_to_replica(profile)})"
 
 
-def _tagged(code: int, replica: ReplicaPlacement) -> str:
-    return f'label_replace(vector({code}), "{REPLICA_LABEL}", "{replica.key}", "", "")'
+def _engine(profile: Profile, metric: str) -> str:
+    return selector(metric, scoped_job(profile, profile.source("sglang").job))
 
 
-def replica_state(profile: Profile, replica: ReplicaPlacement) -> str:
-    """The replica's state code: the first of stage down, stalled, idle, serving that applies."""
-    up = f"(count({_engine(profile, 'up', replica)} == 1) >= {len(replica.nodes)})"
-    tokens = f"(sum(rate({_engine(profile, TOKENS, replica)}[{STALL_WINDOW}])) > 0)"
-    waiting = f"(sum({_engine(profile, WAITING, replica)}) > 0)"
-    down = f"({_tagged(STAGE_DOWN, replica)} unless on() {up})"
-    stalled = f"(({_tagged(STALLED, replica)} and on() {waiting}) unless on() {tokens})"
-    idle = f"({_tagged(IDLE, replica)} unless on() {tokens})"
-    return f"{down} or {stalled} or {idle} or {_tagged(SERVING, replica)}"
+def replica_state(profile: Profile) -> str:
+    """Every replica's state code, ``{replica}``: the first of stage down, stalled, idle, serving that applies."""
+    by = [REPLICA_LABEL]
+    expected = agg("count", by, node_to_replica(profile))
+    up = agg("count", by, _per_replica(profile, f"({_engine(profile, 'up')} == 1)"))
+    down = f"({STAGE_DOWN} + 0 * (({expected} - ({up} or {expected} * 0)) > 0))"
+    tokens = f"({agg('sum', by, _per_replica(profile, rate(_engine(profile, TOKENS), STALL_WINDOW)))} > 0)"
+    waiting = f"({agg('sum', by, _per_replica(profile, _engine(profile, WAITING)))} > 0)"
+    stalled = f"(({STALLED} + 0 * {waiting}) unless on({REPLICA_LABEL}) {tokens})"
+    idle = f"(({IDLE} + 0 * {expected}) unless on({REPLICA_LABEL}) {tokens})"
+    return f"{down} or {stalled} or {idle} or ({SERVING} + 0 * {expected})"
 
 
 def replica_states(profile: Profile, topology: Topology) -> list[str]:
-    """One query per block of replicas, each series ``{replica="<pool>-<index>"}`` carrying the state code."""
-    replicas = list(topology.replicas)
-    return [" or ".join(f"({replica_state(profile, r)})" for r in replicas[i:i + REPLICAS_PER_QUERY])
-            for i in range(0, len(replicas), REPLICAS_PER_QUERY)]
+    """The state query (one, whatever the replica count; ``topology`` is what the inventory rules record)."""
+    return [replica_state(profile)]
 
 
 def state_mappings(states: dict[int, tuple[str, str]] | None = None) -> tuple[dict, ...]:

@@ -11,6 +11,7 @@ import promql_parser as pp
 import pytest
 from dashgen_panels import cache_evidence
 from dashgen_queries import hicache as sg
+from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 
 from dashgen.build import build_profile
@@ -18,6 +19,7 @@ from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
 from dashgen.lint.promql import func_name, grouping, metric_names, outer_aggregations, walk
+from dashgen.rules.recording import inventory_records
 
 PROFILES = {p.name: p for p in load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")}
 TABLES = ("occupancy", "reuse_io", "reasons")
@@ -197,7 +199,7 @@ def test_s9_final_reuse_is_the_engine_prefill_report_never_prefetch(name):
     panel = specs(name)["reuse_io"]
     for title, expr in columns(panel).items():
         if title.startswith("Final reuse"):
-            assert metric_names(parse(expr)) <= {sg.PREFILL_EFFECTIVE, sg.CACHED, "up"}, title
+            assert metric_names(parse(expr)) <= {sg.PREFILL_EFFECTIVE, sg.CACHED, "up", inv.INVENTORY}, title
     assert "prefetch is an attempt, not a reuse" in panel.description
 
 
@@ -208,51 +210,66 @@ def test_s10_dropped_tokens_are_not_host_eviction(name):
     assert "NOT Host eviction" in description
 
 
+def _inventory_join(parents) -> str | None:
+    """How a Store selector meets the node inventory above it: "mapped" (``* on(segment_host)
+    group_left(node)``), "unmapped" (``unless on(segment_host)``) or None (not joined)."""
+    for parent in reversed(parents):
+        if not (isinstance(parent, pp.BinaryExpr) and metric_names(parent.rhs) == {inv.INVENTORY}):
+            continue
+        matching = parent.modifier.matching
+        if list(matching.labels) != [inv.SEGMENT_HOST]:
+            return None
+        if str(parent.op) == "*" and str(parent.modifier.card).endswith("ManyToOne"):
+            return "mapped"
+        if str(parent.op) == "unless":
+            return "unmapped"
+    return None
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if PROFILES[n].exported("mooncake_master")])
 def test_s11_store_per_node_comes_from_the_segment_host(name):
+    """Every per-segment Store read takes the segment's host part and joins it with the recorded inventory
+    (segment_host -> node): mapped segments get the node, unmapped ones are only ever counted (issue 19:
+    the host list is no longer in the query text)."""
     profile = PROFILES[name]
-    node = profile.label("node")
-    hosts = mc.segment_hosts(profile)
     checked = unmapped = 0
     for key, panel in specs(name).items():
         for target in panel.targets:
             for sel, parents in ((n, p) for n, p in walk(parse(target.expr)) if isinstance(n, pp.VectorSelector)):
                 if sel.name not in (mc.ALLOCATED, mc.CAPACITY):
                     continue
+                hosts = [p for p in parents if func_name(p) == "label_replace"
+                         and string_arg(p.args[1]) == inv.SEGMENT_HOST]
+                assert hosts and string_arg(hosts[-1].args[3]) == "segment", f"{key}: no segment_host taken"
+                assert string_arg(hosts[-1].args[4]) == "(.*)" + mc.PORT_REGEX, key
+                join = _inventory_join(parents)
+                assert join is not None, f"{key}: {sel.name} used without the inventory join"
                 if key == "store_unmapped":  # every segment flagged 1 (unmapped) or 0 (mapped), then counted
                     assert target.expr == mc.unmapped_segments(PROFILES[name])
+                if join == "unmapped":
                     unmapped += 1
                     continue
-                (segment,) = [m for m in sel.matchers.matchers if m.name == "segment"]
-                assert segment.value == mc.mapped_regex(profile).replace("\\\\", "\\"), key
-                if segment.op == pp.MatchOp.NotRe:  # the segments no node maps to: only ever counted
-                    unmapped += 1
-                    assert not [p for p in parents if func_name(p) == "label_replace"], key
-                    continue
-                assert segment.op == pp.MatchOp.Re, key
-                relabels = [p for p in parents if func_name(p) == "label_replace"]
-                assert len(relabels) == len(hosts), f"{key}: {sel.name} used without mapping segment -> {node}"
-                mapping = {string_arg(r.args[2]): string_arg(r.args[4]) for r in relabels}
-                assert all(string_arg(r.args[1]) == node and string_arg(r.args[3]) == "segment" for r in relabels)
-                assert mapping == {n: mc.regex_literal(h) + mc.PORT_REGEX for n, h in hosts.items()}, key
                 checked += 1
+        for target in panel.targets:
+            assert not [h for h in mc.segment_hosts(profile).values() if f"{h}:" in target.expr], key
     assert checked >= 4 and unmapped >= 2
 
 
 def test_s11_long_context_maps_segments_by_ip():
     profile = PROFILES["long-context-64"]
     assert mc.segment_hosts(profile)["lc-node-00"] == "10.12.0.10"
-    assert mc.mapped_regex(profile).startswith("(10\\.12\\.0\\.10|10\\.12\\.0\\.11|")
+    recorded = {dict(rule.labels)["node"]: dict(rule.labels)[inv.SEGMENT_HOST] for rule in inventory_records(profile)}
+    assert recorded == mc.segment_hosts(profile)
     occupancy = columns(specs("long-context-64")["occupancy"])["Store allocated (GiB)"]
-    assert 'label_replace(' in occupancy and '"lc-node-07", "segment", "10\\\\.12\\\\.0\\\\.17:[0-9]+"' in occupancy
+    assert f"group_left(node) {inv.host_to_node(profile)}" in occupancy and "10.12.0" not in occupancy
     stat = specs("long-context-64")["store_unmapped"]
     (target,) = stat.targets
-    assert 'segment!~"(10\\\\.12\\\\.0\\\\.10|' in target.expr
+    assert f"unless on({inv.SEGMENT_HOST}) {inv.host_to_node(profile)}" in target.expr
 
 
-def test_s11_queries_stay_under_victoriametrics_query_length_for_25_nodes():
+def test_s11_store_queries_do_not_grow_with_the_node_count():
     """VictoriaMetrics refuses queries over 16 KiB (-search.maxQueryLen): every query the cache-evidence
-    group builds, for 25 nodes that all register segments under IPs, stays below it."""
+    group builds is the same length for 25 nodes registering under IPs as for the shipped 8 (issue 19)."""
     import copy
     import tomllib
 
@@ -265,10 +282,15 @@ def test_s11_queries_stay_under_victoriametrics_query_length_for_25_nodes():
     data.pop("mooncake", None)  # its master mapping names long-context-64's two replicas
     data["capacity"]["global_segment_size"] = 68719476736
     profile = profile_from_dict(data, "profiles/long-context-64.toml")
-    (dashboard,) = build_profile(profile, (cache_evidence,))
-    longest = max((len(t.expr), p.key) for p in dashboard.spec.panels() for t in p.targets)
-    assert longest[0] < 16 * 1024, longest
-    assert longest[0] > 4 * 1024, "the test no longer exercises the long mapping"
+
+    def lengths(p) -> dict[tuple[str, str], int]:
+        (dashboard,) = build_profile(p, (cache_evidence,))
+        return {(panel.key, t.ref_id or str(i)): len(t.expr) for group in dashboard.spec.groups
+                for panel in group.panels for i, t in enumerate(panel.targets)}
+
+    large, shipped = lengths(profile), lengths(PROFILES["long-context-64"])
+    assert large == shipped
+    assert max(large.values()) < 16 * 1024
 
 
 def test_s12_ram_ssd_share_divides_by_ram_plus_ssd_returns():
@@ -298,9 +320,12 @@ def test_s14_request_level_reuse_is_na_off_the_entry_node(name):
     entries = sorted({replica.nodes[0] for replica in Topology(profile).replicas})
     request_level = {t: e for t, e in columns(panel).items() if "request-level" in t}
     assert request_level
+    # the entry nodes are the recorded inventory's replica_entry="true" nodes, not a list in the text (issue 19)
+    recorded = sorted(dict(r.labels)["node"] for r in inventory_records(profile) if (inv.ENTRY, "true") in r.labels)
+    assert recorded == entries
     for title, expr in request_level.items():
         assert f"* 0 + {sg.NOT_SPLITTABLE})" in expr, title
-        assert f'{profile.label("node")}!~"{"|".join(entries)}"' in expr
+        assert f"unless on({profile.label('node')}) {inv.entry_nodes(profile)})" in expr, title
     (marker,) = [m for m in panel.mappings if m["type"] == "value"]
     assert marker["options"][str(sg.NOT_SPLITTABLE)]["text"].startswith("N/A")
 

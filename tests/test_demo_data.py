@@ -7,6 +7,7 @@ import math
 
 import pytest
 from click.testing import CliRunner
+from dashgen_queries.inventory import INVENTORY
 
 from dashgen.cli.app import main
 from dashgen.demo.pd_models import CATALOGUE, lookup
@@ -56,8 +57,13 @@ def lc64():
 
 def test_label_contract_node_job_instance_on_every_series(lc64):
     profile, series = lc64
+    recorded = [item["metric"] for item in series if item["metric"]["__name__"] == INVENTORY]
+    # the inventory is a recording rule's output (no scrape target): one series per node, no job / instance
+    assert sorted(m[profile.label("node")] for m in recorded) == sorted(profile.node_names)
     for item in series:
         labels = item["metric"]
+        if labels["__name__"] == INVENTORY:
+            continue
         for role in ("node", "job", "instance"):
             assert labels.get(profile.label(role)), f"{labels['__name__']} lacks {role}: {labels}"
 
@@ -156,7 +162,7 @@ def test_rare_first_event_counters_appear_mid_window_and_never_on_an_idle_node()
     models, _ = demo_models(profile)
     models = [(m, e) for m, e in models if m.name == "sglang:hicache_dropped_tokens_total"] or [
         (lookup("sglang:hicache_dropped_tokens_total")[0], {})]
-    series = [s for s in generate(plan, models) if s["metric"]["__name__"] != "up"]
+    series = [s for s in generate(plan, models) if s["metric"]["__name__"] not in ("up", INVENTORY)]
     idle = next(node for node, fault in plan.faults.items() if fault.no_traffic)
     assert series and all(s["metric"]["node"] != idle for s in series)
     assert all(s["timestamps"][0] > plan.start * 1000 for s in series)
@@ -170,10 +176,12 @@ def test_five_reasons_faults_in_the_generated_series():
     down = by_reason[5]
     assert all(set(v) == {0.0} for (n, _), v in up.items() if n == down)
     assert (down, profile.source("gpm").job) not in up
-    assert not [s for s in series if s["metric"]["node"] == down and s["metric"]["__name__"] != "up"]
+    # the recorded inventory still lists the down node: it is what the profile expects, not what was scraped
+    assert not [s for s in series if s["metric"]["node"] == down and s["metric"]["__name__"] not in ("up", INVENTORY)]
     assert not [s for s in series if s["metric"]["node"] == by_reason[4]
                 and s["metric"].get("storage_backend")]
-    sparse = [s for s in series if s["metric"]["node"] == by_reason[3] and s["metric"]["__name__"] != "up"]
+    sparse = [s for s in series if s["metric"]["node"] == by_reason[3]
+              and s["metric"]["__name__"] not in ("up", INVENTORY)]
     assert sparse and all(len(s["values"]) <= INSUFFICIENT_SAMPLES for s in sparse)
     flat = [s["values"] for s in series if s["metric"]["node"] == by_reason[1]
             and s["metric"]["__name__"] == "sglang:realtime_tokens_total"]

@@ -37,8 +37,10 @@ def _series(metric: str, labels: dict, points: list[tuple[int, float]]) -> dict:
 
 
 def _substitute(expr: str) -> str:
+    # $__interval: Grafana's for a 600 s window is its Min step (600 s / max data points is shorter): 1 s here,
+    # the hand-made series' spacing, so the window subquery sees every sample
     return (expr.replace("$node", NODE).replace("$gpu", ".+").replace("$__range", f"{WINDOW}s")
-            .replace("$__rate_interval", "60s"))
+            .replace("$__rate_interval", "60s").replace("$__interval", "1s"))
 
 
 def _value(ds: Datasource, expr: str, at: int) -> float:
@@ -192,3 +194,27 @@ def test_each_power_and_thermal_bit_of_a_combined_mask_is_its_own_coloured_row(v
     assert {BIT_OF[options[str(bit)]["text"]] for bit in THROTTLE_BITS} == set(THROTTLE_BITS)
     for benign in (0x1, 0x2, 0x10, 0x100):
         assert str(benign) not in options
+
+
+@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if gpu_source(PROFILES[n]).validity_metric])
+def test_s19_window_table_subquery_steps_are_bounded_at_any_range(name: str) -> None:
+    """Issue 19: the validity-filtered window statistics step at Grafana's $__interval, never finer than the
+    stored sample interval and never more than about max-data-points steps, at 1 h as at 30 days."""
+    import re
+
+    from dashgen_queries.promql import min_step
+
+    from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS, Window, expand_target, parse_duration
+
+    table, source = _table(name)
+    (target,) = [t for t in table.targets if t.expr.startswith("max_over_time(")][:1]
+    interval = min_step(PROFILES[name], target.expr)  # the Min step the dashboard gives the target (with_min_steps)
+    panel = {"targets": [{"refId": target.ref_id, "expr": target.expr, "instant": True, "interval": interval}]}
+    stored = parse_duration(source.sample_interval)
+    for hours in (1, 6, 24 * 7, 24 * 30):
+        (query,) = expand_target(panel, panel["targets"][0], {"node": ".+", "gpu": ".+"}, Window(0, hours * 3600))
+        (window, step) = re.search(r"\[(\w+):(\w+)\]\)", query.expr).groups()
+        steps = parse_duration(window) / parse_duration(step)
+        assert parse_duration(step) >= stored
+        assert steps <= max(2 * DEFAULT_MAX_DATA_POINTS, hours * 3600 / stored)
+    assert "can miss a spike shorter than that step" in table.evidence.limit

@@ -13,11 +13,13 @@ from pathlib import Path
 import promql_parser as pp
 import pytest
 from dashgen_queries import hicache as sg
+from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import nodata
 
 from dashgen.deployment.profile import load_profiles
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
+from dashgen.rules.render import rule_groups
 
 PROFILES = load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")
 RANGE_S = 3600
@@ -82,6 +84,9 @@ def test_s2_reason_rows_are_keyed_by_node_only(profile, layer):
     for sub, parents in walk(ast):
         if isinstance(sub, pp.AggregateExpr):
             g = grouping(sub)
+            if metric_names(sub) == {inv.INVENTORY}:  # the inventory joins: node -> segment host (Store layer)
+                assert g.by and node in g.labels and g.labels <= {node, inv.SEGMENT_HOST}, f"inventory {sub.op}"
+                continue
             if any(func_name(p) == "scalar" for p in parents):  # the any-unmapped flag: one value per master job
                 assert g.by and g.labels == {profile.label("job")}, f"aggregation {sub.op} in scalar()"
                 continue
@@ -101,9 +106,16 @@ def test_s2_reason_rows_are_keyed_by_node_only(profile, layer):
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_s6_collection_failed_knows_every_profile_node(profile):
+    """The expected nodes are the deployment's recorded inventory, one rule per profile node (issue 19):
+    the query names no node, the rule file names every one."""
     expected = nodata.expected_nodes(profile)
-    found = re.findall(r'label_replace\(vector\(5\), "node", "([^"]+)", "", ""\)', expected)
-    assert found == list(profile.node_names)
+    assert expected == f'(max by (node) ({inv.INVENTORY}{{cluster="{profile.deployment}"}}) * 0 + {nodata.FAILED})'
+    recorded = [dict(rule.labels)["node"] for group in rule_groups(profile) for rule in group.rules
+                if getattr(rule, "record", "") == inv.INVENTORY]
+    assert recorded == list(profile.node_names)
+    for layer in nodata.layers(profile):
+        reason = nodata.reason_code(profile, layer)
+        assert not [name for name in profile.node_names if f'"{name}"' in reason], layer.key
 
 
 @pytest.mark.parametrize(("profile", "layer"), layer_cases())
@@ -222,13 +234,13 @@ def test_s22_gpu_layers_count_gpus_against_the_profile_and_check_it_before_the_s
 @pytest.mark.parametrize("profile", [p for p in PROFILES if p.exported("mooncake_master")], ids=lambda p: p.name)
 def test_s11_store_layer_reports_unmapped_hosts_apart_from_uninitialised(profile):
     (layer,) = [layer for layer in nodata.layers(profile) if layer.key == "mooncake"]
-    assert layer.unmapped == mc.unmapped_presence(profile)
+    assert layer.unmapped == mc.unmapped_in_window(profile)
     uninitialised = nodata.uninitialised(profile, layer)
     # 4, turned into 6 by the scalar flag when segments with unmapped hosts exist
     flag = nodata.any_unmapped(profile, layer)
     assert uninitialised.endswith(f" + {nodata.UNMAPPED - nodata.UNINITIALISED} * {flag})")
-    assert f"count_over_time({layer.unmapped}[$__range])" in nodata.any_unmapped(profile, layer)
+    assert layer.unmapped in flag and f"unless on({inv.SEGMENT_HOST}) {inv.host_to_node(profile)}" in flag
     reason = nodata.reason_code(profile, layer)
-    for node, host in mc.segment_hosts(profile).items():
-        regex = (mc.regex_literal(host) + mc.PORT_REGEX).replace("\\", "\\\\")
-        assert f'"{node}", "segment", "{regex}")' in reason
+    # segment -> node through the recorded inventory, not a per-node chain in the text (issue 19)
+    assert f"* on({inv.SEGMENT_HOST}) group_left(node) {inv.host_to_node(profile)}" in reason
+    assert not [host for host in mc.segment_hosts(profile).values() if host in reason]

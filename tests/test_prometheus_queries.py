@@ -146,3 +146,37 @@ def test_healthy_reason_codes_read_ok_on_every_node_on_prometheus(prometheus_dem
         assert sorted(per_node) == sorted(profile.node_names), f"{layer.key}: one row per node"
         wrong.update({(node, layer.key): code for node, code in per_node.items() if code != nodata.OK})
     assert not wrong, f"(node, layer): code on healthy data {wrong}"
+
+
+def test_cost_reads_prometheus_stats_and_its_gate_exits_1_over_budget(prometheus_demo: DemoPrometheus):
+    """``dashgen cost`` on Prometheus (issue 19): samples scanned are ``stats=all``'s totalQueryableSamples
+    (a window count's samples, exactly), Prometheus reports no series count (None), and a panel budget below
+    the heaviest panel exits 1 naming it."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dashgen.cli.app import main
+    from dashgen.live.cost import stats_from_answer
+
+    window = prometheus_demo.windows[REFERENCE]
+    profile = window.profile
+    ds = Datasource(prometheus_demo.url, timeout=60)
+    seconds = int(window.hours * 3600)
+    result, answer = ds.query_with_stats(f'count_over_time(up{{cluster="{profile.deployment}"}}[{seconds}s])',
+                                         window.end - seconds, window.end)
+    stats = stats_from_answer(answer)
+    assert stats.origin == "prometheus" and stats.series_fetched is None
+    assert stats.samples_scanned == sum(int(float(item["value"][1])) for item in result.result) > 0
+
+    args = ["cost", "--datasource-url", prometheus_demo.url, "--profile", REFERENCE, "--at", str(window.end),
+            "--window", f"{seconds}s", "--format", "json"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output[-2000:]
+    (data,) = json.loads(first.output)["results"]
+    assert data["dashboards"][0]["samples_scanned"] > 0 and data["dashboards"][0]["series_fetched"] is None
+    heaviest = max(data["panels"], key=lambda p: p["samples_scanned"] or 0)
+    gated = CliRunner().invoke(main, [*args, "--budget-samples", str(heaviest["samples_scanned"] - 1)])
+    assert gated.exit_code == 1
+    (over,) = json.loads(gated.output)["results"]
+    assert any(f"panel {heaviest['title']!r}: samples scanned" in m for m in over["over_budget"])

@@ -132,6 +132,12 @@ def _ha_pair(ds: Datasource, profile, end: float) -> None:
                 labels = {**item["metric"], "__name__": metric, profile.label("deployment"): HA,
                           profile.label("node"): node, "instance": f"{node}:9003"}
                 series.append({"metric": labels, "values": values, "timestamps": stamps})
+    # the node inventory (recorded by the rule file) of the same deployment: segment host -> node -> replica
+    selector = f'node:dashgen_inventory:info{{{profile.label("deployment")}="{profile.deployment}"}}'
+    for item in ds.query_range(selector, start, end, 30).result:
+        labels = {**item["metric"], "__name__": "node:dashgen_inventory:info", profile.label("deployment"): HA}
+        series.append({"metric": labels, "values": [float(v) for _, v in item["values"]],
+                       "timestamps": [int(float(t) * 1000) for t, _ in item["values"]]})
     ds.import_series(series)
     ds.flush()
 

@@ -17,6 +17,7 @@ from dashgen_panels.first_screen import HEALTHY_EMPTY
 from dashgen.build import build_profile
 from dashgen.cli.app import main
 from dashgen.demo.scenarios import FIVE_REASONS_NODES, uninitialised_layer
+from dashgen.demo.series import inventory_series
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
@@ -349,6 +350,8 @@ def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victori
     for segment in hosts:
         series.append(_series(mc.CAPACITY, {**master, "segment": segment}, earlier, end, 15, 8 * 2**30))
         series.append(_series(mc.ALLOCATED, {**master, "segment": segment}, earlier, end, 15, 2**30))
+    # the node inventory as the rule file's recorder writes it: segment host -> node comes from it (issue 19)
+    series.extend(inventory_series(profile, Topology(profile), earlier, end))
     ds = Datasource(victoriametrics.url)
     ds.import_series(series)
     ds.flush()

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff_cmd:diff_command",
     "check": "check:check_command",
     "validate-queries": "validate_queries:validate_queries",
+    "cost": "cost:cost_command",
     "demo-data": "demo_data:demo_data",
     "publish": "publish:publish",
     "rollback": "history:rollback",

@@ -15,11 +15,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from dashgen_queries.inventory import INVENTORY, inventory_labels
+
 from dashgen.demo.catalogue import Histogram, MetricModel, Rate, Wave
 from dashgen.demo.diffusion_series import diffusion_series
 from dashgen.demo.scenarios import LOST_AT, LOST_XID, XID_AT, NodeFault
 from dashgen.demo.scopes import TARGET_OF, Plan, SeriesSpec, expand_extra_labels, scope_series, target_labels
 from dashgen.demo.values import (
+    _grid,
     counter_values,
     filesystem_values,
     gauge_values,
@@ -28,8 +31,23 @@ from dashgen.demo.values import (
     series_rng,
     timestamps,
 )
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
 
 # -- the generator --------------------------------------------------------------------------------
+
+RULE_INTERVAL = 30.0  # how often the demo's stand-in recorder "evaluates" the inventory rules (seconds)
+
+
+def inventory_series(profile: Profile, topology: Topology, start: float, end: float,
+                     step: float = RULE_INTERVAL) -> Iterator[dict[str, Any]]:
+    """The node inventory (``queries.inventory``) as vmalert or Prometheus records it from the rule file:
+    ``1`` per profile node every ``step`` seconds, with the rule's labels (deployment, node, segment host,
+    replica). The demo has no recorder, so it writes what the recorder would."""
+    stamps = list(_grid(start, end, max(step, RULE_INTERVAL)))
+    scope = {profile.label("deployment"): profile.deployment} if profile.deployment else {}
+    for labels in inventory_labels(profile, topology):
+        yield import_object(INVENTORY, {**scope, **dict(labels)}, [1.0] * len(stamps), stamps)
 
 
 def up_series(plan: Plan) -> Iterator[dict[str, Any]]:
@@ -124,6 +142,7 @@ def generate(plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ..
     """``up`` and every series of the given metrics (each with extra label values to cover), skipping
     sources the profile does not export."""
     yield from up_series(plan)
+    yield from inventory_series(plan.profile, plan.topology, plan.start, plan.end, plan.step)
     for model, extra in models:
         if plan.profile.exported(model.source):
             yield from metric_series(plan, model, extra)

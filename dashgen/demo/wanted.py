@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import promql_parser as pp
+from dashgen_queries.inventory import INVENTORY
 
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
@@ -108,8 +109,8 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     chosen: dict[str, tuple[MetricModel, dict[str, set[str]]]] = {}
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
-        # generated elsewhere: up (series.up_series), diffusion_series, collector_series
-        if name == "up" or is_diffusion(name) or name in COLLECTOR_NAMES:
+        # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series
+        if name in ("up", INVENTORY) or is_diffusion(name) or name in COLLECTOR_NAMES:
             continue
         found = lookup(name)
         if found is None:

@@ -159,6 +159,11 @@ class DashboardSettings:
     time_from: str
     refresh: str
     min_refresh_interval: str = "5s"
+    # ``dashgen cost`` budgets (issue 19): per panel and per dashboard on open, as the data source counts them
+    cost_panel_series: int = 20_000
+    cost_panel_samples: int = 20_000_000
+    cost_dashboard_series: int = 200_000
+    cost_dashboard_samples: int = 100_000_000
 
     @property
     def schema_version(self) -> int:

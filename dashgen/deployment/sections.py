@@ -359,6 +359,12 @@ def parse_disks(reader: TableReader) -> Disks:
     return disks
 
 
+# ``[dashboard]`` cost budgets of ``dashgen cost`` and their defaults (the DashboardSettings defaults)
+COST_BUDGETS = {key: DashboardSettings.__dataclass_fields__[key].default
+                for key in ("cost_panel_series", "cost_panel_samples",
+                            "cost_dashboard_series", "cost_dashboard_samples")}
+
+
 def parse_dashboard(reader: TableReader) -> DashboardSettings:
     version = reader.string("grafana_version", "12.3")
     if not re.match(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$", version):
@@ -371,6 +377,7 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         time_from=reader.string("time_from", "now-1h"),
         refresh=reader.string("refresh", "1m"),
         min_refresh_interval=reader.string("min_refresh_interval", "5s"),
+        **{key: reader.integer(key, default, maximum=10**12) for key, default in COST_BUDGETS.items()},
     )
     _check_refresh(reader, settings.refresh, settings.min_refresh_interval)
     reader.reject_unknown()

@@ -29,6 +29,7 @@ _SUMMARY_SUFFIXES = ("_sum", "_count")
 # CPU / memory basics that the per-node CPU and host-RAM panels (domain.md layout 4) use.
 EXTRA_NAMES = (
     "up",
+    "node:dashgen_inventory:info",  # dashgen's own node inventory recording rule (queries.inventory)
     "node_uname_info",
     "node_cpu_seconds_total",
     "node_memory_MemTotal_bytes",

@@ -117,6 +117,12 @@ class Datasource:
     def _api(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], timeout: float | None = None,
              method: str = "POST") -> Any:
         """The ``data`` of a ``{"status": "success", "data": ...}`` answer; anything else is a DatasourceError."""
+        return self._answer(path, params, timeout, method).get("data")
+
+    def _answer(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], timeout: float | None = None,
+                method: str = "POST") -> dict[str, Any]:
+        """The whole ``{"status": "success", ...}`` answer (``data`` and, when asked for, ``stats`` or
+        ``trace``); anything else is a DatasourceError."""
         url = f"{self.base_url}{path}"
         # POST with a form body: long expressions and many match[] do not hit URL length limits.
         if method == "POST":
@@ -135,11 +141,13 @@ class Datasource:
                 url, response.status, str(body.get("error") or response.reason)[:500],
                 str(body.get("errorType") or ""),
             )
-        return body.get("data")
+        return body
 
-    def _result(self, path: str, params: dict[str, Any], timeout: float | None) -> QueryResult:
-        """A query answer's ``data``, its shape checked: a known ``resultType`` and a ``result`` of that type."""
-        data = self._api(path, params, timeout)
+    def _result(self, path: str, params: dict[str, Any], timeout: float | None,
+                answer: dict[str, Any] | None = None) -> QueryResult:
+        """A query answer's ``data``, its shape checked: a known ``resultType`` and a ``result`` of that type.
+        ``answer``: the whole answer, when the caller already has it (the cost report reads its statistics)."""
+        data = (answer if answer is not None else self._answer(path, params, timeout)).get("data")
         url = f"{self.base_url}{path}"
         if not isinstance(data, dict):
             raise DatasourceError(url, 200, f"malformed answer: data is {type(data).__name__}, not an object")
@@ -177,6 +185,20 @@ class Datasource:
         """Range query over [start, end] (unix seconds) with ``step`` seconds."""
         params = {"query": expr, "start": _seconds(start), "end": _seconds(end), "step": _seconds(step)}
         return self._result("/api/v1/query_range", params, timeout)
+
+    def query_with_stats(self, expr: str, start: float, end: float, step: float = 0.0,
+                         timeout: float | None = None) -> tuple[QueryResult, dict[str, Any]]:
+        """An instant (``step`` 0, at ``end``) or range query that asks the data source for its own statistics
+        (Prometheus ``stats=all``, VictoriaMetrics ``trace=1``; each ignores the other's parameter): the
+        checked result and the whole answer, whose ``stats`` / ``data.stats`` / ``trace`` the cost report reads."""
+        if step:
+            path = "/api/v1/query_range"
+            params = {"query": expr, "start": _seconds(start), "end": _seconds(end), "step": _seconds(step)}
+        else:
+            path, params = "/api/v1/query", {"query": expr, "time": _seconds(end)}
+        params.update(stats="all", trace="1")
+        answer = self._answer(path, params, timeout)
+        return self._result(path, params, timeout, answer), answer
 
     def label_values(
         self, label: str, matchers: Iterable[str] = (), start: float | None = None, end: float | None = None

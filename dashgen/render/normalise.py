@@ -140,15 +140,37 @@ def _variable(var: dict[str, Any]) -> dict[str, Any]:
 
 def _clean(value: Any, in_steps: bool = False) -> Any:
     """Drop None recursively (threshold step values excepted) and write integral floats as ints."""
-    if isinstance(value, dict):
+    kind = type(value)  # exact types: the input is decoded JSON (dict, list, str, int, float, bool, None)
+    if kind is dict:
         cleaned = {}
         for key, item in value.items():
-            if item is None and not (in_steps and key == "value"):
-                continue
-            cleaned[key] = _clean(item, in_steps=key == "steps" or (in_steps and isinstance(item, dict)))
+            if item is None:
+                if not (in_steps and key == "value"):
+                    continue
+                cleaned[key] = None
+            elif type(item) in _LEAVES:
+                cleaned[key] = item
+            else:
+                cleaned[key] = _clean(item, in_steps=key == "steps" or (in_steps and type(item) is dict))
         return cleaned
-    if isinstance(value, list):
-        return [_clean(item, in_steps=in_steps) for item in value]
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+    if kind is list:
+        return [item if type(item) in _LEAVES else _clean(item, in_steps=in_steps) for item in value]
+    if kind is float and value.is_integer() and abs(value) < 2**53:
         return int(value)
+    if kind in _LEAVES or value is None or kind is float:
+        return value
+    return _clean_other(value, in_steps)
+
+
+_LEAVES = frozenset({str, int, bool})
+
+
+def _clean_other(value: Any, in_steps: bool) -> Any:
+    """Subclasses of the JSON types (not produced by json.loads, but accepted as before)."""
+    if isinstance(value, dict):
+        return _clean(dict(value), in_steps)
+    if isinstance(value, list):
+        return _clean(list(value), in_steps)
+    if isinstance(value, float):
+        return _clean(float(value), in_steps)
     return value

@@ -12,13 +12,15 @@ expression where they do not.
 from __future__ import annotations
 
 from dashgen_queries.gpu import QUANTITIES, GpuSource, gpu_clock_event_reasons, gpu_memory_used_share, gpu_timeline
+from dashgen_queries.inventory import INVENTORY, inventory_labels
 from dashgen_queries.promql import agg, in_deployment
 from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name
 
 from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
 from dashgen.rules.model import RecordingRule
 
-__all__ = ["slo_error_ratio_name", "slo_records", "gpu_records"]
+__all__ = ["slo_error_ratio_name", "slo_records", "gpu_records", "inventory_records"]
 
 GPU_MEMORY = "node_gpu:dashgen_gpu_memory_used:ratio"
 NODE_GPU_MEMORY = "node:dashgen_gpu_memory_used:max_ratio"
@@ -46,3 +48,11 @@ def gpu_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...
         RecordingRule(NODE_GPU_TEMPERATURE, agg("max", (node,), in_deployment(profile, GPU_TEMPERATURE))),
         RecordingRule(GPU_CLOCK_REASONS, gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)),
     )
+
+
+def inventory_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """The node inventory (``queries.inventory``): one ``vector(1)`` rule per profile node, labelled with
+    the node, its segment host and its engine replica. Each rule is a few bytes of PromQL whatever the
+    node count, which is what keeps every dashboard query's text independent of it."""
+    rows = inventory_labels(profile, Topology(profile))
+    return tuple(RecordingRule(INVENTORY, "vector(1)", labels) for labels in rows)
