@@ -288,7 +288,12 @@ def test_s11_store_queries_do_not_grow_with_the_node_count():
         return {(panel.key, t.ref_id or str(i)): len(t.expr) for group in dashboard.spec.groups
                 for panel in group.panels for i, t in enumerate(panel.targets)}
 
-    large, shipped = lengths(profile), lengths(PROFILES["long-context-64"])
+    # the shipped profile with the same one shared master (its [[mooncake.masters]] names 2 replicas): the only
+    # difference left is the node count
+    shipped_data = copy.deepcopy(tomllib.loads((Path(__file__).resolve().parent.parent / "profiles"
+                                                / "long-context-64.toml").read_text()))
+    shipped_data.pop("mooncake", None)
+    large, shipped = lengths(profile), lengths(profile_from_dict(shipped_data, "profiles/long-context-64.toml"))
     assert large == shipped
     assert max(large.values()) < 16 * 1024
 

@@ -22,10 +22,12 @@ import pytest
 from vmagent import Exporter, start_vmagent
 
 from dashgen.build import build_profile
+from dashgen.demo.series import inventory_series
 from dashgen.demo.vmlauncher import free_port
 from dashgen.deployment.model import Store
 from dashgen.deployment.profile import Profile, load_profile
 from dashgen.deployment.targets import expected_targets, expected_total
+from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, expand_target, variable_values
@@ -51,8 +53,15 @@ def stack(victoriametrics):
     exporter = Exporter(EXPORTED)
     dead = f"http://127.0.0.1:{free_port()}/api/v1/write"  # nobody listens: its queue fills for real
     agent = start_vmagent(PROFILE, NODE, exporter.port, [f"{victoriametrics.url}/api/v1/write", dead])
+    datasource = Datasource(victoriametrics.url, timeout=30)
+    # The node inventory, as vmalert or Prometheus records it from the rule file (the matrix joins on it):
+    # every profile node of this deployment, from before the test until after it.
+    now = time.time()
+    datasource.import_series(inventory_series(PROFILE, Topology(PROFILE), now - 2 * WINDOW,
+                                              now + 2 * DEADLINE + WINDOW))
+    datasource.flush()
     try:
-        yield Datasource(victoriametrics.url, timeout=30), agent
+        yield datasource, agent
     finally:
         agent.cleanup()
         exporter.stop()
