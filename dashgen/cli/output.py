@@ -176,6 +176,36 @@ def warn_once(message: str) -> None:
     click.echo(message if message.upper().startswith("WARNING") else f"warning: {message}", err=True)
 
 
+class _DropTlsOff:
+    """A logging filter dropping the client's own "verification is OFF" record: the CLI has said it once."""
+
+    def filter(self, record: Any) -> bool:
+        return "TLS certificate verification is OFF" not in str(record.getMessage())
+
+
+def insecure_warned_once() -> None:
+    """``--insecure``: print one warning, and silence the library's copies of it (its ``InsecureTLSWarning``,
+    its log record, and urllib3's ``InsecureRequestWarning`` on every request)."""
+    import logging
+    import warnings
+
+    warn_once("WARNING: TLS certificate verification is OFF (--insecure): anyone on the network path can read "
+              "the credentials and change what is published")
+    from dashgen.net.http import InsecureTLSWarning
+
+    warnings.filterwarnings("ignore", category=InsecureTLSWarning)
+    try:
+        from urllib3.exceptions import InsecureRequestWarning
+
+        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+    except ImportError:  # pragma: no cover - urllib3 comes with requests
+        pass
+    for name in ("dashgen.net", "dashgen.grafana", "dashgen.live"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DropTlsOff) for f in logger.filters):
+            logger.addFilter(_DropTlsOff())
+
+
 def summarise_causes(causes: Sequence[str]) -> list[str]:
     """One line per distinct cause, with its count, most frequent first: ``"12 x connection refused"``."""
     counts: dict[str, int] = {}
