@@ -71,8 +71,9 @@ def profiles_command(ctx: click.Context, output_format: str, wide: bool) -> None
         host = format_binary(row["host_cache_per_node"]) if row["host_cache_per_node"] else "-"
         sources = ", ".join(row["exported"])
         if row["not_exported"]:
-            sources += "; not exported: " + ", ".join(row["not_exported"])
-        table.append([row["name"], str(row["nodes"]), str(row["gpus"]), "; ".join(row["pools"]), store, host,
+            sources += ("; " if wide else "\n") + "not exported: " + ", ".join(row["not_exported"])
+        table.append([row["name"], str(row["nodes"]), str(row["gpus"]), ("; " if wide else "\n").join(row["pools"]),
+                      store, host,
                       sources])
-    print_table([("profile", "left"), ("nodes", "right"), ("GPUs", "right"), ("pools", "left"),
+    print_table([("profile", "left"), ("nodes", "right"), ("GPUs", "right"), ("pools", "left", 23),
                  ("Store/node", "right"), ("Host/node", "right"), ("sources", "left")], table, wide=wide)

@@ -145,12 +145,13 @@ def terminal_width(default: int = 100) -> int:
     return default
 
 
-def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], wide: bool = False) -> None:
+def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]], wide: bool = False) -> None:
     """A table that fits the terminal: long cells wrap inside their column; ``wide`` never wraps.
 
-    ``columns`` is ``(header, "left" | "right")``. Colour and bold only on a terminal without NO_COLOR.
+    ``columns`` is ``(header, "left" | "right"[, min_width])``; the first column and the right-aligned (numeric)
+    ones never wrap, and a ``min_width`` is kept on terminals of 100 columns or more. Colour and bold only on a
+    terminal without NO_COLOR.
     """
-    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -158,11 +159,14 @@ def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]
     width = 100_000 if wide else terminal_width()
     console = Console(width=width, no_color=not color, highlight=False, color_system="auto" if color else None,
                       force_terminal=color, soft_wrap=wide)
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold" if color else "",
+    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline" if color else "",
                   expand=False)
-    for header, justify in columns:
+    for index, (header, justify, *wish) in enumerate(columns):
+        # the first column (the row's name) and numbers never wrap; a text column may wish for a width it keeps
+        # while the terminal allows (the others wrap first)
         table.add_column(header, justify="right" if justify == "right" else "left",
-                         no_wrap=wide, overflow="fold")
+                         no_wrap=wide or index == 0 or justify == "right", overflow="fold",
+                         min_width=wish[0] if wish and width >= 100 else None)
     for row in rows:
         table.add_row(*row)
     console.print(table)
