@@ -173,10 +173,13 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
 
 
 def warn_once(message: str) -> None:
-    """``warning: message`` on stderr, once per process whatever the number of clients asking."""
-    if message in _WARNED:
+    """``warning: message`` on stderr, once per command run (per process outside one) whatever the number of
+    clients asking."""
+    ctx = click.get_current_context(silent=True)
+    warned = _root_obj(ctx).setdefault("warned", set()) if ctx is not None else _WARNED
+    if message in warned:
         return
-    _WARNED.add(message)
+    warned.add(message)
     click.echo(message if message.upper().startswith("WARNING") else f"warning: {message}", err=True)
 
 
