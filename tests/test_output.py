@@ -93,3 +93,19 @@ def test_a_warning_is_printed_once(capsys):
 
 def test_causes_are_summarised_with_counts_most_frequent_first():
     assert output.summarise_causes(["b", "a", "b", "c", "b", "a"]) == ["3 x b", "2 x a", "1 x c"]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["build", "--profiles-dir", "p", "--out", "o"], ["--profiles-dir", "p", "build", "--out", "o"]),
+    (["build", "--profiles-dir=p"], ["--profiles-dir=p", "build"]),
+    (["--profiles-dir", "p", "build"], ["--profiles-dir", "p", "build"]),
+    (["lint", "--", "--profiles-dir", "x"], ["lint", "--", "--profiles-dir", "x"]),
+])
+def test_profiles_dir_is_accepted_after_the_command(args, expected):
+    from dashgen.cli.app import hoist_group_options
+    assert hoist_group_options(args) == expected
+
+
+def test_build_with_profiles_dir_after_the_command_reads_that_folder(tmp_path):
+    result = CliRunner().invoke(main, ["build", "--profiles-dir", str(tmp_path / "none"), "--out", str(tmp_path)])
+    assert result.exit_code == 2 and str(tmp_path / "none") in result.output

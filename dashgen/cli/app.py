@@ -55,6 +55,9 @@ class DashgenGroup(click.Group):
     any URL). ``dashgen --debug <command>`` (or ``DASHGEN_DEBUG=1``) prints the traceback as well.
     """
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_group_options(args))
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
@@ -98,6 +101,19 @@ class DashgenGroup(click.Group):
         click.echo("\n".join(f"error: {redact(line)}" if i == 0 else redact(line) for i, line in enumerate(lines)),
                    err=True)
         sys.exit(code)
+
+
+def hoist_group_options(args: list[str]) -> list[str]:
+    """``dashgen build --profiles-dir DIR`` as ``dashgen --profiles-dir DIR build``: the group's folder option is
+    accepted after the command too (before any ``--``)."""
+    args = list(args)
+    end = args.index("--") if "--" in args else len(args)
+    for i, arg in enumerate(args[:end]):
+        if arg == "--profiles-dir" and i + 1 < end and i > 0:
+            return [arg, args[i + 1], *args[:i], *args[i + 2:]]
+        if arg.startswith("--profiles-dir=") and i > 0:
+            return [arg, *args[:i], *args[i + 1:]]
+    return args
 
 
 def _os_message(exc: OSError | UnicodeError) -> str:
