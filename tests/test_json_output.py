@@ -8,6 +8,8 @@ commands against 127.0.0.1 port 9 (refused at once)."""
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 from pathlib import Path
 
@@ -51,6 +53,32 @@ def grafana():
     standin.stop()
 
 
+class _Sink(BaseHTTPRequestHandler):
+    """Accepts every import (204), as VictoriaMetrics' /api/v1/import does."""
+
+    def _ok(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self.send_response(204)
+        self.end_headers()
+
+    do_POST = do_GET = _ok
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def sink():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
 @pytest.fixture()
 def work(tmp_path: Path) -> Path:
     return work_folder(tmp_path)
@@ -63,7 +91,7 @@ def _invoke(work: Path, *args: str) -> tuple[str, int]:
     return result.stdout, result.exit_code
 
 
-def local_cases(work: Path) -> dict[str, list[list[str]]]:
+def local_cases(work: Path, sink: str) -> dict[str, list[list[str]]]:
     out = str(work / "out")
     dashboards = ROOT / "dashboards" / "h20-16" / "dg-h20-16-cluster.json"
     return {
@@ -80,7 +108,8 @@ def local_cases(work: Path) -> dict[str, list[list[str]]]:
         "validate-queries": [["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2",
                               "--format", "json"]],
         "demo-data": [["demo-data", "--profile", "h20-16", "--url", DEAD, "--timeout", "2", "--hours", "0.1",
-                       "--format", "json"]],
+                       "--format", "json"],
+                      ["demo-data", "--profile", "h20-16", "--url", sink, "--hours", "0.05", "--format", "json"]],
         "import": [["import", str(ROOT / "tests" / "fixtures" / "dashboards" / "etcd__etcd-2020.json"), "-o",
                     str(work / "m.py"), "--format", "json"]],
     }
@@ -89,19 +118,23 @@ def local_cases(work: Path) -> dict[str, list[list[str]]]:
 GRAFANA_COMMANDS = {"publish", "rollback", "history", "drift"}
 
 
-def test_every_local_command_json_is_the_one_envelope(work):
-    cases = local_cases(work)
+def test_every_local_command_json_is_the_one_envelope(work, sink):
+    cases = local_cases(work, sink)
     missing = json_commands() - set(cases) - GRAFANA_COMMANDS
     assert not missing, f"give these commands a case here: {sorted(missing)}"
-    codes = set()
+    codes, seen = set(), set()
     for command, invocations in cases.items():
         for args in invocations:
             stdout, code = _invoke(work, *args)
             data = assert_envelope(stdout, code, command)
             codes.add(code)
+            seen.add((command, code))
+            if command == "demo-data" and code == 0:
+                assert data["results"]["series"] > 0 and data["results"]["profile"] == "h20-16"
             if code:
                 assert data["errors"], (command, args, data)
     assert codes == {0, 1, 2}, "the cases cover success, a failed check and an input error"
+    assert {("demo-data", 0), ("demo-data", 2), ("lint", 2), ("diff", 2)} <= seen, seen
 
 
 def _grafana(work: Path, grafana: GrafanaStandin, *args: str) -> tuple[str, int, str]:
