@@ -1,5 +1,5 @@
-"""Allows ``python -m dashgen``."""
+"""Allows ``python -m dashgen`` (the same command line as ``dashgen``)."""
 
 from dashgen.cli.app import main
 
-main()
+main(prog_name="dashgen")

@@ -57,7 +57,7 @@ def run(work: Path, grafana: GrafanaStandin | None, *args: str, token: str = TOK
 
 
 def plan_json(result: Result) -> dict[str, Any]:
-    return json.loads(result.stdout)
+    return json.loads(result.stdout)["results"]
 
 
 def ledger(work: Path) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ LAYERS: dict[str, float] = {
     "dashgen.variables": 4.5,
     "dashgen.dashboard": 5,
     "dashgen.build": 6, "dashgen.rules": 6, "dashgen.panel_index": 6,
-    "dashgen.lint": 7, "dashgen.diff": 7, "dashgen.grafana": 7, "dashgen.live": 7,
+    "dashgen.lint": 7, "dashgen.diff": 7, "dashgen.grafana": 7, "dashgen.live": 7, "dashgen.manifests": 7,
     "dashgen.demo": 8,
     "dashgen.importer": 8,
     "dashgen.publish": 9,

@@ -237,7 +237,7 @@ def test_build_command_writes_and_is_idempotent(tmp_path):
     assert second.exit_code == 0 and second.output.count("unchanged") == 4
     listing = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out), "--profile",
                                    "h20-16", "--format", "json"])
-    assert json.loads(listing.output)[0]["uid"] == "dg-h20-16-cluster"
+    assert json.loads(listing.output)["results"][0]["uid"] == "dg-h20-16-cluster"
 
 
 def test_a_bad_profile_writes_nothing_and_exits_2(tmp_path):
@@ -272,7 +272,7 @@ def test_every_command_has_help_and_there_is_a_version():
 
 def test_profiles_command_lists_sizes_and_sources():
     result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "profiles", "--format", "json"])
-    rows = {row["name"]: row for row in json.loads(result.output)}
+    rows = {row["name"]: row for row in json.loads(result.output)["results"]}
     assert rows["long-context-64"]["gpus"] == 64 and "mooncake_client" in rows["long-context-64"]["not_exported"]
     assert rows["long-context-64"]["store_per_node"] == 64 * 2**30
 

@@ -45,7 +45,7 @@ def copy_tree(source: Path, target: Path) -> Path:
 
 def test_a_fresh_build_passes(fresh):
     result = check(fresh, "--format", "json")
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     assert report["stale"] == [] and report["missing"] == [] and report["extra"] == [] and report["rules"] == []
     assert result.exit_code == (0 if report["ok"] else 1)
     assert report["ok"] == (not [f for f in report["lint"] if f["severity"] == "error"])
@@ -69,7 +69,7 @@ def test_missing_and_extra_dashboards_fail(fresh, tmp_path):
     (tree / "d" / "video-200" / "dg-video-200-cluster.json").unlink()
     (tree / "d" / "video-200" / "dg-video-200-old.json").write_text("{}")
     result = check(tree, "--format", "json")
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     assert result.exit_code == 1
     assert report["missing"] == ["video-200/dg-video-200-cluster.json"]
     assert report["extra"] == ["video-200/dg-video-200-old.json"]

@@ -321,7 +321,7 @@ def test_cli_json_shape(tmp_path: Path) -> None:
     live["templating"]["list"][1]["current"] = {"value": "n3"}
     args = ["--format", "json", _write(tmp_path / "a.json", generated()), _write(tmp_path / "b.json", live)]
     result = CliRunner().invoke(diff_command, args)
-    data = json.loads(result.output)
+    data = json.loads(result.output)["results"]
     assert result.exit_code == 1 and data["semantic_changes"] is True
     [f] = data["files"]
     assert set(f["diff"]) >= {"title", "uid", "noise", "dashboard", "panels", "layout", "variables"}

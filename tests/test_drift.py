@@ -75,7 +75,7 @@ def test_a_ui_edit_after_a_release_is_drift_shown_panel_by_panel(released, grafa
     # the query's changed part, formatted as PromQL: the new operator and operand on lines of their own
     assert re.search(r"^ +\+ +\*$", result.output, re.M) and re.search(r"^ +\+ +2$", result.output, re.M)
     assert "drift: 1 of 1 dashboard(s)" in result.output
-    as_json = json.loads(invoke(released, grafana, "drift", "--format", "json").output)
+    as_json = json.loads(invoke(released, grafana, "drift", "--format", "json").output)["results"]
     assert as_json["drift"] is True and as_json["dashboards"][0]["status"] == "edited"
     assert as_json["dashboards"][0]["diff"]["panels"]["changed"][0]["title"] == edited["title"]
     markdown = invoke(released, grafana, "drift", "--format", "markdown").output

@@ -234,7 +234,7 @@ def test_live_edit_is_written_as_code_through_the_grafana_client(tmp_path):
         result = _invoke("import", "--live", dashboard["uid"], "--panel", "slo_health.health", "-o", str(out),
                          "--grafana-url", grafana.url, "--format", "json", env={"GRAFANA_TOKEN": TOKEN})
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     assert report["panels"] == 1 and report["round_trip"]["semantic_changes"] == 0
     assert '"Health (edited in Grafana)"' in out.read_text(encoding="utf-8")
 
@@ -252,7 +252,7 @@ def test_import_json_report_lists_migrations_and_escape_hatches(tmp_path):
     source = ROOT / "tests" / "fixtures" / "dashboards" / "etcd__etcd-2020.json"
     result = _invoke("import", str(source), "-o", str(tmp_path / "e.py"), "--format", "json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     assert any("graph -> timeseries" in m for m in report["migrations"])
     assert {"key", "title", "path", "reason"} <= set(report["escape_hatches"][0])
 

@@ -80,7 +80,7 @@ def test_json_format_lists_finding_objects(tmp_path: Path) -> None:
     f = _write(tmp_path / "disks.json", _dashboard())
     result = CliRunner().invoke(lint_command, ["--format", "json", str(f)])
     assert result.exit_code == 1
-    data = json.loads(result.output)
+    data = json.loads(result.output)["results"]["findings"]
     assert data == [
         {
             "file": str(f),

@@ -260,7 +260,7 @@ def test_rollback_republishes_a_recorded_release_through_the_guards(work, grafan
     assert content_sha(grafana.stored(UID)) == first["build_sha"]
     history = runner.invoke(main, ["history", UID, "--grafana-url", grafana.url, "--format", "json", *base[:2]],
                             env=env)
-    rows = json.loads(history.stdout)["versions"]
+    rows = json.loads(history.stdout)["results"]["versions"]
     assert [row["version"] for row in rows] == [1, 2, 3]
     assert all(row["in_grafana"] and row["build_sha"] for row in rows)
 

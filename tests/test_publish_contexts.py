@@ -74,7 +74,7 @@ def test_the_same_uid_in_two_orgs_has_two_histories(work):
         history = CliRunner().invoke(main, ["history", UID, "--grafana-url", grafana.url, "--org-id", "2",
                                             "--ledger", str(work / "ledger.jsonl"), "--format", "json"], env=env)
         assert history.exit_code == 0, history.output
-        assert {r["org_id"] for r in json.loads(history.stdout)["ledger"]} == {2}
+        assert {r["org_id"] for r in json.loads(history.stdout)["results"]["ledger"]} == {2}
 
 
 def test_a_context_supplies_url_folder_and_token_variable(work):

@@ -82,7 +82,7 @@ def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, f
     result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url,
                                        "--dashboards", str(path), "--format", "json"])
     assert result.exit_code == 1, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     states = {p["title"]: p for p in report["panels"]}
     assert states["p1"]["status"] == "error"
     target = states["p1"]["targets"][0]
@@ -225,7 +225,7 @@ def test_a_malformed_answer_is_a_query_error_not_ok_and_not_a_traceback(hostile,
                                        "--dashboards", str(folder("up", "up"))])
     assert result.exit_code == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     messages = [t["error_message"] for p in report["panels"] for t in p["targets"]]
     assert all(expected in m for m in messages), messages
 
@@ -236,7 +236,7 @@ def test_a_dead_datasource_stops_after_n_consecutive_connection_failures(folder)
                                        "--max-connection-failures", "3", "--timeout", "2", "--format", "json",
                                        "--dashboards", str(folder(*exprs))])
     assert result.exit_code == 1
-    messages = [t["error_message"] for p in json.loads(result.output)["panels"] for t in p["targets"]]
+    messages = [t["error_message"] for p in json.loads(result.output)["results"]["panels"] for t in p["targets"]]
     assert sum("cannot connect" in m for m in messages) == 3
     assert sum("fail fast" in m for m in messages) == 37
 
@@ -250,7 +250,7 @@ def test_the_command_deadline_bounds_the_whole_run(hostile, folder):
                                        "--format", "json", "--dashboards", str(folder(*["up"] * 30))])
     assert result.exit_code == 1
     assert time.monotonic() - began < 15
-    messages = [t["error_message"] for p in json.loads(result.output)["panels"] for t in p["targets"]]
+    messages = [t["error_message"] for p in json.loads(result.output)["results"]["panels"] for t in p["targets"]]
     assert any("deadline" in m for m in messages)
 
 

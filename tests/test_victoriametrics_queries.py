@@ -40,7 +40,7 @@ def test_every_query_executes_on_demo_data(victoriametrics, demo_windows, key):
     result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url, "--profile",
                                        key[0], "--at", _at(window), "--format", "json"])
     assert result.exit_code == 0, result.output[-3000:]
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     assert report["summary"]["error"] == 0
     assert report["summary"]["panels"] > 0
     if key[1] == "healthy":
@@ -58,7 +58,7 @@ def test_every_query_of_every_profile_executes(victoriametrics, demo_windows):
         args += ["--profile", name]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output[-3000:]
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     assert report["summary"]["error"] == 0
     assert {p["dashboard"] for p in report["panels"]} >= {f"dg-{name}-cluster" for name in ALL_PROFILES}
 

@@ -151,7 +151,7 @@ def test_s25_every_query_of_the_video_dashboard_executes_and_none_is_empty_on_he
                                        "video-200", "--at", str(int(ends["healthy"])), "--window", "2h",
                                        "--format", "json"])
     assert result.exit_code == 0, result.output[-3000:]
-    report = json.loads(result.output)
+    report = json.loads(result.output)["results"]
     assert report["summary"]["error"] == 0 and report["summary"]["panels"] > 40
     empty = [(p["title"], t["ref_id"]) for p in report["panels"] for t in p["targets"] if t["status"] == "empty"]
     # the Stuck instances table is empty on a healthy pool by design (no instance stuck), and so are the first

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "build": "build_cmd:build",
     "profiles": "build_cmd:profiles_command",
     "rules": "rules:rules_command",
+    "export": "export_cmd:export_command",
     "index": "index_cmd:index_command",
     "lint": "lint_cmd:lint_command",
     "diff": "diff_cmd:diff_command",
@@ -55,6 +56,9 @@ class DashgenGroup(click.Group):
     any URL). ``dashgen --debug <command>`` (or ``DASHGEN_DEBUG=1``) prints the traceback as well.
     """
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_group_options(args))
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
@@ -64,7 +68,12 @@ class DashgenGroup(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+        except click.ClickException as exc:
+            from dashgen.cli.output import emit_error_envelope
+
+            emit_error_envelope(ctx, redact(exc.format_message()), exc.exit_code)
+            raise
+        except (click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except DashgenError as exc:
             self._fail(ctx, exc, str(exc), exc.exit_code)
@@ -87,9 +96,25 @@ class DashgenGroup(click.Group):
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             click.echo(redact(text), err=True, nl=False)
         lines = [line for line in (message or type(exc).__name__).splitlines() if line.strip()] or [message]
+        from dashgen.cli.output import emit_error_envelope  # --format json: the error in the one envelope too
+
+        emit_error_envelope(ctx, redact("\n".join(lines)), code)
         click.echo("\n".join(f"error: {redact(line)}" if i == 0 else redact(line) for i, line in enumerate(lines)),
                    err=True)
         sys.exit(code)
+
+
+def hoist_group_options(args: list[str]) -> list[str]:
+    """``dashgen build --profiles-dir DIR`` as ``dashgen --profiles-dir DIR build``: the group's folder option is
+    accepted after the command too (before any ``--``)."""
+    args = list(args)
+    end = args.index("--") if "--" in args else len(args)
+    for i, arg in enumerate(args[:end]):
+        if arg == "--profiles-dir" and i + 1 < end and i > 0:
+            return [arg, args[i + 1], *args[:i], *args[i + 2:]]
+        if arg.startswith("--profiles-dir=") and i > 0:
+            return [arg, *args[:i], *args[i + 1:]]
+    return args
 
 
 def _os_message(exc: OSError | UnicodeError) -> str:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from dashgen.build import build_all, write_dashboards
 from dashgen.cli.options import selected_profiles
+from dashgen.cli.output import emit_json, format_option, print_table
 from dashgen.deployment.sizes import format_binary
 from dashgen.deployment.topology import Topology
 
@@ -17,7 +17,7 @@ from dashgen.deployment.topology import Topology
 @click.option("--profile", "profile_names", multiple=True, help="Profile to build (repeatable; default: all).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("dashboards"),
               show_default=True, help="Output folder.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 @click.pass_context
 def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, output_format: str) -> None:
     """Render every dashboard of the selected profiles into OUT/<profile>/<uid>.json.
@@ -28,9 +28,9 @@ def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, out
     built = build_all(profiles)
     written = write_dashboards(built, out_dir)
     if output_format == "json":
-        click.echo(json.dumps(
-            [{"profile": b.profile, "uid": b.uid, "path": str(out_dir / b.relative_path()), "sha256": b.sha256,
-              "panels": len(b.spec.panels())} for b in built], indent=2))
+        emit_json(ctx, [{"profile": b.profile, "uid": b.uid, "path": str(out_dir / b.relative_path()),
+                         "sha256": b.sha256, "panels": len(b.spec.panels()),
+                         "written": out_dir / b.relative_path() in written} for b in built])
         return
     for dashboard in built:
         path = out_dir / dashboard.relative_path()
@@ -39,10 +39,14 @@ def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, out
 
 
 @click.command("profiles")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
+@click.option("--wide", is_flag=True, help="Do not wrap long cells to the terminal's width.")
 @click.pass_context
-def profiles_command(ctx: click.Context, output_format: str) -> None:
-    """List the deployment profiles with their sizes, topology, sources and capacities."""
+def profiles_command(ctx: click.Context, output_format: str, wide: bool) -> None:
+    """List the deployment profiles with their sizes, topology, sources and capacities.
+
+    The table fits the terminal (long cells wrap inside their column; COLUMNS is honoured); --wide keeps
+    every row on one line."""
     rows = []
     for profile in selected_profiles(ctx, ()):
         capacity = Topology(profile).capacity
@@ -59,15 +63,17 @@ def profiles_command(ctx: click.Context, output_format: str) -> None:
             "grafana": profile.dashboard.grafana_version,
         })
     if output_format == "json":
-        click.echo(json.dumps(rows, indent=2))
+        emit_json(ctx, rows)
         return
-    header = f"{'profile':<18}{'nodes':>6}{'GPUs':>6}  {'pools':<34}{'Store/node':>11}{'Host/node':>11}  sources"
-    click.echo(header)
+    table = []
     for row in rows:
         store = format_binary(row["store_per_node"]) if row["store_per_node"] else "-"
         host = format_binary(row["host_cache_per_node"]) if row["host_cache_per_node"] else "-"
         sources = ", ".join(row["exported"])
         if row["not_exported"]:
-            sources += "; not exported: " + ", ".join(row["not_exported"])
-        click.echo(f"{row['name']:<18}{row['nodes']:>6}{row['gpus']:>6}  {'; '.join(row['pools']):<34}"
-                   f"{store:>11}{host:>11}  {sources}")
+            sources += ("; " if wide else "\n") + "not exported: " + ", ".join(row["not_exported"])
+        table.append([row["name"], str(row["nodes"]), str(row["gpus"]), ("; " if wide else "\n").join(row["pools"]),
+                      store, host,
+                      sources])
+    print_table([("profile", "left"), ("nodes", "right"), ("GPUs", "right"), ("pools", "left", 23),
+                 ("Store/node", "right"), ("Host/node", "right"), ("sources", "left")], table, wide=wide)

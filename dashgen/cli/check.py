@@ -22,6 +22,7 @@ from dashgen.build import build_all
 from dashgen.cli.diff_cmd import compare, use_color, write_report
 from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
 from dashgen.cli.options import selected_profiles
+from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.errors import BuildValidationError, InputError
@@ -85,8 +86,8 @@ def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounde
               show_default=True, help="The committed rule files folder.")
 @click.option("--index", "index_path", type=click.Path(dir_okay=False, path_type=Path), default=INDEX_PATH,
               show_default=True, help="The committed panel index.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help=f"markdown: the pull-request comment, at most {COMMENT_LIMIT:,} characters.")
+@format_option("text", "json", "markdown",
+               help=f"markdown: the pull-request comment, at most {COMMENT_LIMIT:,} characters.")
 @click.option("--base", "base_ref", metavar="GIT_REF",
               help="Also diff the dashboards committed at GIT_REF with the working tree (the pull request's change).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -143,7 +144,8 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, ind
         if base_ref is not None:
             report["base_diff"] = [{"name": f.name, "status": f.status,
                                     **({"diff": diff_to_json(f.diff)} if f.diff else {})} for f in base_diff]
-        click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
+        emit_json(ctx, json.loads(json.dumps(report, default=str)), 1 if failed else 0,
+                  [f"{kind}: {text}" for kind, text in problems])
     elif output_format == "markdown":
         where = report_where or (f"the full report (`{report_path}`)" if report_path else
                                  "the full report (`dashgen check --report FILE`)")

@@ -7,18 +7,19 @@ dashboard's total on open (``dashgen.live.cost``). Budgets come from the profile
 ``cost_*`` keys; a ``--budget-*`` flag overrides them for every selected profile.
 
 Exit 0 within budget, 1 when a panel or a dashboard is over budget (or a query failed), 2 on usage or
-input errors. ``--format json`` prints the report as one JSON object.
+input errors. ``--format json`` prints the one envelope of every command (``docs/json-output.md``), its
+``results`` one report per dashboard.
 """
 
 from __future__ import annotations
 
-import json
 import time
 
 import click
 
 from dashgen.build import build_all
 from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
+from dashgen.cli.output import emit_json, format_option
 from dashgen.document import unwrap
 from dashgen.errors import InputError, redact
 from dashgen.live.cost import Budget, exit_code, measure, render_text, report
@@ -63,7 +64,7 @@ def _budget(profile_budget: Budget, flags: dict[str, int | None]) -> Budget:
               help="Series fetched by a dashboard on open (default: dashboard.cost_dashboard_series).")
 @click.option("--budget-dashboard-samples", type=COUNT, default=None,
               help="Samples scanned by a dashboard on open (default: dashboard.cost_dashboard_samples).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 @click.option("--timeout", type=SECONDS, default=60.0, show_default=True, help="Total deadline of each query, seconds.")
 @click.option("--max-data-points", type=click.IntRange(1, 100000), default=DEFAULT_MAX_DATA_POINTS, show_default=True,
               help="Grafana's max data points, for $__interval and the range step.")
@@ -107,8 +108,10 @@ def cost_command(ctx: click.Context, datasource_url: str, profile_names: tuple[s
                 "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
                 "window": f"{windows[name]['window_seconds']:g}s", **windows[name]}
         results.append(report([p for p in panels if p.dashboard == name], budget, meta))
+    code = max(exit_code(result) for result in results)
     if output_format == "json":
-        click.echo(json.dumps({"results": results}, indent=2, default=str))
+        problems = [*(str(v) for r in results for v in r["over_budget"]), *(e for r in results for e in r["errors"])]
+        emit_json(ctx, results, code, problems)
     else:
         click.echo("".join(render_text(result, top) for result in results), nl=False)
-    ctx.exit(max(exit_code(result) for result in results))
+    ctx.exit(code)

@@ -7,6 +7,7 @@ import time
 import click
 
 from dashgen.cli.options import HOURS, HTTP_URL, SECONDS, selected_profiles
+from dashgen.cli.output import emit_json, format_option, progress, warn_once
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import SCENARIOS, assignments
 from dashgen.errors import InputError
@@ -27,9 +28,10 @@ from dashgen.live.expand import parse_duration, parse_time
 @click.option("--end", "end_text", default="now", show_default=True, help="Window end: now, now-2h, unix or RFC 3339.")
 @click.option("--timeout", type=SECONDS, default=120.0, show_default=True,
               help="Total deadline of each request, seconds.")
+@format_option("text", "json")
 @click.pass_context
 def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str | None, hours: float, scenario: str,
-              step: str, end_text: str, timeout: float) -> None:
+              step: str, end_text: str, timeout: float, output_format: str) -> None:
     """Generate and import demo series (healthy, or five-reasons: each No Data reason on its own node)."""
     (profile,) = selected_profiles(ctx, [profile_name])
     try:
@@ -41,8 +43,16 @@ def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str |
         raise InputError(f"--hours must be positive, got {hours:g}")
     rows = assignments(profile, scenario)
     datasource = Datasource(url, import_url=import_url, timeout=timeout)
-    summary = import_demo(datasource, profile, scenario, end, hours, step_seconds,
-                          warn=lambda message: click.echo(f"warning: {message}", err=True))
+    with progress(f"importing {profile.name} {scenario}", None) as advance:
+        summary = import_demo(datasource, profile, scenario, end, hours, step_seconds, warn=warn_once,
+                              progress=advance)
+    if output_format == "json":
+        emit_json(ctx, {"profile": profile.name, "scenario": scenario, "series": summary.series,
+                        "samples": summary.samples, "start": summary.start, "end": summary.end,
+                        "seconds": round(summary.seconds, 3), "unknown_metrics": list(summary.unknown),
+                        "faults": [{"node": r.node, "reason": r.reason, "reason_name": r.reason_name,
+                                    "detail": r.detail} for r in rows]})
+        return
     click.echo(f"{profile.name} {scenario}: {summary.series} series, {summary.samples} samples, "
                f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(summary.start))} .. "
                f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(summary.end))}, {summary.seconds:.1f}s")

@@ -8,14 +8,15 @@ Exit 0 when nothing semantic changed (and says so), 1 when something did, 2 on b
 
 from __future__ import annotations
 
-import os
-import sys
+import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dashgen.cli.diff_sources import DiffInputError, live_options, read_git_side, read_side
+from dashgen.cli.output import emit_error_envelope, emit_json, format_option
+from dashgen.cli.output import use_color as use_color
 from dashgen.diff.comment import render_markdown
 from dashgen.diff.engine import diff_dashboards
 from dashgen.diff.pairing import pair_documents
@@ -39,13 +40,6 @@ def compare(old_docs: dict, new_docs: dict) -> list[FileDiff]:
             except ValueError as exc:
                 raise DiffInputError(f"{name}: {exc}") from exc
     return files
-
-
-def use_color(choice: str) -> bool:
-    """``--color``: always, never, or auto (a terminal, and neither NO_COLOR nor TERM=dumb)."""
-    if choice != "auto":
-        return choice == "always"
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
 def write_report(path: Path, text: str) -> None:
@@ -75,7 +69,7 @@ def _live_sides(ctx: click.Context, uid: str, connection: dict[str, Any]) -> tup
 
 @click.command("diff")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@format_option(*FORMATS, name="fmt")
 @click.option(
     "--base", "base_ref", metavar="GIT_REF", help="Compare dashboards/ committed at GIT_REF with the working tree."
 )
@@ -105,12 +99,17 @@ def diff_command(ctx: click.Context, paths: tuple[str, ...], fmt: str, base_ref:
                 raise click.UsageError("give OLD and NEW (files or folders), --base GIT_REF, or --live UID")
             old_docs, new_docs = read_side(paths[0]), read_side(paths[1])
         files = compare(old_docs, new_docs)
-    except DiffInputError as exc:
+    except DiffInputError as exc:  # handled here: tests and scripts may invoke the command without the group
+        emit_error_envelope(ctx, str(exc), 2)
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from exc
     where = f"the full report (`{report_path}`)" if report_path else "the full report (`--report FILE`)"
     if report_path is not None:
         write_report(report_path, render_markdown(files, limit=None))
+    code = 1 if has_changes(files) else 0
+    if fmt == "json":
+        emit_json(ctx, json.loads(render_json(files)), code)
+        raise SystemExit(code)
     color = fmt == "text" and use_color(color_choice)
     click.echo(render(files, fmt, color, where), nl=False, color=color)
-    raise SystemExit(1 if has_changes(files) else 0)
+    raise SystemExit(code)

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from dashgen.cli.grafana_opts import grafana_client, resolve_target, target_options
+from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.comment import Section, render_comment
 from dashgen.diff.engine import DashboardDiff, diff_dashboards
 from dashgen.diff.render import FileDiff, dashboard_text, diff_to_json
@@ -105,11 +106,11 @@ def _text(drifts: list[Drift]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _json(drifts: list[Drift], instance: str) -> str:
+def _json(drifts: list[Drift], instance: str) -> dict[str, Any]:
     rows = [{"uid": d.uid, "profile": d.profile, "status": d.status, "drifted": d.drifted, "detail": d.detail,
              **({"diff": diff_to_json(d.diff)} if d.diff is not None else {})} for d in drifts]
     data = {"grafana": instance, "drift": any(d.drifted for d in drifts), "dashboards": rows}
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return json.loads(json.dumps(data, default=str))
 
 
 def _markdown(drifts: list[Drift]) -> str:
@@ -124,9 +125,9 @@ def _markdown(drifts: list[Drift]) -> str:
 @click.argument("uids", nargs=-1, metavar="[UID]...")
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
               show_default=True, help="The release ledger (JSON lines).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True)
-def drift_command(uids: tuple[str, ...], ledger: Path, output_format: str, **params: Any) -> None:
+@format_option("text", "json", "markdown")
+@click.pass_context
+def drift_command(ctx: click.Context, uids: tuple[str, ...], ledger: Path, output_format: str, **params: Any) -> None:
     """Show every dashboard edited in Grafana since dashgen last published it (default: every dashboard the
     ledger has released to this Grafana, or to the --context of dashgen.toml); exit 1 when any was."""
     records = ledger_file.read(ledger)
@@ -140,7 +141,10 @@ def drift_command(uids: tuple[str, ...], ledger: Path, output_format: str, **par
             drifts = [drift_of(live, uid, record) for uid, record in releases.items()]
     except GrafanaError as exc:  # exit 2, not 1: 1 means "edited in Grafana"
         raise InputError(f"cannot read the live dashboards, drift unknown: {exc}") from None
-    renderers = {"text": _text, "markdown": _markdown}
-    text = _json(drifts, live.instance.label) if output_format == "json" else renderers[output_format](drifts)
-    click.echo(text, nl=False)
-    raise SystemExit(1 if any(d.drifted for d in drifts) else 0)
+    code = 1 if any(d.drifted for d in drifts) else 0
+    if output_format == "json":
+        emit_json(ctx, _json(drifts, live.instance.label), code,
+                  [f"{d.uid}: {d.status}: {d.detail}" for d in drifts if d.drifted])
+        raise SystemExit(code)
+    click.echo({"text": _text, "markdown": _markdown}[output_format](drifts), nl=False)
+    raise SystemExit(code)

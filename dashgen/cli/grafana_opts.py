@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from dashgen.cli.connection import connection_options
+from dashgen.cli.output import format_option, insecure_warned_once
 from dashgen.deployment.reader import parse_duration
 from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
@@ -59,8 +60,7 @@ def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True, help="The release ledger (JSON lines), keyed by instance, org and uid."),
         click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_BACKUP_DIR,
                      show_default=True, help="Where exports and read-backs are kept."),
-        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-                     show_default=True),
+        format_option("text", "json"),
         click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True,
                      help="Dashboards exported, validated and pushed at a time."),
         click.option("--lock-stale-after", type=LockAge(), default="1h", show_default=True,
@@ -117,7 +117,7 @@ def grafana_client(target: Target, timeout: float, jobs: int = 1,
     """The client of a resolved target; one pooled connection per parallel job."""
     token, basic = credentials(target, os.environ if env is None else env)
     if target.insecure:
-        click.echo("WARNING: TLS certificate verification is OFF (--insecure)", err=True)
+        insecure_warned_once()
     return GrafanaClient(target.url, token=token, basic_auth=basic, org_id=target.org_id,
                          ca_bundle=target.ca_bundle, insecure=target.insecure, read_timeout=timeout,
                          pool_size=max(10, jobs))

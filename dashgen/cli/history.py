@@ -12,6 +12,7 @@ import click
 
 from dashgen.cli.grafana_opts import grafana_client, release_options, resolve_target, target_options
 from dashgen.cli.options import selected_profiles
+from dashgen.cli.output import emit_json, format_option, print_table
 from dashgen.cli.publish import approval_options, keys_by_panel_id, release, target_of
 from dashgen.dashboard import dashboard_specs
 from dashgen.errors import InputError
@@ -89,8 +90,9 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
 @click.argument("uid")
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
               show_default=True)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def history(uid: str, ledger: Path, output_format: str, **params: Any) -> None:
+@format_option("text", "json")
+@click.pass_context
+def history(ctx: click.Context, uid: str, ledger: Path, output_format: str, **params: Any) -> None:
     """Show the ledger's releases of UID on this Grafana beside Grafana's own versions (Grafana keeps only 20)."""
     target = resolve_target(params)
     state = ledger_file.load(ledger)
@@ -116,13 +118,14 @@ def history(uid: str, ledger: Path, output_format: str, **params: Any) -> None:
             "git_commit": record.get("git_commit") if record else None,
         })
     if output_format == "json":
-        click.echo(json.dumps({"uid": uid, "instance": instance.label, "versions": rows, "ledger": records},
-                              indent=2, sort_keys=True))
+        emit_json(ctx, json.loads(json.dumps({"uid": uid, "instance": instance.label, "versions": rows,
+                                              "ledger": records}, default=str)))
         return
     click.echo(f"{uid} on {instance.label}")
-    click.echo(f"{'version':>7}  {'grafana':<8} {'released by dashgen':<22} {'build':<13} message")
+    table = []
     for row in rows:
-        released = row["release_time"] or "-"
-        build = (row["build_sha"] or "-")[:12]
         note = row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else "")
-        click.echo(f"{row['version']:>7}  {'yes' if row['in_grafana'] else 'no':<8} {released:<22} {build:<13} {note}")
+        table.append([str(row["version"]), "yes" if row["in_grafana"] else "no", row["release_time"] or "-",
+                      (row["build_sha"] or "-")[:12], note])
+    print_table([("version", "right"), ("grafana", "left"), ("released by dashgen", "left"), ("build", "left"),
+                 ("message", "left")], table)

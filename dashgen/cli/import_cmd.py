@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from dashgen.cli.grafana_opts import connection_options, make_client
+from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.render import dashboard_text
 from dashgen.document import NotADashboard
 from dashgen.errors import CheckFailed, InputError
@@ -69,13 +70,15 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
     plan = result.plan
     panels = sum(len(g.panels) for g in plan.groups)
     if output_format == "json":
-        click.echo(json.dumps({
+        changed = result.round_trip.has_semantic_changes
+        emit_json(click.get_current_context(), {
             "module": out, "title": plan.title, "uid": plan.uid, "groups": len(plan.groups), "panels": panels,
             "migrations": list(result.migrations),
             "escape_hatches": [{"key": h.key, "title": h.title, "path": h.path, "reason": h.reason}
                                for h in result.hatches],
             "round_trip": {"semantic_changes": result.round_trip.change_count},
-        }, indent=2, sort_keys=True), err=out == "-")
+        }, 1 if changed else 0, [f"round trip: {result.round_trip.change_count} semantic change(s)"] if changed else [],
+            err=out == "-")
         return
     where = "stdout" if out == "-" else out
     click.echo(f"wrote {where}: {panels} panel(s) in {len(plan.groups)} group(s) of {plan.title!r}", err=out == "-")
@@ -98,7 +101,7 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
 @click.option("--panel", "panel_key", metavar="KEY",
               help="Write only this panel: a dashgen panel key, the imported key, or the panel id.")
 @click.option("--force", is_flag=True, help="Overwrite an existing module.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 @connection_options
 def import_command(source: Path | None, output: str, live: str | None, panel_key: str | None, force: bool,
                    output_format: str, grafana_url: str | None, token_file: Path | None, org_id: int | None,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -21,6 +20,7 @@ from dashgen.build import build_all
 from dashgen.cli.grafana_opts import connection_options as grafana_options
 from dashgen.cli.grafana_opts import grafana_client, make_client, release_options, resolve_target, target_options
 from dashgen.cli.options import selected_profiles
+from dashgen.cli.output import emit_json, progress
 from dashgen.dashboard import dashboard_specs
 from dashgen.errors import CheckFailed
 from dashgen.grafana.client import GrafanaClient
@@ -28,7 +28,7 @@ from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, connect
 from dashgen.publish.gitinfo import current_commit
-from dashgen.publish.plan import DashboardPlan, PublishTarget
+from dashgen.publish.plan import PublishTarget
 from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
 from dashgen.publish.report import plan_dict, render_outcomes, render_plan
 from dashgen.render.canonical import content_sha, content_view
@@ -87,19 +87,17 @@ def target_of(profile: str, uid: str, document: dict[str, Any], panel_keys: dict
     return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded)
 
 
-def _progress(enabled: bool, total: int) -> tuple[Callable[[DashboardPlan], None], Callable[[], None]]:
-    if not enabled or total <= 1 or not sys.stderr.isatty():
-        return (lambda item: None), (lambda: None)
-    bar = click.progressbar(length=total, label="publishing", file=sys.stderr)
-    bar.__enter__()
-    return (lambda item: bar.update(1)), (lambda: bar.__exit__(None, None, None))
-
-
 def report(result: ReleaseReport, output_format: str, connection: Connection | None = None) -> None:
     """Print the plan (and the outcomes); raise ``CheckFailed`` when anything was refused or failed."""
     plan, outcomes = result.plan, result.outcomes
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
+    failed = result.failed
+    if result.dry_run:
+        problem = "the plan has refusals (see above)" if plan.refused else None
+    else:
+        problem = (f"{len(failed)} of {len(outcomes or [])} dashboards not published: "
+                   + ", ".join(f"{o.uid} ({o.outcome})" for o in failed)) if failed else None
     if output_format == "json":
         data = plan_dict(plan)
         data["dry_run"] = result.dry_run
@@ -107,7 +105,10 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         data["notes"] = result.notes
         if outcomes is not None:
             data["outcomes"] = [{k: v for k, v in asdict(o).items() if k != "ledger_line"} for o in outcomes]
-        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        errors = [problem] if problem else []
+        errors += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
+        emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)),
+                  1 if problem else 0, errors)
     else:
         click.echo(render_plan(plan, connection.info.label if connection else ""))
         if result.dry_run:
@@ -118,14 +119,8 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
         for outcome in result.unrecorded:
             click.echo(outcome.ledger_line, err=True)
-    if result.dry_run:
-        if plan.refused:
-            raise CheckFailed("the plan has refusals (see above)")
-        return
-    failed = result.failed
-    if failed:
-        raise CheckFailed(f"{len(failed)} of {len(outcomes or [])} dashboards not published: "
-                          + ", ".join(f"{o.uid} ({o.outcome})" for o in failed))
+    if problem:
+        raise CheckFailed(problem)
 
 
 def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
@@ -138,11 +133,9 @@ def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
     options = ReleaseOptions(params["ledger"], params["backup_dir"], current_commit(), approvals, folder_uid,
                              folder_title, params["partial"], params["dry_run"], command,
                              lock_stale_after=params["lock_stale_after"])
-    tick, done = _progress(params["output_format"] == "text" and not params["dry_run"], len(uids))
-    try:
-        result = run_release(connection, uids, build, options, validator=validator, progress=tick)
-    finally:
-        done()
+    with progress("publishing", len(uids), enabled=params["output_format"] == "text" and not params["dry_run"]
+                  and len(uids) > 1) as advance:
+        result = run_release(connection, uids, build, options, validator=validator, progress=lambda _item: advance(1))
     report(result, params["output_format"], connection)
 
 

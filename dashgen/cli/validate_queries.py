@@ -14,6 +14,7 @@ import click
 
 from dashgen.build import build_all
 from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
+from dashgen.cli.output import emit_json, format_option, progress, summarise_causes
 from dashgen.errors import InputError, redact
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS, Window, parse_duration, parse_time
@@ -49,7 +50,7 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
 @click.option("--window", default="1h", show_default=True, help="Dashboard time range ($__range).")
 @click.option("--at", "at_text", default="now", show_default=True,
               help="Window end / instant query time: now, now-2h, unix seconds or RFC 3339.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 @click.option("--timeout", type=SECONDS, default=30.0, show_default=True,
               help="Total deadline of each query, seconds (not only per socket read).")
 @click.option("--deadline", type=SECONDS, default=1800.0, show_default=True,
@@ -92,11 +93,19 @@ def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tup
     planned = plan(inputs, span, max_data_points, scrape, label_values)
     if not any(panel.queries for panel in planned):
         raise InputError("no queries to validate: the dashboards have no PromQL targets")
-    checks = run_checks(datasource, planned, span, workers=workers, timeout=timeout, deadline=deadline,
-                        max_connection_failures=max_connection_failures)
+    total = sum(len(panel.queries) for panel in planned)
+    with progress("validating queries", total) as advance:
+        checks = run_checks(datasource, planned, span, workers=workers, timeout=timeout, deadline=deadline,
+                            max_connection_failures=max_connection_failures, progress=advance)
     meta = {"datasource": redact(datasource.base_url), "window": window, "at": at,
             "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))}
-    click.echo(render_json(checks, meta) if output_format == "json" else render_text(checks, meta), nl=False)
-    ctx.exit(exit_code(checks))
+    code = exit_code(checks)
+    if output_format == "json":
+        failures = [f"{t.error_status if t.error_status is not None else 'no answer'}: {t.error_message}"
+                    for c in checks for t in c.targets if t.status == "error"]
+        emit_json(ctx, json.loads(render_json(checks, meta)), code, summarise_causes(failures))
+    else:
+        click.echo(render_text(checks, meta), nl=False)
+    ctx.exit(code)
 
 

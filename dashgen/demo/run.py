@@ -45,10 +45,13 @@ def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: f
     return Plan(profile, Topology(profile), end - hours * 3600, end, step, faults(profile, scenario))
 
 
-def _counted(series: Iterator[dict[str, Any]], counts: list[int]) -> Iterator[dict[str, Any]]:
+def _counted(series: Iterator[dict[str, Any]], counts: list[int],
+             progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
     for item in series:
         counts[0] += 1
         counts[1] += len(item["values"])
+        if progress is not None:
+            progress(1)
         yield item
 
 
@@ -60,15 +63,17 @@ def import_demo(
     hours: float,
     step: float = 0.0,
     warn: Callable[[str], None] = lambda message: None,
+    progress: Callable[[int], None] | None = None,
 ) -> ImportSummary:
-    """Generate and import one scenario of one profile; ``warn`` hears about metrics without a model."""
+    """Generate and import one scenario of one profile; ``warn`` hears about metrics without a model,
+    ``progress(1)`` of each series sent."""
     began = time.monotonic()
     models, unknown = demo_models(profile)
     for name in unknown:
         warn(f"{profile.name}: no demo model for metric {name!r}; it gets no series")
     plan = demo_plan(profile, scenario, end, hours, step)
     counts = [0, 0]
-    datasource.import_series(_counted(chain(generate(plan, models), collector_series(plan)), counts))
+    datasource.import_series(_counted(chain(generate(plan, models), collector_series(plan)), counts, progress))
     datasource.flush()
     return ImportSummary(profile.name, scenario, plan.start, plan.end, counts[0], counts[1],
                          time.monotonic() - began, tuple(unknown))

@@ -8,9 +8,12 @@ as a Prometheus data source in Grafana, and keeps running until Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from dashgen.demo import vmlauncher
 from dashgen.demo.run import import_demo
@@ -19,6 +22,22 @@ from dashgen.deployment.profile import load_profiles
 from dashgen.errors import DashgenError
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int], None]]:
+    """A series counter on stderr when it is a terminal (``make demo`` is not silent for its 25 s)."""
+    if not sys.stderr.isatty():
+        yield lambda _n=1: None
+        return
+    from rich.console import Console
+    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True, no_color="NO_COLOR" in os.environ)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda n=1: bar.advance(task, n)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         (profile,) = load_profiles([args.profile])
         step = 0.0 if args.step in ("0", "0s") else parse_duration(args.step)
+        print(f"starting VictoriaMetrics on 127.0.0.1:{args.port} ...", file=sys.stderr, flush=True)
         server = vmlauncher.start(port=args.port)
     except (DashgenError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -44,8 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.five_reasons:
             plans.append(("five-reasons", now - args.hours * 3600))
         for scenario, end in plans:
-            summary = import_demo(datasource, profile, scenario, end, args.hours, step,
-                                  warn=lambda message: print(f"warning: {message}", file=sys.stderr))
+            print(f"generating and importing {profile.name} {scenario} ({args.hours:g} h) ...", file=sys.stderr,
+                  flush=True)
+            with _progress(f"{scenario}: series") as advance:
+                summary = import_demo(datasource, profile, scenario, end, args.hours, step,
+                                      warn=lambda message: print(f"warning: {message}", file=sys.stderr),
+                                      progress=advance)
             print(f"imported {profile.name} {scenario}: {summary.series} series, {summary.samples} samples "
                   f"ending {time.strftime('%H:%M:%S', time.localtime(end))} ({summary.seconds:.1f}s)")
             for row in assignments(profile, scenario):

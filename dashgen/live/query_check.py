@@ -168,14 +168,22 @@ def run_checks(
     explain: bool = True,
     deadline: float | None = None,
     max_connection_failures: int = 5,
+    progress: Callable[[int], None] | None = None,
 ) -> list[PanelCheck]:
     """Run every query with a small thread pool; explain the empty ones. ``deadline`` bounds the whole run
     (queries not started by then are errors saying so); after ``max_connection_failures`` consecutive
-    connection failures no further query is sent (0: never stop early)."""
+    connection failures no further query is sent (0: never stop early). ``progress(1)`` hears of each query."""
     jobs = [(index, query) for index, panel in enumerate(planned) for query in panel.queries]
     budget = _Budget(deadline, max_connection_failures)
+
+    def run(job: tuple[int, ExpandedQuery]) -> TargetCheck:
+        check = _run_one(ds, job[1], timeout, budget)
+        if progress is not None:
+            progress(1)
+        return check
+
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = list(pool.map(lambda job: _run_one(ds, job[1], timeout, budget), jobs))
+        results = list(pool.map(run, jobs))
     explain = explain and budget.stop_reason() is None
     by_panel: dict[int, list[TargetCheck]] = {}
     for (index, _query), check in zip(jobs, results, strict=True):

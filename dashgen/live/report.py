@@ -37,27 +37,42 @@ def render_json(checks: list[PanelCheck], meta: Mapping[str, Any]) -> str:
     return json.dumps({**meta, "summary": summary(checks), "panels": panels}, indent=2) + "\n"
 
 
+def _no_answer(target: Any) -> bool:
+    return target.status == "error" and target.error_status is None
+
+
 def render_text(checks: list[PanelCheck], meta: Mapping[str, Any]) -> str:
+    """Per panel, what is not ok; queries that got no answer at all (the data source unreachable, timed out,
+    or not asked after the fail-fast stop) are not listed one by one but summarised once per distinct cause
+    with a count, so an unreachable data source is a few lines, not one per query."""
     lines = [f"data source {meta.get('datasource')}  window {meta.get('window')} ending {meta.get('at_text')}"]
     current = None
+    causes: dict[str, int] = {}
     for check in checks:
+        for target in check.targets:
+            if _no_answer(target):
+                causes[target.error_message] = causes.get(target.error_message, 0) + 1
+        if check.targets and all(_no_answer(t) for t in check.targets):
+            continue
         if check.dashboard != current:
             current = check.dashboard
             lines.append(f"\n{current}")
         lines.append(f"  [{check.status:<7}] {check.title}  ({check.series} series)")
         for target in check.targets:
-            if target.status == "ok":
+            if target.status == "ok" or _no_answer(target):
                 continue
             head = f"      {target.ref_id or '?'} {target.kind}: {target.status}"
             if target.status == "error":
-                status = f"HTTP {target.error_status}" if target.error_status is not None else "no answer"
-                lines.append(f"{head}: {status}: {target.error_message}")
+                lines.append(f"{head}: HTTP {target.error_status}: {target.error_message}")
                 lines.append(f"        {target.query}")
                 continue
             lines.append(head)
             for reason in target.reasons:
                 where = f"{reason.node}: " if reason.node else ""
                 lines.append(f"        {where}{reason.name} ({reason.code}) - {reason.text}")
+    if causes:
+        lines.append(f"\n{sum(causes.values())} queries got no answer from the data source (--format json lists each):")
+        lines += [f"  {n} x {cause}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0]))]
     counts = summary(checks)
     lines.append(f"\n{counts['panels']} panels, {counts['targets']} targets: {counts['ok']} ok, "
                  f"{counts['partial']} partly empty, {counts['empty']} empty, {counts['error']} with errors")

@@ -1,0 +1,108 @@
+"""The one YAML emitter of dashgen: plain data (dicts, lists, strings, numbers, booleans, None) -> YAML text,
+byte-for-byte deterministic, with no YAML library.
+
+Used for the rule files (``dashgen rules``) and the deployment manifests (``dashgen export``). Strings are
+JSON strings, which YAML reads as double-quoted scalars, except a multi-line string that is safe to write
+as a literal block (``|``): a dashboard embedded in a ConfigMap or custom resource stays readable in review
+and loads back to exactly the same bytes. Keys are plain when they are plain words, quoted otherwise;
+dict order is kept (the caller decides it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
+# characters a literal block cannot hold as written (YAML reads some as line breaks or strips them)
+_UNSAFE_IN_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+
+
+def _key(key: Any) -> str:
+    text = str(key)
+    return text if _PLAIN_KEY.match(text) and text.lower() not in _RESERVED else json.dumps(text, ensure_ascii=False)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _literal_ok(text: str) -> bool:
+    if "\n" not in text.rstrip("\n") or _UNSAFE_IN_BLOCK.search(text) or "\t" in text:
+        return False
+    lines = text.split("\n")
+    return not text.startswith((" ", "\n")) and all(line == line.rstrip() for line in lines)
+
+
+def _literal(text: str, indent: str) -> list[str]:
+    """A ``|`` block: ``|`` keeps one final newline, ``|-`` none, ``|+`` several."""
+    body = text.rstrip("\n")
+    trailing = len(text) - len(body)
+    header = "|" if trailing == 1 else ("|-" if trailing == 0 else "|+")
+    lines = [f"{indent}{line}" if line else "" for line in body.split("\n")]
+    return [header, *lines, *([""] * (trailing - 1 if trailing > 1 else 0))]
+
+
+def _is_complex(value: Any) -> bool:
+    return isinstance(value, Mapping | list | tuple) and len(value) > 0
+
+
+def _empty(value: Any) -> str:
+    return "{}" if isinstance(value, Mapping) else "[]"
+
+
+def _value_lines(head: str, value: Any, indent: int) -> list[str]:
+    """``head`` is ``"<pad>key:"`` or ``"<pad>- key:"``; the value follows inline or on the next lines."""
+    if _is_complex(value):
+        return [head, *_lines(value, indent)]
+    if isinstance(value, Mapping | list | tuple):
+        return [f"{head} {_empty(value)}"]
+    if isinstance(value, str) and _literal_ok(value):
+        block = _literal(value, " " * indent)
+        return [f"{head} {block[0]}", *block[1:]]
+    return [f"{head} {_scalar(value)}"]
+
+
+def _lines(value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    out: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            out += _value_lines(f"{pad}{_key(key)}:", item, indent + 2)
+        return out
+    if isinstance(value, list | tuple):
+        for item in value:
+            if isinstance(item, Mapping) and item:
+                (first, first_value), *rest = item.items()
+                out += _value_lines(f"{pad}- {_key(first)}:", first_value, indent + 4)
+                for key, nested in rest:
+                    out += _value_lines(f"{pad}  {_key(key)}:", nested, indent + 4)
+            elif _is_complex(item):
+                nested = _lines(item, indent + 2)
+                out += [f"{pad}- {nested[0].lstrip()}", *nested[1:]]
+            else:
+                out += _value_lines(f"{pad}-", item, indent + 2)
+        return out
+    return [f"{pad}{_scalar(value)}"]
+
+
+def dump(value: Mapping[str, Any], comments: Sequence[str] = ()) -> str:
+    """One YAML document of the mapping ``value``, after ``# comment`` lines; ends with a newline."""
+    lines = [f"# {c}" if c else "#" for c in comments]
+    lines += _lines(value, 0) if value else ["{}"]
+    return "\n".join(lines) + "\n"
+
+
+def dump_all(documents: Sequence[Mapping[str, Any]], comments: Sequence[str] = ()) -> str:
+    """Several YAML documents separated by ``---`` (a multi-resource Kubernetes manifest)."""
+    parts = [dump(doc, comments if i == 0 else ()) for i, doc in enumerate(documents)]
+    return "---\n".join(parts)

@@ -1,0 +1,117 @@
+"""The built wheel works without the repository: installed into a fresh virtualenv (with its dependencies),
+``dashgen --profiles-dir <a copy of the profiles> build`` run from another folder writes the same dashboards as
+the repository's, and the installed files hold no generic top-level ``panels`` or ``queries`` package (they
+install as ``dashgen_panels`` / ``dashgen_queries``). Also: the pre-commit hooks, ``python -m dashgen`` and
+the shell completion the README documents.
+
+Building and installing use pip (its isolated build environment, and the package index or pip's cache for
+the dependencies: about 10 s with a warm cache)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dashgen.cli.app import COMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("dashgen", "panels", "queries", "setup.py", "pyproject.toml", "README.md", "LICENSE")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("wheel")
+    source = base / "src"
+    source.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=ignore)
+        else:
+            shutil.copy2(path, source / name)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(base / "dist"),
+                            str(source)], capture_output=True, text=True, timeout=600)
+    if built.returncode != 0 and "No matching distribution" in built.stderr + built.stdout:
+        pytest.skip(f"setuptools for the isolated build is not reachable: {built.stderr[-300:]}")
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (base / "dist").glob("dashgen-*.whl")
+    venv = base / "venv"
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return venv
+
+
+def _site(venv: Path) -> Path:
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    return site
+
+
+def _run(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_wheel_installs_no_generic_top_level_package(installed):
+    site = _site(installed)
+    ours = {p.name for p in site.iterdir() if p.name.startswith(("dashgen", "panels", "queries"))}
+    assert not {"panels", "queries"} & {p.name for p in site.iterdir()}, sorted(ours)
+    assert {"dashgen", "dashgen_panels", "dashgen_queries"} <= ours, sorted(ours)
+    record = next(site.glob("dashgen-*.dist-info")) / "RECORD"
+    tops = {line.split("/", 1)[0] for line in record.read_text().splitlines() if "/" in line.split(",", 1)[0]}
+    # every file the wheel installed: under our three packages, its dist-info, or the script (``../../../bin``)
+    others = {t for t in tops if not t.endswith(".dist-info")} - {"dashgen", "dashgen_panels", "dashgen_queries", ".."}
+    assert not others, tops
+    assert (site / "dashgen" / "data" / "json-envelope.schema.json").exists()
+
+
+def test_the_installed_wheel_builds_from_outside_the_repository(installed, tmp_path):
+    shutil.copytree(ROOT / "profiles", tmp_path / "profiles")
+    where = _run(installed, tmp_path, "-c", "import dashgen, dashgen_panels; print(dashgen.__file__); "
+                                            "print(dashgen_panels.__file__); print(dashgen.__version__)")
+    assert where.returncode == 0, where.stderr
+    dashgen_file, panels_file, version = where.stdout.split()
+    assert Path(dashgen_file).is_relative_to(installed) and Path(panels_file).is_relative_to(installed)
+    result = subprocess.run([str(installed / "bin" / "dashgen"), "build", "--profiles-dir", "profiles", "--out",
+                             "out"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for path in (ROOT / "dashboards").glob("*/*.json"):
+        assert (tmp_path / "out" / path.relative_to(ROOT / "dashboards")).read_bytes() == path.read_bytes()
+    shown = _run(installed, tmp_path, "-m", "dashgen", "--version")
+    assert shown.stdout.strip() == f"dashgen, version {version}", shown.stdout
+
+
+def test_pre_commit_hooks_run_existing_dashgen_commands():
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert {h["id"] for h in hooks} == {"dashgen-check", "dashgen-lint"}
+    for hook in hooks:
+        assert {"id", "name", "entry", "language"} <= set(hook) and hook["language"] == "python"
+        program, command = hook["entry"].split()[:2]
+        assert program == "dashgen" and command in COMMANDS
+    check = next(h for h in hooks if h["id"] == "dashgen-check")
+    assert check["pass_filenames"] is False, "dashgen check takes no file arguments"
+
+
+def test_python_m_dashgen_is_the_same_command_line(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "dashgen", "--help"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.startswith("Usage: dashgen "), result.stdout[:200]
+
+
+def test_bash_completion_script_is_what_the_readme_evaluates(tmp_path):
+    """click's completion, under the variable the README names (``_DASHGEN_COMPLETE``)."""
+    env = {**os.environ, "_DASHGEN_COMPLETE": "bash_source"}
+    result = subprocess.run([str(Path(sys.executable).parent / "dashgen")], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "complete -o" in result.stdout and "_dashgen_completion" in result.stdout, (
+        result.stdout[:300])
