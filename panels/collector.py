@@ -157,34 +157,34 @@ def scrape_errors_panel(profile: Profile) -> PanelSpec:
     )
 
 
-def scrape_duration_panel(profile: Profile) -> PanelSpec:
+def _per_target_panel(profile: Profile, key: str, title: str, metric: str, quantity: str, limit: str,
+                      unit: str) -> PanelSpec:
+    """A series vmagent writes for every target it scrapes, per node, job and target."""
     return timeseries(
-        key=f"{KEY}.scrape_duration",
-        title="Scrape duration per target (s)",
-        evidence=Evidence(
-            source="scrape_duration_seconds, written by the node's vmagent for every target it scrapes",
-            quantity="per node, job and target, how long its last scrape took",
-            limit="a scrape longer than its interval delays the next; vm_promscrape_scrape_duration_seconds is a "
-                  "VictoriaMetrics histogram (MetricsQL only) and is not used",
-        ),
-        targets=(Target(va.per_target(profile, va.SCRAPE_DURATION), legend="{{node}} {{job}} {{instance}}"),),
-        unit="s", min=0, width=12,
+        key=f"{KEY}.{key}", title=title,
+        evidence=Evidence(source=f"{metric}, written by the node's vmagent for every target it scrapes",
+                          quantity=f"per node, job and target, {quantity}", limit=limit),
+        targets=(Target(va.per_target(profile, metric), legend="{{node}} {{job}} {{instance}}"),),
+        unit=unit, min=0, width=12,
     )
+
+
+def scrape_duration_panel(profile: Profile) -> PanelSpec:
+    return _per_target_panel(
+        profile, "scrape_duration", "Scrape duration per target (s)", va.SCRAPE_DURATION,
+        quantity="how long its last scrape took",
+        limit="a scrape longer than its interval delays the next; vm_promscrape_scrape_duration_seconds is a "
+              "VictoriaMetrics histogram (MetricsQL only) and is not used",
+        unit="s")
 
 
 def samples_panel(profile: Profile) -> PanelSpec:
-    return timeseries(
-        key=f"{KEY}.samples",
-        title="Samples scraped per target",
-        evidence=Evidence(
-            source="scrape_samples_scraped, written by the node's vmagent for every target it scrapes",
-            quantity="per node, job and target, the samples its last scrape returned",
-            limit="a sudden drop means a collector inside the target stopped exporting; a jump, new series "
-                  "(cardinality) that cost the collector memory",
-        ),
-        targets=(Target(va.per_target(profile, va.SAMPLES_SCRAPED), legend="{{node}} {{job}} {{instance}}"),),
-        unit="short", min=0, width=12,
-    )
+    return _per_target_panel(
+        profile, "samples", "Samples scraped per target", va.SAMPLES_SCRAPED,
+        quantity="the samples its last scrape returned",
+        limit="a sudden drop means a collector inside the target stopped exporting; a jump, new series "
+              "(cardinality) that cost the collector memory",
+        unit="short")
 
 
 def freshness_panel(profile: Profile) -> PanelSpec:
