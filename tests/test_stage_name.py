@@ -14,7 +14,9 @@ from dashgen.live.datasource import Datasource
 
 def test_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):
     profile = PROFILES["long-context-64"]
-    at = int(time.time() // 3600) * 3600 - 14 * 3600
+    # mid-hour, never a day boundary: with the sample and the instant query both at exactly 00:00:00 UTC this
+    # VictoriaMetrics (1.79) answered nothing, so the test failed only between 14:00 and 15:00 UTC
+    at = int(time.time() // 3600) * 3600 - 14 * 3600 + 1800
     base = {"__name__": "sglang:num_running_reqs", "cluster": "long-context-64", "job": "sglang",
             "node": "stage-name-node", "engine_type": "unified", "tp_rank": "0"}
     ds = Datasource(victoriametrics.url)
@@ -33,7 +35,9 @@ def test_s27_without_pp_the_legend_names_the_instance_not_stage_0(victoriametric
     """pd-128 has no PP: stage_name is "dp<dp_rank>" where a DP rank exists and empty otherwise, and the legend
     has no "PP"."""
     profile = PROFILES["pd-128"]
-    at = int(time.time() // 3600) * 3600 - 14 * 3600
+    # mid-hour, never a day boundary: with the sample and the instant query both at exactly 00:00:00 UTC this
+    # VictoriaMetrics (1.79) answered nothing, so the test failed only between 14:00 and 15:00 UTC
+    at = int(time.time() // 3600) * 3600 - 14 * 3600 + 1800
     base = {"__name__": "sglang:num_running_reqs", "cluster": "pd-128", "job": "sglang", "engine_type": "decode",
             "tp_rank": "0", "pp_rank": "0"}
     ds = Datasource(victoriametrics.url)
