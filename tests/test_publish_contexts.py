@@ -119,9 +119,9 @@ def test_flags_win_over_the_context_and_the_context_over_grafana_url(tmp_path):
         resolve(config, "b", {}, env)
     path.write_text('default_context = "a"\n' + path.read_text())
     defaulted = load_config(path)
-    assert resolve(defaulted, None, {}, env).context == "a"
+    assert resolve(defaulted, None, {}, env).name == "a"
     explicit = resolve(defaulted, None, {"url": "https://flag.example"}, env)  # --grafana-url: no default context
-    assert (explicit.context, explicit.url, explicit.org_id) == ("", "https://flag.example", None)
+    assert (explicit.name, explicit.url, explicit.org_id) == ("", "https://flag.example", None)
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -18,7 +18,7 @@ from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import DEFAULT_BACKUP_DIR
-from dashgen.publish.contexts import Target, load_config, resolve
+from dashgen.publish.contexts import Context, load_config, resolve
 
 
 def context_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -72,7 +72,7 @@ def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Target:
+def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Context:
     """The Grafana a command talks to, from its ``--context``/``--config`` and its own flags.
 
     A ``--grafana-url`` that click took from ``GRAFANA_URL`` ranks below the context, as the variable does.
@@ -92,7 +92,7 @@ def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = No
     return resolve(config, params.get("context_name"), flags, env)
 
 
-def credentials(target: Target, env: Mapping[str, str]) -> tuple[str | None, tuple[str, str] | None]:
+def credentials(target: Context, env: Mapping[str, str]) -> tuple[str | None, tuple[str, str] | None]:
     """(token, basic auth): the token file, else the context's token variable, else user/password."""
     if target.token_file is not None:
         try:
@@ -104,15 +104,15 @@ def credentials(target: Target, env: Mapping[str, str]) -> tuple[str | None, tup
         return token, None
     if env.get(target.token_env, "").strip():
         return env[target.token_env].strip(), None
-    if target.context and target.token_env != "GRAFANA_TOKEN":
-        raise InputError(f"context {target.context}: the token variable {target.token_env} is not set")
+    if target.name and target.token_env != "GRAFANA_TOKEN":
+        raise InputError(f"context {target.name}: the token variable {target.token_env} is not set")
     if env.get("GRAFANA_USER"):
         return None, (env["GRAFANA_USER"], env.get("GRAFANA_PASSWORD", ""))
     raise InputError("no Grafana credentials: set GRAFANA_TOKEN (or the context's token_env), use --token-file, "
                      "or GRAFANA_USER/GRAFANA_PASSWORD")
 
 
-def grafana_client(target: Target, timeout: float, jobs: int = 1,
+def grafana_client(target: Context, timeout: float, jobs: int = 1,
                    env: Mapping[str, str] | None = None) -> GrafanaClient:
     """The client of a resolved target; one pooled connection per parallel job."""
     token, basic = credentials(target, os.environ if env is None else env)
@@ -129,5 +129,5 @@ def make_client(grafana_url: str | None, token_file: Path | None, org_id: int | 
     url = grafana_url or os.environ.get("GRAFANA_URL", "")
     if not url:
         raise InputError("no Grafana URL: give --grafana-url or set GRAFANA_URL")
-    target = Target("", url, org_id, token_file=token_file, ca_bundle=ca_bundle, insecure=insecure)
+    target = Context("", url, org_id, token_file=token_file, ca_bundle=ca_bundle, insecure=insecure)
     return grafana_client(target, timeout)

@@ -38,6 +38,9 @@ _SECRET_WORDS = ("token", "password", "secret")
 
 @dataclass(frozen=True)
 class Context:
+    """A named Grafana of the contexts file, or (``name`` "") where a command talks to without one: the resolved
+    URL, org, folder and where the credentials are."""
+
     name: str
     url: str
     org_id: int | None = None
@@ -54,21 +57,6 @@ class Config:
     path: Path
     contexts: dict[str, Context]
     default_context: str | None = None
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where one command talks to: the resolved URL, org, folder and where the credentials are."""
-
-    context: str  # "" when no context was used
-    url: str
-    org_id: int | None = None
-    folder_uid: str | None = None
-    folder_title: str = ""
-    token_env: str = "GRAFANA_TOKEN"
-    token_file: Path | None = None
-    ca_bundle: str | None = None
-    insecure: bool = False
 
 
 def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
@@ -133,7 +121,7 @@ def _context(path: Path, name: str, table: Any) -> Context:
 
 
 def resolve(config: Config | None, context_name: str | None, flags: Mapping[str, Any],
-            env: Mapping[str, str]) -> Target:
+            env: Mapping[str, str]) -> Context:
     """The target of a command. ``flags`` holds the command's own options (None = not given). Pure."""
     # the default context stands in for a missing --context, not for an explicit --grafana-url
     name = context_name or (config.default_context if config and not flags.get("url") else None)
@@ -157,8 +145,8 @@ def resolve(config: Config | None, context_name: str | None, flags: Mapping[str,
         raise InputError("no Grafana URL: give --grafana-url, set GRAFANA_URL, or use --context NAME with a "
                          f"{CONFIG_FILE}")
     token_file = flags.get("token_file")
-    return Target(
-        context=context.name if context else "", url=url, org_id=pick("org_id"), folder_uid=pick("folder_uid"),
+    return Context(
+        name=context.name if context else "", url=url, org_id=pick("org_id"), folder_uid=pick("folder_uid"),
         folder_title=pick("folder_title", ""), token_env=context.token_env if context else "GRAFANA_TOKEN",
         token_file=token_file if token_file is not None else (context.token_file if context else None),
         ca_bundle=pick("ca_bundle"), insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
