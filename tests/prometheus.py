@@ -38,7 +38,7 @@ from victoriametrics import DemoWindow, in_ci
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.run import demo_models, demo_plan
 from dashgen.demo.series import generate
-from dashgen.demo.vmlauncher import ServerExited, free_port, log_tail, stop_process, wait_ready
+from dashgen.demo.vmlauncher import LaunchError, free_port, launch, log_tail, stop_process
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
 
@@ -211,19 +211,13 @@ def start(binary: str, directory: Path, startup_timeout: float = STARTUP_TIMEOUT
     server = Prometheus(binary, free_port(), directory, _owns_dir=owns_dir)
     args = [binary, f"--config.file={config}", f"--storage.tsdb.path={directory / 'data'}",
             f"--web.listen-address=127.0.0.1:{server.port}", *FLAGS]
-    with open(server.log_path, "wb") as log:
-        server.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          cwd=directory)
     try:
-        wait_ready(server.process, f"{server.url}/-/ready", startup_timeout)
-        return server
-    except ServerExited as exc:
-        problem = f"prometheus exited with code {exc.code} during start-up"
-    except TimeoutError:
-        problem = f"prometheus was not ready within {startup_timeout:g}s"
-    tail = server.log_tail()
-    server.stop()
-    raise PrometheusError(f"{problem}:\n{tail}")
+        server.process = launch("prometheus", args, server.log_path, f"{server.url}/-/ready", startup_timeout,
+                                cwd=directory)
+    except LaunchError as exc:
+        server.stop()
+        raise PrometheusError(str(exc)) from None
+    return server
 
 
 # -- the demo, backfilled -------------------------------------------------------------------------------

@@ -248,3 +248,19 @@ def test_s22_gpu_missing_scenario_loses_one_gpu_after_its_xid_and_keeps_every_ot
     assert {v for v, t in zip(xid["values"], xid["timestamps"], strict=True) if t < xid_at} == {0}
     (row,) = assignments(profile, "gpu-missing")
     assert row.node == node and row.reason_name == "GPU missing" and f"Xid {LOST_XID}" in row.detail
+
+
+def test_a_server_that_fails_to_start_is_stopped_and_its_log_tail_says_why(tmp_path):
+    """``vmlauncher.launch``, which starts every throw-away server (VictoriaMetrics, Prometheus, vmagent): a
+    process that exits during start-up gives a LaunchError naming it, its exit code and its own log lines."""
+    import sys
+
+    from dashgen.demo.vmlauncher import LaunchError, free_port, launch
+
+    script = "import sys; print('flag provided but not defined: -nonsense'); sys.exit(3)"
+    with pytest.raises(LaunchError) as raised:
+        launch("fake-server", [sys.executable, "-c", script], tmp_path / "log",
+               f"http://127.0.0.1:{free_port()}/health", 10)
+    message = str(raised.value)
+    assert message.startswith("fake-server exited with code 3 during start-up:")
+    assert "flag provided but not defined: -nonsense" in message

@@ -15,12 +15,12 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from subprocess import DEVNULL, STDOUT, Popen
+from subprocess import Popen
 
 import pytest
 from victoriametrics import in_ci
 
-from dashgen.demo.vmlauncher import ServerExited, free_port, log_tail, stop_process, wait_ready
+from dashgen.demo.vmlauncher import LaunchError, free_port, launch, log_tail, stop_process
 from dashgen.deployment.profile import Profile
 
 
@@ -118,12 +118,9 @@ def start_vmagent(profile: Profile, node: str, exporter_port: int, remote_write:
             f"-remoteWrite.tmpDataPath={directory / 'queue'}", "-remoteWrite.flushInterval=1s",
             f"-remoteWrite.label={profile.label('deployment')}={profile.deployment}", "-loggerLevel=ERROR",
             *(f"-remoteWrite.url={url}" for url in remote_write)]
-    with open(agent.log_path, "wb") as log:
-        agent.process = Popen(args, stdout=log, stderr=STDOUT, stdin=DEVNULL)
     try:
-        wait_ready(agent.process, f"http://127.0.0.1:{agent.port}/health", 30)
-    except (ServerExited, TimeoutError) as exc:
-        tail = agent.log_tail()
+        agent.process = launch("vmagent", args, agent.log_path, f"http://127.0.0.1:{agent.port}/health", 30)
+    except LaunchError:
         agent.cleanup()
-        raise RuntimeError(f"vmagent did not start ({exc}):\n{tail}") from None
+        raise
     return agent

@@ -107,6 +107,24 @@ def wait_ready(process: subprocess.Popen, url: str, timeout: float) -> None:
     raise TimeoutError(url)
 
 
+def launch(name: str, args: list[str], log_path: Path, ready_url: str, timeout: float,
+           cwd: Path | None = None) -> subprocess.Popen:
+    """Start a throw-away server (output to ``log_path``) and return its process once ``ready_url`` answers.
+    When it exits first or is not ready within ``timeout`` seconds it is stopped and LaunchError says why, with
+    the tail of its log."""
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd)
+    try:
+        wait_ready(process, ready_url, timeout)
+        return process
+    except ServerExited as exc:
+        problem = f"{name} exited with code {exc.code} during start-up"
+    except TimeoutError:
+        problem = f"{name} did not answer {ready_url} within {timeout:g}s"
+    stop_process(process)
+    raise LaunchError(f"{problem}:\n{log_tail(log_path)}")
+
+
 @dataclass
 class VictoriaMetrics:
     """A running VictoriaMetrics; ``url`` is the Prometheus-compatible base URL."""
@@ -166,15 +184,9 @@ def start(
           if flag.split("=")[0] not in {extra.split("=")[0] for extra in extra_flags}),
         *extra_flags,
     ]
-    with open(server.log_path, "wb") as log:
-        server.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
-        wait_ready(server.process, f"{server.url}/health", startup_timeout)
-        return server
-    except ServerExited as exc:
-        problem = f"victoria-metrics exited with code {exc.code} during start-up"
-    except TimeoutError:
-        problem = f"victoria-metrics did not answer /health within {startup_timeout:g}s"
-    tail = server.log_tail()
-    server.stop()
-    raise LaunchError(f"{problem}:\n{tail}")
+        server.process = launch("victoria-metrics", args, server.log_path, f"{server.url}/health", startup_timeout)
+    except LaunchError:
+        server.stop()
+        raise
+    return server
