@@ -55,8 +55,8 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
         return None
     if not profile.has_kind(TEXT):
         return job_slo_panel(profile)
-    return stat(
-        key=f"{KEY}.slo",
+    return _slo_stat(
+        profile,
         title="SLO health (lowest model and SLI)",
         evidence=Evidence(
             source="SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
@@ -65,9 +65,17 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
             limit="one number: the lowest, never an average of models; the SLO and health group below has it per "
                   "model and over time. No requests in the window -> No data, not 100 %",
         ),
-        targets=(Target(serving.slo_health(profile, WINDOW), legend="lowest", instant=True),),
+        target=Target(serving.slo_health(profile, WINDOW), legend="lowest", instant=True),
+        no_value="No requests in window",
+    )
+
+
+def _slo_stat(profile: Profile, title: str, evidence: Evidence, target: Target, no_value: str) -> PanelSpec:
+    """The first screen's one SLO number (text or job SLO): a good share, coloured by the SLO's health states."""
+    return stat(
+        key=f"{KEY}.slo", title=title, evidence=evidence, targets=(target,),
         **ratio_axis("percentunit"), decimals=2, width=3, height=TOP,
-        no_value="No requests in window", thresholds=health_states(profile),
+        no_value=no_value, thresholds=health_states(profile),
         options=last_value(colorMode="background"),
     )
 
@@ -163,8 +171,8 @@ def matrix_panel(profile: Profile) -> PanelSpec:
 
 
 def job_slo_panel(profile: Profile) -> PanelSpec:
-    return stat(
-        key=f"{KEY}.slo",
+    return _slo_stat(
+        profile,
         title="Job SLO health (share of jobs meeting the SLO)",
         evidence=Evidence(
             source="SGLang Diffusion request-latency histogram, non-warm-up jobs (the same as Job SLO and health)",
@@ -173,10 +181,8 @@ def job_slo_panel(profile: Profile) -> PanelSpec:
             limit="a job still queued or running counts only when it finishes, so a stuck instance does not lower "
                   "it (see Instance serving state). No job finished in the window -> No data, not 100 %",
         ),
-        targets=(Target(diffusion.pool_slo_health(profile, WINDOW), legend="jobs", instant=True),),
-        **ratio_axis("percentunit"), decimals=2, width=3, height=TOP,
-        no_value="No jobs finished in window", thresholds=health_states(profile),
-        options=last_value(colorMode="background"),
+        target=Target(diffusion.pool_slo_health(profile, WINDOW), legend="jobs", instant=True),
+        no_value="No jobs finished in window",
     )
 
 
