@@ -82,6 +82,7 @@ def plan_lines(diff: DashboardDiff, *, uid: str, panel_keys: Mapping[int, str],
                indent: str = "") -> list[str]:
     """Every change of ``diff`` (live → build), one heading line each with its approval hint, then its values."""
     deeper = indent + "    "
+    approvals = _grants(approvals)  # once, not per change
     out: list[str] = []
     for c in diff.dashboard_changes:
         out += [f"{indent}~ dashboard {c.path} {NO_APPROVAL}", *_values((c,), deeper, markdown, color)]
