@@ -1,8 +1,14 @@
 """Publish benchmark: 50 dashboards against the Grafana stand-in with 20 ms injected latency per request, with
 ``--jobs 1`` and ``--jobs 8`` in the same run.
 
-The stand-in runs in this process (a thread); each release runs in a child process (``--worker``), so client
-and server do not share a GIL and the child's own peak RSS is the publish's memory. The child drives
+Three processes: this one, the stand-in (``--standin``) and each release (``--worker``). Client and server do not
+share a GIL, the child's own peak RSS is the publish's memory, and the stand-in's process holds nothing but the
+stand-in: run in this process, its threads stopped for this process's garbage collections over the dashboards the
+plan rows built (up to 0.1 s a collection, with every in-flight answer waiting), which real Grafana never does to
+dashgen. For the same reason the stand-in's process runs without Python's cyclic collector: the stand-in keeps
+every stored version as parsed JSON (Grafana keeps rows of JSON text), and collections over them stopped its
+threads for up to 80 ms each (0.12 s of a 1.3 s ``--jobs 8`` release); JSON values hold no cycles, and reference
+counting frees them. The stand-in's process reports its request log on request (a line on its stdin). The worker drives
 ``dashgen.publish.release.run_release`` directly — connect, export, plan, back up, push, read back, verify,
 ledger — in three phases (create all, republish unchanged, publish a changed title on all), pausing after each
 one so this process can read the stand-in's request log. Each jobs value gets its own stand-in and work folder,
@@ -12,7 +18,9 @@ most 0.25 x the time with ``--jobs 1``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import gc
 import json
 import math
 import shutil
@@ -87,24 +95,68 @@ def worker(url: str, work: Path, jobs: int) -> None:
 # -- the parent --------------------------------------------------------------------------------------
 
 
-def _one_release(standin_factory, jobs: int) -> dict[str, Any]:
-    standin = standin_factory()
+class _StandinProcess:
+    """A ``GrafanaStandin`` in its own process (``--standin``): its URL, and its request log since the last call."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([PYTHON, "-m", "bench.publish", "--standin"], cwd=ROOT, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.url = self._line()
+
+    def _line(self) -> str:
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait(timeout=30)
+            raise RuntimeError(f"stand-in process died: {self.process.stderr.read()[-2000:]}")
+        return line.strip()
+
+    def new_requests(self) -> list[tuple[str, str]]:
+        self.process.stdin.write("log\n")
+        self.process.stdin.flush()
+        return [tuple(entry) for entry in json.loads(self._line())]
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+
+def serve_standin() -> None:
+    """The ``--standin`` process: print the URL; for each line on stdin, print the requests since the last one."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from standin import GrafanaStandin
+
+    gc.disable()
+    standin = GrafanaStandin(mode="grafana12", token=TOKEN, latency=LATENCY)
     standin.start()
+    print(standin.url, flush=True)
+    seen = 0
+    try:
+        for _ in sys.stdin:
+            log = standin.request_log[seen:]
+            seen += len(log)
+            print(json.dumps([[entry.method, entry.path] for entry in log]), flush=True)
+    finally:
+        standin.stop()
+
+
+def _one_release(jobs: int) -> dict[str, Any]:
+    standin = _StandinProcess()
     work = Path(tempfile.mkdtemp(prefix="dashgen-bench-publish-"))
     phases: dict[str, Any] = {}
     try:
         process = subprocess.Popen([PYTHON, "-m", "bench.publish", "--worker", standin.url, str(work), str(jobs)],
                                    cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
-        seen = 0
         for _ in PHASES:
             line = process.stdout.readline()
             if not line:
                 process.wait(timeout=30)
                 raise RuntimeError(f"publish worker died: {process.stderr.read()[-2000:]}")
             report = json.loads(line)
-            log = standin.request_log[seen:]
-            seen = len(standin.request_log)
+            log = standin.new_requests()
             report["requests"] = len(log)
             report["by_kind"] = _kinds(log)
             phases[report["phase"]] = report
@@ -123,16 +175,16 @@ def _one_release(standin_factory, jobs: int) -> dict[str, Any]:
     return phases
 
 
-def _kinds(log) -> dict[str, int]:
+def _kinds(log: list[tuple[str, str]]) -> dict[str, int]:
     kinds: dict[str, int] = {}
-    for entry in log:
-        path = entry.path.split("?")[0]
+    for method, full_path in log:
+        path = full_path.split("?")[0]
         if path.startswith("/api/dashboards/uid/"):
             path = "/api/dashboards/uid/*"
         elif path.startswith("/apis/"):
             version = path.split("/")[3]
             path = f"/apis/.../{version}/.../dashboards{'/*' if path.rstrip('/').count('/') > 6 else ''}"
-        kind = f"{entry.method} {path}"
+        kind = f"{method} {path}"
         kinds[kind] = kinds.get(kind, 0) + 1
     return dict(sorted(kinds.items()))
 
@@ -148,15 +200,9 @@ def releases(repeat: int) -> list[dict[str, Any]]:
 
 def rounds(repeat: int, jobs_values: tuple[int, ...] = JOBS) -> list[dict[int, dict[str, Any]]]:
     """``repeat`` rounds, each one release per jobs value (interleaved); returns ``{jobs: phases}`` per round."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    try:
-        from standin import GrafanaStandin
-    finally:
-        sys.path.remove(str(ROOT / "tests"))
     done = []
     for _ in range(repeat):
-        done.append({jobs: _one_release(lambda: GrafanaStandin(mode="grafana12", token=TOKEN, latency=LATENCY),
-                                        jobs) for jobs in jobs_values})
+        done.append({jobs: _one_release(jobs) for jobs in jobs_values})
     LAST_RELEASES[:] = [r[jobs_values[0]] for r in done]
     return done
 
@@ -235,5 +281,8 @@ def run(repeat: int = REPEAT) -> BenchResult:
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         worker(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1:] == ["--standin"]:
+        serve_standin()
     else:
-        sys.exit("usage: python -m bench.publish --worker URL WORKDIR JOBS (run the benchmark with python -m bench)")
+        sys.exit("usage: python -m bench.publish --worker URL WORKDIR JOBS | --standin "
+                 "(run the benchmark with python -m bench)")

@@ -26,6 +26,7 @@ from dashgen.grafana.errors import (
     WriteOutcomeUnknown,
 )
 from dashgen.net.http import HttpResponse, HttpTransport, NoAnswer, TLSFailure
+from dashgen.render.canonical import loads_strict
 
 _PERMISSION_RE = re.compile(r"Permissions needed:\s*(.+?)\s*$")
 
@@ -52,7 +53,7 @@ def grafana_message(resp: HttpResponse) -> str:
 def parse_json(resp: HttpResponse) -> Any:
     """The JSON body; ``BadResponse`` when it is not JSON at all (truncated, or not Grafana)."""
     try:
-        return resp.json()
+        return loads_strict(resp.body)
     except ValueError:
         raise BadResponse(
             f"Grafana answered {resp.method} {resp.url} with {resp.status} but the body is not valid JSON "

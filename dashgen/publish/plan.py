@@ -21,7 +21,7 @@ from dashgen.diff.values import describe_change
 from dashgen.document import iter_panels
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.ledger import Instance, last_written
-from dashgen.render.canonical import content_sha
+from dashgen.render.canonical import content_sha_of_json
 
 WRITING = ("create", "update", "move")
 BLOCKING = ("refused", "invalid", "diverged")
@@ -71,7 +71,7 @@ class LiveState:
     sha: str = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sha", content_sha(self.document))
+        object.__setattr__(self, "sha", content_sha_of_json(self.document))
 
 
 @dataclass(frozen=True)

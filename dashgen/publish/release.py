@@ -10,10 +10,17 @@
 7. a blocked plan (anything refused) pushes nothing and records why; otherwise: check the space for
    the record, back up each live copy about to be replaced (identical backups are reused), create the
    approved folders, push, read back, verify, record (``execute``)
+
+Python's cyclic garbage collector is paused for the release (:func:`collector_paused`): the release parses two
+copies of every dashboard (export, read-back) while the build's documents are alive, and each full collection
+walks all of them again, although JSON values hold no reference cycles (refcounting frees them). Measured on
+``make bench``'s 50 changed dashboards: 0.3 s of the client's 1.2 s CPU, serialised under the GIL.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,10 +118,29 @@ def recorded_copies(records: list[dict[str, Any]], uids: list[str],
     return {uid: copies[uid] for uid in uids if uid in copies}
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block (as it was before it: enabled again only if it was)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run_release(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
                 options: ReleaseOptions, *, validator: Validator | None = None,
                 progress: Callable[[DashboardPlan], None] = lambda item: None) -> ReleaseReport:
     """Plan the release and, unless it is a dry run or blocked, execute it; see the module's steps."""
+    with collector_paused():
+        return _run_release(connection, uids, build, options, validator, progress)
+
+
+def _run_release(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
+                 options: ReleaseOptions, validator: Validator | None,
+                 progress: Callable[[DashboardPlan], None]) -> ReleaseReport:
     instance = connection.instance
     notes: list[str] = []
     lock = None

@@ -4,13 +4,23 @@ Files: sorted keys, two-space indentation, UTF-8, a trailing newline. The SHA is
 compact form of the same canonical content (sorted keys, no whitespace; CPython's C encoder makes
 it several times faster than the indented form) and ignores only the fields the Grafana server owns
 (``id``, ``version``), so a read-back can be compared with the build.
+
+The SHA is *defined* by Python's encoder, and that never changes (the ledger holds SHAs of past
+releases). :func:`content_sha_of_json` computes the same SHA about 10x faster for what a strict JSON
+parse gives (:func:`loads_strict`: no ``NaN`` / ``Infinity``): orjson's sorted compact encoding is
+byte for byte Python's for every such value except floats below 1e-4 in magnitude (``1e-05`` there,
+``1e-5`` or ``0.00001`` in orjson) and integers beyond 64 bits (orjson refuses them); either falls
+back to Python's encoder. ``tests/test_canonical.py`` holds both encoders to that, property-based.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
+
+import orjson
 
 SERVER_OWNED = ("id", "version")
 
@@ -28,3 +38,57 @@ def content_sha(doc: dict[str, Any]) -> str:
     """SHA-256 hex of the compact canonical encoding of the dashboard's content."""
     compact = json.dumps(content_view(doc), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(compact.encode("utf-8")).hexdigest()
+
+
+# A float below 1e-4 in orjson's bytes: ``0.0000…`` or a negative exponent (``…5e-7``). The exponent is found
+# by its literal ``e-`` and then checked for a digit before it: one regex with a leading digit class (or an
+# alternation) scans about 15x slower, and would cost what this path saves.
+_NEGATIVE_EXPONENT = re.compile(rb"e-[0-9]")
+_DIGITS = frozenset(b"0123456789")
+
+
+def _may_differ(compact: bytes) -> bool:
+    """Whether orjson's ``compact`` may hold a float Python writes otherwise (a false alarm only costs time)."""
+    if b"0.0000" in compact:
+        return True
+    return any(m.start() > 0 and compact[m.start() - 1] in _DIGITS for m in _NEGATIVE_EXPONENT.finditer(compact))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# A run of 19+ digits may be an integer beyond 64 bits, which orjson reads as a float: Python's parser reads those.
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """JSON as RFC 8259 defines it: ``NaN`` / ``Infinity`` (which Python's parser accepts and Grafana, written in
+    Go, never sends) raise ``ValueError`` like any other malformed JSON; otherwise the value ``json.loads`` gives.
+
+    orjson parses (about 1.6x faster on a dashboard, and it refuses NaN itself); Python's parser decides whatever
+    orjson would read otherwise (an integer beyond 64 bits) or refuses (a lone surrogate, nesting deeper than
+    orjson's limit, not UTF-8), so the value and the errors are ``json.loads``'s, except that nesting too deep
+    for Python's parser is a ``ValueError`` too, not a ``RecursionError``.
+    """
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if b"0" * 19 not in raw.translate(_DIGITS_TO_ZERO):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+
+
+def content_sha_of_json(doc: dict[str, Any]) -> str:
+    """:func:`content_sha` of a value :func:`loads_strict` parsed (it has no NaN or infinity), computed faster."""
+    try:
+        compact = orjson.dumps(content_view(doc), option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer beyond 64 bits, a lone surrogate, a non-JSON value
+        return content_sha(doc)
+    if _may_differ(compact):
+        return content_sha(doc)
+    return hashlib.sha256(compact).hexdigest()

@@ -1,0 +1,100 @@
+"""The canonical encoding and its two SHA paths: :func:`content_sha_of_json` must give :func:`content_sha`'s
+SHA (the definition the ledger holds) for every value a strict JSON parse can give, and strict parsing must
+refuse what Python's parser accepts beyond JSON (``NaN``, ``Infinity``), the one input where the fast path
+could not tell ``NaN`` from ``null``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashgen.grafana.answers import parse_json
+from dashgen.grafana.errors import BadResponse
+from dashgen.net.http import HttpResponse
+from dashgen.render.canonical import content_sha, content_sha_of_json, loads_strict
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "300"))
+
+# What a strict parse yields: no NaN / infinity; any integer (beyond 64 bits too), any float, any string.
+scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(2**70), max_value=2**70)
+           | st.floats(allow_nan=False, allow_infinity=False)
+           | st.sampled_from([0.0, -0.0, 1e-4, 9.99e-5, 1e-5, 1e-9, 1.5e-300, 1e16, 1e22, 5e-324, 123456.789])
+           | st.text())
+json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5)
+                           | st.dictionaries(st.text(max_size=8), inner, max_size=5), max_leaves=40)
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None)
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=6))
+def test_fast_content_sha_is_the_defined_sha_for_every_strict_json_value(doc: dict) -> None:
+    # through the text, as a Grafana answer comes: what is parsed is what the fast path sees
+    try:
+        text = json.dumps(doc, ensure_ascii=False)
+    except ValueError:
+        return
+    parsed = loads_strict(text) if "\ud800" not in text else json.loads(text)
+    assert content_sha_of_json(parsed) == content_sha(parsed)
+
+
+@pytest.mark.parametrize("value", [1e-05, -2.5e-07, 0.00001234, 1e-300, 2**64, -(2**63) - 1, 10**30])
+def test_fast_content_sha_falls_back_where_orjson_writes_other_bytes(value: object) -> None:
+    doc = {"title": "t", "v": value, "nested": [{"x": value}]}
+    assert content_sha_of_json(doc) == content_sha(doc)
+
+
+def test_fast_content_sha_fails_as_the_defined_sha_does_on_a_lone_surrogate() -> None:
+    doc = {"title": "lone \ud800"}  # json.loads accepts it; neither encoder can write it as UTF-8
+    for sha in (content_sha, content_sha_of_json):
+        with pytest.raises(UnicodeEncodeError):
+            sha(doc)
+
+
+def test_fast_content_sha_on_every_shipped_dashboard() -> None:
+    paths = sorted((ROOT / "dashboards").glob("*/*.json"))
+    assert paths
+    for path in paths:
+        doc = loads_strict(path.read_bytes())
+        assert content_sha_of_json(doc) == content_sha(doc), path
+
+
+def test_fast_content_sha_ignores_the_server_owned_fields_as_the_defined_sha_does() -> None:
+    assert content_sha_of_json({"title": "a", "id": 7, "version": 9}) == content_sha({"title": "a"})
+
+
+@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b'[-Infinity]'])
+def test_grafana_answer_with_nan_is_not_json(body: bytes) -> None:
+    with pytest.raises(ValueError):
+        loads_strict(body)
+    resp = HttpResponse("GET", "http://127.0.0.1:3000/api/dashboards/uid/x", 200,
+                        {"Content-Type": "application/json"}, body, 1, 0)
+    with pytest.raises(BadResponse, match="not valid JSON"):
+        parse_json(resp)
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None)
+@given(json_values)
+def test_strict_parse_gives_the_value_and_types_json_loads_gives(value: object) -> None:
+    text = json.dumps({"v": value}, ensure_ascii=False)
+    # content_sha tells 1 from 1.0 from True, and every float by its repr
+    assert content_sha(loads_strict(text)) == content_sha(json.loads(text))
+    assert content_sha(loads_strict(text.encode("utf-8", "surrogatepass"))) == content_sha(json.loads(text))
+
+
+@pytest.mark.parametrize("text", ["18446744073709551616", "-9223372036854775809", "[123456789012345678901234567890]",
+                                  '"lone \\ud800"'])
+def test_strict_parse_reads_what_orjson_cannot_as_json_loads_does(text: str) -> None:
+    expected = json.loads(text)
+    assert loads_strict(text) == expected
+    assert type(loads_strict(text)) is type(expected)
+
+
+@pytest.mark.parametrize("text", ["{", "[1,]", "nul", "\"\\x\"", "[NaN]", "[" * 5000 + "]" * 5000])
+def test_strict_parse_refuses_malformed_json_with_a_value_error(text: str) -> None:
+    with pytest.raises(ValueError):
+        loads_strict(text)
