@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS
+from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, PER_GPU_OPEN_MAX_GPUS, PER_GPU_ROWS
 from dashgen_queries.gpu import gpu_source
 from dashgen_queries.promql import min_step
 
@@ -52,7 +52,9 @@ def serving(profile: Profile, groups: tuple) -> tuple:
 
 
 def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | None:
-    """Every target of the group with the Min step of the sources it reads (``queries.promql.min_step``)."""
+    """Every target of the group with the Min step of the sources it reads (``queries.promql.min_step``), and the
+    row collapsed when its module is heavy (``COLLAPSED_ON_OPEN``) or it draws per-GPU rows for a deployment of
+    more than ``PER_GPU_OPEN_MAX_GPUS`` GPUs."""
     if group is None:
         return None
     panels = tuple(
@@ -61,7 +63,9 @@ def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | Non
         for panel in group.panels
     )
     module_key = group.key.split(":", 1)[0]  # every row of a heavy module (split_rows keys "<key>:<row>")
-    return replace(group, panels=panels, collapsed=group.collapsed or module_key in COLLAPSED_ON_OPEN)
+    per_gpu_at_scale = group.key in PER_GPU_ROWS and profile.total_gpus > PER_GPU_OPEN_MAX_GPUS
+    return replace(group, panels=panels,
+                   collapsed=group.collapsed or module_key in COLLAPSED_ON_OPEN or per_gpu_at_scale)
 
 
 def describe(profile: Profile) -> str:

@@ -130,7 +130,7 @@ def matrix_columns(profile: Profile) -> list[tuple[str, str]]:
         fresh = f"(max by ({node}) ({selector('up', deployment(profile), node_var(profile))}) * 0)"
         columns.append(("Collector (vmagent)", f"{silent} or on({node}) {fresh}"))
     for layer in nodata.layers(profile):
-        code = nodata.reason_code(profile, layer)
+        code = nodata.recorded_reason(profile, layer)
         columns.append((layer.title, f"{silent} or on({node}) ({code})" if silent else code))
     return columns
 
@@ -155,12 +155,17 @@ def matrix_panel(profile: Profile) -> PanelSpec:
         title="Node × layer health",
         evidence=Evidence(
             layer="collection health (S6, S23)",
-            source="the reason codes of the Missing-data reasons table (Cache evidence group), per evidence layer, "
-                   "and the newest up sample of each node",
+            source=f"the reason codes of the Missing-data reasons table (Cache evidence group), per evidence layer, "
+                   f"as dashgen's recording rule {nodata.LAYER_REASON} records them (rules/{profile.name}.yml, group "
+                   f"dashgen-{profile.name}-layer-health; its newest value, at most "
+                   f"{nodata.recorded_lookback_seconds(profile):g} s old), and the newest up sample of each node",
             quantity="one row per node, one cell per layer: ok / collection failed / segment host not mapped / "
                      "uninitialised / GPU missing (k of N) / insufficient samples / no traffic / no I/O, by colour",
-            limit=collector + "'ok' means the layer can be read, not that its numbers are good; the Cache evidence "
-                  "group below has the same reasons with their full explanation",
+            limit=collector + f"The layer cells are the last {nodata.RECORDED_WINDOW_SECONDS // 60} minutes, not the "
+                  "dashboard's range (a recorded code is one short series per node and layer, where computing it here "
+                  "reads every engine and GPU series of the deployment); they are empty while no rule evaluator "
+                  "loads the rule file. 'ok' means the layer can be read, not that its numbers are good; the Cache "
+                  "evidence group below has the same reasons over the dashboard's range, with their full explanation",
         ),
         targets=tuple(targets), unit="none", decimals=0, width=12, height=BOTTOM, no_value=NO_DATA_TEXT,
         mappings=(silent_mapping, *nodata.value_mappings()), thresholds=(("text", None),),

@@ -40,6 +40,17 @@ what should exist, so a node missing from ``up`` is reported, not silently dropp
 zero-filling (S7): the constant is a reason code, never a value of the measured quantity. Without
 the inventory recorded (rule file not loaded) a node missing from ``up`` has no row at all.
 
+The Now row's node x layer matrix (S26) reads the same codes *recorded*: one recording rule per layer
+(``dashgen rules``, group ``dashgen-<profile>-layer-health``) writes
+``node:dashgen_layer_reason:code{node, layer="<layer key>"}`` from :func:`reason_code` over the last
+``RECORDED_WINDOW_SECONDS`` for every node, and the matrix reads the newest recorded value. The raw
+expressions select every engine and GPU series of the deployment several times; on open at 1,024 GPUs
+they were half of the dashboard's query time (0.35 s of 0.71 s), growing with the GPU count, while a
+recorded code is one short series per node and layer. The price: the matrix's window is fixed (the last
+15 minutes, "now"), not the dashboard's range, and without the rule file loaded its layer cells are
+empty (the Collector column is read live); the Missing-data reasons table computes the same codes live
+over the dashboard's range.
+
 Known limits: the node list is not narrowed by ``$node`` (a node missing from ``up`` cannot be
 picked in that variable, which is built from ``up``); ``up`` is read at the window end, so a target
 that failed earlier in the window shows as insufficient samples, not collection failed; sample
@@ -51,6 +62,7 @@ window still holds samples, so it also lowers the sample count: GPU missing is c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -61,7 +73,7 @@ from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
-from dashgen_queries.promql import agg, job, matcher, node_var, scoped_job, selector
+from dashgen_queries.promql import agg, deployment, job, matcher, node_var, scoped_job, selector
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 
@@ -364,3 +376,39 @@ def layers(profile: Profile) -> list[Layer]:
     if profile.exported("node_exporter") and profile.disks.has_cache_tier:
         found.append(disk_layer(profile))
     return found
+
+
+# -- recorded for the Now row (S26) --------------------------------------------------------------------------
+
+LAYER_REASON = "node:dashgen_layer_reason:code"
+LAYER_LABEL = "layer"
+RECORDED_WINDOW_SECONDS = 900  # the matrix's "now": reasons over the last 15 minutes
+# Prometheus' and vmalert's default evaluation interval: the rule file sets none, so the evaluator's applies.
+RULE_INTERVAL_SECONDS = 60
+RECORDED_LOOKBACK_INTERVALS = 3  # the newest recorded code counts while it is at most this many evaluations old
+_GRAFANA_VARIABLE = re.compile(r"\$(?:\{\w+\}|[A-Za-z_]\w*)")  # $node, ${node}, $__range; not label_replace's $1
+
+
+def recorded_reason_rule(profile: Profile, layer: Layer) -> str:
+    """:func:`reason_code` as a recording rule evaluates it: every node (``$node`` = All) over the last
+    ``RECORDED_WINDOW_SECONDS``. Raises ValueError if a Grafana variable would be left in the rule."""
+    node = profile.label("node")
+    window = RECORDED_WINDOW_SECONDS
+    expr = (reason_code(profile, layer).replace(node_var(profile), f'{node}=~".+"')
+            .replace("$__range_s", f"{window}").replace("$__range", f"{window}s"))
+    left = _GRAFANA_VARIABLE.search(expr)
+    if left:
+        raise ValueError(f"the {layer.title} layer's reason code keeps a Grafana variable: {left.group(0)}")
+    return expr
+
+
+def recorded_lookback_seconds(profile: Profile) -> float:
+    """How old the newest recorded code may be: a few evaluation intervals, plus the store's latency offset (S24)."""
+    return RECORDED_LOOKBACK_INTERVALS * RULE_INTERVAL_SECONDS + profile.store.latency_offset_seconds
+
+
+def recorded_reason(profile: Profile, layer: Layer) -> str:
+    """The newest recorded reason code of each selected node for ``layer`` (one series per node)."""
+    node = profile.label("node")
+    recorded = selector(LAYER_REASON, deployment(profile), f'{LAYER_LABEL}="{layer.key}"', node_var(profile))
+    return agg("max", [node], f"last_over_time({recorded}[{recorded_lookback_seconds(profile):g}s])")

@@ -264,3 +264,23 @@ def test_a_server_that_fails_to_start_is_stopped_and_its_log_tail_says_why(tmp_p
     message = str(raised.value)
     assert message.startswith("fake-server exited with code 3 during start-up:")
     assert "flag provided but not defined: -nonsense" in message
+
+
+def test_demo_data_records_the_now_rows_reason_codes_with_vmalert(victoriametrics, demo_windows):
+    """demo-data --record replays the layer-health rules (real vmalert -replay) after the import: the matrix of
+    the imported window then has one recorded code per profile node and layer, and says so in its JSON."""
+    import json
+    import time
+
+    from dashgen_queries import nodata
+
+    profile = next(p for p in PROFILES if p.name == "h20-16")
+    end = (time.time() // 3600) * 3600 - 34 * 3600  # clear of every session window (test_video_jobs' end 29 h back)
+    result = CliRunner().invoke(main, ["demo-data", "--profile", "h20-16", "--url", victoriametrics.url,
+                                       "--hours", "0.25", "--end", str(int(end)), "--record", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"]["recorded_rules"] is True
+    selector = f'{nodata.LAYER_REASON}{{{profile.label("deployment")}="{profile.deployment}"}}'
+    rows = Datasource(victoriametrics.url).query(f"last_over_time({selector}[5m])", end).result
+    expected = {(node, layer.key) for node in profile.node_names for layer in nodata.layers(profile)}
+    assert {(r["metric"]["node"], r["metric"][nodata.LAYER_LABEL]) for r in rows} == expected

@@ -8,6 +8,7 @@ fewer queries than with them open; the expected target count is derived from the
 from __future__ import annotations
 
 import copy
+import time
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -201,3 +202,52 @@ def test_s23_failing_targets_are_a_target_fact_the_collector_stays_ok(victoriame
     assert "EngineMetricsScrapeFailing" in {s["metric"]["alertname"] for s in firing}
     missing = _instant(victoriametrics, panels["Missing targets"]["targets"][0]["expr"], window.end)
     assert {s["metric"]["node"] for s in missing} == {failed}
+
+
+def _codes(victoriametrics, expr: str, at: float, window_seconds: float = 3600) -> dict[str, str]:
+    from dashgen.live.datasource import Datasource
+    from dashgen.live.expand import Window, expand_text, globals_for
+
+    values = {"node": ".*", **globals_for(Window(at, window_seconds), 15.0, 60.0)}
+    result = Datasource(victoriametrics.url).query(expand_text(expand_text(expr, values), values), at).result
+    return {s["metric"]["node"]: s["value"][1] for s in result}
+
+
+@pytest.mark.parametrize("scenario", ["five-reasons", "healthy"])
+def test_s26_the_matrix_reads_the_reasons_vmalert_recorded_as_the_live_reasons_over_its_window(
+        victoriametrics, demo_windows, scenario: str) -> None:
+    """The recorded codes (vmalert -replay of rules/<profile>.yml's layer-health group) equal the reason codes
+    the Missing-data reasons table computes live over the same 15 minutes: a recorded cell and its live reason
+    cannot drift apart, and the five-reasons faults land on their nodes."""
+    window = demo_windows[("long-context-64", scenario)]
+    profile = PROFILES["long-context-64"]
+    at = window.end
+    for layer in nodata.layers(profile):
+        recorded = _codes(victoriametrics, nodata.recorded_reason(profile, layer), at)
+        live = _codes(victoriametrics, nodata.reason_code(profile, layer), at, nodata.RECORDED_WINDOW_SECONDS)
+        assert recorded == live, layer.title
+        assert set(recorded) == set(profile.node_names), layer.title
+    if scenario == "five-reasons":
+        from dashgen.demo.scenarios import FIVE_REASONS_NODES
+
+        engine = _codes(victoriametrics, nodata.recorded_reason(profile, nodata.engine_layer(profile)), at)
+        assert {engine[profile.node_names[i]] for i, code in FIVE_REASONS_NODES.items()
+                if code == nodata.FAILED} == {str(nodata.FAILED)}
+
+
+def test_s26_a_store_without_the_recorded_reasons_leaves_the_layer_cells_empty_not_ok(victoriametrics) -> None:
+    """No rule evaluator, no recorded codes: the matrix says nothing for the layers (no made-up 'ok', S7)."""
+    profile = replace(PROFILES["long-context-64"], deployment="never-recorded")
+    for layer in nodata.layers(profile):
+        assert _codes(victoriametrics, nodata.recorded_reason(profile, layer), time.time()) == {}
+
+
+def test_s26_the_recorded_reason_rules_keep_no_grafana_variable_and_fix_the_window() -> None:
+    from dashgen.rules.recording import layer_health_records
+
+    for profile in PROFILES.values():
+        rules = layer_health_records(profile)
+        assert [dict(r.labels)[nodata.LAYER_LABEL] for r in rules] == [layer.key for layer in nodata.layers(profile)]
+        for rule in rules:
+            assert "$node" not in rule.expr and "$__" not in rule.expr, rule.expr[:80]
+            assert "[3600s]" not in rule.expr and f"[{nodata.RECORDED_WINDOW_SECONDS}s]" in rule.expr

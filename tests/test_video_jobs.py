@@ -15,8 +15,10 @@ import time
 
 import pytest
 from test_victoriametrics_queries import expected_code
+from victoriametrics import REPLAY_SECONDS
 
 from dashgen.build import build_profile
+from dashgen.demo import recorder
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import FIVE_REASONS_NODES, LOST_NODE_INDEX
 from dashgen.deployment.profile import load_profiles
@@ -41,6 +43,9 @@ def video(victoriametrics):
     for scenario, before in WINDOWS.items():
         ends[scenario] = anchor - before * 3600
         import_demo(datasource, profile, scenario, ends[scenario], HOURS, STEP)
+    datasource.flush()
+    for end in ends.values():  # the Now row's recorded reason codes, as vmalert records them
+        recorder.replay(victoriametrics.url, [profile], end - REPLAY_SECONDS, end)
     datasource.flush()
     (built,) = build_profile(profile)
     return profile, built.document, ends, Datasource(victoriametrics.url)

@@ -9,13 +9,16 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from dashgen.demo import vmlauncher
+from dashgen.demo import recorder, vmlauncher
 from dashgen.demo.run import import_demo
 from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
 
 HOURS = 1.0
+# The Now row's recorded reason codes are replayed by vmalert over the last minutes of each window (the
+# matrix reads values at most queries.nodata.recorded_lookback_seconds old at the window end).
+REPLAY_SECONDS = 300.0
 # (profile, scenario) -> how many hours before the session's anchor its window ends. Windows are 1 h
 # and 2 h apart, so no query of one window (range 1 h, lookback 5 min) sees another.
 IMPORTS = {
@@ -65,12 +68,26 @@ def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], Demo
     datasource = Datasource(server.url, timeout=120)
     profiles = {p.name: p for p in load_profiles(sorted({name for name, _ in IMPORTS}))}
     windows = {}
+    recorded: list[tuple[list[Profile], float]] = []
     for (name, scenario), hours_before in IMPORTS.items():
         end = anchor - hours_before * 3600
         import_demo(datasource, profiles[name], scenario, end, HOURS, STEPS.get((name, scenario), 0.0))
         windows[(name, scenario)] = DemoWindow(profiles[name], Topology(profiles[name]), scenario, end, HOURS)
+        in_window = [profiles[name]]
         if (name, scenario) in SHADOWS:
             shadow_scenario, deployment = SHADOWS[(name, scenario)]
-            import_demo(datasource, replace(profiles[name], deployment=deployment), shadow_scenario, end, HOURS)
+            shadow = replace(profiles[name], deployment=deployment)
+            import_demo(datasource, shadow, shadow_scenario, end, HOURS)
+            in_window.append(shadow)
+        recorded.append((in_window, end))
+    datasource.flush()
+    if recorder.find_vmalert() is None:
+        message = "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)"
+        if in_ci():
+            pytest.fail(message + " (CI=true: not skipping)")
+        pytest.skip(message)
+    for in_window, end in recorded:
+        for profile in in_window:  # one at a time: the shadow deployment's rule groups have its profile's names
+            recorder.replay(server.url, [profile], end - REPLAY_SECONDS, end)
     datasource.flush()
     return windows

@@ -8,6 +8,7 @@ import click
 
 from dashgen.cli.options import HOURS, HTTP_URL, SECONDS, selected_profiles
 from dashgen.cli.output import emit_json, format_option, progress, warn_once
+from dashgen.demo import recorder
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import SCENARIOS, assignments
 from dashgen.errors import InputError
@@ -28,10 +29,14 @@ from dashgen.live.expand import parse_duration, parse_time
 @click.option("--end", "end_text", default="now", show_default=True, help="Window end: now, now-2h, unix or RFC 3339.")
 @click.option("--timeout", type=SECONDS, default=120.0, show_default=True,
               help="Total deadline of each request, seconds.")
+@click.option("--record/--no-record", "record", default=None,
+              help="Replay the Now row's recording rules (rules/<profile>.yml, layer-health group) over the window's "
+                   "last minutes with vmalert -replay, so the node x layer matrix has its recorded codes. "
+                   "Default: when vmalert is installed.")
 @format_option("text", "json")
 @click.pass_context
 def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str | None, hours: float, scenario: str,
-              step: str, end_text: str, timeout: float, output_format: str) -> None:
+              step: str, end_text: str, timeout: float, record: bool | None, output_format: str) -> None:
     """Generate and import demo series (healthy, or five-reasons: each No Data reason on its own node)."""
     (profile,) = selected_profiles(ctx, [profile_name])
     try:
@@ -46,10 +51,12 @@ def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str |
     with progress(f"importing {profile.name} {scenario}", None) as advance:
         summary = import_demo(datasource, profile, scenario, end, hours, step_seconds, warn=warn_once,
                               progress=advance)
+    recorded = _record(datasource, url, import_url, profile, summary.end, hours, record)
     if output_format == "json":
         emit_json(ctx, {"profile": profile.name, "scenario": scenario, "series": summary.series,
                         "samples": summary.samples, "start": summary.start, "end": summary.end,
                         "seconds": round(summary.seconds, 3), "unknown_metrics": list(summary.unknown),
+                        "recorded_rules": recorded,
                         "faults": [{"node": r.node, "reason": r.reason, "reason_name": r.reason_name,
                                     "detail": r.detail} for r in rows]})
         return
@@ -58,5 +65,30 @@ def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str |
                f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(summary.end))}, {summary.seconds:.1f}s")
     for row in rows:
         click.echo(f"  {row.node}: {row.reason_name} ({row.reason}) - {row.detail}")
+    if recorded:
+        click.echo(f"  recorded the layer-health rules over the last {REPLAY_SECONDS / 60:g} min (vmalert -replay)")
+
+
+REPLAY_SECONDS = 300.0  # the matrix reads recorded codes at most a few evaluation intervals old
+
+
+def _record(datasource: Datasource, url: str, import_url: str | None, profile, end: float, hours: float,
+            record: bool | None) -> bool:
+    """Replay the layer-health rules into the store; False when not asked or (by default) vmalert is missing."""
+    if record is False:
+        return False
+    if recorder.find_vmalert() is None:
+        if record:
+            raise InputError("--record needs vmalert (Debian package 'victoria-metrics', or set VMALERT_BIN)")
+        warn_once("vmalert not found: the Now row's node x layer matrix stays empty until a rule evaluator "
+                  f"loads rules/{profile.name}.yml (or install vmalert and rerun with --record)")
+        return False
+    datasource.flush()
+    try:
+        recorder.replay(url, [profile], max(end - hours * 3600, end - REPLAY_SECONDS), end, write_url=import_url)
+    except recorder.ReplayError as exc:
+        raise InputError(f"recording the layer-health rules failed: {exc}") from None
+    datasource.flush()
+    return True
 
 

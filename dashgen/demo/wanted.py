@@ -13,6 +13,7 @@ from typing import Any
 
 import promql_parser as pp
 from dashgen_queries.inventory import INVENTORY
+from dashgen_queries.nodata import LAYER_REASON
 
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
@@ -109,8 +110,9 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     chosen: dict[str, tuple[MetricModel, dict[str, set[str]]]] = {}
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
-        # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series
-        if name in ("up", INVENTORY) or is_diffusion(name) or name in COLLECTOR_NAMES:
+        # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series; the
+        # recorded reason codes are vmalert's to write (dashgen.demo.recorder replays their rules)
+        if name in ("up", INVENTORY, LAYER_REASON) or is_diffusion(name) or name in COLLECTOR_NAMES:
             continue
         found = lookup(name)
         if found is None:

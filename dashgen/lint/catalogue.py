@@ -30,6 +30,7 @@ _SUMMARY_SUFFIXES = ("_sum", "_count")
 EXTRA_NAMES = (
     "up",
     "node:dashgen_inventory:info",  # dashgen's own node inventory recording rule (queries.inventory)
+    "node:dashgen_layer_reason:code",  # dashgen's own recorded reason codes of the Now row (queries.nodata)
     "node_uname_info",
     "node_cpu_seconds_total",
     "node_memory_MemTotal_bytes",

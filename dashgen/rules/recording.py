@@ -11,6 +11,7 @@ expression where they do not.
 
 from __future__ import annotations
 
+from dashgen_queries import nodata
 from dashgen_queries.gpu import QUANTITIES, GpuSource, gpu_clock_event_reasons, gpu_memory_used_share, gpu_timeline
 from dashgen_queries.inventory import INVENTORY, inventory_labels
 from dashgen_queries.promql import agg, in_deployment
@@ -20,7 +21,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.rules.model import RecordingRule
 
-__all__ = ["slo_error_ratio_name", "slo_records", "gpu_records", "inventory_records"]
+__all__ = ["slo_error_ratio_name", "slo_records", "gpu_records", "inventory_records", "layer_health_records"]
 
 GPU_MEMORY = "node_gpu:dashgen_gpu_memory_used:ratio"
 NODE_GPU_MEMORY = "node:dashgen_gpu_memory_used:max_ratio"
@@ -56,3 +57,11 @@ def inventory_records(profile: Profile) -> tuple[RecordingRule, ...]:
     node count, which is what keeps every dashboard query's text independent of it."""
     rows = inventory_labels(profile, Topology(profile))
     return tuple(RecordingRule(INVENTORY, "vector(1)", labels) for labels in rows)
+
+
+def layer_health_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """The Now row's node x layer reason codes (``queries.nodata``): one rule per evidence layer, labelled
+    ``layer``, over the last 15 minutes for every node; the matrix reads the newest recorded value."""
+    return tuple(RecordingRule(nodata.LAYER_REASON, nodata.recorded_reason_rule(profile, layer),
+                               ((nodata.LAYER_LABEL, layer.key),))
+                 for layer in nodata.layers(profile))

@@ -24,7 +24,7 @@ from dashgen.rules.collector import collector_alerts
 from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
 from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
-from dashgen.rules.recording import gpu_records, inventory_records, slo_records
+from dashgen.rules.recording import gpu_records, inventory_records, layer_health_records, slo_records
 
 RULES_DIR = Path("rules")
 
@@ -35,6 +35,9 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     every rule the deployment label (S21), so the rule files of several deployments load into one
     Prometheus or vmalert without two rules writing the same series."""
     groups = [("inventory", inventory_records(profile))]
+    layer_health = layer_health_records(profile)
+    if layer_health:
+        groups.append(("layer-health", layer_health))
     engine = profile.exported("sglang")
     if engine and profile.has_kind(TEXT):
         check_objective(profile)
