@@ -48,6 +48,13 @@ def test_s25_video_rule_file_has_no_ttft_tpot_or_token_rule():
     assert not [rule for rule in rules if re.search(r"token|ttft|tpot|time_to_first|per_output", rule.expr.lower())]
 
 
+def test_s25_no_video_alert_explains_itself_with_a_kv_cache():
+    """A video pool has no KV pool: no alert text of its rule file talks about one (GpuMemoryNearlyFull's too)."""
+    alerts = [rule for group in rule_groups(PROFILES[PROFILE]) for rule in group.alerts()]
+    assert "GpuMemoryNearlyFull" in {a.alert for a in alerts}
+    assert not [a.alert for a in alerts if re.search(r"\bKV\b|mem-fraction-static", f"{a.summary} {a.description}")]
+
+
 def test_s25_job_slo_burn_alerts_fire_on_failed_or_slow_jobs_and_not_on_a_healthy_pool(promtool: str,
                                                                                        rule_file: Path,
                                                                                        tmp_path: Path) -> None:

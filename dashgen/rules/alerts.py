@@ -48,7 +48,7 @@ from dashgen_queries.sglang_slo import (
     stalled_stages,
 )
 
-from dashgen.deployment.profile import Profile, Source
+from dashgen.deployment.profile import TEXT, Profile, Source
 from dashgen.deployment.topology import Topology
 from dashgen.rules.model import AlertRule
 from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
@@ -129,6 +129,13 @@ def throttle_expr(profile: Profile) -> str:
     return f"{reasons} and on ({keys}) ({bits} > 0)"
 
 
+def _memory_reservation(profile: Profile) -> str:
+    """What the engine holds from start-up: a text pool's KV reservation; a video pool has no KV cache (S25)."""
+    if profile.has_kind(TEXT):
+        return "The engine reserves its KV pool at start-up (--mem-fraction-static, plus CUDA graphs)"
+    return "A diffusion engine holds its model weights and working buffers from start-up"
+
+
 def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     measured = f"{source.name} {source.caption()}"
     memory_metrics = gpu_memory_used_share_formula(source)
@@ -139,10 +146,10 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
             f"GPU memory above {MEMORY_FULL_SHARE:.0%} and growing",
             f"memory used / total is {{{{ $value | humanizePercentage }}}}: above {MEMORY_FULL_SHARE:.0%} for 1m and "
             f"more than {MEMORY_GROWTH:.0%} above its lowest share of the last {MEMORY_BASELINE} ({measured}, "
-            f"{memory_metrics}). The engine reserves its KV pool at start-up (--mem-fraction-static, plus CUDA "
-            f"graphs), so {MEMORY_FULL_SHARE:.0%} flat since the engine started is that static reservation and does "
-            "not alert; growth above it points to a leak or a foreign process on the GPU. A warning: what pages is "
-            "what breaks (an engine restart, a fatal Xid, a GPU missing).",
+            f"{memory_metrics}). {_memory_reservation(profile)}, so {MEMORY_FULL_SHARE:.0%} flat since the engine "
+            "started is that static reservation and does not alert; growth above it points to a leak or a foreign "
+            "process on the GPU. A warning: what pages is what breaks (an engine restart, a fatal Xid, a GPU "
+            "missing).",
         ),
         _gpu_alert(
             profile, "GpuTemperatureHigh", f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}",
