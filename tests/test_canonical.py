@@ -1,7 +1,7 @@
 """The canonical encoding and its two SHA paths: :func:`content_sha_of_json` must give :func:`content_sha`'s
 SHA (the definition the ledger holds) for every value a strict JSON parse can give, and strict parsing must
-refuse what Python's parser accepts beyond JSON (``NaN``, ``Infinity``), the one input where the fast path
-could not tell ``NaN`` from ``null``."""
+refuse what Python's parser accepts beyond JSON (``NaN``, ``Infinity``, a number overflowing to infinity), the
+inputs where the fast path could not tell them from ``null``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from dashgen.grafana.answers import parse_json
 from dashgen.grafana.errors import BadResponse
 from dashgen.net.http import HttpResponse
+from dashgen.render import canonical
 from dashgen.render.canonical import content_sha, content_sha_of_json, loads_strict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,8 +68,20 @@ def test_fast_content_sha_ignores_the_server_owned_fields_as_the_defined_sha_doe
     assert content_sha_of_json({"title": "a", "id": 7, "version": 9}) == content_sha({"title": "a"})
 
 
-@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b'[-Infinity]'])
-def test_grafana_answer_with_nan_is_not_json(body: bytes) -> None:
+def test_the_installed_orjson_takes_the_fast_path() -> None:
+    """Else every SHA test above would pass through Python's encoder alone and prove nothing about orjson."""
+    assert canonical._orjson_writes_as_python()
+    assert canonical._FAST_PATH
+
+
+def test_an_orjson_writing_other_bytes_turns_the_fast_path_off(monkeypatch) -> None:
+    real = canonical.orjson.dumps
+    monkeypatch.setattr(canonical.orjson, "dumps", lambda v, option=0: real(v, option=option).replace(b"e+", b"e"))
+    assert not canonical._orjson_writes_as_python()
+
+
+@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b'[-Infinity]', b'{"a": 1e400}', b"[-1e999]"])
+def test_grafana_answer_with_nan_or_infinity_is_not_json(body: bytes) -> None:
     with pytest.raises(ValueError):
         loads_strict(body)
     resp = HttpResponse("GET", "http://127.0.0.1:3000/api/dashboards/uid/x", 200,

@@ -284,3 +284,7 @@ def test_demo_data_records_the_now_rows_reason_codes_with_vmalert(victoriametric
     rows = Datasource(victoriametrics.url).query(f"last_over_time({selector}[5m])", end).result
     expected = {(node, layer.key) for node in profile.node_names for layer in nodata.layers(profile)}
     assert {(r["metric"]["node"], r["metric"][nodata.LAYER_LABEL]) for r in rows} == expected
+    # one code per rule interval (vmalert's replay steps by -datasource.queryStep, 5 m unless set), so the
+    # matrix's lookback of a few intervals always finds one
+    counts = Datasource(victoriametrics.url).query(f"count_over_time({selector}[5m])", end).result
+    assert min(float(r["value"][1]) for r in counts) >= 300 / nodata.RULE_INTERVAL_SECONDS - 1

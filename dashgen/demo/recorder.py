@@ -66,7 +66,9 @@ def replay(store_url: str, profiles: Iterable[Profile], start: float, end: float
         rules = Path(work) / "rules.yml"
         rules.write_text(text, encoding="utf-8")
         args = [found, f"-rule={rules}", f"-datasource.url={store_url}", f"-remoteWrite.url={write_url or store_url}",
-                f"-evaluationInterval={interval:g}s", f"-replay.timeFrom={_rfc3339(start)}",
+                # replay steps by -datasource.queryStep (default 5m), not by the evaluation interval
+                f"-evaluationInterval={interval:g}s", f"-datasource.queryStep={interval:g}s",
+                f"-replay.timeFrom={_rfc3339(start)}",
                 f"-replay.timeTo={_rfc3339(end)}", "-replay.disableProgressBar", "-replay.rulesDelay=0s",
                 "-loggerLevel=ERROR"]
         try:

@@ -10,13 +10,16 @@ releases). :func:`content_sha_of_json` computes the same SHA about 10x faster fo
 parse gives (:func:`loads_strict`: no ``NaN`` / ``Infinity``): orjson's sorted compact encoding is
 byte for byte Python's for every such value except floats below 1e-4 in magnitude (``1e-05`` there,
 ``1e-5`` or ``0.00001`` in orjson) and integers beyond 64 bits (orjson refuses them); either falls
-back to Python's encoder. ``tests/test_canonical.py`` holds both encoders to that, property-based.
+back to Python's encoder. orjson's float format has changed between releases (before 3.11.7 it wrote ``1e16``
+for ``1e+16``), so the fast path is taken only when this orjson writes a fixed set of probe values as Python
+does (checked once, at import). ``tests/test_canonical.py`` holds both encoders to all that, property-based.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from typing import Any
 
@@ -58,13 +61,22 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as Python reads it, refused when it overflows to infinity (``1e400``: Go refuses it too)."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is too large for a float")
+    return value
+
+
 # A run of 19+ digits may be an integer beyond 64 bits, which orjson reads as a float: Python's parser reads those.
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 def loads_strict(text: str | bytes) -> Any:
-    """JSON as RFC 8259 defines it: ``NaN`` / ``Infinity`` (which Python's parser accepts and Grafana, written in
-    Go, never sends) raise ``ValueError`` like any other malformed JSON; otherwise the value ``json.loads`` gives.
+    """JSON as RFC 8259 defines it: ``NaN`` / ``Infinity``, and a number that overflows to infinity (``1e400``),
+    which Python's parser accepts and Grafana, written in Go, never sends, raise ``ValueError`` like any other
+    malformed JSON; otherwise the value ``json.loads`` gives. So a value it returns holds no NaN and no infinity.
 
     orjson parses (about 1.6x faster on a dashboard, and it refuses NaN itself); Python's parser decides whatever
     orjson would read otherwise (an integer beyond 64 bits) or refuses (a lone surrogate, nesting deeper than
@@ -78,13 +90,31 @@ def loads_strict(text: str | bytes) -> Any:
         except orjson.JSONDecodeError:
             pass
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise ValueError("JSON nested too deeply to read") from None
 
 
+def _orjson_writes_as_python() -> bool:
+    """Whether this orjson writes, outside floats below 1e-4, the bytes Python's encoder writes: checked once, on
+    the values whose formatting has differed between orjson releases (before 3.11.7: ``1e16`` for ``1e+16``)."""
+    probes: list[Any] = [1e16, 1.2e30, 1e22, 1.7976931348623157e308, 123456789.0, 0.1, 1e-4, -0.0, 0.0, 2**63 - 1,
+                         -(2**63), 2**64 - 1, True, None, "\u2028\u2029\x7f\x00\x1f\"\\/é\U0001F600",
+                         {"b": 1, "a": [], "é": {}, "\U0001F600": 2, "\uffff": 3}]
+    try:
+        fast = orjson.dumps(probes, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return False
+    return fast == json.dumps(probes, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+_FAST_PATH = _orjson_writes_as_python()
+
+
 def content_sha_of_json(doc: dict[str, Any]) -> str:
     """:func:`content_sha` of a value :func:`loads_strict` parsed (it has no NaN or infinity), computed faster."""
+    if not _FAST_PATH:
+        return content_sha(doc)
     try:
         compact = orjson.dumps(content_view(doc), option=orjson.OPT_SORT_KEYS)
     except TypeError:  # an integer beyond 64 bits, a lone surrogate, a non-JSON value

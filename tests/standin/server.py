@@ -669,12 +669,19 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e400: Go's decoder refuses it as out of range
+        raise ValueError(text)
+    return value
+
+
 def _parse_json(body: bytes) -> Any:
     try:
         if b"0" * 19 not in body.translate(_DIGITS_TO_ZERO):
             with contextlib.suppress(orjson.JSONDecodeError):
                 return orjson.loads(body)
-        return json.loads(body, parse_constant=_refuse_constant)
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise response_error(400, "bad request data") from None
 
