@@ -175,6 +175,22 @@ def test_a_usage_error_under_json_is_an_envelope_too(work):
     assert code == 2 and "--label" in data["errors"][0]["message"]
 
 
+@pytest.mark.parametrize("words", [["lint", "--bogus", "--format", "json"], ["lint", "--format=json", "--bogus"],
+                                   ["publish", "--format", "json", "--jobs", "many"],
+                                   ["build", "--format", "json", "a", "b"]])
+def test_a_parse_time_usage_error_under_json_is_an_envelope_too(work, words):
+    """An unknown option or a bad value fails before the command reads --format: the typed words still ask for
+    JSON, so a CI parsing stdout gets the envelope with exit 2, not click's usage text alone."""
+    stdout, code = _invoke(work, *words)
+    data = assert_envelope(stdout, 2, words[0])
+    assert code == 2 and data["errors"]
+
+
+def test_a_usage_error_without_json_prints_no_envelope(work):
+    stdout, code = _invoke(work, "lint", "--bogus")
+    assert code == 2 and "{" not in stdout
+
+
 def test_unreachable_data_source_is_summarised_by_cause_not_one_line_per_query(work):
     result = CliRunner().invoke(main, ["--profiles-dir", str(work / "profiles"), "validate-queries",
                                        "--datasource-url", DEAD, "--timeout", "2"])

@@ -57,7 +57,10 @@ class DashgenGroup(click.Group):
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist_group_options(args))
+        args = hoist_group_options(args)
+        # the words as typed: a usage error inside the command's own options comes before its --format callback
+        ctx.ensure_object(dict)["argv"] = list(args)
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)

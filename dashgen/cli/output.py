@@ -115,12 +115,24 @@ def emit_json(ctx: click.Context, results: Any, exit_code: int = 0,
     click.echo(json.dumps(data, indent=2, sort_keys=True, default=str, ensure_ascii=False), err=err)
 
 
+def asked_for_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for ``--format json`` (before any ``--``), read from the words themselves."""
+    head = list(args[:args.index("--")] if "--" in args else args)
+    return "--format=json" in head or any(word == "--format" and head[i + 1:i + 2] == ["json"]
+                                           for i, word in enumerate(head))
+
+
 def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> None:
-    """On an error under ``--format json``: an envelope on stdout, unless the command printed its own."""
+    """On an error under ``--format json``: an envelope on stdout, unless the command printed its own. A usage
+    error in the command's own options comes before ``--format`` is read: the typed words tell then."""
     obj = ctx.find_root().obj
-    if not isinstance(obj, dict) or obj.get("output_format") != "json" or obj.get("json_emitted"):
+    if not isinstance(obj, dict) or obj.get("json_emitted"):
         return
-    data = envelope(str(obj.get("command") or "dashgen"), None, exit_code, [message])
+    argv = obj.get("argv") or []
+    if obj.get("output_format") != "json" and not ("output_format" not in obj and asked_for_json(argv)):
+        return
+    data = envelope(str(obj.get("command") or ctx.find_root().invoked_subcommand or "dashgen"), None, exit_code,
+                    [message])
     click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
 
 
