@@ -356,7 +356,8 @@ def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
 def disk_layer(profile: Profile) -> Layer:
     """Cache disks (node_exporter): initialised when the cache devices' counters exist; I/O = ops."""
     src = profile.source("node_exporter")
-    return Layer("disk", "Cache disk (node_exporter)", src.job, src.sample_interval_seconds,
+    title = "Cache disk (node_exporter)" if profile.has_kind(TEXT) else "Scratch disk (node_exporter)"  # S25
+    return Layer("disk", title, src.job, src.sample_interval_seconds,
                  fs.disk(profile, fs.READS), (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)), NO_IO,
                  scrape_seconds=src.scrape_interval_seconds)
 

@@ -134,3 +134,17 @@ def test_s25_every_group_module_serves_a_kind_and_the_composition_follows_it():
     assert all("video-generation" in module.WORKLOADS for module in video)
     assert all("text-generation" in module.WORKLOADS for module in text)
     assert jobs in video and jobs not in text and slo_health in text and slo_health not in video
+
+
+def test_s25_a_video_pools_disks_are_scratch_disks_never_cache_disks():
+    """A video pool has no KV cache, so its profile's disks (a scratch mount) are not called cache disks: not in a
+    title, a description or the node x layer matrix; a text pool keeps its cache disks."""
+    video = build_profile(ALL["video-200"])[0].document
+    shown = [(p.get("title", ""), p.get("description", "")) for p in panels(video)]
+    assert not [t for t, d in shown if re.search(r"[Cc]ache (disk|filesystem)|KV objects|cache process", t + d)]
+    assert {"Scratch disk read / write bandwidth (bytes/s)", "Scratch filesystem size per node (measured, binary TiB)"
+            } <= {t for t, _ in shown}
+    assert [layer.title for layer in nodata.layers(ALL["video-200"]) if layer.key == "disk"] == [
+        "Scratch disk (node_exporter)"]
+    text = {p.get("title") for p in panels(build_profile(ALL["long-context-64"])[0].document)}
+    assert "Cache disk read / write bandwidth (bytes/s)" in text
