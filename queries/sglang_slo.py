@@ -26,9 +26,10 @@ request is counted once, by the server that answers the client.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from dashgen_queries.promql import RATE_WINDOW, agg, divide, job, matcher, node_var, rate, selector
+from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job, matcher, node_var, rate, selector
 from dashgen_queries.sglang import histogram_quantile, stage_key
 
 from dashgen.deployment.profile import Profile
@@ -133,6 +134,33 @@ def check_objective(profile: Profile) -> None:
 def error_budget(profile: Profile) -> float:
     """1 - objective, rounded so that 1 - 0.99 prints as 0.01."""
     return round(1 - profile.slo.objective, 12)
+
+
+@dataclass(frozen=True)
+class BurnCondition:
+    """A multiwindow burn-rate alert's condition (``FAST_BURN`` / ``SLOW_BURN``): the recorded error ratio above
+    ``burn`` x the budget over both windows, and ``spent``, the share of the whole SLO window's budget this rate
+    spends in the long window."""
+
+    long_window: str
+    short_window: str
+    burn: float
+    budget: float
+    expr: str
+    spent: float
+
+
+def burn_condition(profile: Profile, spec: tuple[str, str, float],
+                   recorded: Callable[[str], str]) -> BurnCondition:
+    """The condition of ``spec`` on the error-ratio series ``recorded(window)`` (text SLIs or video jobs)."""
+    long_window, short_window, burn = spec
+    budget = error_budget(profile)
+    threshold = f"({burn:g} * {budget:g})"
+    expr = " and ".join(f"{in_deployment(profile, recorded(window))} > {threshold}"
+                        for window in (long_window, short_window))
+    hours = int(long_window.removesuffix("h"))  # the long windows are whole hours (1h, 6h)
+    return BurnCondition(long_window, short_window, burn, budget, expr,
+                         burn * hours / (24 * profile.slo.window_days))
 
 
 def slis(profile: Profile) -> tuple[Sli, ...]:

@@ -43,7 +43,7 @@ from dashgen_queries.sglang_slo import (
     FAST_BURN,
     SLOW_BURN,
     STALL_WINDOW,
-    error_budget,
+    burn_condition,
     slis,
     stalled_stages,
 )
@@ -76,25 +76,20 @@ SLO_WHERE = ("Node and GPU: request histograms come from the tokenizer on the en
 
 
 def _burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_: str, severity: str) -> AlertRule:
-    long_window, short_window, burn = spec
-    budget = error_budget(profile)
-    threshold = f"({burn:g} * {budget:g})"
-    expr = (f"{in_deployment(profile, slo_error_ratio_name(long_window))} > {threshold} "
-            f"and {in_deployment(profile, slo_error_ratio_name(short_window))} > {threshold}")
-    hours = int(long_window.removesuffix("h"))  # the long windows are whole hours (1h, 6h)
-    spent = burn * hours / (24 * profile.slo.window_days)
+    burn = burn_condition(profile, spec, slo_error_ratio_name)
     notes = " ".join(f"{sli.evaluation_note()}." for sli in slis(profile))
     return AlertRule(
         alert=name,
-        expr=expr,
+        expr=burn.expr,
         for_=for_,
         severity=severity,
         summary=f"{{{{ $labels.slo }}}} SLO of model {{{{ $labels.model_name }}}} burns its error budget "
-                f"{burn:g}x too fast",
+                f"{burn.burn:g}x too fast",
         description=(f"Model {{{{ $labels.model_name }}}}, SLI {{{{ $labels.slo }}}}: the error ratio is above "
-                     f"{burn:g} x the budget {budget:g} (objective {profile.slo.objective:g}) over both {long_window} "
-                     f"and {short_window}; at this rate {spent:.0%} of the {profile.slo.window_days}-day budget goes "
-                     f"in {long_window}. SLIs: TTFT, TPOT, E2E; {BAD_EVENTS}. {SLO_WHERE} {notes}"),
+                     f"{burn.burn:g} x the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both "
+                     f"{burn.long_window} and {burn.short_window}; at this rate {burn.spent:.0%} of the "
+                     f"{profile.slo.window_days}-day budget goes in {burn.long_window}. SLIs: TTFT, TPOT, E2E; "
+                     f"{BAD_EVENTS}. {SLO_WHERE} {notes}"),
     )
 
 

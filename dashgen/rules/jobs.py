@@ -11,8 +11,7 @@ The expressions are ``queries.diffusion``'s, the same the Job SLO panels evaluat
 from __future__ import annotations
 
 from dashgen_queries import diffusion as df
-from dashgen_queries.promql import in_deployment
-from dashgen_queries.sglang_slo import FAST_BURN, RECORDED_WINDOWS, SLOW_BURN, error_budget
+from dashgen_queries.sglang_slo import FAST_BURN, RECORDED_WINDOWS, SLOW_BURN, burn_condition
 
 from dashgen.deployment.profile import Profile
 from dashgen.rules.model import AlertRule, RecordingRule
@@ -27,23 +26,18 @@ def job_slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
 
 
 def _burn(profile: Profile, name: str, spec: tuple[str, str, float], for_: str, severity: str) -> AlertRule:
-    long_window, short_window, burn = spec
-    budget = error_budget(profile)
-    threshold = f"({burn:g} * {budget:g})"
-    expr = (f"{in_deployment(profile, df.job_slo_error_ratio_name(profile, long_window))} > {threshold} and "
-            f"{in_deployment(profile, df.job_slo_error_ratio_name(profile, short_window))} > {threshold}")
-    hours = int(long_window.removesuffix("h"))
-    spent = burn * hours / (24 * profile.slo.window_days)
+    burn = burn_condition(profile, spec, lambda window: df.job_slo_error_ratio_name(profile, window))
     bound = df.job_bound(profile)
     return AlertRule(
-        alert=name, expr=expr, for_=for_, severity=severity,
-        summary=f"Video job SLO burns its error budget {burn:g}x too fast",
+        alert=name, expr=burn.expr, for_=for_, severity=severity,
+        summary=f"Video job SLO burns its error budget {burn.burn:g}x too fast",
         description=(f"Cluster-wide (every video pool of the deployment; the engine has no model label): the share of "
                      f"non-warm-up video jobs that fail or take longer than {bound:g} s "
-                     f"(slo.job_latency_seconds, SGLang Diffusion's request-latency bucket) is above {burn:g} x the "
-                     f"budget {budget:g} (objective {profile.slo.objective:g}) over both {long_window} and "
-                     f"{short_window}; at this rate {spent:.0%} of the {profile.slo.window_days}-day budget goes in "
-                     f"{long_window}. Jobs still queued or running are not counted until they finish (see "
+                     f"(slo.job_latency_seconds, SGLang Diffusion's request-latency bucket) is above {burn.burn:g} x "
+                     f"the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both {burn.long_window} "
+                     f"and {burn.short_window}; at this rate {burn.spent:.0%} of the {profile.slo.window_days}-day "
+                     f"budget goes in {burn.long_window}. Jobs still queued or running are not counted until they "
+                     "finish (see "
                      "VideoInstanceStuck). Open the Jobs group: outcomes per instance, latency per instance, host "
                      "latency per stage."),
     )
