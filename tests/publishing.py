@@ -28,10 +28,14 @@ MODES = ["grafana12", "grafana13"]
 
 def standin_in_mode(request: pytest.FixtureRequest):
     """Body of a ``grafana`` fixture: ``grafana = pytest.fixture(params=MODES)(standin_in_mode)``."""
-    standin = GrafanaStandin(mode=request.param, token=TOKEN)
-    standin.start()
-    yield standin
-    standin.stop()
+    with GrafanaStandin(mode=request.param, token=TOKEN) as standin:
+        yield standin
+
+
+def grafana12_standin():
+    """Body of a one-mode ``grafana`` fixture: ``grafana = pytest.fixture(scope="module")(grafana12_standin)``."""
+    with GrafanaStandin(mode="grafana12", token=TOKEN) as standin:
+        yield standin
 
 
 def work_folder(tmp_path: Path) -> Path:

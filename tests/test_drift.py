@@ -11,21 +11,13 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from publishing import MODES, TOKEN, UID, standin_in_mode
 from standin import GrafanaStandin, free_port
 
 from dashgen.cli.app import load_command, main
 
 ROOT = Path(__file__).resolve().parent.parent
-TOKEN = "glsa_test_Drift_Token_0123456789abcdef"
-UID = "dg-h20-16-cluster"
-
-
-@pytest.fixture(params=["grafana12", "grafana13"])
-def grafana(request):
-    standin = GrafanaStandin(mode=request.param, token=TOKEN)
-    standin.start()
-    yield standin
-    standin.stop()
+grafana = pytest.fixture(params=MODES)(standin_in_mode)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from publishing import TOKEN, UID, run, work_folder
+from publishing import TOKEN, UID, grafana12_standin, run, work_folder
 from standin import GrafanaStandin
 
 from dashgen.cli.app import COMMANDS, load_command, main
@@ -45,12 +45,7 @@ def assert_envelope(stdout: str, exit_code: int, command: str) -> dict:
     return data
 
 
-@pytest.fixture(scope="module")
-def grafana():
-    standin = GrafanaStandin(mode="grafana12", token=TOKEN)
-    standin.start()
-    yield standin
-    standin.stop()
+grafana = pytest.fixture(scope="module")(grafana12_standin)
 
 
 class _Sink(BaseHTTPRequestHandler):

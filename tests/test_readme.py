@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from publishing import TOKEN
-from standin import GrafanaStandin
+from publishing import TOKEN, grafana12_standin
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.M | re.S)
@@ -44,12 +43,7 @@ def test_block_finder_skips_blocks_not_marked_runnable():
     assert blocks(text) == [(5, "true\n")]
 
 
-@pytest.fixture(scope="module")
-def grafana():
-    standin = GrafanaStandin(mode="grafana12", token=TOKEN)
-    standin.start()
-    yield standin
-    standin.stop()
+grafana = pytest.fixture(scope="module")(grafana12_standin)
 
 
 @pytest.mark.parametrize(("line", "body"), RUNNABLE, ids=[f"README.md:{line}" for line, _ in RUNNABLE])
