@@ -32,7 +32,6 @@ GRAFANA_SCRAPE = {"ladder": 30.0, "native": 15.0}  # the data source's scrape-in
 REPEAT = 3
 FLAG_EXPONENT = 1.2
 FLAG_MIN_SECONDS = 0.010  # below this at the largest size, a query's time is HTTP overhead and noise
-REPLAY_SECONDS = 300.0  # vmalert -replay of the recorded reason codes over the window's last minutes
 VM_MAX_QUERY_LEN = 16384  # VictoriaMetrics' default -search.maxQueryLen; raised here so long queries still run
 
 
@@ -111,7 +110,7 @@ def measure(dataset: Dataset, end: float, repeat: int) -> dict[str, Any]:
         summary = import_demo(datasource, profile, "healthy", end, WINDOW_HOURS, dataset.step)
         datasource.flush()
         # the Now row's recorded reason codes, as a vmalert beside the store records them (dashgen rules)
-        recorder.replay(server.url, [profile], end - REPLAY_SECONDS, end)
+        recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)
         datasource.flush()
         loaded = time.perf_counter() - began
 

@@ -15,7 +15,6 @@ import time
 
 import pytest
 from test_victoriametrics_queries import expected_code
-from victoriametrics import REPLAY_SECONDS
 
 from dashgen.build import build_profile
 from dashgen.demo import recorder
@@ -45,7 +44,7 @@ def video(victoriametrics):
         import_demo(datasource, profile, scenario, ends[scenario], HOURS, STEP)
     datasource.flush()
     for end in ends.values():  # the Now row's recorded reason codes, as vmalert records them
-        recorder.replay(victoriametrics.url, [profile], end - REPLAY_SECONDS, end)
+        recorder.replay(victoriametrics.url, [profile], end - recorder.REPLAY_SECONDS, end)
     datasource.flush()
     (built,) = build_profile(profile)
     return profile, built.document, ends, Datasource(victoriametrics.url)

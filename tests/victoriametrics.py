@@ -16,9 +16,6 @@ from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
 
 HOURS = 1.0
-# The Now row's recorded reason codes are replayed by vmalert over the last minutes of each window (the
-# matrix reads values at most queries.nodata.recorded_lookback_seconds old at the window end).
-REPLAY_SECONDS = 300.0
 # (profile, scenario) -> how many hours before the session's anchor its window ends. Windows are 1 h
 # and 2 h apart, so no query of one window (range 1 h, lookback 5 min) sees another.
 IMPORTS = {
@@ -88,6 +85,6 @@ def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], Demo
         pytest.skip(message)
     for in_window, end in recorded:
         for profile in in_window:  # one at a time: the shadow deployment's rule groups have its profile's names
-            recorder.replay(server.url, [profile], end - REPLAY_SECONDS, end)
+            recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)
     datasource.flush()
     return windows

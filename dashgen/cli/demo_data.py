@@ -11,6 +11,7 @@ from dashgen.cli.output import emit_json, format_option, progress, warn_once
 from dashgen.demo import recorder
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import SCENARIOS, assignments
+from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration, parse_time
@@ -66,13 +67,11 @@ def demo_data(ctx: click.Context, profile_name: str, url: str, import_url: str |
     for row in rows:
         click.echo(f"  {row.node}: {row.reason_name} ({row.reason}) - {row.detail}")
     if recorded:
-        click.echo(f"  recorded the layer-health rules over the last {REPLAY_SECONDS / 60:g} min (vmalert -replay)")
+        click.echo(f"  recorded the layer-health rules over the last {recorder.REPLAY_SECONDS / 60:g} min "
+                   "(vmalert -replay)")
 
 
-REPLAY_SECONDS = 300.0  # the matrix reads recorded codes at most a few evaluation intervals old
-
-
-def _record(datasource: Datasource, url: str, import_url: str | None, profile, end: float, hours: float,
+def _record(datasource: Datasource, url: str, import_url: str | None, profile: Profile, end: float, hours: float,
             record: bool | None) -> bool:
     """Replay the layer-health rules into the store; False when not asked or (by default) vmalert is missing."""
     if record is False:
@@ -85,7 +84,8 @@ def _record(datasource: Datasource, url: str, import_url: str | None, profile, e
         return False
     datasource.flush()
     try:
-        recorder.replay(url, [profile], max(end - hours * 3600, end - REPLAY_SECONDS), end, write_url=import_url)
+        start = max(end - hours * 3600, end - recorder.REPLAY_SECONDS)
+        recorder.replay(url, [profile], start, end, write_url=import_url)
     except recorder.ReplayError as exc:
         if record:  # asked for: the command fails; by default the import stands and the matrix stays empty
             raise InputError(f"recording the layer-health rules failed: {exc}") from None

@@ -24,6 +24,9 @@ from dashgen.render.yamlemit import dump
 from dashgen.rules.render import rule_groups_data
 
 LAYER_HEALTH = "layer-health"
+# How much of a window's end to replay: the matrix reads a recorded code at most a few evaluation intervals old
+# (``queries.nodata.recorded_lookback_seconds``), so the last minutes are enough.
+REPLAY_SECONDS = 300.0
 VMALERT_CANDIDATES = ("vmalert", "/usr/bin/vmalert")
 
 
