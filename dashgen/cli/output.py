@@ -128,8 +128,9 @@ def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> Non
     obj = ctx.find_root().obj
     if not isinstance(obj, dict) or obj.get("json_emitted"):
         return
-    argv = obj.get("argv") or []
-    if obj.get("output_format") != "json" and not ("output_format" not in obj and asked_for_json(argv)):
+    wants_json = (obj["output_format"] == "json" if "output_format" in obj
+                  else asked_for_json(obj.get("argv") or []))
+    if not wants_json:
         return
     data = envelope(str(obj.get("command") or ctx.find_root().invoked_subcommand or "dashgen"), None, exit_code,
                     [message])
