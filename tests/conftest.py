@@ -4,11 +4,10 @@ port, a temporary data path); ``demo_windows``: the demo scenarios imported into
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
-from victoriametrics import import_all, start_or_skip
+from victoriametrics import import_all, program_or_skip, start_or_skip
+
+from dashgen.demo.vmlauncher import find_program
 
 
 @pytest.fixture(scope="session")
@@ -28,9 +27,5 @@ def demo_windows(victoriametrics):
 @pytest.fixture(scope="session")
 def promtool() -> str:
     """The promtool binary (Debian package 'prometheus'); required in CI, skipped elsewhere when missing."""
-    path = shutil.which("promtool")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("promtool is required in CI (Debian package 'prometheus'; make debian-deps)")
-        pytest.skip("promtool not installed (Debian package 'prometheus'; make debian-deps)")
-    return path
+    return program_or_skip(find_program("PROMTOOL_BIN", ("promtool",)),
+                           "promtool not installed (Debian package 'prometheus'; make debian-deps)")

@@ -21,7 +21,6 @@ Grafana sets it for short ranges) and the large profiles' samples are thinned (:
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import subprocess
 import tempfile
@@ -32,13 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-from victoriametrics import DemoWindow, in_ci
+from victoriametrics import DemoWindow, program_or_skip
 
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.run import demo_models, demo_plan
 from dashgen.demo.series import generate
-from dashgen.demo.vmlauncher import LaunchError, free_port, launch, log_tail, stop_process
+from dashgen.demo.vmlauncher import LaunchError, find_program, free_port, launch, log_tail, stop_process
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
 
@@ -157,10 +155,7 @@ def write_openmetrics(series: Iterable[Mapping[str, Any]], kinds: Mapping[str, t
 
 def find_binary(name: str) -> str | None:
     """``$PROMETHEUS_BIN`` / ``$PROMTOOL_BIN`` when set, else ``prometheus`` / ``promtool`` on PATH."""
-    explicit = os.environ.get(f"{name.upper()}_BIN")
-    if explicit:
-        return explicit if Path(explicit).is_file() else shutil.which(explicit)
-    return shutil.which(name)
+    return find_program(f"{name.upper()}_BIN", (name,))
 
 
 def backfill(promtool: str, openmetrics: Path, blocks: Path, timeout: float = PROMTOOL_TIMEOUT) -> None:
@@ -245,11 +240,8 @@ def binaries_or_skip() -> tuple[str, str]:
     prometheus, promtool = find_binary("prometheus"), find_binary("promtool")
     if prometheus is None or promtool is None:
         missing = " and ".join(name for name, path in (("prometheus", prometheus), ("promtool", promtool)) if not path)
-        message = (f"{missing} not found: install the Debian package 'prometheus' (`make debian-deps`) "
-                   "or set PROMETHEUS_BIN / PROMTOOL_BIN")
-        if in_ci():
-            pytest.fail(message + " (CI=true: not skipping)")
-        pytest.skip(message)
+        program_or_skip(None, f"{missing} not found: install the Debian package 'prometheus' (`make debian-deps`) "
+                              "or set PROMETHEUS_BIN / PROMTOOL_BIN")
     return prometheus, promtool
 
 

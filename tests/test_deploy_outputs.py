@@ -5,17 +5,17 @@ rules pass ``promtool check rules`` (extracted from the PrometheusRule) and ``vm
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from victoriametrics import program_or_skip
 
 from dashgen.build import build_all
 from dashgen.cli import main
+from dashgen.demo import recorder
 from dashgen.deployment.profile import load_profiles
 from dashgen.render.yamlemit import dump
 
@@ -133,12 +133,7 @@ def test_prometheusrule_is_monitoring_coreos_v1_and_its_groups_pass_promtool(rul
 
 @pytest.fixture(scope="module")
 def vmalert() -> str:
-    path = shutil.which("vmalert") or ("/usr/bin/vmalert" if Path("/usr/bin/vmalert").exists() else None)
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("vmalert is required in CI (Debian package victoria-metrics)")
-        pytest.skip("vmalert not installed")
-    return path
+    return program_or_skip(recorder.find_vmalert(), "vmalert not installed (Debian package victoria-metrics)")
 
 
 def test_vmalert_file_passes_vmalert_dry_run(rule_outputs, vmalert):

@@ -40,13 +40,18 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def start_or_skip() -> vmlauncher.VictoriaMetrics:
-    if vmlauncher.find_binary() is None:
-        message = ("victoria-metrics binary not found: install the Debian package (`make debian-deps`) "
-                   "or set VICTORIA_METRICS_BIN")
+def program_or_skip(path: str | None, message: str) -> str:
+    """``path``; when None (the program is not installed), skip with ``message`` locally, fail in CI."""
+    if path is None:
         if in_ci():
             pytest.fail(message + " (CI=true: not skipping)")
         pytest.skip(message)
+    return path
+
+
+def start_or_skip() -> vmlauncher.VictoriaMetrics:
+    program_or_skip(vmlauncher.find_binary(), "victoria-metrics binary not found: install the Debian package "
+                                              "(`make debian-deps`) or set VICTORIA_METRICS_BIN")
     return vmlauncher.start(startup_timeout=30)
 
 
@@ -78,11 +83,8 @@ def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], Demo
             in_window.append(shadow)
         recorded.append((in_window, end))
     datasource.flush()
-    if recorder.find_vmalert() is None:
-        message = "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)"
-        if in_ci():
-            pytest.fail(message + " (CI=true: not skipping)")
-        pytest.skip(message)
+    program_or_skip(recorder.find_vmalert(),
+                    "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)")
     for in_window, end in recorded:
         for profile in in_window:  # one at a time: the shadow deployment's rule groups have its profile's names
             recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)

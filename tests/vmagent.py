@@ -8,7 +8,6 @@ exporter (``http.server``) it scrapes. Every wait is bounded; the servers are st
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import threading
@@ -17,22 +16,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from subprocess import Popen
 
-import pytest
-from victoriametrics import in_ci
+from victoriametrics import program_or_skip
 
-from dashgen.demo.vmlauncher import LaunchError, free_port, launch, log_tail, stop_process
+from dashgen.demo.vmlauncher import LaunchError, find_program, free_port, launch, log_tail, stop_process
 from dashgen.deployment.profile import Profile
 
 
 def find_vmagent() -> str:
-    path = os.environ.get("VMAGENT_BIN") or shutil.which("vmagent")
-    if path is None:
-        message = ("vmagent not found: install the Debian package victoria-metrics (`make debian-deps`) or set "
-                   "VMAGENT_BIN")
-        if in_ci():
-            pytest.fail(message + " (CI=true: not skipping)")
-        pytest.skip(message)
-    return path
+    return program_or_skip(find_program("VMAGENT_BIN", ("vmagent",)),
+                           "vmagent not found: install the Debian package victoria-metrics (`make debian-deps`) or "
+                           "set VMAGENT_BIN")
 
 
 class Exporter:

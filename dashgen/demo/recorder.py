@@ -9,8 +9,6 @@ evaluator: only those groups are replayed, so the demo's alerts stay the ones th
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -19,6 +17,7 @@ from pathlib import Path
 
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 
+from dashgen.demo.vmlauncher import find_program
 from dashgen.deployment.profile import Profile
 from dashgen.render.yamlemit import dump
 from dashgen.rules.render import rule_groups_data
@@ -36,12 +35,7 @@ class ReplayError(RuntimeError):
 
 def find_vmalert(explicit: str | None = None) -> str | None:
     """The vmalert binary: ``explicit``, ``$VMALERT_BIN``, or vmalert on PATH / in /usr/bin."""
-    for candidate in (explicit, os.environ.get("VMALERT_BIN"), *VMALERT_CANDIDATES):
-        if candidate:
-            found = candidate if Path(candidate).is_file() else shutil.which(candidate)
-            if found:
-                return found
-    return None
+    return find_program("VMALERT_BIN", VMALERT_CANDIDATES, explicit)
 
 
 def rule_text(profiles: Iterable[Profile], suffix: str = LAYER_HEALTH) -> str:

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,16 +47,18 @@ class LaunchError(DashgenError):
     exit_code = 2
 
 
-def find_binary(explicit: str | None = None) -> str | None:
-    """The VictoriaMetrics binary: ``explicit``, ``$VICTORIA_METRICS_BIN``, or the first on PATH."""
-    for candidate in (explicit, os.environ.get("VICTORIA_METRICS_BIN")):
+def find_program(env_var: str, names: Sequence[str], explicit: str | None = None) -> str | None:
+    """A program: ``explicit``, else ``$<env_var>`` (a path, or a name on PATH; when set, it decides), else the
+    first of ``names`` found (a name on PATH, or an absolute path); None when there is none."""
+    for candidate in (explicit, os.environ.get(env_var)):
         if candidate:
             return candidate if Path(candidate).is_file() else shutil.which(candidate)
-    for name in BINARY_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+    return next((found for name in names if (found := shutil.which(name))), None)
+
+
+def find_binary(explicit: str | None = None) -> str | None:
+    """The VictoriaMetrics binary: ``explicit``, ``$VICTORIA_METRICS_BIN``, or the first on PATH."""
+    return find_program("VICTORIA_METRICS_BIN", BINARY_NAMES, explicit)
 
 
 def free_port() -> int:
