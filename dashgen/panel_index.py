@@ -10,6 +10,7 @@ each panel) -> the Python source of ``panels/`` and ``tests/`` (``ast``) -> mark
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -103,19 +104,26 @@ def _tests_by_panel(tests_dir: Path) -> dict[str, list[str]]:
     return found
 
 
+def module_path(module: str) -> Path:
+    """The source file of a group module named as the index shows it (``panels.first_screen``): the
+    installed ``dashgen_panels`` module's own file, wherever it is installed (a clone, site-packages)."""
+    installed = importlib.import_module(f"dashgen_{module}" if module.startswith("panels") else module)
+    return Path(installed.__file__ or "")
+
+
 def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
-    """One entry per panel key, over every profile."""
+    """One entry per panel key, over every profile; the tests named are those under ``root/tests``."""
     specs: dict[str, list[tuple[str, PanelSpec]]] = defaultdict(list)
     with kit.recording_origins() as origins:
         for profile in profiles:
             for dashboard in dashboard_specs(profile):
                 for panel in dashboard.panels():
                     specs[panel.key].append((profile.name, panel))
-    by_literal = _tests_by_panel(root / "tests")
+    by_literal = _tests_by_panel(root / "tests") if (root / "tests").is_dir() else {}
     entries = []
     for key, seen in specs.items():
         module, function = origins[key]
-        path = root / (module.replace(".", "/") + ".py")
+        path = module_path(module)
         first = seen[0][1]
         short = key.split(".", 1)[-1]
         literals = (key, short, *{p.title for _, p in seen})
@@ -195,8 +203,10 @@ def render_index(entries: list[PanelEntry], profiles: list[Profile]) -> bytes:
 
 
 def source_root() -> Path:
-    """The source tree holding ``panels/`` and ``tests/`` (the repository in a development install)."""
-    return Path(panels.__file__).resolve().parents[1]
+    """The source tree whose ``tests/`` name the panels: the repository in a development install; from an
+    installed wheel (no ``tests/`` beside site-packages), the current folder when it is a clone of dashgen."""
+    installed = Path(panels.__file__).resolve().parents[1]
+    return installed if (installed / "tests").is_dir() else Path.cwd()
 
 
 def build_index(profiles: list[Profile], root: Path | None = None) -> bytes:
@@ -207,7 +217,7 @@ def build_index(profiles: list[Profile], root: Path | None = None) -> bytes:
 def index_problem(profiles: list[Profile], path: Path) -> str | None:
     """Why the committed index at ``path`` is not what a fresh build writes, or None."""
     if not path.exists():
-        return f"{path}: missing; run make dashboards and commit it"
+        return f"{path}: missing; run dashgen index and commit it"
     if path.read_bytes() != build_index(profiles):
-        return f"{path}: stale; run make dashboards and commit it"
+        return f"{path}: stale; run dashgen index and commit it"
     return None

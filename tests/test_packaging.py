@@ -115,3 +115,83 @@ def test_bash_completion_script_is_what_the_readme_evaluates(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "complete -o" in result.stdout and "_dashgen_completion" in result.stdout, (
         result.stdout[:300])
+
+
+def _dashgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(venv / "bin" / "dashgen"), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture()
+def team_repo(installed: Path, tmp_path: Path) -> Path:
+    """A team's own repository: one profile, its built dashboards and rules committed, no docs/panels.md."""
+    repo = tmp_path / "team"
+    (repo / "profiles").mkdir(parents=True)
+    shutil.copy2(ROOT / "profiles" / "h20-16.toml", repo / "profiles")
+    for command in ("build", "rules"):
+        done = _dashgen(installed, repo, command)
+        assert done.returncode == 0, done.stdout + done.stderr
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "our cluster")
+    return repo
+
+
+def test_the_installed_wheel_checks_and_indexes_a_team_repository(installed, team_repo):
+    """``check`` and ``index`` read the installed panel modules, never a path under site-packages that does not
+    exist; a repository without docs/panels.md is not asked for one."""
+    checked = _dashgen(installed, team_repo, "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Traceback" not in checked.stderr and "index" not in checked.stdout, checked.stdout
+    indexed = _dashgen(installed, team_repo, "index", "--out", "panels.md")
+    assert indexed.returncode == 0, indexed.stdout + indexed.stderr
+    text = (team_repo / "panels.md").read_text(encoding="utf-8")
+    assert "`panels.first_screen." in text and "queries.sglang" in text, text[:2000]
+    asked = _dashgen(installed, team_repo, "check", "--index", "docs/panels.md")
+    assert asked.returncode == 1 and "run dashgen index" in asked.stdout, asked.stdout + asked.stderr
+
+
+def _pr_comments(venv: Path, repo: Path, old: Path) -> list[subprocess.CompletedProcess[str]]:
+    return [_dashgen(venv, repo, "check", "--base", "HEAD", "--format", "markdown"),
+            _dashgen(venv, repo, "diff", "--base", "HEAD", "--format", "markdown"),
+            *(_dashgen(venv, repo, "diff", str(old), "dashboards", "--format", fmt)
+              for fmt in ("markdown", "text", "json"))]
+
+
+def test_the_pr_comment_names_an_added_dashboard(installed, team_repo, tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(team_repo / "dashboards", old)
+    shutil.copy2(ROOT / "profiles" / "pd-128.toml", team_repo / "profiles")
+    assert _dashgen(installed, team_repo, "build").returncode == 0
+    assert _dashgen(installed, team_repo, "rules").returncode == 0
+    check, *diffs = _pr_comments(installed, team_repo, old)
+    assert check.returncode == 0 and "dashboard added" in check.stdout, check.stdout + check.stderr
+    assert "dg-pd-128-cluster.json" in check.stdout
+    for diff in diffs:
+        assert diff.returncode == 1, diff.stdout + diff.stderr
+        assert "dg-pd-128-cluster.json" in diff.stdout and "Traceback" not in diff.stderr, diff.stderr
+
+
+def test_the_pr_comment_names_a_removed_dashboard(installed, team_repo, tmp_path):
+    shutil.copy2(ROOT / "profiles" / "pd-128.toml", team_repo / "profiles")
+    assert _dashgen(installed, team_repo, "build").returncode == 0
+    assert _dashgen(installed, team_repo, "rules").returncode == 0
+    _git(team_repo, "add", "-A")
+    _git(team_repo, "commit", "-q", "-m", "a second cluster")
+    old = tmp_path / "old"
+    shutil.copytree(team_repo / "dashboards", old)
+    (team_repo / "profiles" / "pd-128.toml").unlink()
+    shutil.rmtree(team_repo / "dashboards" / "pd-128")
+    (team_repo / "rules" / "pd-128.yml").unlink()
+    check, *diffs = _pr_comments(installed, team_repo, old)
+    assert check.returncode == 0 and "dashboard removed" in check.stdout, check.stdout + check.stderr
+    for diff in diffs:
+        assert diff.returncode == 1, diff.stdout + diff.stderr
+        assert "dg-pd-128-cluster.json" in diff.stdout and "Traceback" not in diff.stderr, diff.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from dashgen.build import build_all
 from dashgen.cli.diff_cmd import compare, use_color, write_report
@@ -48,9 +49,9 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
     for path, data in render_rule_files(profiles).items():
         committed = rules_dir / Path(path).name
         if not committed.exists():
-            problems.append(f"{committed}: missing; run make dashboards and commit it")
+            problems.append(f"{committed}: missing; run dashgen rules and commit it")
         elif committed.read_bytes() != data:
-            problems.append(f"{committed}: stale; run make dashboards and commit it")
+            problems.append(f"{committed}: stale; run dashgen rules and commit it")
     return problems
 
 
@@ -60,9 +61,9 @@ PROBLEMS_SHOWN = 25  # problem lines of each kind in the bounded comment; the re
 def _problems(report: dict[str, Any], dashboards_dir: Path, errors: list[Any]) -> list[tuple[str, str]]:
     """``(kind, line)`` for every failed check, in the order the text output prints them."""
     found = [("invalid", p) for p in report["validation"]]
-    found += [("stale", f"`{dashboards_dir / n}` differs from a fresh build (run `make dashboards`)")
+    found += [("stale", f"`{dashboards_dir / n}` differs from a fresh build (run `dashgen build`)")
               for n in report["stale"]]
-    found += [("missing", f"`{dashboards_dir / n}` (run `make dashboards` and commit it)") for n in report["missing"]]
+    found += [("missing", f"`{dashboards_dir / n}` (run `dashgen build` and commit it)") for n in report["missing"]]
     found += [("extra", f"`{dashboards_dir / n}` is not produced by any profile (remove it)") for n in report["extra"]]
     found += [("lint error", format_line(f)) for f in errors]
     found += [("rules", p) for p in report["rules"]]
@@ -85,7 +86,7 @@ def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounde
 @click.option("--rules-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("rules"),
               show_default=True, help="The committed rule files folder.")
 @click.option("--index", "index_path", type=click.Path(dir_okay=False, path_type=Path), default=INDEX_PATH,
-              show_default=True, help="The committed panel index.")
+              show_default=True, help="The committed panel index, checked when it exists or this option is given.")
 @format_option("text", "json", "markdown",
                help=f"markdown: the pull-request comment, at most {COMMENT_LIMIT:,} characters.")
 @click.option("--base", "base_ref", metavar="GIT_REF",
@@ -127,7 +128,8 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, ind
     errors = [f for f in findings if f.severity == "error"]
     report["lint"] = [f.__dict__ for f in findings]
     report["rules"] = _rules_staleness(profiles, rules_dir)
-    report["index"] = [problem] if (problem := index_problem(profiles, index_path)) else []
+    wants_index = index_path.exists() or ctx.get_parameter_source("index_path") != ParameterSource.DEFAULT
+    report["index"] = [problem] if wants_index and (problem := index_problem(profiles, index_path)) else []
     failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
     report["ok"] = not failed
     summary = (f"{len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
@@ -162,11 +164,11 @@ def _text(report: dict[str, Any], dashboards_dir: Path, stale_diff: list[FileDif
     for problem in report["validation"]:
         click.echo(f"invalid: {problem}")
     for name in report["stale"]:
-        click.echo(f"stale: {dashboards_dir / name} differs from a fresh build (run make dashboards)")
+        click.echo(f"stale: {dashboards_dir / name} differs from a fresh build (run dashgen build)")
     if stale_diff:
         click.echo(render_text(stale_diff, color=color), nl=False, color=color)
     for name in report["missing"]:
-        click.echo(f"missing: {dashboards_dir / name} (run make dashboards and commit it)")
+        click.echo(f"missing: {dashboards_dir / name} (run dashgen build and commit it)")
     for name in report["extra"]:
         click.echo(f"extra: {dashboards_dir / name} is not produced by any profile (remove it)")
     for finding in findings:

@@ -87,7 +87,9 @@ def _items_of(f: FileDiff) -> list[Item]:
     profile = profile_of(f.name)
     norm_name = f.name.replace(profile, "{profile}")
     if f.status != "compared":
-        return [Item(f"dashboard {f.status}", f"<code>{html.escape(f.name)}</code>", ("file", f.status, norm_name))]
+        whole = Item(f"dashboard {f.status}", f"<code>{html.escape(f.name)}</code>", ("file", f.status, norm_name))
+        whole.members.append((f.name, 1))
+        return [whole]
     d = f.diff
     if d is None:
         return []
