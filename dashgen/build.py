@@ -6,6 +6,7 @@ panel writes nothing. Files are ``<out>/<profile>/<uid>.json`` in canonical enco
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,37 @@ def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = T
                     stale.unlink()
                     written.append(stale)
     return written
+
+
+def _written_by_dashgen(path: Path, profile: str) -> bool:
+    """The file is a dashboard dashgen built for ``profile``: its uid is its name, its tags name dashgen and it."""
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    tags = document.get("tags") if isinstance(document, dict) else None
+    return (document.get("uid") == path.stem and isinstance(tags, list)
+            and {"dashgen", f"profile:{profile}"} <= {t for t in tags if isinstance(t, str)})
+
+
+def removed_profile_files(out_dir: Path, profile_names: set[str]) -> list[Path]:
+    """Dashboards under ``out_dir`` that dashgen built for a profile that no longer exists
+    (``<name>/dg-<name>-*.json`` written by dashgen, ``<name>`` not a profile). Anything else is someone else's."""
+    if not out_dir.is_dir():
+        return []
+    return sorted(path for folder in out_dir.iterdir() if folder.is_dir() and folder.name not in profile_names
+                  for path in folder.glob(f"dg-{folder.name}-*.json") if _written_by_dashgen(path, folder.name))
+
+
+def prune_removed_profiles(out_dir: Path, profile_names: set[str]) -> list[Path]:
+    """Remove :func:`removed_profile_files` (and their folder once empty); returns the removed files."""
+    removed = removed_profile_files(out_dir, profile_names)
+    for path in removed:
+        path.unlink()
+    for folder in {path.parent for path in removed}:
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return removed
 
 
 # -- every generated query parses -------------------------------------------------------------------

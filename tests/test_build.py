@@ -283,3 +283,31 @@ def test_write_prunes_stale_dashboards_of_built_profiles(tmp_path, built):
     stale.write_text("{}\n")
     write_dashboards(built, tmp_path)
     assert not stale.exists()
+
+
+def test_build_and_rules_remove_the_files_of_a_deleted_profile_and_say_so(tmp_path):
+    """``make dashboards`` after a profile is deleted leaves nothing behind for ``check`` to call extra; a file
+    dashgen did not write (another name, or a rule file without dashgen's header) is kept."""
+    profiles = tmp_path / "profiles"
+    shutil.copytree(PROFILES, profiles)
+    out, rules = tmp_path / "dashboards", tmp_path / "rules"
+    runner = CliRunner()
+    for command in (["build", "--out", str(out)], ["rules", "--out", str(rules)]):
+        assert runner.invoke(main, ["--profiles-dir", str(profiles), *command]).exit_code == 0
+    (out / "pd-128" / "notes.json").write_text("{}")
+    (out / "hand-made").mkdir()
+    (out / "hand-made" / "dg-hand-made-x.json").write_text("{}")
+    (rules / "ours.yml").write_text("groups: []\n")
+    (profiles / "pd-128.toml").unlink()
+    built = runner.invoke(main, ["--profiles-dir", str(profiles), "build", "--out", str(out)])
+    assert built.exit_code == 0, built.output
+    assert f"{out / 'pd-128' / 'dg-pd-128-cluster.json'}  removed (profile pd-128 no longer exists)" in built.output
+    assert sorted(p.name for p in (out / "pd-128").iterdir()) == ["notes.json"]
+    assert (out / "hand-made" / "dg-hand-made-x.json").exists()  # not a dashboard dashgen built
+    assert built.output.count("removed") == 1
+    written = runner.invoke(main, ["--profiles-dir", str(profiles), "rules", "--out", str(rules), "--format", "json"])
+    assert written.exit_code == 0, written.output
+    removed = [r["path"] for r in json.loads(written.output)["results"] if r.get("removed")]
+    assert removed == [str(rules / "pd-128.yml")] and (rules / "ours.yml").exists()
+    one = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out), "--profile", "h20-16"])
+    assert "removed" not in one.output  # building one profile prunes no other

@@ -151,3 +151,16 @@ def test_drift_reads_the_grafana_of_a_named_context(released, grafana):
     assert "drift: 0 of 1 dashboard(s)" in result.output
     missing = CliRunner().invoke(main, [*argv, "--context", "prod"], env={"STANDIN_TOKEN": TOKEN})
     assert missing.exit_code == 2 and "prod" in missing.output
+
+
+def test_drift_after_a_no_op_republish_still_shows_the_edit(released, grafana):
+    """The newest ledger record of an unchanged release keeps no read-back copy; drift diffs against the copy
+    of the release that stored the same SHA, so publish -> no-op republish -> UI edit shows the edit's diff."""
+    again = invoke(released, grafana, "publish", "--profile", "h20-16", "--backup-dir", str(released / "backups"))
+    assert again.exit_code == 0, again.output
+    records = [json.loads(line) for line in (released / "ledger.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in records] == ["published", "unchanged"] and not records[-1]["published_file"]
+    grafana.simulate_ui_save(UID, lambda dashboard: (edit_a_query(dashboard), dashboard.pop("_edited_title")))
+    result = invoke(released, grafana, "drift")
+    assert result.exit_code == 1, result.output
+    assert "read-back copy is gone" not in result.output and "1 semantic change(s)" in result.output, result.output

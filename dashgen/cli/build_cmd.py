@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dashgen.build import build_all, write_dashboards
+from dashgen.build import build_all, prune_removed_profiles, write_dashboards
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option, print_table
 from dashgen.deployment.sizes import format_binary
@@ -22,20 +22,25 @@ from dashgen.deployment.topology import Topology
 def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, output_format: str) -> None:
     """Render every dashboard of the selected profiles into OUT/<profile>/<uid>.json.
 
-    Everything is rendered and validated first; a bad profile or an invalid dashboard writes nothing.
+    Everything is rendered and validated first; a bad profile or an invalid dashboard writes nothing. Without
+    --profile (every profile built), the dashboards dashgen wrote for a profile that no longer exists are removed.
     """
     profiles = selected_profiles(ctx, profile_names)
     built = build_all(profiles)
     written = write_dashboards(built, out_dir)
+    removed = [] if profile_names else prune_removed_profiles(out_dir, {p.name for p in profiles})
     if output_format == "json":
-        emit_json(ctx, [{"profile": b.profile, "uid": b.uid, "path": str(out_dir / b.relative_path()),
-                         "sha256": b.sha256, "panels": len(b.spec.panels()),
-                         "written": out_dir / b.relative_path() in written} for b in built])
+        emit_json(ctx, [*({"profile": b.profile, "uid": b.uid, "path": str(out_dir / b.relative_path()),
+                           "sha256": b.sha256, "panels": len(b.spec.panels()),
+                           "written": out_dir / b.relative_path() in written} for b in built),
+                        *({"profile": path.parent.name, "path": str(path), "removed": True} for path in removed)])
         return
     for dashboard in built:
         path = out_dir / dashboard.relative_path()
         state = "written" if path in written else "unchanged"
         click.echo(f"{path}  {len(dashboard.spec.panels())} panels  sha256 {dashboard.sha256[:12]}  {state}")
+    for path in removed:
+        click.echo(f"{path}  removed (profile {path.parent.name} no longer exists)")
 
 
 @click.command("profiles")

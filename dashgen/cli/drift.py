@@ -51,10 +51,18 @@ class Drift:
 
 def released(records: list[dict[str, Any]], instance: ledger_file.Instance,
              uids: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """uid → the ledger's last verified release of it to ``instance``; every named uid must have one."""
+    """uid → the ledger's last verified release of it to ``instance``; every named uid must have one. Where
+    that release kept no read-back copy (a no-op release), ``published_file`` is the copy of the newest
+    release that stored the same SHA."""
     mine = ledger_file.of_instance(records, instance)
     wanted = list(uids) or sorted({str(r.get("uid")) for r in mine if r.get("uid")})
-    found = {uid: last for uid in wanted if (last := ledger_file.last_stored(mine, uid)) is not None}
+    found = {}
+    for uid in wanted:
+        last = ledger_file.last_stored(mine, uid)
+        if last is None:
+            continue
+        copy = ledger_file.read_back_record(mine, last)
+        found[uid] = {**last, "published_file": copy["published_file"]} if copy else last
     unknown = [uid for uid in uids if uid not in found]
     if unknown:
         raise InputError(f"the ledger has no verified release of {', '.join(unknown)} to {instance.label}")

@@ -187,6 +187,19 @@ def last_stored(records: list[dict[str, Any]], uid: str, instance: Instance | No
     return None
 
 
+def read_back_record(records: list[dict[str, Any]], record: dict[str, Any],
+                     instance: Instance | None = None) -> dict[str, Any] | None:
+    """The newest record of ``record``'s dashboard on ``instance`` with the same stored SHA whose read-back
+    copy (``published_file``) is still on disk: ``record`` itself, or for a no-op release (``unchanged``
+    keeps no copy) the release that stored those bytes."""
+    sha = record.get("stored_sha")
+    for candidate in reversed(of_instance(records, instance)):
+        if (candidate.get("uid") == record.get("uid") and candidate.get("stored_sha") == sha
+                and candidate.get("published_file") and Path(str(candidate["published_file"])).exists()):
+            return candidate
+    return None
+
+
 def last_written(records: list[dict[str, Any]], uid: str, instance: Instance | None = None) -> dict[str, Any] | None:
     """The newest record of ``uid`` on ``instance`` that says what Grafana stored: published, unchanged, or
     verify-failed (dashgen's own push, stored rewritten)."""
