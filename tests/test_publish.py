@@ -5,7 +5,9 @@ read first."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -333,3 +335,22 @@ def test_a_target_sends_the_very_bytes_its_sha_is_taken_of():
     assert json.loads(target.encoded) == {k: v for k, v in document.items() if k != "version"}
     assert json.loads(json_object({"id": 9, "version": 3}, target.encoded, {"x": 1})) == {**document, "id": 9, "x": 1}
     assert json_object({"a": 1}, b"{}") == b'{"a":1}'
+
+
+def test_a_dirty_profiles_repository_is_refused_unless_allowed(work, grafana):
+    """The ledger names the commit a release was built from: with uncommitted changes to tracked files no
+    commit holds it, so publish refuses (exit 1, nothing sent) unless --allow-dirty; a dry run only plans."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "profiles"]):
+        subprocess.run(["git", *argv], cwd=work, env=env, check=True, capture_output=True, timeout=60)
+    profile = work / "profiles" / "h20-16.toml"
+    profile.write_text(profile.read_text(encoding="utf-8") + "\n# an uncommitted edit\n", encoding="utf-8")
+    refused = run(work, grafana)
+    assert refused.exit_code == 1 and "publish refused" in refused.output and "--allow-dirty" in refused.output
+    assert not saves(grafana) and not ledger(work)
+    assert run(work, grafana, "--dry-run").exit_code == 0
+    allowed = run(work, grafana, "--allow-dirty")
+    assert allowed.exit_code == 0, allowed.output
+    (record,) = ledger(work)
+    assert record["outcome"] == "published" and record["git_commit"].endswith("-dirty")

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import click
@@ -130,7 +131,8 @@ def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
     approvals = approvals_from(params["approve"], params["overwrite_live"], params["overwrite_v2"],
                                params["adopt_live"])
     connection = connect(client, params.get("org_id_resolved"), params["jobs"])
-    options = ReleaseOptions(params["ledger"], params["backup_dir"], current_commit(), approvals, folder_uid,
+    options = ReleaseOptions(params["ledger"], params["backup_dir"], params.get("git_commit") or current_commit(),
+                             approvals, folder_uid,
                              folder_title, params["partial"], params["dry_run"], command,
                              lock_stale_after=params["lock_stale_after"])
     with progress("publishing", len(uids), enabled=params["output_format"] == "text" and not params["dry_run"]
@@ -148,6 +150,9 @@ def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
 @click.option("--dry-run", is_flag=True, help="Print the complete plan (with query validation); write nothing.")
 @approval_options
 @click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
+@click.option("--allow-dirty", is_flag=True,
+              help="Publish although tracked files of the profiles' repository have uncommitted changes (the "
+                   "ledger then records the commit with -dirty).")
 @release_options
 @click.pass_context
 def publish(ctx: click.Context, **params: Any) -> None:
@@ -161,6 +166,12 @@ def publish(ctx: click.Context, **params: Any) -> None:
     target = resolve_target(params)
     params["org_id_resolved"] = target.org_id
     profiles = selected_profiles(ctx, list(params["profile_names"]))
+    folder = Path(profiles[0].path).parent if profiles else None
+    params["git_commit"] = commit = current_commit(folder)
+    if commit.endswith("-dirty") and not params["allow_dirty"] and not params["dry_run"]:
+        raise CheckFailed(f"publish refused: the repository of {folder} has uncommitted changes to "
+                          "tracked files, so no commit holds what would be released; commit them, or pass "
+                          "--allow-dirty (the ledger records the commit as -dirty)")
     minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
     uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
 
