@@ -11,6 +11,7 @@ copies). ``walk`` yields each AST node with the stack of its ancestors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -208,3 +209,32 @@ def outer_aggregations(node: Any) -> list[Any]:
         if isinstance(n, pp.AggregateExpr) and not any(isinstance(p, pp.AggregateExpr) for p in parents):
             found.append(n)
     return found
+
+
+# MetricsQL (VictoriaMetrics) functions PromQL does not have: a query calling one does not parse as PromQL, which
+# on a VictoriaMetrics data source is no error of the dashboard. The common ones; not exhaustive.
+METRICSQL_FUNCTIONS = frozenset({
+    "aggr_over_time", "alias", "any", "ascent_over_time", "bottomk_avg", "bottomk_last", "bottomk_max", "bottomk_min",
+    "buckets_limit", "count_eq_over_time", "count_gt_over_time", "count_le_over_time", "count_ne_over_time",
+    "count_values_over_time", "decreases_over_time", "default_rollup", "descent_over_time", "distinct_over_time",
+    "duration_over_time", "first_over_time", "geomean", "geomean_over_time", "histogram_avg", "histogram_over_time",
+    "histogram_quantiles", "histogram_share", "histogram_stddev", "histogram_stdvar", "ideriv", "increase_prometheus",
+    "increase_pure", "increases_over_time", "integrate", "interpolate", "keep_last_value", "keep_next_value",
+    "label_copy",
+    "label_del", "label_keep", "label_lowercase", "label_map", "label_match", "label_mismatch", "label_move",
+    "label_set", "label_transform", "label_uppercase", "label_value", "lag", "lead", "lifetime", "limit_offset", "mad",
+    "mad_over_time", "median_over_time", "mode_over_time", "outliers_iqr", "outliers_mad", "outliersk",
+    "prometheus_buckets", "quantiles", "quantiles_over_time", "range_avg", "range_first", "range_last", "range_max",
+    "range_median", "range_min", "range_quantile", "range_sum", "rate_prometheus", "remove_resets", "rollup",
+    "rollup_candlestick", "rollup_delta", "rollup_deriv", "rollup_increase", "rollup_rate", "rollup_scrape_interval",
+    "running_avg", "running_max", "running_min", "running_sum", "share", "share_eq_over_time", "share_gt_over_time",
+    "share_le_over_time", "sum2_over_time", "tmax_over_time", "tmin_over_time", "topk_avg", "topk_last", "topk_max",
+    "topk_min", "union", "zscore", "zscore_over_time",
+})
+_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\s*\(")
+
+
+def metricsql_functions(expr: str) -> list[str]:
+    """The MetricsQL-only functions ``expr`` calls, in order of first use."""
+    return list(dict.fromkeys(name for name in _CALL.findall(expr) if name in METRICSQL_FUNCTIONS))
+

@@ -20,11 +20,13 @@ from dashgen.lint.promql import (
     MAGIC_INTERVAL,
     MAGIC_RANGE,
     MAGIC_RATE_INTERVAL,
+    Grouping,
     func_name,
     grouping,
     matcher_labels,
     metric_name,
     metric_names,
+    metricsql_functions,
     outer_aggregations,
     selectors,
     walk,
@@ -152,6 +154,9 @@ def check_promql_parses(ctx: LintContext) -> Iterator[Hit]:
         if q.over_budget:
             yield Hit(q.panel, f"target {_ref(q)} is too large to lint ({q.error}); split the query",
                       Severity.WARNING)
+        elif q.error is not None and (metricsql := metricsql_functions(q.expanded)):
+            yield Hit(q.panel, f"target {_ref(q)} is MetricsQL ({', '.join(metricsql)}: VictoriaMetrics only), not "
+                               "PromQL: not checked by the PromQL rules", Severity.WARNING)
         elif q.error is not None:
             yield Hit(q.panel, f"target {_ref(q)} does not parse after variable expansion: {q.error}")
 
@@ -197,6 +202,13 @@ def check_metric_known(ctx: LintContext) -> Iterator[Hit]:
             yield Hit(panel, f"metric not in the catalogue: {', '.join(unknown)}")
 
 
+BUCKET_LABELS = frozenset({"le", "vmrange"})  # Prometheus' bucket bound; VictoriaMetrics' own histograms' range
+
+
+def _keeps_buckets(kept: Grouping) -> bool:
+    return bool(kept.labels & BUCKET_LABELS) if kept.by else not kept.labels & BUCKET_LABELS
+
+
 def check_histogram_quantile(ctx: LintContext) -> Iterator[Hit]:
     for q in ctx.queries:
         if q.ast is None:
@@ -205,11 +217,11 @@ def check_histogram_quantile(ctx: LintContext) -> Iterator[Hit]:
             if func_name(node) != "histogram_quantile" or len(node.args) < 2:
                 continue
             for inner, _ in walk(node.args[1]):
-                if isinstance(inner, pp.AggregateExpr) and not grouping(inner).keeps("le"):
+                if isinstance(inner, pp.AggregateExpr) and not _keeps_buckets(grouping(inner)):
                     yield Hit(
                         q.panel,
-                        f"target {_ref(q)}: histogram_quantile over `{inner.op}` that drops `le`: "
-                        "aggregate `by (le, ...)`",
+                        f"target {_ref(q)}: histogram_quantile over `{inner.op}` that drops the bucket label: "
+                        "aggregate `by (le, ...)` (or `by (vmrange, ...)` for VictoriaMetrics histograms)",
                     )
                     break
 
