@@ -5,12 +5,15 @@ rules pass ``promtool check rules`` (extracted from the PrometheusRule) and ``vm
 
 from __future__ import annotations
 
+import base64
+import gzip
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from crds import crd_problems
 from victoriametrics import program_or_skip
 
 from dashgen.build import build_all
@@ -44,18 +47,53 @@ def _documents(path: Path) -> list[dict]:
 
 def test_grafana_operator_resource_is_a_v1beta1_grafanadashboard_embedding_the_build_byte_for_byte(exported, built):
     seen = set()
+    (folder,) = _documents(exported / "grafana-operator" / "folder.yaml")
+    assert (folder["kind"], folder["spec"]["title"], folder["spec"]["uid"]) == ("GrafanaFolder", "LLM clusters", "llm")
+    assert crd_problems(folder) == []
     for path in sorted((exported / "grafana-operator").glob("*.yaml")):
+        if path.name == "folder.yaml":
+            continue
         for doc in _documents(path):
             assert (doc["apiVersion"], doc["kind"]) == ("grafana.integreatly.org/v1beta1", "GrafanaDashboard")
+            assert crd_problems(doc) == []
             spec = doc["spec"]
             assert spec["instanceSelector"] == {"matchLabels": {"dashboards": "grafana"}}
-            assert spec["folderUID"] == "llm"
+            assert spec["folderRef"] == folder["metadata"]["name"] and "folderUID" not in spec  # one of the two (CEL)
+            assert doc["metadata"]["namespace"] == folder["metadata"]["namespace"]
             assert spec["datasources"] == [{"inputName": "datasource", "datasourceName": "VictoriaMetrics"}]
             assert doc["metadata"]["namespace"] == "monitoring" and doc["metadata"]["labels"]["team"] == "sre"
             uid = doc["metadata"]["name"]
             assert spec["json"].encode("utf-8") == built[uid].data
             seen.add(uid)
     assert seen == set(built)
+
+
+def test_grafana_operator_gzip_json_is_the_build_gzipped_and_valid_against_the_crd(built, tmp_path):
+    """``--gzip``: spec.gzipJson (base64 of gzip) instead of spec.json, the same bytes every run; a folder uid
+    alone is spec.folderUID (a folder managed elsewhere), no GrafanaFolder."""
+    argv = ["--profiles-dir", str(PROFILES), "export", "--format", "grafana-operator", "--gzip", "--folder-uid", "llm"]
+    outs = [tmp_path / "a", tmp_path / "b"]
+    for out in outs:
+        assert CliRunner().invoke(main, [*argv, "--out", str(out)]).exit_code == 0
+    assert not (outs[0] / "grafana-operator" / "folder.yaml").exists()
+    for path in sorted((outs[0] / "grafana-operator").glob("*.yaml")):
+        assert path.read_bytes() == (outs[1] / "grafana-operator" / path.name).read_bytes()
+        for doc in _documents(path):
+            assert crd_problems(doc) == [] and "json" not in doc["spec"] and doc["spec"]["folderUID"] == "llm"
+            data = gzip.decompress(base64.b64decode(doc["spec"]["gzipJson"]))
+            assert data == built[doc["metadata"]["name"]].data
+            assert len(doc["spec"]["gzipJson"]) < len(data) / 4
+
+
+def test_the_crd_check_refuses_what_the_api_server_would_not_keep():
+    """The validator is real: an unknown field, a wrong type and a bad name are each refused."""
+    base = {"apiVersion": "grafana.integreatly.org/v1beta1", "kind": "GrafanaFolder", "metadata": {"name": "f"},
+            "spec": {"instanceSelector": {"matchLabels": {"a": "b"}}, "title": "T"}}
+    assert crd_problems(base) == []
+    assert crd_problems({**base, "spec": {**base["spec"], "folder": "x"}})
+    assert crd_problems({**base, "spec": {**base["spec"], "title": 3}})
+    assert crd_problems({**base, "metadata": {"name": "Not_DNS"}})
+    assert crd_problems({**base, "kind": "GrafanaNothing"})
 
 
 def test_sidecar_configmap_has_the_grafana_dashboard_label_folder_annotation_and_the_exact_json(exported, built):
@@ -110,6 +148,7 @@ def rule_outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("rules")
     result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "rules", "--out", str(out), "--format",
                                        "prometheus-operator", "--format", "vmalert", "--format", "prometheus",
+                                       "--format", "vmrule",
                                        "--label", "release=kube-prometheus-stack", "--namespace", "monitoring"])
     assert result.exit_code == 0, result.output
     return out
@@ -122,6 +161,7 @@ def test_prometheusrule_is_monitoring_coreos_v1_and_its_groups_pass_promtool(rul
         (doc,) = _documents(path)
         assert (doc["apiVersion"], doc["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
         assert doc["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+        assert crd_problems(doc) == []
         plain = yaml.safe_load((rule_outputs / path.name.replace(".prometheusrule.yaml", ".yml")).read_text())
         assert doc["spec"] == plain, "the PrometheusRule carries exactly the groups of the Prometheus rule file"
         extracted = tmp_path / f"{path.stem}.yml"
@@ -129,6 +169,18 @@ def test_prometheusrule_is_monitoring_coreos_v1_and_its_groups_pass_promtool(rul
         check = subprocess.run([promtool, "check", "rules", str(extracted)], capture_output=True, text=True,
                                timeout=120)
         assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_vmrule_is_vm_operator_v1beta1_with_the_rule_file_groups_and_valid_against_its_crd(rule_outputs):
+    files = sorted(rule_outputs.glob("*.vmrule.yaml"))
+    assert len(files) == len(list(PROFILES.glob("*.toml")))
+    for path in files:
+        (doc,) = _documents(path)
+        assert (doc["apiVersion"], doc["kind"]) == ("operator.victoriametrics.com/v1beta1", "VMRule")
+        assert doc["metadata"]["namespace"] == "monitoring" and doc["metadata"]["labels"]["release"]
+        plain = yaml.safe_load((rule_outputs / path.name.replace(".vmrule.yaml", ".yml")).read_text())
+        assert doc["spec"] == plain
+        assert crd_problems(doc) == []
 
 
 @pytest.fixture(scope="module")

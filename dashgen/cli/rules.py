@@ -40,10 +40,11 @@ def removed_rule_files(out_dir: Path, suffix: str, profile_names: set[str]) -> l
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("rules"),
               show_default=True, help="Output folder.")
 @kind_format_option(FORMATS, "prometheus (default: <profile>.yml), prometheus-operator "
-                             "(<profile>.prometheusrule.yaml) or vmalert (<profile>.vmalert.yml)")
-@click.option("--namespace", help="metadata.namespace of the PrometheusRule.")
+                             "(<profile>.prometheusrule.yaml), vmalert (<profile>.vmalert.yml) or vmrule "
+                             "(<profile>.vmrule.yaml, vm-operator)")
+@click.option("--namespace", help="metadata.namespace of the PrometheusRule / VMRule.")
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
-              help="A label of the PrometheusRule, e.g. release=kube-prometheus-stack for its ruleSelector.")
+              help="A label of the PrometheusRule / VMRule, e.g. release=kube-prometheus-stack for its ruleSelector.")
 @click.pass_context
 def rules_command(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
                   namespace: str | None, labels: tuple[str, ...]) -> None:
