@@ -399,3 +399,18 @@ def test_a_ui_save_of_every_generated_dashboard_is_noise_only(mode):
         result = diff_dashboards(built.document, saved)
         assert not result.has_semantic_changes, (built.uid, result)
         assert result.noise > 0
+
+
+@pytest.mark.parametrize(("content", "fragment"), [
+    (b"\xff\xfe{}", "not UTF-8 text"),
+    (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply"),
+])
+def test_an_unreadable_dashboard_file_is_named_in_one_line(tmp_path, content, fragment):
+    """Hostile input: a non-UTF-8 or absurdly nested file stops diff with exit 2 and one line naming the file."""
+    bad = tmp_path / "new" / "bad.json"
+    bad.parent.mkdir()
+    bad.write_bytes(content)
+    (tmp_path / "old").mkdir()
+    result = CliRunner().invoke(diff_command, [str(tmp_path / "old"), str(tmp_path / "new")])
+    assert result.exit_code == 2 and f"{bad}: {fragment}" in result.output, result.output
+    assert "Traceback" not in result.output

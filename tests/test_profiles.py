@@ -59,6 +59,14 @@ def test_four_profiles_load_with_their_sizes():
         (lambda d: d["sources"]["sglang"].update(scrape_interval="5 seconds"), "sources.sglang.scrape_interval",
          "duration"),
         (lambda d: d["dashboard"].update(grafana_version="10.4"), "dashboard.grafana_version", "11.6 and newer"),
+        (lambda d: d["capacity"].update(global_segment_size=0), "capacity.global_segment_size", "must be positive"),
+        (lambda d: d["capacity"].update(host_cache_per_rank="0 GiB"), "capacity.host_cache_per_rank",
+         "must be positive"),
+        (lambda d: d["dashboard"].update(time_from=""), "dashboard.time_from", "relative time like 'now-1h'"),
+        (lambda d: d["dashboard"].update(time_from="yesterday"), "dashboard.time_from", "got 'yesterday'"),
+        (lambda d: d["dashboard"].update(refresh="-1m"), "dashboard.refresh", "got '-1m'"),
+        (lambda d: d["dashboard"].update(refresh="1x"), "dashboard.refresh", "like '30s'"),
+        (lambda d: d["dashboard"].update(refresh="0s"), "dashboard.refresh", "like '30s'"),
         (lambda d: d["cluster"]["node_addresses"].update({"lc-node-99": "10.0.0.99"}),
          "cluster.node_addresses.lc-node-99", "not a node of this profile"),
         (lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": ""}), "cluster.node_addresses.lc-node-01",
@@ -276,3 +284,12 @@ def test_an_empty_or_multi_line_title_is_refused_before_the_schema_sees_it(title
     data = raw("h20-16")
     data["title"] = title
     _fails(data, "title", "printable")
+
+
+@pytest.mark.parametrize(("time_from", "refresh"), [("now-7d/d", ""), ("now", "30s"), ("2026-01-01", "1h"),
+                                                   ("2026-01-01T00:00:00Z", "1d")])
+def test_grafana_time_and_refresh_forms_are_accepted(time_from, refresh):
+    data = raw()
+    data["dashboard"].update(time_from=time_from, refresh=refresh)
+    profile = profile_from_dict(data, "p.toml")
+    assert (profile.dashboard.time_from, profile.dashboard.refresh) == (time_from, refresh)

@@ -114,7 +114,8 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, ind
     base_diff: list[FileDiff] = []
     try:
         if changed:
-            old = {name: json.loads((dashboards_dir / name).read_text(encoding="utf-8")) for name in changed}
+            old = read_side(dashboards_dir)
+            old = {name: old[name] for name in changed}
             new = {b.relative_path().as_posix(): b.document for b in built if b.relative_path().as_posix() in changed}
             stale_diff = compare(old, new)
         if base_ref is not None:

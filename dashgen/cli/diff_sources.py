@@ -21,6 +21,8 @@ def _decode(text: str, where: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DiffInputError(f"{where}: not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise DiffInputError(f"{where}: JSON nested too deeply to read") from None
 
 
 def read_side(path: str | Path) -> dict[str, Any]:
@@ -36,7 +38,9 @@ def read_side(path: str | Path) -> dict[str, Any]:
     for name, f in files.items():
         try:
             docs[name] = _decode(f.read_text(encoding="utf-8"), str(f))
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise DiffInputError(f"{f}: not UTF-8 text (byte {exc.start})") from exc
+        except OSError as exc:
             raise DiffInputError(f"{f}: cannot read: {exc}") from exc
     return docs
 

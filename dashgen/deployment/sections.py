@@ -313,6 +313,10 @@ def parse_capacity(
         gpu_tdp_watts=reader.number("gpu_tdp_watts"),
     )
     reader.reject_unknown()
+    for key in ("global_segment_size", "host_cache_per_rank", "nvme_bucket_limit_per_rank", "nvme_physical_per_rank",
+                "disk_nominal_size"):
+        if getattr(capacity, key) == 0:
+            raise reader.fail(key, "0 bytes: a capacity must be positive (leave the field out where there is none)")
     if sources["hicache_storage"].deployed and capacity.global_segment_size is None:
         raise reader.fail("global_segment_size", "required when hicache_storage is deployed (S17)")
     if sources["hicache"].deployed and capacity.host_cache_per_rank is None:
@@ -379,9 +383,21 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         min_refresh_interval=reader.string("min_refresh_interval", "5s"),
         **{key: reader.integer(key, default, maximum=10**12) for key, default in COST_BUDGETS.items()},
     )
+    if not _TIME_FROM.match(settings.time_from):
+        raise reader.fail("time_from", f"expected Grafana's relative time like 'now-1h' or 'now-7d/d', or an ISO date, "
+                                       f"got {settings.time_from!r}")
+    if settings.refresh and not _REFRESH.match(settings.refresh):
+        raise reader.fail("refresh", f"expected an interval like '30s', '1m' or '1h', or '' for off, got "
+                                     f"{settings.refresh!r}")
     _check_refresh(reader, settings.refresh, settings.min_refresh_interval)
     reader.reject_unknown()
     return settings
+
+
+# Grafana's time range "from": now, now-<n><unit>, optionally rounded (/d), or an absolute ISO date / date-time.
+_TIME_FROM = re.compile(r"^(now(-[1-9][0-9]{0,8}[smhdwMy])?(/[smhdwMy])?|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+Z?)?)$")
+# Grafana's dashboard refresh: a positive count of one unit ('' is off).
+_REFRESH = re.compile(r"^[1-9][0-9]{0,8}(s|m|h|d)$")
 
 
 def _check_refresh(reader: TableReader, refresh: str, minimum: str) -> None:
