@@ -103,11 +103,14 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
 @click.option("--panel", "panel_key", metavar="KEY",
               help="Write only this panel: a dashgen panel key, the imported key, or the panel id.")
 @click.option("--force", is_flag=True, help="Overwrite an existing module.")
+@click.option("--migrated-out", "migrated_out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.json",
+              help="Also write the migrated source the round trip compares against (so anyone can rerun "
+                   "`dashgen diff FILE.json <render-module output>`).")
 @format_option("text", "json")
 @connection_options
 def import_command(source: Path | None, output: str, live: str | None, panel_key: str | None, force: bool,
-                   output_format: str, grafana_url: str | None, token_file: Path | None, org_id: int | None,
-                   ca_bundle: str | None, insecure: bool, timeout: float) -> None:
+                   migrated_out: Path | None, output_format: str, grafana_url: str | None, token_file: Path | None,
+                   org_id: int | None, ca_bundle: str | None, insecure: bool, timeout: float) -> None:
     """Turn a Grafana dashboard (SOURCE file or --live UID) into a dashgen panel module."""
     if (source is None) == (live is None):
         raise click.UsageError("give a SOURCE file or --live UID (one of them)")
@@ -137,6 +140,11 @@ def import_command(source: Path | None, output: str, live: str | None, panel_key
             atomic_write(Path(output), result.text.encode("utf-8"))
         except OSError as exc:
             raise InputError(f"{output}: cannot write ({exc.strerror})") from None
+    if migrated_out is not None:
+        try:
+            atomic_write(migrated_out, encode(result.source))
+        except OSError as exc:
+            raise InputError(f"{migrated_out}: cannot write ({exc.strerror})") from None
     _report(result, output, output_format)
     if result.round_trip.has_semantic_changes:
         raise CheckFailed(f"round trip: the written module renders {result.round_trip.change_count} semantic "
