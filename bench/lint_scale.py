@@ -40,7 +40,6 @@ def run(repeat: int = REPEAT) -> BenchResult:
     details: dict[str, dict[str, float]] = {}
     target = f"target < {TARGET_S:.0f} s and < {TARGET_MIB:.0f} MiB"
     try:
-        shutil.copy(ROOT / ".dashgen-lint.toml", work / ".dashgen-lint.toml")  # the same documented exclusions
         base = [DASHGEN, "--profiles-dir", str(FIXTURES)]
         for name, gpus in SIZES.items():
             label = f"{gpus:,} GPUs"

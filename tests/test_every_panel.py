@@ -21,12 +21,12 @@ from dashgen_panels import GROUPS, gpu_timelines, jobs, kv_cache_nvme, requests_
 from group_checks import PROFILE_NAMES, PROFILES, document, group_panels, group_spec
 
 from dashgen.dashboard import serving
-from dashgen.lint.exclusions import apply_exclusions, load_exclusions
+from dashgen.lint.exclusions import apply_exclusions, shipped_exclusions
 from dashgen.lint.runner import lint_dashboard
 from dashgen.render.ids import panel_id
 
 ROOT = Path(__file__).resolve().parent.parent
-EXCLUSIONS = load_exclusions(ROOT / ".dashgen-lint.toml")
+EXCLUSIONS = shipped_exclusions()
 
 # Panel key -> (its fixed range window, why it is not $__rate_interval). The burn rates over 1h / 6h / 3d and the
 # budget are SLO windows fixed by design, independent of the dashboard range (slo_health). Burn over 1h needs no

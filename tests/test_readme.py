@@ -17,7 +17,7 @@ from publishing import TOKEN, grafana12_standin
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.M | re.S)
-COPIED = ("profiles", "dashboards", "rules", "docs/panels.md", ".dashgen-lint.toml")
+COPIED = ("profiles", "dashboards", "rules", "docs/panels.md")
 
 
 def blocks(text: str) -> list[tuple[int, str]]:

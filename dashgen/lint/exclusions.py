@@ -4,6 +4,10 @@ A TOML file (default ``.dashgen-lint.toml`` in the working directory) lists ``[[
 entries; each names a ``rule`` (an id, or ``*``) and may narrow it by shell-style globs on
 ``dashboard`` title, ``panel`` title and ``file`` path. A ``reason`` is required: an exclusion
 nobody can explain is a finding hidden, not a decision. Excluded findings are counted, never silent.
+
+dashgen's own accepted findings on the dashboards it generates ship inside the package
+(``dashgen/data/lint-exclusions.toml``) and always apply, so ``dashgen check`` gives a team's repository the
+verdict it gives this one; a repository's file adds to them.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from importlib import resources
 from pathlib import Path
 
 from dashgen.errors import InputError
@@ -37,12 +42,27 @@ class Exclusion:
         )
 
 
+SHIPPED_LABEL = "dashgen's own exclusions"
+
+
+def shipped_exclusions() -> list[Exclusion]:
+    """The findings dashgen accepts on its generated dashboards (``dashgen/data/lint-exclusions.toml``)."""
+    text = resources.files("dashgen").joinpath("data", "lint-exclusions.toml").read_text(encoding="utf-8")
+    return parse_exclusions(text, Path("dashgen/data/lint-exclusions.toml"))
+
+
 def load_exclusions(path: Path) -> list[Exclusion]:
     """Read the config; every problem is an input error naming the file and the entry's field."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_exclusions(text, path)
+
+
+def parse_exclusions(text: str, path: Path) -> list[Exclusion]:
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
     unknown = sorted(set(data) - {"exclude"})
@@ -75,10 +95,10 @@ def apply_exclusions(findings: list[Finding], exclusions: list[Exclusion]) -> tu
     return kept, excluded
 
 
-def default_exclusions(config: Path | None) -> tuple[list[Exclusion], Path | None]:
-    """The given config, else ``.dashgen-lint.toml`` when present, else none."""
-    if config is not None:
-        return load_exclusions(config), config
-    if DEFAULT_CONFIG.is_file():
-        return load_exclusions(DEFAULT_CONFIG), DEFAULT_CONFIG
-    return [], None
+def default_exclusions(config: Path | None) -> tuple[list[Exclusion], str]:
+    """dashgen's shipped exclusions, plus the given config, else ``.dashgen-lint.toml`` when present; and
+    what they were read from, for the "excluded by" line."""
+    own = config if config is not None else (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
+    if own is None:
+        return shipped_exclusions(), SHIPPED_LABEL
+    return [*shipped_exclusions(), *load_exclusions(own)], f"{own} and {SHIPPED_LABEL}"
