@@ -1,7 +1,8 @@
 """The composition: which dashboards a profile has, which panel groups go on each and in which
-order (``panels.GROUPS``, kept when they serve a workload kind of the profile, S25), and their
-variables: profile -> DashboardSpecs (pure). The one place
-the engine asks ``panels`` for anything."""
+order (``panels.GROUPS``, kept when they serve a workload kind of the profile, S25, then the team's own
+modules of ``[dashboard] extra_modules``, ``dashgen.team_panels``), and their variables: profile ->
+DashboardSpecs (pure but for reading the team's module files). The one place the engine asks ``panels``
+for anything."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec, GroupSpec
+from dashgen.team_panels import team_rows
 from dashgen.variables import dashboard_variables
 
 
@@ -27,6 +29,11 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
     built = tuple(with_min_steps(profile, row) for module in groups
                   for group in (module.build(profile, topology),) if group is not None
                   for row in group.shown_rows())
+    variables = tuple(dashboard_variables(profile, topology, gpu_metric))
+    if profile.dashboard.extra_modules:
+        team = team_rows(profile, topology, variables)
+        built += tuple(with_min_steps(profile, row) for group in team.groups for row in group.shown_rows())
+        variables += team.variables
     return [
         DashboardSpec(
             profile=profile.name,
@@ -36,7 +43,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
             description=describe(profile),
             tags=("dashgen", f"profile:{profile.name}"),
             groups=tuple(group for group in built if group is not None),
-            variables=tuple(dashboard_variables(profile, topology, gpu_metric)),
+            variables=variables,
             schema_version=profile.dashboard.schema_version,
             time_from=profile.dashboard.time_from,
             refresh=profile.dashboard.refresh,

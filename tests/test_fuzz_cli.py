@@ -63,7 +63,7 @@ def test_redact_removes_userinfo_and_secret_parameters():
 
 
 def test_the_command_table_is_untouched_by_the_boundary():
-    assert list(app.COMMANDS)[:3] == ["build", "profiles", "rules"]
+    assert list(app.COMMANDS)[:4] == ["init", "build", "profiles", "rules"]
 
 
 ODD = st.one_of(st.text(max_size=20), st.sampled_from(["0", "-1", "nan", "inf", "1e400", "", " ", "1", "now",

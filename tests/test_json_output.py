@@ -90,6 +90,8 @@ def local_cases(work: Path, sink: str) -> dict[str, list[list[str]]]:
     out = str(work / "out")
     dashboards = ROOT / "dashboards" / "h20-16" / "dg-h20-16-cluster.json"
     return {
+        "init": [["init", str(work / "team"), "--format", "json"], ["init", str(work / "team2"), "--from", "nope",
+                                                                    "--format", "json"]],
         "build": [["build", "--profile", "h20-16", "--out", out, "--format", "json"]],
         "profiles": [["profiles", "--format", "json"]],
         "rules": [["rules", "--out", out, "--format", "json"], ["rules", "--out", out, "--format", "vmalert",

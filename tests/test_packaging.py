@@ -21,7 +21,7 @@ import yaml
 from dashgen.cli.app import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("dashgen", "panels", "queries", "setup.py", "pyproject.toml", "README.md", "LICENSE")
+SOURCES = ("dashgen", "panels", "queries", "profiles", "setup.py", "pyproject.toml", "README.md", "LICENSE")
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +65,13 @@ def _run(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_wheel_installs_no_generic_top_level_package(installed):
     site = _site(installed)
     ours = {p.name for p in site.iterdir() if p.name.startswith(("dashgen", "panels", "queries"))}
-    assert not {"panels", "queries"} & {p.name for p in site.iterdir()}, sorted(ours)
-    assert {"dashgen", "dashgen_panels", "dashgen_queries"} <= ours, sorted(ours)
+    assert not {"panels", "queries", "profiles"} & {p.name for p in site.iterdir()}, sorted(ours)
+    assert {"dashgen", "dashgen_panels", "dashgen_queries", "dashgen_profiles"} <= ours, sorted(ours)
     record = next(site.glob("dashgen-*.dist-info")) / "RECORD"
     tops = {line.split("/", 1)[0] for line in record.read_text().splitlines() if "/" in line.split(",", 1)[0]}
     # every file the wheel installed: under our three packages, its dist-info, or the script (``../../../bin``)
-    others = {t for t in tops if not t.endswith(".dist-info")} - {"dashgen", "dashgen_panels", "dashgen_queries", ".."}
+    others = {t for t in tops if not t.endswith(".dist-info")} - {"dashgen", "dashgen_panels", "dashgen_queries",
+                                                                   "dashgen_profiles", ".."}
     assert not others, tops
     assert (site / "dashgen" / "data" / "json-envelope.schema.json").exists()
 
@@ -131,14 +132,14 @@ def _git(cwd: Path, *args: str) -> None:
 
 @pytest.fixture()
 def team_repo(installed: Path, tmp_path: Path) -> Path:
-    """A team's own repository: one profile, its built dashboards and rules committed, no docs/panels.md."""
+    """A team's own repository as ``dashgen init`` writes it from the installed wheel (one profile, its dashboards
+    and rules, no docs/panels.md), then ``git init`` and ``dashgen build``, committed."""
+    made = _dashgen(installed, tmp_path, "init", "team")
+    assert made.returncode == 0, made.stdout + made.stderr
     repo = tmp_path / "team"
-    (repo / "profiles").mkdir(parents=True)
-    shutil.copy2(ROOT / "profiles" / "h20-16.toml", repo / "profiles")
-    for command in ("build", "rules"):
-        done = _dashgen(installed, repo, command)
-        assert done.returncode == 0, done.stdout + done.stderr
     _git(repo, "init", "-q")
+    built = _dashgen(installed, repo, "build")
+    assert built.returncode == 0 and "unchanged" in built.stdout, built.stdout + built.stderr
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "our cluster")
     return repo
@@ -157,6 +158,19 @@ def test_the_installed_wheel_checks_and_indexes_a_team_repository(installed, tea
     assert "`panels.first_screen." in text and "queries.sglang" in text, text[:2000]
     asked = _dashgen(installed, team_repo, "check", "--index", "docs/panels.md")
     assert asked.returncode == 1 and "run dashgen index" in asked.stdout, asked.stdout + asked.stderr
+
+
+def test_pre_commit_runs_the_generated_config_with_the_installed_command(installed, team_repo):
+    """``pre-commit run --all-files`` with the ``.pre-commit-config.yaml`` dashgen init wrote passes."""
+    pre_commit = Path(sys.executable).parent / "pre-commit"
+    if not pre_commit.exists():
+        pytest.skip("pre-commit is not installed beside this Python (pip install -e '.[test]')")
+    env = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+           "PATH": f"{installed / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PRE_COMMIT_HOME": str(team_repo.parent / "pre-commit-home")}
+    done = subprocess.run([str(pre_commit), "run", "--all-files"], cwd=team_repo, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and "dashgen check" in done.stdout, done.stdout + done.stderr
 
 
 def _pr_comments(venv: Path, repo: Path, old: Path) -> list[subprocess.CompletedProcess[str]]:

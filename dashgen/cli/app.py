@@ -22,6 +22,7 @@ from dashgen.errors import DashgenError, redact
 
 # command name -> "module:attribute" of dashgen.cli, in the order ``--help`` lists them
 COMMANDS: dict[str, str] = {
+    "init": "init_cmd:init_command",
     "build": "build_cmd:build",
     "profiles": "build_cmd:profiles_command",
     "rules": "rules:rules_command",

@@ -22,7 +22,13 @@ from typing import Any
 
 import click
 
-from dashgen.cli.grafana_opts import grafana_client, resolve_target, target_options
+from dashgen.cli.grafana_opts import (
+    grafana_client,
+    ledger_option,
+    resolve_release_paths,
+    resolve_target,
+    target_options,
+)
 from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.comment import Section, render_comment
 from dashgen.diff.engine import DashboardDiff, diff_dashboards
@@ -131,13 +137,16 @@ def _markdown(drifts: list[Drift]) -> str:
 @click.command("drift")
 @target_options
 @click.argument("uids", nargs=-1, metavar="[UID]...")
-@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
-              show_default=True, help="The release ledger (JSON lines).")
+@ledger_option()
 @format_option("text", "json", "markdown")
 @click.pass_context
-def drift_command(ctx: click.Context, uids: tuple[str, ...], ledger: Path, output_format: str, **params: Any) -> None:
+def drift_command(ctx: click.Context, uids: tuple[str, ...], ledger: Path | None, output_format: str,
+                  **params: Any) -> None:
     """Show every dashboard edited in Grafana since dashgen last published it (default: every dashboard the
     ledger has released to this Grafana, or to the --context of dashgen.toml); exit 1 when any was."""
+    params["ledger"] = ledger
+    resolve_release_paths(params)
+    ledger = params["ledger"]
     records = ledger_file.read(ledger)
     target = resolve_target(params)
     try:

@@ -53,13 +53,30 @@ class LockAge(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+def ledger_option() -> Callable[..., Any]:
+    return click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        help=f"The release ledger (JSON lines), keyed by instance, org and uid [default: "
+                             f"dashgen.toml's ledger, else {ledger_file.DEFAULT_LEDGER}].")
+
+
+def resolve_release_paths(params: dict[str, Any]) -> None:
+    """Fill ``params["ledger"]`` (and ``backup_dir`` when the command has it) where not given: ``dashgen.toml``'s
+    ``ledger`` (backups beside it), else the defaults (releases/ledger.jsonl, releases/backups)."""
+    config = load_config(params.get("config_path"))
+    configured = config.project.ledger if config is not None and config.project is not None else None
+    if params.get("ledger") is None:
+        params["ledger"] = configured or ledger_file.DEFAULT_LEDGER
+    if "backup_dir" in params and params["backup_dir"] is None:
+        params["backup_dir"] = (configured.parent / "backups") if configured is not None else DEFAULT_BACKUP_DIR
+
+
 def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """Options of the commands that write a release: ledger, backup folder, output format and concurrency."""
     options = [
-        click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
-                     show_default=True, help="The release ledger (JSON lines), keyed by instance, org and uid."),
-        click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_BACKUP_DIR,
-                     show_default=True, help="Where exports and read-backs are kept."),
+        ledger_option(),
+        click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help=f"Where exports and read-backs are kept [default: backups/ beside the ledger, "
+                          f"{DEFAULT_BACKUP_DIR}]."),
         format_option("text", "json"),
         click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True,
                      help="Dashboards exported, validated and pushed at a time."),

@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from dashgen.cli.grafana_opts import grafana_client, release_options, resolve_target, target_options
+from dashgen.cli.grafana_opts import (
+    grafana_client,
+    ledger_option,
+    release_options,
+    resolve_release_paths,
+    resolve_target,
+    target_options,
+)
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option, print_table
 from dashgen.cli.publish import approval_options, keys_by_panel_id, release, target_of
@@ -73,6 +80,7 @@ def find_backup(uid: str, to: str, records: list[dict[str, Any]], backup_dir: Pa
 def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
     """Republish a recorded backup of UID through the same guarded path as publish."""
     target = resolve_target(params)
+    resolve_release_paths(params)
     params["org_id_resolved"] = target.org_id
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
         instance = connect(client, target.org_id).instance
@@ -88,13 +96,15 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
 @click.command()
 @target_options
 @click.argument("uid")
-@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=ledger_file.DEFAULT_LEDGER,
-              show_default=True)
+@ledger_option()
 @format_option("text", "json")
 @click.pass_context
-def history(ctx: click.Context, uid: str, ledger: Path, output_format: str, **params: Any) -> None:
+def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: str, **params: Any) -> None:
     """Show the ledger's releases of UID on this Grafana beside Grafana's own versions (Grafana keeps only 20)."""
     target = resolve_target(params)
+    params["ledger"] = ledger
+    resolve_release_paths(params)
+    ledger = params["ledger"]
     state = ledger_file.load(ledger)
     if state.torn:
         click.echo(f"note: {state.torn_note}", err=True)

@@ -19,7 +19,14 @@ import click
 
 from dashgen.build import build_all
 from dashgen.cli.grafana_opts import connection_options as grafana_options
-from dashgen.cli.grafana_opts import grafana_client, make_client, release_options, resolve_target, target_options
+from dashgen.cli.grafana_opts import (
+    grafana_client,
+    make_client,
+    release_options,
+    resolve_release_paths,
+    resolve_target,
+    target_options,
+)
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, progress
 from dashgen.dashboard import dashboard_specs
@@ -164,6 +171,7 @@ def publish(ctx: click.Context, **params: Any) -> None:
     with the build; each dashboard gets a line in the ledger.
     """
     target = resolve_target(params)
+    resolve_release_paths(params)
     params["org_id_resolved"] = target.org_id
     profiles = selected_profiles(ctx, list(params["profile_names"]))
     folder = Path(profiles[0].path).parent if profiles else None

@@ -164,6 +164,9 @@ class DashboardSettings:
     cost_panel_samples: int = 20_000_000
     cost_dashboard_series: int = 200_000
     cost_dashboard_samples: int = 100_000_000
+    # The team's own panel modules (``<panels_dir>/<name>.py`` of the team repository, ``dashgen.team_panels``),
+    # shown as rows after dashgen's groups, in this order.
+    extra_modules: tuple[str, ...] = ()
 
     @property
     def schema_version(self) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from dashgen.deployment.checks import MAX_GPUS_PER_NODE, MAX_NODES
 from dashgen.deployment.collector import parse_collector
+from dashgen.deployment.dashboard_section import parse_dashboard
 from dashgen.deployment.model import (
     DEFAULT_LABELS,
     FEATURE_SOURCES,
@@ -41,7 +42,6 @@ from dashgen.deployment.sections import (
     NAME_RE,
     check_pools,
     parse_capacity,
-    parse_dashboard,
     parse_disks,
     parse_labels,
     parse_node_addresses,

@@ -55,6 +55,10 @@ class TableReader:
             return default
         return self.table[key]
 
+    def value(self, key: str, default: Any = None) -> Any:
+        """The field as TOML gave it (the caller checks its type)."""
+        return self._get(key, default, False)
+
     def string(self, key: str, default: str | None = None, *, required: bool = False) -> str:
         value = self._get(key, default, required)
         if not isinstance(value, str):

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.project import KEYS as PROJECT_KEYS
+from dashgen.project import ProjectSettings, parse_settings
 
 CONFIG_FILE = "dashgen.toml"
 _FIELDS = {"url": str, "org_id": int, "folder_uid": str, "folder_title": str, "token_env": str, "token_file": str,
@@ -57,6 +59,7 @@ class Config:
     path: Path
     contexts: dict[str, Context]
     default_context: str | None = None
+    project: ProjectSettings | None = None  # the repository's own keys (panels_dir, ledger)
 
 
 def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
@@ -78,9 +81,11 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
 
 
 def parse_config(path: Path, data: dict[str, Any]) -> Config:
-    unknown = sorted(set(data) - {"default_context", "contexts"})
+    unknown = sorted(set(data) - {"default_context", "contexts", *PROJECT_KEYS})
     if unknown:
-        raise InputError(f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>])")
+        raise InputError(f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>], "
+                         f"{', '.join(PROJECT_KEYS)})")
+    project = parse_settings(path, data)  # the repository's own keys (dashgen.project)
     tables = data.get("contexts", {})
     if not isinstance(tables, dict):
         raise InputError(f"{path}: contexts: expected tables [contexts.<name>]")
@@ -89,7 +94,7 @@ def parse_config(path: Path, data: dict[str, Any]) -> Config:
     if default is not None and (not isinstance(default, str) or default not in contexts):
         raise InputError(f"{path}: default_context: {default!r} is not one of the contexts "
                          f"({', '.join(sorted(contexts)) or 'none'})")
-    return Config(path, contexts, default)
+    return Config(path, contexts, default, project)
 
 
 def _context(path: Path, name: str, table: Any) -> Context:

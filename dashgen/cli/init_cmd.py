@@ -1,0 +1,89 @@
+"""``dashgen init DIR``: a team repository that works with the installed command alone.
+
+It writes one example profile (``--from``, one of dashgen's shipped profiles), ``dashgen.toml`` (the team's panel
+folder, the ledger, commented contexts), ``.dashgen-lint.toml``, ``.github/workflows/dashboards.yml`` (check and
+the pull-request comment; publish from main with the ledger committed back), ``.pre-commit-config.yaml``,
+``.gitignore``, ``panels/`` (a README and an example module) and a README, then builds the dashboards and the rule
+files, so ``dashgen check`` passes at once. An existing file is never overwritten: init refuses a folder that
+already has any of them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from dashgen import __version__
+from dashgen.build import build_all, write_dashboards
+from dashgen.cli.output import emit_json, format_option
+from dashgen.deployment.profile import load_profiles
+from dashgen.errors import InputError
+from dashgen.files import atomic_write
+from dashgen.rules import render_rule_files
+
+# template (under dashgen/data/init) -> where it goes in the new repository
+TEMPLATES = {
+    "dashgen.toml": "dashgen.toml",
+    "dashgen-lint.toml": ".dashgen-lint.toml",
+    "workflow.yml": ".github/workflows/dashboards.yml",
+    "pre-commit-config.yaml": ".pre-commit-config.yaml",
+    "gitignore": ".gitignore",
+    "README.md": "README.md",
+    "panels/README.md": "panels/README.md",
+    "panels/example_panels.py": "panels/example_panels.py",
+}
+
+
+def shipped_profiles() -> dict[str, bytes]:
+    """dashgen's example profiles (``profiles/`` installed as the data-only package ``dashgen_profiles``):
+    name -> TOML bytes."""
+    spec = importlib.util.find_spec("dashgen_profiles")
+    folders = [Path(p) for p in (spec.submodule_search_locations or []) if Path(p).is_dir()] if spec else []
+    return {path.stem: path.read_bytes() for folder in folders for path in sorted(folder.glob("*.toml"))}
+
+
+def _template(name: str) -> bytes:
+    data = resources.files("dashgen").joinpath("data", "init", *name.split("/")).read_bytes()
+    return data.replace(b"__VERSION__", __version__.encode())
+
+
+@click.command("init")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--from", "example", default="h20-16", show_default=True, metavar="PROFILE",
+              help="The shipped profile to start from (dashgen profiles --profiles-dir of a clone lists them).")
+@format_option("text", "json")
+@click.pass_context
+def init_command(ctx: click.Context, directory: Path, example: str, output_format: str) -> None:
+    """Write a team repository in DIRECTORY: a profile, dashgen.toml, CI, pre-commit, its dashboards and rules."""
+    profiles = shipped_profiles()
+    if example not in profiles:
+        raise click.BadParameter(f"{example!r} is not a shipped profile (one of {', '.join(sorted(profiles))})",
+                                 param_hint="--from")
+    files = {target: _template(source) for source, target in TEMPLATES.items()}
+    files[f"profiles/{example}.toml"] = profiles[example]
+    existing = sorted(name for name in files if (directory / name).exists())
+    if existing:
+        raise InputError(f"{directory}: already has {', '.join(existing)}; init writes only into a new repository "
+                         "and never overwrites a file")
+    for name, data in files.items():
+        try:
+            atomic_write(directory / name, data)
+        except OSError as exc:
+            raise InputError(f"{directory / name}: cannot write ({exc.strerror})") from None
+    loaded = load_profiles([], directory / "profiles")
+    written = [str(directory / name) for name in files]
+    written += [str(p) for p in write_dashboards(build_all(loaded), directory / "dashboards")]
+    for path, data in render_rule_files(loaded, directory / "rules").items():
+        atomic_write(path, data)
+        written.append(str(path))
+    if output_format == "json":
+        emit_json(ctx, {"directory": str(directory), "profile": example, "written": written})
+        return
+    for path in written:
+        click.echo(f"{path}  written")
+    click.echo(f"\nNext: cd {directory} && git init && git add -A && git commit -m 'dashboards as code' && "
+               "dashgen check\nEdit profiles/ (rename the example to your cluster) and run dashgen build && dashgen "
+               "rules; see README.md.")

@@ -1,0 +1,65 @@
+"""The repository's own settings in ``dashgen.toml`` besides its Grafana contexts: where the team's panel
+modules live (``panels_dir``) and where the release ledger is kept (``ledger``; backups beside it).
+
+```toml
+panels_dir = "panels"            # default: panels/ beside the profiles folder
+ledger = "releases/ledger.jsonl" # default; relative paths are relative to this file
+```
+
+The file is the one ``dashgen.publish.contexts`` reads (``[contexts.<name>]``, ``default_context``); this module
+reads only its top-level keys. A repository is found from its profiles folder: ``dashgen.toml`` beside it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dashgen.errors import InputError
+
+CONFIG_FILE = "dashgen.toml"
+KEYS = ("panels_dir", "ledger")
+DEFAULT_PANELS_DIR = "panels"
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    root: Path  # the folder holding the profiles folder (and dashgen.toml, when there is one)
+    panels_dir: Path
+    ledger: Path | None = None  # None: the commands' default (releases/ledger.jsonl)
+
+
+def parse_settings(path: Path, data: dict[str, Any]) -> ProjectSettings:
+    """The top-level keys of a parsed ``dashgen.toml`` at ``path`` (errors name the file and the key)."""
+    for key in KEYS:
+        if key in data and (not isinstance(data[key], str) or not data[key].strip()):
+            raise InputError(f"{path}: {key}: expected a non-empty path string")
+    base = path.parent
+
+    def resolved(text: str) -> Path:
+        candidate = Path(text)
+        return candidate if candidate.is_absolute() else base / candidate
+
+    return ProjectSettings(root=base, panels_dir=resolved(data.get("panels_dir", DEFAULT_PANELS_DIR)),
+                           ledger=resolved(data["ledger"]) if "ledger" in data else None)
+
+
+def read_settings(root: Path) -> ProjectSettings:
+    """``root/dashgen.toml``'s settings, or the defaults when there is none."""
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return ProjectSettings(root=root, panels_dir=root / DEFAULT_PANELS_DIR)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    return parse_settings(path, data)
+
+
+def settings_for_profiles(profiles_folder: Path) -> ProjectSettings:
+    """The settings of the repository whose profiles are in ``profiles_folder``."""
+    return read_settings(profiles_folder.resolve().parent)

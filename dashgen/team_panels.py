@@ -1,0 +1,120 @@
+"""A team's own panel modules, without a fork: ``<panels_dir>/<name>.py`` of the team repository (``dashgen.toml``
+``panels_dir``, default ``panels/`` beside the profiles folder), listed in a profile's ``[dashboard]
+extra_modules``, shown as rows after dashgen's groups.
+
+A module is written in the panel kit's vocabulary and gives its rows in one of two ways:
+
+* ``DASHBOARD = ImportedDashboard(...)``: exactly what ``dashgen import`` writes. Its rows come in its order; its
+  own layout, uid, title and dashboard fields are the imported dashboard's and are not used; every panel reads
+  the profile dashboard's ``${datasource}`` (one data source per dashgen dashboard); its variables are added
+  to the dashboard's after dashgen's own, a name dashgen already defines differently being an error.
+* ``build(profile, topology) -> GroupSpec | Iterable[GroupSpec] | None``: as dashgen's own group modules.
+
+Every panel and row key is prefixed with the module name (``<name>.<key>``), so the ids derived from keys
+stay stable and never collide with dashgen's. Loading runs the team's Python file: it is the team's own code,
+as trusted as its profiles. Errors name the profile, the module file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.errors import InputError
+from dashgen.project import settings_for_profiles
+from dashgen.render.imported import ImportedDashboard
+from dashgen.render.spec import GroupSpec, PanelSpec
+
+PACKAGE = "dashgen_team_panels"
+
+
+@dataclass(frozen=True)
+class TeamRows:
+    """What the profile's extra modules add: rows, and the variables their queries use."""
+
+    groups: tuple[GroupSpec, ...] = ()
+    variables: tuple[dict[str, Any], ...] = ()
+
+
+def module_path(profile: Profile, name: str) -> Path:
+    return settings_for_profiles(Path(profile.path).parent).panels_dir / f"{name}.py"
+
+
+def load_module(path: Path, name: str, where: str) -> ModuleType:
+    """Execute the team's module file (fresh each time, so an edit is never missed)."""
+    if not path.is_file():
+        raise InputError(f"{where}: no module file {path} (the team's panels folder: dashgen.toml panels_dir)")
+    spec = importlib.util.spec_from_file_location(f"{PACKAGE}.{name}", path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"{where}: {path}: cannot load as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the team's code: any failure is their input error, named
+        raise InputError(f"{where}: {path}: the module fails to load: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.modules.pop(spec.name, None)
+    return module
+
+
+def _prefixed_panel(panel: PanelSpec, name: str) -> PanelSpec:
+    return replace(panel, key=f"{name}.{panel.key}")
+
+
+def _prefixed(group: GroupSpec, name: str, datasource_variable: bool) -> GroupSpec:
+    panels = tuple(_prefixed_panel(replace(p, datasource=None) if datasource_variable else p, name)
+                   for p in group.panels)
+    rows = tuple(_prefixed(row, name, datasource_variable) for row in group.rows)
+    return replace(group, key=f"{name}.{group.key}", panels=panels, rows=rows)
+
+
+def _groups_of(module: ModuleType, profile: Profile, topology: Topology, where: str) -> tuple[
+        tuple[GroupSpec, ...], tuple[dict[str, Any], ...], bool]:
+    dashboard = getattr(module, "DASHBOARD", None)
+    if isinstance(dashboard, ImportedDashboard):
+        return tuple(dashboard.groups), tuple(dashboard.variables), True
+    build = getattr(module, "build", None)
+    if not callable(build):
+        raise InputError(f"{where}: defines neither DASHBOARD = ImportedDashboard(...) (as dashgen import writes) "
+                         "nor build(profile, topology) returning GroupSpec rows")
+    try:
+        made = build(profile, topology)
+    except Exception as exc:
+        raise InputError(f"{where}: build(profile, topology) failed: {type(exc).__name__}: {exc}") from None
+    found: Iterable[Any] = () if made is None else (made,) if isinstance(made, GroupSpec) else made
+    groups = tuple(found)
+    if not all(isinstance(group, GroupSpec) for group in groups):
+        raise InputError(f"{where}: build(profile, topology) must return GroupSpec rows")
+    return groups, (), False
+
+
+def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[dict[str, Any]]) -> TeamRows:
+    """The rows and variables of the profile's ``extra_modules``; ``taken_variables`` are dashgen's own."""
+    groups: list[GroupSpec] = []
+    variables: dict[str, dict[str, Any]] = {str(v.get("name")): v for v in taken_variables}
+    added: list[dict[str, Any]] = []
+    for name in profile.dashboard.extra_modules:
+        path = module_path(profile, name)
+        where = f"profile {profile.name}: extra_modules: {name}"
+        module = load_module(path, name, where)
+        found, module_variables, imported = _groups_of(module, profile, topology, f"{where} ({path})")
+        groups.extend(_prefixed(group, name, imported) for group in found)
+        for variable in module_variables:
+            var_name = str(variable.get("name"))
+            if var_name in variables:
+                if variables[var_name] != variable and var_name != "datasource":
+                    raise InputError(f"{where} ({path}): variable ${var_name} is defined differently by dashgen's "
+                                     "dashboard or another module: rename it in the module and in its queries")
+                continue
+            if imported and isinstance(variable.get("datasource"), dict):  # the dashboard's one data source
+                variable = {**variable, "datasource": {"type": "prometheus", "uid": "${datasource}"}}
+            variables[var_name] = variable
+            added.append(variable)
+    return TeamRows(tuple(groups), tuple(added))

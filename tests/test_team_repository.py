@@ -1,0 +1,148 @@
+"""A team's own repository (issue 29): ``dashgen init`` writes one that checks clean with the installed command
+alone; the team's own panel modules (``panels/<name>.py``, listed in ``[dashboard] extra_modules``) — exactly what
+``dashgen import`` writes, or a ``build(profile, topology)`` module — become rows after dashgen's, validated,
+linted, keyed and published like dashgen's own; ``dashgen.toml`` says where the ledger lives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from publishing import TOKEN, grafana12_standin
+
+from dashgen.cli.app import main
+
+ROOT = Path(__file__).resolve().parent.parent
+MOONCAKE = ROOT / "tests" / "fixtures" / "dashboards" / "mooncake__mooncake-master.json"
+grafana = pytest.fixture(scope="module")(grafana12_standin)
+
+
+def dashgen(cwd: Path, *args: str, env: dict[str, str] | None = None):
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), env={"GRAFANA_URL": "", **(env or {})})
+    finally:
+        os.chdir(old)
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def list_module(repo: Path, profile: str, *names: str) -> None:
+    path = repo / "profiles" / f"{profile}.toml"
+    text = path.read_text(encoding="utf-8")
+    listed = "extra_modules = [" + ", ".join(f'"{n}"' for n in names) + "]"
+    text = text.replace("[dashboard]\n", f"[dashboard]\n{listed}\n", 1) if "[dashboard]\n" in text else (
+        text + f"\n[dashboard]\n{listed}\n")
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture()
+def team(tmp_path: Path) -> Path:
+    repo = tmp_path / "team"
+    result = dashgen(tmp_path, "init", "team")
+    assert result.exit_code == 0, result.output
+    git(repo, "init", "-q")
+    commit_all(repo, "dashboards as code")
+    return repo
+
+
+def panels_of(repo: Path, profile: str = "h20-16") -> dict[str, dict]:
+    document = json.loads((repo / "dashboards" / profile / f"dg-{profile}-cluster.json").read_text())
+    found = {}
+    for panel in document["panels"]:
+        found[panel["title"]] = panel
+        for inner in panel.get("panels", []):
+            found[inner["title"]] = inner
+    return found
+
+
+def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, tmp_path):
+    for name in ("dashgen.toml", ".dashgen-lint.toml", ".github/workflows/dashboards.yml", ".pre-commit-config.yaml",
+                 ".gitignore", "README.md", "panels/README.md", "profiles/h20-16.toml", "rules/h20-16.yml",
+                 "dashboards/h20-16/dg-h20-16-cluster.json"):
+        assert (team / name).is_file(), name
+    checked = dashgen(team, "check")
+    assert checked.exit_code == 0, checked.output
+    assert "make" not in checked.output and "0 lint errors, 0 other findings" in checked.output
+    again = dashgen(tmp_path, "init", "team")
+    assert again.exit_code == 2 and "never overwrites" in again.output
+    unknown = dashgen(tmp_path, "init", "other", "--from", "nope")
+    assert unknown.exit_code == 2 and "h20-16" in unknown.output and not (tmp_path / "other").exists()
+    workflow = (team / ".github" / "workflows" / "dashboards.yml").read_text()
+    assert "dashgen check --base" in workflow and "dashgen publish" in workflow and "releases/ledger.jsonl" in workflow
+
+
+def test_a_module_written_by_dashgen_import_becomes_rows_checked_and_published(team, grafana):
+    """The team imports a hand-made dashboard (Mooncake's public master dashboard), lists it in a profile, and
+    the next release carries it: rows after dashgen's, keys prefixed, the dashboard's data source, check clean,
+    published and read back, the ledger where dashgen.toml keeps it."""
+    imported = dashgen(team, "import", str(MOONCAKE), "-o", "panels/mooncake_board.py")
+    assert imported.exit_code == 0, imported.output
+    list_module(team, "h20-16", "mooncake_board")
+    assert dashgen(team, "build").exit_code == 0
+    panels = panels_of(team)
+    rows = [t for t, p in panels.items() if p["type"] == "row"]
+    assert rows.index("Cluster Overview") > rows.index("Now")  # after dashgen's own groups
+    total = panels["Total Keys"]
+    assert total["datasource"]["uid"] == "${datasource}" and total["targets"][0]["expr"] == "master_key_count"
+    assert dashgen(team, "rules").exit_code == 0
+    checked = dashgen(team, "check")
+    assert checked.exit_code == 0, checked.output[-3000:]
+    commit_all(team, "our Mooncake board")
+    published = dashgen(team, "publish", "--grafana-url", grafana.url, "--profile", "h20-16",
+                        env={"GRAFANA_TOKEN": TOKEN})
+    assert published.exit_code == 0, published.output[-3000:]
+    (record,) = [json.loads(line) for line in (team / "releases" / "ledger.jsonl").read_text().splitlines()]
+    assert record["outcome"] == "published" and record["git_commit"] and not record["git_commit"].endswith("-dirty")
+    assert Path(record["published_file"]).is_relative_to(team / "releases" / "backups")  # beside the ledger
+    stored = grafana.stored(record["uid"])
+    assert stored is not None and any(p.get("title") == "Cluster Overview" for p in stored["panels"])
+
+
+def test_a_build_module_adds_its_row_and_a_broken_module_is_named(team):
+    list_module(team, "h20-16", "example_panels")
+    assert dashgen(team, "build").exit_code == 0
+    row = panels_of(team)["Team panels (example)"]
+    assert row["type"] == "row" and row["panels"][0]["title"] == "Node load (1 min)"
+    (team / "panels" / "example_panels.py").write_text("raise RuntimeError('boom')\n")
+    broken = dashgen(team, "build")
+    assert broken.exit_code == 2 and "example_panels.py: the module fails to load: RuntimeError: boom" in broken.output
+    (team / "panels" / "example_panels.py").unlink()
+    missing = dashgen(team, "build")
+    assert missing.exit_code == 2 and "no module file" in missing.output and "example_panels.py" in missing.output
+
+
+def test_an_imported_variable_that_clashes_with_dashgen_s_is_refused_by_name(team):
+    dashboard = json.loads(MOONCAKE.read_text())
+    dashboard["templating"] = {"list": [{"name": "node", "type": "custom", "query": "a,b"}]}
+    (team / "board.json").write_text(json.dumps(dashboard))
+    assert dashgen(team, "import", "board.json", "-o", "panels/clash.py").exit_code == 0
+    list_module(team, "h20-16", "clash")
+    result = dashgen(team, "build")
+    assert result.exit_code == 2 and "variable $node" in result.output and "clash" in result.output
+
+
+@pytest.mark.parametrize(("value", "fragment"), [('["Our-Board"]', "is not a module name"),
+                                                 ('"our_board"', "expected a list"),
+                                                 ('["a", "a"]', "listed twice")])
+def test_extra_modules_must_be_module_names(team, value, fragment):
+    path = team / "profiles" / "h20-16.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("[dashboard]\n", f"[dashboard]\nextra_modules = {value}\n", 1)
+                    if "[dashboard]\n" in text else text + f"\n[dashboard]\nextra_modules = {value}\n")
+    result = dashgen(team, "build")
+    assert result.exit_code == 2 and "dashboard.extra_modules" in result.output and fragment in result.output
