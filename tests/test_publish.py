@@ -354,3 +354,26 @@ def test_a_dirty_profiles_repository_is_refused_unless_allowed(work, grafana):
     assert allowed.exit_code == 0, allowed.output
     (record,) = ledger(work)
     assert record["outcome"] == "published" and record["git_commit"].endswith("-dirty")
+
+
+def test_rollback_to_a_version_matches_it_whole_and_refuses_an_empty_target(tmp_path):
+    """``--to 1`` is version 1, never the backup of v11 (whose name also holds "-v1"); ``--to ""`` is refused."""
+    from dashgen.cli.history import find_backup
+    from dashgen.errors import InputError
+    from dashgen.publish.backups import save_backup
+
+    eleven = save_backup(tmp_path, UID, 11, "20261206T010000Z", {"dashboard": {"title": "v11"}, "meta": {}})
+    records = [{"uid": UID, "outcome": "published", "backup_file": str(eleven), "grafana_version": 12}]
+
+    class History:
+        def get_version(self, uid, version):
+            return type("Kept", (), {"data": {"title": f"Grafana's v{version}"}})()
+
+    document, source = find_backup(UID, "1", records, tmp_path, History())
+    assert document == {"title": "Grafana's v1"} and source == "Grafana version 1"
+    one = save_backup(tmp_path, UID, 1, "20261206T000000Z", {"dashboard": {"title": "v1"}, "meta": {}})
+    records.append({"uid": UID, "outcome": "published", "backup_file": str(one), "grafana_version": 2})
+    assert find_backup(UID, "1", records, tmp_path, History())[0] == {"title": "v1"}
+    assert find_backup(UID, "11", records, tmp_path, History())[0] == {"title": "v11"}
+    with pytest.raises(InputError, match="not an empty value"):
+        find_backup(UID, " ", records, tmp_path, History())

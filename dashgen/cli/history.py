@@ -49,6 +49,9 @@ def find_backup(uid: str, to: str, records: list[dict[str, Any]], backup_dir: Pa
                 client: GrafanaClient) -> tuple[dict[str, Any], str]:
     """The dashboard JSON to roll back to: a release (build SHA prefix) or a Grafana version number."""
     records = [r for r in records if r.get("uid") == uid]
+    to = to.strip()
+    if not to:
+        raise InputError("--to: give a Grafana version number or a release's build SHA prefix, not an empty value")
     if not to.isdigit():
         for record in reversed(records):
             if str(record.get("build_sha", "")).startswith(to) and record.get("published_file"):
@@ -60,7 +63,9 @@ def find_backup(uid: str, to: str, records: list[dict[str, Any]], backup_dir: Pa
             return _dashboard_of(Path(record["published_file"])), f"release v{version}"
     for record in reversed(records):
         backup = record.get("backup_file")
-        if backup and f"-v{version}" in Path(backup).name and Path(backup).exists():
+        # the backup's name ends "-v<version>.json" (backups.backup_path): the version is matched whole, so
+        # --to 1 is never v11's backup
+        if backup and Path(backup).name.endswith(f"-v{version}.json") and Path(backup).exists():
             return _dashboard_of(Path(backup)), f"backup {backup}"
     kept = client.get_version(uid, version)
     if kept.data:
