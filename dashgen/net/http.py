@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import random
+import re
 import threading
 import time
 import warnings
@@ -207,6 +208,7 @@ class HttpTransport:
         self.follow_redirects = follow_redirects
         self.log = logger or logging.getLogger("dashgen.net")
         self._secrets: list[str] = []
+        self._secret_pattern: re.Pattern[str] | None = None
         if token is not None and basic_auth is not None:
             raise InputError(f"{service} credentials: give a token or basic_auth, not both")
         self.auth_kind = "none"
@@ -265,11 +267,16 @@ class HttpTransport:
         self.session.close()
 
     def redact(self, text: str) -> str:
-        """``text`` with every credential of this transport replaced by ``***``."""
-        for secret in self._secrets:
-            if secret:
-                text = text.replace(secret, "***")
-        return text
+        """``text`` with every credential of this transport replaced by ``***``: whole tokens only (a short
+        password inside an ordinary word is left alone, and a password equal to the user name does not hide
+        the user), in one pass over the text."""
+        if self._secret_pattern is None:
+            secrets = sorted({s for s in self._secrets if s and s != self.user}, key=len, reverse=True)
+            if not secrets:
+                return text
+            self._secret_pattern = re.compile(
+                r"(?<![A-Za-z0-9_])(?:" + "|".join(re.escape(s) for s in secrets) + r")(?![A-Za-z0-9_])")
+        return self._secret_pattern.sub("***", text)
 
     def request(
         self,
