@@ -113,8 +113,15 @@ def test_flags_win_over_the_context_and_the_context_over_grafana_url(tmp_path):
     chosen = resolve(config, "a", {}, env)
     assert (chosen.url, chosen.org_id, chosen.folder_uid) == ("https://a.example", 3, "f")
     assert chosen.ca_bundle == str(tmp_path / "ca.pem")  # relative to the file
-    flagged = resolve(config, "a", {"url": "https://flag.example", "org_id": 4, "folder_uid": ""}, env)
-    assert (flagged.url, flagged.org_id, flagged.folder_uid) == ("https://flag.example", 4, "")
+    flagged = resolve(config, "a", {"org_id": 4, "folder_uid": ""}, env)
+    assert (flagged.url, flagged.org_id, flagged.folder_uid) == ("https://a.example", 4, "")
+    # another URL gets the context's credentials only with credentials of its own (issue 32: secrets go only
+    # where they belong)
+    with pytest.raises(InputError, match="a context's credentials go only to its own URL"):
+        resolve(config, "a", {"url": "https://flag.example"}, env)
+    own = resolve(config, "a", {"url": "https://flag.example", "token_file": tmp_path / "t"}, env)
+    assert (own.url, own.token_file) == ("https://flag.example", tmp_path / "t")
+    assert resolve(config, "a", {"url": "https://a.example/"}, env).url == "https://a.example/"
     with pytest.raises(InputError, match="no context 'b'"):
         resolve(config, "b", {}, env)
     path.write_text('default_context = "a"\n' + path.read_text())
@@ -144,3 +151,39 @@ def test_records_written_before_org_ids_belong_to_org_1():
     assert last_stored([old], UID, Instance("https://g.example", 1)) == old
     assert last_stored([old], UID, Instance("https://g.example", 2)) is None
     assert last_stored([old], UID, Instance("https://other.example", 1)) is None
+
+
+@pytest.mark.parametrize("name", ["PATH", "AWS_SECRET_ACCESS_KEY", "HOME", "grafana_token", "TOKEN"])
+def test_token_env_names_only_token_variables(tmp_path, name):
+    path = tmp_path / "dashgen.toml"
+    path.write_text(f'[contexts.a]\nurl = "https://a.example"\ntoken_env = "{name}"\n')
+    with pytest.raises(InputError, match=r"contexts.a.token_env: .* must end in _TOKEN"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("target", ["/proc/self/environ", "/dev/null", "/sys/kernel/mm"])
+def test_a_token_file_under_proc_sys_or_dev_is_refused(target, tmp_path):
+    from dashgen.cli.grafana_opts import read_token_file
+
+    link = tmp_path / "token"
+    link.symlink_to(target)
+    for path in (Path(target), link):
+        with pytest.raises(InputError, match="not a token file"):
+            read_token_file(path)
+
+
+def test_a_token_file_holds_one_line_of_bounded_size(tmp_path):
+    from dashgen.cli.grafana_opts import read_token_file
+
+    good = tmp_path / "good"
+    good.write_text("glsa_abc\n")
+    assert read_token_file(good) == "glsa_abc"
+    two = tmp_path / "two"
+    two.write_text("a\nb\n")
+    with pytest.raises(InputError, match="2 lines"):
+        read_token_file(two)
+    big = tmp_path / "big"
+    big.write_text("x" * 5000)
+    with pytest.raises(InputError, match="over the 4,096"):
+        read_token_file(big)
+

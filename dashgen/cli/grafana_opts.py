@@ -5,6 +5,7 @@ file and go straight into the client: they are never echoed, logged or written."
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -109,16 +110,37 @@ def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = No
     return resolve(config, params.get("context_name"), flags, env)
 
 
+TOKEN_FILE_MAX_BYTES = 4096
+_SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def read_token_file(path: Path) -> str:
+    """The one line of a token file: a regular file of at most 4 KiB, not under /proc, /sys or /dev (where
+    ``/proc/self/environ`` would send the whole environment as a token), symlinks followed first."""
+    try:
+        real = path.resolve(strict=True)
+        info = real.stat()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the token file ({exc.strerror or exc})") from None
+    if any(real.is_relative_to(tree) for tree in _SYSTEM_TREES) or not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path}: not a token file (a regular file outside /proc, /sys and /dev is required)")
+    if info.st_size > TOKEN_FILE_MAX_BYTES:
+        raise InputError(f"{path}: {info.st_size:,} bytes, over the {TOKEN_FILE_MAX_BYTES:,} of a token file")
+    try:
+        lines = [line.strip() for line in real.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the token file ({exc})") from None
+    if not lines:
+        raise InputError(f"{path}: the token file is empty")
+    if len(lines) > 1:
+        raise InputError(f"{path}: {len(lines)} lines; a token file holds the token alone, on one line")
+    return lines[0]
+
+
 def credentials(target: Context, env: Mapping[str, str]) -> tuple[str | None, tuple[str, str] | None]:
     """(token, basic auth): the token file, else the context's token variable, else user/password."""
     if target.token_file is not None:
-        try:
-            token = target.token_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise InputError(f"{target.token_file}: cannot read the token file ({exc.strerror})") from None
-        if not token:
-            raise InputError(f"{target.token_file}: the token file is empty")
-        return token, None
+        return read_token_file(target.token_file), None
     if env.get(target.token_env, "").strip():
         return env[target.token_env].strip(), None
     if target.name and target.token_env != "GRAFANA_TOKEN":

@@ -22,6 +22,7 @@ Loading is an edge (it reads the file); ``resolve`` is pure.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ from dashgen.project import KEYS as PROJECT_KEYS
 from dashgen.project import ProjectSettings, parse_settings
 
 CONFIG_FILE = "dashgen.toml"
+# The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
+TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN$|^GRAFANA_TOKEN$")
 _FIELDS = {"url": str, "org_id": int, "folder_uid": str, "folder_title": str, "token_env": str, "token_file": str,
            "ca_bundle": str, "insecure": bool}
 _SECRET_WORDS = ("token", "password", "secret")
@@ -111,6 +114,10 @@ def _context(path: Path, name: str, table: Any) -> Context:
             raise InputError(f"{where}.{key}: expected {expected.__name__}, got {type(value).__name__}")
     if not isinstance(table.get("url"), str) or not table["url"].strip():
         raise InputError(f"{where}.url: required (the Grafana base URL)")
+    if "token_env" in table and not TOKEN_ENV.match(table["token_env"]):
+        raise InputError(f"{where}.token_env: {table['token_env']!r} is not a token variable: the name must end in "
+                         "_TOKEN (e.g. GRAFANA_STAGING_TOKEN), so a config file can never send another variable "
+                         "(PATH, a cloud key) as a Grafana token")
     if "org_id" in table and table["org_id"] < 1:
         raise InputError(f"{where}.org_id: expected a positive organisation id, got {table['org_id']}")
     base = path.parent
@@ -123,6 +130,10 @@ def _context(path: Path, name: str, table: Any) -> Context:
         ca_bundle=(ca_bundle if ca_bundle is None or Path(ca_bundle).is_absolute() else str(base / ca_bundle)),
         insecure=bool(table.get("insecure", False)),
     )
+
+
+def _same_url(url: str) -> str:
+    return url.strip().rstrip("/").lower()
 
 
 def resolve(config: Config | None, context_name: str | None, flags: Mapping[str, Any],
@@ -145,6 +156,11 @@ def resolve(config: Config | None, context_name: str | None, flags: Mapping[str,
             return getattr(context, key)
         return default
 
+    if context is not None and flags.get("url") and _same_url(flags["url"]) != _same_url(context.url) and (
+            flags.get("token_file") is None):
+        raise InputError(f"--grafana-url {flags['url']} is not context {context.name}'s Grafana ({context.url}): "
+                         "a context's credentials go only to its own URL; drop --context, or give --token-file "
+                         "for that Grafana")
     url = pick("url") or env.get("GRAFANA_URL", "").strip()
     if not url:
         raise InputError("no Grafana URL: give --grafana-url, set GRAFANA_URL, or use --context NAME with a "
