@@ -14,8 +14,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from dashgen.deployment.checks import MAX_GPUS_PER_NODE, MAX_NODES
 from dashgen.deployment.alerts import parse_alerts
+from dashgen.deployment.checks import MAX_GPUS_PER_NODE, MAX_NODES
 from dashgen.deployment.collector import parse_collector
 from dashgen.deployment.model import (
     DEFAULT_LABELS,

@@ -28,7 +28,8 @@ def disk_alert(profile: Profile) -> AlertRule:
         alert="CacheDiskSaturated", expr=health.disk_saturated(profile), for_="10m",
         severity=health.DISK_SATURATED.severity,
         summary=f"Cache disk {{{{ $labels.device }}}} saturated on {node}",
-        description=(f"Node {node}, device {{{{ $labels.device }}}} (a cache device, {profile.disks.cache_device_regex}): "
+        description=(f"Node {node}, device {{{{ $labels.device }}}} (a cache device, "
+                     f"{profile.disks.cache_device_regex}): "
                      f"busy {{{{ $value | humanizePercentage }}}} of the time (above {t.disk_busy_share:.0%}), more "
                      f"than {t.disk_queue_depth:g} I/Os queued on average, and each I/O takes more than "
                      f"{t.disk_await_factor:g} x the device's own await of the {t.baseline_window} ending "
@@ -126,10 +127,10 @@ def clock_alert(profile: Profile) -> AlertRule:
         description=(f"Node {node}: value {{{{ $value }}}} s, the clock's offset from its time source "
                      f"(|node_timex_offset_seconds|, above {t.clock_offset_seconds:g} s) or, where the kernel reports "
                      f"the clock unsynchronised (node_timex_sync_status 0 over {health.CLOCK_SYNC_WINDOW}), its "
-                     f"estimated error (at least {health.CLOCK_MAXERROR_SECONDS} s), for 5m. The node's vmagent stamps its samples with this "
-                     "clock: its series land early or late in the store (gaps, 'insufficient samples', rates out of "
-                     "step with other nodes), and TLS and the engines' timeouts misbehave. Check chronyd / ntpd on "
-                     "the node (chronyc tracking)."),
+                     f"estimated error (at least {health.CLOCK_MAXERROR_SECONDS} s), for 5m. The node's vmagent "
+                     "stamps its samples with this clock: its series land early or late in the store (gaps, "
+                     "'insufficient samples', rates out of step with other nodes), and TLS and the engines' "
+                     "timeouts misbehave. Check chronyd / ntpd on the node (chronyc tracking)."),
         anchor="clockskew",
     )
 
