@@ -10,10 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dashgen_queries.health import (
+    CLOCK_OFF,
+    DISK_SATURATED,
+    GPU_POWER,
+    GPU_THERMAL,
+    LAYER_HEALTH,
+    STORE_RESET,
+    TIER_COLLAPSED,
+)
 from test_rules_promtool import PROFILES, expected, run_tests, series
 
 from dashgen.rules import render_rule_files
-from dashgen_queries.health import CLOCK_OFF, DISK_SATURATED, GPU_POWER, GPU_THERMAL, LAYER_HEALTH, STORE_RESET, TIER_COLLAPSED
 
 PROFILE = "long-context-64"
 NODES = PROFILES[PROFILE].node_names
