@@ -112,6 +112,7 @@ HOST_WINDOW = "10m"  # the host-hit share now (token counts are bursty)
 GATEWAY_WINDOW = "5m"
 GATEWAY_MIN_RPS = 0.1  # an instance answering fewer valid requests per second is too quiet for a share to mean much
 RESPONSES, STATUS = "smg_http_responses_total", "status_code"
+REQUESTS, ADMISSION_REJECTED = "smg_http_requests_total", "smg_admission_queue_rejected_total"
 VALID_STATUS = "[^4]..|429|408"  # every answer but the client's own 4xx mistakes (the client-side SLI's validity)
 SHED_STATUS, ERROR_STATUS = "429", "5..|408"  # shed; failed or timed out (504 is a 5xx, 408 the request timeout)
 BREAKER_WINDOW = "5m"  # a breaker not closed at any sample of this window
@@ -197,8 +198,15 @@ def _answer_share(profile: Profile, status: str) -> str:
 
 def gateway_shedding(profile: Profile) -> str:
     """Gateway instances (node, instance) answering more than ``gateway_shed_share`` of their valid requests with
-    429 (admission queue full, rate limit): requests shed before any engine sees them. Value: the 429 share."""
-    return f"{_answer_share(profile, SHED_STATUS)} > {profile.alerts.gateway_shed_share:g}"
+    429 (admission queue full, rate limit), or rejecting more than that share of their requests at admission
+    (``smg_admission_queue_rejected_total``, queue full or timed out, per ``smg_http_requests_total``): requests
+    shed before any engine sees them. Value: the 429 share, else the rejected share."""
+    share = profile.alerts.gateway_shed_share
+    by = gateway_labels(profile)
+    rejected = agg("sum", by, f"rate({gateway(profile, ADMISSION_REJECTED)}[{GATEWAY_WINDOW}])")
+    requests = agg("sum", by, f"rate({gateway(profile, REQUESTS)}[{GATEWAY_WINDOW}])")
+    admission = f"({rejected} / on ({', '.join(by)}) ({requests} > {GATEWAY_MIN_RPS:g}))"
+    return f"({_answer_share(profile, SHED_STATUS)} > {share:g}) or on ({', '.join(by)}) ({admission} > {share:g})"
 
 
 def gateway_errors(profile: Profile) -> str:

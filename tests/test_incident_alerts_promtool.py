@@ -139,13 +139,18 @@ def test_gateway_shedding_errors_no_backend_and_open_breaker_name_the_instance_a
         promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     """Gateway on node 0: 36 % of its answers 429 and 24 % 504 (the drill's ~60 % 429 / 504), both its backends
     unhealthy. Gateway on node 4: every answer 200, backend w0 healthy and closed, backend w1 unhealthy with its
-    breaker open. An idle cluster (no answers, every backend healthy and closed) is silent."""
-    shedding, healthy = NODES[0], NODES[4]
+    breaker open. Gateway on node 5 rejects 30 % of its requests at admission. An idle cluster (no answers, every
+    backend healthy and closed) is silent."""
+    shedding, healthy, admission = NODES[0], NODES[4], NODES[5]
     inputs = [_gateway(shedding, "smg_http_responses_total", counter(40), status_code="200"),
               _gateway(shedding, "smg_http_responses_total", counter(36), status_code="429"),
               _gateway(shedding, "smg_http_responses_total", counter(24), status_code="504"),
               _gateway(shedding, "smg_http_responses_total", counter(5), status_code="404"),  # the client's mistake
-              _gateway(healthy, "smg_http_responses_total", counter(100), status_code="200")]
+              _gateway(healthy, "smg_http_responses_total", counter(100), status_code="200"),
+              # a build that counts its sheds at admission only: 30 of 100 requests rejected
+              _gateway(admission, "smg_http_requests_total", counter(100), method="POST", path="/generate"),
+              _gateway(admission, "smg_admission_queue_rejected_total", counter(30), reason="full"),
+              _gateway(admission, "smg_http_responses_total", counter(70), status_code="200")]
     for node, worker, health, breaker in ((shedding, "w0", "0x30", "0x30"), (shedding, "w1", "0x30", "0x30"),
                                           (healthy, "w0", "1x30", "0x30"), (healthy, "w1", "0x30", "1x30")):
         inputs += [_gateway(node, "smg_worker_health", health, worker=worker),
@@ -154,7 +159,9 @@ def test_gateway_shedding_errors_no_backend_and_open_breaker_name_the_instance_a
                                                                             "instance": f"{healthy}:29000"}
     fires = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
         {"eval_time": "20m", "alertname": "GatewayShedding",
-         "exp_alerts": [expected(PROFILE, "GatewayShedding", gateway, "36%")]},
+         "exp_alerts": [expected(PROFILE, "GatewayShedding", gateway, "36%"),
+                        expected(PROFILE, "GatewayShedding", {"node": admission, "instance": f"{admission}:29000"},
+                                 "30%")]},
         {"eval_time": "20m", "alertname": "GatewayErrors",
          "exp_alerts": [expected(PROFILE, "GatewayErrors", gateway, "24%")]},
         {"eval_time": "20m", "alertname": "GatewayNoHealthyBackend",

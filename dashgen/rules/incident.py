@@ -77,7 +77,8 @@ def gateway_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         _gateway(profile, "GatewayShedding", health.gateway_shedding(profile), "5m", "warning",
                  "Gateway shedding requests with 429",
                  f"{{{{ $value | humanizePercentage }}}} of its valid answers over {window} are 429 (above "
-                 f"{t.gateway_shed_share:.0%}, smg_http_responses_total), for 5m: the admission queue is full "
+                 f"{t.gateway_shed_share:.0%}, smg_http_responses_total), or of its requests are rejected at "
+                 f"admission ({health.ADMISSION_REJECTED}), for 5m: the admission queue is full "
                  "(--max-concurrent-requests / --queue-size) or a rate limit sheds; the clients get errors that no "
                  "engine ever saw, so the engine-side SLO stays green."),
         _gateway(profile, "GatewayErrors", health.gateway_errors(profile), "5m", "warning",

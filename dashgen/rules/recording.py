@@ -112,7 +112,9 @@ def health_conditions(profile: Profile) -> dict[str, list[tuple[health.HealthSta
 
 def _gpu_conditions(profile: Profile) -> list[tuple[health.HealthState, str]]:
     """The GPU layers' states: DCGM's fatal Xid and row-remap failure where DCGM collects them, and the thermal /
-    power split of the recorded clock-event bitmask where the GPU source collects the reasons."""
+    power split of the clock-event bitmask where the GPU source collects the reasons. The bitmask is read as
+    ``GPU_CLOCK_REASONS`` records it (the same expression, not the recorded series: the demo and the drills replay
+    the layer-health group alone)."""
     found: list[tuple[health.HealthState, str]] = []
     if profile.exported("dcgm") and dcgm.collects(profile, dcgm.XID):
         found.append((health.GPU_XID_FATAL, dcgm.fatal_xid(profile)))
@@ -120,7 +122,7 @@ def _gpu_conditions(profile: Profile) -> list[tuple[health.HealthState, str]]:
         found.append((health.GPU_REMAP_FAILED, dcgm.remap_failed(profile)))
     source = gpu_source(profile)
     if source is not None and not source.missing((source.metric(CLOCK_EVENT_REASONS),)):
-        reasons = in_deployment(profile, GPU_CLOCK_REASONS)
+        reasons = f"({gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)})"
         found.append((health.GPU_THERMAL, health.clock_events_set(profile, reasons, health.THERMAL_BITS)))
         found.append((health.GPU_POWER, health.clock_events_set(profile, reasons, health.POWER_BITS)))
     return found
