@@ -99,6 +99,7 @@ def test_incident_alerts_and_health_states_only_where_their_source_is_exported()
     assert names(dataclasses.replace(base, sources={**base.sources, **gone})) == set()
     layers = health_conditions(profiles["video-200"])
     assert set(layers) == {"gpm", "dcgm", "disk", "collector", "clock"}  # no engine stall for a diffusion engine
-    for profile in profiles.values():
+    for profile in profiles.values():  # no Grafana variable in anything a rule reads
         for chain in health_conditions(profile).values():
             assert all("$" not in condition.replace("$1", "") for _, condition in chain), profile.name
+        assert all("$" not in alert.expr for alert in incident_alerts(profile)), profile.name
