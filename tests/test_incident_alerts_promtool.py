@@ -13,6 +13,7 @@ import pytest
 from dashgen_queries.health import (
     CLOCK_OFF,
     DISK_SATURATED,
+    ENGINE_STALLED,
     GPU_POWER,
     GPU_THERMAL,
     LAYER_HEALTH,
@@ -257,4 +258,30 @@ def test_gpu_health_state_splits_thermal_from_power_throttling(promtool: str, ru
     case = {"interval": "1m", "input_series": inputs, "promql_expr_test": [
         {"expr": health_query(layer), "eval_time": "10m", "exp_samples": recorded(layer, codes)}
         for layer in ("gpm", "dcgm")]}
+    run_tests(promtool, tmp_path, rule_dir / f"{PROFILE}.yml", [case])
+
+
+# --- the engine layer: a stalled stage (EngineStalled's condition) -----------------------------------------------
+
+def test_engine_health_state_is_stalled_while_requests_wait_and_no_token_moves(promtool: str, rule_dir: Path,
+                                                                               tmp_path: Path) -> None:
+    """Node 1's stage has 5 requests waiting throughout and its token counter stops from 30m to 50m; node 2's stage
+    has 5 waiting and keeps processing; node 3 is idle (nothing waiting, no tokens). Only node 1 reads
+    ENGINE_STALLED, and it keeps reading it for the matrix's 15 minutes after the stall ends. (The first minutes of
+    a series, before a rate has two samples, read as a stall: the evaluations start after they left the window.)"""
+    def stage(node: str, pp: str, waiting: str, tokens: str) -> list[dict[str, str]]:
+        labels = {"job": "sglang", "node": node, "pp_rank": pp, "tp_rank": "0", "model_name": "m",
+                  "engine_type": "unified"}
+        return [series("sglang:num_queue_reqs", labels, waiting),
+                series("sglang:realtime_tokens_total", {**labels, "mode": "decode"}, tokens)]
+
+    inputs = (stage(NODES[1], "1", "5x90", "0+100x30 3000x20 3000+100x39")
+              + stage(NODES[2], "2", "5x90", "0+100x90") + stage(NODES[3], "3", "0x90", "0x90"))
+    stalled = recorded("engine", {NODES[1]: ENGINE_STALLED.code})
+    case = {"interval": "1m", "input_series": inputs, "promql_expr_test": [
+        {"expr": health_query("engine"), "eval_time": "28m", "exp_samples": []},
+        {"expr": health_query("engine"), "eval_time": "40m", "exp_samples": stalled},
+        {"expr": health_query("engine"), "eval_time": "60m", "exp_samples": stalled},
+        {"expr": health_query("engine"), "eval_time": "75m", "exp_samples": []},
+    ]}
     run_tests(promtool, tmp_path, rule_dir / f"{PROFILE}.yml", [case])
