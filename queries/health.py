@@ -18,13 +18,26 @@ Missing data that makes the layer unreadable (collection failed, segment host no
 GPU missing) wins, since a health state cannot be judged without the data; a health state wins over ok,
 no traffic, no I/O and insufficient samples (an engine with requests waiting is "stalled", never "no
 traffic"). Health codes (20-99) sit apart from the reason codes (0-8) and the GPU-missing codes (>= 200).
+
+Conditions (one function per failure class, every entity's labels kept, deployment-scoped, no Grafana variable;
+thresholds from the profile's ``[alerts]``, ``dashgen.deployment.alerts``): ``disk_saturated`` (node, device),
+``host_tier_collapsed`` (node, PP stage), ``gateway_shedding`` / ``gateway_errors`` / ``gateway_no_healthy_backend``
+(gateway node, instance), ``gateway_breaker_open`` (gateway node, instance, worker), ``store_reset`` (master),
+``clock_off`` (node), and the thermal / power split of the clock-event bitmask (``clock_events_set``). The engine's
+stall is ``queries.sglang_slo.stalled_stages``, the GPU faults ``queries.dcgm``, the collector's the collector
+alerts' own expressions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashgen_queries.promql import agg, deployment, node_var, selector
+from dashgen_queries import mooncake as mc
+from dashgen_queries import node_exporter as fs
+from dashgen_queries.gateway import gateway, gateway_labels
+from dashgen_queries.gpu import THROTTLE_BITS
+from dashgen_queries.hicache import PREFILL_EFFECTIVE, one_rank
+from dashgen_queries.promql import agg, deployment, divide, job, matcher, node_var, selector
 
 from dashgen.deployment.profile import Profile
 
@@ -79,3 +92,177 @@ def worst(profile: Profile, reason: str, health: str, unreadable_from: int) -> s
     """The cell: a reason that makes the layer unreadable, else the health state, else the reason."""
     node = profile.label("node")
     return f"(({reason}) >= {unreadable_from}) or on({node}) ({health}) or on({node}) ({reason})"
+
+
+# --- the conditions ---------------------------------------------------------------------------------------------
+
+# The power / thermal split of ``queries.gpu.THROTTLE_BITS``: SW / HW thermal slowdown are thermal; the SW power
+# cap, the HW power brake and HW slowdown (set with the power brake or fast power-draw protection; with heat the
+# thermal bits are set too, and thermal comes first) are power.
+THERMAL_BITS = (0x20, 0x40)
+POWER_BITS = (0x4, 0x8, 0x80)
+assert sorted(THERMAL_BITS + POWER_BITS) == sorted(THROTTLE_BITS)
+
+DISK_WINDOW = "5m"  # busy share, queue depth and await now
+DISK_IO_TIME = "node_disk_read_time_seconds_total|node_disk_write_time_seconds_total"
+DISK_IO_OPS = "node_disk_reads_completed_total|node_disk_writes_completed_total"
+DISK_BUSY = "node_disk_io_time_seconds_total"
+DISK_QUEUE = "node_disk_io_time_weighted_seconds_total"
+HOST_WINDOW = "10m"  # the host-hit share now (token counts are bursty)
+GATEWAY_WINDOW = "5m"
+GATEWAY_MIN_RPS = 0.1  # an instance answering fewer valid requests per second is too quiet for a share to mean much
+RESPONSES, STATUS = "smg_http_responses_total", "status_code"
+REQUESTS, ADMISSION_REJECTED = "smg_http_requests_total", "smg_admission_queue_rejected_total"
+VALID_STATUS = "[^4]..|429|408"  # every answer but the client's own 4xx mistakes (the client-side SLI's validity)
+SHED_STATUS, ERROR_STATUS = "429", "5..|408"  # shed; failed or timed out (504 is a 5xx, 408 the request timeout)
+BREAKER_WINDOW = "5m"  # a breaker not closed at any sample of this window
+STORE_RESET_WINDOW = "30m"  # a master's key count (or allocated bytes) fell near zero from its peak in this window
+STORE_MIN_BYTES = 2**30  # allocated bytes below 1 GiB are no healthy level to fall from
+CLOCK_SYNC_WINDOW = "5m"
+CLOCK_MAXERROR_SECONDS = 16  # the kernel's estimated error of an unsynchronised clock (node-mixin's guard)
+
+
+def clock_events_set(profile: Profile, reasons: str, bits: tuple[int, ...] = THROTTLE_BITS) -> str:
+    """The clock-event bitmask ``reasons`` (per node and GPU), kept where one of ``bits`` is set (value: the
+    bitmask). PromQL has no bitwise operators: bit b of x >= 0 is ``floor(x / b) % 2``."""
+    keys = f"{profile.label('node')}, {profile.label('gpu')}"
+    tested = " + ".join(f"floor({reasons} / {bit}) % 2" for bit in bits)
+    return f"{reasons} and on ({keys}) ({tested} > 0)"
+
+
+def _disk(profile: Profile, names: str, window: str, offset: str = "", fn: str = "rate") -> str:
+    """``fn`` of the cache devices' diskstats counters ``names`` (a regex of metric names), per node and device."""
+    name, by_name = ("", matcher("__name__", "=~", names)) if "|" in names else (names, "")
+    series = selector(name, by_name, job(profile, "node_exporter"), fs.cache_device(profile))
+    shifted = f"[{window}] offset {offset}" if offset else f"[{window}]"
+    return agg("sum", fs.disk_labels(profile), f"{fn}({series}{shifted})")
+
+
+def disk_saturated(profile: Profile) -> str:
+    """Cache devices (node, device) that are busy, queued *and* slower than their own baseline: the busy share
+    (rate of io_time) above ``disk_busy_share``, the average queue (rate of io_time_weighted) above
+    ``disk_queue_depth``, and the await (I/O time per completed I/O) above ``disk_await_factor`` x the device's own
+    await over ``baseline_window`` ending ``baseline_offset`` ago. A busy, deep-queued disk that still answers as
+    fast as usual is working, not saturated. Value: the busy share. No baseline (a new device): no sample."""
+    t = profile.alerts
+    on = f"on ({', '.join(fs.disk_labels(profile))})"
+    busy = _disk(profile, DISK_BUSY, DISK_WINDOW)
+    queue = _disk(profile, DISK_QUEUE, DISK_WINDOW)
+    now = divide(_disk(profile, DISK_IO_TIME, DISK_WINDOW), _disk(profile, DISK_IO_OPS, DISK_WINDOW))
+    base = divide(_disk(profile, DISK_IO_TIME, t.baseline_window, t.baseline_offset, "increase"),
+                  _disk(profile, DISK_IO_OPS, t.baseline_window, t.baseline_offset, "increase"))
+    return (f"({busy} > {t.disk_busy_share:g}) and {on} ({queue} > {t.disk_queue_depth:g}) "
+            f"and {on} (({now}) > {t.disk_await_factor:g} * ({base}))")
+
+
+def host_hit_share(profile: Profile, window: str, offset: str = "") -> str:
+    """The host tier's (L2) final reuse as a share of prefill input tokens per (node, PP stage), over ``window``
+    (``offset`` ago): ``prefill_effective_tokens_total{mode="host_hit"}`` / ``{mode="input"}``, one TP rank per DP
+    group. No input tokens (an idle stage): no sample."""
+    shifted = f"[{window}] offset {offset}" if offset else f"[{window}]"
+
+    def tokens(mode: str) -> str:
+        series = selector(PREFILL_EFFECTIVE, job(profile, "sglang"), matcher("mode", "=", mode))
+        return one_rank(profile, f"rate({series}{shifted})")
+
+    return divide(tokens("host_hit"), tokens("input"))
+
+
+def host_tier_collapsed(profile: Profile) -> str:
+    """Stages (node, PP stage) serving prefill traffic whose host-hit share over ``HOST_WINDOW`` fell below
+    1 / ``host_hit_drop_factor`` of *both* its own baseline (over ``baseline_window`` ending ``baseline_offset``
+    ago, at least ``host_hit_min_share``) and the median of every serving stage of the deployment now. A
+    cluster-wide drop (a workload change) is not one node's collapse; an idle stage has no share. Value: the share."""
+    t = profile.alerts
+    node, stage = profile.label("node"), profile.label("pp_rank")
+    on = f"on ({node}, {stage})"
+    now = host_hit_share(profile, HOST_WINDOW)
+    base = host_hit_share(profile, t.baseline_window, t.baseline_offset)
+    factor = t.host_hit_drop_factor
+    return (f"({now}) < on () group_left () (quantile(0.5, {now}) / {factor:g}) "
+            f"and {on} (({now}) < ({base}) / {factor:g}) and {on} (({base}) >= {t.host_hit_min_share:g})")
+
+
+def _responses(profile: Profile, status: str) -> str:
+    answered = gateway(profile, RESPONSES, matcher(STATUS, "=~", status))
+    return agg("sum", gateway_labels(profile), f"rate({answered}[{GATEWAY_WINDOW}])")
+
+
+def _answer_share(profile: Profile, status: str) -> str:
+    """The share of a gateway instance's valid answers with a ``status`` (regex), over ``GATEWAY_WINDOW``, where
+    the instance answers more than ``GATEWAY_MIN_RPS`` valid requests per second."""
+    valid = _responses(profile, VALID_STATUS)
+    on = f"on ({', '.join(gateway_labels(profile))})"
+    return f"({_responses(profile, status)} / {on} ({valid} > {GATEWAY_MIN_RPS:g}))"
+
+
+def gateway_shedding(profile: Profile) -> str:
+    """Gateway instances (node, instance) answering more than ``gateway_shed_share`` of their valid requests with
+    429 (admission queue full, rate limit), or rejecting more than that share of their requests at admission
+    (``smg_admission_queue_rejected_total``, queue full or timed out, per ``smg_http_requests_total``): requests
+    shed before any engine sees them. Value: the 429 share, else the rejected share."""
+    share = profile.alerts.gateway_shed_share
+    by = gateway_labels(profile)
+    rejected = agg("sum", by, f"rate({gateway(profile, ADMISSION_REJECTED)}[{GATEWAY_WINDOW}])")
+    requests = agg("sum", by, f"rate({gateway(profile, REQUESTS)}[{GATEWAY_WINDOW}])")
+    admission = f"({rejected} / on ({', '.join(by)}) ({requests} > {GATEWAY_MIN_RPS:g}))"
+    return f"({_answer_share(profile, SHED_STATUS)} > {share:g}) or on ({', '.join(by)}) ({admission} > {share:g})"
+
+
+def gateway_errors(profile: Profile) -> str:
+    """Gateway instances (node, instance) answering more than ``gateway_error_share`` of their valid requests with a
+    5xx or a timeout (408, 504). Value: that share."""
+    return f"{_answer_share(profile, ERROR_STATUS)} > {profile.alerts.gateway_error_share:g}"
+
+
+def gateway_no_healthy_backend(profile: Profile) -> str:
+    """Gateway instances (node, instance) none of whose backends is healthy (``smg_worker_health``: 1 healthy, 0
+    unhealthy, -1 removed). Value: the best backend's health. No worker series at all: no sample."""
+    return f"{agg('max', gateway_labels(profile), gateway(profile, 'smg_worker_health'))} < 1"
+
+
+def gateway_breaker_open(profile: Profile) -> str:
+    """Backends (worker) whose circuit breaker on a gateway instance (node, instance) was not closed at any sample
+    of ``BREAKER_WINDOW`` (``smg_worker_cb_state``: 0 closed, 1 open, 2 half-open): the gateway routes nothing to
+    it. Value: the lowest state seen."""
+    state = f"min_over_time({gateway(profile, 'smg_worker_cb_state')}[{BREAKER_WINDOW}])"
+    return f"{agg('min', gateway_labels(profile, 'worker'), state)} > 0"
+
+
+def _per_master(profile: Profile, metric: str, window: str = "") -> str:
+    """A master-global gauge once per master (``master`` label; max over its HA copies), or its peak over
+    ``window``."""
+    parts = []
+    for found in profile.masters():
+        series = mc.master_targets(profile, metric, found.name)
+        if window:
+            series = f"max_over_time({series}[{window}])"
+        parts.append(f'label_replace({series}, "{mc.MASTER_LABEL}", "{found.name}", "{profile.label("node")}", ".*")')
+    return agg("max", [mc.MASTER_LABEL], " or ".join(parts))
+
+
+def store_reset(profile: Profile) -> str:
+    """Mooncake masters (``master``) whose metadata was reset: the key count (``master_key_count``), or the allocated
+    bytes, of the master (the highest of its HA copies) fell below ``store_reset_share`` of its peak within
+    ``STORE_RESET_WINDOW``, from a healthy level (``store_min_keys`` keys, 1 GiB). After an HA failover the new
+    leader starts empty and the clients' objects are gone while their segments re-register. Value: the key count
+    (or the allocated bytes) now."""
+    t = profile.alerts
+    parts = []
+    for metric, least in ((mc.KEY_COUNT, t.store_min_keys), (mc.MASTER_ALLOCATED, STORE_MIN_BYTES)):
+        now, peak = _per_master(profile, metric), _per_master(profile, metric, STORE_RESET_WINDOW)
+        parts.append(f"(({now} < {t.store_reset_share:g} * {peak}) and on ({mc.MASTER_LABEL}) ({peak} >= {least}))")
+    return f" or on ({mc.MASTER_LABEL}) ".join(parts)
+
+
+def clock_off(profile: Profile) -> str:
+    """Nodes whose clock is off: ``|node_timex_offset_seconds|`` above ``clock_offset_seconds`` (value: the offset's
+    size, s), or a clock the kernel reports unsynchronised (``node_timex_sync_status`` 0 over
+    ``CLOCK_SYNC_WINDOW``) with an estimated error of ``CLOCK_MAXERROR_SECONDS`` or more (value: that error, s)."""
+    node = profile.label("node")
+    exporter = job(profile, "node_exporter")
+    offset = agg("max", [node], f"abs({selector('node_timex_offset_seconds', exporter)})")
+    synced = agg("max", [node], f"max_over_time({selector('node_timex_sync_status', exporter)}[{CLOCK_SYNC_WINDOW}])")
+    error = agg("min", [node], selector("node_timex_maxerror_seconds", exporter))
+    return (f"({offset} > {profile.alerts.clock_offset_seconds:g}) "
+            f"or on ({node}) (({error} >= {CLOCK_MAXERROR_SECONDS}) and on ({node}) ({synced} == 0))")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dashgen.deployment.alerts import AlertThresholds
 from dashgen.deployment.collector import Collector
 
 # Metric sources a profile may declare. ``job`` is the default scrape job; feature sources
@@ -217,6 +218,8 @@ class Profile:
     collector: Collector | None = None
     # The Mooncake masters and the replicas each serves ([[mooncake.masters]]); empty: one shared master.
     mooncake_masters: tuple[MooncakeMaster, ...] = ()
+    # The incident alerts' thresholds (``[alerts]``; defaults when the section is absent).
+    alerts: AlertThresholds = field(default_factory=AlertThresholds)
 
     @property
     def total_gpus(self) -> int:

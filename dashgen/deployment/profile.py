@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dashgen.deployment.alerts import parse_alerts
 from dashgen.deployment.checks import MAX_GPUS_PER_NODE, MAX_NODES
 from dashgen.deployment.collector import parse_collector
 from dashgen.deployment.dashboard_section import parse_dashboard
@@ -139,6 +140,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     dashboard = parse_dashboard(top.table_at("dashboard"))
     collector = parse_collector(top.table_at("collector"), {n for n, s in sources.items() if s.exported})
     masters = parse_mooncake(top.table_at("mooncake"), pools, sources)
+    alerts = parse_alerts(top.table_at("alerts"))
     top.reject_unknown()
     return Profile(
         name=name,
@@ -162,6 +164,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         retired=retired,
         collector=collector,
         mooncake_masters=masters,
+        alerts=alerts,
     )
 
 

@@ -37,6 +37,7 @@ from dashgen_queries.gpu import (
     GpuSource,
     gpu_memory_used_share_formula,
 )
+from dashgen_queries.health import clock_events_set
 from dashgen_queries.promql import in_deployment, scoped_job, selector
 from dashgen_queries.sglang_slo import (
     BAD_EVENTS,
@@ -118,10 +119,7 @@ def memory_growth_expr(profile: Profile) -> str:
 
 def throttle_expr(profile: Profile) -> str:
     """The clock-event bitmask, kept only where a power or thermal bit is set (alert value = the bitmask)."""
-    keys = f"{profile.label('node')}, {profile.label('gpu')}"
-    reasons = in_deployment(profile, GPU_CLOCK_REASONS)
-    bits = " + ".join(f"floor({reasons} / {bit}) % 2" for bit in THROTTLE_BITS)
-    return f"{reasons} and on ({keys}) ({bits} > 0)"
+    return clock_events_set(profile, in_deployment(profile, GPU_CLOCK_REASONS), THROTTLE_BITS)
 
 
 def _memory_reservation(profile: Profile) -> str:

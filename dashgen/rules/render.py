@@ -22,6 +22,7 @@ from dashgen.render.yamlemit import dump
 from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
 from dashgen.rules.collector import collector_alerts
 from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
+from dashgen.rules.incident import incident_alerts
 from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, inventory_records, layer_health_records, slo_records
@@ -56,6 +57,9 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     if targets:
         groups.append(("targets", targets))
     groups.append(("collector", collector_alerts(profile)))
+    incident = incident_alerts(profile)
+    if incident:  # S31-S33: the failure classes the drills found silent
+        groups.append(("incident", incident))
     return tuple(RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
                  for name, rules in groups)
 
