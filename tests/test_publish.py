@@ -377,3 +377,38 @@ def test_rollback_to_a_version_matches_it_whole_and_refuses_an_empty_target(tmp_
     assert find_backup(UID, "11", records, tmp_path, History())[0] == {"title": "v11"}
     with pytest.raises(InputError, match="not an empty value"):
         find_backup(UID, " ", records, tmp_path, History())
+
+
+def test_a_full_disk_after_the_save_still_records_the_release_and_reports_it(work, grafana, monkeypatch):
+    """Issue 32: the save landed in Grafana, then writing its read-back copy failed (ENOSPC). The ledger line and
+    the report are still written and the run exits 1, naming what was lost; nothing is reported as not saved."""
+    import errno
+
+    import dashgen.publish.execute as execute
+
+    real = execute.save_backup
+
+    def full_disk(directory, uid, version, stamp, export, kind="", **kwargs):
+        if kind == "published":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(directory, uid, version, stamp, export, kind, **kwargs)
+
+    monkeypatch.setattr(execute, "save_backup", full_disk)
+    result = run(work, grafana)
+    assert result.exit_code == 1, result.output
+    assert "read-back copy could not be written (No space left on device)" in result.output
+    (record,) = ledger(work)
+    assert record["outcome"] == "published" and record["stored_sha"] and not record["published_file"]
+    assert grafana.stored_version(UID) == record["grafana_version"]
+
+
+def test_a_lock_that_cannot_be_removed_never_hides_the_release_s_outcome(work, grafana, monkeypatch):
+    import dashgen.publish.lock as lock
+
+    def read_only(path):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(lock, "read_holder", read_only)
+    result = run(work, grafana)
+    assert result.exit_code == 0, result.output
+    assert "could not be removed (Read-only file system)" in result.output and ledger(work)[0]["outcome"] == "published"

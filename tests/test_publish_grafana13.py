@@ -120,3 +120,35 @@ def test_grafana_11_is_read_and_written_through_the_legacy_api_only(work):
         assert run(work, grafana).exit_code == 0
         assert run(work, grafana).exit_code == 0
         assert grafana.count("*", r"/apis/.*") == 0 and ledger(work)[-1]["outcome"] == "unchanged"
+
+
+def test_a_dry_run_behind_a_proxy_that_drops_query_strings_sends_no_write(work):
+    """Issue 32: behind ``proxy_pass http://grafana$uri;`` the server-side ``?dryRun=All`` is lost and a dry run
+    PUT is a save. The path is probed with a read first (an unmatched labelSelector must list nothing); here it
+    lists everything, so Grafana is not asked, the plan is computed locally, and nothing but reads is sent."""
+    with GrafanaStandin(mode="grafana13", token=TOKEN) as grafana:
+        assert run(work, grafana).exit_code == 0
+        change_gpu_label(work)
+        keys = required_approvals(work, grafana)
+        version = grafana.stored_version(UID)
+        grafana.drop_query_strings = True
+        grafana.clear_log()
+        result = run(work, grafana, "--dry-run", *approve_all(keys))
+        assert result.exit_code == 0, result.output
+        assert "drops query strings" in result.output and "nothing was written" in result.output
+        assert {r.method for r in grafana.requests_to("*")} <= {"GET", "HEAD"}
+        assert grafana.stored_version(UID) == version and grafana.writes() == []
+
+
+def test_a_dry_run_client_refuses_every_write_before_it_is_sent():
+    from dashgen.grafana.client import GrafanaClient
+    from dashgen.net.http import WriteRefused
+
+    with GrafanaStandin(mode="grafana13", token=TOKEN) as grafana:
+        client = GrafanaClient(grafana.url, token=TOKEN)
+        client.refuse_writes()
+        with pytest.raises(WriteRefused, match="dry run"):
+            client.save_dashboard({"uid": "x", "title": "x", "panels": []}, None, "m")
+        with pytest.raises(WriteRefused):
+            client.resources(1).write("x", {"title": "x"}, None, "m", None, create=True, dry_run=True)
+        assert grafana.requests_to("*") == []

@@ -104,6 +104,14 @@ class GrafanaClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def refuse_writes(self) -> None:
+        """From now on every request but GET / HEAD is refused before it is sent (a dry run)."""
+        self._http.read_only = True
+
+    def allow_server_dry_runs(self) -> None:
+        """Let ``?dryRun=All`` writes through a read-only client: only once the path is proven to keep queries."""
+        self._http.server_dry_run_proven = True
+
     def _send(
         self,
         method: str,

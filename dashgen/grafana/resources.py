@@ -14,12 +14,13 @@ from __future__ import annotations
 import copy
 import json
 import re
+import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import quote
 
 from dashgen.grafana.answers import answer_error, bad_shape, body_dict, grafana_message, http_fields, parse_json
-from dashgen.grafana.errors import ApiNotServed, FolderNotFound, WriteOutcomeUnknown
+from dashgen.grafana.errors import ApiNotServed, FolderNotFound, GrafanaError, WriteOutcomeUnknown
 from dashgen.net.http import EncodedJSON, HttpResponse, HttpTransport, json_object
 
 GROUP = "dashboard.grafana.app"
@@ -113,6 +114,19 @@ class ResourceApi:
     def _path(self, version: str, uid: str | None = None) -> str:
         base = f"/apis/{GROUP}/{quote(version, safe='')}/namespaces/{quote(self.namespace, safe='')}/dashboards"
         return f"{base}/{quote(uid, safe='')}" if uid is not None else base
+
+    def query_strings_survive(self, version: str) -> bool:
+        """Whether the path to Grafana keeps query strings, proven by a read: a list of dashboards with a label no
+        dashboard has (``labelSelector``) must come back empty. A proxy forwarding the path alone (nginx
+        ``proxy_pass ...$uri;``) would also drop ``?dryRun=All`` and turn a dry run into a save. Any doubt —
+        items listed, an error, an odd answer — is False."""
+        probe = f"dashgen.dev/probe={secrets.token_hex(8)}"
+        try:
+            resp = self._client._send("GET", self._path(version), params={"labelSelector": probe, "limit": "1"})
+            items = resp.json().get("items") if resp.status == 200 else None
+        except (GrafanaError, ValueError, AttributeError):
+            return False
+        return isinstance(items, list) and not items
 
     def get(self, uid: str, version: str) -> DashboardResource | None:
         """The dashboard read through ``version``, or None when Grafana says it does not exist."""

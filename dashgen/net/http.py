@@ -38,7 +38,7 @@ import requests
 import urllib3
 
 from dashgen import __version__
-from dashgen.errors import InputError
+from dashgen.errors import DashgenError, InputError
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD"})
 Timeout = float | tuple[float, float]
@@ -129,6 +129,12 @@ class HttpResponse:
         return json.loads(self.body)
 
 
+class WriteRefused(DashgenError):
+    """A mutating request on a read-only transport (a dry run): refused before anything is sent."""
+
+    exit_code = 2
+
+
 class NoAnswer(Exception):
     """No usable HTTP answer: connection refused, DNS or TLS failure, timeout, connection cut mid-answer.
 
@@ -209,6 +215,10 @@ class HttpTransport:
         self.log = logger or logging.getLogger("dashgen.net")
         self._secrets: list[str] = []
         self._secret_pattern: re.Pattern[str] | None = None
+        # A dry run's transport: every request but GET / HEAD is refused here, before it is sent; a server-side
+        # dry run (``?dryRun=All``) passes only once ``server_dry_run_proven`` (the path keeps query strings).
+        self.read_only = False
+        self.server_dry_run_proven = False
         if token is not None and basic_auth is not None:
             raise InputError(f"{service} credentials: give a token or basic_auth, not both")
         self.auth_kind = "none"
@@ -294,6 +304,11 @@ class HttpTransport:
         ``json_body`` is sent as compact JSON; ``data`` as is (bytes) or form-encoded (a mapping or pairs).
         """
         method = method.upper()
+        if self.read_only and method not in ("GET", "HEAD"):
+            dry = isinstance(params, Mapping) and params.get("dryRun") == "All"
+            if not (dry and self.server_dry_run_proven):
+                raise WriteRefused(f"{method} {without_credentials(url)} refused: this is a dry run, nothing is "
+                                   "written")
         headers = {}
         if isinstance(json_body, EncodedJSON):
             data = bytes(json_body)

@@ -46,10 +46,11 @@ class Outcome:
     detail: str = ""
     recorded: bool = True  # False when its ledger line could not be written
     ledger_line: str = field(default="", repr=False)
+    copy_kept: bool = True  # False when the read-back copy of a save could not be written (a full disk)
 
     @property
     def ok(self) -> bool:
-        return self.outcome in ("published", "unchanged") and self.recorded
+        return self.outcome in ("published", "unchanged") and self.recorded and self.copy_kept
 
     @property
     def saved(self) -> bool:
@@ -208,9 +209,15 @@ def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str
     if stored is None:
         return replace(base, outcome="verify-failed", version=saved_version,
                        detail="saved, but Grafana returns 404 on read-back"), None
-    published = save_backup(context.backup_dir, target.uid, stored.version, now_stamp(), stored.export,
-                            kind="published", reuse_identical=True)
-    return _verify(base, item, stored), str(published)
+    verified = _verify(base, item, stored)
+    try:
+        published = save_backup(context.backup_dir, target.uid, stored.version, now_stamp(), stored.export,
+                                kind="published", reuse_identical=True)
+    except OSError as exc:  # the save landed: its ledger line and the report must still be written
+        return replace(verified, copy_kept=False, detail=(
+            f"{verified.detail}; its read-back copy could not be written ({exc.strerror or exc}): the ledger "
+            "records the stored SHA, but drift and rollback have no copy of this release")), None
+    return verified, str(published)
 
 
 def _write(connection: Connection, document: dict[str, Any], live: LiveState | None, folder: str | None,

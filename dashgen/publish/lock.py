@@ -125,12 +125,19 @@ class ReleaseLock:
                 continue
         raise ReleaseLocked(f"could not take the release lock {self.path}: it keeps changing hands")
 
-    def release(self) -> None:
-        if self.held:
+    def release(self) -> str | None:
+        """Remove the lock if this process holds it. A failure (a read-only remount, a vanished folder) is
+        returned as a note, never raised: it must not hide what went wrong in the release itself."""
+        if not self.held:
+            return None
+        self.held = False
+        try:
             holder = read_holder(self.path)
             if holder is not None and holder.get("pid") == os.getpid():
                 self.path.unlink(missing_ok=True)
-            self.held = False
+        except OSError as exc:
+            return f"the release lock {self.path} could not be removed ({exc.strerror or exc}): remove it by hand"
+        return None
 
     def __enter__(self) -> ReleaseLock:
         return self.acquire()

@@ -28,6 +28,7 @@ from typing import Any
 
 from dashgen.diff import DashboardDiff
 from dashgen.grafana.errors import GrafanaError, VersionConflict
+from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
 from dashgen.publish.approvals import Approvals
@@ -145,6 +146,7 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
     notes: list[str] = []
     lock = None
     if options.dry_run:
+        connection.client.refuse_writes()  # a dry run cannot write, whatever a proxy does to ?dryRun=All
         busy = in_progress(options.ledger_path, instance, options.lock_stale_after)
         notes += [busy] if busy else []
     else:
@@ -165,8 +167,15 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
                 for key in (*d.approvals_used, *(r.key for r in d.refusals))]
         notes += [f"--approve {p} matched nothing in this plan" for p in options.approvals.unmatched(keys)]
         if options.dry_run:
-            if connection.info.server_dry_run:
-                plan = with_preview(plan, server_preview(connection, plan))
+            if connection.info.server_dry_run and plan.writes:
+                apis = connection.apis
+                if apis is not None and apis.query_strings_survive(WRITE_VERSION):
+                    connection.client.allow_server_dry_runs()
+                    plan = with_preview(plan, server_preview(connection, plan))
+                else:
+                    notes.append("Grafana was not asked what it would store: the path to it drops query strings "
+                                 "(a list filtered by ?labelSelector came back unfiltered), so ?dryRun=All could "
+                                 "arrive as a save; the plan is computed here, nothing was sent but reads")
             return ReleaseReport(plan, None, notes, True)
         backups: dict[str, str] = {}
         if not plan.blocked:
@@ -178,8 +187,8 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
         context = ReleaseContext(connection, options.ledger_path, options.backup_dir, options.git_commit, backups)
         return ReleaseReport(plan, execute_plan(plan, context, progress), notes, False)
     finally:
-        if lock is not None:
-            lock.release()
+        if lock is not None and (problem := lock.release()):
+            notes.append(problem)  # never raised over the release's own outcome or error
 
 
 def _plan(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],

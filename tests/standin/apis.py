@@ -86,6 +86,23 @@ def get_resource(store: OrgStore, version: str, name: str) -> dict[str, Any]:
         return resource_body(store, dash, version)
 
 
+def list_resources(store: OrgStore, version: str, query: dict[str, list[str]]) -> dict[str, Any]:
+    """``GET .../dashboards``: the namespace's dashboards, narrowed by an equality ``labelSelector`` (``k=v,...``)
+    and cut to ``limit`` (``metadata.continue`` says more exist), as a Kubernetes list answers."""
+    wanted = {}
+    for term in filter(None, (query.get("labelSelector") or [""])[0].split(",")):
+        key, _, value = term.partition("=")
+        wanted[key.strip()] = value.strip()
+    with store.lock:
+        items = [resource_body(store, dash, version) for dash in sorted(store.dashboards.values(), key=lambda d: d.uid)]
+    items = [item for item in items if all(item["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+    limit = int((query.get("limit") or ["0"])[0] or 0)
+    more = bool(limit) and len(items) > limit
+    return {"apiVersion": f"{GROUP}/{version}", "kind": "DashboardList",
+            "metadata": {"resourceVersion": "1", **({"continue": "next"} if more else {})},
+            "items": items[:limit] if limit else items}
+
+
 def write_resource(store: OrgStore, version: str, name: str | None, body: Any, actor: str, *, create: bool,
                    dry_run: bool) -> tuple[int, dict[str, Any]]:
     """POST (``create``) or PUT of a full object; returns (status, object)."""

@@ -134,6 +134,7 @@ class GrafanaStandin:
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests handled at one time (the client's concurrency)
         self.faults = FaultBook()
+        self.drop_query_strings = False  # behave as behind a proxy that forwards the path without the query
         self._orgs: dict[int, OrgStore] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -363,6 +364,8 @@ class GrafanaStandin:
             route("GET", r"/api/org/?", self._current_org),
             route("GET", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
                   self._apis_get, "dashboards:read"),
+            route("GET", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/?",
+                  self._apis_list, "dashboards:read"),
             route("PUT", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
                   self._apis_put, "dashboards:create", "dashboards:write"),
             route("POST", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/?",
@@ -511,6 +514,9 @@ class GrafanaStandin:
                 self._encoded[key] = body
         return _Answer(200, body)
 
+    def _apis_list(self, ctx: _Context) -> Any:
+        return apis.list_resources(ctx.store, self._apis_scope(ctx), ctx.query)
+
     def _apis_write(self, ctx: _Context, name: str | None) -> _Answer:
         if len(ctx.body) > self.max_dashboard_bytes:
             raise apis.status_error(413, "RequestEntityTooLarge", "request object is too big")
@@ -590,7 +596,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             standin._wait(fault.seconds)
 
-        answer = standin._answer(self.command, split.path, entry.query, headers, body)
+        # a reverse proxy that forwards the path alone (nginx ``proxy_pass http://grafana$uri;``) drops the query
+        answer = standin._answer(self.command, split.path, {} if standin.drop_query_strings else entry.query,
+                                 headers, body)
 
         if fault is not None and fault.after_handling:
             if fault.kind == CLOSE:
