@@ -9,9 +9,29 @@ write removes its own temporary file and nobody else's.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 from pathlib import Path
+
+
+class NotARegularFile(OSError):
+    """The path to be replaced is a symlink, FIFO, device or folder: replacing it by a regular file would destroy
+    what it is (``/dev/stdout`` turned into a file, a symlink's target left stale), so it is refused."""
+
+
+def refuse_special(path: Path) -> None:
+    """Raise :class:`NotARegularFile` naming ``path`` when it exists and is not a regular file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        kind = ("a symlink" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a folder"
+                if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+        raise NotARegularFile(errno.EEXIST, f"is {kind}, not a regular file: dashgen writes regular files only "
+                                            "(use - for standard output where the option allows it)", str(path))
 
 
 def temporary_name(path: Path) -> Path:
@@ -25,6 +45,7 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = False) -> None:
     With ``fsync``, the temporary file is fsynced before the rename and the directory after it, so a
     crash leaves either the old file or the complete new one.
     """
+    refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = temporary_name(path)
     try:

@@ -414,3 +414,29 @@ def test_an_unreadable_dashboard_file_is_named_in_one_line(tmp_path, content, fr
     result = CliRunner().invoke(diff_command, [str(tmp_path / "old"), str(tmp_path / "new")])
     assert result.exit_code == 2 and f"{bad}: {fragment}" in result.output, result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "device"])
+def test_output_files_are_regular_files_never_a_symlink_fifo_or_device(tmp_path, kind):
+    """Issue 32: ``--report`` and ``import -o --force`` replaced /dev/stdout, FIFOs and symlinks by regular files;
+    now they are refused naming the path, and ``-`` is standard output."""
+    import os as _os
+
+    from dashgen.cli.app import main
+
+    dashboard = Path(__file__).resolve().parent.parent / "dashboards" / "h20-16" / "dg-h20-16-cluster.json"
+    target = tmp_path / "out"
+    if kind == "symlink":
+        (tmp_path / "real.md").write_text("keep")
+        target.symlink_to(tmp_path / "real.md")
+    elif kind == "fifo":
+        _os.mkfifo(target)
+    else:
+        target = Path("/dev/null")
+    result = CliRunner().invoke(main, ["diff", str(dashboard), str(dashboard), "--report", str(target)])
+    assert result.exit_code == 2 and f"{target}: cannot write the report (is a" in result.output, result.output
+    assert (target.is_symlink() or target.is_fifo() or target.is_char_device()) and "Traceback" not in result.output
+    module = CliRunner().invoke(main, ["import", str(dashboard), "-o", str(target), "--force"])
+    assert module.exit_code == 2 and "not a regular file" in module.output, module.output
+    to_stdout = CliRunner().invoke(main, ["diff", str(dashboard), str(dashboard), "--report", "-"])
+    assert to_stdout.exit_code == 0 and "## dashgen diff" in to_stdout.output, to_stdout.output[:300]

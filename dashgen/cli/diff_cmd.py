@@ -43,6 +43,10 @@ def compare(old_docs: dict, new_docs: dict) -> list[FileDiff]:
 
 
 def write_report(path: Path, text: str) -> None:
+    """The full report into ``path`` (a regular file, replaced atomically), or standard output for ``-``."""
+    if str(path) == "-":
+        click.echo(text, nl=False)
+        return
     try:
         atomic_write(path, text.encode("utf-8"))
     except OSError as exc:
