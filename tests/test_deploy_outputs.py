@@ -14,6 +14,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from crds import crd_problems
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from victoriametrics import program_or_skip
 
 from dashgen.build import build_all
@@ -208,3 +210,31 @@ def test_vmalert_dry_run_refuses_a_broken_rule(vmalert, tmp_path):
 def test_bad_label_argument_is_a_usage_error_naming_the_option():
     result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "rules", "--label", "novalue"])
     assert result.exit_code == 2 and "--label" in result.output
+
+
+_KEYS = st.text(min_size=1, max_size=12)
+_SCALARS = st.one_of(st.text(max_size=40), st.integers(), st.booleans(), st.none(),
+                     st.floats(allow_nan=False))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                          st.dictionaries(_KEYS, inner, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=4), st.text(max_size=30))
+def test_yaml_writer_reads_back_equal_for_any_keys_values_and_comments(value, comment):
+    """Issue 32: C0 / C1 / DEL / U+2028 / U+2029 / BOM in keys, values or a comment, floats without a dot: what the
+    one YAML writer emits is read back by PyYAML as exactly the data, and a comment never injects a key."""
+    assert yaml.safe_load(dump(value, [comment])) == value
+
+
+def test_a_node_name_with_a_trailing_newline_is_refused():
+    import tomllib
+
+    from dashgen.deployment.profile import profile_from_dict
+    from dashgen.errors import ProfileError
+
+    data = tomllib.loads((PROFILES / "h20-16.toml").read_text(encoding="utf-8"))
+    data["cluster"]["node_names"] = [f"{name}\n" for name in data["cluster"].get("node_names", ["a", "b"])]
+    data["cluster"]["nodes"] = len(data["cluster"]["node_names"])
+    with pytest.raises(ProfileError, match="node_names"):
+        profile_from_dict(data, "h20-16.toml")

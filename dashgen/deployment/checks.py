@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 
 # node names and segment addresses: host names, IPs (v4 / v6) and the usual separators, no quotes or regex
-NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,252}$")
+NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,252}\Z")
 NODE_FORM = "letters, digits and . _ : - (a host name or an IP), starting with a letter or digit, ≤ 253 characters"
 # scrape job names: what Prometheus configs and Kubernetes service monitors write (namespace/name ...)
-JOB_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:/@+-]{0,127}$")
+JOB_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:/@+-]{0,127}\Z")
 JOB_FORM = "letters, digits and . _ : / @ + - , ≤ 128 characters"
-MOUNT_RE = re.compile(r"^/[A-Za-z0-9_.@+/-]{0,255}$")
+MOUNT_RE = re.compile(r"^/[A-Za-z0-9_.@+/-]{0,255}\Z")
 MOUNT_FORM = "an absolute path of letters, digits and . _ @ + - /, ≤ 256 characters"
 
 MAX_NODES = 100_000
@@ -46,7 +46,7 @@ def re2_problem(pattern: str) -> str | None:
     """Why ``pattern`` is not a regular expression Prometheus (RE2) accepts, or None when it is."""
     if len(pattern) > MAX_REGEX:
         return f"{len(pattern)} characters, over the limit of {MAX_REGEX}"
-    if any(ord(c) < 32 for c in pattern):
+    if any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in pattern):
         return "contains control characters"
     if '"' in pattern or "`" in pattern:
         return "contains a quote: a device name never does, and the regex is written inside a PromQL string"

@@ -16,7 +16,7 @@ COST_BUDGETS = {key: DashboardSettings.__dataclass_fields__[key].default
 
 def parse_dashboard(reader: TableReader) -> DashboardSettings:
     version = reader.string("grafana_version", "12.3")
-    if not re.match(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$", version):
+    if not re.match(r"^[0-9]+\.[0-9]+(\.[0-9]+)?\Z", version):
         raise reader.fail("grafana_version", f"expected a version like '12.3', got {version!r}")
     major = int(version.split(".")[0])
     if major < 11:
@@ -40,7 +40,7 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
     return settings
 
 
-_MODULE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
+_MODULE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}\Z")
 
 
 def _module_names(reader: TableReader, key: str) -> tuple[str, ...]:
@@ -59,9 +59,10 @@ def _module_names(reader: TableReader, key: str) -> tuple[str, ...]:
 
 
 # Grafana's time range "from": now, now-<n><unit>, optionally rounded (/d), or an absolute ISO date / date-time.
-_TIME_FROM = re.compile(r"^(now(-[1-9][0-9]{0,8}[smhdwMy])?(/[smhdwMy])?|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+Z?)?)$")
+_TIME_FROM = re.compile(r"^(now(-[1-9][0-9]{0,8}[smhdwMy])?(/[smhdwMy])?"
+                        r"|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+Z?)?)\Z")
 # Grafana's dashboard refresh: a positive count of one unit ('' is off).
-_REFRESH = re.compile(r"^[1-9][0-9]{0,8}(s|m|h|d)$")
+_REFRESH = re.compile(r"^[1-9][0-9]{0,8}(s|m|h|d)\Z")
 
 
 def _check_refresh(reader: TableReader, refresh: str, minimum: str) -> None:

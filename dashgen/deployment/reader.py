@@ -9,7 +9,7 @@ from typing import Any
 from dashgen.deployment.sizes import parse_size
 from dashgen.errors import ProfileError
 
-_DURATION_RE = re.compile(r"^([0-9]+)(ms|s|m|h)$")
+_DURATION_RE = re.compile(r"^([0-9]+)(ms|s|m|h)\Z")
 _DURATION_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
 
 

@@ -40,7 +40,7 @@ from dashgen.deployment.model import (
 from dashgen.deployment.reader import TableReader, parse_duration
 from dashgen.errors import ProfileError
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}\Z")
 
 
 def parse_node_names(cluster: TableReader, nodes: int) -> tuple[str, ...]:
@@ -250,7 +250,7 @@ def _fields(reader: TableReader) -> tuple[str, ...] | None:
         return None
     value = reader.table["fields"]
     reader.used.add("fields")
-    if not isinstance(value, list) or not all(isinstance(item, str) and re.match(r"^DCGM_[A-Z0-9_]+$", item)
+    if not isinstance(value, list) or not all(isinstance(item, str) and re.match(r"^DCGM_[A-Z0-9_]+\Z", item)
                                                 for item in value):
         raise reader.fail("fields", "expected a list of DCGM field names such as \"DCGM_FI_DEV_XID_ERRORS\"")
     return tuple(value)
@@ -262,7 +262,7 @@ def parse_labels(reader: TableReader) -> dict[str, str]:
         if key not in DEFAULT_LABELS:
             raise reader.fail(key, f"unknown label role; known roles are {', '.join(DEFAULT_LABELS)}")
         value = reader.string(key)
-        if not re.match(r"^[a-zA-Z_][a-zA-Z0-9_]*$", value):
+        if not re.match(r"^[a-zA-Z_][a-zA-Z0-9_]*\Z", value):
             raise reader.fail(key, f"{value!r} is not a valid Prometheus label name")
         labels[key] = value
     return labels

@@ -18,7 +18,7 @@ _UNITS = {
     "tib": 2**40,
     "pib": 2**50,
 }
-_SIZE_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*\Z")
 
 MAX_SIZE = 2**62
 GiB = 2**30

@@ -35,7 +35,7 @@ from dashgen.project import ProjectSettings, parse_settings
 
 CONFIG_FILE = "dashgen.toml"
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
-TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN$|^GRAFANA_TOKEN$")
+TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN\Z|^GRAFANA_TOKEN\Z")
 _FIELDS = {"url": str, "org_id": int, "folder_uid": str, "folder_title": str, "token_env": str, "token_file": str,
            "ca_bundle": str, "insecure": bool}
 _SECRET_WORDS = ("token", "password", "secret")

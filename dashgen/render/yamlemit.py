@@ -21,9 +21,40 @@ _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
 _UNSAFE_IN_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 
 
+# What YAML may not hold raw in a double-quoted scalar (outside its printable set), plus the characters YAML
+# reads as line breaks (NEL, LS, PS) and the byte-order mark: written as \uXXXX escapes, which JSON and YAML share.
+_NOT_RAW = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]"
+                      "|[\u2028\u2029\ufeff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _quoted(text: str) -> str:
+    """A double-quoted scalar that YAML reads back as exactly ``text``, whatever characters it holds."""
+    return _NOT_RAW.sub(_escape, json.dumps(text, ensure_ascii=False))
+
+
 def _key(key: Any) -> str:
     text = str(key)
-    return text if _PLAIN_KEY.match(text) and text.lower() not in _RESERVED else json.dumps(text, ensure_ascii=False)
+    return text if _PLAIN_KEY.match(text) and text.lower() not in _RESERVED else _quoted(text)
+
+
+def _float(value: float) -> str:
+    """A float YAML 1.1 (PyYAML) reads as that float: a dot in every mantissa, .inf / .nan for the others."""
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    if e and exponent[:1] not in "+-":
+        exponent = "+" + exponent
+    return f"{mantissa}{e}{exponent}"
 
 
 def _scalar(value: Any) -> str:
@@ -31,9 +62,11 @@ def _scalar(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
-        return json.dumps(value)
-    return json.dumps(str(value), ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    return _quoted(str(value))
 
 
 def _literal_ok(text: str) -> bool:
@@ -95,9 +128,15 @@ def _lines(value: Any, indent: int) -> list[str]:
     return [f"{pad}{_scalar(value)}"]
 
 
+def _comment(text: str) -> str:
+    """One comment line: a line break (or anything YAML may not hold raw) inside it is escaped, so a comment can
+    never end early and inject keys."""
+    return _NOT_RAW.sub(_escape, text.replace("\n", "\\n").replace("\r", "\\r"))
+
+
 def dump(value: Mapping[str, Any], comments: Sequence[str] = ()) -> str:
     """One YAML document of the mapping ``value``, after ``# comment`` lines; ends with a newline."""
-    lines = [f"# {c}" if c else "#" for c in comments]
+    lines = [f"# {_comment(c)}" if c else "#" for c in comments]
     lines += _lines(value, 0) if value else ["{}"]
     return "\n".join(lines) + "\n"
 
