@@ -14,8 +14,8 @@ from typing import Any
 from dashgen.build import build_profile
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import collector_series
-from dashgen.demo.incidents import apply
-from dashgen.demo.scenarios import faults
+from dashgen.demo.incidents import DRILL_METRICS, apply
+from dashgen.demo.scenarios import INCIDENTS, faults
 from dashgen.demo.scopes import Plan
 from dashgen.demo.series import generate
 from dashgen.demo.wanted import add_rule_expressions, resolve, wanted_from_dashboards
@@ -37,12 +37,16 @@ class ImportSummary:
     unknown: tuple[str, ...]
 
 
-def demo_models(profile: Profile) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
-    """The metrics the profile's dashboards and rules query, resolved to models, and the names without a model
-    (an alert may read a metric no panel draws: the demo must hold it for the alert to fire in a drill)."""
+def demo_models(profile: Profile, scenario: str = "healthy"
+                ) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
+    """The metrics the profile's dashboards and rules query (an alert may read a metric no panel draws), and those
+    an incident drill reshapes, resolved to models; and the names without a model."""
     documents = [built.document for built in build_profile(profile)]
     wanted = wanted_from_dashboards(documents)
     add_rule_expressions(wanted, rule_groups_data(profile))
+    if scenario in INCIDENTS:
+        for name in DRILL_METRICS:
+            wanted.add(name)
     return resolve(wanted, set(profile.labels.values()))
 
 
@@ -73,7 +77,7 @@ def import_demo(
     """Generate and import one scenario of one profile; ``warn`` hears about metrics without a model,
     ``progress(1)`` of each series sent."""
     began = time.monotonic()
-    models, unknown = demo_models(profile)
+    models, unknown = demo_models(profile, scenario)
     for name in unknown:
         warn(f"{profile.name}: no demo model for metric {name!r}; it gets no series")
     plan = demo_plan(profile, scenario, end, hours, step)
