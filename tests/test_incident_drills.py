@@ -165,6 +165,15 @@ def _gateway_shedding(drill: Drill, all_drills: dict[str, Drill]) -> None:
         "the engines see the admitted share only"
 
 
+def _gateway_no_backend(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s, worker = drill.scoped(), drill.entity["worker"]
+    assert set(_values(drill, f"smg_worker_health{{{s}}} == 0", "worker")) == {(worker,)}
+    assert set(_values(drill, f"smg_worker_cb_state{{{s}}} == 1", "worker")) == {(worker,)}
+    idle = set(incident(drill.profile, "gateway-no-backend").idle)
+    assert idle and _node(drill) not in idle
+    assert _nodes_where(drill, f"sum by (node) (rate(sglang:realtime_tokens_total{{{s}}}[5m])) == 0") == idle
+
+
 def _collector_dropping(drill: Drill, all_drills: dict[str, Drill]) -> None:
     s = drill.scoped()
     samples = _values(drill, f'count_over_time(up{{{s}, job="node"}}[10m])', "node")
@@ -205,6 +214,7 @@ CHECKS: dict[str, Callable[[Drill, dict[str, Drill]], None]] = {
     "replica-restart": _replica_restart, "stage-restart": _stage_restart, "replica-hung": _replica_hung,
     "master-failover": _master_failover, "master-copy-down": _master_copy_down, "disk-saturated": _disk_saturated,
     "host-tier-collapse": _host_tier_collapse, "gateway-shedding": _gateway_shedding,
+    "gateway-no-backend": _gateway_no_backend,
     "collector-dropping": _collector_dropping, "clock-skew": _clock_skew, "thermal-throttling": _thermal_throttling,
 }
 
@@ -259,7 +269,7 @@ def test_every_incident_faults_one_entity_off_the_shared_node_unless_it_lives_th
             assert named == {}
             continue
         assert named[profile.label("node")] in profile.node_names
-        if scenario not in ("master-failover", "gateway-shedding"):  # these live on node index 0 by nature
+        if scenario not in ("master-failover", "gateway-shedding", "gateway-no-backend"):  # on node 0 by nature
             assert named[profile.label("node")] != first, scenario
 
 

@@ -36,7 +36,7 @@ DRILL_METRICS = ("DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DC
                  "sglang:realtime_tokens_total", "sglang:num_requests_total", "sglang:prefill_effective_tokens_total",
                  "sglang:load_back_tokens_total", "sglang:load_back_bytes_total", "smg_http_responses_total",
                  "smg_admission_queue_rejected_total", "smg_router_request_errors_total", "master_key_count",
-                 "valid_get_nums_", "total_get_nums_")
+                 "valid_get_nums_", "total_get_nums_", "smg_worker_health", "smg_worker_cb_state")
 HUNG_QUEUE = 20  # requests waiting on each stage of a hung replica
 DISK = {  # disk-saturated: the cache disk's counters from the fault on (rate, or a factor on the healthy increments)
     "node_disk_io_time_seconds_total": ("rate", 0.995),
@@ -65,6 +65,8 @@ class Drill:
 
     scenario: str
     nodes: frozenset[str]
+    idle: frozenset[str]
+    worker: str
     gpu: str
     device: str
     at: int
@@ -81,7 +83,8 @@ def active(plan: Plan) -> Drill | None:
         return None
     found = incident(plan.profile, scenario)
     p = plan.profile
-    return Drill(scenario, frozenset(found.nodes), "" if found.gpu is None else str(found.gpu), found.device,
+    return Drill(scenario, frozenset(found.nodes), frozenset(found.idle), found.worker,
+                 "" if found.gpu is None else str(found.gpu), found.device,
                  int(fault_time(scenario, plan.start, plan.end) * 1000), int(plan.end * 1000),
                  p.label("node"), p.label("gpu"), p.label("job"), p.label("instance"))
 
@@ -186,6 +189,8 @@ def _reshape(plan: Plan, drill: Drill, obj: dict[str, Any]) -> list[dict[str, An
         return [_with(obj, scaled(values, stamps, at, HOST_TIER_FACTOR))]
     if s == "gateway-shedding":
         return _shedding(drill, obj, model, rng)
+    if s == "gateway-no-backend":
+        return _no_backend(drill, obj, model, node)
     if s in ("master-failover", "master-copy-down") and job == jobs.get("mooncake_master") and node == plan.master_node:
         return _masters(plan, drill, obj, model)
     if s == "collector-dropping" and on_node and job == (plan.profile.collector.job if plan.profile.collector else ""):
@@ -253,6 +258,28 @@ def _shedding(drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | 
         return [_with(obj, held(values, stamps, at, 128, 2, rng, integer=True))]
     if name == "smg_admission_inflight":
         return [_with(obj, held(values, stamps, at, 64, 0, rng, integer=True))]
+    return [obj]
+
+
+def _no_backend(drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | None,
+                node: str) -> list[dict[str, Any]]:
+    """One backend unhealthy with its circuit breaker open: the gateway stops routing to it and its replica idles."""
+    metric, values, stamps, at = obj["metric"], obj["values"], obj["timestamps"], drill.at
+    name = metric["__name__"]
+    if model is None:
+        return [obj]
+    source, counter, traffic = model
+    if source == "gateway" and metric.get("worker") == drill.worker:
+        level = {"smg_worker_health": 0.0, "smg_worker_cb_state": 1.0}.get(name, 0.0)  # cb_state 1: open
+        return [_with(obj, [level if ms >= at else v for v, ms in zip(values, stamps, strict=True)])]
+    if source in ENGINE_SOURCES and node in drill.idle:
+        if counter:
+            return [_with(obj, scaled(values, stamps, at, 0.0))] if traffic == "requests" else [obj]
+        found = lookup(name)
+        wave = found[0].model if found else None
+        if getattr(wave, "load", False):
+            idle = float(wave.idle) if not callable(wave.idle) else values[0]  # type: ignore[union-attr]
+            return [_with(obj, [idle if ms >= at else v for v, ms in zip(values, stamps, strict=True)])]
     return [obj]
 
 

@@ -42,8 +42,8 @@ from dashgen.deployment.topology import Topology
 from dashgen.errors import InputError
 
 INCIDENTS = ("dcgm-lost-gpu", "xid-no-loss", "replica-restart", "stage-restart", "replica-hung", "master-failover",
-             "master-copy-down", "disk-saturated", "host-tier-collapse", "gateway-shedding", "collector-dropping",
-             "clock-skew", "thermal-throttling")
+             "master-copy-down", "disk-saturated", "host-tier-collapse", "gateway-shedding", "gateway-no-backend",
+             "collector-dropping", "clock-skew", "thermal-throttling")
 SCENARIOS = ("healthy", "five-reasons", "gpu-missing", "stuck-instance", *INCIDENTS)
 
 REASONS = {
@@ -77,7 +77,8 @@ INCIDENT_SOURCES = {
     "dcgm-lost-gpu": ("dcgm", "gpm"), "xid-no-loss": ("dcgm",), "replica-restart": ("sglang",),
     "stage-restart": ("sglang",), "replica-hung": ("sglang",), "master-failover": ("mooncake_master",),
     "master-copy-down": ("mooncake_master",), "disk-saturated": ("node_exporter",), "host-tier-collapse": ("hicache",),
-    "gateway-shedding": ("gateway",), "collector-dropping": (), "clock-skew": ("node_exporter",),
+    "gateway-shedding": ("gateway",), "gateway-no-backend": ("gateway", "sglang"),
+    "collector-dropping": (), "clock-skew": ("node_exporter",),
     "thermal-throttling": ("dcgm", "gpm"),
 }
 
@@ -178,6 +179,8 @@ class Incident:
     device: str = ""
     pp_rank: str = ""
     instance: str = ""
+    worker: str = ""  # the gateway's backend (``smg_worker_*{worker}``)
+    idle: tuple[str, ...] = ()  # nodes that lose their traffic (the replica behind a dead backend)
 
     @property
     def node(self) -> str:
@@ -200,6 +203,8 @@ INCIDENT_DETAILS = {
                           "own past and its peers",
     "gateway-shedding": "gateway ({instance}) answers ~60 % of requests 429 (admission queue full) or 504; the "
                         "engines see less traffic",
+    "gateway-no-backend": "gateway ({instance}): backend {worker} unhealthy, circuit breaker open; its replica "
+                          "(nodes {nodes}) gets no traffic",
     "collector-dropping": "vmagent drops samples: one in three of the node's samples reaches the store, send queue "
                           "near its bound, dropped counters grow",
     "clock-skew": f"clock {SKEW_SECONDS:g} s behind: every sample of the node is stamped early; node_timex offset "
@@ -259,10 +264,19 @@ def incident(profile: Profile, scenario: str) -> Incident:
         from dashgen.demo.scopes import cache_devices
 
         return Incident(scenario, (node,), device=cache_devices(profile)[0])
-    if scenario == "gateway-shedding":
+    if scenario in ("gateway-shedding", "gateway-no-backend"):
+        from dashgen.demo.catalogue import WORKERS
         from dashgen.demo.scopes import PORTS
 
-        return Incident(scenario, (names[0],), instance=f"{names[0]}:{PORTS['gateway']}")
+        instance = f"{names[0]}:{PORTS['gateway']}"
+        if scenario == "gateway-shedding":
+            return Incident(scenario, (names[0],), instance=instance)
+        replicas = Topology(profile).replicas
+        if len(replicas) < 2:
+            raise InputError(f"scenario gateway-no-backend needs two engine replicas behind the gateway; profile "
+                             f"{profile.name} has {len(replicas)}")
+        # the demo's gateway routes to WORKERS: replica-1 is the topology's second replica
+        return Incident(scenario, (names[0],), instance=instance, worker=WORKERS[1], idle=replicas[1].nodes)
     if scenario == "collector-dropping" and profile.collector is None:
         raise InputError(f"scenario collector-dropping needs source collector ([collector]), which profile "
                          f"{profile.name} does not describe")
@@ -291,6 +305,8 @@ def entity(profile: Profile, scenario: str) -> dict[str, str]:
         named[profile.label("pp_rank")] = found.pp_rank
     if found.instance:
         named[profile.label("instance")] = found.instance
+    if found.worker:
+        named["worker"] = found.worker
     return named
 
 
@@ -298,11 +314,12 @@ def assignments(profile: Profile, scenario: str) -> list[Assignment]:
     """The scenario's node -> reason table, for humans and tests."""
     if scenario in INCIDENTS:
         found = incident(profile, scenario)
-        when = (f"from {FAULT_AT:.0%} of the window (at the latest {EVENT_BEFORE_END / 60:g} min before its end)"
-                if scenario in EVENTS else f"from {FAULT_AT:.0%} of the window")
+        when = (f"from {FAULT_AT:.0%} of the window or {EVENT_BEFORE_END / 60:g} min before its end, whichever is "
+                "later" if scenario in EVENTS else f"from {FAULT_AT:.0%} of the window")
         text = (f"{when}: "
                 + INCIDENT_DETAILS[scenario].format(gpu=found.gpu, device=found.device, pp_rank=found.pp_rank,
-                                                    instance=found.instance))
+                                                    instance=found.instance, worker=found.worker,
+                                                    nodes=", ".join(found.idle)))
         if scenario == "replica-hung":
             text += f" (stages on {', '.join(found.nodes)})"
         named = ", ".join(f"{k}={v}" for k, v in entity(profile, scenario).items())
