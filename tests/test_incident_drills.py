@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 from drills import SCENARIOS, Drill, drills_fixture
 
+from dashgen.demo.recorder import rule_passes
 from dashgen.demo.scenarios import INCIDENTS, entity, incident
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
@@ -279,3 +280,18 @@ def test_an_incident_without_its_source_is_refused_by_name(scenario, source):
     (profile,) = load_profiles(["h20-16"])
     with pytest.raises(InputError, match=f"{scenario}.*{source}"):
         entity(profile, scenario)
+
+
+def test_replay_runs_a_rule_after_the_records_it_reads():
+    """vmalert -replay evaluates a rule over the whole range before the next and writes asynchronously: an alert on
+    a recorded series of its own group must run in a later pass, or it reads nothing."""
+    groups = [{"name": "g", "rules": [
+        {"record": "node:x:ratio", "expr": "sum by (node) (a)"},
+        {"record": "node:x:max_ratio", "expr": "max(node:x:ratio)"},
+        {"alert": "XHigh", "expr": "node:x:ratio > 1 or node:x:max_ratio > 2", "for": "1m"},
+        {"alert": "APlain", "expr": "a > 1"},
+        {"record": "node:x:ratio_other", "expr": "node:x:ratio_otherwise"},  # a prefix is not a read
+    ]}]
+    passes = [[rule.get("record") or rule.get("alert") for group in p for rule in group["rules"]]
+              for p in rule_passes(groups)]
+    assert passes == [["node:x:ratio", "APlain", "node:x:ratio_other"], ["node:x:max_ratio"], ["XHigh"]]

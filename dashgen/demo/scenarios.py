@@ -79,7 +79,7 @@ INCIDENT_SOURCES = {
     "master-copy-down": ("mooncake_master",), "disk-saturated": ("node_exporter",), "host-tier-collapse": ("hicache",),
     "gateway-shedding": ("gateway",), "gateway-no-backend": ("gateway", "sglang"),
     "collector-dropping": (), "clock-skew": ("node_exporter",),
-    "thermal-throttling": ("dcgm", "gpm"),
+    "thermal-throttling": (),  # DCGM or GPM: whichever the profile exports shows it
 }
 
 
@@ -234,6 +234,9 @@ def incident(profile: Profile, scenario: str) -> Incident:
     if scenario not in INCIDENTS:
         raise InputError(f"unknown incident scenario {scenario!r}; known: {', '.join(INCIDENTS)}")
     _require(profile, scenario, *INCIDENT_SOURCES[scenario])
+    if scenario == "thermal-throttling" and not (profile.exported("dcgm") or profile.exported("gpm")):
+        raise InputError(f"scenario thermal-throttling needs source dcgm or gpm; profile {profile.name} exports "
+                         "neither")
     names = profile.node_names
     node = names[min(LOST_NODE_INDEX, profile.nodes - 1)]
     gpu = min(LOST_GPU_INDEX, profile.gpus_per_node - 1)
