@@ -11,10 +11,11 @@ from click.testing import CliRunner
 from dashgen_queries.inventory import INVENTORY
 
 from dashgen.cli.app import main
+from dashgen.demo.endpoints import cache_devices
 from dashgen.demo.pd_models import CATALOGUE, lookup
 from dashgen.demo.run import demo_models, demo_plan
 from dashgen.demo.scenarios import INCIDENTS, INSUFFICIENT_SAMPLES, faults
-from dashgen.demo.scopes import cache_devices, mounts
+from dashgen.demo.scopes import mounts
 from dashgen.demo.series import generate
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError

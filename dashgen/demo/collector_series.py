@@ -16,8 +16,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from dashgen.demo.endpoints import PORTS
 from dashgen.demo.scenarios import NodeFault
-from dashgen.demo.scopes import PORTS, TARGET_OF, Plan, target_labels
+from dashgen.demo.scopes import TARGET_OF, Plan, target_labels
 from dashgen.demo.values import import_object, series_rng, timestamps
 
 VMAGENT_PORT = 8429

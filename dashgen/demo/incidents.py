@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.demo.catalogue import lookup
+from dashgen.demo.endpoints import PORTS
 from dashgen.demo.scenarios import FATAL_XID, SKEW_SECONDS, fault_time, incident, standby_master
-from dashgen.demo.scopes import PORTS, Plan, target_labels
+from dashgen.demo.scopes import Plan, target_labels
 from dashgen.demo.values import import_object, series_rng, timestamps
 
 ENGINE_SOURCES = frozenset({"sglang", "hicache", "hicache_storage"})

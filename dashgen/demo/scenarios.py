@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashgen.demo.catalogue import WORKERS
+from dashgen.demo.endpoints import PORTS, cache_devices
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import InputError
@@ -257,20 +259,13 @@ def incident(profile: Profile, scenario: str) -> Incident:
         nodes = replica.nodes if scenario == "replica-hung" else replica.nodes[:1]
         return Incident(scenario, tuple(nodes), pp_rank="0")
     if scenario in ("master-failover", "master-copy-down"):
-        from dashgen.demo.scopes import PORTS  # scopes imports this module
-
         dead = names[0] if scenario == "master-failover" else standby_master(profile)
         return Incident(scenario, (dead,), instance=f"{dead}:{PORTS['mooncake_master']}")
     if scenario == "disk-saturated":
         if not profile.disks.has_cache_tier:
             raise InputError(f"scenario disk-saturated needs a cache disk ([disks]); profile {profile.name} has none")
-        from dashgen.demo.scopes import cache_devices
-
         return Incident(scenario, (node,), device=cache_devices(profile)[0])
     if scenario in ("gateway-shedding", "gateway-no-backend"):
-        from dashgen.demo.catalogue import WORKERS
-        from dashgen.demo.scopes import PORTS
-
         instance = f"{names[0]}:{PORTS['gateway']}"
         if scenario == "gateway-shedding":
             return Incident(scenario, (names[0],), instance=instance)
