@@ -38,6 +38,8 @@ DRILL_METRICS = ("DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DC
                  "sglang:load_back_tokens_total", "sglang:load_back_bytes_total", "smg_http_responses_total",
                  "smg_admission_queue_rejected_total", "smg_router_request_errors_total", "master_key_count",
                  "valid_get_nums_", "total_get_nums_", "smg_worker_health", "smg_worker_cb_state")
+REFILLED = frozenset({"sglang:hicache_host_used_tokens", "sglang:kv_evictable_tokens", "sglang:cache_hit_rate"})
+REFILL_SECONDS = 900.0  # how long a restarted engine's radix and host caches take to fill again
 HUNG_QUEUE = 20  # requests waiting on each stage of a hung replica
 DISK = {  # disk-saturated: the cache disk's counters from the fault on (rate, or a factor on the healthy increments)
     "node_disk_io_time_seconds_total": ("rate", 0.995),
@@ -171,8 +173,12 @@ def _reshape(plan: Plan, drill: Drill, obj: dict[str, Any]) -> list[dict[str, An
         return [_with(obj, held(values, stamps, at, FATAL_XID, 0, rng))]
     if s == "thermal-throttling" and on_node and on_gpu:
         return [_with(obj, _thermal(name, values, stamps, at, rng))]
-    if s in ("replica-restart", "stage-restart") and on_node and model and model[0] in ENGINE_SOURCES and model[1]:
-        return [_with(obj, restarted(values, stamps, at))]
+    if s in ("replica-restart", "stage-restart") and on_node and model and model[0] in ENGINE_SOURCES:
+        if model[1]:
+            return [_with(obj, restarted(values, stamps, at))]
+        if name in REFILLED:  # a restarted engine's caches start empty and fill again
+            return [_with(obj, [v if ms < at else round(v * min(1.0, (ms - at) / 1000 / REFILL_SECONDS), 3)
+                                for v, ms in zip(values, stamps, strict=True)])]
     if s == "replica-hung" and on_node and model and model[0] in ENGINE_SOURCES:
         return [_with(obj, _hung(name, model[1], model[2], values, stamps, at, rng))]
     if s == "disk-saturated" and on_node and metric.get("device") == drill.device and job == jobs.get("node_exporter"):
