@@ -3,6 +3,7 @@ metric the dashboards query, and imports into a real VictoriaMetrics with the co
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -10,10 +11,11 @@ from click.testing import CliRunner
 from dashgen_queries.inventory import INVENTORY
 
 from dashgen.cli.app import main
+from dashgen.demo.endpoints import cache_devices
 from dashgen.demo.pd_models import CATALOGUE, lookup
 from dashgen.demo.run import demo_models, demo_plan
-from dashgen.demo.scenarios import INSUFFICIENT_SAMPLES, faults
-from dashgen.demo.scopes import cache_devices, mounts
+from dashgen.demo.scenarios import INCIDENTS, INSUFFICIENT_SAMPLES, faults
+from dashgen.demo.scopes import mounts
 from dashgen.demo.series import generate
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
@@ -288,3 +290,46 @@ def test_demo_data_records_the_now_rows_reason_codes_with_vmalert(victoriametric
     # matrix's lookback of a few intervals always finds one
     counts = Datasource(victoriametrics.url).query(f"count_over_time({selector}[5m])", end).result
     assert min(float(r["value"][1]) for r in counts) >= 300 / nodata.RULE_INTERVAL_SECONDS - 1
+
+
+def _drill_series(profile, scenario: str, models) -> dict[tuple, tuple]:
+    from itertools import chain
+
+    from dashgen.demo.collector_series import collector_series
+    from dashgen.demo.incidents import apply
+
+    plan = demo_plan(profile, scenario, END, 0.25, 60.0)
+    return {tuple(sorted(o["metric"].items())): (tuple(o["values"]), tuple(o["timestamps"]))
+            for o in apply(plan, chain(generate(plan, models), collector_series(plan)))}
+
+
+@functools.cache
+def _healthy_drill_base():
+    """long-context-64, the models every incident drill generates, and its healthy series with them."""
+    (profile,) = load_profiles(["long-context-64"])
+    models, _ = demo_models(profile, INCIDENTS[0])
+    return profile, models, _drill_series(profile, "healthy", models)
+
+
+@pytest.mark.parametrize("scenario", [s for s in INCIDENTS
+                                      if s != "gateway-shedding"])  # shedding lowers every engine's traffic
+def test_an_incident_drill_leaves_every_series_off_its_nodes_as_healthy(scenario):
+    """The drill's fault is on its entity's nodes only (plus the replica behind a dead backend and the standby master
+    copy the master drills add): every other series is the healthy one, sample for sample."""
+    from dashgen.demo.scenarios import incident, standby_master
+
+    profile, models, healthy = _healthy_drill_base()
+    found = incident(profile, scenario)
+    touched = {*found.nodes, *found.idle}
+    if scenario.startswith("master-"):
+        touched |= {profile.node_names[0], standby_master(profile)}
+    drill = _drill_series(profile, scenario, models)
+    node = profile.label("node")
+    off = {key for key in healthy if dict(key).get(node) not in touched}
+    assert off, "series off the drill's nodes"
+    changed = sorted(dict(key)["__name__"] for key in off if drill.get(key) != healthy[key])
+    assert not changed, f"{scenario} changed series off its nodes: {changed[:10]}"
+    added = sorted(dict(key)["__name__"] for key in set(drill) - set(healthy) if dict(key).get(node) not in touched)
+    assert not added, f"{scenario} added series off its nodes: {added[:10]}"
+    on = [key for key in healthy if dict(key).get(node) in found.nodes]
+    assert any(drill.get(key) != healthy[key] for key in on) or set(drill) - set(healthy), "the fault shows"

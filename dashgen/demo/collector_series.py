@@ -16,8 +16,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from dashgen.demo.endpoints import PORTS
 from dashgen.demo.scenarios import NodeFault
-from dashgen.demo.scopes import PORTS, TARGET_OF, Plan, target_labels
+from dashgen.demo.scopes import TARGET_OF, Plan, target_labels
 from dashgen.demo.values import import_object, series_rng, timestamps
 
 VMAGENT_PORT = 8429
@@ -27,6 +28,7 @@ NAMES = frozenset({
     "ALERTS", "process_cpu_seconds_total", "process_cpu_cores_available", "process_resident_memory_bytes",
     "process_memory_limit_bytes", "process_num_threads", "vmagent_remotewrite_pending_data_bytes",
     "vm_persistentqueue_bytes_pending", "vmagent_remotewrite_packets_dropped_total",
+    "vmagent_remotewrite_samples_dropped_total",
     "vm_persistentqueue_bytes_dropped_total", "vm_promscrape_scrapes_failed_total", "scrape_duration_seconds",
     "scrape_samples_scraped",
 })
@@ -94,6 +96,7 @@ def _own(plan: Plan, node: str) -> Iterator[dict[str, Any]]:
     counters = {
         "process_cpu_seconds_total": (labels, 0.06 * collector.cpu_quota_cores / 0.5),
         "vmagent_remotewrite_packets_dropped_total": ({**labels, "url": URL}, 0.0),
+        "vmagent_remotewrite_samples_dropped_total": ({**labels, "url": URL}, 0.0),
         "vm_persistentqueue_bytes_dropped_total": (queue, 0.0),
         "vm_promscrape_scrapes_failed_total": (labels, len(_targets(plan, node)) / 15.0 if failing else 0.0),
     }

@@ -4,21 +4,26 @@ store, as a vmalert running beside the store would have written it live.
 
 The demo writes the inventory rules itself (each is ``vector(1)``: there is nothing to evaluate). Rules that
 compute from the data, such as the Now row's reason codes (group ``dashgen-<profile>-layer-health``), need the
-evaluator: only those groups are replayed, so the demo's alerts stay the ones the scenario states.
+evaluator: only those groups are replayed, so the demo's alerts stay the ones the scenario states. The incident
+drills (``tests/drills.py``) replay every group (``every_group=True``), alerts included: vmalert writes ``ALERTS``
+and ``ALERTS_FOR_STATE`` back as it would live.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 
 from dashgen.demo.vmlauncher import find_program
 from dashgen.deployment.profile import Profile
+from dashgen.live.datasource import Datasource
 from dashgen.render.yamlemit import dump
 from dashgen.rules.render import rule_groups_data
 
@@ -38,11 +43,61 @@ def find_vmalert(explicit: str | None = None) -> str | None:
     return find_program("VMALERT_BIN", VMALERT_CANDIDATES, explicit)
 
 
-def rule_text(profiles: Iterable[Profile], suffix: str = LAYER_HEALTH) -> str:
-    """A vmalert rule file with each profile's group ``dashgen-<profile>-<suffix>`` (as ``dashgen rules`` writes it)."""
-    groups = [group for profile in profiles for group in rule_groups_data(profile)
-              if group["name"] == f"dashgen-{profile.name}-{suffix}"]
+def _groups(profiles: Iterable[Profile], suffix: str | None) -> list[dict[str, Any]]:
+    """Each profile's group ``dashgen-<profile>-<suffix>`` (every group when ``suffix`` is None). Deployments of one
+    profile write groups of the same name, which vmalert refuses in one file: a repeated name gets
+    ``@<deployment>``."""
+    groups = []
+    seen: set[str] = set()
+    for profile in profiles:
+        for group in rule_groups_data(profile):
+            if suffix is not None and group["name"] != f"dashgen-{profile.name}-{suffix}":
+                continue
+            if group["name"] in seen:
+                group = {**group, "name": f"{group['name']}@{profile.deployment}"}
+            seen.add(group["name"])
+            groups.append(group)
+    return groups
+
+
+def _text(groups: list[dict[str, Any]]) -> str:
     return dump({"groups": groups}, ["Replayed by dashgen.demo.recorder over demo data."])
+
+
+def rule_text(profiles: Iterable[Profile], suffix: str | None = LAYER_HEALTH) -> str:
+    """A vmalert rule file with each profile's group ``dashgen-<profile>-<suffix>`` (as ``dashgen rules`` writes it),
+    or every group of each profile when ``suffix`` is None."""
+    return _text(_groups(profiles, suffix))
+
+
+def rule_passes(groups: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The groups split into passes by dependency: a rule reading a series another rule records runs in a later
+    pass. vmalert -replay evaluates each rule over the whole range before the next and writes asynchronously, so a
+    rule reading its own group's records must wait for a later run (``-replay.rulesDelay`` would cost seconds per
+    rule)."""
+    records = {str(rule["record"]) for group in groups for rule in group["rules"] if "record" in rule}
+    patterns = {name: re.compile(rf"(?<![\w:]){re.escape(name)}(?![\w:])") for name in records}
+    level: dict[str, int] = {}
+
+    def depth(rule: dict[str, Any], seen: frozenset[str] = frozenset()) -> int:
+        reads = [name for name, pattern in patterns.items() if name not in seen and pattern.search(str(rule["expr"]))]
+        if not reads:
+            return 0
+        return 1 + max(level.setdefault(name, max(depth(r, seen | {name}) for r in by_record[name])) for name in reads)
+
+    by_record: dict[str, list[dict[str, Any]]] = {}
+    for group in groups:
+        for rule in group["rules"]:
+            if "record" in rule:
+                by_record.setdefault(str(rule["record"]), []).append(rule)
+    passes: dict[int, list[dict[str, Any]]] = {}
+    for group in groups:
+        split: dict[int, list[dict[str, Any]]] = {}
+        for rule in group["rules"]:
+            split.setdefault(depth(rule), []).append(rule)
+        for index, rules in split.items():
+            passes.setdefault(index, []).append({**group, "rules": rules})
+    return [passes[index] for index in sorted(passes)]
 
 
 def _rfc3339(seconds: float) -> str:
@@ -50,15 +105,25 @@ def _rfc3339(seconds: float) -> str:
 
 
 def replay(store_url: str, profiles: Iterable[Profile], start: float, end: float, *, write_url: str | None = None,
-           binary: str | None = None, interval: float = RULE_INTERVAL_SECONDS, timeout: float = 300.0) -> None:
-    """Evaluate the profiles' layer-health rules every ``interval`` from ``start`` to ``end`` (epoch seconds)
-    against ``store_url`` and write the results into it (or into ``write_url``, a VictoriaMetrics cluster's
-    ``http://vminsert:8480/insert/0/prometheus``); returns when vmalert has finished."""
+           binary: str | None = None, interval: float = RULE_INTERVAL_SECONDS, timeout: float = 300.0,
+           every_group: bool = False) -> None:
+    """Evaluate the profiles' layer-health rules (``every_group``: all their groups, alerts included) every
+    ``interval`` from ``start`` to ``end`` (epoch seconds) against ``store_url`` and write the results into it (or
+    into ``write_url``, a VictoriaMetrics cluster's ``http://vminsert:8480/insert/0/prometheus``); returns when
+    vmalert has finished."""
     found = find_vmalert(binary)
     if found is None:
         raise ReplayError("vmalert not found (install the Debian package 'victoria-metrics': `make debian-deps`, "
                           "or set VMALERT_BIN)")
-    text = rule_text(profiles)
+    groups = _groups(profiles, None if every_group else LAYER_HEALTH)
+    for number, groups_of_pass in enumerate(rule_passes(groups) if every_group else [groups]):
+        if number:  # the previous pass's records must be searchable (single-node VictoriaMetrics; best effort)
+            Datasource(store_url, import_url=write_url).flush()
+        _replay_once(found, _text(groups_of_pass), store_url, start, end, write_url, interval, timeout)
+
+
+def _replay_once(found: str, text: str, store_url: str, start: float, end: float, write_url: str | None,
+                 interval: float, timeout: float) -> None:
     with tempfile.TemporaryDirectory(prefix="dashgen-replay-") as work:
         rules = Path(work) / "rules.yml"
         rules.write_text(text, encoding="utf-8")

@@ -14,13 +14,15 @@ from typing import Any
 from dashgen.build import build_profile
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import collector_series
-from dashgen.demo.scenarios import faults
+from dashgen.demo.incidents import DRILL_METRICS, apply
+from dashgen.demo.scenarios import INCIDENTS, faults
 from dashgen.demo.scopes import Plan
 from dashgen.demo.series import generate
-from dashgen.demo.wanted import resolve, wanted_from_dashboards
+from dashgen.demo.wanted import add_rule_expressions, resolve, wanted_from_dashboards
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
+from dashgen.rules.render import rule_groups_data
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,17 @@ class ImportSummary:
     unknown: tuple[str, ...]
 
 
-def demo_models(profile: Profile) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
-    """The metrics the profile's dashboards query, resolved to models, and the names without a model."""
+def demo_models(profile: Profile, scenario: str = "healthy"
+                ) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
+    """The metrics the profile's dashboards and rules query (an alert may read a metric no panel draws), and those
+    an incident drill reshapes, resolved to models; and the names without a model."""
     documents = [built.document for built in build_profile(profile)]
-    return resolve(wanted_from_dashboards(documents), set(profile.labels.values()))
+    wanted = wanted_from_dashboards(documents)
+    add_rule_expressions(wanted, rule_groups_data(profile))
+    if scenario in INCIDENTS:
+        for name in DRILL_METRICS:
+            wanted.add(name)
+    return resolve(wanted, set(profile.labels.values()))
 
 
 def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: float = 0.0) -> Plan:
@@ -68,12 +77,13 @@ def import_demo(
     """Generate and import one scenario of one profile; ``warn`` hears about metrics without a model,
     ``progress(1)`` of each series sent."""
     began = time.monotonic()
-    models, unknown = demo_models(profile)
+    models, unknown = demo_models(profile, scenario)
     for name in unknown:
         warn(f"{profile.name}: no demo model for metric {name!r}; it gets no series")
     plan = demo_plan(profile, scenario, end, hours, step)
     counts = [0, 0]
-    datasource.import_series(_counted(chain(generate(plan, models), collector_series(plan)), counts, progress))
+    stream = apply(plan, chain(generate(plan, models), collector_series(plan)))
+    datasource.import_series(_counted(stream, counts, progress))
     datasource.flush()
     return ImportSummary(profile.name, scenario, plan.start, plan.end, counts[0], counts[1],
                          time.monotonic() - began, tuple(unknown))

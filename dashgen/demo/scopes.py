@@ -9,23 +9,19 @@ named ``<node address>:<port>`` per rank; node_exporter per node, device, mount 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from dashgen.demo.catalogue import CPUS_PER_NODE, MetricModel
+from dashgen.demo.endpoints import PORTS, SYSTEM_DISK, cache_devices
 from dashgen.demo.scenarios import NodeFault
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import RankPlacement, Topology
 
-PORTS = {"sglang": 30000, "dcgm": 9400, "gpm": 9500, "node_exporter": 9100, "mooncake_master": 9003,
-         "gateway": 29000, "mooncake_client": 12300}
 # Sources that are collectors inside another source's process share its scrape target.
 TARGET_OF = {"hicache": "sglang", "hicache_storage": "sglang"}
 MODEL_NAME = "demo-model"
 SEGMENT_BASE_PORT = 12300
-_DEVICE_CANDIDATES = ("nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1", "nvme0n2", "sdb", "vdb")
-SYSTEM_DISK = "sda"
 # Labels the scopes set themselves; a panel's equality matcher on one of them selects, it adds nothing.
 SCOPE_LABELS = frozenset({"engine_type", "cache_type", "storage_backend", "pp_size", "attn_cp_rank", "attn_cp_size",
                           "moe_ep_rank", "device", "mountpoint", "fstype", "cpu", "segment", "Hostname",
@@ -66,12 +62,6 @@ class SeriesSpec:
     node: str
     active: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def cache_devices(profile: Profile) -> list[str]:
-    pattern = re.compile(f"^(?:{profile.disks.cache_device_regex})$")
-    found = [d for d in _DEVICE_CANDIDATES if pattern.match(d)]
-    return found[:1] or ["nvme0n1"]
 
 
 def mounts(profile: Profile, topology: Topology) -> list[tuple[str, str, str, float]]:

@@ -18,6 +18,7 @@ from dashgen_queries.nodata import LAYER_REASON
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
 from dashgen.demo.diffusion_series import is_diffusion
+from dashgen.demo.incidents import TIMEX_NAMES
 from dashgen.demo.pd_models import lookup
 from dashgen.demo.scopes import SCOPE_LABELS
 from dashgen.document import iter_panels, raw_variables, unwrap
@@ -69,35 +70,50 @@ def _walk(node: Any) -> Iterable[Any]:
 def wanted_from_dashboards(documents: Iterable[Mapping[str, Any]]) -> Wanted:
     wanted = Wanted()
     for document in documents:
-        for expr in _expressions(document):
-            try:
-                tree = pp.parse(expr)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException:  # promql-parser raises ValueError, pyo3 panics are BaseException
-                wanted.unparsed.append(expr)
-                continue
-            for node in _walk(tree):
-                if not isinstance(node, pp.VectorSelector):
-                    continue
-                name = node.name
-                matchers = list(node.matchers.matchers) if node.matchers else []
-                if not name:
-                    name = next((m.value for m in matchers if m.name == "__name__" and m.op == pp.MatchOp.Equal), None)
-                if not name:
-                    continue
-                wanted.add(str(name))
-                for m in matchers:
-                    if m.op == pp.MatchOp.Equal and m.name != "__name__":
-                        wanted.add(str(name), str(m.name), str(m.value))
-                    elif m.op == pp.MatchOp.Re and m.name == "le":
-                        # le=~"6|6\\.0": the bucket bounds a panel needs (SLO thresholds).
-                        for part in str(m.value).replace("\\.", ".").split("|"):
-                            try:
-                                wanted.add(str(name), "le", repr(float(part)))
-                            except ValueError:
-                                continue
+        _add_expressions(wanted, _expressions(document))
     return wanted
+
+
+def add_rule_expressions(wanted: Wanted, groups: Iterable[Mapping[str, Any]]) -> None:
+    """Add what a rule file's groups (``dashgen.rules.render.rule_groups_data``) query; the series its recording
+    rules write are the evaluator's, not the demo's."""
+    rules = [rule for group in groups for rule in group.get("rules", ())]
+    recorded = {str(rule["record"]) for rule in rules if "record" in rule}
+    before = set(wanted.metrics)
+    _add_expressions(wanted, (str(rule["expr"]) for rule in rules))
+    for name in (set(wanted.metrics) - before) & (recorded | {"ALERTS", "ALERTS_FOR_STATE"}):
+        del wanted.metrics[name]
+
+
+def _add_expressions(wanted: Wanted, expressions: Iterable[str]) -> None:
+    for expr in expressions:
+        try:
+            tree = pp.parse(expr)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # promql-parser raises ValueError, pyo3 panics are BaseException
+            wanted.unparsed.append(expr)
+            continue
+        for node in _walk(tree):
+            if not isinstance(node, pp.VectorSelector):
+                continue
+            name = node.name
+            matchers = list(node.matchers.matchers) if node.matchers else []
+            if not name:
+                name = next((m.value for m in matchers if m.name == "__name__" and m.op == pp.MatchOp.Equal), None)
+            if not name:
+                continue
+            wanted.add(str(name))
+            for m in matchers:
+                if m.op == pp.MatchOp.Equal and m.name != "__name__":
+                    wanted.add(str(name), str(m.name), str(m.value))
+                elif m.op == pp.MatchOp.Re and m.name == "le":
+                    # le=~"6|6\\.0": the bucket bounds a panel needs (SLO thresholds).
+                    for part in str(m.value).replace("\\.", ".").split("|"):
+                        try:
+                            wanted.add(str(name), "le", repr(float(part)))
+                        except ValueError:
+                            continue
 
 
 def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]],
@@ -112,7 +128,8 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     for name, labels in sorted(wanted.metrics.items()):
         # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series; the
         # recorded reason codes are vmalert's to write (dashgen.demo.recorder replays their rules)
-        if name in ("up", INVENTORY, LAYER_REASON) or is_diffusion(name) or name in COLLECTOR_NAMES:
+        if (name in ("up", INVENTORY, LAYER_REASON) or is_diffusion(name) or name in COLLECTOR_NAMES
+                or name in TIMEX_NAMES):
             continue
         found = lookup(name)
         if found is None:

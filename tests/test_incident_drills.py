@@ -1,0 +1,307 @@
+"""Incident drills (S31-S35): each drill scenario of ``dashgen.demo.scenarios`` shows its fault on its entity only,
+in the raw metrics of a production-like store (``tests/drills.py``: every scenario its own deployment, the same node
+names, all rule groups replayed by the real vmalert); the healthy deployment fires nothing; and each drill fires an
+alert naming its entity (pending: the incident alerts are being written)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from drills import SCENARIOS, Drill, drills_fixture
+
+from dashgen.demo.recorder import rule_passes
+from dashgen.demo.scenarios import INCIDENTS, entity, incident
+from dashgen.deployment.profile import load_profiles
+from dashgen.errors import InputError
+
+drills = drills_fixture()
+
+# scenario -> the alerts that name its fault (any one of them)
+EXPECTED_ALERTS = {
+    "gpu-missing": {"GpuMissing", "GpuXidFatal"},
+    "dcgm-lost-gpu": {"GpuMissingFromExporter"},
+    "xid-no-loss": {"GpuXidFatal"},
+    "replica-restart": {"EngineRestarted"},
+    "stage-restart": {"EngineRestarted"},
+    "replica-hung": {"EngineStalled"},
+    "master-failover": {"StoreMetadataReset"},
+    "disk-saturated": {"CacheDiskSaturated"},
+    "host-tier-collapse": {"HostTierHitCollapsed"},
+    "gateway-shedding": {"GatewayShedding"},
+    "collector-dropping": {"CollectorDroppingSamples"},
+    "clock-skew": {"ClockSkew"},
+    "thermal-throttling": {"GpuClockThrottled", "GpuTemperatureHigh"},
+}
+GPU_FAULTS = {"gpu-missing", "dcgm-lost-gpu", "xid-no-loss", "thermal-throttling"}
+
+
+def _values(drill: Drill, expr: str, *labels: str) -> dict[tuple[str, ...], float]:
+    """``expr`` at the window's end, keyed by the given labels' values."""
+    return {tuple(item["metric"].get(label, "") for label in labels): float(item["value"][1])
+            for item in drill.query(expr)}
+
+
+def _node(drill: Drill) -> str:
+    return drill.entity[drill.profile.label("node")]
+
+
+def _nodes_where(drill: Drill, expr: str) -> set[str]:
+    return {key[0] for key in _values(drill, expr, drill.profile.label("node"))}
+
+
+# -- one raw-metric check per scenario: the fault, on its entity only -------------------------------------------
+
+
+def _gpu_missing(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    gpm = _values(drill, f"count by (node) (last_over_time(gpm_power_watts{{{s}}}[150s]))", "node")
+    assert gpm == {(n,): (7.0 if n == _node(drill) else 8.0) for n in drill.profile.node_names}
+
+
+def _dcgm_lost_gpu(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s, gpu = drill.scoped(), drill.entity["gpu"]
+    dcgm = _values(drill, f"count by (node) (last_over_time(DCGM_FI_DEV_POWER_USAGE{{{s}}}[150s]))", "node")
+    assert dcgm == {(n,): (7.0 if n == _node(drill) else 8.0) for n in drill.profile.node_names}
+    assert not _values(drill, f'DCGM_FI_DEV_POWER_USAGE{{{s}, node="{_node(drill)}", gpu="{gpu}"}}', "gpu")
+    assert _values(drill, f'gpm_power_watts{{{s}, node="{_node(drill)}", gpu="{gpu}"}}', "gpu"), "GPM still sees it"
+    assert _values(drill, f'up{{{s}, job="dcgm"}} == 0', "node") == {}, "the exporter itself stays up"
+
+
+def _xid_no_loss(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    xids = _values(drill, f"DCGM_FI_DEV_XID_ERRORS{{{s}}} > 0", "node", "gpu")
+    assert xids == {(_node(drill), drill.entity["gpu"]): 48.0}
+    assert len(_values(drill, f"DCGM_FI_DEV_POWER_USAGE{{{s}}}", "node", "gpu")) == 64, "no GPU lost"
+
+
+def _replica_restart(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    assert _nodes_where(drill, f"resets(sglang:num_requests_total{{{s}}}[15m]) > 0") == {_node(drill)}
+    assert _nodes_where(drill, f"resets(sglang:realtime_tokens_total{{{s}}}[15m]) > 0") == {_node(drill)}
+
+
+def _stage_restart(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    restarted = _values(drill, f"resets(sglang:realtime_tokens_total{{{s}}}[15m]) > 0", "node", "pp_rank")
+    assert set(restarted) == {(_node(drill), drill.entity["pp_rank"])}
+    assert drill.entity["pp_rank"] != "0", "a non-entry stage"
+    assert not _nodes_where(drill, f"resets(sglang:num_requests_total{{{s}}}[15m]) > 0"), \
+        "the entry node's tokenizer counters keep counting"
+
+
+def _replica_hung(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    stages = set(incident(drill.profile, "replica-hung").nodes)
+    assert _node(drill) in stages
+    assert _nodes_where(drill, f"sglang:num_queue_reqs{{{s}}} >= 15") == stages
+    flat = _nodes_where(drill, f"sum by (node) (rate(sglang:realtime_tokens_total{{{s}}}[5m])) == 0")
+    assert flat == stages
+    assert _values(drill, f'up{{{s}, job="sglang"}} == 1', "node") == {
+        (n,): 1.0 for n in drill.profile.node_names}, "/metrics still served"
+
+
+def _master_failover(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s, healthy = drill.scoped(), all_drills["healthy"]
+    down = _values(drill, f'up{{{s}, job="mooncake-master"}} == 0', "instance")
+    assert set(down) == {(drill.entity["instance"],)}
+    keys = _values(drill, f"max(master_key_count{{{s}}})")[()]
+    was = _values(healthy, f"max(master_key_count{{{healthy.scoped()}}})")[()]
+    assert keys < 0.1 * was, "the new leader's metadata restarted near empty"
+    hits = _values(drill, f"max(rate(valid_get_nums_{{{s}}}[5m])) / max(rate(total_get_nums_{{{s}}}[5m]))")[()]
+    assert hits < 0.2
+
+
+def _master_copy_down(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s, healthy = drill.scoped(), all_drills["healthy"]
+    standby = incident(drill.profile, "master-copy-down").instance
+    assert set(_values(drill, f'up{{{s}, job="mooncake-master"}} == 0', "instance")) == {(standby,)}
+    keys = _values(drill, f"max(master_key_count{{{s}}})")[()]
+    was = _values(healthy, f"max(master_key_count{{{healthy.scoped()}}})")[()]
+    assert 0.7 * was < keys < 1.3 * was, "the leader answers as in the healthy deployment"
+
+
+def _disk_saturated(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    device = drill.entity["device"]
+    busy = _values(drill, f"rate(node_disk_io_time_seconds_total{{{s}}}[5m])", "node", "device")
+    queue = _values(drill, f"rate(node_disk_io_time_weighted_seconds_total{{{s}}}[5m])", "node", "device")
+    for key, share in busy.items():
+        if key == (_node(drill), device):
+            assert share > 0.95 and queue[key] > 40, (key, share, queue[key])
+        else:
+            assert share < 0.9 and queue[key] < 10, (key, share, queue[key])
+
+
+def _host_tier_collapse(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+
+    def share(offset: str = "") -> dict[tuple[str, ...], float]:
+        hit = f'sum by (node) (rate(sglang:prefill_effective_tokens_total{{{s}, mode="host_hit"}}[5m]{offset}))'
+        total = f'sum by (node) (rate(sglang:prefill_effective_tokens_total{{{s}, mode="input"}}[5m]{offset}))'
+        return _values(drill, f"{hit} / {total}", "node")
+
+    now, before = share(), share(" offset 30m")
+    node = (_node(drill),)
+    peers = sorted(v for k, v in now.items() if k != node)
+    assert now[node] < peers[len(peers) // 2] / 10, "against its peers"
+    assert now[node] < before[node] / 10, "against its own baseline"
+    assert all(v > before[k] / 3 for k, v in now.items() if k != node), "the peers keep their hits"
+
+
+def _gateway_shedding(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s, healthy = drill.scoped(), all_drills["healthy"]
+
+    def shed(d: Drill) -> float:
+        expr = (f'sum(rate(smg_http_responses_total{{{d.scoped()}, status_code=~"429|5.."}}[5m])) / '
+                f'sum(rate(smg_http_responses_total{{{d.scoped()}}}[5m]))')
+        return _values(d, f"({expr}) or vector(0)").get((), 0.0)
+
+    assert 0.5 < shed(drill) < 0.7
+    assert shed(healthy) == 0.0
+    rejected = _values(drill, f'rate(smg_admission_queue_rejected_total{{{s}, reason="full"}}[5m])', "instance")
+    assert set(rejected) == {(drill.entity["instance"],)} and rejected[(drill.entity["instance"],)] > 0.3
+    admitted = "sum(rate(sglang:num_requests_total{%s}[5m]))"
+    assert (_values(drill, admitted % s)[()] < 0.6 * _values(healthy, admitted % healthy.scoped())[()]), \
+        "the engines see the admitted share only"
+
+
+def _gateway_no_backend(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s, worker = drill.scoped(), drill.entity["worker"]
+    assert set(_values(drill, f"smg_worker_health{{{s}}} == 0", "worker")) == {(worker,)}
+    assert set(_values(drill, f"smg_worker_cb_state{{{s}}} == 1", "worker")) == {(worker,)}
+    idle = set(incident(drill.profile, "gateway-no-backend").idle)
+    assert idle and _node(drill) not in idle
+    assert _nodes_where(drill, f"sum by (node) (rate(sglang:realtime_tokens_total{{{s}}}[5m])) == 0") == idle
+
+
+def _collector_dropping(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    samples = _values(drill, f'count_over_time(up{{{s}, job="node"}}[10m])', "node")
+    node = (_node(drill),)
+    assert samples[node] <= 0.5 * min(v for k, v in samples.items() if k != node), samples
+    dropping = _nodes_where(drill, f"rate(vmagent_remotewrite_packets_dropped_total{{{s}}}[5m]) > 0")
+    assert dropping == {_node(drill)}
+    bound = drill.profile.collector.send_queue_limit_bytes
+    queued = _nodes_where(drill, f"sum by (node) (vmagent_remotewrite_pending_data_bytes{{{s}}}) > {0.9 * bound}")
+    assert queued == {_node(drill)}
+
+
+def _clock_skew(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    offsets = _values(drill, f"node_timex_offset_seconds{{{s}}}", "node")
+    assert sorted(offsets) == sorted((n,) for n in drill.profile.node_names)
+    for (node,), offset in offsets.items():
+        assert (abs(offset) > 50) == (node == _node(drill)), (node, offset)
+        assert abs(offset) < 0.01 or node == _node(drill)
+    assert _nodes_where(drill, f"node_timex_sync_status{{{s}}} == 0") == {_node(drill)}
+    late = _nodes_where(drill, f'time() - timestamp(up{{{s}, job="node"}}) > 60')
+    assert late == {_node(drill)}, "its newest samples are stamped in the past"
+
+
+def _thermal_throttling(drill: Drill, all_drills: dict[str, Drill]) -> None:
+    s = drill.scoped()
+    gpu = (_node(drill), drill.entity["gpu"])
+    for name in ("DCGM_FI_DEV_GPU_TEMP", "gpm_temperature_celsius"):
+        assert set(_values(drill, f"{name}{{{s}}} > 88", "node", "gpu")) == {gpu}, name
+    reasons = _values(drill, f"gpm_clock_event_reasons{{{s}}} > 0", "node", "gpu")
+    assert set(reasons) == {gpu} and int(reasons[gpu]) & 0x40 and int(reasons[gpu]) & 0x20
+    slow = _values(drill, f"DCGM_FI_DEV_SM_CLOCK{{{s}}} < 1400", "node", "gpu")
+    assert set(slow) == {gpu}
+
+
+CHECKS: dict[str, Callable[[Drill, dict[str, Drill]], None]] = {
+    "gpu-missing": _gpu_missing, "dcgm-lost-gpu": _dcgm_lost_gpu, "xid-no-loss": _xid_no_loss,
+    "replica-restart": _replica_restart, "stage-restart": _stage_restart, "replica-hung": _replica_hung,
+    "master-failover": _master_failover, "master-copy-down": _master_copy_down, "disk-saturated": _disk_saturated,
+    "host-tier-collapse": _host_tier_collapse, "gateway-shedding": _gateway_shedding,
+    "gateway-no-backend": _gateway_no_backend,
+    "collector-dropping": _collector_dropping, "clock-skew": _clock_skew, "thermal-throttling": _thermal_throttling,
+}
+
+
+def test_every_drill_scenario_has_a_data_check():
+    assert set(CHECKS) == set(SCENARIOS) - {"healthy"}
+
+
+@pytest.mark.parametrize("scenario", sorted(CHECKS))
+def test_drill_shows_its_fault_on_its_entity_only(drills, scenario):
+    CHECKS[scenario](drills[scenario], drills)
+
+
+def test_drill_healthy_fires_no_alert(drills):
+    assert drills["healthy"].firing() == []
+
+
+def _fired(drill: Drill) -> set[tuple[tuple[str, str], ...]]:
+    deployment = drill.profile.label("deployment")
+    return {tuple(sorted((k, v) for k, v in alert.items() if k != deployment)) for alert in drill.firing()}
+
+
+@pytest.mark.xfail(strict=False, reason="needs the incident alerts: the targets alerts are not HA-aware yet "
+                                        "(MooncakeMasterCollectionFailed fires for the dead standby copy)")
+def test_drill_a_dead_standby_master_copy_fires_nothing_healthy_does_not(drills):
+    assert _fired(drills["master-copy-down"]) - _fired(drills["healthy"]) == set()
+
+
+@pytest.mark.xfail(strict=False, reason="queries.nodata reads the Store layer as collection failed on every node "
+                                        "when any master copy is down (`unless on() (up == 0)`), not only when all are")
+def test_drill_a_dead_standby_master_copy_leaves_every_layer_ok(drills):
+    """S31: the recorded Now-row codes (vmalert replay of the layer-health group) of master-copy-down are healthy's."""
+    drill = drills["master-copy-down"]
+    assert drills["healthy"].query(f"node:dashgen_layer_reason:code{{{drills['healthy'].scoped()}}} > 0") == []
+    red = drill.query(f"node:dashgen_layer_reason:code{{{drill.scoped()}}} > 0")
+    assert red == [], sorted((i["metric"].get("layer", ""), i["metric"].get("node", "")) for i in red)
+
+
+@pytest.mark.xfail(strict=False, reason="needs the incident alerts")
+@pytest.mark.parametrize("scenario", sorted(EXPECTED_ALERTS))
+def test_drill_fires_an_alert_naming_its_entity(drills, scenario):
+    drill = drills[scenario]
+    p = drill.profile
+    want = {p.label("node"): drill.entity[p.label("node")]}
+    if scenario in GPU_FAULTS:
+        want[p.label("gpu")] = drill.entity[p.label("gpu")]
+    firing = drill.firing()
+    naming = [a for a in firing if a["alertname"] in EXPECTED_ALERTS[scenario]
+              and all(a.get(k) == v for k, v in want.items()) and a.get("severity")]
+    assert naming, f"{scenario}: want one of {sorted(EXPECTED_ALERTS[scenario])} on {want}; firing: {firing}"
+
+
+# -- the scenarios' statement of their entity (no store) ------------------------------------------------------
+
+
+def test_every_incident_faults_one_entity_off_the_shared_node_unless_it_lives_there():
+    (profile,) = load_profiles(["long-context-64"])
+    first = profile.node_names[0]
+    for scenario in INCIDENTS:
+        named = entity(profile, scenario)
+        if scenario == "master-copy-down":
+            assert named == {}
+            continue
+        assert named[profile.label("node")] in profile.node_names
+        if scenario not in ("master-failover", "gateway-shedding", "gateway-no-backend"):  # on node 0 by nature
+            assert named[profile.label("node")] != first, scenario
+
+
+@pytest.mark.parametrize(("scenario", "source"), [("gateway-shedding", "gateway"),
+                                                  ("master-failover", "mooncake_master")])
+def test_an_incident_without_its_source_is_refused_by_name(scenario, source):
+    (profile,) = load_profiles(["h20-16"])
+    with pytest.raises(InputError, match=f"{scenario}.*{source}"):
+        entity(profile, scenario)
+
+
+def test_replay_runs_a_rule_after_the_records_it_reads():
+    """vmalert -replay evaluates a rule over the whole range before the next and writes asynchronously: an alert on
+    a recorded series of its own group must run in a later pass, or it reads nothing."""
+    groups = [{"name": "g", "rules": [
+        {"record": "node:x:ratio", "expr": "sum by (node) (a)"},
+        {"record": "node:x:max_ratio", "expr": "max(node:x:ratio)"},
+        {"alert": "XHigh", "expr": "node:x:ratio > 1 or node:x:max_ratio > 2", "for": "1m"},
+        {"alert": "APlain", "expr": "a > 1"},
+        {"record": "node:x:ratio_other", "expr": "node:x:ratio_otherwise"},  # a prefix is not a read
+    ]}]
+    passes = [[rule.get("record") or rule.get("alert") for group in p for rule in group["rules"]]
+              for p in rule_passes(groups)]
+    assert passes == [["node:x:ratio", "APlain", "node:x:ratio_other"], ["node:x:max_ratio"], ["XHigh"]]
