@@ -156,12 +156,17 @@ def test_check_markdown_with_base_shows_the_pull_request_s_change(fresh, tmp_pat
     assert bad.exit_code == 2 and "no-such-ref" in bad.output
 
 
-def test_the_workflow_posts_the_bounded_comment_and_keeps_the_full_report():
-    workflow = (ROOT / ".github" / "workflows" / "dashboards.yml").read_text()
+@pytest.mark.parametrize("path", [ROOT / ".github" / "workflows" / "dashboards.yml",
+                                  ROOT / "dashgen" / "data" / "init" / "workflow.yml"])
+def test_the_workflow_posts_the_bounded_comment_and_keeps_the_full_report(path):
+    workflow = path.read_text()
     assert "dashgen check --base" in workflow and "--format markdown" in workflow and "--report " in workflow
     assert "actions/upload-artifact" in workflow and "GITHUB_STEP_SUMMARY" in workflow
     assert "<!-- dashgen-diff -->" in workflow and "updateComment" in workflow
     assert "fork" in workflow and "error.status === 403" in workflow  # a read-only token falls back to the summary
+    # only its own bot's comment is updated: anyone can post a comment that starts with the marker (issue 32)
+    find = next(line for line in workflow.splitlines() if "comments.find(" in line)
+    assert "github-actions[bot]" in find and "'Bot'" in find
 
 
 # --- the bounded markdown, synthetic --------------------------------------------------------------------------
