@@ -347,3 +347,24 @@ def test_imported_modules_pass_ruff_format_and_ruff_check(imported):
         done = subprocess.run([str(ruff), *command, "--isolated", "--line-length", "120", str(folder)],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_a_long_description_imports_in_linear_work(monkeypatch):
+    """Issue 32: splitting a long string into literals quoted every longer head (a 100 KB description took 20 s,
+    1 MB over 120 s). The characters quoted now grow linearly with the string: 10 x the text, about 10 x the work."""
+    from dashgen.importer import pyfmt
+
+    quoted = [0]
+    real = pyfmt.quote
+
+    def counting(value: str) -> str:
+        quoted[0] += len(value)
+        return real(value)
+
+    monkeypatch.setattr(pyfmt, "quote", counting)
+    work = []
+    for size in (10_000, 100_000):
+        quoted[0] = 0
+        pyfmt._split("word, (and) more " * (size // 17), 100)
+        work.append(quoted[0])
+    assert work[1] < 15 * work[0], work

@@ -124,18 +124,30 @@ def flat(node: Any) -> str | None:
     return node.open + ", ".join(parts) + comma + node.close
 
 
+def _escaped_length(ch: str) -> int:
+    return len(quote(ch)) - 2
+
+
 def _split(value: str, width: int) -> list[str]:
     """Parts of ``value`` whose literals fit ``width``: cut after a newline, a space, a comma, an operator or
     bracket (in the second half of the part), else anywhere."""
     parts = []
     rest = value
     while rest:
-        if len(quote(rest)) <= width:
+        if len(rest) + 2 <= width and len(quote(rest)) <= width:  # a literal is never shorter than its text + 2
             parts.append(rest)
             break
-        cut = 1
-        while cut < len(rest) and len(quote(rest[: cut + 1])) <= width:
+        # the longest head whose literal fits, counted char by char over at most ``width`` characters (linear in
+        # the string, where quoting every longer head was quadratic: a 100 KB description took 20 s)
+        total, cut = 2, 0
+        for ch in rest[:width]:
+            total += _escaped_length(ch)
+            if total > width:
+                break
             cut += 1
+        cut = max(cut, 1)
+        while cut > 1 and len(quote(rest[:cut])) > width:  # the quote style chosen may escape a quote
+            cut -= 1
         head = rest[:cut]
         for marks in ("\n", " ", ",", "()[]{}|+-*/=<>!~"):
             at = max(head.rfind(mark) for mark in marks)
