@@ -28,6 +28,8 @@ are configuration, not throttling.
 
 from __future__ import annotations
 
+from dashgen_queries.client_slo import RESPONSES, client_error_ratio, client_error_ratio_name
+from dashgen_queries.client_slo import SLO_KEY as CLIENT_SLO
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
     MEMORY_FULL_SHARE,
@@ -38,9 +40,11 @@ from dashgen_queries.gpu import (
     gpu_memory_used_share_formula,
 )
 from dashgen_queries.promql import in_deployment, scoped_job, selector
+from dashgen_queries.sglang import RESTART_COUNTERS, restarted_ranks
 from dashgen_queries.sglang_slo import (
     BAD_EVENTS,
     FAST_BURN,
+    RECORDED_WINDOWS,
     SLOW_BURN,
     STALL_WINDOW,
     burn_condition,
@@ -50,7 +54,7 @@ from dashgen_queries.sglang_slo import (
 
 from dashgen.deployment.profile import TEXT, Profile, Source
 from dashgen.deployment.topology import Topology
-from dashgen.rules.model import AlertRule
+from dashgen.rules.model import AlertRule, RecordingRule
 from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
 
 NODES_PER_RULE = 25
@@ -58,7 +62,7 @@ NODES_PER_RULE = 25
 # value in this window (SGLang reserves KV memory statically: 95 % flat is the healthy steady state).
 MEMORY_GROWTH = 0.02
 MEMORY_BASELINE = "6h"
-# EngineRestarted: a tokenizer counter that went down inside this window means the engine restarted.
+# EngineRestarted: a stage's scheduler counter that went down inside this window means it restarted.
 RESTART_WINDOW = "15m"
 # Sources that run on some nodes only and describe the whole cluster: absence is "no up series at all".
 CLUSTER_SOURCES = ("mooncake_master", "gateway")
@@ -97,6 +101,49 @@ def slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     return (
         _burn_alert(profile, "SloErrorBudgetFastBurn", FAST_BURN, "2m", "critical"),
         _burn_alert(profile, "SloErrorBudgetSlowBurn", SLOW_BURN, "15m", "warning"),
+    )
+
+
+def client_slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """The client-side error ratio (S33, ``queries.client_slo``) at the burn windows, labelled ``slo="client"``;
+    none when the profile does not export the gateway."""
+    if not profile.exported("gateway"):
+        return ()
+    return tuple(RecordingRule(client_error_ratio_name(window), client_error_ratio(profile, window),
+                               (("slo", CLIENT_SLO),))
+                 for window in RECORDED_WINDOWS)
+
+
+def _client_burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_: str,
+                       severity: str) -> AlertRule:
+    burn = burn_condition(profile, spec, client_error_ratio_name)
+    return AlertRule(
+        alert=name,
+        expr=burn.expr,
+        for_=for_,
+        severity=severity,
+        summary=f"Client-side SLO (at the gateway, slo={{{{ $labels.slo }}}}) burns its error budget "
+                f"{burn.burn:g}x too fast",
+        description=(f"Cluster-wide, every gateway instance of the deployment (SLI {{{{ $labels.slo }}}}, as the "
+                     f"client sees it at the gateway): the share of responses that were shed (429), timed out "
+                     f"(408 / 504) or failed (5xx) among all but the clients' own 4xx ({RESPONSES}) is above "
+                     f"{burn.burn:g} x the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both "
+                     f"{burn.long_window} and {burn.short_window}; at this rate {burn.spent:.0%} of the "
+                     f"{profile.slo.window_days}-day budget goes in {burn.long_window}. These requests never reached "
+                     "an engine, so the engine-side SLO alerts may stay silent. Which gateway instance and which "
+                     "class: the first screen's gateway panel and the Gateway group (non-2xx share by class per "
+                     "instance, admission queue, healthy backends)."),
+        anchor="clientsloerrorbudgetfastburn" if name.endswith("FastBurn") else "clientsloerrorbudgetslowburn",
+    )
+
+
+def client_slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
+    """Multiwindow burn alerts on the client-side error ratio; none without an exported gateway."""
+    if not profile.exported("gateway"):
+        return ()
+    return (
+        _client_burn_alert(profile, "ClientSloErrorBudgetFastBurn", FAST_BURN, "2m", "critical"),
+        _client_burn_alert(profile, "ClientSloErrorBudgetSlowBurn", SLOW_BURN, "15m", "warning"),
     )
 
 
@@ -186,18 +233,20 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         ),
         AlertRule(
             alert="EngineRestarted",
-            expr=(f"max by ({node}, engine_type) "
-                  f"(resets({selector('sglang:num_requests_total', scoped_job(profile, job_name))}[{RESTART_WINDOW}]))"
-                  " > 0"),
+            expr=restarted_ranks(profile, RESTART_WINDOW),
             for_="0m",
             severity="critical",
-            summary=f"SGLang engine restarted on {{{{ $labels.{node} }}}}",
-            description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.engine_type }}}}): the engine's "
-                         "finished-request counter (sglang:num_requests_total) went down within "
-                         f"{RESTART_WINDOW}: the engine process restarted (an OOM kill, a crash, or a deliberate "
-                         "restart). Requests in flight were lost and the replica served nothing while it reloaded; "
-                         "check the engine's log and the GPU memory and Xid panels of its GPUs. A restart before "
-                         "the first finished request is not seen."),
+            summary=(f"SGLang engine restarted on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
+                     "({{ $labels.engine_type }})"),
+            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
+                         f"({{{{ $labels.engine_type }}}}): a scheduler counter of this stage "
+                         f"({' or '.join(RESTART_COUNTERS)}) went down within {RESTART_WINDOW} "
+                         "({{ $value }} resets): the stage's engine process restarted (an OOM kill, a crash, or a "
+                         "deliberate restart). Every stage of a replica fires when the whole replica restarted; one "
+                         "stage alone means that node's ranks died and the replica's other stages are waiting for it. "
+                         "Requests in flight were lost and the replica served nothing while it reloaded; check the "
+                         "engine's log on the node and the GPU memory and Xid panels of its GPUs. A restart before "
+                         "the counters' first increment is not seen."),
         ),
         AlertRule(
             alert="EngineStalled",

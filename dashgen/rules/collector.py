@@ -17,6 +17,11 @@ from dashgen.deployment.targets import expected_targets
 from dashgen.rules.model import AlertRule
 
 NODES_PER_RULE = 25  # as the target-missing alerts: one readable `or` chain of the node list per rule
+# The send-queue and dropping alerts read the node's own vmagent series, which reach the store gappy exactly when
+# those alerts matter (a full queue drops two samples in three): they look back over this window, so one sample
+# in it is enough, and the queue alert's `for` is shorter than the window.
+GAPPY_HOLD = "15m"
+QUEUE_FOR = "5m"
 
 
 def _node(profile: Profile) -> str:
@@ -46,24 +51,31 @@ def memory_alert(profile: Profile) -> AlertRule:
 
 
 def queue_alert(profile: Profile) -> AlertRule:
+    """The queue's peak per series over ``GAPPY_HOLD``, summed per node: a node whose own samples reach the store
+    gappy (its send queue is the thing that is full) still holds the condition at every evaluation."""
     bound = va.collector(profile).send_queue_limit_bytes
     share = va.QUEUE_NEAR_SHARE
+    peak = va.per_node(profile, "sum", f"max_over_time({va.own(profile, va.PENDING, selected=False)}[{GAPPY_HOLD}])")
     return AlertRule(
         alert="CollectorSendQueueNearBound",
-        expr=f"{va.pending_bytes(profile, selected=False)} > {share:g} * {bound}",
-        for_="5m", severity="warning",
+        expr=f"{peak} > {share:g} * {bound}",
+        for_=QUEUE_FOR, severity="warning",
         summary=f"vmagent send queue near its bound on {_node(profile)}",
-        description=(f"Node {_node(profile)}: {{{{ $value | humanize1024 }}}}B wait to be remote-written, above "
-                     f"{share:.0%} of the profile's [collector] send_queue_limit ({bound} bytes, "
-                     "-remoteWrite.maxDiskUsagePerURL) for 5m. The central store is slow or unreachable from this "
-                     "node; at the bound vmagent drops the oldest data for good (CollectorDroppingSamples)."),
+        description=(f"Node {_node(profile)}: {{{{ $value | humanize1024 }}}}B wait to be remote-written (the peak "
+                     f"within {GAPPY_HOLD}), above {share:.0%} of the profile's [collector] send_queue_limit "
+                     f"({bound} bytes, -remoteWrite.maxDiskUsagePerURL), held for {QUEUE_FOR}. The central store is "
+                     "slow or unreachable from this node; at the bound vmagent drops the oldest data for good "
+                     "(CollectorDroppingSamples). The node's own samples arrive gappy then, so the alert reads the "
+                     f"peak over {GAPPY_HOLD}, not the last sample."),
         anchor="collectorsendqueuenearbound",
     )
 
 
 def dropping_alert(profile: Profile) -> AlertRule:
+    """Drops within ``GAPPY_HOLD``: a rate needs two samples of the counter in its window, and a dropping node's own
+    samples are the ones that go missing."""
     node = profile.label("node")
-    window = va.DROP_WINDOW
+    window = GAPPY_HOLD
     packets = va.dropped_rate(profile, va.PACKETS_DROPPED, window, selected=False)
     queue = va.dropped_rate(profile, va.QUEUE_DROPPED, window, selected=False)
     return AlertRule(
