@@ -25,6 +25,7 @@ from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.promql import agg, divide, matcher, rate
 
 from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
 
 RESPONSES = "smg_http_responses_total"
 STATUS = "status_code"
@@ -36,6 +37,7 @@ SLO_KEY = "client"  # the ``slo`` label of the recorded client error ratio and i
 CLASS_LABEL = "class"
 # The gateway shedding threshold of the first screen: more than this share of the instance's responses are 429.
 SHED_RED_SHARE = 0.01
+NOW_WINDOW = "5m"  # the first screen's per-instance shares: the last few minutes, not the dashboard range
 
 
 @dataclass(frozen=True)
@@ -45,8 +47,10 @@ class BadClass:
     matchers: tuple[str, ...]
 
 
+# Every class is matched by regular expression, 429 too: an equality matcher is also what the demo generator reads
+# as "a panel filters on this value" (dashgen.demo.wanted) and would fill healthy demo data with 429 responses.
 BAD_CLASSES: tuple[BadClass, ...] = (
-    BadClass("429", "429 shed", (matcher(STATUS, "=", SHED),)),
+    BadClass("429", "429 shed", (matcher(STATUS, "=~", SHED),)),
     BadClass("5xx", "5xx failed", (matcher(STATUS, "=~", "5.."), matcher(STATUS, "!=", "504"))),
     BadClass("timeout", "timeout (408 / 504)", (matcher(STATUS, "=~", TIMEOUT),)),
 )
@@ -81,16 +85,30 @@ def client_error_ratio_name(window: str) -> str:
     return f"deployment:smg_client_errors_per_response:ratio_rate{window}"
 
 
-def non_2xx_share_by_class(profile: Profile, window: str) -> str:
-    """Per gateway process (node, instance) and bad class (``class`` = 429 / 5xx / timeout): that class's share of
-    the instance's valid responses over ``window``. A class with no response yet has no series for the instance,
-    read as 0 on the panels; an idle instance has no sample."""
+def class_share(profile: Profile, bad: BadClass, window: str) -> str:
+    """One bad class's share of the valid responses per gateway process (node, instance) over ``window``; 0 where
+    the instance answered but never with that class (the counter series does not exist until the first one), no
+    sample where it answered nothing."""
     by = tuple(gateway_labels(profile))
     valid = _total(profile, by, window, matcher(STATUS, "=~", VALID_STATUS))
-    on = f"on({', '.join(by)})"
+    share = f"{_total(profile, by, window, *bad.matchers)} / on({', '.join(by)}) ({valid} > 0)"
+    return f"({share}) or ({valid} > 0) * 0"
+
+
+def non_2xx_share_by_class(profile: Profile, window: str) -> str:
+    """Per gateway process (node, instance) and bad class (``class`` = 429 / 5xx / timeout): that class's share of
+    the instance's valid responses over ``window`` (``class_share`` of each, labelled)."""
+    return " or ".join(f'label_replace({class_share(profile, bad, window)}, "{CLASS_LABEL}", "{bad.key}", "", "")'
+                       for bad in BAD_CLASSES)
+
+
+def deployment_shares_by_class(profile: Profile, window: str) -> str:
+    """Each bad class's share of the valid responses of every gateway instance together over ``window``, labelled
+    ``class``: the client-side error ratio split by class (the parts add up to ``client_error_ratio``)."""
+    valid = _total(profile, (), window, matcher(STATUS, "=~", VALID_STATUS))
     parts = []
     for bad in BAD_CLASSES:
-        share = f"{_total(profile, by, window, *bad.matchers)} / {on} ({valid} > 0)"
+        share = f"({_total(profile, (), window, *bad.matchers)} / ({valid} > 0) or ({valid} > 0) * 0)"
         parts.append(f'label_replace({share}, "{CLASS_LABEL}", "{bad.key}", "", "")')
     return " or ".join(parts)
 
@@ -98,7 +116,19 @@ def non_2xx_share_by_class(profile: Profile, window: str) -> str:
 def shed_share(profile: Profile, window: str) -> str:
     """The 429 share per gateway process (node, instance) over ``window``: what the first screen colours red above
     ``SHED_RED_SHARE``."""
-    by = tuple(gateway_labels(profile))
-    valid = _total(profile, by, window, matcher(STATUS, "=~", VALID_STATUS))
-    shed = _total(profile, by, window, *BAD_CLASSES[0].matchers)
-    return f"({shed} / on({', '.join(by)}) ({valid} > 0)) or ({valid} > 0) * 0"
+    return class_share(profile, BAD_CLASSES[0], window)
+
+
+WORKER_HEALTH = "smg_worker_health"  # per backend (``worker``), 1 healthy (metric catalogue §2)
+
+
+def expected_backends(topology: Topology) -> int:
+    """The backends the gateway should route to: one per engine replica (instance) of the profile."""
+    return len(topology.replicas)
+
+
+def healthy_backends(profile: Profile) -> str:
+    """Backends (``worker``) a gateway process (node, instance) sees healthy at the evaluation time."""
+    by = gateway_labels(profile)
+    per_worker = agg("max", [*by, "worker"], gateway(profile, WORKER_HEALTH))
+    return f"{agg('count', by, f'{per_worker} == 1')} or {agg('max', by, f'{per_worker} * 0')}"

@@ -634,8 +634,8 @@ def test_engine_stalled_fires_when_requests_wait_and_no_token_is_processed(promt
             {"eval_time": "12m", "alertname": "EngineStalled", "exp_alerts": []},
             # pp 0: no token since 10m -> condition from 15m -> fires from 20m.
             {"eval_time": "21m", "alertname": "EngineStalled", "exp_alerts": [
-                expected(profile, "EngineStalled", {"node": node, "pp_rank": "0"}, "5"),
-                expected(profile, "EngineStalled", {"node": node, "pp_rank": "3"}, "3")]},
+                expected(profile, "EngineStalled", {"node": node, "pp_rank": "0", "engine_type": "unified"}, "5"),
+                expected(profile, "EngineStalled", {"node": node, "pp_rank": "3", "engine_type": "unified"}, "3")]},
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])

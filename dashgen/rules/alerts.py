@@ -133,7 +133,6 @@ def _client_burn_alert(profile: Profile, name: str, spec: tuple[str, str, float]
                      "an engine, so the engine-side SLO alerts may stay silent. Which gateway instance and which "
                      "class: the first screen's gateway panel and the Gateway group (non-2xx share by class per "
                      "instance, admission queue, healthy backends)."),
-        anchor="clientsloerrorbudgetfastburn" if name.endswith("FastBurn") else "clientsloerrorbudgetslowburn",
     )
 
 
@@ -253,8 +252,10 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
             expr=stalled_stages(profile, window),
             for_=window,
             severity="critical",
-            summary=f"SGLang stage stalled on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}}",
-            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}}: {{{{ $value }}}} "
+            summary=(f"SGLang stage stalled on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
+                     "({{ $labels.engine_type }})"),
+            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
+                         f"({{{{ $labels.engine_type }}}}): {{{{ $value }}}} "
                          f"requests waiting (sglang:num_queue_reqs) and no token processed "
                          f"(sglang:realtime_tokens_total, prefill and decode, absent or flat) over {window}, for "
                          f"{window}: the scheduler makes no progress for at least twice {window}. A hung scheduler "

@@ -1,0 +1,89 @@
+"""S33, the client-side SLI counted at the gateway (``queries.client_slo``), against a real VictoriaMetrics holding
+the demo data: on healthy data (every gateway response a 200) the good share reads 1 and the error ratio 0, the
+per-instance class shares read 0 for every gateway instance and class, the real vmalert replaying the rule file's
+client-slo group records 0 and fires nothing, and a profile without a gateway gets no client panel or rule.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+from dashgen_panels import first_screen, slo_health
+from dashgen_queries import client_slo as cs
+from victoriametrics import program_or_skip
+
+from dashgen.demo import recorder
+from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import Topology
+from dashgen.live.datasource import Datasource
+from dashgen.rules import rule_groups
+
+PROFILE = "long-context-64"
+
+
+def _values(ds: Datasource, expr: str, at: float) -> list[tuple[dict[str, str], float]]:
+    return [(item["metric"], float(item["value"][1])) for item in ds.query(expr, at).result]
+
+
+def test_s33_client_sli_reads_about_one_on_healthy_demo_data(victoriametrics, demo_windows) -> None:
+    window = demo_windows[(PROFILE, "healthy")]
+    profile = window.profile
+    ds = Datasource(victoriametrics.url)
+    good = _values(ds, cs.client_good_share(profile, "1h"), window.end)
+    assert len(good) == 1 and good[0][1] == pytest.approx(1.0, abs=1e-3), good
+    ratio = _values(ds, cs.client_error_ratio(profile, "1h"), window.end)
+    assert len(ratio) == 1 and ratio[0][1] == pytest.approx(0.0, abs=1e-3), ratio
+    instances = {metric[profile.label("instance")] for metric, _ in
+                 _values(ds, f'max by (instance) ({cs.responses(profile)})', window.end)}
+    assert instances, "the demo data has no gateway response series"
+    shares = _values(ds, cs.non_2xx_share_by_class(profile, "1h"), window.end)
+    assert {(m[profile.label("instance")], m[cs.CLASS_LABEL]) for m, _ in shares} == {
+        (instance, bad.key) for instance in instances for bad in cs.BAD_CLASSES}
+    assert all(value == pytest.approx(0.0, abs=1e-3) for _, value in shares)
+    healthy = _values(ds, cs.healthy_backends(profile), window.end)
+    assert {m[profile.label("instance")] for m, _ in healthy} == instances
+    assert all(value >= 1 for _, value in healthy)
+
+
+def test_s33_vmalert_records_the_client_error_ratio_and_stays_quiet_on_healthy_data(victoriametrics, demo_windows,
+                                                                                   tmp_path) -> None:
+    """The rule file's client-slo group, replayed by the real vmalert over the healthy window's last minutes: the
+    recorded error ratio is 0 and no burn alert fires (vmalert writes ALERTS for firing alerts)."""
+    window = demo_windows[(PROFILE, "healthy")]
+    vmalert = program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics')")
+    rules = tmp_path / "client.yml"
+    rules.write_text(recorder.rule_text([window.profile], "client-slo"), encoding="utf-8")
+    assert "ClientSloErrorBudgetFastBurn" in rules.read_text(encoding="utf-8")
+    start, end = window.end - 180, window.end
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    done = subprocess.run([vmalert, f"-rule={rules}", f"-datasource.url={victoriametrics.url}",
+                           f"-remoteWrite.url={victoriametrics.url}", "-evaluationInterval=60s",
+                           "-datasource.queryStep=60s", f"-replay.timeFrom={time.strftime(stamp, time.gmtime(start))}",
+                           f"-replay.timeTo={time.strftime(stamp, time.gmtime(end))}", "-replay.disableProgressBar",
+                           "-replay.rulesDelay=0s", "-loggerLevel=ERROR"],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ds = Datasource(victoriametrics.url)
+    ds.flush()
+    for window_name in ("5m", "1h"):
+        recorded = _values(ds, f'{cs.client_error_ratio_name(window_name)}{{slo="{cs.SLO_KEY}", '
+                               f'cluster="{PROFILE}"}}', end)
+        assert len(recorded) == 1 and recorded[0][1] == pytest.approx(0.0, abs=1e-3), (window_name, recorded)
+    assert not _values(ds, 'ALERTS{alertname=~"ClientSlo.*"}', end)
+
+
+@pytest.mark.parametrize("profile", load_profiles(), ids=lambda p: p.name)
+def test_s33_client_panels_and_rules_only_where_the_gateway_is_exported(profile) -> None:
+    has = profile.exported("gateway")
+    assert (first_screen.client_health_panel(profile) is not None) == has
+    keys = [p.key for p in slo_health.build(profile, Topology(profile)).panels]
+    if profile.exported("sglang") and profile.has_kind("text-generation"):
+        assert ("slo_health.client_health" in keys) == has
+    records = {rule.record for group in rule_groups(profile) for rule in group.rules if hasattr(rule, "record")}
+    assert (cs.client_error_ratio_name("1h") in records) == has
+    if has:
+        panels = {p.key: p for p in slo_health.build(profile, Topology(profile)).panels}
+        assert slo_health.AS_CLIENT in panels["slo_health.client_health"].title
+        assert panels["slo_health.health"].title.endswith(slo_health.AT_ENGINE)
