@@ -19,8 +19,6 @@ shares. Thresholds come from the profile; sizes are never literals (S1).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dashgen_panels.drilldown import gpu_link, node_link, per_gpu_rows_link
 from dashgen_panels.engine_load import stage_panels
 from dashgen_queries import client_slo
@@ -59,6 +57,8 @@ TITLE = "SLO and health"
 WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
 KEY = "slo_health"
 INSTANT_BURN_WINDOWS = ("6h", "3d")
+AT_ENGINE = "at the engine"  # S33: which SLI a panel shows, where both stand side by side
+AS_CLIENT = "as the client sees it (at the gateway)"
 LATENCY_METRICS = (
     ("TTFT", "sglang:time_to_first_token_seconds"),
     ("TPOT", "sglang:request_time_per_output_token_seconds"),
@@ -110,13 +110,28 @@ def _whole_deployment() -> str:
             "not narrow it")
 
 
+def _beside_client(profile: Profile) -> bool:
+    """S33: where the profile exports the gateway, the client-side SLI stands beside the engine's."""
+    return profile.exported("gateway")
+
+
+def _engine_side(profile: Profile) -> str:
+    """The engine-side panels' words for which SLI they show, where the client-side one stands beside them."""
+    if not _beside_client(profile):
+        return ""
+    return (f"{AT_ENGINE} (SGLang's own request histograms; the client-side SLI beside it also counts the gateway's "
+            "sheds, failures and timeouts): ")
+
+
 def health_panel(profile: Profile) -> PanelSpec:
     return stat(
         key=f"{KEY}.health",
-        title="Health: share of requests meeting the SLO",
+        title=("Health: share of requests meeting the SLO at the engine" if _beside_client(profile)
+               else "Health: share of requests meeting the SLO"),
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"over the dashboard window, the lowest of the TTFT, TPOT and E2E good shares per model (1 - bad "
+            quantity=(f"{_engine_side(profile)}over the dashboard window, the lowest of the TTFT, TPOT and E2E good "
+                      f"shares per model (1 - bad "
                       f"events / all events, rates summed across engines, then divided; never an average of "
                       f"per-series ratios); {BAD_EVENTS}. Objective {profile.slo.objective:g}. {_slo_notes(profile)}"),
             limit=("the SLIs come from separate histograms, so the share of requests meeting all of them is not "
@@ -145,17 +160,19 @@ def health_trend_panel(profile: Profile) -> PanelSpec:
     )
     return timeseries(
         key=f"{KEY}.health_trend",
-        title="Good share per SLI over time",
+        title=("Good share per SLI over time at the engine" if _beside_client(profile)
+               else "Good share per SLI over time"),
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"per SLI (TTFT, TPOT, E2E), the share of good events per rate interval; {BAD_EVENTS}. "
+            quantity=(f"{_engine_side(profile)}per SLI (TTFT, TPOT, E2E), the share of good events per rate "
+                      f"interval; {BAD_EVENTS}. "
                       + _slo_notes(profile)),
             limit=(f"a short rate interval is noisy at low traffic; gaps mean no finished or aborted requests, not "
                    f"0 % (S7). {_request_scope(profile)}"),
         ),
         targets=targets,
         **ratio_axis("percentunit"),
-        width=10,
+        width=12 if _beside_client(profile) else 10,
         height=7,
         thresholds=health_states(profile),
         custom={"thresholdsStyle": {"mode": "line+area"}},
@@ -293,8 +310,6 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
 
 # --- the client-side SLI (S33), beside the engine's where the profile exports the gateway ---------------------
 
-AT_ENGINE = "at the engine"
-AS_CLIENT = "as the client sees it (at the gateway)"
 
 
 def _client_source(profile: Profile) -> str:
@@ -358,16 +373,6 @@ def client_trend_panel(profile: Profile) -> PanelSpec:
     )
 
 
-def _engine_side(panel: PanelSpec, width: int) -> PanelSpec:
-    """An engine-side SLO panel beside the client's: its title and description say which it is."""
-    evidence = panel.evidence
-    assert evidence is not None
-    return replace(panel, title=f"{panel.title} {AT_ENGINE}", width=width,
-                   evidence=replace(evidence, quantity=f"{AT_ENGINE} (SGLang's own request histograms; the "
-                                    f"client-side SLI beside it also counts the gateway's sheds and errors): "
-                                    f"{evidence.quantity}"))
-
-
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     """Three rows: the SLO itself, engine load per stage (per pool in PD), the GPU memory watermark."""
     check_objective(profile)
@@ -378,10 +383,9 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
         load: tuple[PanelSpec, ...] = ()
     else:
         head: tuple[PanelSpec, ...] = (health_panel(profile), health_trend_panel(profile), budget_panel(profile))
-        if profile.exported("gateway"):  # S33: the client's SLI beside the engine's, each saying which it is
+        if _beside_client(profile):  # S33: the client's SLI beside the engine's, each saying which it is
             health, trend, budget = head
-            head = (_engine_side(health, 6), client_health_panel(profile), _engine_side(trend, 12), budget,
-                    client_trend_panel(profile))
+            head = (health, client_health_panel(profile), trend, budget, client_trend_panel(profile))
         slo = (
             *head,
             *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS),

@@ -87,3 +87,59 @@ def test_s33_client_panels_and_rules_only_where_the_gateway_is_exported(profile)
         panels = {p.key: p for p in slo_health.build(profile, Topology(profile)).panels}
         assert slo_health.AS_CLIENT in panels["slo_health.client_health"].title
         assert panels["slo_health.health"].title.endswith(slo_health.AT_ENGINE)
+
+
+def test_s33_first_screen_client_panel_reads_each_gateway_instance_on_demo_data(victoriametrics, demo_windows) -> None:
+    """The appended first-screen panel: every target answers per gateway instance on healthy data, the class shares
+    read 0 (no red), healthy backends equal the expected count; red starts at ``SHED_RED_SHARE``."""
+    window = demo_windows[(PROFILE, "healthy")]
+    profile = window.profile
+    panel = first_screen.client_health_panel(profile)
+    assert panel is not None and panel.height == first_screen.TOP and panel.width == 4
+    assert panel.evidence is not None and all((panel.evidence.source, panel.evidence.quantity, panel.evidence.limit))
+    assert ("red", cs.SHED_RED_SHARE) in panel.thresholds
+    ds = Datasource(victoriametrics.url)
+    instance = profile.label("instance")
+    answers = [{m[instance]: v for m, v in _values(ds, target.expr, window.end)} for target in panel.targets]
+    instances = set(answers[0])
+    assert instances and all(set(answer) == instances for answer in answers), answers
+    *classes, healthy, expected = answers
+    assert all(v == pytest.approx(0.0, abs=1e-3) for answer in classes for v in answer.values())
+    assert healthy == expected == {i: float(cs.expected_backends(Topology(profile))) for i in instances}
+
+
+def test_s33_class_shares_name_the_shedding_gateway_instance(promtool, tmp_path) -> None:
+    """gateway-shedding under promtool: gw-0 answers 40 % 429, 10 % 504 and 5 % 500; gw-1 only 200s and 404s (a
+    client's own mistake, in neither share). Each class reads its share per instance; the deployment's error ratio
+    is the bad share of both together; an idle gateway (flat counters) has no sample at all."""
+    from test_rules_promtool import PROFILES, run_tests, series
+
+    from dashgen.rules import render_rule_files
+
+    profile = PROFILES[PROFILE]
+    for path, data in render_rule_files([profile], tmp_path).items():
+        path.write_bytes(data)
+
+    def responses(instance: str, status: str, per_minute: int) -> dict[str, str]:
+        return series("smg_http_responses_total", {"job": "gateway", "node": "lc-node-00", "instance": instance,
+                                                   "path": "/generate", "status_code": status}, f"0+{per_minute}x30")
+
+    inputs = [responses("gw-0", "200", 45), responses("gw-0", "429", 40), responses("gw-0", "504", 10),
+              responses("gw-0", "500", 5), responses("gw-1", "200", 100), responses("gw-1", "404", 30),
+              series("smg_http_responses_total", {"job": "gateway", "node": "lc-node-01", "instance": "gw-idle",
+                                                  "path": "/generate", "status_code": "200"}, "500x30")]
+    base = {"node": "lc-node-00"}
+
+    def share(instance: str, key: str, value: float) -> dict:
+        return {"labels": "{" + ", ".join(f'{k}="{v}"' for k, v in {**base, "instance": instance,
+                                                                    cs.CLASS_LABEL: key}.items()) + "}",
+                "value": value}
+
+    case = {"interval": "1m", "input_series": inputs, "promql_expr_test": [
+        {"expr": cs.non_2xx_share_by_class(profile, "10m"), "eval_time": "20m", "exp_samples": [
+            share("gw-0", "429", 0.4), share("gw-0", "timeout", 0.1), share("gw-0", "5xx", 0.05),
+            share("gw-1", "429", 0), share("gw-1", "timeout", 0), share("gw-1", "5xx", 0)]},
+        {"expr": f"round(1000 * {cs.client_error_ratio(profile, '10m')})", "eval_time": "20m",  # 55 of 200
+         "exp_samples": [{"labels": "{}", "value": 275}]},
+    ]}
+    run_tests(promtool, tmp_path, tmp_path / f"{PROFILE}.yml", [case])
