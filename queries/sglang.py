@@ -7,7 +7,9 @@ Two label worlds (metric catalogue §1.1):
   ever aggregated across ``pp_rank`` (S3: one request is counted once in each of its stages);
 - tokenizer series come from the API server on node 0 of each instance, without rank labels.
 
-Every series is narrowed to the ``$node`` selection (and ``$stage`` where the profile has PP).
+Every series is narrowed to the ``$node`` selection (and ``$stage`` where the profile has PP); the one exception is
+``restarted_ranks`` (which PP stages restarted within ``RESTART_WINDOW``: the EngineRestarted alert and the health
+state), written for every stage of the deployment.
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ def quantile_legend(q: float) -> str:
 # grows with traffic, the idle-time counter (pre-seeded) with time while the stage has nothing to do, so an idle or
 # a busy stage each has one that moves. SGLang's multiprocess /metrics has no process_start_time_seconds.
 RESTART_COUNTERS = ("sglang:realtime_tokens_total", "sglang:scheduler_idle_seconds_total")
+RESTART_WINDOW = "15m"  # a restart is news for this long: the EngineRestarted alert and the health state
 
 
 def restart_keys(profile: Profile) -> list[str]:
@@ -139,7 +142,7 @@ def restart_keys(profile: Profile) -> list[str]:
     return stage_key(profile, ENGINE_TYPE)
 
 
-def restarted_ranks(profile: Profile, window: str) -> str:
+def restarted_ranks(profile: Profile, window: str = RESTART_WINDOW) -> str:
     """PP stages (node, PP stage, engine type) whose scheduler restarted within ``window``: one of
     ``RESTART_COUNTERS`` went down (``resets``). Value: the number of resets seen. Every stage of the
     deployment, no dashboard variable (the EngineRestarted alert and the health state read it).

@@ -6,15 +6,11 @@ client-slo group records 0 and fires nothing, and a profile without a gateway ge
 
 from __future__ import annotations
 
-import subprocess
-import time
-
 import pytest
 from dashgen_panels import first_screen, slo_health
 from dashgen_queries import client_slo as cs
-from victoriametrics import program_or_skip
+from test_rules_replay import firing, replay_group
 
-from dashgen.demo import recorder
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
@@ -52,26 +48,15 @@ def test_s33_vmalert_records_the_client_error_ratio_and_stays_quiet_on_healthy_d
     """The rule file's client-slo group, replayed by the real vmalert over the healthy window's last minutes: the
     recorded error ratio is 0 and no burn alert fires (vmalert writes ALERTS for firing alerts)."""
     window = demo_windows[(PROFILE, "healthy")]
-    vmalert = program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics')")
-    rules = tmp_path / "client.yml"
-    rules.write_text(recorder.rule_text([window.profile], "client-slo"), encoding="utf-8")
-    assert "ClientSloErrorBudgetFastBurn" in rules.read_text(encoding="utf-8")
-    start, end = window.end - 180, window.end
-    stamp = "%Y-%m-%dT%H:%M:%SZ"
-    done = subprocess.run([vmalert, f"-rule={rules}", f"-datasource.url={victoriametrics.url}",
-                           f"-remoteWrite.url={victoriametrics.url}", "-evaluationInterval=60s",
-                           "-datasource.queryStep=60s", f"-replay.timeFrom={time.strftime(stamp, time.gmtime(start))}",
-                           f"-replay.timeTo={time.strftime(stamp, time.gmtime(end))}", "-replay.disableProgressBar",
-                           "-replay.rulesDelay=0s", "-loggerLevel=ERROR"],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    end = window.end
+    replay_group(victoriametrics.url, window.profile, "client-slo", end - 180, end, tmp_path)
     ds = Datasource(victoriametrics.url)
-    ds.flush()
     for window_name in ("5m", "1h"):
         recorded = _values(ds, f'{cs.client_error_ratio_name(window_name)}{{slo="{cs.SLO_KEY}", '
                                f'cluster="{PROFILE}"}}', end)
         assert len(recorded) == 1 and recorded[0][1] == pytest.approx(0.0, abs=1e-3), (window_name, recorded)
-    assert not _values(ds, 'ALERTS{alertname=~"ClientSlo.*"}', end)
+    assert not firing(victoriametrics.url, window.profile,
+                      ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn"), end - 60)
 
 
 @pytest.mark.parametrize("profile", load_profiles(), ids=lambda p: p.name)

@@ -1,7 +1,9 @@
-"""Alerting rules: multiwindow multi-burn-rate SLO alerts (Google SRE workbook, "Alerting on SLOs"),
-GPU memory / temperature / clock-throttle alerts, the engine alerts (metrics scrape failing, stage
-stalled), and per exported source's scrape job a collection alert (``up == 0``) and a target-missing
-alert (no ``up`` series where the profile says one must exist). Only exported sources get alerts.
+"""Alerting rules: multiwindow multi-burn-rate SLO alerts (Google SRE workbook, "Alerting on SLOs") on the
+engine-side SLIs and, where the gateway is exported, on the client-side SLI counted at the gateway (S33:
+``queries.client_slo``, with its recording rules), GPU memory / temperature / clock-throttle alerts, the engine
+alerts (metrics scrape failing, a PP stage restarted, a stage stalled), and per exported source's scrape job a
+collection alert (``up == 0``) and a target-missing alert (no ``up`` series where the profile says one must
+exist). Only exported sources get alerts. Every alert keeps the labels of what it is about (S31).
 
 Engine: SGLang exports no /health metric, and ``up{job=<sglang>}`` only proves the /metrics scrape.
 A failed scrape does not prove the ranks are down (vmagent or network), and a hung scheduler keeps
@@ -40,7 +42,7 @@ from dashgen_queries.gpu import (
     gpu_memory_used_share_formula,
 )
 from dashgen_queries.promql import in_deployment, scoped_job, selector
-from dashgen_queries.sglang import RESTART_COUNTERS, restarted_ranks
+from dashgen_queries.sglang import RESTART_COUNTERS, RESTART_WINDOW, restarted_ranks
 from dashgen_queries.sglang_slo import (
     BAD_EVENTS,
     FAST_BURN,
@@ -62,8 +64,6 @@ NODES_PER_RULE = 25
 # value in this window (SGLang reserves KV memory statically: 95 % flat is the healthy steady state).
 MEMORY_GROWTH = 0.02
 MEMORY_BASELINE = "6h"
-# EngineRestarted: a stage's scheduler counter that went down inside this window means it restarted.
-RESTART_WINDOW = "15m"
 # Sources that run on some nodes only and describe the whole cluster: absence is "no up series at all".
 CLUSTER_SOURCES = ("mooncake_master", "gateway")
 # (bit, meaning) of the clock-event reasons that are power or thermal throttling.
