@@ -31,8 +31,11 @@ def _node(profile: Profile) -> str:
 def memory_alert(profile: Profile) -> AlertRule:
     limit = va.collector(profile).memory_limit_bytes
     node = profile.label("node")
-    rss = va.rss_bytes(profile, selected=False)
-    own_limit = va.memory_limit_bytes(profile, selected=False)
+    # The peak over GAPPY_HOLD, as the queue alert: a node near its memory limit is also one whose own samples
+    # may arrive gappy (a backed-up send queue holds data in memory).
+    rss = va.per_node(profile, "max", f"max_over_time({va.own(profile, va.RSS, selected=False)}[{GAPPY_HOLD}])")
+    own_limit = va.per_node(profile, "max",
+                            f"last_over_time({va.own(profile, va.MEMORY_LIMIT, selected=False)}[{GAPPY_HOLD}])")
     share = va.MEMORY_NEAR_SHARE
     expr = (f"({rss} / on({node}) ({own_limit} > 0) > {share:g}) "
             f"or on({node}) ({rss} / {limit} > {share:g})")
@@ -42,7 +45,8 @@ def memory_alert(profile: Profile) -> AlertRule:
         summary=f"vmagent near its memory limit on {_node(profile)}",
         description=(f"Node {_node(profile)}: vmagent's resident memory is above {share:.0%} of its limit (the "
                      f"limit vmagent reports, process_memory_limit_bytes, or the profile's [collector] memory_limit "
-                     f"{limit} bytes, whichever is lower) for 5m: value {{{{ $value | humanizePercentage }}}}. With "
+                     f"{limit} bytes, whichever is lower; the peak within {GAPPY_HOLD}) for 5m: value "
+                     "{{ $value | humanizePercentage }}. With "
                      "swap 0 the next step is an OOM kill, and with Restart=no the collector then stays dead and "
                      "the node turns silent. Look for new series (Samples scraped per target) or a backed-up send "
                      "queue."),
