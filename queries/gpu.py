@@ -191,6 +191,17 @@ def gpus_missing_from_exporter(profile: Profile) -> str:
     return " or ".join(parts)
 
 
+def with_uuid(profile: Profile, source: GpuSource, expr: str) -> str:
+    """A per-(node, gpu) ``expr`` with the GPU's UUID label added from the source's presence series (S31: an alert
+    names the GPU by index and UUID); unchanged where the GPU has no recent presence series. ``topk`` keeps one
+    UUID per GPU, so a GPU swapped within the window can never make the join fail."""
+    keys = ", ".join(_per_gpu_labels(profile))
+    presence = selector(source.presence_metric(), job(profile, source.key))
+    recent = f"last_over_time({presence}[{seen_window(profile, source)}])"
+    uuids = f"topk by ({keys}) (1, {agg('max', [*_per_gpu_labels(profile), source.uuid_label], recent)})"
+    return f"(({expr}) * on({keys}) group_left({source.uuid_label}) ({uuids} * 0 + 1)) or on({keys}) ({expr})"
+
+
 def _per_gpu_labels(profile: Profile) -> list[str]:
     return [profile.label("node"), profile.label("gpu")]
 

@@ -306,6 +306,32 @@ def test_gpu_temperature_alert_needs_two_minutes_above_85(promtool: str, rule_di
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
+@pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
+def test_s31_gpu_alerts_name_the_gpu_uuid_where_the_source_reports_one(promtool: str, rule_dir: Path, tmp_path: Path,
+                                                                      profile: str) -> None:
+    """S31: a hot GPU is named by node, index and UUID (from the source's presence series, DCGM ``UUID`` / GPM
+    ``uuid``); a GPU whose presence series is absent still alerts, without the UUID; a cool GPU stays silent."""
+    node = PROFILES[profile].node_names[0]
+    dcgm = profile == "h20-16"
+    uuid_label = PROFILES[profile].label("dcgm_uuid" if dcgm else "gpm_uuid")
+
+    def gpu_series(gpu: str, temperature: str, presence: bool) -> list[dict[str, str]]:
+        labels = {"job": "dcgm" if dcgm else "gpm", "node": node, "gpu": gpu, uuid_label: f"GPU-{node}-{gpu}"}
+        metrics = ("DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE") if dcgm else ("gpm_temperature_celsius",
+                                                                                   "gpm_power_watts")
+        out = [series(metrics[0], labels, temperature)] + ([] if dcgm else [series("gpm_sample_valid", labels,
+                                                                                    "1x10")])
+        return out + ([series(metrics[1], labels, "300x10")] if presence else [])
+
+    case = {"interval": "1m",
+            "input_series": gpu_series("0", "90x10", True) + gpu_series("1", "90x10", False)
+            + gpu_series("2", "60x10", True),
+            "alert_rule_test": [{"eval_time": "5m", "alertname": "GpuTemperatureHigh", "exp_alerts": [
+                expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "0", uuid_label: f"GPU-{node}-0"}, "90"),
+                expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "1"}, "90")]}]}
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
 def collecting(profile: str, *fields: str) -> Profile:
     """The profile with its dcgm-exporter field list extended by ``fields`` (the default CSV plus them)."""
     from dashgen_queries.dcgm import DEFAULT_FIELDS

@@ -40,6 +40,7 @@ from dashgen_queries.gpu import (
     THROTTLE_MEANINGS,
     GpuSource,
     gpu_memory_used_share_formula,
+    with_uuid,
 )
 from dashgen_queries.promql import in_deployment, scoped_job, selector
 from dashgen_queries.sglang import RESTART_COUNTERS, RESTART_WINDOW, restarted_ranks
@@ -146,12 +147,13 @@ def client_slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     )
 
 
-def _gpu_alert(profile: Profile, alert: str, expr: str, for_: str, severity: str, summary: str,
+def _gpu_alert(profile: Profile, source: GpuSource, alert: str, expr: str, for_: str, severity: str, summary: str,
                description: str) -> AlertRule:
-    """A per-GPU alert: the summary ends with "on <node> GPU <gpu>", the description starts with the node and GPU."""
+    """A per-GPU alert: the summary ends with "on <node> GPU <gpu>", the description starts with the node and GPU;
+    the alert carries the GPU's UUID label where its source reports one (S31)."""
     node, gpu = f"{{{{ $labels.{profile.label('node')} }}}}", f"{{{{ $labels.{profile.label('gpu')} }}}}"
-    return AlertRule(alert=alert, expr=expr, for_=for_, severity=severity, summary=f"{summary} on {node} GPU {gpu}",
-                     description=f"Node {node}, GPU {gpu}: {description}")
+    return AlertRule(alert=alert, expr=with_uuid(profile, source, expr), for_=for_, severity=severity,
+                     summary=f"{summary} on {node} GPU {gpu}", description=f"Node {node}, GPU {gpu}: {description}")
 
 
 def memory_growth_expr(profile: Profile) -> str:
@@ -183,7 +185,7 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THROTTLE_BITS)
     alerts = (
         _gpu_alert(
-            profile, "GpuMemoryNearlyFull", memory_growth_expr(profile), "1m", "warning",
+            profile, source, "GpuMemoryNearlyFull", memory_growth_expr(profile), "1m", "warning",
             f"GPU memory above {MEMORY_FULL_SHARE:.0%} and growing",
             f"memory used / total is {{{{ $value | humanizePercentage }}}}: above {MEMORY_FULL_SHARE:.0%} for 1m and "
             f"more than {MEMORY_GROWTH:.0%} above its lowest share of the last {MEMORY_BASELINE} ({measured}, "
@@ -193,14 +195,14 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
             "missing).",
         ),
         _gpu_alert(
-            profile, "GpuTemperatureHigh", f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}",
-            "2m", "warning",
+            profile, source, "GpuTemperatureHigh",
+            f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}", "2m", "warning",
             f"GPU temperature above {TEMPERATURE_HIGH_CELSIUS:g} °C",
             f"temperature {{{{ $value }}}} °C, above {TEMPERATURE_HIGH_CELSIUS:g} °C for 2m ({measured}). Thermal "
             "slowdown lowers clocks and throughput.",
         ),
         _gpu_alert(
-            profile, "GpuClockThrottled", throttle_expr(profile), "5m", "warning",
+            profile, source, "GpuClockThrottled", throttle_expr(profile), "5m", "warning",
             "GPU clocks throttled for power or thermal reasons",
             f"clock-event reasons bitmask {{{{ $value }}}} has a power or thermal bit set for 5m ({measured}). "
             f"Alerting bits: {bits}; 0x1 idle, 0x2 clocks setting, 0x10 sync boost and 0x100 display clocks alone "
