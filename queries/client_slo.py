@@ -30,9 +30,9 @@ from dashgen.deployment.topology import Topology
 RESPONSES = "smg_http_responses_total"
 STATUS = "status_code"
 # Status codes of each bad class (regular expressions on ``status_code``, RE2 as Prometheus and VictoriaMetrics read).
-SHED, TIMEOUT = "429", "408|504"
-BAD_STATUS = "429|408|5.."
-VALID_STATUS = "[^4]..|429|408"  # every status but the client's own 4xx
+SHED, TIMEOUT, FAILED = "429", "408|504", "5.."
+BAD_STATUS = f"{SHED}|{TIMEOUT}|{FAILED}"
+VALID_STATUS = f"[^4]..|{SHED}|{TIMEOUT}"  # every status but the client's own 4xx
 SLO_KEY = "client"  # the ``slo`` label of the recorded client error ratio and its burn alerts
 CLASS_LABEL = "class"
 # The gateway shedding threshold of the first screen: more than this share of the instance's responses are 429.
@@ -51,7 +51,7 @@ class BadClass:
 # as "a panel filters on this value" (dashgen.demo.wanted) and would fill healthy demo data with 429 responses.
 BAD_CLASSES: tuple[BadClass, ...] = (
     BadClass("429", "429 shed", (matcher(STATUS, "=~", SHED),)),
-    BadClass("5xx", "5xx failed", (matcher(STATUS, "=~", "5.."), matcher(STATUS, "!=", "504"))),
+    BadClass("5xx", "5xx failed", (matcher(STATUS, "=~", FAILED), matcher(STATUS, "!=", "504"))),
     BadClass("timeout", "timeout (408 / 504)", (matcher(STATUS, "=~", TIMEOUT),)),
 )
 
