@@ -304,3 +304,56 @@ def _fill(panels: list[PanelSpec]) -> list[PanelSpec]:
             line[-1] = replace(line[-1], width=line[-1].width + spare)
         out.extend(line)
     return out
+
+
+def client_health_panel(profile: Profile) -> PanelSpec | None:
+    """S33 on the first screen: per gateway instance, the share of its responses shed (429), failed (5xx) and timed
+    out (408 / 504) over the last ``client_slo.NOW_WINDOW``, and its healthy backends against the profile's
+    replicas; red when shedding. None when the profile does not export the gateway. (Imports are local: the
+    function is appended to this module and wired into ``build`` by the coordinator.)"""
+    from dashgen_queries import client_slo as cs
+
+    if not profile.exported("gateway"):
+        return None
+    expected = cs.expected_backends(Topology(profile))
+    window = cs.NOW_WINDOW
+    node, instance = profile.label("node"), profile.label("instance")
+    classes = tuple(Target(cs.class_share(profile, bad, window), instant=True, table=True, ref_id=ref(i))
+                    for i, bad in enumerate(cs.BAD_CLASSES))
+    healthy = cs.healthy_backends(profile)
+    backends = (Target(healthy, instant=True, table=True, ref_id=ref(len(classes))),
+                Target(f"({healthy}) * 0 + {expected}", instant=True, table=True, ref_id=ref(len(classes) + 1)))
+    columns = {node: "Node", instance: "Gateway",
+               **{f"Value #{ref(i)}": bad.text for i, bad in enumerate(cs.BAD_CLASSES)},
+               f"Value #{ref(len(classes))}": "Healthy backends", f"Value #{ref(len(classes) + 1)}": "Expected"}
+    count_columns = ("Healthy backends", "Expected")
+
+    def counts(name: str, thresholds: list[dict]) -> dict:
+        return {"matcher": {"id": "byName", "options": name}, "properties": [
+            {"id": "unit", "value": "short"}, {"id": "decimals", "value": 0},
+            {"id": "thresholds", "value": {"mode": "absolute", "steps": thresholds}},
+            {"id": "custom.cellOptions", "value": {"type": "color-text"}}]}
+
+    return table(
+        key=f"{KEY}.client_health",
+        title="Gateway: what the client sees (non-2xx by class, backends)",
+        evidence=Evidence(
+            source=(f"the model gateway (job {profile.source('gateway').job}): {cs.RESPONSES}{{status_code}} and "
+                    f"{cs.WORKER_HEALTH}{{worker}}; expected backends = the profile's {expected} engine replicas"),
+            quantity=(f"per gateway instance over the last {window}: the share of its responses (all but the "
+                      "clients' own 4xx) that were 429 shed, 5xx failed and timed out (408 / 504), as the client "
+                      f"sees them; red above {cs.SHED_RED_SHARE:.0%} (queries.client_slo.SHED_RED_SHARE); healthy "
+                      "backends it routes to (smg_worker_health == 1), red below the expected count"),
+            limit=(f"a fixed {window} window at the dashboard's end time, not the range: the client-side SLO burn "
+                   "alerts (ClientSloErrorBudgetFastBurn / SlowBurn) hold the longer view. 503 is both a backend "
+                   "failure and the admission queue's timeout shed: it is in the 5xx column. An instance that "
+                   "answered nothing in the window has no share (blank), not 0 %"),
+        ),
+        targets=classes + backends,
+        unit="percentunit", decimals=1, width=4, height=TOP, no_value="no gateway response in window",
+        thresholds=(("green", None), ("red", cs.SHED_RED_SHARE)),
+        custom={"cellOptions": {"type": "color-background"}},
+        overrides=(counts(count_columns[0], [{"color": "red", "value": None}, {"color": "green", "value": expected}]),
+                   counts(count_columns[1], [{"color": "text", "value": None}])),
+        transformations=merge_table(columns, exclude=["Time"]),
+    )

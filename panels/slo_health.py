@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dashgen_panels.drilldown import gpu_link, node_link, per_gpu_rows_link
 from dashgen_panels.engine_load import stage_panels
+from dashgen_queries import client_slo
 from dashgen_queries.gpu import (
     GPU_SOURCE_KEYS,
     MEMORY_FULL_SHARE,
@@ -56,6 +57,8 @@ TITLE = "SLO and health"
 WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
 KEY = "slo_health"
 INSTANT_BURN_WINDOWS = ("6h", "3d")
+AT_ENGINE = "at the engine"  # S33: which SLI a panel shows, where both stand side by side
+AS_CLIENT = "as the client sees it (at the gateway)"
 LATENCY_METRICS = (
     ("TTFT", "sglang:time_to_first_token_seconds"),
     ("TPOT", "sglang:request_time_per_output_token_seconds"),
@@ -107,13 +110,28 @@ def _whole_deployment() -> str:
             "not narrow it")
 
 
+def _beside_client(profile: Profile) -> bool:
+    """S33: where the profile exports the gateway, the client-side SLI stands beside the engine's."""
+    return profile.exported("gateway")
+
+
+def _engine_side(profile: Profile) -> str:
+    """The engine-side panels' words for which SLI they show, where the client-side one stands beside them."""
+    if not _beside_client(profile):
+        return ""
+    return (f"{AT_ENGINE} (SGLang's own request histograms; the client-side SLI beside it also counts the gateway's "
+            "sheds, failures and timeouts): ")
+
+
 def health_panel(profile: Profile) -> PanelSpec:
     return stat(
         key=f"{KEY}.health",
-        title="Health: share of requests meeting the SLO",
+        title=("Health: share of requests meeting the SLO at the engine" if _beside_client(profile)
+               else "Health: share of requests meeting the SLO"),
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"over the dashboard window, the lowest of the TTFT, TPOT and E2E good shares per model (1 - bad "
+            quantity=(f"{_engine_side(profile)}over the dashboard window, the lowest of the TTFT, TPOT and E2E good "
+                      f"shares per model (1 - bad "
                       f"events / all events, rates summed across engines, then divided; never an average of "
                       f"per-series ratios); {BAD_EVENTS}. Objective {profile.slo.objective:g}. {_slo_notes(profile)}"),
             limit=("the SLIs come from separate histograms, so the share of requests meeting all of them is not "
@@ -142,17 +160,19 @@ def health_trend_panel(profile: Profile) -> PanelSpec:
     )
     return timeseries(
         key=f"{KEY}.health_trend",
-        title="Good share per SLI over time",
+        title=("Good share per SLI over time at the engine" if _beside_client(profile)
+               else "Good share per SLI over time"),
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"per SLI (TTFT, TPOT, E2E), the share of good events per rate interval; {BAD_EVENTS}. "
+            quantity=(f"{_engine_side(profile)}per SLI (TTFT, TPOT, E2E), the share of good events per rate "
+                      f"interval; {BAD_EVENTS}. "
                       + _slo_notes(profile)),
             limit=(f"a short rate interval is noisy at low traffic; gaps mean no finished or aborted requests, not "
                    f"0 % (S7). {_request_scope(profile)}"),
         ),
         targets=targets,
         **ratio_axis("percentunit"),
-        width=10,
+        width=12 if _beside_client(profile) else 10,
         height=7,
         thresholds=health_states(profile),
         custom={"thresholdsStyle": {"mode": "line+area"}},
@@ -288,6 +308,71 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
     return per_node, per_gpu
 
 
+# --- the client-side SLI (S33), beside the engine's where the profile exports the gateway ---------------------
+
+
+
+def _client_source(profile: Profile) -> str:
+    return (f"the model gateway's HTTP responses ({client_slo.RESPONSES}{{status_code}}, job "
+            f"{profile.source('gateway').job}, every gateway instance of the deployment)")
+
+
+def _client_quantity(profile: Profile) -> str:
+    return (f"{AS_CLIENT}: the share of responses that were not shed (429), timed out (408 / 504) or failed (5xx), "
+            "among all responses but the clients' own 4xx (neither good nor bad); requests the gateway sheds or "
+            "fails never reach an engine, so the engine's SLIs cannot count them. The non-error share, not a "
+            "latency SLI: the gateway's duration histograms carry no status code (the latency part is the engine's "
+            f"E2E SLI). Objective {profile.slo.objective:g}, the same budget as the engine-side SLO; recorded as "
+            f"{client_slo.client_error_ratio_name('<window>')}{{slo=\"{client_slo.SLO_KEY}\"}}")
+
+
+def client_health_panel(profile: Profile) -> PanelSpec:
+    return stat(
+        key=f"{KEY}.client_health",
+        title="Health: share of responses not shed, failed or timed out, as the client sees it (at the gateway)",
+        evidence=Evidence(
+            source=_client_source(profile),
+            quantity=f"over the dashboard window, {_client_quantity(profile)}",
+            limit=("one number for the whole deployment (the gateway serves every pool and node: the node and replica "
+                   "variables do not narrow it); the first screen's gateway panel splits it per instance and class. "
+                   "Colours as the engine-side health beside it. No response in the window -> No data, not 100 %"),
+        ),
+        targets=(Target(client_slo.client_good_share(profile, WINDOW), legend="client (gateway)", instant=True),),
+        **ratio_axis("percentunit"),
+        decimals=2,
+        width=6,
+        height=7,
+        no_value="No responses in window",
+        thresholds=health_states(profile),
+        options=last_value(),
+    )
+
+
+def client_trend_panel(profile: Profile) -> PanelSpec:
+    targets = (Target(client_slo.client_good_share(profile, "$__rate_interval"), legend="good share (client)"),
+               Target(client_slo.deployment_shares_by_class(profile, "$__rate_interval"),
+                      legend=f"{{{{{client_slo.CLASS_LABEL}}}}} share"))
+    return timeseries(
+        key=f"{KEY}.client_trend",
+        title="Good share over time as the client sees it (at the gateway), and its non-2xx classes",
+        evidence=Evidence(
+            source=_client_source(profile),
+            quantity=(f"per rate interval, {_client_quantity(profile)}; beside it the share of each bad class "
+                      "(429 shed, 5xx, timeout) of every gateway instance's responses together: the parts add up to "
+                      "1 - the good share"),
+            limit=("one series per class for the whole deployment; the first screen's gateway panel has them per "
+                   "gateway instance. A short rate interval is noisy at low traffic; gaps mean no response, not 0 % "
+                   "(S7)"),
+        ),
+        targets=targets,
+        **ratio_axis("percentunit"),
+        width=16,
+        height=7,
+        thresholds=health_states(profile),
+        custom={"thresholdsStyle": {"mode": "line+area"}},
+    )
+
+
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     """Three rows: the SLO itself, engine load per stage (per pool in PD), the GPU memory watermark."""
     check_objective(profile)
@@ -297,10 +382,12 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
         )
         load: tuple[PanelSpec, ...] = ()
     else:
+        head: tuple[PanelSpec, ...] = (health_panel(profile), health_trend_panel(profile), budget_panel(profile))
+        if _beside_client(profile):  # S33: the client's SLI beside the engine's, each saying which it is
+            health, trend, budget = head
+            head = (health, client_health_panel(profile), trend, budget, client_trend_panel(profile))
         slo = (
-            health_panel(profile),
-            health_trend_panel(profile),
-            budget_panel(profile),
+            *head,
             *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS),
             latency_panel(profile),
         )

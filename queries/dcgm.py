@@ -212,10 +212,28 @@ FATAL_XIDS: dict[int, str] = {
 }
 
 
-def fatal_xid(profile: Profile) -> str:
-    """The last Xid code per GPU, kept only where it is one of ``FATAL_XIDS`` (every GPU of the deployment)."""
-    last = agg("max", health_keys(profile), health_selector(profile, XID, scoped=False))
-    return " or ".join(f"({last} == {code})" for code in FATAL_XIDS)
+# GpuXidFatal: how long a fatal Xid of a GPU whose series vanished (fallen off the bus) is still reported.
+XID_HOLD = "24h"
+
+
+def _fatal(expr: str) -> str:
+    return " or ".join(f"({expr} == {code})" for code in FATAL_XIDS)
+
+
+def fatal_xid(profile: Profile, hold: str = XID_HOLD) -> str:
+    """The last Xid code per GPU, kept only where it is one of ``FATAL_XIDS`` (every GPU of the deployment).
+
+    A GPU that fell off the bus (Xid 79) takes its series with it: the instant value vanishes after the store's
+    look-back. Such a GPU keeps its last code from the last ``hold`` (``last_over_time``) for as long as it has no
+    Xid series; once its series is back (the GPU reset, the exporter restarted), the current code decides.
+    Written as an expression, not ``keep_firing_for``: vmalert 1.79 (the Debian package) does not know that key.
+    """
+    keys = health_keys(profile)
+    xid = health_selector(profile, XID, scoped=False)
+    now = agg("max", keys, xid)
+    held = agg("max", keys, f"last_over_time({xid}[{hold}])")
+    gpu = ", ".join(health_keys(profile, uuid=False))
+    return f"{_fatal(now)} or (({_fatal(held)}) unless on({gpu}) {now})"
 
 
 def remap_failed(profile: Profile) -> str:

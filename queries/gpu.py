@@ -158,6 +158,50 @@ def gpus_missing(profile: Profile, source: GpuSource) -> str:
     return f"({seen} < {profile.gpus_per_node}) or on({node}) (({up} == 1) * 0 unless on({node}) {seen})"
 
 
+def _with_job(profile: Profile, expr: str, source: GpuSource) -> str:
+    """``expr`` labelled with the source's scrape job (the label an aggregation took away)."""
+    job_label = profile.label("job")
+    return f'label_replace({expr}, "{job_label}", "{profile.source(source.key).job}", "", "")'
+
+
+def gpus_missing_any(profile: Profile) -> str:
+    """``gpus_missing`` of every per-GPU source the profile exports (GPM and DCGM), each labelled with its job: a
+    GPU that one exporter lost while the other still sees it makes that exporter's node count short (the GpuMissing
+    alert reads this, not only the dashboards' source)."""
+    return " or ".join(_with_job(profile, f"({gpus_missing(profile, source)})", source)
+                       for source in gpu_sources(profile))
+
+
+def gpus_missing_from_exporter(profile: Profile) -> str:
+    """GPUs (node, gpu) that one exported per-GPU source reports and another does not, on a node where the other's
+    target is scraped (``up == 1``; a failed or vanished target is CollectionFailed / TargetMissing), labelled with
+    the job of the exporter that lost the GPU (value 1). Empty unless the profile exports two per-GPU sources."""
+    node = profile.label("node")
+    keys = ", ".join(_per_gpu_labels(profile))
+    sources = gpu_sources(profile)
+    parts = []
+    for lost in sources:
+        up = agg("max", [node], selector("up", scoped_job(profile, profile.source(lost.key).job)))
+        for seen in sources:
+            if seen is lost:
+                continue
+            gone = (f"({_reporting_gpus(profile, seen, selected=False)} * 0 + 1) "
+                    f"unless on({keys}) {_reporting_gpus(profile, lost, selected=False)}")
+            parts.append(_with_job(profile, f"(({gone}) and on({node}) ({up} == 1))", lost))
+    return " or ".join(parts)
+
+
+def with_uuid(profile: Profile, source: GpuSource, expr: str) -> str:
+    """A per-(node, gpu) ``expr`` with the GPU's UUID label added from the source's presence series (S31: an alert
+    names the GPU by index and UUID); unchanged where the GPU has no recent presence series. ``topk`` keeps one
+    UUID per GPU, so a GPU swapped within the window can never make the join fail."""
+    keys = ", ".join(_per_gpu_labels(profile))
+    presence = selector(source.presence_metric(), job(profile, source.key))
+    recent = f"last_over_time({presence}[{seen_window(profile, source)}])"
+    uuids = f"topk by ({keys}) (1, {agg('max', [*_per_gpu_labels(profile), source.uuid_label], recent)})"
+    return f"(({expr}) * on({keys}) group_left({source.uuid_label}) ({uuids} * 0 + 1)) or on({keys}) ({expr})"
+
+
 def _per_gpu_labels(profile: Profile) -> list[str]:
     return [profile.label("node"), profile.label("gpu")]
 

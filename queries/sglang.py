@@ -7,7 +7,9 @@ Two label worlds (metric catalogue §1.1):
   ever aggregated across ``pp_rank`` (S3: one request is counted once in each of its stages);
 - tokenizer series come from the API server on node 0 of each instance, without rank labels.
 
-Every series is narrowed to the ``$node`` selection (and ``$stage`` where the profile has PP).
+Every series is narrowed to the ``$node`` selection (and ``$stage`` where the profile has PP); the one exception is
+``restarted_ranks`` (which PP stages restarted within ``RESTART_WINDOW``: the EngineRestarted alert and the health
+state), written for every stage of the deployment.
 """
 
 from __future__ import annotations
@@ -124,3 +126,29 @@ def histogram_quantile(q: float, bucket_series: str, labels: list[str] | tuple[s
 
 def quantile_legend(q: float) -> str:
     return f"p{round(q * 100):d}"
+
+
+# --- restarts, per PP stage -------------------------------------------------------------------------
+
+# Scheduler counters every PP stage's stats-logging rank writes (metric catalogue §1.1 / §1.2): the token counter
+# grows with traffic, the idle-time counter (pre-seeded) with time while the stage has nothing to do, so an idle or
+# a busy stage each has one that moves. SGLang's multiprocess /metrics has no process_start_time_seconds.
+RESTART_COUNTERS = ("sglang:realtime_tokens_total", "sglang:scheduler_idle_seconds_total")
+RESTART_WINDOW = "15m"  # a restart is news for this long: the EngineRestarted alert and the health state
+
+
+def restart_keys(profile: Profile) -> list[str]:
+    """What a restart is about: node, PP stage and the engine's role (``engine_type``; absent labels stay empty)."""
+    return stage_key(profile, ENGINE_TYPE)
+
+
+def restarted_ranks(profile: Profile, window: str = RESTART_WINDOW) -> str:
+    """PP stages (node, PP stage, engine type) whose scheduler restarted within ``window``: one of
+    ``RESTART_COUNTERS`` went down (``resets``). Value: the number of resets seen. Every stage of the
+    deployment, no dashboard variable (the EngineRestarted alert and the health state read it).
+
+    Per stage, not per replica: the tokenizer's request counter exists only on a replica's entry node, so a
+    restart of a non-entry stage would be unseen. A restart before a counter's first increment is not seen.
+    """
+    resets = " or ".join(f"resets({selector(metric, job(profile, 'sglang'))}[{window}])" for metric in RESTART_COUNTERS)
+    return f"{agg('max', restart_keys(profile), resets)} > 0"

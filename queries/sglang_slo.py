@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job, matcher, node_var, rate, selector
-from dashgen_queries.sglang import histogram_quantile, stage_key
+from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, stage_key
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
@@ -333,15 +333,17 @@ def queue_per_running(profile: Profile, role: str = "") -> str:
 
 
 def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
-    """Stages (node, PP stage) with waiting requests that processed no token over ``window``: waiting > 0
+    """Stages (node, PP stage, engine type) with waiting requests that processed no token over ``window``: waiting > 0
     ``unless`` ``sglang:realtime_tokens_total`` (all modes: prefill compute, prefill cache, decode) rose.
 
     ``unless`` also covers a stage whose token counter was never created. Both series come from the
     stats-logging rank; a hung scheduler stops updating the counter while /metrics keeps serving the
     last queue gauge. Any DP group's progress counts for the stage (one stuck DP group is not caught).
     """
-    stage = stage_key(profile)
-    waiting = per_stage_requests(profile, "sglang:num_queue_reqs", with_vars=False)
+    stage = stage_key(profile, ENGINE_TYPE)  # the engine's role names the pool of a PD deployment (S31)
+    series = selector("sglang:num_queue_reqs", *scheduler_matchers(profile, with_vars=False),
+                      matcher("priority", "=", ""))
+    waiting = agg("sum", stage, agg("max", (*stage, profile.label("dp_rank")), series))
     tokens = agg("sum", stage, rate(selector("sglang:realtime_tokens_total", job(profile, "sglang")), window))
     return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
 

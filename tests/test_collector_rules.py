@@ -95,3 +95,37 @@ def test_s23_memory_near_the_lower_limit_queue_near_its_bound_and_drops_alert(pr
             expected(PROFILE, "CollectorDroppingSamples", {"node": n0}, "")]},
     ]}
     run_tests(promtool, tmp_path, rule_dir / f"{PROFILE}.yml", [case])
+
+
+def test_s23_collector_dropping_keeps_queue_and_drop_alerts_firing_on_gappy_own_samples(
+        promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """collector-dropping: node 0's send queue sits at 950 MiB of its 1 GB bound, its memory at 95 % of the profile's
+    512 MiB, and it drops blocks, but its own
+    samples reach the store gappy (one every 7 minutes: longer than the store's 5m look-back, so an instant read is
+    empty in between and a plain `for: 5m` would keep resetting). Both alerts still fire and stay firing. Node 1
+    holds 100 MiB and drops nothing (healthy); node 2 has no traffic at all (idle, counters flat): silent."""
+    n0, n1, n2 = PROFILES[PROFILE].node_names[:3]
+    gappy_queue = " ".join([f"{950 * MIB} _x6"] * 6)
+    gappy_drops = " ".join(f"{3 * i} _x6" for i in range(6))
+    gappy_rss = " ".join([f"{0.95 * 512 * MIB:.1f} _x6"] * 6)
+    inputs = [_vmagent("process_resident_memory_bytes", n0, gappy_rss),
+              _vmagent("process_resident_memory_bytes", n1, f"{100 * MIB}x42"),
+              _vmagent("vmagent_remotewrite_pending_data_bytes", n0, gappy_queue, url="1:secret-url"),
+              _vmagent("vmagent_remotewrite_packets_dropped_total", n0, gappy_drops, url="1:secret-url"),
+              _vmagent("vmagent_remotewrite_pending_data_bytes", n1, f"{100 * MIB}x42", url="1:secret-url"),
+              _vmagent("vmagent_remotewrite_packets_dropped_total", n1, "0x42", url="1:secret-url"),
+              _vmagent("vmagent_remotewrite_pending_data_bytes", n2, "0x42", url="1:secret-url"),
+              _vmagent("vmagent_remotewrite_packets_dropped_total", n2, "5x42", url="1:secret-url")]
+    queue = expected(PROFILE, "CollectorSendQueueNearBound", {"node": n0}, "950Mi")
+    drops = expected(PROFILE, "CollectorDroppingSamples", {"node": n0}, "")
+    memory = expected(PROFILE, "CollectorMemoryNearLimit", {"node": n0}, "95%")
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "3m", "alertname": "CollectorSendQueueNearBound", "exp_alerts": []},  # pending (for 5m)
+        *({"eval_time": t, "alertname": "CollectorSendQueueNearBound", "exp_alerts": [queue]}
+          for t in ("12m", "13m", "26m", "33m")),  # 12m, 13m, 26m: the newest sample is 5-6 minutes old
+        *({"eval_time": t, "alertname": "CollectorDroppingSamples", "exp_alerts": [drops]}
+          for t in ("12m", "13m", "26m", "33m")),
+        *({"eval_time": t, "alertname": "CollectorMemoryNearLimit", "exp_alerts": [memory]}
+          for t in ("12m", "13m", "26m", "33m")),
+    ]}
+    run_tests(promtool, tmp_path, rule_dir / f"{PROFILE}.yml", [case])

@@ -240,20 +240,36 @@ def test_gpu_memory_alert_gpm_ignores_invalid_samples(promtool: str, rule_dir: P
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
 
 
-def test_engine_restart_pages_when_the_request_counter_goes_down(promtool: str, rule_dir: Path,
-                                                                 tmp_path: Path) -> None:
-    labels = {"job": "sglang", "model_name": "m", "engine_type": "unified"}
-    case = {
-        "interval": "1m",
-        "input_series": [series("sglang:num_requests_total", {**labels, "node": "lc-node-00"}, "0+10x10 0+10x10"),
-                         series("sglang:num_requests_total", {**labels, "node": "lc-node-04"}, "0+10x20")],
-        "alert_rule_test": [
-            {"eval_time": "9m", "alertname": "EngineRestarted", "exp_alerts": []},
-            {"eval_time": "12m", "alertname": "EngineRestarted",
-             "exp_alerts": [expected("long-context-64", "EngineRestarted",
-                                     {"node": "lc-node-00", "engine_type": "unified"})]},
-        ],
-    }
+def _scheduler(node: str, pp: str, metric: str, values: str, **extra: str) -> dict[str, str]:
+    return series(metric, {"job": "sglang", "node": node, "pp_rank": pp, "tp_rank": "0", "model_name": "m",
+                           "engine_type": "unified", **extra}, values)
+
+
+def test_s31_engine_restart_pages_per_pp_stage_including_a_non_entry_stage(promtool: str, rule_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    """stage-restart / replica-restart: long-context-64 runs PP4, one stage per node. The stage on lc-node-01 (not
+    its replica's entry node, so no tokenizer counter there) restarts at 10m: its token counter drops. An idle stage
+    on lc-node-02 restarts too: only its idle-time counter drops. The entry stage on lc-node-00 keeps counting and
+    lc-node-03 sits idle with flat counters: silent, as everything is before the restarts."""
+    tokens, idle = "sglang:realtime_tokens_total", "sglang:scheduler_idle_seconds_total"
+    inputs = [_scheduler("lc-node-00", "0", tokens, "0+100x30", mode="decode"),
+              _scheduler("lc-node-01", "1", tokens, "0+100x10 0+100x20", mode="decode"),
+              _scheduler("lc-node-01", "1", idle, "0+1x30"),
+              _scheduler("lc-node-02", "2", tokens, "500x30", mode="decode"),
+              _scheduler("lc-node-02", "2", idle, "0+60x10 0+60x20"),
+              _scheduler("lc-node-03", "3", tokens, "500x30", mode="decode"),
+              _scheduler("lc-node-03", "3", idle, "7x30")]
+
+    def restarted(node: str, pp: str) -> dict:
+        return expected("long-context-64", "EngineRestarted", {"node": node, "pp_rank": pp, "engine_type": "unified"},
+                        "1")
+
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "9m", "alertname": "EngineRestarted", "exp_alerts": []},
+        {"eval_time": "12m", "alertname": "EngineRestarted",
+         "exp_alerts": [restarted("lc-node-01", "1"), restarted("lc-node-02", "2")]},
+        {"eval_time": "28m", "alertname": "EngineRestarted", "exp_alerts": []},  # the restart left the 15m window
+    ]}
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
 
 
@@ -287,6 +303,32 @@ def test_gpu_temperature_alert_needs_two_minutes_above_85(promtool: str, rule_di
              "exp_alerts": [expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "0"}, "86")]},
         ],
     }
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+@pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
+def test_s31_gpu_alerts_name_the_gpu_uuid_where_the_source_reports_one(promtool: str, rule_dir: Path, tmp_path: Path,
+                                                                      profile: str) -> None:
+    """S31: a hot GPU is named by node, index and UUID (from the source's presence series, DCGM ``UUID`` / GPM
+    ``uuid``); a GPU whose presence series is absent still alerts, without the UUID; a cool GPU stays silent."""
+    node = PROFILES[profile].node_names[0]
+    dcgm = profile == "h20-16"
+    uuid_label = PROFILES[profile].label("dcgm_uuid" if dcgm else "gpm_uuid")
+
+    def gpu_series(gpu: str, temperature: str, presence: bool) -> list[dict[str, str]]:
+        labels = {"job": "dcgm" if dcgm else "gpm", "node": node, "gpu": gpu, uuid_label: f"GPU-{node}-{gpu}"}
+        metrics = ("DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE") if dcgm else ("gpm_temperature_celsius",
+                                                                                   "gpm_power_watts")
+        out = [series(metrics[0], labels, temperature)] + ([] if dcgm else [series("gpm_sample_valid", labels,
+                                                                                    "1x10")])
+        return out + ([series(metrics[1], labels, "300x10")] if presence else [])
+
+    case = {"interval": "1m",
+            "input_series": gpu_series("0", "90x10", True) + gpu_series("1", "90x10", False)
+            + gpu_series("2", "60x10", True),
+            "alert_rule_test": [{"eval_time": "5m", "alertname": "GpuTemperatureHigh", "exp_alerts": [
+                expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "0", uuid_label: f"GPU-{node}-0"}, "90"),
+                expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "1"}, "90")]}]}
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
@@ -375,8 +417,8 @@ def test_s22_gpu_missing_fires_when_a_node_reports_fewer_gpus_than_the_profile(p
         "alert_rule_test": [
             {"eval_time": "4m", "alertname": "GpuMissing", "exp_alerts": []},  # still pending (for 5m)
             {"eval_time": "15m", "alertname": "GpuMissing", "exp_alerts": [
-                expected(profile, "GpuMissing", {"node": lost}, "7"),
-                expected(profile, "GpuMissing", {"node": empty}, "0")]},
+                expected(profile, "GpuMissing", {"node": lost, "job": "gpm"}, "7"),
+                expected(profile, "GpuMissing", {"node": empty, "job": "gpm"}, "0")]},
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
@@ -392,7 +434,63 @@ def test_s22_gpu_missing_reads_dcgm_where_there_is_no_gpm(promtool: str, rule_di
                                                              "UUID": f"GPU-{node}-{gpu}"}, "200x30"))
     case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
         {"eval_time": "10m", "alertname": "GpuMissing", "exp_alerts": [
-            expected(profile, "GpuMissing", {"node": lost}, "7")]}]}
+            expected(profile, "GpuMissing", {"node": lost, "job": "dcgm"}, "7")]}]}
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+def _both_sources(node: str, gpu: int, gpm: str, dcgm: str) -> list[dict[str, str]]:
+    return [series("gpm_power_watts", {"job": "gpm", "node": node, "gpu": str(gpu), "uuid": f"GPU-{node}-{gpu}"},
+                   gpm),
+            series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "node": node, "gpu": str(gpu),
+                                               "UUID": f"GPU-{node}-{gpu}"}, dcgm)]
+
+
+def test_s22_gpu_missing_counts_each_exported_source_and_names_the_exporter_that_lost_a_gpu(
+        promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """long-context-64 exports GPM and DCGM. dcgm-lost-gpu: on one node dcgm-exporter stops reporting GPU 3 at 2m
+    while GPM still sees it -> GpuMissing{job=dcgm} (7 of 8) and GpuMissingFromExporter{gpu=3, job=dcgm}.
+    gpu-missing: on another node GPU 6 falls off the bus (both sources lose it) -> GpuMissing for both jobs, no
+    GpuMissingFromExporter. A healthy node, and every node before the faults, stay silent."""
+    profile = "long-context-64"
+    dcgm_lost, off_bus, healthy = PROFILES[profile].node_names[:3]
+    gone = "300 300 300 _x28"
+    inputs = [_up(job, node, "1x30") for job in ("gpm", "dcgm") for node in (dcgm_lost, off_bus, healthy)]
+    for node in (dcgm_lost, off_bus, healthy):
+        for gpu in range(8):
+            gpm = gone if (node, gpu) == (off_bus, 6) else "300x30"
+            dcgm = gone if (node, gpu) in ((off_bus, 6), (dcgm_lost, 3)) else "300x30"
+            inputs += _both_sources(node, gpu, gpm, dcgm)
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "4m", "alertname": "GpuMissing", "exp_alerts": []},
+        {"eval_time": "4m", "alertname": "GpuMissingFromExporter", "exp_alerts": []},
+        {"eval_time": "15m", "alertname": "GpuMissing", "exp_alerts": [
+            expected(profile, "GpuMissing", {"node": dcgm_lost, "job": "dcgm"}, "7"),
+            expected(profile, "GpuMissing", {"node": off_bus, "job": "dcgm"}, "7"),
+            expected(profile, "GpuMissing", {"node": off_bus, "job": "gpm"}, "7")]},
+        {"eval_time": "15m", "alertname": "GpuMissingFromExporter", "exp_alerts": [
+            expected(profile, "GpuMissingFromExporter", {"node": dcgm_lost, "gpu": "3", "job": "dcgm"}, "1")]},
+    ]}
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+def test_s22_fatal_xid_keeps_firing_while_the_gpu_is_off_the_bus(promtool: str, rule_dir: Path,
+                                                                 tmp_path: Path) -> None:
+    """gpu-missing: GPU 0 reports Xid 79 at 2m and its series vanishes at 4m (fallen off the bus): the alert still
+    fires at 20m and 2h with code 79. GPU 1: Xid 79, then the GPU is reset and reports 0 again: resolved.
+    xid-no-loss: GPU 2 reports Xid 13 (an application fault) and keeps reporting: silent."""
+    profile = "long-context-64"
+    node = PROFILES[profile].node_names[1]
+    inputs = [_dcgm_gpu(node, "0", "DCGM_FI_DEV_XID_ERRORS", "0 0 79 79 _x200"),
+              _dcgm_gpu(node, "1", "DCGM_FI_DEV_XID_ERRORS", "0 0 79 79 _x5 0x195"),
+              _dcgm_gpu(node, "2", "DCGM_FI_DEV_XID_ERRORS", "0 0 13x198")]
+    off_bus = expected(profile, "GpuXidFatal", {"node": node, "gpu": "0", "UUID": f"GPU-{node}-0"}, "79")
+    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
+        {"eval_time": "1m", "alertname": "GpuXidFatal", "exp_alerts": []},
+        {"eval_time": "3m", "alertname": "GpuXidFatal", "exp_alerts": [
+            off_bus, expected(profile, "GpuXidFatal", {"node": node, "gpu": "1", "UUID": f"GPU-{node}-1"}, "79")]},
+        {"eval_time": "20m", "alertname": "GpuXidFatal", "exp_alerts": [off_bus]},
+        {"eval_time": "2h", "alertname": "GpuXidFatal", "exp_alerts": [off_bus]},
+    ]}
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
@@ -562,8 +660,8 @@ def test_engine_stalled_fires_when_requests_wait_and_no_token_is_processed(promt
             {"eval_time": "12m", "alertname": "EngineStalled", "exp_alerts": []},
             # pp 0: no token since 10m -> condition from 15m -> fires from 20m.
             {"eval_time": "21m", "alertname": "EngineStalled", "exp_alerts": [
-                expected(profile, "EngineStalled", {"node": node, "pp_rank": "0"}, "5"),
-                expected(profile, "EngineStalled", {"node": node, "pp_rank": "3"}, "3")]},
+                expected(profile, "EngineStalled", {"node": node, "pp_rank": "0", "engine_type": "unified"}, "5"),
+                expected(profile, "EngineStalled", {"node": node, "pp_rank": "3", "engine_type": "unified"}, "3")]},
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
@@ -605,3 +703,49 @@ def test_rule_files_are_deterministic() -> None:
     assert render_rule_files(profiles) == render_rule_files(profiles)
     for path, data in render_rule_files(profiles).items():
         assert (ROOT / path).read_bytes() == data, f"{path} is stale: run dashgen rules"
+
+
+# --- S33: the client-side SLO, counted at the gateway -----------------------------------------------------------
+
+def _responses(instance: str, status: str, values: str) -> dict[str, str]:
+    return series("smg_http_responses_total", {"job": "gateway", "node": "lc-node-00", "instance": instance,
+                                               "path": "/generate", "status_code": status, "error_code": ""}, values)
+
+
+def test_s33_client_slo_burns_when_the_gateway_sheds_and_not_on_client_mistakes(promtool: str, rule_dir: Path,
+                                                                               tmp_path: Path) -> None:
+    """gateway-shedding: one gateway of two answers half its requests with 429 from 10m on (deployment-wide 0.25 >
+    14.4 x 0.01): fast and slow burn. Healthy: only 200s plus 404s of clients asking for a wrong path (a
+    client's own mistake, neither good nor bad): silent. Idle (no request at all): silent, no ratio recorded."""
+    client = {"slo": "client"}
+    shedding = {"interval": "1m", "input_series": [
+        _responses("gw-0:29000", "200", "0+100x10 1000+50x170"),
+        _responses("gw-0:29000", "429", "0x10 0+50x170"),
+        _responses("gw-1:29000", "200", "0+100x180")],
+        "alert_rule_test": [
+            {"eval_time": "9m", "alertname": "ClientSloErrorBudgetFastBurn", "exp_alerts": []},
+            {"eval_time": "40m", "alertname": "ClientSloErrorBudgetFastBurn",
+             "exp_alerts": [expected("long-context-64", "ClientSloErrorBudgetFastBurn", client)]},
+            {"eval_time": "2h", "alertname": "ClientSloErrorBudgetSlowBurn",
+             "exp_alerts": [expected("long-context-64", "ClientSloErrorBudgetSlowBurn", client)]},
+        ]}
+    healthy = {"interval": "1m", "input_series": [
+        _responses("gw-0:29000", "200", "0+100x180"), _responses("gw-0:29000", "404", "0+50x180"),
+        _responses("gw-1:29000", "200", "0+100x180")],
+        "alert_rule_test": [{"eval_time": t, "alertname": name, "exp_alerts": []} for t in ("20m", "2h")
+                            for name in ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn")]}
+    idle = {"interval": "1m", "input_series": [
+        _responses("gw-0:29000", "200", "500x180"), _responses("gw-0:29000", "503", "7x180")],
+        "alert_rule_test": [{"eval_time": t, "alertname": name, "exp_alerts": []} for t in ("20m", "2h")
+                            for name in ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn")],
+        "promql_expr_test": [{"expr": 'deployment:smg_client_errors_per_response:ratio_rate1h', "eval_time": "2h",
+                              "exp_samples": []}]}
+    run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [shedding, healthy, idle])
+
+
+def test_s33_client_slo_rules_only_where_the_gateway_is_exported() -> None:
+    for profile in PROFILES.values():
+        names = {rule.alert for group in rule_groups(profile) for rule in group.alerts()}
+        client = {"ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn"}
+        assert (client <= names) == profile.exported("gateway"), profile.name
+        assert client & names in (set(), client), profile.name

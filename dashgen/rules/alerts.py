@@ -1,7 +1,9 @@
-"""Alerting rules: multiwindow multi-burn-rate SLO alerts (Google SRE workbook, "Alerting on SLOs"),
-GPU memory / temperature / clock-throttle alerts, the engine alerts (metrics scrape failing, stage
-stalled), and per exported source's scrape job a collection alert (``up == 0``) and a target-missing
-alert (no ``up`` series where the profile says one must exist). Only exported sources get alerts.
+"""Alerting rules: multiwindow multi-burn-rate SLO alerts (Google SRE workbook, "Alerting on SLOs") on the
+engine-side SLIs and, where the gateway is exported, on the client-side SLI counted at the gateway (S33:
+``queries.client_slo``, with its recording rules), GPU memory / temperature / clock-throttle alerts, the engine
+alerts (metrics scrape failing, a PP stage restarted, a stage stalled), and per exported source's scrape job a
+collection alert (``up == 0``) and a target-missing alert (no ``up`` series where the profile says one must
+exist). Only exported sources get alerts. Every alert keeps the labels of what it is about (S31).
 
 Engine: SGLang exports no /health metric, and ``up{job=<sglang>}`` only proves the /metrics scrape.
 A failed scrape does not prove the ranks are down (vmagent or network), and a hung scheduler keeps
@@ -28,6 +30,8 @@ are configuration, not throttling.
 
 from __future__ import annotations
 
+from dashgen_queries.client_slo import RESPONSES, client_error_ratio, client_error_ratio_name
+from dashgen_queries.client_slo import SLO_KEY as CLIENT_SLO
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
     MEMORY_FULL_SHARE,
@@ -36,12 +40,15 @@ from dashgen_queries.gpu import (
     THROTTLE_MEANINGS,
     GpuSource,
     gpu_memory_used_share_formula,
+    with_uuid,
 )
 from dashgen_queries.health import clock_events_set
 from dashgen_queries.promql import in_deployment, scoped_job, selector
+from dashgen_queries.sglang import RESTART_COUNTERS, RESTART_WINDOW, restarted_ranks
 from dashgen_queries.sglang_slo import (
     BAD_EVENTS,
     FAST_BURN,
+    RECORDED_WINDOWS,
     SLOW_BURN,
     STALL_WINDOW,
     burn_condition,
@@ -51,7 +58,7 @@ from dashgen_queries.sglang_slo import (
 
 from dashgen.deployment.profile import TEXT, Profile, Source
 from dashgen.deployment.topology import Topology
-from dashgen.rules.model import AlertRule
+from dashgen.rules.model import AlertRule, RecordingRule
 from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
 
 NODES_PER_RULE = 25
@@ -59,8 +66,6 @@ NODES_PER_RULE = 25
 # value in this window (SGLang reserves KV memory statically: 95 % flat is the healthy steady state).
 MEMORY_GROWTH = 0.02
 MEMORY_BASELINE = "6h"
-# EngineRestarted: a tokenizer counter that went down inside this window means the engine restarted.
-RESTART_WINDOW = "15m"
 # Sources that run on some nodes only and describe the whole cluster: absence is "no up series at all".
 CLUSTER_SOURCES = ("mooncake_master", "gateway")
 # (bit, meaning) of the clock-event reasons that are power or thermal throttling.
@@ -101,12 +106,55 @@ def slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     )
 
 
-def _gpu_alert(profile: Profile, alert: str, expr: str, for_: str, severity: str, summary: str,
+def client_slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """The client-side error ratio (S33, ``queries.client_slo``) at the burn windows, labelled ``slo="client"``;
+    none when the profile does not export the gateway."""
+    if not profile.exported("gateway"):
+        return ()
+    return tuple(RecordingRule(client_error_ratio_name(window), client_error_ratio(profile, window),
+                               (("slo", CLIENT_SLO),))
+                 for window in RECORDED_WINDOWS)
+
+
+def _client_burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_: str,
+                       severity: str) -> AlertRule:
+    burn = burn_condition(profile, spec, client_error_ratio_name)
+    return AlertRule(
+        alert=name,
+        expr=burn.expr,
+        for_=for_,
+        severity=severity,
+        summary=f"Client-side SLO (at the gateway, slo={{{{ $labels.slo }}}}) burns its error budget "
+                f"{burn.burn:g}x too fast",
+        description=(f"Cluster-wide, every gateway instance of the deployment (SLI {{{{ $labels.slo }}}}, as the "
+                     f"client sees it at the gateway): the share of responses that were shed (429), timed out "
+                     f"(408 / 504) or failed (5xx) among all but the clients' own 4xx ({RESPONSES}) is above "
+                     f"{burn.burn:g} x the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both "
+                     f"{burn.long_window} and {burn.short_window}; at this rate {burn.spent:.0%} of the "
+                     f"{profile.slo.window_days}-day budget goes in {burn.long_window}. These requests never reached "
+                     "an engine, so the engine-side SLO alerts may stay silent. Which gateway instance and which "
+                     "class: the first screen's gateway panel and the Gateway group (non-2xx share by class per "
+                     "instance, admission queue, healthy backends)."),
+    )
+
+
+def client_slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
+    """Multiwindow burn alerts on the client-side error ratio; none without an exported gateway."""
+    if not profile.exported("gateway"):
+        return ()
+    return (
+        _client_burn_alert(profile, "ClientSloErrorBudgetFastBurn", FAST_BURN, "2m", "critical"),
+        _client_burn_alert(profile, "ClientSloErrorBudgetSlowBurn", SLOW_BURN, "15m", "warning"),
+    )
+
+
+def _gpu_alert(profile: Profile, source: GpuSource, alert: str, expr: str, for_: str, severity: str, summary: str,
                description: str) -> AlertRule:
-    """A per-GPU alert: the summary ends with "on <node> GPU <gpu>", the description starts with the node and GPU."""
+    """A per-GPU alert: the summary ends with "on <node> GPU <gpu>", the description starts with the node and GPU;
+    the alert carries the GPU's UUID label where its source reports one (S31)."""
     node, gpu = f"{{{{ $labels.{profile.label('node')} }}}}", f"{{{{ $labels.{profile.label('gpu')} }}}}"
-    return AlertRule(alert=alert, expr=expr, for_=for_, severity=severity, summary=f"{summary} on {node} GPU {gpu}",
-                     description=f"Node {node}, GPU {gpu}: {description}")
+    return AlertRule(alert=alert, expr=with_uuid(profile, source, expr), for_=for_, severity=severity,
+                     summary=f"{summary} on {node} GPU {gpu}", description=f"Node {node}, GPU {gpu}: {description}")
 
 
 def memory_growth_expr(profile: Profile) -> str:
@@ -135,7 +183,7 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THROTTLE_BITS)
     alerts = (
         _gpu_alert(
-            profile, "GpuMemoryNearlyFull", memory_growth_expr(profile), "1m", "warning",
+            profile, source, "GpuMemoryNearlyFull", memory_growth_expr(profile), "1m", "warning",
             f"GPU memory above {MEMORY_FULL_SHARE:.0%} and growing",
             f"memory used / total is {{{{ $value | humanizePercentage }}}}: above {MEMORY_FULL_SHARE:.0%} for 1m and "
             f"more than {MEMORY_GROWTH:.0%} above its lowest share of the last {MEMORY_BASELINE} ({measured}, "
@@ -145,14 +193,14 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
             "missing).",
         ),
         _gpu_alert(
-            profile, "GpuTemperatureHigh", f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}",
-            "2m", "warning",
+            profile, source, "GpuTemperatureHigh",
+            f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}", "2m", "warning",
             f"GPU temperature above {TEMPERATURE_HIGH_CELSIUS:g} °C",
             f"temperature {{{{ $value }}}} °C, above {TEMPERATURE_HIGH_CELSIUS:g} °C for 2m ({measured}). Thermal "
             "slowdown lowers clocks and throughput.",
         ),
         _gpu_alert(
-            profile, "GpuClockThrottled", throttle_expr(profile), "5m", "warning",
+            profile, source, "GpuClockThrottled", throttle_expr(profile), "5m", "warning",
             "GPU clocks throttled for power or thermal reasons",
             f"clock-event reasons bitmask {{{{ $value }}}} has a power or thermal bit set for 5m ({measured}). "
             f"Alerting bits: {bits}; 0x1 idle, 0x2 clocks setting, 0x10 sync boost and 0x100 display clocks alone "
@@ -184,26 +232,30 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         ),
         AlertRule(
             alert="EngineRestarted",
-            expr=(f"max by ({node}, engine_type) "
-                  f"(resets({selector('sglang:num_requests_total', scoped_job(profile, job_name))}[{RESTART_WINDOW}]))"
-                  " > 0"),
+            expr=restarted_ranks(profile, RESTART_WINDOW),
             for_="0m",
             severity="critical",
-            summary=f"SGLang engine restarted on {{{{ $labels.{node} }}}}",
-            description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.engine_type }}}}): the engine's "
-                         "finished-request counter (sglang:num_requests_total) went down within "
-                         f"{RESTART_WINDOW}: the engine process restarted (an OOM kill, a crash, or a deliberate "
-                         "restart). Requests in flight were lost and the replica served nothing while it reloaded; "
-                         "check the engine's log and the GPU memory and Xid panels of its GPUs. A restart before "
-                         "the first finished request is not seen."),
+            summary=(f"SGLang engine restarted on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
+                     "({{ $labels.engine_type }})"),
+            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
+                         f"({{{{ $labels.engine_type }}}}): a scheduler counter of this stage "
+                         f"({' or '.join(RESTART_COUNTERS)}) went down within {RESTART_WINDOW} "
+                         "({{ $value }} resets): the stage's engine process restarted (an OOM kill, a crash, or a "
+                         "deliberate restart). Every stage of a replica fires when the whole replica restarted; one "
+                         "stage alone means that node's ranks died and the replica's other stages are waiting for it. "
+                         "Requests in flight were lost and the replica served nothing while it reloaded; check the "
+                         "engine's log on the node and the GPU memory and Xid panels of its GPUs. A restart before "
+                         "the counters' first increment is not seen."),
         ),
         AlertRule(
             alert="EngineStalled",
             expr=stalled_stages(profile, window),
             for_=window,
             severity="critical",
-            summary=f"SGLang stage stalled on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}}",
-            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}}: {{{{ $value }}}} "
+            summary=(f"SGLang stage stalled on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
+                     "({{ $labels.engine_type }})"),
+            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
+                         f"({{{{ $labels.engine_type }}}}): {{{{ $value }}}} "
                          f"requests waiting (sglang:num_queue_reqs) and no token processed "
                          f"(sglang:realtime_tokens_total, prefill and decode, absent or flat) over {window}, for "
                          f"{window}: the scheduler makes no progress for at least twice {window}. A hung scheduler "

@@ -17,6 +17,11 @@ from dashgen.deployment.targets import expected_targets
 from dashgen.rules.model import AlertRule
 
 NODES_PER_RULE = 25  # as the target-missing alerts: one readable `or` chain of the node list per rule
+# The send-queue and dropping alerts read the node's own vmagent series, which reach the store gappy exactly when
+# those alerts matter (a full queue drops two samples in three): they look back over this window, so one sample
+# in it is enough, and the queue alert's `for` is shorter than the window.
+GAPPY_HOLD = "15m"
+QUEUE_FOR = "5m"
 
 
 def _node(profile: Profile) -> str:
@@ -26,8 +31,11 @@ def _node(profile: Profile) -> str:
 def memory_alert(profile: Profile) -> AlertRule:
     limit = va.collector(profile).memory_limit_bytes
     node = profile.label("node")
-    rss = va.rss_bytes(profile, selected=False)
-    own_limit = va.memory_limit_bytes(profile, selected=False)
+    # The peak over GAPPY_HOLD, as the queue alert: a node near its memory limit is also one whose own samples
+    # may arrive gappy (a backed-up send queue holds data in memory).
+    rss = va.per_node(profile, "max", f"max_over_time({va.own(profile, va.RSS, selected=False)}[{GAPPY_HOLD}])")
+    own_limit = va.per_node(profile, "max",
+                            f"last_over_time({va.own(profile, va.MEMORY_LIMIT, selected=False)}[{GAPPY_HOLD}])")
     share = va.MEMORY_NEAR_SHARE
     expr = (f"({rss} / on({node}) ({own_limit} > 0) > {share:g}) "
             f"or on({node}) ({rss} / {limit} > {share:g})")
@@ -37,7 +45,8 @@ def memory_alert(profile: Profile) -> AlertRule:
         summary=f"vmagent near its memory limit on {_node(profile)}",
         description=(f"Node {_node(profile)}: vmagent's resident memory is above {share:.0%} of its limit (the "
                      f"limit vmagent reports, process_memory_limit_bytes, or the profile's [collector] memory_limit "
-                     f"{limit} bytes, whichever is lower) for 5m: value {{{{ $value | humanizePercentage }}}}. With "
+                     f"{limit} bytes, whichever is lower; the peak within {GAPPY_HOLD}) for 5m: value "
+                     "{{ $value | humanizePercentage }}. With "
                      "swap 0 the next step is an OOM kill, and with Restart=no the collector then stays dead and "
                      "the node turns silent. Look for new series (Samples scraped per target) or a backed-up send "
                      "queue."),
@@ -46,24 +55,31 @@ def memory_alert(profile: Profile) -> AlertRule:
 
 
 def queue_alert(profile: Profile) -> AlertRule:
+    """The queue's peak per series over ``GAPPY_HOLD``, summed per node: a node whose own samples reach the store
+    gappy (its send queue is the thing that is full) still holds the condition at every evaluation."""
     bound = va.collector(profile).send_queue_limit_bytes
     share = va.QUEUE_NEAR_SHARE
+    peak = va.per_node(profile, "sum", f"max_over_time({va.own(profile, va.PENDING, selected=False)}[{GAPPY_HOLD}])")
     return AlertRule(
         alert="CollectorSendQueueNearBound",
-        expr=f"{va.pending_bytes(profile, selected=False)} > {share:g} * {bound}",
-        for_="5m", severity="warning",
+        expr=f"{peak} > {share:g} * {bound}",
+        for_=QUEUE_FOR, severity="warning",
         summary=f"vmagent send queue near its bound on {_node(profile)}",
-        description=(f"Node {_node(profile)}: {{{{ $value | humanize1024 }}}}B wait to be remote-written, above "
-                     f"{share:.0%} of the profile's [collector] send_queue_limit ({bound} bytes, "
-                     "-remoteWrite.maxDiskUsagePerURL) for 5m. The central store is slow or unreachable from this "
-                     "node; at the bound vmagent drops the oldest data for good (CollectorDroppingSamples)."),
+        description=(f"Node {_node(profile)}: {{{{ $value | humanize1024 }}}}B wait to be remote-written (the peak "
+                     f"within {GAPPY_HOLD}), above {share:.0%} of the profile's [collector] send_queue_limit "
+                     f"({bound} bytes, -remoteWrite.maxDiskUsagePerURL), held for {QUEUE_FOR}. The central store is "
+                     "slow or unreachable from this node; at the bound vmagent drops the oldest data for good "
+                     "(CollectorDroppingSamples). The node's own samples arrive gappy then, so the alert reads the "
+                     f"peak over {GAPPY_HOLD}, not the last sample."),
         anchor="collectorsendqueuenearbound",
     )
 
 
 def dropping_alert(profile: Profile) -> AlertRule:
+    """Drops within ``GAPPY_HOLD``: a rate needs two samples of the counter in its window, and a dropping node's own
+    samples are the ones that go missing."""
     node = profile.label("node")
-    window = va.DROP_WINDOW
+    window = GAPPY_HOLD
     packets = va.dropped_rate(profile, va.PACKETS_DROPPED, window, selected=False)
     queue = va.dropped_rate(profile, va.QUEUE_DROPPED, window, selected=False)
     return AlertRule(

@@ -54,7 +54,7 @@ def stuck_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     return (
         AlertRule(
             alert="VideoInstanceStuck", expr=df.stuck_instances(profile), for_="5m", severity="critical",
-            summary=f"Video engine instance stuck on {{{{ $labels.{node} }}}}",
+            summary=f"Video engine instance {{{{ $labels.replica }}}} stuck on {{{{ $labels.{node} }}}}",
             description=(f"Node {{{{ $labels.{node} }}}}, instance {{{{ $labels.replica }}}}: {{{{ $value }}}} jobs "
                          f"queued or running (sglang:diffusion_num_queue_reqs + _num_running_reqs) and no "
                          f"non-warm-up job finished over {window} ({df.STUCK_FACTOR} x the job-latency bound), for 5m. "

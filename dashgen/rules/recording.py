@@ -25,6 +25,7 @@ from dashgen_queries.gpu import (
 )
 from dashgen_queries.inventory import INVENTORY, inventory_labels, node_to_replica
 from dashgen_queries.promql import agg, in_deployment
+from dashgen_queries.sglang import restarted_ranks
 from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name, stalled_stages
 
 from dashgen.deployment.profile import TEXT, Profile
@@ -89,8 +90,8 @@ def health_conditions(profile: Profile) -> dict[str, list[tuple[health.HealthSta
     keys = {layer.key for layer in nodata.layers(profile)}
     layers: dict[str, list[tuple[health.HealthState, str]]] = {}
     if "engine" in keys and profile.has_kind(TEXT):
-        # ENGINE_RESTARTED is wired by the coordinator once EngineRestarted reads per PP stage.
-        layers["engine"] = [(health.ENGINE_STALLED, stalled_stages(profile))]
+        layers["engine"] = [(health.ENGINE_STALLED, stalled_stages(profile)),
+                            (health.ENGINE_RESTARTED, restarted_ranks(profile))]
     if "hicache_host" in keys and profile.has_kind(TEXT):
         layers["hicache_host"] = [(health.TIER_COLLAPSED, health.host_tier_collapsed(profile))]
     if "mooncake" in keys:

@@ -19,9 +19,17 @@ from dashgen_queries.sglang_slo import check_objective
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.render.yamlemit import dump
-from dashgen.rules.alerts import collection_alerts, engine_alerts, gpu_alerts, slo_alerts, target_missing_alerts
+from dashgen.rules.alerts import (
+    client_slo_alerts,
+    client_slo_records,
+    collection_alerts,
+    engine_alerts,
+    gpu_alerts,
+    slo_alerts,
+    target_missing_alerts,
+)
 from dashgen.rules.collector import collector_alerts
-from dashgen.rules.gpu_health import gpu_missing_alert, health_alerts
+from dashgen.rules.gpu_health import gpu_missing_alerts, health_alerts
 from dashgen.rules.incident import incident_alerts
 from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
@@ -46,10 +54,14 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     if engine and profile.has_kind(VIDEO):  # S25: the job SLO and stuck alerts, never TTFT / TPOT / tokens
         check_objective(profile)
         groups.append(("jobs", job_slo_records(profile) + job_slo_alerts(profile) + stuck_alerts(profile)))
+    client = client_slo_records(profile) + client_slo_alerts(profile)
+    if client:  # S33: the SLO as the client sees it, at the gateway
+        check_objective(profile)
+        groups.append(("client-slo", client))
     source = gpu_source(profile)
     if source is not None:
         groups.append(("gpu", _collected_records(profile, source) + gpu_alerts(profile, source)
-                       + (gpu_missing_alert(profile, source),) + health_alerts(profile)))
+                       + gpu_missing_alerts(profile) + health_alerts(profile)))
     if engine:  # a video-only deployment keeps the scrape alert; the others read token series
         groups.append(("engine", tuple(a for a in engine_alerts(profile)
                                        if profile.has_kind(TEXT) or a.alert == "EngineMetricsScrapeFailing")))
