@@ -24,19 +24,24 @@ def _label(profile: Profile, role: str) -> str:
 
 def disk_alert(profile: Profile) -> AlertRule:
     t, node = profile.alerts, _label(profile, "node")
+    text = profile.has_kind(TEXT)  # S25: a video pool's disks are scratch disks, and it has no KV cache
+    kind, what = ("Cache", "a cache device") if text else ("Scratch", "a scratch device")
+    effect = ("The KV cache reads and writes of this node wait on the disk: Store-tier prefetches slow down or "
+              "miss their deadline. Open the Cache disk rows (busy, queue, await, IOPS) for the node and the "
+              "HiCache Store tier's prefetch reasons.") if text else (
+              "The jobs' intermediate and output files on this node wait on the disk: stage latency grows. Open the "
+              "Scratch disk rows (busy, queue, await, IOPS) for the node and the Jobs group's stage latency.")
     return AlertRule(
         alert="CacheDiskSaturated", expr=health.disk_saturated(profile), for_="10m",
         severity=health.DISK_SATURATED.severity,
-        summary=f"Cache disk {{{{ $labels.device }}}} saturated on {node}",
-        description=(f"Node {node}, device {{{{ $labels.device }}}} (a cache device, "
+        summary=f"{kind} disk {{{{ $labels.device }}}} saturated on {node}",
+        description=(f"Node {node}, device {{{{ $labels.device }}}} ({what}, "
                      f"{profile.disks.cache_device_regex}): "
                      f"busy {{{{ $value | humanizePercentage }}}} of the time (above {t.disk_busy_share:.0%}), more "
                      f"than {t.disk_queue_depth:g} I/Os queued on average, and each I/O takes more than "
                      f"{t.disk_await_factor:g} x the device's own await of the {t.baseline_window} ending "
-                     f"{t.baseline_offset} ago, for 10m ({health.DISK_WINDOW} rates, node_exporter diskstats). The "
-                     "KV cache reads and writes of this node wait on the disk: Store-tier prefetches slow down or "
-                     "miss their deadline. Open the Cache disk rows (busy, queue, await, IOPS) for the node and the "
-                     "HiCache Store tier's prefetch reasons."),
+                     f"{t.baseline_offset} ago, for 10m ({health.DISK_WINDOW} rates, node_exporter diskstats). "
+                     f"{effect}"),
         anchor="cachedisksaturated",
     )
 
