@@ -258,11 +258,19 @@ def store_reset(profile: Profile) -> str:
 def clock_off(profile: Profile) -> str:
     """Nodes whose clock is off: ``|node_timex_offset_seconds|`` above ``clock_offset_seconds`` (value: the offset's
     size, s), or a clock the kernel reports unsynchronised (``node_timex_sync_status`` 0 over
-    ``CLOCK_SYNC_WINDOW``) with an estimated error of ``CLOCK_MAXERROR_SECONDS`` or more (value: that error, s)."""
+    ``CLOCK_SYNC_WINDOW``) with an estimated error of ``CLOCK_MAXERROR_SECONDS`` or more (value: that error, s).
+
+    Each series is read as its newest sample of the last ``CLOCK_SYNC_WINDOW`` (``last_over_time``), not at the
+    instant: the node's own samples carry its clock's time stamps, so a clock a minute or more behind makes them
+    look stale to an instant query at the store's now, and the very node that is off would vanish."""
     node = profile.label("node")
     exporter = job(profile, "node_exporter")
-    offset = agg("max", [node], f"abs({selector('node_timex_offset_seconds', exporter)})")
+
+    def newest(metric: str) -> str:
+        return f"last_over_time({selector(metric, exporter)}[{CLOCK_SYNC_WINDOW}])"
+
+    offset = agg("max", [node], f"abs({newest('node_timex_offset_seconds')})")
     synced = agg("max", [node], f"max_over_time({selector('node_timex_sync_status', exporter)}[{CLOCK_SYNC_WINDOW}])")
-    error = agg("min", [node], selector("node_timex_maxerror_seconds", exporter))
+    error = agg("min", [node], newest("node_timex_maxerror_seconds"))
     return (f"({offset} > {profile.alerts.clock_offset_seconds:g}) "
             f"or on ({node}) (({error} >= {CLOCK_MAXERROR_SECONDS}) and on ({node}) ({synced} == 0))")
