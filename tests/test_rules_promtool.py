@@ -597,7 +597,8 @@ def test_target_missing_fires_for_a_node_whose_up_series_disappears(promtool: st
         return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
 
     # Every node's targets present for 2 minutes; then `gone` disappears (no samples: absent after the 5m lookback).
-    inputs = [up(job, node, "1 1 1 _x30" if node == gone else "1x33") for job in ("gpm", "sglang") for node in nodes]
+    inputs = [up(job, node, "1 1 1 _x30" if node == gone else "1x33") for job in ("gpm", "sglang", "node")
+              for node in nodes]
     inputs += [up("mooncake-master", nodes[0], "1x33")]  # the master present; the gateway has no target at all
     missing = {"node": gone}
     case = {
@@ -609,6 +610,8 @@ def test_target_missing_fires_for_a_node_whose_up_series_disappears(promtool: st
              "exp_alerts": [expected(profile, "GpmTargetMissing", {**missing, "job": "gpm"})]},
             {"eval_time": "15m", "alertname": "EngineMetricsTargetMissing",
              "exp_alerts": [expected(profile, "EngineMetricsTargetMissing", {**missing, "job": "sglang"})]},
+            {"eval_time": "15m", "alertname": "NodeExporterTargetMissing",
+             "exp_alerts": [expected(profile, "NodeExporterTargetMissing", {**missing, "job": "node"})]},
             {"eval_time": "15m", "alertname": "MooncakeMasterTargetMissing", "exp_alerts": []},
             {"eval_time": "15m", "alertname": "GatewayTargetMissing",
              "exp_alerts": [expected(profile, "GatewayTargetMissing", {"job": "gateway"})]},
@@ -749,3 +752,52 @@ def test_s33_client_slo_rules_only_where_the_gateway_is_exported() -> None:
         client = {"ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn"}
         assert (client <= names) == profile.exported("gateway"), profile.name
         assert client & names in (set(), client), profile.name
+
+
+def test_every_collection_alert_fires_on_up_zero_naming_its_target(promtool: str, rule_dir: Path,
+                                                                  tmp_path: Path) -> None:
+    """GPM, the Mooncake master and the gateway: ``up == 0`` for 5m fires the source's CollectionFailed alert with
+    the target's node and instance; a healthy target of the same job stays quiet."""
+    profile = "long-context-64"
+    down, ok = PROFILES[profile].node_names[3], PROFILES[profile].node_names[0]
+    jobs = {"gpm": "GpmCollectionFailed", "mooncake-master": "MooncakeMasterCollectionFailed",
+            "gateway": "GatewayCollectionFailed"}
+
+    def up(job: str, node: str, values: str) -> dict[str, str]:
+        return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
+
+    case = {
+        "interval": "1m",
+        "input_series": [s for job in jobs for s in (up(job, down, "0x10"), up(job, ok, "1x10"))],
+        "alert_rule_test": [
+            *({"eval_time": "3m", "alertname": name, "exp_alerts": []} for name in jobs.values()),
+            *({"eval_time": "7m", "alertname": name, "exp_alerts": [
+                expected(profile, name, {"job": job, "instance": f"{down}:9400", "node": down})]}
+              for job, name in jobs.items()),
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
+
+
+def test_every_alert_of_every_rule_file_has_a_promtool_case_a_severity_and_a_runbook() -> None:
+    """Issue 27: each alert is named by at least one promtool case (``"alertname": "<name>"`` in a rule test of this
+    repository), carries a severity and a runbook whose section exists in docs/alerts.md, and its summary names a
+    label of what it is about."""
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("test_*.py")
+                        if "promtool" in p.read_text(encoding="utf-8"))
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "alerts.md").read_text(encoding="utf-8").lower()
+    untested = set()
+    for profile in PROFILES.values():
+        for group in rule_groups(profile):
+            for alert in group.alerts():
+                if f'"{alert.alert}"' not in sources:  # named in a test that runs promtool
+                    untested.add(alert.alert)
+                assert alert.severity in ("critical", "warning"), alert.alert
+                anchor = alert.runbook.split("#", 1)[1]
+                assert f'<a id="{anchor}"></a>' in docs or f"## {anchor}" in docs.replace(" ", "") or \
+                    anchor in docs, (alert.alert, anchor)
+                # an alert about the whole deployment names it; an absent() alert (no series, so no labels) its job
+                names = ("{{ $labels." in alert.summary or (profile.deployment or profile.name) in alert.summary
+                         or (alert.expr.startswith("absent(") and "(job " in alert.summary))
+                assert names, (profile.name, alert.alert, alert.summary)
+    assert not untested, sorted(untested)

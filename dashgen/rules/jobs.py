@@ -30,7 +30,7 @@ def _burn(profile: Profile, name: str, spec: tuple[str, str, float], for_: str, 
     bound = df.job_bound(profile)
     return AlertRule(
         alert=name, expr=burn.expr, for_=for_, severity=severity,
-        summary=f"Video job SLO burns its error budget {burn.burn:g}x too fast",
+        summary=f"Video job SLO of {profile.deployment or profile.name} burns its error budget {burn.burn:g}x too fast",
         description=(f"Cluster-wide (every video pool of the deployment; the engine has no model label): the share of "
                      f"non-warm-up video jobs that fail or take longer than {bound:g} s "
                      f"(slo.job_latency_seconds, SGLang Diffusion's request-latency bucket) is above {burn.burn:g} x "
@@ -63,7 +63,8 @@ def stuck_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         ),
         AlertRule(
             alert="VideoPoolStuck", expr=df.stuck_pool(profile), for_="5m", severity="critical",
-            summary="Video generation pool stuck: jobs queued, none finishing",
+            summary=f"Video generation pools of {profile.deployment or profile.name} stuck: jobs queued, none "
+                    "finishing",
             description=(f"Cluster-wide: {{{{ $value }}}} jobs are queued in the deployment's video pools and no "
                          f"non-warm-up job finished anywhere over {window}, for 5m: no instance makes progress. Every "
                          "video pool of the deployment together (the engine has no pool or model label)."),
