@@ -99,3 +99,13 @@ def test_fuzzed_arguments_exit_0_1_or_2_never_a_traceback(tmp_path_factory, argv
     assert "Traceback" not in result.output
     if result.exit_code != 0:
         assert not out.exists(), argv
+
+
+@pytest.mark.parametrize("command", ["publish", "drift", "history", "rollback"])
+@pytest.mark.parametrize("value", ["0", "nan", "inf", "-1", "1e9"])
+def test_a_grafana_timeout_must_be_positive_and_finite(command, value):
+    """Issue 32: ``--timeout 0 / nan / inf`` ended in internal errors; every Grafana command refuses them (exit 2)."""
+    args = {"history": ["x"], "rollback": ["x", "--to", "1"]}.get(command, [])
+    result = CliRunner().invoke(main, [command, *args, "--grafana-url", "http://127.0.0.1:9", "--timeout", value],
+                                env={"GRAFANA_TOKEN": "x"})
+    assert result.exit_code == 2 and "--timeout" in result.output and "internal error" not in result.output

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from dashgen.cli.paramtypes import TIMEOUT
+
 GRAFANA_OPTION_NAMES = ("--grafana-url", "--token-file", "--org-id", "--ca-bundle", "--insecure", "--timeout")
 CONNECTION_PARAMS = ("grafana_url", "token_file", "org_id", "ca_bundle", "insecure", "timeout")
 
@@ -26,7 +28,8 @@ def connection_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--org-id", type=int, help="Sends X-Grafana-Org-Id."),
         click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True), help="CA bundle for TLS."),
         click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (loudly warned)."),
-        click.option("--timeout", type=float, default=30.0, show_default=True, help="Read timeout in seconds."),
+        click.option("--timeout", type=TIMEOUT, default=30.0, show_default=True,
+                     help="Read timeout in seconds (positive, at most 3600)."),
     ]
     for option in reversed(options):
         function = option(function)

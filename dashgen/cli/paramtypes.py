@@ -1,0 +1,74 @@
+"""The click types that validate arguments before a command runs (a bad value is a usage error, exit 2). Imports
+click only, so the connection options of every Grafana command can use them cheaply."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+
+class PositiveSeconds(click.ParamType):
+    """A positive, finite number of seconds (``0``, ``-1``, ``nan`` and ``inf`` are refused), at most ``maximum``."""
+
+    name = "seconds"
+
+    def __init__(self, maximum: float = 7 * 86400.0, unit: str = "seconds") -> None:
+        self.maximum = maximum
+        self.unit = unit
+        self.name = unit
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of {self.unit}", param, ctx)
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"{value!r} must be a positive, finite number of {self.unit}", param, ctx)
+        if number > self.maximum:
+            self.fail(f"{value!r} is over the maximum of {self.maximum:g} {self.unit}", param, ctx)
+        return number
+
+
+class NonEmpty(click.ParamType):
+    """A string with at least one non-blank character (``--to ""`` is refused, not read as "the newest")."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text.strip():
+            self.fail("must not be empty", param, ctx)
+        if any(ord(c) < 32 for c in text):
+            self.fail(f"{text!r} contains control characters", param, ctx)
+        return text
+
+
+class HttpUrl(click.ParamType):
+    """An ``http://`` or ``https://`` URL with a host; shown without its credentials in any error."""
+
+    name = "url"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from urllib.parse import urlsplit
+
+        from dashgen.errors import redact
+
+        text = str(value).strip()
+        try:
+            parts = urlsplit(text)
+            host = parts.hostname
+            _ = parts.port
+        except ValueError as exc:
+            self.fail(f"{redact(text)!r} is not a URL: {exc}", param, ctx)
+        if parts.scheme not in ("http", "https") or not host:
+            self.fail(f"{redact(text)!r} must be an http:// or https:// URL with a host", param, ctx)
+        return text
+
+
+SECONDS = PositiveSeconds()
+HOURS = PositiveSeconds(maximum=24 * 366.0, unit="hours")
+TIMEOUT = PositiveSeconds(maximum=3600.0)
+NON_EMPTY = NonEmpty()
+HTTP_URL = HttpUrl()
