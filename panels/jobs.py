@@ -119,7 +119,22 @@ def latency_panels(profile: Profile) -> list[PanelSpec]:
         targets=(Target(df.quantile(profile, df.LATENCY, 0.95, df.instance(profile)), legend=_legend(profile)),),
         unit="s", **_common(profile),
     )
-    return [*pool, per_instance]
+    queue_instance = timeseries(
+        key=f"{KEY}.queue_time_instance",
+        title="Job queue time per instance: p95, and seconds since the last dispatch while jobs wait (s)",
+        evidence=Evidence(source=_src(f'{df.QUEUE_TIME}_bucket{{is_warmup="false"}}', df.QUEUE),
+                          quantity=(f"p95 time until first dispatch per instance, buckets summed by (le, {node}, "
+                                    "replica); and, while the instance has jobs queued, the seconds since it last "
+                                    "dispatched one (a lower bound of its oldest queued job's wait)"),
+                          limit=(f"{limit}; a job enters the histogram only when dispatched, so a stuck instance draws "
+                                 "no p95 at all: its 'since last dispatch' line grows instead, for up to "
+                                 f"{df.DISPATCH_LOOKBACK} (the Stuck instances table keeps it after that)")),
+        targets=(Target(df.quantile(profile, df.QUEUE_TIME, 0.95, df.instance(profile)),
+                        legend=_legend(profile, " p95")),
+                 Target(df.waiting_since_dispatch(profile), legend=_legend(profile, " since last dispatch"))),
+        unit="s", **_common(profile),
+    )
+    return [*pool, per_instance, queue_instance]
 
 
 def stage_panel(profile: Profile) -> PanelSpec:
@@ -136,6 +151,23 @@ def stage_panel(profile: Profile) -> PanelSpec:
         targets=(Target(df.quantile(profile, df.STAGE, 0.95, ("stage",)), legend="{{stage}} p95"),
                  Target(df.stage_mean(profile), legend="{{stage}} mean")),
         unit="s", width=12, height=8, no_value=NO_DATA_TEXT, custom={"scaleDistribution": {"type": "log", "log": 10}},
+    )
+
+
+def stage_instance_panel(profile: Profile) -> PanelSpec:
+    node = profile.label("node")
+    return timeseries(
+        key=f"{KEY}.stages_instance",
+        title="Host latency per pipeline stage p95, per instance (s)",
+        evidence=Evidence(source=_src(f"{df.STAGE}{{stage}}"),
+                          quantity=(f"p95 host wall time of each pipeline stage on each instance, buckets summed by "
+                                    f"(le, {node}, replica, stage): the pool view beside it, split so a slow "
+                                    "instance's stage stands out"),
+                          limit=("host wall time, not GPU time (see the pool view); an instance that ran no stage in "
+                                 f"the interval draws nothing; {df.CANNOT_PROVE}")),
+        targets=(Target(df.quantile(profile, df.STAGE, 0.95, (*df.instance(profile), "stage")),
+                        legend=_legend(profile, " {{stage}}")),),
+        unit="s", custom={"scaleDistribution": {"type": "log", "log": 10}}, **_common(profile),
     )
 
 
@@ -206,6 +238,6 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
                                                        "Video generation jobs: not available")]
     else:
         panels = [*queue_panels(profile), outcomes_panel(profile), *throughput_panels(profile),
-                  *latency_panels(profile), stage_panel(profile), batch_panel(profile)]
+                  *latency_panels(profile), stage_panel(profile), stage_instance_panel(profile), batch_panel(profile)]
     panels.append(gpu_memory_panel(profile))
     return GroupSpec(key=KEY, title=TITLE, panels=tuple(panels))

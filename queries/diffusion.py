@@ -88,6 +88,20 @@ def per_instance(profile: Profile, metric: str) -> str:
     return agg("max", instance(profile), series(profile, metric))
 
 
+DISPATCH_LOOKBACK = "2h"  # how far back "seconds since the last dispatch" looks (a subquery at 1-minute steps)
+
+
+def waiting_since_dispatch(profile: Profile) -> str:
+    """Per instance with jobs queued: seconds since it last dispatched a non-warm-up job (its queue-time
+    histogram's count last grew), a lower bound of its oldest queued job's wait. The queue-time histogram
+    records a job only at its dispatch, so a stuck instance draws no queue time at all; this line grows instead.
+    Absent while nothing waits, and past ``DISPATCH_LOOKBACK`` without a dispatch."""
+    by = instance(profile)
+    dispatched = agg("sum", by, increase(series(profile, f"{QUEUE_TIME}_count", NOT_WARMUP), "1m"))
+    last = f"last_over_time(timestamp({dispatched} > 0)[{DISPATCH_LOOKBACK}:1m])"
+    return f"(time() - {last}) and on ({', '.join(by)}) ({per_instance(profile, QUEUE)} > 0)"
+
+
 def pool_total(profile: Profile, metric: str) -> str:
     """A gauge summed over the instances of the deployment's video pools (queued or running jobs are disjoint)."""
     return agg("sum", pool_key(profile), series(profile, metric))

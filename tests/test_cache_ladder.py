@@ -53,3 +53,31 @@ def test_s29_every_engine_layer_has_a_series_per_node_on_demo_data(victoriametri
             assert {item["metric"][node] for item in result} == set(profile.node_names), (title, query.ref_id)
             checked += 1
     assert checked >= 8, checked
+
+
+def test_s27_pd_ladder_layers_are_split_per_pool_on_demo_data(victoriametrics, demo_windows):
+    """pd-128: every per-node ladder panel is drawn once per pool (prefill, decode); each returns only series that
+    carry that pool's engine_type, on that pool's nodes, and both pools' nodes are covered (issue 34)."""
+    window = demo_windows[("pd-128", "healthy")]
+    profile = window.profile
+    (built,) = build_profile(profile)
+    planned = plan([DashboardInput("pd", built.document, profile)], Window(window.end, window.hours * 3600))
+    ds = Datasource(victoriametrics.url)
+    node = profile.label("node")
+    seen: dict[str, set[str]] = {"prefill": set(), "decode": set()}
+    pooled = 0
+    for panel in planned:
+        title = panel.raw.get("title", "")
+        if not title.startswith(LADDER):
+            continue
+        role = "prefill" if "(prefill pool)" in title else "decode" if "(decode pool)" in title else None
+        assert role is not None, f"{title}: a per-node ladder panel of a PD profile names its pool"
+        for query in panel.queries:
+            result = ds.query(query.expr, window.end).result
+            assert result, f"{title} {query.ref_id}: no series"
+            assert {item["metric"].get("engine_type") for item in result} == {role}, (title, query.ref_id)
+            seen[role] |= {item["metric"][node] for item in result}
+        pooled += 1
+    assert pooled >= 6, pooled
+    assert seen["prefill"] and seen["decode"] and not seen["prefill"] & seen["decode"], seen
+    assert seen["prefill"] | seen["decode"] == set(profile.node_names)
