@@ -26,6 +26,7 @@ import logging
 import os
 import random
 import re
+import socket
 import threading
 import time
 import warnings
@@ -92,6 +93,7 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(retries=0)
+ANSWER_TIME_FACTOR = 4  # a whole answer must arrive within this many read timeouts
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,33 @@ class NoAnswer(Exception):
         return self.sent and self.method not in IDEMPOTENT_METHODS
 
 
+class AnswerTooLarge(NoAnswer):
+    """The answer's body went over the transport's ``max_answer_bytes``: refused, never read whole into memory."""
+
+
+class _BodyLimit(requests.exceptions.RequestException):
+    """Raised while reading a body: over the size cap, or past the whole answer's time limit."""
+
+    def __init__(self, message: str, *, too_large: bool) -> None:
+        super().__init__(message)
+        self.too_large = too_large
+
+
+def _cut_connection(raw: requests.Response, cut: threading.Event) -> None:
+    """Shut the answer's socket down (which wakes a blocked read), else close the answer."""
+    cut.set()
+    sock = getattr(getattr(raw.raw, "_connection", None), "sock", None)
+    if sock is None:  # urllib3 hands the socket to http.client's answer: fp (BufferedReader) -> SocketIO -> socket
+        sock = getattr(getattr(getattr(getattr(raw.raw, "_fp", None), "fp", None), "raw", None), "_sock", None)
+    try:
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+        else:
+            raw.close()
+    except OSError:
+        pass
+
+
 class TLSFailure(NoAnswer):
     """The TLS handshake failed (certificate not trusted, wrong host name); never retried."""
 
@@ -205,11 +234,16 @@ class HttpTransport:
         follow_redirects: bool = False,
         logger: logging.Logger | None = None,
         pool_size: int = 10,
+        max_answer_bytes: int = 256 << 20,
     ) -> None:
         self.service = service
         self.base_url = base_url
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
+        # An answer is read in chunks: over this size it is refused (a 200 MB answer took 430 MB of memory), and
+        # the whole body must arrive within ANSWER_TIME_FACTOR read timeouts (the read timeout is per socket read,
+        # so a server dripping a byte a second never tripped it).
+        self.max_answer_bytes = max_answer_bytes
         self.retry = retry or RetryPolicy()
         self.follow_redirects = follow_redirects
         self.log = logger or logging.getLogger("dashgen.net")
@@ -331,11 +365,18 @@ class HttpTransport:
             try:
                 raw = self.session.request(
                     method, url, params=params, data=data, headers=headers, allow_redirects=self.follow_redirects,
-                    timeout=(connect, read), verify=self._verify,
+                    timeout=(connect, read), verify=self._verify, stream=True,
                 )
+                try:
+                    content = self._read_body(raw, started + ANSWER_TIME_FACTOR * read)
+                finally:
+                    raw.close()
             except requests.exceptions.RequestException as exc:
-                reason, sent = _describe(exc, connect, read)
-                timed_out = isinstance(exc, requests.exceptions.Timeout)
+                if isinstance(exc, _BodyLimit) and exc.too_large:
+                    raise AnswerTooLarge(method, url, str(exc), sent=True, timed_out=False, attempts=attempt,
+                                         cause=exc) from None
+                reason, sent = (str(exc), True) if isinstance(exc, _BodyLimit) else _describe(exc, connect, read)
+                timed_out = isinstance(exc, requests.exceptions.Timeout | _BodyLimit)
                 if isinstance(exc, requests.exceptions.SSLError):
                     raise TLSFailure(method, url, reason, sent=False, timed_out=False, attempts=attempt,
                                      cause=exc) from None
@@ -348,7 +389,7 @@ class HttpTransport:
                 raise NoAnswer(method, url, reason, sent=sent, timed_out=timed_out, attempts=attempt,
                                cause=exc) from None
 
-            response = HttpResponse(method, url, raw.status_code, raw.headers, raw.content, attempt,
+            response = HttpResponse(method, url, raw.status_code, raw.headers, content, attempt,
                                     len(data) if isinstance(data, bytes) else 0, raw.reason or "")
             self.log.debug("%s %s -> %d in %.0f ms (attempt %d)", method, shown, raw.status_code,
                            (time.monotonic() - started) * 1000, attempt)
@@ -368,6 +409,34 @@ class HttpTransport:
             return response
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
 
+
+    def _read_body(self, raw: requests.Response, deadline: float) -> bytes:
+        """The answer's body, read in chunks up to ``max_answer_bytes`` and before ``deadline`` (monotonic)."""
+        declared = raw.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self.max_answer_bytes:
+            raise _BodyLimit(f"the answer is {int(declared):,} bytes, over the limit of {self.max_answer_bytes:,}",
+                             too_large=True)
+        chunks, size, cut = [], 0, threading.Event()
+        # a read blocks until a chunk is full or the body ends, so the deadline is kept by cutting the connection
+        watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), _cut_connection, (raw, cut))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            for chunk in raw.iter_content(1 << 16):
+                size += len(chunk)
+                if size > self.max_answer_bytes:
+                    raise _BodyLimit(f"the answer went over the limit of {self.max_answer_bytes:,} bytes",
+                                     too_large=True)
+                chunks.append(chunk)
+        except (requests.exceptions.RequestException, OSError, ValueError, AttributeError) as exc:
+            if not cut.is_set() or isinstance(exc, _BodyLimit):
+                raise
+        finally:
+            watchdog.cancel()
+        if cut.is_set():
+            raise _BodyLimit(f"the answer did not arrive whole within {ANSWER_TIME_FACTOR} read timeouts "
+                             f"({size:,} bytes so far)", too_large=False)
+        return b"".join(chunks)
 
     def _hold(self, seconds: float) -> None:
         """No request of this transport is sent for ``seconds`` (a 429's Retry-After)."""

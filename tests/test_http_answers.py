@@ -1,0 +1,68 @@
+"""Bounded answers (issue 32, finding 10): a huge answer is refused by size without being held whole in memory, and
+an answer that drips in (each read within the read timeout, the whole never) ends within a few read timeouts."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from dashgen.net.http import NO_RETRY, AnswerTooLarge, HttpTransport, NoAnswer
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+        if self.path == "/huge":  # 8 MiB, no Content-Length: only reading tells the size
+            self.send_response(200)
+            self.end_headers()
+            for _ in range(128):
+                self.wfile.write(b"x" * 65536)
+        elif self.path == "/declared":  # a Content-Length over the cap is refused before the body is read
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 40))
+            self.end_headers()
+        else:  # /drip: a byte every 0.2 s for up to 10 s
+            self.send_response(200)
+            self.send_header("Content-Length", "50")
+            self.end_headers()
+            for _ in range(50):
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("path", ["/huge", "/declared"])
+def test_an_answer_over_the_size_cap_is_refused_naming_the_limit(hostile, path):
+    transport = HttpTransport("Grafana", hostile, read_timeout=5, retry=NO_RETRY, max_answer_bytes=1 << 20,
+                              trust_env=False)
+    with pytest.raises(AnswerTooLarge, match="over the limit of 1,048,576"):
+        transport.request("GET", hostile + path)
+
+
+def test_a_dripping_answer_ends_within_a_few_read_timeouts(hostile):
+    transport = HttpTransport("Grafana", hostile, read_timeout=0.5, retry=NO_RETRY, trust_env=False)
+    started = time.monotonic()
+    with pytest.raises(NoAnswer) as caught:
+        transport.request("GET", hostile + "/drip")
+    assert caught.value.timed_out and "did not arrive whole" in caught.value.reason
+    assert time.monotonic() - started < 4 * 0.5 + 1.5  # 10 s of dripping, cut after 4 read timeouts
