@@ -217,20 +217,19 @@ def freshness_table(profile: Profile) -> PanelSpec:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    """Three rows: the three per-node evidence tables (and freshness); the Store's evidence (capacity, sources,
-    prefetch); the capacity anatomy of S17 (limit, allocation, filesystem), each on its own panel. A profile
+    """Two rows: the three per-node evidence tables (and freshness); the Store's evidence (capacity, sources,
+    prefetch). The capacity anatomy of S17 (limit, allocation, filesystem) is in ``reference``. A profile
     without a text pool (S25) has no cache tier: the missing-data and freshness tables stay, alone."""
     if not profile.has_kind(TEXT):
         return GroupSpec(key=KEY, title=NO_CACHE_TITLE, panels=(reasons_table(profile), freshness_table(profile)))
     tables = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile),
               freshness_table(profile)]
     side = store_capacity.panels(profile, topology)
-    anatomy = [panel for panel in side if panel.key in ANATOMY_KEYS]
+    # the capacity anatomy (ANATOMY_KEYS) is reference material: the Reference group at the end shows it (S34)
     return split_rows(KEY, TITLE, [
         ("tables", TITLE, tables, False),
         ("store", "Cache evidence: Store capacity, sources and prefetch",
          [panel for panel in side if panel.key not in ANATOMY_KEYS], False),
-        ("anatomy", "Capacity anatomy: limit, allocation, filesystem (S17)", anatomy, False),
     ])
 
 
