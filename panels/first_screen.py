@@ -135,8 +135,10 @@ def firing_columns(profile: Profile) -> dict[str, str]:
 
 def firing_table(profile: Profile) -> PanelSpec:
     columns = firing_columns(profile)
-    evaluator_row = {"type": "value", "options": {str(serving.NONE_FIRING): {
-        "text": f"— (rule evaluator fresh: recorded within {_staleness(profile)})", "color": "green", "index": 0}}}
+    evaluator_row = {"type": "value", "options": {
+        str(serving.NONE_FIRING): {"text": f"— (rule evaluator fresh: recorded within {_staleness(profile)})",
+                                   "color": "green", "index": 0},
+        str(serving.SINCE_UNKNOWN): {"text": "unknown (no ALERTS_FOR_STATE)", "index": 1}}}
     return table(
         key=f"{KEY}.firing",
         title=FIRING_TITLE,
@@ -178,7 +180,9 @@ def matrix_columns(profile: Profile) -> list[tuple[str, str]]:
     node = profile.label("node")
     bound = staleness_seconds(profile)
     silent = va.silent_nodes(profile, after_seconds=bound) if profile.collector else None
-    live = f"(max by ({node}) ({selector('up', deployment(profile), node_var(profile))}) * 0)"
+    # the node's targets with a sample inside the same bound (not the store's instant look-back, which may differ)
+    up = selector("up", deployment(profile), node_var(profile))
+    live = f"(max by ({node}) (last_over_time({up}[{bound:g}s])) * 0)"
     fresh = serving.evaluator_fresh(profile)
 
     def unless_silent(expr: str) -> str:

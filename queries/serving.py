@@ -30,6 +30,7 @@ STATES: dict[int, tuple[str, str]] = {
 REPLICA_LABEL = REPLICA  # the node inventory's label naming the replica a node serves
 FOR_STATE = "ALERTS_FOR_STATE"
 NONE_FIRING, NONE_FIRING_TEXT = 0, "none firing"  # the firing table's row while the evaluator is fresh
+SINCE_UNKNOWN = -1  # a firing alert's "since" when no ALERTS_FOR_STATE says it (never a time: times are > 0)
 EVALUATOR_SILENT_TEXT = "rule evaluator silent: no rule of this deployment evaluated recently"
 TOKENS = "sglang:realtime_tokens_total"
 WAITING = "sglang:num_queue_reqs"
@@ -60,9 +61,12 @@ def firing_by_alert(profile: Profile) -> str:
 def firing_alerts(profile: Profile) -> str:
     """One series per firing alert with every label of what it is about (node, GPU, stage, SLI...), its value
     the alert's activation time in milliseconds (``ALERTS_FOR_STATE``, written by Prometheus and vmalert for
-    each active alert: activation time in seconds), for Grafana's time units."""
+    each active alert: activation time in seconds), for Grafana's time units; ``SINCE_UNKNOWN`` where the
+    evaluator wrote no ALERTS_FOR_STATE for it."""
     active = selector(FOR_STATE, deployment(profile))
-    return f"1000 * ({active} and ignoring(alertstate) {firing(profile)})"
+    # a firing alert without its ALERTS_FOR_STATE (an evaluator that does not write it) still gets its row
+    unknown = f"({firing(profile)} * 0 + {SINCE_UNKNOWN})"
+    return f"1000 * ({active} and ignoring(alertstate) {firing(profile)}) or ignoring(alertstate) {unknown}"
 
 
 def evaluator_state(profile: Profile) -> str:
