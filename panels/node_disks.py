@@ -88,6 +88,10 @@ def disk_panels(profile: Profile) -> list[PanelSpec]:
     ]
 
 
+# The cache disks' sizes, configured and measured: reference material, shown by the Reference group (S34).
+SIZE_KEYS = frozenset({f"{GROUP}.disk_configured_sizes", f"{GROUP}.cache_fs_size"})
+
+
 def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     mount = profile.disks.cache_mountpoint
     cap = topology.capacity

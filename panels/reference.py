@@ -3,15 +3,17 @@ filesystem: the Store's side panels ``cache_evidence.ANATOMY_KEYS``) and the cac
 and as the filesystem measures them. They answer "how big is it meant to be", not "where is it broken", so
 they sit after the rows that localise a fault and the cache-evidence review, collapsed.
 
-The panels keep the keys of the modules that define them (``cache_evidence.*``, ``kv_cache_nvme.*``): a panel's
-id does not change with its place.
+The panels are built by the modules that define them (``store_capacity``, ``node_disks``) and keyed
+``reference.<name>`` here, like every panel of a group.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dashgen_panels import store_capacity
 from dashgen_panels.cache_evidence import ANATOMY_KEYS
-from dashgen_panels.node_disks import filesystem_panels, for_kind
+from dashgen_panels.node_disks import SIZE_KEYS, filesystem_panels, for_kind
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
@@ -32,16 +34,21 @@ def anatomy_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
 
 
 def size_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
-    """The cache (scratch) disks' sizes as configured and as measured, where the profile has a disk tier."""
+    """The cache (scratch) disks' sizes as configured and as measured (``node_disks.SIZE_KEYS``), where the profile
+    has a disk tier; the filesystems' use over time stays with the disks' health."""
     if profile.exported(NODE_EXPORTER) and profile.disks.has_cache_tier:
-        return filesystem_panels(profile, topology)
+        return [panel for panel in filesystem_panels(profile, topology) if panel.key in SIZE_KEYS]
     return []
+
+
+def _here(panels: list[PanelSpec]) -> list[PanelSpec]:
+    return [replace(panel, key=f"{KEY}.{panel.key.split('.', 1)[1]}") for panel in panels]
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     sizes = for_kind(profile, "Cache disk sizes: configured and measured",
                      "Scratch disk sizes: configured and measured")
     return split_rows(KEY, TITLE, [
-        ("anatomy", ANATOMY_TITLE, anatomy_panels(profile, topology), True),
-        ("sizes", sizes, size_panels(profile, topology), True),
+        ("anatomy", ANATOMY_TITLE, _here(anatomy_panels(profile, topology)), True),
+        ("sizes", sizes, _here(size_panels(profile, topology)), True),
     ])
