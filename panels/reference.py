@@ -3,13 +3,12 @@ filesystem: the Store's side panels ``cache_evidence.ANATOMY_KEYS``) and the cac
 and as the filesystem measures them. They answer "how big is it meant to be", not "where is it broken", so
 they sit after the rows that localise a fault and the cache-evidence review, collapsed.
 
-The panels are built by the modules that define them (``store_capacity``, ``node_disks``) and keyed
-``reference.<name>`` here, like every panel of a group.
+The panels are built by the modules that define them (``store_capacity``, ``node_disks``) and keep their keys
+(``cache_evidence.*``, ``kv_cache_nvme.*``; ``MOVED_FROM``): a panel's id, and every link to it, does not change
+when it moves to the end of the dashboard.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from dashgen_panels import store_capacity
 from dashgen_panels.cache_evidence import ANATOMY_KEYS
@@ -24,6 +23,7 @@ KEY = "reference"
 WORKLOADS = (TEXT, VIDEO)  # S25: the anatomy exists for text pools only; the disk sizes for both
 ANATOMY_TITLE = "Capacity anatomy: limit, allocation, filesystem (S17)"
 NODE_EXPORTER = "node_exporter"
+MOVED_FROM = ("cache_evidence", "kv_cache_nvme")  # the groups whose keys this group's panels keep
 
 
 def anatomy_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
@@ -41,14 +41,10 @@ def size_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     return []
 
 
-def _here(panels: list[PanelSpec]) -> list[PanelSpec]:
-    return [replace(panel, key=f"{KEY}.{panel.key.split('.', 1)[1]}") for panel in panels]
-
-
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     sizes = for_kind(profile, "Cache disk sizes: configured and measured",
                      "Scratch disk sizes: configured and measured")
     return split_rows(KEY, TITLE, [
-        ("anatomy", ANATOMY_TITLE, _here(anatomy_panels(profile, topology)), True),
-        ("sizes", sizes, _here(size_panels(profile, topology)), True),
+        ("anatomy", ANATOMY_TITLE, anatomy_panels(profile, topology), True),
+        ("sizes", sizes, size_panels(profile, topology), True),
     ])

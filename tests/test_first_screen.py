@@ -453,3 +453,18 @@ def test_s32_one_dead_copy_of_the_mooncake_master_ha_pair_fails_no_node(victoria
     _write(victoriametrics, series)
     codes = _codes(victoriametrics, nodata.collection_failed(profile, layer), end)
     assert codes == ({"n1": str(nodata.FAILED), "n2": str(nodata.FAILED)} if failed else {})
+
+
+def test_s32_the_first_screen_guide_explains_every_matrix_state_and_the_bound() -> None:
+    """docs/first-screen.md names every state a matrix cell can show (missing-data reasons, the silent collector,
+    every health state) with the row to open next, and the one staleness bound of every profile; the README links
+    it."""
+    guide = (ROOT / "docs" / "first-screen.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in guide.splitlines() if line.startswith("| ")}
+    texts = [text for text, _ in nodata.REASONS.values()] + [nodata.GPU_MISSING_TEXT + " (k of N)", va.SILENT_TEXT]
+    texts += [state.text for state in health.STATES]
+    for text in texts:
+        assert text in rows, f"docs/first-screen.md has no row for the state {text!r}"
+    for profile in PROFILES.values():
+        assert f"{first_screen.staleness_seconds(profile):g} s" in guide, profile.name
+    assert "docs/first-screen.md" in (ROOT / "README.md").read_text(encoding="utf-8")
