@@ -248,7 +248,9 @@ def test_s23_failing_targets_are_a_target_fact_the_collector_stays_ok(victoriame
     assert cells["Collector (vmagent)"][failed] == "0"
     assert cells[nodata.engine_layer(profile).title][failed] == str(nodata.FAILED)
     firing = _instant(victoriametrics, panels[first_screen.FIRING_TITLE]["targets"][0]["expr"], window.end)
-    assert "EngineMetricsScrapeFailing" in {s["metric"]["alertname"] for s in firing}
+    engine = [s for s in firing if s["metric"]["alertname"] == "EngineMetricsScrapeFailing"]
+    assert {s["metric"]["node"] for s in engine} == {failed}  # S31: the alert names its node
+    assert all(0 < float(s["value"][1]) <= window.end * 1000 for s in engine)  # and since when (ms)
     missing = _instant(victoriametrics, panels["Missing targets"]["targets"][0]["expr"], window.end)
     assert {s["metric"]["node"] for s in missing} == {failed}
 
