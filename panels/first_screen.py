@@ -123,7 +123,7 @@ def coverage_panel(profile: Profile) -> PanelSpec:
 
 def firing_columns(profile: Profile) -> dict[str, str]:
     """The firing table's columns, in order: label -> header. Labels an alert does not carry leave its cells
-    empty; a column no firing alert carries is not drawn."""
+    empty; a column no firing alert carries is not drawn; a rule label not listed here is drawn after these."""
     label = profile.label
     return {"alertname": "Alert", "severity": "Severity", label("node"): "Node", label("gpu"): "GPU",
             label("dcgm_uuid"): "GPU UUID", label("gpm_uuid"): "GPU UUID (GPM)", label("pp_rank"): "PP stage",
@@ -159,9 +159,10 @@ def firing_table(profile: Profile) -> PanelSpec:
         no_value=serving.EVALUATOR_SILENT_TEXT, mappings=(evaluator_row,),
         transformations=(
             {"id": "merge", "options": {}},
-            {"id": "filterFieldsByName", "options": {"include": {"names": list(columns)}}},
-            {"id": "organize", "options": {"indexByName": {name: i for i, name in enumerate(columns)},
-                                           "renameByName": columns}},
+            # the labels of what an alert is about come first, in order; any other rule label after them
+            {"id": "organize", "options": {
+                "excludeByName": dict.fromkeys(("Time", "__name__", "alertstate", profile.label("deployment")), True),
+                "indexByName": {name: i for i, name in enumerate(columns)}, "renameByName": columns}},
         ),
         options={"sortBy": [{"displayName": "Severity", "desc": False},
                             {"displayName": "Active since", "desc": True}]},
@@ -261,8 +262,6 @@ def matrix_panel(profile: Profile) -> PanelSpec:
         mappings=(silent_mapping, *nodata.value_mappings(), *health.value_mappings()), thresholds=(("text", None),),
         custom={"cellOptions": {"type": "color-background"}},
         transformations=(
-            # a lone query's value field is "Value" or "Value #A" depending on Grafana's version: one name first
-            {"id": "renameByRegex", "options": {"regex": "^Value.*$", "renamePattern": "Value"}},
             {"id": "groupingToMatrix", "options": {"rowField": node, "columnField": nodata.LAYER_LABEL,
                                                    "valueField": "Value", "emptyValue": "null"}},
             {"id": "organize", "options": {"indexByName": {name: i for i, name in enumerate(rename)},
