@@ -219,6 +219,11 @@ def test_s26_healthy_demo_reads_every_expected_target_up_and_every_cell_ok(victo
     assert list(cells) == [c for c, _ in first_screen.matrix_columns(profile)]  # every column, in order
     for column, by_node in cells.items():
         assert by_node == dict.fromkeys(profile.node_names, "0"), column
+    # vmalert replayed the rule file up to the window end: nothing fires, and that is a real 0 (S7)
+    count = panels["Alerts firing"]["targets"][0]["expr"]
+    assert [s["value"][1] for s in _instant(victoriametrics, count, window.end)] == ["0"]
+    firing = _instant(victoriametrics, panels[first_screen.FIRING_TITLE]["targets"][0]["expr"], window.end)
+    assert [s["metric"]["alertname"] for s in firing] == [sv.NONE_FIRING_TEXT]
 
 
 def _matrix(series: list[dict]) -> dict[str, dict[str, str]]:
