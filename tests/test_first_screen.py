@@ -475,3 +475,16 @@ def test_s32_the_first_screen_guide_explains_every_matrix_state_and_the_bound() 
     for profile in PROFILES.values():
         assert f"{first_screen.staleness_seconds(profile):g} s" in guide, profile.name
     assert "docs/first-screen.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_s33_the_top_line_leaves_the_client_health_slot(name: str) -> None:
+    """The top line's own panels take 24 - CLIENT_SLOT columns: the client-visible health (S33) of a deployment
+    with a gateway fits after the SLO without moving anything; without it the firing table takes the slot."""
+    profile = PROFILES[name]
+    top = [first_screen.firing_count_panel(profile), first_screen.slo_panel(profile),
+           first_screen.coverage_panel(profile), first_screen.firing_table(profile)]
+    assert sum(panel.width for panel in top if panel is not None) == 24 - first_screen.CLIENT_SLOT
+    now = {p["title"]: p for p in _rows(build_profile(profile)[0].document)[0][1]}
+    widened = first_screen.firing_table(profile).width + first_screen.CLIENT_SLOT
+    assert now[first_screen.FIRING_TITLE]["gridPos"]["w"] == widened  # until the client panel is wired
