@@ -54,10 +54,6 @@ def firing_count(profile: Profile) -> str:
     return f"count({firing(profile)}) or on() ({evaluator_fresh(profile)} * 0)"
 
 
-def firing_by_alert(profile: Profile) -> str:
-    return f"count by (alertname, severity) ({firing(profile)})"
-
-
 def firing_alerts(profile: Profile) -> str:
     """One series per firing alert with every label of what it is about (node, GPU, stage, SLI...), its value
     the alert's activation time in milliseconds (``ALERTS_FOR_STATE``, written by Prometheus and vmalert for
