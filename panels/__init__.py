@@ -15,17 +15,21 @@ from dashgen_panels import (
     jobs,
     kv_cache_nvme,
     pd_balance,
+    reference,
     requests_gateway,
     slo_health,
     video_slo,
 )
 
-GROUPS = (first_screen, slo_health, video_slo, jobs, collector, cache_evidence, cache_ladder, gpu_window_stats,
-          gpu_health, requests_gateway, pd_balance, kv_cache_nvme, gpu_timelines)
-# Heavy groups start collapsed, so the dashboard opens on the Now row and SLO / GPU health only (S26): a
-# collapsed row runs no query until it is opened.
-COLLAPSED_ON_OPEN = frozenset({"cache_evidence", "cache_ladder", "gpu_window_stats", "requests_gateway",
-                               "kv_cache_nvme"})
+# In an incident (S34): the Now row, then the rows that localise (SLO and engine state per stage, requests and
+# the gateway, the P:D balance, GPU health and the per-GPU table, cache-disk / Store / node health, the
+# collector), then the cache-evidence review, then reference material.
+GROUPS = (first_screen, slo_health, video_slo, jobs, requests_gateway, pd_balance, gpu_health, gpu_window_stats,
+          gpu_timelines, kv_cache_nvme, collector, cache_evidence, cache_ladder, reference)
+# Heavy groups start collapsed, so the dashboard opens on the Now row and the first localising rows only (S26,
+# S34): a collapsed row runs no query until it is opened. Modules with rows of their own (requests_gateway,
+# reference) say per row which start collapsed.
+COLLAPSED_ON_OPEN = frozenset({"cache_evidence", "cache_ladder", "gpu_window_stats", "kv_cache_nvme"})
 # Rows that draw one series or one table row per GPU (row keys, ``<group key>[:<row>]``) open with the dashboard
 # only up to this many GPUs: beyond it they start collapsed (1,024 lines on one graph is drill-down, not a first
 # view; at 1,024 GPUs these rows were 0.18 s of the 0.40 s the dashboard's open took). The Now row's matrix and

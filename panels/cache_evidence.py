@@ -17,7 +17,7 @@ from dashgen_queries import mooncake as mc
 from dashgen_queries import nodata
 from dashgen_queries import node_exporter as fs
 from dashgen_queries.inventory import INVENTORY
-from dashgen_queries.promql import newest_sample_age
+from dashgen_queries.promql import WINDOW, divide, newest_sample_age, scale
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
@@ -73,6 +73,11 @@ def occupancy_table(profile: Profile) -> PanelSpec:
                           evidence)
 
 
+# The last minutes beside the window totals (S34): the Now row's "now" (nodata.RECORDED_WINDOW_SECONDS).
+RECENT_WINDOW = f"{nodata.RECORDED_WINDOW_SECONDS}s"
+RECENT_TITLE = f"last {nodata.RECORDED_WINDOW_SECONDS // 60} min"
+
+
 def reuse_columns(profile: Profile, topology: Topology) -> list[tuple[str, str]]:
     tiers = [("gpu", "GPU")]
     if profile.exported("hicache"):
@@ -83,6 +88,14 @@ def reuse_columns(profile: Profile, topology: Topology) -> list[tuple[str, str]]
     for tier, name in tiers:
         mode = sg.TIERS[tier][0]
         columns.append((f"Final reuse from {name}, stage scheduler (tokens)", sg.stage_reuse(profile, mode)))
+    # S34: each tier's share of the prefill input over the window and over the last 15 minutes side by side, so a
+    # recent collapse is not diluted by an hour of health
+    for tier, name in tiers:
+        mode = sg.TIERS[tier][0]
+        for title, window in (("window", WINDOW), (RECENT_TITLE, RECENT_WINDOW)):
+            columns.append((f"Reuse share from {name}, stage scheduler, {title} (%)",
+                            scale(divide(sg.stage_reuse(profile, mode, window),
+                                         sg.stage_reuse(profile, "input", window)), 100)))
     for tier, name in tiers:
         columns.append((f"Final reuse from {name}, request-level (tokens)",
                         sg.request_reuse(profile, topology, sg.TIERS[tier][1])))
@@ -122,7 +135,9 @@ def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
         "(S10). 'Store query hit' (storage_prefetch_hit_tokens_total) is the metadata layer: tokens an L3 query "
         "found in the Store before any allocation or transfer — a lookup, not a transfer and not a reuse. "
         "'Host→Store dropped before backup' (hicache_backup_dropped_tokens_total) is backup tokens that never "
-        "reached the Store",
+        "reached the Store. 'Reuse share from <tier>' is that tier's stage-scheduler final reuse / the stage's "
+        f"prefill input, in %, over the window and over the {RECENT_TITLE} side by side (S34): a recent collapse "
+        "shows in the second while an hour of health still holds up the first",
         limit=f"a prefetch is an attempt, not a reuse: prefetched tokens may be dropped afterwards (S9). Each PP "
         "stage counts the same request once, so rows are never added (S3); under DP attention the DP groups "
         "of a stage are added (disjoint requests), the TP ranks of a group read once. Counters that appear "
@@ -217,20 +232,19 @@ def freshness_table(profile: Profile) -> PanelSpec:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    """Three rows: the three per-node evidence tables (and freshness); the Store's evidence (capacity, sources,
-    prefetch); the capacity anatomy of S17 (limit, allocation, filesystem), each on its own panel. A profile
+    """Two rows: the three per-node evidence tables (and freshness); the Store's evidence (capacity, sources,
+    prefetch). The capacity anatomy of S17 (limit, allocation, filesystem) is in ``reference``. A profile
     without a text pool (S25) has no cache tier: the missing-data and freshness tables stay, alone."""
     if not profile.has_kind(TEXT):
         return GroupSpec(key=KEY, title=NO_CACHE_TITLE, panels=(reasons_table(profile), freshness_table(profile)))
     tables = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile),
               freshness_table(profile)]
     side = store_capacity.panels(profile, topology)
-    anatomy = [panel for panel in side if panel.key in ANATOMY_KEYS]
+    # the capacity anatomy (ANATOMY_KEYS) is reference material: the Reference group at the end shows it (S34)
     return split_rows(KEY, TITLE, [
         ("tables", TITLE, tables, False),
         ("store", "Cache evidence: Store capacity, sources and prefetch",
          [panel for panel in side if panel.key not in ANATOMY_KEYS], False),
-        ("anatomy", "Capacity anatomy: limit, allocation, filesystem (S17)", anatomy, False),
     ])
 
 

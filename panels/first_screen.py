@@ -1,10 +1,16 @@
-"""Now: the first screen of an incident (S26). One row of about 19 grid units answering, for the selected
-deployment: what is firing, which targets are missing against the profile's expected count, the node x layer
-health matrix (the Missing-data reasons of S6, with the collector's own state, S23), whether each replica is
-serving, and the SLO as one number.
+"""Now: the first screen of an incident (S26, S31-S33). One row of 19 grid units answering, for the selected
+deployment: what is firing and about which entity (node, GPU, stage, SLI, since when), which targets are
+missing against the profile's expected count, the node x layer health matrix (the worst of the Missing-data
+reason of S6 and the health state of S32 per cell, with the collector's own state, S23, and the node's clock),
+whether each replica is serving, and the SLO as one number.
 
-Only cheap queries: instant ones, over ``up``, ``ALERTS`` and the reason codes; the heavy groups load below,
-collapsed. Every panel here answers "is something wrong, and where"; the groups below say why.
+Only cheap queries: instant ones, over ``up``, ``ALERTS`` / ``ALERTS_FOR_STATE`` and the recorded codes; the
+heavy groups load below, collapsed. Every panel here answers "is something wrong, and where"; the rows below
+localise it (S34). The top line leaves a width-4 slot after the SLO for the client-visible health of a
+deployment with a gateway (S33; ``CLIENT_SLOT``): without it the firing table takes the width.
+
+One staleness bound (S32): every matrix cell, the collector's silence and the rule evaluator's freshness
+read ``nodata.recorded_lookback_seconds``.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dashgen_panels.slo_health import health_states
-from dashgen_queries import diffusion, nodata, serving
+from dashgen_queries import diffusion, health, nodata, serving
 from dashgen_queries import vmagent as va
 from dashgen_queries.promql import WINDOW, deployment, node_var, selector
 
@@ -26,9 +32,18 @@ TITLE = "Now"
 KEY = "first_screen"
 WORKLOADS = ("text-generation", "video-generation")
 # Targets that are empty exactly when all is well (nothing fires, nothing is missing): (panel title, refId).
-HEALTHY_EMPTY = frozenset({("Alerts firing", "A"), ("Firing alerts by name and severity", "A"),
+# "Alerts firing" and the firing table's evaluator row are empty where no rule evaluator writes (a store
+# without the rule file): "rule evaluator silent", never a made-up 0 (S7).
+FIRING_TITLE = "Firing alerts: what, where, since when"
+MATRIX_TITLE = "Node × layer health"
+HEALTHY_EMPTY = frozenset({("Alerts firing", "A"), (FIRING_TITLE, "A"),
                            ("Missing targets", "A"), ("Targets per source: up, expected, missing", "C")})
 TOP, BOTTOM = 6, 12  # the heights of the two lines: 1 + 6 + 12 = 19 grid units with the row header
+CLIENT_SLOT = 4  # the top line's slot for the client-visible health (S33) when the profile exports a gateway
+
+
+def _staleness(profile: Profile) -> str:
+    return f"{nodata.recorded_lookback_seconds(profile):g} s"
 
 
 def firing_count_panel(profile: Profile) -> PanelSpec:
@@ -37,14 +52,17 @@ def firing_count_panel(profile: Profile) -> PanelSpec:
         title="Alerts firing",
         evidence=Evidence(
             source="ALERTS{alertstate=\"firing\"}, written by the rule evaluator (Prometheus or vmalert) for dashgen's "
-                   "rules of this deployment (rules/<profile>.yml; every rule carries the deployment label, S21)",
-            quantity="the number of alert series firing at the window end",
-            limit="no data when no alert fires OR when no rule evaluator writes ALERTS into this store: the panel "
-                  "cannot tell the two apart, so it never shows a made-up 0 (S7). Pending alerts are not counted",
+                   "rules of this deployment (rules/<profile>.yml; every rule carries the deployment label, S21); "
+                   f"whether that evaluator runs: the newest {nodata.LAYER_REASON} sample the same rule file records",
+            quantity="the number of alert series firing at the window end; 0 when none fires and the rule evaluator "
+                     f"recorded within the last {_staleness(profile)} (the Now row's one staleness bound)",
+            limit=f"'{serving.EVALUATOR_SILENT_TEXT}' when no rule of the file was evaluated within "
+                  f"{_staleness(profile)}: no evaluator loads the file, or it stopped; an absent ALERTS then proves "
+                  "nothing, so no made-up 0 is shown (S7). Pending alerts are not counted",
         ),
         targets=(Target(serving.firing_count(profile), legend="firing", instant=True),),
         unit="short", min=0, decimals=0, width=3, height=TOP,
-        no_value="none firing (or no ALERTS in this store)",
+        no_value=serving.EVALUATOR_SILENT_TEXT,
         thresholds=(("green", None), ("red", 1)),
         options=last_value(colorMode="background"),
     )
@@ -97,80 +115,158 @@ def coverage_panel(profile: Profile) -> PanelSpec:
         ),
         targets=(Target(va.targets_up_total(profile), legend="up", instant=True, ref_id="A"),
                  Target(va.expected_total_expr(profile), legend="expected", instant=True, ref_id="B")),
-        unit="short", decimals=0, width=4, height=TOP,
+        unit="short", decimals=0, width=3, height=TOP,
         no_value="no target up", thresholds=(("text", None),),
         options=last_value(colorMode="value", textMode="value_and_name"),
     )
 
 
+def firing_columns(profile: Profile) -> dict[str, str]:
+    """The firing table's columns, in order: label -> header. Labels an alert does not carry leave its cells
+    empty; a column no firing alert carries is not drawn; a rule label not listed here is drawn after these."""
+    label = profile.label
+    return {"alertname": "Alert", "severity": "Severity", label("node"): "Node", label("gpu"): "GPU",
+            label("dcgm_uuid"): "GPU UUID", label("gpm_uuid"): "GPU UUID (GPM)", label("pp_rank"): "PP stage",
+            "replica": "Replica", "engine_type": "Pool", "pool": "Pool (profile)", "device": "Device",
+            "entry": "Gateway entry", "backend": "Backend", label("instance"): "Instance",
+            label("model_name"): "Model", "slo": "SLI", "reason": "Reason", label("job"): "Job",
+            "Value #A": "Active since", "Value": "Active since"}  # Grafana names a lone query's value either way
+
+
 def firing_table(profile: Profile) -> PanelSpec:
+    columns = firing_columns(profile)
+    evaluator_row = {"type": "value", "options": {
+        str(serving.NONE_FIRING): {"text": f"— (rule evaluator fresh: recorded within {_staleness(profile)})",
+                                   "color": "green", "index": 0},
+        str(serving.SINCE_UNKNOWN): {"text": "unknown (no ALERTS_FOR_STATE)", "index": 1}}}
     return table(
         key=f"{KEY}.firing",
-        title="Firing alerts by name and severity",
+        title=FIRING_TITLE,
         evidence=Evidence(
-            source="ALERTS{alertstate=\"firing\"} of this deployment (see Alerts firing)",
-            quantity="one row per alert name and severity: how many series of it fire (nodes, GPUs, SLIs...)",
-            limit="each alert's runbook is docs/alerts.md#<alert name in lower case>; no rows when none fires or no "
-                  "rule evaluator writes ALERTS here",
+            source="ALERTS{alertstate=\"firing\"} of this deployment, and ALERTS_FOR_STATE (the same labels, "
+                   "value: the time the alert became active), both written by the rule evaluator",
+            quantity="one row per firing alert with the labels of what it is about: node, GPU index and UUID, PP "
+                     "stage / replica / pool, device, gateway entry or backend, instance, model, SLI (the slo label), "
+                     "and since when it is active; critical first, then the newest",
+            limit="'Active since' is when the condition first held (pending), before its 'for' elapsed; a column "
+                  "shows only when a firing alert carries that label. 'none firing' is a row only while the rule "
+                  f"evaluator recorded within {_staleness(profile)}; no row at all: "
+                  f"'{serving.EVALUATOR_SILENT_TEXT}' (see Alerts firing). Each alert's runbook is "
+                  "docs/alerts.md#<alert name in lower case>",
         ),
-        targets=(Target(serving.firing_by_alert(profile), instant=True, table=True, ref_id="A"),),
-        unit="short", decimals=0, width=14, height=TOP, no_value="none firing (or no ALERTS in this store)",
-        transformations=merge_table({"alertname": "Alert", "severity": "Severity", "Value #A": "Firing series"},
-                                    exclude=["Time"]),
-        options={"sortBy": [{"displayName": "Severity", "desc": False}]},
+        targets=(Target(serving.firing_table(profile), instant=True, table=True, ref_id="A"),),
+        unit="dateTimeFromNow", decimals=0, width=24 - 3 - 3 - CLIENT_SLOT - 3, height=TOP,
+        no_value=serving.EVALUATOR_SILENT_TEXT, mappings=(evaluator_row,),
+        transformations=(
+            {"id": "merge", "options": {}},
+            # the labels of what an alert is about come first, in order; any other rule label after them
+            {"id": "organize", "options": {
+                "excludeByName": dict.fromkeys(("Time", "__name__", "alertstate", profile.label("deployment")), True),
+                "indexByName": {name: i for i, name in enumerate(columns)}, "renameByName": columns}},
+        ),
+        options={"sortBy": [{"displayName": "Severity", "desc": False},
+                            {"displayName": "Active since", "desc": True}]},
     )
 
 
+def staleness_seconds(profile: Profile) -> float:
+    """The Now row's one staleness bound (S32): recorded cells, the collector's silence, the evaluator's freshness."""
+    return nodata.recorded_lookback_seconds(profile)
+
+
 def matrix_columns(profile: Profile) -> list[tuple[str, str]]:
-    """(column, expression): the collector first, then each evidence layer, a silent node overriding every cell."""
+    """(column, expression) in column order: the collector, the clock, then each evidence layer; one series per
+    node each. A silent node (no sample within the staleness bound) overrides every cell; a layer's cell is the
+    worst of its recorded missing-data reason and its recorded health state (``health.worst``)."""
     node = profile.label("node")
+    bound = staleness_seconds(profile)
+    silent = va.silent_nodes(profile, after_seconds=bound) if profile.collector else None
+    # the node's targets with a sample inside the same bound (not the store's instant look-back, which may differ)
+    up = selector("up", deployment(profile), node_var(profile))
+    live = f"(max by ({node}) (last_over_time({up}[{bound:g}s])) * 0)"
+    fresh = serving.evaluator_fresh(profile)
+
+    def unless_silent(expr: str) -> str:
+        return f"{silent} or on({node}) {expr}" if silent else expr
+
     columns = []
-    silent = va.silent_nodes(profile) if profile.collector else None
     if silent:
-        fresh = f"(max by ({node}) ({selector('up', deployment(profile), node_var(profile))}) * 0)"
-        columns.append(("Collector (vmagent)", f"{silent} or on({node}) {fresh}"))
+        columns.append(("Collector (vmagent)",
+                        unless_silent(f"{health.recorded_health(profile, health.COLLECTOR_LAYER, bound)} "
+                                      f"or on({node}) {live}")))
+    # ok only while the rule evaluator records (the clock's state is a recorded condition, never made up)
+    columns.append(("Clock", unless_silent(f"{health.recorded_health(profile, health.CLOCK_LAYER, bound)} "
+                                           f"or on({node}) ({live} and on() {fresh})")))
     for layer in nodata.layers(profile):
-        code = nodata.recorded_reason(profile, layer)
-        columns.append((layer.title, f"{silent} or on({node}) ({code})" if silent else code))
+        cell = health.worst(profile, nodata.recorded_reason(profile, layer),
+                            health.recorded_health(profile, layer.key, bound), nodata.UNINITIALISED)
+        columns.append((layer.title, unless_silent(f"({cell})")))
     return columns
+
+
+def column_key(index: int, column: str) -> str:
+    """The ``layer`` label value of a matrix column: numbered, so Grafana's grouping keeps the column order."""
+    return f"{index:02d} {column}"
+
+
+def matrix_query(profile: Profile) -> str:
+    """Every matrix column in one query: each column's series labelled ``layer="<nn> <column>"``, so Grafana's
+    groupingToMatrix draws one row per node and one column per layer (a node has one series per column)."""
+    return " or ".join(f'label_replace({expr}, "{nodata.LAYER_LABEL}", "{column_key(i, column)}", "", "")'
+                       for i, (column, expr) in enumerate(matrix_columns(profile)))
 
 
 def matrix_panel(profile: Profile) -> PanelSpec:
     node = profile.label("node")
     columns = matrix_columns(profile)
-    rename = {node: "Node"}
-    targets = []
-    for index, (column, expr) in enumerate(columns):
-        targets.append(Target(expr, instant=True, table=True, ref_id=ref(index)))
-        rename[f"Value #{ref(index)}"] = column
-    collector = (f"Collector column and every cell: '{va.SILENT_TEXT}' when no target of the node delivered a sample "
-                 f"for {va.silent_after_seconds(profile):g} s ({va.SILENT_INTERVALS} collector scrape intervals plus "
-                 "the store's latency offset), or the node has no sample at all: the node's vmagent is dead or cut "
-                 "off, which is a collector fact, not a target fact (S23). " if profile.collector else
+    corner = f"{node}\\{nodata.LAYER_LABEL}"  # groupingToMatrix names its first field "<row field>\\<column field>"
+    rename = {corner: "Node", **{column_key(i, column): column for i, (column, _) in enumerate(columns)}}
+    bound = staleness_seconds(profile)
+    collector = (f"Collector column and every cell: '{va.SILENT_TEXT}' (dark purple) when no target of the node "
+                 f"delivered a sample for {bound:g} s, or the node has no sample at all: the node's vmagent is dead "
+                 "or cut off, which is a collector fact, not a target fact (S23); else the collector's recorded "
+                 f"health ('{health.COLLECTOR_DROPPING.text}', '{health.COLLECTOR_QUEUE_FULL.text}'). "
+                 if profile.collector else
                  "The profile has no [collector] section, so a dead collector reads 'collection failed'. ")
     silent_mapping = {"type": "value", "options": {str(va.SILENT): {"text": va.SILENT_TEXT, "color": va.SILENT_COLOUR,
                                                                     "index": 0}}}
     return table(
         key=f"{KEY}.matrix",
-        title="Node × layer health",
+        title=MATRIX_TITLE,
         evidence=Evidence(
-            layer="collection health (S6, S23)",
-            source=f"the reason codes of the Missing-data reasons table (Cache evidence group), per evidence layer, "
-                   f"as dashgen's recording rule {nodata.LAYER_REASON} records them (rules/{profile.name}.yml, group "
-                   f"dashgen-{profile.name}-layer-health; its newest value, at most "
-                   f"{nodata.recorded_lookback_seconds(profile):g} s old), and the newest up sample of each node",
-            quantity="one row per node, one cell per layer: ok / collection failed / segment host not mapped / "
-                     "uninitialised / GPU missing (k of N) / insufficient samples / no traffic / no I/O, by colour",
-            limit=collector + f"The layer cells are the last {nodata.RECORDED_WINDOW_SECONDS // 60} minutes, not the "
-                  "dashboard's range (a recorded code is one short series per node and layer, where computing it here "
-                  "reads every engine and GPU series of the deployment); they are empty while no rule evaluator "
-                  "loads the rule file. 'ok' means the layer can be read, not that its numbers are good; the Cache "
-                  "evidence group below has the same reasons over the dashboard's range, with their full explanation",
+            layer="collection health and layer health (S6, S23, S32)",
+            source=f"the reason codes of the Missing-data reasons table (Cache evidence group) per evidence layer, as "
+                   f"dashgen's recording rule {nodata.LAYER_REASON} records them, and the health states "
+                   f"{health.LAYER_HEALTH} per layer (plus 'collector' and 'clock'), both in rules/{profile.name}.yml "
+                   f"group dashgen-{profile.name}-layer-health; the newest up sample of each node",
+            quantity="one row per node, one cell per layer: the worst of the missing-data reason and the health "
+                     "state. Colour families: green ok; blue no traffic / no I/O (idle, nothing wrong seen); yellow "
+                     "insufficient samples; orange uninitialised; red / dark red collection failed / GPU missing "
+                     "(k of N); purple segment host not mapped; dark purple collector silent (missing data); magenta "
+                     f"a health state (dark: critical, e.g. '{health.ENGINE_STALLED.text}', "
+                     f"'{health.GPU_XID_FATAL.text}'; light: warning, e.g. '{health.GPU_THERMAL.text}', "
+                     f"'{health.CLOCK_OFF.text}'). docs/first-screen.md says which row to open for each",
+            limit=collector + f"One staleness bound for every cell: the newest recorded value counts while at most "
+                  f"{bound:g} s old ({nodata.RECORDED_LOOKBACK_INTERVALS} rule evaluations plus the store's latency "
+                  f"offset), the same number as the collector's silence. Unreadable data (collection failed, "
+                  "segment host not mapped, uninitialised, GPU missing) wins over a health state, which cannot be "
+                  "judged without it; a health state wins over ok, idle and insufficient samples (an engine with "
+                  f"requests waiting reads '{health.ENGINE_STALLED.text}', never 'no traffic'). The layer cells are "
+                  f"the last {nodata.RECORDED_WINDOW_SECONDS // 60} minutes, not the dashboard's range; they and the "
+                  "Clock column are empty while no rule evaluator loads the rule file. 'ok' means the layer can be "
+                  "read and no health condition holds; the Cache evidence group has the reasons over the "
+                  "dashboard's range, with their full explanation",
         ),
-        targets=tuple(targets), unit="none", decimals=0, width=12, height=BOTTOM, no_value=NO_DATA_TEXT,
-        mappings=(silent_mapping, *nodata.value_mappings()), thresholds=(("text", None),),
+        targets=(Target(matrix_query(profile), instant=True, table=True, ref_id="A"),),
+        unit="none", decimals=0, width=12, height=BOTTOM, no_value=NO_DATA_TEXT,
+        mappings=(silent_mapping, *nodata.value_mappings(), *health.value_mappings()), thresholds=(("text", None),),
         custom={"cellOptions": {"type": "color-background"}},
-        transformations=merge_table(rename, exclude=["Time"]),
+        transformations=(
+            {"id": "groupingToMatrix", "options": {"rowField": node, "columnField": nodata.LAYER_LABEL,
+                                                   "valueField": "Value", "emptyValue": "null"}},
+            {"id": "organize", "options": {"indexByName": {name: i for i, name in enumerate(rename)},
+                                           "renameByName": rename}},
+        ),
         options={"sortBy": [{"displayName": "Node", "desc": False}]},
     )
 
@@ -287,7 +383,10 @@ def missing_panel(profile: Profile) -> PanelSpec:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    top = [firing_count_panel(profile), slo_panel(profile), coverage_panel(profile), firing_table(profile)]
+    # The client-visible health (S33, width CLIENT_SLOT) goes right after the SLO when the profile exports a
+    # gateway; without it the firing table takes the slot (_fill).
+    top = [firing_count_panel(profile), slo_panel(profile), client_health_panel(profile), coverage_panel(profile),
+           firing_table(profile)]
     bottom = [matrix_panel(profile), serving_panel(profile, topology), coverage_table(profile),
               missing_panel(profile)]
     panels = [panel for panel in (*top, *bottom) if panel is not None]
@@ -320,19 +419,12 @@ def client_health_panel(profile: Profile) -> PanelSpec | None:
     node, instance = profile.label("node"), profile.label("instance")
     classes = tuple(Target(cs.class_share(profile, bad, window), instant=True, table=True, ref_id=ref(i))
                     for i, bad in enumerate(cs.BAD_CLASSES))
-    healthy = cs.healthy_backends(profile)
-    backends = (Target(healthy, instant=True, table=True, ref_id=ref(len(classes))),
-                Target(f"({healthy}) * 0 + {expected}", instant=True, table=True, ref_id=ref(len(classes) + 1)))
+    # unhealthy backends as a share of the expected ones: every column is a bad share, one unit and one threshold
+    unhealthy = f"clamp_min(1 - ({cs.healthy_backends(profile)}) / {expected}, 0)"
+    backends = (Target(unhealthy, instant=True, table=True, ref_id=ref(len(classes))),)
     columns = {node: "Node", instance: "Gateway",
                **{f"Value #{ref(i)}": bad.text for i, bad in enumerate(cs.BAD_CLASSES)},
-               f"Value #{ref(len(classes))}": "Healthy backends", f"Value #{ref(len(classes) + 1)}": "Expected"}
-    count_columns = ("Healthy backends", "Expected")
-
-    def counts(name: str, thresholds: list[dict]) -> dict:
-        return {"matcher": {"id": "byName", "options": name}, "properties": [
-            {"id": "unit", "value": "short"}, {"id": "decimals", "value": 0},
-            {"id": "thresholds", "value": {"mode": "absolute", "steps": thresholds}},
-            {"id": "custom.cellOptions", "value": {"type": "color-text"}}]}
+               f"Value #{ref(len(classes))}": f"Backends down (of {expected})"}
 
     return table(
         key=f"{KEY}.client_health",
@@ -342,18 +434,17 @@ def client_health_panel(profile: Profile) -> PanelSpec | None:
                     f"{cs.WORKER_HEALTH}{{worker}}; expected backends = the profile's {expected} engine replicas"),
             quantity=(f"per gateway instance over the last {window}: the share of its responses (all but the "
                       "clients' own 4xx) that were 429 shed, 5xx failed and timed out (408 / 504), as the client "
-                      f"sees them; red above {cs.SHED_RED_SHARE:.0%} (queries.client_slo.SHED_RED_SHARE); healthy "
-                      "backends it routes to (smg_worker_health == 1), red below the expected count"),
+                      f"sees them; and the share of the {expected} expected backends it does not see healthy "
+                      f"(smg_worker_health == 1); red above {cs.SHED_RED_SHARE:.0%} "
+                      "(queries.client_slo.SHED_RED_SHARE)"),
             limit=(f"a fixed {window} window at the dashboard's end time, not the range: the client-side SLO burn "
                    "alerts (ClientSloErrorBudgetFastBurn / SlowBurn) hold the longer view. 503 is both a backend "
                    "failure and the admission queue's timeout shed: it is in the 5xx column. An instance that "
                    "answered nothing in the window has no share (blank), not 0 %"),
         ),
         targets=classes + backends,
-        unit="percentunit", decimals=1, width=4, height=TOP, no_value="no gateway response in window",
+        **ratio_axis("percentunit"), decimals=1, width=4, height=TOP, no_value="no gateway response in window",
         thresholds=(("green", None), ("red", cs.SHED_RED_SHARE)),
         custom={"cellOptions": {"type": "color-background"}},
-        overrides=(counts(count_columns[0], [{"color": "red", "value": None}, {"color": "green", "value": expected}]),
-                   counts(count_columns[1], [{"color": "text", "value": None}])),
         transformations=merge_table(columns, exclude=["Time"]),
     )

@@ -5,6 +5,10 @@ samples the window holds per GPU and, with GPM, the share of them that were vali
 GPUs reporting at the window end against the profile's GPU count (S22), so a GPU that fell off is
 never just a silently shorter table.
 
+Beside them, so the hot GPU of a thermal event is found in the same table (S34): temperature (mean, peak),
+SM clock (mean, low), the share of the window the clock was held down by heat or by power (the clock-event
+reason bits, ``THROTTLE_COLUMNS``) and the last Xid code (DCGM).
+
 A quantity the exporter does not collect (DCGM's field list) has no column; the description says
 which and how to collect it.
 
@@ -20,10 +24,14 @@ returns the value in the unit its header states.
 
 from __future__ import annotations
 
+from dashgen_queries import dcgm
 from dashgen_queries.gpu import (
+    CLOCK_EVENT_REASONS,
     GPU_SOURCE_KEYS,
     QUANTITIES,
+    THROTTLE_MEANINGS,
     GpuSource,
+    gpu_clock_event_reasons,
     gpu_source,
     gpu_uuids,
     gpu_window,
@@ -32,7 +40,7 @@ from dashgen_queries.gpu import (
     gpus_reporting,
     seen_window,
 )
-from dashgen_queries.promql import job
+from dashgen_queries.promql import agg, job, over_time
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
@@ -44,6 +52,13 @@ WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.
 COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")
 # statistic -> (PromQL *_over_time function, what the column shows)
 STATISTICS = {"mean": ("avg", "window mean"), "peak": ("max", "window peak")}
+# The thermal / clock columns (S34): (quantity key, statistic title, *_over_time function).
+HEAT_COLUMNS = (("temperature", "mean", "avg"), ("temperature", "peak", "max"), ("sm_clock", "mean", "avg"),
+                ("sm_clock", "low", "min"))
+# Clock-event reason bits per throttle column (DCGM's layout, queries.gpu.CLOCK_EVENT_BITS): heat, power.
+THROTTLE_COLUMNS = (("Thermal throttle (% of window)", (0x20, 0x40)),
+                    ("Power throttle (% of window)", (0x4, 0x80)))
+XID_HEADER = "Last Xid (DCGM)"
 SAMPLES_HEADER = "Samples in window"
 VALID_HEADER = "Valid samples (%)"
 
@@ -118,6 +133,23 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
             targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True,
                                   ref_id=ref_id))
             rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
+    heat = [(key, statistic, func) for key, statistic, func in HEAT_COLUMNS if source.collects(key)]
+    for key, statistic, func in heat:
+        ref_id = ref(len(targets))
+        targets.append(Target(gpu_window(profile, source, QUANTITIES[key], func), instant=True, table=True,
+                              ref_id=ref_id))
+        rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
+    throttled = source.collects(CLOCK_EVENT_REASONS)
+    if throttled:
+        for header, bits in THROTTLE_COLUMNS:
+            ref_id = ref(len(targets))
+            targets.append(Target(throttle_share(profile, source, bits), instant=True, table=True, ref_id=ref_id))
+            rename[f"Value #{ref_id}"] = f"{header} · {source.title_caption()}"
+    xid = profile.exported("dcgm") and dcgm.collects(profile, dcgm.XID)
+    if xid:
+        ref_id = ref(len(targets))
+        targets.append(Target(last_xid(profile), instant=True, table=True, ref_id=ref_id))
+        rename[f"Value #{ref_id}"] = XID_HEADER
     presence = source.presence_metric()
     extra = [(gpu_window_samples(profile, source, presence), samples_title(source))]
     if source.validity_metric is not None:
@@ -128,7 +160,19 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         rename[f"Value #{ref_id}"] = header
     uuid_ref = ref(len(targets))
     targets.append(Target(gpu_uuids(profile, source), instant=True, table=True, ref_id=uuid_ref))
-    quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in shown)
+    described = [*shown, *dict.fromkeys(key for key, _, _ in heat)]
+    quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in described)
+    if throttled:
+        quantities += "; " + "; ".join(
+            f"{header}: the share of the window's samples with a clock-event reason bit of "
+            + " / ".join(THROTTLE_MEANINGS[bit] for bit in bits) + f" set ({source.metric(CLOCK_EVENT_REASONS)})"
+            for header, bits in THROTTLE_COLUMNS)
+    if xid:
+        quantities += f"; {xid_text()}"
+    if not heat or not throttled or not xid:
+        notes.append("Not shown: " + ", ".join(
+            what for what, shown_ in (("temperature / SM clock", bool(heat)), ("throttle reasons", throttled),
+                                      ("last Xid (DCGM not exported or not collecting it)", xid)) if not shown_))
     metrics = ", ".join(source.metric(k) for k in shown)
     counted = f"'{samples_title(source)}' counts the stored {presence} samples per GPU"
     if source.validity_metric is not None:
@@ -159,6 +203,25 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         transformations=merge_table(rename, exclude=["Time", f"Value #{uuid_ref}"]),
         options={"sortBy": [{"displayName": column_title(source, shown[0], "peak"), "desc": True}]},
     )
+
+
+def throttle_share(profile: Profile, source: GpuSource, bits: tuple[int, ...]) -> str:
+    """Per GPU, the share (0-100 %) of the window's samples whose clock-event reason bitmask has any of ``bits``
+    set. PromQL has no bitwise operators: bit b of x is ``floor(x / b) % 2``; sampled at ``$__interval`` (at least
+    the Min step, the stored sample interval), as the window statistics are."""
+    reasons = gpu_clock_event_reasons(profile, source)
+    flags = " + ".join(f"(floor({reasons} / {bit}) % 2)" for bit in bits)
+    return f"100 * avg_over_time((({flags}) > bool 0)[$__range:$__interval])"
+
+
+def xid_text() -> str:
+    """What the last-Xid column shows (DCGM's, also where the GPM sampler is the table's source)."""
+    return f"{XID_HEADER}: the last Xid code the GPU reported in the window ({dcgm.XID}; 0: none)"
+
+
+def last_xid(profile: Profile) -> str:
+    """The last Xid code each GPU reported in the window (DCGM), keyed by node and GPU index like every column."""
+    return agg("max", dcgm.health_keys(profile, uuid=False), over_time("last", dcgm.health_selector(profile, dcgm.XID)))
 
 
 def reporting_stat(profile: Profile, source: GpuSource) -> PanelSpec:

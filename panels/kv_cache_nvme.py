@@ -11,7 +11,15 @@ own panel; a disk sold as 3.84 TB is shown in decimal TB, its filesystem in bina
 from __future__ import annotations
 
 from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers, pool_title
-from dashgen_panels.node_disks import GROUP, disk_panels, filesystem_panels, for_kind, host_panels, no_cache_tier_panel
+from dashgen_panels.node_disks import (
+    GROUP,
+    SIZE_KEYS,
+    disk_panels,
+    filesystem_panels,
+    for_kind,
+    host_panels,
+    no_cache_tier_panel,
+)
 from dashgen_panels.node_disks import group_timeseries as _ts
 from dashgen_panels.store_replica import store_panels
 from dashgen_queries import pd
@@ -238,7 +246,9 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     disks: list[PanelSpec] = []
     hosts: list[PanelSpec] = []
     if profile.exported(NODE_EXPORTER) and profile.disks.has_cache_tier:
-        disks = [*disk_panels(profile), *filesystem_panels(profile, topology)]
+        # the disks' sizes (configured, measured) are reference material: the Reference group (S34)
+        disks = [*disk_panels(profile),
+                 *(panel for panel in filesystem_panels(profile, topology) if panel.key not in SIZE_KEYS)]
         hosts = host_panels(profile, topology)
     elif profile.exported(NODE_EXPORTER):
         disks, hosts = [no_cache_tier_panel(profile)], host_panels(profile, topology)
@@ -248,10 +258,11 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
                                               "Disks, CPU and host memory: not available"))]
     if not text:
         return split_rows(GROUP, VIDEO_TITLE, [("node", VIDEO_TITLE, [*disks, *hosts], False)])
+    # In an incident (S34): where is it broken first (disks, Store, node), the KV pools after.
     return split_rows(GROUP, TITLE, [
-        ("kv", "KV cache" + (" per PP stage" if profile.has_pp else " per instance"), kv, False),
-        ("store", "Store (Mooncake): capacity per replica and node, health", store_panels(profile, topology), False),
         ("disks", "Cache disks", disks, False),
-        ("node", "Node health: CPU, host RAM, model disk", hosts, True),
+        ("store", "Store (Mooncake): capacity per replica and node, health", store_panels(profile, topology), False),
+        ("node", "Node health: CPU, host RAM, clock, model disk", hosts, True),
+        ("kv", "KV cache" + (" per PP stage" if profile.has_pp else " per instance"), kv, False),
     ])
 

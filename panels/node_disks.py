@@ -88,6 +88,10 @@ def disk_panels(profile: Profile) -> list[PanelSpec]:
     ]
 
 
+# The cache disks' sizes, configured and measured: reference material, shown by the Reference group (S34).
+SIZE_KEYS = frozenset({f"{GROUP}.disk_configured_sizes", f"{GROUP}.cache_fs_size"})
+
+
 def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     mount = profile.disks.cache_mountpoint
     cap = topology.capacity
@@ -204,4 +208,27 @@ def host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
                      f"bytes available to non-root users on the filesystem at {model} (profile disks.model_mountpoint)",
                      "no value means nothing is mounted there on that node"),
             [Target(ne.filesystem(profile, "node_filesystem_avail_bytes", model), "{{node}}")], "bytes"),
+        *clock_panels(profile),
+    ]
+
+
+def clock_panels(profile: Profile) -> list[PanelSpec]:
+    """The node's clock two ways (S32): the kernel's offset from its time source, and the age of the newest sample
+    the node's collector delivered, measured with the store's clock (a clock off skews both)."""
+    return [
+        _ts("clock_offset", "Clock offset per node (node_timex_offset_seconds)",
+            Evidence(f"node_exporter timex collector ({ne.TIMEX_OFFSET})",
+                     "the node's clock offset from its NTP / PTP source as the kernel estimates it, seconds, signed",
+                     "the kernel's estimate against the node's own time source: a node synced to a wrong source "
+                     "reads near 0 here while its samples' age (beside) is off; no value: the timex collector is "
+                     "off (node_exporter --no-collector.timex)"),
+            [Target(ne.clock_offset(profile), "{{node}}")], "s"),
+        _ts("newest_sample_age", "Newest sample age per node (store clock − newest up sample)",
+            Evidence("the scraper's up series of every job of the node (stamped with the node's clock by its "
+                     "collector) and the store's clock (time())",
+                     "seconds between the store's clock and the newest up sample of the node: a few scrape intervals "
+                     "when all is well",
+                     "negative: the node's clock runs ahead of the store's; growing: it runs behind, or the "
+                     "collector stopped sending (the Now row's Collector column tells them apart)"),
+            [Target(ne.newest_sample_age(profile), "{{node}}")], "s"),
     ]

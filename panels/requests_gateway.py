@@ -332,19 +332,25 @@ def engine_http_panels(profile: Profile) -> list[PanelSpec]:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    """Five rows, closer to the seed's groups: throughput, latency, engine queues (PD queues included), the
-    engine's HTTP layer (collapsed), and the gateway's layers (S4: each layer apart)."""
+    """Five rows, in incident order (S34): engine queues (PD queues included), latency, the gateway's layers
+    (S4: each layer apart), throughput, the engine's HTTP layer."""
     if not profile.exported("sglang"):
         unavailable = [source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"],
                                            "Engine requests and latency: not available")]
         rows = [("throughput", "Requests: throughput", unavailable, False)]
     else:
+        # In an incident (S34): where first (the stage's queues, latency per instance, the gateway), then the
+        # throughput and the HTTP layer. The per-stage queues open with the dashboard where the pool is split in
+        # PP stages (a stalled stage is found there; three queries); a PD pool's P:D balance row, open, does that.
         rows = [
-            ("throughput", "Requests: throughput", [*throughput_panels(profile), request_rate_panel(profile)], False),
-            ("latency", "Requests: latency per pool and instance", latency_panels(profile), False),
             ("queues", "Requests: engine queues" + (" per PP stage" if profile.has_pp else " per instance"),
-             engine_queue_panels(profile), False),
+             engine_queue_panels(profile), not profile.has_pp),
+            ("latency", "Requests: latency per pool and instance", latency_panels(profile), True),
+        ]
+    rows.append(("gateway", "Gateway", gateway_panels(profile), True))
+    if profile.exported("sglang"):
+        rows += [
+            ("throughput", "Requests: throughput", [*throughput_panels(profile), request_rate_panel(profile)], True),
             ("http", "Engine HTTP layer", engine_http_panels(profile), True),
         ]
-    rows.append(("gateway", "Gateway", gateway_panels(profile), False))
     return split_rows(GROUP, TITLE, rows)

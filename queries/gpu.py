@@ -229,11 +229,11 @@ def _validity_metric(source: GpuSource) -> str:
 
 
 def gpu_window(profile: Profile, source: GpuSource, quantity: GpuQuantity, func: str) -> str:
-    """The window mean (``avg``) or peak (``max``) per (node, gpu) over ``$__range``, in the unit
+    """The window mean (``avg``), peak (``max``) or low (``min``) per (node, gpu) over ``$__range``, in the unit
     its table header states (W, GiB, %, °C, MHz). See the module docstring for the validity filter
     and the split-series handling."""
-    if func not in ("avg", "max"):
-        raise ValueError(f"window statistic {func!r} is not avg or max")
+    if func not in ("avg", "max", "min"):
+        raise ValueError(f"window statistic {func!r} is not avg, max or min")
     labels = _per_gpu_labels(profile)
     matchers = _matchers(profile, source)
     raw = selector(source.metric(quantity.key), *matchers)
@@ -243,8 +243,8 @@ def gpu_window(profile: Profile, source: GpuSource, quantity: GpuQuantity, func:
         # steps over any window, so the cost is bounded whatever the range (issue 19; the precision it costs is
         # in the source's window_validity text)
         per_gpu = f"{func}_over_time(({valid})[$__range:$__interval])"
-    elif func == "max":
-        per_gpu = agg("max", labels, over_time("max", raw))
+    elif func in ("max", "min"):
+        per_gpu = agg(func, labels, over_time(func, raw))
     else:
         per_gpu = divide(agg("sum", labels, over_time("sum", raw)), agg("sum", labels, over_time("count", raw)))
     return scale(per_gpu, quantity.display_factor * source.scale(quantity.key))

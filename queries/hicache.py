@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dashgen_queries import inventory as inv
 from dashgen_queries.promql import (
+    WINDOW,
     agg,
     divide,
     increase,
@@ -107,9 +108,9 @@ def host_tokens(profile: Profile, metric: str) -> str:
     return one_rank(profile, series(profile, metric))
 
 
-def stage_reuse(profile: Profile, mode: str) -> str:
-    """Scheduler-level reuse of one tier (or ``input``) in the window, per node and stage."""
-    return one_rank(profile, increase(series(profile, PREFILL_EFFECTIVE, matcher("mode", "=", mode))))
+def stage_reuse(profile: Profile, mode: str, window: str = WINDOW) -> str:
+    """Scheduler-level reuse of one tier (or ``input``) in ``window`` (the dashboard's), per node and stage."""
+    return one_rank(profile, increase(series(profile, PREFILL_EFFECTIVE, matcher("mode", "=", mode)), window))
 
 
 def entry_nodes(topology: Topology) -> list[str]:

@@ -7,7 +7,8 @@ Codes, in priority order (the first that applies wins):
 code  reason                 recognised by
 ====  =====================  ==============================================================
 5     collection failed      ``up == 0`` for a target of the layer's job on the node, or the
-                             node (from the profile's node list) missing from ``up``
+                             node (from the profile's node list) missing from ``up``; for a
+                             shared target (the Mooncake master, an HA pair): no copy answers
 6     segment host not       Store layer only, instead of 4: the node has no segment whose host is
       mapped                 its profile address while segments with hosts the profile does not
                              know exist (fix ``cluster.node_addresses``; the data may be there)
@@ -168,17 +169,18 @@ def node_base(profile: Profile, job: str) -> str:
 
 
 def collection_failed(profile: Profile, layer: Layer) -> str:
-    """Code 5: a failed scrape (``up == 0``) or the target gone from ``up``."""
+    """Code 5: a failed scrape (``up == 0``) or the target gone from ``up``. A shared target (``per_node_target``
+    False, e.g. the Mooncake master's HA pair) fails every node only when none of its copies has ``up == 1``."""
     node = profile.label("node")
     if layer.per_node_target:
         failed = f"(({agg('min', [node], _up(profile, layer.job))} == 0) + {FAILED})"
         missing = f"({expected_nodes(profile)} unless on({node}) {_up(profile, layer.job, selected=False)})"
         return f"({failed} or on({node}) {missing})"
     nodes = f"({node_base(profile, layer.base_job)} * 0 + {FAILED})"
-    shared_up = _up(profile, layer.job, selected=False)
-    # every node fails unless the shared targets exist and none is down (the node list written once)
-    all_up = f"({shared_up} unless on() ({shared_up} == 0))"
-    return f"({nodes} unless on() {all_up})"
+    # An HA pair (S32): every node fails only when no copy of the shared target answers; one dead copy fails
+    # nothing while another is up (the node list written once).
+    answering = f"({_up(profile, layer.job, selected=False)} == 1)"
+    return f"({nodes} unless on() {answering})"
 
 
 def _presence_counts(profile: Profile, layer: Layer) -> str:
@@ -404,7 +406,9 @@ def recorded_reason_rule(profile: Profile, layer: Layer) -> str:
 
 
 def recorded_lookback_seconds(profile: Profile) -> float:
-    """How old the newest recorded code may be: a few evaluation intervals, plus the store's latency offset (S24)."""
+    """How old the newest recorded code may be: a few evaluation intervals, plus the store's latency offset (S24).
+    The one staleness bound of the Now row (S32): every matrix cell, the collector's silence and the rule
+    evaluator's freshness read this number."""
     return RECORDED_LOOKBACK_INTERVALS * RULE_INTERVAL_SECONDS + profile.store.latency_offset_seconds
 
 

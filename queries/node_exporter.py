@@ -14,7 +14,7 @@ mount point. Every result keeps ``node`` (and ``device`` for disks): nothing is 
 
 from __future__ import annotations
 
-from dashgen_queries.promql import agg, divide, job, matcher, node_var, rate, scale, selector
+from dashgen_queries.promql import agg, deployment, divide, job, matcher, node_var, rate, scale, selector
 
 from dashgen.deployment.profile import Profile
 
@@ -76,6 +76,24 @@ def cpu_mode_share(profile: Profile, mode: str) -> str:
 
 def memory(profile: Profile, metric: str) -> str:
     return agg("max", [profile.label("node")], node_series(profile, metric))
+
+
+# --- the node's clock (S32: a clock off) ----------------------------------------------------------------------
+
+TIMEX_OFFSET = "node_timex_offset_seconds"  # node_exporter's timex collector: the kernel's NTP/PTP offset
+
+
+def clock_offset(profile: Profile) -> str:
+    """The node's clock offset from its time source as the kernel reports it (seconds, signed)."""
+    return agg("max", [profile.label("node")], node_series(profile, TIMEX_OFFSET))
+
+
+def newest_sample_age(profile: Profile) -> str:
+    """Store clock minus the newest ``up`` sample of the node (any job; the collector stamps them with the node's
+    clock): a few scrape intervals when all is well, negative when the node's clock runs ahead, large when it runs
+    behind or the collector is silent."""
+    node = profile.label("node")
+    return f"time() - {agg('max', [node], 'timestamp(' + selector('up', deployment(profile), node_var(profile)) + ')')}"
 
 
 # --- the cache filesystem, read at the window end per node (S17) ---------------------------------

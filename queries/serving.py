@@ -13,6 +13,7 @@ Which nodes make a replica is the node inventory's ``replica`` label (``queries.
 from __future__ import annotations
 
 from dashgen_queries.inventory import REPLICA, node_to_replica
+from dashgen_queries.nodata import LAYER_REASON, recorded_lookback_seconds
 from dashgen_queries.promql import agg, deployment, matcher, rate, scoped_job, selector
 from dashgen_queries.sglang_slo import STALL_WINDOW, worst_good_ratio
 
@@ -27,6 +28,10 @@ STATES: dict[int, tuple[str, str]] = {
     IDLE: ("idle: no request, no token", "blue"),
 }
 REPLICA_LABEL = REPLICA  # the node inventory's label naming the replica a node serves
+FOR_STATE = "ALERTS_FOR_STATE"
+NONE_FIRING, NONE_FIRING_TEXT = 0, "none firing"  # the firing table's row while the evaluator is fresh
+SINCE_UNKNOWN = -1  # a firing alert's "since" when no ALERTS_FOR_STATE says it (never a time: times are > 0)
+EVALUATOR_SILENT_TEXT = "rule evaluator silent: no rule of this deployment evaluated recently"
 TOKENS = "sglang:realtime_tokens_total"
 WAITING = "sglang:num_queue_reqs"
 
@@ -35,12 +40,42 @@ def firing(profile: Profile) -> str:
     return selector("ALERTS", deployment(profile), matcher("alertstate", "=", "firing"))
 
 
+def evaluator_fresh(profile: Profile) -> str:
+    """One series (value 1) while the rule evaluator is evaluating this deployment's rule file: a layer
+    reason the same file records (group ``dashgen-<profile>-layer-health``) is at most the Now row's one
+    staleness bound old (``nodata.recorded_lookback_seconds``). No series: no evaluator writes here, or it
+    stopped; an absent ALERTS then proves nothing (S7)."""
+    recorded = selector(LAYER_REASON, deployment(profile))
+    return f"(count(count_over_time({recorded}[{recorded_lookback_seconds(profile):g}s])) > 0) * 0 + 1"
+
+
 def firing_count(profile: Profile) -> str:
-    return f"count({firing(profile)})"
+    """Firing alert series; 0 only while the evaluator is fresh (``evaluator_fresh``), else no value."""
+    return f"count({firing(profile)}) or on() ({evaluator_fresh(profile)} * 0)"
 
 
-def firing_by_alert(profile: Profile) -> str:
-    return f"count by (alertname, severity) ({firing(profile)})"
+def firing_alerts(profile: Profile) -> str:
+    """One series per firing alert with every label of what it is about (node, GPU, stage, SLI...), its value
+    the alert's activation time in milliseconds (``ALERTS_FOR_STATE``, written by Prometheus and vmalert for
+    each active alert: activation time in seconds), for Grafana's time units; ``SINCE_UNKNOWN`` where the
+    evaluator wrote no ALERTS_FOR_STATE for it."""
+    active = selector(FOR_STATE, deployment(profile))
+    # a firing alert without its ALERTS_FOR_STATE (an evaluator that does not write it) still gets its row
+    unknown = f"({firing(profile)} * 0 + {SINCE_UNKNOWN})"
+    return f"1000 * ({active} and ignoring(alertstate) {firing(profile)}) or ignoring(alertstate) {unknown}"
+
+
+def evaluator_state(profile: Profile) -> str:
+    """The firing table's row when no alert fires: ``alertname="none firing"`` with value ``NONE_FIRING``
+    while the evaluator is fresh; nothing while it is silent (the panel's no-value text says so)."""
+    none = f'label_replace({evaluator_fresh(profile)} * {NONE_FIRING}, "alertname", "{NONE_FIRING_TEXT}", "", "")'
+    return f"({none} unless on() {firing(profile)})"
+
+
+def firing_table(profile: Profile) -> str:
+    """The first screen's firing table in one query: each firing alert (``firing_alerts``), else the
+    evaluator's row (``evaluator_state``)."""
+    return f"{firing_alerts(profile)} or {evaluator_state(profile)}"
 
 
 def slo_health(profile: Profile, window: str) -> str:

@@ -123,13 +123,21 @@ def silent_after_seconds(profile: Profile) -> float:
     return SILENT_INTERVALS * interval + profile.store.latency_offset_seconds
 
 
-def silent_nodes(profile: Profile, code: int = SILENT, nodes: tuple[str, ...] | None = None) -> str:
-    """The profile's nodes (or ``nodes``) with no fresh sample from any target: value ``code``."""
+def silent_nodes(profile: Profile, code: int = SILENT, nodes: tuple[str, ...] | None = None,
+                 after_seconds: float | None = None) -> str:
+    """The profile's nodes (or ``nodes``) with no sample from any target newer than ``after_seconds``
+    (``silent_after_seconds`` by default; the Now row passes its one staleness bound): value ``code``.
+    With ``after_seconds`` the samples are looked for over the bound itself, so a bound longer than the store's
+    instant look-back still finds them."""
     node = profile.label("node")
-    fresh = agg("max", [node], f"timestamp({selector('up', deployment(profile))})")
+    up = selector("up", deployment(profile))
+    if after_seconds is None:
+        fresh = f"({agg('max', [node], f'timestamp({up})')} > time() - {silent_after_seconds(profile):g})"
+    else:  # a sample inside the bound, whatever the store's instant look-back (Prometheus and VictoriaMetrics)
+        fresh = agg("max", [node], f"count_over_time({up}[{after_seconds:g}s])")
     listed = expected_nodes(profile, code) if nodes is None else "(" + f" or on({node}) ".join(
         f'label_replace(vector({code}), "{node}", "{name}", "", "")' for name in nodes) + ")"
-    return f"({listed} unless on({node}) ({fresh} > time() - {silent_after_seconds(profile):g}))"
+    return f"({listed} unless on({node}) {fresh})"
 
 
 # --- coverage ------------------------------------------------------------------------------------

@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 
 import promql_parser as pp
 import pytest
-from dashgen_panels import cache_evidence
+from dashgen_panels import cache_evidence, reference
 from dashgen_queries import hicache as sg
 from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
@@ -19,20 +20,26 @@ from dashgen.deployment.profile import TEXT, load_profiles
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
 from dashgen.lint.promql import func_name, grouping, metric_names, outer_aggregations, walk
+from dashgen.render.spec import GroupSpec
 from dashgen.rules.recording import inventory_records
 
 PROFILES = {p.name: p for p in load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")}
 TABLES = ("occupancy", "reuse_io", "reasons")
 
 
+# The S17 capacity anatomy: the Store's panels that the Reference group shows at the end of the dashboard (S34)
+ANATOMY = SimpleNamespace(WORKLOADS=reference.WORKLOADS, build=lambda profile, topology: GroupSpec(
+    key=reference.KEY, title=reference.ANATOMY_TITLE, panels=tuple(reference.anatomy_panels(profile, topology))))
+
+
 @cache
 def built(name: str):
-    (dashboard,) = build_profile(PROFILES[name], (cache_evidence,))
+    (dashboard,) = build_profile(PROFILES[name], (cache_evidence, ANATOMY))
     return dashboard
 
 
 def specs(name: str) -> dict:
-    groups = built(name).spec.groups  # the group's rows: tables, Store, capacity anatomy
+    groups = built(name).spec.groups  # the group's rows (tables, Store), then Reference's capacity anatomy
     return {panel.key.split(".", 1)[1]: panel for group in groups for panel in group.panels}
 
 
@@ -69,14 +76,14 @@ NAMES = sorted(PROFILES)
 TEXT_NAMES = [name for name in NAMES if PROFILES[name].has_kind("text-generation")]
 
 
-def test_group_is_first_and_titled():
-    from dashgen_panels import GROUPS
+def test_s34_the_cache_evidence_review_follows_the_localising_rows_and_precedes_reference():
+    from dashgen_panels import GROUPS, gpu_health, gpu_window_stats, kv_cache_nvme, reference, requests_gateway
 
     assert cache_evidence.TITLE == "Cache evidence"
-    # the Now row, the SLO rows, a video pool's jobs and the Collector are health and collection groups (S25, S26)
-    health = ("first_screen", "slo_health", "video_slo", "jobs", "collector")
-    data_groups = [g for g in GROUPS if g.__name__.rsplit(".", 1)[-1] not in health]
-    assert data_groups[0] is cache_evidence
+    order = list(GROUPS)
+    localising = (requests_gateway, gpu_health, gpu_window_stats, kv_cache_nvme)
+    assert all(order.index(module) < order.index(cache_evidence) for module in localising)
+    assert order.index(cache_evidence) < order.index(reference) == len(order) - 1
     for name in NAMES:
         assert built(name).spec.groups[0].key == "cache_evidence"
         assert built(name).spec.groups[0].title == ("Cache evidence" if name in TEXT_NAMES

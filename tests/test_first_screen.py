@@ -1,8 +1,11 @@
-"""S26, the first screen, and the profile facts it reads: the Now row is the first row of every profile's
-dashboard and fits one screen; it holds the alert state, coverage against the profile's expected count, the
-node x layer matrix and the replica state; the heavy groups start collapsed, so the dashboard opens with
-fewer queries than with them open; the expected target count is derived from the profile in one place (S23);
-``[collector]`` errors name the file and the field.
+"""S26 and S31-S34, the first screen, and the profile facts it reads: the Now row is the first row of every
+profile's dashboard and fits one screen; it holds the firing alerts with their entity, coverage against the
+profile's expected count, the node x layer matrix (missing data and health, one staleness bound) and the
+replica state; the heavy groups start collapsed, so the dashboard opens with no more queries than before the
+incident layout (S34); the expected target count is derived from the profile in one place (S23); ``[collector]``
+errors name the file and the field. Against VictoriaMetrics: firing alerts name their node and GPU, 0 firing
+is told from a silent rule evaluator, a health state and a missing-data reason combine into the worst, one
+dead copy of an HA pair fails no node.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, collector, first_screen
-from dashgen_queries import nodata
+from dashgen_queries import health, nodata
+from dashgen_queries import serving as sv
 from dashgen_queries import vmagent as va
 
 from dashgen.build import build_profile
@@ -47,8 +51,8 @@ def test_s26_the_now_row_is_first_and_fits_one_screen(documents, name: str) -> N
     # a video pool (S25) is read by its jobs: its instances' state and the job SLO, not replicas and tokens
     serving = (("Instance serving state", "Job SLO health (share of jobs meeting the SLO)") if name == "video-200"
                else ("Replica serving state", "SLO health (lowest model and SLI)"))
-    assert {"Alerts firing", "Firing alerts by name and severity", "Targets up / expected",
-            "Targets per source: up, expected, missing", "Missing targets", "Node × layer health",
+    assert {"Alerts firing", first_screen.FIRING_TITLE, "Targets up / expected",
+            "Targets per source: up, expected, missing", "Missing targets", first_screen.MATRIX_TITLE,
             *serving} <= titles
     for panel in now:  # a full grid, no hole left by an optional panel
         assert panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24
@@ -66,14 +70,22 @@ def test_s26_now_queries_alerts_of_this_deployment_and_the_profiles_expected_cou
     assert f'cluster="{profile.deployment}"' in firing and 'alertstate="firing"' in firing
     coverage = {t["refId"]: t["expr"] for t in panels["Targets up / expected"]["targets"]}
     assert coverage["B"] == f"vector({expected_total(profile)})"
-    matrix = panels["Node × layer health"]
-    columns = [t["expr"] for t in matrix["targets"]]
-    assert len(columns) == 1 + len(nodata.layers(profile))  # the collector, then each evidence layer
-    # a silent node overrides every cell (its code on every profile node of the inventory)
-    assert all(f"* 0 + {va.SILENT})" in expr for expr in columns), columns
+    matrix = panels[first_screen.MATRIX_TITLE]
+    (query,) = [t["expr"] for t in matrix["targets"]]  # every column in one query, grouped into a matrix
+    columns = first_screen.matrix_columns(profile)
+    assert [c for c, _ in columns][:2] == ["Collector (vmagent)", "Clock"]
+    assert [c for c, _ in columns][2:] == [layer.title for layer in nodata.layers(profile)]
+    for index, (column, expr) in enumerate(columns):
+        assert f'"{nodata.LAYER_LABEL}", "{first_screen.column_key(index, column)}"' in query
+        # a silent node overrides every cell (its code on every profile node of the inventory)
+        assert f"* 0 + {va.SILENT})" in expr, column
+    grouping = [t for t in matrix["transformations"] if t["id"] == "groupingToMatrix"]
+    assert grouping == [{"id": "groupingToMatrix", "options": {"rowField": "node", "columnField": nodata.LAYER_LABEL,
+                                                               "valueField": "Value", "emptyValue": "null"}}]
     texts = {o["text"] for m in matrix["fieldConfig"]["defaults"]["mappings"] if m["type"] == "value"
              for o in m["options"].values()}
     assert {"collector silent", "collection failed", "uninitialised", "ok"} <= texts
+    assert {state.text for state in health.STATES} <= texts  # S32: the health states have their texts
 
 
 def test_s23_expected_targets_are_derived_from_the_profile() -> None:
@@ -89,6 +101,12 @@ def test_s23_expected_targets_are_derived_from_the_profile() -> None:
     assert expected_total(fewer) == 42
 
 
+# Queries the dashboard sent on open, and those of its Now row, before the incident layout (S34): the layout may
+# move and open rows, never make the dashboard (or its first row) cost more.
+OPEN_BUDGET = {"h20-16": 50, "long-context-64": 54, "pd-128": 79, "video-200": 47}
+NOW_BUDGET = {"h20-16": 14, "long-context-64": 18, "pd-128": 15, "video-200": 15}
+
+
 def test_s26_heavy_groups_start_collapsed_and_the_dashboard_opens_with_fewer_queries(documents) -> None:
     for name, document in documents.items():
         collapsed = {p["title"] for p in document["panels"] if p["type"] == "row" and p.get("collapsed")}
@@ -97,12 +115,27 @@ def test_s26_heavy_groups_start_collapsed_and_the_dashboard_opens_with_fewer_que
         assert heavy | {collector.TITLE} <= collapsed, name
         assert first_screen.TITLE not in collapsed
         opened = queries_on_open(document)
-        # The dashboard before the Now row: every group but the per-GPU timelines open, no Now, no Collector.
-        new = {first_screen.TITLE, collector.TITLE}
-        before = sum(len(p.get("targets") or []) for row in _rows(document) if row[0] not in new
-                     and row[0] != "Per-GPU timelines" for p in row[1])
-        assert opened < before, (name, opened, before)
+        assert opened <= OPEN_BUDGET[name], (name, opened)
         assert opened < queries_in_all_panels(document) / 2, name
+        now = _rows(document)[0]
+        assert now[0] == first_screen.TITLE
+        assert sum(len(p.get("targets") or []) for p in now[1]) <= NOW_BUDGET[name], name
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_s34_under_the_now_row_the_rows_localise_then_review_then_reference(documents, name: str) -> None:
+    """The localising rows (SLO / engine state, requests and gateway, GPU health and the per-GPU table, disks and
+    node health) come before the cache-evidence review, and reference material (capacity anatomy, sizes) last."""
+    titles = [title for title, _ in _rows(documents[name])]
+    position = {title: i for i, title in enumerate(titles)}
+    review = [i for t, i in position.items() if t.startswith("Cache evidence") or t == "Missing data and freshness"]
+    localising = [i for t, i in position.items() if t in ("GPU health", "Per-GPU window statistics", "Gateway")
+                  or t.startswith(("Requests:", "Node health", "Disks, CPU"))]
+    reference_rows = [i for t, i in position.items() if t.startswith(("Capacity anatomy", "Cache disk sizes",
+                                                                     "Scratch disk sizes"))]
+    assert localising and review and reference_rows
+    assert max(localising) < min(review) and max(review) < min(reference_rows)
+    assert reference_rows[-1] == len(titles) - 1
 
 
 def _rows(document: dict) -> list[tuple[str, list[dict]]]:
@@ -155,8 +188,9 @@ def test_s23_a_profile_without_a_collector_section_says_so_instead_of_drawing_bo
     document = build_profile(profile)[0].document
     row = next(p for p in document["panels"] if p["type"] == "row" and p["title"] == collector.TITLE)
     assert [p["title"] for p in row["panels"]] == ["Collector bounds: not stated"]
-    matrix = next(p for p in document["panels"] if p.get("title") == "Node × layer health")
-    assert all(f"vector({va.SILENT})" not in t["expr"] for t in matrix["targets"])
+    matrix = next(p for p in document["panels"] if p.get("title") == first_screen.MATRIX_TITLE)
+    assert all(f"* 0 + {va.SILENT})" not in t["expr"] for t in matrix["targets"])
+    assert [c for c, _ in first_screen.matrix_columns(profile)][0] == "Clock"  # no Collector column
 
 
 def _now_panels(profile_name: str) -> dict[str, dict]:
@@ -179,9 +213,30 @@ def test_s26_healthy_demo_reads_every_expected_target_up_and_every_cell_ok(victo
     up, expected = (panels["Targets up / expected"]["targets"][i]["expr"] for i in (0, 1))
     assert [s["value"][1] for s in _instant(victoriametrics, up, window.end)] == ["45"]
     assert [s["value"][1] for s in _instant(victoriametrics, expected, window.end)] == ["45"]
-    for target in panels["Node × layer health"]["targets"]:
-        cells = {s["metric"]["node"]: s["value"][1] for s in _instant(victoriametrics, target["expr"], window.end)}
-        assert cells == dict.fromkeys(PROFILES["long-context-64"].node_names, "0"), target["expr"][:80]
+    (matrix,) = panels[first_screen.MATRIX_TITLE]["targets"]
+    cells = _matrix(_instant(victoriametrics, matrix["expr"], window.end))
+    profile = PROFILES["long-context-64"]
+    assert list(cells) == [c for c, _ in first_screen.matrix_columns(profile)]  # every column, in order
+    for column, by_node in cells.items():
+        assert by_node == dict.fromkeys(profile.node_names, "0"), column
+    # vmalert replayed the rule file up to the window end: nothing fires, and that is a real 0 (S7)
+    count = panels["Alerts firing"]["targets"][0]["expr"]
+    assert [s["value"][1] for s in _instant(victoriametrics, count, window.end)] == ["0"]
+    firing = _instant(victoriametrics, panels[first_screen.FIRING_TITLE]["targets"][0]["expr"], window.end)
+    assert [s["metric"]["alertname"] for s in firing] == [sv.NONE_FIRING_TEXT]
+
+
+def _matrix(series: list[dict]) -> dict[str, dict[str, str]]:
+    """The matrix as Grafana's groupingToMatrix draws it: column (the layer label, numbered prefix dropped) ->
+    node -> cell. A node with two series in one column would be two values for one cell: refused."""
+    cells: dict[str, dict[str, str]] = {}
+    for item in sorted(series, key=lambda s: s["metric"][nodata.LAYER_LABEL]):
+        column = item["metric"][nodata.LAYER_LABEL].split(" ", 1)[1]
+        node = item["metric"]["node"]
+        assert set(item["metric"]) == {"node", nodata.LAYER_LABEL}, item["metric"]
+        assert node not in cells.setdefault(column, {}), (column, node)
+        cells[column][node] = item["value"][1]
+    return cells
 
 
 def test_s23_failing_targets_are_a_target_fact_the_collector_stays_ok(victoriametrics, demo_windows) -> None:
@@ -193,13 +248,14 @@ def test_s23_failing_targets_are_a_target_fact_the_collector_stays_ok(victoriame
     window = demo_windows[("long-context-64", "five-reasons")]
     failed = profile.node_names[next(i for i, code in FIVE_REASONS_NODES.items() if code == nodata.FAILED)]
     panels = _now_panels("long-context-64")
-    matrix = [t["expr"] for t in panels["Node × layer health"]["targets"]]
-    collector_cells = {s["metric"]["node"]: s["value"][1] for s in _instant(victoriametrics, matrix[0], window.end)}
-    assert collector_cells[failed] == "0"
-    engine = {s["metric"]["node"]: s["value"][1] for s in _instant(victoriametrics, matrix[1], window.end)}
-    assert engine[failed] == str(nodata.FAILED)
-    firing = _instant(victoriametrics, panels["Firing alerts by name and severity"]["targets"][0]["expr"], window.end)
-    assert "EngineMetricsScrapeFailing" in {s["metric"]["alertname"] for s in firing}
+    (matrix,) = panels[first_screen.MATRIX_TITLE]["targets"]
+    cells = _matrix(_instant(victoriametrics, matrix["expr"], window.end))
+    assert cells["Collector (vmagent)"][failed] == "0"
+    assert cells[nodata.engine_layer(profile).title][failed] == str(nodata.FAILED)
+    firing = _instant(victoriametrics, panels[first_screen.FIRING_TITLE]["targets"][0]["expr"], window.end)
+    engine = [s for s in firing if s["metric"]["alertname"] == "EngineMetricsScrapeFailing"]
+    assert {s["metric"]["node"] for s in engine} == {failed}  # S31: the alert names its node
+    assert all(0 < float(s["value"][1]) <= window.end * 1000 for s in engine)  # and since when (ms)
     missing = _instant(victoriametrics, panels["Missing targets"]["targets"][0]["expr"], window.end)
     assert {s["metric"]["node"] for s in missing} == {failed}
 
@@ -251,3 +307,184 @@ def test_s26_the_recorded_reason_rules_keep_no_grafana_variable_and_fix_the_wind
         for rule in rules:
             assert "$node" not in rule.expr and "$__" not in rule.expr, rule.expr[:80]
             assert "[3600s]" not in rule.expr and f"[{nodata.RECORDED_WINDOW_SECONDS}s]" in rule.expr
+
+
+# --- hand-made series of deployments of their own (S31, S32): no demo query reads them ----------------------
+
+STEP = 15  # seconds between the hand-made samples
+
+
+def _deployment(case: str):
+    """long-context-64 under a deployment of its own, and the time its series end (30 min ago: every sample is
+    in the past, whatever the store's latency offset)."""
+    return replace(PROFILES["long-context-64"], deployment=f"screen-{case}"), int(time.time()) // 60 * 60 - 1800
+
+
+def _points(name: str, labels: dict[str, str], value: float, start: int, end: int) -> dict:
+    stamps = list(range(start, end + 1, STEP))
+    return {"metric": {"__name__": name, **labels}, "values": [value] * len(stamps),
+            "timestamps": [t * 1000 for t in stamps]}
+
+
+def _write(victoriametrics, series: list[dict]) -> None:
+    from dashgen.live.datasource import Datasource
+
+    datasource = Datasource(victoriametrics.url)
+    datasource.import_series(series)
+    datasource.flush()
+
+
+def _nodes(profile, end: int, nodes: tuple[str, ...], *, up_until: dict[str, int] | None = None) -> list[dict]:
+    """The inventory of ``nodes`` and an engine target up on each (until ``up_until[node]``, else ``end``)."""
+    from dashgen_queries.inventory import INVENTORY
+
+    cluster = {"cluster": profile.deployment}
+    series = []
+    for node in nodes:
+        series.append(_points(INVENTORY, {**cluster, "node": node, "segment_host": node}, 1, end - 1800, end))
+        series.append(_points("up", {**cluster, "job": "sglang", "node": node, "instance": f"{node}:30000"}, 1,
+                              end - 1800, (up_until or {}).get(node, end)))
+    return series
+
+
+def _recorded(profile, name: str, node: str, layer: str, code: float, start: int, end: int) -> dict:
+    return _points(name, {"cluster": profile.deployment, "node": node, nodata.LAYER_LABEL: layer}, code, start, end)
+
+
+def test_s31_firing_alerts_name_their_node_gpu_and_since_when(victoriametrics) -> None:
+    """Two alerts fire as vmalert writes them (ALERTS firing, ALERTS_FOR_STATE = activation time): the table has
+    one row each with its node, GPU index and UUID, and its activation time; the count says 2."""
+    profile, end = _deployment("alerts")
+    cluster = {"cluster": profile.deployment}
+    xid = {**cluster, "alertname": "GpuXidFatal", "severity": "critical", "node": "n1", "gpu": "3", "UUID": "GPU-3"}
+    hot = {**cluster, "alertname": "GpuTemperatureHigh", "severity": "warning", "node": "n2", "gpu": "5"}
+    series = [*_nodes(profile, end, ("n1", "n2")),
+              _recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, end)]
+    for labels, since in ((xid, end - 600), (hot, end - 120)):
+        series.append(_points("ALERTS", {**labels, "alertstate": "firing"}, 1, since, end))
+        series.append(_points(sv.FOR_STATE, labels, since, since, end))
+    _write(victoriametrics, series)
+    rows = _instant(victoriametrics, sv.firing_table(profile), end)
+    by_alert = {row["metric"]["alertname"]: row for row in rows}
+    assert set(by_alert) == {"GpuXidFatal", "GpuTemperatureHigh"}
+    assert {k: by_alert["GpuXidFatal"]["metric"].get(k) for k in ("node", "gpu", "UUID", "severity")} == {
+        "node": "n1", "gpu": "3", "UUID": "GPU-3", "severity": "critical"}
+    assert by_alert["GpuTemperatureHigh"]["metric"]["node"] == "n2"
+    assert float(by_alert["GpuXidFatal"]["value"][1]) == (end - 600) * 1000  # activation time, ms
+    assert float(by_alert["GpuTemperatureHigh"]["value"][1]) == (end - 120) * 1000
+    assert [s["value"][1] for s in _instant(victoriametrics, sv.firing_count(profile), end)] == ["2"]
+    columns = first_screen.firing_columns(profile)
+    assert {"alertname", "severity", "node", "gpu", "UUID", "pp_rank", "slo", "device", "instance"} <= set(columns)
+
+
+@pytest.mark.parametrize("evaluator", ["fresh", "silent"])
+def test_s7_none_firing_is_a_real_0_only_while_the_rule_evaluator_records(victoriametrics, evaluator: str) -> None:
+    """No alert fires. The rule file's recorded series are fresh (last written now): the count is 0 and the table
+    has its 'none firing' row. The evaluator stopped 10 minutes ago (older than the one staleness bound): both
+    are empty, so the panels read 'rule evaluator silent', never a made-up 0."""
+    profile, end = _deployment(f"evaluator-{evaluator}")
+    stopped = end if evaluator == "fresh" else end - 600
+    assert end - stopped in (0, 600) and first_screen.staleness_seconds(profile) < 600
+    _write(victoriametrics, [*_nodes(profile, end, ("n1",)),
+                             _recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, stopped)])
+    count = [s["value"][1] for s in _instant(victoriametrics, sv.firing_count(profile), end)]
+    table = _instant(victoriametrics, sv.firing_table(profile), end)
+    if evaluator == "fresh":
+        assert count == ["0"]
+        assert [(row["metric"].get("alertname"), row["value"][1]) for row in table] == [
+            (sv.NONE_FIRING_TEXT, str(sv.NONE_FIRING))]
+    else:
+        assert count == [] and table == []
+
+
+def test_s32_a_cell_is_the_worst_of_its_missing_data_reason_and_its_health(victoriametrics) -> None:
+    """Recorded per node for the engine layer: n1 'no traffic' with 'stalled' recorded -> stalled (a queue is
+    never 'no traffic'); n2 'collection failed' with 'GPU thermal' recorded -> collection failed (unreadable
+    data wins); n3 ok with nothing recorded -> ok; n4 ok with 'clock off' on the clock layer -> the Clock column
+    says so; n5's collector recorded 'dropping samples'."""
+    profile, end = _deployment("worst")
+    start = end - 1800
+    engine = nodata.engine_layer(profile).key
+    reason, state = nodata.LAYER_REASON, health.LAYER_HEALTH
+    series = [*_nodes(profile, end, ("n1", "n2", "n3", "n4", "n5"))]
+    for node, code in (("n1", nodata.NO_TRAFFIC), ("n2", nodata.FAILED), ("n3", nodata.OK), ("n4", nodata.OK),
+                       ("n5", nodata.OK)):
+        series.append(_recorded(profile, reason, node, engine, code, start, end))
+    series += [_recorded(profile, state, "n1", engine, health.ENGINE_STALLED.code, start, end),
+               _recorded(profile, state, "n2", engine, health.GPU_THERMAL.code, start, end),
+               _recorded(profile, state, "n4", health.CLOCK_LAYER, health.CLOCK_OFF.code, start, end),
+               _recorded(profile, state, "n5", health.COLLECTOR_LAYER, health.COLLECTOR_DROPPING.code, start, end)]
+    _write(victoriametrics, series)
+    cells = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
+    assert cells[nodata.engine_layer(profile).title] == {
+        "n1": str(health.ENGINE_STALLED.code), "n2": str(nodata.FAILED), "n3": "0", "n4": "0", "n5": "0"}
+    assert cells["Clock"] == {"n1": "0", "n2": "0", "n3": "0", "n4": str(health.CLOCK_OFF.code), "n5": "0"}
+    assert cells["Collector (vmagent)"] == {"n1": "0", "n2": "0", "n3": "0", "n4": "0",
+                                            "n5": str(health.COLLECTOR_DROPPING.code)}
+
+
+def test_s32_one_staleness_bound_for_the_collector_and_every_cell(victoriametrics) -> None:
+    """n1's collector last delivered a bit inside the bound, n2's a bit past it, and the rule evaluator recorded
+    both nodes' reasons as long ago as n1's last sample: n1 reads its recorded cells and a live collector, n2
+    reads 'collector silent' in every column. With two bounds (the collector's own silence after 3 scrape
+    intervals) n1 would read silent beside recorded cells: the verdict that flipped on every refresh."""
+    profile, end = _deployment("bound")
+    bound = first_screen.staleness_seconds(profile)
+    assert va.silent_after_seconds(profile) < bound - 60  # the collector's own bound would call n1 silent
+    inside, past = end - int(bound) + 45, end - int(bound) - 45
+    engine = nodata.engine_layer(profile).key
+    series = [*_nodes(profile, end, ("n1", "n2"), up_until={"n1": inside, "n2": past}),
+              _recorded(profile, nodata.LAYER_REASON, "n1", engine, nodata.OK, end - 1800, inside),
+              _recorded(profile, nodata.LAYER_REASON, "n2", engine, nodata.OK, end - 1800, inside)]
+    _write(victoriametrics, series)
+    cells = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
+    for column, by_node in cells.items():  # layers with nothing recorded for n1 have no cell for it
+        assert by_node["n2"] == str(va.SILENT), column
+    engine_title = nodata.engine_layer(profile).title
+    assert {column: cells[column]["n1"] for column in ("Collector (vmagent)", "Clock", engine_title)} == {
+        "Collector (vmagent)": "0", "Clock": "0", engine_title: "0"}
+
+
+@pytest.mark.parametrize(("copies", "failed"), [((0, 1), False), ((1, 0), False), ((0, 0), True), ((1, 1), False)],
+                         ids=["first-dead", "second-dead", "both-dead", "both-up"])
+def test_s32_one_dead_copy_of_the_mooncake_master_ha_pair_fails_no_node(victoriametrics, copies, failed) -> None:
+    """The Store layer reads one shared target (the Mooncake master, an HA pair of two copies): a node's cell is
+    'collection failed' only when no copy answers, never because one of the two is down."""
+    profile, end = _deployment("ha-" + "".join(map(str, copies)))
+    layer = nodata.mooncake_layer(profile)
+    assert not layer.per_node_target
+    series = _nodes(profile, end, ("n1", "n2"))
+    for index, up in enumerate(copies):
+        series.append(_points("up", {"cluster": profile.deployment, "job": layer.job,
+                                     "instance": f"master-{index}:9003"}, up, end - 1800, end))
+    _write(victoriametrics, series)
+    codes = _codes(victoriametrics, nodata.collection_failed(profile, layer), end)
+    assert codes == ({"n1": str(nodata.FAILED), "n2": str(nodata.FAILED)} if failed else {})
+
+
+def test_s32_the_first_screen_guide_explains_every_matrix_state_and_the_bound() -> None:
+    """docs/first-screen.md names every state a matrix cell can show (missing-data reasons, the silent collector,
+    every health state) with the row to open next, and the one staleness bound of every profile; the README links
+    it."""
+    guide = (ROOT / "docs" / "first-screen.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in guide.splitlines() if line.startswith("| ")}
+    texts = [text for text, _ in nodata.REASONS.values()] + [nodata.GPU_MISSING_TEXT + " (k of N)", va.SILENT_TEXT]
+    texts += [state.text for state in health.STATES]
+    for text in texts:
+        assert text in rows, f"docs/first-screen.md has no row for the state {text!r}"
+    for profile in PROFILES.values():
+        assert f"{first_screen.staleness_seconds(profile):g} s" in guide, profile.name
+    assert "docs/first-screen.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_s33_the_top_line_leaves_the_client_health_slot(name: str) -> None:
+    """The top line's own panels take 24 - CLIENT_SLOT columns: the client-visible health (S33) of a deployment
+    with a gateway fits after the SLO without moving anything; without it the firing table takes the slot."""
+    profile = PROFILES[name]
+    top = [first_screen.firing_count_panel(profile), first_screen.slo_panel(profile),
+           first_screen.coverage_panel(profile), first_screen.firing_table(profile)]
+    assert sum(panel.width for panel in top if panel is not None) == 24 - first_screen.CLIENT_SLOT
+    now = {p["title"]: p for p in _rows(build_profile(profile)[0].document)[0][1]}
+    widened = first_screen.firing_table(profile).width + first_screen.CLIENT_SLOT
+    assert now[first_screen.FIRING_TITLE]["gridPos"]["w"] == widened  # until the client panel is wired

@@ -25,9 +25,11 @@ def _with_fields(name: str, *fields: str, status: str = "exported"):
     return dataclasses.replace(profile, sources={**profile.sources, "dcgm": source})
 
 
-def test_group_follows_the_per_gpu_window_statistics():
+def test_s34_gpu_health_opens_right_before_the_per_gpu_window_statistics():
+    """In an incident the GPU health table (open) comes first, then the per-GPU table with temperature, clock and
+    throttle columns (S34)."""
     order = [module.TITLE for module in GROUPS]
-    assert order.index(gpu_health.TITLE) == order.index(gpu_window_stats.TITLE) + 1
+    assert order.index(gpu_window_stats.TITLE) == order.index(gpu_health.TITLE) + 1
 
 
 def test_dcgm_default_fields_and_collects():

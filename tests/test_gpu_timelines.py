@@ -70,9 +70,12 @@ def _panels(name: str) -> list[dict]:
     return group_panels(name, TITLE)
 
 
-def test_group_is_last_of_the_groups_it_follows() -> None:
+def test_s34_timelines_follow_the_per_gpu_tables_before_the_review() -> None:
+    """Find the GPU in the tables, then open its timelines: right after the per-GPU window statistics, before the
+    cache-evidence review (S34)."""
     order = [module.TITLE for module in GROUPS]
-    assert order.index(TITLE) == order.index("KV cache and NVMe") + 1
+    assert order.index(TITLE) == order.index("Per-GPU window statistics") + 1
+    assert order.index(TITLE) < order.index("Cache evidence")
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)

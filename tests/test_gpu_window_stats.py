@@ -5,8 +5,11 @@ clock-event reason mask each drawn and coloured, and descriptions that name the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from dashgen_panels import gpu_timelines, gpu_window_stats
+from dashgen_queries import dcgm
 from dashgen_queries.gpu import CLOCK_EVENT_BITS, THROTTLE_BITS, gpu_source
 from group_checks import PROFILE_NAMES, PROFILES, group_panels
 
@@ -120,8 +123,74 @@ def test_s2_dcgm_series_split_by_pod_counts_once_and_keeps_one_exact_mean(dcgm_s
     assert _value(ds, _expr(table, power(source, "power", "mean")), end) == pytest.approx(150.0)  # not 200
     assert _value(ds, _expr(table, power(source, "power", "peak")), end) == 200.0  # no other job's 5000 W (#23)
     assert _value(ds, _expr(table, gpu_window_stats.samples_title(source)), end) == samples
-    assert len(table.targets) == 2 * count + 2, "mean and peak per quantity, samples, UUID: no validity column"
+    heat = sum(1 for key, _, _ in gpu_window_stats.HEAT_COLUMNS if source.collects(key))
+    assert not source.collects("clock_event_reasons")  # h20-16's DCGM runs the default field list: no mask
+    # mean and peak per quantity, temperature and clock, last Xid, samples, UUID: no validity column
+    assert len(table.targets) == 2 * count + heat + 1 + 2
     assert "split by Kubernetes pod labels" in table.evidence.limit
+
+
+HOT_NODE = "wstat-hot"
+
+
+@pytest.fixture(scope="module")
+def dcgm_thermal(victoriametrics):
+    """Two DCGM GPUs (30 s samples) of one node: GPU 0 cool and unthrottled; GPU 1 heats to 91 °C, its SM clock
+    drops from 1980 to 1200 MHz and its thermal bit (hw_thermal, with sw_power_cap in the same mask) is set in
+    the second half of the window, and it reported Xid 79."""
+    end = _end() - 7200
+    times = list(range(end - WINDOW + 30, end + 1, 30))
+    half = len(times) // 2
+    hot = [t >= times[half] for t in times]
+
+    def gpu(index: str, metric: str, values: list[float]) -> dict:
+        return {"metric": {"__name__": metric, "node": HOT_NODE, "gpu": index, "cluster": "h20-16", "job": "dcgm",
+                           "UUID": f"GPU-hot-{index}"},
+                "values": values, "timestamps": [t * 1000 for t in times]}
+
+    series = [
+        gpu("0", "DCGM_FI_DEV_GPU_TEMP", [60.0] * len(times)),
+        gpu("0", "DCGM_FI_DEV_SM_CLOCK", [1980.0] * len(times)),
+        gpu("0", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", [0.0] * len(times)),
+        gpu("0", "DCGM_FI_DEV_XID_ERRORS", [0.0] * len(times)),
+        gpu("1", "DCGM_FI_DEV_GPU_TEMP", [91.0 if h else 70.0 for h in hot]),
+        gpu("1", "DCGM_FI_DEV_SM_CLOCK", [1200.0 if h else 1980.0 for h in hot]),
+        gpu("1", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", [float(0x40 | 0x4) if h else 0.0 for h in hot]),
+        gpu("1", "DCGM_FI_DEV_XID_ERRORS", [79.0 if h else 0.0 for h in hot]),
+    ]
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    return ds, end, half / len(times)
+
+
+def test_s34_the_hot_gpu_of_a_thermal_event_is_found_in_the_window_table(dcgm_thermal):
+    """Temperature (mean, peak), SM clock (mean, low), thermal / power throttle share and the last Xid are
+    columns of the per-GPU table: the hot, throttled GPU stands out from its cool neighbour on the same rows."""
+    ds, end, cool_share = dcgm_thermal
+    h20 = PROFILES["h20-16"]
+    fields = (*dcgm.fields(h20), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")  # the mask collected (not by default)
+    profile = replace(h20, sources={**h20.sources, "dcgm": replace(h20.source("dcgm"), fields=fields)})
+    source = gpu_source(profile)
+    table = gpu_window_stats.window_table(profile, Topology(profile), source)
+    title = gpu_window_stats.column_title
+
+    def per_gpu(header: str) -> dict[str, float]:
+        expr = _substitute(_expr(table, header)).replace(NODE, HOT_NODE)
+        return {item["metric"]["gpu"]: float(item["value"][1]) for item in ds.query(expr, end).result}
+
+    assert per_gpu(title(source, "temperature", "peak")) == {"0": 60.0, "1": 91.0}
+    mean = per_gpu(title(source, "temperature", "mean"))
+    assert mean["0"] == 60.0 and mean["1"] == pytest.approx(70 * cool_share + 91 * (1 - cool_share))
+    assert per_gpu(title(source, "sm_clock", "low")) == {"0": 1980.0, "1": 1200.0}  # MHz, as the header says
+    assert per_gpu(title(source, "sm_clock", "mean"))["1"] < 1980.0
+    caption = source.title_caption()
+    thermal = per_gpu(f"{gpu_window_stats.THROTTLE_COLUMNS[0][0]} · {caption}")
+    power = per_gpu(f"{gpu_window_stats.THROTTLE_COLUMNS[1][0]} · {caption}")
+    assert thermal["0"] == 0.0 and power["0"] == 0.0
+    assert thermal["1"] == pytest.approx(100 * (1 - cool_share), abs=6)  # the hot half of the window
+    assert power["1"] == pytest.approx(thermal["1"])  # sw_power_cap rode in the same mask
+    assert per_gpu(gpu_window_stats.XID_HEADER) == {"0": 0.0, "1": 79.0}
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
@@ -130,7 +199,9 @@ def test_s18_table_descriptions_name_the_real_source_and_the_percent_scale(name:
     text = table.description
     ratios = [k for k in ("sm_active", "dram_active", "busy") if source.collects(k)]
     assert text.count("the metric is 0-1, the column shows it x100 in %") == len(ratios)
-    if source.key == "gpm":
+    if source.key == "gpm":  # only the last-Xid column is DCGM's, and says so
+        assert text.count(gpu_window_stats.xid_text()) == 1
+        text = text.replace(gpu_window_stats.xid_text(), "")
         assert "DCGM" not in text and "converted" not in text
     else:
         assert "GPM SM_ACTIVE" not in text and "sample rings" not in text and "no GPM sampler here" in text

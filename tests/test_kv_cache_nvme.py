@@ -6,7 +6,7 @@ parsing, catalogue names, units) are in test_every_panel.py."""
 from __future__ import annotations
 
 import pytest
-from dashgen_panels import GROUPS, kv_cache_nvme
+from dashgen_panels import GROUPS, kv_cache_nvme, reference
 from group_checks import (
     PROFILE_NAMES,
     PROFILES,
@@ -35,17 +35,22 @@ def _unit(panel: dict) -> str:
     return panel["fieldConfig"]["defaults"].get("unit", "")
 
 
-def test_group_follows_requests_and_gateway() -> None:
-    """Requests, then the P:D balance (PD profiles only), then KV cache."""
+def test_s34_cache_tier_and_disk_health_localise_after_gpu_health_before_the_review() -> None:
+    """Requests, the P:D balance, GPU health and the per-GPU table, then the disks / Store / node health of this
+    group, then the cache-evidence review (S34); inside the group the disks come first, the KV pools last."""
     order = [module.TITLE for module in GROUPS]
-    assert order.index(TITLE) == order.index("Requests and gateway") + 2
-    assert order[order.index(TITLE) - 1] == "Prefill and decode balance (P:D)"
+    assert order.index("Requests and gateway") < order.index("Prefill and decode balance (P:D)") < order.index(TITLE)
+    assert order.index("GPU health") < order.index("Per-GPU window statistics") < order.index(TITLE)
+    assert order.index(TITLE) < order.index("Cache evidence")
+    profile = PROFILES["long-context-64"]
+    rows = [row.title for row in kv_cache_nvme.build(profile, Topology(profile)).shown_rows()]
+    assert rows[0] == "Cache disks" and rows[-1].startswith("KV cache")
 
 
 @pytest.mark.parametrize("name", [n for n in TIERED if PROFILES[n].capacity.disk_nominal_size])
 def test_s17_nominal_disk_size_and_filesystem_size_are_separate_numbers(name: str) -> None:
     nominal = PROFILES[name].capacity.disk_nominal_size
-    panels = _panels(name)
+    panels = [*_panels(name), *group_panels(name, reference.TITLE)]  # the sizes: reference material (S34)
     nominal_panels = [p for p in panels if any(t["expr"] == f"vector({nominal})" for t in p.get("targets", []))]
     fs_panels = [p for p in panels if p["type"] == "stat"
                  and any("node_filesystem_size_bytes" in names(t["expr"]) for t in p["targets"])]

@@ -17,6 +17,8 @@ from group_checks import (
     targets,
 )
 
+from dashgen.deployment.topology import Topology
+
 TITLE = requests_gateway.TITLE
 ENGINE_REQUEST_COUNTS = {
     "sglang:num_running_reqs",
@@ -46,10 +48,18 @@ def _panels(name: str) -> list[dict]:
     return group_panels(name, TITLE)
 
 
-def test_group_is_registered_after_window_statistics() -> None:
+def test_s34_requests_localise_right_after_the_slo_rows() -> None:
+    """The requests and gateway rows come before GPU health and the cache-evidence review (S34); inside the group
+    the per-stage queues first (open where the pool has PP stages), the throughput and HTTP layer last."""
     order = [module.TITLE for module in GROUPS]
-    assert order.index(TITLE) > order.index("Per-GPU window statistics")
+    assert order.index("SLO and health") < order.index(TITLE) < order.index("GPU health") < order.index(
+        "Cache evidence")
     assert TITLE == "Requests and gateway"
+    for name in TEXT_PROFILE_NAMES:
+        profile = PROFILES[name]
+        rows = requests_gateway.build(profile, Topology(profile)).shown_rows()
+        assert rows[0].title.startswith("Requests: engine queues") and rows[0].collapsed == (not profile.has_pp)
+        assert [row.title for row in rows][-2:] == ["Requests: throughput", "Engine HTTP layer"]
 
 
 @pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)

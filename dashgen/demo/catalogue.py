@@ -383,6 +383,7 @@ _MODELS: list[MetricModel] = [
     _c("node_network_receive_bytes_total", "netdev", Rate(1.0e9)),
     _c("node_network_transmit_bytes_total", "netdev", Rate(1.0e9)),
     _g("node_uname_info", "node", Wave(1)),
+    _g("node_timex_offset_seconds", "node", Wave(0.0002, 0.0001, 0.00005, -0.01, 0.01)),  # an NTP-synced clock
 ]
 
 CATALOGUE: dict[str, MetricModel] = {m.name: m for m in _MODELS}

@@ -25,8 +25,9 @@ VMAGENT_PORT = 8429
 QUEUE_PATH = "/var/lib/vmagent/persistent-queue/1_0123456789ABCDEF"
 URL = "1:secret-url"  # vmagent's url label without -remoteWrite.showURL
 NAMES = frozenset({
-    "ALERTS", "process_cpu_seconds_total", "process_cpu_cores_available", "process_resident_memory_bytes",
-    "process_memory_limit_bytes", "process_num_threads", "vmagent_remotewrite_pending_data_bytes",
+    "ALERTS", "ALERTS_FOR_STATE", "process_cpu_seconds_total", "process_cpu_cores_available",
+    "process_resident_memory_bytes", "process_memory_limit_bytes", "process_num_threads",
+    "vmagent_remotewrite_pending_data_bytes",
     "vm_persistentqueue_bytes_pending", "vmagent_remotewrite_packets_dropped_total",
     "vmagent_remotewrite_samples_dropped_total",
     "vm_persistentqueue_bytes_dropped_total", "vm_promscrape_scrapes_failed_total", "scrape_duration_seconds",
@@ -132,7 +133,8 @@ def _more_targets(plan: Plan) -> Iterator[dict[str, Any]]:
 
 
 def _alerts(plan: Plan) -> Iterator[dict[str, Any]]:
-    """ALERTS the rules would fire for the scenario: ``<Source>CollectionFailed`` on a node whose targets fail."""
+    """ALERTS (and ALERTS_FOR_STATE) the rules would fire for the scenario: ``<Source>CollectionFailed`` on a node
+    whose targets fail."""
     profile = plan.profile
     for node in profile.node_names:
         if not plan.fault(node).down:
@@ -146,6 +148,9 @@ def _alerts(plan: Plan) -> Iterator[dict[str, Any]]:
                       "severity": severity}
             stamps = timestamps(plan, source, NodeFault())
             yield import_object("ALERTS", labels, [1.0] * len(stamps), stamps)
+            # as the evaluator writes it beside ALERTS: the same labels but alertstate, value the activation time
+            active = {name: value for name, value in labels.items() if name != "alertstate"}
+            yield import_object("ALERTS_FOR_STATE", active, [stamps[0] / 1000] * len(stamps), stamps)
 
 
 def collector_series(plan: Plan) -> Iterator[dict[str, Any]]:

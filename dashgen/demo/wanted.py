@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import promql_parser as pp
+from dashgen_queries.health import LAYER_HEALTH
 from dashgen_queries.inventory import INVENTORY
 from dashgen_queries.nodata import LAYER_REASON
 
@@ -127,8 +128,8 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
         # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series; the
-        # recorded reason codes are vmalert's to write (dashgen.demo.recorder replays their rules)
-        if (name in ("up", INVENTORY, LAYER_REASON) or is_diffusion(name) or name in COLLECTOR_NAMES
+        # recorded reason codes and health states are vmalert's to write (dashgen.demo.recorder replays their rules)
+        if (name in ("up", INVENTORY, LAYER_REASON, LAYER_HEALTH) or is_diffusion(name) or name in COLLECTOR_NAMES
                 or name in TIMEX_NAMES):
             continue
         found = lookup(name)

@@ -151,7 +151,7 @@ METRIC_SOURCES: Mapping[str, Exports] = {
             "node_cpu_seconds_total", "node_memory_MemTotal_bytes", "node_memory_MemAvailable_bytes",
             "node_memory_MemFree_bytes", "node_memory_Cached_bytes", "node_memory_Buffers_bytes", "node_load1",
             "node_load5", "node_load15", "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
-            "node_uname_info",
+            "node_uname_info", "node_timex_offset_seconds",
         ),
     ),
 }
