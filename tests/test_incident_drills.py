@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from drills import SCENARIOS, Drill, drills_fixture
+from dashgen_panels import first_screen
+from dashgen_queries import health, nodata, serving
+from drills import HOURS, SCENARIOS, Drill, drills_fixture
 
+from dashgen.build import build_profile
 from dashgen.demo.recorder import rule_passes
 from dashgen.demo.scenarios import INCIDENTS, entity, incident
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
+from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
 drills = drills_fixture()
 
@@ -255,8 +259,6 @@ def test_drill_master_failover_reports_the_store_metadata_reset(drills):
     assert fired and all(a.get("severity") for a in fired), drills["master-failover"].firing()
 
 
-@pytest.mark.xfail(strict=False, reason="queries.nodata reads the Store layer as collection failed on every node "
-                                        "when any master copy is down (`unless on() (up == 0)`), not only when all are")
 def test_drill_a_dead_standby_master_copy_leaves_every_layer_ok(drills):
     """S31: the recorded Now-row codes (vmalert replay of the layer-health group) of master-copy-down are healthy's."""
     drill = drills["master-copy-down"]
@@ -315,3 +317,66 @@ def test_replay_runs_a_rule_after_the_records_it_reads():
     passes = [[rule.get("record") or rule.get("alert") for group in p for rule in group["rules"]]
               for p in rule_passes(groups)]
     assert passes == [["node:x:ratio", "APlain", "node:x:ratio_other"], ["node:x:max_ratio"], ["XHigh"]]
+
+
+# -- the first screen (issue 26): each fault named on the Now row, nothing red on the healthy deployments --------
+
+# scenario -> (matrix column, the state its cell must read) for the classes the matrix has a state for
+MATRIX_STATES = {
+    "disk-saturated": ("Cache disk", {health.DISK_SATURATED.code}),
+    "host-tier-collapse": ("HiCache Host tier", {health.TIER_COLLAPSED.code}),
+    "thermal-throttling": ("GPU (GPM", {health.GPU_THERMAL.code}),
+    "xid-no-loss": ("GPU (DCGM", {health.GPU_XID_FATAL.code}),
+    "replica-hung": ("Engine", {health.ENGINE_STALLED.code}),
+    "replica-restart": ("Engine", {health.ENGINE_RESTARTED.code}),
+    "stage-restart": ("Engine", {health.ENGINE_RESTARTED.code}),
+    "clock-skew": ("Clock", {health.CLOCK_OFF.code}),
+    "collector-dropping": ("Collector", {health.COLLECTOR_DROPPING.code, health.COLLECTOR_QUEUE_FULL.code}),
+    "gpu-missing": ("GPU (GPM", {nodata.gpu_missing_code(7, 8)}),
+    "dcgm-lost-gpu": ("GPU (DCGM", {nodata.gpu_missing_code(7, 8)}),
+}
+OK_CODES = {nodata.OK, nodata.NO_TRAFFIC, nodata.NO_IO}
+
+
+def _first_row(drill: Drill) -> dict[str, str]:
+    """The Now row's matrix and firing-table queries as Grafana sends them (every node selected, 1 h window)."""
+    (built,) = build_profile(drill.profile)
+    values = {**variable_values(built.document["templating"]["list"]),
+              **globals_for(Window(drill.end, HOURS * 3600), 60, 120)}
+    return {"matrix": expand_text(first_screen.matrix_query(drill.profile), values),
+            "firing": expand_text(serving.firing_table(drill.profile), values)}
+
+
+def _cells(drill: Drill) -> dict[tuple[str, str], int]:
+    """(node, column title) -> the matrix cell's code at the window's end."""
+    node = drill.profile.label("node")
+    return {(item["metric"][node], item["metric"][nodata.LAYER_LABEL].split(" ", 1)[1]): int(float(item["value"][1]))
+            for item in drill.query(_first_row(drill)["matrix"])}
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED_ALERTS))
+def test_s31_the_first_row_names_the_failing_entity(drills, scenario):
+    """S31: the firing-alerts table of the Now row has a row naming the failing node (and GPU) that the healthy
+    deployment does not have; where the matrix has a state for the class, the node's cell reads it."""
+    drill, healthy = drills[scenario], drills["healthy"]
+    p = drill.profile
+    want = {p.label("node"): drill.entity[p.label("node")]}
+    if scenario in GPU_FAULTS:
+        want[p.label("gpu")] = drill.entity[p.label("gpu")]
+    rows = [item["metric"] for item in drill.query(_first_row(drill)["firing"])]
+    assert any(all(row.get(k) == v for k, v in want.items()) for row in rows), (scenario, want, rows)
+    healthy_rows = [item["metric"] for item in healthy.query(_first_row(healthy)["firing"])]
+    assert healthy_rows == [{"alertname": "none firing"}], healthy_rows  # a fresh evaluator, nothing firing
+    if scenario in MATRIX_STATES:
+        column, states = MATRIX_STATES[scenario]
+        cells = {title: code for (node, title), code in _cells(drill).items() if node == want[p.label("node")]}
+        found = {code for title, code in cells.items() if title.startswith(column)}
+        assert found & states, (scenario, column, cells)
+
+
+def test_s32_the_healthy_and_the_shared_store_deployments_show_nothing_red_on_the_first_row(drills):
+    """The healthy deployment shares the store and the node names with every drill: none of their faults shows on
+    its matrix, every cell is ok or idle."""
+    cells = _cells(drills["healthy"])
+    assert cells and len({node for node, _ in cells}) == len(drills["healthy"].profile.node_names)
+    assert {code for code in cells.values()} <= OK_CODES, {k: v for k, v in cells.items() if v not in OK_CODES}
