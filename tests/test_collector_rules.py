@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_rules_promtool import PROFILES, expected, run_tests, series
+from test_rules_promtool import PROFILES, expected, run_tests, series, written_rule_files
 
 from dashgen.deployment.targets import expected_targets
-from dashgen.rules import render_rule_files
 
 PROFILE = "long-context-64"
 MIB = 1 << 20
@@ -20,10 +19,7 @@ MIB = 1 << 20
 
 @pytest.fixture(scope="module")
 def rule_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rules")
-    for path, data in render_rule_files([PROFILES[PROFILE]], out).items():
-        path.write_bytes(data)
-    return out
+    return written_rule_files(tmp_path_factory, [PROFILES[PROFILE]])
 
 
 def _vmagent(metric: str, node: str, values: str, **labels: str) -> dict[str, str]:

@@ -20,9 +20,7 @@ from dashgen_queries.health import (
     STORE_RESET,
     TIER_COLLAPSED,
 )
-from test_rules_promtool import PROFILES, expected, run_tests, series
-
-from dashgen.rules import render_rule_files
+from test_rules_promtool import PROFILES, expected, run_tests, series, written_rule_files
 
 PROFILE = "long-context-64"
 NODES = PROFILES[PROFILE].node_names
@@ -31,10 +29,7 @@ FAULT_AT = 120  # minutes of healthy history before each fault (the disk and hos
 
 @pytest.fixture(scope="module")
 def rule_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rules")
-    for path, data in render_rule_files([PROFILES[PROFILE]], out).items():
-        path.write_bytes(data)
-    return out
+    return written_rule_files(tmp_path_factory, [PROFILES[PROFILE]])
 
 
 def counter(healthy: float, faulted: float | None = None, minutes: int = 180) -> str:

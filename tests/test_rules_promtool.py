@@ -27,12 +27,17 @@ PROFILES = {profile.name: profile for profile in load_profiles(directory=ROOT / 
 
 
 
-@pytest.fixture(scope="module")
-def rule_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def written_rule_files(tmp_path_factory: pytest.TempPathFactory, profiles: list[Profile]) -> Path:
+    """A fresh folder holding the rule files of ``profiles``, as ``dashgen rules`` writes them."""
     out = tmp_path_factory.mktemp("rules")
-    for path, data in render_rule_files(list(PROFILES.values()), out).items():
+    for path, data in render_rule_files(profiles, out).items():
         path.write_bytes(data)
     return out
+
+
+@pytest.fixture(scope="module")
+def rule_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return written_rule_files(tmp_path_factory, list(PROFILES.values()))
 
 
 def alert(profile: str, name: str, variant: Profile | None = None) -> AlertRule:
