@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dashgen_panels.client_health import client_now_panel
 from dashgen_panels.slo_health import health_states
 from dashgen_queries import diffusion, health, nodata, serving
 from dashgen_queries import vmagent as va
@@ -385,8 +386,8 @@ def missing_panel(profile: Profile) -> PanelSpec:
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     # The client-visible health (S33, width CLIENT_SLOT) goes right after the SLO when the profile exports a
     # gateway; without it the firing table takes the slot (_fill).
-    top = [firing_count_panel(profile), slo_panel(profile), client_health_panel(profile), coverage_panel(profile),
-           firing_table(profile)]
+    top = [firing_count_panel(profile), slo_panel(profile), client_now_panel(profile, KEY, TOP),
+           coverage_panel(profile), firing_table(profile)]
     bottom = [matrix_panel(profile), serving_panel(profile, topology), coverage_table(profile),
               missing_panel(profile)]
     panels = [panel for panel in (*top, *bottom) if panel is not None]
@@ -403,48 +404,3 @@ def _fill(panels: list[PanelSpec]) -> list[PanelSpec]:
             line[-1] = replace(line[-1], width=line[-1].width + spare)
         out.extend(line)
     return out
-
-
-def client_health_panel(profile: Profile) -> PanelSpec | None:
-    """S33 on the first screen: per gateway instance, the share of its responses shed (429), failed (5xx) and timed
-    out (408 / 504) over the last ``client_slo.NOW_WINDOW``, and its healthy backends against the profile's
-    replicas; red when shedding. None when the profile does not export the gateway. (Imports are local: the
-    function is appended to this module and wired into ``build`` by the coordinator.)"""
-    from dashgen_queries import client_slo as cs
-
-    if not profile.exported("gateway"):
-        return None
-    expected = cs.expected_backends(Topology(profile))
-    window = cs.NOW_WINDOW
-    node, instance = profile.label("node"), profile.label("instance")
-    classes = tuple(Target(cs.class_share(profile, bad, window), instant=True, table=True, ref_id=ref(i))
-                    for i, bad in enumerate(cs.BAD_CLASSES))
-    # unhealthy backends as a share of the expected ones: every column is a bad share, one unit and one threshold
-    unhealthy = f"clamp_min(1 - ({cs.healthy_backends(profile)}) / {expected}, 0)"
-    backends = (Target(unhealthy, instant=True, table=True, ref_id=ref(len(classes))),)
-    columns = {node: "Node", instance: "Gateway",
-               **{f"Value #{ref(i)}": bad.text for i, bad in enumerate(cs.BAD_CLASSES)},
-               f"Value #{ref(len(classes))}": f"Backends down (of {expected})"}
-
-    return table(
-        key=f"{KEY}.client_health",
-        title="Gateway: what the client sees (non-2xx by class, backends)",
-        evidence=Evidence(
-            source=(f"the model gateway (job {profile.source('gateway').job}): {cs.RESPONSES}{{status_code}} and "
-                    f"{cs.WORKER_HEALTH}{{worker}}; expected backends = the profile's {expected} engine replicas"),
-            quantity=(f"per gateway instance over the last {window}: the share of its responses (all but the "
-                      "clients' own 4xx) that were 429 shed, 5xx failed and timed out (408 / 504), as the client "
-                      f"sees them; and the share of the {expected} expected backends it does not see healthy "
-                      f"(smg_worker_health == 1); red above {cs.SHED_RED_SHARE:.0%} "
-                      "(queries.client_slo.SHED_RED_SHARE)"),
-            limit=(f"a fixed {window} window at the dashboard's end time, not the range: the client-side SLO burn "
-                   "alerts (ClientSloErrorBudgetFastBurn / SlowBurn) hold the longer view. 503 is both a backend "
-                   "failure and the admission queue's timeout shed: it is in the 5xx column. An instance that "
-                   "answered nothing in the window has no share (blank), not 0 %"),
-        ),
-        targets=classes + backends,
-        **ratio_axis("percentunit"), decimals=1, width=4, height=TOP, no_value="no gateway response in window",
-        thresholds=(("green", None), ("red", cs.SHED_RED_SHARE)),
-        custom={"cellOptions": {"type": "color-background"}},
-        transformations=merge_table(columns, exclude=["Time"]),
-    )

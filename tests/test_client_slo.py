@@ -7,7 +7,7 @@ client-slo group records 0 and fires nothing, and a profile without a gateway ge
 from __future__ import annotations
 
 import pytest
-from dashgen_panels import first_screen, slo_health
+from dashgen_panels import client_health, first_screen, slo_health
 from dashgen_queries import client_slo as cs
 from test_rules_replay import firing, replay_group
 
@@ -62,7 +62,7 @@ def test_s33_vmalert_records_the_client_error_ratio_and_stays_quiet_on_healthy_d
 @pytest.mark.parametrize("profile", load_profiles(), ids=lambda p: p.name)
 def test_s33_client_panels_and_rules_only_where_the_gateway_is_exported(profile) -> None:
     has = profile.exported("gateway")
-    assert (first_screen.client_health_panel(profile) is not None) == has
+    assert (client_health.client_now_panel(profile, first_screen.KEY, first_screen.TOP) is not None) == has
     keys = [p.key for p in slo_health.build(profile, Topology(profile)).panels]
     if profile.exported("sglang") and profile.has_kind("text-generation"):
         assert ("slo_health.client_health" in keys) == has
@@ -75,22 +75,25 @@ def test_s33_client_panels_and_rules_only_where_the_gateway_is_exported(profile)
 
 
 def test_s33_first_screen_client_panel_reads_each_gateway_instance_on_demo_data(victoriametrics, demo_windows) -> None:
-    """The appended first-screen panel: every target answers per gateway instance on healthy data, the class shares
-    read 0 (no red), healthy backends equal the expected count; red starts at ``SHED_RED_SHARE``."""
+    """The first-screen panel, one query: every column (the three classes and the backends down) answers per gateway
+    instance on healthy data and reads 0 (no red); red starts at ``SHED_RED_SHARE``."""
     window = demo_windows[(PROFILE, "healthy")]
     profile = window.profile
-    panel = first_screen.client_health_panel(profile)
+    panel = client_health.client_now_panel(profile, first_screen.KEY, first_screen.TOP)
     assert panel is not None and panel.height == first_screen.TOP and panel.width == 4
     assert panel.evidence is not None and all((panel.evidence.source, panel.evidence.quantity, panel.evidence.limit))
     assert ("red", cs.SHED_RED_SHARE) in panel.thresholds
     ds = Datasource(victoriametrics.url)
     instance = profile.label("instance")
-    answers = [{m[instance]: v for m, v in _values(ds, target.expr, window.end)} for target in panel.targets]
-    instances = set(answers[0])
-    assert instances and all(set(answer) == instances for answer in answers), answers
-    *classes, healthy, expected = answers
-    assert all(v == pytest.approx(0.0, abs=1e-3) for answer in classes for v in answer.values())
-    assert healthy == expected == {i: float(cs.expected_backends(Topology(profile))) for i in instances}
+    (target,) = panel.targets
+    cells: dict[str, dict[str, float]] = {}
+    for metric, value in _values(ds, target.expr, window.end):
+        cells.setdefault(metric[cs.CLASS_LABEL], {})[metric[instance]] = value
+    down = f"Backends down (of {cs.expected_backends(Topology(profile))})"
+    assert set(cells) == {*(bad.key for bad in cs.BAD_CLASSES), down}, cells
+    instances = set(cells[down])
+    assert instances and all(set(column) == instances for column in cells.values()), cells
+    assert all(v == pytest.approx(0.0, abs=1e-3) for column in cells.values() for v in column.values()), cells
 
 
 def test_s33_class_shares_name_the_shedding_gateway_instance(promtool, tmp_path) -> None:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, collector, first_screen
+from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, client_health, collector, first_screen
 from dashgen_queries import health, nodata
 from dashgen_queries import serving as sv
 from dashgen_queries import vmagent as va
@@ -486,5 +486,12 @@ def test_s33_the_top_line_leaves_the_client_health_slot(name: str) -> None:
            first_screen.coverage_panel(profile), first_screen.firing_table(profile)]
     assert sum(panel.width for panel in top if panel is not None) == 24 - first_screen.CLIENT_SLOT
     now = {p["title"]: p for p in _rows(build_profile(profile)[0].document)[0][1]}
-    widened = first_screen.firing_table(profile).width + first_screen.CLIENT_SLOT
-    assert now[first_screen.FIRING_TITLE]["gridPos"]["w"] == widened  # until the client panel is wired
+    client = client_health.client_now_panel(profile, first_screen.KEY, first_screen.TOP)
+    if client is None:  # no gateway: the firing table takes the slot
+        assert now[first_screen.FIRING_TITLE]["gridPos"]["w"] == first_screen.firing_table(profile).width + \
+            first_screen.CLIENT_SLOT
+    else:  # the client-visible health sits right after the SLO, in the slot
+        slo = next(p for t, p in now.items() if "SLO health" in t)
+        assert now[client.title]["gridPos"]["w"] == first_screen.CLIENT_SLOT
+        assert now[client.title]["gridPos"]["x"] == slo["gridPos"]["x"] + slo["gridPos"]["w"]
+        assert now[first_screen.FIRING_TITLE]["gridPos"]["w"] == first_screen.firing_table(profile).width

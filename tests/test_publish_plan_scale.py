@@ -44,7 +44,8 @@ def add_panel(doc: dict) -> None:
 
 
 def move_panel(doc: dict) -> None:
-    doc["panels"][_with_targets(doc)[5]]["gridPos"]["x"] = 0
+    grid = doc["panels"][_with_targets(doc)[5]]["gridPos"]
+    grid["x"] = 0 if grid["x"] else 24 - grid["w"]  # a real move wherever the panel is
 
 
 def retitle_dashboard(doc: dict) -> None:

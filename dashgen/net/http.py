@@ -24,9 +24,7 @@ import base64
 import json
 import logging
 import os
-import random
 import re
-import socket
 import threading
 import time
 import warnings
@@ -40,6 +38,9 @@ import urllib3
 
 from dashgen import __version__
 from dashgen.errors import DashgenError, InputError
+from dashgen.net.body import ANSWER_TIME_FACTOR, BodyLimit, read_body
+from dashgen.net.retry import NO_RETRY as NO_RETRY  # re-exported: the clients import the policy from here
+from dashgen.net.retry import RetryPolicy
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD"})
 Timeout = float | tuple[float, float]
@@ -62,38 +63,6 @@ class InsecureTLSWarning(UserWarning):
     """TLS certificate verification was switched off for a service."""
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries for GET/HEAD only. ``retries`` extra attempts; sleeps ``backoff * 2**n`` capped at ``backoff_max``."""
-
-    retries: int = 3
-    backoff: float = 0.5
-    backoff_max: float = 8.0
-    statuses: frozenset[int] = frozenset({500, 502, 503, 504})
-    retry_after_max: float = 60.0  # the longest 429 Retry-After honoured
-
-    def rate_limit_delay(self, attempt: int, retry_after: str | None) -> float:
-        """Seconds to wait after a 429: its numeric ``Retry-After`` (capped), else the backoff."""
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), self.retry_after_max)
-            except ValueError:
-                pass
-        return self.delay(attempt)
-
-    def delay(self, attempt: int, retry_after: str | None = None) -> float:
-        """Seconds to sleep before attempt ``attempt + 1``; honours a numeric ``Retry-After`` up to the cap."""
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), self.backoff_max)
-            except ValueError:
-                pass
-        base = min(self.backoff * (2 ** (attempt - 1)), self.backoff_max)
-        return base / 2 + random.uniform(0, base / 2)  # jitter so parallel clients do not retry in step
-
-
-NO_RETRY = RetryPolicy(retries=0)
-ANSWER_TIME_FACTOR = 4  # a whole answer must arrive within this many read timeouts
 
 
 @dataclass(frozen=True)
@@ -163,29 +132,6 @@ class NoAnswer(Exception):
 
 class AnswerTooLarge(NoAnswer):
     """The answer's body went over the transport's ``max_answer_bytes``: refused, never read whole into memory."""
-
-
-class _BodyLimit(requests.exceptions.RequestException):
-    """Raised while reading a body: over the size cap, or past the whole answer's time limit."""
-
-    def __init__(self, message: str, *, too_large: bool) -> None:
-        super().__init__(message)
-        self.too_large = too_large
-
-
-def _cut_connection(raw: requests.Response, cut: threading.Event) -> None:
-    """Shut the answer's socket down (which wakes a blocked read), else close the answer."""
-    cut.set()
-    sock = getattr(getattr(raw.raw, "_connection", None), "sock", None)
-    if sock is None:  # urllib3 hands the socket to http.client's answer: fp (BufferedReader) -> SocketIO -> socket
-        sock = getattr(getattr(getattr(getattr(raw.raw, "_fp", None), "fp", None), "raw", None), "_sock", None)
-    try:
-        if sock is not None:
-            sock.shutdown(socket.SHUT_RDWR)
-        else:
-            raw.close()
-    except OSError:
-        pass
 
 
 class TLSFailure(NoAnswer):
@@ -368,15 +314,15 @@ class HttpTransport:
                     timeout=(connect, read), verify=self._verify, stream=True,
                 )
                 try:
-                    content = self._read_body(raw, started + ANSWER_TIME_FACTOR * read)
+                    content = read_body(raw, self.max_answer_bytes, started + ANSWER_TIME_FACTOR * read)
                 finally:
                     raw.close()
             except requests.exceptions.RequestException as exc:
-                if isinstance(exc, _BodyLimit) and exc.too_large:
+                if isinstance(exc, BodyLimit) and exc.too_large:
                     raise AnswerTooLarge(method, url, str(exc), sent=True, timed_out=False, attempts=attempt,
                                          cause=exc) from None
-                reason, sent = (str(exc), True) if isinstance(exc, _BodyLimit) else _describe(exc, connect, read)
-                timed_out = isinstance(exc, requests.exceptions.Timeout | _BodyLimit)
+                reason, sent = (str(exc), True) if isinstance(exc, BodyLimit) else _describe(exc, connect, read)
+                timed_out = isinstance(exc, requests.exceptions.Timeout | BodyLimit)
                 if isinstance(exc, requests.exceptions.SSLError):
                     raise TLSFailure(method, url, reason, sent=False, timed_out=False, attempts=attempt,
                                      cause=exc) from None
@@ -409,34 +355,6 @@ class HttpTransport:
             return response
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
 
-
-    def _read_body(self, raw: requests.Response, deadline: float) -> bytes:
-        """The answer's body, read in chunks up to ``max_answer_bytes`` and before ``deadline`` (monotonic)."""
-        declared = raw.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self.max_answer_bytes:
-            raise _BodyLimit(f"the answer is {int(declared):,} bytes, over the limit of {self.max_answer_bytes:,}",
-                             too_large=True)
-        chunks, size, cut = [], 0, threading.Event()
-        # a read blocks until a chunk is full or the body ends, so the deadline is kept by cutting the connection
-        watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), _cut_connection, (raw, cut))
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            for chunk in raw.iter_content(1 << 16):
-                size += len(chunk)
-                if size > self.max_answer_bytes:
-                    raise _BodyLimit(f"the answer went over the limit of {self.max_answer_bytes:,} bytes",
-                                     too_large=True)
-                chunks.append(chunk)
-        except (requests.exceptions.RequestException, OSError, ValueError, AttributeError) as exc:
-            if not cut.is_set() or isinstance(exc, _BodyLimit):
-                raise
-        finally:
-            watchdog.cancel()
-        if cut.is_set():
-            raise _BodyLimit(f"the answer did not arrive whole within {ANSWER_TIME_FACTOR} read timeouts "
-                             f"({size:,} bytes so far)", too_large=False)
-        return b"".join(chunks)
 
     def _hold(self, seconds: float) -> None:
         """No request of this transport is sent for ``seconds`` (a 429's Retry-After)."""
