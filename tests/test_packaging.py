@@ -210,3 +210,13 @@ def test_the_pr_comment_names_a_removed_dashboard(installed, team_repo, tmp_path
     for diff in diffs:
         assert diff.returncode == 1, diff.stdout + diff.stderr
         assert "dg-pd-128-cluster.json" in diff.stdout and "Traceback" not in diff.stderr, diff.stderr
+
+
+def test_a_wheel_install_building_in_a_clone_warns_that_its_panels_are_not_used(installed, tmp_path):
+    """Issue 29: with ``pip install .`` a build in the clone ignored edits to ./panels without a word; now it says
+    where the panels come from (a team repository's own panels/ folder is not a clone and gets no warning)."""
+    clone = tmp_path / "clone"
+    shutil.copytree(ROOT / "panels", clone / "panels")
+    shutil.copytree(ROOT / "profiles", clone / "profiles")
+    built = _dashgen(installed, clone, "build", "--profile", "h20-16")
+    assert built.returncode == 0 and "edits there are not used" in built.stderr, built.stderr

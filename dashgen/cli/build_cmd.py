@@ -13,6 +13,23 @@ from dashgen.deployment.sizes import format_binary
 from dashgen.deployment.topology import Topology
 
 
+def installed_panels_note() -> str | None:
+    """A warning when the current folder is a clone of dashgen whose ``panels/`` is not the one installed (a
+    ``pip install .`` copy in site-packages): edits to ``./panels`` would be silently ignored by this build."""
+    import dashgen_panels
+
+    local = Path.cwd() / "panels" / "__init__.py"
+    try:
+        is_clone = local.is_file() and "GROUPS" in local.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    installed = Path(dashgen_panels.__file__ or "").resolve().parent
+    if not is_clone or installed == local.parent.resolve():
+        return None
+    return (f"dashgen's panels are imported from {installed}, not from ./panels: edits there are not used by this "
+            "build; install the clone editable (pip install -e .) to build from it")
+
+
 @click.command("build")
 @click.option("--profile", "profile_names", multiple=True, help="Profile to build (repeatable; default: all).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("dashboards"),
@@ -26,6 +43,8 @@ def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, out
     --profile (every profile built), the dashboards dashgen wrote for a profile that no longer exists are removed.
     """
     profiles = selected_profiles(ctx, profile_names)
+    if (note := installed_panels_note()) is not None:
+        click.echo(f"warning: {note}", err=True)
     built = build_all(profiles)
     written = write_dashboards(built, out_dir)
     removed = [] if profile_names else prune_removed_profiles(out_dir, {p.name for p in profiles})
