@@ -50,6 +50,14 @@ class CheckFailed(DashgenError):
     exit_code = 1
 
 
+class ReleaseInterrupted(DashgenError):
+    """A release stopped by SIGINT (exit 130) or SIGTERM (exit 143) after recording what it had already saved."""
+
+    def __init__(self, message: str, exit_code: int = 130) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class DeadlineExceeded(DashgenError):
     """A command ran past its ``--deadline``; what finished is reported. Exit code 1."""
 

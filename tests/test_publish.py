@@ -412,3 +412,30 @@ def test_a_lock_that_cannot_be_removed_never_hides_the_release_s_outcome(work, g
     result = run(work, grafana)
     assert result.exit_code == 0, result.output
     assert "could not be removed (Read-only file system)" in result.output and ledger(work)[0]["outcome"] == "published"
+
+
+@pytest.mark.parametrize(("signum", "code"), [(2, 130), (15, 143)])
+def test_a_signal_after_a_save_still_records_it_and_holds_the_rest(work, grafana, monkeypatch, signum, code):
+    """Issue 32: Ctrl-C (or SIGTERM, a cancelled CI job) right after a save dropped that save's ledger line. Now no
+    new save starts, the one sent is recorded, the rest are recorded as held, and the run exits 130 / 143."""
+    import os
+
+    import dashgen.publish.execute as execute
+
+    real, sent = execute.push_one, []
+
+    def push_then_signal(item, context):
+        result = real(item, context)
+        sent.append(item.target.uid)
+        if len(sent) == 1:
+            os.kill(os.getpid(), signum)
+        return result
+
+    monkeypatch.setattr(execute, "push_one", push_then_signal)
+    result = run(work, grafana, "--jobs", "1", profile=None)
+    assert result.exit_code == code, result.output
+    assert "release interrupted" in result.output
+    records = ledger(work)
+    assert [r["outcome"] for r in records][:1] == ["published"] and records[0]["uid"] == sent[0]
+    assert len(sent) == 1 and {r["outcome"] for r in records[1:]} == {"held"} and len(records) == 4
+    assert not list((work / "releases" / "locks").glob("*.lock")) if (work / "releases" / "locks").exists() else True

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,7 @@ from dashgen.cli.grafana_opts import (
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, progress
 from dashgen.dashboard import dashboard_specs
-from dashgen.errors import CheckFailed
+from dashgen.errors import CheckFailed, ReleaseInterrupted
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish.approvals import Approvals
@@ -143,9 +146,27 @@ def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
                              folder_title, params["partial"], params["dry_run"], command,
                              lock_stale_after=params["lock_stale_after"])
     with progress("publishing", len(uids), enabled=params["output_format"] == "text" and not params["dry_run"]
-                  and len(uids) > 1) as advance:
+                  and len(uids) > 1) as advance, terminated_as_interrupt():
         result = run_release(connection, uids, build, options, validator=validator, progress=lambda _item: advance(1))
     report(result, params["output_format"], connection)
+
+
+@contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    """While a release runs, SIGTERM (a CI job cancelled, a pod stopped) stops it like Ctrl-C: no new save is
+    sent, the saves in flight finish and every outcome gets its ledger line, the lock is released, exit 143."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise ReleaseInterrupted("release interrupted by SIGTERM before any save", 143)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @click.command()

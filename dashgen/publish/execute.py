@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.diff.values import first_difference
+from dashgen.errors import ReleaseInterrupted
 from dashgen.grafana.errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
 from dashgen.grafana.normalise import normalisation_notes
 from dashgen.publish.backups import save_backup
@@ -116,6 +117,7 @@ def execute_plan(plan: Plan, context: ReleaseContext,
     queue = deque(sorted(writes))
     jobs = max(1, context.connection.jobs)
     inflight: dict[int, Future[tuple[Outcome, str | None]]] = {}
+    held_why = ["the release stopped because the ledger could not be written"]
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dashgen") as pool:
 
         def fill() -> None:  # at most ``jobs`` pushes in flight, started in plan order, none once stopped
@@ -130,23 +132,37 @@ def execute_plan(plan: Plan, context: ReleaseContext,
 
         def take(index: int) -> tuple[Outcome, str | None]:
             if index in inflight:
-                result = inflight.pop(index).result()
+                result = inflight[index].result()  # popped once it has a result: a signal here must not lose it
+                del inflight[index]
                 progress(items[index])
                 return result
             if index in writes:
-                return _held(items[index], "the release stopped because the ledger could not be written"), None
+                return _held(items[index], held_why[0]), None
             return _no_write(items[index]), None
 
         fill()
-        while len(done) < len(items):
-            batch = [take(len(done))]  # in plan order; every later one already finished joins the same append
-            while len(done) + len(batch) < len(items) and ready(len(done) + len(batch)):
-                batch.append(take(len(done) + len(batch)))
-            recorded = _record(batch, items[len(done):len(done) + len(batch)], context, ledger_failure)
-            if not all(o.recorded for o in recorded):
-                stop.set()
-            done += recorded
-            fill()
+        try:
+            while len(done) < len(items):
+                batch = [take(len(done))]  # in plan order; every later one already finished joins the same append
+                while len(done) + len(batch) < len(items) and ready(len(done) + len(batch)):
+                    batch.append(take(len(done) + len(batch)))
+                recorded = _record(batch, items[len(done):len(done) + len(batch)], context, ledger_failure)
+                if not all(o.recorded for o in recorded):
+                    stop.set()
+                done += recorded
+                fill()
+        except (KeyboardInterrupt, ReleaseInterrupted) as exc:
+            # a signal: start nothing more, wait for the saves already sent, record every outcome, then stop
+            stop.set()
+            queue.clear()
+            signal_name, code = ("SIGTERM", 143) if isinstance(exc, ReleaseInterrupted) else ("SIGINT", 130)
+            held_why[0] = f"the release was interrupted ({signal_name}) before this dashboard was sent"
+            rest = [take(index) for index in range(len(done), len(items))]
+            done += _record(rest, items[len(done):], context, ledger_failure)
+            saved = sum(1 for o in done if o.saved)
+            raise ReleaseInterrupted(f"release interrupted by {signal_name}: {saved} dashboard(s) saved and recorded "
+                                     f"in {context.ledger_path}; {sum(1 for o in done if o.outcome == 'held')} not "
+                                     "sent (held)", code) from None
     return done
 
 
