@@ -91,8 +91,11 @@ def test_a_live_lock_refuses_and_a_dry_run_only_notes_it(work):
 
 def test_a_lock_is_stale_after_the_bound_and_live_before_it():
     holder = {"host": "elsewhere", "pid": 1, "epoch": time.time() - 7200}
-    assert stale_reason(holder, 3600.0) == "older than 3600 s"
-    assert stale_reason({**holder, "epoch": time.time()}, 3600.0) == ""  # another host: only age can tell
+    assert stale_reason(holder, 3600.0) == "its lease was not renewed for over 3600 s"
+    assert stale_reason(holder, 3600.0, renewed=time.time()) == ""  # renewed: a live holder on another host
+    # on this host a live process is never taken over by age (a long release, or a clock that jumped)
+    mine = {"host": socket.gethostname(), "pid": os.getpid(), "epoch": 0.0}
+    assert stale_reason(mine, 1.0, renewed=0.0) == ""
 
 
 def test_two_writers_of_one_path_never_share_a_temporary_file(tmp_path):
@@ -135,16 +138,70 @@ def test_concurrent_backups_of_one_version_get_distinct_files(tmp_path):
     assert sorted(json.loads(p.read_text())["dashboard"]["tag"] for p in paths) == list(range(8))
 
 
-def test_lock_stale_after_takes_over_an_old_lock_of_another_host_and_refuses_a_younger_one(work):
-    """``--lock-stale-after``: the bound is the operator's; a lock of another host is judged by its age alone."""
+def test_lock_stale_after_takes_over_an_old_lock_of_another_host_and_refuses_a_younger_one(work, monkeypatch):
+    """``--lock-stale-after``: the bound is the operator's; a lock of another host is judged by its lease: not renewed
+    for that long, and still not renewed while the taker watches it."""
+    import dashgen.publish.lock as lock_module
+
+    monkeypatch.setattr(lock_module, "RENEW_SECONDS", 0.3)
     with GrafanaStandin(token=TOKEN) as grafana:
         write_lock(lock_of(work, grafana), host="elsewhere", pid=1, epoch=time.time() - 600)
-        refused = run(work, grafana)  # default bound 1h: a 10-minute-old lock is live
+        old = time.time() - 600
+        os.utime(lock_of(work, grafana), (old, old))  # its lease last renewed 10 minutes ago
+        refused = run(work, grafana)  # default bound 1h: a 10-minute-old lease is live
         assert refused.exit_code == 1 and "is in progress" in refused.output, refused.output
         assert grafana.stored_version(UID) is None
         taken = run(work, grafana, "--lock-stale-after", "5m")
         assert taken.exit_code == 0, taken.output
-        assert "took over the stale release lock" in taken.output and "older than 300 s" in taken.output
+        assert "took over the stale release lock" in taken.output and "not renewed for over 300 s" in taken.output
         assert not lock_of(work, grafana).exists()
         bad = run(work, grafana, "--lock-stale-after", "soon")
         assert bad.exit_code == 2 and "--lock-stale-after" in bad.output
+
+
+def test_a_lease_renewed_while_the_taker_watches_is_never_taken_over(work, monkeypatch):
+    """Issue 32: a live holder on another host whose lease looks old (a clock 2 h apart, a long release) keeps
+    renewing it; the taker watches for longer than one renewal, sees it renewed, and refuses."""
+    import threading
+
+    import dashgen.publish.lock as lock_module
+
+    monkeypatch.setattr(lock_module, "RENEW_SECONDS", 0.3)
+    with GrafanaStandin(token=TOKEN) as grafana:
+        path = lock_of(work, grafana)
+        write_lock(path, host="elsewhere", pid=1, epoch=time.time() - 7200)
+        old = time.time() - 7200
+        os.utime(path, (old, old))
+        stop = threading.Event()
+
+        def holder_renews() -> None:  # the other host's release, alive, with its clock 2 h behind
+            while not stop.wait(0.1):
+                behind = time.time() - 7200
+                os.utime(path, (behind, behind))
+
+        renewing = threading.Thread(target=holder_renews, daemon=True)
+        renewing.start()
+        try:
+            refused = run(work, grafana, "--lock-stale-after", "5m")
+        finally:
+            stop.set()
+            renewing.join()
+        assert refused.exit_code == 1 and "is in progress" in refused.output, refused.output
+        assert grafana.stored_version(UID) is None
+
+
+def test_a_held_lock_renews_its_lease(tmp_path, monkeypatch):
+    import dashgen.publish.lock as lock_module
+    from dashgen.publish.ledger import Instance
+
+    monkeypatch.setattr(lock_module, "RENEW_SECONDS", 0.1)
+    held = lock_module.ReleaseLock(tmp_path / "locks" / "x.lock", Instance("http://127.0.0.1:3000", 1)).acquire()
+    try:
+        old = time.time() - 600
+        os.utime(held.path, (old, old))
+        time.sleep(0.5)
+        assert held.path.stat().st_mtime > time.time() - 5
+    finally:
+        held.release()
+    assert not held.path.exists()
+
