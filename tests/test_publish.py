@@ -439,3 +439,25 @@ def test_a_signal_after_a_save_still_records_it_and_holds_the_rest(work, grafana
     assert [r["outcome"] for r in records][:1] == ["published"] and records[0]["uid"] == sent[0]
     assert len(sent) == 1 and {r["outcome"] for r in records[1:]} == {"held"} and len(records) == 4
     assert not list((work / "releases" / "locks").glob("*.lock")) if (work / "releases" / "locks").exists() else True
+
+
+def test_past_the_deadline_no_new_save_starts_and_every_outcome_is_recorded(work, grafana, monkeypatch):
+    """Issue 32: publish has an overall --deadline. The first save, sent before it, finishes and is recorded; the
+    dashboards not yet sent are recorded as held; exit 1."""
+    import time as clock
+
+    import dashgen.publish.execute as execute
+
+    real = execute.push_one
+
+    def slow_push(item, context):
+        result = real(item, context)
+        clock.sleep(3.0)  # a save that takes the release past its deadline
+        return result
+
+    monkeypatch.setattr(execute, "push_one", slow_push)
+    result = run(work, grafana, "--jobs", "1", "--deadline", "2", profile=None)
+    assert result.exit_code == 1, result.output
+    outcomes = [r["outcome"] for r in ledger(work)]
+    assert outcomes[0] == "published" and set(outcomes[1:]) == {"held"} and len(outcomes) == 4, outcomes
+    assert "--deadline passed" in result.output

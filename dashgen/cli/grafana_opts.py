@@ -14,6 +14,7 @@ import click
 
 from dashgen.cli.connection import connection_options
 from dashgen.cli.output import format_option, insecure_warned_once
+from dashgen.cli.paramtypes import SECONDS
 from dashgen.deployment.reader import parse_duration
 from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
@@ -81,6 +82,9 @@ def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
         format_option("text", "json"),
         click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True,
                      help="Dashboards exported, validated and pushed at a time."),
+        click.option("--deadline", type=SECONDS, default=None, metavar="SECONDS",
+                     help="Start no save after this many seconds from the start: what is sent finishes and is "
+                          "recorded, the rest is held (exit 1)."),
         click.option("--lock-stale-after", type=LockAge(), default="1h", show_default=True,
                      help="A release lock older than this (e.g. 30m, 2h) is taken over with a warning; a lock whose "
                           "process on this host is gone is taken over at once."),

@@ -12,6 +12,7 @@ import hashlib
 import json
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -141,10 +142,12 @@ def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
     approvals = approvals_from(params["approve"], params["overwrite_live"], params["overwrite_v2"],
                                params["adopt_live"])
     connection = connect(client, params.get("org_id_resolved"), params["jobs"])
+    started = params.setdefault("started_at", time.monotonic())
+    deadline = started + params["deadline"] if params.get("deadline") else None
     options = ReleaseOptions(params["ledger"], params["backup_dir"], params.get("git_commit") or current_commit(),
                              approvals, folder_uid,
                              folder_title, params["partial"], params["dry_run"], command,
-                             lock_stale_after=params["lock_stale_after"])
+                             lock_stale_after=params["lock_stale_after"], deadline=deadline)
     with progress("publishing", len(uids), enabled=params["output_format"] == "text" and not params["dry_run"]
                   and len(uids) > 1) as advance, terminated_as_interrupt():
         result = run_release(connection, uids, build, options, validator=validator, progress=lambda _item: advance(1))
@@ -191,6 +194,7 @@ def publish(ctx: click.Context, **params: Any) -> None:
     approved; nothing is written while anything is refused. Every push is read back and its SHA compared
     with the build; each dashboard gets a line in the ledger.
     """
+    params["started_at"] = time.monotonic()  # --deadline counts from here
     target = resolve_target(params)
     resolve_release_paths(params)
     params["org_id_resolved"] = target.org_id

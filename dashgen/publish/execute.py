@@ -17,6 +17,7 @@ save goes unrecorded silently.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -103,6 +104,7 @@ class ReleaseContext:
     backup_dir: Path
     git_commit: str
     backups: dict[str, str] = field(default_factory=dict)  # uid -> backup file of the live copy
+    deadline: float | None = None  # time.monotonic() after which no new save starts
 
 
 def execute_plan(plan: Plan, context: ReleaseContext,
@@ -121,6 +123,9 @@ def execute_plan(plan: Plan, context: ReleaseContext,
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dashgen") as pool:
 
         def fill() -> None:  # at most ``jobs`` pushes in flight, started in plan order, none once stopped
+            if context.deadline is not None and time.monotonic() > context.deadline and not stop.is_set():
+                stop.set()  # past --deadline: what is sent finishes and is recorded, nothing new starts
+                held_why[0] = "publish --deadline passed before this dashboard was sent"
             while queue and len(inflight) < jobs and not stop.is_set():
                 index = queue.popleft()
                 inflight[index] = pool.submit(push_one, items[index], context)

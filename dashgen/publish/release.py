@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dashgen.diff import DashboardDiff
+from dashgen.errors import DeadlineExceeded
 from dashgen.grafana.errors import GrafanaError, VersionConflict
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
@@ -64,6 +66,7 @@ class ReleaseOptions:
     dry_run: bool = False
     command: str = "dashgen publish"
     lock_stale_after: float = DEFAULT_STALE_AFTER
+    deadline: float | None = None  # time.monotonic() after which no new save starts (--deadline)
 
 
 @dataclass
@@ -184,7 +187,10 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
             for folder in plan.folders_to_create:
                 connection.client.create_folder(folder.title or folder.uid, uid=folder.uid)
                 notes.append(f"created folder {folder.uid!r}")
-        context = ReleaseContext(connection, options.ledger_path, options.backup_dir, options.git_commit, backups)
+        if options.deadline is not None and time.monotonic() > options.deadline:
+            raise DeadlineExceeded("publish --deadline passed while planning: nothing was written")
+        context = ReleaseContext(connection, options.ledger_path, options.backup_dir, options.git_commit, backups,
+                                 deadline=options.deadline)
         return ReleaseReport(plan, execute_plan(plan, context, progress), notes, False)
     finally:
         if lock is not None and (problem := lock.release()):
