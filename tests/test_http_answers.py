@@ -66,3 +66,31 @@ def test_a_dripping_answer_ends_within_a_few_read_timeouts(hostile):
         transport.request("GET", hostile + "/drip")
     assert caught.value.timed_out and "did not arrive whole" in caught.value.reason
     assert time.monotonic() - started < 4 * 0.5 + 1.5  # 10 s of dripping, cut after 4 read timeouts
+
+
+class _RateLimited(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+        self.send_response(429)
+        self.send_header("Retry-After", "30")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_retry_after_past_the_deadline_is_not_waited():
+    """Issue 32: Retry-After counts against publish --deadline: a 30 s pause that would end past the deadline
+    is not taken; the 429 in hand is the answer."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _RateLimited)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        transport = HttpTransport("Grafana", url, read_timeout=2, trust_env=False)
+        transport.deadline = time.monotonic() + 5
+        started = time.monotonic()
+        assert transport.request("GET", url + "/api/health").status == 429
+        assert time.monotonic() - started < 3
+    finally:
+        server.shutdown()
+        server.server_close()

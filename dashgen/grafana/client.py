@@ -104,6 +104,10 @@ class GrafanaClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def retry_until(self, deadline: float | None) -> None:
+        """No retry of this client waits past ``deadline`` (``time.monotonic()``; None: no bound)."""
+        self._http.deadline = deadline
+
     def refuse_writes(self) -> None:
         """From now on every request but GET / HEAD is refused before it is sent (a dry run)."""
         self._http.read_only = True

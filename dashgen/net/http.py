@@ -199,6 +199,7 @@ class HttpTransport:
         # dry run (``?dryRun=All``) passes only once ``server_dry_run_proven`` (the path keeps query strings).
         self.read_only = False
         self.server_dry_run_proven = False
+        self.deadline: float | None = None  # time.monotonic() past which no retry waits (publish --deadline)
         if token is not None and basic_auth is not None:
             raise InputError(f"{service} credentials: give a token or basic_auth, not both")
         self.auth_kind = "none"
@@ -339,15 +340,15 @@ class HttpTransport:
                                     len(data) if isinstance(data, bytes) else 0, raw.reason or "")
             self.log.debug("%s %s -> %d in %.0f ms (attempt %d)", method, shown, raw.status_code,
                            (time.monotonic() - started) * 1000, attempt)
-            if raw.status_code == 429 and attempt < attempts:
-                pause = self.retry.rate_limit_delay(attempt, raw.headers.get("Retry-After"))
+            if raw.status_code == 429 and attempt < attempts and self._may_wait(
+                    pause := self.retry.rate_limit_delay(attempt, raw.headers.get("Retry-After"))):
                 self._hold(pause)
                 self.log.warning("%s %s answered 429 (rate limited); retry %d/%d in %.2f s", method, shown,
                                  attempt, attempts - 1, pause)
                 continue
             retryable = idempotent and raw.status_code in self.retry.statuses and not (final and final(response))
-            if retryable and attempt < attempts:
-                pause = self.retry.delay(attempt, raw.headers.get("Retry-After"))
+            if retryable and attempt < attempts and self._may_wait(
+                    pause := self.retry.delay(attempt, raw.headers.get("Retry-After"))):
                 self.log.warning("%s %s answered %d; retry %d/%d in %.2f s", method, shown, raw.status_code,
                                  attempt, attempts - 1, pause)
                 time.sleep(pause)
@@ -355,6 +356,11 @@ class HttpTransport:
             return response
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
 
+
+    def _may_wait(self, seconds: float) -> bool:
+        """Whether a retry after ``seconds`` still ends before the transport's ``deadline`` (a release's
+        ``--deadline``): past it, the answer in hand is returned instead of waiting (a 429 storm took 181 s)."""
+        return self.deadline is None or time.monotonic() + seconds < self.deadline
 
     def _hold(self, seconds: float) -> None:
         """No request of this transport is sent for ``seconds`` (a 429's Retry-After)."""

@@ -148,6 +148,7 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
     instance = connection.instance
     notes: list[str] = []
     lock = None
+    connection.client.retry_until(options.deadline)
     if options.dry_run:
         connection.client.refuse_writes()  # a dry run cannot write, whatever a proxy does to ?dryRun=All
         busy = in_progress(options.ledger_path, instance, options.lock_stale_after)
