@@ -461,3 +461,24 @@ def test_past_the_deadline_no_new_save_starts_and_every_outcome_is_recorded(work
     outcomes = [r["outcome"] for r in ledger(work)]
     assert outcomes[0] == "published" and set(outcomes[1:]) == {"held"} and len(outcomes) == 4, outcomes
     assert "--deadline passed" in result.output
+
+
+def test_another_writer_between_the_save_and_the_end_is_a_mixed_release(work, grafana, monkeypatch):
+    """Issue 32: two checkouts with their own ledgers (so their own locks) released at once and Grafana ended with
+    builds X, Y, X, X, unreported. The end check re-reads every dashboard the release saved: one changed since it was
+    verified fails the release (exit 1) naming it; its ledger line stays (the save happened)."""
+    import dashgen.publish.execute as execute
+
+    real = execute.push_one
+
+    def push_then_another_writer(item, context):
+        result = real(item, context)
+        if item.target.uid == UID:
+            grafana.simulate_ui_save(UID, lambda dashboard: dashboard.update(title="written by the other checkout"))
+        return result
+
+    monkeypatch.setattr(execute, "push_one", push_then_another_writer)
+    result = run(work, grafana, profile=None)
+    assert result.exit_code == 1, result.output
+    assert "mixed release" in result.output and UID in result.output and "overwritten" in result.output
+    assert {r["uid"]: r["outcome"] for r in ledger(work)}[UID] == "published"

@@ -23,7 +23,7 @@ import contextlib
 import gc
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from dashgen.publish import preflight
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import Outcome, ReleaseContext, execute_plan, now_stamp, what_grafana_changed
-from dashgen.publish.export import Connection, export_and_prepare, parallel
+from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
 from dashgen.publish.plan import (
     DashboardPlan,
@@ -192,7 +192,8 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
             raise DeadlineExceeded("publish --deadline passed while planning: nothing was written")
         context = ReleaseContext(connection, options.ledger_path, options.backup_dir, options.git_commit, backups,
                                  deadline=options.deadline)
-        return ReleaseReport(plan, execute_plan(plan, context, progress), notes, False)
+        outcomes = execute_plan(plan, context, progress)
+        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False)
     finally:
         if lock is not None and (problem := lock.release()):
             notes.append(problem)  # never raised over the release's own outcome or error
@@ -217,6 +218,29 @@ def _plan(connection: Connection, uids: list[str], build: Callable[[], list[Publ
         problems = parallel(connection.jobs, validator, checked)
         plan = with_query_problems(plan, {d.target.uid: p for d, p in zip(checked, problems, strict=True) if p})
     return plan
+
+
+def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -> list[Outcome]:
+    """The release's end check: every dashboard it saved still holds what it verified. Another writer in between
+    (a second checkout with its own ledger and lock, a person) leaves a mixed release: those dashboards become
+    ``overwritten`` (a failure, exit 1) and a note names them; their ledger lines stay (they were saved)."""
+    saved = [o for o in outcomes if o.outcome == "published"]
+
+    def now(outcome: Outcome) -> str | None:
+        try:
+            state = read_back(connection, outcome.uid)
+        except GrafanaError:
+            return outcome.stored_sha  # unreadable now: no evidence of another writer
+        return state.sha if state is not None else None
+
+    changed = {o.uid for o, sha in zip(saved, parallel(connection.jobs, now, saved), strict=True)
+               if sha != o.stored_sha}
+    if not changed:
+        return outcomes
+    notes.append(f"mixed release: {', '.join(sorted(changed))} changed in Grafana after this release saved and "
+                 "verified them (another release or a person wrote in between); rerun publish, or see dashgen drift")
+    return [replace(o, outcome="overwritten", detail=f"{o.detail}; then changed by another writer before the release "
+                                                     "ended") if o.uid in changed else o for o in outcomes]
 
 
 def server_preview(connection: Connection, plan: Plan) -> dict[str, list[str]]:
