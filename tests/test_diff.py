@@ -440,3 +440,36 @@ def test_output_files_are_regular_files_never_a_symlink_fifo_or_device(tmp_path,
     assert module.exit_code == 2 and "not a regular file" in module.output, module.output
     to_stdout = CliRunner().invoke(main, ["diff", str(dashboard), str(dashboard), "--report", "-"])
     assert to_stdout.exit_code == 0 and "## dashgen diff" in to_stdout.output, to_stdout.output[:300]
+
+
+def test_a_query_of_thousands_of_terms_diffs_without_crashing(tmp_path):
+    """Issue 32: the PromQL prettifier recurses on the native stack, and an 8,000-term chain crashed the process
+    (SIGSEGV); its word diff was quadratic. Over the parse budget the query is diffed as text, and the diff marks
+    exactly the two changed words (run as a process, so a crash would show as its exit status)."""
+    import sys as _sys
+
+    source = Path(__file__).resolve().parent.parent / "dashboards" / "h20-16" / "dg-h20-16-cluster.json"
+    document = json.loads(source.read_text())
+    panel = next(p for p in document["panels"] if p.get("targets"))
+    expr = " + ".join(f'metric_{i}{{a="{i}"}}' for i in range(8000))
+    panel["targets"][0]["expr"] = expr
+    (tmp_path / "old.json").write_text(json.dumps(document))
+    panel["targets"][0]["expr"] = expr.replace("metric_5{", "metric_5x{").replace("metric_7000{", "metric_7000y{")
+    (tmp_path / "new.json").write_text(json.dumps(document))
+    done = subprocess.run([_sys.executable, "-m", "dashgen", "diff", str(tmp_path / "old.json"),
+                           str(tmp_path / "new.json")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, (done.returncode, done.stderr[-500:])
+    assert "[-metric_5-]" in done.stdout and "{+metric_7000y+}" in done.stdout
+
+
+@pytest.mark.parametrize(("old", "new"), [("a b c d", "a x c d"), ("a b", "a b c"), ("", "a"), ("a b a b", "b a b a"),
+                                          ("x y z", "x y z"), ("p q r s t", "q r s")])
+def test_the_trimmed_word_matcher_gives_difflib_s_opcodes(old, new):
+    import difflib
+
+    from dashgen.diff.values import _opcodes
+
+    a, b = old.split(), new.split()
+    want = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    changed = lambda ops: [(t, i1, i2, j1, j2) for t, i1, i2, j1, j2 in ops if t != "equal"]  # noqa: E731
+    assert changed(_opcodes(a, b)) == changed(want)

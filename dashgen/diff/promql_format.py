@@ -10,14 +10,18 @@ that is valid where it stands, and put back afterwards:
 * a ``*_s`` / ``*_ms`` built-in (``$__range_s``): a unique number;
 * anywhere else (a metric, label or function position): a unique identifier (``__dgv0__``).
 
-Inside quotes a reference is left alone (it is just string text). A query that still does not parse,
-or a text that is not PromQL at all, gives ``None``; the caller then diffs the text as it is.
+Inside quotes a reference is left alone (it is just string text). A query that still does not parse, a
+text that is not PromQL at all, or a query over the parse budget (``queries.promql.query_size``: the parser
+recurses on the native stack, and a chain of 8,000 operators crashed the process), gives ``None``; the caller
+then diffs the text as it is.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from dashgen_queries.promql import query_size
 
 from dashgen.document import REFERENCE_RE
 
@@ -70,6 +74,8 @@ def _format(expr: str) -> tuple[str, ...] | None:
     try:
         import promql_parser
     except ImportError:  # pragma: no cover - a dependency of dashgen; the diff still works without it
+        return None
+    if query_size(expr).over_budget() is not None:  # the parser recurses natively: a deep query would crash it
         return None
     text, subs = with_placeholders(expr)
     try:
