@@ -9,12 +9,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import promql_parser as pp
+from dashgen_queries.promql import query_size
 
 _CHILD_ATTRS = ("lhs", "rhs", "expr", "param", "vector_selector")
 
 
 def _nodes(expr: str) -> Iterator[Any]:
-    """Every AST node of ``expr`` (a stack walk: selectors come last-argument first)."""
+    """Every AST node of ``expr`` (a stack walk: selectors come last-argument first); none for a query over the
+    parse budget, which the native parser could crash on."""
+    if query_size(expr).over_budget() is not None:
+        return
     try:
         tree = pp.parse(expr)
     except (KeyboardInterrupt, SystemExit):
