@@ -59,23 +59,28 @@ def gateway_panels(profile: Profile) -> list[PanelSpec]:
                                     "Model gateway layers: not available")]
     unlabelled = ("upstream smg exports the admission gauges without labels (no entry or backend label): one "
                   "series per gateway process; per-backend load is on the worker/engine panels")
+    # S35: series a default gateway does not write say which switch they need (metrics.md §12)
+    admission = ("written only when the gateway runs with --max-concurrent-requests above 0 (the default, -1, has "
+                 "no admission control and no smg_admission_* series): No data on a default gateway is that")
+    engine_metrics = ("written only when the gateway runs with --engine-metrics (off by default; it polls each "
+                      "engine's /v1/loads): No data on a default gateway is that")
     panels = [
         _ts("gateway_admission_inflight", "Gateway admission: requests in flight (layer 1)",
             _gw_evidence("smg_admission_inflight",
                          "requests holding an admission token, per gateway process (compare with the gateway's "
-                         "--max-concurrent-requests)", unlabelled),
+                         "--max-concurrent-requests)", f"{admission}; {unlabelled}"),
             [Target(gw.gauge(profile, "smg_admission_inflight"), "gateway {{node}} in flight")], "short", width=8,
             decimals=0),
         _ts("gateway_admission_queue", "Gateway admission: queue depth (layer 1)",
             _gw_evidence("smg_admission_queue_depth",
                          "requests parked in the admission queue, per gateway process (bounded by --queue-size)",
-                         unlabelled),
+                         f"{admission}; {unlabelled}"),
             [Target(gw.gauge(profile, "smg_admission_queue_depth"), "gateway {{node}} queued")], "short", width=8,
             decimals=0),
         _ts("gateway_admission_rejected", "Gateway admission rejections by reason (req/s)",
             _gw_evidence("smg_admission_queue_rejected_total{reason}",
                          "requests shed by admission per second: reason full (HTTP 429) or timeout (HTTP 503)",
-                         "absent (not 0) until the first rejection, and " + FIRST_EVENT_RATE),
+                         f"{admission}; absent (not 0) until the first rejection, and " + FIRST_EVENT_RATE),
             [Target(gw.counter_rate(profile, "smg_admission_queue_rejected_total", "reason"),
                     "gateway {{node}} {{reason}}")], "reqps", width=8),
         _ts("gateway_worker_active", "Gateway view: requests active per backend (layer 3)",
@@ -88,14 +93,15 @@ def gateway_panels(profile: Profile) -> list[PanelSpec]:
             _gw_evidence("smg_engine_running_requests{worker,dp_rank}",
                          "running requests per backend and DP rank, as the gateway last polled them from the "
                          "engine's /v1/loads",
-                         "a polled copy of the engine's own gauge, lagging by the poll interval; it is the same "
-                         "requests as the engine panels, so it is never added to them"),
+                         f"{engine_metrics}; a polled copy of the engine's own gauge, lagging by the poll interval; "
+                         "it is the same requests as the engine panels, so it is never added to them"),
             [Target(gw.gauge(profile, "smg_engine_running_requests", "worker", "dp_rank"),
                     "{{worker}} dp{{dp_rank}} (gateway {{node}})")], "short", width=8, decimals=0),
         _ts("gateway_engine_waiting", "Gateway view: engine waiting requests per backend",
             _gw_evidence("smg_engine_waiting_requests{worker,dp_rank}",
                          "waiting requests per backend and DP rank, as polled from /v1/loads",
-                         "a polled copy of the engine queue (same requests as the engine waiting panel)"),
+                         f"{engine_metrics}; a polled copy of the engine queue (same requests as the engine waiting "
+                         "panel)"),
             [Target(gw.gauge(profile, "smg_engine_waiting_requests", "worker", "dp_rank"),
                     "{{worker}} dp{{dp_rank}} (gateway {{node}})")], "short", width=8, decimals=0),
         _ts("gateway_http_responses", "Gateway HTTP responses by status code (req/s)",

@@ -209,13 +209,15 @@ def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
     if not sg.is_pd(profile):
         return []
     labels = [profile.label("node"), profile.label("pp_rank"), sg.ENGINE_TYPE]
-    limit = ("per node and PP stage (buckets summed by le over the TP ranks); a transfer is recorded on the side that "
-             "measures it, so prefill and decode pools are kept apart by engine_type, never added")
+    limit = ("per node and PP stage (buckets summed by le over the TP ranks); SGLang records these histograms on the "
+             "prefill side only (disaggregation/prefill.py, S35): the decode pool writes none, so only the prefill "
+             "pool has a graph, never a sum of both pools")
 
     def quantile(q: float, histogram: str, role: str) -> str:
         return sg.histogram_quantile(q, sg.engine(profile, f"{histogram}_bucket", *pool_matchers(role)), labels)
 
-    return [panel for role in pd_roles(profile) for panel in (
+    role = "prefill"  # the only pool that records a KV transfer
+    return [
         _ts(pool_key("pd_kv_transfer_latency", role), pool_title("PD KV transfer latency p95 per node (ms)", role),
             Evidence("SGLang scheduler (sglang:kv_transfer_latency_ms histogram)",
                      "p95 time to move a request's KV from prefill to decode, milliseconds", limit),
@@ -229,7 +231,7 @@ def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
                      "p95 KV bytes moved per request, decimal MB (grows with prompt length)", limit),
             [Target(quantile(0.95, "sglang:kv_transfer_total_mb", role), "p95 {{node}} · {{engine_type}}")],
             "decmbytes"),
-    )]
+    ]
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:

@@ -142,8 +142,7 @@ def ttft_panels(profile: Profile) -> list[PanelSpec]:
         Target(pd.mean_ttft(profile, "decode"), "TTFT (decode tokenizer)"),
         Target(pd.mean_seconds(profile, pd.QUEUE_TIME, "decode"), "queue wait (decode)"),
         Target(pd.mean_seconds(profile, pd.STAGE_LATENCY, "decode", ("stage",)), "stage {{stage}} (decode)"),
-        Target(pd.mean_seconds(profile, pd.KV_TRANSFER_MS, "decode", factor=0.001), "KV transfer (decode side)"),
-    )
+    )  # no KV transfer target: SGLang records the transfer on the prefill side only (S35)
     source = ("SGLang scheduler histograms sglang:queue_time_seconds, sglang:per_stage_req_latency_seconds{stage}, "
               "sglang:kv_transfer_latency_ms (converted to seconds)")
     return [
@@ -157,8 +156,9 @@ def ttft_panels(profile: Profile) -> list[PanelSpec]:
             f"{GROUP}.ttft_parts_decode", "TTFT parts measured by the decode pool, mean per request (s)",
             Evidence(source + "; SGLang tokenizer sglang:time_to_first_token_seconds of the decode pool",
                      "mean TTFT of the requests the decode pool's tokenizers finished, beside the mean seconds per "
-                     "request of the decode side's waiting queue, stages and KV transfer; what TTFT holds beyond "
-                     "the parts of both panels is the unsplit rest", UNSPLIT, layer="TTFT split"),
+                     "request of the decode side's waiting queue and stages; the KV transfer is on the prefill "
+                     "pool's panel (SGLang records sglang:kv_transfer_* on the prefill side only); what TTFT holds "
+                     "beyond the parts of both panels is the unsplit rest", UNSPLIT, layer="TTFT split"),
             decode, unit="s", width=12, height=8),
     ]
 
@@ -181,9 +181,12 @@ def gateway_legs_panel(profile: Profile) -> PanelSpec:
                  "smg_pd_ttft_seconds histograms)",
                  "p95 of each PD leg as the gateway times it, seconds (buckets summed by le per gateway process), "
                  "three series, never added",
-                 "smg records these only for requests it routes to a PD backend; a gateway in regular mode has "
-                 "none, so No data here means 'not routed as PD', not zero. The gateway's legs include network "
-                 "time the engines' TTFT parts do not; its series are not narrowed by $node", layer="gateway"),
+                 "smg records these only for requests it routes to a PD backend, and not every leg for every "
+                 "backend: the KV-transfer leg is recorded for vLLM over gRPC only, and the prefill leg is missing "
+                 "when the gateway talks gRPC to SGLang (S35). A missing leg is what this gateway and backend do not "
+                 "record, not zero and not proof the requests were not routed as PD. The gateway's legs include "
+                 "network time the engines' TTFT parts do not; its series are not narrowed by $node",
+                 layer="gateway"),
         tuple(Target(gw.quantile(profile, 0.95, metric), f"p95 {leg} (gateway {{{{node}}}})")
               for metric, leg in GATEWAY_LEGS),
         unit="s", width=24, height=7)
