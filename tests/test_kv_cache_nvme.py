@@ -19,6 +19,7 @@ from group_checks import (
 
 from dashgen.build import build_profile
 from dashgen.deployment.topology import Topology
+from dashgen.document import iter_panels
 
 TITLE = kv_cache_nvme.TITLE
 
@@ -193,8 +194,8 @@ def test_s35_the_kv_transfer_is_read_on_the_prefill_side_only() -> None:
     """SGLang records sglang:kv_transfer_* on the prefill side only (disaggregation/prefill.py): no panel or target
     of pd-128 reads it from the decode pool, where it can never match (issue 28)."""
     (built,) = build_profile(PROFILES["pd-128"])
-    readers = [(p["title"], t["expr"]) for p in _all_panels(built.document) for t in p.get("targets", [])
-               if "kv_transfer_" in t.get("expr", "") and "smg_" not in t["expr"]]
+    readers = [(site.raw["title"], t["expr"]) for site in iter_panels(built.document)
+               for t in site.raw.get("targets", []) if "kv_transfer_" in t.get("expr", "") and "smg_" not in t["expr"]]
     assert readers, "the prefill side's transfer panels exist"
     assert not [(title, expr) for title, expr in readers if 'engine_type="decode"' in expr], readers
     assert not [title for title, _ in readers if "decode pool" in title], readers
@@ -202,14 +203,10 @@ def test_s35_the_kv_transfer_is_read_on_the_prefill_side_only() -> None:
 
 def test_s35_gateway_panels_name_the_flag_their_series_need() -> None:
     (built,) = build_profile(PROFILES["long-context-64"])
-    panels = {p["title"]: p for p in _all_panels(built.document)}
+    panels = {site.raw["title"]: site.raw for site in iter_panels(built.document)}
     for title in ("Gateway admission: requests in flight (layer 1)", "Gateway admission: queue depth (layer 1)",
                   "Gateway admission rejections by reason (req/s)"):
         assert "--max-concurrent-requests above 0" in panels[title]["description"], title
     for title in ("Gateway view: engine running requests per backend", "Gateway view: engine waiting requests per "
                   "backend"):
         assert "--engine-metrics (off by default" in panels[title]["description"], title
-
-
-def _all_panels(document: dict) -> list[dict]:
-    return [inner for panel in document["panels"] for inner in (panel, *panel.get("panels", []))]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gitrepo import commit_all, git
 
 from dashgen.cli.app import COMMANDS
 
@@ -124,12 +125,6 @@ def _dashgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[s
                           timeout=300)
 
 
-def _git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
-
-
 @pytest.fixture()
 def team_repo(installed: Path, tmp_path: Path) -> Path:
     """A team's own repository as ``dashgen init`` writes it from the installed wheel (one profile, its dashboards
@@ -137,11 +132,10 @@ def team_repo(installed: Path, tmp_path: Path) -> Path:
     made = _dashgen(installed, tmp_path, "init", "team")
     assert made.returncode == 0, made.stdout + made.stderr
     repo = tmp_path / "team"
-    _git(repo, "init", "-q")
+    git(repo, "init", "-q")
     built = _dashgen(installed, repo, "build")
     assert built.returncode == 0 and "unchanged" in built.stdout, built.stdout + built.stderr
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "our cluster")
+    commit_all(repo, "our cluster")
     return repo
 
 
@@ -198,8 +192,7 @@ def test_the_pr_comment_names_a_removed_dashboard(installed, team_repo, tmp_path
     shutil.copy2(ROOT / "profiles" / "pd-128.toml", team_repo / "profiles")
     assert _dashgen(installed, team_repo, "build").returncode == 0
     assert _dashgen(installed, team_repo, "rules").returncode == 0
-    _git(team_repo, "add", "-A")
-    _git(team_repo, "commit", "-q", "-m", "a second cluster")
+    commit_all(team_repo, "a second cluster")
     old = tmp_path / "old"
     shutil.copytree(team_repo / "dashboards", old)
     (team_repo / "profiles" / "pd-128.toml").unlink()

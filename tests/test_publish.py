@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from gitrepo import commit_all, git
 from publishing import (
     MODES,
     TOKEN,
@@ -340,10 +340,8 @@ def test_a_target_sends_the_very_bytes_its_sha_is_taken_of():
 def test_a_dirty_profiles_repository_is_refused_unless_allowed(work, grafana):
     """The ledger names the commit a release was built from: with uncommitted changes to tracked files no
     commit holds it, so publish refuses (exit 1, nothing sent) unless --allow-dirty; a dry run only plans."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "profiles"]):
-        subprocess.run(["git", *argv], cwd=work, env=env, check=True, capture_output=True, timeout=60)
+    git(work, "init", "-q")
+    commit_all(work, "profiles")
     profile = work / "profiles" / "h20-16.toml"
     profile.write_text(profile.read_text(encoding="utf-8") + "\n# an uncommitted edit\n", encoding="utf-8")
     refused = run(work, grafana)
@@ -418,7 +416,6 @@ def test_a_lock_that_cannot_be_removed_never_hides_the_release_s_outcome(work, g
 def test_a_signal_after_a_save_still_records_it_and_holds_the_rest(work, grafana, monkeypatch, signum, code):
     """Issue 32: Ctrl-C (or SIGTERM, a cancelled CI job) right after a save dropped that save's ledger line. Now no
     new save starts, the one sent is recorded, the rest are recorded as held, and the run exits 130 / 143."""
-    import os
 
     import dashgen.publish.execute as execute
 

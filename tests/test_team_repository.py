@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from gitrepo import commit_all, git
 from publishing import TOKEN, grafana12_standin
 
 from dashgen.cli.app import main
+from dashgen.document import iter_panels
 
 ROOT = Path(__file__).resolve().parent.parent
 MOONCAKE = ROOT / "tests" / "fixtures" / "dashboards" / "mooncake__mooncake-master.json"
@@ -28,17 +29,6 @@ def dashgen(cwd: Path, *args: str, env: dict[str, str] | None = None):
         return CliRunner().invoke(main, list(args), env={"GRAFANA_URL": "", **(env or {})})
     finally:
         os.chdir(old)
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
-
-
-def commit_all(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
 
 
 def list_module(repo: Path, profile: str, *names: str) -> None:
@@ -62,12 +52,7 @@ def team(tmp_path: Path) -> Path:
 
 def panels_of(repo: Path, profile: str = "h20-16") -> dict[str, dict]:
     document = json.loads((repo / "dashboards" / profile / f"dg-{profile}-cluster.json").read_text())
-    found = {}
-    for panel in document["panels"]:
-        found[panel["title"]] = panel
-        for inner in panel.get("panels", []):
-            found[inner["title"]] = inner
-    return found
+    return {site.raw["title"]: site.raw for site in iter_panels(document)}
 
 
 def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, tmp_path):
