@@ -37,7 +37,7 @@ from dashgen_queries import node_exporter as fs
 from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.gpu import THROTTLE_BITS
 from dashgen_queries.hicache import PREFILL_EFFECTIVE, one_rank
-from dashgen_queries.promql import agg, deployment, divide, job, matcher, node_var, selector
+from dashgen_queries.promql import agg, divide, job, matcher, newest_per_node, selector
 
 from dashgen.deployment.profile import Profile
 
@@ -83,9 +83,7 @@ def value_mappings() -> tuple[dict, ...]:
 
 def recorded_health(profile: Profile, layer_key: str, lookback_seconds: float) -> str:
     """The newest recorded health code of each selected node for one layer (no series where healthy)."""
-    node = profile.label("node")
-    recorded = selector(LAYER_HEALTH, deployment(profile), f'layer="{layer_key}"', node_var(profile))
-    return agg("max", [node], f"last_over_time({recorded}[{lookback_seconds:g}s])")
+    return newest_per_node(profile, LAYER_HEALTH, lookback_seconds, f'layer="{layer_key}"')
 
 
 def worst(profile: Profile, reason: str, health: str, unreadable_from: int) -> str:

@@ -74,7 +74,7 @@ from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
-from dashgen_queries.promql import agg, deployment, job, matcher, node_var, scoped_job, selector
+from dashgen_queries.promql import agg, job, matcher, newest_per_node, node_var, scoped_job, selector
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 
@@ -414,6 +414,4 @@ def recorded_lookback_seconds(profile: Profile) -> float:
 
 def recorded_reason(profile: Profile, layer: Layer) -> str:
     """The newest recorded reason code of each selected node for ``layer`` (one series per node)."""
-    node = profile.label("node")
-    recorded = selector(LAYER_REASON, deployment(profile), f'{LAYER_LABEL}="{layer.key}"', node_var(profile))
-    return agg("max", [node], f"last_over_time({recorded}[{recorded_lookback_seconds(profile):g}s])")
+    return newest_per_node(profile, LAYER_REASON, recorded_lookback_seconds(profile), f'{LAYER_LABEL}="{layer.key}"')

@@ -267,3 +267,10 @@ def budget_pieces(expr: str) -> tuple[list[str], str | None]:
             return pieces, over
         pending.extend(reversed(split))
     return pieces, None
+
+
+def newest_per_node(profile: Profile, metric: str, lookback_seconds: float, *matchers: str) -> str:
+    """Each selected node's newest sample of a recorded ``metric`` of this deployment, at most ``lookback_seconds``
+    old (the Now row's reading of the layer-health records: reason codes and health states)."""
+    recorded = selector(metric, deployment(profile), *matchers, node_var(profile))
+    return agg("max", [profile.label("node")], f"last_over_time({recorded}[{lookback_seconds:g}s])")
