@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
-from victoriametrics import program_or_skip, start_or_skip
+from victoriametrics import program_or_skip, start_production_store
 
 from dashgen.demo import recorder, vmlauncher
 from dashgen.demo.run import import_demo
@@ -82,14 +82,12 @@ def start_drills(scenarios: Sequence[str] = SCENARIOS, replay: bool = True
     """Start the store, import each scenario into ``drill-<scenario>`` and replay every rule group; the server (the
     caller stops it), the drills by scenario, and how long each step took (seconds)."""
     (base,) = load_profiles([PROFILE])
-    start_or_skip().stop()  # the same skip / fail rule as the session store
     if replay:
         program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics', "
                                                  "`make debian-deps`, or set VMALERT_BIN)")
     timings: dict[str, float] = {}
     began = time.monotonic()
-    server = vmlauncher.start(startup_timeout=30, extra_flags=vmlauncher.production_flags(
-        base.store.resolution, base.store.latency_offset))
+    server = start_production_store(base)
     try:
         end = (time.time() // 3600) * 3600 - 3600
         datasource = Datasource(server.url, timeout=120)

@@ -13,10 +13,9 @@ from dataclasses import replace
 import pytest
 from dashgen_queries import nodata
 from test_victoriametrics_queries import expected_code
-from victoriametrics import DemoWindow, start_or_skip
+from victoriametrics import DemoWindow, start_production_store
 
 from dashgen.build import build_profile
-from dashgen.demo import vmlauncher
 from dashgen.demo.run import import_demo
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
@@ -30,9 +29,7 @@ SCENARIOS = {"healthy": 0, "five-reasons": 3}  # hours before the anchor its 1 h
 @pytest.fixture(scope="module")
 def production_store():
     (profile,) = load_profiles([PROFILE])
-    start_or_skip().stop()  # the same skip / fail rule as the session store
-    server = vmlauncher.start(startup_timeout=30, extra_flags=vmlauncher.production_flags(
-        profile.store.resolution, profile.store.latency_offset))
+    server = start_production_store(profile)
     try:
         anchor = (time.time() // 3600) * 3600 - 3600
         datasource = Datasource(server.url, timeout=120)

@@ -55,6 +55,14 @@ def start_or_skip() -> vmlauncher.VictoriaMetrics:
     return vmlauncher.start(startup_timeout=30)
 
 
+def start_production_store(profile: Profile) -> vmlauncher.VictoriaMetrics:
+    """A throw-away VictoriaMetrics run the way production runs it for ``profile`` (its ``[store]`` dedup interval
+    and latency offset), with the session store's skip / fail rule."""
+    start_or_skip().stop()
+    return vmlauncher.start(startup_timeout=30, extra_flags=vmlauncher.production_flags(
+        profile.store.resolution, profile.store.latency_offset))
+
+
 @dataclass(frozen=True)
 class DemoWindow:
     profile: Profile
