@@ -35,10 +35,12 @@ dashboards: $(STAMP)
 	$(BIN)/dashgen index
 
 test: $(STAMP) debian-deps
+	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
 	$(BIN)/pytest
 
 lint: $(STAMP)
+	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
 	$(BIN)/dashgen lint
 

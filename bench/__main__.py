@@ -15,18 +15,27 @@ BENCHMARKS = ("build", "diff", "publish", "dashboard_load", "memory", "lint_scal
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--only", action="append", choices=BENCHMARKS, metavar="NAME",
-                        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
-    parser.add_argument("--markdown", action="store_true",
-                        help="print bench/results.json as a Markdown table; run nothing")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=BENCHMARKS,
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}",
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="print bench/results.json as a Markdown table; run nothing"
+    )
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown_from_results())
         return 0
     chosen = [name for name in BENCHMARKS if not args.only or name in args.only]
     facts = machine()
-    print(f"dashgen benchmarks on {facts['cpu']} x{facts['cores']}, {facts['platform']}, Python {facts['python']}, "
-          f"load {facts['loadavg_at_start']}", flush=True)
+    print(
+        f"dashgen benchmarks on {facts['cpu']} x{facts['cores']}, {facts['platform']}, Python {facts['python']}, "
+        f"load {facts['loadavg_at_start']}",
+        flush=True,
+    )
     results = []
     for name in chosen:
         began = time.perf_counter()

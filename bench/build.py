@@ -14,8 +14,16 @@ from pathlib import Path
 from bench.harness import DASHGEN, PYTHON, ROOT, BenchResult, Row, checked, interleaved, run_child
 
 REPEAT = 4
-STAGES = ("load profiles", "spec building", "grafanalib objects", "grafanalib encode", "normalise", "validate",
-          "query syntax check", "canonical encode + sha")
+STAGES = (
+    "load profiles",
+    "spec building",
+    "grafanalib objects",
+    "grafanalib encode",
+    "normalise",
+    "validate",
+    "query syntax check",
+    "canonical encode + sha",
+)
 
 
 def _stage_times() -> dict[str, float]:
@@ -42,8 +50,9 @@ def _stage_times() -> dict[str, float]:
     for profile in profiles:
         for spec in timed("spec building", dashboard_specs, profile):
             dashboard = timed("grafanalib objects", to_grafanalib, spec)
-            raw = timed("grafanalib encode",
-                        lambda d: json.loads(json.dumps(d.to_json_data(), cls=DashboardEncoder)), dashboard)
+            raw = timed(
+                "grafanalib encode", lambda d: json.loads(json.dumps(d.to_json_data(), cls=DashboardEncoder)), dashboard
+            )
             document = timed("normalise", normalise_dashboard, raw, spec.schema_version)
             problems = timed("validate", validate_dashboard, document, spec.uid)
             assert not problems, problems
@@ -57,6 +66,7 @@ def run(repeat: int = REPEAT) -> BenchResult:
     result = BenchResult("build")
     work = Path(tempfile.mkdtemp(prefix="dashgen-bench-build-"))
     try:
+
         def dashgen_build() -> float:
             out = work / "dashgen"
             shutil.rmtree(out, ignore_errors=True)
@@ -84,22 +94,69 @@ def run(repeat: int = REPEAT) -> BenchResult:
         def interpreter() -> float:
             return checked(run_child([PYTHON, "-c", "pass"]), "python -c pass").seconds
 
-        runs = interleaved([("dashgen build", dashgen_build), ("grafanalib only", baseline),
-                            ("import dashgen.cli", import_only), ("cold", cold_build), ("version", version),
-                            ("interpreter", interpreter)], repeat)
+        runs = interleaved(
+            [
+                ("dashgen build", dashgen_build),
+                ("grafanalib only", baseline),
+                ("import dashgen.cli", import_only),
+                ("cold", cold_build),
+                ("version", version),
+                ("interpreter", interpreter),
+            ],
+            repeat,
+        )
         files = sorted((work / "dashgen").rglob("*.json"))
         panels = sum(_count_panels(json.loads(f.read_text())) for f in files)
-        result.add(Row("build", "grafanalib only", "s", runs["grafanalib only"],
-                       note="process: specs -> to_grafanalib -> write_dashboard (baseline)"))
-        result.add(Row("build", "dashgen build", "s", runs["dashgen build"], baseline="grafanalib only",
-                       note=f"process: {len(files)} dashboards, {panels} panels"))
-        result.add(Row("build", "dashgen build (empty validator cache)", "s", runs["cold"], baseline="grafanalib only",
-                       note="DASHGEN_CACHE_DIR emptied before each run: the schema validator compiled (~40 ms)"))
-        result.add(Row("build", "import dashgen.cli", "s", runs["import dashgen.cli"], baseline="grafanalib only",
-                       note="process start + imports of every command family, no work"))
+        result.add(
+            Row(
+                "build",
+                "grafanalib only",
+                "s",
+                runs["grafanalib only"],
+                note="process: specs -> to_grafanalib -> write_dashboard (baseline)",
+            )
+        )
+        result.add(
+            Row(
+                "build",
+                "dashgen build",
+                "s",
+                runs["dashgen build"],
+                baseline="grafanalib only",
+                note=f"process: {len(files)} dashboards, {panels} panels",
+            )
+        )
+        result.add(
+            Row(
+                "build",
+                "dashgen build (empty validator cache)",
+                "s",
+                runs["cold"],
+                baseline="grafanalib only",
+                note="DASHGEN_CACHE_DIR emptied before each run: the schema validator compiled (~40 ms)",
+            )
+        )
+        result.add(
+            Row(
+                "build",
+                "import dashgen.cli",
+                "s",
+                runs["import dashgen.cli"],
+                baseline="grafanalib only",
+                note="process start + imports of every command family, no work",
+            )
+        )
         result.add(Row("build", "python -c pass", "s", runs["interpreter"], note="interpreter start (baseline)"))
-        result.add(Row("build", "dashgen --version", "s", runs["version"], baseline="python -c pass",
-                       note="process wall; target < 0.3 s"))
+        result.add(
+            Row(
+                "build",
+                "dashgen --version",
+                "s",
+                runs["version"],
+                baseline="python -c pass",
+                note="process wall; target < 0.3 s",
+            )
+        )
 
         stage_runs: dict[str, list[float]] = {stage: [] for stage in STAGES}
         _stage_times()  # warm-up: imports, schema compilation, caches
@@ -111,9 +168,9 @@ def run(repeat: int = REPEAT) -> BenchResult:
         for stage in STAGES:
             result.add(Row("build", f"  stage: {stage}", "s", stage_runs[stage], baseline="in-process: all stages"))
         result.details = {
-            "dashboards": len(files), "panels": panels,
-            "stage_share": {s: round(statistics.median(stage_runs[s]) / statistics.median(totals), 3)
-                            for s in STAGES},
+            "dashboards": len(files),
+            "panels": panels,
+            "stage_share": {s: round(statistics.median(stage_runs[s]) / statistics.median(totals), 3) for s in STAGES},
             "note": "ratios of stage rows are shares of the in-process total",
             "cwd": str(ROOT),
         }

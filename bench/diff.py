@@ -24,9 +24,11 @@ REPEAT = 3
 PROCESS_REPEAT = 3
 PROFILE = "long-context-64"
 GRAFANA_VERSION = "12.3.0"
-DEEPDIFF_SCRIPT = ("import json, sys\nfrom deepdiff import DeepDiff\n"
-                   "d = DeepDiff(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\n"
-                   "print(d.pretty())\n")
+DEEPDIFF_SCRIPT = (
+    "import json, sys\nfrom deepdiff import DeepDiff\n"
+    "d = DeepDiff(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\n"
+    "print(d.pretty())\n"
+)
 
 
 def _data_panels(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -47,8 +49,16 @@ def synthesise(document: dict[str, Any], panels: int = PANELS) -> tuple[dict[str
         return doc, 0
     bottom = max(p["gridPos"]["y"] + p["gridPos"]["h"] for p in doc["panels"])
     next_id = max(p["id"] for p in _data_panels(doc) + doc["panels"]) + 1
-    doc["panels"].append({"type": "row", "title": "Bench copies", "id": next_id, "collapsed": False, "panels": [],
-                          "gridPos": {"h": 1, "w": 24, "x": 0, "y": bottom}})
+    doc["panels"].append(
+        {
+            "type": "row",
+            "title": "Bench copies",
+            "id": next_id,
+            "collapsed": False,
+            "panels": [],
+            "gridPos": {"h": 1, "w": 24, "x": 0, "y": bottom},
+        }
+    )
     for index in range(missing):
         source = originals[index % len(originals)]
         clone = copy.deepcopy(source)
@@ -83,9 +93,11 @@ def _floats(value: Any) -> Any:
 
 # UI-save defaults the stand-in writes that dashgen.diff.noise does not canonicalise yet (a finding of this
 # benchmark, see docs/bench.md): the strict run leaves them out, the full run counts the false changes they cause.
-LEAKS = ("fieldConfig.defaults.color = thresholds on non-timeseries panels",
-         "bargauge options maxVizHeight/minVizHeight/minVizWidth",
-         "the default data source written into panels that have none")
+LEAKS = (
+    "fieldConfig.defaults.color = thresholds on non-timeseries panels",
+    "bargauge options maxVizHeight/minVizHeight/minVizWidth",
+    "the default data source written into panels that have none",
+)
 
 
 def _drop_leaks(saved: dict[str, Any], original: dict[str, Any]) -> None:
@@ -112,10 +124,14 @@ def ui_saved(document: dict[str, Any], full: bool = False) -> dict[str, Any]:
         from standin.ui_save import ui_normalise
     finally:
         sys.path.remove(str(ROOT / "tests"))
-    doc = ui_normalise(document, grafana_version=GRAFANA_VERSION,
-                       latest_schema_version=int(document.get("schemaVersion", 41)) + 1,
-                       datasources={"prometheus": {"type": "prometheus", "uid": "prometheus"}},
-                       default_datasource={"type": "prometheus", "uid": "prometheus"}, drop_empty_tags=False)
+    doc = ui_normalise(
+        document,
+        grafana_version=GRAFANA_VERSION,
+        latest_schema_version=int(document.get("schemaVersion", 41)) + 1,
+        datasources={"prometheus": {"type": "prometheus", "uid": "prometheus"}},
+        default_datasource={"type": "prometheus", "uid": "prometheus"},
+        drop_empty_tags=False,
+    )
     if not full:
         _drop_leaks(doc, document)
     number = 1
@@ -160,7 +176,8 @@ def ten_changes(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     expected_panels[panel["title"]] = "axis"
     panel = pick(panels, lambda p: not p.get("fieldConfig", {}).get("defaults", {}).get("mappings"))
     panel.setdefault("fieldConfig", {}).setdefault("defaults", {})["mappings"] = [
-        {"type": "value", "options": {"0": {"text": "idle", "index": 0}}}]
+        {"type": "value", "options": {"0": {"text": "idle", "index": 0}}}
+    ]
     expected_panels[panel["title"]] = "mapping"
 
     copies = [p for p in doc["panels"] if p.get("type") != "row" and p["title"].endswith(")")]
@@ -176,8 +193,12 @@ def ten_changes(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     variable["query"] = variable["query"].replace("gpm_power_watts", "DCGM_FI_DEV_POWER_USAGE")
     if "definition" in variable:
         variable["definition"] = variable["query"]
-    expected = {"changed_panels": expected_panels, "added": [added["title"]], "removed": [removed["title"]],
-                "changed_variables": ["gpu"]}
+    expected = {
+        "changed_panels": expected_panels,
+        "added": [added["title"]],
+        "removed": [removed["title"]],
+        "changed_variables": ["gpu"],
+    }
     return doc, expected
 
 
@@ -194,8 +215,10 @@ def check_report(diff, expected: dict[str, Any]) -> None:
     if [v.name for v in diff.changed_variables] != expected["changed_variables"] or diff.changed_variables[0].selection:
         problems.append(f"variables {diff.changed_variables}")
     if diff.layout_moves or diff.dashboard_changes or diff.added_variables or diff.removed_variables:
-        problems.append(f"unexpected: moves {diff.layout_moves} dashboard {diff.dashboard_changes} "
-                        f"variables +{diff.added_variables} -{diff.removed_variables}")
+        problems.append(
+            f"unexpected: moves {diff.layout_moves} dashboard {diff.dashboard_changes} "
+            f"variables +{diff.added_variables} -{diff.removed_variables}"
+        )
     if diff.change_count != 10:
         problems.append(f"change_count {diff.change_count} != 10")
     if problems:
@@ -246,15 +269,33 @@ def run(repeat: int = REPEAT) -> BenchResult:
         def deepdiff_in_process() -> None:
             DeepDiff(json.loads(old_text), json.loads(new_text)).to_dict()
 
-        runs = interleaved([("DeepDiff (in process)", deepdiff_in_process),
-                            ("dashgen diff (in process)", dashgen_in_process)], repeat)
-        note = (f"{len(_data_panels(new_doc))} panels ({copies} synthesised copies of long-context-64's); reports "
-                f"exactly the 10 changes, {report.noise} noisy leaves dropped; with the stand-in's full UI save "
-                f"it reports {leaky.change_count} ({false_changes} false, see docs/bench.md)")
-        result.add(Row("diff", "DeepDiff (in process)", "s", runs["DeepDiff (in process)"],
-                       note=f"baseline; json.loads + DeepDiff; reports {deep_items} differences"))
-        result.add(Row("diff", "dashgen diff (in process)", "s", runs["dashgen diff (in process)"],
-                       baseline="DeepDiff (in process)", note=note + "; renders the text and the markdown comment"))
+        runs = interleaved(
+            [("DeepDiff (in process)", deepdiff_in_process), ("dashgen diff (in process)", dashgen_in_process)], repeat
+        )
+        note = (
+            f"{len(_data_panels(new_doc))} panels ({copies} synthesised copies of long-context-64's); reports "
+            f"exactly the 10 changes, {report.noise} noisy leaves dropped; with the stand-in's full UI save "
+            f"it reports {leaky.change_count} ({false_changes} false, see docs/bench.md)"
+        )
+        result.add(
+            Row(
+                "diff",
+                "DeepDiff (in process)",
+                "s",
+                runs["DeepDiff (in process)"],
+                note=f"baseline; json.loads + DeepDiff; reports {deep_items} differences",
+            )
+        )
+        result.add(
+            Row(
+                "diff",
+                "dashgen diff (in process)",
+                "s",
+                runs["dashgen diff (in process)"],
+                baseline="DeepDiff (in process)",
+                note=note + "; renders the text and the markdown comment",
+            )
+        )
 
         def dashgen_process() -> float:
             run_ = run_child([DASHGEN, "diff", str(old_path), str(new_path)])
@@ -265,22 +306,47 @@ def run(repeat: int = REPEAT) -> BenchResult:
         def deepdiff_process() -> float:
             return checked(run_child([PYTHON, "-c", DEEPDIFF_SCRIPT, str(old_path), str(new_path)]), "deepdiff").seconds
 
-        process_runs = interleaved([("DeepDiff (process)", deepdiff_process),
-                                    ("dashgen diff (process)", dashgen_process)], PROCESS_REPEAT, warmup=0)
-        result.add(Row("diff", "DeepDiff (process)", "s", process_runs["DeepDiff (process)"],
-                       note="baseline; python -c: json.load x2 + DeepDiff + pretty()"))
-        result.add(Row("diff", "dashgen diff (process)", "s", process_runs["dashgen diff (process)"],
-                       baseline="DeepDiff (process)", note="`dashgen diff old.json new.json`, text output"))
-        text = subprocess.run([DASHGEN, "diff", str(old_path), str(new_path)], capture_output=True, text=True,
-                              cwd=ROOT, timeout=120).stdout
+        process_runs = interleaved(
+            [("DeepDiff (process)", deepdiff_process), ("dashgen diff (process)", dashgen_process)],
+            PROCESS_REPEAT,
+            warmup=0,
+        )
+        result.add(
+            Row(
+                "diff",
+                "DeepDiff (process)",
+                "s",
+                process_runs["DeepDiff (process)"],
+                note="baseline; python -c: json.load x2 + DeepDiff + pretty()",
+            )
+        )
+        result.add(
+            Row(
+                "diff",
+                "dashgen diff (process)",
+                "s",
+                process_runs["dashgen diff (process)"],
+                baseline="DeepDiff (process)",
+                note="`dashgen diff old.json new.json`, text output",
+            )
+        )
+        text = subprocess.run(
+            [DASHGEN, "diff", str(old_path), str(new_path)], capture_output=True, text=True, cwd=ROOT, timeout=120
+        ).stdout
         result.details = {
-            "panels": len(_data_panels(new_doc)), "synthesised_copies": copies, "source_profile": PROFILE,
-            "expected": expected, "dashgen_noise_leaves": report.noise, "deepdiff_reported_items": deep_items,
+            "panels": len(_data_panels(new_doc)),
+            "synthesised_copies": copies,
+            "source_profile": PROFILE,
+            "expected": expected,
+            "dashgen_noise_leaves": report.noise,
+            "deepdiff_reported_items": deep_items,
             "deepdiff_categories": {k: (len(v) if hasattr(v, "__len__") else 1) for k, v in deep.items()},
             "dashgen_output_lines": len(text.splitlines()),
-            "full_ui_save_noise": {"leaks_left_out_of_the_strict_run": list(LEAKS),
-                                   "change_count_with_them": leaky.change_count,
-                                   "false_changes": false_changes},
+            "full_ui_save_noise": {
+                "leaks_left_out_of_the_strict_run": list(LEAKS),
+                "change_count_with_them": leaky.change_count,
+                "false_changes": false_changes,
+            },
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -47,8 +47,13 @@ class Row:
         return statistics.median(self.runs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "median": self.median, "min": min(self.runs), "max": max(self.runs),
-                "n": len(self.runs)}
+        return {
+            **asdict(self),
+            "median": self.median,
+            "min": min(self.runs),
+            "max": max(self.runs),
+            "n": len(self.runs),
+        }
 
 
 @dataclass
@@ -72,8 +77,9 @@ class BenchResult:
                 row.ratio = row.median / base if base else None
 
 
-def interleaved(cases: Sequence[tuple[str, Callable[[], float | None]]], repeat: int,
-                warmup: int = 1) -> dict[str, list[float]]:
+def interleaved(
+    cases: Sequence[tuple[str, Callable[[], float | None]]], repeat: int, warmup: int = 1
+) -> dict[str, list[float]]:
     """Run each case ``repeat`` times, round-robin, after ``warmup`` unrecorded rounds.
 
     A case returns its own measured seconds, or None to be timed around the whole call.
@@ -100,8 +106,9 @@ class ChildRun:
     stderr: str
 
 
-def run_child(argv: Sequence[str], cwd: Path = ROOT, env: dict[str, str] | None = None,
-              timeout: float = 300.0) -> ChildRun:
+def run_child(
+    argv: Sequence[str], cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = 300.0
+) -> ChildRun:
     """Run one process to the end: wall seconds, exit code, output and the child's own peak RSS."""
     # Linux carries a process's peak RSS across fork+exec, so a child forked from this (large) process reports
     # at least our size. GNU time forks the measured program from its own small image: its %M is the child's.
@@ -193,8 +200,11 @@ def commit() -> dict[str, Any]:
             return ""
 
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "dashgen", "panels", "queries", "profiles")
-    return {"sha": git("rev-parse", "HEAD"), "subject": git("log", "-1", "--format=%s"),
-            "dirty_product_files": [line[3:] for line in dirty.splitlines()]}
+    return {
+        "sha": git("rev-parse", "HEAD"),
+        "subject": git("log", "-1", "--format=%s"),
+        "dirty_product_files": [line[3:] for line in dirty.splitlines()],
+    }
 
 
 def machine() -> dict[str, Any]:
@@ -230,8 +240,18 @@ def table(results: Sequence[BenchResult]) -> str:
             ratio = f"{row.ratio:.2f}x" if row.ratio is not None else ""
             against = f"vs {row.baseline}" if row.baseline else ""
             note = "; ".join(x for x in (against, row.note) if x)
-            lines.append((result.name, row.case, fmt(row.median, row.unit), fmt(min(row.runs), row.unit),
-                          fmt(max(row.runs), row.unit), str(len(row.runs)), ratio, note))
+            lines.append(
+                (
+                    result.name,
+                    row.case,
+                    fmt(row.median, row.unit),
+                    fmt(min(row.runs), row.unit),
+                    fmt(max(row.runs), row.unit),
+                    str(len(row.runs)),
+                    ratio,
+                    note,
+                )
+            )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     out = []
     for index, line in enumerate(lines):
@@ -243,15 +263,19 @@ def table(results: Sequence[BenchResult]) -> str:
 
 
 def markdown_table(results: Sequence[BenchResult]) -> str:
-    lines = ["| bench | case | median | min | max | n | ratio | vs baseline / note |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| bench | case | median | min | max | n | ratio | vs baseline / note |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
     for result in results:
         for row in result.rows:
             ratio = f"{row.ratio:.2f}x" if row.ratio is not None else ""
             against = f"vs *{row.baseline}*" if row.baseline else ""
             note = "; ".join(x for x in (against, row.note) if x)
-            lines.append(f"| {result.name} | {row.case} | {fmt(row.median, row.unit)} | {fmt(min(row.runs), row.unit)}"
-                         f" | {fmt(max(row.runs), row.unit)} | {len(row.runs)} | {ratio} | {note} |")
+            lines.append(
+                f"| {result.name} | {row.case} | {fmt(row.median, row.unit)} | {fmt(min(row.runs), row.unit)}"
+                f" | {fmt(max(row.runs), row.unit)} | {len(row.runs)} | {ratio} | {note} |"
+            )
     return "\n".join(lines)
 
 
@@ -261,14 +285,20 @@ def markdown_from_results(path: Path = RESULTS) -> str:
     for name, entry in data["benchmarks"].items():
         result = BenchResult(name)
         for row in entry["rows"]:
-            result.add(Row(row["bench"], row["case"], row["unit"], row["runs"], row["baseline"], row["note"],
-                           row["ratio"]))
+            result.add(
+                Row(row["bench"], row["case"], row["unit"], row["runs"], row["baseline"], row["note"], row["ratio"])
+            )
         results.append(result)
     m, c = data["machine"], data["commit"]
-    head = (f"Ran {m['date']} on {m['cpu']} ({m['cores']} cores, {m['memory_gib']} GiB), {m['platform']}, "
-            f"Python {m['python']}; commit {c['sha'][:12]}"
-            + (f" with uncommitted changes in {len(c['dirty_product_files'])} product files" if c["dirty_product_files"]
-               else ""))
+    head = (
+        f"Ran {m['date']} on {m['cpu']} ({m['cores']} cores, {m['memory_gib']} GiB), {m['platform']}, "
+        f"Python {m['python']}; commit {c['sha'][:12]}"
+        + (
+            f" with uncommitted changes in {len(c['dirty_product_files'])} product files"
+            if c["dirty_product_files"]
+            else ""
+        )
+    )
     return head + "\n\n" + markdown_table(results)
 
 
@@ -282,8 +312,11 @@ def write_results(results: Sequence[BenchResult], path: Path = RESULTS) -> dict[
             previous = {}
     benchmarks = dict(previous)
     for result in results:
-        benchmarks[result.name] = {"seconds": round(result.seconds, 1), "rows": [r.to_dict() for r in result.rows],
-                                   "details": result.details}
+        benchmarks[result.name] = {
+            "seconds": round(result.seconds, 1),
+            "rows": [r.to_dict() for r in result.rows],
+            "details": result.details,
+        }
     data = {"machine": machine(), "commit": commit(), "benchmarks": benchmarks}
     path.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
     return data

@@ -43,24 +43,55 @@ def run(repeat: int = REPEAT) -> BenchResult:
         base = [DASHGEN, "--profiles-dir", str(FIXTURES)]
         for name, gpus in SIZES.items():
             label = f"{gpus:,} GPUs"
-            build = checked(run_child([*base, "build", "--profile", name, "--out", "dashboards"], cwd=work,
-                                      timeout=600), f"build {name}")
-            rules = checked(run_child([*base, "rules", "--profile", name, "--out", "rules"], cwd=work,
-                                      timeout=600), f"rules {name}")
-            result.add(Row("lint_scale", f"build {label}: wall", "s", [build.seconds],
-                           note=f"peak RSS {build.max_rss_mib:.0f} MiB"))
-            result.add(Row("lint_scale", f"rules {label}: wall", "s", [rules.seconds],
-                           note=f"peak RSS {rules.max_rss_mib:.0f} MiB"))
+            build = checked(
+                run_child([*base, "build", "--profile", name, "--out", "dashboards"], cwd=work, timeout=600),
+                f"build {name}",
+            )
+            rules = checked(
+                run_child([*base, "rules", "--profile", name, "--out", "rules"], cwd=work, timeout=600), f"rules {name}"
+            )
+            result.add(
+                Row(
+                    "lint_scale",
+                    f"build {label}: wall",
+                    "s",
+                    [build.seconds],
+                    note=f"peak RSS {build.max_rss_mib:.0f} MiB",
+                )
+            )
+            result.add(
+                Row(
+                    "lint_scale",
+                    f"rules {label}: wall",
+                    "s",
+                    [rules.seconds],
+                    note=f"peak RSS {rules.max_rss_mib:.0f} MiB",
+                )
+            )
             seconds, rss, code = _repeated([DASHGEN, "lint", f"dashboards/{name}"], work, repeat, f"lint {name}")
-            result.add(Row("lint_scale", f"lint {label}: wall", "s", seconds,
-                           note=f"exit {code}" + (f"; {target}" if gpus >= 10_000 else "")))
+            result.add(
+                Row(
+                    "lint_scale",
+                    f"lint {label}: wall",
+                    "s",
+                    seconds,
+                    note=f"exit {code}" + (f"; {target}" if gpus >= 10_000 else ""),
+                )
+            )
             result.add(Row("lint_scale", f"lint {label}: peak RSS", "MiB", rss))
             size = sum(p.stat().st_size for p in (work / "dashboards" / name).rglob("*.json"))
             details[name] = {"dashboard_bytes": size, "lint_peak_rss_mib_max": round(max(rss), 1)}
         checked(run_child([*base, "index", "--out", "panels.md"], cwd=work, timeout=600), "index")
         seconds, rss, code = _repeated([*base, "check", "--index", "panels.md"], work, repeat, "check")
-        result.add(Row("lint_scale", "check 1,000 + 10,000 GPUs: wall", "s", seconds,
-                       note=f"exit {code}; both profiles rebuilt, compared, linted; {target}"))
+        result.add(
+            Row(
+                "lint_scale",
+                "check 1,000 + 10,000 GPUs: wall",
+                "s",
+                seconds,
+                note=f"exit {code}; both profiles rebuilt, compared, linted; {target}",
+            )
+        )
         result.add(Row("lint_scale", "check 1,000 + 10,000 GPUs: peak RSS", "MiB", rss))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -42,13 +42,26 @@ def run() -> BenchResult:
             before = queries_on_open(before_doc) if before_doc else None
             case = f"{profile.name}: queries on open"
             if before is not None:
-                result.add(Row("open_queries", f"{profile.name}: queries on open at base", "count", [float(before)],
-                               note=f"base {base[:12]}"))
-            result.add(Row("open_queries", case, "count", [float(now)],
-                           baseline=f"{profile.name}: queries on open at base" if before is not None else None,
-                           note=f"{every} queries with every row opened"))
-            details[profile.name] = {"on_open": now, "all_rows_opened": every, "on_open_at_base": before,
-                                     "base": base}
+                result.add(
+                    Row(
+                        "open_queries",
+                        f"{profile.name}: queries on open at base",
+                        "count",
+                        [float(before)],
+                        note=f"base {base[:12]}",
+                    )
+                )
+            result.add(
+                Row(
+                    "open_queries",
+                    case,
+                    "count",
+                    [float(now)],
+                    baseline=f"{profile.name}: queries on open at base" if before is not None else None,
+                    note=f"{every} queries with every row opened",
+                )
+            )
+            details[profile.name] = {"on_open": now, "all_rows_opened": every, "on_open_at_base": before, "base": base}
     result.details = details
     result.resolve_ratios()
     return result

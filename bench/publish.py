@@ -87,8 +87,19 @@ def worker(url: str, work: Path, jobs: int) -> None:
             done = time.perf_counter()
             actions = sorted({d.action for d in report.plan.dashboards})
             results = sorted({o.outcome for o in report.outcomes or []})
-            print(json.dumps({"phase": phase, "jobs": jobs, "wall": done - began, "actions": actions,
-                              "outcomes": results, "max_rss_mib": peak_rss_mib()}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "phase": phase,
+                        "jobs": jobs,
+                        "wall": done - began,
+                        "actions": actions,
+                        "outcomes": results,
+                        "max_rss_mib": peak_rss_mib(),
+                    }
+                ),
+                flush=True,
+            )
             sys.stdin.readline()
 
 
@@ -99,8 +110,14 @@ class _StandinProcess:
     """A ``GrafanaStandin`` in its own process (``--standin``): its URL, and its request log since the last call."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([PYTHON, "-m", "bench.publish", "--standin"], cwd=ROOT, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [PYTHON, "-m", "bench.publish", "--standin"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.url = self._line()
 
     def _line(self) -> str:
@@ -147,9 +164,14 @@ def _one_release(jobs: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="dashgen-bench-publish-"))
     phases: dict[str, Any] = {}
     try:
-        process = subprocess.Popen([PYTHON, "-m", "bench.publish", "--worker", standin.url, str(work), str(jobs)],
-                                   cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
+        process = subprocess.Popen(
+            [PYTHON, "-m", "bench.publish", "--worker", standin.url, str(work), str(jobs)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in PHASES:
             line = process.stdout.readline()
             if not line:
@@ -189,8 +211,11 @@ def _kinds(log: list[tuple[str, str]]) -> dict[str, int]:
     return dict(sorted(kinds.items()))
 
 
-EXPECTED = {"create": (["create"], ["published"]), "unchanged": (["unchanged"], ["unchanged"]),
-            "changed": (["update"], ["published"])}
+EXPECTED = {
+    "create": (["create"], ["published"]),
+    "unchanged": (["unchanged"], ["unchanged"]),
+    "changed": (["update"], ["published"]),
+}
 
 
 def releases(repeat: int) -> list[dict[str, Any]]:
@@ -222,17 +247,24 @@ def plan_rows(result: BenchResult, repeat: int = PLAN_REPEAT) -> None:
 
     before = _targets(0)
     live = {t.uid: LiveState(t.uid, 1, None, t.document) for t in before}
-    ledger = [{"uid": t.uid, "outcome": "published", "stored_sha": live[t.uid].sha, "build_sha": t.build_sha}
-              for t in before]
+    ledger = [
+        {"uid": t.uid, "outcome": "published", "stored_sha": live[t.uid].sha, "build_sha": t.build_sha} for t in before
+    ]
     retitled = _targets(1)
     queried = _targets(0, _one_query_changed)
     approvals = Approvals(patterns=("*",))  # the query changes approved: the plan says update, not refused
-    cases = {"plan: 50 unchanged": before, "plan: 50 changed (title)": retitled,
-             "plan: 50 changed (one query each)": queried}
-    actions = {name: sorted({d.action for d in plan_release(t, live, ledger, approvals).dashboards})
-               for name, t in cases.items()}
-    runs = interleaved([(name, lambda t=t: plan_release(t, live, ledger, approvals) and None)
-                        for name, t in cases.items()], repeat)
+    cases = {
+        "plan: 50 unchanged": before,
+        "plan: 50 changed (title)": retitled,
+        "plan: 50 changed (one query each)": queried,
+    }
+    actions = {
+        name: sorted({d.action for d in plan_release(t, live, ledger, approvals).dashboards})
+        for name, t in cases.items()
+    }
+    runs = interleaved(
+        [(name, lambda t=t: plan_release(t, live, ledger, approvals) and None) for name, t in cases.items()], repeat
+    )
     for name in cases:
         note = f"actions {', '.join(actions[name])}"
         if name != "plan: 50 unchanged":
@@ -249,30 +281,51 @@ def run(repeat: int = REPEAT) -> BenchResult:
             for r in measured:
                 report = r[jobs][phase]
                 if (report["actions"], report["outcomes"]) != EXPECTED[phase]:
-                    raise AssertionError(f"publish {phase} --jobs {jobs}: plan {report['actions']} "
-                                         f"outcomes {report['outcomes']}")
+                    raise AssertionError(
+                        f"publish {phase} --jobs {jobs}: plan {report['actions']} outcomes {report['outcomes']}"
+                    )
         first = measured[0][1][phase]
         requests = first["requests"]
         sequential = requests * LATENCY
-        result.add(Row("publish", f"{phase}: sequential floor", "s", [sequential],
-                       note=f"{requests} requests ({requests / DASHBOARDS:g}/dashboard: "
-                            f"{', '.join(f'{k} x{v}' for k, v in first['by_kind'].items())}) x 20 ms"))
+        result.add(
+            Row(
+                "publish",
+                f"{phase}: sequential floor",
+                "s",
+                [sequential],
+                note=f"{requests} requests ({requests / DASHBOARDS:g}/dashboard: "
+                f"{', '.join(f'{k} x{v}' for k, v in first['by_kind'].items())}) x 20 ms",
+            )
+        )
         for jobs in JOBS:
             walls = [r[jobs][phase]["wall"] for r in measured]
             rounds_needed = math.ceil(DASHBOARDS / jobs)
             floor = sequential / DASHBOARDS * rounds_needed
-            result.add(Row("publish", f"{phase}: --jobs {jobs} (50 dashboards)", "s", walls,
-                           baseline=f"{phase}: --jobs 1 (50 dashboards)" if jobs != 1 else f"{phase}: sequential floor",
-                           note=f"latency floor {floor:.2f} s ({rounds_needed} rounds)"))
+            result.add(
+                Row(
+                    "publish",
+                    f"{phase}: --jobs {jobs} (50 dashboards)",
+                    "s",
+                    walls,
+                    baseline=f"{phase}: --jobs 1 (50 dashboards)" if jobs != 1 else f"{phase}: sequential floor",
+                    note=f"latency floor {floor:.2f} s ({rounds_needed} rounds)",
+                )
+            )
     result.resolve_ratios()
     changed = next(row for row in result.rows if row.case == f"changed: --jobs {JOBS[-1]} (50 dashboards)")
     holds = changed.ratio is not None and changed.ratio <= CLAIM
     changed.note += f"; claim: ratio <= {CLAIM} ({'holds' if holds else 'FAILS'})"
     result.details = {
-        "dashboards": DASHBOARDS, "latency_s": LATENCY, "standin": "tests/standin GrafanaStandin(grafana12)",
-        "jobs": list(JOBS), "claim_changed_ratio_max": CLAIM, "changed_ratio": changed.ratio,
-        "phases": {str(jobs): {phase: {k: v for k, v in measured[0][jobs][phase].items() if k != "phase"}
-                               for phase in PHASES} for jobs in JOBS},
+        "dashboards": DASHBOARDS,
+        "latency_s": LATENCY,
+        "standin": "tests/standin GrafanaStandin(grafana12)",
+        "jobs": list(JOBS),
+        "claim_changed_ratio_max": CLAIM,
+        "changed_ratio": changed.ratio,
+        "phases": {
+            str(jobs): {phase: {k: v for k, v in measured[0][jobs][phase].items() if k != "phase"} for phase in PHASES}
+            for jobs in JOBS
+        },
         "worker_max_rss_mib": [r[JOBS[0]]["max_rss_mib"] for r in measured],
     }
     return result
@@ -284,5 +337,7 @@ if __name__ == "__main__":
     elif sys.argv[1:] == ["--standin"]:
         serve_standin()
     else:
-        sys.exit("usage: python -m bench.publish --worker URL WORKDIR JOBS | --standin "
-                 "(run the benchmark with python -m bench)")
+        sys.exit(
+            "usage: python -m bench.publish --worker URL WORKDIR JOBS | --standin "
+            "(run the benchmark with python -m bench)"
+        )

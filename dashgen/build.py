@@ -102,8 +102,11 @@ def _written_by_dashgen(path: Path, profile: str) -> bool:
     except (OSError, ValueError):
         return False
     tags = document.get("tags") if isinstance(document, dict) else None
-    return (document.get("uid") == path.stem and isinstance(tags, list)
-            and {"dashgen", f"profile:{profile}"} <= {t for t in tags if isinstance(t, str)})
+    return (
+        document.get("uid") == path.stem
+        and isinstance(tags, list)
+        and {"dashgen", f"profile:{profile}"} <= {t for t in tags if isinstance(t, str)}
+    )
 
 
 def removed_profile_files(out_dir: Path, profile_names: set[str]) -> list[Path]:
@@ -111,8 +114,13 @@ def removed_profile_files(out_dir: Path, profile_names: set[str]) -> list[Path]:
     (``<name>/dg-<name>-*.json`` written by dashgen, ``<name>`` not a profile). Anything else is someone else's."""
     if not out_dir.is_dir():
         return []
-    return sorted(path for folder in out_dir.iterdir() if folder.is_dir() and folder.name not in profile_names
-                  for path in folder.glob(f"dg-{folder.name}-*.json") if _written_by_dashgen(path, folder.name))
+    return sorted(
+        path
+        for folder in out_dir.iterdir()
+        if folder.is_dir() and folder.name not in profile_names
+        for path in folder.glob(f"dg-{folder.name}-*.json")
+        if _written_by_dashgen(path, folder.name)
+    )
 
 
 def prune_removed_profiles(out_dir: Path, profile_names: set[str]) -> list[Path]:
@@ -180,7 +188,9 @@ def check_queries(document: dict[str, Any], profile: Profile, where: str) -> lis
             if problem is not None:
                 fields = _profile_fields(profile, expr)
                 cause = f"; check profile field {', '.join(fields)}" if fields else ""
-                problems.append(f"{profile.path}: {where}: panel {site.raw.get('title')!r} "
-                                f"target {target.get('refId') or index}: generated query is not valid PromQL: "
-                                f"{problem}{cause}")
+                problems.append(
+                    f"{profile.path}: {where}: panel {site.raw.get('title')!r} "
+                    f"target {target.get('refId') or index}: generated query is not valid PromQL: "
+                    f"{problem}{cause}"
+                )
     return problems

@@ -26,9 +26,13 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
     topology = Topology(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric("power") if source else None
-    built = tuple(with_min_steps(profile, row) for module in groups
-                  for group in (module.build(profile, topology),) if group is not None
-                  for row in group.shown_rows())
+    built = tuple(
+        with_min_steps(profile, row)
+        for module in groups
+        for group in (module.build(profile, topology),)
+        if group is not None
+        for row in group.shown_rows()
+    )
     variables = tuple(dashboard_variables(profile, topology, gpu_metric))
     if profile.dashboard.extra_modules:
         team = team_rows(profile, topology, variables)
@@ -65,22 +69,28 @@ def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | Non
     if group is None:
         return None
     panels = tuple(
-        replace(panel, targets=tuple(replace(target, interval=min_step(profile, target.expr))
-                                     for target in panel.targets))
+        replace(
+            panel, targets=tuple(replace(target, interval=min_step(profile, target.expr)) for target in panel.targets)
+        )
         for panel in group.panels
     )
     module_key = group.key.split(":", 1)[0]  # every row of a heavy module (split_rows keys "<key>:<row>")
     per_gpu_at_scale = group.key in PER_GPU_ROWS and profile.total_gpus > PER_GPU_OPEN_MAX_GPUS
-    return replace(group, panels=panels,
-                   collapsed=group.collapsed or module_key in COLLAPSED_ON_OPEN or per_gpu_at_scale)
+    return replace(
+        group, panels=panels, collapsed=group.collapsed or module_key in COLLAPSED_ON_OPEN or per_gpu_at_scale
+    )
 
 
 def describe(profile: Profile) -> str:
     """The dashboard's description: the profile's, and which series of the store it reads (S21)."""
     if profile.deployment:
-        scope = (f"Every query reads only the series of this deployment in the shared store: "
-                 f"{profile.label('deployment')}=\"{profile.deployment}\".")
+        scope = (
+            f"Every query reads only the series of this deployment in the shared store: "
+            f'{profile.label("deployment")}="{profile.deployment}".'
+        )
     else:
-        scope = ("Assumes a store that holds this deployment alone: its queries carry no deployment label, so a "
-                 "store shared with other deployments would mix them.")
+        scope = (
+            "Assumes a store that holds this deployment alone: its queries carry no deployment label, so a "
+            "store shared with other deployments would mix them."
+        )
     return f"{profile.description} {scope}".strip()

@@ -28,10 +28,23 @@ def refuse_special(path: Path) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        kind = ("a symlink" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a folder"
-                if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
-        raise NotARegularFile(errno.EEXIST, f"is {kind}, not a regular file: dashgen writes regular files only "
-                                            "(use - for standard output where the option allows it)", str(path))
+        kind = (
+            "a symlink"
+            if stat.S_ISLNK(mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a folder"
+            if stat.S_ISDIR(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a file"
+        )
+        raise NotARegularFile(
+            errno.EEXIST,
+            f"is {kind}, not a regular file: dashgen writes regular files only "
+            "(use - for standard output where the option allows it)",
+            str(path),
+        )
 
 
 def temporary_name(path: Path) -> Path:

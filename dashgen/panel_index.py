@@ -27,8 +27,11 @@ INDEX_PATH = Path("docs") / "panels.md"
 QUERIES_PACKAGE = "dashgen_queries"  # the import name of the repository's queries/ folder
 RULE_ID = re.compile(r"\bS([1-9]|[12][0-9]|30)\b")
 TEST_RULE = re.compile(r"^test_s(\d+)_")
-_EVIDENCE = re.compile(r"(?:Evidence layer: (?P<layer>.*?)\. )?Source: (?P<source>.*?)\. Quantity: (?P<quantity>.*?)\. "
-                       r"Limit: (?P<limit>.*)\.$", re.S)
+_EVIDENCE = re.compile(
+    r"(?:Evidence layer: (?P<layer>.*?)\. )?Source: (?P<source>.*?)\. Quantity: (?P<quantity>.*?)\. "
+    r"Limit: (?P<limit>.*)\.$",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -133,18 +136,20 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
             descriptions[panel.description].append(profile_name)
         cited = {f"S{m}" for text in descriptions for m in RULE_ID.findall(text)}
         cited |= {f"S{m.group(1)}" for t in tests if (m := TEST_RULE.match(t.split("::")[1]))}
-        entries.append(PanelEntry(
-            key=key,
-            profiles=tuple(name for name, _ in seen),
-            titles=tuple(dict.fromkeys(p.title for _, p in seen)),
-            kind=first.kind,
-            module=module,
-            function=function,
-            queries=query_calls(path, function),
-            rules=tuple(sorted(cited, key=lambda s: int(s[1:]))),
-            tests=tuple(tests),
-            evidence=tuple((tuple(names), text) for text, names in descriptions.items()),
-        ))
+        entries.append(
+            PanelEntry(
+                key=key,
+                profiles=tuple(name for name, _ in seen),
+                titles=tuple(dict.fromkeys(p.title for _, p in seen)),
+                kind=first.kind,
+                module=module,
+                function=function,
+                queries=query_calls(path, function),
+                rules=tuple(sorted(cited, key=lambda s: int(s[1:]))),
+                tests=tuple(tests),
+                evidence=tuple((tuple(names), text) for text, names in descriptions.items()),
+            )
+        )
     return entries
 
 
@@ -157,8 +162,11 @@ def _evidence_lines(description: str) -> list[str]:
     if not match:
         return [f"  - {description}"] if description else ["  - (text panel: no data, no evidence)"]
     lines = [f"  - **Layer:** {match['layer']}"] if match["layer"] else []
-    return lines + [f"  - **Source:** {match['source']}", f"  - **Quantity:** {match['quantity']}",
-                    f"  - **Limit:** {match['limit']}"]
+    return lines + [
+        f"  - **Source:** {match['source']}",
+        f"  - **Quantity:** {match['quantity']}",
+        f"  - **Limit:** {match['limit']}",
+    ]
 
 
 def render_index(entries: list[PanelEntry], profiles: list[Profile]) -> bytes:
@@ -180,8 +188,12 @@ def render_index(entries: list[PanelEntry], profiles: list[Profile]) -> bytes:
     for entry in entries:
         by_module[entry.key.split(".")[0]].append(entry)
     for group, group_entries in by_module.items():
-        lines += [f"## {group}", "", "| key | title | defined in | queries | rules | profiles |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            f"## {group}",
+            "",
+            "| key | title | defined in | queries | rules | profiles |",
+            "|---|---|---|---|---|---|",
+        ]
         for e in group_entries:
             profiles_text = "all" if list(e.profiles) == names else ", ".join(e.profiles)
             lines.append(

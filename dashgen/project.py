@@ -42,8 +42,11 @@ def parse_settings(path: Path, data: dict[str, Any]) -> ProjectSettings:
         candidate = Path(text)
         return candidate if candidate.is_absolute() else base / candidate
 
-    return ProjectSettings(root=base, panels_dir=resolved(data.get("panels_dir", DEFAULT_PANELS_DIR)),
-                           ledger=resolved(data["ledger"]) if "ledger" in data else None)
+    return ProjectSettings(
+        root=base,
+        panels_dir=resolved(data.get("panels_dir", DEFAULT_PANELS_DIR)),
+        ledger=resolved(data["ledger"]) if "ledger" in data else None,
+    )
 
 
 def read_settings(root: Path) -> ProjectSettings:

@@ -69,21 +69,25 @@ def _prefixed_panel(panel: PanelSpec, name: str) -> PanelSpec:
 
 
 def _prefixed(group: GroupSpec, name: str, datasource_variable: bool) -> GroupSpec:
-    panels = tuple(_prefixed_panel(replace(p, datasource=None) if datasource_variable else p, name)
-                   for p in group.panels)
+    panels = tuple(
+        _prefixed_panel(replace(p, datasource=None) if datasource_variable else p, name) for p in group.panels
+    )
     rows = tuple(_prefixed(row, name, datasource_variable) for row in group.rows)
     return replace(group, key=f"{name}.{group.key}", panels=panels, rows=rows)
 
 
-def _groups_of(module: ModuleType, profile: Profile, topology: Topology, where: str) -> tuple[
-        tuple[GroupSpec, ...], tuple[dict[str, Any], ...], bool]:
+def _groups_of(
+    module: ModuleType, profile: Profile, topology: Topology, where: str
+) -> tuple[tuple[GroupSpec, ...], tuple[dict[str, Any], ...], bool]:
     dashboard = getattr(module, "DASHBOARD", None)
     if isinstance(dashboard, ImportedDashboard):
         return tuple(dashboard.groups), tuple(dashboard.variables), True
     build = getattr(module, "build", None)
     if not callable(build):
-        raise InputError(f"{where}: defines neither DASHBOARD = ImportedDashboard(...) (as dashgen import writes) "
-                         "nor build(profile, topology) returning GroupSpec rows")
+        raise InputError(
+            f"{where}: defines neither DASHBOARD = ImportedDashboard(...) (as dashgen import writes) "
+            "nor build(profile, topology) returning GroupSpec rows"
+        )
     try:
         made = build(profile, topology)
     except Exception as exc:
@@ -110,8 +114,10 @@ def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[di
             var_name = str(variable.get("name"))
             if var_name in variables:
                 if variables[var_name] != variable and var_name != "datasource":
-                    raise InputError(f"{where} ({path}): variable ${var_name} is defined differently by dashgen's "
-                                     "dashboard or another module: rename it in the module and in its queries")
+                    raise InputError(
+                        f"{where} ({path}): variable ${var_name} is defined differently by dashgen's "
+                        "dashboard or another module: rename it in the module and in its queries"
+                    )
                 continue
             if imported and isinstance(variable.get("datasource"), dict):  # the dashboard's one data source
                 variable = {**variable, "datasource": {"type": "prometheus", "uid": "${datasource}"}}

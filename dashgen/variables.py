@@ -63,9 +63,13 @@ def node_group_variable(profile: Profile, topology: Topology) -> dict[str, Any] 
     list frozen in the profile (S27)."""
     if is_pd(profile):
         query = f"label_values({selector(ENGINE_POOL_METRIC, job(profile, 'sglang'))}, engine_type)"
-        return _query_variable("pool", "Pool", query,
-                               "Engine pool (prefill / decode) as the engines label themselves (engine_type); "
-                               "selects the nodes that run it now.")
+        return _query_variable(
+            "pool",
+            "Pool",
+            query,
+            "Engine pool (prefill / decode) as the engines label themselves (engine_type); "
+            "selects the nodes that run it now.",
+        )
     if topology.node_group == "pool":
         choices = [(pool.name, "|".join(topology.nodes_of_pool(pool.name))) for pool in profile.pools]
         return _custom_variable("pool", "Pool", choices, "Engine pool; selects the nodes that run it.")
@@ -92,22 +96,32 @@ def dashboard_variables(profile: Profile, topology: Topology, gpu_metric: str | 
     nodes_of = in_deployment(profile, "up", narrow)
     if is_pd(profile):
         nodes_of = selector(ENGINE_POOL_METRIC, job(profile, "sglang"), 'engine_type=~"$pool"')
-    scope = (f" in deployment {profile.label('deployment')}={profile.deployment!r}" if profile.deployment else "")
+    scope = f" in deployment {profile.label('deployment')}={profile.deployment!r}" if profile.deployment else ""
     variables.append(
-        _query_variable("node", "Node", f"label_values({nodes_of}, {node})",
-                        f"Nodes of this deployment{scope} (label '{node}' set by each node's vmagent).")
+        _query_variable(
+            "node",
+            "Node",
+            f"label_values({nodes_of}, {node})",
+            f"Nodes of this deployment{scope} (label '{node}' set by each node's vmagent).",
+        )
     )
     if gpu_metric:
         variables.append(
-            _query_variable("gpu", "GPU",
-                            f'label_values({in_deployment(profile, gpu_metric, f"{node}=~{chr(34)}$node{chr(34)}")}, '
-                            f"{gpu})",
-                            "GPU index on the selected nodes (NVML index).")
+            _query_variable(
+                "gpu",
+                "GPU",
+                f"label_values({in_deployment(profile, gpu_metric, f'{node}=~{chr(34)}$node{chr(34)}')}, {gpu})",
+                "GPU index on the selected nodes (NVML index).",
+            )
         )
     if profile.has_pp:
         stages = [(str(stage), str(stage)) for stage in range(profile.max_pp)]
         variables.append(
-            _custom_variable("stage", "PP stage", stages,
-                             "Pipeline-parallel stage; SGLang series are never summed across stages (S3).")
+            _custom_variable(
+                "stage",
+                "PP stage",
+                stages,
+                "Pipeline-parallel stage; SGLang series are never summed across stages (S3).",
+            )
         )
     return variables

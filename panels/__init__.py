@@ -24,8 +24,22 @@ from dashgen_panels import (
 # In an incident (S34): the Now row, then the rows that localise (SLO and engine state per stage, requests and
 # the gateway, the P:D balance, GPU health and the per-GPU table, cache-disk / Store / node health, the
 # collector), then the cache-evidence review, then reference material.
-GROUPS = (first_screen, slo_health, video_slo, jobs, requests_gateway, pd_balance, gpu_health, gpu_window_stats,
-          gpu_timelines, kv_cache_nvme, collector, cache_evidence, cache_ladder, reference)
+GROUPS = (
+    first_screen,
+    slo_health,
+    video_slo,
+    jobs,
+    requests_gateway,
+    pd_balance,
+    gpu_health,
+    gpu_window_stats,
+    gpu_timelines,
+    kv_cache_nvme,
+    collector,
+    cache_evidence,
+    cache_ladder,
+    reference,
+)
 # Heavy groups start collapsed, so the dashboard opens on the Now row and the first localising rows only (S26,
 # S34): a collapsed row runs no query until it is opened. Modules with rows of their own (requests_gateway,
 # reference) say per row which start collapsed.

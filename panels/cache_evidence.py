@@ -44,8 +44,12 @@ def occupancy_columns(profile: Profile) -> list[tuple[str, str]]:
         columns.append(("Store allocated (% of node's mounted segments)", mc.per_node_occupancy_pct(profile)))
         columns.append(("Store allocated (GiB)", mc.per_node_gib(profile, mc.ALLOCATED)))
     if profile.exported("node_exporter") and profile.disks.has_cache_tier:
-        columns.append((f"Cache filesystem {fs.UNAVAILABLE_NAME} (% of {profile.disks.cache_mountpoint} size)",
-                        fs.unavailable_pct(profile)))
+        columns.append(
+            (
+                f"Cache filesystem {fs.UNAVAILABLE_NAME} (% of {profile.disks.cache_mountpoint} size)",
+                fs.unavailable_pct(profile),
+            )
+        )
     return columns
 
 
@@ -69,8 +73,9 @@ def occupancy_table(profile: Profile) -> PanelSpec:
         "segments not mapped to a node'. Under DP attention the DP groups' pools are added before dividing, "
         "the TP ranks of a group read once. Rows are never added up across nodes or PP stages (S3). " + ABSENT_NOTE,
     )
-    return per_node_table(profile, "occupancy", "Tier occupancy at window end, per node", occupancy_columns(profile),
-                          evidence)
+    return per_node_table(
+        profile, "occupancy", "Tier occupancy at window end, per node", occupancy_columns(profile), evidence
+    )
 
 
 # The last minutes beside the window totals (S34): the Now row's "now" (nodata.RECORDED_WINDOW_SECONDS).
@@ -93,19 +98,25 @@ def reuse_columns(profile: Profile, topology: Topology) -> list[tuple[str, str]]
     for tier, name in tiers:
         mode = sg.TIERS[tier][0]
         for title, window in (("window", WINDOW), (RECENT_TITLE, RECENT_WINDOW)):
-            columns.append((f"Reuse share from {name}, stage scheduler, {title} (%)",
-                            scale(divide(sg.stage_reuse(profile, mode, window),
-                                         sg.stage_reuse(profile, "input", window)), 100)))
+            columns.append(
+                (
+                    f"Reuse share from {name}, stage scheduler, {title} (%)",
+                    scale(divide(sg.stage_reuse(profile, mode, window), sg.stage_reuse(profile, "input", window)), 100),
+                )
+            )
     for tier, name in tiers:
-        columns.append((f"Final reuse from {name}, request-level (tokens)",
-                        sg.request_reuse(profile, topology, sg.TIERS[tier][1])))
+        columns.append(
+            (f"Final reuse from {name}, request-level (tokens)", sg.request_reuse(profile, topology, sg.TIERS[tier][1]))
+        )
     if profile.exported("hicache"):
         columns += [
             ("GPU→Host backup (GiB)", sg.shard_bytes_gib(profile, sg.BACKUP_BYTES)),
             ("Host→GPU load-back (GiB)", sg.shard_bytes_gib(profile, sg.LOAD_BACK_BYTES)),
         ]
-        columns += [(f"GPU KV dropped before Host backup, {reason} (tokens)", sg.dropped_tokens(profile, reason))
-                    for reason in sg.DROPPED_REASONS]
+        columns += [
+            (f"GPU KV dropped before Host backup, {reason} (tokens)", sg.dropped_tokens(profile, reason))
+            for reason in sg.DROPPED_REASONS
+        ]
     if profile.exported("hicache_storage"):
         columns += [
             ("Store query hit, engine L3 lookup (tokens)", sg.logical_tokens(profile, sg.PREFETCH_HIT)),
@@ -130,8 +141,9 @@ def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
         "(hicache_backup_bytes_total), Host→GPU load-back is H2D bytes, Host→Store backed-up is acknowledged L3 "
         "writes (backuped_tokens_total), Store→Host prefetched is L3 reads (prefetched_tokens_total) (S8). "
         "'GPU KV dropped before Host backup' (hicache_dropped_tokens_total) is device KV destroyed without a Host "
-        "copy, one column per reason, never added (S30): " + "; ".join(
-            f"{reason} {meaning}" for reason, meaning in sg.DROPPED_REASONS.items()) + ". It is NOT Host eviction "
+        "copy, one column per reason, never added (S30): "
+        + "; ".join(f"{reason} {meaning}" for reason, meaning in sg.DROPPED_REASONS.items())
+        + ". It is NOT Host eviction "
         "(S10). 'Store query hit' (storage_prefetch_hit_tokens_total) is the metadata layer: tokens an L3 query "
         "found in the Store before any allocation or transfer — a lookup, not a transfer and not a reuse. "
         "'Host→Store dropped before backup' (hicache_backup_dropped_tokens_total) is backup tokens that never "
@@ -151,9 +163,16 @@ def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
         "master's hit counter has no storage-node label). " + ABSENT_NOTE,
     )
     marker = {"type": "value", "options": {str(sg.NOT_SPLITTABLE): {"text": NOT_SPLITTABLE, "index": 0}}}
-    return per_node_table(profile, "reuse_io", "Same-window final reuse and physical reads/writes, per node",
-                          reuse_columns(profile, topology), evidence, extra_mappings=(marker,), unit="short",
-                          decimals=None)
+    return per_node_table(
+        profile,
+        "reuse_io",
+        "Same-window final reuse and physical reads/writes, per node",
+        reuse_columns(profile, topology),
+        evidence,
+        extra_mappings=(marker,),
+        unit="short",
+        decimals=None,
+    )
 
 
 def reasons_table(profile: Profile) -> PanelSpec:
@@ -162,10 +181,13 @@ def reasons_table(profile: Profile) -> PanelSpec:
     share = f"{profile.insufficient_samples_share:g}"
     evidence = Evidence(
         layer="collection health (missing-data reasons, S6)",
-        source="the scraper's up{job} per node, each layer's own series (" + "; ".join(
+        source="the scraper's up{job} per node, each layer's own series ("
+        + "; ".join(
             f"{layer.title}: presence {layer.presence.split('{')[0]}, scrape {layer.scrape_seconds:g} s, "
             f"one sample expected per {layer.sample_seconds:g} s"
-            for layer in layers) + ") and the profile's node list, read from the recorded node inventory "
+            for layer in layers
+        )
+        + ") and the profile's node list, read from the recorded node inventory "
         f"({INVENTORY}: one rule per node in rules/{profile.name}.yml)",
         quantity="one row per node, one column per evidence layer; each cell is the first reason that applies, in "
         "priority order: collection failed (up == 0, or the target missing from up) > segment host not mapped "
@@ -189,9 +211,17 @@ def reasons_table(profile: Profile) -> PanelSpec:
         "means fix the profile, not that the Store is empty; "
         "'ok' means the layer can be read, not that its numbers are good",
     )
-    return per_node_table(profile, "reasons", "Missing-data reasons per node and evidence layer", columns, evidence,
-                          stage=False, extra_mappings=nodata.value_mappings(), decimals=0,
-                          custom={"cellOptions": {"type": "color-text"}})
+    return per_node_table(
+        profile,
+        "reasons",
+        "Missing-data reasons per node and evidence layer",
+        columns,
+        evidence,
+        stage=False,
+        extra_mappings=nodata.value_mappings(),
+        decimals=0,
+        custom={"cellOptions": {"type": "color-text"}},
+    )
 
 
 def expected_lag(profile: Profile, layer: nodata.Layer) -> float:
@@ -208,8 +238,12 @@ def freshness_table(profile: Profile) -> PanelSpec:
         stamps = f"timestamp({layer.presence})"
         if layer.node_from is not None:
             stamps = layer.node_from(stamps)
-        columns.append((f"{layer.title}: newest sample age (s; expected at most {expected_lag(profile, layer):g})",
-                        newest_sample_age([node], stamps)))
+        columns.append(
+            (
+                f"{layer.title}: newest sample age (s; expected at most {expected_lag(profile, layer):g})",
+                newest_sample_age([node], stamps),
+            )
+        )
     worst = max(expected_lag(profile, layer) for layer in layers)
     evidence = Evidence(
         layer="collection health (freshness, S24)",
@@ -225,10 +259,18 @@ def freshness_table(profile: Profile) -> PanelSpec:
         "store's view: a collector whose send queue is backed up delivers late, and its samples arrive with "
         "their scrape timestamps. Rows are never added up (S3)",
     )
-    return per_node_table(profile, "freshness", "Newest sample age per node and evidence layer (s)", columns,
-                          evidence, stage=False, decimals=0, unit="s",
-                          thresholds=(("green", None), ("orange", worst), ("red", 2 * worst)),
-                          custom={"cellOptions": {"type": "color-text"}})
+    return per_node_table(
+        profile,
+        "freshness",
+        "Newest sample age per node and evidence layer (s)",
+        columns,
+        evidence,
+        stage=False,
+        decimals=0,
+        unit="s",
+        thresholds=(("green", None), ("orange", worst), ("red", 2 * worst)),
+        custom={"cellOptions": {"type": "color-text"}},
+    )
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
@@ -237,15 +279,27 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     without a text pool (S25) has no cache tier: the missing-data and freshness tables stay, alone."""
     if not profile.has_kind(TEXT):
         return GroupSpec(key=KEY, title=NO_CACHE_TITLE, panels=(reasons_table(profile), freshness_table(profile)))
-    tables = [occupancy_table(profile), reuse_table(profile, topology), reasons_table(profile),
-              freshness_table(profile)]
+    tables = [
+        occupancy_table(profile),
+        reuse_table(profile, topology),
+        reasons_table(profile),
+        freshness_table(profile),
+    ]
     side = store_capacity.panels(profile, topology)
     # the capacity anatomy (ANATOMY_KEYS) is reference material: the Reference group at the end shows it (S34)
-    return split_rows(KEY, TITLE, [
-        ("tables", TITLE, tables, False),
-        ("store", "Cache evidence: Store capacity, sources and prefetch",
-         [panel for panel in side if panel.key not in ANATOMY_KEYS], False),
-    ])
+    return split_rows(
+        KEY,
+        TITLE,
+        [
+            ("tables", TITLE, tables, False),
+            (
+                "store",
+                "Cache evidence: Store capacity, sources and prefetch",
+                [panel for panel in side if panel.key not in ANATOMY_KEYS],
+                False,
+            ),
+        ],
+    )
 
 
 ANATOMY_KEYS = frozenset({f"{KEY}.capacity_limits", f"{KEY}.logical_allocation", f"{KEY}.filesystem_usage"})

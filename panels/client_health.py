@@ -24,8 +24,10 @@ def client_now_panel(profile: Profile, group_key: str, height: int) -> PanelSpec
     # one query labelled by column (``class``), drawn one row per gateway instance by Grafana's groupingToMatrix
     down = f"Backends down (of {expected})"
     unhealthy = f"clamp_min(1 - ({cs.healthy_backends(profile)}) / {expected}, 0)"
-    query = (f'{cs.non_2xx_share_by_class(profile, window)} or '
-             f'label_replace({unhealthy}, "{cs.CLASS_LABEL}", "{down}", "", "")')
+    query = (
+        f"{cs.non_2xx_share_by_class(profile, window)} or "
+        f'label_replace({unhealthy}, "{cs.CLASS_LABEL}", "{down}", "", "")'
+    )
     rename = {f"{instance}\\{cs.CLASS_LABEL}": "Gateway", **{bad.key: bad.text for bad in cs.BAD_CLASSES}}
     order = ["Gateway", *(bad.text for bad in cs.BAD_CLASSES), down]
 
@@ -33,26 +35,45 @@ def client_now_panel(profile: Profile, group_key: str, height: int) -> PanelSpec
         key=f"{group_key}.client_health",
         title="Gateway: what the client sees (non-2xx by class, backends)",
         evidence=Evidence(
-            source=(f"the model gateway (job {profile.source('gateway').job}): {cs.RESPONSES}{{status_code}} and "
-                    f"{cs.WORKER_HEALTH}{{worker}}; expected backends = the profile's {expected} engine replicas"),
-            quantity=(f"per gateway instance over the last {window}: the share of its responses (all but the "
-                      "clients' own 4xx) that were 429 shed, 5xx failed and timed out (408 / 504), as the client "
-                      f"sees them; and the share of the {expected} expected backends it does not see healthy "
-                      f"(smg_worker_health == 1); red above {cs.SHED_RED_SHARE:.0%} "
-                      "(queries.client_slo.SHED_RED_SHARE)"),
-            limit=(f"a fixed {window} window at the dashboard's end time, not the range: the client-side SLO burn "
-                   "alerts (ClientSloErrorBudgetFastBurn / SlowBurn) hold the longer view. 503 is both a backend "
-                   "failure and the admission queue's timeout shed: it is in the 5xx column. An instance that "
-                   "answered nothing in the window has no share (blank), not 0 %"),
+            source=(
+                f"the model gateway (job {profile.source('gateway').job}): {cs.RESPONSES}{{status_code}} and "
+                f"{cs.WORKER_HEALTH}{{worker}}; expected backends = the profile's {expected} engine replicas"
+            ),
+            quantity=(
+                f"per gateway instance over the last {window}: the share of its responses (all but the "
+                "clients' own 4xx) that were 429 shed, 5xx failed and timed out (408 / 504), as the client "
+                f"sees them; and the share of the {expected} expected backends it does not see healthy "
+                f"(smg_worker_health == 1); red above {cs.SHED_RED_SHARE:.0%} "
+                "(queries.client_slo.SHED_RED_SHARE)"
+            ),
+            limit=(
+                f"a fixed {window} window at the dashboard's end time, not the range: the client-side SLO burn "
+                "alerts (ClientSloErrorBudgetFastBurn / SlowBurn) hold the longer view. 503 is both a backend "
+                "failure and the admission queue's timeout shed: it is in the 5xx column. An instance that "
+                "answered nothing in the window has no share (blank), not 0 %"
+            ),
         ),
         targets=(Target(query, instant=True, table=True, ref_id="A"),),
-        **ratio_axis("percentunit"), decimals=1, width=4, height=height, no_value="no gateway response in window",
+        **ratio_axis("percentunit"),
+        decimals=1,
+        width=4,
+        height=height,
+        no_value="no gateway response in window",
         thresholds=(("green", None), ("red", cs.SHED_RED_SHARE)),
         custom={"cellOptions": {"type": "color-background"}},
         transformations=(
-            {"id": "groupingToMatrix", "options": {"rowField": instance, "columnField": cs.CLASS_LABEL,
-                                                   "valueField": "Value", "emptyValue": "null"}},
-            {"id": "organize", "options": {"renameByName": rename,
-                                           "indexByName": {name: i for i, name in enumerate(order)}}},
+            {
+                "id": "groupingToMatrix",
+                "options": {
+                    "rowField": instance,
+                    "columnField": cs.CLASS_LABEL,
+                    "valueField": "Value",
+                    "emptyValue": "null",
+                },
+            },
+            {
+                "id": "organize",
+                "options": {"renameByName": rename, "indexByName": {name: i for i, name in enumerate(order)}},
+            },
         ),
     )

@@ -33,8 +33,10 @@ def format_size(num_bytes: int) -> str:
 
 def _source(profile: Profile, metrics: str) -> str:
     collector = va.collector(profile)
-    return (f"vmagent's own /metrics (job {collector.job}, scraped by each node's vmagent every "
-            f"{collector.scrape_interval}): {metrics}")
+    return (
+        f"vmagent's own /metrics (job {collector.job}, scraped by each node's vmagent every "
+        f"{collector.scrape_interval}): {metrics}"
+    )
 
 
 def cpu_panel(profile: Profile) -> PanelSpec:
@@ -43,16 +45,23 @@ def cpu_panel(profile: Profile) -> PanelSpec:
         key=f"{KEY}.cpu",
         title="Collector CPU against its quota (cores)",
         evidence=Evidence(
-            source=_source(profile, f"rate({va.CPU}) and {va.CPU_AVAILABLE} (the cgroup CPU quota as cores, else the "
-                                    "host's cores)"),
+            source=_source(
+                profile, f"rate({va.CPU}) and {va.CPU_AVAILABLE} (the cgroup CPU quota as cores, else the host's cores)"
+            ),
             quantity=f"per node, CPU seconds per second used by vmagent, and the cores it may use; the red line is "
-                     f"the profile's quota [collector] cpu_quota = {quota * 100:g} % = {quota:g} cores",
+            f"the profile's quota [collector] cpu_quota = {quota * 100:g} % = {quota:g} cores",
             limit="a quota series equal to the host's core count means no cgroup quota is set: the unit file does "
-                  "not match the profile. CPU throttling itself is not exported by vmagent",
+            "not match the profile. CPU throttling itself is not exported by vmagent",
         ),
-        targets=(Target(va.cpu_used_cores(profile), legend=f"{NODE} used"),
-                 Target(va.cpu_available_cores(profile), legend=f"{NODE} allowed (vmagent)")),
-        unit="short", min=0, width=8, thresholds=(("green", None), ("red", quota)), custom=LINE,
+        targets=(
+            Target(va.cpu_used_cores(profile), legend=f"{NODE} used"),
+            Target(va.cpu_available_cores(profile), legend=f"{NODE} allowed (vmagent)"),
+        ),
+        unit="short",
+        min=0,
+        width=8,
+        thresholds=(("green", None), ("red", quota)),
+        custom=LINE,
     )
 
 
@@ -64,15 +73,20 @@ def memory_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source=_source(profile, f"{va.RSS} and {va.MEMORY_LIMIT} (min of RAM and the cgroup memory.max)"),
             quantity=f"per node, vmagent's resident memory and the limit it sees; the lines are the profile's "
-                     f"[collector] memory_limit = {format_size(limit)} (red) and {va.MEMORY_NEAR_SHARE:.0%} of it "
-                     "(orange, where CollectorMemoryNearLimit fires)",
+            f"[collector] memory_limit = {format_size(limit)} (red) and {va.MEMORY_NEAR_SHARE:.0%} of it "
+            "(orange, where CollectorMemoryNearLimit fires)",
             limit="a limit series equal to the node's RAM means no memory limit is set. With swap 0, reaching the "
-                  "limit is an OOM kill, and with Restart=no the collector then stays dead (the node turns silent)",
+            "limit is an OOM kill, and with Restart=no the collector then stays dead (the node turns silent)",
         ),
-        targets=(Target(va.rss_bytes(profile), legend=f"{NODE} resident"),
-                 Target(va.memory_limit_bytes(profile), legend=f"{NODE} limit (vmagent)")),
-        unit="bytes", min=0, width=8,
-        thresholds=(("green", None), ("orange", va.MEMORY_NEAR_SHARE * limit), ("red", float(limit))), custom=LINE,
+        targets=(
+            Target(va.rss_bytes(profile), legend=f"{NODE} resident"),
+            Target(va.memory_limit_bytes(profile), legend=f"{NODE} limit (vmagent)"),
+        ),
+        unit="bytes",
+        min=0,
+        width=8,
+        thresholds=(("green", None), ("orange", va.MEMORY_NEAR_SHARE * limit), ("red", float(limit))),
+        custom=LINE,
     )
 
 
@@ -84,11 +98,15 @@ def threads_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source=_source(profile, va.THREADS),
             quantity=f"per node, vmagent's OS threads (what systemd's TasksMax counts); the red line is the "
-                     f"profile's [collector] tasks_max = {tasks}",
+            f"profile's [collector] tasks_max = {tasks}",
             limit="at TasksMax the kernel refuses new threads: scrapes and sends stall without a crash",
         ),
         targets=(Target(va.threads(profile), legend=NODE),),
-        unit="short", min=0, width=8, thresholds=(("green", None), ("red", float(tasks))), custom=LINE,
+        unit="short",
+        min=0,
+        width=8,
+        thresholds=(("green", None), ("red", float(tasks))),
+        custom=LINE,
     )
 
 
@@ -98,18 +116,24 @@ def queue_panel(profile: Profile) -> PanelSpec:
         key=f"{KEY}.queue",
         title="Send queue: pending bytes against the bound",
         evidence=Evidence(
-            source=_source(profile, f"{va.PENDING} (all remote-write URLs) and {va.QUEUE_PENDING} (the on-disk "
-                                    "persistent queue)"),
+            source=_source(
+                profile, f"{va.PENDING} (all remote-write URLs) and {va.QUEUE_PENDING} (the on-disk persistent queue)"
+            ),
             quantity=f"per node, bytes waiting to be sent; the lines are the profile's [collector] send_queue_limit = "
-                     f"{format_size(bound)} (-remoteWrite.maxDiskUsagePerURL; red) and {va.QUEUE_NEAR_SHARE:.0%} of "
-                     "it (orange, where CollectorSendQueueNearBound fires)",
+            f"{format_size(bound)} (-remoteWrite.maxDiskUsagePerURL; red) and {va.QUEUE_NEAR_SHARE:.0%} of "
+            "it (orange, where CollectorSendQueueNearBound fires)",
             limit="the bound applies per remote-write URL; past it vmagent drops the oldest data (see Dropped). "
-                  "vmagent 1.79 does not export the configured bound, so only the profile's is drawn",
+            "vmagent 1.79 does not export the configured bound, so only the profile's is drawn",
         ),
-        targets=(Target(va.pending_bytes(profile), legend=f"{NODE} remote write"),
-                 Target(va.queue_pending_bytes(profile), legend=f"{NODE} persistent queue")),
-        unit="bytes", min=0, width=8,
-        thresholds=(("green", None), ("orange", va.QUEUE_NEAR_SHARE * bound), ("red", float(bound))), custom=LINE,
+        targets=(
+            Target(va.pending_bytes(profile), legend=f"{NODE} remote write"),
+            Target(va.queue_pending_bytes(profile), legend=f"{NODE} persistent queue"),
+        ),
+        unit="bytes",
+        min=0,
+        width=8,
+        thresholds=(("green", None), ("orange", va.QUEUE_NEAR_SHARE * bound), ("red", float(bound))),
+        custom=LINE,
     )
 
 
@@ -121,10 +145,12 @@ def dropped_packets_panel(profile: Profile) -> PanelSpec:
             source=_source(profile, f"{va.PACKETS_DROPPED} (counter)"),
             quantity="per node, blocks of samples remote write gave up on, per second",
             limit="anything above 0 is data lost for good; newer vmagent versions also count dropped samples "
-                  "(vmagent_remotewrite_samples_dropped_total), which 1.79 does not export",
+            "(vmagent_remotewrite_samples_dropped_total), which 1.79 does not export",
         ),
         targets=(Target(va.dropped_rate(profile, va.PACKETS_DROPPED), legend=NODE),),
-        unit="short", min=0, width=8,
+        unit="short",
+        min=0,
+        width=8,
     )
 
 
@@ -138,7 +164,9 @@ def dropped_queue_panel(profile: Profile) -> PanelSpec:
             limit="anything above 0 is data lost for good: the queue was full (see the send queue)",
         ),
         targets=(Target(va.dropped_rate(profile, va.QUEUE_DROPPED), legend=NODE),),
-        unit="Bps", min=0, width=8,
+        unit="Bps",
+        min=0,
+        width=8,
     )
 
 
@@ -150,41 +178,58 @@ def scrape_errors_panel(profile: Profile) -> PanelSpec:
             source=_source(profile, f"{va.SCRAPES_FAILED} (counter, all targets of the node's vmagent)"),
             quantity="per node, scrapes that failed (connection, timeout, parse), per second",
             limit="which target fails is in the Now row's Missing targets (up == 0); a dead collector counts no "
-                  "failure at all",
+            "failure at all",
         ),
         targets=(Target(va.scrape_errors_rate(profile), legend=NODE),),
-        unit="short", min=0, width=8,
+        unit="short",
+        min=0,
+        width=8,
     )
 
 
-def _per_target_panel(profile: Profile, key: str, title: str, metric: str, quantity: str, limit: str,
-                      unit: str) -> PanelSpec:
+def _per_target_panel(
+    profile: Profile, key: str, title: str, metric: str, quantity: str, limit: str, unit: str
+) -> PanelSpec:
     """A series vmagent writes for every target it scrapes, per node, job and target."""
     return timeseries(
-        key=f"{KEY}.{key}", title=title,
-        evidence=Evidence(source=f"{metric}, written by the node's vmagent for every target it scrapes",
-                          quantity=f"per node, job and target, {quantity}", limit=limit),
+        key=f"{KEY}.{key}",
+        title=title,
+        evidence=Evidence(
+            source=f"{metric}, written by the node's vmagent for every target it scrapes",
+            quantity=f"per node, job and target, {quantity}",
+            limit=limit,
+        ),
         targets=(Target(va.per_target(profile, metric), legend="{{node}} {{job}} {{instance}}"),),
-        unit=unit, min=0, width=12,
+        unit=unit,
+        min=0,
+        width=12,
     )
 
 
 def scrape_duration_panel(profile: Profile) -> PanelSpec:
     return _per_target_panel(
-        profile, "scrape_duration", "Scrape duration per target (s)", va.SCRAPE_DURATION,
+        profile,
+        "scrape_duration",
+        "Scrape duration per target (s)",
+        va.SCRAPE_DURATION,
         quantity="how long its last scrape took",
         limit="a scrape longer than its interval delays the next; vm_promscrape_scrape_duration_seconds is a "
-              "VictoriaMetrics histogram (MetricsQL only) and is not used",
-        unit="s")
+        "VictoriaMetrics histogram (MetricsQL only) and is not used",
+        unit="s",
+    )
 
 
 def samples_panel(profile: Profile) -> PanelSpec:
     return _per_target_panel(
-        profile, "samples", "Samples scraped per target", va.SAMPLES_SCRAPED,
+        profile,
+        "samples",
+        "Samples scraped per target",
+        va.SAMPLES_SCRAPED,
         quantity="the samples its last scrape returned",
         limit="a sudden drop means a collector inside the target stopped exporting; a jump, new series "
-              "(cardinality) that cost the collector memory",
-        unit="short")
+        "(cardinality) that cost the collector memory",
+        unit="short",
+    )
 
 
 def freshness_panel(profile: Profile) -> PanelSpec:
@@ -195,14 +240,18 @@ def freshness_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source="timestamp() of up of every job of this deployment, per node",
             quantity=f"seconds since the newest stored sample of each node and job; the red line is {bound:g} s, "
-                     f"where a node whose every job is that old counts as silent ({va.SILENT_INTERVALS} collector "
-                     f"scrape intervals plus the store's latency offset {profile.store.latency_offset})",
+            f"where a node whose every job is that old counts as silent ({va.SILENT_INTERVALS} collector "
+            f"scrape intervals plus the store's latency offset {profile.store.latency_offset})",
             limit="after the store's look-back (5 minutes by default) a silent node has no sample and so no age: "
-                  "the line ends, and the Now row's matrix reads 'collector silent'. Samples arrive with their "
-                  "scrape timestamps, so a backed-up send queue shows as age too",
+            "the line ends, and the Now row's matrix reads 'collector silent'. Samples arrive with their "
+            "scrape timestamps, so a backed-up send queue shows as age too",
         ),
         targets=(Target(va.newest_up_age(profile), legend="{{node}} {{job}}"),),
-        unit="s", min=0, width=12, thresholds=(("green", None), ("red", bound)), custom=LINE,
+        unit="s",
+        min=0,
+        width=12,
+        thresholds=(("green", None), ("red", bound)),
+        custom=LINE,
     )
 
 
@@ -214,26 +263,42 @@ def gpm_panel(profile: Profile) -> PanelSpec | None:
         title="GPM sampler: share of valid samples",
         evidence=Evidence(
             source=f"gpm_sample_valid of the GPM sampler (job {profile.source('gpm').job}; 1 when the sample's "
-                   "validity code is OK, else 0), per GPU",
+            "validity code is OK, else 0), per GPU",
             quantity="per node, the mean over its GPUs of the last sample's validity: 1 = every GPU's sample valid",
             limit="the sampler's ring fill and oldest frame are not in the metric contract (metrics.md), so they are "
-                  "not shown; an absent line is a sampler that stopped exporting (see the matrix's GPM column)",
+            "not shown; an absent line is a sampler that stopped exporting (see the matrix's GPM column)",
         ),
         targets=(Target(va.gpm_valid_share(profile), legend=NODE),),
-        **ratio_axis("percentunit"), width=12,
+        **ratio_axis("percentunit"),
+        width=12,
     )
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     if profile.collector is None:
-        panels: list[PanelSpec | None] = [text(
-            f"{KEY}.not_stated", "Collector bounds: not stated",
-            f"The profile {profile.name} has no `[collector]` section: the collector's bounds (CPU quota, memory "
-            "limit, send queue, TasksMax) and its own scrape job are unknown, so nothing is drawn against them. "
-            "See docs/collector.md.", width=24, height=3)]
+        panels: list[PanelSpec | None] = [
+            text(
+                f"{KEY}.not_stated",
+                "Collector bounds: not stated",
+                f"The profile {profile.name} has no `[collector]` section: the collector's bounds (CPU quota, memory "
+                "limit, send queue, TasksMax) and its own scrape job are unknown, so nothing is drawn against them. "
+                "See docs/collector.md.",
+                width=24,
+                height=3,
+            )
+        ]
     else:
-        panels = [cpu_panel(profile), memory_panel(profile), threads_panel(profile), queue_panel(profile),
-                  dropped_packets_panel(profile), dropped_queue_panel(profile), scrape_errors_panel(profile),
-                  scrape_duration_panel(profile), samples_panel(profile), freshness_panel(profile),
-                  gpm_panel(profile)]
+        panels = [
+            cpu_panel(profile),
+            memory_panel(profile),
+            threads_panel(profile),
+            queue_panel(profile),
+            dropped_packets_panel(profile),
+            dropped_queue_panel(profile),
+            scrape_errors_panel(profile),
+            scrape_duration_panel(profile),
+            samples_panel(profile),
+            freshness_panel(profile),
+            gpm_panel(profile),
+        ]
     return GroupSpec(key=KEY, title=TITLE, panels=tuple(p for p in panels if p is not None), collapsed=True)

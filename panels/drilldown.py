@@ -27,8 +27,10 @@ def node_link(profile: Profile) -> dict[str, Any]:
     """Data link: the same dashboard narrowed to the clicked series' node, time range kept."""
     node = profile.label("node")
     uid = cluster_dashboard_uid(profile.name)
-    return link(f"Drill down to node ${{__field.labels.{node}}}",
-                 f"/d/{uid}/?var-node=${{__field.labels.{node}}}&${{__url_time_range}}&{_kept_vars(profile)}")
+    return link(
+        f"Drill down to node ${{__field.labels.{node}}}",
+        f"/d/{uid}/?var-node=${{__field.labels.{node}}}&${{__url_time_range}}&{_kept_vars(profile)}",
+    )
 
 
 def gpu_link(profile: Profile) -> dict[str, Any]:
@@ -45,5 +47,7 @@ def gpu_link(profile: Profile) -> dict[str, Any]:
 def per_gpu_rows_link(profile: Profile) -> dict[str, Any]:
     """Panel link: the per-GPU rows of this dashboard for the nodes and GPUs selected now."""
     uid = cluster_dashboard_uid(profile.name)
-    return link("Per-GPU rows for the selected nodes",
-                 f"/d/{uid}/?${{node:queryparam}}&${{gpu:queryparam}}&${{__url_time_range}}&{_kept_vars(profile)}")
+    return link(
+        "Per-GPU rows for the selected nodes",
+        f"/d/{uid}/?${{node:queryparam}}&${{gpu:queryparam}}&${{__url_time_range}}&{_kept_vars(profile)}",
+    )

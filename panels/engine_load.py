@@ -21,8 +21,9 @@ KEY = "slo_health"
 KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
 QUEUE_STATES = (("green", None), ("yellow", 0.01), ("orange", 0.5), ("red", 1.0))
 STALLED_TEXT = "stalled: waiting, none running"
-STALLED_MAPPINGS = ({"type": "value", "options": {
-    f"{STALLED_VALUE:.0f}": {"text": STALLED_TEXT, "color": "red", "index": 0}}},)
+STALLED_MAPPINGS = (
+    {"type": "value", "options": {f"{STALLED_VALUE:.0f}": {"text": STALLED_TEXT, "color": "red", "index": 0}}},
+)
 
 
 # (panel, has PP) -> title: "stage" where the profile has pipeline parallelism, "instance" where it has none.
@@ -78,12 +79,15 @@ def _stage_legend(profile: Profile) -> str:
 
 
 def _scheduler_source(profile: Profile, metric: str) -> str:
-    return (f"SGLang scheduler gauge {metric} (job {profile.source('sglang').job}), reported by the stats-logging "
-            "TP rank of each PP stage")
+    return (
+        f"SGLang scheduler gauge {metric} (job {profile.source('sglang').job}), reported by the stats-logging "
+        "TP rank of each PP stage"
+    )
 
 
-def _stage_panel(profile: Profile, key: str, title: str, make: Callable[..., PanelSpec], evidence: Evidence,
-                 expr: str, **fields: Any) -> PanelSpec:
+def _stage_panel(
+    profile: Profile, key: str, title: str, make: Callable[..., PanelSpec], evidence: Evidence, expr: str, **fields: Any
+) -> PanelSpec:
     """A per-(node, PP stage) panel of the kit kind ``make``: one series per stage, drilling down to the
     clicked node."""
     return make(
@@ -99,13 +103,18 @@ def _stage_panel(profile: Profile, key: str, title: str, make: Callable[..., Pan
 
 def requests_panel(profile: Profile, key: str, metric: str, quantity: str, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, _key(key, role), _title(profile, key, role), timeseries,
+        profile,
+        _key(key, role),
+        _title(profile, key, role),
+        timeseries,
         Evidence(
             source=_scheduler_source(profile, metric),
             quantity=quantity + " per (node, PP stage); TP copies removed with max, DP groups added (the "
-                     "Requests group shows the same gauge per DP group)",
-            limit=("each PP stage's scheduler sees the same requests, so stages are never summed (S3); a gauge "
-                   "sampled at the log interval can miss short bursts"),
+            "Requests group shows the same gauge per DP group)",
+            limit=(
+                "each PP stage's scheduler sees the same requests, so stages are never summed (S3); a gauge "
+                "sampled at the log interval can miss short bursts"
+            ),
         ),
         per_stage_requests(profile, metric, role=role),
         unit="short",
@@ -124,14 +133,19 @@ def queue_length_panel(profile: Profile, role: str = "") -> PanelSpec:
 
 def load_state_panel(profile: Profile, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, _key("load_state", role), _title(profile, "load_state", role), stat,
+        profile,
+        _key("load_state", role),
+        _title(profile, "load_state", role),
+        stat,
         Evidence(
             source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
             quantity="waiting requests per running request per (node, PP stage), last value",
-            limit=("green: nobody waits (0 when nothing runs either); yellow (busy): some requests wait; orange "
-                   "(high): half a batch waits; red (overloaded): more requests wait than run; red "
-                   f"'{STALLED_TEXT}': requests wait and none runs (a stalled scheduler, or every request retracted "
-                   "for lack of KV), the worst state. No data only when both gauges are absent"),
+            limit=(
+                "green: nobody waits (0 when nothing runs either); yellow (busy): some requests wait; orange "
+                "(high): half a batch waits; red (overloaded): more requests wait than run; red "
+                f"'{STALLED_TEXT}': requests wait and none runs (a stalled scheduler, or every request retracted "
+                "for lack of KV), the worst state. No data only when both gauges are absent"
+            ),
         ),
         queue_per_running(profile, role),
         unit="none",
@@ -146,13 +160,20 @@ def load_state_panel(profile: Profile, role: str = "") -> PanelSpec:
 
 def kv_usage_panel(profile: Profile, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, _key("kv_usage", role), _title(profile, "kv_usage", role), timeseries,
+        profile,
+        _key("kv_usage", role),
+        _title(profile, "kv_usage", role),
+        timeseries,
         Evidence(
             source=_scheduler_source(profile, "sglang:token_usage"),
-            quantity=("used share of the fullest KV pool (max of full / SWA / mamba pools) per (node, PP stage); "
-                      "the fullest DP group"),
-            limit=("slots held by the radix cache that can be evicted are not counted as used; colours: yellow "
-                   "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"),
+            quantity=(
+                "used share of the fullest KV pool (max of full / SWA / mamba pools) per (node, PP stage); "
+                "the fullest DP group"
+            ),
+            limit=(
+                "slots held by the radix cache that can be evicted are not counted as used; colours: yellow "
+                "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"
+            ),
         ),
         kv_usage(profile, role),
         **ratio_axis("percentunit"),
@@ -164,16 +185,25 @@ def kv_usage_panel(profile: Profile, role: str = "") -> PanelSpec:
 
 def prefix_hit_panel(profile: Profile, role: str = "") -> PanelSpec:
     return _stage_panel(
-        profile, _key("prefix_hit", role), _title(profile, "prefix_hit", role), timeseries,
+        profile,
+        _key("prefix_hit", role),
+        _title(profile, "prefix_hit", role),
+        timeseries,
         Evidence(
-            source=(f"SGLang scheduler counter sglang:prefill_effective_tokens_total{{mode}} (job "
-                    f"{profile.source('sglang').job}); chosen over the sglang:cache_hit_rate gauge because it is "
-                    "token-weighted over the rate interval rather than the scheduler's own estimate"),
-            quantity=("(device_hit + host_hit + storage_hit) ÷ input prefill tokens per (node, PP stage), over the "
-                      "rate interval; the logging TP rank is read (max across TP ranks)"),
-            limit=("scheduler-level final reuse at prefill (S9): the same counter as the final-reuse columns of the "
-                   "cache-evidence table, as a token share; not a request hit rate; every PP stage counts the same "
-                   "request, so stages are never added (S3). No prefill in the interval -> No data"),
+            source=(
+                f"SGLang scheduler counter sglang:prefill_effective_tokens_total{{mode}} (job "
+                f"{profile.source('sglang').job}); chosen over the sglang:cache_hit_rate gauge because it is "
+                "token-weighted over the rate interval rather than the scheduler's own estimate"
+            ),
+            quantity=(
+                "(device_hit + host_hit + storage_hit) ÷ input prefill tokens per (node, PP stage), over the "
+                "rate interval; the logging TP rank is read (max across TP ranks)"
+            ),
+            limit=(
+                "scheduler-level final reuse at prefill (S9): the same counter as the final-reuse columns of the "
+                "cache-evidence table, as a token share; not a request hit rate; every PP stage counts the same "
+                "request, so stages are never added (S3). No prefill in the interval -> No data"
+            ),
             layer="final reuse at prefill (scheduler)",
         ),
         prefix_hit_ratio(profile, role=role),
@@ -184,6 +214,14 @@ def prefix_hit_panel(profile: Profile, role: str = "") -> PanelSpec:
 
 def stage_panels(profile: Profile) -> list[PanelSpec]:
     """The five engine-load panels, once per pool in a PD deployment (prefill, then decode)."""
-    return [panel for role in pd_roles(profile) for panel in (
-        batch_size_panel(profile, role), queue_length_panel(profile, role), load_state_panel(profile, role),
-        kv_usage_panel(profile, role), prefix_hit_panel(profile, role))]
+    return [
+        panel
+        for role in pd_roles(profile)
+        for panel in (
+            batch_size_panel(profile, role),
+            queue_length_panel(profile, role),
+            load_state_panel(profile, role),
+            kv_usage_panel(profile, role),
+            prefix_hit_panel(profile, role),
+        )
+    ]

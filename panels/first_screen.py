@@ -37,8 +37,14 @@ WORKLOADS = ("text-generation", "video-generation")
 # without the rule file): "rule evaluator silent", never a made-up 0 (S7).
 FIRING_TITLE = "Firing alerts: what, where, since when"
 MATRIX_TITLE = "Node × layer health"
-HEALTHY_EMPTY = frozenset({("Alerts firing", "A"), (FIRING_TITLE, "A"),
-                           ("Missing targets", "A"), ("Targets per source: up, expected, missing", "C")})
+HEALTHY_EMPTY = frozenset(
+    {
+        ("Alerts firing", "A"),
+        (FIRING_TITLE, "A"),
+        ("Missing targets", "A"),
+        ("Targets per source: up, expected, missing", "C"),
+    }
+)
 TOP, BOTTOM = 6, 12  # the heights of the two lines: 1 + 6 + 12 = 19 grid units with the row header
 CLIENT_SLOT = 4  # the top line's slot for the client-visible health (S33) when the profile exports a gateway
 
@@ -52,17 +58,21 @@ def firing_count_panel(profile: Profile) -> PanelSpec:
         key=f"{KEY}.firing_count",
         title="Alerts firing",
         evidence=Evidence(
-            source="ALERTS{alertstate=\"firing\"}, written by the rule evaluator (Prometheus or vmalert) for dashgen's "
-                   "rules of this deployment (rules/<profile>.yml; every rule carries the deployment label, S21); "
-                   f"whether that evaluator runs: the newest {nodata.LAYER_REASON} sample the same rule file records",
+            source='ALERTS{alertstate="firing"}, written by the rule evaluator (Prometheus or vmalert) for dashgen\'s '
+            "rules of this deployment (rules/<profile>.yml; every rule carries the deployment label, S21); "
+            f"whether that evaluator runs: the newest {nodata.LAYER_REASON} sample the same rule file records",
             quantity="the number of alert series firing at the window end; 0 when none fires and the rule evaluator "
-                     f"recorded within the last {_staleness(profile)} (the Now row's one staleness bound)",
+            f"recorded within the last {_staleness(profile)} (the Now row's one staleness bound)",
             limit=f"'{serving.EVALUATOR_SILENT_TEXT}' when no rule of the file was evaluated within "
-                  f"{_staleness(profile)}: no evaluator loads the file, or it stopped; an absent ALERTS then proves "
-                  "nothing, so no made-up 0 is shown (S7). Pending alerts are not counted",
+            f"{_staleness(profile)}: no evaluator loads the file, or it stopped; an absent ALERTS then proves "
+            "nothing, so no made-up 0 is shown (S7). Pending alerts are not counted",
         ),
         targets=(Target(serving.firing_count(profile), legend="firing", instant=True),),
-        unit="short", min=0, decimals=0, width=3, height=TOP,
+        unit="short",
+        min=0,
+        decimals=0,
+        width=3,
+        height=TOP,
         no_value=serving.EVALUATOR_SILENT_TEXT,
         thresholds=(("green", None), ("red", 1)),
         options=last_value(colorMode="background"),
@@ -80,9 +90,9 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
         evidence=Evidence(
             source="SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
             quantity=f"over the dashboard window, the lowest good share of any model and any SLI (TTFT, TPOT, E2E); "
-                     f"objective {profile.slo.objective:g}",
+            f"objective {profile.slo.objective:g}",
             limit="one number: the lowest, never an average of models; the SLO and health group below has it per "
-                  "model and over time. No requests in the window -> No data, not 100 %",
+            "model and over time. No requests in the window -> No data, not 100 %",
         ),
         target=Target(serving.slo_health(profile, WINDOW), legend="lowest", instant=True),
         no_value="No requests in window",
@@ -92,9 +102,16 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
 def _slo_stat(profile: Profile, title: str, evidence: Evidence, target: Target, no_value: str) -> PanelSpec:
     """The first screen's one SLO number (text or job SLO): a good share, coloured by the SLO's health states."""
     return stat(
-        key=f"{KEY}.slo", title=title, evidence=evidence, targets=(target,),
-        **ratio_axis("percentunit"), decimals=2, width=3, height=TOP,
-        no_value=no_value, thresholds=health_states(profile),
+        key=f"{KEY}.slo",
+        title=title,
+        evidence=evidence,
+        targets=(target,),
+        **ratio_axis("percentunit"),
+        decimals=2,
+        width=3,
+        height=TOP,
+        no_value=no_value,
+        thresholds=health_states(profile),
         options=last_value(colorMode="background"),
     )
 
@@ -106,18 +123,25 @@ def coverage_panel(profile: Profile) -> PanelSpec:
         key=f"{KEY}.coverage",
         title="Targets up / expected",
         evidence=Evidence(
-            source="the scraper's up series of every job of this deployment, and the profile: " + parts +
-                   " (dashgen.deployment.targets: one target per node for each exported per-node source and the "
-                   "collector, [collector.targets] for the sources on some nodes)",
+            source="the scraper's up series of every job of this deployment, and the profile: "
+            + parts
+            + " (dashgen.deployment.targets: one target per node for each exported per-node source and the "
+            "collector, [collector.targets] for the sources on some nodes)",
             quantity=f"targets whose last scrape succeeded (up == 1) at the window end, beside the {total} the profile "
-                     "expects",
+            "expects",
             limit="a dead collector takes all its node's targets with it: read the matrix's Collector column "
-                  "before blaming the targets (S23). A target missing from up is counted as not up",
+            "before blaming the targets (S23). A target missing from up is counted as not up",
         ),
-        targets=(Target(va.targets_up_total(profile), legend="up", instant=True, ref_id="A"),
-                 Target(va.expected_total_expr(profile), legend="expected", instant=True, ref_id="B")),
-        unit="short", decimals=0, width=3, height=TOP,
-        no_value="no target up", thresholds=(("text", None),),
+        targets=(
+            Target(va.targets_up_total(profile), legend="up", instant=True, ref_id="A"),
+            Target(va.expected_total_expr(profile), legend="expected", instant=True, ref_id="B"),
+        ),
+        unit="short",
+        decimals=0,
+        width=3,
+        height=TOP,
+        no_value="no target up",
+        thresholds=(("text", None),),
         options=last_value(colorMode="value", textMode="value_and_name"),
     )
 
@@ -126,47 +150,80 @@ def firing_columns(profile: Profile) -> dict[str, str]:
     """The firing table's columns, in order: label -> header. Labels an alert does not carry leave its cells
     empty; a column no firing alert carries is not drawn; a rule label not listed here is drawn after these."""
     label = profile.label
-    return {"alertname": "Alert", "severity": "Severity", label("node"): "Node", label("gpu"): "GPU",
-            label("dcgm_uuid"): "GPU UUID", label("gpm_uuid"): "GPU UUID (GPM)", label("pp_rank"): "PP stage",
-            "replica": "Replica", "engine_type": "Pool", "pool": "Pool (profile)", "device": "Device",
-            "entry": "Gateway entry", "backend": "Backend", label("instance"): "Instance",
-            label("model_name"): "Model", "slo": "SLI", "reason": "Reason", label("job"): "Job",
-            "Value #A": "Active since", "Value": "Active since"}  # Grafana names a lone query's value either way
+    return {
+        "alertname": "Alert",
+        "severity": "Severity",
+        label("node"): "Node",
+        label("gpu"): "GPU",
+        label("dcgm_uuid"): "GPU UUID",
+        label("gpm_uuid"): "GPU UUID (GPM)",
+        label("pp_rank"): "PP stage",
+        "replica": "Replica",
+        "engine_type": "Pool",
+        "pool": "Pool (profile)",
+        "device": "Device",
+        "entry": "Gateway entry",
+        "backend": "Backend",
+        label("instance"): "Instance",
+        label("model_name"): "Model",
+        "slo": "SLI",
+        "reason": "Reason",
+        label("job"): "Job",
+        "Value #A": "Active since",
+        "Value": "Active since",
+    }  # Grafana names a lone query's value either way
 
 
 def firing_table(profile: Profile) -> PanelSpec:
     columns = firing_columns(profile)
-    evaluator_row = {"type": "value", "options": {
-        str(serving.NONE_FIRING): {"text": f"— (rule evaluator fresh: recorded within {_staleness(profile)})",
-                                   "color": "green", "index": 0},
-        str(serving.SINCE_UNKNOWN): {"text": "unknown (no ALERTS_FOR_STATE)", "index": 1}}}
+    evaluator_row = {
+        "type": "value",
+        "options": {
+            str(serving.NONE_FIRING): {
+                "text": f"— (rule evaluator fresh: recorded within {_staleness(profile)})",
+                "color": "green",
+                "index": 0,
+            },
+            str(serving.SINCE_UNKNOWN): {"text": "unknown (no ALERTS_FOR_STATE)", "index": 1},
+        },
+    }
     return table(
         key=f"{KEY}.firing",
         title=FIRING_TITLE,
         evidence=Evidence(
-            source="ALERTS{alertstate=\"firing\"} of this deployment, and ALERTS_FOR_STATE (the same labels, "
-                   "value: the time the alert became active), both written by the rule evaluator",
+            source='ALERTS{alertstate="firing"} of this deployment, and ALERTS_FOR_STATE (the same labels, '
+            "value: the time the alert became active), both written by the rule evaluator",
             quantity="one row per firing alert with the labels of what it is about: node, GPU index and UUID, PP "
-                     "stage / replica / pool, device, gateway entry or backend, instance, model, SLI (the slo label), "
-                     "and since when it is active; critical first, then the newest",
+            "stage / replica / pool, device, gateway entry or backend, instance, model, SLI (the slo label), "
+            "and since when it is active; critical first, then the newest",
             limit="'Active since' is when the condition first held (pending), before its 'for' elapsed; a column "
-                  "shows only when a firing alert carries that label. 'none firing' is a row only while the rule "
-                  f"evaluator recorded within {_staleness(profile)}; no row at all: "
-                  f"'{serving.EVALUATOR_SILENT_TEXT}' (see Alerts firing). Each alert's runbook is "
-                  "docs/alerts.md#<alert name in lower case>",
+            "shows only when a firing alert carries that label. 'none firing' is a row only while the rule "
+            f"evaluator recorded within {_staleness(profile)}; no row at all: "
+            f"'{serving.EVALUATOR_SILENT_TEXT}' (see Alerts firing). Each alert's runbook is "
+            "docs/alerts.md#<alert name in lower case>",
         ),
         targets=(Target(serving.firing_table(profile), instant=True, table=True, ref_id="A"),),
-        unit="dateTimeFromNow", decimals=0, width=24 - 3 - 3 - CLIENT_SLOT - 3, height=TOP,
-        no_value=serving.EVALUATOR_SILENT_TEXT, mappings=(evaluator_row,),
+        unit="dateTimeFromNow",
+        decimals=0,
+        width=24 - 3 - 3 - CLIENT_SLOT - 3,
+        height=TOP,
+        no_value=serving.EVALUATOR_SILENT_TEXT,
+        mappings=(evaluator_row,),
         transformations=(
             {"id": "merge", "options": {}},
             # the labels of what an alert is about come first, in order; any other rule label after them
-            {"id": "organize", "options": {
-                "excludeByName": dict.fromkeys(("Time", "__name__", "alertstate", profile.label("deployment")), True),
-                "indexByName": {name: i for i, name in enumerate(columns)}, "renameByName": columns}},
+            {
+                "id": "organize",
+                "options": {
+                    "excludeByName": dict.fromkeys(
+                        ("Time", "__name__", "alertstate", profile.label("deployment")), True
+                    ),
+                    "indexByName": {name: i for i, name in enumerate(columns)},
+                    "renameByName": columns,
+                },
+            },
         ),
-        options={"sortBy": [{"displayName": "Severity", "desc": False},
-                            {"displayName": "Active since", "desc": True}]},
+        options={"sortBy": [{"displayName": "Severity", "desc": False}, {"displayName": "Active since", "desc": True}]},
     )
 
 
@@ -192,15 +249,28 @@ def matrix_columns(profile: Profile) -> list[tuple[str, str]]:
 
     columns = []
     if silent:
-        columns.append(("Collector (vmagent)",
-                        unless_silent(f"{health.recorded_health(profile, health.COLLECTOR_LAYER, bound)} "
-                                      f"or on({node}) {live}")))
+        columns.append(
+            (
+                "Collector (vmagent)",
+                unless_silent(f"{health.recorded_health(profile, health.COLLECTOR_LAYER, bound)} or on({node}) {live}"),
+            )
+        )
     # ok only while the rule evaluator records (the clock's state is a recorded condition, never made up)
-    columns.append(("Clock", unless_silent(f"{health.recorded_health(profile, health.CLOCK_LAYER, bound)} "
-                                           f"or on({node}) ({live} and on() {fresh})")))
+    columns.append(
+        (
+            "Clock",
+            unless_silent(
+                f"{health.recorded_health(profile, health.CLOCK_LAYER, bound)} or on({node}) ({live} and on() {fresh})"
+            ),
+        )
+    )
     for layer in nodata.layers(profile):
-        cell = health.worst(profile, nodata.recorded_reason(profile, layer),
-                            health.recorded_health(profile, layer.key, bound), nodata.UNINITIALISED)
+        cell = health.worst(
+            profile,
+            nodata.recorded_reason(profile, layer),
+            health.recorded_health(profile, layer.key, bound),
+            nodata.UNINITIALISED,
+        )
         columns.append((layer.title, unless_silent(f"({cell})")))
     return columns
 
@@ -213,8 +283,10 @@ def column_key(index: int, column: str) -> str:
 def matrix_query(profile: Profile) -> str:
     """Every matrix column in one query: each column's series labelled ``layer="<nn> <column>"``, so Grafana's
     groupingToMatrix draws one row per node and one column per layer (a node has one series per column)."""
-    return " or ".join(f'label_replace({expr}, "{nodata.LAYER_LABEL}", "{column_key(i, column)}", "", "")'
-                       for i, (column, expr) in enumerate(matrix_columns(profile)))
+    return " or ".join(
+        f'label_replace({expr}, "{nodata.LAYER_LABEL}", "{column_key(i, column)}", "", "")'
+        for i, (column, expr) in enumerate(matrix_columns(profile))
+    )
 
 
 def matrix_panel(profile: Profile) -> PanelSpec:
@@ -223,50 +295,68 @@ def matrix_panel(profile: Profile) -> PanelSpec:
     corner = f"{node}\\{nodata.LAYER_LABEL}"  # groupingToMatrix names its first field "<row field>\\<column field>"
     rename = {corner: "Node", **{column_key(i, column): column for i, (column, _) in enumerate(columns)}}
     bound = staleness_seconds(profile)
-    collector = (f"Collector column and every cell: '{va.SILENT_TEXT}' (dark purple) when no target of the node "
-                 f"delivered a sample for {bound:g} s, or the node has no sample at all: the node's vmagent is dead "
-                 "or cut off, which is a collector fact, not a target fact (S23); else the collector's recorded "
-                 f"health ('{health.COLLECTOR_DROPPING.text}', '{health.COLLECTOR_QUEUE_FULL.text}'). "
-                 if profile.collector else
-                 "The profile has no [collector] section, so a dead collector reads 'collection failed'. ")
-    silent_mapping = {"type": "value", "options": {str(va.SILENT): {"text": va.SILENT_TEXT, "color": va.SILENT_COLOUR,
-                                                                    "index": 0}}}
+    collector = (
+        f"Collector column and every cell: '{va.SILENT_TEXT}' (dark purple) when no target of the node "
+        f"delivered a sample for {bound:g} s, or the node has no sample at all: the node's vmagent is dead "
+        "or cut off, which is a collector fact, not a target fact (S23); else the collector's recorded "
+        f"health ('{health.COLLECTOR_DROPPING.text}', '{health.COLLECTOR_QUEUE_FULL.text}'). "
+        if profile.collector
+        else "The profile has no [collector] section, so a dead collector reads 'collection failed'. "
+    )
+    silent_mapping = {
+        "type": "value",
+        "options": {str(va.SILENT): {"text": va.SILENT_TEXT, "color": va.SILENT_COLOUR, "index": 0}},
+    }
     return table(
         key=f"{KEY}.matrix",
         title=MATRIX_TITLE,
         evidence=Evidence(
             layer="collection health and layer health (S6, S23, S32)",
             source=f"the reason codes of the Missing-data reasons table (Cache evidence group) per evidence layer, as "
-                   f"dashgen's recording rule {nodata.LAYER_REASON} records them, and the health states "
-                   f"{health.LAYER_HEALTH} per layer (plus 'collector' and 'clock'), both in rules/{profile.name}.yml "
-                   f"group dashgen-{profile.name}-layer-health; the newest up sample of each node",
+            f"dashgen's recording rule {nodata.LAYER_REASON} records them, and the health states "
+            f"{health.LAYER_HEALTH} per layer (plus 'collector' and 'clock'), both in rules/{profile.name}.yml "
+            f"group dashgen-{profile.name}-layer-health; the newest up sample of each node",
             quantity="one row per node, one cell per layer: the worst of the missing-data reason and the health "
-                     "state. Colour families: green ok; blue no traffic / no I/O (idle, nothing wrong seen); yellow "
-                     "insufficient samples; orange uninitialised; red / dark red collection failed / GPU missing "
-                     "(k of N); purple segment host not mapped; dark purple collector silent (missing data); magenta "
-                     f"a health state (dark: critical, e.g. '{health.ENGINE_STALLED.text}', "
-                     f"'{health.GPU_XID_FATAL.text}'; light: warning, e.g. '{health.GPU_THERMAL.text}', "
-                     f"'{health.CLOCK_OFF.text}'). docs/first-screen.md says which row to open for each",
+            "state. Colour families: green ok; blue no traffic / no I/O (idle, nothing wrong seen); yellow "
+            "insufficient samples; orange uninitialised; red / dark red collection failed / GPU missing "
+            "(k of N); purple segment host not mapped; dark purple collector silent (missing data); magenta "
+            f"a health state (dark: critical, e.g. '{health.ENGINE_STALLED.text}', "
+            f"'{health.GPU_XID_FATAL.text}'; light: warning, e.g. '{health.GPU_THERMAL.text}', "
+            f"'{health.CLOCK_OFF.text}'). docs/first-screen.md says which row to open for each",
             limit=collector + f"One staleness bound for every cell: the newest recorded value counts while at most "
-                  f"{bound:g} s old ({nodata.RECORDED_LOOKBACK_INTERVALS} rule evaluations plus the store's latency "
-                  f"offset), the same number as the collector's silence. Unreadable data (collection failed, "
-                  "segment host not mapped, uninitialised, GPU missing) wins over a health state, which cannot be "
-                  "judged without it; a health state wins over ok, idle and insufficient samples (an engine with "
-                  f"requests waiting reads '{health.ENGINE_STALLED.text}', never 'no traffic'). The layer cells are "
-                  f"the last {nodata.RECORDED_WINDOW_SECONDS // 60} minutes, not the dashboard's range; they and the "
-                  "Clock column are empty while no rule evaluator loads the rule file. 'ok' means the layer can be "
-                  "read and no health condition holds; the Cache evidence group has the reasons over the "
-                  "dashboard's range, with their full explanation",
+            f"{bound:g} s old ({nodata.RECORDED_LOOKBACK_INTERVALS} rule evaluations plus the store's latency "
+            f"offset), the same number as the collector's silence. Unreadable data (collection failed, "
+            "segment host not mapped, uninitialised, GPU missing) wins over a health state, which cannot be "
+            "judged without it; a health state wins over ok, idle and insufficient samples (an engine with "
+            f"requests waiting reads '{health.ENGINE_STALLED.text}', never 'no traffic'). The layer cells are "
+            f"the last {nodata.RECORDED_WINDOW_SECONDS // 60} minutes, not the dashboard's range; they and the "
+            "Clock column are empty while no rule evaluator loads the rule file. 'ok' means the layer can be "
+            "read and no health condition holds; the Cache evidence group has the reasons over the "
+            "dashboard's range, with their full explanation",
         ),
         targets=(Target(matrix_query(profile), instant=True, table=True, ref_id="A"),),
-        unit="none", decimals=0, width=12, height=BOTTOM, no_value=NO_DATA_TEXT,
-        mappings=(silent_mapping, *nodata.value_mappings(), *health.value_mappings()), thresholds=(("text", None),),
+        unit="none",
+        decimals=0,
+        width=12,
+        height=BOTTOM,
+        no_value=NO_DATA_TEXT,
+        mappings=(silent_mapping, *nodata.value_mappings(), *health.value_mappings()),
+        thresholds=(("text", None),),
         custom={"cellOptions": {"type": "color-background"}},
         transformations=(
-            {"id": "groupingToMatrix", "options": {"rowField": node, "columnField": nodata.LAYER_LABEL,
-                                                   "valueField": "Value", "emptyValue": "null"}},
-            {"id": "organize", "options": {"indexByName": {name: i for i, name in enumerate(rename)},
-                                           "renameByName": rename}},
+            {
+                "id": "groupingToMatrix",
+                "options": {
+                    "rowField": node,
+                    "columnField": nodata.LAYER_LABEL,
+                    "valueField": "Value",
+                    "emptyValue": "null",
+                },
+            },
+            {
+                "id": "organize",
+                "options": {"indexByName": {name: i for i, name in enumerate(rename)}, "renameByName": rename},
+            },
         ),
         options={"sortBy": [{"displayName": "Node", "desc": False}]},
     )
@@ -279,9 +369,9 @@ def job_slo_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source="SGLang Diffusion request-latency histogram, non-warm-up jobs (the same as Job SLO and health)",
             quantity=f"over the dashboard window, good / all finished jobs (good = succeeded within "
-                     f"{diffusion.job_bound(profile):g} s); objective {profile.slo.objective:g}",
+            f"{diffusion.job_bound(profile):g} s); objective {profile.slo.objective:g}",
             limit="a job still queued or running counts only when it finishes, so a stuck instance does not lower "
-                  "it (see Instance serving state). No job finished in the window -> No data, not 100 %",
+            "it (see Instance serving state). No job finished in the window -> No data, not 100 %",
         ),
         target=Target(diffusion.pool_slo_health(profile, WINDOW), legend="jobs", instant=True),
         no_value="No jobs finished in window",
@@ -295,14 +385,18 @@ def instance_state_panel(profile: Profile) -> PanelSpec:
         title="Instance serving state",
         evidence=Evidence(
             source="SGLang Diffusion per instance: sglang:diffusion_requests_total (non-warm-up), "
-                   "sglang:diffusion_num_queue_reqs and sglang:diffusion_num_running_reqs",
+            "sglang:diffusion_num_queue_reqs and sglang:diffusion_num_running_reqs",
             quantity=f"the first that applies over {diffusion.stuck_window(profile)} (2 x the job-latency bound): "
-                     "finishing jobs > stuck (jobs wait or run, none finished) > idle",
+            "finishing jobs > stuck (jobs wait or run, none finished) > idle",
             limit="an instance whose engine is not scraped is not listed (the matrix and Missing targets show it); "
-                  "counts are per job, not per video",
+            "counts are per job, not per video",
         ),
         targets=(Target(diffusion.instance_state(profile), instant=True, table=True, ref_id="A"),),
-        unit="none", decimals=0, width=4, height=BOTTOM, no_value=NO_DATA_TEXT,
+        unit="none",
+        decimals=0,
+        width=4,
+        height=BOTTOM,
+        no_value=NO_DATA_TEXT,
         mappings=serving.state_mappings(diffusion.INSTANCE_STATES),
         custom={"cellOptions": {"type": "color-text"}},
         transformations=merge_table({node: "Node", endpoint: "Instance", "Value #A": "State"}, exclude=["Time"]),
@@ -320,23 +414,36 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
         title="Replica serving state",
         evidence=Evidence(
             source="per replica (which nodes hold its PP stages: the node inventory series node:dashgen_inventory:info "
-                   "of rules/<profile>.yml): up of the engine job on those nodes, sglang:realtime_tokens_total and "
-                   "sglang:num_queue_reqs",
+            "of rules/<profile>.yml): up of the engine job on those nodes, sglang:realtime_tokens_total and "
+            "sglang:num_queue_reqs",
             quantity=f"the first that applies: PP stage not scraped (fewer engine targets up than the replica's "
-                     f"nodes) > stalled (requests wait, no token moved over {serving.STALL_WINDOW}) > idle (no token "
-                     "moved, nothing waits) > serving",
+            f"nodes) > stalled (requests wait, no token moved over {serving.STALL_WINDOW}) > idle (no token "
+            "moved, nothing waits) > serving",
             limit="a replica sharing a node with others is read from the node's series, so one busy replica makes "
-                  "its node's neighbours look busy too; 'PP stage not scraped' does not prove the ranks are down "
-                  "(the collector may be, see the matrix); without the inventory rules loaded the table is empty",
+            "its node's neighbours look busy too; 'PP stage not scraped' does not prove the ranks are down "
+            "(the collector may be, see the matrix); without the inventory rules loaded the table is empty",
         ),
         targets=tuple(Target(q, instant=True, table=True, ref_id=ref(i)) for i, q in enumerate(queries)),
-        unit="none", decimals=0, width=4, height=BOTTOM, no_value=NO_DATA_TEXT, mappings=serving.state_mappings(),
+        unit="none",
+        decimals=0,
+        width=4,
+        height=BOTTOM,
+        no_value=NO_DATA_TEXT,
+        mappings=serving.state_mappings(),
         custom={"cellOptions": {"type": "color-text"}},
-        transformations=({"id": "merge", "options": {}},
-                         {"id": "organize", "options": {"excludeByName": {"Time": True},
-                                                        "renameByName": {serving.REPLICA_LABEL: "Replica",
-                                                                         **{f"Value #{ref(i)}": "State"
-                                                                            for i in range(len(queries))}}}}),
+        transformations=(
+            {"id": "merge", "options": {}},
+            {
+                "id": "organize",
+                "options": {
+                    "excludeByName": {"Time": True},
+                    "renameByName": {
+                        serving.REPLICA_LABEL: "Replica",
+                        **{f"Value #{ref(i)}": "State" for i in range(len(queries))},
+                    },
+                },
+            },
+        ),
     )
 
 
@@ -349,47 +456,68 @@ def coverage_table(profile: Profile) -> PanelSpec:
             source="up of each job of this deployment; the expected counts of the profile (dashgen.deployment.targets)",
             quantity="per scrape job at the window end: targets up, expected, and expected minus up where positive",
             limit="expected is the profile's number, written into the query as a constant per job (not a value of a "
-                  "metric, so nothing is zero-filled, S7); more targets up than expected shows no 'missing'",
+            "metric, so nothing is zero-filled, S7); more targets up than expected shows no 'missing'",
         ),
-        targets=(Target(va.targets_up_by_job(profile), instant=True, table=True, ref_id="A"),
-                 Target(va.expected_by_job(profile), instant=True, table=True, ref_id="B"),
-                 Target(va.missing_by_job(profile), instant=True, table=True, ref_id="C")),
-        unit="short", decimals=0, width=4, height=BOTTOM, no_value="—",
-        transformations=merge_table({job: "Source (job)", "Value #A": "Up", "Value #B": "Expected",
-                                     "Value #C": "Missing"}, exclude=["Time"]),
+        targets=(
+            Target(va.targets_up_by_job(profile), instant=True, table=True, ref_id="A"),
+            Target(va.expected_by_job(profile), instant=True, table=True, ref_id="B"),
+            Target(va.missing_by_job(profile), instant=True, table=True, ref_id="C"),
+        ),
+        unit="short",
+        decimals=0,
+        width=4,
+        height=BOTTOM,
+        no_value="—",
+        transformations=merge_table(
+            {job: "Source (job)", "Value #A": "Up", "Value #B": "Expected", "Value #C": "Missing"}, exclude=["Time"]
+        ),
     )
 
 
 def missing_panel(profile: Profile) -> PanelSpec:
     keys = (profile.label("node"), profile.label("job"), profile.label("instance"))
-    states = {"type": "value", "options": {
-        str(va.FAILING): {"text": "scrape failing (up = 0)", "color": "red", "index": 0},
-        str(va.GONE): {"text": "gone (seen in the window, no sample now)", "color": "orange", "index": 1}}}
+    states = {
+        "type": "value",
+        "options": {
+            str(va.FAILING): {"text": "scrape failing (up = 0)", "color": "red", "index": 0},
+            str(va.GONE): {"text": "gone (seen in the window, no sample now)", "color": "orange", "index": 1},
+        },
+    }
     return table(
         key=f"{KEY}.missing",
         title="Missing targets",
         evidence=Evidence(
             source="up of every job of this deployment over the dashboard window",
             quantity="each target whose last scrape failed at the window end, or that had an up sample in the "
-                     "window and has none now",
+            "window and has none now",
             limit="a target never seen in the window is not listed (the per-source counts and the matrix show it "
-                  "against the profile); a gone node lists all its targets: check the Collector column first",
+            "against the profile); a gone node lists all its targets: check the Collector column first",
         ),
         targets=(Target(va.missing_targets(profile), instant=True, table=True, ref_id="A"),),
-        unit="none", decimals=0, width=4, height=BOTTOM, no_value="none missing", mappings=(states,),
+        unit="none",
+        decimals=0,
+        width=4,
+        height=BOTTOM,
+        no_value="none missing",
+        mappings=(states,),
         custom={"cellOptions": {"type": "color-text"}},
-        transformations=merge_table({keys[0]: "Node", keys[1]: "Job", keys[2]: "Target", "Value #A": "State"},
-                                    exclude=["Time"]),
+        transformations=merge_table(
+            {keys[0]: "Node", keys[1]: "Job", keys[2]: "Target", "Value #A": "State"}, exclude=["Time"]
+        ),
     )
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     # The client-visible health (S33, width CLIENT_SLOT) goes right after the SLO when the profile exports a
     # gateway; without it the firing table takes the slot (_fill).
-    top = [firing_count_panel(profile), slo_panel(profile), client_now_panel(profile, KEY, TOP),
-           coverage_panel(profile), firing_table(profile)]
-    bottom = [matrix_panel(profile), serving_panel(profile, topology), coverage_table(profile),
-              missing_panel(profile)]
+    top = [
+        firing_count_panel(profile),
+        slo_panel(profile),
+        client_now_panel(profile, KEY, TOP),
+        coverage_panel(profile),
+        firing_table(profile),
+    ]
+    bottom = [matrix_panel(profile), serving_panel(profile, topology), coverage_table(profile), missing_panel(profile)]
     panels = [panel for panel in (*top, *bottom) if panel is not None]
     return GroupSpec(key=KEY, title=TITLE, panels=tuple(_fill(panels)))
 

@@ -32,24 +32,34 @@ LEGEND = "{{node}} GPU {{gpu}}"
 FATAL = ", ".join(f"{code} {meaning}" for code, meaning in dcgm.FATAL_XIDS.items())
 # (field, column header, what the cell is) of the fault table, in column order.
 FAULT_COLUMNS: tuple[tuple[str, str, str], ...] = (
-    (dcgm.XID, "Last Xid code", "the last Xid code the GPU reported in the window (0: none since the exporter or "
-     "the GPU started)"),
-    (dcgm.XID, "Xid code changes in window", "how often that code changed in the window (changes()): at least one "
-     "Xid event per change"),
+    (
+        dcgm.XID,
+        "Last Xid code",
+        "the last Xid code the GPU reported in the window (0: none since the exporter or the GPU started)",
+    ),
+    (
+        dcgm.XID,
+        "Xid code changes in window",
+        "how often that code changed in the window (changes()): at least one Xid event per change",
+    ),
     (dcgm.CORRECTABLE_ROWS, "Correctable remapped rows", "rows remapped for correctable errors, lifetime count"),
-    (dcgm.UNCORRECTABLE_ROWS, "Uncorrectable remapped rows", "rows remapped for uncorrectable errors, lifetime "
-     "count"),
+    (dcgm.UNCORRECTABLE_ROWS, "Uncorrectable remapped rows", "rows remapped for uncorrectable errors, lifetime count"),
     (dcgm.ROW_REMAP_FAILURE, "Row remap failed (1 = yes)", "1 when row remapping has failed: no spare row was left"),
-    (dcgm.PCIE_REPLAYS, "PCIe replays in window", "PCIe link retries in the window (increase(), summed over the "
-     "GPU's series)"),
+    (
+        dcgm.PCIE_REPLAYS,
+        "PCIe replays in window",
+        "PCIe link retries in the window (increase(), summed over the GPU's series)",
+    ),
 )
 
 
 def _caveat(source: GpuSource) -> str:
-    return (f"dcgm-exporter collects every {seconds_text(dcgm.COLLECT_SECONDS)} by default, scraped every "
-            f"{source.interval}: the resolution is {source.resolution}. Health signals come from DCGM even where "
-            "the GPM sampler is the utilisation source. The central store can hold duplicated or sparse samples "
-            "and lag (S20): for locating a faulty GPU, not for a formal count")
+    return (
+        f"dcgm-exporter collects every {seconds_text(dcgm.COLLECT_SECONDS)} by default, scraped every "
+        f"{source.interval}: the resolution is {source.resolution}. Health signals come from DCGM even where "
+        "the GPM sampler is the utilisation source. The central store can hold duplicated or sparse samples "
+        "and lag (S20): for locating a faulty GPU, not for a formal count"
+    )
 
 
 def _dropped(profile: Profile, missing: list[str]) -> str:
@@ -57,9 +67,11 @@ def _dropped(profile: Profile, missing: list[str]) -> str:
 
 
 def _not_collected(profile: Profile, what: str, missing: list[str]) -> str:
-    return (f"**{what}** is not shown for this deployment ({profile.name}): {dcgm.not_collected(profile, missing)}."
-            "\n\nAn empty chart here would read as a healthy GPU; the fields are not collected, which says nothing "
-            "about the GPUs.")
+    return (
+        f"**{what}** is not shown for this deployment ({profile.name}): {dcgm.not_collected(profile, missing)}."
+        "\n\nAn empty chart here would read as a healthy GPU; the fields are not collected, which says nothing "
+        "about the GPUs."
+    )
 
 
 def _cell(profile: Profile, column: str, field: str) -> str:
@@ -75,8 +87,13 @@ def faults_table(profile: Profile, source: GpuSource) -> PanelSpec:
     columns = [c for c in FAULT_COLUMNS if dcgm.collects(profile, c[0])]
     missing = sorted({field for field, _, _ in FAULT_COLUMNS if not dcgm.collects(profile, field)})
     if not columns:
-        return text(f"{GROUP}.faults_not_collected", "Xid and row remapping per GPU: not collected",
-                    _not_collected(profile, "Xid and row remapping per GPU", missing), width=24, height=6)
+        return text(
+            f"{GROUP}.faults_not_collected",
+            "Xid and row remapping per GPU: not collected",
+            _not_collected(profile, "Xid and row remapping per GPU", missing),
+            width=24,
+            height=6,
+        )
     rename = {node: "Node", gpu: "GPU", uuid: "UUID"}
     targets = []
     for index, (field, header, _) in enumerate(columns):
@@ -88,12 +105,15 @@ def faults_table(profile: Profile, source: GpuSource) -> PanelSpec:
         quantity="one row per GPU (node, GPU index, UUID), over the dashboard window: "
         + "; ".join(f"'{header}': {what}" for _, header, what in columns)
         + f". Fatal Xid classes (the GpuXidFatal alert): {FATAL}",
-        limit=("DCGM_FI_DEV_XID_ERRORS holds only the last code: a repeat of the same code, or several events "
-               "within one collect interval, is one change or none, and the code stays until the exporter restarts "
-               "after a GPU reset; dmesg (NVRM: Xid) has every event. Remapped-row counts live in the GPU's InfoROM "
-               "and only grow; a remap takes effect at the next GPU reset. A GPU that stopped reporting keeps its "
-               "row with the values it last sent (see GPUs reporting and the Missing-data reasons). "
-               + _caveat(source) + _dropped(profile, missing)),
+        limit=(
+            "DCGM_FI_DEV_XID_ERRORS holds only the last code: a repeat of the same code, or several events "
+            "within one collect interval, is one change or none, and the code stays until the exporter restarts "
+            "after a GPU reset; dmesg (NVRM: Xid) has every event. Remapped-row counts live in the GPU's InfoROM "
+            "and only grow; a remap takes effect at the next GPU reset. A GPU that stopped reporting keeps its "
+            "row with the values it last sent (see GPUs reporting and the Missing-data reasons). "
+            + _caveat(source)
+            + _dropped(profile, missing)
+        ),
     )
     return table(
         key=f"{GROUP}.faults",
@@ -112,17 +132,22 @@ def faults_table(profile: Profile, source: GpuSource) -> PanelSpec:
 
 def pcie_replays_panel(profile: Profile, source: GpuSource) -> PanelSpec:
     if not dcgm.collects(profile, dcgm.PCIE_REPLAYS):
-        return text(f"{GROUP}.pcie_replays_not_collected", "PCIe replays per GPU: not collected",
-                    _not_collected(profile, "PCIe replays per GPU", [dcgm.PCIE_REPLAYS]), width=12, height=6)
+        return text(
+            f"{GROUP}.pcie_replays_not_collected",
+            "PCIe replays per GPU: not collected",
+            _not_collected(profile, "PCIe replays per GPU", [dcgm.PCIE_REPLAYS]),
+            width=12,
+            height=6,
+        )
     return timeseries(
         key=f"{GROUP}.pcie_replays",
         title=f"PCIe replays per GPU ({source.title_caption()})",
-        evidence=Evidence(f"{source.name} ({dcgm.PCIE_REPLAYS}; {job(profile, 'dcgm')})",
-                          "PCIe link retries per second, rate() over $__rate_interval, one series per GPU (summed "
-                          "over its series)",
-                          "a steady replay rate points to a marginal PCIe link (riser, slot, cable), often before "
-                          "Xid 79; at a 30 s collect interval a short burst is spread over the rate window (S19). "
-                          + _caveat(source)),
+        evidence=Evidence(
+            f"{source.name} ({dcgm.PCIE_REPLAYS}; {job(profile, 'dcgm')})",
+            "PCIe link retries per second, rate() over $__rate_interval, one series per GPU (summed over its series)",
+            "a steady replay rate points to a marginal PCIe link (riser, slot, cable), often before "
+            "Xid 79; at a 30 s collect interval a short burst is spread over the rate window (S19). " + _caveat(source),
+        ),
         targets=(Target(dcgm.per_second(profile, dcgm.PCIE_REPLAYS, RATE_WINDOW), LEGEND),),
         unit="cps",
         width=12,
@@ -134,8 +159,13 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
     columns = [(field, what) for field, what in dcgm.NVLINK_ERRORS if dcgm.collects(profile, field)]
     missing = [field for field, _ in dcgm.NVLINK_ERRORS if not dcgm.collects(profile, field)]
     if not columns:
-        return text(f"{GROUP}.nvlink_errors_not_collected", "NVLink errors per GPU: not collected",
-                    _not_collected(profile, "NVLink errors per GPU", missing), width=12, height=8)
+        return text(
+            f"{GROUP}.nvlink_errors_not_collected",
+            "NVLink errors per GPU: not collected",
+            _not_collected(profile, "NVLink errors per GPU", missing),
+            width=12,
+            height=8,
+        )
     rename = {node: "Node", gpu: "GPU", uuid: "UUID"}
     targets = []
     for index, (field, what) in enumerate(columns):
@@ -148,9 +178,12 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
             source=f"{source.name} ({', '.join(field for field, _ in columns)}; {job(profile, 'dcgm')})",
             quantity="one row per GPU: each NVLink error counter's increase over the dashboard window, summed over "
             "all of the GPU's links and its series; each kind in its own column, never added to another",
-            limit=("CRC errors that a replay corrected cost bandwidth, recovery errors take a link down for a moment "
-                   "(NCCL timeouts); the per-link split needs the NVLink entity metrics. " + _caveat(source)
-                   + _dropped(profile, missing)),
+            limit=(
+                "CRC errors that a replay corrected cost bandwidth, recovery errors take a link down for a moment "
+                "(NCCL timeouts); the per-link split needs the NVLink entity metrics. "
+                + _caveat(source)
+                + _dropped(profile, missing)
+            ),
         ),
         targets=tuple(targets),
         unit="none",
@@ -165,8 +198,9 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     if not profile.exported("dcgm"):
-        panels: tuple[PanelSpec, ...] = (source_status_panel(f"{GROUP}.unavailable", profile, ["dcgm"],
-                                                             "GPU health: not available"),)
+        panels: tuple[PanelSpec, ...] = (
+            source_status_panel(f"{GROUP}.unavailable", profile, ["dcgm"], "GPU health: not available"),
+        )
     else:
         source = DcgmSource.from_profile(profile)
         panels = (faults_table(profile, source), pcie_replays_panel(profile, source), nvlink_table(profile, source))

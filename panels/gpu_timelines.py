@@ -83,26 +83,34 @@ NOT_COLLECTED = {
 
 
 def _limit(source: GpuSource) -> str:
-    sampling = (f"{source.sampling()}; a graph point is the sample nearest the step, so at wide time ranges short "
-                "spikes fall between points (S19)")
-    validity = (f"; these timelines do not drop samples whose {source.validity_metric} is 0 (see the valid-samples "
-                "panel)" if source.validity_metric is not None else "")
-    return (f"{sampling}{validity}. The central store can hold duplicated or sparse samples and lag (S20): for "
-            "locating problems, not for formal measurement. Narrow $node / $gpu to the GPUs the window tables flag")
+    sampling = (
+        f"{source.sampling()}; a graph point is the sample nearest the step, so at wide time ranges short "
+        "spikes fall between points (S19)"
+    )
+    validity = (
+        f"; these timelines do not drop samples whose {source.validity_metric} is 0 (see the valid-samples panel)"
+        if source.validity_metric is not None
+        else ""
+    )
+    return (
+        f"{sampling}{validity}. The central store can hold duplicated or sparse samples and lag (S20): for "
+        "locating problems, not for formal measurement. Narrow $node / $gpu to the GPUs the window tables flag"
+    )
 
 
 def _job(profile: Profile, source: GpuSource) -> str:
     return job(profile, source.key)
 
 
-def not_collected_panel(profile: Profile, source: GpuSource, key: str, missing: list[str],
-                        width: int = 8) -> PanelSpec:
+def not_collected_panel(profile: Profile, source: GpuSource, key: str, missing: list[str], width: int = 8) -> PanelSpec:
     """The text shown instead of a timeline whose metrics (``missing``) the exporter does not collect."""
     title = NOT_COLLECTED[key]
     what = title.removesuffix(": not collected")
-    content = (f"**{what}** ({source.name}) is not shown for this deployment ({profile.name}): "
-               f"{source.not_collected(profile, missing)}.\n\nAn empty chart here would read as an idle GPU; the "
-               "metric is not collected, which says nothing about the GPUs.")
+    content = (
+        f"**{what}** ({source.name}) is not shown for this deployment ({profile.name}): "
+        f"{source.not_collected(profile, missing)}.\n\nAn empty chart here would read as an idle GPU; the "
+        "metric is not collected, which says nothing about the GPUs."
+    )
     return text(f"{GROUP}.{key}_not_collected", title, content, width=width, height=8)
 
 
@@ -130,8 +138,11 @@ def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
     return timeseries(
         key=f"{GROUP}.{key}",
         title=f"{TIMELINE_QUANTITIES[key]} ({source.title_caption()})",
-        evidence=Evidence(f"{source.name} ({metric}; {_job(profile, source)})",
-                          f"{quantity.label}: {quantity.describe(source)}; one series per GPU", limit),
+        evidence=Evidence(
+            f"{source.name} ({metric}; {_job(profile, source)})",
+            f"{quantity.label}: {quantity.describe(source)}; one series per GPU",
+            limit,
+        ),
         targets=(Target(gpu_timeline(profile, source, quantity), LEGEND),),
         width=8,
         **extra,
@@ -145,11 +156,12 @@ def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
     return timeseries(
         key=f"{GROUP}.memory_used_share",
         title=f"Memory used share per GPU ({source.title_caption()})",
-        evidence=Evidence(f"{source.name} ({metrics}; {_job(profile, source)})",
-                          "framebuffer used / total per GPU, 0-100 % fixed axis; red line at "
-                          f"{MEMORY_FULL_SHARE:.0%}, the critical alert threshold",
-                          "The engine reserves its KV pool at start-up, so a steady high share is by design. "
-                          + _limit(source)),
+        evidence=Evidence(
+            f"{source.name} ({metrics}; {_job(profile, source)})",
+            "framebuffer used / total per GPU, 0-100 % fixed axis; red line at "
+            f"{MEMORY_FULL_SHARE:.0%}, the critical alert threshold",
+            "The engine reserves its KV pool at start-up, so a steady high share is by design. " + _limit(source),
+        ),
         targets=(Target(gpu_memory_used_share(profile, source), LEGEND),),
         width=8,
         thresholds=(("green", None), ("red", MEMORY_FULL_SHARE)),
@@ -160,31 +172,41 @@ def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
 
 def clock_events_panel(profile: Profile, source: GpuSource) -> PanelSpec:
     if not source.collects(CLOCK_EVENT_REASONS):
-        return not_collected_panel(profile, source, CLOCK_EVENT_REASONS, [source.metric(CLOCK_EVENT_REASONS)],
-                                   width=24)
+        return not_collected_panel(profile, source, CLOCK_EVENT_REASONS, [source.metric(CLOCK_EVENT_REASONS)], width=24)
     names = dict(CLOCK_EVENT_BITS)
     throttle = ", ".join(f"0x{bit:x} {names[bit]}" for bit in THROTTLE_BITS)
     benign = ", ".join(f"0x{bit:x} {name}" for bit, name in CLOCK_EVENT_BITS if bit not in THROTTLE_BITS)
     metric = source.metric(CLOCK_EVENT_REASONS)
-    mappings = ({"type": "value", "options": {
-        "0": {"text": "ok", "color": "green", "index": 0},
-        **{str(bit): {"text": names[bit], "color": REASON_COLOURS[bit], "index": i + 1}
-           for i, bit in enumerate(THROTTLE_BITS)},
-    }},)
+    mappings = (
+        {
+            "type": "value",
+            "options": {
+                "0": {"text": "ok", "color": "green", "index": 0},
+                **{
+                    str(bit): {"text": names[bit], "color": REASON_COLOURS[bit], "index": i + 1}
+                    for i, bit in enumerate(THROTTLE_BITS)
+                },
+            },
+        },
+    )
     rows = len(THROTTLE_BITS)
     return state_timeline(
         key=f"{GROUP}.clock_event_reasons",
         title=f"Clock-event (throttle) reasons per GPU: power and thermal ({source.title_caption()})",
-        evidence=Evidence(f"{source.name} ({metric}, bitmask as DCGM's; {_job(profile, source)})",
-                          f"one row per GPU and power/thermal reason ({throttle}): ok (green) while the bit is "
-                          "clear, the reason's name while it is set (sw_power_cap orange, the hardware and "
-                          "thermal reasons red); a combination (e.g. 12 = sw_power_cap + hw_slowdown) sets "
-                          "several rows at once. Bit b of the mask is floor(mask / 2^b) % 2, labelled reason",
-                          f"The benign bits ({benign}) are not drawn: idle, an application-clock setting, "
-                          "sync boost and display clocks do not mean throttling. A gap is a missing sample, not "
-                          f"'ok'. {rows} rows per GPU: narrow $node / $gpu at large GPU counts. " + _limit(source)),
-        targets=tuple(Target(gpu_clock_event_bit(profile, source, bit), REASON_LEGEND, ref_id=ref(i))
-                      for i, bit in enumerate(THROTTLE_BITS)),
+        evidence=Evidence(
+            f"{source.name} ({metric}, bitmask as DCGM's; {_job(profile, source)})",
+            f"one row per GPU and power/thermal reason ({throttle}): ok (green) while the bit is "
+            "clear, the reason's name while it is set (sw_power_cap orange, the hardware and "
+            "thermal reasons red); a combination (e.g. 12 = sw_power_cap + hw_slowdown) sets "
+            "several rows at once. Bit b of the mask is floor(mask / 2^b) % 2, labelled reason",
+            f"The benign bits ({benign}) are not drawn: idle, an application-clock setting, "
+            "sync boost and display clocks do not mean throttling. A gap is a missing sample, not "
+            f"'ok'. {rows} rows per GPU: narrow $node / $gpu at large GPU counts. " + _limit(source),
+        ),
+        targets=tuple(
+            Target(gpu_clock_event_bit(profile, source, bit), REASON_LEGEND, ref_id=ref(i))
+            for i, bit in enumerate(THROTTLE_BITS)
+        ),
         unit="none",
         width=24,
         height=12,
@@ -198,15 +220,17 @@ def validity_panel(profile: Profile, source: GpuSource) -> PanelSpec | None:
     return timeseries(
         key=f"{GROUP}.gpm_valid_share",
         title=f"Valid samples share per GPU ({source.title_caption()})",
-        evidence=Evidence(f"{source.name} ({source.validity_metric}; {_job(profile, source)})",
-                          f"share of {source.short} samples whose validity code was OK, averaged over "
-                          "$__rate_interval, per GPU, 0-100 % fixed axis",
-                          f"below 100 % the {source.short} quantities of that GPU rest on fewer samples than the "
-                          "interval implies "
-                          "(S6 'insufficient samples'); no value means the sampler sent nothing. Averaged per "
-                          "step, so a short spike of invalid samples can be smoothed away or missed between steps "
-                          "(S19); the central store may hold duplicated or sparse samples (S20): use it to "
-                          "locate a bad sampler, not as a formal count"),
+        evidence=Evidence(
+            f"{source.name} ({source.validity_metric}; {_job(profile, source)})",
+            f"share of {source.short} samples whose validity code was OK, averaged over "
+            "$__rate_interval, per GPU, 0-100 % fixed axis",
+            f"below 100 % the {source.short} quantities of that GPU rest on fewer samples than the "
+            "interval implies "
+            "(S6 'insufficient samples'); no value means the sampler sent nothing. Averaged per "
+            "step, so a short spike of invalid samples can be smoothed away or missed between steps "
+            "(S19); the central store may hold duplicated or sparse samples (S20): use it to "
+            "locate a bad sampler, not as a formal count",
+        ),
         targets=(Target(gpu_valid_share(profile, source, RATE_WINDOW), LEGEND),),
         width=8,
         **ratio_axis("percentunit"),
@@ -216,8 +240,11 @@ def validity_panel(profile: Profile, source: GpuSource) -> PanelSpec | None:
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     source = gpu_source(profile)
     if source is None:
-        panels: tuple[PanelSpec, ...] = (source_status_panel(f"{GROUP}.unavailable", profile, list(GPU_SOURCE_KEYS),
-                                                         "Per-GPU timelines: not available"),)
+        panels: tuple[PanelSpec, ...] = (
+            source_status_panel(
+                f"{GROUP}.unavailable", profile, list(GPU_SOURCE_KEYS), "Per-GPU timelines: not available"
+            ),
+        )
     else:
         found = [quantity_panel(profile, source, key) for key in TIMELINE_QUANTITIES]
         found.insert(1, memory_share_panel(profile, source))

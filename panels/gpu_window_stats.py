@@ -53,11 +53,14 @@ COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")
 # statistic -> (PromQL *_over_time function, what the column shows)
 STATISTICS = {"mean": ("avg", "window mean"), "peak": ("max", "window peak")}
 # The thermal / clock columns (S34): (quantity key, statistic title, *_over_time function).
-HEAT_COLUMNS = (("temperature", "mean", "avg"), ("temperature", "peak", "max"), ("sm_clock", "mean", "avg"),
-                ("sm_clock", "low", "min"))
+HEAT_COLUMNS = (
+    ("temperature", "mean", "avg"),
+    ("temperature", "peak", "max"),
+    ("sm_clock", "mean", "avg"),
+    ("sm_clock", "low", "min"),
+)
 # Clock-event reason bits per throttle column (DCGM's layout, queries.gpu.CLOCK_EVENT_BITS): heat, power.
-THROTTLE_COLUMNS = (("Thermal throttle (% of window)", (0x20, 0x40)),
-                    ("Power throttle (% of window)", (0x4, 0x80)))
+THROTTLE_COLUMNS = (("Thermal throttle (% of window)", (0x20, 0x40)), ("Power throttle (% of window)", (0x4, 0x80)))
 XID_HEADER = "Last Xid (DCGM)"
 SAMPLES_HEADER = "Samples in window"
 VALID_HEADER = "Valid samples (%)"
@@ -81,11 +84,15 @@ def _validity(source: GpuSource) -> str:
     """How the source's validity enters the table (its sentence), then what the columns count: with a
     validity series the filtered statistics and the valid share, without it the exact sum / count."""
     if source.validity_metric is not None:
-        return (f"{source.window_validity()}. '{SAMPLES_HEADER}' counts every stored sample, valid or not; "
-                f"'{VALID_HEADER}' is the share of them that were valid")
-    return (f"{source.window_validity()}. The mean is sum / count of the samples, and '{SAMPLES_HEADER}' their "
-            "count, both summed over the GPU's series, so a series split by Kubernetes pod labels (a pod moved) "
-            "still gives one exact row; scraped faster than collected, repeated values count as samples")
+        return (
+            f"{source.window_validity()}. '{SAMPLES_HEADER}' counts every stored sample, valid or not; "
+            f"'{VALID_HEADER}' is the share of them that were valid"
+        )
+    return (
+        f"{source.window_validity()}. The mean is sum / count of the samples, and '{SAMPLES_HEADER}' their "
+        "count, both summed over the GPU's series, so a series split by Kubernetes pod labels (a pod moved) "
+        "still gives one exact row; scraped faster than collected, repeated values count as samples"
+    )
 
 
 def _caveat(source: GpuSource) -> str:
@@ -130,14 +137,14 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         quantity = QUANTITIES[key]
         for statistic, (func, _title) in STATISTICS.items():
             ref_id = ref(len(targets))
-            targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True,
-                                  ref_id=ref_id))
+            targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True, ref_id=ref_id))
             rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
     heat = [(key, statistic, func) for key, statistic, func in HEAT_COLUMNS if source.collects(key)]
     for key, statistic, func in heat:
         ref_id = ref(len(targets))
-        targets.append(Target(gpu_window(profile, source, QUANTITIES[key], func), instant=True, table=True,
-                              ref_id=ref_id))
+        targets.append(
+            Target(gpu_window(profile, source, QUANTITIES[key], func), instant=True, table=True, ref_id=ref_id)
+        )
         rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
     throttled = source.collects(CLOCK_EVENT_REASONS)
     if throttled:
@@ -165,14 +172,25 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
     if throttled:
         quantities += "; " + "; ".join(
             f"{header}: the share of the window's samples with a clock-event reason bit of "
-            + " / ".join(THROTTLE_MEANINGS[bit] for bit in bits) + f" set ({source.metric(CLOCK_EVENT_REASONS)})"
-            for header, bits in THROTTLE_COLUMNS)
+            + " / ".join(THROTTLE_MEANINGS[bit] for bit in bits)
+            + f" set ({source.metric(CLOCK_EVENT_REASONS)})"
+            for header, bits in THROTTLE_COLUMNS
+        )
     if xid:
         quantities += f"; {xid_text()}"
     if not heat or not throttled or not xid:
-        notes.append("Not shown: " + ", ".join(
-            what for what, shown_ in (("temperature / SM clock", bool(heat)), ("throttle reasons", throttled),
-                                      ("last Xid (DCGM not exported or not collecting it)", xid)) if not shown_))
+        notes.append(
+            "Not shown: "
+            + ", ".join(
+                what
+                for what, shown_ in (
+                    ("temperature / SM clock", bool(heat)),
+                    ("throttle reasons", throttled),
+                    ("last Xid (DCGM not exported or not collecting it)", xid),
+                )
+                if not shown_
+            )
+        )
     metrics = ", ".join(source.metric(k) for k in shown)
     counted = f"'{samples_title(source)}' counts the stored {presence} samples per GPU"
     if source.validity_metric is not None:
@@ -187,8 +205,10 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         f"{quantities}. {counted}. Sorted by peak power; every column sorts",
         limit=f"{_validity(source)}. {_caveat(source)}" + (". " + "; ".join(notes) if notes else ""),
     )
-    node_names = {"type": "value", "options": {
-        name: {"text": f"{name} · {text}", "index": i} for i, (name, text) in enumerate(where.items())}}
+    node_names = {
+        "type": "value",
+        "options": {name: {"text": f"{name} · {text}", "index": i} for i, (name, text) in enumerate(where.items())},
+    }
     return table(
         key="gpu_window_stats.per_gpu",
         title=f"Window mean and peak per GPU ({source.title_caption()})",
@@ -256,9 +276,14 @@ def reporting_stat(profile: Profile, source: GpuSource) -> PanelSpec:
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     source = gpu_source(profile)
     if source is None:
-        panels: tuple[PanelSpec, ...] = (source_status_panel("gpu_window_stats.unavailable", profile,
-                                                             list(GPU_SOURCE_KEYS),
-                                                             "Per-GPU window statistics: not available"),)
+        panels: tuple[PanelSpec, ...] = (
+            source_status_panel(
+                "gpu_window_stats.unavailable",
+                profile,
+                list(GPU_SOURCE_KEYS),
+                "Per-GPU window statistics: not available",
+            ),
+        )
     else:
         panels = (reporting_stat(profile, source), window_table(profile, topology, source))
     return GroupSpec(key="gpu_window_stats", title=TITLE, panels=panels, collapsed=True)

@@ -70,12 +70,18 @@ def kv_pool_table(profile: Profile) -> PanelSpec:
     rename = {node: "Node", pp_rank: "PP stage", tp_rank: "TP rank"}
     for index, (metric, header, factor) in enumerate(columns):
         ref_id = ref(index)
-        targets.append(Target(scale(sg.per_rank_gauge(profile, metric), factor), instant=True, table=True,
-                              ref_id=ref_id))
+        targets.append(
+            Target(scale(sg.per_rank_gauge(profile, metric), factor), instant=True, table=True, ref_id=ref_id)
+        )
         rename[f"Value #{ref_id}"] = header
     ref_id = ref(len(columns))
-    used_share = scale(divide(sg.per_rank_gauge(profile, "sglang:kv_used_tokens"),
-                              sg.per_rank_gauge(profile, "sglang:max_total_num_tokens")), 100)
+    used_share = scale(
+        divide(
+            sg.per_rank_gauge(profile, "sglang:kv_used_tokens"),
+            sg.per_rank_gauge(profile, "sglang:max_total_num_tokens"),
+        ),
+        100,
+    )
     targets.append(Target(used_share, instant=True, table=True, ref_id=ref_id))
     rename[f"Value #{ref_id}"] = "Used / capacity (%)"
     return table(
@@ -120,60 +126,113 @@ def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
         return sg.per_stage_gauge(p, metric, *pool)
 
     slots = (
-        ("kv_used_per_stage", "sglang:kv_used_tokens",
-         _per(profile, "KV slots used by running requests per PP stage (tokens)",
-              "KV slots used by running requests per instance (tokens)"),
-         "token slots locked by running requests"),
-        ("kv_evictable_per_stage", "sglang:kv_evictable_tokens",
-         _per(profile, "KV slots held by the radix cache per PP stage (evictable, tokens)",
-              "KV slots held by the radix cache per instance (evictable, tokens)"),
-         "token slots holding cached prefixes that can be evicted"),
-        ("kv_available_per_stage", "sglang:kv_available_tokens", _per(profile, "KV slots free per PP stage (tokens)",
-                                                                 "KV slots free per instance (tokens)"),
-         "free token slots"),
+        (
+            "kv_used_per_stage",
+            "sglang:kv_used_tokens",
+            _per(
+                profile,
+                "KV slots used by running requests per PP stage (tokens)",
+                "KV slots used by running requests per instance (tokens)",
+            ),
+            "token slots locked by running requests",
+        ),
+        (
+            "kv_evictable_per_stage",
+            "sglang:kv_evictable_tokens",
+            _per(
+                profile,
+                "KV slots held by the radix cache per PP stage (evictable, tokens)",
+                "KV slots held by the radix cache per instance (evictable, tokens)",
+            ),
+            "token slots holding cached prefixes that can be evicted",
+        ),
+        (
+            "kv_available_per_stage",
+            "sglang:kv_available_tokens",
+            _per(profile, "KV slots free per PP stage (tokens)", "KV slots free per instance (tokens)"),
+            "free token slots",
+        ),
     )
     panels = [
-        _ts(pool_key(key, role), pool_title(title, role),
-            Evidence(f"SGLang scheduler ({metric})", f"logical {meaning}, per node and PP stage", PER_STAGE + "; "
-                     + ALL_SCHEDULERS),
-            [Target(sg.named_stage(profile, gauge(profile, metric)), legend)], decimals=0)
+        _ts(
+            pool_key(key, role),
+            pool_title(title, role),
+            Evidence(
+                f"SGLang scheduler ({metric})",
+                f"logical {meaning}, per node and PP stage",
+                PER_STAGE + "; " + ALL_SCHEDULERS,
+            ),
+            [Target(sg.named_stage(profile, gauge(profile, metric)), legend)],
+            decimals=0,
+        )
         for key, metric, title, meaning in slots
     ]
     used = gauge(profile, "sglang:kv_used_tokens")
     capacity = gauge(profile, "sglang:max_total_num_tokens")
     held = f"{used} + {gauge(profile, 'sglang:kv_evictable_tokens')}"
     panels += [
-        _ts(pool_key("kv_locked_ratio", role),
-            pool_title(_per(profile, "KV pool locked by running requests per PP stage (used / capacity)",
-                             "KV pool locked by running requests per instance (used / capacity)"), role),
-            Evidence("SGLang scheduler (sglang:kv_used_tokens / sglang:max_total_num_tokens)",
-                     "share of the stage's KV token slots locked by running requests, 0-100 % on a fixed axis "
-                     "(KV pressure: near 100 % requests get retracted)",
-                     PER_STAGE + "; excludes the evictable radix cache (see the next panel)"),
-            [Target(sg.named_stage(profile, divide(used, capacity)), legend)], **ratio_axis("percentunit")),
-        _ts(pool_key("kv_held_ratio", role),
-            pool_title(_per(profile, "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
-                             "KV pool occupied incl. radix cache per instance ((used + evictable) / capacity)"),
-                        role),
-            Evidence("SGLang scheduler (sglang:kv_used_tokens, sglang:kv_evictable_tokens, "
-                     "sglang:max_total_num_tokens)",
-                     "share of the stage's KV token slots holding data, running or cached (the GPU tier's "
-                     "occupancy), 0-100 % fixed axis",
-                     PER_STAGE + "; a high value is normal for a warm prefix cache: evictable slots are reclaimed "
-                     "on demand"),
-            [Target(sg.named_stage(profile, divide(held, capacity)), legend)], **ratio_axis("percentunit")),
-        _ts(pool_key("kv_evictions", role), pool_title(_per(profile, "GPU KV evictions per PP stage (tokens/s)",
-                                                            "GPU KV evictions per instance (tokens/s)"), role),
-            Evidence("SGLang radix cache (sglang:evicted_tokens_total)",
-                     "device token slots freed by eviction per second (backed up to host or destroyed), max over "
-                     "the TP ranks of a stage",
-                     "counter absent (not 0) until the first eviction, and rate() starts from a series' first "
-                     "stored sample, so the first eviction batch (the value the counter is created with) is "
-                     "never drawn; an eviction is not a loss when HiCache backed the tokens up to host. "
-                     + PER_STAGE),
-            [Target(sg.named_stage(profile, pd.in_pool(
-                profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total"), role)), legend)],
-            "count:tok/s"),
+        _ts(
+            pool_key("kv_locked_ratio", role),
+            pool_title(
+                _per(
+                    profile,
+                    "KV pool locked by running requests per PP stage (used / capacity)",
+                    "KV pool locked by running requests per instance (used / capacity)",
+                ),
+                role,
+            ),
+            Evidence(
+                "SGLang scheduler (sglang:kv_used_tokens / sglang:max_total_num_tokens)",
+                "share of the stage's KV token slots locked by running requests, 0-100 % on a fixed axis "
+                "(KV pressure: near 100 % requests get retracted)",
+                PER_STAGE + "; excludes the evictable radix cache (see the next panel)",
+            ),
+            [Target(sg.named_stage(profile, divide(used, capacity)), legend)],
+            **ratio_axis("percentunit"),
+        ),
+        _ts(
+            pool_key("kv_held_ratio", role),
+            pool_title(
+                _per(
+                    profile,
+                    "KV pool occupied incl. radix cache per PP stage ((used + evictable) / capacity)",
+                    "KV pool occupied incl. radix cache per instance ((used + evictable) / capacity)",
+                ),
+                role,
+            ),
+            Evidence(
+                "SGLang scheduler (sglang:kv_used_tokens, sglang:kv_evictable_tokens, sglang:max_total_num_tokens)",
+                "share of the stage's KV token slots holding data, running or cached (the GPU tier's "
+                "occupancy), 0-100 % fixed axis",
+                PER_STAGE + "; a high value is normal for a warm prefix cache: evictable slots are reclaimed on demand",
+            ),
+            [Target(sg.named_stage(profile, divide(held, capacity)), legend)],
+            **ratio_axis("percentunit"),
+        ),
+        _ts(
+            pool_key("kv_evictions", role),
+            pool_title(
+                _per(profile, "GPU KV evictions per PP stage (tokens/s)", "GPU KV evictions per instance (tokens/s)"),
+                role,
+            ),
+            Evidence(
+                "SGLang radix cache (sglang:evicted_tokens_total)",
+                "device token slots freed by eviction per second (backed up to host or destroyed), max over "
+                "the TP ranks of a stage",
+                "counter absent (not 0) until the first eviction, and rate() starts from a series' first "
+                "stored sample, so the first eviction batch (the value the counter is created with) is "
+                "never drawn; an eviction is not a loss when HiCache backed the tokens up to host. " + PER_STAGE,
+            ),
+            [
+                Target(
+                    sg.named_stage(
+                        profile, pd.in_pool(profile, sg.per_stage_rate(profile, "sglang:evicted_tokens_total"), role)
+                    ),
+                    legend,
+                )
+            ],
+            "count:tok/s",
+        ),
     ]
     return panels
 
@@ -181,27 +240,53 @@ def kv_pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
 def hicache_host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     """The Host tier's occupancy per stage, once per pool in a PD deployment (S27)."""
     if not profile.exported("hicache"):
-        return [source_status_panel(f"{GROUP}.hicache_host_unavailable", profile, ["hicache"],
-                                    "HiCache host (L2) tier occupancy: not available", width=8)]
+        return [
+            source_status_panel(
+                f"{GROUP}.hicache_host_unavailable",
+                profile,
+                ["hicache"],
+                "HiCache host (L2) tier occupancy: not available",
+                width=8,
+            )
+        ]
     per_rank = topology.capacity.host_per_rank
-    quota = (f" The profile's host cache is {format_binary(per_rank)} per rank "
-             f"({format_binary(topology.capacity.host_per_node or 0)} per node)." if per_rank else "")
+    quota = (
+        f" The profile's host cache is {format_binary(per_rank)} per rank "
+        f"({format_binary(topology.capacity.host_per_node or 0)} per node)."
+        if per_rank
+        else ""
+    )
     panels = []
     for role in pd_roles(profile):
         # the Host-tier gauges may lack engine_type (HiCache collector labels): the pool is joined by node
         used = sg.per_stage_gauge(profile, "sglang:hicache_host_used_tokens")
         total = sg.per_stage_gauge(profile, "sglang:hicache_host_total_tokens")
-        panels.append(_ts(
-            pool_key("hicache_host_occupancy", role),
-            pool_title(_per(profile, "HiCache host (L2) tier occupancy per PP stage (used / total tokens)",
-                             "HiCache host (L2) tier occupancy per instance (used / total tokens)"), role),
-            Evidence("SGLang scheduler (sglang:hicache_host_used_tokens / sglang:hicache_host_total_tokens)",
-                     "share of the host KV pool's token slots in use, per node and PP stage, 0-100 % fixed axis."
-                     + quota,
-                     "only with --enable-hierarchical-cache; tokens, not bytes; " + PER_STAGE),
-            [Target(sg.named_stage(profile, pd.in_pool(profile, f"({divide(used, total)})", role)),
-                    sg.stage_legend(profile))],
-            **ratio_axis("percentunit")))
+        panels.append(
+            _ts(
+                pool_key("hicache_host_occupancy", role),
+                pool_title(
+                    _per(
+                        profile,
+                        "HiCache host (L2) tier occupancy per PP stage (used / total tokens)",
+                        "HiCache host (L2) tier occupancy per instance (used / total tokens)",
+                    ),
+                    role,
+                ),
+                Evidence(
+                    "SGLang scheduler (sglang:hicache_host_used_tokens / sglang:hicache_host_total_tokens)",
+                    "share of the host KV pool's token slots in use, per node and PP stage, 0-100 % fixed axis."
+                    + quota,
+                    "only with --enable-hierarchical-cache; tokens, not bytes; " + PER_STAGE,
+                ),
+                [
+                    Target(
+                        sg.named_stage(profile, pd.in_pool(profile, f"({divide(used, total)})", role)),
+                        sg.stage_legend(profile),
+                    )
+                ],
+                **ratio_axis("percentunit"),
+            )
+        )
     return panels
 
 
@@ -209,28 +294,50 @@ def pd_transfer_panels(profile: Profile) -> list[PanelSpec]:
     if not sg.is_pd(profile):
         return []
     labels = [profile.label("node"), profile.label("pp_rank"), sg.ENGINE_TYPE]
-    limit = ("per node and PP stage (buckets summed by le over the TP ranks); SGLang records these histograms on the "
-             "prefill side only (disaggregation/prefill.py, S35): the decode pool writes none, so only the prefill "
-             "pool has a graph, never a sum of both pools")
+    limit = (
+        "per node and PP stage (buckets summed by le over the TP ranks); SGLang records these histograms on the "
+        "prefill side only (disaggregation/prefill.py, S35): the decode pool writes none, so only the prefill "
+        "pool has a graph, never a sum of both pools"
+    )
 
     def quantile(q: float, histogram: str, role: str) -> str:
         return sg.histogram_quantile(q, sg.engine(profile, f"{histogram}_bucket", *pool_matchers(role)), labels)
 
     role = "prefill"  # the only pool that records a KV transfer
     return [
-        _ts(pool_key("pd_kv_transfer_latency", role), pool_title("PD KV transfer latency p95 per node (ms)", role),
-            Evidence("SGLang scheduler (sglang:kv_transfer_latency_ms histogram)",
-                     "p95 time to move a request's KV from prefill to decode, milliseconds", limit),
-            [Target(quantile(0.95, "sglang:kv_transfer_latency_ms", role), "p95 {{node}} · {{engine_type}}")], "ms"),
-        _ts(pool_key("pd_kv_transfer_speed", role), pool_title("PD KV transfer speed p50 per node (GB/s)", role),
-            Evidence("SGLang scheduler (sglang:kv_transfer_speed_gb_s histogram)",
-                     "median per-transfer speed, decimal GB/s", limit + "; small transfers under-state the link"),
-            [Target(quantile(0.5, "sglang:kv_transfer_speed_gb_s", role), "p50 {{node}} · {{engine_type}}")], "GBs"),
-        _ts(pool_key("pd_kv_transfer_size", role), pool_title("PD KV transfer size p95 per node (MB)", role),
-            Evidence("SGLang scheduler (sglang:kv_transfer_total_mb histogram)",
-                     "p95 KV bytes moved per request, decimal MB (grows with prompt length)", limit),
+        _ts(
+            pool_key("pd_kv_transfer_latency", role),
+            pool_title("PD KV transfer latency p95 per node (ms)", role),
+            Evidence(
+                "SGLang scheduler (sglang:kv_transfer_latency_ms histogram)",
+                "p95 time to move a request's KV from prefill to decode, milliseconds",
+                limit,
+            ),
+            [Target(quantile(0.95, "sglang:kv_transfer_latency_ms", role), "p95 {{node}} · {{engine_type}}")],
+            "ms",
+        ),
+        _ts(
+            pool_key("pd_kv_transfer_speed", role),
+            pool_title("PD KV transfer speed p50 per node (GB/s)", role),
+            Evidence(
+                "SGLang scheduler (sglang:kv_transfer_speed_gb_s histogram)",
+                "median per-transfer speed, decimal GB/s",
+                limit + "; small transfers under-state the link",
+            ),
+            [Target(quantile(0.5, "sglang:kv_transfer_speed_gb_s", role), "p50 {{node}} · {{engine_type}}")],
+            "GBs",
+        ),
+        _ts(
+            pool_key("pd_kv_transfer_size", role),
+            pool_title("PD KV transfer size p95 per node (MB)", role),
+            Evidence(
+                "SGLang scheduler (sglang:kv_transfer_total_mb histogram)",
+                "p95 KV bytes moved per request, decimal MB (grows with prompt length)",
+                limit,
+            ),
             [Target(quantile(0.95, "sglang:kv_transfer_total_mb", role), "p95 {{node}} · {{engine_type}}")],
-            "decmbytes"),
+            "decmbytes",
+        ),
     ]
 
 
@@ -241,30 +348,53 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     text = profile.has_kind(TEXT)
     kv: list[PanelSpec] = []
     if profile.exported("sglang") and text:
-        kv = [kv_pool_table(profile), *kv_stage_panels(profile), *hicache_host_panels(profile, topology),
-              *pd_transfer_panels(profile)]
+        kv = [
+            kv_pool_table(profile),
+            *kv_stage_panels(profile),
+            *hicache_host_panels(profile, topology),
+            *pd_transfer_panels(profile),
+        ]
     elif text:
         kv = [source_status_panel(f"{GROUP}.engine_unavailable", profile, ["sglang"], "GPU KV pool: not available")]
     disks: list[PanelSpec] = []
     hosts: list[PanelSpec] = []
     if profile.exported(NODE_EXPORTER) and profile.disks.has_cache_tier:
         # the disks' sizes (configured, measured) are reference material: the Reference group (S34)
-        disks = [*disk_panels(profile),
-                 *(panel for panel in filesystem_panels(profile, topology) if panel.key not in SIZE_KEYS)]
+        disks = [
+            *disk_panels(profile),
+            *(panel for panel in filesystem_panels(profile, topology) if panel.key not in SIZE_KEYS),
+        ]
         hosts = host_panels(profile, topology)
     elif profile.exported(NODE_EXPORTER):
         disks, hosts = [no_cache_tier_panel(profile)], host_panels(profile, topology)
     else:
-        hosts = [source_status_panel(f"{GROUP}.node_unavailable", profile, [NODE_EXPORTER],
-                                     for_kind(profile, "Cache disks, CPU and host memory: not available",
-                                              "Disks, CPU and host memory: not available"))]
+        hosts = [
+            source_status_panel(
+                f"{GROUP}.node_unavailable",
+                profile,
+                [NODE_EXPORTER],
+                for_kind(
+                    profile,
+                    "Cache disks, CPU and host memory: not available",
+                    "Disks, CPU and host memory: not available",
+                ),
+            )
+        ]
     if not text:
         return split_rows(GROUP, VIDEO_TITLE, [("node", VIDEO_TITLE, [*disks, *hosts], False)])
     # In an incident (S34): where is it broken first (disks, Store, node), the KV pools after.
-    return split_rows(GROUP, TITLE, [
-        ("disks", "Cache disks", disks, False),
-        ("store", "Store (Mooncake): capacity per replica and node, health", store_panels(profile, topology), False),
-        ("node", "Node health: CPU, host RAM, clock, model disk", hosts, True),
-        ("kv", "KV cache" + (" per PP stage" if profile.has_pp else " per instance"), kv, False),
-    ])
-
+    return split_rows(
+        GROUP,
+        TITLE,
+        [
+            ("disks", "Cache disks", disks, False),
+            (
+                "store",
+                "Store (Mooncake): capacity per replica and node, health",
+                store_panels(profile, topology),
+                False,
+            ),
+            ("node", "Node health: CPU, host RAM, clock, model disk", hosts, True),
+            ("kv", "KV cache" + (" per PP stage" if profile.has_pp else " per instance"), kv, False),
+        ],
+    )

@@ -10,10 +10,21 @@ from dashgen.render.spec import Evidence, PanelSpec, Target
 KEY = "cache_evidence"
 
 
-def per_node_table(profile: Profile, key: str, title: str, columns: list[tuple[str, str]], evidence: Evidence,
-                   *, stage: bool = True, extra_mappings: tuple[dict, ...] = (), unit: str = "none",
-                   decimals: int | None = 1, custom: dict | None = None,
-                   thresholds: tuple[tuple[str, float | None], ...] = (("text", None),), width: int = 24) -> PanelSpec:
+def per_node_table(
+    profile: Profile,
+    key: str,
+    title: str,
+    columns: list[tuple[str, str]],
+    evidence: Evidence,
+    *,
+    stage: bool = True,
+    extra_mappings: tuple[dict, ...] = (),
+    unit: str = "none",
+    decimals: int | None = 1,
+    custom: dict | None = None,
+    thresholds: tuple[tuple[str, float | None], ...] = (("text", None),),
+    width: int = 24,
+) -> PanelSpec:
     """A table of instant queries merged into one row per node (and PP stage where the engine is the
     source); ``columns`` are (column title, PromQL) in order."""
     node, pp_rank = profile.label("node"), profile.label("pp_rank")

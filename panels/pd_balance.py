@@ -26,10 +26,14 @@ TITLE = "Prefill and decode balance (P:D)"
 GROUP = "pd_balance"
 WORKLOADS = ("text-generation",)
 WORK_MODES = {"prefill": "prefill_compute|prefill_cache", "decode": "decode"}
-POOL_FROM_ENGINE = ("the pool of a node is read from the engine's own engine_type label at each step (P:D ratios "
-                    "change; the profile's pool list is not used); prefill and decode are never added")
-SCHEDULER = ("scheduler series of the first PP stage, TP copies removed with max, instances and DP groups of one "
-             "pool added (distinct requests); updated at the scheduler's log interval")
+POOL_FROM_ENGINE = (
+    "the pool of a node is read from the engine's own engine_type label at each step (P:D ratios "
+    "change; the profile's pool list is not used); prefill and decode are never added"
+)
+SCHEDULER = (
+    "scheduler series of the first PP stage, TP copies removed with max, instances and DP groups of one "
+    "pool added (distinct requests); updated at the scheduler's log interval"
+)
 
 
 def pools_table(profile: Profile) -> PanelSpec:
@@ -37,9 +41,10 @@ def pools_table(profile: Profile) -> PanelSpec:
     source = gpu_source(profile)
     columns: list[tuple[str, str]] = [("Nodes serving the pool (engine_type)", pd.instances_of_pool(profile))]
     if source is not None:
-        columns += [("GPUs reporting busy", pd.gpus_of_pool(profile, source)),
-                    (f"GPU busy, mean over the pool's GPUs (%, {source.short})",
-                     f"100 * {pd.pool_busy(profile, source)}")]
+        columns += [
+            ("GPUs reporting busy", pd.gpus_of_pool(profile, source)),
+            (f"GPU busy, mean over the pool's GPUs (%, {source.short})", f"100 * {pd.pool_busy(profile, source)}"),
+        ]
     columns += [
         ("Tokens processed (tokens/s)", pd.pool_tokens(profile, "|".join(WORK_MODES.values()))),
         ("Running requests (all instances)", pd.pool_requests(profile, "sglang:num_running_reqs")),
@@ -57,15 +62,15 @@ def pools_table(profile: Profile) -> PanelSpec:
         title="P:D balance per pool at the window end",
         evidence=Evidence(
             source=f"SGLang scheduler (sglang:num_running_reqs, sglang:num_queue_reqs, sglang:realtime_tokens_total"
-                   f"{{mode}}, sglang:kv_used_tokens, sglang:max_total_num_tokens); GPU busy from the {busy}",
+            f"{{mode}}, sglang:kv_used_tokens, sglang:max_total_num_tokens); GPU busy from the {busy}",
             quantity="one row per pool (engine_type): how many nodes serve it now, its GPUs, their mean busy "
-                     "share, the tokens it processes per second (prefill: prefill_compute + prefill_cache; decode: "
-                     "decode), its running and waiting requests, and the smallest KV headroom (1 - used / capacity) "
-                     "among its schedulers. The pool whose GPUs are busiest while the other waits is the "
-                     "bottleneck; a pool with waiting requests and little KV headroom is short of memory, not "
-                     "compute",
+            "share, the tokens it processes per second (prefill: prefill_compute + prefill_cache; decode: "
+            "decode), its running and waiting requests, and the smallest KV headroom (1 - used / capacity) "
+            "among its schedulers. The pool whose GPUs are busiest while the other waits is the "
+            "bottleneck; a pool with waiting requests and little KV headroom is short of memory, not "
+            "compute",
             limit=f"{POOL_FROM_ENGINE}; {SCHEDULER}; instant values at the window end (the time series below show "
-                  "the window); GPU busy is the engine-activity share, not SM active nor MFU (S18)",
+            "the window); GPU busy is the engine-activity share, not SM active nor MFU (S18)",
             layer="P:D balance",
         ),
         targets=tuple(targets),
@@ -80,23 +85,40 @@ def pools_table(profile: Profile) -> PanelSpec:
 
 def pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
     """The pool's work and its GPUs' busy share, side by side (two axes, two panels)."""
-    panels = [timeseries(
-        f"{GROUP}.tokens_{role}", f"Tokens processed per second by mode ({role} pool)",
-        Evidence("SGLang scheduler (sglang:realtime_tokens_total{mode})",
-                 f"tokens per second the {role} pool processed, one series per mode, its instances added",
-                 f"{SCHEDULER}; {POOL_FROM_ENGINE}", layer="P:D balance"),
-        (Target(pd.pool_tokens(profile, WORK_MODES[role], role, "mode"), "{{mode}}"),),
-        unit="count:tok/s", width=12, height=7)]
+    panels = [
+        timeseries(
+            f"{GROUP}.tokens_{role}",
+            f"Tokens processed per second by mode ({role} pool)",
+            Evidence(
+                "SGLang scheduler (sglang:realtime_tokens_total{mode})",
+                f"tokens per second the {role} pool processed, one series per mode, its instances added",
+                f"{SCHEDULER}; {POOL_FROM_ENGINE}",
+                layer="P:D balance",
+            ),
+            (Target(pd.pool_tokens(profile, WORK_MODES[role], role, "mode"), "{{mode}}"),),
+            unit="count:tok/s",
+            width=12,
+            height=7,
+        )
+    ]
     source = gpu_source(profile)
     if source is not None:
-        panels.append(timeseries(
-            f"{GROUP}.gpu_busy_{role}", f"GPU busy per node ({role} pool, {source.title_caption()})",
-            Evidence(f"{source.name} ({source.metric('busy')}), joined by node to the engines' engine_type",
-                     f"GPU busy share, mean over each {role} node's GPUs, 0-100 % fixed axis",
-                     f"{POOL_FROM_ENGINE}; {source.sampling()}; GPU busy is not SM active nor MFU (S18)",
-                     layer="P:D balance"),
-            (Target(pd.node_busy(profile, source, role), "{{node}}"),),
-            **ratio_axis("percentunit"), width=12, height=7))
+        panels.append(
+            timeseries(
+                f"{GROUP}.gpu_busy_{role}",
+                f"GPU busy per node ({role} pool, {source.title_caption()})",
+                Evidence(
+                    f"{source.name} ({source.metric('busy')}), joined by node to the engines' engine_type",
+                    f"GPU busy share, mean over each {role} node's GPUs, 0-100 % fixed axis",
+                    f"{POOL_FROM_ENGINE}; {source.sampling()}; GPU busy is not SM active nor MFU (S18)",
+                    layer="P:D balance",
+                ),
+                (Target(pd.node_busy(profile, source, role), "{{node}}"),),
+                **ratio_axis("percentunit"),
+                width=12,
+                height=7,
+            )
+        )
     return panels
 
 
@@ -104,31 +126,46 @@ def decode_panels(profile: Profile) -> list[PanelSpec]:
     """The decode pool's load and memory: running requests of the pool, and its least KV headroom."""
     return [
         timeseries(
-            f"{GROUP}.decode_running", "Decode pool: running requests, all decode instances summed",
-            Evidence("SGLang scheduler (sglang:num_running_reqs{engine_type=\"decode\"})",
-                     "requests decoding at once in the whole decode pool (the Engine load row shows them per "
-                     "instance)", f"{SCHEDULER}; {POOL_FROM_ENGINE}", layer="P:D balance"),
+            f"{GROUP}.decode_running",
+            "Decode pool: running requests, all decode instances summed",
+            Evidence(
+                'SGLang scheduler (sglang:num_running_reqs{engine_type="decode"})',
+                "requests decoding at once in the whole decode pool (the Engine load row shows them per instance)",
+                f"{SCHEDULER}; {POOL_FROM_ENGINE}",
+                layer="P:D balance",
+            ),
             (Target(pd.pool_requests(profile, "sglang:num_running_reqs", "decode"), "decode running"),),
-            unit="short", decimals=0, width=12, height=7),
+            unit="short",
+            decimals=0,
+            width=12,
+            height=7,
+        ),
         timeseries(
             f"{GROUP}.decode_kv_headroom",
             "Decode pool: least KV headroom among decode instances (1 − used / capacity)",
-            Evidence("SGLang scheduler (sglang:kv_used_tokens, sglang:max_total_num_tokens) of the decode pool",
-                     "the smallest share of KV token slots not locked by running requests among the decode "
-                     "schedulers, 0-100 % fixed axis: near 0 the decode pool retracts or stops admitting transfers",
-                     "evictable radix-cache slots count as headroom (they are reclaimed on demand); the same slots "
-                     "as 'KV pool locked by running requests' (its complement, the worst instance); "
-                     + POOL_FROM_ENGINE, layer="P:D balance"),
+            Evidence(
+                "SGLang scheduler (sglang:kv_used_tokens, sglang:max_total_num_tokens) of the decode pool",
+                "the smallest share of KV token slots not locked by running requests among the decode "
+                "schedulers, 0-100 % fixed axis: near 0 the decode pool retracts or stops admitting transfers",
+                "evictable radix-cache slots count as headroom (they are reclaimed on demand); the same slots "
+                "as 'KV pool locked by running requests' (its complement, the worst instance); " + POOL_FROM_ENGINE,
+                layer="P:D balance",
+            ),
             (Target(pd.least_kv_headroom(profile, "decode"), "least headroom"),),
-            **ratio_axis("percentunit"), width=12, height=7),
+            **ratio_axis("percentunit"),
+            width=12,
+            height=7,
+        ),
     ]
 
 
-UNSPLIT = ("what cannot be split: the first decode step has no series of its own (SGLang's per-stage stages of "
-           "the decode side include it in their decode stage), and network time between gateway, prefill and "
-           "decode is on no engine series; the stage names are SGLang's own 'stage' label values, so which stages "
-           "appear depends on the engine version. Means add up, percentiles do not: a p95 of TTFT is not the sum "
-           "of the parts' p95s")
+UNSPLIT = (
+    "what cannot be split: the first decode step has no series of its own (SGLang's per-stage stages of "
+    "the decode side include it in their decode stage), and network time between gateway, prefill and "
+    "decode is on no engine series; the stage names are SGLang's own 'stage' label values, so which stages "
+    "appear depends on the engine version. Means add up, percentiles do not: a p95 of TTFT is not the sum "
+    "of the parts' p95s"
+)
 
 
 def ttft_panels(profile: Profile) -> list[PanelSpec]:
@@ -143,23 +180,44 @@ def ttft_panels(profile: Profile) -> list[PanelSpec]:
         Target(pd.mean_seconds(profile, pd.QUEUE_TIME, "decode"), "queue wait (decode)"),
         Target(pd.mean_seconds(profile, pd.STAGE_LATENCY, "decode", ("stage",)), "stage {{stage}} (decode)"),
     )  # no KV transfer target: SGLang records the transfer on the prefill side only (S35)
-    source = ("SGLang scheduler histograms sglang:queue_time_seconds, sglang:per_stage_req_latency_seconds{stage}, "
-              "sglang:kv_transfer_latency_ms (converted to seconds)")
+    source = (
+        "SGLang scheduler histograms sglang:queue_time_seconds, sglang:per_stage_req_latency_seconds{stage}, "
+        "sglang:kv_transfer_latency_ms (converted to seconds)"
+    )
     return [
         timeseries(
-            f"{GROUP}.ttft_parts_prefill", "TTFT parts measured by the prefill pool, mean per request (s)",
-            Evidence(source, "mean seconds per request of each part the prefill pool measures: waiting queue, "
-                     "each of its stages (prefill_forward is the prefill compute), and the KV transfer to decode; "
-                     "parts are drawn apart, never added", UNSPLIT, layer="TTFT split"),
-            prefill, unit="s", width=12, height=8),
+            f"{GROUP}.ttft_parts_prefill",
+            "TTFT parts measured by the prefill pool, mean per request (s)",
+            Evidence(
+                source,
+                "mean seconds per request of each part the prefill pool measures: waiting queue, "
+                "each of its stages (prefill_forward is the prefill compute), and the KV transfer to decode; "
+                "parts are drawn apart, never added",
+                UNSPLIT,
+                layer="TTFT split",
+            ),
+            prefill,
+            unit="s",
+            width=12,
+            height=8,
+        ),
         timeseries(
-            f"{GROUP}.ttft_parts_decode", "TTFT parts measured by the decode pool, mean per request (s)",
-            Evidence(source + "; SGLang tokenizer sglang:time_to_first_token_seconds of the decode pool",
-                     "mean TTFT of the requests the decode pool's tokenizers finished, beside the mean seconds per "
-                     "request of the decode side's waiting queue and stages; the KV transfer is on the prefill "
-                     "pool's panel (SGLang records sglang:kv_transfer_* on the prefill side only); what TTFT holds "
-                     "beyond the parts of both panels is the unsplit rest", UNSPLIT, layer="TTFT split"),
-            decode, unit="s", width=12, height=8),
+            f"{GROUP}.ttft_parts_decode",
+            "TTFT parts measured by the decode pool, mean per request (s)",
+            Evidence(
+                source + "; SGLang tokenizer sglang:time_to_first_token_seconds of the decode pool",
+                "mean TTFT of the requests the decode pool's tokenizers finished, beside the mean seconds per "
+                "request of the decode side's waiting queue and stages; the KV transfer is on the prefill "
+                "pool's panel (SGLang records sglang:kv_transfer_* on the prefill side only); what TTFT holds "
+                "beyond the parts of both panels is the unsplit rest",
+                UNSPLIT,
+                layer="TTFT split",
+            ),
+            decode,
+            unit="s",
+            width=12,
+            height=8,
+        ),
     ]
 
 
@@ -173,23 +231,32 @@ GATEWAY_LEGS = (
 def gateway_legs_panel(profile: Profile) -> PanelSpec:
     """The gateway's PD legs where the gateway is exported, else the text saying it is not (S15)."""
     if not profile.exported("gateway"):
-        return source_status_panel(f"{GROUP}.gateway_pd_unavailable", profile, ["gateway"],
-                                   "Gateway PD legs (smg_pd_*): not available")
+        return source_status_panel(
+            f"{GROUP}.gateway_pd_unavailable", profile, ["gateway"], "Gateway PD legs (smg_pd_*): not available"
+        )
     return timeseries(
-        f"{GROUP}.gateway_pd_legs", "Gateway PD legs p95: prefill, KV transfer, TTFT (s)",
-        Evidence("SGLang model gateway smg (smg_pd_prefill_duration_seconds, smg_pd_kv_transfer_duration_seconds, "
-                 "smg_pd_ttft_seconds histograms)",
-                 "p95 of each PD leg as the gateway times it, seconds (buckets summed by le per gateway process), "
-                 "three series, never added",
-                 "smg records these only for requests it routes to a PD backend, and not every leg for every "
-                 "backend: the KV-transfer leg is recorded for vLLM over gRPC only, and the prefill leg is missing "
-                 "when the gateway talks gRPC to SGLang (S35). A missing leg is what this gateway and backend do not "
-                 "record, not zero and not proof the requests were not routed as PD. The gateway's legs include "
-                 "network time the engines' TTFT parts do not; its series are not narrowed by $node",
-                 layer="gateway"),
-        tuple(Target(gw.quantile(profile, 0.95, metric), f"p95 {leg} (gateway {{{{node}}}})")
-              for metric, leg in GATEWAY_LEGS),
-        unit="s", width=24, height=7)
+        f"{GROUP}.gateway_pd_legs",
+        "Gateway PD legs p95: prefill, KV transfer, TTFT (s)",
+        Evidence(
+            "SGLang model gateway smg (smg_pd_prefill_duration_seconds, smg_pd_kv_transfer_duration_seconds, "
+            "smg_pd_ttft_seconds histograms)",
+            "p95 of each PD leg as the gateway times it, seconds (buckets summed by le per gateway process), "
+            "three series, never added",
+            "smg records these only for requests it routes to a PD backend, and not every leg for every "
+            "backend: the KV-transfer leg is recorded for vLLM over gRPC only, and the prefill leg is missing "
+            "when the gateway talks gRPC to SGLang (S35). A missing leg is what this gateway and backend do not "
+            "record, not zero and not proof the requests were not routed as PD. The gateway's legs include "
+            "network time the engines' TTFT parts do not; its series are not narrowed by $node",
+            layer="gateway",
+        ),
+        tuple(
+            Target(gw.quantile(profile, 0.95, metric), f"p95 {leg} (gateway {{{{node}}}})")
+            for metric, leg in GATEWAY_LEGS
+        ),
+        unit="s",
+        width=24,
+        height=7,
+    )
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:

@@ -42,9 +42,14 @@ def size_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    sizes = for_kind(profile, "Cache disk sizes: configured and measured",
-                     "Scratch disk sizes: configured and measured")
-    return split_rows(KEY, TITLE, [
-        ("anatomy", ANATOMY_TITLE, anatomy_panels(profile, topology), True),
-        ("sizes", sizes, size_panels(profile, topology), True),
-    ])
+    sizes = for_kind(
+        profile, "Cache disk sizes: configured and measured", "Scratch disk sizes: configured and measured"
+    )
+    return split_rows(
+        KEY,
+        TITLE,
+        [
+            ("anatomy", ANATOMY_TITLE, anatomy_panels(profile, topology), True),
+            ("sizes", sizes, size_panels(profile, topology), True),
+        ],
+    )

@@ -87,9 +87,11 @@ def _slo_notes(profile: Profile) -> str:
 
 
 def _request_source(profile: Profile) -> str:
-    return (f"SGLang tokenizer request histograms and sglang:num_aborted_requests_total (job "
-            f"{profile.source('sglang').job}, the entry node of each engine, no rank labels; prefill servers of a PD "
-            "pair excluded so a request counts once)")
+    return (
+        f"SGLang tokenizer request histograms and sglang:num_aborted_requests_total (job "
+        f"{profile.source('sglang').job}, the entry node of each engine, no rank labels; prefill servers of a PD "
+        "pair excluded so a request counts once)"
+    )
 
 
 def _request_scope(profile: Profile) -> str:
@@ -98,16 +100,22 @@ def _request_scope(profile: Profile) -> str:
     if variable == "node":
         return "$node narrows it exactly: each node runs one whole engine and is its own entry node"
     if variable == "replica":
-        return ("$node does not narrow it (the tokenizer histograms exist only on each replica's entry node, so a "
-                "non-entry node would read no requests); the Replica variable does")
-    return ("$node does not narrow it: it covers the whole deployment (the tokenizer histograms exist only on each "
-            "engine's entry node" + (", and a request passes both a prefill and a decode server)" if profile.has_pools
-                                     else ")"))
+        return (
+            "$node does not narrow it (the tokenizer histograms exist only on each replica's entry node, so a "
+            "non-entry node would read no requests); the Replica variable does"
+        )
+    return (
+        "$node does not narrow it: it covers the whole deployment (the tokenizer histograms exist only on each "
+        "engine's entry node"
+        + (", and a request passes both a prefill and a decode server)" if profile.has_pools else ")")
+    )
 
 
 def _whole_deployment() -> str:
-    return ("per model over the whole deployment, as the burn-rate alerts see it: the node and replica variables do "
-            "not narrow it")
+    return (
+        "per model over the whole deployment, as the burn-rate alerts see it: the node and replica variables do "
+        "not narrow it"
+    )
 
 
 def _beside_client(profile: Profile) -> bool:
@@ -119,27 +127,36 @@ def _engine_side(profile: Profile) -> str:
     """The engine-side panels' words for which SLI they show, where the client-side one stands beside them."""
     if not _beside_client(profile):
         return ""
-    return (f"{AT_ENGINE} (SGLang's own request histograms; the client-side SLI beside it also counts the gateway's "
-            "sheds, failures and timeouts): ")
+    return (
+        f"{AT_ENGINE} (SGLang's own request histograms; the client-side SLI beside it also counts the gateway's "
+        "sheds, failures and timeouts): "
+    )
 
 
 def health_panel(profile: Profile) -> PanelSpec:
     return stat(
         key=f"{KEY}.health",
-        title=("Health: share of requests meeting the SLO at the engine" if _beside_client(profile)
-               else "Health: share of requests meeting the SLO"),
+        title=(
+            "Health: share of requests meeting the SLO at the engine"
+            if _beside_client(profile)
+            else "Health: share of requests meeting the SLO"
+        ),
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"{_engine_side(profile)}over the dashboard window, the lowest of the TTFT, TPOT and E2E good "
-                      f"shares per model (1 - bad "
-                      f"events / all events, rates summed across engines, then divided; never an average of "
-                      f"per-series ratios); {BAD_EVENTS}. Objective {profile.slo.objective:g}. {_slo_notes(profile)}"),
-            limit=("the SLIs come from separate histograms, so the share of requests meeting all of them is not "
-                   "derivable: the lowest SLI is an upper bound of it. Requests still waiting or running in a hung "
-                   "engine are not counted until they finish or are aborted (see the EngineStalled alert and Queue "
-                   f"pressure). {_request_scope(profile)}. Colours: green meets the objective, yellow (busy) burns "
-                   f"the budget up to {SLOW_BURN[2]:g}x, orange (high) up to {FAST_BURN[2]:g}x, red (overloaded) "
-                   "beyond. No requests in the window -> No data, not 100 %"),
+            quantity=(
+                f"{_engine_side(profile)}over the dashboard window, the lowest of the TTFT, TPOT and E2E good "
+                f"shares per model (1 - bad "
+                f"events / all events, rates summed across engines, then divided; never an average of "
+                f"per-series ratios); {BAD_EVENTS}. Objective {profile.slo.objective:g}. {_slo_notes(profile)}"
+            ),
+            limit=(
+                "the SLIs come from separate histograms, so the share of requests meeting all of them is not "
+                "derivable: the lowest SLI is an upper bound of it. Requests still waiting or running in a hung "
+                "engine are not counted until they finish or are aborted (see the EngineStalled alert and Queue "
+                f"pressure). {_request_scope(profile)}. Colours: green meets the objective, yellow (busy) burns "
+                f"the budget up to {SLOW_BURN[2]:g}x, orange (high) up to {FAST_BURN[2]:g}x, red (overloaded) "
+                "beyond. No requests in the window -> No data, not 100 %"
+            ),
         ),
         targets=(Target(worst_good_ratio(profile, WINDOW), legend="{{model_name}}", instant=True),),
         **ratio_axis("percentunit"),
@@ -154,21 +171,27 @@ def health_panel(profile: Profile) -> PanelSpec:
 
 def health_trend_panel(profile: Profile) -> PanelSpec:
     targets = tuple(
-        Target(good_ratio(profile, sli, "$__rate_interval", scoped=True),
-               legend=f"{sli.name} ≤ {sli.bound:g} s · {{{{model_name}}}}")
+        Target(
+            good_ratio(profile, sli, "$__rate_interval", scoped=True),
+            legend=f"{sli.name} ≤ {sli.bound:g} s · {{{{model_name}}}}",
+        )
         for sli in slis(profile)
     )
     return timeseries(
         key=f"{KEY}.health_trend",
-        title=("Good share per SLI over time at the engine" if _beside_client(profile)
-               else "Good share per SLI over time"),
+        title=(
+            "Good share per SLI over time at the engine" if _beside_client(profile) else "Good share per SLI over time"
+        ),
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"{_engine_side(profile)}per SLI (TTFT, TPOT, E2E), the share of good events per rate "
-                      f"interval; {BAD_EVENTS}. "
-                      + _slo_notes(profile)),
-            limit=(f"a short rate interval is noisy at low traffic; gaps mean no finished or aborted requests, not "
-                   f"0 % (S7). {_request_scope(profile)}"),
+            quantity=(
+                f"{_engine_side(profile)}per SLI (TTFT, TPOT, E2E), the share of good events per rate "
+                f"interval; {BAD_EVENTS}. " + _slo_notes(profile)
+            ),
+            limit=(
+                f"a short rate interval is noisy at low traffic; gaps mean no finished or aborted requests, not "
+                f"0 % (S7). {_request_scope(profile)}"
+            ),
         ),
         targets=targets,
         **ratio_axis("percentunit"),
@@ -192,12 +215,16 @@ def budget_panel(profile: Profile) -> PanelSpec:
         title=f"Error budget left ({days} d)",
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"1 - (error ratio over {days} days) / budget, budget = 1 - objective = "
-                      f"{error_budget(profile):g} (slo.objective, slo.window_days), per SLI; {BAD_EVENTS}; "
-                      f"{_whole_deployment()}; negative once overspent"),
-            limit=(f"a rolling {days}-day window ending at the end of the dashboard range (an instant query at the "
-                   "range's end time, not at now), whatever the range's length; counter resets and series younger "
-                   "than the window shorten it. " + _slo_notes(profile)),
+            quantity=(
+                f"1 - (error ratio over {days} days) / budget, budget = 1 - objective = "
+                f"{error_budget(profile):g} (slo.objective, slo.window_days), per SLI; {BAD_EVENTS}; "
+                f"{_whole_deployment()}; negative once overspent"
+            ),
+            limit=(
+                f"a rolling {days}-day window ending at the end of the dashboard range (an instant query at the "
+                "range's end time, not at now), whatever the range's length; counter resets and series younger "
+                "than the window shorten it. " + _slo_notes(profile)
+            ),
         ),
         targets=targets,
         **ratio_axis("percentunit"),
@@ -213,22 +240,31 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
     # Long windows are evaluated once (instant): a stat needs one value, not a long-window rate at every step.
     instant = window in INSTANT_BURN_WINDOWS
     targets = _per_sli(profile, lambda sli: burn_rate(profile, sli, window), instant=instant)
-    recorded = (f"the same expression as the recording rule {slo_error_ratio_name(window)}{{slo}} "
-                f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules")
-    shown = ("one instant value at the end of the dashboard range" if instant
-             else "the sparkline shows the value at each step")
+    recorded = (
+        f"the same expression as the recording rule {slo_error_ratio_name(window)}{{slo}} "
+        f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules"
+    )
+    shown = (
+        "one instant value at the end of the dashboard range"
+        if instant
+        else "the sparkline shows the value at each step"
+    )
     return stat(
         key=f"{KEY}.burn_{window}",
         title=BURN_TITLES[window],
         evidence=Evidence(
             source=_request_source(profile),
-            quantity=(f"error ratio over a fixed {window} window divided by the budget {error_budget(profile):g}, per "
-                      f"SLI (TTFT, TPOT, E2E): 1 spends the budget exactly over the SLO window; {BAD_EVENTS}; "
-                      f"{_whole_deployment()}. Alerts: fast burn {FAST_BURN[2]:g}x over {FAST_BURN[0]} and "
-                      f"{FAST_BURN[1]}, slow burn {SLOW_BURN[2]:g}x over {SLOW_BURN[0]} and {SLOW_BURN[1]} "
-                      f"(rules/{profile.name}.yml)"),
-            limit=(f"the {window} window is fixed by design (not the dashboard range); {shown}; {recorded}. "
-                   + _slo_notes(profile)),
+            quantity=(
+                f"error ratio over a fixed {window} window divided by the budget {error_budget(profile):g}, per "
+                f"SLI (TTFT, TPOT, E2E): 1 spends the budget exactly over the SLO window; {BAD_EVENTS}; "
+                f"{_whole_deployment()}. Alerts: fast burn {FAST_BURN[2]:g}x over {FAST_BURN[0]} and "
+                f"{FAST_BURN[1]}, slow burn {SLOW_BURN[2]:g}x over {SLOW_BURN[0]} and {SLOW_BURN[1]} "
+                f"(rules/{profile.name}.yml)"
+            ),
+            limit=(
+                f"the {window} window is fixed by design (not the dashboard range); {shown}; {recorded}. "
+                + _slo_notes(profile)
+            ),
         ),
         targets=targets,
         unit="none",
@@ -254,13 +290,17 @@ def latency_panel(profile: Profile) -> PanelSpec:
         title="Latency P50 / P99 as the SLO counts it: TTFT, TPOT, E2E (whole deployment)",
         evidence=Evidence(
             source=_request_source(profile) + "; TPOT from sglang:request_time_per_output_token_seconds",
-            quantity=("P50 and P99 of time to first token, time per output token (per request) and end-to-end "
-                      "latency of finished requests, in seconds: histogram_quantile over bucket rates summed by (le) "
-                      f"across engines. Profile SLO thresholds: TTFT {slo.ttft_seconds:g} s, TPOT "
-                      f"{slo.tpot_seconds:g} s, E2E {slo.e2e_seconds:g} s"),
-            limit=("a quantile interpolates linearly inside one bucket, so it is only as precise as the bucket "
-                   "bounds; beyond the largest finite bound it returns that bound; aborted requests have no "
-                   f"latency and are not in it. {_request_scope(profile)}. Log axis"),
+            quantity=(
+                "P50 and P99 of time to first token, time per output token (per request) and end-to-end "
+                "latency of finished requests, in seconds: histogram_quantile over bucket rates summed by (le) "
+                f"across engines. Profile SLO thresholds: TTFT {slo.ttft_seconds:g} s, TPOT "
+                f"{slo.tpot_seconds:g} s, E2E {slo.e2e_seconds:g} s"
+            ),
+            limit=(
+                "a quantile interpolates linearly inside one bucket, so it is only as precise as the bucket "
+                "bounds; beyond the largest finite bound it returns that bound; aborted requests have no "
+                f"latency and are not in it. {_request_scope(profile)}. Log axis"
+            ),
         ),
         targets=targets,
         unit="s",
@@ -273,23 +313,35 @@ def latency_panel(profile: Profile) -> PanelSpec:
 def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
     source = gpu_source(profile)
     if source is None:
-        return (source_status_panel(f"{KEY}.gpu_unavailable", profile, list(GPU_SOURCE_KEYS),
-                                    "GPU memory watermark: not available"),)
+        return (
+            source_status_panel(
+                f"{KEY}.gpu_unavailable", profile, list(GPU_SOURCE_KEYS), "GPU memory watermark: not available"
+            ),
+        )
     node, gpu = profile.label("node"), profile.label("gpu")
     share = gpu_memory_used_share(profile, source, valid_only=True)
     metrics = gpu_memory_used_share_formula(source, valid_only=True)
-    limit = (f"one sample per {source.interval}; the rule files alert at {MEMORY_FULL_SHARE:.0%} for 1 m "
-             "(GpuMemoryNearlyFull). The node recording rule node:dashgen_gpu_memory_used:max_ratio holds the same "
-             "expression for fleet-wide use")
-    common = dict(**ratio_axis("percentunit"), width=12, height=8,
-                  thresholds=(("green", None), ("orange", 0.9), ("red", MEMORY_FULL_SHARE)),
-                  custom={"thresholdsStyle": {"mode": "line"}}, no_value=NO_DATA_TEXT)
+    limit = (
+        f"one sample per {source.interval}; the rule files alert at {MEMORY_FULL_SHARE:.0%} for 1 m "
+        "(GpuMemoryNearlyFull). The node recording rule node:dashgen_gpu_memory_used:max_ratio holds the same "
+        "expression for fleet-wide use"
+    )
+    common = dict(
+        **ratio_axis("percentunit"),
+        width=12,
+        height=8,
+        thresholds=(("green", None), ("orange", 0.9), ("red", MEMORY_FULL_SHARE)),
+        custom={"thresholdsStyle": {"mode": "line"}},
+        no_value=NO_DATA_TEXT,
+    )
     per_node = timeseries(
         key=f"{KEY}.gpu_memory_node",
         title="GPU memory used share: fullest GPU per node",
-        evidence=Evidence(source=f"{source.name} ({metrics})",
-                          quantity="the highest memory used / total share among each node's GPUs",
-                          limit=limit),
+        evidence=Evidence(
+            source=f"{source.name} ({metrics})",
+            quantity="the highest memory used / total share among each node's GPUs",
+            limit=limit,
+        ),
         targets=(Target(agg("max", (node,), share), legend=f"{{{{{node}}}}}"),),
         data_links=(node_link(profile),),
         links=(per_gpu_rows_link(profile),),
@@ -298,8 +350,9 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
     per_gpu = timeseries(
         key=f"{KEY}.gpu_memory_gpu",
         title="GPU memory used share per GPU",
-        evidence=Evidence(source=f"{source.name} ({metrics})", quantity="memory used / total share per GPU",
-                          limit=limit),
+        evidence=Evidence(
+            source=f"{source.name} ({metrics})", quantity="memory used / total share per GPU", limit=limit
+        ),
         targets=(Target(share, legend=f"{{{{{node}}}}} GPU {{{{{gpu}}}}}"),),
         data_links=(gpu_link(profile),),
         links=(per_gpu_rows_link(profile),),
@@ -311,19 +364,22 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
 # --- the client-side SLI (S33), beside the engine's where the profile exports the gateway ---------------------
 
 
-
 def _client_source(profile: Profile) -> str:
-    return (f"the model gateway's HTTP responses ({client_slo.RESPONSES}{{status_code}}, job "
-            f"{profile.source('gateway').job}, every gateway instance of the deployment)")
+    return (
+        f"the model gateway's HTTP responses ({client_slo.RESPONSES}{{status_code}}, job "
+        f"{profile.source('gateway').job}, every gateway instance of the deployment)"
+    )
 
 
 def _client_quantity(profile: Profile) -> str:
-    return (f"{AS_CLIENT}: the share of responses that were not shed (429), timed out (408 / 504) or failed (5xx), "
-            "among all responses but the clients' own 4xx (neither good nor bad); requests the gateway sheds or "
-            "fails never reach an engine, so the engine's SLIs cannot count them. The non-error share, not a "
-            "latency SLI: the gateway's duration histograms carry no status code (the latency part is the engine's "
-            f"E2E SLI). Objective {profile.slo.objective:g}, the same budget as the engine-side SLO; recorded as "
-            f"{client_slo.client_error_ratio_name('<window>')}{{slo=\"{client_slo.SLO_KEY}\"}}")
+    return (
+        f"{AS_CLIENT}: the share of responses that were not shed (429), timed out (408 / 504) or failed (5xx), "
+        "among all responses but the clients' own 4xx (neither good nor bad); requests the gateway sheds or "
+        "fails never reach an engine, so the engine's SLIs cannot count them. The non-error share, not a "
+        "latency SLI: the gateway's duration histograms carry no status code (the latency part is the engine's "
+        f"E2E SLI). Objective {profile.slo.objective:g}, the same budget as the engine-side SLO; recorded as "
+        f'{client_slo.client_error_ratio_name("<window>")}{{slo="{client_slo.SLO_KEY}"}}'
+    )
 
 
 def client_health_panel(profile: Profile) -> PanelSpec:
@@ -333,9 +389,11 @@ def client_health_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source=_client_source(profile),
             quantity=f"over the dashboard window, {_client_quantity(profile)}",
-            limit=("one number for the whole deployment (the gateway serves every pool and node: the node and replica "
-                   "variables do not narrow it); the first screen's gateway panel splits it per instance and class. "
-                   "Colours as the engine-side health beside it. No response in the window -> No data, not 100 %"),
+            limit=(
+                "one number for the whole deployment (the gateway serves every pool and node: the node and replica "
+                "variables do not narrow it); the first screen's gateway panel splits it per instance and class. "
+                "Colours as the engine-side health beside it. No response in the window -> No data, not 100 %"
+            ),
         ),
         targets=(Target(client_slo.client_good_share(profile, WINDOW), legend="client (gateway)", instant=True),),
         **ratio_axis("percentunit"),
@@ -349,20 +407,28 @@ def client_health_panel(profile: Profile) -> PanelSpec:
 
 
 def client_trend_panel(profile: Profile) -> PanelSpec:
-    targets = (Target(client_slo.client_good_share(profile, "$__rate_interval"), legend="good share (client)"),
-               Target(client_slo.deployment_shares_by_class(profile, "$__rate_interval"),
-                      legend=f"{{{{{client_slo.CLASS_LABEL}}}}} share"))
+    targets = (
+        Target(client_slo.client_good_share(profile, "$__rate_interval"), legend="good share (client)"),
+        Target(
+            client_slo.deployment_shares_by_class(profile, "$__rate_interval"),
+            legend=f"{{{{{client_slo.CLASS_LABEL}}}}} share",
+        ),
+    )
     return timeseries(
         key=f"{KEY}.client_trend",
         title="Good share over time as the client sees it (at the gateway), and its non-2xx classes",
         evidence=Evidence(
             source=_client_source(profile),
-            quantity=(f"per rate interval, {_client_quantity(profile)}; beside it the share of each bad class "
-                      "(429 shed, 5xx, timeout) of every gateway instance's responses together: the parts add up to "
-                      "1 - the good share"),
-            limit=("one series per class for the whole deployment; the first screen's gateway panel has them per "
-                   "gateway instance. A short rate interval is noisy at low traffic; gaps mean no response, not 0 % "
-                   "(S7)"),
+            quantity=(
+                f"per rate interval, {_client_quantity(profile)}; beside it the share of each bad class "
+                "(429 shed, 5xx, timeout) of every gateway instance's responses together: the parts add up to "
+                "1 - the good share"
+            ),
+            limit=(
+                "one series per class for the whole deployment; the first screen's gateway panel has them per "
+                "gateway instance. A short rate interval is noisy at low traffic; gaps mean no response, not 0 % "
+                "(S7)"
+            ),
         ),
         targets=targets,
         **ratio_axis("percentunit"),
@@ -393,8 +459,12 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
         )
         load = tuple(stage_panels(profile))
     load_title = "Engine load per PP stage" if profile.has_pp else "Engine load per instance"
-    return split_rows(KEY, TITLE, [
-        ("slo", TITLE, slo, False),
-        ("engine_load", load_title, load, False),
-        ("gpu_memory", "GPU memory watermark", gpu_memory_panels(profile), False),
-    ])
+    return split_rows(
+        KEY,
+        TITLE,
+        [
+            ("slo", TITLE, slo, False),
+            ("engine_load", load_title, load, False),
+            ("gpu_memory", "GPU memory watermark", gpu_memory_panels(profile), False),
+        ],
+    )

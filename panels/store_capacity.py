@@ -29,8 +29,9 @@ def status_panel(profile: Profile) -> PanelSpec | None:
     missing = [name for name in TIER_SOURCES if not profile.exported(name)]
     if not missing:
         return None
-    panel = source_status_panel(f"{KEY}.sources_unavailable", profile, missing,
-                                "Cache tiers not exported: not available")
+    panel = source_status_panel(
+        f"{KEY}.sources_unavailable", profile, missing, "Cache tiers not exported: not available"
+    )
     evidence = Evidence(
         layer="collection health (deployment fact)",
         source="the deployment profile's source statuses",
@@ -42,8 +43,9 @@ def status_panel(profile: Profile) -> PanelSpec | None:
     return replace(panel, evidence=evidence)
 
 
-def _store_stat(key: str, title: str, evidence: Evidence, series: tuple[tuple[str, str], ...],
-                **fields: Any) -> PanelSpec:
+def _store_stat(
+    key: str, title: str, evidence: Evidence, series: tuple[tuple[str, str], ...], **fields: Any
+) -> PanelSpec:
     """One of the Store master stats, a third of the row wide: (query, legend) values at the window end."""
     return stat(
         key=f"{KEY}.{key}",
@@ -59,7 +61,8 @@ def _store_stat(key: str, title: str, evidence: Evidence, series: tuple[tuple[st
 
 def node_group_stat(profile: Profile) -> PanelSpec:
     return _store_stat(
-        "store_node_group", "Store node group: allocated and capacity (master)",
+        "store_node_group",
+        "Store node group: allocated and capacity (master)",
         Evidence(
             layer="allocation",
             source="Mooncake master master_allocated_bytes and master_total_capacity_bytes",
@@ -68,8 +71,10 @@ def node_group_stat(profile: Profile) -> PanelSpec:
             limit="the master's total, not per node and not the master's own memory; capacity is the sum of "
             "mounted segments, which equals the quota only when every rank has mounted (see Capacity anatomy)",
         ),
-        ((mc.per_master(profile, mc.MASTER_ALLOCATED), "allocated · {{master}}"),
-         (mc.per_master(profile, mc.MASTER_CAPACITY), "capacity (mounted) · {{master}}")),
+        (
+            (mc.per_master(profile, mc.MASTER_ALLOCATED), "allocated · {{master}}"),
+            (mc.per_master(profile, mc.MASTER_CAPACITY), "capacity (mounted) · {{master}}"),
+        ),
         unit="bytes",
     )
 
@@ -90,11 +95,14 @@ def allocation_table(profile: Profile) -> PanelSpec:
             ("Host KV pool (tokens)", sg.host_tokens(profile, sg.HOST_TOTAL)),
         ]
     panel = per_node_table(
-        profile, "logical_allocation", "Capacity anatomy 2/3: logical allocation per node", columns,
+        profile,
+        "logical_allocation",
+        "Capacity anatomy 2/3: logical allocation per node",
+        columns,
         Evidence(
             layer="allocation",
             source="Mooncake master segment_allocated_bytes / segment_total_capacity_bytes per segment, node taken "
-            "from segment=\"host:port\" through the profile's node addresses (S11), segments counted per node; "
+            'from segment="host:port" through the profile\'s node addresses (S11), segments counted per node; '
             "SGLang hicache_host_used_tokens / "
             "hicache_host_total_tokens (one TP rank per stage)",
             quantity="what is logically allocated at the window end: Store bytes per node and its mounted "
@@ -127,8 +135,9 @@ def segment_bargauge(profile: Profile, topology: Topology) -> PanelSpec:
             "series at all (absent, not 0); a segment whose host maps to no node is not drawn here (see 'Store "
             "segments not mapped to a node')",
         ),
-        targets=(Target(mc.per_segment(profile, mc.ALLOCATED), legend=f"{{{{{node}}}}} {{{{segment}}}}",
-                        instant=True),),
+        targets=(
+            Target(mc.per_segment(profile, mc.ALLOCATED), legend=f"{{{{{node}}}}} {{{{segment}}}}", instant=True),
+        ),
         unit="bytes",
         width=12,
         height=10,
@@ -139,10 +148,11 @@ def segment_bargauge(profile: Profile, topology: Topology) -> PanelSpec:
 def unmapped_stat(profile: Profile) -> PanelSpec:
     hosts = ", ".join(f"{node} = {host}" for node, host in mc.segment_hosts(profile).items())
     return _store_stat(
-        "store_unmapped", "Store segments not mapped to a node (count)",
+        "store_unmapped",
+        "Store segments not mapped to a node (count)",
         Evidence(
             layer="allocation (segment to node mapping, S11)",
-            source="Mooncake master segment_total_capacity_bytes{segment=\"host:port\"} and the profile's segment "
+            source='Mooncake master segment_total_capacity_bytes{segment="host:port"} and the profile\'s segment '
             f"hosts (cluster.node_addresses, else the node name): {hosts}",
             quantity="mounted segments at the window end whose host is none of the profile's nodes' addresses "
             "(0 when every segment maps to a node)",
@@ -160,7 +170,8 @@ def unmapped_stat(profile: Profile) -> PanelSpec:
 
 def source_share_stat(profile: Profile) -> PanelSpec:
     return _store_stat(
-        "ram_ssd_share", "Store returns by source: RAM / SSD share in window",
+        "ram_ssd_share",
+        "Store returns by source: RAM / SSD share in window",
         Evidence(
             layer="prefetch attempt (Store metadata source)",
             source="Mooncake master mem_cache_hit_nums_ and file_cache_hit_nums_ (GetReplicaList results served "
@@ -170,8 +181,10 @@ def source_share_stat(profile: Profile) -> PanelSpec:
             limit="excludes misses: it is NOT a request hit rate and not a final reuse. The counters have no "
             "storage-node label, so there is no per-node split (S14: Store memory hit per node is N/A)",
         ),
-        ((mc.source_share_pct_per_master(profile, mc.RAM_RETURNS), "RAM share · {{master}}"),
-         (mc.source_share_pct_per_master(profile, mc.SSD_RETURNS), "SSD share · {{master}}")),
+        (
+            (mc.source_share_pct_per_master(profile, mc.RAM_RETURNS), "RAM share · {{master}}"),
+            (mc.source_share_pct_per_master(profile, mc.SSD_RETURNS), "SSD share · {{master}}"),
+        ),
         **ratio_axis("percent"),
         decimals=1,
     )
@@ -179,22 +192,26 @@ def source_share_stat(profile: Profile) -> PanelSpec:
 
 def returns_stat(profile: Profile) -> PanelSpec:
     return _store_stat(
-        "ram_ssd_returns", "Store returns in window: RAM and SSD (count)",
+        "ram_ssd_returns",
+        "Store returns in window: RAM and SSD (count)",
         Evidence(
             layer="prefetch attempt (Store metadata source)",
             source="Mooncake master mem_cache_hit_nums_ and file_cache_hit_nums_",
             quantity="number of GetReplicaList results served from RAM and from SSD in the window",
             limit="metadata returns are not transfers and not final reuse (S9); no per-node split exists (S14)",
         ),
-        ((mc.per_master(profile, mc.RAM_RETURNS, "increase"), "RAM returns · {{master}}"),
-         (mc.per_master(profile, mc.SSD_RETURNS, "increase"), "SSD returns · {{master}}")),
+        (
+            (mc.per_master(profile, mc.RAM_RETURNS, "increase"), "RAM returns · {{master}}"),
+            (mc.per_master(profile, mc.SSD_RETURNS, "increase"), "SSD returns · {{master}}"),
+        ),
         unit="short",
     )
 
 
 def object_counts_stat(profile: Profile) -> PanelSpec:
     return _store_stat(
-        "object_counts", "Store objects now: keys, in RAM, on SSD (not additive)",
+        "object_counts",
+        "Store objects now: keys, in RAM, on SSD (not additive)",
         Evidence(
             layer="allocation (object counts)",
             source="Mooncake master master_key_count, mem_cache_nums_, file_cache_nums_",
@@ -202,15 +219,18 @@ def object_counts_stat(profile: Profile) -> PanelSpec:
             limit="current replica counts may count one key more than once (a key can have replicas in RAM and on "
             "SSD): the three numbers are shown apart and never summed into a count of unique objects (S13)",
         ),
-        ((mc.per_master(profile, mc.KEY_COUNT), "keys (master) · {{master}}"),
-         (mc.per_master(profile, mc.RAM_OBJECTS), "objects in RAM · {{master}}"),
-         (mc.per_master(profile, mc.SSD_OBJECTS), "objects on SSD · {{master}}")),
+        (
+            (mc.per_master(profile, mc.KEY_COUNT), "keys (master) · {{master}}"),
+            (mc.per_master(profile, mc.RAM_OBJECTS), "objects in RAM · {{master}}"),
+            (mc.per_master(profile, mc.SSD_OBJECTS), "objects on SSD · {{master}}"),
+        ),
         unit="short",
     )
 
 
-def prefetch_matrix(profile: Profile, metric: str, reasons: tuple[str, ...], key: str, title: str,
-                    evidence: Evidence) -> PanelSpec:
+def prefetch_matrix(
+    profile: Profile, metric: str, reasons: tuple[str, ...], key: str, title: str, evidence: Evidence
+) -> PanelSpec:
     """Rows = reason, columns = node: each reason its own series, never added together (S16)."""
     return table(
         key=f"{KEY}.{key}",
@@ -223,15 +243,25 @@ def prefetch_matrix(profile: Profile, metric: str, reasons: tuple[str, ...], key
         no_value=NO_DATA_TEXT,
         thresholds=(("text", None),),
         transformations=(
-            {"id": "groupingToMatrix", "options": {"columnField": profile.label("node"), "rowField": "reason",
-                                                   "valueField": "Value", "emptyValue": "null"}},
+            {
+                "id": "groupingToMatrix",
+                "options": {
+                    "columnField": profile.label("node"),
+                    "rowField": "reason",
+                    "valueField": "Value",
+                    "emptyValue": "null",
+                },
+            },
         ),
     )
 
 
 def prefetch_panels(profile: Profile) -> list[PanelSpec]:
     unfulfilled = prefetch_matrix(
-        profile, sg.UNFULFILLED, sg.UNFULFILLED_REASONS, "prefetch_unfulfilled",
+        profile,
+        sg.UNFULFILLED,
+        sg.UNFULFILLED_REASONS,
+        "prefetch_unfulfilled",
         "Prefetch not satisfied, by reason and node (tokens in window)",
         Evidence(
             layer="prefetch attempt",
@@ -244,7 +274,10 @@ def prefetch_panels(profile: Profile) -> list[PanelSpec]:
         ),
     )
     deferred = prefetch_matrix(
-        profile, sg.DEFERRED, sg.DEFERRED_REASONS, "prefetch_deferred",
+        profile,
+        sg.DEFERRED,
+        sg.DEFERRED_REASONS,
+        "prefetch_deferred",
         "Prefetch deferred, by reason and node (tokens in window)",
         Evidence(
             layer="prefetch attempt",
@@ -261,17 +294,22 @@ def _anatomy_header(profile: Profile, per_node: str, nodes_per_replica: int) -> 
     """Names every pool the quotas cover; with several pools, says which columns hold for which pool."""
     pool = profile.pools[0]
     if not profile.has_pools:
-        return (f"Quotas of `{profile.name}` ({pool.name}: TP{pool.tp} x PP{pool.pp} = {pool.gpus_per_replica} ranks "
-                f"per replica, {per_node} per node, {nodes_per_replica} node(s) per replica). Limits, not usage.")
+        return (
+            f"Quotas of `{profile.name}` ({pool.name}: TP{pool.tp} x PP{pool.pp} = {pool.gpus_per_replica} ranks "
+            f"per replica, {per_node} per node, {nodes_per_replica} node(s) per replica). Limits, not usage."
+        )
     layouts = "; ".join(
         f"{p.name}{'' if p.role == p.name else f' ({p.role})'}: {p.replicas} replicas of TP{p.tp} x PP{p.pp}"
-        for p in profile.pools)
+        for p in profile.pools
+    )
     same = len({(p.gpus_per_replica, min(profile.gpus_per_node, p.gpus_per_replica)) for p in profile.pools}) == 1
-    scope = (f"the same in all {len(profile.pools)} pools" if same else f"the {pool.name} pool's (other pools differ)")
+    scope = f"the same in all {len(profile.pools)} pools" if same else f"the {pool.name} pool's (other pools differ)"
     replicas = sum(p.replicas for p in profile.pools)
-    return (f"Quotas of `{profile.name}`, pools {layouts}. Per rank, per node ({per_node}) and per replica "
-            f"({pool.gpus_per_replica} ranks): {scope}; total: all pools ({replicas} replicas, "
-            f"{profile.total_gpus} ranks). Limits, not usage.")
+    return (
+        f"Quotas of `{profile.name}`, pools {layouts}. Per rank, per node ({per_node}) and per replica "
+        f"({pool.gpus_per_replica} ranks): {scope}; total: all pools ({replicas} replicas, "
+        f"{profile.total_gpus} ranks). Limits, not usage."
+    )
 
 
 def anatomy_text(profile: Profile, topology: Topology) -> PanelSpec:
@@ -300,13 +338,19 @@ def anatomy_text(profile: Profile, topology: Topology) -> PanelSpec:
         "",
         f"NVMe physical per node: {decimal(cap.nvme_physical_per_node)}; cache disk sold as "
         f"{decimal(cap.disk_nominal)}"
-        + (f" = {format_binary(cap.disk_nominal)} before filesystem overhead (the filesystem reports less)."
-           if cap.disk_nominal else "."),
+        + (
+            f" = {format_binary(cap.disk_nominal)} before filesystem overhead (the filesystem reports less)."
+            if cap.disk_nominal
+            else "."
+        ),
     ]
     if profile.capacity.global_segment_size is not None:
-        lines += ["", f"`global_segment_size` = {profile.capacity.global_segment_size:,} bytes "
-                  f"({binary(cap.store_per_replica)}) is the Store quota **per replica**: not per node, not the "
-                  "master's memory."]
+        lines += [
+            "",
+            f"`global_segment_size` = {profile.capacity.global_segment_size:,} bytes "
+            f"({binary(cap.store_per_replica)}) is the Store quota **per replica**: not per node, not the "
+            "master's memory.",
+        ]
     return text(
         key=f"{KEY}.capacity_limits",
         title="Capacity anatomy 1/3: limits (quotas from the profile)",
@@ -326,8 +370,12 @@ def anatomy_text(profile: Profile, topology: Topology) -> PanelSpec:
 
 def filesystem_table(profile: Profile) -> PanelSpec:
     nominal = profile.capacity.disk_nominal_size
-    nominal_text = (f"the disk's nominal {format_decimal(nominal)} is {format_binary(nominal)} before filesystem "
-                    "overhead, so the filesystem size is smaller" if nominal else "the disk's nominal size is not set")
+    nominal_text = (
+        f"the disk's nominal {format_decimal(nominal)} is {format_binary(nominal)} before filesystem "
+        "overhead, so the filesystem size is smaller"
+        if nominal
+        else "the disk's nominal size is not set"
+    )
     columns = [
         ("Filesystem size (TiB)", fs.size_tib(profile)),
         (f"Filesystem {fs.USED_NAME} (TiB)", fs.used_tib(profile)),
@@ -336,12 +384,14 @@ def filesystem_table(profile: Profile) -> PanelSpec:
         (f"Filesystem {fs.UNAVAILABLE_NAME} (% of size)", fs.unavailable_pct(profile)),
     ]
     panel = per_node_table(
-        profile, "filesystem_usage", f"Capacity anatomy 3/3: cache filesystem usage ({profile.disks.cache_mountpoint})",
+        profile,
+        "filesystem_usage",
+        f"Capacity anatomy 3/3: cache filesystem usage ({profile.disks.cache_mountpoint})",
         columns,
         Evidence(
             layer="filesystem",
             source=f"node_exporter node_filesystem_size_bytes / node_filesystem_free_bytes / "
-            f"node_filesystem_avail_bytes, mountpoint=\"{profile.disks.cache_mountpoint}\"",
+            f'node_filesystem_avail_bytes, mountpoint="{profile.disks.cache_mountpoint}"',
             quantity="real filesystem size, used (size - free: blocks holding data), not available to the cache "
             "process (size - avail: data plus root-reserved blocks) and available (avail) on the cache mount at "
             "the window end, per node, in TiB; the share not available to the cache process in %",
@@ -364,8 +414,14 @@ def panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     if status:
         found.append(status)
     if profile.exported("mooncake_master"):
-        found += [node_group_stat(profile), unmapped_stat(profile), source_share_stat(profile), returns_stat(profile),
-                  object_counts_stat(profile), segment_bargauge(profile, topology)]
+        found += [
+            node_group_stat(profile),
+            unmapped_stat(profile),
+            source_share_stat(profile),
+            returns_stat(profile),
+            object_counts_stat(profile),
+            segment_bargauge(profile, topology),
+        ]
     if profile.exported("hicache_storage"):
         found += prefetch_panels(profile)
     found.append(anatomy_text(profile, topology))

@@ -29,19 +29,25 @@ INSTANT_BURN_WINDOWS = ("6h", "3d")
 
 
 def _source(profile: Profile) -> str:
-    return (f"{df.ENGINE}: {df.LATENCY}_bucket{{status=\"success\", is_warmup=\"false\"}} and _count{{is_warmup="
-            f"\"false\"}} (job {profile.source('sglang').job})")
+    return (
+        f'{df.ENGINE}: {df.LATENCY}_bucket{{status="success", is_warmup="false"}} and _count{{is_warmup='
+        f'"false"}} (job {profile.source("sglang").job})'
+    )
 
 
 def _sli(profile: Profile) -> str:
-    return (f"good = jobs finished with status success within {df.job_bound(profile):g} s (slo.job_latency_seconds, "
-            f"the bucket le={df.job_bound(profile):g} exactly), all = every finished non-warm-up job (success and "
-            f"error); objective {profile.slo.objective:g}")
+    return (
+        f"good = jobs finished with status success within {df.job_bound(profile):g} s (slo.job_latency_seconds, "
+        f"the bucket le={df.job_bound(profile):g} exactly), all = every finished non-warm-up job (success and "
+        f"error); objective {profile.slo.objective:g}"
+    )
 
 
 def _limit() -> str:
-    return ("a job still queued or running counts only when it finishes, so a stuck instance does not lower it: see "
-            f"Stuck instances; latency excludes HTTP preprocessing and media delivery; {df.CANNOT_PROVE}")
+    return (
+        "a job still queued or running counts only when it finishes, so a stuck instance does not lower it: see "
+        f"Stuck instances; latency excludes HTTP preprocessing and media delivery; {df.CANNOT_PROVE}"
+    )
 
 
 def health_panels(profile: Profile) -> list[PanelSpec]:
@@ -49,22 +55,36 @@ def health_panels(profile: Profile) -> list[PanelSpec]:
     health = stat(
         key=f"{KEY}.health",
         title="Health: share of jobs meeting the SLO",
-        evidence=Evidence(source=_source(profile),
-                          quantity=f"over the dashboard window, good / all jobs, rates summed before dividing; "
-                                   f"{_sli(profile)}",
-                          limit=f"{_limit()}. No job finished in the window -> No data, not 100 %"),
+        evidence=Evidence(
+            source=_source(profile),
+            quantity=f"over the dashboard window, good / all jobs, rates summed before dividing; {_sli(profile)}",
+            limit=f"{_limit()}. No job finished in the window -> No data, not 100 %",
+        ),
         targets=(Target(df.job_good_ratio(profile, WINDOW, scoped=True), legend="jobs", instant=True),),
-        **ratio_axis("percentunit"), decimals=2, width=6, height=7, no_value="No jobs finished in window",
-        thresholds=states, options=last_value(),
+        **ratio_axis("percentunit"),
+        decimals=2,
+        width=6,
+        height=7,
+        no_value="No jobs finished in window",
+        thresholds=states,
+        options=last_value(),
     )
     trend = timeseries(
         key=f"{KEY}.health_trend",
         title="Good share of jobs over time",
-        evidence=Evidence(source=_source(profile), quantity=f"good / all jobs per rate interval; {_sli(profile)}",
-                          limit=(f"jobs last minutes, so a short interval holds few jobs and swings; gaps mean no "
-                                 f"job finished, not 0 % (S7); {_limit()}")),
+        evidence=Evidence(
+            source=_source(profile),
+            quantity=f"good / all jobs per rate interval; {_sli(profile)}",
+            limit=(
+                f"jobs last minutes, so a short interval holds few jobs and swings; gaps mean no "
+                f"job finished, not 0 % (S7); {_limit()}"
+            ),
+        ),
         targets=(Target(df.job_good_ratio(profile, "$__rate_interval", scoped=True), legend="jobs"),),
-        **ratio_axis("percentunit"), width=10, height=7, thresholds=states,
+        **ratio_axis("percentunit"),
+        width=10,
+        height=7,
+        thresholds=states,
         custom={"thresholdsStyle": {"mode": "line+area"}},
     )
     return [health, trend]
@@ -75,15 +95,30 @@ def budget_panel(profile: Profile) -> PanelSpec:
     return stat(
         key=f"{KEY}.budget",
         title=f"Job error budget left ({days} d)",
-        evidence=Evidence(source=_source(profile),
-                          quantity=(f"1 - (job error ratio over {days} days) / budget, budget = 1 - objective = "
-                                    f"{error_budget(profile):g}; every video pool of the deployment; negative once "
-                                    "overspent"),
-                          limit=(f"a rolling {days}-day window ending at the end of the dashboard range; counter "
-                                 f"resets and series younger than the window shorten it; {_limit()}")),
-        targets=(Target(f"1 - ({df.job_error_ratio(profile, f'{days}d')}) / {error_budget(profile):g}",
-                        legend="jobs", instant=True),),
-        **ratio_axis("percentunit"), decimals=1, width=8, height=7, no_value="No jobs finished in window",
+        evidence=Evidence(
+            source=_source(profile),
+            quantity=(
+                f"1 - (job error ratio over {days} days) / budget, budget = 1 - objective = "
+                f"{error_budget(profile):g}; every video pool of the deployment; negative once "
+                "overspent"
+            ),
+            limit=(
+                f"a rolling {days}-day window ending at the end of the dashboard range; counter "
+                f"resets and series younger than the window shorten it; {_limit()}"
+            ),
+        ),
+        targets=(
+            Target(
+                f"1 - ({df.job_error_ratio(profile, f'{days}d')}) / {error_budget(profile):g}",
+                legend="jobs",
+                instant=True,
+            ),
+        ),
+        **ratio_axis("percentunit"),
+        decimals=1,
+        width=8,
+        height=7,
+        no_value="No jobs finished in window",
         thresholds=(("red", None), ("orange", 0.0), ("yellow", 0.25), ("green", 0.5)),
     )
 
@@ -93,19 +128,34 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
     return stat(
         key=f"{KEY}.burn_{window}",
         title=BURN_TITLES[window],
-        evidence=Evidence(source=_source(profile),
-                          quantity=(f"job error ratio over a fixed {window} window / the budget "
-                                    f"{error_budget(profile):g}: 1 spends the budget exactly over the SLO window. "
-                                    f"Alerts: VideoJobSloFastBurn {FAST_BURN[2]:g}x over {FAST_BURN[0]} and "
-                                    f"{FAST_BURN[1]}, VideoJobSloSlowBurn {SLOW_BURN[2]:g}x over {SLOW_BURN[0]} and "
-                                    f"{SLOW_BURN[1]} (rules/{profile.name}.yml)"),
-                          limit=(f"the {window} window is fixed by design; the same expression as the recording rule "
-                                 f"{df.job_slo_error_ratio_name(profile, window)}; the short alert windows hold few "
-                                 f"minutes-long jobs; {_limit()}")),
-        targets=(Target(f"({df.job_error_ratio(profile, window)}) / {error_budget(profile):g}", legend="jobs",
-                        instant=instant),),
-        unit="none", min=0, decimals=2, width=8, height=6, no_value="No jobs finished in window",
-        thresholds=BURN_STATES, options=last_value(graphMode="none" if instant else "area"),
+        evidence=Evidence(
+            source=_source(profile),
+            quantity=(
+                f"job error ratio over a fixed {window} window / the budget "
+                f"{error_budget(profile):g}: 1 spends the budget exactly over the SLO window. "
+                f"Alerts: VideoJobSloFastBurn {FAST_BURN[2]:g}x over {FAST_BURN[0]} and "
+                f"{FAST_BURN[1]}, VideoJobSloSlowBurn {SLOW_BURN[2]:g}x over {SLOW_BURN[0]} and "
+                f"{SLOW_BURN[1]} (rules/{profile.name}.yml)"
+            ),
+            limit=(
+                f"the {window} window is fixed by design; the same expression as the recording rule "
+                f"{df.job_slo_error_ratio_name(profile, window)}; the short alert windows hold few "
+                f"minutes-long jobs; {_limit()}"
+            ),
+        ),
+        targets=(
+            Target(
+                f"({df.job_error_ratio(profile, window)}) / {error_budget(profile):g}", legend="jobs", instant=instant
+            ),
+        ),
+        unit="none",
+        min=0,
+        decimals=2,
+        width=8,
+        height=6,
+        no_value="No jobs finished in window",
+        thresholds=BURN_STATES,
+        options=last_value(graphMode="none" if instant else "area"),
     )
 
 
@@ -115,25 +165,38 @@ def stuck_panel(profile: Profile) -> PanelSpec:
     return table(
         key=f"{KEY}.stuck",
         title="Stuck instances: jobs waiting or running, none finished",
-        evidence=Evidence(source=f"{df.ENGINE}: {df.QUEUE}, {df.RUNNING}, {df.REQUESTS}{{is_warmup=\"false\"}}",
-                          quantity=(f"per instance at the window end, the jobs queued + running where no non-warm-up "
-                                    f"job finished over the last {window} ({df.STUCK_FACTOR} x the job-latency bound); "
-                                    "the VideoInstanceStuck alert's expression"),
-                          limit=("an empty table means no instance is stuck or no engine reports (see Missing-data "
-                                 "reasons); a hung engine that stopped updating its gauges keeps its last queue; a "
-                                 "single job legitimately longer than the window reads stuck")),
-        targets=(Target(df.stuck_instances(profile, scoped=True), legend=f"{{{{{node}}}}}", instant=True,
-                        table=True),),
-        unit="short", width=24, height=6, no_value="No instance stuck (or no engine reports)",
+        evidence=Evidence(
+            source=f'{df.ENGINE}: {df.QUEUE}, {df.RUNNING}, {df.REQUESTS}{{is_warmup="false"}}',
+            quantity=(
+                f"per instance at the window end, the jobs queued + running where no non-warm-up "
+                f"job finished over the last {window} ({df.STUCK_FACTOR} x the job-latency bound); "
+                "the VideoInstanceStuck alert's expression"
+            ),
+            limit=(
+                "an empty table means no instance is stuck or no engine reports (see Missing-data "
+                "reasons); a hung engine that stopped updating its gauges keeps its last queue; a "
+                "single job legitimately longer than the window reads stuck"
+            ),
+        ),
+        targets=(Target(df.stuck_instances(profile, scoped=True), legend=f"{{{{{node}}}}}", instant=True, table=True),),
+        unit="short",
+        width=24,
+        height=6,
+        no_value="No instance stuck (or no engine reports)",
     )
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     check_objective(profile)
     if not profile.exported("sglang"):
-        panels: list[PanelSpec] = [source_status_panel(f"{KEY}.engine_unavailable", profile, ["sglang"],
-                                                       "Job SLO: not available")]
+        panels: list[PanelSpec] = [
+            source_status_panel(f"{KEY}.engine_unavailable", profile, ["sglang"], "Job SLO: not available")
+        ]
     else:
-        panels = [*health_panels(profile), budget_panel(profile),
-                  *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS), stuck_panel(profile)]
+        panels = [
+            *health_panels(profile),
+            budget_panel(profile),
+            *(burn_panel(profile, window) for window in BURN_PANEL_WINDOWS),
+            stuck_panel(profile),
+        ]
     return GroupSpec(key=KEY, title=TITLE, panels=tuple(panels))

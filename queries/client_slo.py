@@ -98,8 +98,10 @@ def class_share(profile: Profile, bad: BadClass, window: str) -> str:
 def non_2xx_share_by_class(profile: Profile, window: str) -> str:
     """Per gateway process (node, instance) and bad class (``class`` = 429 / 5xx / timeout): that class's share of
     the instance's valid responses over ``window`` (``class_share`` of each, labelled)."""
-    return " or ".join(f'label_replace({class_share(profile, bad, window)}, "{CLASS_LABEL}", "{bad.key}", "", "")'
-                       for bad in BAD_CLASSES)
+    return " or ".join(
+        f'label_replace({class_share(profile, bad, window)}, "{CLASS_LABEL}", "{bad.key}", "", "")'
+        for bad in BAD_CLASSES
+    )
 
 
 def deployment_shares_by_class(profile: Profile, window: str) -> str:

@@ -47,14 +47,31 @@ MEMORY_TOTAL = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RE
 
 # etc/default-counters.csv of NVIDIA/dcgm-exporter @ d5e5f51 (metric catalogue §4, "In default-counters.csv? yes").
 DEFAULT_FIELDS: tuple[str, ...] = (
-    "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_GPU_TEMP",
-    "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
-    "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL",
-    "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_RESERVED",
-    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
-    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
-    "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-    "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
+    "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_MEM_CLOCK",
+    "DCGM_FI_DEV_MEMORY_TEMP",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "DCGM_FI_DEV_ENC_UTIL",
+    "DCGM_FI_DEV_DEC_UTIL",
+    "DCGM_FI_DEV_XID_ERRORS",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    "DCGM_FI_PROF_DRAM_ACTIVE",
+    "DCGM_FI_PROF_PCIE_TX_BYTES",
+    "DCGM_FI_PROF_PCIE_RX_BYTES",
     "DCGM_FI_DRIVER_VERSION",
 )
 
@@ -79,8 +96,10 @@ CSV_LINES: dict[str, tuple[str, str]] = {
 }
 # Fields the default CSV lists but comments out (so uncommenting the line collects them).
 COMMENTED_OUT = frozenset({"DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY", *(f for f, _ in NVLINK_ERRORS)})
-COLLECTORS = ("the counters CSV dcgm-exporter reads (-f / --collectors, env DCGM_EXPORTER_COLLECTORS; default "
-              "/etc/dcgm-exporter/default-counters.csv)")
+COLLECTORS = (
+    "the counters CSV dcgm-exporter reads (-f / --collectors, env DCGM_EXPORTER_COLLECTORS; default "
+    "/etc/dcgm-exporter/default-counters.csv)"
+)
 
 
 def fields(profile: Profile) -> tuple[str, ...]:
@@ -111,9 +130,11 @@ def how_to_collect(profile: Profile, missing: Iterable[str]) -> str:
         verb = "uncomment" if field in COMMENTED_OUT and profile.source("dcgm").fields is None else "add"
         inner = ", ".join(part for part in (field, kind, text) if part)
         lines.append(f"{verb} `{inner}`")
-    return (f"To collect {'them' if len(missing) > 1 else 'it'}: {'; '.join(lines)} in {COLLECTORS}, restart the "
-            f"exporter, and list {'them' if len(missing) > 1 else 'it'} in `[sources.dcgm] fields` of "
-            f"profiles/{profile.name}.toml (with every other field the CSV collects)")
+    return (
+        f"To collect {'them' if len(missing) > 1 else 'it'}: {'; '.join(lines)} in {COLLECTORS}, restart the "
+        f"exporter, and list {'them' if len(missing) > 1 else 'it'} in `[sources.dcgm] fields` of "
+        f"profiles/{profile.name}.toml (with every other field the CSV collects)"
+    )
 
 
 def not_collected(profile: Profile, missing: Iterable[str]) -> str:
@@ -126,9 +147,11 @@ def not_collected(profile: Profile, missing: Iterable[str]) -> str:
         out = [f for f in missing if f in COMMENTED_OUT]
         why = ", where it is commented out" if out == missing else ", which does not list it" if not out else ""
         why = why.replace("it is", "they are").replace("list it", "list them") if len(missing) > 1 else why
-    return (f"{named} {'are' if len(missing) > 1 else 'is'} not collected by this exporter's field list "
-            f"({field_list(profile)}{why}), so {'they have' if len(missing) > 1 else 'it has'} no series at all: "
-            f"absent, not zero. {how_to_collect(profile, missing)}")
+    return (
+        f"{named} {'are' if len(missing) > 1 else 'is'} not collected by this exporter's field list "
+        f"({field_list(profile)}{why}), so {'they have' if len(missing) > 1 else 'it has'} no series at all: "
+        f"absent, not zero. {how_to_collect(profile, missing)}"
+    )
 
 
 class DcgmSource(GpuSource):
@@ -154,10 +177,12 @@ class DcgmSource(GpuSource):
 
     def sampling(self) -> str:
         stored = "" if self.sample_interval == self.interval else f", stored every {self.sample_interval}"
-        return (f"dcgm-exporter collects every {seconds_text(COLLECT_SECONDS)} by default "
-                f"(-c {COLLECT_SECONDS * 1000:.0f}), whatever the scrape interval; scraped every {self.interval}"
-                f"{stored}, so the resolution is {self.resolution} and faster scrapes only store repeated values. "
-                "There is no GPM sampler here, so DCGM is the only per-GPU source")
+        return (
+            f"dcgm-exporter collects every {seconds_text(COLLECT_SECONDS)} by default "
+            f"(-c {COLLECT_SECONDS * 1000:.0f}), whatever the scrape interval; scraped every {self.interval}"
+            f"{stored}, so the resolution is {self.resolution} and faster scrapes only store repeated values. "
+            "There is no GPM sampler here, so DCGM is the only per-GPU source"
+        )
 
     def window_validity(self) -> str:
         return "DCGM has no per-sample validity: a blank field is simply absent"

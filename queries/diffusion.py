@@ -42,14 +42,17 @@ METRICS = (QUEUE, RUNNING, REQUESTS, LATENCY, QUEUE_TIME, BATCH, STAGE)
 LATENCY_BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200)
 STAGE_BUCKETS: tuple[float, ...] = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 1200)
 BATCH_BUCKETS: tuple[float, ...] = (1, 2, 4, 8, 16, 32, 64)
-ENGINE = ("SGLang Diffusion (sglang serve --enable-metrics; python/sglang/multimodal_gen/runtime/observability/"
-          "metrics.py), published by each DP replica's leader, labels role and replica, no model label")
+ENGINE = (
+    "SGLang Diffusion (sglang serve --enable-metrics; python/sglang/multimodal_gen/runtime/observability/"
+    "metrics.py), published by each DP replica's leader, labels role and replica, no model label"
+)
 NOT_WARMUP = matcher("is_warmup", "=", "false")
 # A job not finished within this many times the SLO bound means its instance is stuck (VideoInstanceStuck).
 STUCK_FACTOR = 2
 JOBS_PER_HOUR_WINDOW = "1h"
-CANNOT_PROVE = ("counts are per job (original request), not per image or video; there is no frames or "
-                "steps-per-second metric")
+CANNOT_PROVE = (
+    "counts are per job (original request), not per image or video; there is no frames or steps-per-second metric"
+)
 
 
 def instance(profile: Profile) -> tuple[str, str]:
@@ -72,9 +75,12 @@ def job_bound(profile: Profile) -> float:
     SLO counts the bucket ``le`` = the bound, so any other value could not be evaluated exactly."""
     bound = profile.slo.job_latency_seconds
     if not any(abs(bound - b) < 1e-9 for b in LATENCY_BUCKETS):
-        raise ProfileError(profile.path, "slo.job_latency_seconds",
-                           f"{bound:g} s is not a bucket bound of sglang:diffusion_request_latency_seconds; use one "
-                           f"of {', '.join(f'{b:g}' for b in LATENCY_BUCKETS)} (s)")
+        raise ProfileError(
+            profile.path,
+            "slo.job_latency_seconds",
+            f"{bound:g} s is not a bucket bound of sglang:diffusion_request_latency_seconds; use one "
+            f"of {', '.join(f'{b:g}' for b in LATENCY_BUCKETS)} (s)",
+        )
     return float(bound)
 
 
@@ -134,26 +140,42 @@ def quantile(profile: Profile, metric: str, q: float, by: tuple[str, ...] = (), 
 def stage_mean(profile: Profile) -> str:
     """Mean host wall time per stage over the pool: summed ``_sum`` rate / summed ``_count`` rate."""
     by = ("stage",)
-    return divide(agg("sum", by, rate(series(profile, f"{STAGE}_sum"))),
-                  agg("sum", by, rate(series(profile, f"{STAGE}_count"))))
+    return divide(
+        agg("sum", by, rate(series(profile, f"{STAGE}_sum"))), agg("sum", by, rate(series(profile, f"{STAGE}_count")))
+    )
 
 
 def mean_batch(profile: Profile) -> str:
     """Mean jobs per dispatched batch per instance (``_sum`` / ``_count`` rates)."""
     by = instance(profile)
-    return divide(agg("sum", by, rate(series(profile, f"{BATCH}_sum"))),
-                  agg("sum", by, rate(series(profile, f"{BATCH}_count"))))
+    return divide(
+        agg("sum", by, rate(series(profile, f"{BATCH}_sum"))), agg("sum", by, rate(series(profile, f"{BATCH}_count")))
+    )
 
 
 # --- the job SLO ---------------------------------------------------------------------------------
+
 
 def job_error_ratio(profile: Profile, window: str, scoped: bool = False) -> str:
     """Bad / all finished non-warm-up jobs over ``window`` for the deployment's video pools: bad = errors plus
     successes slower than the bound (``le`` = the bound of the success series). Rates summed before dividing;
     an idle window gives no sample, not 0."""
     by = pool_key(profile)
-    good = agg("sum", by, rate(series(profile, f"{LATENCY}_bucket", NOT_WARMUP, matcher("status", "=", "success"),
-                                      le_matcher(job_bound(profile)), scoped=scoped), window))
+    good = agg(
+        "sum",
+        by,
+        rate(
+            series(
+                profile,
+                f"{LATENCY}_bucket",
+                NOT_WARMUP,
+                matcher("status", "=", "success"),
+                le_matcher(job_bound(profile)),
+                scoped=scoped,
+            ),
+            window,
+        ),
+    )
     total = agg("sum", by, rate(series(profile, f"{LATENCY}_count", NOT_WARMUP, scoped=scoped), window))
     return divide(f"{total} - {good}", total)
 
@@ -171,8 +193,10 @@ def stuck_instances(profile: Profile, scoped: bool = False) -> str:
     """Instances with jobs queued or running and no non-warm-up job finished over ``stuck_window``: the value is
     the jobs waiting or running. ``unless`` also covers an instance whose counter was never created."""
     by = instance(profile)
-    waiting = (f"{agg('sum', by, series(profile, QUEUE, scoped=scoped))} + "
-               f"{agg('sum', by, series(profile, RUNNING, scoped=scoped))}")
+    waiting = (
+        f"{agg('sum', by, series(profile, QUEUE, scoped=scoped))} + "
+        f"{agg('sum', by, series(profile, RUNNING, scoped=scoped))}"
+    )
     finished = agg("sum", by, increase(series(profile, REQUESTS, NOT_WARMUP, scoped=scoped), stuck_window(profile)))
     return f"(({waiting}) > 0) unless on ({', '.join(by)}) ({finished} > 0)"
 
@@ -211,8 +235,10 @@ def instance_state(profile: Profile) -> str:
     by = instance(profile)
     finished = agg("sum", by, increase(series(profile, REQUESTS, NOT_WARMUP), stuck_window(profile)))
     present = agg("max", by, series(profile, QUEUE))
-    return (f"({FINISHING} * ({finished} > 0)) or ({STUCK} + 0 * ({stuck_instances(profile, scoped=True)})) "
-            f"or ({IDLE} + 0 * {present})")
+    return (
+        f"({FINISHING} * ({finished} > 0)) or ({STUCK} + 0 * ({stuck_instances(profile, scoped=True)})) "
+        f"or ({IDLE} + 0 * {present})"
+    )
 
 
 def pool_slo_health(profile: Profile, window: str) -> str:

@@ -63,18 +63,21 @@ class GpmSource(GpuSource):
     validity_metric: ClassVar[str | None] = VALIDITY_METRIC
 
     def sampling(self) -> str:
-        stored = ("" if self.sample_interval == self.interval else
-                  f", stored one per {self.sample_interval}")
-        return (f"The GPM sampler takes one sample per GPU every {self.interval}{stored}; its node-side "
-                "1 s sample rings hold the formal numbers")
+        stored = "" if self.sample_interval == self.interval else f", stored one per {self.sample_interval}"
+        return (
+            f"The GPM sampler takes one sample per GPU every {self.interval}{stored}; its node-side "
+            "1 s sample rings hold the formal numbers"
+        )
 
     def window_validity(self) -> str:
-        return (f"Samples whose {VALIDITY_METRIC} is not 1 are excluded from the mean and the peak (a subquery over "
-                f"the window at Grafana's $__interval: every stored sample while the window is under about 1,000 x "
-                f"{self.sample_interval}; beyond that one sample per $__interval (window / max data points), so the "
-                "mean is the mean of evenly spaced samples and the peak can miss a spike shorter than that step "
-                "(S19: the price of a bounded cost at any range); a gap in the data repeats the sample before it "
-                "for up to the store's look-back, which weighs that sample more in the mean)")
+        return (
+            f"Samples whose {VALIDITY_METRIC} is not 1 are excluded from the mean and the peak (a subquery over "
+            f"the window at Grafana's $__interval: every stored sample while the window is under about 1,000 x "
+            f"{self.sample_interval}; beyond that one sample per $__interval (window / max data points), so the "
+            "mean is the mean of evenly spaced samples and the peak can miss a spike shorter than that step "
+            "(S19: the price of a bounded cost at any range); a gap in the data repeats the sample before it "
+            "for up to the store's look-back, which weighs that sample more in the mean)"
+        )
 
     def valid_only(self, profile: Profile, expr: str, matchers: list[str]) -> str:
         return valid_gpm(profile, expr, matchers)

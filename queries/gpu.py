@@ -77,8 +77,11 @@ class GpuQuantity:
         conversion where one happens."""
         text = self.meaning
         if self.unit == "percentunit":
-            text += ("; the metric is 0-1, the column shows it x100 in %" if table
-                     else "; the metric is 0-1, drawn on a fixed 0-100 % axis")
+            text += (
+                "; the metric is 0-1, the column shows it x100 in %"
+                if table
+                else "; the metric is 0-1, drawn on a fixed 0-100 % axis"
+            )
         elif table and self.table_factor != 1.0:
             text += f", shown in {self.header_unit}"
         if reported := source.reported_unit(self.key):
@@ -91,17 +94,27 @@ QUANTITIES: dict[str, GpuQuantity] = {
     q.key: q
     for q in (
         GpuQuantity("power", "Power", "watt", "board power draw in watts"),
-        GpuQuantity("memory_used", "Memory used", "bytes", "framebuffer memory in use",
-                    table_unit="GiB", table_factor=1 / 2**30),
-        GpuQuantity("sm_active", "SM active", "percentunit",
-                    "share of time an SM has at least one warp resident; "
-                    "not nvidia-smi dmon's 'sm' column, not GPU busy, not MFU"),
+        GpuQuantity(
+            "memory_used", "Memory used", "bytes", "framebuffer memory in use", table_unit="GiB", table_factor=1 / 2**30
+        ),
+        GpuQuantity(
+            "sm_active",
+            "SM active",
+            "percentunit",
+            "share of time an SM has at least one warp resident; "
+            "not nvidia-smi dmon's 'sm' column, not GPU busy, not MFU",
+        ),
         GpuQuantity("sm_occupancy", "SM occupancy", "percentunit", "resident warps / maximum warps per SM"),
         GpuQuantity("tensor_active", "Tensor active", "percentunit", "share of time the tensor pipe is active"),
-        GpuQuantity("dram_active", "DRAM active", "percentunit",
-                    "share of time the device-memory interface is active; not GB/s"),
-        GpuQuantity("busy", "GPU busy", "percentunit",
-                    "share of time the graphics/compute engine is active (GPU busy); not SM active"),
+        GpuQuantity(
+            "dram_active", "DRAM active", "percentunit", "share of time the device-memory interface is active; not GB/s"
+        ),
+        GpuQuantity(
+            "busy",
+            "GPU busy",
+            "percentunit",
+            "share of time the graphics/compute engine is active (GPU busy); not SM active",
+        ),
         GpuQuantity("temperature", "Temperature", "celsius", "GPU die temperature, degrees Celsius"),
         GpuQuantity("sm_clock", "SM clock", "hertz", "SM clock frequency", table_unit="MHz", table_factor=1e-6),
     )
@@ -168,8 +181,9 @@ def gpus_missing_any(profile: Profile) -> str:
     """``gpus_missing`` of every per-GPU source the profile exports (GPM and DCGM), each labelled with its job: a
     GPU that one exporter lost while the other still sees it makes that exporter's node count short (the GpuMissing
     alert reads this, not only the dashboards' source)."""
-    return " or ".join(_with_job(profile, f"({gpus_missing(profile, source)})", source)
-                       for source in gpu_sources(profile))
+    return " or ".join(
+        _with_job(profile, f"({gpus_missing(profile, source)})", source) for source in gpu_sources(profile)
+    )
 
 
 def gpus_missing_from_exporter(profile: Profile) -> str:
@@ -185,8 +199,10 @@ def gpus_missing_from_exporter(profile: Profile) -> str:
         for seen in sources:
             if seen is lost:
                 continue
-            gone = (f"({_reporting_gpus(profile, seen, selected=False)} * 0 + 1) "
-                    f"unless on({keys}) {_reporting_gpus(profile, lost, selected=False)}")
+            gone = (
+                f"({_reporting_gpus(profile, seen, selected=False)} * 0 + 1) "
+                f"unless on({keys}) {_reporting_gpus(profile, lost, selected=False)}"
+            )
             parts.append(_with_job(profile, f"(({gone}) and on({node}) ({up} == 1))", lost))
     return " or ".join(parts)
 
@@ -259,8 +275,9 @@ def gpu_window_samples(profile: Profile, source: GpuSource, metric: str) -> str:
 def gpu_uuids(profile: Profile, source: GpuSource) -> str:
     """One series per (node, gpu, UUID) at the window end, for the per-GPU table's UUID column (value 1)."""
     keys = [*_per_gpu_labels(profile), source.uuid_label]
-    return agg("max", keys, over_time("count", selector(source.presence_metric(), *_matchers(profile, source)))) + \
-        " > 0"
+    return (
+        agg("max", keys, over_time("count", selector(source.presence_metric(), *_matchers(profile, source)))) + " > 0"
+    )
 
 
 def gpu_window_valid_percent(profile: Profile, source: GpuSource) -> str:
@@ -278,8 +295,9 @@ def gpu_valid_share(profile: Profile, source: GpuSource, window: str) -> str:
     return agg("max", _per_gpu_labels(profile), over_time("avg", raw, window))
 
 
-def gpu_timeline(profile: Profile, source: GpuSource, quantity: GpuQuantity, *, scoped: bool = True,
-                 valid_only: bool = False) -> str:
+def gpu_timeline(
+    profile: Profile, source: GpuSource, quantity: GpuQuantity, *, scoped: bool = True, valid_only: bool = False
+) -> str:
     """The quantity over time, exactly one series per (node, gpu), in the common unit.
 
     Exporter-specific labels (UUID, modelName, pci_bus_id, pod...) are aggregated away with ``max``
@@ -291,8 +309,7 @@ def gpu_timeline(profile: Profile, source: GpuSource, quantity: GpuQuantity, *, 
     return scale(per_gpu, source.scale(quantity.key))
 
 
-def gpu_memory_used_share(profile: Profile, source: GpuSource, *, scoped: bool = True,
-                          valid_only: bool = False) -> str:
+def gpu_memory_used_share(profile: Profile, source: GpuSource, *, scoped: bool = True, valid_only: bool = False) -> str:
     """Framebuffer used / total per (node, gpu), 0-1: the one definition, read by the timelines
     (scoped, every sample), the SLO watermark panels (scoped, valid samples only) and the recording
     rule behind the memory alert (every GPU, valid samples only).
@@ -335,8 +352,13 @@ CLOCK_EVENT_BITS = (
 # The bits that mean the clock is held down by power or heat; the others are benign (idle, an
 # application-clock setting, sync boost, display clocks).
 THROTTLE_BITS = (0x4, 0x8, 0x20, 0x40, 0x80)
-THROTTLE_MEANINGS = {0x4: "SW power cap", 0x8: "HW slowdown", 0x20: "SW thermal", 0x40: "HW thermal",
-                     0x80: "HW power brake"}
+THROTTLE_MEANINGS = {
+    0x4: "SW power cap",
+    0x8: "HW slowdown",
+    0x20: "SW thermal",
+    0x40: "HW thermal",
+    0x80: "HW power brake",
+}
 REASON_LABEL = "reason"
 
 # The GPU alert thresholds (the seed's DCGM alerts), read by the rule files and drawn as red lines on
@@ -345,8 +367,9 @@ MEMORY_FULL_SHARE = 0.95  # GpuMemoryNearlyFull: memory used / total above this 
 TEMPERATURE_HIGH_CELSIUS = 85.0  # GpuTemperatureHigh: above this for 2 m (warning)
 
 
-def gpu_clock_event_reasons(profile: Profile, source: GpuSource, *, scoped: bool = True,
-                            valid_only: bool = False) -> str:
+def gpu_clock_event_reasons(
+    profile: Profile, source: GpuSource, *, scoped: bool = True, valid_only: bool = False
+) -> str:
     """The clock-event (throttle) reason bitmask per GPU, as the source reports it (DCGM's bit layout)."""
     return _per_gpu(profile, source, source.metric(CLOCK_EVENT_REASONS), scoped, valid_only)
 

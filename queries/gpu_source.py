@@ -59,8 +59,13 @@ class GpuSource:
         """The source as ``profile`` deploys it (whether it is exported is the caller's question)."""
         source = profile.source(cls.key)
         resolution = max(source.sample_interval_seconds, cls.collect_seconds)
-        return cls(source.scrape_interval, profile.label(cls.uuid_label_key), source.sample_interval, resolution,
-                   cls.collected_metrics(profile))
+        return cls(
+            source.scrape_interval,
+            profile.label(cls.uuid_label_key),
+            source.sample_interval,
+            resolution,
+            cls.collected_metrics(profile),
+        )
 
     @classmethod
     def collected_metrics(cls, profile: Profile) -> frozenset[str] | None:

@@ -70,9 +70,20 @@ COLLECTOR_DROPPING = HealthState(61, "collector dropping samples", WARNING_COLOU
 COLLECTOR_QUEUE_FULL = HealthState(62, "collector queue near its bound", WARNING_COLOUR, "warning")
 CLOCK_OFF = HealthState(71, "clock off", WARNING_COLOUR, "warning")
 
-STATES: tuple[HealthState, ...] = (ENGINE_STALLED, ENGINE_RESTARTED, GPU_XID_FATAL, GPU_REMAP_FAILED, GPU_THERMAL,
-                                   GPU_POWER, TIER_COLLAPSED, STORE_RESET, DISK_SATURATED, COLLECTOR_DROPPING,
-                                   COLLECTOR_QUEUE_FULL, CLOCK_OFF)
+STATES: tuple[HealthState, ...] = (
+    ENGINE_STALLED,
+    ENGINE_RESTARTED,
+    GPU_XID_FATAL,
+    GPU_REMAP_FAILED,
+    GPU_THERMAL,
+    GPU_POWER,
+    TIER_COLLAPSED,
+    STORE_RESET,
+    DISK_SATURATED,
+    COLLECTOR_DROPPING,
+    COLLECTOR_QUEUE_FULL,
+    CLOCK_OFF,
+)
 
 
 def value_mappings() -> tuple[dict, ...]:
@@ -147,10 +158,14 @@ def disk_saturated(profile: Profile) -> str:
     busy = _disk(profile, DISK_BUSY, DISK_WINDOW)
     queue = _disk(profile, DISK_QUEUE, DISK_WINDOW)
     now = divide(_disk(profile, DISK_IO_TIME, DISK_WINDOW), _disk(profile, DISK_IO_OPS, DISK_WINDOW))
-    base = divide(_disk(profile, DISK_IO_TIME, t.baseline_window, t.baseline_offset, "increase"),
-                  _disk(profile, DISK_IO_OPS, t.baseline_window, t.baseline_offset, "increase"))
-    return (f"({busy} > {t.disk_busy_share:g}) and {on} ({queue} > {t.disk_queue_depth:g}) "
-            f"and {on} (({now}) > {t.disk_await_factor:g} * ({base}))")
+    base = divide(
+        _disk(profile, DISK_IO_TIME, t.baseline_window, t.baseline_offset, "increase"),
+        _disk(profile, DISK_IO_OPS, t.baseline_window, t.baseline_offset, "increase"),
+    )
+    return (
+        f"({busy} > {t.disk_busy_share:g}) and {on} ({queue} > {t.disk_queue_depth:g}) "
+        f"and {on} (({now}) > {t.disk_await_factor:g} * ({base}))"
+    )
 
 
 def host_hit_share(profile: Profile, window: str, offset: str = "") -> str:
@@ -177,8 +192,10 @@ def host_tier_collapsed(profile: Profile) -> str:
     now = host_hit_share(profile, HOST_WINDOW)
     base = host_hit_share(profile, t.baseline_window, t.baseline_offset)
     factor = t.host_hit_drop_factor
-    return (f"({now}) < on () group_left () (quantile(0.5, {now}) / {factor:g}) "
-            f"and {on} (({now}) < ({base}) / {factor:g}) and {on} (({base}) >= {t.host_hit_min_share:g})")
+    return (
+        f"({now}) < on () group_left () (quantile(0.5, {now}) / {factor:g}) "
+        f"and {on} (({now}) < ({base}) / {factor:g}) and {on} (({base}) >= {t.host_hit_min_share:g})"
+    )
 
 
 def _responses(profile: Profile, status: str) -> str:
@@ -270,5 +287,7 @@ def clock_off(profile: Profile) -> str:
     offset = agg("max", [node], f"abs({newest('node_timex_offset_seconds')})")
     synced = agg("max", [node], f"max_over_time({selector('node_timex_sync_status', exporter)}[{CLOCK_SYNC_WINDOW}])")
     error = agg("min", [node], newest("node_timex_maxerror_seconds"))
-    return (f"({offset} > {profile.alerts.clock_offset_seconds:g}) "
-            f"or on ({node}) (({error} >= {CLOCK_MAXERROR_SECONDS}) and on ({node}) ({synced} == 0))")
+    return (
+        f"({offset} > {profile.alerts.clock_offset_seconds:g}) "
+        f"or on ({node}) (({error} >= {CLOCK_MAXERROR_SECONDS}) and on ({node}) ({synced} == 0))"
+    )

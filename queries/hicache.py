@@ -60,9 +60,17 @@ TIERS = {"gpu": ("device_hit", "device"), "host": ("host_hit", "host"), "store":
 # S16: the prefetch-not-satisfied reasons the catalogue lists; the first four are the ones the
 # primary article names, each its own series.
 UNFULFILLED_REASONS = (
-    "anchor_lost", "aux_window_trim", "below_threshold", "cache_admission_shortfall",
-    "host_capacity", "device_capacity", "device_covered", "storage_transfer", "deadline",
-    "device_overlap", "dropped",
+    "anchor_lost",
+    "aux_window_trim",
+    "below_threshold",
+    "cache_admission_shortfall",
+    "host_capacity",
+    "device_capacity",
+    "device_covered",
+    "storage_transfer",
+    "deadline",
+    "device_overlap",
+    "dropped",
 )
 DEFERRED_REASONS = ("host_capacity", "device_capacity")
 GIB = 2**30
@@ -95,8 +103,9 @@ def _occupancy_pct(profile: Profile, used: str, total: str) -> str:
 
 def gpu_kv_occupancy_pct(profile: Profile) -> str:
     """GPU KV tier at window end: (used + evictable) / max_total_num_tokens, %, one TP rank per DP group."""
-    return _occupancy_pct(profile, f"{series(profile, KV_USED)} + {series(profile, KV_EVICTABLE)}",
-                          series(profile, KV_MAX))
+    return _occupancy_pct(
+        profile, f"{series(profile, KV_USED)} + {series(profile, KV_EVICTABLE)}", series(profile, KV_MAX)
+    )
 
 
 def host_occupancy_pct(profile: Profile) -> str:
@@ -149,7 +158,7 @@ def logical_tokens(profile: Profile, metric: str) -> str:
 DROPPED_REASONS = {
     "host_pressure": "implicates Host capacity: the Host tier had no room for the backup",
     "write_through_unbacked_eviction": "not a Host capacity signal: evicted under write-through before its backup "
-                                       "completed",
+    "completed",
 }
 
 

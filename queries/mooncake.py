@@ -55,6 +55,8 @@ _REGEX_SPECIAL = set(".^$*+?()[]{}|\\")
 def regex_literal(text: str) -> str:
     """``text`` as a literal inside a (RE2) regular expression."""
     return "".join(f"\\{c}" if c in _REGEX_SPECIAL else c for c in text)
+
+
 def segment_hosts(profile: Profile) -> dict[str, str]:
     """Node name -> the host its segments carry, from the profile (S11)."""
     return {node: profile.node_address(node) for node in profile.node_names}
@@ -149,8 +151,10 @@ def get_hit_share(profile: Profile) -> str:
     """The master's metadata hit share per rate interval, 0-1: valid / all GetReplicaList calls, each the
     max over master targets (HA masters de-duplicated). A lookup answer, not a transfer and not a reuse."""
     label_job = [profile.label("job")]
-    return divide(agg("max", label_job, rate(master(profile, VALID_GETS))),
-                  agg("max", label_job, rate(master(profile, TOTAL_GETS))))
+    return divide(
+        agg("max", label_job, rate(master(profile, VALID_GETS))),
+        agg("max", label_job, rate(master(profile, TOTAL_GETS))),
+    )
 
 
 def source_share_pct(profile: Profile, numerator: str) -> str:
@@ -268,10 +272,14 @@ def per_replica(profile: Profile, topology: Topology, metric: str, op: str = "su
 def masters_text(profile: Profile) -> str:
     """The profile's master <-> replica mapping in one sentence, for descriptions."""
     if not profile.mooncake_masters:
-        return ("one shared Mooncake master serves every replica (the profile lists no [[mooncake.masters]]): "
-                "every target of the master job is one of its HA copies")
-    return "; ".join(f"master {m.name} (targets on {', '.join(m.nodes) or 'any node'}) serves "
-                     f"{', '.join(m.replicas)}" for m in profile.masters())
+        return (
+            "one shared Mooncake master serves every replica (the profile lists no [[mooncake.masters]]): "
+            "every target of the master job is one of its HA copies"
+        )
+    return "; ".join(
+        f"master {m.name} (targets on {', '.join(m.nodes) or 'any node'}) serves {', '.join(m.replicas)}"
+        for m in profile.masters()
+    )
 
 
 def source_share_pct_per_master(profile: Profile, numerator: str) -> str:

@@ -287,11 +287,19 @@ def value_mappings() -> tuple[dict, ...]:
     for expected in range(2, MAX_GPUS_PER_NODE + 1):
         for seen in range(1, expected):
             texts[gpu_missing_code(seen, expected)] = (f"{GPU_MISSING_TEXT} ({seen} of {expected})", GPU_MISSING_COLOUR)
-    options = {str(code): {"text": text, "color": color, "index": index}
-               for index, (code, (text, color)) in enumerate(sorted(texts.items()))}
-    larger = {"from": GPU_MISSING_BASE * (MAX_GPUS_PER_NODE + 1), "to": GPU_MISSING_BASE * 10_000,
-              "result": {"text": f"{GPU_MISSING_TEXT} (fewer GPUs report than cluster.gpus_per_node)",
-                         "color": GPU_MISSING_COLOUR, "index": len(options)}}
+    options = {
+        str(code): {"text": text, "color": color, "index": index}
+        for index, (code, (text, color)) in enumerate(sorted(texts.items()))
+    }
+    larger = {
+        "from": GPU_MISSING_BASE * (MAX_GPUS_PER_NODE + 1),
+        "to": GPU_MISSING_BASE * 10_000,
+        "result": {
+            "text": f"{GPU_MISSING_TEXT} (fewer GPUs report than cluster.gpus_per_node)",
+            "color": GPU_MISSING_COLOUR,
+            "index": len(options),
+        },
+    }
     return ({"type": "value", "options": options}, {"type": "range", "options": larger})
 
 
@@ -306,31 +314,52 @@ def engine_layer(profile: Profile) -> Layer:
     text, video = profile.has_kind(TEXT), profile.has_kind(VIDEO)
     presence = sg.presence(profile, sg.KV_MAX) if text else df.presence(profile)
     if text and video:
-        presence = selector("", matcher("__name__", "=~", f"{sg.KV_MAX}|{df.QUEUE}"), job(profile, "sglang"),
-                            node_var(profile))
+        presence = selector(
+            "", matcher("__name__", "=~", f"{sg.KV_MAX}|{df.QUEUE}"), job(profile, "sglang"), node_var(profile)
+        )
     traffic = (*((sg.traffic_counter(profile),) if text else ()), *((df.traffic_counter(profile),) if video else ()))
     title = "Engine (SGLang)" if text else "Engine (SGLang Diffusion)"
-    return Layer("engine", title, src.job, src.sample_interval_seconds, presence, traffic, NO_TRAFFIC,
-                 scrape_seconds=src.scrape_interval_seconds)
+    return Layer(
+        "engine",
+        title,
+        src.job,
+        src.sample_interval_seconds,
+        presence,
+        traffic,
+        NO_TRAFFIC,
+        scrape_seconds=src.scrape_interval_seconds,
+    )
 
 
 def hicache_host_layer(profile: Profile) -> Layer:
     """HiCache Host tier: initialised when the host pool gauge exists; I/O = GPU<->Host bytes."""
     src = profile.source("hicache")
-    return Layer("hicache_host", "HiCache Host tier", src.job, src.sample_interval_seconds,
-                 sg.presence(profile, sg.HOST_TOTAL),
-                 (sg.series(profile, sg.BACKUP_BYTES), sg.series(profile, sg.LOAD_BACK_BYTES)), NO_IO,
-                 scrape_seconds=src.scrape_interval_seconds)
+    return Layer(
+        "hicache_host",
+        "HiCache Host tier",
+        src.job,
+        src.sample_interval_seconds,
+        sg.presence(profile, sg.HOST_TOTAL),
+        (sg.series(profile, sg.BACKUP_BYTES), sg.series(profile, sg.LOAD_BACK_BYTES)),
+        NO_IO,
+        scrape_seconds=src.scrape_interval_seconds,
+    )
 
 
 def hicache_storage_layer(profile: Profile) -> Layer:
     """HiCache Store tier (engine side): the pre-seeded unfulfilled-reason counter proves the storage
     collector exists; I/O = Host->Store or Store->Host tokens."""
     src = profile.source("hicache_storage")
-    return Layer("hicache_storage", "HiCache Store tier (engine)", src.job, src.sample_interval_seconds,
-                 sg.presence(profile, sg.UNFULFILLED),
-                 (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)), NO_IO,
-                 scrape_seconds=src.scrape_interval_seconds)
+    return Layer(
+        "hicache_storage",
+        "HiCache Store tier (engine)",
+        src.job,
+        src.sample_interval_seconds,
+        sg.presence(profile, sg.UNFULFILLED),
+        (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)),
+        NO_IO,
+        scrape_seconds=src.scrape_interval_seconds,
+    )
 
 
 def mooncake_layer(profile: Profile) -> Layer:
@@ -338,10 +367,18 @@ def mooncake_layer(profile: Profile) -> Layer:
     segment hosts (S11). One master target for all nodes, so its ``up`` applies to every engine node;
     no per-node I/O counter exists. Segments with a host no node maps to are reported as such."""
     src = profile.source("mooncake_master")
-    return Layer("mooncake", "Store segments (Mooncake master)", src.job, src.sample_interval_seconds,
-                 mc.presence(profile), per_node_target=False, node_from=partial(mc.to_node, profile),
-                 base_job=profile.source("sglang").job, scrape_seconds=src.scrape_interval_seconds,
-                 unmapped=mc.unmapped_in_window(profile))
+    return Layer(
+        "mooncake",
+        "Store segments (Mooncake master)",
+        src.job,
+        src.sample_interval_seconds,
+        mc.presence(profile),
+        per_node_target=False,
+        node_from=partial(mc.to_node, profile),
+        base_job=profile.source("sglang").job,
+        scrape_seconds=src.scrape_interval_seconds,
+        unmapped=mc.unmapped_in_window(profile),
+    )
 
 
 def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
@@ -349,19 +386,32 @@ def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
     window end against ``cluster.gpus_per_node`` (none: uninitialised; fewer: GPU missing), and the sample
     count of its power series (or the first metric it collects)."""
     src = profile.source(source.key)
-    return Layer(source.key, f"GPU ({source.name})", src.job, src.sample_interval_seconds,
-                 selector(source.presence_metric(), scoped_job(profile, src.job), node_var(profile)),
-                 scrape_seconds=src.scrape_interval_seconds, gpus_seen=gpus_seen(profile, source),
-                 expected_gpus=profile.gpus_per_node)
+    return Layer(
+        source.key,
+        f"GPU ({source.name})",
+        src.job,
+        src.sample_interval_seconds,
+        selector(source.presence_metric(), scoped_job(profile, src.job), node_var(profile)),
+        scrape_seconds=src.scrape_interval_seconds,
+        gpus_seen=gpus_seen(profile, source),
+        expected_gpus=profile.gpus_per_node,
+    )
 
 
 def disk_layer(profile: Profile) -> Layer:
     """Cache disks (node_exporter): initialised when the cache devices' counters exist; I/O = ops."""
     src = profile.source("node_exporter")
     title = "Cache disk (node_exporter)" if profile.has_kind(TEXT) else "Scratch disk (node_exporter)"  # S25
-    return Layer("disk", title, src.job, src.sample_interval_seconds,
-                 fs.disk(profile, fs.READS), (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)), NO_IO,
-                 scrape_seconds=src.scrape_interval_seconds)
+    return Layer(
+        "disk",
+        title,
+        src.job,
+        src.sample_interval_seconds,
+        fs.disk(profile, fs.READS),
+        (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)),
+        NO_IO,
+        scrape_seconds=src.scrape_interval_seconds,
+    )
 
 
 def layers(profile: Profile) -> list[Layer]:
@@ -397,8 +447,12 @@ def recorded_reason_rule(profile: Profile, layer: Layer) -> str:
     ``RECORDED_WINDOW_SECONDS``. Raises ValueError if a Grafana variable would be left in the rule."""
     node = profile.label("node")
     window = RECORDED_WINDOW_SECONDS
-    expr = (reason_code(profile, layer).replace(node_var(profile), f'{node}=~".+"')
-            .replace("$__range_s", f"{window}").replace("$__range", f"{window}s"))
+    expr = (
+        reason_code(profile, layer)
+        .replace(node_var(profile), f'{node}=~".+"')
+        .replace("$__range_s", f"{window}")
+        .replace("$__range", f"{window}s")
+    )
     left = _GRAFANA_VARIABLE.search(expr)
     if left:
         raise ValueError(f"the {layer.title} layer's reason code keeps a Grafana variable: {left.group(0)}")

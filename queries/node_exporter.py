@@ -44,8 +44,11 @@ def cache_mount_devices(profile: Profile) -> str:
     """The block device behind the profile's cache mount point, per node, named as diskstats names it:
     the filesystem's ``device="/dev/nvme0n1p1"`` becomes ``nvme0n1`` (the whole disk; node_exporter's
     diskstats leaves partitions out by default), ``/dev/sdb1`` becomes ``sdb``."""
-    mounted = agg("max", disk_labels(profile),
-                  node_series(profile, SIZE, matcher("mountpoint", "=", profile.disks.cache_mountpoint)))
+    mounted = agg(
+        "max",
+        disk_labels(profile),
+        node_series(profile, SIZE, matcher("mountpoint", "=", profile.disks.cache_mountpoint)),
+    )
     named = f'label_replace({mounted}, "device", "$1", "device", "/dev/(.+)")'
     whole_nvme = f'label_replace({named}, "device", "$1", "device", "(nvme[0-9]+n[0-9]+)p[0-9]+")'
     return f'label_replace({whole_nvme}, "device", "$1", "device", "((?:s|v|xv|h)d[a-z]+)[0-9]+")'

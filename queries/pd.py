@@ -42,8 +42,9 @@ def pool_of_node(profile: Profile, pool: str | None = None) -> str:
     """One series per (node, engine_type) of the nodes in ``$node``: which pool each node serves now
     (only ``pool``'s nodes when given)."""
     matchers = [role(pool)] if pool else []
-    return agg("group", [profile.label("node"), sg.ENGINE_TYPE],
-               sg.engine(profile, POOL_METRIC, *matchers, stage=False))
+    return agg(
+        "group", [profile.label("node"), sg.ENGINE_TYPE], sg.engine(profile, POOL_METRIC, *matchers, stage=False)
+    )
 
 
 def in_pool(profile: Profile, expr: str, pool: str) -> str:
@@ -107,8 +108,9 @@ def least_kv_headroom(profile: Profile, pool: str | None = None) -> str:
     return agg("min", [sg.ENGINE_TYPE], f"1 - {divide(used, capacity)}")
 
 
-def mean_seconds(profile: Profile, histogram: str, pool: str, by: tuple[str, ...] = (), *matchers: str,
-                 factor: float = 1.0) -> str:
+def mean_seconds(
+    profile: Profile, histogram: str, pool: str, by: tuple[str, ...] = (), *matchers: str, factor: float = 1.0
+) -> str:
     """Mean observation per request over the rate interval, seconds: rate(_sum) / rate(_count), summed over
     the pool's schedulers (by ``engine_type`` and ``by``) before dividing, never an average of means."""
     labels = [sg.ENGINE_TYPE, *by]

@@ -195,8 +195,10 @@ def query_size(expr: str, limit: int = MAX_QUERY_CHARS * 4) -> QuerySize:
     return QuerySize(len(expr), terms, deepest)
 
 
-_SET_OPERATOR = re.compile(r"\s(or|and|unless)\s+(?:(?:on|ignoring)\s*\([^()]*\)\s*)?"
-                           r"(?:(?:group_left|group_right)\s*(?:\([^()]*\))?\s*)?")
+_SET_OPERATOR = re.compile(
+    r"\s(or|and|unless)\s+(?:(?:on|ignoring)\s*\([^()]*\)\s*)?"
+    r"(?:(?:group_left|group_right)\s*(?:\([^()]*\))?\s*)?"
+)
 
 
 def top_level_operands(expr: str) -> list[str]:
@@ -212,7 +214,7 @@ def top_level_operands(expr: str) -> list[str]:
             operator = _SET_OPERATOR.match(expr, max(match.start() - 1, 0))
             if operator is None:
                 continue
-            parts.append(expr[start:match.start()])
+            parts.append(expr[start : match.start()])
             start = operator.end()
     parts.append(expr[start:])
     return [part.strip() for part in parts]

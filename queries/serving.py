@@ -112,6 +112,8 @@ def replica_states(profile: Profile, topology: Topology) -> list[str]:
 
 def state_mappings(states: dict[int, tuple[str, str]] | None = None) -> tuple[dict, ...]:
     """Value mappings of state codes (``STATES`` by default) to their text and colour."""
-    options = {str(code): {"text": text, "color": colour, "index": index}
-               for index, (code, (text, colour)) in enumerate(sorted((states or STATES).items()))}
+    options = {
+        str(code): {"text": text, "color": colour, "index": index}
+        for index, (code, (text, colour)) in enumerate(sorted((states or STATES).items()))
+    }
     return ({"type": "value", "options": options},)

@@ -38,12 +38,54 @@ from dashgen.errors import ProfileError
 
 TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
 E2E_BUCKETS: tuple[float, ...] = (
-    0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400,
+    0.1,
+    0.2,
+    0.4,
+    0.6,
+    0.8,
+    1,
+    2,
+    4,
+    6,
+    8,
+    10,
+    20,
+    40,
+    60,
+    80,
+    100,
+    200,
+    400,
+    600,
+    1200,
+    1800,
+    2400,
 )
 # Assumed (see the module docstring): SGLang's inter-token-latency default bounds.
 TPOT_BUCKETS: tuple[float, ...] = (
-    0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8,
-    1, 2, 4, 6, 8,
+    0.002,
+    0.004,
+    0.006,
+    0.008,
+    0.01,
+    0.015,
+    0.02,
+    0.025,
+    0.03,
+    0.035,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.2,
+    0.4,
+    0.6,
+    0.8,
+    1,
+    2,
+    4,
+    6,
+    8,
 )
 BUCKET_SOURCE = (
     "SGLang default buckets (TokenizerMetricsCollector, python/sglang/srt/observability/metrics_collector.py; "
@@ -150,29 +192,46 @@ class BurnCondition:
     spent: float
 
 
-def burn_condition(profile: Profile, spec: tuple[str, str, float],
-                   recorded: Callable[[str], str]) -> BurnCondition:
+def burn_condition(profile: Profile, spec: tuple[str, str, float], recorded: Callable[[str], str]) -> BurnCondition:
     """The condition of ``spec`` on the error-ratio series ``recorded(window)`` (text SLIs or video jobs)."""
     long_window, short_window, burn = spec
     budget = error_budget(profile)
     threshold = f"({burn:g} * {budget:g})"
-    expr = " and ".join(f"{in_deployment(profile, recorded(window))} > {threshold}"
-                        for window in (long_window, short_window))
+    expr = " and ".join(
+        f"{in_deployment(profile, recorded(window))} > {threshold}" for window in (long_window, short_window)
+    )
     hours = int(long_window.removesuffix("h"))  # the long windows are whole hours (1h, 6h)
-    return BurnCondition(long_window, short_window, burn, budget, expr,
-                         burn * hours / (24 * profile.slo.window_days))
+    return BurnCondition(long_window, short_window, burn, budget, expr, burn * hours / (24 * profile.slo.window_days))
 
 
 def slis(profile: Profile) -> tuple[Sli, ...]:
     """The profile's latency SLIs (TTFT, TPOT and end-to-end), their thresholds mapped to bucket bounds."""
     slo = profile.slo
     return (
-        Sli("ttft", "TTFT", "sglang:time_to_first_token_seconds", "slo.ttft_seconds", slo.ttft_seconds,
-            slo_bucket(slo.ttft_seconds, TTFT_BUCKETS, profile.path, "slo.ttft_seconds")),
-        Sli("tpot", "TPOT", "sglang:request_time_per_output_token_seconds", "slo.tpot_seconds", slo.tpot_seconds,
-            slo_bucket(slo.tpot_seconds, TPOT_BUCKETS, profile.path, "slo.tpot_seconds")),
-        Sli("e2e", "E2E", "sglang:e2e_request_latency_seconds", "slo.e2e_seconds", slo.e2e_seconds,
-            slo_bucket(slo.e2e_seconds, E2E_BUCKETS, profile.path, "slo.e2e_seconds")),
+        Sli(
+            "ttft",
+            "TTFT",
+            "sglang:time_to_first_token_seconds",
+            "slo.ttft_seconds",
+            slo.ttft_seconds,
+            slo_bucket(slo.ttft_seconds, TTFT_BUCKETS, profile.path, "slo.ttft_seconds"),
+        ),
+        Sli(
+            "tpot",
+            "TPOT",
+            "sglang:request_time_per_output_token_seconds",
+            "slo.tpot_seconds",
+            slo.tpot_seconds,
+            slo_bucket(slo.tpot_seconds, TPOT_BUCKETS, profile.path, "slo.tpot_seconds"),
+        ),
+        Sli(
+            "e2e",
+            "E2E",
+            "sglang:e2e_request_latency_seconds",
+            "slo.e2e_seconds",
+            slo.e2e_seconds,
+            slo_bucket(slo.e2e_seconds, E2E_BUCKETS, profile.path, "slo.e2e_seconds"),
+        ),
     )
 
 
@@ -225,8 +284,7 @@ def request_matchers(profile: Profile, scoped: bool) -> tuple[str, ...]:
     return tuple(m for m in matchers if m)
 
 
-def error_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,),
-                scoped: bool = False) -> str:
+def error_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,), scoped: bool = False) -> str:
     """Bad events / all events of the SLI over ``window``, bucket and abort rates summed across engines first.
 
     bad = (finished - finished at or under the bound) + aborted; all = finished + aborted. The abort
@@ -244,8 +302,7 @@ def error_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (
     return divide(bad, every)
 
 
-def good_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,),
-               scoped: bool = False) -> str:
+def good_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,), scoped: bool = False) -> str:
     """Share of requests meeting the SLI over ``window`` (1 - error ratio); no sample when nothing happened."""
     return f"1 - ({error_ratio(profile, sli, window, by, scoped)})"
 
@@ -287,6 +344,7 @@ def latency_quantile(profile: Profile, metric: str, quantile: float) -> str:
 
 # --- scheduler gauges, per PP stage -------------------------------------------------------------
 
+
 def scheduler_matchers(profile: Profile, with_vars: bool = True, role: str = "") -> tuple[str, ...]:
     """The scheduler series of the deployment (``$node``/``$stage`` with ``with_vars``); ``role`` keeps one
     pool of a PD deployment (the engine's own ``engine_type``), so prefill and decode never share a panel (S27)."""
@@ -315,8 +373,7 @@ def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True, ro
 
 def kv_usage(profile: Profile, role: str = "") -> str:
     """``sglang:token_usage`` (the fullest KV pool's used share) per (node, PP stage): the fullest DP group."""
-    return agg("max", stage_key(profile),
-               selector("sglang:token_usage", *scheduler_matchers(profile, role=role)))
+    return agg("max", stage_key(profile), selector("sglang:token_usage", *scheduler_matchers(profile, role=role)))
 
 
 def queue_per_running(profile: Profile, role: str = "") -> str:
@@ -341,8 +398,9 @@ def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
     last queue gauge. Any DP group's progress counts for the stage (one stuck DP group is not caught).
     """
     stage = stage_key(profile, ENGINE_TYPE)  # the engine's role names the pool of a PD deployment (S31)
-    series = selector("sglang:num_queue_reqs", *scheduler_matchers(profile, with_vars=False),
-                      matcher("priority", "=", ""))
+    series = selector(
+        "sglang:num_queue_reqs", *scheduler_matchers(profile, with_vars=False), matcher("priority", "=", "")
+    )
     waiting = agg("sum", stage, agg("max", (*stage, profile.label("dp_rank")), series))
     tokens = agg("sum", stage, rate(selector("sglang:realtime_tokens_total", job(profile, "sglang")), window))
     return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
@@ -363,4 +421,3 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = ""
     numerator = agg("sum", stage, agg("max", (*stage, dp, "mode"), rate(hits, window)))
     denominator = agg("sum", stage, agg("max", (*stage, dp), rate(inputs, window)))
     return divide(numerator, denominator)
-

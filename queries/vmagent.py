@@ -123,8 +123,9 @@ def silent_after_seconds(profile: Profile) -> float:
     return SILENT_INTERVALS * interval + profile.store.latency_offset_seconds
 
 
-def silent_nodes(profile: Profile, code: int = SILENT, nodes: tuple[str, ...] | None = None,
-                 after_seconds: float | None = None) -> str:
+def silent_nodes(
+    profile: Profile, code: int = SILENT, nodes: tuple[str, ...] | None = None, after_seconds: float | None = None
+) -> str:
     """The profile's nodes (or ``nodes``) with no sample from any target newer than ``after_seconds``
     (``silent_after_seconds`` by default; the Now row passes its one staleness bound): value ``code``.
     With ``after_seconds`` the samples are looked for over the bound itself, so a bound longer than the store's
@@ -135,8 +136,13 @@ def silent_nodes(profile: Profile, code: int = SILENT, nodes: tuple[str, ...] | 
         fresh = f"({agg('max', [node], f'timestamp({up})')} > time() - {silent_after_seconds(profile):g})"
     else:  # a sample inside the bound, whatever the store's instant look-back (Prometheus and VictoriaMetrics)
         fresh = agg("max", [node], f"count_over_time({up}[{after_seconds:g}s])")
-    listed = expected_nodes(profile, code) if nodes is None else "(" + f" or on({node}) ".join(
-        f'label_replace(vector({code}), "{node}", "{name}", "", "")' for name in nodes) + ")"
+    listed = (
+        expected_nodes(profile, code)
+        if nodes is None
+        else "("
+        + f" or on({node}) ".join(f'label_replace(vector({code}), "{node}", "{name}", "", "")' for name in nodes)
+        + ")"
+    )
     return f"({listed} unless on({node}) {fresh})"
 
 
@@ -151,8 +157,9 @@ def expected_by_job(profile: Profile) -> str:
     """The profile's expected target count per job, as constant series ``{job="<job>"} count``: a number of
     the profile, not a value of a metric, so no zero is filled in (S7)."""
     job = profile.label("job")
-    terms = [f'label_replace(vector({entry.count}), "{job}", "{entry.job}", "", "")'
-             for entry in expected_targets(profile)]
+    terms = [
+        f'label_replace(vector({entry.count}), "{job}", "{entry.job}", "", "")' for entry in expected_targets(profile)
+    ]
     return "(" + f" or on({job}) ".join(terms) + ")"
 
 

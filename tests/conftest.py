@@ -27,5 +27,7 @@ def demo_windows(victoriametrics):
 @pytest.fixture(scope="session")
 def promtool() -> str:
     """The promtool binary (Debian package 'prometheus'); required in CI, skipped elsewhere when missing."""
-    return program_or_skip(find_program("PROMTOOL_BIN", ("promtool",)),
-                           "promtool not installed (Debian package 'prometheus'; make debian-deps)")
+    return program_or_skip(
+        find_program("PROMTOOL_BIN", ("promtool",)),
+        "promtool not installed (Debian package 'prometheus'; make debian-deps)",
+    )

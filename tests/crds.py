@@ -29,8 +29,12 @@ def _strict(schema: Any) -> Any:
     if "x-kubernetes-int-or-string" in schema:
         out.pop("type", None)
         out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-    if (schema.get("type") == "object" and "properties" in schema and "additionalProperties" not in schema
-            and not schema.get("x-kubernetes-preserve-unknown-fields")):
+    if (
+        schema.get("type") == "object"
+        and "properties" in schema
+        and "additionalProperties" not in schema
+        and not schema.get("x-kubernetes-preserve-unknown-fields")
+    ):
         out["additionalProperties"] = False
     return out
 
@@ -56,6 +60,8 @@ def crd_problems(resource: dict[str, Any]) -> list[str]:
     problems = [] if DNS_1123.match(name) and len(name) <= 253 else [f"metadata.name {name!r} is not DNS-1123"]
     body = {k: v for k, v in resource.items() if k != "metadata"}
     validator = jsonschema.Draft7Validator(schema)
-    problems += [f"{'/'.join(map(str, error.absolute_path)) or '<root>'}: {error.message[:200]}"
-                 for error in validator.iter_errors(body)]
+    problems += [
+        f"{'/'.join(map(str, error.absolute_path)) or '<root>'}: {error.message[:200]}"
+        for error in validator.iter_errors(body)
+    ]
     return problems

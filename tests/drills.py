@@ -77,14 +77,17 @@ def drill_profile(base: Profile, scenario: str) -> Profile:
     return replace(base, deployment=f"drill-{scenario}", alerts=replace(base.alerts, **DRILL_BASELINE))
 
 
-def start_drills(scenarios: Sequence[str] = SCENARIOS, replay: bool = True
-                 ) -> tuple[vmlauncher.VictoriaMetrics, dict[str, Drill], dict[str, float]]:
+def start_drills(
+    scenarios: Sequence[str] = SCENARIOS, replay: bool = True
+) -> tuple[vmlauncher.VictoriaMetrics, dict[str, Drill], dict[str, float]]:
     """Start the store, import each scenario into ``drill-<scenario>`` and replay every rule group; the server (the
     caller stops it), the drills by scenario, and how long each step took (seconds)."""
     (base,) = load_profiles([PROFILE])
     if replay:
-        program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics', "
-                                                 "`make debian-deps`, or set VMALERT_BIN)")
+        program_or_skip(
+            recorder.find_vmalert(),
+            "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)",
+        )
     timings: dict[str, float] = {}
     began = time.monotonic()
     server = start_production_store(base)
@@ -100,8 +103,9 @@ def start_drills(scenarios: Sequence[str] = SCENARIOS, replay: bool = True
         timings["import"] = time.monotonic() - began
         if replay:
             replayed = time.monotonic()
-            recorder.replay(server.url, [d.profile for d in drills.values()], end - REPLAY_SECONDS, end,
-                            every_group=True)
+            recorder.replay(
+                server.url, [d.profile for d in drills.values()], end - REPLAY_SECONDS, end, every_group=True
+            )
             datasource.flush()
             timings["replay"] = time.monotonic() - replayed
         timings["total"] = time.monotonic() - began
@@ -111,8 +115,9 @@ def start_drills(scenarios: Sequence[str] = SCENARIOS, replay: bool = True
     return server, drills, timings
 
 
-def drills_fixture(scenarios: Sequence[str] = SCENARIOS, scope: str = "module"
-                   ) -> Callable[[], Iterator[dict[str, Drill]]]:
+def drills_fixture(
+    scenarios: Sequence[str] = SCENARIOS, scope: str = "module"
+) -> Callable[[], Iterator[dict[str, Drill]]]:
     """A pytest fixture (``scope``) yielding the drills by scenario; the store stops after the last test."""
 
     @pytest.fixture(scope=scope)  # type: ignore[call-overload]

@@ -204,11 +204,17 @@ def start(binary: str, directory: Path, startup_timeout: float = STARTUP_TIMEOUT
     config = directory / "prometheus.yml"
     config.write_text(CONFIG, encoding="utf-8")
     server = Prometheus(binary, free_port(), directory, _owns_dir=owns_dir)
-    args = [binary, f"--config.file={config}", f"--storage.tsdb.path={directory / 'data'}",
-            f"--web.listen-address=127.0.0.1:{server.port}", *FLAGS]
+    args = [
+        binary,
+        f"--config.file={config}",
+        f"--storage.tsdb.path={directory / 'data'}",
+        f"--web.listen-address=127.0.0.1:{server.port}",
+        *FLAGS,
+    ]
     try:
-        server.process = launch("prometheus", args, server.log_path, f"{server.url}/-/ready", startup_timeout,
-                                cwd=directory)
+        server.process = launch(
+            "prometheus", args, server.log_path, f"{server.url}/-/ready", startup_timeout, cwd=directory
+        )
     except LaunchError as exc:
         server.stop()
         raise PrometheusError(str(exc)) from None
@@ -240,8 +246,11 @@ def binaries_or_skip() -> tuple[str, str]:
     prometheus, promtool = find_binary("prometheus"), find_binary("promtool")
     if prometheus is None or promtool is None:
         missing = " and ".join(name for name, path in (("prometheus", prometheus), ("promtool", promtool)) if not path)
-        program_or_skip(None, f"{missing} not found: install the Debian package 'prometheus' (`make debian-deps`) "
-                              "or set PROMETHEUS_BIN / PROMTOOL_BIN")
+        program_or_skip(
+            None,
+            f"{missing} not found: install the Debian package 'prometheus' (`make debian-deps`) "
+            "or set PROMETHEUS_BIN / PROMTOOL_BIN",
+        )
     return prometheus, promtool
 
 

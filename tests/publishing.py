@@ -18,9 +18,11 @@ from dashgen.cli.app import main
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "glsa_test_Secret_Token_0123456789abcdef"
 UID = "dg-h20-16-cluster"
-SAVE_PATHS = (("POST", "/api/dashboards/db"),
-              ("PUT", r"/apis/dashboard\.grafana\.app/[^/]+/namespaces/[^/]+/dashboards/[^/]+"),
-              ("POST", r"/apis/dashboard\.grafana\.app/[^/]+/namespaces/[^/]+/dashboards/?"))
+SAVE_PATHS = (
+    ("POST", "/api/dashboards/db"),
+    ("PUT", r"/apis/dashboard\.grafana\.app/[^/]+/namespaces/[^/]+/dashboards/[^/]+"),
+    ("POST", r"/apis/dashboard\.grafana\.app/[^/]+/namespaces/[^/]+/dashboards/?"),
+)
 
 
 MODES = ["grafana12", "grafana13"]
@@ -44,15 +46,29 @@ def work_folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(work: Path, grafana: GrafanaStandin | None, *args: str, token: str = TOKEN, profile: str | None = "h20-16",
-        url: str | None = None, command: str = "publish", env: dict[str, str] | None = None,
-        ledger_path: Path | None = None) -> Result:
+def run(
+    work: Path,
+    grafana: GrafanaStandin | None,
+    *args: str,
+    token: str = TOKEN,
+    profile: str | None = "h20-16",
+    url: str | None = None,
+    command: str = "publish",
+    env: dict[str, str] | None = None,
+    ledger_path: Path | None = None,
+) -> Result:
     """``dashgen publish`` (or ``command``) with the work folder's profiles, ledger and backups."""
     argv = ["--profiles-dir", str(work / "profiles"), command]
     if url is not None or grafana is not None:
         argv += ["--grafana-url", url or grafana.url]  # type: ignore[union-attr]
-    argv += ["--ledger", str(ledger_path or work / "ledger.jsonl"), "--backup-dir", str(work / "backups"),
-             "--timeout", "2"]
+    argv += [
+        "--ledger",
+        str(ledger_path or work / "ledger.jsonl"),
+        "--backup-dir",
+        str(work / "backups"),
+        "--timeout",
+        "2",
+    ]
     if profile and command == "publish":
         argv += ["--profile", profile]
     environment = {"GRAFANA_TOKEN": token, "GRAFANA_URL": ""}
@@ -72,8 +88,12 @@ def ledger(work: Path) -> list[dict[str, Any]]:
 def saves(grafana: GrafanaStandin) -> list[LoggedRequest]:
     """Every request that saves a dashboard (legacy or ``/apis``), server-side dry runs left out."""
     patterns = [(method, re.compile(path)) for method, path in SAVE_PATHS]
-    return [r for r in grafana.requests_to("*") if r.query.get("dryRun") != ["All"]
-            and any(r.method == method and pattern.fullmatch(r.path) for method, pattern in patterns)]
+    return [
+        r
+        for r in grafana.requests_to("*")
+        if r.query.get("dryRun") != ["All"]
+        and any(r.method == method and pattern.fullmatch(r.path) for method, pattern in patterns)
+    ]
 
 
 def files(folder: Path) -> set[str]:

@@ -42,38 +42,44 @@ def test_a_profile_without_the_section_gets_the_defaults() -> None:
         assert profile.alerts == DEFAULTS
 
 
-@pytest.mark.parametrize(("key", "value", "alert", "fragment"), [
-    ("disk_busy_share", 0.8, "CacheDiskSaturated", "[5m])) > 0.8)"),
-    ("disk_queue_depth", 32, "CacheDiskSaturated", "[5m])) > 32)"),
-    ("disk_await_factor", 10, "CacheDiskSaturated", "> 10 * ("),
-    ("baseline_window", "12h", "CacheDiskSaturated", "[12h] offset 1h"),
-    ("baseline_offset", "30m", "HostTierHitCollapsed", "[6h] offset 30m"),
-    ("host_hit_drop_factor", 10, "HostTierHitCollapsed", "/ 10)"),
-    ("host_hit_min_share", 0.2, "HostTierHitCollapsed", ">= 0.2)"),
-    ("gateway_shed_share", 0.01, "GatewayShedding", "> 0.01"),
-    ("gateway_error_share", 0.2, "GatewayErrors", "> 0.2"),
-    ("store_reset_share", 0.05, "StoreMetadataReset", "< 0.05 * max"),
-    ("store_min_keys", 50000, "StoreMetadataReset", ">= 50000)"),
-    ("clock_offset_seconds", 2, "ClockSkew", "> 2)"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "alert", "fragment"),
+    [
+        ("disk_busy_share", 0.8, "CacheDiskSaturated", "[5m])) > 0.8)"),
+        ("disk_queue_depth", 32, "CacheDiskSaturated", "[5m])) > 32)"),
+        ("disk_await_factor", 10, "CacheDiskSaturated", "> 10 * ("),
+        ("baseline_window", "12h", "CacheDiskSaturated", "[12h] offset 1h"),
+        ("baseline_offset", "30m", "HostTierHitCollapsed", "[6h] offset 30m"),
+        ("host_hit_drop_factor", 10, "HostTierHitCollapsed", "/ 10)"),
+        ("host_hit_min_share", 0.2, "HostTierHitCollapsed", ">= 0.2)"),
+        ("gateway_shed_share", 0.01, "GatewayShedding", "> 0.01"),
+        ("gateway_error_share", 0.2, "GatewayErrors", "> 0.2"),
+        ("store_reset_share", 0.05, "StoreMetadataReset", "< 0.05 * max"),
+        ("store_min_keys", 50000, "StoreMetadataReset", ">= 50000)"),
+        ("clock_offset_seconds", 2, "ClockSkew", "> 2)"),
+    ],
+)
 def test_s31_each_threshold_reaches_its_alert(key: str, value: object, alert: str, fragment: str) -> None:
     assert fragment not in expr(raw(), alert)
     assert fragment in expr(with_alerts(**{key: value}), alert)
 
 
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("disk_busy_share", 1.5, "a share between 0 and 1"),
-    ("disk_busy_share", "90%", "expected a number"),
-    ("gateway_shed_share", 0, "positive, finite"),
-    ("disk_await_factor", 1, "a factor above 1"),
-    ("host_hit_drop_factor", 0.5, "a factor above 1"),
-    ("store_min_keys", 1.5, "expected an integer"),
-    ("clock_offset_seconds", -1, "positive, finite"),
-    ("baseline_window", "6 hours", "duration"),
-    ("baseline_window", "30m", "at least 1h"),
-    ("baseline_offset", 3600, "expected a string"),
-    ("disk_bussy_share", 0.9, "unknown field"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("disk_busy_share", 1.5, "a share between 0 and 1"),
+        ("disk_busy_share", "90%", "expected a number"),
+        ("gateway_shed_share", 0, "positive, finite"),
+        ("disk_await_factor", 1, "a factor above 1"),
+        ("host_hit_drop_factor", 0.5, "a factor above 1"),
+        ("store_min_keys", 1.5, "expected an integer"),
+        ("clock_offset_seconds", -1, "positive, finite"),
+        ("baseline_window", "6 hours", "duration"),
+        ("baseline_window", "30m", "at least 1h"),
+        ("baseline_offset", 3600, "expected a string"),
+        ("disk_bussy_share", 0.9, "unknown field"),
+    ],
+)
 def test_a_bad_threshold_names_the_file_and_the_field(key: str, value: object, message: str) -> None:
     with pytest.raises(ProfileError) as caught:
         profile_from_dict(with_alerts(**{key: value}), PATH)
@@ -88,14 +94,18 @@ def test_incident_alerts_and_health_states_only_where_their_source_is_exported()
         return {rule.alert for rule in incident_alerts(profile)}  # type: ignore[arg-type]
 
     gateway = {"GatewayShedding", "GatewayErrors", "GatewayNoHealthyBackend", "GatewayCircuitBreakerOpen"}
-    assert names(profiles["long-context-64"]) == {"CacheDiskSaturated", "HostTierHitCollapsed", "StoreMetadataReset",
-                                                  "ClockSkew"} | gateway
+    assert (
+        names(profiles["long-context-64"])
+        == {"CacheDiskSaturated", "HostTierHitCollapsed", "StoreMetadataReset", "ClockSkew"} | gateway
+    )
     assert names(profiles["pd-128"]) == {"HostTierHitCollapsed", "ClockSkew"} | gateway  # no cache disk, no Store
     assert names(profiles["h20-16"]) == {"HostTierHitCollapsed", "ClockSkew"}
     assert names(profiles["video-200"]) == {"CacheDiskSaturated", "ClockSkew"}  # no HiCache, no gateway (S25)
     base = profiles["long-context-64"]
-    gone = {name: dataclasses.replace(base.source(name), status="not-exported")
-            for name in ("node_exporter", "gateway", "mooncake_master", "hicache")}
+    gone = {
+        name: dataclasses.replace(base.source(name), status="not-exported")
+        for name in ("node_exporter", "gateway", "mooncake_master", "hicache")
+    }
     assert names(dataclasses.replace(base, sources={**base.sources, **gone})) == set()
     layers = health_conditions(profiles["video-200"])
     assert set(layers) == {"gpm", "dcgm", "disk", "collector", "clock"}  # no engine stall for a diffusion engine

@@ -85,8 +85,12 @@ def test_adding_a_panel_changes_no_other_panel_id():
         def build(profile, topology):
             group = first.build(profile, topology)
             extra = PanelSpec(
-                key=f"{group.key}.an_added_panel", title="An added panel", kind="timeseries",
-                evidence=Evidence("test", "test", "test"), targets=(Target("up"),), width=6,
+                key=f"{group.key}.an_added_panel",
+                title="An added panel",
+                kind="timeseries",
+                evidence=Evidence("test", "test", "test"),
+                targets=(Target("up"),),
+                width=6,
             )
             return GroupSpec(group.key, group.title, (extra, *group.panels), group.collapsed)
 
@@ -97,7 +101,6 @@ def test_adding_a_panel_changes_no_other_panel_id():
     assert {key: after[key] for key in before} == before
 
 
-
 def test_rows_follow_the_reading_order(built):
     from dashgen_panels import GROUPS, cache_evidence, gpu_timelines, jobs, kv_cache_nvme, video_slo
 
@@ -105,9 +108,14 @@ def test_rows_follow_the_reading_order(built):
         rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]
         (loaded,) = load_profiles([dashboard.spec.profile], directory=PROFILES)
         # S25: only the groups of the profile's workload kinds, each module's rows in the modules' reading order
-        expected = [row.title for module in GROUPS if any(loaded.has_kind(kind) for kind in module.WORKLOADS)
-                    for group in (module.build(loaded, Topology(loaded)),) if group is not None
-                    for row in group.shown_rows()]
+        expected = [
+            row.title
+            for module in GROUPS
+            if any(loaded.has_kind(kind) for kind in module.WORKLOADS)
+            for group in (module.build(loaded, Topology(loaded)),)
+            if group is not None
+            for row in group.shown_rows()
+        ]
         assert rows == expected, dashboard.profile
         assert len(rows) == len(set(rows)), "row titles are unique"
         video = {video_slo.TITLE, jobs.TITLE, cache_evidence.NO_CACHE_TITLE, kv_cache_nvme.VIDEO_TITLE}
@@ -124,8 +132,17 @@ def test_grafanalib_legacy_defaults_are_normalised_away(built):
         for legacy in ("rows", "sharedCrosshair", "hideControls", "style", "__inputs", "gnetId"):
             assert legacy not in document
         text = dashboard.data.decode()
-        for harmful in ('"maxDataPoints": 100', '"intervalFactor"', '"refId": ""', '"span"', '"minSpan"',
-                        '"noValue": "none"', '"steps": ""', '"time_options"', '"useTags"'):
+        for harmful in (
+            '"maxDataPoints": 100',
+            '"intervalFactor"',
+            '"refId": ""',
+            '"span"',
+            '"minSpan"',
+            '"noValue": "none"',
+            '"steps": ""',
+            '"time_options"',
+            '"useTags"',
+        ):
             assert harmful not in text, f"{dashboard.uid}: {harmful}"
         for path, panel in ((s.path, s.raw) for s in iter_panels(document)):
             for target in panel.get("targets", []):
@@ -167,14 +184,20 @@ def _first_data_panel(doc: dict) -> dict:
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda d: _first_data_panel(d)["targets"].append(dict(_first_data_panel(d)["targets"][0])),
-         "duplicate refId"),
-        (lambda d: _first_data_panel(d).update(datasource={"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}),
-         "hard-coded datasource uid"),
+        (lambda d: _first_data_panel(d)["targets"].append(dict(_first_data_panel(d)["targets"][0])), "duplicate refId"),
+        (
+            lambda d: _first_data_panel(d).update(datasource={"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}),
+            "hard-coded datasource uid",
+        ),
         (lambda d: _first_data_panel(d)["gridPos"].update(x=20, w=12), "exceeds the 24-column grid"),
-        (lambda d: _first_data_panel(d)["fieldConfig"]["defaults"].update(unit="percent", max=None) or
-         _first_data_panel(d)["fieldConfig"]["defaults"].pop("max"), "max 100 (has min=0, max=None) (S5)"),
-        (lambda d: _first_data_panel(d)["targets"][0].update(expr="up{node=~\"$nodes\"}"), "unknown variable $nodes"),
+        (
+            lambda d: (
+                _first_data_panel(d)["fieldConfig"]["defaults"].update(unit="percent", max=None)
+                or _first_data_panel(d)["fieldConfig"]["defaults"].pop("max")
+            ),
+            "max 100 (has min=0, max=None) (S5)",
+        ),
+        (lambda d: _first_data_panel(d)["targets"][0].update(expr='up{node=~"$nodes"}'), "unknown variable $nodes"),
         (lambda d: _first_data_panel(d)["targets"][0].update(refId=""), "$.panels"),
         (lambda d: _first_data_panel(d)["targets"][0].update(intervalFactor=2), "intervalFactor"),
         (lambda d: d.update(schemaVersion=12), "$.schemaVersion"),
@@ -212,19 +235,26 @@ def _one_panel_group(panel: PanelSpec):
 
 
 def test_s5_a_percent_panel_without_a_fixed_axis_stops_the_build_naming_it():
-    loose = PanelSpec(key="loose.share", title="Loose share", kind="timeseries", evidence=Evidence("s", "q", "l"),
-                      unit="percent")
+    loose = PanelSpec(
+        key="loose.share", title="Loose share", kind="timeseries", evidence=Evidence("s", "q", "l"), unit="percent"
+    )
     with pytest.raises(BuildValidationError, match=r"Loose share.*percent needs min 0 and max 100.*\(S5\)"):
         build_profile(load_profile(PROFILES / "h20-16.toml"), groups=(_one_panel_group(loose),))
 
 
 def test_build_profile_rejects_an_invalid_panel_and_names_it():
-    broken = PanelSpec(key="broken.p", title="Broken panel", kind="timeseries", evidence=Evidence("s", "q", "l"),
-                       targets=(Target('up{node=~"$nodez"}'),))
+    broken = PanelSpec(
+        key="broken.p",
+        title="Broken panel",
+        kind="timeseries",
+        evidence=Evidence("s", "q", "l"),
+        targets=(Target('up{node=~"$nodez"}'),),
+    )
     with pytest.raises(BuildValidationError) as caught:
         build_profile(load_profile(PROFILES / "h20-16.toml"), (_one_panel_group(broken),))
     assert 'h20-16/dg-h20-16-cluster: panel "Broken panel": $.panels[1].targets[0].expr: unknown variable $nodez' in (
-        str(caught.value))
+        str(caught.value)
+    )
 
 
 def test_build_command_writes_and_is_idempotent(tmp_path):
@@ -235,8 +265,9 @@ def test_build_command_writes_and_is_idempotent(tmp_path):
     assert first.output.count("written") == 4
     second = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out)])
     assert second.exit_code == 0 and second.output.count("unchanged") == 4
-    listing = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out), "--profile",
-                                   "h20-16", "--format", "json"])
+    listing = runner.invoke(
+        main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out), "--profile", "h20-16", "--format", "json"]
+    )
     assert json.loads(listing.output)["results"][0]["uid"] == "dg-h20-16-cluster"
 
 
@@ -253,8 +284,9 @@ def test_a_bad_profile_writes_nothing_and_exits_2(tmp_path):
 
 
 def test_unknown_profile_is_a_usage_error(tmp_path):
-    result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "build", "--profile", "nope",
-                                       "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        main, ["--profiles-dir", str(PROFILES), "build", "--profile", "nope", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 2 and "no such profile" in result.output
 
 

@@ -28,8 +28,12 @@ TABLES = ("occupancy", "reuse_io", "reasons")
 
 
 # The S17 capacity anatomy: the Store's panels that the Reference group shows at the end of the dashboard (S34)
-ANATOMY = SimpleNamespace(WORKLOADS=reference.WORKLOADS, build=lambda profile, topology: GroupSpec(
-    key=reference.KEY, title=reference.ANATOMY_TITLE, panels=tuple(reference.anatomy_panels(profile, topology))))
+ANATOMY = SimpleNamespace(
+    WORKLOADS=reference.WORKLOADS,
+    build=lambda profile, topology: GroupSpec(
+        key=reference.KEY, title=reference.ANATOMY_TITLE, panels=tuple(reference.anatomy_panels(profile, topology))
+    ),
+)
 
 
 @cache
@@ -86,8 +90,9 @@ def test_s34_the_cache_evidence_review_follows_the_localising_rows_and_precedes_
     assert order.index(cache_evidence) < order.index(reference) == len(order) - 1
     for name in NAMES:
         assert built(name).spec.groups[0].key == "cache_evidence"
-        assert built(name).spec.groups[0].title == ("Cache evidence" if name in TEXT_NAMES
-                                                    else cache_evidence.NO_CACHE_TITLE)
+        assert built(name).spec.groups[0].title == (
+            "Cache evidence" if name in TEXT_NAMES else cache_evidence.NO_CACHE_TITLE
+        )
 
 
 @pytest.mark.parametrize("name", TEXT_NAMES)
@@ -103,8 +108,11 @@ def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
                 if any(func_name(p) == "scalar" for p in parents):  # a cluster-wide flag, not a row
                     continue
                 assert node in g.labels, f"{key}: `{agg.op} by {sorted(g.labels)}` drops {node}"
-            flags = {str(a) for a, parents in walk(parse(target.expr))
-                     if isinstance(a, pp.AggregateExpr) and any(func_name(p) == "scalar" for p in parents)}
+            flags = {
+                str(a)
+                for a, parents in walk(parse(target.expr))
+                if isinstance(a, pp.AggregateExpr) and any(func_name(p) == "scalar" for p in parents)
+            }
             for outer in outer_aggregations(parse(target.expr)):
                 if str(outer) not in flags:
                     assert grouping(outer).labels <= {node, PROFILES[name].label("pp_rank")}, key
@@ -159,8 +167,11 @@ def test_s8_direction_words_name_the_right_counters():
             expected |= {"GPU→Host backup": sg.BACKUP_BYTES, "Host→GPU load-back": sg.LOAD_BACK_BYTES}
             expected |= {f"GPU KV dropped before Host backup, {reason}": sg.DROPPED for reason in sg.DROPPED_REASONS}
         if profile.exported("hicache_storage"):
-            expected |= {"Host→Store backed-up": sg.BACKUPED, "Store→Host prefetched": sg.PREFETCHED,
-                         "Host→Store dropped before backup": sg.BACKUP_DROPPED}
+            expected |= {
+                "Host→Store backed-up": sg.BACKUPED,
+                "Store→Host prefetched": sg.PREFETCHED,
+                "Host→Store dropped before backup": sg.BACKUP_DROPPED,
+            }
         for prefix, metric in expected.items():
             (title,) = [t for t in cols if t.startswith(prefix)]
             assert metric_names(parse(cols[title])) == {metric}, title
@@ -245,8 +256,9 @@ def test_s11_store_per_node_comes_from_the_segment_host(name):
             for sel, parents in ((n, p) for n, p in walk(parse(target.expr)) if isinstance(n, pp.VectorSelector)):
                 if sel.name not in (mc.ALLOCATED, mc.CAPACITY):
                     continue
-                hosts = [p for p in parents if func_name(p) == "label_replace"
-                         and string_arg(p.args[1]) == inv.SEGMENT_HOST]
+                hosts = [
+                    p for p in parents if func_name(p) == "label_replace" and string_arg(p.args[1]) == inv.SEGMENT_HOST
+                ]
                 assert hosts and string_arg(hosts[-1].args[3]) == "segment", f"{key}: no segment_host taken"
                 assert string_arg(hosts[-1].args[4]) == "(.*)" + mc.PORT_REGEX, key
                 join = _inventory_join(parents)
@@ -292,13 +304,18 @@ def test_s11_store_queries_do_not_grow_with_the_node_count():
 
     def lengths(p) -> dict[tuple[str, str], int]:
         (dashboard,) = build_profile(p, (cache_evidence,))
-        return {(panel.key, t.ref_id or str(i)): len(t.expr) for group in dashboard.spec.groups
-                for panel in group.panels for i, t in enumerate(panel.targets)}
+        return {
+            (panel.key, t.ref_id or str(i)): len(t.expr)
+            for group in dashboard.spec.groups
+            for panel in group.panels
+            for i, t in enumerate(panel.targets)
+        }
 
     # the shipped profile with the same one shared master (its [[mooncake.masters]] names 2 replicas): the only
     # difference left is the node count
-    shipped_data = copy.deepcopy(tomllib.loads((Path(__file__).resolve().parent.parent / "profiles"
-                                                / "long-context-64.toml").read_text()))
+    shipped_data = copy.deepcopy(
+        tomllib.loads((Path(__file__).resolve().parent.parent / "profiles" / "long-context-64.toml").read_text())
+    )
     shipped_data.pop("mooncake", None)
     large, shipped = lengths(profile), lengths(profile_from_dict(shipped_data, "profiles/long-context-64.toml"))
     assert large == shipped

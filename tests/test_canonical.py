@@ -23,12 +23,20 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "300"))
 
 # What a strict parse yields: no NaN / infinity; any integer (beyond 64 bits too), any float, any string.
-scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(2**70), max_value=2**70)
-           | st.floats(allow_nan=False, allow_infinity=False)
-           | st.sampled_from([0.0, -0.0, 1e-4, 9.99e-5, 1e-5, 1e-9, 1.5e-300, 1e16, 1e22, 5e-324, 123456.789])
-           | st.text())
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=5), max_leaves=40)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([0.0, -0.0, 1e-4, 9.99e-5, 1e-5, 1e-9, 1.5e-300, 1e16, 1e22, 5e-324, 123456.789])
+    | st.text()
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+    max_leaves=40,
+)
 
 
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None)
@@ -80,12 +88,13 @@ def test_an_orjson_writing_other_bytes_turns_the_fast_path_off(monkeypatch) -> N
     assert not canonical._orjson_writes_as_python()
 
 
-@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b'[-Infinity]', b'{"a": 1e400}', b"[-1e999]"])
+@pytest.mark.parametrize("body", [b'{"a": NaN}', b'{"a": Infinity}', b"[-Infinity]", b'{"a": 1e400}', b"[-1e999]"])
 def test_grafana_answer_with_nan_or_infinity_is_not_json(body: bytes) -> None:
     with pytest.raises(ValueError):
         loads_strict(body)
-    resp = HttpResponse("GET", "http://127.0.0.1:3000/api/dashboards/uid/x", 200,
-                        {"Content-Type": "application/json"}, body, 1, 0)
+    resp = HttpResponse(
+        "GET", "http://127.0.0.1:3000/api/dashboards/uid/x", 200, {"Content-Type": "application/json"}, body, 1, 0
+    )
     with pytest.raises(BadResponse, match="not valid JSON"):
         parse_json(resp)
 
@@ -99,15 +108,16 @@ def test_strict_parse_gives_the_value_and_types_json_loads_gives(value: object) 
     assert content_sha(loads_strict(text.encode("utf-8", "surrogatepass"))) == content_sha(json.loads(text))
 
 
-@pytest.mark.parametrize("text", ["18446744073709551616", "-9223372036854775809", "[123456789012345678901234567890]",
-                                  '"lone \\ud800"'])
+@pytest.mark.parametrize(
+    "text", ["18446744073709551616", "-9223372036854775809", "[123456789012345678901234567890]", '"lone \\ud800"']
+)
 def test_strict_parse_reads_what_orjson_cannot_as_json_loads_does(text: str) -> None:
     expected = json.loads(text)
     assert loads_strict(text) == expected
     assert type(loads_strict(text)) is type(expected)
 
 
-@pytest.mark.parametrize("text", ["{", "[1,]", "nul", "\"\\x\"", "[NaN]", "[" * 5000 + "]" * 5000])
+@pytest.mark.parametrize("text", ["{", "[1,]", "nul", '"\\x"', "[NaN]", "[" * 5000 + "]" * 5000])
 def test_strict_parse_refuses_malformed_json_with_a_value_error(text: str) -> None:
     with pytest.raises(ValueError):
         loads_strict(text)

@@ -30,8 +30,19 @@ def fresh(tmp_path_factory):
 
 
 def check(directory: Path, *extra: str):
-    return CliRunner().invoke(main, ["--profiles-dir", str(ROOT / "profiles"), "check", "--dashboards",
-                                     str(directory / "d"), "--rules-dir", str(directory / "r"), *extra])
+    return CliRunner().invoke(
+        main,
+        [
+            "--profiles-dir",
+            str(ROOT / "profiles"),
+            "check",
+            "--dashboards",
+            str(directory / "d"),
+            "--rules-dir",
+            str(directory / "r"),
+            *extra,
+        ],
+    )
 
 
 def copy_tree(source: Path, target: Path) -> Path:
@@ -92,9 +103,22 @@ def label_rename(fresh, tmp_path_factory):
     work = tmp_path_factory.mktemp("rename")
     profiles = renamed_profiles(work / "profiles")
     report = work / "report.md"
-    result = CliRunner().invoke(main, ["--profiles-dir", str(profiles), "check", "--dashboards", str(fresh / "d"),
-                                       "--rules-dir", str(fresh / "r"), "--format", "markdown", "--report",
-                                       str(report)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--profiles-dir",
+            str(profiles),
+            "check",
+            "--dashboards",
+            str(fresh / "d"),
+            "--rules-dir",
+            str(fresh / "r"),
+            "--format",
+            "markdown",
+            "--report",
+            str(report),
+        ],
+    )
     return result, report.read_text(encoding="utf-8"), profiles
 
 
@@ -156,8 +180,9 @@ def test_check_markdown_with_base_shows_the_pull_request_s_change(fresh, tmp_pat
     assert bad.exit_code == 2 and "no-such-ref" in bad.output
 
 
-@pytest.mark.parametrize("path", [ROOT / ".github" / "workflows" / "dashboards.yml",
-                                  ROOT / "dashgen" / "data" / "init" / "workflow.yml"])
+@pytest.mark.parametrize(
+    "path", [ROOT / ".github" / "workflows" / "dashboards.yml", ROOT / "dashgen" / "data" / "init" / "workflow.yml"]
+)
 def test_the_workflow_posts_the_bounded_comment_and_keeps_the_full_report(path):
     workflow = path.read_text()
     assert "dashgen check --base" in workflow and "--format markdown" in workflow and "--report " in workflow
@@ -180,9 +205,18 @@ def _profile_files(changes: int, query_chars: int = 3000) -> dict[str, dict[str,
             doc = generated()
             doc["uid"] = f"dg-{profile}-cluster"
             label = "node" if side == "old" else "hostname"
-            doc["panels"] = [_panel(i, f"panel {i}", " or ".join(
-                f'max by ({label}) (m_{i}_{k}{{cluster="{profile}", {label}=~"${label}"}})'
-                for k in range(query_chars // 60)), y=i * 8) for i in range(1, changes + 1)]
+            doc["panels"] = [
+                _panel(
+                    i,
+                    f"panel {i}",
+                    " or ".join(
+                        f'max by ({label}) (m_{i}_{k}{{cluster="{profile}", {label}=~"${label}"}})'
+                        for k in range(query_chars // 60)
+                    ),
+                    y=i * 8,
+                )
+                for i in range(1, changes + 1)
+            ]
             sides[side][f"{profile}/dg-{profile}-cluster.json"] = doc
     return sides
 
@@ -221,5 +255,4 @@ def test_identical_changes_are_grouped_and_the_most_important_come_first() -> No
             new["panels"][0]["targets"][0]["expr"] = f'max by (node) (x{{cluster="{profile}"}})'  # same, normalised
         old_docs[f"{profile}/d.json"], new_docs[f"{profile}/d.json"] = old, new
     items = group_items(compare(old_docs, new_docs))
-    assert [(i.kind, len(i.members)) for i in items] == [("panel removed", 1), ("query", 2), ("unit", 3),
-                                                         ("layout", 3)]
+    assert [(i.kind, len(i.members)) for i in items] == [("panel removed", 1), ("query", 2), ("unit", 3), ("layout", 3)]

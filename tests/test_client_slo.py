@@ -31,20 +31,24 @@ def test_s33_client_sli_reads_about_one_on_healthy_demo_data(victoriametrics, de
     assert len(good) == 1 and good[0][1] == pytest.approx(1.0, abs=1e-3), good
     ratio = _values(ds, cs.client_error_ratio(profile, "1h"), window.end)
     assert len(ratio) == 1 and ratio[0][1] == pytest.approx(0.0, abs=1e-3), ratio
-    instances = {metric[profile.label("instance")] for metric, _ in
-                 _values(ds, f'max by (instance) ({cs.responses(profile)})', window.end)}
+    instances = {
+        metric[profile.label("instance")]
+        for metric, _ in _values(ds, f"max by (instance) ({cs.responses(profile)})", window.end)
+    }
     assert instances, "the demo data has no gateway response series"
     shares = _values(ds, cs.non_2xx_share_by_class(profile, "1h"), window.end)
     assert {(m[profile.label("instance")], m[cs.CLASS_LABEL]) for m, _ in shares} == {
-        (instance, bad.key) for instance in instances for bad in cs.BAD_CLASSES}
+        (instance, bad.key) for instance in instances for bad in cs.BAD_CLASSES
+    }
     assert all(value == pytest.approx(0.0, abs=1e-3) for _, value in shares)
     healthy = _values(ds, cs.healthy_backends(profile), window.end)
     assert {m[profile.label("instance")] for m, _ in healthy} == instances
     assert all(value >= 1 for _, value in healthy)
 
 
-def test_s33_vmalert_records_the_client_error_ratio_and_stays_quiet_on_healthy_data(victoriametrics, demo_windows,
-                                                                                   tmp_path) -> None:
+def test_s33_vmalert_records_the_client_error_ratio_and_stays_quiet_on_healthy_data(
+    victoriametrics, demo_windows, tmp_path
+) -> None:
     """The rule file's client-slo group, replayed by the real vmalert over the healthy window's last minutes: the
     recorded error ratio is 0 and no burn alert fires (vmalert writes ALERTS for firing alerts)."""
     window = demo_windows[(PROFILE, "healthy")]
@@ -52,11 +56,13 @@ def test_s33_vmalert_records_the_client_error_ratio_and_stays_quiet_on_healthy_d
     replay_group(victoriametrics.url, window.profile, "client-slo", end - 180, end, tmp_path)
     ds = Datasource(victoriametrics.url)
     for window_name in ("5m", "1h"):
-        recorded = _values(ds, f'{cs.client_error_ratio_name(window_name)}{{slo="{cs.SLO_KEY}", '
-                               f'cluster="{PROFILE}"}}', end)
+        recorded = _values(
+            ds, f'{cs.client_error_ratio_name(window_name)}{{slo="{cs.SLO_KEY}", cluster="{PROFILE}"}}', end
+        )
         assert len(recorded) == 1 and recorded[0][1] == pytest.approx(0.0, abs=1e-3), (window_name, recorded)
-    assert not firing(victoriametrics.url, window.profile,
-                      ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn"), end - 60)
+    assert not firing(
+        victoriametrics.url, window.profile, ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn"), end - 60
+    )
 
 
 @pytest.mark.parametrize("profile", load_profiles(), ids=lambda p: p.name)
@@ -109,26 +115,57 @@ def test_s33_class_shares_name_the_shedding_gateway_instance(promtool, tmp_path)
         path.write_bytes(data)
 
     def responses(instance: str, status: str, per_minute: int) -> dict[str, str]:
-        return series("smg_http_responses_total", {"job": "gateway", "node": "lc-node-00", "instance": instance,
-                                                   "path": "/generate", "status_code": status}, f"0+{per_minute}x30")
+        return series(
+            "smg_http_responses_total",
+            {"job": "gateway", "node": "lc-node-00", "instance": instance, "path": "/generate", "status_code": status},
+            f"0+{per_minute}x30",
+        )
 
-    inputs = [responses("gw-0", "200", 45), responses("gw-0", "429", 40), responses("gw-0", "504", 10),
-              responses("gw-0", "500", 5), responses("gw-1", "200", 100), responses("gw-1", "404", 30),
-              series("smg_http_responses_total", {"job": "gateway", "node": "lc-node-01", "instance": "gw-idle",
-                                                  "path": "/generate", "status_code": "200"}, "500x30")]
+    inputs = [
+        responses("gw-0", "200", 45),
+        responses("gw-0", "429", 40),
+        responses("gw-0", "504", 10),
+        responses("gw-0", "500", 5),
+        responses("gw-1", "200", 100),
+        responses("gw-1", "404", 30),
+        series(
+            "smg_http_responses_total",
+            {"job": "gateway", "node": "lc-node-01", "instance": "gw-idle", "path": "/generate", "status_code": "200"},
+            "500x30",
+        ),
+    ]
     base = {"node": "lc-node-00"}
 
     def share(instance: str, key: str, value: float) -> dict:
-        return {"labels": "{" + ", ".join(f'{k}="{v}"' for k, v in {**base, "instance": instance,
-                                                                    cs.CLASS_LABEL: key}.items()) + "}",
-                "value": value}
+        return {
+            "labels": "{"
+            + ", ".join(f'{k}="{v}"' for k, v in {**base, "instance": instance, cs.CLASS_LABEL: key}.items())
+            + "}",
+            "value": value,
+        }
 
-    case = {"interval": "1m", "input_series": inputs, "promql_expr_test": [
-        # per mille, rounded: the rates' float sums differ in the last bit with the order promtool adds them in
-        {"expr": f"round(1000 * ({cs.non_2xx_share_by_class(profile, '10m')}))", "eval_time": "20m", "exp_samples": [
-            share("gw-0", "429", 400), share("gw-0", "timeout", 100), share("gw-0", "5xx", 50),
-            share("gw-1", "429", 0), share("gw-1", "timeout", 0), share("gw-1", "5xx", 0)]},
-        {"expr": f"round(1000 * {cs.client_error_ratio(profile, '10m')})", "eval_time": "20m",  # 55 of 200
-         "exp_samples": [{"labels": "{}", "value": 275}]},
-    ]}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "promql_expr_test": [
+            # per mille, rounded: the rates' float sums differ in the last bit with the order promtool adds them in
+            {
+                "expr": f"round(1000 * ({cs.non_2xx_share_by_class(profile, '10m')}))",
+                "eval_time": "20m",
+                "exp_samples": [
+                    share("gw-0", "429", 400),
+                    share("gw-0", "timeout", 100),
+                    share("gw-0", "5xx", 50),
+                    share("gw-1", "429", 0),
+                    share("gw-1", "timeout", 0),
+                    share("gw-1", "5xx", 0),
+                ],
+            },
+            {
+                "expr": f"round(1000 * {cs.client_error_ratio(profile, '10m')})",
+                "eval_time": "20m",  # 55 of 200
+                "exp_samples": [{"labels": "{}", "value": 275}],
+            },
+        ],
+    }
     run_tests(promtool, tmp_path, tmp_path / f"{PROFILE}.yml", [case])

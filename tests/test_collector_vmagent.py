@@ -36,14 +36,21 @@ from dashgen.rules import rule_groups
 ROOT = Path(__file__).resolve().parent.parent
 BASE = load_profile(ROOT / "profiles" / "long-context-64.toml")
 assert BASE.collector is not None
-PROFILE: Profile = replace(BASE, deployment="lc64-vmagent-test", store=Store(),
-                           collector=replace(BASE.collector, scrape_interval="1s", scrape_interval_seconds=1.0))
+PROFILE: Profile = replace(
+    BASE,
+    deployment="lc64-vmagent-test",
+    store=Store(),
+    collector=replace(BASE.collector, scrape_interval="1s", scrape_interval_seconds=1.0),
+)
 # The same deployment with bounds vmagent really crosses: 1 MiB of memory, 1 KiB of send queue.
-TIGHT: Profile = replace(PROFILE, collector=replace(PROFILE.collector, memory_limit_bytes=1 << 20,
-                                                    send_queue_limit_bytes=1024))
+TIGHT: Profile = replace(
+    PROFILE, collector=replace(PROFILE.collector, memory_limit_bytes=1 << 20, send_queue_limit_bytes=1024)
+)
 NODE = PROFILE.node_names[0]
-EXPORTED = ('# TYPE gpm_sample_valid gauge\ngpm_sample_valid{gpu="0",uuid="GPU-0"} 1\n'
-            'gpm_sample_valid{gpu="1",uuid="GPU-1"} 1\n')
+EXPORTED = (
+    '# TYPE gpm_sample_valid gauge\ngpm_sample_valid{gpu="0",uuid="GPU-0"} 1\n'
+    'gpm_sample_valid{gpu="1",uuid="GPU-1"} 1\n'
+)
 DEADLINE = 90.0
 WINDOW = 300.0
 
@@ -57,8 +64,9 @@ def stack(victoriametrics):
     # The node inventory, as vmalert or Prometheus records it from the rule file (the matrix joins on it):
     # every profile node of this deployment, from before the test until after it.
     now = time.time()
-    datasource.import_series(inventory_series(PROFILE, Topology(PROFILE), now - 2 * WINDOW,
-                                              now + 2 * DEADLINE + WINDOW + 3600))
+    datasource.import_series(
+        inventory_series(PROFILE, Topology(PROFILE), now - 2 * WINDOW, now + 2 * DEADLINE + WINDOW + 3600)
+    )
     datasource.flush()
     try:
         yield datasource, agent
@@ -82,16 +90,20 @@ def poll(check: Callable[[], str | None], deadline: float = DEADLINE) -> None:
 def panels_of(row: str, profile: Profile = PROFILE) -> tuple[list[dict], dict]:
     """The panels under the row titled ``row`` (collapsed or not) of the profile's dashboard, and the dashboard."""
     document = build_profile(profile)[0].document
-    panels = [site.raw for site in iter_panels(document)
-              if (site.row == row or site.section == row) and site.raw.get("type") != "row"]
+    panels = [
+        site.raw
+        for site in iter_panels(document)
+        if (site.row == row or site.section == row) and site.raw.get("type") != "row"
+    ]
     return panels, document
 
 
 def run_panel(datasource: Datasource, document: dict, panel: dict) -> dict[str, int]:
     """refId -> series returned, for every query Grafana would send for the panel (window: the last 5 min)."""
     now = time.time()
-    values = variable_values(document["templating"]["list"],
-                             lambda match, label: datasource.label_values(label, [match], now - WINDOW, now))
+    values = variable_values(
+        document["templating"]["list"], lambda match, label: datasource.label_values(label, [match], now - WINDOW, now)
+    )
     counts: dict[str, int] = {}
     for target in panel.get("targets") or []:
         for query in expand_target(panel, target, values, Window(now, WINDOW), scrape_seconds=1.0):
@@ -117,8 +129,11 @@ def test_s23_every_collector_panel_returns_vmagents_own_series(stack) -> None:
     assert len(panels) == 11, [p["title"] for p in panels]
 
     def check() -> str | None:
-        empty = {panel["title"]: counts for panel in panels
-                 if not all((counts := run_panel(datasource, document, panel)).values()) or not counts}
+        empty = {
+            panel["title"]: counts
+            for panel in panels
+            if not all((counts := run_panel(datasource, document, panel)).values()) or not counts
+        }
         return f"panels without data: {empty}" if empty else None
 
     poll(check)
@@ -142,11 +157,15 @@ def test_s23_coverage_reads_the_profiles_expected_count(stack) -> None:
     assert [float(s["value"][1]) for s in expected] == [45.0]
     per_job = next(p for p in panels if p["title"] == "Targets per source: up, expected, missing")
     missing = {s["metric"]["job"]: float(s["value"][1]) for s in instant(datasource, per_job["targets"][2]["expr"])}
-    want = {entry.job: float(entry.count - (1 if entry.job in ("vmagent", "gpm") else 0))
-            for entry in expected_targets(PROFILE)}
+    want = {
+        entry.job: float(entry.count - (1 if entry.job in ("vmagent", "gpm") else 0))
+        for entry in expected_targets(PROFILE)
+    }
     assert missing == want
-    fired = {s["metric"]["job"]: float(s["value"][1])
-             for s in instant(datasource, alert_expr(PROFILE, "TargetCoverageBelowExpected"))}
+    fired = {
+        s["metric"]["job"]: float(s["value"][1])
+        for s in instant(datasource, alert_expr(PROFILE, "TargetCoverageBelowExpected"))
+    }
     assert fired == want
 
 
@@ -157,8 +176,9 @@ def test_s23_collector_alerts_read_vmagents_series_and_fire_past_their_bounds(st
         return {s["metric"].get("node") for s in instant(datasource, expr)}
 
     def tight_fire() -> str | None:
-        fired = {name: nodes(alert_expr(TIGHT, name)) for name in ("CollectorMemoryNearLimit",
-                                                                   "CollectorSendQueueNearBound")}
+        fired = {
+            name: nodes(alert_expr(TIGHT, name)) for name in ("CollectorMemoryNearLimit", "CollectorSendQueueNearBound")
+        }
         return None if all(v == {NODE} for v in fired.values()) else f"with 1 MiB / 1 KiB bounds: {fired}"
 
     poll(tight_fire)

@@ -54,8 +54,17 @@ def test_cost_of_the_healthy_dashboard_is_within_the_profile_budget(victoriametr
     """The shipped defaults (1 h range, the per-GPU window table collapsed) keep the open cost of the demo's
     healthy hour within the profile's budgets."""
     window = demo_windows[(name, "healthy")]
-    args = ["cost", "--datasource-url", victoriametrics.url, "--profile", name, "--at", str(window.end),
-            "--format", "json"]
+    args = [
+        "cost",
+        "--datasource-url",
+        victoriametrics.url,
+        "--profile",
+        name,
+        "--at",
+        str(window.end),
+        "--format",
+        "json",
+    ]
     result = CliRunner().invoke(main, args)
     (data,) = json.loads(result.output)["results"]
     code = result.exit_code
@@ -94,8 +103,9 @@ def test_cost_gate_exits_1_when_the_dashboard_is_over_its_budget(healthy):
 
 
 def test_cost_usage_error_exits_2_naming_the_option(victoriametrics):
-    result = CliRunner().invoke(main, ["cost", "--datasource-url", victoriametrics.url, "--profile", PROFILE,
-                                       "--window", "soon"])
+    result = CliRunner().invoke(
+        main, ["cost", "--datasource-url", victoriametrics.url, "--profile", PROFILE, "--window", "soon"]
+    )
     assert result.exit_code == 2
     assert "'soon'" in result.output and "Traceback" not in result.output
 

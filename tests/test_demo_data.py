@@ -44,6 +44,7 @@ def test_the_sources_table_and_the_demo_catalogue_list_the_same_metrics():
     from dashgen_queries.diffusion import METRICS as DIFFUSION
 
     from dashgen.demo.diffusion_series import is_diffusion
+
     assert {name for name in listed if not is_diffusion(name)} == set(CATALOGUE)
     assert {name for name in listed if is_diffusion(name)} == set(DIFFUSION)
     assert source_of("sglang:time_to_first_token_seconds_bucket") == "sglang"
@@ -75,8 +76,9 @@ def test_gpu_series_carry_gpu_and_uuid_per_source(lc64):
     gpm = [s["metric"] for s in series if s["metric"]["__name__"].startswith("gpm_")]
     assert gpm
     assert all(m.get(profile.label("gpu")) and m.get(profile.label("gpm_uuid")) for m in gpm)
-    assert {(m["node"], m["gpu"]) for m in gpm} == {(n, str(g)) for n in profile.node_names
-                                                   for g in range(profile.gpus_per_node)}
+    assert {(m["node"], m["gpu"]) for m in gpm} == {
+        (n, str(g)) for n in profile.node_names for g in range(profile.gpus_per_node)
+    }
 
 
 def test_rank_series_follow_the_topology_and_scheduler_series_the_logging_rank(lc64):
@@ -85,12 +87,18 @@ def test_rank_series_follow_the_topology_and_scheduler_series_the_logging_rank(l
     profile, series = lc64
     topology = Topology(profile)
     ranks = {(r.node, str(r.tp_rank), str(r.pp_rank)) for r in topology.ranks}
-    radix = {(m["node"], m["tp_rank"], m["pp_rank"]) for s in series
-             if (m := s["metric"])["__name__"] == "sglang:hicache_backup_bytes_total"}
+    radix = {
+        (m["node"], m["tp_rank"], m["pp_rank"])
+        for s in series
+        if (m := s["metric"])["__name__"] == "sglang:hicache_backup_bytes_total"
+    }
     assert radix == ranks
     logging = {(r.node, str(r.tp_rank), str(r.pp_rank)) for r in topology.ranks if r.tp_rank == 0}
-    scheduler = {(m["node"], m["tp_rank"], m["pp_rank"]) for s in series
-                 if (m := s["metric"])["__name__"] == "sglang:num_running_reqs"}
+    scheduler = {
+        (m["node"], m["tp_rank"], m["pp_rank"])
+        for s in series
+        if (m := s["metric"])["__name__"] == "sglang:num_running_reqs"
+    }
     assert scheduler == logging
     assert len(scheduler) == profile.nodes  # TP8 x PP4 over 8 nodes: one stage, one logging rank per node
 
@@ -127,8 +135,7 @@ def test_disk_and_filesystem_series_use_the_profiles_disks(lc64):
     profile, series = lc64
     devices = {s["metric"]["device"] for s in series if s["metric"]["__name__"] == "node_disk_reads_completed_total"}
     assert set(cache_devices(profile)) <= devices
-    mountpoints = {s["metric"]["mountpoint"] for s in series
-                   if s["metric"]["__name__"] == "node_filesystem_size_bytes"}
+    mountpoints = {s["metric"]["mountpoint"] for s in series if s["metric"]["__name__"] == "node_filesystem_size_bytes"}
     assert {profile.disks.cache_mountpoint, profile.disks.model_mountpoint} <= mountpoints
     assert {m[1] for m in mounts(profile, None)} == mountpoints
 
@@ -163,7 +170,8 @@ def test_rare_first_event_counters_appear_mid_window_and_never_on_an_idle_node()
     plan = demo_plan(profile, "five-reasons", END, 1.0)
     models, _ = demo_models(profile)
     models = [(m, e) for m, e in models if m.name == "sglang:hicache_dropped_tokens_total"] or [
-        (lookup("sglang:hicache_dropped_tokens_total")[0], {})]
+        (lookup("sglang:hicache_dropped_tokens_total")[0], {})
+    ]
     series = [s for s in generate(plan, models) if s["metric"]["__name__"] not in ("up", INVENTORY)]
     idle = next(node for node, fault in plan.faults.items() if fault.no_traffic)
     assert series and all(s["metric"]["node"] != idle for s in series)
@@ -180,16 +188,24 @@ def test_five_reasons_faults_in_the_generated_series():
     assert (down, profile.source("gpm").job) not in up
     # the recorded inventory still lists the down node: it is what the profile expects, not what was scraped
     assert not [s for s in series if s["metric"]["node"] == down and s["metric"]["__name__"] not in ("up", INVENTORY)]
-    assert not [s for s in series if s["metric"]["node"] == by_reason[4]
-                and s["metric"].get("storage_backend")]
-    sparse = [s for s in series if s["metric"]["node"] == by_reason[3]
-              and s["metric"]["__name__"] not in ("up", INVENTORY)]
+    assert not [s for s in series if s["metric"]["node"] == by_reason[4] and s["metric"].get("storage_backend")]
+    sparse = [
+        s for s in series if s["metric"]["node"] == by_reason[3] and s["metric"]["__name__"] not in ("up", INVENTORY)
+    ]
     assert sparse and all(len(s["values"]) <= INSUFFICIENT_SAMPLES for s in sparse)
-    flat = [s["values"] for s in series if s["metric"]["node"] == by_reason[1]
-            and s["metric"]["__name__"] == "sglang:realtime_tokens_total"]
+    flat = [
+        s["values"]
+        for s in series
+        if s["metric"]["node"] == by_reason[1] and s["metric"]["__name__"] == "sglang:realtime_tokens_total"
+    ]
     assert flat and all(len(set(v)) == 1 for v in flat)
-    disk = [s["values"] for s in series if s["metric"]["node"] == by_reason[2]
-            and s["metric"]["__name__"] == "node_disk_reads_completed_total" and s["metric"]["device"] != "sda"]
+    disk = [
+        s["values"]
+        for s in series
+        if s["metric"]["node"] == by_reason[2]
+        and s["metric"]["__name__"] == "node_disk_reads_completed_total"
+        and s["metric"]["device"] != "sda"
+    ]
     assert disk and all(len(set(v)) == 1 for v in disk)
 
 
@@ -197,8 +213,9 @@ def test_five_reasons_needs_six_nodes():
     (profile,) = load_profiles(["h20-16"])
     with pytest.raises(InputError, match="at least 6 nodes"):
         faults(profile, "five-reasons")
-    result = CliRunner().invoke(main, ["demo-data", "--profile", "h20-16", "--url", "http://127.0.0.1:9",
-                                       "--scenario", "five-reasons"])
+    result = CliRunner().invoke(
+        main, ["demo-data", "--profile", "h20-16", "--url", "http://127.0.0.1:9", "--scenario", "five-reasons"]
+    )
     assert result.exit_code == 2, result.output
 
 
@@ -209,13 +226,12 @@ def test_imported_demo_keeps_the_contract_in_victoriametrics(victoriametrics, de
     # client-side SLO a test replays into this shared store) are by definition above the nodes
     unlabelled = ds.query('count({__name__=~".+", __name__!~"(deployment|cluster):.+", node=""})', window.end).result
     assert not unlabelled, unlabelled
-    gpus = ds.query('count(count by (node, gpu, uuid) (last_over_time(gpm_power_watts[5m])))', window.end).result
+    gpus = ds.query("count(count by (node, gpu, uuid) (last_over_time(gpm_power_watts[5m])))", window.end).result
     assert int(gpus[0]["value"][1]) == window.profile.total_gpus
     dcgm = demo_windows[("h20-16", "healthy")]
-    uuids = ds.query('count(count by (node, gpu, UUID) (last_over_time(DCGM_FI_DEV_POWER_USAGE[5m])))',
-                     dcgm.end).result
+    uuids = ds.query("count(count by (node, gpu, UUID) (last_over_time(DCGM_FI_DEV_POWER_USAGE[5m])))", dcgm.end).result
     assert int(uuids[0]["value"][1]) == dcgm.profile.total_gpus
-    samples = ds.query('max(count_over_time(gpm_power_watts[1h]))', window.end).result
+    samples = ds.query("max(count_over_time(gpm_power_watts[1h]))", window.end).result
     interval = window.profile.source("gpm").scrape_interval_seconds
     assert int(samples[0]["value"][1]) == window.hours * 3600 / interval  # real 1 s sampling (left-open window)
 
@@ -263,8 +279,13 @@ def test_a_server_that_fails_to_start_is_stopped_and_its_log_tail_says_why(tmp_p
 
     script = "import sys; print('flag provided but not defined: -nonsense'); sys.exit(3)"
     with pytest.raises(LaunchError) as raised:
-        launch("fake-server", [sys.executable, "-c", script], tmp_path / "log",
-               f"http://127.0.0.1:{free_port()}/health", 10)
+        launch(
+            "fake-server",
+            [sys.executable, "-c", script],
+            tmp_path / "log",
+            f"http://127.0.0.1:{free_port()}/health",
+            10,
+        )
     message = str(raised.value)
     assert message.startswith("fake-server exited with code 3 during start-up:")
     assert "flag provided but not defined: -nonsense" in message
@@ -280,8 +301,23 @@ def test_demo_data_records_the_now_rows_reason_codes_with_vmalert(victoriametric
 
     profile = next(p for p in PROFILES if p.name == "h20-16")
     end = (time.time() // 3600) * 3600 - 34 * 3600  # clear of every session window (test_video_jobs' end 29 h back)
-    result = CliRunner().invoke(main, ["demo-data", "--profile", "h20-16", "--url", victoriametrics.url,
-                                       "--hours", "0.25", "--end", str(int(end)), "--record", "--format", "json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "demo-data",
+            "--profile",
+            "h20-16",
+            "--url",
+            victoriametrics.url,
+            "--hours",
+            "0.25",
+            "--end",
+            str(int(end)),
+            "--record",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["results"]["recorded_rules"] is True
     selector = f'{nodata.LAYER_REASON}{{{profile.label("deployment")}="{profile.deployment}"}}'
@@ -301,8 +337,10 @@ def _drill_series(profile, scenario: str, models) -> dict[tuple, tuple]:
     from dashgen.demo.incidents import apply
 
     plan = demo_plan(profile, scenario, END, 0.25, 60.0)
-    return {tuple(sorted(o["metric"].items())): (tuple(o["values"]), tuple(o["timestamps"]))
-            for o in apply(plan, chain(generate(plan, models), collector_series(plan)))}
+    return {
+        tuple(sorted(o["metric"].items())): (tuple(o["values"]), tuple(o["timestamps"]))
+        for o in apply(plan, chain(generate(plan, models), collector_series(plan)))
+    }
 
 
 @functools.cache
@@ -313,8 +351,9 @@ def _healthy_drill_base():
     return profile, models, _drill_series(profile, "healthy", models)
 
 
-@pytest.mark.parametrize("scenario", [s for s in INCIDENTS
-                                      if s != "gateway-shedding"])  # shedding lowers every engine's traffic
+@pytest.mark.parametrize(
+    "scenario", [s for s in INCIDENTS if s != "gateway-shedding"]
+)  # shedding lowers every engine's traffic
 def test_an_incident_drill_leaves_every_series_off_its_nodes_as_healthy(scenario):
     """The drill's fault is on its entity's nodes only (plus the replica behind a dead backend and the standby master
     copy the master drills add): every other series is the healthy one, sample for sample."""

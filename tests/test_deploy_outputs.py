@@ -36,9 +36,26 @@ def built():
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("deploy")
-    result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "export", "--out", str(out),
-                                       "--folder", "LLM clusters", "--folder-uid", "llm", "--namespace", "monitoring",
-                                       "--datasource", "VictoriaMetrics", "--label", "team=sre"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--profiles-dir",
+            str(PROFILES),
+            "export",
+            "--out",
+            str(out),
+            "--folder",
+            "LLM clusters",
+            "--folder-uid",
+            "llm",
+            "--namespace",
+            "monitoring",
+            "--datasource",
+            "VictoriaMetrics",
+            "--label",
+            "team=sre",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -89,8 +106,12 @@ def test_grafana_operator_gzip_json_is_the_build_gzipped_and_valid_against_the_c
 
 def test_the_crd_check_refuses_what_the_api_server_would_not_keep():
     """The validator is real: an unknown field, a wrong type and a bad name are each refused."""
-    base = {"apiVersion": "grafana.integreatly.org/v1beta1", "kind": "GrafanaFolder", "metadata": {"name": "f"},
-            "spec": {"instanceSelector": {"matchLabels": {"a": "b"}}, "title": "T"}}
+    base = {
+        "apiVersion": "grafana.integreatly.org/v1beta1",
+        "kind": "GrafanaFolder",
+        "metadata": {"name": "f"},
+        "spec": {"instanceSelector": {"matchLabels": {"a": "b"}}, "title": "T"},
+    }
     assert crd_problems(base) == []
     assert crd_problems({**base, "spec": {**base["spec"], "folder": "x"}})
     assert crd_problems({**base, "spec": {**base["spec"], "title": 3}})
@@ -123,21 +144,53 @@ def test_provisioning_provider_points_at_the_profile_folder_and_the_json_is_the_
 
 
 def test_export_twice_writes_nothing_the_second_time(exported):
-    result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "export", "--out", str(exported),
-                                       "--folder", "LLM clusters", "--folder-uid", "llm", "--namespace", "monitoring",
-                                       "--datasource", "VictoriaMetrics", "--label", "team=sre"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--profiles-dir",
+            str(PROFILES),
+            "export",
+            "--out",
+            str(exported),
+            "--folder",
+            "LLM clusters",
+            "--folder-uid",
+            "llm",
+            "--namespace",
+            "monitoring",
+            "--datasource",
+            "VictoriaMetrics",
+            "--label",
+            "team=sre",
+        ],
+    )
     assert result.exit_code == 0 and "written" not in result.output.replace("unchanged", "")
 
 
-@pytest.mark.parametrize("text", [
-    "line one\nline two\n", "no final newline\nsecond", "two newlines\n\n\n", "  leading space\nx\n",
-    "trailing space \nx\n", "tab\there\nx\n", "line\u2028separator\nx\n", "quote \" and \\ back\nx\n", "single",
-    "", "\n", "é ü 中文\nx\n", "#not a comment\n- not a list\nkey: value\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "line one\nline two\n",
+        "no final newline\nsecond",
+        "two newlines\n\n\n",
+        "  leading space\nx\n",
+        "trailing space \nx\n",
+        "tab\there\nx\n",
+        "line\u2028separator\nx\n",
+        'quote " and \\ back\nx\n',
+        "single",
+        "",
+        "\n",
+        "é ü 中文\nx\n",
+        "#not a comment\n- not a list\nkey: value\n",
+    ],
+)
 def test_yaml_emitter_round_trips_strings_exactly(text):
     """A string the literal block cannot hold as written (edge spaces, tabs, line separators) is quoted instead."""
     assert yaml.safe_load(dump({"data": {"k": text}, "list": [text, {"a": text}]})) == {
-        "data": {"k": text}, "list": [text, {"a": text}]}
+        "data": {"k": text},
+        "list": [text, {"a": text}],
+    }
 
 
 def test_yaml_emitter_round_trips_odd_keys_and_scalars():
@@ -148,10 +201,28 @@ def test_yaml_emitter_round_trips_odd_keys_and_scalars():
 @pytest.fixture(scope="module")
 def rule_outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("rules")
-    result = CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "rules", "--out", str(out), "--format",
-                                       "prometheus-operator", "--format", "vmalert", "--format", "prometheus",
-                                       "--format", "vmrule",
-                                       "--label", "release=kube-prometheus-stack", "--namespace", "monitoring"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--profiles-dir",
+            str(PROFILES),
+            "rules",
+            "--out",
+            str(out),
+            "--format",
+            "prometheus-operator",
+            "--format",
+            "vmalert",
+            "--format",
+            "prometheus",
+            "--format",
+            "vmrule",
+            "--label",
+            "release=kube-prometheus-stack",
+            "--namespace",
+            "monitoring",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -168,8 +239,9 @@ def test_prometheusrule_is_monitoring_coreos_v1_and_its_groups_pass_promtool(rul
         assert doc["spec"] == plain, "the PrometheusRule carries exactly the groups of the Prometheus rule file"
         extracted = tmp_path / f"{path.stem}.yml"
         extracted.write_text(yaml.safe_dump(doc["spec"]), encoding="utf-8")
-        check = subprocess.run([promtool, "check", "rules", str(extracted)], capture_output=True, text=True,
-                               timeout=120)
+        check = subprocess.run(
+            [promtool, "check", "rules", str(extracted)], capture_output=True, text=True, timeout=120
+        )
         assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -213,10 +285,12 @@ def test_bad_label_argument_is_a_usage_error_naming_the_option():
 
 
 _KEYS = st.text(min_size=1, max_size=12)
-_SCALARS = st.one_of(st.text(max_size=40), st.integers(), st.booleans(), st.none(),
-                     st.floats(allow_nan=False))
-_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                          st.dictionaries(_KEYS, inner, max_size=3)), max_leaves=8)
+_SCALARS = st.one_of(st.text(max_size=40), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True, database=None)

@@ -45,8 +45,11 @@ def unscoped(expr: str, label: str, value: str) -> list[str]:
 
 def _dashboard_queries(name: str) -> list[tuple[str, str]]:
     (built,) = build_profile(PROFILES[name])
-    queries = [(site.raw.get("title", ""), target["expr"])
-               for site in iter_panels(built.document) for target in site.raw.get("targets") or []]
+    queries = [
+        (site.raw.get("title", ""), target["expr"])
+        for site in iter_panels(built.document)
+        for target in site.raw.get("targets") or []
+    ]
     for variable in built.document["templating"]["list"]:
         match = re.match(r"^label_values\((.*),\s*\w+\)$", str(variable.get("query") or ""))
         if match:
@@ -58,8 +61,11 @@ def _dashboard_queries(name: str) -> list[tuple[str, str]]:
 def test_s21_every_dashboard_query_and_variable_reads_only_its_deployment(name: str) -> None:
     profile = PROFILES[name]
     label = profile.label("deployment")
-    wrong = [(where, found) for where, expr in _dashboard_queries(name)
-             if (found := unscoped(expr, label, profile.deployment))]
+    wrong = [
+        (where, found)
+        for where, expr in _dashboard_queries(name)
+        if (found := unscoped(expr, label, profile.deployment))
+    ]
     assert not wrong, wrong[:5]
 
 
@@ -92,8 +98,9 @@ def test_s21_all_rule_files_load_together_into_one_prometheus(promtool: str, tmp
     files = sorted(render_rule_files(list(PROFILES.values()), tmp_path).items())
     for path, data in files:
         path.write_bytes(data)
-    result = subprocess.run([promtool, "check", "rules", *(str(path) for path, _ in files)], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [promtool, "check", "rules", *(str(path) for path, _ in files)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -104,8 +111,9 @@ def test_s21_a_store_of_its_own_needs_no_deployment_label_and_the_dashboard_says
     assert "holds this deployment alone" in built.document["description"]
 
 
-def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error_ratio(promtool: str,
-                                                                                    tmp_path: Path) -> None:
+def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error_ratio(
+    promtool: str, tmp_path: Path
+) -> None:
     """All four rule files evaluated together over one store holding two deployments with the same node and
     model names: each deployment's recorded TTFT error ratio is its own (0.5 and 1), never a mix, and no
     other profile writes one."""
@@ -114,28 +122,38 @@ def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error
         path.write_bytes(data)
 
     def histograms(cluster: str, good: str) -> list[dict[str, str]]:
-        labels = (f'cluster="{cluster}", job="sglang", model_name="m", engine_type="unified", '
-                  'is_streaming="true", node="shared-node-00"')
-        return [{"series": f'sglang:time_to_first_token_seconds_bucket{{{labels}, le="{le}"}}', "values": good}
-                for le in ("2", "6", "8")] + [
-            {"series": f"sglang:time_to_first_token_seconds_count{{{labels}}}", "values": "0+100x30"}]
+        labels = (
+            f'cluster="{cluster}", job="sglang", model_name="m", engine_type="unified", '
+            'is_streaming="true", node="shared-node-00"'
+        )
+        return [
+            {"series": f'sglang:time_to_first_token_seconds_bucket{{{labels}, le="{le}"}}', "values": good}
+            for le in ("2", "6", "8")
+        ] + [{"series": f"sglang:time_to_first_token_seconds_count{{{labels}}}", "values": "0+100x30"}]
 
     record = "model_name:sglang_slo_errors_per_request:ratio_rate5m"
     document = {
         "rule_files": [str(path) for path, _ in files],
         "evaluation_interval": "1m",
-        "tests": [{
-            "interval": "1m",
-            "input_series": histograms("long-context-64", "0+50x30") + histograms("pd-128", "0x30"),
-            "promql_expr_test": [{
-                "expr": f'{record}{{slo="ttft"}}',
-                "eval_time": "20m",
-                "exp_samples": [
-                    {"labels": f'{record}{{cluster="long-context-64", model_name="m", slo="ttft"}}', "value": 0.5},
-                    {"labels": f'{record}{{cluster="pd-128", model_name="m", slo="ttft"}}', "value": 1},
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": histograms("long-context-64", "0+50x30") + histograms("pd-128", "0x30"),
+                "promql_expr_test": [
+                    {
+                        "expr": f'{record}{{slo="ttft"}}',
+                        "eval_time": "20m",
+                        "exp_samples": [
+                            {
+                                "labels": f'{record}{{cluster="long-context-64", model_name="m", slo="ttft"}}',
+                                "value": 0.5,
+                            },
+                            {"labels": f'{record}{{cluster="pd-128", model_name="m", slo="ttft"}}', "value": 1},
+                        ],
+                    }
                 ],
-            }],
-        }],
+            }
+        ],
     }
     test_file = tmp_path / "together.yml"
     test_file.write_text(json.dumps(document, indent=1), encoding="utf-8")

@@ -310,8 +310,9 @@ def test_cli_markdown_has_collapsible_details_per_panel(tmp_path: Path) -> None:
     result = CliRunner().invoke(diff_command, args)
     assert result.exit_code == 1
     assert result.output.count("<details>") == 2
-    assert ("<summary><b>query</b> · panel &quot;Running requests&quot; (id 100) · 1 field change(s) · in b.json"
-            "</summary>") in result.output
+    assert (
+        "<summary><b>query</b> · panel &quot;Running requests&quot; (id 100) · 1 field change(s) · in b.json</summary>"
+    ) in result.output
     assert "| query | `targets[0].expr` |" in result.output
     assert result.output.index("<b>query</b>") < result.output.index("<b>axis</b>")  # most important first
 
@@ -401,10 +402,13 @@ def test_a_ui_save_of_every_generated_dashboard_is_noise_only(mode):
         assert result.noise > 0
 
 
-@pytest.mark.parametrize(("content", "fragment"), [
-    (b"\xff\xfe{}", "not UTF-8 text"),
-    (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply"),
-])
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b"\xff\xfe{}", "not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply"),
+    ],
+)
 def test_an_unreadable_dashboard_file_is_named_in_one_line(tmp_path, content, fragment):
     """Hostile input: a non-UTF-8 or absurdly nested file stops diff with exit 2 and one line naming the file."""
     bad = tmp_path / "new" / "bad.json"
@@ -456,14 +460,27 @@ def test_a_query_of_thousands_of_terms_diffs_without_crashing(tmp_path):
     (tmp_path / "old.json").write_text(json.dumps(document))
     panel["targets"][0]["expr"] = expr.replace("metric_5{", "metric_5x{").replace("metric_7000{", "metric_7000y{")
     (tmp_path / "new.json").write_text(json.dumps(document))
-    done = subprocess.run([_sys.executable, "-m", "dashgen", "diff", str(tmp_path / "old.json"),
-                           str(tmp_path / "new.json")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [_sys.executable, "-m", "dashgen", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, (done.returncode, done.stderr[-500:])
     assert "[-metric_5-]" in done.stdout and "{+metric_7000y+}" in done.stdout
 
 
-@pytest.mark.parametrize(("old", "new"), [("a b c d", "a x c d"), ("a b", "a b c"), ("", "a"), ("a b a b", "b a b a"),
-                                          ("x y z", "x y z"), ("p q r s t", "q r s")])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("a b c d", "a x c d"),
+        ("a b", "a b c"),
+        ("", "a"),
+        ("a b a b", "b a b a"),
+        ("x y z", "x y z"),
+        ("p q r s t", "q r s"),
+    ],
+)
 def test_the_trimmed_word_matcher_gives_difflib_s_opcodes(old, new):
     import difflib
 

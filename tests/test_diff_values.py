@@ -17,8 +17,10 @@ from dashgen.diff.compare import ABSENT
 
 def _long_query(last_range: str = "$__rate_interval") -> str:
     """A 1,000-character-plus query; the last term's range is ``last_range``."""
-    terms = [f'sum by (node) (rate(sglang:metric_{i}_total{{cluster="c", node=~"$node"}}[$__rate_interval]))'
-             for i in range(11)]
+    terms = [
+        f'sum by (node) (rate(sglang:metric_{i}_total{{cluster="c", node=~"$node"}}[$__rate_interval]))'
+        for i in range(11)
+    ]
     terms.append(f'sum by (node) (rate(sglang:metric_last_total{{cluster="c", node=~"$node"}}[{last_range}]))')
     query = " + ".join(terms)
     assert len(query) >= 1000
@@ -49,7 +51,7 @@ def test_a_change_at_the_end_of_a_1000_character_query_is_visible_in_text_markdo
     assert text.exit_code == 1
     _shows_the_end_change(text.output.splitlines())
     markdown = CliRunner().invoke(diff_command, ["--format", "markdown", *paths]).output
-    block = markdown[markdown.index("```diff"):]
+    block = markdown[markdown.index("```diff") :]
     _shows_the_end_change(block[: block.index("```\n", 7)].splitlines())
     plan = plan_lines(diff_dashboards(old, new), uid="cache-evidence", panel_keys={1: "slo.running"})
     assert plan[0].endswith("[needs --approve slo.running]")
@@ -62,16 +64,24 @@ def test_a_change_at_the_end_of_a_1000_character_query_is_visible_in_text_markdo
 def test_a_query_is_formatted_one_clause_per_line_with_grafana_variables_kept() -> None:
     from dashgen.diff.promql_format import format_promql
 
-    query = ('sum by (node) (rate(sglang:num_requests_total{cluster="c", node=~"$node"}[$__rate_interval])) '
-             '/ $__range_s + max_over_time(up[$__range:30s] offset $shift) * on (${label}) group_left x')
+    query = (
+        'sum by (node) (rate(sglang:num_requests_total{cluster="c", node=~"$node"}[$__rate_interval])) '
+        "/ $__range_s + max_over_time(up[$__range:30s] offset $shift) * on (${label}) group_left x"
+    )
     lines = format_promql(query)
     assert lines is not None and len(lines) == 3 and lines[1] == "+"  # Prometheus style: each operand ≤ 100 columns
     text = "\n".join(lines)
-    for reference in ('node=~"$node"', "[$__rate_interval]", "$__range_s", "[$__range:30s]", "offset $shift",
-                      "${label}"):
+    for reference in (
+        'node=~"$node"',
+        "[$__rate_interval]",
+        "$__range_s",
+        "[$__range:30s]",
+        "offset $shift",
+        "${label}",
+    ):
         assert reference in text, text
     assert "__dgv" not in text and "9001y" not in text
-    assert format_promql("label_values(up{cluster=\"c\"}, node)") is None  # not PromQL: the caller diffs the text
+    assert format_promql('label_values(up{cluster="c"}, node)') is None  # not PromQL: the caller diffs the text
 
 
 def test_a_reformatted_but_equal_query_shows_the_text_difference() -> None:
@@ -101,7 +111,8 @@ def test_short_values_stay_on_one_line() -> None:
     from dashgen.diff import describe_change
 
     assert describe_change("fieldConfig.defaults.unit", "short", "reqps", label="[unit]") == [
-        '[unit] fieldConfig.defaults.unit: "short" -> "reqps"']
+        '[unit] fieldConfig.defaults.unit: "short" -> "reqps"'
+    ]
     assert describe_change("x", 1, ABSENT, markdown=True) == ["`x`: `1` → `(absent)`"]
 
 
@@ -119,8 +130,12 @@ def test_terminal_colours_only_on_a_tty_or_when_asked(tmp_path: Path) -> None:
 def test_first_difference_names_the_path_and_both_values() -> None:
     from dashgen.diff import first_difference
 
-    assert first_difference({"refresh": "1m", "id": 1, "version": 3}, {"refresh": "5m", "id": 9}, old_label="sent",
-                            new_label="stored") == '$.refresh: sent "1m" stored "5m"'
+    assert (
+        first_difference(
+            {"refresh": "1m", "id": 1, "version": 3}, {"refresh": "5m", "id": 9}, old_label="sent", new_label="stored"
+        )
+        == '$.refresh: sent "1m" stored "5m"'
+    )
     assert first_difference({"a": {"b": [1, 2]}}, {"a": {"b": [1, 2.0]}}) == "$.a.b[1]: old 2 new 2.0"
     assert first_difference({"a": [1]}, {"a": [1, True]}) == "$.a[1]: old (absent) new true"
     assert first_difference({"id": 1, "a": 1}, {"id": 2, "a": 1}) == ""
@@ -142,20 +157,30 @@ def test_every_change_class_in_the_plan_names_its_approval() -> None:
     live["templating"]["list"].append({"name": "gone", "type": "custom", "query": "a,b"})
     build["templating"]["list"].append({"name": "fresh", "type": "custom", "query": "a,b"})
     build["refresh"] = "5m"
-    lines = plan_lines(diff_dashboards(live, build), uid="cache-evidence", panel_keys={1: "slo.running"},
-                       approvals={"cache-evidence/var:node"})
+    lines = plan_lines(
+        diff_dashboards(live, build),
+        uid="cache-evidence",
+        panel_keys={1: "slo.running"},
+        approvals={"cache-evidence/var:node"},
+    )
     headings = [line for line in lines if not line.startswith(" ")]
     assert len(headings) == 9, lines
-    assert all(h.endswith("]") and (" [needs --approve " in h or " [approved: " in h or "[no approval needed]" in h)
-               for h in headings), headings
+    assert all(
+        h.endswith("]") and (" [needs --approve " in h or " [approved: " in h or "[no approval needed]" in h)
+        for h in headings
+    ), headings
     joined = "\n".join(headings)
-    for expected in ('"Running requests" (id 1): query [needs --approve slo.running]',
-                     '"Queued requests" (id 2): unit [no approval needed]',
-                     '"Old panel" (id 7) is live but not in the build [needs --approve remove:panel:7]',
-                     '"New panel" (id 8) added (timeseries) [no approval needed]',
-                     "variable $node: definition [approved: --approve var:node]",
-                     "variable $gone is live but not in the build [needs --approve remove:var:gone]",
-                     "variable $fresh added [no approval needed]", "moved: ", "~ dashboard refresh"):
+    for expected in (
+        '"Running requests" (id 1): query [needs --approve slo.running]',
+        '"Queued requests" (id 2): unit [no approval needed]',
+        '"Old panel" (id 7) is live but not in the build [needs --approve remove:panel:7]',
+        '"New panel" (id 8) added (timeseries) [no approval needed]',
+        "variable $node: definition [approved: --approve var:node]",
+        "variable $gone is live but not in the build [needs --approve remove:var:gone]",
+        "variable $fresh added [no approval needed]",
+        "moved: ",
+        "~ dashboard refresh",
+    ):
         assert expected in joined, expected
     assert '"5m"' in "\n".join(lines)  # old -> new values under each heading
 
@@ -189,16 +214,21 @@ def test_a_legend_rename_in_the_plan_needs_no_approval_and_globs_approve_as_the_
     build["panels"][0]["targets"][0]["legendFormat"] = "{{node}} renamed"
     renamed = diff_dashboards(live, build)
     assert approval_keys(renamed, {1: "slo.running"}) == []
-    heading = next(line for line in plan_lines(renamed, uid="u", panel_keys={1: "slo.running"})
-                   if "(id 1)" in line)
+    heading = next(line for line in plan_lines(renamed, uid="u", panel_keys={1: "slo.running"}) if "(id 1)" in line)
     assert heading.endswith("[no approval needed]"), heading
 
     build["panels"][0]["targets"][0]["expr"] = "sum(sglang:num_running_reqs)"
     changed = diff_dashboards(live, build)
     grants = Approvals(patterns=("dg-*/slo.*",)).grants
-    heading = next(line for line in plan_lines(changed, uid="dg-x-cluster", panel_keys={1: "slo.running"},
-                                               approvals=grants) if "(id 1)" in line)
+    heading = next(
+        line
+        for line in plan_lines(changed, uid="dg-x-cluster", panel_keys={1: "slo.running"}, approvals=grants)
+        if "(id 1)" in line
+    )
     assert heading.endswith("[approved: --approve slo.running]"), heading
-    heading = next(line for line in plan_lines(changed, uid="other", panel_keys={1: "slo.running"},
-                                               approvals=grants) if "(id 1)" in line)
+    heading = next(
+        line
+        for line in plan_lines(changed, uid="other", panel_keys={1: "slo.running"}, approvals=grants)
+        if "(id 1)" in line
+    )
     assert heading.endswith("[needs --approve slo.running]"), heading

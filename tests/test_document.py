@@ -46,8 +46,13 @@ def test_walker_visits_rows_nested_and_legacy_panels_in_reading_order() -> None:
 def test_references_split_name_and_format_at_the_first_colon() -> None:
     seen: list[Reference] = []
     substitute("$a ${b} ${c:csv} [[d:regex]] ${e:date:iso}", lambda ref: seen.append(ref) or "")
-    assert [(r.name, r.format) for r in seen] == [("a", None), ("b", None), ("c", "csv"), ("d", "regex"),
-                                                  ("e", "date:iso")]
+    assert [(r.name, r.format) for r in seen] == [
+        ("a", None),
+        ("b", None),
+        ("c", "csv"),
+        ("d", "regex"),
+        ("e", "date:iso"),
+    ]
     assert [r.is_plain for r in seen] == [True, True, True, True, False]
 
 

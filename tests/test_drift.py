@@ -29,8 +29,7 @@ def released(tmp_path, grafana):
     return tmp_path
 
 
-def invoke(work: Path, grafana: GrafanaStandin, command: str, *args: str, url: str | None = None,
-           ledger: bool = True):
+def invoke(work: Path, grafana: GrafanaStandin, command: str, *args: str, url: str | None = None, ledger: bool = True):
     argv = ["--profiles-dir", str(work / "profiles"), command, "--grafana-url", url or grafana.url, "--timeout", "2"]
     if ledger:
         argv += ["--ledger", str(work / "ledger.jsonl")]
@@ -128,8 +127,12 @@ def test_diff_live_is_exit_2_when_grafana_cannot_be_read(released, grafana):
 
 def test_diff_live_takes_the_same_grafana_options_as_publish():
     def options(command: click.Command) -> dict[str, tuple]:
-        return {name: (o.envvar, o.type.name, o.default, o.is_flag) for o in command.params
-                if isinstance(o, click.Option) for name in o.opts}
+        return {
+            name: (o.envvar, o.type.name, o.default, o.is_flag)
+            for o in command.params
+            if isinstance(o, click.Option)
+            for name in o.opts
+        }
 
     from dashgen.cli.connection import GRAFANA_OPTION_NAMES
 
@@ -144,8 +147,17 @@ def test_drift_reads_the_grafana_of_a_named_context(released, grafana):
     found in the ledger under that instance, and a context that does not exist is an input error."""
     config = released / "dashgen.toml"
     config.write_text(f'[contexts.standin]\nurl = "{grafana.url}"\ntoken_env = "STANDIN_TOKEN"\n', encoding="utf-8")
-    argv = ["--profiles-dir", str(released / "profiles"), "drift", "--config", str(config), "--ledger",
-            str(released / "ledger.jsonl"), "--timeout", "2"]
+    argv = [
+        "--profiles-dir",
+        str(released / "profiles"),
+        "drift",
+        "--config",
+        str(config),
+        "--ledger",
+        str(released / "ledger.jsonl"),
+        "--timeout",
+        "2",
+    ]
     result = CliRunner().invoke(main, [*argv, "--context", "standin"], env={"STANDIN_TOKEN": TOKEN})
     assert result.exit_code == 0, result.output
     assert "drift: 0 of 1 dashboard(s)" in result.output

@@ -32,9 +32,12 @@ EXCLUSIONS = shipped_exclusions()
 # budget are SLO windows fixed by design, independent of the dashboard range (slo_health). Burn over 1h needs no
 # exemption: 1h is one of the ranges the check allows on a stat panel.
 FIXED_RATE_WINDOWS: dict[str, tuple[str, str]] = {
-    "slo_health.budget": ("{window_days}d", "error budget left over the profile's whole SLO window "
-                                            "(slo.window_days), a rolling window ending at the end of the "
-                                            "dashboard range"),
+    "slo_health.budget": (
+        "{window_days}d",
+        "error budget left over the profile's whole SLO window "
+        "(slo.window_days), a rolling window ending at the end of the "
+        "dashboard range",
+    ),
     "slo_health.burn_6h": ("6h", "burn rate over the fixed 6h window of the slow-burn alert"),
     "slo_health.burn_3d": ("3d", "burn rate over a fixed 3d window, shown beside 1h and 6h"),
     # S25: the video job SLO's windows, as the text SLO's; a stuck instance and jobs per hour over fixed windows
@@ -58,8 +61,9 @@ AT_LEAST: dict[tuple[str, str], int] = {
 
 def _count(what: str, panels: list[dict[str, Any]]) -> int:
     if what == "ratio panels":
-        return sum(p.get("fieldConfig", {}).get("defaults", {}).get("unit") in ("percent", "percentunit")
-                   for p in panels)
+        return sum(
+            p.get("fieldConfig", {}).get("defaults", {}).get("unit") in ("percent", "percentunit") for p in panels
+        )
     return sum(target["expr"].count("histogram_quantile(") for p in panels for target in p.get("targets") or [])
 
 

@@ -43,17 +43,26 @@ def test_s26_the_now_row_is_first_and_fits_one_screen(documents, name: str) -> N
     panels = documents[name]["panels"]
     assert panels[0]["type"] == "row" and panels[0]["title"] == "Now" and not panels[0].get("collapsed")
     rows = [i for i, p in enumerate(panels) if p["type"] == "row"]
-    now = panels[1:rows[1]]
+    now = panels[1 : rows[1]]
     bottom = max(p["gridPos"]["y"] + p["gridPos"]["h"] for p in now)
     assert bottom <= FIRST_SCREEN_UNITS, bottom
     assert panels[rows[1]]["gridPos"]["y"] == bottom  # the next row starts right below
     titles = {p["title"] for p in now}
     # a video pool (S25) is read by its jobs: its instances' state and the job SLO, not replicas and tokens
-    serving = (("Instance serving state", "Job SLO health (share of jobs meeting the SLO)") if name == "video-200"
-               else ("Replica serving state", "SLO health (lowest model and SLI)"))
-    assert {"Alerts firing", first_screen.FIRING_TITLE, "Targets up / expected",
-            "Targets per source: up, expected, missing", "Missing targets", first_screen.MATRIX_TITLE,
-            *serving} <= titles
+    serving = (
+        ("Instance serving state", "Job SLO health (share of jobs meeting the SLO)")
+        if name == "video-200"
+        else ("Replica serving state", "SLO health (lowest model and SLI)")
+    )
+    assert {
+        "Alerts firing",
+        first_screen.FIRING_TITLE,
+        "Targets up / expected",
+        "Targets per source: up, expected, missing",
+        "Missing targets",
+        first_screen.MATRIX_TITLE,
+        *serving,
+    } <= titles
     for panel in now:  # a full grid, no hole left by an optional panel
         assert panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24
     widths: dict[int, int] = {}
@@ -80,10 +89,23 @@ def test_s26_now_queries_alerts_of_this_deployment_and_the_profiles_expected_cou
         # a silent node overrides every cell (its code on every profile node of the inventory)
         assert f"* 0 + {va.SILENT})" in expr, column
     grouping = [t for t in matrix["transformations"] if t["id"] == "groupingToMatrix"]
-    assert grouping == [{"id": "groupingToMatrix", "options": {"rowField": "node", "columnField": nodata.LAYER_LABEL,
-                                                               "valueField": "Value", "emptyValue": "null"}}]
-    texts = {o["text"] for m in matrix["fieldConfig"]["defaults"]["mappings"] if m["type"] == "value"
-             for o in m["options"].values()}
+    assert grouping == [
+        {
+            "id": "groupingToMatrix",
+            "options": {
+                "rowField": "node",
+                "columnField": nodata.LAYER_LABEL,
+                "valueField": "Value",
+                "emptyValue": "null",
+            },
+        }
+    ]
+    texts = {
+        o["text"]
+        for m in matrix["fieldConfig"]["defaults"]["mappings"]
+        if m["type"] == "value"
+        for o in m["options"].values()
+    }
     assert {"collector silent", "collection failed", "uninitialised", "ok"} <= texts
     assert {state.text for state in health.STATES} <= texts  # S32: the health states have their texts
 
@@ -91,7 +113,14 @@ def test_s26_now_queries_alerts_of_this_deployment_and_the_profiles_expected_cou
 def test_s23_expected_targets_are_derived_from_the_profile() -> None:
     long_context = PROFILES["long-context-64"]
     assert {e.job: e.count for e in expected_targets(long_context)} == {
-        "sglang": 8, "dcgm": 8, "gpm": 8, "node": 8, "vmagent": 8, "mooncake-master": 1, "gateway": 4}
+        "sglang": 8,
+        "dcgm": 8,
+        "gpm": 8,
+        "node": 8,
+        "vmagent": 8,
+        "mooncake-master": 1,
+        "gateway": 4,
+    }
     assert expected_total(long_context) == 45
     # h20-16: 2 nodes x (SGLang, DCGM, node_exporter, vmagent); GPM, gateway and Mooncake are not deployed
     assert expected_total(PROFILES["h20-16"]) == 8
@@ -129,10 +158,15 @@ def test_s34_under_the_now_row_the_rows_localise_then_review_then_reference(docu
     titles = [title for title, _ in _rows(documents[name])]
     position = {title: i for i, title in enumerate(titles)}
     review = [i for t, i in position.items() if t.startswith("Cache evidence") or t == "Missing data and freshness"]
-    localising = [i for t, i in position.items() if t in ("GPU health", "Per-GPU window statistics", "Gateway")
-                  or t.startswith(("Requests:", "Node health", "Disks, CPU"))]
-    reference_rows = [i for t, i in position.items() if t.startswith(("Capacity anatomy", "Cache disk sizes",
-                                                                     "Scratch disk sizes"))]
+    localising = [
+        i
+        for t, i in position.items()
+        if t in ("GPU health", "Per-GPU window statistics", "Gateway")
+        or t.startswith(("Requests:", "Node health", "Disks, CPU"))
+    ]
+    reference_rows = [
+        i for t, i in position.items() if t.startswith(("Capacity anatomy", "Cache disk sizes", "Scratch disk sizes"))
+    ]
     assert localising and review and reference_rows
     assert max(localising) < min(review) and max(review) < min(reference_rows)
     assert reference_rows[-1] == len(titles) - 1
@@ -152,17 +186,20 @@ def _raw(name: str = "long-context-64") -> dict:
     return tomllib.loads((ROOT / "profiles" / f"{name}.toml").read_text())
 
 
-@pytest.mark.parametrize(("mutate", "field", "words"), [
-    (lambda c: c.update(cpu_quota="half"), "collector.cpu_quota", "CPUQuota"),
-    (lambda c: c.pop("memory_limit"), "collector.memory_limit", "missing"),
-    (lambda c: c.update(send_queue_limit="lots"), "collector.send_queue_limit", ""),
-    (lambda c: c.update(send_queue_limit=0), "collector.send_queue_limit", "more than 0"),
-    (lambda c: c.update(tasks_max=0), "collector.tasks_max", "at least 1"),
-    (lambda c: c.update(job="has space"), "collector.job", ""),
-    (lambda c: c.update(restart="no"), "collector.restart", "unknown field"),
-    (lambda c: c["targets"].update(dcgm=8), "collector.targets.dcgm", "one target per node"),
-    (lambda c: c["targets"].update(gateway=0), "collector.targets.gateway", "at least 1"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "field", "words"),
+    [
+        (lambda c: c.update(cpu_quota="half"), "collector.cpu_quota", "CPUQuota"),
+        (lambda c: c.pop("memory_limit"), "collector.memory_limit", "missing"),
+        (lambda c: c.update(send_queue_limit="lots"), "collector.send_queue_limit", ""),
+        (lambda c: c.update(send_queue_limit=0), "collector.send_queue_limit", "more than 0"),
+        (lambda c: c.update(tasks_max=0), "collector.tasks_max", "at least 1"),
+        (lambda c: c.update(job="has space"), "collector.job", ""),
+        (lambda c: c.update(restart="no"), "collector.restart", "unknown field"),
+        (lambda c: c["targets"].update(dcgm=8), "collector.targets.dcgm", "one target per node"),
+        (lambda c: c["targets"].update(gateway=0), "collector.targets.gateway", "at least 1"),
+    ],
+)
 def test_collector_section_errors_name_the_file_and_the_field(mutate, field: str, words: str) -> None:
     raw = copy.deepcopy(_raw())
     mutate(raw["collector"])
@@ -271,7 +308,8 @@ def _codes(victoriametrics, expr: str, at: float, window_seconds: float = 3600) 
 
 @pytest.mark.parametrize("scenario", ["five-reasons", "healthy"])
 def test_s26_the_matrix_reads_the_reasons_vmalert_recorded_as_the_live_reasons_over_its_window(
-        victoriametrics, demo_windows, scenario: str) -> None:
+    victoriametrics, demo_windows, scenario: str
+) -> None:
     """The recorded codes (vmalert -replay of rules/<profile>.yml's layer-health group) equal the reason codes
     the Missing-data reasons table computes live over the same 15 minutes: a recorded cell and its live reason
     cannot drift apart, and the five-reasons faults land on their nodes."""
@@ -287,8 +325,9 @@ def test_s26_the_matrix_reads_the_reasons_vmalert_recorded_as_the_live_reasons_o
         from dashgen.demo.scenarios import FIVE_REASONS_NODES
 
         engine = _codes(victoriametrics, nodata.recorded_reason(profile, nodata.engine_layer(profile)), at)
-        assert {engine[profile.node_names[i]] for i, code in FIVE_REASONS_NODES.items()
-                if code == nodata.FAILED} == {str(nodata.FAILED)}
+        assert {engine[profile.node_names[i]] for i, code in FIVE_REASONS_NODES.items() if code == nodata.FAILED} == {
+            str(nodata.FAILED)
+        }
 
 
 def test_s26_a_store_without_the_recorded_reasons_leaves_the_layer_cells_empty_not_ok(victoriametrics) -> None:
@@ -322,8 +361,11 @@ def _deployment(case: str):
 
 def _points(name: str, labels: dict[str, str], value: float, start: int, end: int) -> dict:
     stamps = list(range(start, end + 1, STEP))
-    return {"metric": {"__name__": name, **labels}, "values": [value] * len(stamps),
-            "timestamps": [t * 1000 for t in stamps]}
+    return {
+        "metric": {"__name__": name, **labels},
+        "values": [value] * len(stamps),
+        "timestamps": [t * 1000 for t in stamps],
+    }
 
 
 def _write(victoriametrics, series: list[dict]) -> None:
@@ -342,8 +384,15 @@ def _nodes(profile, end: int, nodes: tuple[str, ...], *, up_until: dict[str, int
     series = []
     for node in nodes:
         series.append(_points(INVENTORY, {**cluster, "node": node, "segment_host": node}, 1, end - 1800, end))
-        series.append(_points("up", {**cluster, "job": "sglang", "node": node, "instance": f"{node}:30000"}, 1,
-                              end - 1800, (up_until or {}).get(node, end)))
+        series.append(
+            _points(
+                "up",
+                {**cluster, "job": "sglang", "node": node, "instance": f"{node}:30000"},
+                1,
+                end - 1800,
+                (up_until or {}).get(node, end),
+            )
+        )
     return series
 
 
@@ -358,8 +407,10 @@ def test_s31_firing_alerts_name_their_node_gpu_and_since_when(victoriametrics) -
     cluster = {"cluster": profile.deployment}
     xid = {**cluster, "alertname": "GpuXidFatal", "severity": "critical", "node": "n1", "gpu": "3", "UUID": "GPU-3"}
     hot = {**cluster, "alertname": "GpuTemperatureHigh", "severity": "warning", "node": "n2", "gpu": "5"}
-    series = [*_nodes(profile, end, ("n1", "n2")),
-              _recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, end)]
+    series = [
+        *_nodes(profile, end, ("n1", "n2")),
+        _recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, end),
+    ]
     for labels, since in ((xid, end - 600), (hot, end - 120)):
         series.append(_points("ALERTS", {**labels, "alertstate": "firing"}, 1, since, end))
         series.append(_points(sv.FOR_STATE, labels, since, since, end))
@@ -368,7 +419,11 @@ def test_s31_firing_alerts_name_their_node_gpu_and_since_when(victoriametrics) -
     by_alert = {row["metric"]["alertname"]: row for row in rows}
     assert set(by_alert) == {"GpuXidFatal", "GpuTemperatureHigh"}
     assert {k: by_alert["GpuXidFatal"]["metric"].get(k) for k in ("node", "gpu", "UUID", "severity")} == {
-        "node": "n1", "gpu": "3", "UUID": "GPU-3", "severity": "critical"}
+        "node": "n1",
+        "gpu": "3",
+        "UUID": "GPU-3",
+        "severity": "critical",
+    }
     assert by_alert["GpuTemperatureHigh"]["metric"]["node"] == "n2"
     assert float(by_alert["GpuXidFatal"]["value"][1]) == (end - 600) * 1000  # activation time, ms
     assert float(by_alert["GpuTemperatureHigh"]["value"][1]) == (end - 120) * 1000
@@ -385,14 +440,20 @@ def test_s7_none_firing_is_a_real_0_only_while_the_rule_evaluator_records(victor
     profile, end = _deployment(f"evaluator-{evaluator}")
     stopped = end if evaluator == "fresh" else end - 600
     assert end - stopped in (0, 600) and first_screen.staleness_seconds(profile) < 600
-    _write(victoriametrics, [*_nodes(profile, end, ("n1",)),
-                             _recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, stopped)])
+    _write(
+        victoriametrics,
+        [
+            *_nodes(profile, end, ("n1",)),
+            _recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, stopped),
+        ],
+    )
     count = [s["value"][1] for s in _instant(victoriametrics, sv.firing_count(profile), end)]
     table = _instant(victoriametrics, sv.firing_table(profile), end)
     if evaluator == "fresh":
         assert count == ["0"]
         assert [(row["metric"].get("alertname"), row["value"][1]) for row in table] == [
-            (sv.NONE_FIRING_TEXT, str(sv.NONE_FIRING))]
+            (sv.NONE_FIRING_TEXT, str(sv.NONE_FIRING))
+        ]
     else:
         assert count == [] and table == []
 
@@ -407,20 +468,37 @@ def test_s32_a_cell_is_the_worst_of_its_missing_data_reason_and_its_health(victo
     engine = nodata.engine_layer(profile).key
     reason, state = nodata.LAYER_REASON, health.LAYER_HEALTH
     series = [*_nodes(profile, end, ("n1", "n2", "n3", "n4", "n5"))]
-    for node, code in (("n1", nodata.NO_TRAFFIC), ("n2", nodata.FAILED), ("n3", nodata.OK), ("n4", nodata.OK),
-                       ("n5", nodata.OK)):
+    for node, code in (
+        ("n1", nodata.NO_TRAFFIC),
+        ("n2", nodata.FAILED),
+        ("n3", nodata.OK),
+        ("n4", nodata.OK),
+        ("n5", nodata.OK),
+    ):
         series.append(_recorded(profile, reason, node, engine, code, start, end))
-    series += [_recorded(profile, state, "n1", engine, health.ENGINE_STALLED.code, start, end),
-               _recorded(profile, state, "n2", engine, health.GPU_THERMAL.code, start, end),
-               _recorded(profile, state, "n4", health.CLOCK_LAYER, health.CLOCK_OFF.code, start, end),
-               _recorded(profile, state, "n5", health.COLLECTOR_LAYER, health.COLLECTOR_DROPPING.code, start, end)]
+    series += [
+        _recorded(profile, state, "n1", engine, health.ENGINE_STALLED.code, start, end),
+        _recorded(profile, state, "n2", engine, health.GPU_THERMAL.code, start, end),
+        _recorded(profile, state, "n4", health.CLOCK_LAYER, health.CLOCK_OFF.code, start, end),
+        _recorded(profile, state, "n5", health.COLLECTOR_LAYER, health.COLLECTOR_DROPPING.code, start, end),
+    ]
     _write(victoriametrics, series)
     cells = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
     assert cells[nodata.engine_layer(profile).title] == {
-        "n1": str(health.ENGINE_STALLED.code), "n2": str(nodata.FAILED), "n3": "0", "n4": "0", "n5": "0"}
+        "n1": str(health.ENGINE_STALLED.code),
+        "n2": str(nodata.FAILED),
+        "n3": "0",
+        "n4": "0",
+        "n5": "0",
+    }
     assert cells["Clock"] == {"n1": "0", "n2": "0", "n3": "0", "n4": str(health.CLOCK_OFF.code), "n5": "0"}
-    assert cells["Collector (vmagent)"] == {"n1": "0", "n2": "0", "n3": "0", "n4": "0",
-                                            "n5": str(health.COLLECTOR_DROPPING.code)}
+    assert cells["Collector (vmagent)"] == {
+        "n1": "0",
+        "n2": "0",
+        "n3": "0",
+        "n4": "0",
+        "n5": str(health.COLLECTOR_DROPPING.code),
+    }
 
 
 def test_s32_one_staleness_bound_for_the_collector_and_every_cell(victoriametrics) -> None:
@@ -433,20 +511,28 @@ def test_s32_one_staleness_bound_for_the_collector_and_every_cell(victoriametric
     assert va.silent_after_seconds(profile) < bound - 60  # the collector's own bound would call n1 silent
     inside, past = end - int(bound) + 45, end - int(bound) - 45
     engine = nodata.engine_layer(profile).key
-    series = [*_nodes(profile, end, ("n1", "n2"), up_until={"n1": inside, "n2": past}),
-              _recorded(profile, nodata.LAYER_REASON, "n1", engine, nodata.OK, end - 1800, inside),
-              _recorded(profile, nodata.LAYER_REASON, "n2", engine, nodata.OK, end - 1800, inside)]
+    series = [
+        *_nodes(profile, end, ("n1", "n2"), up_until={"n1": inside, "n2": past}),
+        _recorded(profile, nodata.LAYER_REASON, "n1", engine, nodata.OK, end - 1800, inside),
+        _recorded(profile, nodata.LAYER_REASON, "n2", engine, nodata.OK, end - 1800, inside),
+    ]
     _write(victoriametrics, series)
     cells = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
     for column, by_node in cells.items():  # layers with nothing recorded for n1 have no cell for it
         assert by_node["n2"] == str(va.SILENT), column
     engine_title = nodata.engine_layer(profile).title
     assert {column: cells[column]["n1"] for column in ("Collector (vmagent)", "Clock", engine_title)} == {
-        "Collector (vmagent)": "0", "Clock": "0", engine_title: "0"}
+        "Collector (vmagent)": "0",
+        "Clock": "0",
+        engine_title: "0",
+    }
 
 
-@pytest.mark.parametrize(("copies", "failed"), [((0, 1), False), ((1, 0), False), ((0, 0), True), ((1, 1), False)],
-                         ids=["first-dead", "second-dead", "both-dead", "both-up"])
+@pytest.mark.parametrize(
+    ("copies", "failed"),
+    [((0, 1), False), ((1, 0), False), ((0, 0), True), ((1, 1), False)],
+    ids=["first-dead", "second-dead", "both-dead", "both-up"],
+)
 def test_s32_one_dead_copy_of_the_mooncake_master_ha_pair_fails_no_node(victoriametrics, copies, failed) -> None:
     """The Store layer reads one shared target (the Mooncake master, an HA pair of two copies): a node's cell is
     'collection failed' only when no copy answers, never because one of the two is down."""
@@ -455,8 +541,15 @@ def test_s32_one_dead_copy_of_the_mooncake_master_ha_pair_fails_no_node(victoria
     assert not layer.per_node_target
     series = _nodes(profile, end, ("n1", "n2"))
     for index, up in enumerate(copies):
-        series.append(_points("up", {"cluster": profile.deployment, "job": layer.job,
-                                     "instance": f"master-{index}:9003"}, up, end - 1800, end))
+        series.append(
+            _points(
+                "up",
+                {"cluster": profile.deployment, "job": layer.job, "instance": f"master-{index}:9003"},
+                up,
+                end - 1800,
+                end,
+            )
+        )
     _write(victoriametrics, series)
     codes = _codes(victoriametrics, nodata.collection_failed(profile, layer), end)
     assert codes == ({"n1": str(nodata.FAILED), "n2": str(nodata.FAILED)} if failed else {})
@@ -482,14 +575,20 @@ def test_s33_the_top_line_leaves_the_client_health_slot(name: str) -> None:
     """The top line's own panels take 24 - CLIENT_SLOT columns: the client-visible health (S33) of a deployment
     with a gateway fits after the SLO without moving anything; without it the firing table takes the slot."""
     profile = PROFILES[name]
-    top = [first_screen.firing_count_panel(profile), first_screen.slo_panel(profile),
-           first_screen.coverage_panel(profile), first_screen.firing_table(profile)]
+    top = [
+        first_screen.firing_count_panel(profile),
+        first_screen.slo_panel(profile),
+        first_screen.coverage_panel(profile),
+        first_screen.firing_table(profile),
+    ]
     assert sum(panel.width for panel in top if panel is not None) == 24 - first_screen.CLIENT_SLOT
     now = {p["title"]: p for p in _rows(build_profile(profile)[0].document)[0][1]}
     client = client_health.client_now_panel(profile, first_screen.KEY, first_screen.TOP)
     if client is None:  # no gateway: the firing table takes the slot
-        assert now[first_screen.FIRING_TITLE]["gridPos"]["w"] == first_screen.firing_table(profile).width + \
-            first_screen.CLIENT_SLOT
+        assert (
+            now[first_screen.FIRING_TITLE]["gridPos"]["w"]
+            == first_screen.firing_table(profile).width + first_screen.CLIENT_SLOT
+        )
     else:  # the client-visible health sits right after the SLO, in the slot
         slo = next(p for t, p in now.items() if "SLO health" in t)
         assert now[client.title]["gridPos"]["w"] == first_screen.CLIENT_SLOT

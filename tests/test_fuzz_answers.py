@@ -23,22 +23,33 @@ from dashgen.live.query_check import DashboardInput, plan, run_checks
 from dashgen.net.http import HttpResponse
 
 EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "300"))
-FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 WINDOW = Window(end=1_790_000_000.0, length=3600.0)
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floats(), st.text(max_size=20),
-                    st.sampled_from(["success", "error", "vector", "matrix", "scalar", "string", "seven"]))
-JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                     st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                    max_leaves=10)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**64), 2**64),
+    st.floats(),
+    st.text(max_size=20),
+    st.sampled_from(["success", "error", "vector", "matrix", "scalar", "string", "seven"]),
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=10,
+)
 VALID = [
-    {"status": "success", "data": {"resultType": "vector", "result": [{"metric": {"node": "a"},
-                                                                        "value": [1, "1"]}]}},
+    {"status": "success", "data": {"resultType": "vector", "result": [{"metric": {"node": "a"}, "value": [1, "1"]}]}},
     {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1, "1"]]}]}},
     {"status": "success", "data": {"resultType": "scalar", "result": [1, "2"]}},
 ]
-
 
 
 @st.composite
@@ -92,8 +103,13 @@ def test_a_fuzzed_answer_is_a_result_of_its_claimed_shape_or_a_datasource_error(
 @given(answers())
 def test_validate_queries_never_reports_a_malformed_answer_as_ok(answer):
     datasource = _datasource(*answer)
-    document = {"uid": "f", "title": "f", "panels": [
-        {"id": 1, "type": "timeseries", "title": "p", "targets": [{"refId": "A", "expr": "up", "instant": True}]}]}
+    document = {
+        "uid": "f",
+        "title": "f",
+        "panels": [
+            {"id": 1, "type": "timeseries", "title": "p", "targets": [{"refId": "A", "expr": "up", "instant": True}]}
+        ],
+    }
     planned = plan([DashboardInput("f", document)], WINDOW)
     (check,) = run_checks(datasource, planned, WINDOW, workers=1, timeout=5)
     status, body = answer

@@ -30,6 +30,7 @@ def exploding_command(monkeypatch):
 
     def explode(*args, **kwargs):
         raise ZeroDivisionError("boom at http://admin:hunter2@grafana:3000/api")
+
     monkeypatch.setattr(lint_cmd, "lint_paths", explode)
 
 
@@ -51,6 +52,7 @@ def test_debug_prints_the_traceback_redacted(exploding_command, tmp_path):
 def test_an_os_error_is_an_input_error_naming_the_file(monkeypatch, tmp_path):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(tmp_path / "out"))
+
     monkeypatch.setattr("dashgen.cli.build_cmd.write_dashboards", refuse)
     result = CliRunner().invoke(main, ["build", "--profile", "h20-16", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
@@ -66,20 +68,64 @@ def test_the_command_table_is_untouched_by_the_boundary():
     assert list(app.COMMANDS)[:4] == ["init", "build", "profiles", "rules"]
 
 
-ODD = st.one_of(st.text(max_size=20), st.sampled_from(["0", "-1", "nan", "inf", "1e400", "", " ", "1", "now",
-                                                       "now-2h", "1h", "0s", "http://u:p@127.0.0.1:9", "h20-16"]))
+ODD = st.one_of(
+    st.text(max_size=20),
+    st.sampled_from(
+        [
+            "0",
+            "-1",
+            "nan",
+            "inf",
+            "1e400",
+            "",
+            " ",
+            "1",
+            "now",
+            "now-2h",
+            "1h",
+            "0s",
+            "http://u:p@127.0.0.1:9",
+            "h20-16",
+        ]
+    ),
+)
 
 
 @st.composite
 def argvs(draw: st.DrawFn) -> list[str]:
     command = draw(st.sampled_from(["validate-queries", "demo-data", "build", "lint", "profiles", "rules"]))
     if command == "validate-queries":
-        return [command, "--datasource-url", draw(st.sampled_from(["http://127.0.0.1:9", "ftp://x", "", "http://"])),
-                "--dashboards", "/nonexistent-dashgen-folder", "--timeout", draw(ODD), "--deadline", draw(ODD),
-                "--window", draw(ODD), "--at", draw(ODD)]
+        return [
+            command,
+            "--datasource-url",
+            draw(st.sampled_from(["http://127.0.0.1:9", "ftp://x", "", "http://"])),
+            "--dashboards",
+            "/nonexistent-dashgen-folder",
+            "--timeout",
+            draw(ODD),
+            "--deadline",
+            draw(ODD),
+            "--window",
+            draw(ODD),
+            "--at",
+            draw(ODD),
+        ]
     if command == "demo-data":
-        return [command, "--profile", draw(ODD), "--url", draw(ODD), "--hours", draw(ODD), "--timeout", draw(ODD),
-                "--step", draw(ODD), "--end", draw(ODD)]
+        return [
+            command,
+            "--profile",
+            draw(ODD),
+            "--url",
+            draw(ODD),
+            "--hours",
+            draw(ODD),
+            "--timeout",
+            draw(ODD),
+            "--step",
+            draw(ODD),
+            "--end",
+            draw(ODD),
+        ]
     if command in ("build", "rules"):
         return [command, "--profile", draw(ODD), "--out", "{out}"]
     if command == "lint":
@@ -87,8 +133,9 @@ def argvs(draw: st.DrawFn) -> list[str]:
     return [command, "--format", draw(ODD)]
 
 
-@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(argvs())
 def test_fuzzed_arguments_exit_0_1_or_2_never_a_traceback(tmp_path_factory, argv):
     out = tmp_path_factory.mktemp("out") / "x"
@@ -106,6 +153,7 @@ def test_fuzzed_arguments_exit_0_1_or_2_never_a_traceback(tmp_path_factory, argv
 def test_a_grafana_timeout_must_be_positive_and_finite(command, value):
     """Issue 32: ``--timeout 0 / nan / inf`` ended in internal errors; every Grafana command refuses them (exit 2)."""
     args = {"history": ["x"], "rollback": ["x", "--to", "1"]}.get(command, [])
-    result = CliRunner().invoke(main, [command, *args, "--grafana-url", "http://127.0.0.1:9", "--timeout", value],
-                                env={"GRAFANA_TOKEN": "x"})
+    result = CliRunner().invoke(
+        main, [command, *args, "--grafana-url", "http://127.0.0.1:9", "--timeout", value], env={"GRAFANA_TOKEN": "x"}
+    )
     assert result.exit_code == 2 and "--timeout" in result.output and "internal error" not in result.output

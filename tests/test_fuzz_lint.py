@@ -28,8 +28,13 @@ from dashgen.lint.runner import lint_dashboard
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "200"))
-FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 HANG_SECONDS = 30
 
 
@@ -41,13 +46,19 @@ def _base() -> dict:
 
 
 BASE = _base()
-JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floats(allow_nan=False),
-                         st.text(max_size=30), st.sampled_from(["$node", "up" + " + up" * 3000, "(" * 300, "row",
-                                                                 "timeseries", "prometheus", "${datasource}"]))
-JSON = st.recursive(JSON_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                          st.dictionaries(st.text(max_size=10), inner, max_size=4)),
-                    max_leaves=12)
-
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**64), 2**64),
+    st.floats(allow_nan=False),
+    st.text(max_size=30),
+    st.sampled_from(["$node", "up" + " + up" * 3000, "(" * 300, "row", "timeseries", "prometheus", "${datasource}"]),
+)
+JSON = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 PATHS = [p for p in paths(BASE) if p]
@@ -92,8 +103,13 @@ def test_random_json_lints_or_is_refused_never_a_traceback(document):
     _lints_or_refuses(document)
 
 
-@settings(max_examples=max(EXAMPLES // 4, 10), derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=max(EXAMPLES // 4, 10),
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(substituted())
 def test_the_lint_command_exits_0_1_or_2_on_fuzzed_files(tmp_path, document):
     path = tmp_path / "d.json"

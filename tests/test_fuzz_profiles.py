@@ -30,24 +30,69 @@ ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("h20-16", "video-200", "pd-128", "long-context-64")
 RAW = {name: tomllib.loads((ROOT / "profiles" / f"{name}.toml").read_text()) for name in NAMES}
 EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "200"))
-FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 HANG_SECONDS = 30
 
-HOSTILE_TEXT = st.sampled_from([
-    "", " ", '"', "'", "\\", 'a"b', "n.*", ".*", "(?=x)", "a{1000000}", "$node", "${x}", "{index}", "{0}",
-    "{index!r}", "{index:>999999}", "\u0000", "\n", "é", "🦀", "x" * 5000, "0s", "-1s", "15s", "1e309", "NaN",
-    "256 GiB", "9" * 400, "not-exported", "exported", "not-deployed", "unified", "prefill", "12.3", "now-1h",
-])
-SCALARS = st.one_of(
-    HOSTILE_TEXT, st.text(max_size=40), st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70), st.sampled_from([0, 1, -1, 2**63, 10**7, 10**400]),
-    st.floats(allow_nan=True, allow_infinity=True), st.just([]), st.just({}),
+HOSTILE_TEXT = st.sampled_from(
+    [
+        "",
+        " ",
+        '"',
+        "'",
+        "\\",
+        'a"b',
+        "n.*",
+        ".*",
+        "(?=x)",
+        "a{1000000}",
+        "$node",
+        "${x}",
+        "{index}",
+        "{0}",
+        "{index!r}",
+        "{index:>999999}",
+        "\u0000",
+        "\n",
+        "é",
+        "🦀",
+        "x" * 5000,
+        "0s",
+        "-1s",
+        "15s",
+        "1e309",
+        "NaN",
+        "256 GiB",
+        "9" * 400,
+        "not-exported",
+        "exported",
+        "not-deployed",
+        "unified",
+        "prefill",
+        "12.3",
+        "now-1h",
+    ]
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                        st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                      max_leaves=8)
-
+SCALARS = st.one_of(
+    HOSTILE_TEXT,
+    st.text(max_size=40),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([0, 1, -1, 2**63, 10**7, 10**400]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.just([]),
+    st.just({}),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=8,
+)
 
 
 @st.composite
@@ -118,8 +163,9 @@ def hostile_strings(draw: st.DrawFn) -> dict:
     data = copy.deepcopy(RAW[draw(st.sampled_from(NAMES))])
     strings = [p for p in paths(data) if p and isinstance(_at(data, p), str) and p[-1] not in ("name", "status")]
     path = draw(st.sampled_from(strings))
-    _at(data, path[:-1])[path[-1]] = draw(HOSTILE_TEXT | st.text(max_size=30)
-                                           | st.sampled_from(['sg"lang', "a\\", "x}", "node-{index}\"", "a|b"]))
+    _at(data, path[:-1])[path[-1]] = draw(
+        HOSTILE_TEXT | st.text(max_size=30) | st.sampled_from(['sg"lang', "a\\", "x}", 'node-{index}"', "a|b"])
+    )
     return data
 
 

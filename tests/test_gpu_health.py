@@ -35,8 +35,10 @@ def test_s34_gpu_health_opens_right_before_the_per_gpu_window_statistics():
 def test_dcgm_default_fields_and_collects():
     assert dcgm.XID in dcgm.DEFAULT_FIELDS and dcgm.ROW_REMAP_FAILURE in dcgm.DEFAULT_FIELDS
     assert not NVLINK & set(dcgm.DEFAULT_FIELDS)  # commented out in default-counters.csv
-    assert "DCGM_FI_PROF_SM_ACTIVE" not in dcgm.DEFAULT_FIELDS and "DCGM_FI_DEV_CLOCKS_EVENT_REASONS" not in \
-        dcgm.DEFAULT_FIELDS
+    assert (
+        "DCGM_FI_PROF_SM_ACTIVE" not in dcgm.DEFAULT_FIELDS
+        and "DCGM_FI_DEV_CLOCKS_EVENT_REASONS" not in dcgm.DEFAULT_FIELDS
+    )
     for name in PROFILE_NAMES:  # no shipped profile is known to collect more than the default list
         assert PROFILES[name].source("dcgm").fields is None
         assert dcgm.collects(PROFILES[name], dcgm.XID) and not dcgm.collects(PROFILES[name], next(iter(NVLINK)))
@@ -49,8 +51,14 @@ def test_s22_health_reads_dcgm_per_gpu_with_node_gpu_and_uuid(name: str) -> None
     (faults,) = [p for t, p in panels.items() if t.startswith("Xid and row remapping per GPU (DCGM")]
     renamed = faults["transformations"][1]["options"]["renameByName"]
     assert list(renamed.values())[:3] == ["Node", "GPU", "UUID"]
-    assert {"Last Xid code", "Xid code changes in window", "Correctable remapped rows", "Uncorrectable remapped rows",
-            "Row remap failed (1 = yes)", "PCIe replays in window"} <= set(renamed.values())
+    assert {
+        "Last Xid code",
+        "Xid code changes in window",
+        "Correctable remapped rows",
+        "Uncorrectable remapped rows",
+        "Row remap failed (1 = yes)",
+        "PCIe replays in window",
+    } <= set(renamed.values())
     for target in faults["targets"]:
         assert names(target["expr"]) <= set(dcgm.DEFAULT_FIELDS) and 'job="dcgm"' in target["expr"]
         assert "by (node, gpu, UUID)" in target["expr"] and target["instant"]
@@ -111,16 +119,23 @@ def test_s22_the_lost_gpu_keeps_its_row_with_its_last_xid(victoriametrics, demo_
     window = demo_windows[("long-context-64", scenario)]
     profile = window.profile
     (built,) = build_profile(profile)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(window.end, window.hours * 3600), 60, 60)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(window.end, window.hours * 3600), 60, 60),
+    }
     (faults,) = [p for p in group_panels(profile.name, gpu_health.TITLE) if p["title"].startswith("Xid and row")]
     ds = Datasource(victoriametrics.url)
     last_xid, changes = (faults["targets"][0]["expr"], faults["targets"][1]["expr"])
-    got = {(i["metric"]["node"], i["metric"]["gpu"]): float(i["value"][1])
-           for i in ds.query(expand_text(last_xid, values), window.end).result}
+    got = {
+        (i["metric"]["node"], i["metric"]["gpu"]): float(i["value"][1])
+        for i in ds.query(expand_text(last_xid, values), window.end).result
+    }
     assert len(got) == profile.total_gpus  # the lost GPU's row is still there, with what it last sent
-    moved = {k: float(i["value"][1]) for i in ds.query(expand_text(changes, values), window.end).result
-             if (k := (i["metric"]["node"], i["metric"]["gpu"]))}
+    moved = {
+        k: float(i["value"][1])
+        for i in ds.query(expand_text(changes, values), window.end).result
+        if (k := (i["metric"]["node"], i["metric"]["gpu"]))
+    }
     if scenario == "gpu-missing":
         node, gpu = lost_gpu(profile)
         assert {k: v for k, v in got.items() if v} == {(node, str(gpu)): LOST_XID}

@@ -28,8 +28,13 @@ from group_checks import (
 from dashgen.rules.recording import GPU_MEMORY, gpu_records
 
 TITLE = gpu_timelines.TITLE
-MEMORY = {"gpm_memory_used_bytes", "gpm_memory_total_bytes", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE",
-          "DCGM_FI_DEV_FB_RESERVED"}
+MEMORY = {
+    "gpm_memory_used_bytes",
+    "gpm_memory_total_bytes",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_FB_RESERVED",
+}
 
 
 def _quantity_of(metric: str) -> str:
@@ -152,17 +157,23 @@ def test_s22_a_field_the_dcgm_exporter_does_not_collect_is_a_not_collected_text_
 
     profile = PROFILES["h20-16"]
     texts = {p["title"]: p for p in _panels("h20-16") if p["type"] == "text"}
-    assert set(texts) == {"SM active per GPU: not collected", "SM occupancy per GPU: not collected",
-                          "Clock-event (throttle) reasons per GPU: not collected"}
-    assert "`DCGM_FI_DEV_CLOCKS_EVENT_REASONS` is not collected" in texts[
-        "Clock-event (throttle) reasons per GPU: not collected"]["options"]["content"]
+    assert set(texts) == {
+        "SM active per GPU: not collected",
+        "SM occupancy per GPU: not collected",
+        "Clock-event (throttle) reasons per GPU: not collected",
+    }
+    assert (
+        "`DCGM_FI_DEV_CLOCKS_EVENT_REASONS` is not collected"
+        in texts["Clock-event (throttle) reasons per GPU: not collected"]["options"]["content"]
+    )
     added = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
     wider = dataclasses.replace(profile.source("dcgm"), fields=dcgm.DEFAULT_FIELDS + added)
     collecting = dataclasses.replace(profile, sources={**profile.sources, "dcgm": wider})
     group = gpu_timelines.build(collecting, Topology(collecting))
     assert not [p for p in group.panels if p.kind == "text"]
     assert {"gpu_timelines.sm_active", "gpu_timelines.sm_occupancy", "gpu_timelines.clock_event_reasons"} <= {
-        p.key for p in group.panels}
+        p.key for p in group.panels
+    }
 
 
 @pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if PROFILES[n].capacity.gpu_tdp_watts])

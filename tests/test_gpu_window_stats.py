@@ -35,15 +35,23 @@ DEPLOYMENT_OF_JOB = {"gpm": "long-context-64", "dcgm": "h20-16", "dcgm-duplicate
 
 def _series(metric: str, labels: dict, points: list[tuple[int, float]]) -> dict:
     cluster = DEPLOYMENT_OF_JOB[labels["job"]]
-    return {"metric": {"__name__": metric, "node": NODE, "gpu": "0", "cluster": cluster, **labels},
-            "values": [v for _, v in points], "timestamps": [t * 1000 for t, _ in points]}
+    return {
+        "metric": {"__name__": metric, "node": NODE, "gpu": "0", "cluster": cluster, **labels},
+        "values": [v for _, v in points],
+        "timestamps": [t * 1000 for t, _ in points],
+    }
 
 
 def _substitute(expr: str) -> str:
     # $__interval: Grafana's for a 600 s window is its Min step (600 s / max data points is shorter): 1 s here,
     # the hand-made series' spacing, so the window subquery sees every sample
-    return (expr.replace("$node", NODE).replace("$gpu", ".+").replace("$__range", f"{WINDOW}s")
-            .replace("$__rate_interval", "60s").replace("$__interval", "1s"))
+    return (
+        expr.replace("$node", NODE)
+        .replace("$gpu", ".+")
+        .replace("$__range", f"{WINDOW}s")
+        .replace("$__rate_interval", "60s")
+        .replace("$__interval", "1s")
+    )
 
 
 def _value(ds: Datasource, expr: str, at: int) -> float:
@@ -90,10 +98,12 @@ def dcgm_split(victoriametrics):
     times = list(range(end - WINDOW + 30, end + 1, 30))
     half = len(times) // 2
     series = [
-        _series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "UUID": "GPU-y", "pod": "a"},
-                [(t, 100.0) for t in times[:half]]),
-        _series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "UUID": "GPU-y", "pod": "b"},
-                [(t, 200.0) for t in times[half:]]),
+        _series(
+            "DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "UUID": "GPU-y", "pod": "a"}, [(t, 100.0) for t in times[:half]]
+        ),
+        _series(
+            "DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "UUID": "GPU-y", "pod": "b"}, [(t, 200.0) for t in times[half:]]
+        ),
         _series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm-duplicate", "UUID": "GPU-y"}, [(t, 5000.0) for t in times]),
     ]
     ds = Datasource(victoriametrics.url)
@@ -110,7 +120,8 @@ def test_s19_invalid_gpm_samples_are_no_peak_or_mean_and_their_share_is_shown(gp
     assert _value(ds, _expr(table, power(source, "power", "mean")), end) == pytest.approx(100.0)
     assert _value(ds, _expr(table, gpu_window_stats.samples_title(source)), end) == WINDOW  # every sample, both pods
     assert _value(ds, _expr(table, gpu_window_stats.valid_title(source)), end) == pytest.approx(
-        100 * (WINDOW - 1) / WINDOW)
+        100 * (WINDOW - 1) / WINDOW
+    )
     assert "excluded from the mean and the peak" in table.evidence.limit
 
 
@@ -144,9 +155,18 @@ def dcgm_thermal(victoriametrics):
     hot = [t >= times[half] for t in times]
 
     def gpu(index: str, metric: str, values: list[float]) -> dict:
-        return {"metric": {"__name__": metric, "node": HOT_NODE, "gpu": index, "cluster": "h20-16", "job": "dcgm",
-                           "UUID": f"GPU-hot-{index}"},
-                "values": values, "timestamps": [t * 1000 for t in times]}
+        return {
+            "metric": {
+                "__name__": metric,
+                "node": HOT_NODE,
+                "gpu": index,
+                "cluster": "h20-16",
+                "job": "dcgm",
+                "UUID": f"GPU-hot-{index}",
+            },
+            "values": values,
+            "timestamps": [t * 1000 for t in times],
+        }
 
     series = [
         gpu("0", "DCGM_FI_DEV_GPU_TEMP", [60.0] * len(times)),

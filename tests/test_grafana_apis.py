@@ -20,14 +20,41 @@ BASE = "/apis/dashboard.grafana.app/{v}/namespaces/{ns}/dashboards"
 
 
 def dashboard(uid: str = "d1") -> dict[str, Any]:
-    return {"uid": uid, "title": "Overview", "schemaVersion": 39, "panels": [
-        {"id": 1, "type": "row", "title": "Row A", "collapsed": False, "gridPos": {"x": 0, "y": 0, "w": 24, "h": 1}},
-        {"id": 2, "type": "timeseries", "title": "Load", "gridPos": {"x": 0, "y": 1, "w": 12, "h": 8},
-         "targets": [{"refId": "A", "expr": "up"}]},
-        {"id": 3, "type": "row", "title": "Row B", "collapsed": False, "gridPos": {"x": 0, "y": 9, "w": 24, "h": 1}},
-        {"id": 4, "type": "stat", "title": "Count", "gridPos": {"x": 0, "y": 10, "w": 6, "h": 4},
-         "targets": [{"refId": "A", "expr": "count(up)"}]},
-    ]}
+    return {
+        "uid": uid,
+        "title": "Overview",
+        "schemaVersion": 39,
+        "panels": [
+            {
+                "id": 1,
+                "type": "row",
+                "title": "Row A",
+                "collapsed": False,
+                "gridPos": {"x": 0, "y": 0, "w": 24, "h": 1},
+            },
+            {
+                "id": 2,
+                "type": "timeseries",
+                "title": "Load",
+                "gridPos": {"x": 0, "y": 1, "w": 12, "h": 8},
+                "targets": [{"refId": "A", "expr": "up"}],
+            },
+            {
+                "id": 3,
+                "type": "row",
+                "title": "Row B",
+                "collapsed": False,
+                "gridPos": {"x": 0, "y": 9, "w": 24, "h": 1},
+            },
+            {
+                "id": 4,
+                "type": "stat",
+                "title": "Count",
+                "gridPos": {"x": 0, "y": 10, "w": 6, "h": 4},
+                "targets": [{"refId": "A", "expr": "count(up)"}],
+            },
+        ],
+    }
 
 
 class Api:
@@ -106,8 +133,12 @@ def test_dry_run_answers_what_would_be_stored_and_stores_nothing(api: Api) -> No
     preview = api.call("PUT", api.path("v0alpha1", "d1"), params={"dryRun": "All"}, json=body).json()
     assert preview["spec"]["title"] == "Padded" and preview["spec"]["refresh"] == "1m"
     assert preview["metadata"]["generation"] == 2
-    created = api.call("POST", api.path("v0alpha1"), params={"dryRun": "All"},
-                       json={"metadata": {"name": "d2"}, "spec": {"title": "New"}})
+    created = api.call(
+        "POST",
+        api.path("v0alpha1"),
+        params={"dryRun": "All"},
+        json={"metadata": {"name": "d2"}, "spec": {"title": "New"}},
+    )
     assert created.status_code == 201
     assert api.standin.stored("d1")["title"] == "Overview" and api.standin.stored("d2") is None
 
@@ -154,12 +185,26 @@ def test_the_client_reads_what_is_stored_and_sees_stale_writes_as_conflicts(api:
         stored = resources.read_stored("d1", info.detect_version)
         assert stored is not None and stored.stored_version == "v0alpha1" and stored.spec["schemaVersion"] == 39
         assert resources.read_stored("nope", info.detect_version) is None
-        saved = resources.write("d1", dict(stored.spec, title="Mine"), None, "m", stored.resource_version,
-                                create=False, generation=stored.generation)
+        saved = resources.write(
+            "d1",
+            dict(stored.spec, title="Mine"),
+            None,
+            "m",
+            stored.resource_version,
+            create=False,
+            generation=stored.generation,
+        )
         assert saved.generation == 2
         with pytest.raises(VersionConflict):
-            resources.write("d1", dict(stored.spec, title="Stale"), None, "m", stored.resource_version,
-                            create=False, generation=stored.generation)
+            resources.write(
+                "d1",
+                dict(stored.spec, title="Stale"),
+                None,
+                "m",
+                stored.resource_version,
+                create=False,
+                generation=stored.generation,
+            )
         assert api.standin.stored("d1")["title"] == "Mine"
         with pytest.raises(ApiNotServed):
             resources.get("d1", "v9")

@@ -32,8 +32,13 @@ FAST = RetryPolicy(retries=3, backoff=0.001, backoff_max=0.005)
 
 
 def make_client(standin: GrafanaStandin, **kwargs: Any) -> GrafanaClient:
-    options: dict[str, Any] = {"token": TOKEN, "connect_timeout": 0.5, "read_timeout": 1.0, "retry": FAST,
-                               "trust_env": False}
+    options: dict[str, Any] = {
+        "token": TOKEN,
+        "connect_timeout": 0.5,
+        "read_timeout": 1.0,
+        "retry": FAST,
+        "trust_env": False,
+    }
     options.update(kwargs)
     return GrafanaClient(standin.url, **options)
 
@@ -149,10 +154,14 @@ def test_413_oversized_dashboard_raises_payload_too_large() -> None:
         assert standin.count("POST", "/api/dashboards/db") == 1
 
 
-def test_413_html_page_from_a_proxy_raises_payload_too_large(standin: GrafanaStandin,
-                                                            client: GrafanaClient) -> None:
-    standin.inject("POST", "/api/dashboards/db", status=413, body="<html>413 Request Entity Too Large</html>",
-                   content_type="text/html")
+def test_413_html_page_from_a_proxy_raises_payload_too_large(standin: GrafanaStandin, client: GrafanaClient) -> None:
+    standin.inject(
+        "POST",
+        "/api/dashboards/db",
+        status=413,
+        body="<html>413 Request Entity Too Large</html>",
+        content_type="text/html",
+    )
     with pytest.raises(PayloadTooLarge, match="proxy"):
         client.save_dashboard(dashboard(), None, "v1")
 
@@ -176,8 +185,10 @@ def test_401_wrong_basic_password_raises_unauthorized() -> None:
     with GrafanaStandin(basic_auth=("admin", "s3cret-pass")) as standin:
         with make_client(standin, token=None, basic_auth=("admin", "s3cret-pass")) as good:
             assert good.get_dashboard("prod-overview") is None
-        with make_client(standin, token=None, basic_auth=("admin", "wrong-pass")) as bad, \
-                pytest.raises(Unauthorized, match="Invalid username or password"):
+        with (
+            make_client(standin, token=None, basic_auth=("admin", "wrong-pass")) as bad,
+            pytest.raises(Unauthorized, match="Invalid username or password"),
+        ):
             bad.get_dashboard("prod-overview")
 
 
@@ -215,14 +226,21 @@ def test_500_then_success_on_get_is_retried(standin: GrafanaStandin, client: Gra
 
 @pytest.mark.parametrize("status", [502, 503, 504])
 def test_gateway_errors_on_get_are_retried(standin: GrafanaStandin, client: GrafanaClient, status: int) -> None:
-    standin.inject("GET", "/api/dashboards/uid/.*", status=status, times=2, body="<html>bad gateway</html>",
-                   content_type="text/html")
+    standin.inject(
+        "GET",
+        "/api/dashboards/uid/.*",
+        status=status,
+        times=2,
+        body="<html>bad gateway</html>",
+        content_type="text/html",
+    )
     assert client.get_dashboard("prod-overview") is None
     assert standin.count("GET", "/api/dashboards/uid/prod-overview") == 3
 
 
-def test_500_on_every_get_gives_server_error_after_bounded_retries(standin: GrafanaStandin,
-                                                                   client: GrafanaClient) -> None:
+def test_500_on_every_get_gives_server_error_after_bounded_retries(
+    standin: GrafanaStandin, client: GrafanaClient
+) -> None:
     standin.inject("GET", "/api/dashboards/uid/.*", status=500, times=None)
     with pytest.raises(ServerError, match="after 4 attempts"):
         client.get_dashboard("prod-overview")
@@ -237,8 +255,9 @@ def test_500_on_post_is_not_retried(standin: GrafanaStandin, client: GrafanaClie
     assert standin.stored("prod-overview") is None
 
 
-def test_missing_version_answered_500_is_not_found_without_retries(standin: GrafanaStandin,
-                                                                  client: GrafanaClient) -> None:
+def test_missing_version_answered_500_is_not_found_without_retries(
+    standin: GrafanaStandin, client: GrafanaClient
+) -> None:
     standin.seed_dashboard(dashboard())
     with pytest.raises(NotFound, match="no version 9"):
         client.get_version("prod-overview", 9)
@@ -256,8 +275,10 @@ def test_read_timeout_on_get_is_retried_then_succeeds(standin: GrafanaStandin) -
 def test_read_timeout_on_every_get_raises_unreachable(standin: GrafanaStandin) -> None:
     standin.inject_delay(0.5, "GET", "/api/dashboards/uid/.*", times=None)
     retry = RetryPolicy(retries=1, backoff=0.001, backoff_max=0.001)
-    with make_client(standin, read_timeout=0.15, retry=retry) as client, \
-            pytest.raises(GrafanaUnreachable, match=r"read timed out after 0\.15 s \(2 attempts\)"):
+    with (
+        make_client(standin, read_timeout=0.15, retry=retry) as client,
+        pytest.raises(GrafanaUnreachable, match=r"read timed out after 0\.15 s \(2 attempts\)"),
+    ):
         client.get_dashboard("prod-overview")
 
 
@@ -273,8 +294,9 @@ def test_read_timeout_on_post_is_write_outcome_unknown_and_read_back_finds_the_l
     assert resolved is not None and resolved.version == 1
 
 
-def test_connection_dropped_before_the_post_landed_resolves_to_not_landed(standin: GrafanaStandin,
-                                                                         client: GrafanaClient) -> None:
+def test_connection_dropped_before_the_post_landed_resolves_to_not_landed(
+    standin: GrafanaStandin, client: GrafanaClient
+) -> None:
     standin.inject_close_connection("POST", "/api/dashboards/db")
     with pytest.raises(WriteOutcomeUnknown) as caught:
         client.save_dashboard(dashboard(), None, "v1")
@@ -317,8 +339,9 @@ def test_transfer_cut_short_on_get_is_retried(standin: GrafanaStandin, client: G
     assert standin.count("GET") == 2
 
 
-def test_truncated_body_after_a_landed_post_is_write_outcome_unknown(standin: GrafanaStandin,
-                                                                     client: GrafanaClient) -> None:
+def test_truncated_body_after_a_landed_post_is_write_outcome_unknown(
+    standin: GrafanaStandin, client: GrafanaClient
+) -> None:
     standin.inject_truncated_body("POST", "/api/dashboards/db", honest_length=True)
     with pytest.raises(WriteOutcomeUnknown, match="unreadable body") as caught:
         client.save_dashboard(dashboard(), None, "v1")
@@ -336,8 +359,7 @@ def test_redirect_is_not_followed_for_a_write(standin: GrafanaStandin, client: G
 # ---------------------------------------------------------------- secrets and TLS
 
 
-def test_token_never_appears_in_errors_reprs_or_logs(standin: GrafanaStandin,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_token_never_appears_in_errors_reprs_or_logs(standin: GrafanaStandin, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     # A misbehaving proxy echoing the credential back must not leak it either.
     standin.inject("GET", "/api/dashboards/uid/echo", status=400, body={"message": f"bad header Bearer {TOKEN}"})
@@ -346,8 +368,11 @@ def test_token_never_appears_in_errors_reprs_or_logs(standin: GrafanaStandin,
     texts: list[str] = []
     with make_client(standin, read_timeout=0.1) as client:
         texts.append(repr(client))
-        for call in (lambda: client.get_dashboard("echo"), lambda: client.save_dashboard(dashboard(), None, "v1"),
-                     lambda: client.list_versions("slow")):
+        for call in (
+            lambda: client.get_dashboard("echo"),
+            lambda: client.save_dashboard(dashboard(), None, "v1"),
+            lambda: client.list_versions("slow"),
+        ):
             with pytest.raises(GrafanaError) as caught:
                 call()
             texts += [str(caught.value), repr(caught.value), repr(caught.value.__dict__)]
@@ -403,8 +428,9 @@ def test_create_folder_save_into_it_and_delete(standin: GrafanaStandin, client: 
 
 
 def test_every_error_is_one_line_and_a_dashgen_error(standin: GrafanaStandin, client: GrafanaClient) -> None:
-    standin.inject("GET", "/api/dashboards/uid/.*", status=500, times=None,
-                   body={"message": "database is locked\nretry later"})
+    standin.inject(
+        "GET", "/api/dashboards/uid/.*", status=500, times=None, body={"message": "database is locked\nretry later"}
+    )
     with pytest.raises(ServerError) as caught:
         client.get_dashboard("prod-overview")
     assert "\n" not in str(caught.value)
@@ -423,8 +449,13 @@ def test_the_data_source_client_shares_the_transport_with_its_own_errors_and_no_
     standin.inject_delay(0.5, "POST", "/api/v1/query", times=None)
     with pytest.raises(DatasourceError, match=r"/api/v1/query: no answer: timed out after 0\.2s"):
         datasource.query("up")
-    standin.inject("GET", "/api/v1/label/node/values", status=503, times=None,
-                   body={"status": "error", "errorType": "unavailable", "error": "overloaded"})
+    standin.inject(
+        "GET",
+        "/api/v1/label/node/values",
+        status=503,
+        times=None,
+        body={"status": "error", "errorType": "unavailable", "error": "overloaded"},
+    )
     with pytest.raises(DatasourceError, match="HTTP 503 unavailable: overloaded"):
         datasource.label_values("node")
     assert standin.count("GET", "/api/v1/label/node/values") == 1

@@ -76,8 +76,9 @@ def test_401_bodies_follow_grafana(api12: Api) -> None:
     url = api12.standin.url + "/api/search"
     anonymous = requests.get(url, timeout=5)
     assert anonymous.status_code == 401
-    assert anonymous.content == (b'{"extra":null,"message":"Unauthorized","messageId":"auth.unauthorized",'
-                                 b'"statusCode":401,"traceID":""}')
+    assert anonymous.content == (
+        b'{"extra":null,"message":"Unauthorized","messageId":"auth.unauthorized","statusCode":401,"traceID":""}'
+    )
     assert len(anonymous.content) == 101
     bad = requests.get(url, headers={"Authorization": "Bearer nope"}, timeout=5).json()
     assert (bad["messageId"], bad["message"]) == ("api-key.invalid", "Invalid API key")
@@ -132,8 +133,10 @@ def test_stale_or_missing_version_is_412_on_12(api12: Api) -> None:
     for sent in (dash(version=0), dash()):
         resp = api12.save(sent)
         assert resp.status_code == 412
-        assert resp.json() == {"status": "version-mismatch",
-                               "message": "The dashboard has been changed by someone else"}
+        assert resp.json() == {
+            "status": "version-mismatch",
+            "message": "The dashboard has been changed by someone else",
+        }
     assert api12.save(dash(), overwrite=True).json()["version"] == 2
 
 
@@ -172,20 +175,39 @@ def test_folder_id_is_resolved_on_12_and_ignored_on_13(api12: Api, api13: Api) -
     assert api13.call("GET", "/api/dashboards/uid/d1").json()["meta"]["folderUid"] == ""
 
 
-@pytest.mark.parametrize(("body", "mode", "status", "expected"), [
-    ({"dashboard": dash(title=" ")}, "grafana12", 400,
-     {"status": "empty-name", "message": "Dashboard title cannot be empty"}),
-    ({"dashboard": dash(title="")}, "grafana13", 400,
-     {"message": "Dashboard spec is missing required title property"}),
-    ({"dashboard": dash(), "message": "m" * 501}, "grafana12", 400,
-     {"message": "message too long, max 500 characters"}),
-    ({"dashboard": dash(uid="bad uid")}, "grafana12", 400, {"message": "uid contains illegal characters"}),
-    ({"dashboard": dash(uid="u" * 41)}, "grafana12", 400, {"message": "uid too long, max 40 characters"}),
-    ({"dashboard": dash(), "isFolder": True}, "grafana12", 400,
-     {"message": "Use folders endpoint for saving folders."}),
-    ({"nodashboard": 1}, "grafana12", 400, {"message": "bad request data", "traceID": ""}),
-    ({"dashboard": dash(id=999)}, "grafana12", 404, {"status": "not-found", "message": "Dashboard not found"}),
-])
+@pytest.mark.parametrize(
+    ("body", "mode", "status", "expected"),
+    [
+        (
+            {"dashboard": dash(title=" ")},
+            "grafana12",
+            400,
+            {"status": "empty-name", "message": "Dashboard title cannot be empty"},
+        ),
+        (
+            {"dashboard": dash(title="")},
+            "grafana13",
+            400,
+            {"message": "Dashboard spec is missing required title property"},
+        ),
+        (
+            {"dashboard": dash(), "message": "m" * 501},
+            "grafana12",
+            400,
+            {"message": "message too long, max 500 characters"},
+        ),
+        ({"dashboard": dash(uid="bad uid")}, "grafana12", 400, {"message": "uid contains illegal characters"}),
+        ({"dashboard": dash(uid="u" * 41)}, "grafana12", 400, {"message": "uid too long, max 40 characters"}),
+        (
+            {"dashboard": dash(), "isFolder": True},
+            "grafana12",
+            400,
+            {"message": "Use folders endpoint for saving folders."},
+        ),
+        ({"nodashboard": 1}, "grafana12", 400, {"message": "bad request data", "traceID": ""}),
+        ({"dashboard": dash(id=999)}, "grafana12", 404, {"status": "not-found", "message": "Dashboard not found"}),
+    ],
+)
 def test_save_validation_errors(body: dict[str, Any], mode: str, status: int, expected: dict[str, Any]) -> None:
     with GrafanaStandin(mode=mode, token=TOKEN) as standin:
         resp = Api(standin).call("POST", "/api/dashboards/db", json=body)
@@ -204,7 +226,9 @@ def test_provisioned_and_plugin_dashboards_refuse_api_saves(api12: Api) -> None:
     api12.standin.seed_dashboard(dash(uid="plug"), plugin_id="Prometheus")
     assert api12.save(dash(uid="prov", version=1)).json() == {"message": "Cannot save provisioned dashboard"}
     assert api12.save(dash(uid="plug", version=1)).json() == {
-        "status": "plugin-dashboard", "message": "The dashboard belongs to plugin Prometheus."}
+        "status": "plugin-dashboard",
+        "message": "The dashboard belongs to plugin Prometheus.",
+    }
 
 
 def test_refresh_below_minimum_is_raised_and_title_uid_trimmed(api12: Api) -> None:
@@ -236,7 +260,10 @@ def test_get_injects_id_uid_version_and_sorts_keys(api: Api) -> None:
 def test_delete_answers_with_title_and_then_404(api: Api) -> None:
     api.save(dash())
     assert api.call("DELETE", "/api/dashboards/uid/d1").json() == {
-        "message": "Dashboard Dash deleted", "title": "Dash", "uid": "d1"}
+        "message": "Dashboard Dash deleted",
+        "title": "Dash",
+        "uid": "d1",
+    }
     assert api.call("DELETE", "/api/dashboards/uid/d1").status_code == 404
 
 
@@ -333,11 +360,24 @@ def test_duplicate_folder_uid_status_is_configurable() -> None:
 
 
 def test_ui_save_adds_what_the_frontend_adds(api12: Api) -> None:
-    api12.save({"uid": "d1", "title": "Dash", "schemaVersion": 39, "tags": [],
-                "timepicker": {"time_options": ["5m"]},
-                "panels": [{"type": "timeseries", "title": "p", "datasource": "prometheus",
-                            "targets": [{"expr": "up"}],
-                            "fieldConfig": {"defaults": {"custom": {"hideFrom": {"viz": True}}}}}]})
+    api12.save(
+        {
+            "uid": "d1",
+            "title": "Dash",
+            "schemaVersion": 39,
+            "tags": [],
+            "timepicker": {"time_options": ["5m"]},
+            "panels": [
+                {
+                    "type": "timeseries",
+                    "title": "p",
+                    "datasource": "prometheus",
+                    "targets": [{"expr": "up"}],
+                    "fieldConfig": {"defaults": {"custom": {"hideFrom": {"viz": True}}}},
+                }
+            ],
+        }
+    )
     saved = api12.standin.simulate_ui_save("d1", mutate=lambda d: d.update(description="edited"))
     panel = saved["panels"][0]
     assert saved["version"] == 2 and saved["description"] == "edited"
@@ -353,9 +393,22 @@ def test_ui_save_adds_what_the_frontend_adds(api12: Api) -> None:
 
 
 def test_ui_save_on_13_applies_v42_and_drops_empty_tags(api13: Api) -> None:
-    api13.save({"uid": "d1", "title": "Dash", "schemaVersion": 41, "tags": [],
-                "panels": [{"type": "timeseries", "fieldConfig": {"defaults": {"custom": {
-                    "hideFrom": {"viz": True, "legend": False, "tooltip": False}}}}}]})
+    api13.save(
+        {
+            "uid": "d1",
+            "title": "Dash",
+            "schemaVersion": 41,
+            "tags": [],
+            "panels": [
+                {
+                    "type": "timeseries",
+                    "fieldConfig": {
+                        "defaults": {"custom": {"hideFrom": {"viz": True, "legend": False, "tooltip": False}}}
+                    },
+                }
+            ],
+        }
+    )
     saved = api13.standin.simulate_ui_save("d1")
     assert saved["schemaVersion"] == 42 and "tags" not in saved
     assert saved["panels"][0]["fieldConfig"]["defaults"]["custom"]["hideFrom"]["tooltip"] is True

@@ -56,8 +56,9 @@ def hostile() -> Iterator[str]:
 
 @pytest.mark.parametrize("path", ["/huge", "/declared"])
 def test_an_answer_over_the_size_cap_is_refused_naming_the_limit(hostile, path):
-    transport = HttpTransport("Grafana", hostile, read_timeout=5, retry=NO_RETRY, max_answer_bytes=1 << 20,
-                              trust_env=False)
+    transport = HttpTransport(
+        "Grafana", hostile, read_timeout=5, retry=NO_RETRY, max_answer_bytes=1 << 20, trust_env=False
+    )
     with pytest.raises(AnswerTooLarge, match="over the limit of 1,048,576"):
         transport.request("GET", hostile + path)
 

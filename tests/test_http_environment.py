@@ -69,8 +69,9 @@ def test_no_proxy_naming_the_host_bypasses_the_proxy(proxy, monkeypatch):
 def test_trust_env_false_ignores_the_proxy(proxy, monkeypatch):
     url, seen = proxy
     monkeypatch.setenv("HTTP_PROXY", url)
-    transport = HttpTransport("Grafana", "http://grafana.invalid:3000", connect_timeout=1, read_timeout=1,
-                              trust_env=False)
+    transport = HttpTransport(
+        "Grafana", "http://grafana.invalid:3000", connect_timeout=1, read_timeout=1, trust_env=False
+    )
     try:
         with pytest.raises(NoAnswer):
             transport.request("GET", "http://grafana.invalid:3000/api/health")

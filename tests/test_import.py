@@ -76,11 +76,15 @@ def test_generated_dashboards_need_no_escape_hatch_and_keep_their_evidence(impor
 def test_written_modules_are_ruff_clean(imported):
     folder = next(iter(imported.values()))[1].parent
     config = str(ROOT / "pyproject.toml")
-    check = subprocess.run([sys.executable, "-m", "ruff", "check", "--config", config, str(folder)],
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--config", config, str(folder)], capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stdout[-3000:]
-    fmt = subprocess.run([sys.executable, "-m", "ruff", "format", "--check", "--config", config, str(folder)],
-                         capture_output=True, text=True)
+    fmt = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--config", config, str(folder)],
+        capture_output=True,
+        text=True,
+    )
     assert fmt.returncode == 0, fmt.stdout[-3000:] + fmt.stderr[-3000:]
 
 
@@ -101,8 +105,14 @@ def test_a_400_kb_dashboard_imports_and_round_trips():
     assert not result.round_trip.has_semantic_changes
 
 
-@pytest.mark.parametrize("name", ["etcd__etcd-2020.json", "victoriametrics__vmalert-2021.json",
-                                  "nvidia-dcgm-exporter__dcgm-exporter-dashboard.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "etcd__etcd-2020.json",
+        "victoriametrics__vmalert-2021.json",
+        "nvidia-dcgm-exporter__dcgm-exporter-dashboard.json",
+    ],
+)
 def test_against_the_unmigrated_source_only_reported_migrations_change(imported, name):
     result, module = imported[name]
     diff = diff_dashboards(_load(ROOT / "tests" / "fixtures" / "dashboards" / name), render_module_file(module))
@@ -147,22 +157,59 @@ def test_field_overrides_and_transformations_are_code_and_unknown_ones_are_repor
 def _synthetic() -> dict:
     """A dashboard with what real ones hold now and then: a library panel, a collapsed repeated row, an
     unknown transformation, a panel without id, duplicate titles, an HTML text panel, a k8s wrapper."""
-    panel = {"type": "timeseries", "title": "Load", "gridPos": {"x": 0, "y": 0, "w": 12, "h": 8}, "id": 3,
-             "datasource": {"type": "prometheus", "uid": "$ds"},
-             "targets": [{"refId": "A", "expr": "up", "hide": True, "exemplar": True}],
-             "transformations": [{"id": "someFuturePlugin", "options": {"x": 1}}]}
-    return {"apiVersion": "dashboard.grafana.app/v1beta1", "kind": "Dashboard", "metadata": {"name": "syn"},
-            "spec": {"title": "Synthetic", "uid": "syn", "schemaVersion": 41, "panels": [
-                panel, {**copy.deepcopy(panel), "id": 4, "gridPos": {"x": 12, "y": 0, "w": 12, "h": 8}},
-                {"title": "Shared CPU", "gridPos": {"x": 0, "y": 8, "w": 8, "h": 6}, "id": 5,
-                 "libraryPanel": {"uid": "lib-cpu", "name": "Shared CPU"}},
-                {"type": "text", "title": "", "gridPos": {"x": 8, "y": 8, "w": 16, "h": 6},
-                 "options": {"mode": "html", "content": "<b>hi</b>"}},
-                {"type": "row", "title": "Per node", "collapsed": True, "repeat": "node", "id": 9,
-                 "gridPos": {"x": 0, "y": 14, "w": 24, "h": 1},
-                 "panels": [{"type": "stat", "title": "Up", "id": 10, "gridPos": {"x": 0, "y": 15, "w": 6, "h": 4},
-                             "targets": [{"expr": "up{node=\"$node\"}", "refId": "A"}]}]}],
-                "templating": {"list": [{"name": "ds", "type": "datasource", "query": "prometheus"}]}}}
+    panel = {
+        "type": "timeseries",
+        "title": "Load",
+        "gridPos": {"x": 0, "y": 0, "w": 12, "h": 8},
+        "id": 3,
+        "datasource": {"type": "prometheus", "uid": "$ds"},
+        "targets": [{"refId": "A", "expr": "up", "hide": True, "exemplar": True}],
+        "transformations": [{"id": "someFuturePlugin", "options": {"x": 1}}],
+    }
+    return {
+        "apiVersion": "dashboard.grafana.app/v1beta1",
+        "kind": "Dashboard",
+        "metadata": {"name": "syn"},
+        "spec": {
+            "title": "Synthetic",
+            "uid": "syn",
+            "schemaVersion": 41,
+            "panels": [
+                panel,
+                {**copy.deepcopy(panel), "id": 4, "gridPos": {"x": 12, "y": 0, "w": 12, "h": 8}},
+                {
+                    "title": "Shared CPU",
+                    "gridPos": {"x": 0, "y": 8, "w": 8, "h": 6},
+                    "id": 5,
+                    "libraryPanel": {"uid": "lib-cpu", "name": "Shared CPU"},
+                },
+                {
+                    "type": "text",
+                    "title": "",
+                    "gridPos": {"x": 8, "y": 8, "w": 16, "h": 6},
+                    "options": {"mode": "html", "content": "<b>hi</b>"},
+                },
+                {
+                    "type": "row",
+                    "title": "Per node",
+                    "collapsed": True,
+                    "repeat": "node",
+                    "id": 9,
+                    "gridPos": {"x": 0, "y": 14, "w": 24, "h": 1},
+                    "panels": [
+                        {
+                            "type": "stat",
+                            "title": "Up",
+                            "id": 10,
+                            "gridPos": {"x": 0, "y": 15, "w": 6, "h": 4},
+                            "targets": [{"expr": 'up{node="$node"}', "refId": "A"}],
+                        }
+                    ],
+                },
+            ],
+            "templating": {"list": [{"name": "ds", "type": "datasource", "query": "prometheus"}]},
+        },
+    }
 
 
 def test_library_panel_repeat_and_unknown_transformation_are_kept_and_reported(tmp_path):
@@ -186,7 +233,11 @@ def test_library_panel_repeat_and_unknown_transformation_are_kept_and_reported(t
 def test_keys_come_from_titles_and_are_stable_and_unique():
     ring = KeyRing()
     assert [ring.take(slug(t, "panel")) for t in ("CPU Busy %", "CPU Busy %", "", "1m load")] == [
-        "cpu_busy", "cpu_busy_2", "panel", "panel_1m_load"]
+        "cpu_busy",
+        "cpu_busy_2",
+        "panel",
+        "panel_1m_load",
+    ]
     first = import_dashboard(_load(FIXTURES[0]), "a")
     again = import_dashboard(_load(FIXTURES[0]), "a")
     assert first.text == again.text
@@ -201,8 +252,11 @@ def test_an_export_with_meta_imports_as_its_dashboard(imported):
 def test_imported_evidence_is_for_imports_only_and_the_evidence_rule_holds():
     with pytest.raises(ValueError, match="states its evidence"):
         PanelSpec(key="g.p", title="T", kind="timeseries", evidence=None)
-    offenders = [p.name for p in (ROOT / "panels").rglob("*.py")
-                 if "ImportedEvidence" in p.read_text(encoding="utf-8") or "imported(" in p.read_text()]
+    offenders = [
+        p.name
+        for p in (ROOT / "panels").rglob("*.py")
+        if "ImportedEvidence" in p.read_text(encoding="utf-8") or "imported(" in p.read_text()
+    ]
     assert offenders == []
 
 
@@ -231,8 +285,20 @@ def test_live_edit_is_written_as_code_through_the_grafana_client(tmp_path):
     with GrafanaStandin(token=TOKEN) as grafana:
         grafana.seed_dashboard(dashboard)
         out = tmp_path / "live.py"
-        result = _invoke("import", "--live", dashboard["uid"], "--panel", "slo_health.health", "-o", str(out),
-                         "--grafana-url", grafana.url, "--format", "json", env={"GRAFANA_TOKEN": TOKEN})
+        result = _invoke(
+            "import",
+            "--live",
+            dashboard["uid"],
+            "--panel",
+            "slo_health.health",
+            "-o",
+            str(out),
+            "--grafana-url",
+            grafana.url,
+            "--format",
+            "json",
+            env={"GRAFANA_TOKEN": TOKEN},
+        )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)["results"]
     assert report["panels"] == 1 and report["round_trip"]["semantic_changes"] == 0
@@ -269,14 +335,17 @@ def test_import_json_report_lists_migrations_and_escape_hatches(tmp_path):
     assert {"key", "title", "path", "reason"} <= set(report["escape_hatches"][0])
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (None, "cannot read"),
-    ("{not json", "not JSON (line 1"),
-    ("[1, 2]", "top-level JSON value is not an object"),
-    ('{"title": "x"}', "not a Grafana dashboard"),
-    ('{"panels": {"a": 1}}', "panels: expected a list"),
-    ('{"apiVersion": "dashboard.grafana.app/v2beta1", "spec": {"elements": {}, "layout": {}}}', "v2 dashboard"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read"),
+        ("{not json", "not JSON (line 1"),
+        ("[1, 2]", "top-level JSON value is not an object"),
+        ('{"title": "x"}', "not a Grafana dashboard"),
+        ('{"panels": {"a": 1}}', "panels: expected a list"),
+        ('{"apiVersion": "dashboard.grafana.app/v2beta1", "spec": {"elements": {}, "layout": {}}}', "v2 dashboard"),
+    ],
+)
 def test_bad_source_is_one_line_and_exit_2(tmp_path, content, message):
     source = tmp_path / "in.json"
     if content is not None:
@@ -296,11 +365,14 @@ def test_usage_errors_are_exit_2(tmp_path):
     assert nothing.exit_code == 2 and "--panel no.such_panel: no panel" in nothing.output
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("def broken(:\n", "not valid Python"),
-    ("DASHBOARD = 1\n", "DASHBOARD: expected an ImportedDashboard"),
-    ("raise RuntimeError('boom')\n", "fails on load: RuntimeError: boom"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("def broken(:\n", "not valid Python"),
+        ("DASHBOARD = 1\n", "DASHBOARD: expected an ImportedDashboard"),
+        ("raise RuntimeError('boom')\n", "fails on load: RuntimeError: boom"),
+    ],
+)
 def test_a_bad_module_is_one_line_and_exit_2(tmp_path, text, message):
     module = tmp_path / "bad.py"
     module.write_text(text, encoding="utf-8")
@@ -344,8 +416,12 @@ def test_imported_modules_pass_ruff_format_and_ruff_check(imported):
         pytest.skip("ruff is not installed beside this Python (pip install -e '.[test]')")
     folder = {module.parent for _, module in imported.values()}.pop()
     for command in (["format", "--check"], ["check"]):
-        done = subprocess.run([str(ruff), *command, "--isolated", "--line-length", "120", str(folder)],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [str(ruff), *command, "--isolated", "--line-length", "120", str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 

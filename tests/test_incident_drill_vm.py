@@ -27,8 +27,11 @@ FAULT = 40  # the faults start this many minutes before the end (the baselines e
 
 def _series(metric: str, labels: dict[str, str], values: list[float], end: float) -> dict:
     stamps = [int((end - (len(values) - 1 - i) * STEP) * 1000) for i in range(len(values))]
-    return {"metric": {"__name__": metric, "cluster": PROFILE.deployment, **labels}, "values": values,
-            "timestamps": stamps}
+    return {
+        "metric": {"__name__": metric, "cluster": PROFILE.deployment, **labels},
+        "values": values,
+        "timestamps": stamps,
+    }
 
 
 def _counter(healthy: float, faulted: float | None = None) -> list[float]:
@@ -49,32 +52,45 @@ def _faults(end: float) -> list[dict]:
     for index, node in enumerate(NODES[:5]):
         disk = {"job": "node", "instance": f"{node}:9100", "node": node, "device": "nvme0n1"}
         saturated = index == 0
-        out += [_series("node_disk_io_time_seconds_total", disk, _counter(27, 59.7 if saturated else None), end),
-                _series("node_disk_io_time_weighted_seconds_total", disk, _counter(150, 3600 if saturated else None),
-                        end),
-                _series("node_disk_read_time_seconds_total", disk, _counter(54, 1440 if saturated else None), end),
-                _series("node_disk_reads_completed_total", disk, _counter(180_000, 60_000 if saturated else None), end)]
+        out += [
+            _series("node_disk_io_time_seconds_total", disk, _counter(27, 59.7 if saturated else None), end),
+            _series("node_disk_io_time_weighted_seconds_total", disk, _counter(150, 3600 if saturated else None), end),
+            _series("node_disk_read_time_seconds_total", disk, _counter(54, 1440 if saturated else None), end),
+            _series("node_disk_reads_completed_total", disk, _counter(180_000, 60_000 if saturated else None), end),
+        ]
         exporter = {"job": "node", "instance": f"{node}:9100", "node": node}
         out.append(_series("node_timex_offset_seconds", exporter, _gauge(0.001, -100.0 if index == 1 else None), end))
         gpu = {"job": "gpm", "node": node, "gpu": "0", "uuid": f"GPU-{node}-0"}
-        out += [_series("gpm_clock_event_reasons", gpu, _gauge(0, 0x60 if index == 2 else None), end),
-                _series("gpm_sample_valid", gpu, _gauge(1), end)]
+        out += [
+            _series("gpm_clock_event_reasons", gpu, _gauge(0, 0x60 if index == 2 else None), end),
+            _series("gpm_sample_valid", gpu, _gauge(1), end),
+        ]
         stage = {"job": "sglang", "node": node, "pp_rank": str(index % 4), "tp_rank": "0", "engine_type": "unified"}
-        out += [_series("sglang:prefill_effective_tokens_total", {**stage, "mode": "input"}, _counter(6000), end),
-                _series("sglang:prefill_effective_tokens_total", {**stage, "mode": "host_hit"},
-                        _counter(2400, 120 if index == 3 else None), end)]
+        out += [
+            _series("sglang:prefill_effective_tokens_total", {**stage, "mode": "input"}, _counter(6000), end),
+            _series(
+                "sglang:prefill_effective_tokens_total",
+                {**stage, "mode": "host_hit"},
+                _counter(2400, 120 if index == 3 else None),
+                end,
+            ),
+        ]
         agent = {"job": "vmagent", "instance": f"{node}:8429", "node": node}
-        out.append(_series("vmagent_remotewrite_packets_dropped_total", agent,
-                           _counter(0, 5 if index == 4 else None), end))
+        out.append(
+            _series("vmagent_remotewrite_packets_dropped_total", agent, _counter(0, 5 if index == 4 else None), end)
+        )
     master = {"job": "mooncake-master", "instance": f"{NODES[0]}:9003", "node": NODES[0]}
     standby = {"job": "mooncake-master", "instance": f"{NODES[4]}:9003", "node": NODES[4]}
-    out += [_series("master_key_count", master, _gauge(2_000_000, 0, last=10), end),
-            _series("master_key_count", standby, _gauge(0, 500, last=10), end)]
+    out += [
+        _series("master_key_count", master, _gauge(2_000_000, 0, last=10), end),
+        _series("master_key_count", standby, _gauge(0, 500, last=10), end),
+    ]
     return out
 
 
-def test_s32_vmalert_records_each_faulted_nodes_health_state_and_nothing_for_healthy_ones(victoriametrics,
-                                                                                          demo_windows) -> None:
+def test_s32_vmalert_records_each_faulted_nodes_health_state_and_nothing_for_healthy_ones(
+    victoriametrics, demo_windows
+) -> None:
     del demo_windows  # the session's imports (and its vmalert check) first; the own deployment label keeps apart
     end = (time.time() // 60) * 60 - 600
     datasource = Datasource(victoriametrics.url, timeout=60)
@@ -84,8 +100,7 @@ def test_s32_vmalert_records_each_faulted_nodes_health_state_and_nothing_for_hea
     recorder.replay(victoriametrics.url, [PROFILE], end - recorder.REPLAY_SECONDS, end)
     datasource.flush()
     found: dict[str, dict[str, int]] = {}
-    for sample in datasource.query(f"last_over_time({in_deployment(PROFILE, health.LAYER_HEALTH)}[300s])",
-                                   end).result:
+    for sample in datasource.query(f"last_over_time({in_deployment(PROFILE, health.LAYER_HEALTH)}[300s])", end).result:
         found.setdefault(sample["metric"][LAYER_LABEL], {})[sample["metric"]["node"]] = int(float(sample["value"][1]))
     assert found == {
         "disk": {NODES[0]: health.DISK_SATURATED.code},

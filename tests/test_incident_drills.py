@@ -42,8 +42,9 @@ GPU_FAULTS = {"gpu-missing", "dcgm-lost-gpu", "xid-no-loss", "thermal-throttling
 
 def _values(drill: Drill, expr: str, *labels: str) -> dict[tuple[str, ...], float]:
     """``expr`` at the window's end, keyed by the given labels' values."""
-    return {tuple(item["metric"].get(label, "") for label in labels): float(item["value"][1])
-            for item in drill.query(expr)}
+    return {
+        tuple(item["metric"].get(label, "") for label in labels): float(item["value"][1]) for item in drill.query(expr)
+    }
 
 
 def _node(drill: Drill) -> str:
@@ -90,8 +91,9 @@ def _stage_restart(drill: Drill, all_drills: dict[str, Drill]) -> None:
     restarted = _values(drill, f"resets(sglang:realtime_tokens_total{{{s}}}[15m]) > 0", "node", "pp_rank")
     assert set(restarted) == {(_node(drill), drill.entity["pp_rank"])}
     assert drill.entity["pp_rank"] != "0", "a non-entry stage"
-    assert not _nodes_where(drill, f"resets(sglang:num_requests_total{{{s}}}[15m]) > 0"), \
+    assert not _nodes_where(drill, f"resets(sglang:num_requests_total{{{s}}}[15m]) > 0"), (
         "the entry node's tokenizer counters keep counting"
+    )
 
 
 def _replica_hung(drill: Drill, all_drills: dict[str, Drill]) -> None:
@@ -101,8 +103,9 @@ def _replica_hung(drill: Drill, all_drills: dict[str, Drill]) -> None:
     assert _nodes_where(drill, f"sglang:num_queue_reqs{{{s}}} >= 15") == stages
     flat = _nodes_where(drill, f"sum by (node) (rate(sglang:realtime_tokens_total{{{s}}}[5m])) == 0")
     assert flat == stages
-    assert _values(drill, f'up{{{s}, job="sglang"}} == 1', "node") == {
-        (n,): 1.0 for n in drill.profile.node_names}, "/metrics still served"
+    assert _values(drill, f'up{{{s}, job="sglang"}} == 1', "node") == {(n,): 1.0 for n in drill.profile.node_names}, (
+        "/metrics still served"
+    )
 
 
 def _master_failover(drill: Drill, all_drills: dict[str, Drill]) -> None:
@@ -157,8 +160,10 @@ def _gateway_shedding(drill: Drill, all_drills: dict[str, Drill]) -> None:
     s, healthy = drill.scoped(), all_drills["healthy"]
 
     def shed(d: Drill) -> float:
-        expr = (f'sum(rate(smg_http_responses_total{{{d.scoped()}, status_code=~"429|5.."}}[5m])) / '
-                f'sum(rate(smg_http_responses_total{{{d.scoped()}}}[5m]))')
+        expr = (
+            f'sum(rate(smg_http_responses_total{{{d.scoped()}, status_code=~"429|5.."}}[5m])) / '
+            f"sum(rate(smg_http_responses_total{{{d.scoped()}}}[5m]))"
+        )
         return _values(d, f"({expr}) or vector(0)").get((), 0.0)
 
     assert 0.5 < shed(drill) < 0.7
@@ -166,8 +171,9 @@ def _gateway_shedding(drill: Drill, all_drills: dict[str, Drill]) -> None:
     rejected = _values(drill, f'rate(smg_admission_queue_rejected_total{{{s}, reason="full"}}[5m])', "instance")
     assert set(rejected) == {(drill.entity["instance"],)} and rejected[(drill.entity["instance"],)] > 0.3
     admitted = "sum(rate(sglang:num_requests_total{%s}[5m]))"
-    assert (_values(drill, admitted % s)[()] < 0.6 * _values(healthy, admitted % healthy.scoped())[()]), \
+    assert _values(drill, admitted % s)[()] < 0.6 * _values(healthy, admitted % healthy.scoped())[()], (
         "the engines see the admitted share only"
+    )
 
 
 def _gateway_no_backend(drill: Drill, all_drills: dict[str, Drill]) -> None:
@@ -215,12 +221,21 @@ def _thermal_throttling(drill: Drill, all_drills: dict[str, Drill]) -> None:
 
 
 CHECKS: dict[str, Callable[[Drill, dict[str, Drill]], None]] = {
-    "gpu-missing": _gpu_missing, "dcgm-lost-gpu": _dcgm_lost_gpu, "xid-no-loss": _xid_no_loss,
-    "replica-restart": _replica_restart, "stage-restart": _stage_restart, "replica-hung": _replica_hung,
-    "master-failover": _master_failover, "master-copy-down": _master_copy_down, "disk-saturated": _disk_saturated,
-    "host-tier-collapse": _host_tier_collapse, "gateway-shedding": _gateway_shedding,
+    "gpu-missing": _gpu_missing,
+    "dcgm-lost-gpu": _dcgm_lost_gpu,
+    "xid-no-loss": _xid_no_loss,
+    "replica-restart": _replica_restart,
+    "stage-restart": _stage_restart,
+    "replica-hung": _replica_hung,
+    "master-failover": _master_failover,
+    "master-copy-down": _master_copy_down,
+    "disk-saturated": _disk_saturated,
+    "host-tier-collapse": _host_tier_collapse,
+    "gateway-shedding": _gateway_shedding,
     "gateway-no-backend": _gateway_no_backend,
-    "collector-dropping": _collector_dropping, "clock-skew": _clock_skew, "thermal-throttling": _thermal_throttling,
+    "collector-dropping": _collector_dropping,
+    "clock-skew": _clock_skew,
+    "thermal-throttling": _thermal_throttling,
 }
 
 
@@ -275,8 +290,13 @@ def test_drill_fires_an_alert_naming_its_entity(drills, scenario):
     if scenario in GPU_FAULTS:
         want[p.label("gpu")] = drill.entity[p.label("gpu")]
     firing = drill.firing()
-    naming = [a for a in firing if a["alertname"] in EXPECTED_ALERTS[scenario]
-              and all(a.get(k) == v for k, v in want.items()) and a.get("severity")]
+    naming = [
+        a
+        for a in firing
+        if a["alertname"] in EXPECTED_ALERTS[scenario]
+        and all(a.get(k) == v for k, v in want.items())
+        and a.get("severity")
+    ]
     assert naming, f"{scenario}: want one of {sorted(EXPECTED_ALERTS[scenario])} on {want}; firing: {firing}"
 
 
@@ -296,8 +316,9 @@ def test_every_incident_faults_one_entity_off_the_shared_node_unless_it_lives_th
             assert named[profile.label("node")] != first, scenario
 
 
-@pytest.mark.parametrize(("scenario", "source"), [("gateway-shedding", "gateway"),
-                                                  ("master-failover", "mooncake_master")])
+@pytest.mark.parametrize(
+    ("scenario", "source"), [("gateway-shedding", "gateway"), ("master-failover", "mooncake_master")]
+)
 def test_an_incident_without_its_source_is_refused_by_name(scenario, source):
     (profile,) = load_profiles(["h20-16"])
     with pytest.raises(InputError, match=f"{scenario}.*{source}"):
@@ -307,15 +328,21 @@ def test_an_incident_without_its_source_is_refused_by_name(scenario, source):
 def test_replay_runs_a_rule_after_the_records_it_reads():
     """vmalert -replay evaluates a rule over the whole range before the next and writes asynchronously: an alert on
     a recorded series of its own group must run in a later pass, or it reads nothing."""
-    groups = [{"name": "g", "rules": [
-        {"record": "node:x:ratio", "expr": "sum by (node) (a)"},
-        {"record": "node:x:max_ratio", "expr": "max(node:x:ratio)"},
-        {"alert": "XHigh", "expr": "node:x:ratio > 1 or node:x:max_ratio > 2", "for": "1m"},
-        {"alert": "APlain", "expr": "a > 1"},
-        {"record": "node:x:ratio_other", "expr": "node:x:ratio_otherwise"},  # a prefix is not a read
-    ]}]
-    passes = [[rule.get("record") or rule.get("alert") for group in p for rule in group["rules"]]
-              for p in rule_passes(groups)]
+    groups = [
+        {
+            "name": "g",
+            "rules": [
+                {"record": "node:x:ratio", "expr": "sum by (node) (a)"},
+                {"record": "node:x:max_ratio", "expr": "max(node:x:ratio)"},
+                {"alert": "XHigh", "expr": "node:x:ratio > 1 or node:x:max_ratio > 2", "for": "1m"},
+                {"alert": "APlain", "expr": "a > 1"},
+                {"record": "node:x:ratio_other", "expr": "node:x:ratio_otherwise"},  # a prefix is not a read
+            ],
+        }
+    ]
+    passes = [
+        [rule.get("record") or rule.get("alert") for group in p for rule in group["rules"]] for p in rule_passes(groups)
+    ]
     assert passes == [["node:x:ratio", "APlain", "node:x:ratio_other"], ["node:x:max_ratio"], ["XHigh"]]
 
 
@@ -341,17 +368,23 @@ OK_CODES = {nodata.OK, nodata.NO_TRAFFIC, nodata.NO_IO}
 def _first_row(drill: Drill) -> dict[str, str]:
     """The Now row's matrix and firing-table queries as Grafana sends them (every node selected, 1 h window)."""
     (built,) = build_profile(drill.profile)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(drill.end, HOURS * 3600), 60, 120)}
-    return {"matrix": expand_text(first_screen.matrix_query(drill.profile), values),
-            "firing": expand_text(serving.firing_table(drill.profile), values)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(drill.end, HOURS * 3600), 60, 120),
+    }
+    return {
+        "matrix": expand_text(first_screen.matrix_query(drill.profile), values),
+        "firing": expand_text(serving.firing_table(drill.profile), values),
+    }
 
 
 def _cells(drill: Drill) -> dict[tuple[str, str], int]:
     """(node, column title) -> the matrix cell's code at the window's end."""
     node = drill.profile.label("node")
-    return {(item["metric"][node], item["metric"][nodata.LAYER_LABEL].split(" ", 1)[1]): int(float(item["value"][1]))
-            for item in drill.query(_first_row(drill)["matrix"])}
+    return {
+        (item["metric"][node], item["metric"][nodata.LAYER_LABEL].split(" ", 1)[1]): int(float(item["value"][1]))
+        for item in drill.query(_first_row(drill)["matrix"])
+    }
 
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED_ALERTS))

@@ -16,13 +16,15 @@ from dashgen.rules.recording import health_conditions
 
 
 @pytest.mark.parametrize("scenario", ["healthy", "five-reasons"])
-def test_s32_no_incident_alert_and_no_health_state_on_the_demo_cluster(victoriametrics, demo_windows,
-                                                                         scenario: str) -> None:
+def test_s32_no_incident_alert_and_no_health_state_on_the_demo_cluster(
+    victoriametrics, demo_windows, scenario: str
+) -> None:
     window = demo_windows[("long-context-64", scenario)]
     profile = window.profile
     assert len(health_conditions(profile)) >= 7  # engine, host tier, Store, two GPU layers, disk, collector, clock
     datasource = Datasource(victoriametrics.url)
     at = window.end
+
     def recorded(series: str) -> list:
         return datasource.query(f"last_over_time({in_deployment(profile, series)}[300s])", at).result
 

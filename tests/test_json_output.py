@@ -80,8 +80,9 @@ def work(tmp_path: Path) -> Path:
 
 
 def _invoke(work: Path, *args: str) -> tuple[str, int]:
-    result = CliRunner().invoke(main, ["--profiles-dir", str(work / "profiles"), *args],
-                                env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
+    result = CliRunner().invoke(
+        main, ["--profiles-dir", str(work / "profiles"), *args], env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""}
+    )
     assert "Traceback" not in result.output, result.output
     return result.stdout, result.exit_code
 
@@ -90,28 +91,45 @@ def local_cases(work: Path, sink: str) -> dict[str, list[list[str]]]:
     out = str(work / "out")
     dashboards = ROOT / "dashboards" / "h20-16" / "dg-h20-16-cluster.json"
     return {
-        "init": [["init", str(work / "team"), "--format", "json"], ["init", str(work / "team2"), "--from", "nope",
-                                                                    "--format", "json"]],
+        "init": [
+            ["init", str(work / "team"), "--format", "json"],
+            ["init", str(work / "team2"), "--from", "nope", "--format", "json"],
+        ],
         "build": [["build", "--profile", "h20-16", "--out", out, "--format", "json"]],
         "profiles": [["profiles", "--format", "json"]],
-        "rules": [["rules", "--out", out, "--format", "json"], ["rules", "--out", out, "--format", "vmalert",
-                                                               "--format", "json"]],
+        "rules": [
+            ["rules", "--out", out, "--format", "json"],
+            ["rules", "--out", out, "--format", "vmalert", "--format", "json"],
+        ],
         "export": [["export", "--profile", "h20-16", "--out", out, "--format", "configmap", "--format", "json"]],
         "index": [["index", "--out", str(work / "panels.md"), "--format", "json"]],
         "lint": [["lint", str(dashboards), "--format", "json"], ["lint", str(work / "nothing"), "--format", "json"]],
-        "diff": [["diff", str(dashboards), str(dashboards), "--format", "json"],
-                 ["diff", str(dashboards), str(work / "missing.json"), "--format", "json"]],
+        "diff": [
+            ["diff", str(dashboards), str(dashboards), "--format", "json"],
+            ["diff", str(dashboards), str(work / "missing.json"), "--format", "json"],
+        ],
         "check": [["check", "--dashboards", str(work / "empty"), "--format", "json"]],
-        "validate-queries": [["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2",
-                              "--format", "json"]],
-        "demo-data": [["demo-data", "--profile", "h20-16", "--url", DEAD, "--timeout", "2", "--hours", "0.1",
-                       "--format", "json"],
-                      ["demo-data", "--profile", "h20-16", "--url", sink, "--hours", "0.05", "--no-record",
-                       "--format", "json"]],
-        "cost": [["cost", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2", "--format", "json"],
-                 ["cost", "--datasource-url", DEAD, "--window", "soon", "--format", "json"]],
-        "import": [["import", str(ROOT / "tests" / "fixtures" / "dashboards" / "etcd__etcd-2020.json"), "-o",
-                    str(work / "m.py"), "--format", "json"]],
+        "validate-queries": [
+            ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2", "--format", "json"]
+        ],
+        "demo-data": [
+            ["demo-data", "--profile", "h20-16", "--url", DEAD, "--timeout", "2", "--hours", "0.1", "--format", "json"],
+            ["demo-data", "--profile", "h20-16", "--url", sink, "--hours", "0.05", "--no-record", "--format", "json"],
+        ],
+        "cost": [
+            ["cost", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2", "--format", "json"],
+            ["cost", "--datasource-url", DEAD, "--window", "soon", "--format", "json"],
+        ],
+        "import": [
+            [
+                "import",
+                str(ROOT / "tests" / "fixtures" / "dashboards" / "etcd__etcd-2020.json"),
+                "-o",
+                str(work / "m.py"),
+                "--format",
+                "json",
+            ]
+        ],
     }
 
 
@@ -138,8 +156,11 @@ def test_every_local_command_json_is_the_one_envelope(work, sink):
 
 
 def _grafana(work: Path, grafana: GrafanaStandin, *args: str) -> tuple[str, int, str]:
-    result = CliRunner().invoke(main, [*args, "--grafana-url", grafana.url, "--ledger", str(work / "ledger.jsonl"),
-                                       "--timeout", "2"], env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
+    result = CliRunner().invoke(
+        main,
+        [*args, "--grafana-url", grafana.url, "--ledger", str(work / "ledger.jsonl"), "--timeout", "2"],
+        env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""},
+    )
     assert "Traceback" not in result.output, result.output
     return result.stdout, result.exit_code, result.stderr
 
@@ -152,8 +173,9 @@ def test_grafana_commands_json_is_the_one_envelope(work, grafana):
     assert assert_envelope(stdout, code, "history")["results"]["versions"]
     stdout, code, _ = _grafana(work, grafana, "drift", "--format", "json")
     assert assert_envelope(stdout, code, "drift")["results"]["drift"] is False
-    stdout, code, _ = _grafana(work, grafana, "rollback", UID, "--to", "feedbeef", "--format", "json",
-                               "--backup-dir", str(work / "backups"))
+    stdout, code, _ = _grafana(
+        work, grafana, "rollback", UID, "--to", "feedbeef", "--format", "json", "--backup-dir", str(work / "backups")
+    )
     data = assert_envelope(stdout, code, "rollback")
     assert code == 2 and "feedbeef" in data["errors"][0]["message"]
 
@@ -172,9 +194,15 @@ def test_a_usage_error_under_json_is_an_envelope_too(work):
     assert code == 2 and "--label" in data["errors"][0]["message"]
 
 
-@pytest.mark.parametrize("words", [["lint", "--bogus", "--format", "json"], ["lint", "--format=json", "--bogus"],
-                                   ["publish", "--format", "json", "--jobs", "many"],
-                                   ["build", "--format", "json", "a", "b"]])
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["lint", "--bogus", "--format", "json"],
+        ["lint", "--format=json", "--bogus"],
+        ["publish", "--format", "json", "--jobs", "many"],
+        ["build", "--format", "json", "a", "b"],
+    ],
+)
 def test_a_parse_time_usage_error_under_json_is_an_envelope_too(work, words):
     """An unknown option or a bad value fails before the command reads --format: the typed words still ask for
     JSON, so a CI parsing stdout gets the envelope with exit 2, not click's usage text alone."""
@@ -189,8 +217,9 @@ def test_a_usage_error_without_json_prints_no_envelope(work):
 
 
 def test_unreachable_data_source_is_summarised_by_cause_not_one_line_per_query(work):
-    result = CliRunner().invoke(main, ["--profiles-dir", str(work / "profiles"), "validate-queries",
-                                       "--datasource-url", DEAD, "--timeout", "2"])
+    result = CliRunner().invoke(
+        main, ["--profiles-dir", str(work / "profiles"), "validate-queries", "--datasource-url", DEAD, "--timeout", "2"]
+    )
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert len(lines) < 12, result.stdout

@@ -54,8 +54,11 @@ def test_s17_nominal_disk_size_and_filesystem_size_are_separate_numbers(name: st
     nominal = PROFILES[name].capacity.disk_nominal_size
     panels = [*_panels(name), *group_panels(name, reference.TITLE)]  # the sizes: reference material (S34)
     nominal_panels = [p for p in panels if any(t["expr"] == f"vector({nominal})" for t in p.get("targets", []))]
-    fs_panels = [p for p in panels if p["type"] == "stat"
-                 and any("node_filesystem_size_bytes" in names(t["expr"]) for t in p["targets"])]
+    fs_panels = [
+        p
+        for p in panels
+        if p["type"] == "stat" and any("node_filesystem_size_bytes" in names(t["expr"]) for t in p["targets"])
+    ]
     assert len(nominal_panels) == 1 and len(fs_panels) == 1
     assert nominal_panels[0] is not fs_panels[0]
     assert _unit(nominal_panels[0]) == "decbytes"  # as sold: 3.84 TB
@@ -71,8 +74,11 @@ def test_s17_store_quota_comes_from_the_profile_or_a_status_panel(name: str) -> 
     if PROFILES[name].exported("mooncake_master"):
         (quota,) = [p for p in panels if p["title"].startswith("Store quota")]
         values = {t["expr"] for t in quota["targets"]}
-        assert {f"vector({capacity.store_per_rank})", f"vector({capacity.store_per_node})",
-                f"vector({capacity.store_per_replica})"} <= values
+        assert {
+            f"vector({capacity.store_per_rank})",
+            f"vector({capacity.store_per_node})",
+            f"vector({capacity.store_per_replica})",
+        } <= values
         allocated = [p for p in panels if "segment_allocated_bytes" in p["description"]]
         assert allocated and quota not in allocated
     else:
@@ -116,8 +122,10 @@ def test_cache_disk_and_mount_selection_come_from_the_profile(name: str) -> None
             assert f'mountpoint="{disks.cache_mountpoint}"' in target["expr"]
         if any(n.startswith("node_filesystem_") for n in found):
             seen_fs = True
-            assert (f'mountpoint="{disks.cache_mountpoint}"' in target["expr"]
-                    or f'mountpoint="{disks.model_mountpoint}"' in target["expr"])
+            assert (
+                f'mountpoint="{disks.cache_mountpoint}"' in target["expr"]
+                or f'mountpoint="{disks.model_mountpoint}"' in target["expr"]
+            )
     assert seen_disk and seen_fs
 
 
@@ -156,7 +164,9 @@ def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str
         # with PP "PP<stage> [dp<rank>]"; without PP an instance, "[dp<rank>]", never "PP0" (S27)
         want = "PP{{stage_name}}" if PROFILES[name].has_pp else "}} {{stage_name}}"
         assert want in target["legendFormat"] and (PROFILES[name].has_pp or "PP" not in target["legendFormat"]), (
-            panel["title"], target["legendFormat"])
+            panel["title"],
+            target["legendFormat"],
+        )
     assert checked >= 5
 
 
@@ -176,9 +186,12 @@ def test_cache_disks_are_the_device_behind_the_cache_mount_and_absent_without_a_
     mounted at the cache mount point instead of matching a device-name pattern."""
     profile = PROFILES[name]
     titles = [p["title"] for p in _panels(name)]
-    disk = [p for p in _panels(name)  # a video pool's are scratch disks (S25), the same panels otherwise
-            if p["type"] != "text" and p["title"].startswith(("Cache disk", "Cache filesystem", "Scratch disk",
-                                                               "Scratch filesystem"))]
+    disk = [
+        p
+        for p in _panels(name)  # a video pool's are scratch disks (S25), the same panels otherwise
+        if p["type"] != "text"
+        and p["title"].startswith(("Cache disk", "Cache filesystem", "Scratch disk", "Scratch filesystem"))
+    ]
     if not profile.disks.has_cache_tier:
         assert not disk and "Cache disks: not deployed" in titles
         return
@@ -194,8 +207,12 @@ def test_s35_the_kv_transfer_is_read_on_the_prefill_side_only() -> None:
     """SGLang records sglang:kv_transfer_* on the prefill side only (disaggregation/prefill.py): no panel or target
     of pd-128 reads it from the decode pool, where it can never match (issue 28)."""
     (built,) = build_profile(PROFILES["pd-128"])
-    readers = [(site.raw["title"], t["expr"]) for site in iter_panels(built.document)
-               for t in site.raw.get("targets", []) if "kv_transfer_" in t.get("expr", "") and "smg_" not in t["expr"]]
+    readers = [
+        (site.raw["title"], t["expr"])
+        for site in iter_panels(built.document)
+        for t in site.raw.get("targets", [])
+        if "kv_transfer_" in t.get("expr", "") and "smg_" not in t["expr"]
+    ]
     assert readers, "the prefill side's transfer panels exist"
     assert not [(title, expr) for title, expr in readers if 'engine_type="decode"' in expr], readers
     assert not [title for title, _ in readers if "decode pool" in title], readers
@@ -204,9 +221,14 @@ def test_s35_the_kv_transfer_is_read_on_the_prefill_side_only() -> None:
 def test_s35_gateway_panels_name_the_flag_their_series_need() -> None:
     (built,) = build_profile(PROFILES["long-context-64"])
     panels = {site.raw["title"]: site.raw for site in iter_panels(built.document)}
-    for title in ("Gateway admission: requests in flight (layer 1)", "Gateway admission: queue depth (layer 1)",
-                  "Gateway admission rejections by reason (req/s)"):
+    for title in (
+        "Gateway admission: requests in flight (layer 1)",
+        "Gateway admission: queue depth (layer 1)",
+        "Gateway admission rejections by reason (req/s)",
+    ):
         assert "--max-concurrent-requests above 0" in panels[title]["description"], title
-    for title in ("Gateway view: engine running requests per backend", "Gateway view: engine waiting requests per "
-                  "backend"):
+    for title in (
+        "Gateway view: engine running requests per backend",
+        "Gateway view: engine waiting requests per backend",
+    ):
         assert "--engine-metrics (off by default" in panels[title]["description"], title

@@ -21,16 +21,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _panel_doc(expr: str) -> dict:
-    return {"title": "t", "panels": [{"type": "timeseries", "title": "p", "id": 1,
-                                      "targets": [{"refId": "A", "expr": expr}]}]}
+    return {
+        "title": "t",
+        "panels": [{"type": "timeseries", "title": "p", "id": 1, "targets": [{"refId": "A", "expr": expr}]}],
+    }
 
 
 def test_5000_plus_up_terms_never_reach_the_parser_and_become_a_warning_in_a_child_process(tmp_path):
     path = tmp_path / "plus.json"
     path.write_text(json.dumps(_panel_doc("up" + " + up" * 5000)))
     # a child process, so a crash of the parser would show as a signal instead of killing the test run
-    run = subprocess.run([sys.executable, "-m", "dashgen", "lint", str(path)], capture_output=True, text=True,
-                         timeout=120, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "dashgen", "lint", str(path)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert run.returncode == 0, (run.returncode, run.stderr[-500:])
     assert "too large to lint" in run.stdout and "5000 terms" in run.stdout
 
@@ -49,13 +52,16 @@ def test_walk_is_iterative_on_the_deepest_expression_the_budget_allows():
     assert order[0] == "BinaryExpr" and order[1] == "AggregateExpr"
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    ('{"panels": [NaN]}', "NaN is not JSON"),
-    ('"a string"', "not an object"),
-    ("\xff\xfe", "cannot read"),
-    ("{" + '"a":' * 70 + "1" + "}" * 70, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"panels": [NaN]}', "NaN is not JSON"),
+        ('"a string"', "not an object"),
+        ("\xff\xfe", "cannot read"),
+        ("{" + '"a":' * 70 + "1" + "}" * 70, "not valid JSON"),
+    ],
+)
 def test_a_hostile_file_is_one_clear_error_line_exit_2(tmp_path, text, message):
     path = tmp_path / "d.json"
     path.write_bytes(text.encode("latin-1") if text.startswith("\xff") else text.encode())
@@ -72,17 +78,24 @@ def test_a_document_over_the_depth_budget_names_the_path():
         node["x"] = {}
         node = node["x"]
     from dashgen.document import NotADashboard
+
     with pytest.raises(NotADashboard, match=r"\$\.x\.x.*depth budget"):
         lint_dashboard(doc)
 
 
-@pytest.mark.parametrize("doc", [
-    {"panels": {"a": 1}}, {"panels": [{"type": 1, "targets": "x", "gridPos": "a"}]},
-    {"panels": [{"targets": [{"expr": 5}, None, {"expr": ["up"]}]}], "templating": {"list": [1, None]}},
-    {"templating": "x", "panels": [None, [], "s"]}, {"rows": [{"panels": [{"targets": [{"expr": "up"}]}]}]},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"panels": {"a": 1}},
+        {"panels": [{"type": 1, "targets": "x", "gridPos": "a"}]},
+        {"panels": [{"targets": [{"expr": 5}, None, {"expr": ["up"]}]}], "templating": {"list": [1, None]}},
+        {"templating": "x", "panels": [None, [], "s"]},
+        {"rows": [{"panels": [{"targets": [{"expr": "up"}]}]}]},
+    ],
+)
 def test_wrong_types_get_findings_or_a_clear_error_never_a_traceback(doc):
     from dashgen.document import NotADashboard
+
     try:
         lint_dashboard(doc)
     except NotADashboard as exc:
@@ -91,6 +104,7 @@ def test_wrong_types_get_findings_or_a_clear_error_never_a_traceback(doc):
 
 def test_lint_of_a_1000_node_profiles_dashboards_is_bounded(tmp_path):
     import re
+
     text = (ROOT / "profiles" / "video-200.toml").read_text()
     text = re.sub(r"(?m)^name = .*", 'name = "scale-1000"', text, count=1)
     text = re.sub(r"(?m)^nodes = \d+", "nodes = 1000", re.sub(r"(?m)^replicas = \d+", "replicas = 1000", text))
@@ -99,11 +113,21 @@ def test_lint_of_a_1000_node_profiles_dashboards_is_bounded(tmp_path):
     (profiles / "scale-1000.toml").write_text(text.replace("{index:02d}", "{index:04d}"))
     out = tmp_path / "out"
     assert CliRunner().invoke(main, ["--profiles-dir", str(profiles), "build", "--out", str(out)]).exit_code == 0
-    run = subprocess.run([sys.executable, "-c", (
-        "import resource, sys\nfrom dashgen.lint.runner import lint_paths\n"
-        f"lint_paths([{str(out)!r}])\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")], capture_output=True, text=True,
-        timeout=120, cwd=ROOT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import resource, sys\nfrom dashgen.lint.runner import lint_paths\n"
+                f"lint_paths([{str(out)!r}])\n"
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr[-500:]
     assert int(run.stdout.split()[-1]) < 1024 * 1024  # KiB: under 1 GB (it was 2.9 GB); time: make bench
 
@@ -119,8 +143,10 @@ def test_lint_grows_linearly_with_panels_not_panels_times_queries():
     per-panel scan of every query was 100x)."""
 
     def seconds(count: int) -> float:
-        doc = {"title": "t", "panels": [{"type": "stat", "title": str(i), "id": i, "targets": [{"expr": "up"}]}
-                                        for i in range(count)]}
+        doc = {
+            "title": "t",
+            "panels": [{"type": "stat", "title": str(i), "id": i, "targets": [{"expr": "up"}]} for i in range(count)],
+        }
         began = time.process_time()
         lint_dashboard(doc)
         return time.process_time() - began

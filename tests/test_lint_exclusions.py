@@ -15,13 +15,19 @@ DASHBOARD = {
     "templating": {"list": [{"name": "datasource", "type": "datasource", "query": "prometheus"}]},
     "panels": [
         {
-            "id": 1, "type": "timeseries", "title": "Burn rate over 1h", "description": "d",
+            "id": 1,
+            "type": "timeseries",
+            "title": "Burn rate over 1h",
+            "description": "d",
             "datasource": {"type": "prometheus", "uid": "${datasource}"},
             "fieldConfig": {"defaults": {"unit": "short"}, "overrides": []},
             "targets": [{"refId": "A", "expr": "sum(rate(up[1h]))"}],
         },
         {
-            "id": 2, "type": "timeseries", "title": "Another panel", "description": "d",
+            "id": 2,
+            "type": "timeseries",
+            "title": "Another panel",
+            "description": "d",
             "datasource": {"type": "prometheus", "uid": "${datasource}"},
             "fieldConfig": {"defaults": {"unit": "short"}, "overrides": []},
             "targets": [{"refId": "A", "expr": "sum(rate(up[1h]))"}],
@@ -56,8 +62,9 @@ def test_the_default_config_is_read_from_the_working_directory(dashboard, tmp_pa
 
 def test_an_exclusion_hides_only_its_panel_and_is_counted(dashboard, tmp_path):
     config = tmp_path / "lint.toml"
-    config.write_text('[[exclude]]\nrule = "rate-interval"\npanel = "Burn rate over *"\n'
-                      'reason = "fixed by definition"\n')
+    config.write_text(
+        '[[exclude]]\nrule = "rate-interval"\npanel = "Burn rate over *"\nreason = "fixed by definition"\n'
+    )
     result = run(dashboard, config)
     assert result.output.count("rate-interval") == 1 and '"Another panel"' in result.output
     assert "1 finding(s) excluded by" in result.output

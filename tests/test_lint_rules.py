@@ -321,10 +321,13 @@ def test_legend_node_gpu_with_both_labels_is_clean() -> None:
     assert rules_hit(dashboard(p), "legend-node-gpu") == []
 
 
-@pytest.mark.parametrize("expr", [
-    "histogram_quantile(0.99, sum(rate(vm_promscrape_scrape_duration_bucket[$__rate_interval])) by (job, vmrange))",
-    "max(histogram_quantile(0.99, sum(rate(x_bucket[$__rate_interval])) by (job, vmrange))) by (job)",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "histogram_quantile(0.99, sum(rate(vm_promscrape_scrape_duration_bucket[$__rate_interval])) by (job, vmrange))",
+        "max(histogram_quantile(0.99, sum(rate(x_bucket[$__rate_interval])) by (job, vmrange))) by (job)",
+    ],
+)
 def test_histogram_quantile_over_victoriametrics_vmrange_buckets_is_clean(expr: str) -> None:
     """VictoriaMetrics' own histograms carry ``vmrange``, not ``le``: keeping it is keeping the buckets."""
     assert rules_hit(dashboard(panel(exprs=(expr,))), "histogram-quantile-le") == []
@@ -333,16 +336,21 @@ def test_histogram_quantile_over_victoriametrics_vmrange_buckets_is_clean(expr: 
     assert rules_hit(dashboard(panel(exprs=(dropped,))), "histogram-quantile-le")
 
 
-@pytest.mark.parametrize("expr", [
-    'histogram_quantiles("phi", 0.5, 0.99, sum(rate(x_bucket[$__rate_interval])) by (vmrange))',
-    "histogram_quantile(0.99, buckets_limit(10, sum(rate(x_bucket[$__rate_interval])) by (vmrange)))",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        'histogram_quantiles("phi", 0.5, 0.99, sum(rate(x_bucket[$__rate_interval])) by (vmrange))',
+        "histogram_quantile(0.99, buckets_limit(10, sum(rate(x_bucket[$__rate_interval])) by (vmrange)))",
+    ],
+)
 def test_metricsql_functions_are_a_warning_not_a_parse_error(expr: str) -> None:
     """A query using MetricsQL-only functions is VictoriaMetrics', not a broken query: a warning naming them."""
     findings = [f for f in lint_dashboard(dashboard(panel(exprs=(expr,))), "t.json") if f.rule == "promql-parse"]
     assert [f.severity.value for f in findings] == ["warning"], findings
-    assert "MetricsQL" in findings[0].message and ("histogram_quantiles" in findings[0].message
-                                                  or "buckets_limit" in findings[0].message)
-    broken = [f for f in lint_dashboard(dashboard(panel(exprs=("sum(rate(x[5m])",))), "t.json")
-              if f.rule == "promql-parse"]
+    assert "MetricsQL" in findings[0].message and (
+        "histogram_quantiles" in findings[0].message or "buckets_limit" in findings[0].message
+    )
+    broken = [
+        f for f in lint_dashboard(dashboard(panel(exprs=("sum(rate(x[5m])",))), "t.json") if f.rule == "promql-parse"
+    ]
     assert [f.severity.value for f in broken] == ["error"]

@@ -36,7 +36,9 @@ def test_s19_window_statistics_say_they_depend_on_the_step_and_miss_short_spikes
             if any(WINDOW_FUNCTIONS.search(t.get("expr", "")) for t in panel.get("targets", [])):
                 description = panel["description"].lower()
                 assert "spike" in description and ("step" in description or "window" in description), (
-                    dashboard.uid, panel["title"])
+                    dashboard.uid,
+                    panel["title"],
+                )
                 checked += 1
     assert checked >= 4  # the per-GPU table of each profile at least
 
@@ -72,6 +74,7 @@ def test_s1_node_names_come_from_the_profile():
 
 def test_s1_cluster_size_comes_from_the_profile():
     """Half the cluster (4 nodes, one replica): every node list and per-node constant follows."""
+
     def halve(data):
         data["cluster"]["nodes"] = 4
         data["pools"][0]["replicas"] = 1
@@ -88,6 +91,7 @@ def test_s1_cluster_size_comes_from_the_profile():
 
 def test_s1_capacities_come_from_the_profile():
     """Doubling the Store quota per replica doubles every Store number of the capacity anatomy (S17)."""
+
     def double(data):
         data["capacity"]["global_segment_size"] = "512 GiB"
 

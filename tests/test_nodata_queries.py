@@ -62,8 +62,10 @@ def branch_code(node) -> int:
 def test_s6_branches_in_priority_order(profile, layer):
     ast = pp.parse(expand(nodata.reason_code(profile, layer)))
     # the GPU-missing branch adds the GPUs seen to 100 x expected: its literal is 100 x expected
-    codes = [nodata.GPU_MISSING if c >= 2 * nodata.GPU_MISSING_BASE else c
-             for c in (branch_code(b) for b in or_branches(ast))]
+    codes = [
+        nodata.GPU_MISSING if c >= 2 * nodata.GPU_MISSING_BASE else c
+        for c in (branch_code(b) for b in or_branches(ast))
+    ]
     # collection failed is itself "up == 0" or "missing from up": both 5.
     collapsed = [c for i, c in enumerate(codes) if i == 0 or c != codes[i - 1]]
     expected = [nodata.FAILED, nodata.UNINITIALISED]
@@ -90,8 +92,10 @@ def test_s2_reason_rows_are_keyed_by_node_only(profile, layer):
             if any(func_name(p) == "scalar" for p in parents):  # the any-unmapped flag: one value per master job
                 assert g.by and g.labels == {profile.label("job")}, f"aggregation {sub.op} in scalar()"
                 continue
-            if any(isinstance(p, pp.AggregateExpr) and str(p.op) == "count" and grouping(p).labels == {node}
-                   for p in parents):  # GPUs reporting: one series per (node, GPU), counted per node (S22)
+            if any(
+                isinstance(p, pp.AggregateExpr) and str(p.op) == "count" and grouping(p).labels == {node}
+                for p in parents
+            ):  # GPUs reporting: one series per (node, GPU), counted per node (S22)
                 assert g.by and g.labels == {node, profile.label("gpu")}, f"aggregation {sub.op} under count"
                 continue
             assert g.by and g.labels == {node}, f"aggregation {sub.op} must be `by ({node})` only"
@@ -110,8 +114,12 @@ def test_s6_collection_failed_knows_every_profile_node(profile):
     the query names no node, the rule file names every one."""
     expected = nodata.expected_nodes(profile)
     assert expected == f'(max by (node) ({inv.INVENTORY}{{cluster="{profile.deployment}"}}) * 0 + {nodata.FAILED})'
-    recorded = [dict(rule.labels)["node"] for group in rule_groups(profile) for rule in group.rules
-                if getattr(rule, "record", "") == inv.INVENTORY]
+    recorded = [
+        dict(rule.labels)["node"]
+        for group in rule_groups(profile)
+        for rule in group.rules
+        if getattr(rule, "record", "") == inv.INVENTORY
+    ]
     assert recorded == list(profile.node_names)
     for layer in nodata.layers(profile):
         reason = nodata.reason_code(profile, layer)
@@ -123,22 +131,31 @@ def test_s6_collection_failed_reads_up(profile, layer):
     expr = nodata.collection_failed(profile, layer)
     up = f'up{{cluster="{profile.deployment}", job="{layer.job}"'
     if layer.per_node_target:
-        assert f'{up}}} == 0' in expr or f'{up}, node=~"$node"}}) == 0' in expr
-        assert f'unless on(node) {up}}}' in expr
+        assert f"{up}}} == 0" in expr or f'{up}, node=~"$node"}}) == 0' in expr
+        assert f"unless on(node) {up}}}" in expr
     else:  # one shared target (an HA pair, S32): every node fails unless some copy answers
-        assert expr.endswith(f'unless on() ({up}}} == 1))')
+        assert expr.endswith(f"unless on() ({up}}} == 1))")
 
 
-LAYER_SOURCE = {"engine": "sglang", "hicache_host": "hicache", "hicache_storage": "hicache_storage",
-                "mooncake": "mooncake_master", "gpm": "gpm", "dcgm": "dcgm", "disk": "node_exporter"}
+LAYER_SOURCE = {
+    "engine": "sglang",
+    "hicache_host": "hicache",
+    "hicache_storage": "hicache_storage",
+    "mooncake": "mooncake_master",
+    "gpm": "gpm",
+    "dcgm": "dcgm",
+    "disk": "node_exporter",
+}
 
 
 @pytest.mark.parametrize(("profile", "layer"), layer_cases())
 def test_s6_insufficient_samples_compares_with_the_sample_interval(profile, layer):
     expr = nodata.insufficient_samples(profile, layer)
     source = profile.source(LAYER_SOURCE[layer.key])
-    assert (layer.sample_seconds, layer.scrape_seconds) == (source.sample_interval_seconds,
-                                                            source.scrape_interval_seconds)
+    assert (layer.sample_seconds, layer.scrape_seconds) == (
+        source.sample_interval_seconds,
+        source.scrape_interval_seconds,
+    )
     assert f"< {profile.insufficient_samples_share:g} * $__range_s / {source.sample_interval_seconds:g})" in expr
     ast = pp.parse(expand(expr))
     assert any(func_name(n) == "count_over_time" for n, _ in walk(ast))
@@ -181,7 +198,13 @@ def test_s6_h20_dcgm_expects_one_sample_per_collect_interval_not_per_scrape():
 def test_layers_follow_the_profile_sources():
     by_name = {p.name: [layer.key for layer in nodata.layers(p)] for p in PROFILES}
     assert by_name["long-context-64"] == [
-        "engine", "hicache_host", "hicache_storage", "mooncake", "gpm", "dcgm", "disk",
+        "engine",
+        "hicache_host",
+        "hicache_storage",
+        "mooncake",
+        "gpm",
+        "dcgm",
+        "disk",
     ]
     assert by_name["video-200"][0] == "engine" and "hicache_host" not in by_name["video-200"]
     assert "mooncake" not in by_name["h20-16"] and "hicache_host" in by_name["h20-16"]
@@ -193,8 +216,12 @@ def test_value_mappings_name_each_reason_with_its_colour():
     assert mapping["type"] == "value"
     reasons = {k: (v["text"], v["color"]) for k, v in options.items() if nodata.reason_of(int(k)) != nodata.GPU_MISSING}
     assert reasons == {
-        "0": ("ok", "green"), "1": ("no traffic", "blue"), "2": ("no I/O", "blue"),
-        "3": ("insufficient samples", "yellow"), "4": ("uninitialised", "orange"), "5": ("collection failed", "red"),
+        "0": ("ok", "green"),
+        "1": ("no traffic", "blue"),
+        "2": ("no I/O", "blue"),
+        "3": ("insufficient samples", "yellow"),
+        "4": ("uninitialised", "orange"),
+        "5": ("collection failed", "red"),
         "6": ("segment host not mapped", "purple"),
     }
     # S22: every "k of N" a node of up to MAX_GPUS_PER_NODE GPUs can show, never "ok"; larger nodes: a range

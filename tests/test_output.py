@@ -73,6 +73,7 @@ def test_progress_is_quiet_when_stderr_is_not_a_terminal(monkeypatch, capsys):
         for _ in range(3):
             advance(1)
     import sys
+
     assert sys.stderr.getvalue() == ""
 
 
@@ -95,14 +96,18 @@ def test_causes_are_summarised_with_counts_most_frequent_first():
     assert output.summarise_causes(["b", "a", "b", "c", "b", "a"]) == ["3 x b", "2 x a", "1 x c"]
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["build", "--profiles-dir", "p", "--out", "o"], ["--profiles-dir", "p", "build", "--out", "o"]),
-    (["build", "--profiles-dir=p"], ["--profiles-dir=p", "build"]),
-    (["--profiles-dir", "p", "build"], ["--profiles-dir", "p", "build"]),
-    (["lint", "--", "--profiles-dir", "x"], ["lint", "--", "--profiles-dir", "x"]),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["build", "--profiles-dir", "p", "--out", "o"], ["--profiles-dir", "p", "build", "--out", "o"]),
+        (["build", "--profiles-dir=p"], ["--profiles-dir=p", "build"]),
+        (["--profiles-dir", "p", "build"], ["--profiles-dir", "p", "build"]),
+        (["lint", "--", "--profiles-dir", "x"], ["lint", "--", "--profiles-dir", "x"]),
+    ],
+)
 def test_profiles_dir_is_accepted_after_the_command(args, expected):
     from dashgen.cli.app import hoist_group_options
+
     assert hoist_group_options(args) == expected
 
 

@@ -37,8 +37,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(path, source / name, ignore=ignore)
         else:
             shutil.copy2(path, source / name)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(base / "dist"),
-                            str(source)], capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(base / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if built.returncode != 0 and "No matching distribution" in built.stderr + built.stdout:
         pytest.skip(f"setuptools for the isolated build is not reachable: {built.stderr[-300:]}")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -46,8 +50,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = base / "venv"
     made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=300)
     assert made.returncode == 0, made.stderr
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return venv
 
@@ -59,8 +67,9 @@ def _site(venv: Path) -> Path:
 
 def _run(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run([str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_wheel_installs_no_generic_top_level_package(installed):
@@ -71,21 +80,36 @@ def test_the_wheel_installs_no_generic_top_level_package(installed):
     record = next(site.glob("dashgen-*.dist-info")) / "RECORD"
     tops = {line.split("/", 1)[0] for line in record.read_text().splitlines() if "/" in line.split(",", 1)[0]}
     # every file the wheel installed: under our three packages, its dist-info, or the script (``../../../bin``)
-    others = {t for t in tops if not t.endswith(".dist-info")} - {"dashgen", "dashgen_panels", "dashgen_queries",
-                                                                   "dashgen_profiles", ".."}
+    others = {t for t in tops if not t.endswith(".dist-info")} - {
+        "dashgen",
+        "dashgen_panels",
+        "dashgen_queries",
+        "dashgen_profiles",
+        "..",
+    }
     assert not others, tops
     assert (site / "dashgen" / "data" / "json-envelope.schema.json").exists()
 
 
 def test_the_installed_wheel_builds_from_outside_the_repository(installed, tmp_path):
     shutil.copytree(ROOT / "profiles", tmp_path / "profiles")
-    where = _run(installed, tmp_path, "-c", "import dashgen, dashgen_panels; print(dashgen.__file__); "
-                                            "print(dashgen_panels.__file__); print(dashgen.__version__)")
+    where = _run(
+        installed,
+        tmp_path,
+        "-c",
+        "import dashgen, dashgen_panels; print(dashgen.__file__); "
+        "print(dashgen_panels.__file__); print(dashgen.__version__)",
+    )
     assert where.returncode == 0, where.stderr
     dashgen_file, panels_file, version = where.stdout.split()
     assert Path(dashgen_file).is_relative_to(installed) and Path(panels_file).is_relative_to(installed)
-    result = subprocess.run([str(installed / "bin" / "dashgen"), "build", "--profiles-dir", "profiles", "--out",
-                             "out"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(installed / "bin" / "dashgen"), "build", "--profiles-dir", "profiles", "--out", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     for path in (ROOT / "dashboards").glob("*/*.json"):
         assert (tmp_path / "out" / path.relative_to(ROOT / "dashboards")).read_bytes() == path.read_bytes()
@@ -105,24 +129,33 @@ def test_pre_commit_hooks_run_existing_dashgen_commands():
 
 
 def test_python_m_dashgen_is_the_same_command_line(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "dashgen", "--help"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "dashgen", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0 and result.stdout.startswith("Usage: dashgen "), result.stdout[:200]
 
 
 def test_bash_completion_script_is_what_the_readme_evaluates(tmp_path):
     """click's completion, under the variable the README names (``_DASHGEN_COMPLETE``)."""
     env = {**os.environ, "_DASHGEN_COMPLETE": "bash_source"}
-    result = subprocess.run([str(Path(sys.executable).parent / "dashgen")], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "dashgen")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0 and "complete -o" in result.stdout and "_dashgen_completion" in result.stdout, (
-        result.stdout[:300])
+        result.stdout[:300]
+    )
 
 
 def _dashgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run([str(venv / "bin" / "dashgen"), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [str(venv / "bin" / "dashgen"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture()
@@ -159,19 +192,26 @@ def test_pre_commit_runs_the_generated_config_with_the_installed_command(install
     pre_commit = Path(sys.executable).parent / "pre-commit"
     if not pre_commit.exists():
         pytest.skip("pre-commit is not installed beside this Python (pip install -e '.[test]')")
-    env = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
-           "PATH": f"{installed / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PRE_COMMIT_HOME": str(team_repo.parent / "pre-commit-home")}
-    done = subprocess.run([str(pre_commit), "run", "--all-files"], cwd=team_repo, env=env, capture_output=True,
-                          text=True, timeout=300)
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+        "PATH": f"{installed / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(team_repo.parent / "pre-commit-home"),
+    }
+    done = subprocess.run(
+        [str(pre_commit), "run", "--all-files"], cwd=team_repo, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0 and "dashgen check" in done.stdout, done.stdout + done.stderr
 
 
 def _pr_comments(venv: Path, repo: Path, old: Path) -> list[subprocess.CompletedProcess[str]]:
-    return [_dashgen(venv, repo, "check", "--base", "HEAD", "--format", "markdown"),
-            _dashgen(venv, repo, "diff", "--base", "HEAD", "--format", "markdown"),
-            *(_dashgen(venv, repo, "diff", str(old), "dashboards", "--format", fmt)
-              for fmt in ("markdown", "text", "json"))]
+    return [
+        _dashgen(venv, repo, "check", "--base", "HEAD", "--format", "markdown"),
+        _dashgen(venv, repo, "diff", "--base", "HEAD", "--format", "markdown"),
+        *(
+            _dashgen(venv, repo, "diff", str(old), "dashboards", "--format", fmt)
+            for fmt in ("markdown", "text", "json")
+        ),
+    ]
 
 
 def test_the_pr_comment_names_an_added_dashboard(installed, team_repo, tmp_path):

@@ -35,18 +35,33 @@ def test_s27_balance_panels_select_one_pool_or_keep_the_pool_label() -> None:
     never adds the pools (every outer aggregation is by engine_type)."""
     spec = pd_balance.build(PROFILES[PD], Topology(PROFILES[PD]))
     keys = {p.key for p in spec.panels}
-    assert {"pd_balance.pools", "pd_balance.tokens_prefill", "pd_balance.tokens_decode", "pd_balance.gpu_busy_prefill",
-            "pd_balance.gpu_busy_decode", "pd_balance.decode_running", "pd_balance.decode_kv_headroom",
-            "pd_balance.ttft_parts_prefill", "pd_balance.ttft_parts_decode", "pd_balance.gateway_pd_legs"} == keys
+    assert {
+        "pd_balance.pools",
+        "pd_balance.tokens_prefill",
+        "pd_balance.tokens_decode",
+        "pd_balance.gpu_busy_prefill",
+        "pd_balance.gpu_busy_decode",
+        "pd_balance.decode_running",
+        "pd_balance.decode_kv_headroom",
+        "pd_balance.ttft_parts_prefill",
+        "pd_balance.ttft_parts_decode",
+        "pd_balance.gateway_pd_legs",
+    } == keys
     for panel in spec.panels:
-        role = next((r for r in ROLES if panel.key.endswith(f"_{r}") or panel.key.startswith(f"pd_balance.{r}")),
-                    None)
+        role = next((r for r in ROLES if panel.key.endswith(f"_{r}") or panel.key.startswith(f"pd_balance.{r}")), None)
         for target in panel.targets:
             if role is not None:
                 assert _roles(target.expr) == {role}, (panel.key, target.expr)
             elif panel.key == "pd_balance.pools":
-                assert target.expr.startswith(("sum by (engine_type)", "count by (engine_type)", "avg by (engine_type)",
-                                               "min by (engine_type)", "100 * ")), target.expr
+                assert target.expr.startswith(
+                    (
+                        "sum by (engine_type)",
+                        "count by (engine_type)",
+                        "avg by (engine_type)",
+                        "min by (engine_type)",
+                        "100 * ",
+                    )
+                ), target.expr
                 assert not _roles(target.expr), target.expr
     (table,) = [p for p in spec.panels if p.key == "pd_balance.pools"]
     assert "engine_type" in str(table.transformations)
@@ -76,10 +91,16 @@ def test_s27_every_per_stage_panel_of_a_pd_profile_selects_one_pool(name: str) -
     """Requests, engine load and KV cache: in a PD profile each per-stage panel exists once per pool (key ending
     _prefill / _decode) and each of its targets selects that pool; titles say 'instance', never 'stage'."""
     profile = PROFILES[name]
-    panels = [p for title in ("Requests and gateway", "KV cache and NVMe", "SLO and health")
-              for p in group_panels(name, title)]
-    staged = [p for p in panels if re.search(r"(per (PP )?stage|per instance)", p["title"])
-              and p["type"] in ("timeseries", "stat")]
+    panels = [
+        p
+        for title in ("Requests and gateway", "KV cache and NVMe", "SLO and health")
+        for p in group_panels(name, title)
+    ]
+    staged = [
+        p
+        for p in panels
+        if re.search(r"(per (PP )?stage|per instance)", p["title"]) and p["type"] in ("timeseries", "stat")
+    ]
     assert staged
     for panel in staged:
         roles = set().union(*(_roles(t["expr"]) for t in panel.get("targets", [])))
@@ -95,9 +116,12 @@ def test_s27_every_per_stage_panel_of_a_pd_profile_selects_one_pool(name: str) -
 
 def _planned(window):
     (built,) = build_profile(window.profile)
-    return {planned.raw.get("title"): planned
-            for planned in plan([DashboardInput("pd", built.document, window.profile)],
-                                Window(window.end, window.hours * 3600))}
+    return {
+        planned.raw.get("title"): planned
+        for planned in plan(
+            [DashboardInput("pd", built.document, window.profile)], Window(window.end, window.hours * 3600)
+        )
+    }
 
 
 def _results(ds: Datasource, planned, end: float) -> list[list[dict]]:
@@ -142,9 +166,11 @@ def test_s27_ttft_parts_and_gateway_legs_have_demo_series(victoriametrics, demo_
     window = demo_windows[(PD, "healthy")]
     ds = Datasource(victoriametrics.url)
     planned = _planned(window)
-    for title in ("TTFT parts measured by the prefill pool, mean per request (s)",
-                  "TTFT parts measured by the decode pool, mean per request (s)",
-                  "Gateway PD legs p95: prefill, KV transfer, TTFT (s)"):
+    for title in (
+        "TTFT parts measured by the prefill pool, mean per request (s)",
+        "TTFT parts measured by the decode pool, mean per request (s)",
+        "Gateway PD legs p95: prefill, KV transfer, TTFT (s)",
+    ):
         results = _results(ds, planned[title], window.end)
         assert all(results), (title, [len(r) for r in results])
         assert all(float(item["value"][1]) > 0 for result in results for item in result), title

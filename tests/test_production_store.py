@@ -59,8 +59,10 @@ def test_s24_reasons_on_a_deduplicated_store_name_the_right_node_and_layer(produ
     window = windows[scenario]
     profile = window.profile
     (built,) = build_profile(profile)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(window.end, window.hours * 3600), 60, 120)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(window.end, window.hours * 3600), 60, 120),
+    }
     ds = Datasource(server.url)
     wrong = {}
     for layer in nodata.layers(profile):
@@ -78,13 +80,20 @@ def test_s24_a_profile_that_ignores_the_store_reads_insufficient_samples_on_ever
     """The fault this family guards against: expecting one GPM sample per second of a 30 s store."""
     server, windows = production_store
     window = windows["healthy"]
-    naive = replace(window.profile, sources={
-        name: replace(source, sample_interval=source.scrape_interval,
-                      sample_interval_seconds=source.scrape_interval_seconds)
-        for name, source in window.profile.sources.items()})
+    naive = replace(
+        window.profile,
+        sources={
+            name: replace(
+                source, sample_interval=source.scrape_interval, sample_interval_seconds=source.scrape_interval_seconds
+            )
+            for name, source in window.profile.sources.items()
+        },
+    )
     (built,) = build_profile(naive)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(window.end, window.hours * 3600), 60, 120)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(window.end, window.hours * 3600), 60, 120),
+    }
     gpm = next(layer for layer in nodata.layers(naive) if layer.key == "gpm")
     result = Datasource(server.url).query(expand_text(nodata.reason_code(naive, gpm), values), window.end).result
     assert {int(float(item["value"][1])) for item in result} == {nodata.INSUFFICIENT}
@@ -97,8 +106,10 @@ def test_s24_freshness_on_a_healthy_deduplicated_store_stays_within_the_expected
     window = windows["healthy"]
     profile = window.profile
     (built,) = build_profile(profile)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(window.end, window.hours * 3600), 60, 120)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(window.end, window.hours * 3600), 60, 120),
+    }
     ds = Datasource(server.url)
     table = freshness_table(profile)
     for layer, target in zip(nodata.layers(profile), table.targets, strict=True):

@@ -43,41 +43,77 @@ def test_four_profiles_load_with_their_sizes():
         (lambda d: d["sources"].pop("dcgm"), "sources.dcgm", "missing"),
         (lambda d: d["pools"][0].update(tp=3, pp=1), "pools[0]", "does not divide"),
         (lambda d: d["pools"][0].update(replicas=3), "pools", "the cluster has 8 nodes x 8 = 64 GPUs"),
-        (lambda d: d["capacity"].update(global_segment_size=274877906945), "capacity.global_segment_size",
-         "must divide evenly"),
-        (lambda d: d["capacity"].update(nvme_bucket_limit_per_rank="260 GB"), "capacity.nvme_bucket_limit_per_rank",
-         "exceeds the physical size"),
-        (lambda d: d["capacity"].update(disk_nominal_size="1.92 TB"), "capacity.nvme_physical_per_rank",
-         "exceeds the disk's nominal size"),
-        (lambda d: d["capacity"].update(host_cache_per_rank="32 GB/s"), "capacity.host_cache_per_rank",
-         "cannot read size"),
-        (lambda d: d["capacity"].pop("global_segment_size"), "capacity.global_segment_size",
-         "required when hicache_storage is deployed"),
+        (
+            lambda d: d["capacity"].update(global_segment_size=274877906945),
+            "capacity.global_segment_size",
+            "must divide evenly",
+        ),
+        (
+            lambda d: d["capacity"].update(nvme_bucket_limit_per_rank="260 GB"),
+            "capacity.nvme_bucket_limit_per_rank",
+            "exceeds the physical size",
+        ),
+        (
+            lambda d: d["capacity"].update(disk_nominal_size="1.92 TB"),
+            "capacity.nvme_physical_per_rank",
+            "exceeds the disk's nominal size",
+        ),
+        (
+            lambda d: d["capacity"].update(host_cache_per_rank="32 GB/s"),
+            "capacity.host_cache_per_rank",
+            "cannot read size",
+        ),
+        (
+            lambda d: d["capacity"].pop("global_segment_size"),
+            "capacity.global_segment_size",
+            "required when hicache_storage is deployed",
+        ),
         (lambda d: d["slo"].update(objective=99), "slo.objective", "between 0 and 1"),
         (lambda d: d["labels"].update(node="node-name"), "labels.node", "not a valid Prometheus label name"),
         (lambda d: d["cluster"].update(colour="blue"), "cluster.colour", "unknown field"),
-        (lambda d: d["sources"]["sglang"].update(scrape_interval="5 seconds"), "sources.sglang.scrape_interval",
-         "duration"),
+        (
+            lambda d: d["sources"]["sglang"].update(scrape_interval="5 seconds"),
+            "sources.sglang.scrape_interval",
+            "duration",
+        ),
         (lambda d: d["dashboard"].update(grafana_version="10.4"), "dashboard.grafana_version", "11.6 and newer"),
         (lambda d: d["capacity"].update(global_segment_size=0), "capacity.global_segment_size", "must be positive"),
-        (lambda d: d["capacity"].update(host_cache_per_rank="0 GiB"), "capacity.host_cache_per_rank",
-         "must be positive"),
+        (
+            lambda d: d["capacity"].update(host_cache_per_rank="0 GiB"),
+            "capacity.host_cache_per_rank",
+            "must be positive",
+        ),
         (lambda d: d["dashboard"].update(time_from=""), "dashboard.time_from", "relative time like 'now-1h'"),
         (lambda d: d["dashboard"].update(time_from="yesterday"), "dashboard.time_from", "got 'yesterday'"),
         (lambda d: d["dashboard"].update(refresh="-1m"), "dashboard.refresh", "got '-1m'"),
         (lambda d: d["dashboard"].update(refresh="1x"), "dashboard.refresh", "like '30s'"),
         (lambda d: d["dashboard"].update(refresh="0s"), "dashboard.refresh", "like '30s'"),
-        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-99": "10.0.0.99"}),
-         "cluster.node_addresses.lc-node-99", "not a node of this profile"),
-        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": ""}), "cluster.node_addresses.lc-node-01",
-         "non-empty address"),
-        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": 7}), "cluster.node_addresses.lc-node-01",
-         "non-empty address"),
-        (lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": "10.12.0.10"}), "cluster.node_addresses",
-         "repeated: 10.12.0.10"),
+        (
+            lambda d: d["cluster"]["node_addresses"].update({"lc-node-99": "10.0.0.99"}),
+            "cluster.node_addresses.lc-node-99",
+            "not a node of this profile",
+        ),
+        (
+            lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": ""}),
+            "cluster.node_addresses.lc-node-01",
+            "non-empty address",
+        ),
+        (
+            lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": 7}),
+            "cluster.node_addresses.lc-node-01",
+            "non-empty address",
+        ),
+        (
+            lambda d: d["cluster"]["node_addresses"].update({"lc-node-01": "10.12.0.10"}),
+            "cluster.node_addresses",
+            "repeated: 10.12.0.10",
+        ),
         (lambda d: d["cluster"].update(node_addresses="10.12.0.10"), "cluster.node_addresses", "expected a table"),
-        (lambda d: d["sources"]["dcgm"].update(sample_interval="15s"), "sources.dcgm.sample_interval",
-         "shorter than the scrape interval"),
+        (
+            lambda d: d["sources"]["dcgm"].update(sample_interval="15s"),
+            "sources.dcgm.sample_interval",
+            "shorter than the scrape interval",
+        ),
     ],
 )
 def test_bad_profile_names_file_and_field(mutate, field, fragment):
@@ -155,6 +191,7 @@ def test_sample_interval_defaults_to_the_scrape_interval_on_a_store_that_keeps_e
 
 # -- issue 18: hostile and huge profiles ----------------------------------------------------------------
 
+
 def _fails(data: dict, field: str, *words: str) -> ProfileError:
     with pytest.raises(ProfileError) as info:
         profile_from_dict(data, "p.toml")
@@ -185,11 +222,21 @@ def test_a_quote_in_a_node_name_format_is_refused():
     _fails(data, "cluster.node_name_format", "node 0")
 
 
-@pytest.mark.parametrize("regex, construct", [
-    ("nvme(?=0)", "lookahead"), ("nvme(?!0)", "negative lookahead"), ("(?<=a)nvme", "lookbehind"),
-    (r"(a)\1", "back-reference"), ("a*+", "possessive"), ("(?>a)", "atomic"), ("nvme[", "not a valid"),
-    ('nvme"0', "quote"), ("^nvme[0-9]+$", "'$'"), ("${x}", "variable"),
-])
+@pytest.mark.parametrize(
+    "regex, construct",
+    [
+        ("nvme(?=0)", "lookahead"),
+        ("nvme(?!0)", "negative lookahead"),
+        ("(?<=a)nvme", "lookbehind"),
+        (r"(a)\1", "back-reference"),
+        ("a*+", "possessive"),
+        ("(?>a)", "atomic"),
+        ("nvme[", "not a valid"),
+        ('nvme"0', "quote"),
+        ("^nvme[0-9]+$", "'$'"),
+        ("${x}", "variable"),
+    ],
+)
 def test_a_cache_device_regex_re2_refuses_is_rejected_by_name(regex, construct):
     data = raw("h20-16")
     data["disks"] = {"cache_device_regex": regex}
@@ -198,8 +245,11 @@ def test_a_cache_device_regex_re2_refuses_is_rejected_by_name(regex, construct):
 
 def test_two_pools_sharing_one_node_name_the_pool_not_an_index_error():
     data = raw("h20-16")
-    data["pools"] = [{"name": "a", "replicas": 1, "tp": 4}, {"name": "b", "replicas": 1, "tp": 4},
-                     {"name": "c", "replicas": 1, "tp": 8}]
+    data["pools"] = [
+        {"name": "a", "replicas": 1, "tp": 4},
+        {"name": "b", "replicas": 1, "tp": 4},
+        {"name": "c", "replicas": 1, "tp": 8},
+    ]
     _fails(data, "pools[0].replicas", "cannot share a node")
 
 
@@ -228,12 +278,14 @@ def test_a_huge_size_is_an_error_not_an_overflow(size):
 
 def test_the_node_address_check_is_linear_at_100000_nodes():
     import time
+
     data = raw("video-200")
     data["cluster"]["nodes"] = 100_000
     data["cluster"]["node_name_format"] = "n{index}"
     data["pools"][0]["replicas"] = 100_000
-    data["cluster"]["node_addresses"] = {f"n{i}": f"10.{i // 65536}.{i // 256 % 256}.{i % 256}"
-                                         for i in range(0, 100_000, 2)}
+    data["cluster"]["node_addresses"] = {
+        f"n{i}": f"10.{i // 65536}.{i // 256 % 256}.{i % 256}" for i in range(0, 100_000, 2)
+    }
     began = time.monotonic()
     profile = profile_from_dict(data, "p.toml")
     assert len(profile.node_names) == 100_000
@@ -253,8 +305,14 @@ def test_no_profiles_in_the_folder_exits_2_naming_the_folder(tmp_path):
     from click.testing import CliRunner
 
     from dashgen.cli.app import main
-    for command in (["build", "--out", str(tmp_path / "out")], ["rules", "--out", str(tmp_path / "r")],
-                    ["profiles"], ["check"], ["index", "--out", str(tmp_path / "i.md")]):
+
+    for command in (
+        ["build", "--out", str(tmp_path / "out")],
+        ["rules", "--out", str(tmp_path / "r")],
+        ["profiles"],
+        ["check"],
+        ["index", "--out", str(tmp_path / "i.md")],
+    ):
         result = CliRunner().invoke(main, ["--profiles-dir", str(tmp_path), *command])
         assert result.exit_code == 2, result.output
         assert str(tmp_path) in result.output and "no profiles" in result.output
@@ -263,16 +321,19 @@ def test_no_profiles_in_the_folder_exits_2_naming_the_folder(tmp_path):
 
 def test_a_generated_query_that_is_not_promql_fails_the_build_naming_the_profile_field():
     from dashgen.build import check_queries, syntax_problem
+
     (profile,) = load_profiles(["h20-16"], PROFILES)
     assert syntax_problem('rate(up{job="sglang", node=~"$node"}[$__rate_interval])') is None
-    document = {"panels": [{"type": "timeseries", "title": "T",
-                            "targets": [{"refId": "A", "expr": 'up{job="sglang"} +'}]}]}
+    document = {
+        "panels": [{"type": "timeseries", "title": "T", "targets": [{"refId": "A", "expr": 'up{job="sglang"} +'}]}]
+    }
     (problem,) = check_queries(document, profile, "h20-16/x")
     assert "panel 'T' target A" in problem and "sources.sglang.job" in problem and "h20-16.toml" in problem
 
 
 def test_a_long_or_chain_is_checked_piece_by_piece_never_whole():
     from dashgen.build import syntax_problem
+
     chain = " or on(node) ".join(f'label_replace(vector(1), "node", "n{i}", "", "")' for i in range(20_000))
     assert syntax_problem(f"(up == 0) or on(node) ({chain})") is None
     assert "budget" in syntax_problem("up" + " + up" * 5000)
@@ -286,8 +347,9 @@ def test_an_empty_or_multi_line_title_is_refused_before_the_schema_sees_it(title
     _fails(data, "title", "printable")
 
 
-@pytest.mark.parametrize(("time_from", "refresh"), [("now-7d/d", ""), ("now", "30s"), ("2026-01-01", "1h"),
-                                                   ("2026-01-01T00:00:00Z", "1d")])
+@pytest.mark.parametrize(
+    ("time_from", "refresh"), [("now-7d/d", ""), ("now", "30s"), ("2026-01-01", "1h"), ("2026-01-01T00:00:00Z", "1d")]
+)
 def test_grafana_time_and_refresh_forms_are_accepted(time_from, refresh):
     data = raw()
     data["dashboard"].update(time_from=time_from, refresh=refresh)

@@ -50,8 +50,10 @@ def dashboard_checks(prometheus_demo: DemoPrometheus) -> Checks:
             window = prometheus_demo.windows[name]
             span = Window(window.end, window.hours * 3600)
             ds = Datasource(prometheus_demo.url, timeout=60)
-            inputs = [DashboardInput(f"{b.profile}/{b.uid}", b.document, window.profile)
-                      for b in build_profile(window.profile)]
+            inputs = [
+                DashboardInput(f"{b.profile}/{b.uid}", b.document, window.profile)
+                for b in build_profile(window.profile)
+            ]
 
             def label_values(match: str, label: str) -> list[str]:
                 return ds.label_values(label, [match], span.start, span.end)
@@ -66,30 +68,40 @@ def dashboard_checks(prometheus_demo: DemoPrometheus) -> Checks:
 def test_every_query_runs_on_prometheus_without_error(dashboard_checks: Checks, name: str) -> None:
     checks = dashboard_checks(name)
     assert sum(len(panel.targets) for panel in checks) > 0
-    errors = [f"{panel.dashboard} / {panel.title!r} / {target.ref_id} {target.kind}: HTTP {target.error_status}: "
-              f"{target.error_message}\n    {target.query}"
-              for panel in checks for target in panel.targets if target.status == "error"]
+    errors = [
+        f"{panel.dashboard} / {panel.title!r} / {target.ref_id} {target.kind}: HTTP {target.error_status}: "
+        f"{target.error_message}\n    {target.query}"
+        for panel in checks
+        for target in panel.targets
+        if target.status == "error"
+    ]
     assert not errors, f"{len(errors)} queries fail on Prometheus:\n" + "\n".join(errors)
 
 
 @pytest.mark.parametrize("name", PROFILES)
-def test_no_query_goes_empty_on_prometheus_where_the_demo_has_data(prometheus_demo: DemoPrometheus,
-                                                                   dashboard_checks: Checks, name: str) -> None:
+def test_no_query_goes_empty_on_prometheus_where_the_demo_has_data(
+    prometheus_demo: DemoPrometheus, dashboard_checks: Checks, name: str
+) -> None:
     """Prometheus' own evaluation (rate needs two samples in its window, no look-back before it) must
     not turn healthy data into No Data; a target may be empty only when it reads a metric the demo
     has no series of for this profile."""
     held = prometheus_demo.names[name]
-    empty = [(panel.title, target.ref_id, target.kind, [r.text for r in target.reasons], target.query)
-             for panel in dashboard_checks(name) for target in panel.targets
-             if target.status == "empty" and set(metric_names(target.query)) <= held
-             and (panel.title, target.ref_id) not in HEALTHY_EMPTY]  # nothing firing, nothing missing
+    empty = [
+        (panel.title, target.ref_id, target.kind, [r.text for r in target.reasons], target.query)
+        for panel in dashboard_checks(name)
+        for target in panel.targets
+        if target.status == "empty"
+        and set(metric_names(target.query)) <= held
+        and (panel.title, target.ref_id) not in HEALTHY_EMPTY
+    ]  # nothing firing, nothing missing
     assert not empty, f"healthy demo data leaves targets empty on Prometheus: {empty}"
 
 
 def _group_tables(profile: Profile, title: str) -> tuple[dict, list[dict]]:
     (built,) = build_profile(profile)
-    return built.document, [raw for row, raw in panels_by_row(built.document)
-                            if row == title and raw.get("type") == "table"]
+    return built.document, [
+        raw for row, raw in panels_by_row(built.document) if row == title and raw.get("type") == "table"
+    ]
 
 
 @pytest.mark.parametrize("name", PROFILES)
@@ -136,8 +148,10 @@ def test_healthy_reason_codes_read_ok_on_every_node_on_prometheus(prometheus_dem
     window = prometheus_demo.windows[REFERENCE]
     profile = window.profile
     (built,) = build_profile(profile)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(window.end, window.hours * 3600), 60, 60)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(window.end, window.hours * 3600), 60, 60),
+    }
     ds = Datasource(prometheus_demo.url, timeout=60)
     wrong = {}
     for layer in nodata.layers(profile):
@@ -163,14 +177,26 @@ def test_cost_reads_prometheus_stats_and_its_gate_exits_1_over_budget(prometheus
     profile = window.profile
     ds = Datasource(prometheus_demo.url, timeout=60)
     seconds = int(window.hours * 3600)
-    result, answer = ds.query_with_stats(f'count_over_time(up{{cluster="{profile.deployment}"}}[{seconds}s])',
-                                         window.end - seconds, window.end)
+    result, answer = ds.query_with_stats(
+        f'count_over_time(up{{cluster="{profile.deployment}"}}[{seconds}s])', window.end - seconds, window.end
+    )
     stats = stats_from_answer(answer)
     assert stats.origin == "prometheus" and stats.series_fetched is None
     assert stats.samples_scanned == sum(int(float(item["value"][1])) for item in result.result) > 0
 
-    args = ["cost", "--datasource-url", prometheus_demo.url, "--profile", REFERENCE, "--at", str(window.end),
-            "--window", f"{seconds}s", "--format", "json"]
+    args = [
+        "cost",
+        "--datasource-url",
+        prometheus_demo.url,
+        "--profile",
+        REFERENCE,
+        "--at",
+        str(window.end),
+        "--window",
+        f"{seconds}s",
+        "--format",
+        "json",
+    ]
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output[-2000:]
     (data,) = json.loads(first.output)["results"]

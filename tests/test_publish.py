@@ -48,10 +48,20 @@ def save_path(grafana: GrafanaStandin, existing: bool) -> tuple[str, str]:
 
 def resource(document: dict, version: int = 1) -> dict:
     """A ``/apis`` object holding ``document`` (for injected read-backs)."""
-    return {"apiVersion": "dashboard.grafana.app/v0alpha1", "kind": "Dashboard",
-            "metadata": {"name": UID, "namespace": "default", "resourceVersion": "7", "generation": version,
-                         "annotations": {}, "labels": {"grafana.app/deprecatedInternalID": "1"}},
-            "spec": {k: v for k, v in document.items() if k not in ("id", "uid", "version")}, "status": {}}
+    return {
+        "apiVersion": "dashboard.grafana.app/v0alpha1",
+        "kind": "Dashboard",
+        "metadata": {
+            "name": UID,
+            "namespace": "default",
+            "resourceVersion": "7",
+            "generation": version,
+            "annotations": {},
+            "labels": {"grafana.app/deprecatedInternalID": "1"},
+        },
+        "spec": {k: v for k, v in document.items() if k not in ("id", "uid", "version")},
+        "status": {},
+    }
 
 
 def test_first_publish_creates_and_verifies(work, grafana):
@@ -253,15 +263,20 @@ def test_rollback_republishes_a_recorded_release_through_the_guards(work, grafan
     base = ["--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups")]
     runner = CliRunner()
     env = {"GRAFANA_TOKEN": TOKEN}
-    refused = runner.invoke(main, ["rollback", UID, "--to", str(first["grafana_version"]), "--grafana-url",
-                                   grafana.url, *base], env=env)
+    refused = runner.invoke(
+        main, ["rollback", UID, "--to", str(first["grafana_version"]), "--grafana-url", grafana.url, *base], env=env
+    )
     assert refused.exit_code == 1 and "--approve" in refused.output
-    done = runner.invoke(main, ["rollback", UID, "--to", first["build_sha"][:12], "--grafana-url", grafana.url,
-                                *approve_all(keys), *base], env=env)
+    done = runner.invoke(
+        main,
+        ["rollback", UID, "--to", first["build_sha"][:12], "--grafana-url", grafana.url, *approve_all(keys), *base],
+        env=env,
+    )
     assert done.exit_code == 0, done.output
     assert content_sha(grafana.stored(UID)) == first["build_sha"]
-    history = runner.invoke(main, ["history", UID, "--grafana-url", grafana.url, "--format", "json", *base[:2]],
-                            env=env)
+    history = runner.invoke(
+        main, ["history", UID, "--grafana-url", grafana.url, "--format", "json", *base[:2]], env=env
+    )
     rows = json.loads(history.stdout)["results"]["versions"]
     assert [row["version"] for row in rows] == [1, 2, 3]
     assert all(row["in_grafana"] and row["build_sha"] for row in rows)

@@ -74,12 +74,26 @@ def test_approval_keys_take_a_uid_prefix_and_globs(work, grafana):
     group = max(sorted(set(groups)), key=groups.count)  # the panel group with the most changed queries
     assert "var:gpu" in keys and sum(k.startswith(f"{group}.") for k in keys) >= 2
     other = [k for k in keys if not k.startswith((f"{group}.", "var:"))]
-    wrong_uid = run(work, grafana, "--approve", f"{group}.*", "--approve", "dg-pd-*/var:*",
-                    *[a for k in other for a in ("--approve", k)])
+    wrong_uid = run(
+        work,
+        grafana,
+        "--approve",
+        f"{group}.*",
+        "--approve",
+        "dg-pd-*/var:*",
+        *[a for k in other for a in ("--approve", k)],
+    )
     assert wrong_uid.exit_code == 1 and "--approve var:gpu" in wrong_uid.output
     assert "--approve dg-pd-*/var:* matched nothing in this plan" in wrong_uid.output
-    result = run(work, grafana, "--approve", f"{group}.*", "--approve", "dg-h20-*/var:*",
-                 *[a for k in other for a in ("--approve", k)])
+    result = run(
+        work,
+        grafana,
+        "--approve",
+        f"{group}.*",
+        "--approve",
+        "dg-h20-*/var:*",
+        *[a for k in other for a in ("--approve", k)],
+    )
     assert result.exit_code == 0, result.output
     assert set(ledger(work)[-1]["approvals_used"]) == set(keys)
 

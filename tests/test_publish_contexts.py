@@ -23,8 +23,10 @@ TOKENS = {"STAGING_TOKEN": STAGING_TOKEN, "PROD_TOKEN": PROD_TOKEN}
 
 
 def write_config(work: Path, staging: GrafanaStandin, prod: GrafanaStandin, **extra: str) -> Path:
-    text = (f'default_context = "staging"\n[contexts.staging]\nurl = "{staging.url}"\ntoken_env = "STAGING_TOKEN"\n'
-            f'[contexts.prod]\nurl = "{prod.url}"\ntoken_env = "PROD_TOKEN"\norg_id = 1\n')
+    text = (
+        f'default_context = "staging"\n[contexts.staging]\nurl = "{staging.url}"\ntoken_env = "STAGING_TOKEN"\n'
+        f'[contexts.prod]\nurl = "{prod.url}"\ntoken_env = "PROD_TOKEN"\norg_id = 1\n'
+    )
     text += "".join(f'{key} = "{value}"\n' for key, value in extra.items())
     path = work / "dashgen.toml"
     path.write_text(text)
@@ -32,9 +34,22 @@ def write_config(work: Path, staging: GrafanaStandin, prod: GrafanaStandin, **ex
 
 
 def publish(work: Path, *args: str, env: dict[str, str] | None = None):
-    argv = ["--profiles-dir", str(work / "profiles"), "publish", "--config", str(work / "dashgen.toml"),
-            "--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups"), "--timeout", "2",
-            "--profile", "h20-16", *args]
+    argv = [
+        "--profiles-dir",
+        str(work / "profiles"),
+        "publish",
+        "--config",
+        str(work / "dashgen.toml"),
+        "--ledger",
+        str(work / "ledger.jsonl"),
+        "--backup-dir",
+        str(work / "backups"),
+        "--timeout",
+        "2",
+        "--profile",
+        "h20-16",
+        *args,
+    ]
     return CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": "", "GRAFANA_URL": "", **TOKENS, **(env or {})})
 
 
@@ -69,10 +84,28 @@ def test_the_same_uid_in_two_orgs_has_two_histories(work):
         assert run(work, grafana, "--org-id", "1", env=env).exit_code == 0
         refused = run(work, grafana, "--org-id", "2", env=env)
         assert refused.exit_code == 1 and f"--overwrite-live {UID}" in refused.output
-        assert [(r["org_id"], r["outcome"]) for r in ledger(work)] == [(1, "published"), (2, "published"),
-                                                                        (1, "unchanged"), (2, "refused")]
-        history = CliRunner().invoke(main, ["history", UID, "--grafana-url", grafana.url, "--org-id", "2",
-                                            "--ledger", str(work / "ledger.jsonl"), "--format", "json"], env=env)
+        assert [(r["org_id"], r["outcome"]) for r in ledger(work)] == [
+            (1, "published"),
+            (2, "published"),
+            (1, "unchanged"),
+            (2, "refused"),
+        ]
+        history = CliRunner().invoke(
+            main,
+            [
+                "history",
+                UID,
+                "--grafana-url",
+                grafana.url,
+                "--org-id",
+                "2",
+                "--ledger",
+                str(work / "ledger.jsonl"),
+                "--format",
+                "json",
+            ],
+            env=env,
+        )
         assert history.exit_code == 0, history.output
         assert {r["org_id"] for r in json.loads(history.stdout)["results"]["ledger"]} == {2}
 
@@ -97,8 +130,20 @@ def test_rollback_reads_only_the_records_of_its_instance(work):
         assert publish(work).exit_code == 0
         staged = ledger(work)[-1]["build_sha"]
         assert publish(work, "--context", "prod").exit_code == 0  # prod: v1 is already the next build
-        argv = ["rollback", UID, "--to", "1", "--context", "prod", "--config", str(work / "dashgen.toml"),
-                "--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups")]
+        argv = [
+            "rollback",
+            UID,
+            "--to",
+            "1",
+            "--context",
+            "prod",
+            "--config",
+            str(work / "dashgen.toml"),
+            "--ledger",
+            str(work / "ledger.jsonl"),
+            "--backup-dir",
+            str(work / "backups"),
+        ]
         result = CliRunner().invoke(main, argv, env=TOKENS)
         assert result.exit_code == 0, result.output  # prod's v1 is its own release, not staging's v1
         assert ledger(work)[-1]["outcome"] == "unchanged" and ledger(work)[-1]["build_sha"] == staged
@@ -131,13 +176,16 @@ def test_flags_win_over_the_context_and_the_context_over_grafana_url(tmp_path):
     assert (explicit.name, explicit.url, explicit.org_id) == ("", "https://flag.example", None)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[contexts.a]\nurl = "https://a"\ntoken = "glsa_x"\n', "contexts.a.token: unknown field (a config file never"),
-    ('[contexts.a]\norg_id = 1\n', "contexts.a.url: required"),
-    ('[contexts.a]\nurl = "https://a"\norg_id = "1"\n', "contexts.a.org_id: expected int, got str"),
-    ('default_context = "z"\n[contexts.a]\nurl = "https://a"\n', "default_context: 'z' is not one of"),
-    ("[contexts.a\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[contexts.a]\nurl = "https://a"\ntoken = "glsa_x"\n', "contexts.a.token: unknown field (a config file never"),
+        ("[contexts.a]\norg_id = 1\n", "contexts.a.url: required"),
+        ('[contexts.a]\nurl = "https://a"\norg_id = "1"\n', "contexts.a.org_id: expected int, got str"),
+        ('default_context = "z"\n[contexts.a]\nurl = "https://a"\n', "default_context: 'z' is not one of"),
+        ("[contexts.a\n", "not valid TOML"),
+    ],
+)
 def test_a_bad_config_file_is_one_line_naming_file_and_field(tmp_path, text, message):
     path = tmp_path / "dashgen.toml"
     path.write_text(text)
@@ -186,4 +234,3 @@ def test_a_token_file_holds_one_line_of_bounded_size(tmp_path):
     big.write_text("x" * 5000)
     with pytest.raises(InputError, match="over the 4,096"):
         read_token_file(big)
-

@@ -30,14 +30,17 @@ def test_a_title_grafana_would_trim_is_refused_at_build():
 
 def test_a_refresh_below_min_refresh_interval_is_refused_at_build(work):
     set_dashboard_keys(work, 'refresh = "2s"')
-    result = CliRunner().invoke(main, ["--profiles-dir", str(work / "profiles"), "build", "--out",
-                                       str(work / "out"), "--profile", "h20-16"])
+    result = CliRunner().invoke(
+        main, ["--profiles-dir", str(work / "profiles"), "build", "--out", str(work / "out"), "--profile", "h20-16"]
+    )
     assert result.exit_code == 2
-    assert "h20-16.toml: dashboard.refresh: '2s' is below the Grafana server's min_refresh_interval '5s'" \
-        in result.output
+    assert (
+        "h20-16.toml: dashboard.refresh: '2s' is below the Grafana server's min_refresh_interval '5s'" in result.output
+    )
     set_dashboard_keys(work, 'min_refresh_interval = "1s"')  # the target server allows it
-    again = CliRunner().invoke(main, ["--profiles-dir", str(work / "profiles"), "build", "--out",
-                                      str(work / "out"), "--profile", "h20-16"])
+    again = CliRunner().invoke(
+        main, ["--profiles-dir", str(work / "profiles"), "build", "--out", str(work / "out"), "--profile", "h20-16"]
+    )
     assert again.exit_code == 0, again.output
 
 

@@ -25,13 +25,13 @@ def test_a_missing_folder_is_refused_before_any_write(work, grafana):
 
 
 def test_a_missing_folder_is_created_only_with_approval(work, grafana):
-    dry = run(work, grafana, "--folder-uid", "llm", "--approve", "create-folder:llm", "--dry-run", "--format",
-              "json")
+    dry = run(work, grafana, "--folder-uid", "llm", "--approve", "create-folder:llm", "--dry-run", "--format", "json")
     assert dry.exit_code == 0, dry.output
     assert plan_json(dry)["folders"] == [{"uid": "llm", "action": "create", "title": "llm"}]
     assert grafana.org().folders == {}  # the dry run created nothing
-    result = run(work, grafana, "--folder-uid", "llm", "--folder-title", "LLM clusters", "--approve",
-                 "create-folder:llm")
+    result = run(
+        work, grafana, "--folder-uid", "llm", "--folder-title", "LLM clusters", "--approve", "create-folder:llm"
+    )
     assert result.exit_code == 0, result.output
     assert grafana.org().folders["llm"].title == "LLM clusters" and folder_of(grafana) == "llm"
     record = ledger(work)[-1]

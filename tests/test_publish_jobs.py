@@ -16,8 +16,10 @@ from dashgen.net.http import RetryPolicy
 
 work = pytest.fixture(work_folder)
 UIDS = ["dg-h20-16-cluster", "dg-long-context-64-cluster", "dg-pd-128-cluster", "dg-video-200-cluster"]  # plan order
-SAVE = {"grafana12": ("POST", "/api/dashboards/db"),
-        "grafana13": ("POST", r"/apis/dashboard\.grafana\.app/v0alpha1/namespaces/default/dashboards")}
+SAVE = {
+    "grafana12": ("POST", "/api/dashboards/db"),
+    "grafana13": ("POST", r"/apis/dashboard\.grafana\.app/v0alpha1/namespaces/default/dashboards"),
+}
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -62,10 +64,18 @@ def test_a_429_pauses_every_request_of_the_client_not_only_the_limited_one():
 
 def test_a_rate_limit_that_never_lifts_is_one_bounded_error():
     with GrafanaStandin(token=TOKEN) as grafana:
-        grafana.inject("POST", "/api/dashboards/db", 429, {"message": "Too Many Requests"}, times=None,
-                       headers={"Retry-After": "0.01"})
+        grafana.inject(
+            "POST",
+            "/api/dashboards/db",
+            429,
+            {"message": "Too Many Requests"},
+            times=None,
+            headers={"Retry-After": "0.01"},
+        )
         policy = RetryPolicy(retries=2, backoff=0.001, backoff_max=0.01)
-        with GrafanaClient(grafana.url, token=TOKEN, retry=policy, trust_env=False) as client, \
-                pytest.raises(RateLimited, match="429, Retry-After 0.01: Too Many Requests.*after 3 attempts"):
+        with (
+            GrafanaClient(grafana.url, token=TOKEN, retry=policy, trust_env=False) as client,
+            pytest.raises(RateLimited, match="429, Retry-After 0.01: Too Many Requests.*after 3 attempts"),
+        ):
             client.save_dashboard({"uid": "x", "title": "X"}, None, "m")
         assert grafana.count("POST", "/api/dashboards/db") == 3 and grafana.stored("x") is None

@@ -30,8 +30,9 @@ def test_a_torn_last_line_is_quarantined_and_the_release_goes_on(work, grafana):
     dry = run(work, grafana, "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert "is torn" in dry.output and path.read_bytes() == good + TORN  # a dry run repairs nothing
-    history = CliRunner().invoke(main, ["history", UID, "--grafana-url", grafana.url, "--ledger", str(path)],
-                                 env={"GRAFANA_TOKEN": TOKEN})
+    history = CliRunner().invoke(
+        main, ["history", UID, "--grafana-url", grafana.url, "--ledger", str(path)], env={"GRAFANA_TOKEN": TOKEN}
+    )
     assert history.exit_code == 0 and "is torn" in history.output
     result = run(work, grafana)
     assert result.exit_code == 0, result.output

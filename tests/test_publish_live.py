@@ -36,9 +36,13 @@ def live(tmp_path_factory):
     profiles.mkdir()
     text = (ROOT / "profiles" / "h20-16.toml").read_text().replace('name = "h20-16"', f'name = "{name}"')
     (profiles / f"{name}.toml").write_text(text)
-    client = GrafanaClient(os.environ["GRAFANA_URL"], token=os.environ.get("GRAFANA_TOKEN"),
-                           basic_auth=(os.environ["GRAFANA_USER"], os.environ.get("GRAFANA_PASSWORD", ""))
-                           if os.environ.get("GRAFANA_USER") and not os.environ.get("GRAFANA_TOKEN") else None)
+    client = GrafanaClient(
+        os.environ["GRAFANA_URL"],
+        token=os.environ.get("GRAFANA_TOKEN"),
+        basic_auth=(os.environ["GRAFANA_USER"], os.environ.get("GRAFANA_PASSWORD", ""))
+        if os.environ.get("GRAFANA_USER") and not os.environ.get("GRAFANA_TOKEN")
+        else None,
+    )
     folder = client.create_folder(f"dashgen {name}", uid=name)
     yield {"name": name, "uid": f"dg-{name}-cluster", "work": work, "client": client, "folder": folder.uid}
     try:
@@ -49,8 +53,18 @@ def live(tmp_path_factory):
 
 
 def publish(live, *args):
-    argv = ["--profiles-dir", str(live["work"] / "profiles"), "publish", "--folder-uid", live["folder"],
-            "--ledger", str(live["work"] / "ledger.jsonl"), "--backup-dir", str(live["work"] / "backups"), *args]
+    argv = [
+        "--profiles-dir",
+        str(live["work"] / "profiles"),
+        "publish",
+        "--folder-uid",
+        live["folder"],
+        "--ledger",
+        str(live["work"] / "ledger.jsonl"),
+        "--backup-dir",
+        str(live["work"] / "backups"),
+        *args,
+    ]
     return CliRunner().invoke(main, argv, env={k: v for k, v in os.environ.items() if k.startswith("GRAFANA_")})
 
 

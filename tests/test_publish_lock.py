@@ -29,19 +29,51 @@ def lock_of(work, grafana) -> os.PathLike:
 
 def write_lock(path, **holder) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"user": "ci", "host": socket.gethostname(), "pid": os.getpid(), "command": "x",
-                                "time": "2026-01-01T00:00:00Z", "epoch": time.time(), **holder}))
+    path.write_text(
+        json.dumps(
+            {
+                "user": "ci",
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "command": "x",
+                "time": "2026-01-01T00:00:00Z",
+                "epoch": time.time(),
+                **holder,
+            }
+        )
+    )
 
 
 @pytest.mark.parametrize("mode", ["grafana12", "grafana13"])
 def test_a_second_concurrent_release_is_refused_by_the_lock(work, mode):
     with GrafanaStandin(mode=mode, token=TOKEN) as grafana:
         grafana.inject_delay(2.0, "GET", r"/apis/.*/dashboards/.*")  # the first release's export is slow
-        argv = [sys.executable, "-m", "dashgen", "--profiles-dir", str(work / "profiles"), "publish",
-                "--grafana-url", grafana.url, "--ledger", str(work / "ledger.jsonl"), "--backup-dir",
-                str(work / "backups"), "--profile", "h20-16", "--timeout", "5"]
-        first = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "GRAFANA_TOKEN": TOKEN},
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        argv = [
+            sys.executable,
+            "-m",
+            "dashgen",
+            "--profiles-dir",
+            str(work / "profiles"),
+            "publish",
+            "--grafana-url",
+            grafana.url,
+            "--ledger",
+            str(work / "ledger.jsonl"),
+            "--backup-dir",
+            str(work / "backups"),
+            "--profile",
+            "h20-16",
+            "--timeout",
+            "5",
+        ]
+        first = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env={**os.environ, "GRAFANA_TOKEN": TOKEN},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             deadline = time.monotonic() + 20
             while not lock_of(work, grafana).exists() and first.poll() is None and time.monotonic() < deadline:
@@ -204,4 +236,3 @@ def test_a_held_lock_renews_its_lease(tmp_path, monkeypatch):
     finally:
         held.release()
     assert not held.path.exists()
-

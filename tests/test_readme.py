@@ -22,8 +22,11 @@ COPIED = ("profiles", "dashboards", "rules", "docs/panels.md")
 
 def blocks(text: str) -> list[tuple[int, str]]:
     """(line number, body) of every block whose info string has the word ``runnable``."""
-    return [(text[:m.start()].count("\n") + 1, m.group(3)) for m in BLOCK.finditer(text)
-            if m.group(1) in ("sh", "bash") and "runnable" in m.group(2).split()]
+    return [
+        (text[: m.start()].count("\n") + 1, m.group(3))
+        for m in BLOCK.finditer(text)
+        if m.group(1) in ("sh", "bash") and "runnable" in m.group(2).split()
+    ]
 
 
 RUNNABLE = blocks((ROOT / "README.md").read_text(encoding="utf-8"))
@@ -33,8 +36,14 @@ def test_the_readme_has_runnable_blocks_for_the_user_sections():
     """The first screens (install, render, check, publish, deploy) are marked runnable, so they are tested."""
     assert len(RUNNABLE) >= 5
     text = "\n".join(body for _, body in RUNNABLE)
-    for command in ("dashgen --version", "dashgen build", "dashgen check", "dashgen publish", "dashgen export",
-                    "dashgen rules --format"):
+    for command in (
+        "dashgen --version",
+        "dashgen build",
+        "dashgen check",
+        "dashgen publish",
+        "dashgen export",
+        "dashgen rules --format",
+    ):
         assert command in text, command
 
 
@@ -55,9 +64,17 @@ def test_runnable_readme_block_succeeds(line, body, tmp_path, grafana):
         else:
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, tmp_path / name)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "GRAFANA_URL": grafana.url, "GRAFANA_TOKEN": TOKEN, "NO_COLOR": "1", "HOME": str(tmp_path)}
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, (f"README.md:{line}: exit {done.returncode}\n{done.stdout[-2000:]}\n"
-                                  f"{done.stderr[-2000:]}")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "GRAFANA_URL": grafana.url,
+        "GRAFANA_TOKEN": TOKEN,
+        "NO_COLOR": "1",
+        "HOME": str(tmp_path),
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", body], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, (
+        f"README.md:{line}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    )

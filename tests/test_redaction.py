@@ -12,8 +12,10 @@ from dashgen.errors import redact
 from dashgen.net.http import HttpTransport
 
 
-@pytest.mark.parametrize("text", ["http://" + "a" * 1_000_000, "a" * 1_000_000 + "://x@y",
-                                  "http://x/ " * 100_000, "?token=" + "t" * 1_000_000])
+@pytest.mark.parametrize(
+    "text",
+    ["http://" + "a" * 1_000_000, "a" * 1_000_000 + "://x@y", "http://x/ " * 100_000, "?token=" + "t" * 1_000_000],
+)
 def test_redacting_a_megabyte_is_linear(text):
     started = time.perf_counter()
     redact(text)
@@ -22,7 +24,8 @@ def test_redacting_a_megabyte_is_linear(text):
 
 def test_url_credentials_and_secret_parameters_are_masked():
     assert redact("GET https://u:p%40ss@host/x?token=abc&a=1 then git+https://me:pw@h/") == (
-        "GET https://***@host/x?token=***&a=1 then git+https://***@h/")
+        "GET https://***@host/x?token=***&a=1 then git+https://***@h/"
+    )
 
 
 def test_a_transport_masks_its_token_as_a_whole_word_only():

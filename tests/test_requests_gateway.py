@@ -52,8 +52,9 @@ def test_s34_requests_localise_right_after_the_slo_rows() -> None:
     """The requests and gateway rows come before GPU health and the cache-evidence review (S34); inside the group
     the per-stage queues first (open where the pool has PP stages), the throughput and HTTP layer last."""
     order = [module.TITLE for module in GROUPS]
-    assert order.index("SLO and health") < order.index(TITLE) < order.index("GPU health") < order.index(
-        "Cache evidence")
+    assert (
+        order.index("SLO and health") < order.index(TITLE) < order.index("GPU health") < order.index("Cache evidence")
+    )
     assert TITLE == "Requests and gateway"
     for name in TEXT_PROFILE_NAMES:
         profile = PROFILES[name]
@@ -95,8 +96,13 @@ def test_s4_each_gateway_layer_on_its_own_panel(name: str) -> None:
     for panel, target in targets(_panels(name)):
         for metric in names(target["expr"]):
             panel_of.setdefault(metric, panel["title"])
-    layers = ("smg_admission_inflight", "smg_admission_queue_depth", "smg_worker_requests_active",
-              "smg_engine_running_requests", "smg_engine_waiting_requests")
+    layers = (
+        "smg_admission_inflight",
+        "smg_admission_queue_depth",
+        "smg_worker_requests_active",
+        "smg_engine_running_requests",
+        "smg_engine_waiting_requests",
+    )
     assert len({panel_of[m] for m in layers}) == len(layers)
     admission = next(p for p in _panels(name) if "smg_admission_inflight" in p["description"])
     assert "no entry or backend label" in admission["description"]
@@ -194,6 +200,8 @@ def test_stage_legends_name_the_dp_rank_where_the_aggregation_keeps_it(name: str
         # with PP "PP<stage> [dp<rank>]"; without PP an instance, "[dp<rank>]", never "PP0" (S27)
         want = "PP{{stage_name}}" if PROFILES[name].has_pp else "}} {{stage_name}}"
         assert want in target["legendFormat"] and (PROFILES[name].has_pp or "PP" not in target["legendFormat"]), (
-            panel["title"], target["legendFormat"])
+            panel["title"],
+            target["legendFormat"],
+        )
         assert target["expr"].startswith("label_replace(label_join("), panel["title"]
     assert checked >= 4

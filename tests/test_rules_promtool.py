@@ -25,8 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PROFILES = {profile.name: profile for profile in load_profiles(directory=ROOT / "profiles")}
 
 
-
-
 def written_rule_files(tmp_path_factory: pytest.TempPathFactory, profiles: list[Profile]) -> Path:
     """A fresh folder holding the rule files of ``profiles``, as ``dashgen rules`` writes them."""
     out = tmp_path_factory.mktemp("rules")
@@ -77,7 +75,7 @@ def in_deployment(profile: str, tests: list[dict]) -> list[dict]:
         inputs = []
         for item in case.get("input_series", []):
             name, _, rest = item["series"].partition("{")
-            if f'{deployment.label("deployment")}=' not in rest:
+            if f"{deployment.label('deployment')}=" not in rest:
                 rest = f"{label}, {rest}" if rest != "}" else f"{label}}}"
             inputs.append({**item, "series": f"{name}{{{rest}"})
         scoped.append({**case, "input_series": inputs})
@@ -85,8 +83,11 @@ def in_deployment(profile: str, tests: list[dict]) -> list[dict]:
 
 
 def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict]) -> None:
-    document = {"rule_files": [str(rule_file)], "evaluation_interval": "1m", "tests": in_deployment(rule_file.stem,
-                                                                                                     tests)}
+    document = {
+        "rule_files": [str(rule_file)],
+        "evaluation_interval": "1m",
+        "tests": in_deployment(rule_file.stem, tests),
+    }
     test_file = tmp_path / "test.yml"
     test_file.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
     result = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
@@ -109,9 +110,9 @@ def test_every_generated_rule_file_passes_promtool_check(promtool: str, rule_dir
 
 # --- SLO burn rate (long-context-64: objective 0.99, TTFT 6 s -> le 6, TPOT 0.1 s -> le 0.1, E2E 200 s) ----
 
+
 def _histograms(ttft_good: str, total: str, le: str = "6.0") -> list[dict[str, str]]:
-    base = {"job": "sglang", "model_name": "m", "engine_type": "unified", "is_streaming": "true",
-            "node": "lc-node-00"}
+    base = {"job": "sglang", "model_name": "m", "engine_type": "unified", "is_streaming": "true", "node": "lc-node-00"}
     prefill = {**base, "engine_type": "prefill", "node": "lc-node-01"}
     return [
         series("sglang:time_to_first_token_seconds_bucket", {**base, "le": le}, ttft_good),
@@ -126,17 +127,22 @@ def _histograms(ttft_good: str, total: str, le: str = "6.0") -> list[dict[str, s
     ]
 
 
-def test_slo_burn_alerts_fire_at_high_error_rate_and_not_at_low(promtool: str, rule_dir: Path,
-                                                                 tmp_path: Path) -> None:
+def test_slo_burn_alerts_fire_at_high_error_rate_and_not_at_low(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     ttft = {"model_name": "m", "slo": "ttft"}
     high = {  # half the requests over the TTFT bound: error ratio 0.5 > 14.4 x 0.01 and > 6 x 0.01
         "interval": "1m",
         "input_series": _histograms("0+50x180", "0+100x180"),
         "alert_rule_test": [
-            {"eval_time": "10m", "alertname": "SloErrorBudgetFastBurn",
-             "exp_alerts": [expected("long-context-64", "SloErrorBudgetFastBurn", ttft)]},
-            {"eval_time": "30m", "alertname": "SloErrorBudgetSlowBurn",
-             "exp_alerts": [expected("long-context-64", "SloErrorBudgetSlowBurn", ttft)]},
+            {
+                "eval_time": "10m",
+                "alertname": "SloErrorBudgetFastBurn",
+                "exp_alerts": [expected("long-context-64", "SloErrorBudgetFastBurn", ttft)],
+            },
+            {
+                "eval_time": "30m",
+                "alertname": "SloErrorBudgetSlowBurn",
+                "exp_alerts": [expected("long-context-64", "SloErrorBudgetSlowBurn", ttft)],
+            },
         ],
     }
     moderate = {  # error ratio 0.1: above the slow threshold 0.06, below the fast 0.144; Prometheus 3 'le' spelling
@@ -144,8 +150,11 @@ def test_slo_burn_alerts_fire_at_high_error_rate_and_not_at_low(promtool: str, r
         "input_series": _histograms("0+90x180", "0+100x180", le="6"),
         "alert_rule_test": [
             {"eval_time": "30m", "alertname": "SloErrorBudgetFastBurn", "exp_alerts": []},
-            {"eval_time": "30m", "alertname": "SloErrorBudgetSlowBurn",
-             "exp_alerts": [expected("long-context-64", "SloErrorBudgetSlowBurn", ttft)]},
+            {
+                "eval_time": "30m",
+                "alertname": "SloErrorBudgetSlowBurn",
+                "exp_alerts": [expected("long-context-64", "SloErrorBudgetSlowBurn", ttft)],
+            },
         ],
     }
     low = {  # error ratio 0.001, well within the budget
@@ -163,43 +172,79 @@ def test_slo_burn_alerts_fire_at_high_error_rate_and_not_at_low(promtool: str, r
 def test_aborted_requests_burn_every_slis_budget(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     """Every finished request is fast, but one request in five is aborted: error ratio 0.2 > 14.4 x 0.01 for TTFT,
     TPOT and E2E alike. With no aborts the same traffic is silent (the low case above)."""
-    aborted = series("sglang:num_aborted_requests_total",
-                     {"job": "sglang", "model_name": "m", "engine_type": "unified", "node": "lc-node-00"}, "0+25x180")
-    prefill_aborts = series("sglang:num_aborted_requests_total",  # a PD prefill server's aborts: not counted twice
-                            {"job": "sglang", "model_name": "m", "engine_type": "prefill", "node": "lc-node-01"},
-                            "0+1000x180")
+    aborted = series(
+        "sglang:num_aborted_requests_total",
+        {"job": "sglang", "model_name": "m", "engine_type": "unified", "node": "lc-node-00"},
+        "0+25x180",
+    )
+    prefill_aborts = series(
+        "sglang:num_aborted_requests_total",  # a PD prefill server's aborts: not counted twice
+        {"job": "sglang", "model_name": "m", "engine_type": "prefill", "node": "lc-node-01"},
+        "0+1000x180",
+    )
     case = {
         "interval": "1m",
         "input_series": _histograms("0+100x180", "0+100x180") + [aborted, prefill_aborts],
         "alert_rule_test": [
-            {"eval_time": "10m", "alertname": "SloErrorBudgetFastBurn",
-             "exp_alerts": [expected("long-context-64", "SloErrorBudgetFastBurn", {"model_name": "m", "slo": key})
-                            for key in ("ttft", "tpot", "e2e")]},
+            {
+                "eval_time": "10m",
+                "alertname": "SloErrorBudgetFastBurn",
+                "exp_alerts": [
+                    expected("long-context-64", "SloErrorBudgetFastBurn", {"model_name": "m", "slo": key})
+                    for key in ("ttft", "tpot", "e2e")
+                ],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
 
 
 def test_slow_tpot_burns_the_tpot_budget_only(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
-    inputs = [s for s in _histograms("0+100x180", "0+100x180")
-              if "request_time_per_output_token_seconds_bucket" not in s["series"]]
-    inputs.append(series("sglang:request_time_per_output_token_seconds_bucket",
-                         {"job": "sglang", "model_name": "m", "engine_type": "unified", "is_streaming": "true",
-                          "node": "lc-node-00", "le": "0.1"}, "0+50x180"))
-    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
-        {"eval_time": "10m", "alertname": "SloErrorBudgetFastBurn",
-         "exp_alerts": [expected("long-context-64", "SloErrorBudgetFastBurn", {"model_name": "m", "slo": "tpot"})]},
-    ]}
+    inputs = [
+        s
+        for s in _histograms("0+100x180", "0+100x180")
+        if "request_time_per_output_token_seconds_bucket" not in s["series"]
+    ]
+    inputs.append(
+        series(
+            "sglang:request_time_per_output_token_seconds_bucket",
+            {
+                "job": "sglang",
+                "model_name": "m",
+                "engine_type": "unified",
+                "is_streaming": "true",
+                "node": "lc-node-00",
+                "le": "0.1",
+            },
+            "0+50x180",
+        )
+    )
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {
+                "eval_time": "10m",
+                "alertname": "SloErrorBudgetFastBurn",
+                "exp_alerts": [
+                    expected("long-context-64", "SloErrorBudgetFastBurn", {"model_name": "m", "slo": "tpot"})
+                ],
+            },
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
 
 
 # --- GPU alerts, DCGM (h20-16) and GPM (long-context-64) ------------------------------------------------
 
+
 def _dcgm_memory(node: str, gpu: str, used: str, free: str) -> list[dict[str, str]]:
     labels = {"job": "dcgm", "node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}", "modelName": "H20"}
-    return [series("DCGM_FI_DEV_FB_USED", labels, used),
-            series("DCGM_FI_DEV_FB_FREE", labels, free),
-            series("DCGM_FI_DEV_FB_RESERVED", labels, "1x40")]
+    return [
+        series("DCGM_FI_DEV_FB_USED", labels, used),
+        series("DCGM_FI_DEV_FB_FREE", labels, free),
+        series("DCGM_FI_DEV_FB_RESERVED", labels, "1x40"),
+    ]
 
 
 def _gpm(node: str, gpu: str, metric: str, values: str, valid: str = "1x40") -> list[dict[str, str]]:
@@ -208,20 +253,24 @@ def _gpm(node: str, gpu: str, metric: str, values: str, valid: str = "1x40") -> 
 
 
 def test_gpu_memory_alert_warns_on_growth_above_the_static_reservation_not_on_a_flat_96_percent(
-        promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     """GPU 0 sits at a flat 96 % (SGLang's static KV reservation: healthy, silent); GPU 1 grows from 90 % to 97 %
     (a leak or a foreign process: a warning once above 95 % and 2 points above its lowest share); GPU 2 grows but
     stays below 95 % (silent)."""
     node = "h20-node-00"
     case = {
         "interval": "1m",
-        "input_series": _dcgm_memory(node, "0", "96x40", "3x40") + _dcgm_memory(node, "1", "90x10 90+1x7 97x22",
-                                                                                 "9x10 9-1x7 2x22")
+        "input_series": _dcgm_memory(node, "0", "96x40", "3x40")
+        + _dcgm_memory(node, "1", "90x10 90+1x7 97x22", "9x10 9-1x7 2x22")
         + _dcgm_memory(node, "2", "80x10 80+1x7 87x22", "19x10 19-1x7 12x22"),
         "alert_rule_test": [
             {"eval_time": "8m", "alertname": "GpuMemoryNearlyFull", "exp_alerts": []},
-            {"eval_time": "25m", "alertname": "GpuMemoryNearlyFull",
-             "exp_alerts": [expected("h20-16", "GpuMemoryNearlyFull", {"node": node, "gpu": "1"}, "97%")]},
+            {
+                "eval_time": "25m",
+                "alertname": "GpuMemoryNearlyFull",
+                "exp_alerts": [expected("h20-16", "GpuMemoryNearlyFull", {"node": node, "gpu": "1"}, "97%")],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [case])
@@ -230,90 +279,131 @@ def test_gpu_memory_alert_warns_on_growth_above_the_static_reservation_not_on_a_
 def test_gpu_memory_alert_gpm_ignores_invalid_samples(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     """GPU 0 grows to 97 % on valid samples (warns); GPU 2 jumps to 99 % on samples marked invalid (silent)."""
     node = "lc-node-03"
-    total = [series("gpm_memory_total_bytes", {"job": "gpm", "node": node, "gpu": g, "uuid": f"GPU-{node}-{g}"},
-                    "100x40") for g in ("0", "1", "2")]
+    total = [
+        series("gpm_memory_total_bytes", {"job": "gpm", "node": node, "gpu": g, "uuid": f"GPU-{node}-{g}"}, "100x40")
+        for g in ("0", "1", "2")
+    ]
     case = {
         "interval": "1m",
-        "input_series": total + _gpm(node, "0", "gpm_memory_used_bytes", "90x10 97x30")
+        "input_series": total
+        + _gpm(node, "0", "gpm_memory_used_bytes", "90x10 97x30")
         + _gpm(node, "1", "gpm_memory_used_bytes", "90x40")
         + _gpm(node, "2", "gpm_memory_used_bytes", "90x10 99x30", valid="1x10 0x30"),
         "alert_rule_test": [
-            {"eval_time": "20m", "alertname": "GpuMemoryNearlyFull",
-             "exp_alerts": [expected("long-context-64", "GpuMemoryNearlyFull", {"node": node, "gpu": "0"}, "97%")]},
+            {
+                "eval_time": "20m",
+                "alertname": "GpuMemoryNearlyFull",
+                "exp_alerts": [expected("long-context-64", "GpuMemoryNearlyFull", {"node": node, "gpu": "0"}, "97%")],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
 
 
 def _scheduler(node: str, pp: str, metric: str, values: str, **extra: str) -> dict[str, str]:
-    return series(metric, {"job": "sglang", "node": node, "pp_rank": pp, "tp_rank": "0", "model_name": "m",
-                           "engine_type": "unified", **extra}, values)
+    return series(
+        metric,
+        {
+            "job": "sglang",
+            "node": node,
+            "pp_rank": pp,
+            "tp_rank": "0",
+            "model_name": "m",
+            "engine_type": "unified",
+            **extra,
+        },
+        values,
+    )
 
 
-def test_s31_engine_restart_pages_per_pp_stage_including_a_non_entry_stage(promtool: str, rule_dir: Path,
-                                                                          tmp_path: Path) -> None:
+def test_s31_engine_restart_pages_per_pp_stage_including_a_non_entry_stage(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     """stage-restart / replica-restart: long-context-64 runs PP4, one stage per node. The stage on lc-node-01 (not
     its replica's entry node, so no tokenizer counter there) restarts at 10m: its token counter drops. An idle stage
     on lc-node-02 restarts too: only its idle-time counter drops. The entry stage on lc-node-00 keeps counting and
     lc-node-03 sits idle with flat counters: silent, as everything is before the restarts."""
     tokens, idle = "sglang:realtime_tokens_total", "sglang:scheduler_idle_seconds_total"
-    inputs = [_scheduler("lc-node-00", "0", tokens, "0+100x30", mode="decode"),
-              _scheduler("lc-node-01", "1", tokens, "0+100x10 0+100x20", mode="decode"),
-              _scheduler("lc-node-01", "1", idle, "0+1x30"),
-              _scheduler("lc-node-02", "2", tokens, "500x30", mode="decode"),
-              _scheduler("lc-node-02", "2", idle, "0+60x10 0+60x20"),
-              _scheduler("lc-node-03", "3", tokens, "500x30", mode="decode"),
-              _scheduler("lc-node-03", "3", idle, "7x30")]
+    inputs = [
+        _scheduler("lc-node-00", "0", tokens, "0+100x30", mode="decode"),
+        _scheduler("lc-node-01", "1", tokens, "0+100x10 0+100x20", mode="decode"),
+        _scheduler("lc-node-01", "1", idle, "0+1x30"),
+        _scheduler("lc-node-02", "2", tokens, "500x30", mode="decode"),
+        _scheduler("lc-node-02", "2", idle, "0+60x10 0+60x20"),
+        _scheduler("lc-node-03", "3", tokens, "500x30", mode="decode"),
+        _scheduler("lc-node-03", "3", idle, "7x30"),
+    ]
 
     def restarted(node: str, pp: str) -> dict:
-        return expected("long-context-64", "EngineRestarted", {"node": node, "pp_rank": pp, "engine_type": "unified"},
-                        "1")
+        return expected(
+            "long-context-64", "EngineRestarted", {"node": node, "pp_rank": pp, "engine_type": "unified"}, "1"
+        )
 
-    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
-        {"eval_time": "9m", "alertname": "EngineRestarted", "exp_alerts": []},
-        {"eval_time": "12m", "alertname": "EngineRestarted",
-         "exp_alerts": [restarted("lc-node-01", "1"), restarted("lc-node-02", "2")]},
-        {"eval_time": "28m", "alertname": "EngineRestarted", "exp_alerts": []},  # the restart left the 15m window
-    ]}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {"eval_time": "9m", "alertname": "EngineRestarted", "exp_alerts": []},
+            {
+                "eval_time": "12m",
+                "alertname": "EngineRestarted",
+                "exp_alerts": [restarted("lc-node-01", "1"), restarted("lc-node-02", "2")],
+            },
+            {"eval_time": "28m", "alertname": "EngineRestarted", "exp_alerts": []},  # the restart left the 15m window
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [case])
 
 
 def test_s21_rules_never_read_another_deployments_series(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     """The same node name and a growing GPU memory share in another deployment of the shared store: silent."""
     node = "h20-node-00"
-    other = [{**item, "series": item["series"].replace("{", '{cluster="other-deployment", ', 1)}
-             for item in _dcgm_memory(node, "1", "90x10 97x30", "9x10 2x30")]
-    case = {"interval": "1m", "input_series": other,
-            "alert_rule_test": [{"eval_time": "25m", "alertname": "GpuMemoryNearlyFull", "exp_alerts": []}]}
+    other = [
+        {**item, "series": item["series"].replace("{", '{cluster="other-deployment", ', 1)}
+        for item in _dcgm_memory(node, "1", "90x10 97x30", "9x10 2x30")
+    ]
+    case = {
+        "interval": "1m",
+        "input_series": other,
+        "alert_rule_test": [{"eval_time": "25m", "alertname": "GpuMemoryNearlyFull", "exp_alerts": []}],
+    }
     run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [case])
 
 
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
-def test_gpu_temperature_alert_needs_two_minutes_above_85(promtool: str, rule_dir: Path, tmp_path: Path,
-                                                         profile: str) -> None:
+def test_gpu_temperature_alert_needs_two_minutes_above_85(
+    promtool: str, rule_dir: Path, tmp_path: Path, profile: str
+) -> None:
     node = PROFILES[profile].node_names[0]
     if profile == "h20-16":
+
         def temp(gpu: str, values: str) -> list[dict[str, str]]:
             return [series("DCGM_FI_DEV_GPU_TEMP", {"job": "dcgm", "node": node, "gpu": gpu}, values)]
     else:
+
         def temp(gpu: str, values: str) -> list[dict[str, str]]:
             return _gpm(node, gpu, "gpm_temperature_celsius", values)
+
     case = {
         "interval": "1m",
         # GPU 0: 86 °C for 3 minutes and more; GPU 1: 86 °C for 1 minute, then 80 °C.
         "input_series": temp("0", "86x10") + temp("1", "86 86 80x8"),
         "alert_rule_test": [
             {"eval_time": "1m", "alertname": "GpuTemperatureHigh", "exp_alerts": []},
-            {"eval_time": "3m", "alertname": "GpuTemperatureHigh",
-             "exp_alerts": [expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "0"}, "86")]},
+            {
+                "eval_time": "3m",
+                "alertname": "GpuTemperatureHigh",
+                "exp_alerts": [expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "0"}, "86")],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
-def test_s31_gpu_alerts_name_the_gpu_uuid_where_the_source_reports_one(promtool: str, rule_dir: Path, tmp_path: Path,
-                                                                      profile: str) -> None:
+def test_s31_gpu_alerts_name_the_gpu_uuid_where_the_source_reports_one(
+    promtool: str, rule_dir: Path, tmp_path: Path, profile: str
+) -> None:
     """S31: a hot GPU is named by node, index and UUID (from the source's presence series, DCGM ``UUID`` / GPM
     ``uuid``); a GPU whose presence series is absent still alerts, without the UUID; a cool GPU stays silent."""
     node = PROFILES[profile].node_names[0]
@@ -322,18 +412,32 @@ def test_s31_gpu_alerts_name_the_gpu_uuid_where_the_source_reports_one(promtool:
 
     def gpu_series(gpu: str, temperature: str, presence: bool) -> list[dict[str, str]]:
         labels = {"job": "dcgm" if dcgm else "gpm", "node": node, "gpu": gpu, uuid_label: f"GPU-{node}-{gpu}"}
-        metrics = ("DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE") if dcgm else ("gpm_temperature_celsius",
-                                                                                   "gpm_power_watts")
-        out = [series(metrics[0], labels, temperature)] + ([] if dcgm else [series("gpm_sample_valid", labels,
-                                                                                    "1x10")])
+        metrics = (
+            ("DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE")
+            if dcgm
+            else ("gpm_temperature_celsius", "gpm_power_watts")
+        )
+        out = [series(metrics[0], labels, temperature)] + ([] if dcgm else [series("gpm_sample_valid", labels, "1x10")])
         return out + ([series(metrics[1], labels, "300x10")] if presence else [])
 
-    case = {"interval": "1m",
-            "input_series": gpu_series("0", "90x10", True) + gpu_series("1", "90x10", False)
-            + gpu_series("2", "60x10", True),
-            "alert_rule_test": [{"eval_time": "5m", "alertname": "GpuTemperatureHigh", "exp_alerts": [
-                expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "0", uuid_label: f"GPU-{node}-0"}, "90"),
-                expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "1"}, "90")]}]}
+    case = {
+        "interval": "1m",
+        "input_series": gpu_series("0", "90x10", True)
+        + gpu_series("1", "90x10", False)
+        + gpu_series("2", "60x10", True),
+        "alert_rule_test": [
+            {
+                "eval_time": "5m",
+                "alertname": "GpuTemperatureHigh",
+                "exp_alerts": [
+                    expected(
+                        profile, "GpuTemperatureHigh", {"node": node, "gpu": "0", uuid_label: f"GPU-{node}-0"}, "90"
+                    ),
+                    expected(profile, "GpuTemperatureHigh", {"node": node, "gpu": "1"}, "90"),
+                ],
+            }
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
@@ -369,8 +473,9 @@ def test_s22_clock_throttle_alert_only_where_dcgm_collects_the_clock_event_reaso
 
 
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
-def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(promtool: str, rule_dir: Path, tmp_path: Path,
-                                                                   profile: str) -> None:
+def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(
+    promtool: str, rule_dir: Path, tmp_path: Path, profile: str
+) -> None:
     variant = collecting(profile, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS") if profile == "h20-16" else None
     rule_file = variant_rule_file(tmp_path, variant) if variant else rule_dir / f"{profile}.yml"
     node = PROFILES[profile].node_names[0]
@@ -390,9 +495,14 @@ def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(promtool: str
         "interval": "1m",
         "input_series": inputs,
         "alert_rule_test": [
-            {"eval_time": "7m", "alertname": "GpuClockThrottled",
-             "exp_alerts": [expected(profile, "GpuClockThrottled", {"node": node, "gpu": gpu}, str(value), variant)
-                            for gpu, value in fire.items()]},
+            {
+                "eval_time": "7m",
+                "alertname": "GpuClockThrottled",
+                "exp_alerts": [
+                    expected(profile, "GpuClockThrottled", {"node": node, "gpu": gpu}, str(value), variant)
+                    for gpu, value in fire.items()
+                ],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_file, [case])
@@ -400,12 +510,14 @@ def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(promtool: str
 
 # --- S22: every expected GPU accounted for, and GPU hardware faults (DCGM, whatever the utilisation source) -----
 
+
 def _up(job: str, node: str, values: str) -> dict[str, str]:
     return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
 
 
-def test_s22_gpu_missing_fires_when_a_node_reports_fewer_gpus_than_the_profile(promtool: str, rule_dir: Path,
-                                                                              tmp_path: Path) -> None:
+def test_s22_gpu_missing_fires_when_a_node_reports_fewer_gpus_than_the_profile(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     """long-context-64 (GPM): on one node GPU 5 stops reporting at 2m (fell off the bus) -> "7 of 8" after 5m; a
     node whose sampler answers without any GPU -> 0; a full node and a node whose scrape fails stay silent."""
     profile = "long-context-64"
@@ -414,16 +526,26 @@ def test_s22_gpu_missing_fires_when_a_node_reports_fewer_gpus_than_the_profile(p
     for node in (lost, full):
         for gpu in range(8):
             values = "300 300 300 _x28" if (node, gpu) == (lost, 5) else "300x30"
-            inputs.append(series("gpm_power_watts", {"job": "gpm", "node": node, "gpu": str(gpu),
-                                                     "uuid": f"GPU-{node}-{gpu}"}, values))
+            inputs.append(
+                series(
+                    "gpm_power_watts",
+                    {"job": "gpm", "node": node, "gpu": str(gpu), "uuid": f"GPU-{node}-{gpu}"},
+                    values,
+                )
+            )
     case = {
         "interval": "1m",
         "input_series": inputs,
         "alert_rule_test": [
             {"eval_time": "4m", "alertname": "GpuMissing", "exp_alerts": []},  # still pending (for 5m)
-            {"eval_time": "15m", "alertname": "GpuMissing", "exp_alerts": [
-                expected(profile, "GpuMissing", {"node": lost, "job": "gpm"}, "7"),
-                expected(profile, "GpuMissing", {"node": empty, "job": "gpm"}, "0")]},
+            {
+                "eval_time": "15m",
+                "alertname": "GpuMissing",
+                "exp_alerts": [
+                    expected(profile, "GpuMissing", {"node": lost, "job": "gpm"}, "7"),
+                    expected(profile, "GpuMissing", {"node": empty, "job": "gpm"}, "0"),
+                ],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
@@ -435,23 +557,39 @@ def test_s22_gpu_missing_reads_dcgm_where_there_is_no_gpm(promtool: str, rule_di
     inputs = [_up("dcgm", node, "1x30") for node in (full, lost)]
     for node in (full, lost):
         for gpu in range(8 if node == full else 7):
-            inputs.append(series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "node": node, "gpu": str(gpu),
-                                                             "UUID": f"GPU-{node}-{gpu}"}, "200x30"))
-    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
-        {"eval_time": "10m", "alertname": "GpuMissing", "exp_alerts": [
-            expected(profile, "GpuMissing", {"node": lost, "job": "dcgm"}, "7")]}]}
+            inputs.append(
+                series(
+                    "DCGM_FI_DEV_POWER_USAGE",
+                    {"job": "dcgm", "node": node, "gpu": str(gpu), "UUID": f"GPU-{node}-{gpu}"},
+                    "200x30",
+                )
+            )
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {
+                "eval_time": "10m",
+                "alertname": "GpuMissing",
+                "exp_alerts": [expected(profile, "GpuMissing", {"node": lost, "job": "dcgm"}, "7")],
+            }
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
 def _both_sources(node: str, gpu: int, gpm: str, dcgm: str) -> list[dict[str, str]]:
-    return [series("gpm_power_watts", {"job": "gpm", "node": node, "gpu": str(gpu), "uuid": f"GPU-{node}-{gpu}"},
-                   gpm),
-            series("DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "node": node, "gpu": str(gpu),
-                                               "UUID": f"GPU-{node}-{gpu}"}, dcgm)]
+    return [
+        series("gpm_power_watts", {"job": "gpm", "node": node, "gpu": str(gpu), "uuid": f"GPU-{node}-{gpu}"}, gpm),
+        series(
+            "DCGM_FI_DEV_POWER_USAGE", {"job": "dcgm", "node": node, "gpu": str(gpu), "UUID": f"GPU-{node}-{gpu}"}, dcgm
+        ),
+    ]
 
 
 def test_s22_gpu_missing_counts_each_exported_source_and_names_the_exporter_that_lost_a_gpu(
-        promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     """long-context-64 exports GPM and DCGM. dcgm-lost-gpu: on one node dcgm-exporter stops reporting GPU 3 at 2m
     while GPM still sees it -> GpuMissing{job=dcgm} (7 of 8) and GpuMissingFromExporter{gpu=3, job=dcgm}.
     gpu-missing: on another node GPU 6 falls off the bus (both sources lose it) -> GpuMissing for both jobs, no
@@ -465,37 +603,62 @@ def test_s22_gpu_missing_counts_each_exported_source_and_names_the_exporter_that
             gpm = gone if (node, gpu) == (off_bus, 6) else "300x30"
             dcgm = gone if (node, gpu) in ((off_bus, 6), (dcgm_lost, 3)) else "300x30"
             inputs += _both_sources(node, gpu, gpm, dcgm)
-    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
-        {"eval_time": "4m", "alertname": "GpuMissing", "exp_alerts": []},
-        {"eval_time": "4m", "alertname": "GpuMissingFromExporter", "exp_alerts": []},
-        {"eval_time": "15m", "alertname": "GpuMissing", "exp_alerts": [
-            expected(profile, "GpuMissing", {"node": dcgm_lost, "job": "dcgm"}, "7"),
-            expected(profile, "GpuMissing", {"node": off_bus, "job": "dcgm"}, "7"),
-            expected(profile, "GpuMissing", {"node": off_bus, "job": "gpm"}, "7")]},
-        {"eval_time": "15m", "alertname": "GpuMissingFromExporter", "exp_alerts": [
-            expected(profile, "GpuMissingFromExporter", {"node": dcgm_lost, "gpu": "3", "job": "dcgm"}, "1")]},
-    ]}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {"eval_time": "4m", "alertname": "GpuMissing", "exp_alerts": []},
+            {"eval_time": "4m", "alertname": "GpuMissingFromExporter", "exp_alerts": []},
+            {
+                "eval_time": "15m",
+                "alertname": "GpuMissing",
+                "exp_alerts": [
+                    expected(profile, "GpuMissing", {"node": dcgm_lost, "job": "dcgm"}, "7"),
+                    expected(profile, "GpuMissing", {"node": off_bus, "job": "dcgm"}, "7"),
+                    expected(profile, "GpuMissing", {"node": off_bus, "job": "gpm"}, "7"),
+                ],
+            },
+            {
+                "eval_time": "15m",
+                "alertname": "GpuMissingFromExporter",
+                "exp_alerts": [
+                    expected(profile, "GpuMissingFromExporter", {"node": dcgm_lost, "gpu": "3", "job": "dcgm"}, "1")
+                ],
+            },
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
-def test_s22_fatal_xid_keeps_firing_while_the_gpu_is_off_the_bus(promtool: str, rule_dir: Path,
-                                                                 tmp_path: Path) -> None:
+def test_s22_fatal_xid_keeps_firing_while_the_gpu_is_off_the_bus(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     """gpu-missing: GPU 0 reports Xid 79 at 2m and its series vanishes at 4m (fallen off the bus): the alert still
     fires at 20m and 2h with code 79. GPU 1: Xid 79, then the GPU is reset and reports 0 again: resolved.
     xid-no-loss: GPU 2 reports Xid 13 (an application fault) and keeps reporting: silent."""
     profile = "long-context-64"
     node = PROFILES[profile].node_names[1]
-    inputs = [_dcgm_gpu(node, "0", "DCGM_FI_DEV_XID_ERRORS", "0 0 79 79 _x200"),
-              _dcgm_gpu(node, "1", "DCGM_FI_DEV_XID_ERRORS", "0 0 79 79 _x5 0x195"),
-              _dcgm_gpu(node, "2", "DCGM_FI_DEV_XID_ERRORS", "0 0 13x198")]
+    inputs = [
+        _dcgm_gpu(node, "0", "DCGM_FI_DEV_XID_ERRORS", "0 0 79 79 _x200"),
+        _dcgm_gpu(node, "1", "DCGM_FI_DEV_XID_ERRORS", "0 0 79 79 _x5 0x195"),
+        _dcgm_gpu(node, "2", "DCGM_FI_DEV_XID_ERRORS", "0 0 13x198"),
+    ]
     off_bus = expected(profile, "GpuXidFatal", {"node": node, "gpu": "0", "UUID": f"GPU-{node}-0"}, "79")
-    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
-        {"eval_time": "1m", "alertname": "GpuXidFatal", "exp_alerts": []},
-        {"eval_time": "3m", "alertname": "GpuXidFatal", "exp_alerts": [
-            off_bus, expected(profile, "GpuXidFatal", {"node": node, "gpu": "1", "UUID": f"GPU-{node}-1"}, "79")]},
-        {"eval_time": "20m", "alertname": "GpuXidFatal", "exp_alerts": [off_bus]},
-        {"eval_time": "2h", "alertname": "GpuXidFatal", "exp_alerts": [off_bus]},
-    ]}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {"eval_time": "1m", "alertname": "GpuXidFatal", "exp_alerts": []},
+            {
+                "eval_time": "3m",
+                "alertname": "GpuXidFatal",
+                "exp_alerts": [
+                    off_bus,
+                    expected(profile, "GpuXidFatal", {"node": node, "gpu": "1", "UUID": f"GPU-{node}-1"}, "79"),
+                ],
+            },
+            {"eval_time": "20m", "alertname": "GpuXidFatal", "exp_alerts": [off_bus]},
+            {"eval_time": "2h", "alertname": "GpuXidFatal", "exp_alerts": [off_bus]},
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
@@ -504,45 +667,69 @@ def _dcgm_gpu(node: str, gpu: str, metric: str, values: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
-def test_s22_fatal_xid_pages_and_an_application_xid_does_not(promtool: str, rule_dir: Path, tmp_path: Path,
-                                                             profile: str) -> None:
+def test_s22_fatal_xid_pages_and_an_application_xid_does_not(
+    promtool: str, rule_dir: Path, tmp_path: Path, profile: str
+) -> None:
     """GPM is long-context-64's utilisation source, yet its Xid alert reads DCGM. 79, 94, 95 and 48 fire at once;
     13 (an application's graphics exception), 0 and a 79 cleared by a GPU reset (and exporter restart) do not."""
     node = PROFILES[profile].node_names[1]
     codes = {"0": "79x10", "1": "13x10", "2": "0x10", "3": "94x10", "4": "95x10", "5": "48x10", "6": "79 79 0x8"}
     inputs = [_dcgm_gpu(node, gpu, "DCGM_FI_DEV_XID_ERRORS", values) for gpu, values in codes.items()]
     fire = {"0": "79", "3": "94", "4": "95", "5": "48"}
-    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
-        {"eval_time": "5m", "alertname": "GpuXidFatal", "exp_alerts": [
-            expected(profile, "GpuXidFatal", {"node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}"}, value)
-            for gpu, value in fire.items()]}]}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {
+                "eval_time": "5m",
+                "alertname": "GpuXidFatal",
+                "exp_alerts": [
+                    expected(profile, "GpuXidFatal", {"node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}"}, value)
+                    for gpu, value in fire.items()
+                ],
+            }
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
 @pytest.mark.parametrize("profile", ["h20-16", "long-context-64"])
-def test_s22_row_remap_failure_pages_and_new_uncorrectable_rows_warn(promtool: str, rule_dir: Path, tmp_path: Path,
-                                                                     profile: str) -> None:
+def test_s22_row_remap_failure_pages_and_new_uncorrectable_rows_warn(
+    promtool: str, rule_dir: Path, tmp_path: Path, profile: str
+) -> None:
     """GPU 0: remapping failed at 5m (pages). GPU 1: a new uncorrectable remapped row at 10m (warns); GPU 2: two old
     rows that do not grow and no failure (silent: a GPU's lifetime count alone is no news)."""
     node = PROFILES[profile].node_names[0]
-    inputs = [_dcgm_gpu(node, "0", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x5 1x25"),
-              _dcgm_gpu(node, "1", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x30"),
-              _dcgm_gpu(node, "2", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x30"),
-              _dcgm_gpu(node, "0", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "0x30"),
-              _dcgm_gpu(node, "1", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x10 3x20"),
-              _dcgm_gpu(node, "2", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x30")]
+    inputs = [
+        _dcgm_gpu(node, "0", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x5 1x25"),
+        _dcgm_gpu(node, "1", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x30"),
+        _dcgm_gpu(node, "2", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x30"),
+        _dcgm_gpu(node, "0", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "0x30"),
+        _dcgm_gpu(node, "1", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x10 3x20"),
+        _dcgm_gpu(node, "2", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x30"),
+    ]
 
     def labels(gpu: str) -> dict[str, str]:
         return {"node": node, "gpu": gpu, "UUID": f"GPU-{node}-{gpu}"}
 
-    case = {"interval": "1m", "input_series": inputs, "alert_rule_test": [
-        {"eval_time": "3m", "alertname": "GpuRowRemapFailure", "exp_alerts": []},
-        {"eval_time": "3m", "alertname": "GpuUncorrectableRemappedRows", "exp_alerts": []},
-        {"eval_time": "20m", "alertname": "GpuRowRemapFailure",
-         "exp_alerts": [expected(profile, "GpuRowRemapFailure", labels("0"), "1")]},
-        {"eval_time": "20m", "alertname": "GpuUncorrectableRemappedRows",
-         "exp_alerts": [expected(profile, "GpuUncorrectableRemappedRows", labels("1"), "1")]},
-    ]}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {"eval_time": "3m", "alertname": "GpuRowRemapFailure", "exp_alerts": []},
+            {"eval_time": "3m", "alertname": "GpuUncorrectableRemappedRows", "exp_alerts": []},
+            {
+                "eval_time": "20m",
+                "alertname": "GpuRowRemapFailure",
+                "exp_alerts": [expected(profile, "GpuRowRemapFailure", labels("0"), "1")],
+            },
+            {
+                "eval_time": "20m",
+                "alertname": "GpuUncorrectableRemappedRows",
+                "exp_alerts": [expected(profile, "GpuUncorrectableRemappedRows", labels("1"), "1")],
+            },
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
 
 
@@ -556,8 +743,9 @@ def test_s22_hardware_alerts_only_where_the_exporter_collects_their_field() -> N
     for profile in PROFILES.values():
         assert health <= names(profile), profile.name  # every shipped profile exports DCGM with the default CSV
     base = PROFILES["long-context-64"]
-    short = dataclasses.replace(base.source("dcgm"), fields=tuple(f for f in DEFAULT_FIELDS if f not in (XID,
-                                                                                                      ROW_REMAP_FAILURE)))
+    short = dataclasses.replace(
+        base.source("dcgm"), fields=tuple(f for f in DEFAULT_FIELDS if f not in (XID, ROW_REMAP_FAILURE))
+    )
     without = names(dataclasses.replace(base, sources={**base.sources, "dcgm": short}))
     assert {"GpuXidFatal", "GpuRowRemapFailure"}.isdisjoint(without) and "GpuUncorrectableRemappedRows" in without
     gone = dataclasses.replace(base.source("dcgm"), status="not-exported")
@@ -573,16 +761,37 @@ def test_collection_and_engine_scrape_alerts_fire_on_up_zero(promtool: str, rule
     down, ok = PROFILES["h20-16"].node_names
     case = {
         "interval": "1m",
-        "input_series": [up("dcgm", down, "0x10"), up("dcgm", ok, "1x10"), up("node", ok, "1x10"),
-                         up("node", down, "1x10"), up("sglang", down, "1 1 0x8"), up("sglang", ok, "1x10")],
+        "input_series": [
+            up("dcgm", down, "0x10"),
+            up("dcgm", ok, "1x10"),
+            up("node", ok, "1x10"),
+            up("node", down, "1x10"),
+            up("sglang", down, "1 1 0x8"),
+            up("sglang", ok, "1x10"),
+        ],
         "alert_rule_test": [
             {"eval_time": "3m", "alertname": "DcgmCollectionFailed", "exp_alerts": []},  # for 5m: still pending
-            {"eval_time": "7m", "alertname": "DcgmCollectionFailed", "exp_alerts": [
-                expected("h20-16", "DcgmCollectionFailed", {"job": "dcgm", "instance": f"{down}:9400", "node": down})]},
+            {
+                "eval_time": "7m",
+                "alertname": "DcgmCollectionFailed",
+                "exp_alerts": [
+                    expected(
+                        "h20-16", "DcgmCollectionFailed", {"job": "dcgm", "instance": f"{down}:9400", "node": down}
+                    )
+                ],
+            },
             {"eval_time": "7m", "alertname": "NodeExporterCollectionFailed", "exp_alerts": []},
-            {"eval_time": "5m", "alertname": "EngineMetricsScrapeFailing", "exp_alerts": [
-                expected("h20-16", "EngineMetricsScrapeFailing",
-                         {"job": "sglang", "instance": f"{down}:9400", "node": down})]},
+            {
+                "eval_time": "5m",
+                "alertname": "EngineMetricsScrapeFailing",
+                "exp_alerts": [
+                    expected(
+                        "h20-16",
+                        "EngineMetricsScrapeFailing",
+                        {"job": "sglang", "instance": f"{down}:9400", "node": down},
+                    )
+                ],
+            },
             # up == 0 is a failing target, not a missing one.
             {"eval_time": "9m", "alertname": "DcgmTargetMissing", "exp_alerts": []},
         ],
@@ -590,8 +799,9 @@ def test_collection_and_engine_scrape_alerts_fire_on_up_zero(promtool: str, rule
     run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [case])
 
 
-def test_target_missing_fires_for_a_node_whose_up_series_disappears(promtool: str, rule_dir: Path,
-                                                                    tmp_path: Path) -> None:
+def test_target_missing_fires_for_a_node_whose_up_series_disappears(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     """The node list of the profile is the truth: a node whose up series disappears (node or vmagent dead) fires;
     present nodes stay silent, including while their up is 0 (that is CollectionFailed)."""
     profile = "long-context-64"
@@ -602,8 +812,9 @@ def test_target_missing_fires_for_a_node_whose_up_series_disappears(promtool: st
         return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
 
     # Every node's targets present for 2 minutes; then `gone` disappears (no samples: absent after the 5m lookback).
-    inputs = [up(job, node, "1 1 1 _x30" if node == gone else "1x33") for job in ("gpm", "sglang", "node")
-              for node in nodes]
+    inputs = [
+        up(job, node, "1 1 1 _x30" if node == gone else "1x33") for job in ("gpm", "sglang", "node") for node in nodes
+    ]
     inputs += [up("mooncake-master", nodes[0], "1x33")]  # the master present; the gateway has no target at all
     missing = {"node": gone}
     case = {
@@ -611,15 +822,27 @@ def test_target_missing_fires_for_a_node_whose_up_series_disappears(promtool: st
         "input_series": inputs,
         "alert_rule_test": [
             {"eval_time": "6m", "alertname": "GpmTargetMissing", "exp_alerts": []},  # still inside the lookback
-            {"eval_time": "15m", "alertname": "GpmTargetMissing",
-             "exp_alerts": [expected(profile, "GpmTargetMissing", {**missing, "job": "gpm"})]},
-            {"eval_time": "15m", "alertname": "EngineMetricsTargetMissing",
-             "exp_alerts": [expected(profile, "EngineMetricsTargetMissing", {**missing, "job": "sglang"})]},
-            {"eval_time": "15m", "alertname": "NodeExporterTargetMissing",
-             "exp_alerts": [expected(profile, "NodeExporterTargetMissing", {**missing, "job": "node"})]},
+            {
+                "eval_time": "15m",
+                "alertname": "GpmTargetMissing",
+                "exp_alerts": [expected(profile, "GpmTargetMissing", {**missing, "job": "gpm"})],
+            },
+            {
+                "eval_time": "15m",
+                "alertname": "EngineMetricsTargetMissing",
+                "exp_alerts": [expected(profile, "EngineMetricsTargetMissing", {**missing, "job": "sglang"})],
+            },
+            {
+                "eval_time": "15m",
+                "alertname": "NodeExporterTargetMissing",
+                "exp_alerts": [expected(profile, "NodeExporterTargetMissing", {**missing, "job": "node"})],
+            },
             {"eval_time": "15m", "alertname": "MooncakeMasterTargetMissing", "exp_alerts": []},
-            {"eval_time": "15m", "alertname": "GatewayTargetMissing",
-             "exp_alerts": [expected(profile, "GatewayTargetMissing", {"job": "gateway"})]},
+            {
+                "eval_time": "15m",
+                "alertname": "GatewayTargetMissing",
+                "exp_alerts": [expected(profile, "GatewayTargetMissing", {"job": "gateway"})],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
@@ -629,8 +852,12 @@ def test_target_missing_rules_cover_every_node_in_readable_blocks() -> None:
     """Each per-node rule names at most NODES_PER_RULE nodes; together they name exactly the profile's nodes."""
     video = PROFILES["video-200"]
     count = 2 * NODES_PER_RULE + 3  # one engine per node, 53 nodes: three blocks
-    big = dataclasses.replace(video, nodes=count, node_names=tuple(f"n{i:03d}" for i in range(count)),
-                              pools=(dataclasses.replace(video.pools[0], replicas=count),))
+    big = dataclasses.replace(
+        video,
+        nodes=count,
+        node_names=tuple(f"n{i:03d}" for i in range(count)),
+        pools=(dataclasses.replace(video.pools[0], replicas=count),),
+    )
     for candidate in (*PROFILES.values(), big):
         for alert in ("NodeExporterTargetMissing", "EngineMetricsTargetMissing"):
             rules = [r for r in target_missing_alerts(candidate) if r.alert == alert]
@@ -639,19 +866,29 @@ def test_target_missing_rules_cover_every_node_in_readable_blocks() -> None:
             assert [n for block in named for n in block] == list(candidate.node_names), (candidate.name, alert)
     assert len([r for r in target_missing_alerts(big) if r.alert == "NodeExporterTargetMissing"]) == 3
     for profile in PROFILES.values():
-        cluster = [r for r in target_missing_alerts(profile) if r.alert in ("GatewayTargetMissing",
-                                                                             "MooncakeMasterTargetMissing")]
+        cluster = [
+            r
+            for r in target_missing_alerts(profile)
+            if r.alert in ("GatewayTargetMissing", "MooncakeMasterTargetMissing")
+        ]
         assert all(r.expr.startswith("absent(up{") and "Cluster-wide" in r.description for r in cluster)
 
 
-def test_engine_stalled_fires_when_requests_wait_and_no_token_is_processed(promtool: str, rule_dir: Path,
-                                                                           tmp_path: Path) -> None:
+def test_engine_stalled_fires_when_requests_wait_and_no_token_is_processed(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     profile = "long-context-64"
     node = PROFILES[profile].node_names[1]
 
     def stage(pp: str, waiting: str, tokens: str | None) -> list[dict[str, str]]:
-        labels = {"job": "sglang", "node": node, "pp_rank": pp, "tp_rank": "0", "model_name": "m",
-                  "engine_type": "unified"}
+        labels = {
+            "job": "sglang",
+            "node": node,
+            "pp_rank": pp,
+            "tp_rank": "0",
+            "model_name": "m",
+            "engine_type": "unified",
+        }
         out = [series("sglang:num_queue_reqs", labels, waiting)]
         if tokens is not None:
             out.append(series("sglang:realtime_tokens_total", {**labels, "mode": "decode"}, tokens))
@@ -661,15 +898,22 @@ def test_engine_stalled_fires_when_requests_wait_and_no_token_is_processed(promt
         "interval": "1m",
         # pp 0: 5 waiting; tokens rise for 10 minutes, then stay flat (hung at 10m). pp 1: 5 waiting, tokens
         # rising. pp 2: idle, tokens flat. pp 3: 3 waiting from 10m, the token counter never created.
-        "input_series": stage("0", "5x30", "0+100x10 1000x20") + stage("1", "5x30", "0+100x30")
-        + stage("2", "0x30", "1000+0x30") + stage("3", "0x10 3x20", None),
+        "input_series": stage("0", "5x30", "0+100x10 1000x20")
+        + stage("1", "5x30", "0+100x30")
+        + stage("2", "0x30", "1000+0x30")
+        + stage("3", "0x10 3x20", None),
         "alert_rule_test": [
             # 12m: pp 0 still has token progress inside its 5m window; pp 3 is pending (for 5m).
             {"eval_time": "12m", "alertname": "EngineStalled", "exp_alerts": []},
             # pp 0: no token since 10m -> condition from 15m -> fires from 20m.
-            {"eval_time": "21m", "alertname": "EngineStalled", "exp_alerts": [
-                expected(profile, "EngineStalled", {"node": node, "pp_rank": "0", "engine_type": "unified"}, "5"),
-                expected(profile, "EngineStalled", {"node": node, "pp_rank": "3", "engine_type": "unified"}, "3")]},
+            {
+                "eval_time": "21m",
+                "alertname": "EngineStalled",
+                "exp_alerts": [
+                    expected(profile, "EngineStalled", {"node": node, "pp_rank": "0", "engine_type": "unified"}, "5"),
+                    expected(profile, "EngineStalled", {"node": node, "pp_rank": "3", "engine_type": "unified"}, "3"),
+                ],
+            },
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
@@ -677,15 +921,20 @@ def test_engine_stalled_fires_when_requests_wait_and_no_token_is_processed(promt
 
 def test_every_alert_has_summary_description_severity_and_a_documented_runbook() -> None:
     docs = (ROOT / "docs" / "alerts.md").read_text(encoding="utf-8")
-    anchors = {re.sub(r"[^a-z0-9-]", "", heading.strip().lower().replace(" ", "-"))
-               for heading in re.findall(r"^#+ (.+)$", docs, re.M)}
+    anchors = {
+        re.sub(r"[^a-z0-9-]", "", heading.strip().lower().replace(" ", "-"))
+        for heading in re.findall(r"^#+ (.+)$", docs, re.M)
+    }
     for profile in PROFILES.values():
         node, gpu = profile.label("node"), profile.label("gpu")
         for group in rule_groups(profile):
             for rule in group.alerts():
                 assert rule.summary and rule.severity in ("critical", "warning")
-                assert (f"{{{{ $labels.{node} }}}}" in rule.description or "Node and GPU:" in rule.description
-                        or rule.description.startswith("Cluster-wide"))
+                assert (
+                    f"{{{{ $labels.{node} }}}}" in rule.description
+                    or "Node and GPU:" in rule.description
+                    or rule.description.startswith("Cluster-wide")
+                )
                 if rule.alert.startswith("Gpu") and rule.alert != "GpuMissing":  # GpuMissing is per node
                     assert f"{{{{ $labels.{gpu} }}}}" in rule.description
                 section = rule.runbook.split("#", 1)[1]
@@ -715,39 +964,75 @@ def test_rule_files_are_deterministic() -> None:
 
 # --- S33: the client-side SLO, counted at the gateway -----------------------------------------------------------
 
+
 def _responses(instance: str, status: str, values: str) -> dict[str, str]:
-    return series("smg_http_responses_total", {"job": "gateway", "node": "lc-node-00", "instance": instance,
-                                               "path": "/generate", "status_code": status, "error_code": ""}, values)
+    return series(
+        "smg_http_responses_total",
+        {
+            "job": "gateway",
+            "node": "lc-node-00",
+            "instance": instance,
+            "path": "/generate",
+            "status_code": status,
+            "error_code": "",
+        },
+        values,
+    )
 
 
-def test_s33_client_slo_burns_when_the_gateway_sheds_and_not_on_client_mistakes(promtool: str, rule_dir: Path,
-                                                                               tmp_path: Path) -> None:
+def test_s33_client_slo_burns_when_the_gateway_sheds_and_not_on_client_mistakes(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     """gateway-shedding: one gateway of two answers half its requests with 429 from 10m on (deployment-wide 0.25 >
     14.4 x 0.01): fast and slow burn. Healthy: only 200s plus 404s of clients asking for a wrong path (a
     client's own mistake, neither good nor bad): silent. Idle (no request at all): silent, no ratio recorded."""
     client = {"slo": "client"}
-    shedding = {"interval": "1m", "input_series": [
-        _responses("gw-0:29000", "200", "0+100x10 1000+50x170"),
-        _responses("gw-0:29000", "429", "0x10 0+50x170"),
-        _responses("gw-1:29000", "200", "0+100x180")],
+    shedding = {
+        "interval": "1m",
+        "input_series": [
+            _responses("gw-0:29000", "200", "0+100x10 1000+50x170"),
+            _responses("gw-0:29000", "429", "0x10 0+50x170"),
+            _responses("gw-1:29000", "200", "0+100x180"),
+        ],
         "alert_rule_test": [
             {"eval_time": "9m", "alertname": "ClientSloErrorBudgetFastBurn", "exp_alerts": []},
-            {"eval_time": "40m", "alertname": "ClientSloErrorBudgetFastBurn",
-             "exp_alerts": [expected("long-context-64", "ClientSloErrorBudgetFastBurn", client)]},
-            {"eval_time": "2h", "alertname": "ClientSloErrorBudgetSlowBurn",
-             "exp_alerts": [expected("long-context-64", "ClientSloErrorBudgetSlowBurn", client)]},
-        ]}
-    healthy = {"interval": "1m", "input_series": [
-        _responses("gw-0:29000", "200", "0+100x180"), _responses("gw-0:29000", "404", "0+50x180"),
-        _responses("gw-1:29000", "200", "0+100x180")],
-        "alert_rule_test": [{"eval_time": t, "alertname": name, "exp_alerts": []} for t in ("20m", "2h")
-                            for name in ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn")]}
-    idle = {"interval": "1m", "input_series": [
-        _responses("gw-0:29000", "200", "500x180"), _responses("gw-0:29000", "503", "7x180")],
-        "alert_rule_test": [{"eval_time": t, "alertname": name, "exp_alerts": []} for t in ("20m", "2h")
-                            for name in ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn")],
-        "promql_expr_test": [{"expr": 'deployment:smg_client_errors_per_response:ratio_rate1h', "eval_time": "2h",
-                              "exp_samples": []}]}
+            {
+                "eval_time": "40m",
+                "alertname": "ClientSloErrorBudgetFastBurn",
+                "exp_alerts": [expected("long-context-64", "ClientSloErrorBudgetFastBurn", client)],
+            },
+            {
+                "eval_time": "2h",
+                "alertname": "ClientSloErrorBudgetSlowBurn",
+                "exp_alerts": [expected("long-context-64", "ClientSloErrorBudgetSlowBurn", client)],
+            },
+        ],
+    }
+    healthy = {
+        "interval": "1m",
+        "input_series": [
+            _responses("gw-0:29000", "200", "0+100x180"),
+            _responses("gw-0:29000", "404", "0+50x180"),
+            _responses("gw-1:29000", "200", "0+100x180"),
+        ],
+        "alert_rule_test": [
+            {"eval_time": t, "alertname": name, "exp_alerts": []}
+            for t in ("20m", "2h")
+            for name in ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn")
+        ],
+    }
+    idle = {
+        "interval": "1m",
+        "input_series": [_responses("gw-0:29000", "200", "500x180"), _responses("gw-0:29000", "503", "7x180")],
+        "alert_rule_test": [
+            {"eval_time": t, "alertname": name, "exp_alerts": []}
+            for t in ("20m", "2h")
+            for name in ("ClientSloErrorBudgetFastBurn", "ClientSloErrorBudgetSlowBurn")
+        ],
+        "promql_expr_test": [
+            {"expr": "deployment:smg_client_errors_per_response:ratio_rate1h", "eval_time": "2h", "exp_samples": []}
+        ],
+    }
     run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [shedding, healthy, idle])
 
 
@@ -759,14 +1044,18 @@ def test_s33_client_slo_rules_only_where_the_gateway_is_exported() -> None:
         assert client & names in (set(), client), profile.name
 
 
-def test_every_collection_alert_fires_on_up_zero_naming_its_target(promtool: str, rule_dir: Path,
-                                                                  tmp_path: Path) -> None:
+def test_every_collection_alert_fires_on_up_zero_naming_its_target(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
     """GPM, the Mooncake master and the gateway: ``up == 0`` for 5m fires the source's CollectionFailed alert with
     the target's node and instance; a healthy target of the same job stays quiet."""
     profile = "long-context-64"
     down, ok = PROFILES[profile].node_names[3], PROFILES[profile].node_names[0]
-    jobs = {"gpm": "GpmCollectionFailed", "mooncake-master": "MooncakeMasterCollectionFailed",
-            "gateway": "GatewayCollectionFailed"}
+    jobs = {
+        "gpm": "GpmCollectionFailed",
+        "mooncake-master": "MooncakeMasterCollectionFailed",
+        "gateway": "GatewayCollectionFailed",
+    }
 
     def up(job: str, node: str, values: str) -> dict[str, str]:
         return series("up", {"job": job, "instance": f"{node}:9400", "node": node}, values)
@@ -776,9 +1065,14 @@ def test_every_collection_alert_fires_on_up_zero_naming_its_target(promtool: str
         "input_series": [s for job in jobs for s in (up(job, down, "0x10"), up(job, ok, "1x10"))],
         "alert_rule_test": [
             *({"eval_time": "3m", "alertname": name, "exp_alerts": []} for name in jobs.values()),
-            *({"eval_time": "7m", "alertname": name, "exp_alerts": [
-                expected(profile, name, {"job": job, "instance": f"{down}:9400", "node": down})]}
-              for job, name in jobs.items()),
+            *(
+                {
+                    "eval_time": "7m",
+                    "alertname": name,
+                    "exp_alerts": [expected(profile, name, {"job": job, "instance": f"{down}:9400", "node": down})],
+                }
+                for job, name in jobs.items()
+            ),
         ],
     }
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case])
@@ -788,8 +1082,11 @@ def test_every_alert_of_every_rule_file_has_a_promtool_case_a_severity_and_a_run
     """Issue 27: each alert is named by at least one promtool case (``"alertname": "<name>"`` in a rule test of this
     repository), carries a severity and a runbook whose section exists in docs/alerts.md, and its summary names a
     label of what it is about."""
-    sources = "\n".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("test_*.py")
-                        if "promtool" in p.read_text(encoding="utf-8"))
+    sources = "\n".join(
+        p.read_text(encoding="utf-8")
+        for p in Path(__file__).parent.glob("test_*.py")
+        if "promtool" in p.read_text(encoding="utf-8")
+    )
     docs = (Path(__file__).resolve().parent.parent / "docs" / "alerts.md").read_text(encoding="utf-8").lower()
     untested = set()
     for profile in PROFILES.values():
@@ -799,10 +1096,15 @@ def test_every_alert_of_every_rule_file_has_a_promtool_case_a_severity_and_a_run
                     untested.add(alert.alert)
                 assert alert.severity in ("critical", "warning"), alert.alert
                 anchor = alert.runbook.split("#", 1)[1]
-                assert f'<a id="{anchor}"></a>' in docs or f"## {anchor}" in docs.replace(" ", "") or \
-                    anchor in docs, (alert.alert, anchor)
+                assert f'<a id="{anchor}"></a>' in docs or f"## {anchor}" in docs.replace(" ", "") or anchor in docs, (
+                    alert.alert,
+                    anchor,
+                )
                 # an alert about the whole deployment names it; an absent() alert (no series, so no labels) its job
-                names = ("{{ $labels." in alert.summary or (profile.deployment or profile.name) in alert.summary
-                         or (alert.expr.startswith("absent(") and "(job " in alert.summary))
+                names = (
+                    "{{ $labels." in alert.summary
+                    or (profile.deployment or profile.name) in alert.summary
+                    or (alert.expr.startswith("absent(") and "(job " in alert.summary)
+                )
                 assert names, (profile.name, alert.alert, alert.summary)
     assert not untested, sorted(untested)

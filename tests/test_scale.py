@@ -62,14 +62,18 @@ def test_no_query_of_the_10000_gpu_profile_exceeds_16_kib_or_a_4_kib_regex():
     assert len(queries) > 100
     too_long = {key: len(q.encode()) for key, q in queries.items() if len(q.encode()) > VM_MAX_QUERY_BYTES}
     assert not too_long
-    long_regex = {key: max(map(len, found)) for key, q in queries.items()
-                  if (found := regexes(q)) and max(map(len, found)) > MIMIR_MAX_REGEX_BYTES}
+    long_regex = {
+        key: max(map(len, found))
+        for key, q in queries.items()
+        if (found := regexes(q)) and max(map(len, found)) > MIMIR_MAX_REGEX_BYTES
+    }
     assert not long_regex
 
 
 def test_no_query_grows_with_the_node_count():
     """The same panels send the same query text at 125 and at 1,250 nodes: the deployment name aside, and
     numbers (a profile total such as the Store quota, ``vector(<bytes>)``, has more digits, not more terms)."""
+
     def shape(query: str, name: str) -> str:
         return NUMBER.sub("N", query.replace(name, "<deployment>"))
 
@@ -93,8 +97,12 @@ def test_the_cheap_parse_budget_bound_never_passes_an_expression_over_the_budget
     from dashgen_queries.promql import MAX_QUERY_DEPTH, MAX_QUERY_TERMS, query_size, surely_within_budget
 
     deep = "(" * (MAX_QUERY_DEPTH + 1) + "up" + ")" * (MAX_QUERY_DEPTH + 1)
-    over = [" or ".join(["up"] * (MAX_QUERY_TERMS + 2)), deep, "+".join(["1"] * (MAX_QUERY_TERMS + 2)),
-            "x[5m]" * (MAX_QUERY_TERMS + 1)]
+    over = [
+        " or ".join(["up"] * (MAX_QUERY_TERMS + 2)),
+        deep,
+        "+".join(["1"] * (MAX_QUERY_TERMS + 2)),
+        "x[5m]" * (MAX_QUERY_TERMS + 1),
+    ]
     for expr in over:
         assert query_size(expr).over_budget() is not None
         assert not surely_within_budget(expr)

@@ -56,8 +56,11 @@ def panel(profile, key):
 
 def stage_panels(profile, key):
     """The engine-load panel ``key``: one, or one per pool in a PD deployment (S27)."""
-    found = [p for p in group(profile).panels if p.key in (f"slo_health.{key}", f"slo_health.{key}_prefill",
-                                                           f"slo_health.{key}_decode")]
+    found = [
+        p
+        for p in group(profile).panels
+        if p.key in (f"slo_health.{key}", f"slo_health.{key}_prefill", f"slo_health.{key}_decode")
+    ]
     assert found, key
     return found
 
@@ -84,8 +87,9 @@ def test_group_renders_with_zero_validation_problems(profile):
     for dashboard in built:
         assert validate_dashboard(dashboard.document, profile.name) == []
         for _path, rendered in ((s.path, s.raw) for s in iter_panels(dashboard.document)):
-            links = list(rendered.get("links", [])) + list(rendered.get("fieldConfig", {}).get("defaults", {})
-                                                          .get("links", []))
+            links = list(rendered.get("links", [])) + list(
+                rendered.get("fieldConfig", {}).get("defaults", {}).get("links", [])
+            )
             for link in links:
                 assert set(link) >= LINK_KEYS, (rendered["title"], link)
 
@@ -148,7 +152,7 @@ def test_burn_rate_panels_show_1h_6h_3d_side_by_side(profile):
         assert len(spec.targets) == 3  # TTFT, TPOT and E2E
     keys = [p.key for p in group(profile).panels]
     start = keys.index("slo_health.burn_1h")
-    assert keys[start:start + 3] == ["slo_health.burn_1h", "slo_health.burn_6h", "slo_health.burn_3d"]
+    assert keys[start : start + 3] == ["slo_health.burn_1h", "slo_health.burn_6h", "slo_health.burn_3d"]
     assert sum(p.width for p in panels) == 24
     budget = exprs(panel(profile, "budget"))
     assert all(f"[{profile.slo.window_days}d]" in expr for expr in budget)
@@ -197,13 +201,18 @@ def test_drill_down_links_keep_time_and_set_node_or_gpu(profile):
 
 # --- SLO coverage (#7): TTFT, TPOT and E2E; aborted requests are bad events everywhere ----------------
 
+
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_health_burn_budget_and_rules_share_one_error_ratio_per_sli(profile):
     keys = [sli.key for sli in slis(profile)]
     assert keys == ["ttft", "tpot", "e2e"]
     assert slis(profile)[1].threshold == profile.slo.tpot_seconds
-    records = {(rule.record, dict(rule.labels)["slo"]): rule.expr for group in rule_groups(profile)
-               for rule in group.rules if getattr(rule, "record", "").startswith("model_name:sglang_slo")}
+    records = {
+        (rule.record, dict(rule.labels)["slo"]): rule.expr
+        for group in rule_groups(profile)
+        for rule in group.rules
+        if getattr(rule, "record", "").startswith("model_name:sglang_slo")
+    }
     for index, sli in enumerate(slis(profile)):
         for window in RECORDED_WINDOWS:
             assert records[(slo_error_ratio_name(window), sli.key)] == error_ratio(profile, sli, window)
@@ -217,7 +226,6 @@ def test_health_burn_budget_and_rules_share_one_error_ratio_per_sli(profile):
 
 
 # --- promtool evaluation of dashboard expressions --------------------------------------------------------
-
 
 
 def series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
@@ -235,8 +243,11 @@ def expand(expr: str, **variables: str) -> str:
 
 
 def evaluate(promtool: str, tmp_path: Path, input_series: list[dict], checks: list[dict]) -> None:
-    document = {"rule_files": [], "evaluation_interval": "1m",
-                "tests": [{"interval": "1m", "input_series": input_series, "promql_expr_test": checks}]}
+    document = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": input_series, "promql_expr_test": checks}],
+    }
     test_file = tmp_path / "expr.yml"
     test_file.write_text(json.dumps(document, indent=1), encoding="utf-8")
     result = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
@@ -259,21 +270,33 @@ def test_queue_pressure_shows_stalled_when_requests_wait_and_none_runs(promtool,
         labels = {"job": "sglang", "node": node, "pp_rank": "0", "tp_rank": "0", "dp_rank": "", "model_name": "m"}
         return [series("sglang:num_queue_reqs", labels, waiting), series("sglang:num_running_reqs", labels, running)]
 
-    inputs = (gauges("busy", "4x10", "8x10") + gauges("stalled", "5x10", "0x10") + gauges("idle", "0x10", "0x10"))
-    evaluate(promtool, tmp_path, inputs, [{
-        "expr": expand(spec.targets[0].expr), "eval_time": "5m",
-        "exp_samples": [sample({"node": "busy", "pp_rank": "0"}, 0.5),
-                        sample({"node": "stalled", "pp_rank": "0"}, STALLED_VALUE),
-                        sample({"node": "idle", "pp_rank": "0"}, 0)],
-    }])
+    inputs = gauges("busy", "4x10", "8x10") + gauges("stalled", "5x10", "0x10") + gauges("idle", "0x10", "0x10")
+    evaluate(
+        promtool,
+        tmp_path,
+        inputs,
+        [
+            {
+                "expr": expand(spec.targets[0].expr),
+                "eval_time": "5m",
+                "exp_samples": [
+                    sample({"node": "busy", "pp_rank": "0"}, 0.5),
+                    sample({"node": "stalled", "pp_rank": "0"}, STALLED_VALUE),
+                    sample({"node": "idle", "pp_rank": "0"}, 0),
+                ],
+            }
+        ],
+    )
 
 
 def _tokenizer(node: str, good: str, total: str) -> list[dict]:
     base = {"job": "sglang", "model_name": "m", "engine_type": "unified", "is_streaming": "true", "node": node}
     out = []
-    for metric, le in (("sglang:time_to_first_token_seconds", "6.0"),
-                       ("sglang:request_time_per_output_token_seconds", "0.1"),
-                       ("sglang:e2e_request_latency_seconds", "200.0")):
+    for metric, le in (
+        ("sglang:time_to_first_token_seconds", "6.0"),
+        ("sglang:request_time_per_output_token_seconds", "0.1"),
+        ("sglang:e2e_request_latency_seconds", "200.0"),
+    ):
         out += [series(f"{metric}_bucket", {**base, "le": le}, good), series(f"{metric}_count", base, total)]
     return out
 
@@ -290,11 +313,19 @@ def test_request_panels_on_a_non_entry_node_still_read_the_replicas_requests(pro
     assert "$node" not in health and "${replica:pipe}" in health
     assert "${replica:queryparam}" in panel(profile, "running").data_links[0]["url"]
     inputs = _tokenizer(entry, "0+9x20", "0+10x20") + _tokenizer(topology.replicas[0].nodes[0], "0+1x20", "0+10x20")
-    evaluate(promtool, tmp_path, inputs, [{
-        # $node narrowed to a non-entry node of replica 1 (what the drill-down sets), replica 1 selected.
-        "expr": expand(health, node=other, replica="|".join(replica.nodes)), "eval_time": "10m",
-        "exp_samples": [sample({"model_name": "m"}, 0.9)],
-    }])
+    evaluate(
+        promtool,
+        tmp_path,
+        inputs,
+        [
+            {
+                # $node narrowed to a non-entry node of replica 1 (what the drill-down sets), replica 1 selected.
+                "expr": expand(health, node=other, replica="|".join(replica.nodes)),
+                "eval_time": "10m",
+                "exp_samples": [sample({"model_name": "m"}, 0.9)],
+            }
+        ],
+    )
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
@@ -304,8 +335,9 @@ def test_request_scope_matches_where_the_tokenizer_runs(profile):
     topology = Topology(profile)
     variable = request_scope_variable(profile)
     one_node = all(len(r.nodes) == 1 for r in topology.replicas)
-    assert variable == ("" if profile.has_pools else "node" if one_node else
-                        "replica" if len(topology.replicas) > 1 else "")
+    assert variable == (
+        "" if profile.has_pools else "node" if one_node else "replica" if len(topology.replicas) > 1 else ""
+    )
     for key in ("health", "health_trend", "latency"):
         for expr in exprs(panel(profile, key)):
             assert ("$node" in expr) == (variable == "node"), (key, expr)
@@ -328,21 +360,42 @@ def test_long_window_burn_rates_and_budget_are_instant_and_need_no_recording_rul
     for spec in (*specs.values(), panel(profile, "budget")):
         assert "sglang_slo_errors_per_request" not in "".join(exprs(spec))
     raw = _tokenizer("lc-node-00", "0+5x400", "0+10x400")  # error ratio 0.5 -> burn 50 with budget 0.01
-    evaluate(promtool, tmp_path, raw, [{"expr": expand(specs["6h"].targets[0].expr), "eval_time": "6h",
-                                        "exp_samples": [sample({"model_name": "m"}, 50)]}])
+    evaluate(
+        promtool,
+        tmp_path,
+        raw,
+        [
+            {
+                "expr": expand(specs["6h"].targets[0].expr),
+                "eval_time": "6h",
+                "exp_samples": [sample({"model_name": "m"}, 50)],
+            }
+        ],
+    )
 
 
 def test_aborted_requests_are_bad_events_and_an_sli_without_histogram_has_no_sample(promtool, tmp_path):
     profile = next(p for p in PROFILES if p.name == "long-context-64")
     health = expand(exprs(panel(profile, "health"))[0])
-    aborted = series("sglang:num_aborted_requests_total",
-                     {"job": "sglang", "model_name": "m", "engine_type": "unified", "node": "lc-node-00"}, "0+10x20")
+    aborted = series(
+        "sglang:num_aborted_requests_total",
+        {"job": "sglang", "model_name": "m", "engine_type": "unified", "node": "lc-node-00"},
+        "0+10x20",
+    )
     all_good = _tokenizer("lc-node-00", "0+10x20", "0+10x20")
-    evaluate(promtool, tmp_path, all_good, [{"expr": health, "eval_time": "10m",
-                                             "exp_samples": [sample({"model_name": "m"}, 1)]}])
+    evaluate(
+        promtool,
+        tmp_path,
+        all_good,
+        [{"expr": health, "eval_time": "10m", "exp_samples": [sample({"model_name": "m"}, 1)]}],
+    )
     # As many aborts as finished requests: half of all requests are bad, whatever their latency.
-    evaluate(promtool, tmp_path, [*all_good, aborted], [{"expr": health, "eval_time": "10m",
-                                                         "exp_samples": [sample({"model_name": "m"}, 0.5)]}])
+    evaluate(
+        promtool,
+        tmp_path,
+        [*all_good, aborted],
+        [{"expr": health, "eval_time": "10m", "exp_samples": [sample({"model_name": "m"}, 0.5)]}],
+    )
     # Aborts only, and no histogram at all: no SLI sample (not a false 0 %).
     evaluate(promtool, tmp_path, [aborted], [{"expr": health, "eval_time": "10m", "exp_samples": []}])
 

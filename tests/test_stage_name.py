@@ -17,13 +17,21 @@ def test_stage_name_adds_dp_only_where_a_dp_rank_exists(victoriametrics):
     # mid-hour, never a day boundary: with the sample and the instant query both at exactly 00:00:00 UTC this
     # VictoriaMetrics (1.79) answered nothing, so the test failed only between 14:00 and 15:00 UTC
     at = int(time.time() // 3600) * 3600 - 14 * 3600 + 1800
-    base = {"__name__": "sglang:num_running_reqs", "cluster": "long-context-64", "job": "sglang",
-            "node": "stage-name-node", "engine_type": "unified", "tp_rank": "0"}
+    base = {
+        "__name__": "sglang:num_running_reqs",
+        "cluster": "long-context-64",
+        "job": "sglang",
+        "node": "stage-name-node",
+        "engine_type": "unified",
+        "tp_rank": "0",
+    }
     ds = Datasource(victoriametrics.url)
-    ds.import_series([
-        {"metric": {**base, "pp_rank": "0"}, "values": [1.0], "timestamps": [at * 1000]},
-        {"metric": {**base, "pp_rank": "1", "dp_rank": "2"}, "values": [2.0], "timestamps": [at * 1000]},
-    ])
+    ds.import_series(
+        [
+            {"metric": {**base, "pp_rank": "0"}, "values": [1.0], "timestamps": [at * 1000]},
+            {"metric": {**base, "pp_rank": "1", "dp_rank": "2"}, "values": [2.0], "timestamps": [at * 1000]},
+        ]
+    )
     ds.flush()
     expr = sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs"))
     expr = expr.replace("$node", "stage-name-node").replace("$stage", ".+")
@@ -38,13 +46,21 @@ def test_s27_without_pp_the_legend_names_the_instance_not_stage_0(victoriametric
     # mid-hour, never a day boundary: with the sample and the instant query both at exactly 00:00:00 UTC this
     # VictoriaMetrics (1.79) answered nothing, so the test failed only between 14:00 and 15:00 UTC
     at = int(time.time() // 3600) * 3600 - 14 * 3600 + 1800
-    base = {"__name__": "sglang:num_running_reqs", "cluster": "pd-128", "job": "sglang", "engine_type": "decode",
-            "tp_rank": "0", "pp_rank": "0"}
+    base = {
+        "__name__": "sglang:num_running_reqs",
+        "cluster": "pd-128",
+        "job": "sglang",
+        "engine_type": "decode",
+        "tp_rank": "0",
+        "pp_rank": "0",
+    }
     ds = Datasource(victoriametrics.url)
-    ds.import_series([
-        {"metric": {**base, "node": "no-pp-a"}, "values": [1.0], "timestamps": [at * 1000]},
-        {"metric": {**base, "node": "no-pp-b", "dp_rank": "3"}, "values": [2.0], "timestamps": [at * 1000]},
-    ])
+    ds.import_series(
+        [
+            {"metric": {**base, "node": "no-pp-a"}, "values": [1.0], "timestamps": [at * 1000]},
+            {"metric": {**base, "node": "no-pp-b", "dp_rank": "3"}, "values": [2.0], "timestamps": [at * 1000]},
+        ]
+    )
     ds.flush()
     expr = sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs"))
     expr = expr.replace("$node", "no-pp-.")

@@ -35,28 +35,56 @@ def _masters(*entries: dict) -> dict:
 @pytest.mark.parametrize(
     ("data", "field", "fragment"),
     [
-        (_masters({"name": "a", "replicas": ["main-0", "main-9"], "nodes": ["lc-node-00"]}),
-         "mooncake.masters[0].replicas", "'main-9' is not a replica of this profile"),
-        (_masters({"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]},
-                  {"name": "b", "replicas": ["main-0", "main-1"], "nodes": ["lc-node-04"]}),
-         "mooncake.masters[1].replicas", "'main-0' is already served by master 'a'"),
-        (_masters({"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]}),
-         "mooncake.masters", "no master serves replica(s) main-1"),
-        (_masters({"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]},
-                  {"name": "b", "replicas": ["main-1"]}),
-         "mooncake.masters[1].nodes", "with several masters, each lists its nodes"),
-        (_masters({"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]},
-                  {"name": "b", "replicas": ["main-1"], "nodes": ["lc-node-00"]}),
-         "mooncake.masters[1].nodes", "two masters on one node cannot be told apart"),
-        (_masters({"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]},
-                  {"name": "a", "replicas": ["main-1"], "nodes": ["lc-node-04"]}),
-         "mooncake.masters[1].name", "listed twice"),
+        (
+            _masters({"name": "a", "replicas": ["main-0", "main-9"], "nodes": ["lc-node-00"]}),
+            "mooncake.masters[0].replicas",
+            "'main-9' is not a replica of this profile",
+        ),
+        (
+            _masters(
+                {"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]},
+                {"name": "b", "replicas": ["main-0", "main-1"], "nodes": ["lc-node-04"]},
+            ),
+            "mooncake.masters[1].replicas",
+            "'main-0' is already served by master 'a'",
+        ),
+        (
+            _masters({"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]}),
+            "mooncake.masters",
+            "no master serves replica(s) main-1",
+        ),
+        (
+            _masters(
+                {"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]}, {"name": "b", "replicas": ["main-1"]}
+            ),
+            "mooncake.masters[1].nodes",
+            "with several masters, each lists its nodes",
+        ),
+        (
+            _masters(
+                {"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]},
+                {"name": "b", "replicas": ["main-1"], "nodes": ["lc-node-00"]},
+            ),
+            "mooncake.masters[1].nodes",
+            "two masters on one node cannot be told apart",
+        ),
+        (
+            _masters(
+                {"name": "a", "replicas": ["main-0"], "nodes": ["lc-node-00"]},
+                {"name": "a", "replicas": ["main-1"], "nodes": ["lc-node-04"]},
+            ),
+            "mooncake.masters[1].name",
+            "listed twice",
+        ),
         (_masters({"name": "Store!", "nodes": ["lc-node-00"]}), "mooncake.masters[0].name", "lower-case"),
         (_masters({"name": "a", "nodes": "lc-node-00"}), "mooncake.masters[0].nodes", "non-empty list"),
         (_masters({"name": "a", "nodes": ["bad host"]}), "mooncake.masters[0].nodes", "letters, digits"),
         (_masters({"name": "a", "replica": ["main-0"]}), "mooncake.masters[0].replica", "unknown field"),
-        ({**raw("pd-128"), "mooncake": {"masters": [{"name": "a"}]}}, "mooncake.masters",
-         "sources.mooncake_master is not-deployed"),
+        (
+            {**raw("pd-128"), "mooncake": {"masters": [{"name": "a"}]}},
+            "mooncake.masters",
+            "sources.mooncake_master is not-deployed",
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
@@ -129,15 +157,25 @@ def _ha_pair(ds: Datasource, profile, end: float) -> None:
             stamps = [int(float(t) * 1000) for t, _ in item["values"]]
             values = [float(v) for _, v in item["values"]]
             for node in ("lc-node-00", "lc-node-04"):
-                labels = {**item["metric"], "__name__": metric, profile.label("deployment"): HA,
-                          profile.label("node"): node, "instance": f"{node}:9003"}
+                labels = {
+                    **item["metric"],
+                    "__name__": metric,
+                    profile.label("deployment"): HA,
+                    profile.label("node"): node,
+                    "instance": f"{node}:9003",
+                }
                 series.append({"metric": labels, "values": values, "timestamps": stamps})
     # the node inventory (recorded by the rule file) of the same deployment: segment host -> node -> replica
     selector = f'node:dashgen_inventory:info{{{profile.label("deployment")}="{profile.deployment}"}}'
     for item in ds.query_range(selector, start, end, 30).result:
         labels = {**item["metric"], "__name__": "node:dashgen_inventory:info", profile.label("deployment"): HA}
-        series.append({"metric": labels, "values": [float(v) for _, v in item["values"]],
-                       "timestamps": [int(float(t) * 1000) for t, _ in item["values"]]})
+        series.append(
+            {
+                "metric": labels,
+                "values": [float(v) for _, v in item["values"]],
+                "timestamps": [int(float(t) * 1000) for t, _ in item["values"]],
+            }
+        )
     ds.import_series(series)
     ds.flush()
 
@@ -156,14 +194,22 @@ def test_s17_store_per_replica_is_256_gib_and_ha_copies_are_read_once(victoriame
 
     def run(expr: str) -> dict:
         result = ds.query(expr.replace("$node", ".+"), window.end).result
-        return {(item["metric"].get("replica", item["metric"].get("master")),
-                 item["metric"].get("master")): float(item["value"][1]) for item in result}
+        return {
+            (item["metric"].get("replica", item["metric"].get("master")), item["metric"].get("master")): float(
+                item["value"][1]
+            )
+            for item in result
+        }
 
     gib = 2**30
     assert len(ds.query(mc.master(profile, "master_active_clients"), window.end).result) == 2  # both copies stored
     assert run(mc.per_master(profile, "master_active_clients")) == {("store", "store"): 64}
-    assert run(mc.per_replica(profile, topology, mc.CAPACITY, op="count")) == {("main-0", "store"): 32,
-                                                                              ("main-1", "store"): 32}
-    assert run(mc.per_replica(profile, topology, mc.CAPACITY)) == {("main-0", "store"): 256 * gib,
-                                                                  ("main-1", "store"): 256 * gib}
+    assert run(mc.per_replica(profile, topology, mc.CAPACITY, op="count")) == {
+        ("main-0", "store"): 32,
+        ("main-1", "store"): 32,
+    }
+    assert run(mc.per_replica(profile, topology, mc.CAPACITY)) == {
+        ("main-0", "store"): 256 * gib,
+        ("main-1", "store"): 256 * gib,
+    }
     assert profile.capacity.global_segment_size == 256 * gib

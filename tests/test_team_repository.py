@@ -35,8 +35,11 @@ def list_module(repo: Path, profile: str, *names: str) -> None:
     path = repo / "profiles" / f"{profile}.toml"
     text = path.read_text(encoding="utf-8")
     listed = "extra_modules = [" + ", ".join(f'"{n}"' for n in names) + "]"
-    text = text.replace("[dashboard]\n", f"[dashboard]\n{listed}\n", 1) if "[dashboard]\n" in text else (
-        text + f"\n[dashboard]\n{listed}\n")
+    text = (
+        text.replace("[dashboard]\n", f"[dashboard]\n{listed}\n", 1)
+        if "[dashboard]\n" in text
+        else (text + f"\n[dashboard]\n{listed}\n")
+    )
     path.write_text(text, encoding="utf-8")
 
 
@@ -56,9 +59,18 @@ def panels_of(repo: Path, profile: str = "h20-16") -> dict[str, dict]:
 
 
 def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, tmp_path):
-    for name in ("dashgen.toml", ".dashgen-lint.toml", ".github/workflows/dashboards.yml", ".pre-commit-config.yaml",
-                 ".gitignore", "README.md", "panels/README.md", "profiles/h20-16.toml", "rules/h20-16.yml",
-                 "dashboards/h20-16/dg-h20-16-cluster.json"):
+    for name in (
+        "dashgen.toml",
+        ".dashgen-lint.toml",
+        ".github/workflows/dashboards.yml",
+        ".pre-commit-config.yaml",
+        ".gitignore",
+        "README.md",
+        "panels/README.md",
+        "profiles/h20-16.toml",
+        "rules/h20-16.yml",
+        "dashboards/h20-16/dg-h20-16-cluster.json",
+    ):
         assert (team / name).is_file(), name
     checked = dashgen(team, "check")
     assert checked.exit_code == 0, checked.output
@@ -88,8 +100,9 @@ def test_a_module_written_by_dashgen_import_becomes_rows_checked_and_published(t
     checked = dashgen(team, "check")
     assert checked.exit_code == 0, checked.output[-3000:]
     commit_all(team, "our Mooncake board")
-    published = dashgen(team, "publish", "--grafana-url", grafana.url, "--profile", "h20-16",
-                        env={"GRAFANA_TOKEN": TOKEN})
+    published = dashgen(
+        team, "publish", "--grafana-url", grafana.url, "--profile", "h20-16", env={"GRAFANA_TOKEN": TOKEN}
+    )
     assert published.exit_code == 0, published.output[-3000:]
     (record,) = [json.loads(line) for line in (team / "releases" / "ledger.jsonl").read_text().splitlines()]
     assert record["outcome"] == "published" and record["git_commit"] and not record["git_commit"].endswith("-dirty")
@@ -121,13 +134,17 @@ def test_an_imported_variable_that_clashes_with_dashgen_s_is_refused_by_name(tea
     assert result.exit_code == 2 and "variable $node" in result.output and "clash" in result.output
 
 
-@pytest.mark.parametrize(("value", "fragment"), [('["Our-Board"]', "is not a module name"),
-                                                 ('"our_board"', "expected a list"),
-                                                 ('["a", "a"]', "listed twice")])
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [('["Our-Board"]', "is not a module name"), ('"our_board"', "expected a list"), ('["a", "a"]', "listed twice")],
+)
 def test_extra_modules_must_be_module_names(team, value, fragment):
     path = team / "profiles" / "h20-16.toml"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("[dashboard]\n", f"[dashboard]\nextra_modules = {value}\n", 1)
-                    if "[dashboard]\n" in text else text + f"\n[dashboard]\nextra_modules = {value}\n")
+    path.write_text(
+        text.replace("[dashboard]\n", f"[dashboard]\nextra_modules = {value}\n", 1)
+        if "[dashboard]\n" in text
+        else text + f"\n[dashboard]\nextra_modules = {value}\n"
+    )
     result = dashgen(team, "build")
     assert result.exit_code == 2 and "dashboard.extra_modules" in result.output and fragment in result.output

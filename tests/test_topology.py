@@ -65,9 +65,10 @@ def test_s17_capacity_anatomy_of_long_context_64():
     assert capacity.store_per_rank == 8 * GiB
     assert capacity.store_per_node == 64 * GiB
     assert capacity.store_total == 512 * GiB
-    assert [format_binary(x) for x in (capacity.store_per_rank, capacity.store_per_node,
-                                       capacity.store_per_replica, capacity.store_total)] == [
-        "8 GiB", "64 GiB", "256 GiB", "512 GiB"]
+    assert [
+        format_binary(x)
+        for x in (capacity.store_per_rank, capacity.store_per_node, capacity.store_per_replica, capacity.store_total)
+    ] == ["8 GiB", "64 GiB", "256 GiB", "512 GiB"]
     assert capacity.host_per_rank == 32 * GiB
     assert capacity.host_per_node == 256 * GiB
     assert capacity.host_per_replica == 1 * TiB

@@ -21,12 +21,31 @@ from dashgen.live.expand import (
 WINDOW = Window(end=1_790_000_000.0, length=3600.0)
 VARIABLES = [
     {"name": "datasource", "type": "datasource", "current": {"value": "default"}},
-    {"name": "node", "type": "query", "includeAll": True, "multi": True, "allValue": ".+",
-     "current": {"value": ["$__all"]}, "query": "label_values(up, node)"},
-    {"name": "replica", "type": "custom", "includeAll": True, "multi": True, "current": {"value": ["$__all"]},
-     "query": "r0 : a|b,r1 : c|d"},
-    {"name": "stage", "type": "custom", "includeAll": False, "multi": True, "current": {"value": ["0", "1"]},
-     "options": [{"value": "0"}, {"value": "1"}, {"value": "2"}]},
+    {
+        "name": "node",
+        "type": "query",
+        "includeAll": True,
+        "multi": True,
+        "allValue": ".+",
+        "current": {"value": ["$__all"]},
+        "query": "label_values(up, node)",
+    },
+    {
+        "name": "replica",
+        "type": "custom",
+        "includeAll": True,
+        "multi": True,
+        "current": {"value": ["$__all"]},
+        "query": "r0 : a|b,r1 : c|d",
+    },
+    {
+        "name": "stage",
+        "type": "custom",
+        "includeAll": False,
+        "multi": True,
+        "current": {"value": ["0", "1"]},
+        "options": [{"value": "0"}, {"value": "1"}, {"value": "2"}],
+    },
     {"name": "one", "type": "custom", "current": {"value": "x.y"}, "options": [{"value": "x.y"}]},
 ]
 
@@ -46,8 +65,11 @@ def test_grafana_intervals_rate_interval_formula_and_range():
     assert rate_interval(15, 15) == 60  # 4 x scrape wins
     assert rate_interval(60, 15) == 75  # interval + scrape wins
     panel = {"maxDataPoints": 100}
-    target = {"expr": 'rate(x{node=~"$node"}[$__rate_interval]) / $__range_s + $__range_ms * 0 + '
-                      'count_over_time(x[$__range]) + $__interval_ms', "refId": "A"}
+    target = {
+        "expr": 'rate(x{node=~"$node"}[$__rate_interval]) / $__range_s + $__range_ms * 0 + '
+        "count_over_time(x[$__range]) + $__interval_ms",
+        "refId": "A",
+    }
     (query,) = expand_target(panel, target, variable_values(VARIABLES), WINDOW, scrape_seconds=15)
     assert query.kind == "range" and query.step == 30  # 3600 / 100 = 36 s -> 30 s
     assert query.expr == ('rate(x{node=~".+"}[1m]) / 3600 + 3600000 * 0 + count_over_time(x[3600s]) + 30000')
@@ -64,9 +86,20 @@ def test_instant_and_range_flags_choose_the_queries():
 
 
 def _dashboard(*exprs: str) -> dict:
-    return {"uid": "t", "title": "t", "templating": {"list": VARIABLES},
-            "panels": [{"id": i + 1, "type": "timeseries", "title": f"p{i}",
-                        "targets": [{"refId": "A", "expr": e, "instant": True}]} for i, e in enumerate(exprs)]}
+    return {
+        "uid": "t",
+        "title": "t",
+        "templating": {"list": VARIABLES},
+        "panels": [
+            {
+                "id": i + 1,
+                "type": "timeseries",
+                "title": f"p{i}",
+                "targets": [{"refId": "A", "expr": e, "instant": True}],
+            }
+            for i, e in enumerate(exprs)
+        ],
+    }
 
 
 @pytest.fixture()
@@ -74,13 +107,16 @@ def folder(tmp_path):
     def write(*exprs: str):
         (tmp_path / "d.json").write_text(json.dumps(_dashboard(*exprs)))
         return tmp_path
+
     return write
 
 
 def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, folder):
     path = folder('up{node=~"$node"}', "sum(rate(up[5m])) by (", "no_such_metric_xyz")
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url,
-                                       "--dashboards", str(path), "--format", "json"])
+    result = CliRunner().invoke(
+        main,
+        ["validate-queries", "--datasource-url", victoriametrics.url, "--dashboards", str(path), "--format", "json"],
+    )
     assert result.exit_code == 1, result.output
     report = json.loads(result.output)["results"]
     states = {p["title"]: p for p in report["panels"]}
@@ -94,25 +130,48 @@ def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, f
 
 
 def test_empty_results_exit_0_with_text_report(victoriametrics, folder):
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url,
-                                       "--dashboards", str(folder("no_such_metric_xyz")), "--window", "30m"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "validate-queries",
+            "--datasource-url",
+            victoriametrics.url,
+            "--dashboards",
+            str(folder("no_such_metric_xyz")),
+            "--window",
+            "30m",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "empty" in result.output and "1 empty" in result.output
 
 
 def test_unreachable_datasource_is_a_query_error(folder):
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9",
-                                       "--dashboards", str(folder("up")), "--timeout", "2"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "validate-queries",
+            "--datasource-url",
+            "http://127.0.0.1:9",
+            "--dashboards",
+            str(folder("up")),
+            "--timeout",
+            "2",
+        ],
+    )
     assert result.exit_code == 1
     assert "no answer" in result.output or "HTTP None" in result.output
 
 
-@pytest.mark.parametrize("args", [
-    ["--window", "an hour"],
-    ["--at", "yesterday-ish"],
-    ["--profile", "no-such-profile"],
-    ["--dashboards", "/nonexistent-folder"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--window", "an hour"],
+        ["--at", "yesterday-ish"],
+        ["--profile", "no-such-profile"],
+        ["--dashboards", "/nonexistent-folder"],
+    ],
+)
 def test_usage_and_input_errors_exit_2(args):
     result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9", *args])
     assert result.exit_code == 2, result.output
@@ -124,6 +183,7 @@ def test_a_url_without_scheme_is_an_input_error():
 
 
 # -- hostile data sources on loopback (issue 18) ------------------------------------------------------
+
 
 class HostileServer:
     """A data source on 127.0.0.1 that answers every request with ``answer(path) -> (status, body bytes)``,
@@ -152,6 +212,7 @@ class HostileServer:
                 self.end_headers()
                 if drip:
                     import time
+
                     try:
                         for _ in range(int(20 * drip) + 5):
                             self.wfile.write(b" ")
@@ -182,6 +243,7 @@ def hostile():
     def start(answer=None, drip: float = 0.0) -> HostileServer:
         servers.append(HostileServer(answer, drip))
         return servers[-1]
+
     yield start
     for server in servers:
         server.close()
@@ -195,34 +257,51 @@ def test_credentials_in_the_datasource_url_never_reach_text_or_json_output(hosti
     server = hostile(lambda path: (500, b'{"status":"error","error":"boom for http://user:s3cret@x/"}'))
     url = server.url.replace("http://", "http://user:s3cret@")
     for fmt in ("text", "json"):
-        result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", url, "--format", fmt,
-                                           "--dashboards", str(folder("up"))])
+        result = CliRunner().invoke(
+            main, ["validate-queries", "--datasource-url", url, "--format", fmt, "--dashboards", str(folder("up"))]
+        )
         assert result.exit_code == 1, result.output
         assert "s3cret" not in result.output and "user:" not in result.output, result.output
 
 
 def test_a_server_dripping_one_byte_a_second_is_cut_off_by_the_total_deadline_per_request(hostile, folder):
     import time
+
     server = hostile(drip=1.0)
     began = time.monotonic()
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", server.url, "--timeout", "1.5",
-                                       "--dashboards", str(folder("up"))])
+    result = CliRunner().invoke(
+        main,
+        ["validate-queries", "--datasource-url", server.url, "--timeout", "1.5", "--dashboards", str(folder("up"))],
+    )
     assert result.exit_code == 1, result.output
     assert time.monotonic() - began < 10
     assert "total deadline" in result.output or "timed out" in result.output, result.output
 
 
-@pytest.mark.parametrize("data, expected", [
-    ({"resultType": "vector", "result": "72 series"}, "not a list"),
-    ({"resultType": "seven", "result": []}, "resultType"),
-    ("not an object", "data is str"),
-    ({"resultType": "vector", "result": [1, 2]}, "result[0]"),
-    ({"resultType": "scalar", "result": {"a": 1}}, "pair"),
-])
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        ({"resultType": "vector", "result": "72 series"}, "not a list"),
+        ({"resultType": "seven", "result": []}, "resultType"),
+        ("not an object", "data is str"),
+        ({"resultType": "vector", "result": [1, 2]}, "result[0]"),
+        ({"resultType": "scalar", "result": {"a": 1}}, "pair"),
+    ],
+)
 def test_a_malformed_answer_is_a_query_error_not_ok_and_not_a_traceback(hostile, folder, data, expected):
     server = hostile(lambda path: _json_answer(data))
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", server.url, "--format", "json",
-                                       "--dashboards", str(folder("up", "up"))])
+    result = CliRunner().invoke(
+        main,
+        [
+            "validate-queries",
+            "--datasource-url",
+            server.url,
+            "--format",
+            "json",
+            "--dashboards",
+            str(folder("up", "up")),
+        ],
+    )
     assert result.exit_code == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     report = json.loads(result.output)["results"]
@@ -231,10 +310,25 @@ def test_a_malformed_answer_is_a_query_error_not_ok_and_not_a_traceback(hostile,
 
 
 def test_a_dead_datasource_stops_after_n_consecutive_connection_failures(folder):
-    exprs = [f"up{{i=\"{i}\"}}" for i in range(40)]
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9", "--workers", "1",
-                                       "--max-connection-failures", "3", "--timeout", "2", "--format", "json",
-                                       "--dashboards", str(folder(*exprs))])
+    exprs = [f'up{{i="{i}"}}' for i in range(40)]
+    result = CliRunner().invoke(
+        main,
+        [
+            "validate-queries",
+            "--datasource-url",
+            "http://127.0.0.1:9",
+            "--workers",
+            "1",
+            "--max-connection-failures",
+            "3",
+            "--timeout",
+            "2",
+            "--format",
+            "json",
+            "--dashboards",
+            str(folder(*exprs)),
+        ],
+    )
     assert result.exit_code == 1
     messages = [t["error_message"] for p in json.loads(result.output)["results"]["panels"] for t in p["targets"]]
     assert sum("cannot connect" in m for m in messages) == 3
@@ -243,11 +337,29 @@ def test_a_dead_datasource_stops_after_n_consecutive_connection_failures(folder)
 
 def test_the_command_deadline_bounds_the_whole_run(hostile, folder):
     import time
+
     server = hostile(drip=1.0)
     began = time.monotonic()
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", server.url, "--timeout", "1",
-                                       "--deadline", "2", "--workers", "1", "--max-connection-failures", "0",
-                                       "--format", "json", "--dashboards", str(folder(*["up"] * 30))])
+    result = CliRunner().invoke(
+        main,
+        [
+            "validate-queries",
+            "--datasource-url",
+            server.url,
+            "--timeout",
+            "1",
+            "--deadline",
+            "2",
+            "--workers",
+            "1",
+            "--max-connection-failures",
+            "0",
+            "--format",
+            "json",
+            "--dashboards",
+            str(folder(*["up"] * 30)),
+        ],
+    )
     assert result.exit_code == 1
     assert time.monotonic() - began < 15
     messages = [t["error_message"] for p in json.loads(result.output)["results"]["panels"] for t in p["targets"]]
@@ -257,7 +369,6 @@ def test_the_command_deadline_bounds_the_whole_run(hostile, folder):
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e400", "soon"])
 def test_timeout_and_deadline_must_be_positive_finite_seconds(value):
     for option in ("--timeout", "--deadline"):
-        result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9",
-                                           option, value])
+        result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", "http://127.0.0.1:9", option, value])
         assert result.exit_code == 2, result.output
         assert "Traceback" not in result.output

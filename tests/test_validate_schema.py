@@ -33,6 +33,7 @@ def _set(path: list, value) -> callable:
         for part in path[:-1]:
             node = node[part]
         node[path[-1]] = value
+
     return mutate
 
 
@@ -42,12 +43,15 @@ def _delete(path: list) -> callable:
         for part in path[:-1]:
             node = node[part]
         del node[path[-1]]
+
     return mutate
 
 
 BROKEN = {
-    "target format not an enum value": (_set(["panels", 3, "targets", 0, "format"], "bogus"),
-                                        "$.panels[3].targets[0].format"),
+    "target format not an enum value": (
+        _set(["panels", 3, "targets", 0, "format"], "bogus"),
+        "$.panels[3].targets[0].format",
+    ),
     "panel title not a string": (_set(["panels", 5, "title"], 5), "$.panels[5].title"),
     "panel type missing": (_delete(["panels", 4, "type"]), "$.panels[4]"),
     "empty expr": (_set(["panels", 3, "targets", 0, "expr"], ""), "$.panels[3].targets[0].expr"),

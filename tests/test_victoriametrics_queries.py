@@ -33,20 +33,38 @@ def _at(window) -> str:
     return str(int(window.end))
 
 
-@pytest.mark.parametrize("key", [("long-context-64", "healthy"), ("long-context-64", "five-reasons"),
-                                 ("h20-16", "healthy"), ("pd-128", "healthy")], ids=lambda k: f"{k[0]}:{k[1]}")
+@pytest.mark.parametrize(
+    "key",
+    [("long-context-64", "healthy"), ("long-context-64", "five-reasons"), ("h20-16", "healthy"), ("pd-128", "healthy")],
+    ids=lambda k: f"{k[0]}:{k[1]}",
+)
 def test_every_query_executes_on_demo_data(victoriametrics, demo_windows, key):
     window = demo_windows[key]
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url, "--profile",
-                                       key[0], "--at", _at(window), "--format", "json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "validate-queries",
+            "--datasource-url",
+            victoriametrics.url,
+            "--profile",
+            key[0],
+            "--at",
+            _at(window),
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output[-3000:]
     report = json.loads(result.output)["results"]
     assert report["summary"]["error"] == 0
     assert report["summary"]["panels"] > 0
     if key[1] == "healthy":
-        empty = [(p["title"], t["ref_id"], [r["text"] for r in t["reasons"]])
-                 for p in report["panels"] for t in p["targets"] if t["status"] == "empty"
-                 and (p["title"], t["ref_id"]) not in HEALTHY_EMPTY]  # nothing firing, nothing missing
+        empty = [
+            (p["title"], t["ref_id"], [r["text"] for r in t["reasons"]])
+            for p in report["panels"]
+            for t in p["targets"]
+            if t["status"] == "empty" and (p["title"], t["ref_id"]) not in HEALTHY_EMPTY
+        ]  # nothing firing, nothing missing
         assert not empty, f"healthy demo data leaves targets empty: {empty}"
 
 
@@ -70,8 +88,9 @@ def panels_by_row(document) -> list[tuple[str, dict]]:
 
 def _group_tables(profile, group_title: str):
     (built,) = build_profile(profile)
-    return built.document, [raw for row, raw in panels_by_row(built.document)
-                            if row == group_title and raw.get("type") == "table"]
+    return built.document, [
+        raw for row, raw in panels_by_row(built.document) if row == group_title and raw.get("type") == "table"
+    ]
 
 
 def merged_rows(ds: Datasource, document, panel, window, keys: tuple[str, ...]) -> set[tuple[str, ...]]:
@@ -95,8 +114,9 @@ def test_s2_per_gpu_window_tables_one_row_per_gpu(victoriametrics, demo_windows,
     assert len(tables) == 1  # mean and peak on one row per GPU (S28)
     ds = Datasource(victoriametrics.url)
     down = {profile.node_names[i] for i, code in FIVE_REASONS_NODES.items() if code == 5} if missing else set()
-    expected = {(node, str(gpu)) for node in profile.node_names if node not in down
-                for gpu in range(profile.gpus_per_node)}
+    expected = {
+        (node, str(gpu)) for node in profile.node_names if node not in down for gpu in range(profile.gpus_per_node)
+    }
     for table in tables:
         rows = merged_rows(ds, document, table, window, (profile.label("node"), profile.label("gpu")))
         assert rows == expected, f"{table['title']}: {len(rows)} rows, expected {len(expected)}"
@@ -157,8 +177,10 @@ def test_s6_reason_codes_name_the_right_node_and_layer(victoriametrics, demo_win
     window = demo_windows[("long-context-64", scenario)]
     profile = window.profile
     (built,) = build_profile(profile)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(window.end, window.hours * 3600), 60, 60)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(window.end, window.hours * 3600), 60, 60),
+    }
     ds = Datasource(victoriametrics.url)
     got, want = {}, {}
     for layer in nodata.layers(profile):
@@ -172,15 +194,15 @@ def test_s6_reason_codes_name_the_right_node_and_layer(victoriametrics, demo_win
     assert not wrong, f"(node, layer): (got, expected) {wrong}"
 
 
-def test_s21_another_deployment_with_the_same_node_names_is_in_the_store_and_in_no_table(victoriametrics,
-                                                                                         demo_windows):
+def test_s21_another_deployment_with_the_same_node_names_is_in_the_store_and_in_no_table(victoriametrics, demo_windows):
     """The healthy window also holds a shadow deployment with long-context-64's node names and the five-reasons
     faults (tests/victoriametrics.py SHADOWS): unscoped, a query sees both; the dashboard's queries see one. The
     healthy tables above (one row per node / GPU, every reason 'ok', no empty target) hold with it present."""
     window = demo_windows[("long-context-64", "healthy")]
     ds = Datasource(victoriametrics.url)
-    clusters = {item["metric"].get("cluster") for item in ds.query('count by (cluster) (up{job="sglang"})',
-                                                                  window.end).result}
+    clusters = {
+        item["metric"].get("cluster") for item in ds.query('count by (cluster) (up{job="sglang"})', window.end).result
+    }
     assert clusters == {"long-context-64", "long-context-64-shadow"}
     (built,) = build_profile(window.profile)
     node_variable = next(v for v in built.document["templating"]["list"] if v["name"] == "node")
@@ -192,8 +214,10 @@ def test_s6_generic_classifier_names_each_reason(victoriametrics, demo_windows):
     window = demo_windows[("long-context-64", "five-reasons")]
     profile = window.profile
     names = profile.node_names
-    layer_metric = {"hicache_storage": "sglang:storage_prefetch_unfulfilled_tokens_total",
-                    "hicache": "sglang:hicache_host_total_tokens"}[uninitialised_layer(profile)]
+    layer_metric = {
+        "hicache_storage": "sglang:storage_prefetch_unfulfilled_tokens_total",
+        "hicache": "sglang:hicache_host_total_tokens",
+    }[uninitialised_layer(profile)]
     node_of = {code: names[index] for index, code in FIVE_REASONS_NODES.items()}
     cases = {
         5: f'gpm_power_watts{{node="{node_of[5]}"}}',
@@ -215,6 +239,7 @@ def test_s6_generic_classifier_names_each_reason(victoriametrics, demo_windows):
 # -- synthetic series on the session's VictoriaMetrics, each test in its own window --------------
 # Each window ends a whole number of days before the demo windows, so no query sees another's data.
 
+
 def _window_end(demo_windows, days: int) -> float:
     return demo_windows[("long-context-64", "healthy")].end - days * 86400
 
@@ -227,8 +252,11 @@ def _steps(start: float, end: float, step: float) -> list[int]:
 def _series(name: str, labels: dict, start: float, end: float, step: float, value) -> dict:
     stamps = _steps(start, end, step)
     values = [float(value(ms / 1000) if callable(value) else value) for ms in stamps]
-    return {"metric": {"__name__": name, "cluster": "long-context-64", **labels}, "values": values,
-            "timestamps": stamps}
+    return {
+        "metric": {"__name__": name, "cluster": "long-context-64", **labels},
+        "values": values,
+        "timestamps": stamps,
+    }
 
 
 def _run(ds: Datasource, profile, expr: str, end: float) -> dict[str, float]:
@@ -240,8 +268,15 @@ def _run(ds: Datasource, profile, expr: str, end: float) -> dict[str, float]:
 
 
 def _engine(profile, node: str, **extra: str) -> dict:
-    return {"job": profile.source("sglang").job, "node": node, "instance": f"{node}:30000", "tp_rank": "0",
-            "pp_rank": "0", "dp_rank": "0", **extra}
+    return {
+        "job": profile.source("sglang").job,
+        "node": node,
+        "instance": f"{node}:30000",
+        "tp_rank": "0",
+        "pp_rank": "0",
+        "dp_rank": "0",
+        **extra,
+    }
 
 
 def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametrics, demo_windows):
@@ -261,8 +296,9 @@ def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametr
         series.append(_series("up", up_labels, earlier, end, 15, 1))
         series.append(_series(sg.UNFULFILLED, _engine(profile, node, reason="dropped"), earlier, end, 5, 0))
     series.append(_series(sg.BACKUPED, _engine(profile, created), start + 1800, end, 5, 5000))
-    series.append(_series(sg.BACKUPED, _engine(profile, grew), earlier, end, 5,
-                          lambda t: 4000 if t < start + 1800 else 5000))
+    series.append(
+        _series(sg.BACKUPED, _engine(profile, grew), earlier, end, 5, lambda t: 4000 if t < start + 1800 else 5000)
+    )
     series.append(_series(sg.BACKUPED, _engine(profile, flat), earlier, end, 5, 4000))
     ds = Datasource(victoriametrics.url)
     ds.import_series(series)
@@ -288,11 +324,15 @@ def test_s7_first_event_increase_never_counts_the_first_value_twice(victoriametr
     end = _window_end(demo_windows, 2)
     start = end - 3600
     node = profile.node_names[6]
-    shapes = {"0": (lambda t: 50 if t < start + 1815 else 6000, 6000),  # small first value, then a big step
-              "1": (lambda t: 1 + (t - start - 1800) // 5, 361),  # a ramp from 1
-              "2": (lambda t: 5000 if t < start + 2400 else 6000, 6000)}  # large first value
-    series = [_series(sg.BACKUPED, _engine(profile, node, tp_rank=rank), start + 1800, end, 5, shape)
-              for rank, (shape, _) in shapes.items()]
+    shapes = {
+        "0": (lambda t: 50 if t < start + 1815 else 6000, 6000),  # small first value, then a big step
+        "1": (lambda t: 1 + (t - start - 1800) // 5, 361),  # a ramp from 1
+        "2": (lambda t: 5000 if t < start + 2400 else 6000, 6000),
+    }  # large first value
+    series = [
+        _series(sg.BACKUPED, _engine(profile, node, tp_rank=rank), start + 1800, end, 5, shape)
+        for rank, (shape, _) in shapes.items()
+    ]
     ds = Datasource(victoriametrics.url)
     ds.import_series(series)
     ds.flush()
@@ -317,8 +357,16 @@ def test_s3_dp_groups_are_added_tp_ranks_are_not(victoriametrics, demo_windows):
         for dp, grows in groups.items():
             for tp in ("0", "1"):  # both TP ranks of a DP group carry the same logical count
                 labels = _engine(profile, node, tp_rank=tp, dp_rank=dp, mode="input")
-                series.append(_series(sg.PREFILL_EFFECTIVE, labels, earlier, end, 5,
-                                      lambda t, g=grows: 1000 + g * max(0.0, t - start) / 3600))
+                series.append(
+                    _series(
+                        sg.PREFILL_EFFECTIVE,
+                        labels,
+                        earlier,
+                        end,
+                        5,
+                        lambda t, g=grows: 1000 + g * max(0.0, t - start) / 3600,
+                    )
+                )
     ds = Datasource(victoriametrics.url)
     ds.import_series(series)
     ds.flush()
@@ -327,8 +375,7 @@ def test_s3_dp_groups_are_added_tp_ranks_are_not(victoriametrics, demo_windows):
 
 
 @pytest.mark.parametrize("with_unmapped", [True, False], ids=["unmapped-host", "all-mapped"])
-def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victoriametrics, demo_windows,
-                                                                        with_unmapped):
+def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victoriametrics, demo_windows, with_unmapped):
     """#4: segments named by IP land on their node through the profile's node_addresses; a segment
     whose host no node maps to is counted, and a node without segments then reads 'segment host not
     mapped' instead of 'uninitialised'."""
@@ -342,8 +389,16 @@ def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victori
     master = {"job": profile.source("mooncake_master").job, "node": holder, "instance": f"{holder}:9003"}
     series = [_series("up", master, earlier, end, 15, 1)]
     for node in profile.node_names:
-        series.append(_series("up", {"job": profile.source("sglang").job, "node": node,
-                                     "instance": f"{node}:30000"}, earlier, end, 15, 1))
+        series.append(
+            _series(
+                "up",
+                {"job": profile.source("sglang").job, "node": node, "instance": f"{node}:30000"},
+                earlier,
+                end,
+                15,
+                1,
+            )
+        )
     hosts = [f"{profile.node_address(holder)}:12300", f"{profile.node_address(holder)}:12301"]
     if with_unmapped:
         hosts.append("10.99.0.1:12300")
@@ -398,8 +453,10 @@ def test_s22_a_gpu_that_fell_off_the_bus_is_gpu_missing_not_ok(victoriametrics, 
     window = demo_windows[("long-context-64", scenario)]
     profile = window.profile
     (built,) = build_profile(profile)
-    values = {**variable_values(built.document["templating"]["list"]),
-              **globals_for(Window(window.end, window.hours * 3600), 60, 60)}
+    values = {
+        **variable_values(built.document["templating"]["list"]),
+        **globals_for(Window(window.end, window.hours * 3600), 60, 60),
+    }
     ds = Datasource(victoriametrics.url)
     reasons = _panel(built.document, "Missing-data reasons per node")
     lost_node = lost_gpu(profile)[0] if scenario == "gpu-missing" else None

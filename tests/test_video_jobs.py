@@ -64,8 +64,9 @@ def _panels(document, row: str) -> list[dict]:
 def _results(video, panel: dict, scenario: str) -> dict[str, list[dict]]:
     """refId -> the series the panel's target returns over the scenario's window (range, or instant)."""
     profile, document, ends, ds = video
-    planned = plan([DashboardInput("t", {**document, "panels": [panel]}, profile)],
-                   Window(ends[scenario], HOURS * 3600))
+    planned = plan(
+        [DashboardInput("t", {**document, "panels": [panel]}, profile)], Window(ends[scenario], HOURS * 3600)
+    )
     out: dict[str, list[dict]] = {}
     for planned_panel in planned:
         for query in planned_panel.queries:
@@ -104,8 +105,10 @@ def test_s25_every_jobs_panel_returns_per_instance_data(video):
     # queued, running, outcomes, jobs/hour, jobs in window, latency p95, queue time p95, stage p95, batch, GPU memory
     assert checked >= 10 and pool >= 3, (checked, pool)
     titles = {p["title"] for p in panels}
-    assert {"Host latency per pipeline stage p95, per instance (s)",
-            "Job queue time per instance: p95, and seconds since the last dispatch while jobs wait (s)"} <= titles
+    assert {
+        "Host latency per pipeline stage p95, per instance (s)",
+        "Job queue time per instance: p95, and seconds since the last dispatch while jobs wait (s)",
+    } <= titles
 
 
 def test_s25_a_stuck_instance_stands_out_on_the_per_instance_queue_time_panel(video):
@@ -131,8 +134,11 @@ def test_s25_stuck_instance_shows_on_the_throughput_panel_the_table_and_the_aler
     assert per_hour[stuck] == 0
     others = {n: v for n, v in per_hour.items() if n != stuck}
     assert len(others) == 24 and min(others.values()) > 0, others
-    (table,) = [p for p in _panels(document, "Job SLO and health (video generation)")
-                if p["title"].startswith("Stuck instances")]
+    (table,) = [
+        p
+        for p in _panels(document, "Job SLO and health (video generation)")
+        if p["title"].startswith("Stuck instances")
+    ]
     assert {item["metric"][node] for item in _results(video, table, "stuck-instance")["A"]} == {stuck}
     assert _results(video, table, "healthy")["A"] == []
     (alert,) = [rule for group in rule_groups(profile) for rule in group.alerts() if rule.alert == "VideoInstanceStuck"]
@@ -147,8 +153,10 @@ def test_s25_s6_reasons_classify_a_video_pool(video, scenario):
     from dashgen_queries import nodata
 
     profile, document, ends, ds = video
-    values = {**variable_values(document["templating"]["list"]),
-              **globals_for(Window(ends[scenario], HOURS * 3600), 60, 60)}
+    values = {
+        **variable_values(document["templating"]["list"]),
+        **globals_for(Window(ends[scenario], HOURS * 3600), 60, 60),
+    }
     layers = nodata.layers(profile)
     engine = next(layer for layer in layers if layer.key == "engine")
     assert engine.title == "Engine (SGLang Diffusion)" and "sglang:diffusion_" in engine.presence
@@ -175,9 +183,22 @@ def test_s25_every_query_of_the_video_dashboard_executes_and_none_is_empty_on_he
     from dashgen.cli.app import main
 
     _profile, _document, ends, _ds = video
-    result = CliRunner().invoke(main, ["validate-queries", "--datasource-url", victoriametrics.url, "--profile",
-                                       "video-200", "--at", str(int(ends["healthy"])), "--window", "2h",
-                                       "--format", "json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "validate-queries",
+            "--datasource-url",
+            victoriametrics.url,
+            "--profile",
+            "video-200",
+            "--at",
+            str(int(ends["healthy"])),
+            "--window",
+            "2h",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output[-3000:]
     report = json.loads(result.output)["results"]
     assert report["summary"]["error"] == 0 and report["summary"]["panels"] > 40

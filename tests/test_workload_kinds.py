@@ -22,8 +22,10 @@ from dashgen.rules import rule_groups
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 ALL = {profile.name: profile for profile in load_profiles(directory=PROFILES)}
 # What a video pool's panels must never read (S25): text-engine series, tokens, TTFT/TPOT/ITL, KV, cache evidence.
-TEXT_QUANTITY = re.compile(r"token|ttft|tpot|time_to_first|per_output|inter_token|kv_|hicache|prefill|cache_hit|"
-                           r"mooncake|storage_|smg_")
+TEXT_QUANTITY = re.compile(
+    r"token|ttft|tpot|time_to_first|per_output|inter_token|kv_|hicache|prefill|cache_hit|"
+    r"mooncake|storage_|smg_"
+)
 
 
 def raw(name: str) -> dict:
@@ -102,8 +104,10 @@ def mixed() -> dict:
     data = copy.deepcopy(raw("h20-16"))
     data["name"], data["title"] = "mixed-4", "Mixed text and video"
     data["cluster"].update(nodes=4, node_name_format="mx-node-{index:02d}")
-    data["pools"] = [{"name": "text", "role": "unified", "replicas": 2, "tp": 8, "pp": 1},
-                     {"name": "video", "kind": "video-generation", "role": "unified", "replicas": 2, "tp": 8}]
+    data["pools"] = [
+        {"name": "text", "role": "unified", "replicas": 2, "tp": 8, "pp": 1},
+        {"name": "video", "kind": "video-generation", "role": "unified", "replicas": 2, "tp": 8},
+    ]
     data["slo"]["job_latency_seconds"] = 600.0
     return data
 
@@ -115,8 +119,13 @@ def test_s25_a_mixed_profile_gets_both_kinds_groups_slos_layers_and_rules():
     rows = [p["title"] for p in built.document["panels"] if p["type"] == "row"]
     served = [module for module in GROUPS if set(profile.kinds) & set(module.WORKLOADS)]
     assert len(served) == len(GROUPS)  # a mixed profile is served by every group
-    expected = [row.title for module in served for group in (module.build(profile, Topology(profile)),)
-                if group is not None for row in group.shown_rows()]
+    expected = [
+        row.title
+        for module in served
+        for group in (module.build(profile, Topology(profile)),)
+        if group is not None
+        for row in group.shown_rows()
+    ]
     assert rows == expected  # reading order kept
     assert {slo_health.TITLE, video_slo.TITLE, jobs.TITLE, "Cache evidence", "Requests: throughput"} <= set(rows)
     (engine,) = [layer for layer in nodata.layers(profile) if layer.key == "engine"]
@@ -142,9 +151,12 @@ def test_s25_a_video_pools_disks_are_scratch_disks_never_cache_disks():
     video = build_profile(ALL["video-200"])[0].document
     shown = [(p.get("title", ""), p.get("description", "")) for p in panels(video)]
     assert not [t for t, d in shown if re.search(r"[Cc]ache (disk|filesystem)|KV objects|cache process", t + d)]
-    assert {"Scratch disk read / write bandwidth (bytes/s)", "Scratch filesystem size per node (measured, binary TiB)"
-            } <= {t for t, _ in shown}
+    assert {
+        "Scratch disk read / write bandwidth (bytes/s)",
+        "Scratch filesystem size per node (measured, binary TiB)",
+    } <= {t for t, _ in shown}
     assert [layer.title for layer in nodata.layers(ALL["video-200"]) if layer.key == "disk"] == [
-        "Scratch disk (node_exporter)"]
+        "Scratch disk (node_exporter)"
+    ]
     text = {p.get("title") for p in panels(build_profile(ALL["long-context-64"])[0].document)}
     assert "Cache disk read / write bandwidth (bytes/s)" in text

@@ -50,8 +50,11 @@ def program_or_skip(path: str | None, message: str) -> str:
 
 
 def start_or_skip() -> vmlauncher.VictoriaMetrics:
-    program_or_skip(vmlauncher.find_binary(), "victoria-metrics binary not found: install the Debian package "
-                                              "(`make debian-deps`) or set VICTORIA_METRICS_BIN")
+    program_or_skip(
+        vmlauncher.find_binary(),
+        "victoria-metrics binary not found: install the Debian package "
+        "(`make debian-deps`) or set VICTORIA_METRICS_BIN",
+    )
     return vmlauncher.start(startup_timeout=30)
 
 
@@ -59,8 +62,10 @@ def start_production_store(profile: Profile) -> vmlauncher.VictoriaMetrics:
     """A throw-away VictoriaMetrics run the way production runs it for ``profile`` (its ``[store]`` dedup interval
     and latency offset), with the session store's skip / fail rule."""
     start_or_skip().stop()
-    return vmlauncher.start(startup_timeout=30, extra_flags=vmlauncher.production_flags(
-        profile.store.resolution, profile.store.latency_offset))
+    return vmlauncher.start(
+        startup_timeout=30,
+        extra_flags=vmlauncher.production_flags(profile.store.resolution, profile.store.latency_offset),
+    )
 
 
 @dataclass(frozen=True)
@@ -91,8 +96,10 @@ def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], Demo
             in_window.append(shadow)
         recorded.append((in_window, end))
     datasource.flush()
-    program_or_skip(recorder.find_vmalert(),
-                    "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)")
+    program_or_skip(
+        recorder.find_vmalert(),
+        "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)",
+    )
     for in_window, end in recorded:
         for profile in in_window:  # one at a time: the shadow deployment's rule groups have its profile's names
             recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)

@@ -23,9 +23,10 @@ from dashgen.deployment.profile import Profile
 
 
 def find_vmagent() -> str:
-    return program_or_skip(find_program("VMAGENT_BIN", ("vmagent",)),
-                           "vmagent not found: install the Debian package victoria-metrics (`make debian-deps`) or "
-                           "set VMAGENT_BIN")
+    return program_or_skip(
+        find_program("VMAGENT_BIN", ("vmagent",)),
+        "vmagent not found: install the Debian package victoria-metrics (`make debian-deps`) or set VMAGENT_BIN",
+    )
 
 
 class Exporter:
@@ -84,33 +85,44 @@ def scrape_config(profile: Profile, node: str, interval: str, targets: dict[str,
 
     jobs = []
     for job, address in targets.items():
-        jobs.append({
-            "job_name": job,
-            "scrape_interval": interval,
-            "static_configs": [{"targets": [address]}],
-            "relabel_configs": [
-                {"target_label": profile.label("node"), "replacement": node},
-                {"target_label": profile.label("job"), "replacement": job},
-            ],
-        })
+        jobs.append(
+            {
+                "job_name": job,
+                "scrape_interval": interval,
+                "static_configs": [{"targets": [address]}],
+                "relabel_configs": [
+                    {"target_label": profile.label("node"), "replacement": node},
+                    {"target_label": profile.label("job"), "replacement": job},
+                ],
+            }
+        )
     return json.dumps({"scrape_configs": jobs}, indent=1)
 
 
-def start_vmagent(profile: Profile, node: str, exporter_port: int, remote_write: list[str],
-                  interval: str = "1s") -> VmAgent:
+def start_vmagent(
+    profile: Profile, node: str, exporter_port: int, remote_write: list[str], interval: str = "1s"
+) -> VmAgent:
     """vmagent scraping itself (job = the profile's collector job) and the exporter (job = the GPM source's)."""
     binary = find_vmagent()
     assert profile.collector is not None
     directory = Path(tempfile.mkdtemp(prefix="dashgen-vmagent-"))
     agent = VmAgent(free_port(), directory, log_path=directory / "vmagent.log")
-    targets = {profile.collector.job: f"127.0.0.1:{agent.port}",
-               profile.source("gpm").job: f"127.0.0.1:{exporter_port}"}
+    targets = {
+        profile.collector.job: f"127.0.0.1:{agent.port}",
+        profile.source("gpm").job: f"127.0.0.1:{exporter_port}",
+    }
     config = directory / "scrape.yml"
     config.write_text(scrape_config(profile, node, interval, targets))
-    args = [binary, f"-httpListenAddr=127.0.0.1:{agent.port}", f"-promscrape.config={config}",
-            f"-remoteWrite.tmpDataPath={directory / 'queue'}", "-remoteWrite.flushInterval=1s",
-            f"-remoteWrite.label={profile.label('deployment')}={profile.deployment}", "-loggerLevel=ERROR",
-            *(f"-remoteWrite.url={url}" for url in remote_write)]
+    args = [
+        binary,
+        f"-httpListenAddr=127.0.0.1:{agent.port}",
+        f"-promscrape.config={config}",
+        f"-remoteWrite.tmpDataPath={directory / 'queue'}",
+        "-remoteWrite.flushInterval=1s",
+        f"-remoteWrite.label={profile.label('deployment')}={profile.deployment}",
+        "-loggerLevel=ERROR",
+        *(f"-remoteWrite.url={url}" for url in remote_write),
+    ]
     try:
         agent.process = launch("vmagent", args, agent.log_path, f"http://127.0.0.1:{agent.port}/health", 30)
     except LaunchError:

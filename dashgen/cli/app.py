@@ -90,8 +90,12 @@ class DashgenGroup(click.Group):
         except MemoryError as exc:
             self._fail(ctx, exc, "input too large: out of memory", 2)
         except Exception as exc:
-            self._fail(ctx, exc, f"internal error: {type(exc).__name__}: {exc} "
-                                 "(rerun with --debug for the traceback and report it)", 2)
+            self._fail(
+                ctx,
+                exc,
+                f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback and report it)",
+                2,
+            )
 
     @staticmethod
     def _fail(ctx: click.Context, exc: BaseException, message: str, code: int) -> NoReturn:
@@ -103,8 +107,9 @@ class DashgenGroup(click.Group):
         from dashgen.cli.output import emit_error_envelope  # --format json: the error in the one envelope too
 
         emit_error_envelope(ctx, redact("\n".join(lines)), code)
-        click.echo("\n".join(f"error: {redact(line)}" if i == 0 else redact(line) for i, line in enumerate(lines)),
-                   err=True)
+        click.echo(
+            "\n".join(f"error: {redact(line)}" if i == 0 else redact(line) for i, line in enumerate(lines)), err=True
+        )
         sys.exit(code)
 
 
@@ -115,9 +120,9 @@ def hoist_group_options(args: list[str]) -> list[str]:
     end = args.index("--") if "--" in args else len(args)
     for i, arg in enumerate(args[:end]):
         if arg == "--profiles-dir" and i + 1 < end and i > 0:
-            return [arg, args[i + 1], *args[:i], *args[i + 2:]]
+            return [arg, args[i + 1], *args[:i], *args[i + 2 :]]
         if arg.startswith("--profiles-dir=") and i > 0:
-            return [arg, *args[:i], *args[i + 1:]]
+            return [arg, *args[:i], *args[i + 1 :]]
     return args
 
 

@@ -26,14 +26,22 @@ def installed_panels_note() -> str | None:
     installed = Path(dashgen_panels.__file__ or "").resolve().parent
     if not is_clone or installed == local.parent.resolve():
         return None
-    return (f"dashgen's panels are imported from {installed}, not from ./panels: edits there are not used by this "
-            "build; install the clone editable (pip install -e .) to build from it")
+    return (
+        f"dashgen's panels are imported from {installed}, not from ./panels: edits there are not used by this "
+        "build; install the clone editable (pip install -e .) to build from it"
+    )
 
 
 @click.command("build")
 @click.option("--profile", "profile_names", multiple=True, help="Profile to build (repeatable; default: all).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("dashboards"),
-              show_default=True, help="Output folder.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("dashboards"),
+    show_default=True,
+    help="Output folder.",
+)
 @format_option("text", "json")
 @click.pass_context
 def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, output_format: str) -> None:
@@ -49,10 +57,23 @@ def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, out
     written = write_dashboards(built, out_dir)
     removed = [] if profile_names else prune_removed_profiles(out_dir, {p.name for p in profiles})
     if output_format == "json":
-        emit_json(ctx, [*({"profile": b.profile, "uid": b.uid, "path": str(out_dir / b.relative_path()),
-                           "sha256": b.sha256, "panels": len(b.spec.panels()),
-                           "written": out_dir / b.relative_path() in written} for b in built),
-                        *({"profile": path.parent.name, "path": str(path), "removed": True} for path in removed)])
+        emit_json(
+            ctx,
+            [
+                *(
+                    {
+                        "profile": b.profile,
+                        "uid": b.uid,
+                        "path": str(out_dir / b.relative_path()),
+                        "sha256": b.sha256,
+                        "panels": len(b.spec.panels()),
+                        "written": out_dir / b.relative_path() in written,
+                    }
+                    for b in built
+                ),
+                *({"profile": path.parent.name, "path": str(path), "removed": True} for path in removed),
+            ],
+        )
         return
     for dashboard in built:
         path = out_dir / dashboard.relative_path()
@@ -74,18 +95,20 @@ def profiles_command(ctx: click.Context, output_format: str, wide: bool) -> None
     rows = []
     for profile in selected_profiles(ctx, ()):
         capacity = Topology(profile).capacity
-        rows.append({
-            "name": profile.name,
-            "nodes": profile.nodes,
-            "gpus": profile.total_gpus,
-            "pools": [f"{p.name}: {p.replicas} x TP{p.tp} x PP{p.pp}" for p in profile.pools],
-            "exported": [s.name for s in profile.sources.values() if s.exported],
-            "not_exported": [s.name for s in profile.sources.values() if s.status == "not-exported"],
-            "not_deployed": [s.name for s in profile.sources.values() if not s.deployed],
-            "store_per_node": capacity.store_per_node,
-            "host_cache_per_node": capacity.host_per_node,
-            "grafana": profile.dashboard.grafana_version,
-        })
+        rows.append(
+            {
+                "name": profile.name,
+                "nodes": profile.nodes,
+                "gpus": profile.total_gpus,
+                "pools": [f"{p.name}: {p.replicas} x TP{p.tp} x PP{p.pp}" for p in profile.pools],
+                "exported": [s.name for s in profile.sources.values() if s.exported],
+                "not_exported": [s.name for s in profile.sources.values() if s.status == "not-exported"],
+                "not_deployed": [s.name for s in profile.sources.values() if not s.deployed],
+                "store_per_node": capacity.store_per_node,
+                "host_cache_per_node": capacity.host_per_node,
+                "grafana": profile.dashboard.grafana_version,
+            }
+        )
     if output_format == "json":
         emit_json(ctx, rows)
         return
@@ -96,8 +119,27 @@ def profiles_command(ctx: click.Context, output_format: str, wide: bool) -> None
         sources = ", ".join(row["exported"])
         if row["not_exported"]:
             sources += ("; " if wide else "\n") + "not exported: " + ", ".join(row["not_exported"])
-        table.append([row["name"], str(row["nodes"]), str(row["gpus"]), ("; " if wide else "\n").join(row["pools"]),
-                      store, host,
-                      sources])
-    print_table([("profile", "left"), ("nodes", "right"), ("GPUs", "right"), ("pools", "left", 23),
-                 ("Store/node", "right"), ("Host/node", "right"), ("sources", "left")], table, wide=wide)
+        table.append(
+            [
+                row["name"],
+                str(row["nodes"]),
+                str(row["gpus"]),
+                ("; " if wide else "\n").join(row["pools"]),
+                store,
+                host,
+                sources,
+            ]
+        )
+    print_table(
+        [
+            ("profile", "left"),
+            ("nodes", "right"),
+            ("GPUs", "right"),
+            ("pools", "left", 23),
+            ("Store/node", "right"),
+            ("Host/node", "right"),
+            ("sources", "left"),
+        ],
+        table,
+        wide=wide,
+    )

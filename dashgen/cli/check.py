@@ -37,8 +37,9 @@ from dashgen.rules.render import render_rule_files
 def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[list[str], list[str], list[str]]:
     """(changed, missing, extra) relative paths between a fresh build and the committed folder."""
     on_disk = {p.relative_to(committed_dir).as_posix(): p for p in committed_dir.glob("*/*.json")}
-    changed = sorted(name for name, data in built_files.items()
-                     if name in on_disk and on_disk[name].read_bytes() != data)
+    changed = sorted(
+        name for name, data in built_files.items() if name in on_disk and on_disk[name].read_bytes() != data
+    )
     missing = sorted(set(built_files) - set(on_disk))
     extra = sorted(set(on_disk) - set(built_files))
     return changed, missing, extra
@@ -61,8 +62,9 @@ PROBLEMS_SHOWN = 25  # problem lines of each kind in the bounded comment; the re
 def _problems(report: dict[str, Any], dashboards_dir: Path, errors: list[Any]) -> list[tuple[str, str]]:
     """``(kind, line)`` for every failed check, in the order the text output prints them."""
     found = [("invalid", p) for p in report["validation"]]
-    found += [("stale", f"`{dashboards_dir / n}` differs from a fresh build (run `dashgen build`)")
-              for n in report["stale"]]
+    found += [
+        ("stale", f"`{dashboards_dir / n}` differs from a fresh build (run `dashgen build`)") for n in report["stale"]
+    ]
     found += [("missing", f"`{dashboards_dir / n}` (run `dashgen build` and commit it)") for n in report["missing"]]
     found += [("extra", f"`{dashboards_dir / n}` is not produced by any profile (remove it)") for n in report["extra"]]
     found += [("lint error", format_line(f)) for f in errors]
@@ -74,34 +76,79 @@ def _problems(report: dict[str, Any], dashboards_dir: Path, errors: list[Any]) -
 def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounded: bool) -> list[str]:
     lines = [f"**dashgen check: {'FAILED' if failed else 'ok'}** — {summary}", ""]
     shown = problems[:PROBLEMS_SHOWN] if bounded else problems
-    lines += [f"- {kind}: {text.replace(chr(10), ' ')[:500 if bounded else None]}" for kind, text in shown]
+    lines += [f"- {kind}: {text.replace(chr(10), ' ')[: 500 if bounded else None]}" for kind, text in shown]
     if len(shown) < len(problems):
         lines.append(f"- … {len(problems) - len(shown)} more problem(s) in the full report")
     return lines
 
 
 @click.command("check")
-@click.option("--dashboards", "dashboards_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("dashboards"), show_default=True, help="The committed dashboards folder.")
-@click.option("--rules-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("rules"),
-              show_default=True, help="The committed rule files folder.")
-@click.option("--index", "index_path", type=click.Path(dir_okay=False, path_type=Path), default=INDEX_PATH,
-              show_default=True, help="The committed panel index, checked when it exists or this option is given.")
-@format_option("text", "json", "markdown",
-               help=f"markdown: the pull-request comment, at most {COMMENT_LIMIT:,} characters.")
-@click.option("--base", "base_ref", metavar="GIT_REF",
-              help="Also diff the dashboards committed at GIT_REF with the working tree (the pull request's change).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the full markdown report (every problem and change, all details) to this file.")
-@click.option("--full-report-at", "report_where", metavar="TEXT",
-              help="Where readers find the full report (for example the CI run's artifact URL).")
+@click.option(
+    "--dashboards",
+    "dashboards_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("dashboards"),
+    show_default=True,
+    help="The committed dashboards folder.",
+)
+@click.option(
+    "--rules-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("rules"),
+    show_default=True,
+    help="The committed rule files folder.",
+)
+@click.option(
+    "--index",
+    "index_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=INDEX_PATH,
+    show_default=True,
+    help="The committed panel index, checked when it exists or this option is given.",
+)
+@format_option(
+    "text", "json", "markdown", help=f"markdown: the pull-request comment, at most {COMMENT_LIMIT:,} characters."
+)
+@click.option(
+    "--base",
+    "base_ref",
+    metavar="GIT_REF",
+    help="Also diff the dashboards committed at GIT_REF with the working tree (the pull request's change).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the full markdown report (every problem and change, all details) to this file.",
+)
+@click.option(
+    "--full-report-at",
+    "report_where",
+    metavar="TEXT",
+    help="Where readers find the full report (for example the CI run's artifact URL).",
+)
 @click.pass_context
-def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, index_path: Path,
-                  output_format: str, base_ref: str | None, report_path: Path | None, report_where: str | None) -> None:
+def check_command(
+    ctx: click.Context,
+    dashboards_dir: Path,
+    rules_dir: Path,
+    index_path: Path,
+    output_format: str,
+    base_ref: str | None,
+    report_path: Path | None,
+    report_where: str | None,
+) -> None:
     """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error."""
     profiles = selected_profiles(ctx, [])
-    report: dict[str, Any] = {"validation": [], "stale": [], "missing": [], "extra": [], "lint": [], "rules": [],
-                              "index": []}
+    report: dict[str, Any] = {
+        "validation": [],
+        "stale": [],
+        "missing": [],
+        "extra": [],
+        "lint": [],
+        "rules": [],
+        "index": [],
+    }
     try:
         built = build_all(profiles)
     except BuildValidationError as exc:
@@ -133,34 +180,65 @@ def check_command(ctx: click.Context, dashboards_dir: Path, rules_dir: Path, ind
     report["index"] = [problem] if wants_index and (problem := index_problem(profiles, index_path)) else []
     failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
     report["ok"] = not failed
-    summary = (f"{len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
-               f"{len(errors)} lint errors, {len(findings) - len(errors)} other findings, "
-               f"{len(report['validation'])} validation problems")
+    summary = (
+        f"{len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
+        f"{len(errors)} lint errors, {len(findings) - len(errors)} other findings, "
+        f"{len(report['validation'])} validation problems"
+    )
     problems = _problems(report, dashboards_dir, errors)
-    sections = ([Section(f"Changes against `{base_ref}`", base_diff)] if base_ref is not None else [])
+    sections = [Section(f"Changes against `{base_ref}`", base_diff)] if base_ref is not None else []
     if stale_diff:
         sections.append(Section(f"Stale: committed `{dashboards_dir}` vs a fresh build", stale_diff))
     if report_path is not None:
-        write_report(report_path, render_comment(sections, limit=None, title="dashgen check: full report",
-                                                 preface=_preface(summary, failed, problems, bounded=False)))
+        write_report(
+            report_path,
+            render_comment(
+                sections,
+                limit=None,
+                title="dashgen check: full report",
+                preface=_preface(summary, failed, problems, bounded=False),
+            ),
+        )
     if output_format == "json":
         if base_ref is not None:
-            report["base_diff"] = [{"name": f.name, "status": f.status,
-                                    **({"diff": diff_to_json(f.diff)} if f.diff else {})} for f in base_diff]
-        emit_json(ctx, json.loads(json.dumps(report, default=str)), 1 if failed else 0,
-                  [f"{kind}: {text}" for kind, text in problems])
+            report["base_diff"] = [
+                {"name": f.name, "status": f.status, **({"diff": diff_to_json(f.diff)} if f.diff else {})}
+                for f in base_diff
+            ]
+        emit_json(
+            ctx,
+            json.loads(json.dumps(report, default=str)),
+            1 if failed else 0,
+            [f"{kind}: {text}" for kind, text in problems],
+        )
     elif output_format == "markdown":
-        where = report_where or (f"the full report (`{report_path}`)" if report_path else
-                                 "the full report (`dashgen check --report FILE`)")
-        click.echo(render_comment(sections, title="dashgen check", full_report=where,
-                                  preface=_preface(summary, failed, problems, bounded=True)), nl=False)
+        where = report_where or (
+            f"the full report (`{report_path}`)" if report_path else "the full report (`dashgen check --report FILE`)"
+        )
+        click.echo(
+            render_comment(
+                sections,
+                title="dashgen check",
+                full_report=where,
+                preface=_preface(summary, failed, problems, bounded=True),
+            ),
+            nl=False,
+        )
     else:
         _text(report, dashboards_dir, stale_diff, base_ref, base_diff, findings, summary, failed)
     raise SystemExit(1 if failed else 0)
 
 
-def _text(report: dict[str, Any], dashboards_dir: Path, stale_diff: list[FileDiff], base_ref: str | None,
-          base_diff: list[FileDiff], findings: list[Any], summary: str, failed: bool) -> None:
+def _text(
+    report: dict[str, Any],
+    dashboards_dir: Path,
+    stale_diff: list[FileDiff],
+    base_ref: str | None,
+    base_diff: list[FileDiff],
+    findings: list[Any],
+    summary: str,
+    failed: bool,
+) -> None:
     color = use_color("auto")
     for problem in report["validation"]:
         click.echo(f"invalid: {problem}")

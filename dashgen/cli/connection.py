@@ -20,16 +20,25 @@ def connection_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The Grafana connection options every command that talks to Grafana shares (``drift`` and ``diff --live``
     too: a test keeps theirs equal). ``--grafana-url`` falls back to ``GRAFANA_URL``, below a ``--context``."""
     options = [
-        click.option("--grafana-url", envvar="GRAFANA_URL",
-                     help="Grafana base URL (default: the context's, else GRAFANA_URL)."),
-        click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
-                     help="File holding a service-account token (else the context's token_env or GRAFANA_TOKEN, "
-                          "else GRAFANA_USER/PASSWORD)."),
+        click.option(
+            "--grafana-url", envvar="GRAFANA_URL", help="Grafana base URL (default: the context's, else GRAFANA_URL)."
+        ),
+        click.option(
+            "--token-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="File holding a service-account token (else the context's token_env or GRAFANA_TOKEN, "
+            "else GRAFANA_USER/PASSWORD).",
+        ),
         click.option("--org-id", type=int, help="Sends X-Grafana-Org-Id."),
         click.option("--ca-bundle", type=click.Path(dir_okay=False, exists=True), help="CA bundle for TLS."),
         click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (loudly warned)."),
-        click.option("--timeout", type=TIMEOUT, default=30.0, show_default=True,
-                     help="Read timeout in seconds (positive, at most 3600)."),
+        click.option(
+            "--timeout",
+            type=TIMEOUT,
+            default=30.0,
+            show_default=True,
+            help="Read timeout in seconds (positive, at most 3600).",
+        ),
     ]
     for option in reversed(options):
         function = option(function)

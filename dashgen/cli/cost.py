@@ -43,46 +43,94 @@ def _default_window(document: dict, where: str) -> float:
 
 
 def _budget(profile_budget: Budget, flags: dict[str, int | None]) -> Budget:
-    values = {key: (flags[key] if flags.get(key) is not None else getattr(profile_budget, key))
-              for key in ("panel_series", "panel_samples", "dashboard_series", "dashboard_samples")}
+    values = {
+        key: (flags[key] if flags.get(key) is not None else getattr(profile_budget, key))
+        for key in ("panel_series", "panel_samples", "dashboard_series", "dashboard_samples")
+    }
     return Budget(**values)
 
 
 @click.command("cost")
-@click.option("--datasource-url", required=True, type=HTTP_URL,
-              help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
-                   "or http://prom:9090.")
+@click.option(
+    "--datasource-url",
+    required=True,
+    type=HTTP_URL,
+    help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
+    "or http://prom:9090.",
+)
 @click.option("--profile", "profile_names", multiple=True, help="Profile to render and cost (repeatable; default all).")
 @click.option("--window", default=None, help="Time range ($__range); default: each dashboard's own (time.from).")
-@click.option("--at", "at_text", default="now", show_default=True,
-              help="Window end: now, now-2h, unix seconds or RFC 3339.")
-@click.option("--budget-series", type=COUNT, default=None,
-              help="Series fetched per panel (default: the profile's dashboard.cost_panel_series).")
-@click.option("--budget-samples", type=COUNT, default=None,
-              help="Samples scanned per panel (default: the profile's dashboard.cost_panel_samples).")
-@click.option("--budget-dashboard-series", type=COUNT, default=None,
-              help="Series fetched by a dashboard on open (default: dashboard.cost_dashboard_series).")
-@click.option("--budget-dashboard-samples", type=COUNT, default=None,
-              help="Samples scanned by a dashboard on open (default: dashboard.cost_dashboard_samples).")
+@click.option(
+    "--at", "at_text", default="now", show_default=True, help="Window end: now, now-2h, unix seconds or RFC 3339."
+)
+@click.option(
+    "--budget-series",
+    type=COUNT,
+    default=None,
+    help="Series fetched per panel (default: the profile's dashboard.cost_panel_series).",
+)
+@click.option(
+    "--budget-samples",
+    type=COUNT,
+    default=None,
+    help="Samples scanned per panel (default: the profile's dashboard.cost_panel_samples).",
+)
+@click.option(
+    "--budget-dashboard-series",
+    type=COUNT,
+    default=None,
+    help="Series fetched by a dashboard on open (default: dashboard.cost_dashboard_series).",
+)
+@click.option(
+    "--budget-dashboard-samples",
+    type=COUNT,
+    default=None,
+    help="Samples scanned by a dashboard on open (default: dashboard.cost_dashboard_samples).",
+)
 @format_option("text", "json")
 @click.option("--timeout", type=SECONDS, default=60.0, show_default=True, help="Total deadline of each query, seconds.")
-@click.option("--max-data-points", type=click.IntRange(1, 100000), default=DEFAULT_MAX_DATA_POINTS, show_default=True,
-              help="Grafana's max data points, for $__interval and the range step.")
-@click.option("--top", type=click.IntRange(0, 10000), default=15, show_default=True,
-              help="Text output: the most expensive panels listed per dashboard.")
+@click.option(
+    "--max-data-points",
+    type=click.IntRange(1, 100000),
+    default=DEFAULT_MAX_DATA_POINTS,
+    show_default=True,
+    help="Grafana's max data points, for $__interval and the range step.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(0, 10000),
+    default=15,
+    show_default=True,
+    help="Text output: the most expensive panels listed per dashboard.",
+)
 @click.pass_context
-def cost_command(ctx: click.Context, datasource_url: str, profile_names: tuple[str, ...], window: str | None,
-                 at_text: str, budget_series: int | None, budget_samples: int | None,
-                 budget_dashboard_series: int | None, budget_dashboard_samples: int | None, output_format: str,
-                 timeout: float, max_data_points: int, top: int) -> None:
+def cost_command(
+    ctx: click.Context,
+    datasource_url: str,
+    profile_names: tuple[str, ...],
+    window: str | None,
+    at_text: str,
+    budget_series: int | None,
+    budget_samples: int | None,
+    budget_dashboard_series: int | None,
+    budget_dashboard_samples: int | None,
+    output_format: str,
+    timeout: float,
+    max_data_points: int,
+    top: int,
+) -> None:
     """Report what each dashboard's queries cost the data source on open; exit 1 over budget."""
     try:
         at = parse_time(at_text, time.time())
         length = parse_duration(window) if window is not None else None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    flags = {"panel_series": budget_series, "panel_samples": budget_samples,
-             "dashboard_series": budget_dashboard_series, "dashboard_samples": budget_dashboard_samples}
+    flags = {
+        "panel_series": budget_series,
+        "panel_samples": budget_samples,
+        "dashboard_series": budget_dashboard_series,
+        "dashboard_samples": budget_dashboard_samples,
+    }
     profiles = selected_profiles(ctx, list(profile_names))
     by_name = {p.name: p for p in profiles}
     datasource = Datasource(datasource_url, timeout=timeout)
@@ -97,16 +145,27 @@ def cost_command(ctx: click.Context, datasource_url: str, profile_names: tuple[s
         planned = plan([DashboardInput(name, built.document, profile)], span, max_data_points)
         panels += measure(datasource, planned, top_level, timeout)
         settings = profile.dashboard
-        budgets[name] = _budget(Budget(settings.cost_panel_series, settings.cost_panel_samples,
-                                       settings.cost_dashboard_series, settings.cost_dashboard_samples), flags)
+        budgets[name] = _budget(
+            Budget(
+                settings.cost_panel_series,
+                settings.cost_panel_samples,
+                settings.cost_dashboard_series,
+                settings.cost_dashboard_samples,
+            ),
+            flags,
+        )
     if not panels:
         raise InputError("no queries to cost: the dashboards have no PromQL targets")
     # one budget per dashboard (its profile's): the report carries each, the verdict applies each
     results = []
     for name, budget in budgets.items():
-        meta = {"datasource": redact(datasource.base_url), "at": at,
-                "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
-                "window": f"{windows[name]['window_seconds']:g}s", **windows[name]}
+        meta = {
+            "datasource": redact(datasource.base_url),
+            "at": at,
+            "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
+            "window": f"{windows[name]['window_seconds']:g}s",
+            **windows[name],
+        }
         results.append(report([p for p in panels if p.dashboard == name], budget, meta))
     code = max(exit_code(result) for result in results)
     if output_format == "json":

@@ -79,13 +79,31 @@ def _live_sides(ctx: click.Context, uid: str, connection: dict[str, Any]) -> tup
 )
 @click.option("--live", "live_uid", metavar="UID", help="Compare the dashboard UID in Grafana with the current build.")
 @live_options
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the full markdown report (every change, all details) to this file.")
-@click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto",
-              show_default=True, help="Colour the text diff (auto: when writing to a terminal).")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the full markdown report (every change, all details) to this file.",
+)
+@click.option(
+    "--color",
+    "color_choice",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text diff (auto: when writing to a terminal).",
+)
 @click.pass_context
-def diff_command(ctx: click.Context, paths: tuple[str, ...], fmt: str, base_ref: str | None, live_uid: str | None,
-                 report_path: Path | None, color_choice: str, **connection: Any) -> None:
+def diff_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    fmt: str,
+    base_ref: str | None,
+    live_uid: str | None,
+    report_path: Path | None,
+    color_choice: str,
+    **connection: Any,
+) -> None:
     """Semantic diff of OLD and NEW dashboards (files or folders), of --base REF vs the working tree, or of
     --live UID (Grafana) vs the current build."""
     try:

@@ -55,8 +55,9 @@ class Drift:
         return self.status in ("edited", "deleted")
 
 
-def released(records: list[dict[str, Any]], instance: ledger_file.Instance,
-             uids: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+def released(
+    records: list[dict[str, Any]], instance: ledger_file.Instance, uids: tuple[str, ...]
+) -> dict[str, dict[str, Any]]:
     """uid → the ledger's last verified release of it to ``instance``; every named uid must have one. Where
     that release kept no read-back copy (a no-op release), ``published_file`` is the copy of the newest
     release that stored the same SHA."""
@@ -95,17 +96,25 @@ def drift_of(connection: Connection, uid: str, record: dict[str, Any]) -> Drift:
     if live.sha == record.get("stored_sha"):
         return Drift(uid, profile, "clean", f"live v{live.version} is the release (SHA {live.sha[:12]})")
     if live.stored_v2:
-        return Drift(uid, profile, "edited", f"released as v{version}; saved since in Grafana 13's v2 schema "
-                     f"(not diffable: {'; '.join(live.v2_losses) or 'v2'})")
-    edited = (f"live v{live.version} SHA {live.sha[:12]} != released v{version} "
-              f"{str(record.get('stored_sha'))[:12]}")
+        return Drift(
+            uid,
+            profile,
+            "edited",
+            f"released as v{version}; saved since in Grafana 13's v2 schema "
+            f"(not diffable: {'; '.join(live.v2_losses) or 'v2'})",
+        )
+    edited = f"live v{live.version} SHA {live.sha[:12]} != released v{version} {str(record.get('stored_sha'))[:12]}"
     copy = _recorded_copy(record)
     if copy is None:
         return Drift(uid, profile, "edited", f"{edited}; the release's read-back copy is gone, so no diff")
     diff = diff_dashboards(copy, live.document)
     if not diff.has_semantic_changes:
-        return Drift(uid, profile, "ui-save-only", f"{edited}; only what a Grafana UI save adds ({diff.noise} noise "
-                     "differences), no semantic edit")
+        return Drift(
+            uid,
+            profile,
+            "ui-save-only",
+            f"{edited}; only what a Grafana UI save adds ({diff.noise} noise differences), no semantic edit",
+        )
     return Drift(uid, profile, "edited", f"{edited}: {diff.change_count} semantic change(s)", diff)
 
 
@@ -121,8 +130,17 @@ def _text(drifts: list[Drift]) -> str:
 
 
 def _json(drifts: list[Drift], instance: str) -> dict[str, Any]:
-    rows = [{"uid": d.uid, "profile": d.profile, "status": d.status, "drifted": d.drifted, "detail": d.detail,
-             **({"diff": diff_to_json(d.diff)} if d.diff is not None else {})} for d in drifts]
+    rows = [
+        {
+            "uid": d.uid,
+            "profile": d.profile,
+            "status": d.status,
+            "drifted": d.drifted,
+            "detail": d.detail,
+            **({"diff": diff_to_json(d.diff)} if d.diff is not None else {}),
+        }
+        for d in drifts
+    ]
     data = {"grafana": instance, "drift": any(d.drifted for d in drifts), "dashboards": rows}
     return json.loads(json.dumps(data, default=str))
 
@@ -130,8 +148,12 @@ def _json(drifts: list[Drift], instance: str) -> dict[str, Any]:
 def _markdown(drifts: list[Drift]) -> str:
     files = [FileDiff(f"{d.profile}/{d.uid}.json" if d.profile else d.uid, d.diff) for d in drifts if d.diff]
     preface = [f"- **{d.status}** `{d.uid}`: {d.detail}" for d in drifts]
-    return render_comment([Section("Edited in Grafana since the last release", files)], title="dashgen drift",
-                          preface=preface, full_report="`dashgen drift --format text`")
+    return render_comment(
+        [Section("Edited in Grafana since the last release", files)],
+        title="dashgen drift",
+        preface=preface,
+        full_report="`dashgen drift --format text`",
+    )
 
 
 @click.command("drift")
@@ -140,8 +162,9 @@ def _markdown(drifts: list[Drift]) -> str:
 @ledger_option()
 @format_option("text", "json", "markdown")
 @click.pass_context
-def drift_command(ctx: click.Context, uids: tuple[str, ...], ledger: Path | None, output_format: str,
-                  **params: Any) -> None:
+def drift_command(
+    ctx: click.Context, uids: tuple[str, ...], ledger: Path | None, output_format: str, **params: Any
+) -> None:
     """Show every dashboard edited in Grafana since dashgen last published it (default: every dashboard the
     ledger has released to this Grafana, or to the --context of dashgen.toml); exit 1 when any was."""
     params["ledger"] = ledger
@@ -160,8 +183,12 @@ def drift_command(ctx: click.Context, uids: tuple[str, ...], ledger: Path | None
         raise InputError(f"cannot read the live dashboards, drift unknown: {exc}") from None
     code = 1 if any(d.drifted for d in drifts) else 0
     if output_format == "json":
-        emit_json(ctx, _json(drifts, live.instance.label), code,
-                  [f"{d.uid}: {d.status}: {d.detail}" for d in drifts if d.drifted])
+        emit_json(
+            ctx,
+            _json(drifts, live.instance.label),
+            code,
+            [f"{d.uid}: {d.status}: {d.detail}" for d in drifts if d.drifted],
+        )
         raise SystemExit(code)
     click.echo({"text": _text, "markdown": _markdown}[output_format](drifts), nl=False)
     raise SystemExit(code)

@@ -18,45 +18,101 @@ from dashgen.manifests import FORMATS, ExportOptions, export_files
 
 @click.command("export")
 @click.option("--profile", "profile_names", multiple=True, help="Profile to export (repeatable; default: all).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("deploy"),
-              show_default=True, help="Output folder: OUT/<format>/<profile>.yaml.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("deploy"),
+    show_default=True,
+    help="Output folder: OUT/<format>/<profile>.yaml.",
+)
 @kind_format_option(FORMATS, "grafana-operator, configmap or provisioning (default: all three)")
 @click.option("--namespace", help="metadata.namespace of the Kubernetes resources.")
-@click.option("--folder", help="Grafana folder title (grafana-operator: a GrafanaFolder the dashboards name in "
-                               "spec.folderRef; the sidecar's folder annotation; the provider's folder).")
-@click.option("--folder-uid", help="Grafana folder uid (the GrafanaFolder's uid with --folder, else GrafanaDashboard "
-                                   "spec.folderUID; the provider's folderUid).")
-@click.option("--gzip", "gzip_json", is_flag=True,
-              help="grafana-operator: the dashboard JSON gzipped in spec.gzipJson instead of spec.json.")
-@click.option("--instance-label", "instance_labels", multiple=True, metavar="KEY=VALUE",
-              help="spec.instanceSelector.matchLabels of the GrafanaDashboard (default dashboards=grafana).")
-@click.option("--datasource", metavar="NAME",
-              help="Map the dashboards' ${datasource} to this data source (GrafanaDashboard spec.datasources).")
+@click.option(
+    "--folder",
+    help="Grafana folder title (grafana-operator: a GrafanaFolder the dashboards name in "
+    "spec.folderRef; the sidecar's folder annotation; the provider's folder).",
+)
+@click.option(
+    "--folder-uid",
+    help="Grafana folder uid (the GrafanaFolder's uid with --folder, else GrafanaDashboard "
+    "spec.folderUID; the provider's folderUid).",
+)
+@click.option(
+    "--gzip",
+    "gzip_json",
+    is_flag=True,
+    help="grafana-operator: the dashboard JSON gzipped in spec.gzipJson instead of spec.json.",
+)
+@click.option(
+    "--instance-label",
+    "instance_labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="spec.instanceSelector.matchLabels of the GrafanaDashboard (default dashboards=grafana).",
+)
+@click.option(
+    "--datasource",
+    metavar="NAME",
+    help="Map the dashboards' ${datasource} to this data source (GrafanaDashboard spec.datasources).",
+)
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE", help="An extra label of every resource.")
-@click.option("--folder-annotation", default="grafana_folder", show_default=True,
-              help="The sidecar's folderAnnotation (kube-prometheus-stack: grafana.sidecar.dashboards."
-                   "folderAnnotation).")
-@click.option("--provisioning-path", default="/var/lib/grafana/dashboards/dashgen", show_default=True,
-              help="Where the JSON lives on the Grafana host (the provider's options.path, + /<profile>).")
+@click.option(
+    "--folder-annotation",
+    default="grafana_folder",
+    show_default=True,
+    help="The sidecar's folderAnnotation (kube-prometheus-stack: grafana.sidecar.dashboards.folderAnnotation).",
+)
+@click.option(
+    "--provisioning-path",
+    default="/var/lib/grafana/dashboards/dashgen",
+    show_default=True,
+    help="Where the JSON lives on the Grafana host (the provider's options.path, + /<profile>).",
+)
 @click.pass_context
-def export_command(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
-                   namespace: str | None, folder: str | None, folder_uid: str | None,
-                   instance_labels: tuple[str, ...], datasource: str | None, labels: tuple[str, ...],
-                   folder_annotation: str, provisioning_path: str, gzip_json: bool) -> None:
+def export_command(
+    ctx: click.Context,
+    profile_names: tuple[str, ...],
+    out_dir: Path,
+    formats: tuple[str, ...],
+    namespace: str | None,
+    folder: str | None,
+    folder_uid: str | None,
+    instance_labels: tuple[str, ...],
+    datasource: str | None,
+    labels: tuple[str, ...],
+    folder_annotation: str,
+    provisioning_path: str,
+    gzip_json: bool,
+) -> None:
     """Write the dashboards of the selected profiles for grafana-operator, the sidecar, or file provisioning."""
     kinds, report = split_kinds(formats, FORMATS)
     instances = key_values(instance_labels, "--instance-label") or {"dashboards": "grafana"}
-    options = ExportOptions(namespace=namespace, folder=folder, folder_uid=folder_uid, instance_labels=instances,
-                            datasource=datasource, labels=key_values(labels, "--label"),
-                            folder_annotation=folder_annotation, provisioning_path=provisioning_path,
-                            gzip=gzip_json)
+    options = ExportOptions(
+        namespace=namespace,
+        folder=folder,
+        folder_uid=folder_uid,
+        instance_labels=instances,
+        datasource=datasource,
+        labels=key_values(labels, "--label"),
+        folder_annotation=folder_annotation,
+        provisioning_path=provisioning_path,
+        gzip=gzip_json,
+    )
     built = build_all(selected_profiles(ctx, profile_names))
     try:
         files = {out_dir / name: data for kind in kinds for name, data in export_files(built, kind, options).items()}
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    results = [{"path": str(path), "format": path.relative_to(out_dir).parts[0], "bytes": len(data),
-                "written": write_if_changed(path, data)} for path, data in sorted(files.items())]
+    results = [
+        {
+            "path": str(path),
+            "format": path.relative_to(out_dir).parts[0],
+            "bytes": len(data),
+            "written": write_if_changed(path, data),
+        }
+        for path, data in sorted(files.items())
+    ]
     if report == "json":
         emit_json(ctx, results)
         return

@@ -26,10 +26,18 @@ from dashgen.publish.contexts import Context, load_config, resolve
 def context_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--context NAME`` and ``--config FILE``: a named Grafana of ``dashgen.toml``."""
     options = [
-        click.option("--context", "context_name", metavar="NAME",
-                     help="A named Grafana of dashgen.toml (url, org, folder, token variable, CA bundle)."),
-        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-                     help="The contexts file (default: ./dashgen.toml when it exists)."),
+        click.option(
+            "--context",
+            "context_name",
+            metavar="NAME",
+            help="A named Grafana of dashgen.toml (url, org, folder, token variable, CA bundle).",
+        ),
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="The contexts file (default: ./dashgen.toml when it exists).",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
@@ -56,9 +64,13 @@ class LockAge(click.ParamType):
 
 
 def ledger_option() -> Callable[..., Any]:
-    return click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                        help=f"The release ledger (JSON lines), keyed by instance, org and uid [default: "
-                             f"dashgen.toml's ledger, else {ledger_file.DEFAULT_LEDGER}].")
+    return click.option(
+        "--ledger",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help=f"The release ledger (JSON lines), keyed by instance, org and uid [default: "
+        f"dashgen.toml's ledger, else {ledger_file.DEFAULT_LEDGER}].",
+    )
 
 
 def resolve_release_paths(params: dict[str, Any]) -> None:
@@ -76,18 +88,36 @@ def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """Options of the commands that write a release: ledger, backup folder, output format and concurrency."""
     options = [
         ledger_option(),
-        click.option("--backup-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help=f"Where exports and read-backs are kept [default: backups/ beside the ledger, "
-                          f"{DEFAULT_BACKUP_DIR}]."),
+        click.option(
+            "--backup-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help=f"Where exports and read-backs are kept [default: backups/ beside the ledger, {DEFAULT_BACKUP_DIR}].",
+        ),
         format_option("text", "json"),
-        click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True,
-                     help="Dashboards exported, validated and pushed at a time."),
-        click.option("--deadline", type=SECONDS, default=None, metavar="SECONDS",
-                     help="Start no save after this many seconds from the start: what is sent finishes and is "
-                          "recorded, the rest is held (exit 1)."),
-        click.option("--lock-stale-after", type=LockAge(), default="1h", show_default=True,
-                     help="A release lock older than this (e.g. 30m, 2h) is taken over with a warning; a lock whose "
-                          "process on this host is gone is taken over at once."),
+        click.option(
+            "--jobs",
+            type=click.IntRange(1, 32),
+            default=4,
+            show_default=True,
+            help="Dashboards exported, validated and pushed at a time.",
+        ),
+        click.option(
+            "--deadline",
+            type=SECONDS,
+            default=None,
+            metavar="SECONDS",
+            help="Start no save after this many seconds from the start: what is sent finishes and is "
+            "recorded, the rest is held (exit 1).",
+        ),
+        click.option(
+            "--lock-stale-after",
+            type=LockAge(),
+            default="1h",
+            show_default=True,
+            help="A release lock older than this (e.g. 30m, 2h) is taken over with a warning; a lock whose "
+            "process on this host is gone is taken over at once.",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
@@ -108,9 +138,15 @@ def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = No
     org_id = params.get("org_id")
     if org_id is not None and org_id < 1:
         raise InputError(f"--org-id: expected a positive organisation id, got {org_id}")
-    flags = {"url": url, "org_id": org_id, "ca_bundle": params.get("ca_bundle"),
-             "insecure": params.get("insecure"), "token_file": params.get("token_file"),
-             "folder_uid": params.get("folder_uid"), "folder_title": params.get("folder_title")}
+    flags = {
+        "url": url,
+        "org_id": org_id,
+        "ca_bundle": params.get("ca_bundle"),
+        "insecure": params.get("insecure"),
+        "token_file": params.get("token_file"),
+        "folder_uid": params.get("folder_uid"),
+        "folder_title": params.get("folder_title"),
+    }
     return resolve(config, params.get("context_name"), flags, env)
 
 
@@ -151,23 +187,39 @@ def credentials(target: Context, env: Mapping[str, str]) -> tuple[str | None, tu
         raise InputError(f"context {target.name}: the token variable {target.token_env} is not set")
     if env.get("GRAFANA_USER"):
         return None, (env["GRAFANA_USER"], env.get("GRAFANA_PASSWORD", ""))
-    raise InputError("no Grafana credentials: set GRAFANA_TOKEN (or the context's token_env), use --token-file, "
-                     "or GRAFANA_USER/GRAFANA_PASSWORD")
+    raise InputError(
+        "no Grafana credentials: set GRAFANA_TOKEN (or the context's token_env), use --token-file, "
+        "or GRAFANA_USER/GRAFANA_PASSWORD"
+    )
 
 
-def grafana_client(target: Context, timeout: float, jobs: int = 1,
-                   env: Mapping[str, str] | None = None) -> GrafanaClient:
+def grafana_client(
+    target: Context, timeout: float, jobs: int = 1, env: Mapping[str, str] | None = None
+) -> GrafanaClient:
     """The client of a resolved target; one pooled connection per parallel job."""
     token, basic = credentials(target, os.environ if env is None else env)
     if target.insecure:
         insecure_warned_once()
-    return GrafanaClient(target.url, token=token, basic_auth=basic, org_id=target.org_id,
-                         ca_bundle=target.ca_bundle, insecure=target.insecure, read_timeout=timeout,
-                         pool_size=max(10, jobs))
+    return GrafanaClient(
+        target.url,
+        token=token,
+        basic_auth=basic,
+        org_id=target.org_id,
+        ca_bundle=target.ca_bundle,
+        insecure=target.insecure,
+        read_timeout=timeout,
+        pool_size=max(10, jobs),
+    )
 
 
-def make_client(grafana_url: str | None, token_file: Path | None, org_id: int | None, ca_bundle: str | None,
-                insecure: bool, timeout: float) -> GrafanaClient:
+def make_client(
+    grafana_url: str | None,
+    token_file: Path | None,
+    org_id: int | None,
+    ca_bundle: str | None,
+    insecure: bool,
+    timeout: float,
+) -> GrafanaClient:
     """The client of the plain connection options, without a context (``drift`` and ``diff --live``)."""
     url = grafana_url or os.environ.get("GRAFANA_URL", "")
     if not url:

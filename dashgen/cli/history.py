@@ -45,8 +45,9 @@ def _dashboard_of(path: Path) -> dict[str, Any]:
     return backup["dashboard"]
 
 
-def find_backup(uid: str, to: str, records: list[dict[str, Any]], backup_dir: Path,
-                client: GrafanaClient) -> tuple[dict[str, Any], str]:
+def find_backup(
+    uid: str, to: str, records: list[dict[str, Any]], backup_dir: Path, client: GrafanaClient
+) -> tuple[dict[str, Any], str]:
     """The dashboard JSON to roll back to: a release (build SHA prefix) or a Grafana version number."""
     records = [r for r in records if r.get("uid") == uid]
     to = to.strip()
@@ -76,8 +77,13 @@ def find_backup(uid: str, to: str, records: list[dict[str, Any]], backup_dir: Pa
 @click.command()
 @target_options
 @click.argument("uid")
-@click.option("--to", "to", required=True, metavar="VERSION_OR_RELEASE",
-              help="A Grafana version number, or a release's build SHA prefix from the ledger.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    metavar="VERSION_OR_RELEASE",
+    help="A Grafana version number, or a release's build SHA prefix from the ledger.",
+)
 @approval_options
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @release_options
@@ -122,25 +128,46 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
     for version in sorted({v.version for v in versions} | {k for k in by_version if k is not None}):
         grafana = next((v for v in versions if v.version == version), None)
         record = by_version.get(version)
-        rows.append({
-            "version": version,
-            "in_grafana": grafana is not None,
-            "grafana_message": grafana.message if grafana else None,
-            "grafana_created": grafana.created if grafana else None,
-            "grafana_created_by": grafana.created_by if grafana else None,
-            "release_time": record.get("time") if record else None,
-            "build_sha": record.get("build_sha") if record else None,
-            "git_commit": record.get("git_commit") if record else None,
-        })
+        rows.append(
+            {
+                "version": version,
+                "in_grafana": grafana is not None,
+                "grafana_message": grafana.message if grafana else None,
+                "grafana_created": grafana.created if grafana else None,
+                "grafana_created_by": grafana.created_by if grafana else None,
+                "release_time": record.get("time") if record else None,
+                "build_sha": record.get("build_sha") if record else None,
+                "git_commit": record.get("git_commit") if record else None,
+            }
+        )
     if output_format == "json":
-        emit_json(ctx, json.loads(json.dumps({"uid": uid, "instance": instance.label, "versions": rows,
-                                              "ledger": records}, default=str)))
+        emit_json(
+            ctx,
+            json.loads(
+                json.dumps({"uid": uid, "instance": instance.label, "versions": rows, "ledger": records}, default=str)
+            ),
+        )
         return
     click.echo(f"{uid} on {instance.label}")
     table = []
     for row in rows:
         note = row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else "")
-        table.append([str(row["version"]), "yes" if row["in_grafana"] else "no", row["release_time"] or "-",
-                      (row["build_sha"] or "-")[:12], note])
-    print_table([("version", "right"), ("grafana", "left"), ("released by dashgen", "left"), ("build", "left"),
-                 ("message", "left")], table)
+        table.append(
+            [
+                str(row["version"]),
+                "yes" if row["in_grafana"] else "no",
+                row["release_time"] or "-",
+                (row["build_sha"] or "-")[:12],
+                note,
+            ]
+        )
+    print_table(
+        [
+            ("version", "right"),
+            ("grafana", "left"),
+            ("released by dashgen", "left"),
+            ("build", "left"),
+            ("message", "left"),
+        ],
+        table,
+    )

@@ -73,23 +73,38 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
     panels = sum(len(g.panels) for g in plan.groups)
     if output_format == "json":
         changed = result.round_trip.has_semantic_changes
-        emit_json(click.get_current_context(), {
-            "module": out, "title": plan.title, "uid": plan.uid, "groups": len(plan.groups), "panels": panels,
-            "migrations": list(result.migrations),
-            "escape_hatches": [{"key": h.key, "title": h.title, "path": h.path, "reason": h.reason}
-                               for h in result.hatches],
-            "round_trip": {"semantic_changes": result.round_trip.change_count},
-        }, 1 if changed else 0, [f"round trip: {result.round_trip.change_count} semantic change(s)"] if changed else [],
-            err=out == "-")
+        emit_json(
+            click.get_current_context(),
+            {
+                "module": out,
+                "title": plan.title,
+                "uid": plan.uid,
+                "groups": len(plan.groups),
+                "panels": panels,
+                "migrations": list(result.migrations),
+                "escape_hatches": [
+                    {"key": h.key, "title": h.title, "path": h.path, "reason": h.reason} for h in result.hatches
+                ],
+                "round_trip": {"semantic_changes": result.round_trip.change_count},
+            },
+            1 if changed else 0,
+            [f"round trip: {result.round_trip.change_count} semantic change(s)"] if changed else [],
+            err=out == "-",
+        )
         return
     where = "stdout" if out == "-" else out
     click.echo(f"wrote {where}: {panels} panel(s) in {len(plan.groups)} group(s) of {plan.title!r}", err=out == "-")
-    lines = [f"migrations applied: {len(result.migrations)}", *[f"  - {n}" for n in result.migrations],
-             f"escape hatches (raw JSON, marked TODO(import)): {len(result.hatches)}",
-             *[f"  - {h.key}: {h.path}: {h.reason}" for h in result.hatches]]
+    lines = [
+        f"migrations applied: {len(result.migrations)}",
+        *[f"  - {n}" for n in result.migrations],
+        f"escape hatches (raw JSON, marked TODO(import)): {len(result.hatches)}",
+        *[f"  - {h.key}: {h.path}: {h.reason}" for h in result.hatches],
+    ]
     if result.round_trip.has_semantic_changes:
-        lines += [f"round trip: {result.round_trip.change_count} semantic change(s):",
-                  *dashboard_text(result.round_trip)]
+        lines += [
+            f"round trip: {result.round_trip.change_count} semantic change(s):",
+            *dashboard_text(result.round_trip),
+        ]
     else:
         lines.append("round trip: import -> render-module -> dashgen diff: no semantic change")
     click.echo("\n".join(lines), err=out == "-")
@@ -97,20 +112,42 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
 
 @click.command("import")
 @click.argument("source", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--output", "output", required=True, metavar="MODULE.py",
-              help="The Python module to write ('-' for stdout).")
+@click.option(
+    "-o", "--output", "output", required=True, metavar="MODULE.py", help="The Python module to write ('-' for stdout)."
+)
 @click.option("--live", metavar="UID", help="Import what Grafana stores now under this dashboard uid.")
-@click.option("--panel", "panel_key", metavar="KEY",
-              help="Write only this panel: a dashgen panel key, the imported key, or the panel id.")
+@click.option(
+    "--panel",
+    "panel_key",
+    metavar="KEY",
+    help="Write only this panel: a dashgen panel key, the imported key, or the panel id.",
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing module.")
-@click.option("--migrated-out", "migrated_out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.json",
-              help="Also write the migrated source the round trip compares against (so anyone can rerun "
-                   "`dashgen diff FILE.json <render-module output>`).")
+@click.option(
+    "--migrated-out",
+    "migrated_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.json",
+    help="Also write the migrated source the round trip compares against (so anyone can rerun "
+    "`dashgen diff FILE.json <render-module output>`).",
+)
 @format_option("text", "json")
 @connection_options
-def import_command(source: Path | None, output: str, live: str | None, panel_key: str | None, force: bool,
-                   migrated_out: Path | None, output_format: str, grafana_url: str | None, token_file: Path | None,
-                   org_id: int | None, ca_bundle: str | None, insecure: bool, timeout: float) -> None:
+def import_command(
+    source: Path | None,
+    output: str,
+    live: str | None,
+    panel_key: str | None,
+    force: bool,
+    migrated_out: Path | None,
+    output_format: str,
+    grafana_url: str | None,
+    token_file: Path | None,
+    org_id: int | None,
+    ca_bundle: str | None,
+    insecure: bool,
+    timeout: float,
+) -> None:
     """Turn a Grafana dashboard (SOURCE file or --live UID) into a dashgen panel module."""
     if (source is None) == (live is None):
         raise click.UsageError("give a SOURCE file or --live UID (one of them)")
@@ -147,8 +184,10 @@ def import_command(source: Path | None, output: str, live: str | None, panel_key
             raise InputError(f"{migrated_out}: cannot write ({exc.strerror})") from None
     _report(result, output, output_format)
     if result.round_trip.has_semantic_changes:
-        raise CheckFailed(f"round trip: the written module renders {result.round_trip.change_count} semantic "
-                          "change(s) away from the source")
+        raise CheckFailed(
+            f"round trip: the written module renders {result.round_trip.change_count} semantic "
+            "change(s) away from the source"
+        )
 
 
 @click.command("render-module")

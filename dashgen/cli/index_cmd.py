@@ -13,8 +13,14 @@ from dashgen.panel_index import INDEX_PATH, build_index
 
 
 @click.command("index")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=INDEX_PATH,
-              show_default=True, help="Where to write the index.")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=INDEX_PATH,
+    show_default=True,
+    help="Where to write the index.",
+)
 @format_option("text", "json")
 @click.pass_context
 def index_command(ctx: click.Context, out_path: Path, output_format: str) -> None:

@@ -52,22 +52,31 @@ def _template(name: str) -> bytes:
 
 @click.command("init")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--from", "example", default="h20-16", show_default=True, metavar="PROFILE",
-              help="The shipped profile to start from (dashgen profiles --profiles-dir of a clone lists them).")
+@click.option(
+    "--from",
+    "example",
+    default="h20-16",
+    show_default=True,
+    metavar="PROFILE",
+    help="The shipped profile to start from (dashgen profiles --profiles-dir of a clone lists them).",
+)
 @format_option("text", "json")
 @click.pass_context
 def init_command(ctx: click.Context, directory: Path, example: str, output_format: str) -> None:
     """Write a team repository in DIRECTORY: a profile, dashgen.toml, CI, pre-commit, its dashboards and rules."""
     profiles = shipped_profiles()
     if example not in profiles:
-        raise click.BadParameter(f"{example!r} is not a shipped profile (one of {', '.join(sorted(profiles))})",
-                                 param_hint="--from")
+        raise click.BadParameter(
+            f"{example!r} is not a shipped profile (one of {', '.join(sorted(profiles))})", param_hint="--from"
+        )
     files = {target: _template(source) for source, target in TEMPLATES.items()}
     files[f"profiles/{example}.toml"] = profiles[example]
     existing = sorted(name for name in files if (directory / name).exists())
     if existing:
-        raise InputError(f"{directory}: already has {', '.join(existing)}; init writes only into a new repository "
-                         "and never overwrites a file")
+        raise InputError(
+            f"{directory}: already has {', '.join(existing)}; init writes only into a new repository "
+            "and never overwrites a file"
+        )
     for name, data in files.items():
         try:
             atomic_write(directory / name, data)
@@ -84,6 +93,8 @@ def init_command(ctx: click.Context, directory: Path, example: str, output_forma
         return
     for path in written:
         click.echo(f"{path}  written")
-    click.echo(f"\nNext: cd {directory} && git init && git add -A && git commit -m 'dashboards as code' && "
-               "dashgen check\nEdit profiles/ (rename the example to your cluster) and run dashgen build && dashgen "
-               "rules; see README.md.")
+    click.echo(
+        f"\nNext: cd {directory} && git init && git add -A && git commit -m 'dashboards as code' && "
+        "dashgen check\nEdit profiles/ (rename the example to your cluster) and run dashgen build && dashgen "
+        "rules; see README.md."
+    )

@@ -20,11 +20,20 @@ from dashgen.lint.runner import UnreadableInput, discover_files, lint_paths
 @format_option("text", "json", name="fmt")
 @click.option("--rule", "only", multiple=True, metavar="RULE", help="Run only this rule (repeatable).")
 @click.option("--ignore", multiple=True, metavar="RULE", help="Skip this rule (repeatable).")
-@click.option("--config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Exclusions file (default: .dashgen-lint.toml when present).")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Exclusions file (default: .dashgen-lint.toml when present).",
+)
 @click.pass_context
-def lint_command(ctx: click.Context, paths: tuple[str, ...], fmt: str, only: tuple[str, ...], ignore: tuple[str, ...],
-                 config: Path | None) -> None:
+def lint_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    fmt: str,
+    only: tuple[str, ...],
+    ignore: tuple[str, ...],
+    config: Path | None,
+) -> None:
     """Lint Grafana dashboards (files or folders; default dashboards/)."""
     targets = list(paths) or ["dashboards/"]
     try:
@@ -41,12 +50,14 @@ def lint_command(ctx: click.Context, paths: tuple[str, ...], fmt: str, only: tup
     findings, excluded = apply_exclusions(findings, exclusions)
     code = 1 if has_errors(findings) else 0
     if fmt == "json":
-        emit_json(ctx, {"files": len(files), "excluded": len(excluded), "findings": json.loads(render_json(findings))},
-                  code, [format_line(f) for f in findings if f.severity == "error"])
+        emit_json(
+            ctx,
+            {"files": len(files), "excluded": len(excluded), "findings": json.loads(render_json(findings))},
+            code,
+            [format_line(f) for f in findings if f.severity == "error"],
+        )
         raise SystemExit(code)
     click.echo(render_text(findings, len(files)), nl=False)
     if excluded and fmt == "text":
         click.echo(f"{len(excluded)} finding(s) excluded by {config_path} (each entry there gives its reason)")
     raise SystemExit(code)
-
-

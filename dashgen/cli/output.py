@@ -45,11 +45,20 @@ def _remember_format(ctx: click.Context, _param: click.Parameter, value: str) ->
     return value
 
 
-def format_option(*choices: str, default: str = "text", name: str = "output_format",
-                  help: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def format_option(
+    *choices: str, default: str = "text", name: str = "output_format", help: str | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--format`` with ``choices`` (``json`` gives the envelope); remembered for the error boundary."""
-    return click.option("--format", name, type=click.Choice(list(choices)), default=default, show_default=True,
-                        callback=_remember_format, is_eager=True, help=help)
+    return click.option(
+        "--format",
+        name,
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=True,
+        callback=_remember_format,
+        is_eager=True,
+        help=help,
+    )
 
 
 def _remember_kinds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -60,9 +69,15 @@ def _remember_kinds(ctx: click.Context, param: click.Parameter, values: tuple[st
 def kind_format_option(kinds: Sequence[str], what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--format`` of a command that writes files of several kinds (``rules``, ``export``): repeatable, each
     value a file kind or the report format (``text`` / ``json``): ``--format vmalert --format json``."""
-    return click.option("--format", "formats", type=click.Choice([*kinds, "text", "json"]), multiple=True,
-                        callback=_remember_kinds, is_eager=True,
-                        help=f"{what}; json or text: the report on stdout (repeatable).")
+    return click.option(
+        "--format",
+        "formats",
+        type=click.Choice([*kinds, "text", "json"]),
+        multiple=True,
+        callback=_remember_kinds,
+        is_eager=True,
+        help=f"{what}; json or text: the report on stdout (repeatable).",
+    )
 
 
 def split_kinds(formats: Sequence[str], default: Sequence[str]) -> tuple[list[str], str]:
@@ -91,11 +106,17 @@ def error_items(messages: Sequence[str | dict[str, Any]]) -> list[dict[str, Any]
     return [m if isinstance(m, dict) else {"message": str(m)} for m in messages]
 
 
-def envelope(command: str, results: Any, exit_code: int = 0,
-             errors: Sequence[str | dict[str, Any]] = ()) -> dict[str, Any]:
+def envelope(
+    command: str, results: Any, exit_code: int = 0, errors: Sequence[str | dict[str, Any]] = ()
+) -> dict[str, Any]:
     """The one JSON shape of every command: ``ok`` is ``exit_code == 0``."""
-    return {"command": command, "ok": exit_code == 0, "exit_code": exit_code, "results": results,
-            "errors": error_items(errors)}
+    return {
+        "command": command,
+        "ok": exit_code == 0,
+        "exit_code": exit_code,
+        "results": results,
+        "errors": error_items(errors),
+    }
 
 
 def command_name(ctx: click.Context) -> str:
@@ -106,8 +127,9 @@ def command_name(ctx: click.Context) -> str:
     return " ".join(reversed(names)) or (ctx.info_name or "dashgen")
 
 
-def emit_json(ctx: click.Context, results: Any, exit_code: int = 0,
-              errors: Sequence[str | dict[str, Any]] = (), err: bool = False) -> None:
+def emit_json(
+    ctx: click.Context, results: Any, exit_code: int = 0, errors: Sequence[str | dict[str, Any]] = (), err: bool = False
+) -> None:
     """Print the envelope of the current command (once: the error boundary does not print a second one)."""
     obj = _root_obj(ctx)
     obj["json_emitted"] = True
@@ -117,9 +139,10 @@ def emit_json(ctx: click.Context, results: Any, exit_code: int = 0,
 
 def asked_for_json(args: Sequence[str]) -> bool:
     """Whether the command line asks for ``--format json`` (before any ``--``), read from the words themselves."""
-    head = list(args[:args.index("--")] if "--" in args else args)
-    return "--format=json" in head or any(word == "--format" and head[i + 1:i + 2] == ["json"]
-                                           for i, word in enumerate(head))
+    head = list(args[: args.index("--")] if "--" in args else args)
+    return "--format=json" in head or any(
+        word == "--format" and head[i + 1 : i + 2] == ["json"] for i, word in enumerate(head)
+    )
 
 
 def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> None:
@@ -128,12 +151,12 @@ def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> Non
     obj = ctx.find_root().obj
     if not isinstance(obj, dict) or obj.get("json_emitted"):
         return
-    wants_json = (obj["output_format"] == "json" if "output_format" in obj
-                  else asked_for_json(obj.get("argv") or []))
+    wants_json = obj["output_format"] == "json" if "output_format" in obj else asked_for_json(obj.get("argv") or [])
     if not wants_json:
         return
-    data = envelope(str(obj.get("command") or ctx.find_root().invoked_subcommand or "dashgen"), None, exit_code,
-                    [message])
+    data = envelope(
+        str(obj.get("command") or ctx.find_root().invoked_subcommand or "dashgen"), None, exit_code, [message]
+    )
     click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
 
 
@@ -170,16 +193,27 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
 
     color = use_color()
     width = 100_000 if wide else terminal_width()
-    console = Console(width=width, no_color=not color, highlight=False, color_system="auto" if color else None,
-                      force_terminal=color, soft_wrap=wide)
-    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline" if color else "",
-                  expand=False)
+    console = Console(
+        width=width,
+        no_color=not color,
+        highlight=False,
+        color_system="auto" if color else None,
+        force_terminal=color,
+        soft_wrap=wide,
+    )
+    table = Table(
+        box=None, padding=(0, 1), pad_edge=False, header_style="bold underline" if color else "", expand=False
+    )
     for index, (header, justify, *wish) in enumerate(columns):
         # the first column (the row's name) and numbers never wrap; a text column may wish for a width it keeps
         # while the terminal allows (the others wrap first)
-        table.add_column(header, justify="right" if justify == "right" else "left",
-                         no_wrap=wide or index == 0 or justify == "right", overflow="fold",
-                         min_width=wish[0] if wish and width >= 100 else None)
+        table.add_column(
+            header,
+            justify="right" if justify == "right" else "left",
+            no_wrap=wide or index == 0 or justify == "right",
+            overflow="fold",
+            min_width=wish[0] if wish and width >= 100 else None,
+        )
     for row in rows:
         table.add_row(*row)
     console.print(table)
@@ -209,8 +243,10 @@ def insecure_warned_once() -> None:
     import logging
     import warnings
 
-    warn_once("WARNING: TLS certificate verification is OFF (--insecure): anyone on the network path can read "
-              "the credentials and change what is published")
+    warn_once(
+        "WARNING: TLS certificate verification is OFF (--insecure): anyone on the network path can read "
+        "the credentials and change what is published"
+    )
     from dashgen.net.http import InsecureTLSWarning
 
     warnings.filterwarnings("ignore", category=InsecureTLSWarning)

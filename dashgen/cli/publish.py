@@ -48,35 +48,65 @@ from dashgen.render.ids import panel_id
 from dashgen.render.spec import DashboardSpec
 
 # ``dashgen drift`` and ``diff --live`` use the plain connection options and client from here
-__all__ = ["approval_options", "grafana_options", "keys_by_panel_id", "make_client", "publish", "release", "report",
-           "target_of"]
+__all__ = [
+    "approval_options",
+    "grafana_options",
+    "keys_by_panel_id",
+    "make_client",
+    "publish",
+    "release",
+    "report",
+    "target_of",
+]
 
-ADOPT_LIVE_DEPRECATED = ("warning: --adopt-live is deprecated: it never adopted the live edit, it overwrites it "
-                         "(a backup is kept); use --overwrite-live UID")
+ADOPT_LIVE_DEPRECATED = (
+    "warning: --adopt-live is deprecated: it never adopted the live edit, it overwrites it "
+    "(a backup is kept); use --overwrite-live UID"
+)
 
 
 def approval_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The approval flags of publish and rollback."""
     options = [
-        click.option("--approve", multiple=True, metavar="KEY",
-                     help="Approve a refused change (see the plan); '<uid>/' scopes it, globs allowed."),
-        click.option("--overwrite-live", multiple=True, metavar="UID",
-                     help="Overwrite edits made in Grafana to UID since the last release (a backup is kept; "
-                          "globs allowed)."),
-        click.option("--overwrite-v2", multiple=True, metavar="UID",
-                     help="Overwrite UID although Grafana stores it in the v2 schema (the plan says what is lost)."),
-        click.option("--adopt-live", multiple=True, metavar="UID",
-                     help="DEPRECATED alias of --overwrite-live (it never adopted the edit: it overwrites it)."),
-        click.option("--partial", is_flag=True,
-                     help="Publish what is not refused (default: a refusal anywhere writes nothing)."),
+        click.option(
+            "--approve",
+            multiple=True,
+            metavar="KEY",
+            help="Approve a refused change (see the plan); '<uid>/' scopes it, globs allowed.",
+        ),
+        click.option(
+            "--overwrite-live",
+            multiple=True,
+            metavar="UID",
+            help="Overwrite edits made in Grafana to UID since the last release (a backup is kept; globs allowed).",
+        ),
+        click.option(
+            "--overwrite-v2",
+            multiple=True,
+            metavar="UID",
+            help="Overwrite UID although Grafana stores it in the v2 schema (the plan says what is lost).",
+        ),
+        click.option(
+            "--adopt-live",
+            multiple=True,
+            metavar="UID",
+            help="DEPRECATED alias of --overwrite-live (it never adopted the edit: it overwrites it).",
+        ),
+        click.option(
+            "--partial", is_flag=True, help="Publish what is not refused (default: a refusal anywhere writes nothing)."
+        ),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
-def approvals_from(approve: tuple[str, ...], overwrite_live: tuple[str, ...], overwrite_v2: tuple[str, ...],
-                   adopt_live: tuple[str, ...]) -> Approvals:
+def approvals_from(
+    approve: tuple[str, ...],
+    overwrite_live: tuple[str, ...],
+    overwrite_v2: tuple[str, ...],
+    adopt_live: tuple[str, ...],
+) -> Approvals:
     if adopt_live:
         click.echo(ADOPT_LIVE_DEPRECATED, err=True)
     return Approvals(tuple(approve), tuple(overwrite_live) + tuple(adopt_live), tuple(overwrite_v2))
@@ -87,12 +117,19 @@ def keys_by_panel_id(spec: DashboardSpec) -> dict[int, str]:
     return {panel_id(panel.key): panel.key for panel in spec.panels()}
 
 
-def target_of(profile: str, uid: str, document: dict[str, Any], panel_keys: dict[int, str],
-              min_refresh_interval: str = "5s", sha: str | None = None) -> PublishTarget:
+def target_of(
+    profile: str,
+    uid: str,
+    document: dict[str, Any],
+    panel_keys: dict[int, str],
+    min_refresh_interval: str = "5s",
+    sha: str | None = None,
+) -> PublishTarget:
     """A publish target whose ``expected_sha`` is what Grafana stores after its known save-time rewrites."""
     # the bytes ``content_sha`` hashes, kept so that a push sends them without encoding the dashboard again
-    encoded = json.dumps(content_view(document), sort_keys=True, separators=(",", ":"),
-                         ensure_ascii=False).encode("utf-8")
+    encoded = json.dumps(content_view(document), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
     sha = sha or hashlib.sha256(encoded).hexdigest()
     stored = as_grafana_stores(document, min_refresh_interval)
     expected = content_sha(stored) if stored != document else sha
@@ -108,8 +145,14 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
     if result.dry_run:
         problem = "the plan has refusals (see above)" if plan.refused else None
     else:
-        problem = (f"{len(failed)} of {len(outcomes or [])} dashboards not published: "
-                   + ", ".join(f"{o.uid} ({o.outcome})" for o in failed)) if failed else None
+        problem = (
+            (
+                f"{len(failed)} of {len(outcomes or [])} dashboards not published: "
+                + ", ".join(f"{o.uid} ({o.outcome})" for o in failed)
+            )
+            if failed
+            else None
+        )
     if output_format == "json":
         data = plan_dict(plan)
         data["dry_run"] = result.dry_run
@@ -119,8 +162,7 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
             data["outcomes"] = [{k: v for k, v in asdict(o).items() if k != "ledger_line"} for o in outcomes]
         errors = [problem] if problem else []
         errors += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
-        emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)),
-                  1 if problem else 0, errors)
+        emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)), 1 if problem else 0, errors)
     else:
         click.echo(render_plan(plan, connection.info.label if connection else ""))
         if result.dry_run:
@@ -135,21 +177,44 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         raise CheckFailed(problem)
 
 
-def release(client: GrafanaClient, params: dict[str, Any], uids: list[str],
-            build: Callable[[], list[PublishTarget]], validator: Any = None, command: str = "dashgen publish",
-            folder_uid: str | None = None, folder_title: str = "") -> None:
+def release(
+    client: GrafanaClient,
+    params: dict[str, Any],
+    uids: list[str],
+    build: Callable[[], list[PublishTarget]],
+    validator: Any = None,
+    command: str = "dashgen publish",
+    folder_uid: str | None = None,
+    folder_title: str = "",
+) -> None:
     """Connect, run the release with the command's options, and report."""
-    approvals = approvals_from(params["approve"], params["overwrite_live"], params["overwrite_v2"],
-                               params["adopt_live"])
+    approvals = approvals_from(
+        params["approve"], params["overwrite_live"], params["overwrite_v2"], params["adopt_live"]
+    )
     connection = connect(client, params.get("org_id_resolved"), params["jobs"])
     started = params.setdefault("started_at", time.monotonic())
     deadline = started + params["deadline"] if params.get("deadline") else None
-    options = ReleaseOptions(params["ledger"], params["backup_dir"], params.get("git_commit") or current_commit(),
-                             approvals, folder_uid,
-                             folder_title, params["partial"], params["dry_run"], command,
-                             lock_stale_after=params["lock_stale_after"], deadline=deadline)
-    with progress("publishing", len(uids), enabled=params["output_format"] == "text" and not params["dry_run"]
-                  and len(uids) > 1) as advance, terminated_as_interrupt():
+    options = ReleaseOptions(
+        params["ledger"],
+        params["backup_dir"],
+        params.get("git_commit") or current_commit(),
+        approvals,
+        folder_uid,
+        folder_title,
+        params["partial"],
+        params["dry_run"],
+        command,
+        lock_stale_after=params["lock_stale_after"],
+        deadline=deadline,
+    )
+    with (
+        progress(
+            "publishing",
+            len(uids),
+            enabled=params["output_format"] == "text" and not params["dry_run"] and len(uids) > 1,
+        ) as advance,
+        terminated_as_interrupt(),
+    ):
         result = run_release(connection, uids, build, options, validator=validator, progress=lambda _item: advance(1))
     report(result, params["output_format"], connection)
 
@@ -175,15 +240,21 @@ def terminated_as_interrupt() -> Iterator[None]:
 @click.command()
 @target_options
 @click.option("--profile", "profile_names", multiple=True, help="Profile to publish (repeatable; default: all).")
-@click.option("--folder-uid", help="Folder to publish into (default: the context's, else where each dashboard is; "
-                                   "new ones: root). '' is the root.")
+@click.option(
+    "--folder-uid",
+    help="Folder to publish into (default: the context's, else where each dashboard is; "
+    "new ones: root). '' is the root.",
+)
 @click.option("--folder-title", help="Title of the folder when it is created (with --approve create-folder:UID).")
 @click.option("--dry-run", is_flag=True, help="Print the complete plan (with query validation); write nothing.")
 @approval_options
 @click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
-@click.option("--allow-dirty", is_flag=True,
-              help="Publish although tracked files of the profiles' repository have uncommitted changes (the "
-                   "ledger then records the commit with -dirty).")
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="Publish although tracked files of the profiles' repository have uncommitted changes (the "
+    "ledger then records the commit with -dirty).",
+)
 @release_options
 @click.pass_context
 def publish(ctx: click.Context, **params: Any) -> None:
@@ -202,20 +273,23 @@ def publish(ctx: click.Context, **params: Any) -> None:
     folder = Path(profiles[0].path).parent if profiles else None
     params["git_commit"] = commit = current_commit(folder)
     if commit.endswith("-dirty") and not params["allow_dirty"] and not params["dry_run"]:
-        raise CheckFailed(f"publish refused: the repository of {folder} has uncommitted changes to "
-                          "tracked files, so no commit holds what would be released; commit them, or pass "
-                          "--allow-dirty (the ledger records the commit as -dirty)")
+        raise CheckFailed(
+            f"publish refused: the repository of {folder} has uncommitted changes to "
+            "tracked files, so no commit holds what would be released; commit them, or pass "
+            "--allow-dirty (the ledger records the commit as -dirty)"
+        )
     minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
     uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
 
     def build() -> list[PublishTarget]:
-        return [target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
-                for b in build_all(profiles)]
+        return [
+            target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
+            for b in build_all(profiles)
+        ]
 
     validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
-        release(client, params, uids, build, validator, folder_uid=target.folder_uid,
-                folder_title=target.folder_title)
+        release(client, params, uids, build, validator, folder_uid=target.folder_uid, folder_title=target.folder_title)
 
 
 def _query_validator(datasource_url: str) -> Any:

@@ -37,17 +37,37 @@ def removed_rule_files(out_dir: Path, suffix: str, profile_names: set[str]) -> l
 
 @click.command("rules")
 @click.option("--profile", "profile_names", multiple=True, help="Profile to render (repeatable; default: all).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("rules"),
-              show_default=True, help="Output folder.")
-@kind_format_option(FORMATS, "prometheus (default: <profile>.yml), prometheus-operator "
-                             "(<profile>.prometheusrule.yaml), vmalert (<profile>.vmalert.yml) or vmrule "
-                             "(<profile>.vmrule.yaml, vm-operator)")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("rules"),
+    show_default=True,
+    help="Output folder.",
+)
+@kind_format_option(
+    FORMATS,
+    "prometheus (default: <profile>.yml), prometheus-operator "
+    "(<profile>.prometheusrule.yaml), vmalert (<profile>.vmalert.yml) or vmrule "
+    "(<profile>.vmrule.yaml, vm-operator)",
+)
 @click.option("--namespace", help="metadata.namespace of the PrometheusRule / VMRule.")
-@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
-              help="A label of the PrometheusRule / VMRule, e.g. release=kube-prometheus-stack for its ruleSelector.")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A label of the PrometheusRule / VMRule, e.g. release=kube-prometheus-stack for its ruleSelector.",
+)
 @click.pass_context
-def rules_command(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, formats: tuple[str, ...],
-                  namespace: str | None, labels: tuple[str, ...]) -> None:
+def rules_command(
+    ctx: click.Context,
+    profile_names: tuple[str, ...],
+    out_dir: Path,
+    formats: tuple[str, ...],
+    namespace: str | None,
+    labels: tuple[str, ...],
+) -> None:
     """Render alerting and recording rules into OUT (Prometheus rule_files / vmalert -rule, or PrometheusRule).
 
     Without --profile, the rule files dashgen wrote for a profile that no longer exists are removed."""
@@ -59,8 +79,15 @@ def rules_command(ctx: click.Context, profile_names: tuple[str, ...], out_dir: P
         files = render_rule_files(profiles, out_dir, kind, namespace, extra)
         written = set(write_rule_files(files))
         for path, data in sorted(files.items()):
-            results.append({"path": str(path), "format": kind, "alerts": data.count(b"- alert: "),
-                            "recording_rules": data.count(b"- record: "), "written": path in written})
+            results.append(
+                {
+                    "path": str(path),
+                    "format": kind,
+                    "alerts": data.count(b"- alert: "),
+                    "recording_rules": data.count(b"- record: "),
+                    "written": path in written,
+                }
+            )
         if not profile_names:
             for path in removed_rule_files(out_dir, SUFFIX[kind], {p.name for p in profiles}):
                 path.unlink()

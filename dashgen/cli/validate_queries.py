@@ -40,33 +40,83 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
 
 
 @click.command("validate-queries")
-@click.option("--datasource-url", required=True, type=HTTP_URL,
-              help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
-                   "or http://prom:9090.")
-@click.option("--profile", "profile_names", multiple=True,
-              help="Profile to render and check (repeatable; default all).")
-@click.option("--dashboards", "dashboards_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Check the dashboard JSON files in this folder instead of rendering from profiles.")
+@click.option(
+    "--datasource-url",
+    required=True,
+    type=HTTP_URL,
+    help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
+    "or http://prom:9090.",
+)
+@click.option(
+    "--profile", "profile_names", multiple=True, help="Profile to render and check (repeatable; default all)."
+)
+@click.option(
+    "--dashboards",
+    "dashboards_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Check the dashboard JSON files in this folder instead of rendering from profiles.",
+)
 @click.option("--window", default="1h", show_default=True, help="Dashboard time range ($__range).")
-@click.option("--at", "at_text", default="now", show_default=True,
-              help="Window end / instant query time: now, now-2h, unix seconds or RFC 3339.")
+@click.option(
+    "--at",
+    "at_text",
+    default="now",
+    show_default=True,
+    help="Window end / instant query time: now, now-2h, unix seconds or RFC 3339.",
+)
 @format_option("text", "json")
-@click.option("--timeout", type=SECONDS, default=30.0, show_default=True,
-              help="Total deadline of each query, seconds (not only per socket read).")
-@click.option("--deadline", type=SECONDS, default=1800.0, show_default=True,
-              help="Total deadline of the command, seconds: queries not started by then are reported as errors.")
-@click.option("--max-connection-failures", type=click.IntRange(0, 10000), default=5, show_default=True,
-              help="Stop after this many consecutive queries without an answer (0: never stop early).")
+@click.option(
+    "--timeout",
+    type=SECONDS,
+    default=30.0,
+    show_default=True,
+    help="Total deadline of each query, seconds (not only per socket read).",
+)
+@click.option(
+    "--deadline",
+    type=SECONDS,
+    default=1800.0,
+    show_default=True,
+    help="Total deadline of the command, seconds: queries not started by then are reported as errors.",
+)
+@click.option(
+    "--max-connection-failures",
+    type=click.IntRange(0, 10000),
+    default=5,
+    show_default=True,
+    help="Stop after this many consecutive queries without an answer (0: never stop early).",
+)
 @click.option("--workers", type=click.IntRange(1, 32), default=4, show_default=True, help="Concurrent queries.")
-@click.option("--max-data-points", type=click.IntRange(1, 100000), default=DEFAULT_MAX_DATA_POINTS, show_default=True,
-              help="Grafana's max data points, for $__interval and the range step.")
-@click.option("--scrape-interval", default="15s", show_default=True,
-              help="Scrape interval for $__rate_interval when a query's source is unknown (JSON input).")
+@click.option(
+    "--max-data-points",
+    type=click.IntRange(1, 100000),
+    default=DEFAULT_MAX_DATA_POINTS,
+    show_default=True,
+    help="Grafana's max data points, for $__interval and the range step.",
+)
+@click.option(
+    "--scrape-interval",
+    default="15s",
+    show_default=True,
+    help="Scrape interval for $__rate_interval when a query's source is unknown (JSON input).",
+)
 @click.pass_context
-def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tuple[str, ...],
-                     dashboards_dir: Path | None, window: str, at_text: str, output_format: str, timeout: float,
-                     deadline: float, max_connection_failures: int, workers: int, max_data_points: int,
-                     scrape_interval: str) -> None:
+def validate_queries(
+    ctx: click.Context,
+    datasource_url: str,
+    profile_names: tuple[str, ...],
+    dashboards_dir: Path | None,
+    window: str,
+    at_text: str,
+    output_format: str,
+    timeout: float,
+    deadline: float,
+    max_connection_failures: int,
+    workers: int,
+    max_data_points: int,
+    scrape_interval: str,
+) -> None:
     """Run every panel query against a data source; report data, empty-with-reason, or error per panel."""
     try:
         length = parse_duration(window)
@@ -95,17 +145,31 @@ def validate_queries(ctx: click.Context, datasource_url: str, profile_names: tup
         raise InputError("no queries to validate: the dashboards have no PromQL targets")
     total = sum(len(panel.queries) for panel in planned)
     with progress("validating queries", total) as advance:
-        checks = run_checks(datasource, planned, span, workers=workers, timeout=timeout, deadline=deadline,
-                            max_connection_failures=max_connection_failures, progress=advance)
-    meta = {"datasource": redact(datasource.base_url), "window": window, "at": at,
-            "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))}
+        checks = run_checks(
+            datasource,
+            planned,
+            span,
+            workers=workers,
+            timeout=timeout,
+            deadline=deadline,
+            max_connection_failures=max_connection_failures,
+            progress=advance,
+        )
+    meta = {
+        "datasource": redact(datasource.base_url),
+        "window": window,
+        "at": at,
+        "at_text": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
+    }
     code = exit_code(checks)
     if output_format == "json":
-        failures = [f"{t.error_status if t.error_status is not None else 'no answer'}: {t.error_message}"
-                    for c in checks for t in c.targets if t.status == "error"]
+        failures = [
+            f"{t.error_status if t.error_status is not None else 'no answer'}: {t.error_message}"
+            for c in checks
+            for t in c.targets
+            if t.status == "error"
+        ]
         emit_json(ctx, json.loads(render_json(checks, meta)), code, summarise_causes(failures))
     else:
         click.echo(render_text(checks, meta), nl=False)
     ctx.exit(code)
-
-

@@ -24,17 +24,34 @@ from dashgen.demo.values import import_object, series_rng, timestamps
 VMAGENT_PORT = 8429
 QUEUE_PATH = "/var/lib/vmagent/persistent-queue/1_0123456789ABCDEF"
 URL = "1:secret-url"  # vmagent's url label without -remoteWrite.showURL
-NAMES = frozenset({
-    "ALERTS", "ALERTS_FOR_STATE", "process_cpu_seconds_total", "process_cpu_cores_available",
-    "process_resident_memory_bytes", "process_memory_limit_bytes", "process_num_threads",
-    "vmagent_remotewrite_pending_data_bytes",
-    "vm_persistentqueue_bytes_pending", "vmagent_remotewrite_packets_dropped_total",
-    "vmagent_remotewrite_samples_dropped_total",
-    "vm_persistentqueue_bytes_dropped_total", "vm_promscrape_scrapes_failed_total", "scrape_duration_seconds",
-    "scrape_samples_scraped",
-})
-SAMPLES_PER_TARGET = {"sglang": 900, "dcgm": 700, "gpm": 160, "node_exporter": 1400, "mooncake_master": 120,
-                      "gateway": 300, "mooncake_client": 200}
+NAMES = frozenset(
+    {
+        "ALERTS",
+        "ALERTS_FOR_STATE",
+        "process_cpu_seconds_total",
+        "process_cpu_cores_available",
+        "process_resident_memory_bytes",
+        "process_memory_limit_bytes",
+        "process_num_threads",
+        "vmagent_remotewrite_pending_data_bytes",
+        "vm_persistentqueue_bytes_pending",
+        "vmagent_remotewrite_packets_dropped_total",
+        "vmagent_remotewrite_samples_dropped_total",
+        "vm_persistentqueue_bytes_dropped_total",
+        "vm_promscrape_scrapes_failed_total",
+        "scrape_duration_seconds",
+        "scrape_samples_scraped",
+    }
+)
+SAMPLES_PER_TARGET = {
+    "sglang": 900,
+    "dcgm": 700,
+    "gpm": 160,
+    "node_exporter": 1400,
+    "mooncake_master": 120,
+    "gateway": 300,
+    "mooncake_client": 200,
+}
 
 
 def _grid(plan: Plan, spacing: float) -> list[int]:
@@ -57,8 +74,10 @@ def _targets(plan: Plan, node: str) -> list[str]:
 
 def _wave(rng: Any, stamps: list[int], base: float, amp: float, period: float = 1800.0) -> list[float]:
     phase = rng.uniform(0, 2 * math.pi)
-    return [max(base + amp * math.sin(2 * math.pi * ms / 1000 / period + phase) + rng.gauss(0, amp / 10), 0.0)
-            for ms in stamps]
+    return [
+        max(base + amp * math.sin(2 * math.pi * ms / 1000 / period + phase) + rng.gauss(0, amp / 10), 0.0)
+        for ms in stamps
+    ]
 
 
 def _counter(rng: Any, stamps: list[int], per_second: float) -> list[float]:
@@ -74,8 +93,11 @@ def _counter(rng: Any, stamps: list[int], per_second: float) -> list[float]:
 def _own(plan: Plan, node: str) -> Iterator[dict[str, Any]]:
     profile, collector = plan.profile, plan.profile.collector
     assert collector is not None
-    labels = {profile.label("node"): node, profile.label("job"): collector.job,
-              profile.label("instance"): f"{node}:{VMAGENT_PORT}"}
+    labels = {
+        profile.label("node"): node,
+        profile.label("job"): collector.job,
+        profile.label("instance"): f"{node}:{VMAGENT_PORT}",
+    }
     if profile.deployment:
         labels[profile.label("deployment")] = profile.deployment
     stamps = _grid(plan, max(collector.scrape_interval_seconds, plan.step))
@@ -86,8 +108,10 @@ def _own(plan: Plan, node: str) -> Iterator[dict[str, Any]]:
     gauges = {
         "process_cpu_cores_available": (labels, [collector.cpu_quota_cores] * len(stamps)),
         "process_memory_limit_bytes": (labels, [float(collector.memory_limit_bytes)] * len(stamps)),
-        "process_resident_memory_bytes": (labels, _wave(rng, stamps, 0.33 * collector.memory_limit_bytes,
-                                                        0.04 * collector.memory_limit_bytes)),
+        "process_resident_memory_bytes": (
+            labels,
+            _wave(rng, stamps, 0.33 * collector.memory_limit_bytes, 0.04 * collector.memory_limit_bytes),
+        ),
         "process_num_threads": (labels, [float(round(v)) for v in _wave(rng, stamps, 18, 2)]),
         "vmagent_remotewrite_pending_data_bytes": ({**queue, "url": URL}, _wave(rng, stamps, 40_000, 20_000)),
         "vm_persistentqueue_bytes_pending": (queue, [0.0] * len(stamps)),
@@ -126,8 +150,10 @@ def _more_targets(plan: Plan) -> Iterator[dict[str, Any]]:
     for source, count in profile.collector.targets.items():
         for index in range(1, count):
             node = profile.node_names[index % profile.nodes]
-            labels = {**target_labels(plan, node, source),
-                      profile.label("instance"): f"{node}:{PORTS[source] + index // profile.nodes}"}
+            labels = {
+                **target_labels(plan, node, source),
+                profile.label("instance"): f"{node}:{PORTS[source] + index // profile.nodes}",
+            }
             stamps = timestamps(plan, source, NodeFault())
             yield import_object("up", labels, [0.0 if plan.fault(node).down else 1.0] * len(stamps), stamps)
 
@@ -144,8 +170,12 @@ def _alerts(plan: Plan) -> Iterator[dict[str, Any]]:
                 alert, severity = "EngineMetricsScrapeFailing", "critical"
             else:
                 alert, severity = "".join(p.capitalize() for p in source.split("_")) + "CollectionFailed", "warning"
-            labels = {**target_labels(plan, node, source), "alertname": alert, "alertstate": "firing",
-                      "severity": severity}
+            labels = {
+                **target_labels(plan, node, source),
+                "alertname": alert,
+                "alertstate": "firing",
+                "severity": severity,
+            }
             stamps = timestamps(plan, source, NodeFault())
             yield import_object("ALERTS", labels, [1.0] * len(stamps), stamps)
             # as the evaluator writes it beside ALERTS: the same labels but alertstate, value the activation time

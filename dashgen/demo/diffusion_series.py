@@ -90,10 +90,10 @@ def simulate(rng: random.Random, start: float, end: float, traffic: bool, stuck_
             continue
         if stuck_at is not None and now >= stuck_at:  # the scheduler stopped: the rest only queues
             sim.jobs.extend(waiting[:STUCK_QUEUE_CAP])
-            sim.jobs.extend(Job(a) for a in arrivals[index:index + max(0, STUCK_QUEUE_CAP - len(waiting))])
+            sim.jobs.extend(Job(a) for a in arrivals[index : index + max(0, STUCK_QUEUE_CAP - len(waiting))])
             break
         batch = waiting[:2] if len(waiting) >= 2 else waiting[:1]
-        waiting = waiting[len(batch):]
+        waiting = waiting[len(batch) :]
         service = rng.lognormvariate(math.log(SERVICE_MEDIAN), SERVICE_SIGMA)
         service *= BATCH_OF_TWO_FACTOR if len(batch) == 2 else 1.0
         sim.dispatches.append((now, len(batch)))
@@ -107,7 +107,7 @@ def simulate(rng: random.Random, start: float, end: float, traffic: bool, stuck_
         sim.jobs.extend(batch)
         if hangs:
             sim.jobs.extend(waiting)
-            sim.jobs.extend(Job(a) for a in arrivals[index:index + max(0, STUCK_QUEUE_CAP - len(waiting))])
+            sim.jobs.extend(Job(a) for a in arrivals[index : index + max(0, STUCK_QUEUE_CAP - len(waiting))])
             break
         free_at = now + service
     return sim

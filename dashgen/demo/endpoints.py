@@ -8,8 +8,15 @@ import re
 
 from dashgen.deployment.profile import Profile
 
-PORTS = {"sglang": 30000, "dcgm": 9400, "gpm": 9500, "node_exporter": 9100, "mooncake_master": 9003,
-         "gateway": 29000, "mooncake_client": 12300}
+PORTS = {
+    "sglang": 30000,
+    "dcgm": 9400,
+    "gpm": 9500,
+    "node_exporter": 9100,
+    "mooncake_master": 9003,
+    "gateway": 29000,
+    "mooncake_client": 12300,
+}
 _DEVICE_CANDIDATES = ("nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1", "nvme0n2", "sdb", "vdb")
 SYSTEM_DISK = "sda"
 

@@ -23,31 +23,62 @@ from dashgen.demo.scopes import Plan, target_labels
 from dashgen.demo.values import import_object, series_rng, timestamps
 
 ENGINE_SOURCES = frozenset({"sglang", "hicache", "hicache_storage"})
-TIMEX_NAMES = frozenset({"node_timex_offset_seconds", "node_timex_sync_status", "node_timex_maxerror_seconds",
-                         "node_timex_estimated_error_seconds"})
+TIMEX_NAMES = frozenset(
+    {
+        "node_timex_offset_seconds",
+        "node_timex_sync_status",
+        "node_timex_maxerror_seconds",
+        "node_timex_estimated_error_seconds",
+    }
+)
 MAXERROR_CAP = 16.0  # the kernel stops growing maxerror here (NTP_PHASE_LIMIT) once the clock is unsynchronised
 # Series a drill reshapes that no panel or rule of a profile may read: an incident scenario generates them anyway
 # (dashgen.demo.run.demo_models), so the fault is in the store for whatever alert comes to read it.
-DRILL_METRICS = ("DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_SM_CLOCK",
-                 "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_POWER_USAGE", "gpm_temperature_celsius",
-                 "gpm_clock_event_reasons", "gpm_sm_clock_hertz", "gpm_power_watts", "node_disk_io_now",
-                 "node_disk_io_time_seconds_total", "node_disk_io_time_weighted_seconds_total",
-                 "node_disk_read_time_seconds_total", "node_disk_write_time_seconds_total",
-                 "node_disk_reads_completed_total", "node_disk_writes_completed_total", "sglang:num_queue_reqs",
-                 "sglang:realtime_tokens_total", "sglang:num_requests_total", "sglang:prefill_effective_tokens_total",
-                 "sglang:load_back_tokens_total", "sglang:load_back_bytes_total", "smg_http_responses_total",
-                 "smg_admission_queue_rejected_total", "smg_router_request_errors_total", "master_key_count",
-                 "valid_get_nums_", "total_get_nums_", "smg_worker_health", "smg_worker_cb_state")
+DRILL_METRICS = (
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+    "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_XID_ERRORS",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "gpm_temperature_celsius",
+    "gpm_clock_event_reasons",
+    "gpm_sm_clock_hertz",
+    "gpm_power_watts",
+    "node_disk_io_now",
+    "node_disk_io_time_seconds_total",
+    "node_disk_io_time_weighted_seconds_total",
+    "node_disk_read_time_seconds_total",
+    "node_disk_write_time_seconds_total",
+    "node_disk_reads_completed_total",
+    "node_disk_writes_completed_total",
+    "sglang:num_queue_reqs",
+    "sglang:realtime_tokens_total",
+    "sglang:num_requests_total",
+    "sglang:prefill_effective_tokens_total",
+    "sglang:load_back_tokens_total",
+    "sglang:load_back_bytes_total",
+    "smg_http_responses_total",
+    "smg_admission_queue_rejected_total",
+    "smg_router_request_errors_total",
+    "master_key_count",
+    "valid_get_nums_",
+    "total_get_nums_",
+    "smg_worker_health",
+    "smg_worker_cb_state",
+)
 REFILLED = frozenset({"sglang:hicache_host_used_tokens", "sglang:kv_evictable_tokens", "sglang:cache_hit_rate"})
 REFILL_SECONDS = 900.0  # how long a restarted engine's radix and host caches take to fill again
 HUNG_QUEUE = 20  # requests waiting on each stage of a hung replica
 DISK = {  # disk-saturated: the cache disk's counters from the fault on (rate, or a factor on the healthy increments)
     "node_disk_io_time_seconds_total": ("rate", 0.995),
     "node_disk_io_time_weighted_seconds_total": ("rate", 60.0),
-    "node_disk_reads_completed_total": ("scale", 0.7), "node_disk_writes_completed_total": ("scale", 0.7),
-    "node_disk_read_bytes_total": ("scale", 0.7), "node_disk_written_bytes_total": ("scale", 0.7),
+    "node_disk_reads_completed_total": ("scale", 0.7),
+    "node_disk_writes_completed_total": ("scale", 0.7),
+    "node_disk_read_bytes_total": ("scale", 0.7),
+    "node_disk_written_bytes_total": ("scale", 0.7),
     # await x80 at 0.7 x the operations: the time counters grow 80 x 0.7 as fast
-    "node_disk_read_time_seconds_total": ("scale", 56.0), "node_disk_write_time_seconds_total": ("scale", 56.0),
+    "node_disk_read_time_seconds_total": ("scale", 56.0),
+    "node_disk_write_time_seconds_total": ("scale", 56.0),
 }
 HOST_TIER_FACTOR = 0.05  # host-tier-collapse: ~20x fewer host hits and load-backs
 SHED = {"429": 0.45, "504": 0.15}  # gateway-shedding: share of client requests answered with each code
@@ -55,10 +86,23 @@ ADMITTED = 1.0 - sum(SHED.values())
 ERROR_CODES = {"429": "queue_full", "504": "request_timeout"}
 # master-failover: the new leader's metadata starts empty; these gauges keep their meaning (capacity mounted
 # again by the re-registered segments, clients reconnected), the others climb from near 0.
-MASTER_KEEPS = frozenset({"master_total_capacity_bytes", "segment_total_capacity_bytes", "master_active_clients",
-                          "master_total_file_capacity_bytes"})
-MASTER_HITS = frozenset({"mem_cache_hit_nums_", "file_cache_hit_nums_", "mem_cache_hit_bytes_total",
-                         "file_cache_hit_bytes_total", "valid_get_nums_"})
+MASTER_KEEPS = frozenset(
+    {
+        "master_total_capacity_bytes",
+        "segment_total_capacity_bytes",
+        "master_active_clients",
+        "master_total_file_capacity_bytes",
+    }
+)
+MASTER_HITS = frozenset(
+    {
+        "mem_cache_hit_nums_",
+        "file_cache_hit_nums_",
+        "mem_cache_hit_bytes_total",
+        "file_cache_hit_bytes_total",
+        "valid_get_nums_",
+    }
+)
 MISS_FACTOR = 0.05  # the share of the old hit rate left once the metadata is gone
 
 
@@ -86,10 +130,20 @@ def active(plan: Plan) -> Drill | None:
         return None
     found = incident(plan.profile, scenario)
     p = plan.profile
-    return Drill(scenario, frozenset(found.nodes), frozenset(found.idle), found.worker,
-                 "" if found.gpu is None else str(found.gpu), found.device,
-                 int(fault_time(scenario, plan.start, plan.end) * 1000), int(plan.end * 1000),
-                 p.label("node"), p.label("gpu"), p.label("job"), p.label("instance"))
+    return Drill(
+        scenario,
+        frozenset(found.nodes),
+        frozenset(found.idle),
+        found.worker,
+        "" if found.gpu is None else str(found.gpu),
+        found.device,
+        int(fault_time(scenario, plan.start, plan.end) * 1000),
+        int(plan.end * 1000),
+        p.label("node"),
+        p.label("gpu"),
+        p.label("job"),
+        p.label("instance"),
+    )
 
 
 # -- counter and gauge shapes after the fault ------------------------------------------------------------
@@ -124,8 +178,9 @@ def growing(values: list[float], stamps: list[int], at: int, per_second: float, 
     return out
 
 
-def held(values: list[float], stamps: list[int], at: int, level: float, noise: float, rng: Any,
-         integer: bool = False) -> list[float]:
+def held(
+    values: list[float], stamps: list[int], at: int, level: float, noise: float, rng: Any, integer: bool = False
+) -> list[float]:
     """A gauge that sits at ``level`` (± ``noise``) from ``at`` on."""
     out = []
     for v, ms in zip(values, stamps, strict=True):
@@ -139,10 +194,12 @@ def held(values: list[float], stamps: list[int], at: int, level: float, noise: f
 # -- per-series reshaping ------------------------------------------------------------------------------------
 
 
-def _with(obj: dict[str, Any], values: list[float], stamps: list[int] | None = None,
-          **labels: str) -> dict[str, Any]:
-    return {"metric": {**obj["metric"], **labels}, "values": values,
-            "timestamps": obj["timestamps"] if stamps is None else stamps}
+def _with(obj: dict[str, Any], values: list[float], stamps: list[int] | None = None, **labels: str) -> dict[str, Any]:
+    return {
+        "metric": {**obj["metric"], **labels},
+        "values": values,
+        "timestamps": obj["timestamps"] if stamps is None else stamps,
+    }
 
 
 def _model(name: str) -> tuple[str, bool, str] | None:
@@ -177,8 +234,15 @@ def _reshape(plan: Plan, drill: Drill, obj: dict[str, Any]) -> list[dict[str, An
         if model[1]:
             return [_with(obj, restarted(values, stamps, at))]
         if name in REFILLED:  # a restarted engine's caches start empty and fill again
-            return [_with(obj, [v if ms < at else round(v * min(1.0, (ms - at) / 1000 / REFILL_SECONDS), 3)
-                                for v, ms in zip(values, stamps, strict=True)])]
+            return [
+                _with(
+                    obj,
+                    [
+                        v if ms < at else round(v * min(1.0, (ms - at) / 1000 / REFILL_SECONDS), 3)
+                        for v, ms in zip(values, stamps, strict=True)
+                    ],
+                )
+            ]
     if s == "replica-hung" and on_node and model and model[0] in ENGINE_SOURCES:
         return [_with(obj, _hung(name, model[1], model[2], values, stamps, at, rng))]
     if s == "disk-saturated" and on_node and metric.get("device") == drill.device and job == jobs.get("node_exporter"):
@@ -188,11 +252,17 @@ def _reshape(plan: Plan, drill: Drill, obj: dict[str, Any]) -> list[dict[str, An
             return [_with(obj, shaped)]
         if name == "node_disk_io_now":
             return [_with(obj, held(values, stamps, at, 60, 3, rng, integer=True))]
-    if s == "host-tier-collapse" and on_node and (
+    if (
+        s == "host-tier-collapse"
+        and on_node
+        and (
             (name == "sglang:prefill_effective_tokens_total" and metric.get("mode") == "host_hit")
-            or name.startswith(("sglang:load_back_tokens_total", "sglang:load_back_bytes_total",
-                                "sglang:load_back_duration_seconds"))
-            or (name == "sglang:cached_tokens_total" and metric.get("cache_source") == "host")):
+            or name.startswith(
+                ("sglang:load_back_tokens_total", "sglang:load_back_bytes_total", "sglang:load_back_duration_seconds")
+            )
+            or (name == "sglang:cached_tokens_total" and metric.get("cache_source") == "host")
+        )
+    ):
         return [_with(obj, scaled(values, stamps, at, HOST_TIER_FACTOR))]
     if s == "gateway-shedding":
         return _shedding(drill, obj, model, rng)
@@ -219,8 +289,9 @@ def _thermal(name: str, values: list[float], stamps: list[int], at: int, rng: An
     return values
 
 
-def _hung(name: str, counter: bool, traffic: str, values: list[float], stamps: list[int], at: int,
-          rng: Any) -> list[float]:
+def _hung(
+    name: str, counter: bool, traffic: str, values: list[float], stamps: list[int], at: int, rng: Any
+) -> list[float]:
     if counter:
         return values if traffic == "time" else scaled(values, stamps, at, 0.0)
     if name == "sglang:num_queue_reqs":
@@ -247,9 +318,14 @@ def _shedding(drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | 
         # a shed status appears with its first shed request (absent before, then counting from ~0)
         first = next((i for i, ms in enumerate(stamps) if ms >= at), len(stamps))
         since = restarted(values, stamps, at)[first:]
-        shed = [{"metric": {**metric, "status_code": code, "error_code": ERROR_CODES[code]},
-                 "values": [round(v * share, 3) for v in since], "timestamps": stamps[first:]}
-                for code, share in SHED.items()]
+        shed = [
+            {
+                "metric": {**metric, "status_code": code, "error_code": ERROR_CODES[code]},
+                "values": [round(v * share, 3) for v in since],
+                "timestamps": stamps[first:],
+            }
+            for code, share in SHED.items()
+        ]
         return [_with(obj, scaled(values, stamps, at, ADMITTED)), *shed]
     if name.startswith(("smg_router_requests_total", "smg_router_request_duration_seconds")):
         return [_with(obj, scaled(values, stamps, at, ADMITTED))]
@@ -259,8 +335,7 @@ def _shedding(drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | 
     if name == "smg_router_request_errors_total":
         first = next((i for i, ms in enumerate(stamps) if ms >= at), len(stamps))
         timeouts = growing([0.0] * len(stamps), stamps, at, 1.6 * SHED["504"], rng)[first:]
-        return [obj, {"metric": {**metric, "error_type": "timeout"}, "values": timeouts,
-                      "timestamps": stamps[first:]}]
+        return [obj, {"metric": {**metric, "error_type": "timeout"}, "values": timeouts, "timestamps": stamps[first:]}]
     if name == "smg_admission_queue_depth":
         return [_with(obj, held(values, stamps, at, 128, 2, rng, integer=True))]
     if name == "smg_admission_inflight":
@@ -268,8 +343,9 @@ def _shedding(drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | 
     return [obj]
 
 
-def _no_backend(drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | None,
-                node: str) -> list[dict[str, Any]]:
+def _no_backend(
+    drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | None, node: str
+) -> list[dict[str, Any]]:
     """One backend unhealthy with its circuit breaker open: the gateway stops routing to it and its replica idles."""
     metric, values, stamps, at = obj["metric"], obj["values"], obj["timestamps"], drill.at
     name = metric["__name__"]
@@ -290,8 +366,9 @@ def _no_backend(drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] 
     return [obj]
 
 
-def _masters(plan: Plan, drill: Drill, obj: dict[str, Any],
-             model: tuple[str, bool, str] | None) -> list[dict[str, Any]]:
+def _masters(
+    plan: Plan, drill: Drill, obj: dict[str, Any], model: tuple[str, bool, str] | None
+) -> list[dict[str, Any]]:
     """The leader's series and its standby copy's (the HA pair's second target) in the two master drills."""
     metric, values, stamps, at = obj["metric"], obj["values"], obj["timestamps"], drill.at
     name = metric["__name__"]
@@ -323,8 +400,14 @@ def _masters(plan: Plan, drill: Drill, obj: dict[str, Any],
     else:
         taken = [round(values[i] * (0.01 + 0.04 * (stamps[i] - at) / span), 3) for i in after]
     leader = _with(obj, [values[i] for i in before], [stamps[i] for i in before])
-    return [leader, {"metric": {**metric, **copy}, "values": spare_values + taken,
-                     "timestamps": spare_stamps + [stamps[i] for i in after]}]
+    return [
+        leader,
+        {
+            "metric": {**metric, **copy},
+            "values": spare_values + taken,
+            "timestamps": spare_stamps + [stamps[i] for i in after],
+        },
+    ]
 
 
 def _dropping(plan: Plan, drill: Drill, obj: dict[str, Any], rng: Any) -> list[dict[str, Any]]:
@@ -356,8 +439,11 @@ def _thinned(obj: dict[str, Any], at: int, keep_one_in: int) -> dict[str, Any]:
 def _skewed(obj: dict[str, Any], at: int, skew_ms: int) -> dict[str, Any]:
     """Stamps from ``at`` on ``skew_ms`` early; the ones that would land before ``at`` (on samples the node
     already wrote) are lost: the node is silent for the skew, then writes samples stamped in the past."""
-    pairs = [(v, ms if ms < at else ms - skew_ms) for v, ms in zip(obj["values"], obj["timestamps"], strict=True)
-             if ms < at or ms - skew_ms >= at]
+    pairs = [
+        (v, ms if ms < at else ms - skew_ms)
+        for v, ms in zip(obj["values"], obj["timestamps"], strict=True)
+        if ms < at or ms - skew_ms >= at
+    ]
     return _with(obj, [v for v, _ in pairs], [ms for _, ms in pairs])
 
 
@@ -383,9 +469,12 @@ def timex_series(plan: Plan, drill: Drill | None) -> Iterator[dict[str, Any]]:
         status = [0.0 if ms >= at else 1.0 for ms in stamps]
         maxerror = [MAXERROR_CAP if ms >= at else round(rng.uniform(0.005, 0.25), 6) for ms in stamps]
         estimated = [round(abs(rng.gauss(0, 2e-5)), 7) for _ in stamps]
-        for name, values in (("node_timex_offset_seconds", offset), ("node_timex_sync_status", status),
-                             ("node_timex_maxerror_seconds", maxerror),
-                             ("node_timex_estimated_error_seconds", estimated)):
+        for name, values in (
+            ("node_timex_offset_seconds", offset),
+            ("node_timex_sync_status", status),
+            ("node_timex_maxerror_seconds", maxerror),
+            ("node_timex_estimated_error_seconds", estimated),
+        ):
             yield import_object(name, labels, values, stamps)
 
 

@@ -104,17 +104,27 @@ def _rfc3339(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def replay(store_url: str, profiles: Iterable[Profile], start: float, end: float, *, write_url: str | None = None,
-           binary: str | None = None, interval: float = RULE_INTERVAL_SECONDS, timeout: float = 300.0,
-           every_group: bool = False) -> None:
+def replay(
+    store_url: str,
+    profiles: Iterable[Profile],
+    start: float,
+    end: float,
+    *,
+    write_url: str | None = None,
+    binary: str | None = None,
+    interval: float = RULE_INTERVAL_SECONDS,
+    timeout: float = 300.0,
+    every_group: bool = False,
+) -> None:
     """Evaluate the profiles' layer-health rules (``every_group``: all their groups, alerts included) every
     ``interval`` from ``start`` to ``end`` (epoch seconds) against ``store_url`` and write the results into it (or
     into ``write_url``, a VictoriaMetrics cluster's ``http://vminsert:8480/insert/0/prometheus``); returns when
     vmalert has finished."""
     found = find_vmalert(binary)
     if found is None:
-        raise ReplayError("vmalert not found (install the Debian package 'victoria-metrics': `make debian-deps`, "
-                          "or set VMALERT_BIN)")
+        raise ReplayError(
+            "vmalert not found (install the Debian package 'victoria-metrics': `make debian-deps`, or set VMALERT_BIN)"
+        )
     groups = _groups(profiles, None if every_group else LAYER_HEALTH)
     for number, groups_of_pass in enumerate(rule_passes(groups) if every_group else [groups]):
         if number:  # the previous pass's records must be searchable (single-node VictoriaMetrics; best effort)
@@ -122,20 +132,37 @@ def replay(store_url: str, profiles: Iterable[Profile], start: float, end: float
         _replay_once(found, _text(groups_of_pass), store_url, start, end, write_url, interval, timeout)
 
 
-def _replay_once(found: str, text: str, store_url: str, start: float, end: float, write_url: str | None,
-                 interval: float, timeout: float) -> None:
+def _replay_once(
+    found: str,
+    text: str,
+    store_url: str,
+    start: float,
+    end: float,
+    write_url: str | None,
+    interval: float,
+    timeout: float,
+) -> None:
     with tempfile.TemporaryDirectory(prefix="dashgen-replay-") as work:
         rules = Path(work) / "rules.yml"
         rules.write_text(text, encoding="utf-8")
-        args = [found, f"-rule={rules}", f"-datasource.url={store_url}", f"-remoteWrite.url={write_url or store_url}",
-                # replay steps by -datasource.queryStep (default 5m), not by the evaluation interval
-                f"-evaluationInterval={interval:g}s", f"-datasource.queryStep={interval:g}s",
-                f"-replay.timeFrom={_rfc3339(start)}",
-                f"-replay.timeTo={_rfc3339(end)}", "-replay.disableProgressBar", "-replay.rulesDelay=0s",
-                "-loggerLevel=ERROR"]
+        args = [
+            found,
+            f"-rule={rules}",
+            f"-datasource.url={store_url}",
+            f"-remoteWrite.url={write_url or store_url}",
+            # replay steps by -datasource.queryStep (default 5m), not by the evaluation interval
+            f"-evaluationInterval={interval:g}s",
+            f"-datasource.queryStep={interval:g}s",
+            f"-replay.timeFrom={_rfc3339(start)}",
+            f"-replay.timeTo={_rfc3339(end)}",
+            "-replay.disableProgressBar",
+            "-replay.rulesDelay=0s",
+            "-loggerLevel=ERROR",
+        ]
         try:
-            done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                                  check=False)
+            done = subprocess.run(
+                args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
+            )
         except subprocess.TimeoutExpired:
             raise ReplayError(f"vmalert -replay did not finish within {timeout:g} s") from None
     if done.returncode != 0:

@@ -37,8 +37,9 @@ class ImportSummary:
     unknown: tuple[str, ...]
 
 
-def demo_models(profile: Profile, scenario: str = "healthy"
-                ) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
+def demo_models(
+    profile: Profile, scenario: str = "healthy"
+) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
     """The metrics the profile's dashboards and rules query (an alert may read a metric no panel draws), and those
     an incident drill reshapes, resolved to models; and the names without a model."""
     documents = [built.document for built in build_profile(profile)]
@@ -54,8 +55,9 @@ def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: f
     return Plan(profile, Topology(profile), end - hours * 3600, end, step, faults(profile, scenario))
 
 
-def _counted(series: Iterator[dict[str, Any]], counts: list[int],
-             progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+def _counted(
+    series: Iterator[dict[str, Any]], counts: list[int], progress: Callable[[int], None] | None = None
+) -> Iterator[dict[str, Any]]:
     for item in series:
         counts[0] += 1
         counts[1] += len(item["values"])
@@ -85,5 +87,6 @@ def import_demo(
     stream = apply(plan, chain(generate(plan, models), collector_series(plan)))
     datasource.import_series(_counted(stream, counts, progress))
     datasource.flush()
-    return ImportSummary(profile.name, scenario, plan.start, plan.end, counts[0], counts[1],
-                         time.monotonic() - began, tuple(unknown))
+    return ImportSummary(
+        profile.name, scenario, plan.start, plan.end, counts[0], counts[1], time.monotonic() - began, tuple(unknown)
+    )

@@ -43,9 +43,22 @@ from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import InputError
 
-INCIDENTS = ("dcgm-lost-gpu", "xid-no-loss", "replica-restart", "stage-restart", "replica-hung", "master-failover",
-             "master-copy-down", "disk-saturated", "host-tier-collapse", "gateway-shedding", "gateway-no-backend",
-             "collector-dropping", "clock-skew", "thermal-throttling")
+INCIDENTS = (
+    "dcgm-lost-gpu",
+    "xid-no-loss",
+    "replica-restart",
+    "stage-restart",
+    "replica-hung",
+    "master-failover",
+    "master-copy-down",
+    "disk-saturated",
+    "host-tier-collapse",
+    "gateway-shedding",
+    "gateway-no-backend",
+    "collector-dropping",
+    "clock-skew",
+    "thermal-throttling",
+)
 SCENARIOS = ("healthy", "five-reasons", "gpu-missing", "stuck-instance", *INCIDENTS)
 
 REASONS = {
@@ -76,11 +89,19 @@ FATAL_XID = 48  # double-bit ECC error: fatal, the GPU stays on the bus
 SKEW_SECONDS = 100.0  # clock-skew: the node's clock runs this far behind
 # The sources each drill's fault shows in (all must be exported), and whether it needs more of the profile.
 INCIDENT_SOURCES = {
-    "dcgm-lost-gpu": ("dcgm", "gpm"), "xid-no-loss": ("dcgm",), "replica-restart": ("sglang",),
-    "stage-restart": ("sglang",), "replica-hung": ("sglang",), "master-failover": ("mooncake_master",),
-    "master-copy-down": ("mooncake_master",), "disk-saturated": ("node_exporter",), "host-tier-collapse": ("hicache",),
-    "gateway-shedding": ("gateway",), "gateway-no-backend": ("gateway", "sglang"),
-    "collector-dropping": (), "clock-skew": ("node_exporter",),
+    "dcgm-lost-gpu": ("dcgm", "gpm"),
+    "xid-no-loss": ("dcgm",),
+    "replica-restart": ("sglang",),
+    "stage-restart": ("sglang",),
+    "replica-hung": ("sglang",),
+    "master-failover": ("mooncake_master",),
+    "master-copy-down": ("mooncake_master",),
+    "disk-saturated": ("node_exporter",),
+    "host-tier-collapse": ("hicache",),
+    "gateway-shedding": ("gateway",),
+    "gateway-no-backend": ("gateway", "sglang"),
+    "collector-dropping": (),
+    "clock-skew": ("node_exporter",),
     "thermal-throttling": (),  # DCGM or GPM: whichever the profile exports shows it
 }
 
@@ -160,8 +181,7 @@ def faults(profile: Profile, scenario: str) -> dict[str, NodeFault]:
 
 def lost_gpu(profile: Profile) -> tuple[str, int]:
     """(node, GPU index) the gpu-missing scenario loses."""
-    return (profile.node_names[min(LOST_NODE_INDEX, profile.nodes - 1)],
-            min(LOST_GPU_INDEX, profile.gpus_per_node - 1))
+    return (profile.node_names[min(LOST_NODE_INDEX, profile.nodes - 1)], min(LOST_GPU_INDEX, profile.gpus_per_node - 1))
 
 
 def fault_time(scenario: str, start: float, end: float) -> float:
@@ -194,25 +214,25 @@ INCIDENT_DETAILS = {
     "xid-no-loss": "GPU {gpu}: DCGM Xid " + str(FATAL_XID) + " (double-bit ECC); the GPU keeps reporting",
     "replica-restart": "entry node's engine restarts: every engine counter, tokenizer ones included, restarts near 0",
     "stage-restart": "PP stage {pp_rank}'s engine restarts: its scheduler/cache counters restart near 0; the entry "
-                     "node's tokenizer counters keep counting",
+    "node's tokenizer counters keep counting",
     "replica-hung": "the replica's schedulers hang: ~20 requests queued on every stage, token counters flat, "
-                    "/metrics still served",
+    "/metrics still served",
     "master-failover": "Mooncake master leader ({instance}) dies (up 0, series end); the standby takes over with "
-                       "empty metadata: segments re-register, allocation and keys restart near 0, hits collapse",
+    "empty metadata: segments re-register, allocation and keys restart near 0, hits collapse",
     "master-copy-down": "the standby copy of the Mooncake master pair ({instance}) dies; the leader answers normally",
     "disk-saturated": "cache disk {device}: busy ~99.5 %, queue ~60, await x80, throughput lower",
     "host-tier-collapse": "HiCache host tier (L2) hits ~20x down (host_hit prefill tokens, load-back) against its "
-                          "own past and its peers",
+    "own past and its peers",
     "gateway-shedding": "gateway ({instance}) answers ~60 % of requests 429 (admission queue full) or 504; the "
-                        "engines see less traffic",
+    "engines see less traffic",
     "gateway-no-backend": "gateway ({instance}): backend {worker} unhealthy, circuit breaker open; its replica "
-                          "(nodes {nodes}) gets no traffic",
+    "(nodes {nodes}) gets no traffic",
     "collector-dropping": "vmagent drops samples: one in three of the node's samples reaches the store, send queue "
-                          "near its bound, dropped counters grow",
+    "near its bound, dropped counters grow",
     "clock-skew": f"clock {SKEW_SECONDS:g} s behind: every sample of the node is stamped early; node_timex offset "
-                  f"{SKEW_SECONDS:g} s, sync status 0",
+    f"{SKEW_SECONDS:g} s, sync status 0",
     "thermal-throttling": "GPU {gpu}: ~92 °C, HW/SW thermal slowdown clock-event bits (0x60), SM clock down "
-                          "(DCGM and GPM)",
+    "(DCGM and GPM)",
 }
 
 
@@ -237,8 +257,9 @@ def incident(profile: Profile, scenario: str) -> Incident:
         raise InputError(f"unknown incident scenario {scenario!r}; known: {', '.join(INCIDENTS)}")
     _require(profile, scenario, *INCIDENT_SOURCES[scenario])
     if scenario == "thermal-throttling" and not (profile.exported("dcgm") or profile.exported("gpm")):
-        raise InputError(f"scenario thermal-throttling needs source dcgm or gpm; profile {profile.name} exports "
-                         "neither")
+        raise InputError(
+            f"scenario thermal-throttling needs source dcgm or gpm; profile {profile.name} exports neither"
+        )
     names = profile.node_names
     node = names[min(LOST_NODE_INDEX, profile.nodes - 1)]
     gpu = min(LOST_GPU_INDEX, profile.gpus_per_node - 1)
@@ -249,8 +270,10 @@ def incident(profile: Profile, scenario: str) -> Incident:
         if scenario == "stage-restart":
             staged = [r for r in replicas if len(r.nodes) > 1]
             if not staged:
-                raise InputError(f"scenario stage-restart needs a replica whose PP stages span several nodes; "
-                                 f"profile {profile.name} has none")
+                raise InputError(
+                    f"scenario stage-restart needs a replica whose PP stages span several nodes; "
+                    f"profile {profile.name} has none"
+                )
             stage_node = staged[-1].nodes[-1]
             return Incident(scenario, (stage_node,), pp_rank=str(len(staged[-1].nodes) - 1))
         if not replicas:
@@ -271,13 +294,17 @@ def incident(profile: Profile, scenario: str) -> Incident:
             return Incident(scenario, (names[0],), instance=instance)
         replicas = Topology(profile).replicas
         if len(replicas) < 2:
-            raise InputError(f"scenario gateway-no-backend needs two engine replicas behind the gateway; profile "
-                             f"{profile.name} has {len(replicas)}")
+            raise InputError(
+                f"scenario gateway-no-backend needs two engine replicas behind the gateway; profile "
+                f"{profile.name} has {len(replicas)}"
+            )
         # the demo's gateway routes to WORKERS: replica-1 is the topology's second replica
         return Incident(scenario, (names[0],), instance=instance, worker=WORKERS[1], idle=replicas[1].nodes)
     if scenario == "collector-dropping" and profile.collector is None:
-        raise InputError(f"scenario collector-dropping needs source collector ([collector]), which profile "
-                         f"{profile.name} does not describe")
+        raise InputError(
+            f"scenario collector-dropping needs source collector ([collector]), which profile "
+            f"{profile.name} does not describe"
+        )
     return Incident(scenario, (node,))
 
 
@@ -312,12 +339,19 @@ def assignments(profile: Profile, scenario: str) -> list[Assignment]:
     """The scenario's node -> reason table, for humans and tests."""
     if scenario in INCIDENTS:
         found = incident(profile, scenario)
-        when = (f"from {FAULT_AT:.0%} of the window or {EVENT_BEFORE_END / 60:g} min before its end, whichever is "
-                "later" if scenario in EVENTS else f"from {FAULT_AT:.0%} of the window")
-        text = (f"{when}: "
-                + INCIDENT_DETAILS[scenario].format(gpu=found.gpu, device=found.device, pp_rank=found.pp_rank,
-                                                    instance=found.instance, worker=found.worker,
-                                                    nodes=", ".join(found.idle)))
+        when = (
+            f"from {FAULT_AT:.0%} of the window or {EVENT_BEFORE_END / 60:g} min before its end, whichever is later"
+            if scenario in EVENTS
+            else f"from {FAULT_AT:.0%} of the window"
+        )
+        text = f"{when}: " + INCIDENT_DETAILS[scenario].format(
+            gpu=found.gpu,
+            device=found.device,
+            pp_rank=found.pp_rank,
+            instance=found.instance,
+            worker=found.worker,
+            nodes=", ".join(found.idle),
+        )
         if scenario == "replica-hung":
             text += f" (stages on {', '.join(found.nodes)})"
         named = ", ".join(f"{k}={v}" for k, v in entity(profile, scenario).items())
@@ -327,11 +361,14 @@ def assignments(profile: Profile, scenario: str) -> list[Assignment]:
         if fault.stuck:
             detail = "video engine: running jobs never finish from a quarter of the window on, jobs keep queueing"
         elif fault.lost_gpu is not None:
-            detail = (f"GPU {fault.lost_gpu}: Xid {LOST_XID} at {XID_AT:.0%} of the window, every series of it gone "
-                      f"from {LOST_AT:.0%}")
+            detail = (
+                f"GPU {fault.lost_gpu}: Xid {LOST_XID} at {XID_AT:.0%} of the window, every series of it gone "
+                f"from {LOST_AT:.0%}"
+            )
         elif fault.down:
             detail = "up == 0 for every target" + (
-                f"; {fault.missing_job_source} target missing from up" if fault.missing_job_source else "")
+                f"; {fault.missing_job_source} target missing from up" if fault.missing_job_source else ""
+            )
         elif fault.absent_sources:
             detail = f"targets up; {', '.join(sorted(fault.absent_sources))} series never exported"
         elif fault.sparse:

@@ -23,9 +23,27 @@ TARGET_OF = {"hicache": "sglang", "hicache_storage": "sglang"}
 MODEL_NAME = "demo-model"
 SEGMENT_BASE_PORT = 12300
 # Labels the scopes set themselves; a panel's equality matcher on one of them selects, it adds nothing.
-SCOPE_LABELS = frozenset({"engine_type", "cache_type", "storage_backend", "pp_size", "attn_cp_rank", "attn_cp_size",
-                          "moe_ep_rank", "device", "mountpoint", "fstype", "cpu", "segment", "Hostname",
-                          "modelName", "nodename", "sysname", "release"})
+SCOPE_LABELS = frozenset(
+    {
+        "engine_type",
+        "cache_type",
+        "storage_backend",
+        "pp_size",
+        "attn_cp_rank",
+        "attn_cp_size",
+        "moe_ep_rank",
+        "device",
+        "mountpoint",
+        "fstype",
+        "cpu",
+        "segment",
+        "Hostname",
+        "modelName",
+        "nodename",
+        "sysname",
+        "release",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -67,8 +85,11 @@ class SeriesSpec:
 def mounts(profile: Profile, topology: Topology) -> list[tuple[str, str, str, float]]:
     """(device, mountpoint, fstype, size bytes) of the node's filesystems."""
     cache_size = (profile.capacity.disk_nominal_size or 3_840_000_000_000) * 0.895
-    cache = ([(f"/dev/{cache_devices(profile)[0]}", profile.disks.cache_mountpoint, "xfs", cache_size)]
-             if profile.disks.has_cache_tier else [])
+    cache = (
+        [(f"/dev/{cache_devices(profile)[0]}", profile.disks.cache_mountpoint, "xfs", cache_size)]
+        if profile.disks.has_cache_tier
+        else []
+    )
     return [
         *cache,
         (f"/dev/{SYSTEM_DISK}3", profile.disks.model_mountpoint, "ext4", 2.0e12),
@@ -116,8 +137,15 @@ def _rank_labels(plan: Plan, rank: RankPlacement, model: MetricModel) -> dict[st
     if model.source == "hicache":
         labels.update({"cache_type": "HiRadixCache", p.label("dp_rank"): "0"})
     elif model.source == "hicache_storage":
-        labels.update({"storage_backend": "mooncake", p.label("dp_rank"): "0", "pp_size": _pp_size(p, rank.pool),
-                       "attn_cp_rank": "0", "attn_cp_size": "1"})
+        labels.update(
+            {
+                "storage_backend": "mooncake",
+                p.label("dp_rank"): "0",
+                "pp_size": _pp_size(p, rank.pool),
+                "attn_cp_rank": "0",
+                "attn_cp_size": "1",
+            }
+        )
     else:
         labels.update({p.label("model_name"): MODEL_NAME, "engine_type": _role(p, rank.pool), "moe_ep_rank": "0"})
     return labels

@@ -39,8 +39,9 @@ from dashgen.deployment.topology import Topology
 RULE_INTERVAL = 30.0  # how often the demo's stand-in recorder "evaluates" the inventory rules (seconds)
 
 
-def inventory_series(profile: Profile, topology: Topology, start: float, end: float,
-                     step: float = RULE_INTERVAL) -> Iterator[dict[str, Any]]:
+def inventory_series(
+    profile: Profile, topology: Topology, start: float, end: float, step: float = RULE_INTERVAL
+) -> Iterator[dict[str, Any]]:
     """The node inventory (``queries.inventory``) as vmalert or Prometheus records it from the rule file:
     ``1`` per profile node every ``step`` seconds, with the rule's labels (deployment, node, segment host,
     replica). The demo has no recorder, so it writes what the recorder would."""
@@ -91,7 +92,8 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
             assert isinstance(model.model, Rate)
             rate_model = model.model
             flat = (fault.no_traffic and rate_model.traffic == "requests") or (
-                fault.no_io and rate_model.traffic == "io" and spec.extra.get("cache", True))
+                fault.no_io and rate_model.traffic == "io" and spec.extra.get("cache", True)
+            )
             start = None
             from_zero = False
             if model.first_event and rate_model.rare and spec.active:
@@ -129,12 +131,16 @@ def _lost_at(plan: Plan, fault: NodeFault, spec: SeriesSpec) -> float | None:
     return (plan.start + (plan.end - plan.start) * LOST_AT) * 1000
 
 
-def _until_lost(plan: Plan, model: MetricModel, values: list[float], stamps: list[int],
-                lost: float) -> tuple[list[float], list[int]]:
+def _until_lost(
+    plan: Plan, model: MetricModel, values: list[float], stamps: list[int], lost: float
+) -> tuple[list[float], list[int]]:
     """The samples before the GPU was lost; its last Xid code reads LOST_XID from XID_AT on."""
     xid_at = (plan.start + (plan.end - plan.start) * XID_AT) * 1000
-    kept = [(LOST_XID if model.name == XID_METRIC and ms >= xid_at else v, ms)
-            for v, ms in zip(values, stamps, strict=True) if ms < lost]
+    kept = [
+        (LOST_XID if model.name == XID_METRIC and ms >= xid_at else v, ms)
+        for v, ms in zip(values, stamps, strict=True)
+        if ms < lost
+    ]
     return [v for v, _ in kept], [ms for _, ms in kept]
 
 

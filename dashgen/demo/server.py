@@ -34,8 +34,14 @@ def _progress(label: str) -> Iterator[Callable[[int], None]]:
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True, no_color="NO_COLOR" in os.environ)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task(label, total=None)
         yield lambda n=1: bar.advance(task, n)
 
@@ -45,8 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="long-context-64")
     parser.add_argument("--hours", type=float, default=2.0, help="length of each scenario's window")
     parser.add_argument("--step", default="0s", help="coarsest sample spacing, e.g. 5s (0s: real scrape intervals)")
-    parser.add_argument("--five-reasons", action="store_true",
-                        help="also import five-reasons, in the window just before the healthy one")
+    parser.add_argument(
+        "--five-reasons",
+        action="store_true",
+        help="also import five-reasons, in the window just before the healthy one",
+    )
     parser.add_argument("--port", type=int, default=8428)
     args = parser.parse_args(argv)
     try:
@@ -64,19 +73,33 @@ def main(argv: list[str] | None = None) -> int:
         if args.five_reasons:
             plans.append(("five-reasons", now - args.hours * 3600))
         for scenario, end in plans:
-            print(f"generating and importing {profile.name} {scenario} ({args.hours:g} h) ...", file=sys.stderr,
-                  flush=True)
+            print(
+                f"generating and importing {profile.name} {scenario} ({args.hours:g} h) ...",
+                file=sys.stderr,
+                flush=True,
+            )
             with _progress(f"{scenario}: series") as advance:
-                summary = import_demo(datasource, profile, scenario, end, args.hours, step,
-                                      warn=lambda message: print(f"warning: {message}", file=sys.stderr),
-                                      progress=advance)
-            print(f"imported {profile.name} {scenario}: {summary.series} series, {summary.samples} samples "
-                  f"ending {time.strftime('%H:%M:%S', time.localtime(end))} ({summary.seconds:.1f}s)")
+                summary = import_demo(
+                    datasource,
+                    profile,
+                    scenario,
+                    end,
+                    args.hours,
+                    step,
+                    warn=lambda message: print(f"warning: {message}", file=sys.stderr),
+                    progress=advance,
+                )
+            print(
+                f"imported {profile.name} {scenario}: {summary.series} series, {summary.samples} samples "
+                f"ending {time.strftime('%H:%M:%S', time.localtime(end))} ({summary.seconds:.1f}s)"
+            )
             for row in assignments(profile, scenario):
                 print(f"  {row.node}: {row.reason_name} - {row.detail}")
         print(f"\nVictoriaMetrics with demo data: {server.url}")
-        print("Add it to Grafana as a Prometheus data source, import dashboards/"
-              f"{profile.name}/*.json, and pick a window inside the imported hours.")
+        print(
+            "Add it to Grafana as a Prometheus data source, import dashboards/"
+            f"{profile.name}/*.json, and pick a window inside the imported hours."
+        )
         print("Ctrl-C stops it and removes its data.")
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         while server.process is not None and server.process.poll() is None:

@@ -53,8 +53,9 @@ def timestamps(plan: Plan, source: str, fault: NodeFault, start: float | None = 
     return list(stamps)
 
 
-def gauge_values(plan: Plan, model: Wave, rng: random.Random, stamps: list[int], idle: bool,
-                 override_base: float | None = None) -> list[float]:
+def gauge_values(
+    plan: Plan, model: Wave, rng: random.Random, stamps: list[int], idle: bool, override_base: float | None = None
+) -> list[float]:
     lo, hi = _number(model.lo, plan), _number(model.hi, plan)
     if idle and model.load:
         value = _number(model.idle, plan)
@@ -71,15 +72,21 @@ def gauge_values(plan: Plan, model: Wave, rng: random.Random, stamps: list[int],
     table = [noise * rng.gauss(0, 1) for _ in range(_NOISE_TABLE)]
     offset = rng.randrange(_NOISE_TABLE)
     sin = math.sin
-    raw = [base + amp * sin(omega * ms + phase) + table[(offset + 7 * i) % _NOISE_TABLE]
-           for i, ms in enumerate(stamps)]
+    raw = [base + amp * sin(omega * ms + phase) + table[(offset + 7 * i) % _NOISE_TABLE] for i, ms in enumerate(stamps)]
     if model.integer:
         return [float(round(min(max(v, lo), hi))) for v in raw]
     return [round(min(max(v, lo), hi), 4) for v in raw]
 
 
-def counter_values(plan: Plan, model: Rate, rng: random.Random, stamps: list[int], flat: bool,
-                   from_zero: bool = False, seeded_zero: bool = False) -> list[float]:
+def counter_values(
+    plan: Plan,
+    model: Rate,
+    rng: random.Random,
+    stamps: list[int],
+    flat: bool,
+    from_zero: bool = False,
+    seeded_zero: bool = False,
+) -> list[float]:
     if seeded_zero or not stamps:
         return [0.0] * len(stamps)
     rate = _number(model.per_second, plan) * rng.uniform(0.85, 1.15)
@@ -102,8 +109,9 @@ def counter_values(plan: Plan, model: Rate, rng: random.Random, stamps: list[int
     return [round(v, 3) for v in values]
 
 
-def histogram_series(plan: Plan, name: str, model: Histogram, labels: dict[str, str], rng: random.Random,
-                     stamps: list[int], flat: bool) -> Iterator[dict[str, Any]]:
+def histogram_series(
+    plan: Plan, name: str, model: Histogram, labels: dict[str, str], rng: random.Random, stamps: list[int], flat: bool
+) -> Iterator[dict[str, Any]]:
     """``_bucket{le}`` (cumulative, monotonic), ``_sum`` and ``_count`` of one histogram child."""
     bounds = [*model.buckets, math.inf]
     median = model.median * rng.uniform(0.8, 1.25)

@@ -110,8 +110,9 @@ def wait_ready(process: subprocess.Popen, url: str, timeout: float) -> None:
     raise TimeoutError(url)
 
 
-def launch(name: str, args: list[str], log_path: Path, ready_url: str, timeout: float,
-           cwd: Path | None = None) -> subprocess.Popen:
+def launch(
+    name: str, args: list[str], log_path: Path, ready_url: str, timeout: float, cwd: Path | None = None
+) -> subprocess.Popen:
     """Start a throw-away server (output to ``log_path``) and return its process once ``ready_url`` answers.
     When it exits first or is not ready within ``timeout`` seconds it is stopped and LaunchError says why, with
     the tail of its log."""
@@ -183,8 +184,7 @@ def start(
         found,
         f"-httpListenAddr=127.0.0.1:{server.port}",
         f"-storageDataPath={directory / 'data'}",
-        *(flag for flag in DEFAULT_FLAGS
-          if flag.split("=")[0] not in {extra.split("=")[0] for extra in extra_flags}),
+        *(flag for flag in DEFAULT_FLAGS if flag.split("=")[0] not in {extra.split("=")[0] for extra in extra_flags}),
         *extra_flags,
     ]
     try:

@@ -49,7 +49,7 @@ def _expressions(document: Mapping[str, Any]) -> Iterable[str]:
         query = raw.get("query")
         query = query.get("query", "") if isinstance(query, Mapping) else str(query or "")
         if raw.get("type") == "query" and query.startswith("label_values("):
-            inner = query[len("label_values("):].rsplit(",", 1)[0]
+            inner = query[len("label_values(") :].rsplit(",", 1)[0]
             yield expand_text(inner, values)
     for site in iter_panels(body):
         for target in site.raw.get("targets") or []:
@@ -117,8 +117,9 @@ def _add_expressions(wanted: Wanted, expressions: Iterable[str]) -> None:
                             continue
 
 
-def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]],
-                                                               list[str]]:
+def resolve(
+    wanted: Wanted, contract_labels: set[str]
+) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
     """Models to generate (each with extra label values the panels filter on) and the names without a model.
 
     Equality matchers on contract labels (node, job, gpu, tp_rank...) are left to the scope; on a
@@ -129,8 +130,12 @@ def resolve(wanted: Wanted, contract_labels: set[str]) -> tuple[list[tuple[Metri
     for name, labels in sorted(wanted.metrics.items()):
         # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series; the
         # recorded reason codes and health states are vmalert's to write (dashgen.demo.recorder replays their rules)
-        if (name in ("up", INVENTORY, LAYER_REASON, LAYER_HEALTH) or is_diffusion(name) or name in COLLECTOR_NAMES
-                or name in TIMEX_NAMES):
+        if (
+            name in ("up", INVENTORY, LAYER_REASON, LAYER_HEALTH)
+            or is_diffusion(name)
+            or name in COLLECTOR_NAMES
+            or name in TIMEX_NAMES
+        ):
             continue
         found = lookup(name)
         if found is None:

@@ -80,5 +80,6 @@ def parse_alerts(reader: TableReader) -> AlertThresholds:
     if parse_duration(window) < 3600:
         raise reader.fail("baseline_window", f"{window!r}: at least 1h, so a baseline holds more than a blip")
     assert queue is not None and clock is not None
-    return AlertThresholds(busy, queue, await_factor, drop, min_share, shed, errors, reset, min_keys, clock, window,
-                           offset)
+    return AlertThresholds(
+        busy, queue, await_factor, drop, min_share, shed, errors, reset, min_keys, clock, window, offset
+    )

@@ -46,13 +46,15 @@ def re2_problem(pattern: str) -> str | None:
     """Why ``pattern`` is not a regular expression Prometheus (RE2) accepts, or None when it is."""
     if len(pattern) > MAX_REGEX:
         return f"{len(pattern)} characters, over the limit of {MAX_REGEX}"
-    if any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in pattern):
+    if any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in pattern):
         return "contains control characters"
     if '"' in pattern or "`" in pattern:
         return "contains a quote: a device name never does, and the regex is written inside a PromQL string"
     if "$" in pattern:
-        return ("contains '$': Grafana reads it as a variable, and PromQL matchers are anchored already "
-                "(write 'nvme[0-9]+n1', not '^nvme[0-9]+n1$')")
+        return (
+            "contains '$': Grafana reads it as a variable, and PromQL matchers are anchored already "
+            "(write 'nvme[0-9]+n1', not '^nvme[0-9]+n1$')"
+        )
     unescaped = re.sub(r"\\\\", "", pattern)  # an escaped backslash cannot start a construct
     for construct, name in _RE2_REFUSED:
         if construct.search(unescaped):

@@ -49,8 +49,9 @@ def _cpu_quota(reader: TableReader) -> float:
     text = reader.string("cpu_quota", "50%")
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*", text)
     if not match or not 0 < float(match.group(1)) <= 100_000:
-        raise reader.fail("cpu_quota", f"{text[:40]!r}: expected systemd's CPUQuota form, a percentage of one CPU "
-                                       "such as \"50%\"")
+        raise reader.fail(
+            "cpu_quota", f'{text[:40]!r}: expected systemd\'s CPUQuota form, a percentage of one CPU such as "50%"'
+        )
     return float(match.group(1)) / 100
 
 
@@ -74,8 +75,11 @@ def parse_collector(reader: TableReader, exported: set[str]) -> Collector | None
     targets: dict[str, int] = {}
     for name in counts.table:
         if name not in SOME_NODE_SOURCES:
-            raise counts.fail(name, f"not a source that runs on some nodes only; those are "
-                                    f"{', '.join(SOME_NODE_SOURCES)} (every other source has one target per node)")
+            raise counts.fail(
+                name,
+                f"not a source that runs on some nodes only; those are "
+                f"{', '.join(SOME_NODE_SOURCES)} (every other source has one target per node)",
+            )
         if name not in exported:
             raise counts.fail(name, "this source is not exported in the profile's [sources], so it has no targets")
         targets[name] = counts.integer(name, maximum=MAX_TARGETS)

@@ -9,9 +9,10 @@ from dashgen.deployment.model import DashboardSettings
 from dashgen.deployment.reader import TableReader, parse_duration
 
 # ``[dashboard]`` cost budgets of ``dashgen cost`` and their defaults (the DashboardSettings defaults)
-COST_BUDGETS = {key: DashboardSettings.__dataclass_fields__[key].default
-                for key in ("cost_panel_series", "cost_panel_samples",
-                            "cost_dashboard_series", "cost_dashboard_samples")}
+COST_BUDGETS = {
+    key: DashboardSettings.__dataclass_fields__[key].default
+    for key in ("cost_panel_series", "cost_panel_samples", "cost_dashboard_series", "cost_dashboard_samples")
+}
 
 
 def parse_dashboard(reader: TableReader) -> DashboardSettings:
@@ -30,11 +31,14 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         extra_modules=_module_names(reader, "extra_modules"),
     )
     if not _TIME_FROM.match(settings.time_from):
-        raise reader.fail("time_from", f"expected Grafana's relative time like 'now-1h' or 'now-7d/d', or an ISO date, "
-                                       f"got {settings.time_from!r}")
+        raise reader.fail(
+            "time_from",
+            f"expected Grafana's relative time like 'now-1h' or 'now-7d/d', or an ISO date, got {settings.time_from!r}",
+        )
     if settings.refresh and not _REFRESH.match(settings.refresh):
-        raise reader.fail("refresh", f"expected an interval like '30s', '1m' or '1h', or '' for off, got "
-                                     f"{settings.refresh!r}")
+        raise reader.fail(
+            "refresh", f"expected an interval like '30s', '1m' or '1h', or '' for off, got {settings.refresh!r}"
+        )
     _check_refresh(reader, settings.refresh, settings.min_refresh_interval)
     reader.reject_unknown()
     return settings
@@ -47,11 +51,13 @@ def _module_names(reader: TableReader, key: str) -> tuple[str, ...]:
     """A list of Python module names (lower case identifiers), each once."""
     names = reader.value(key, [])
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-        raise reader.fail(key, "expected a list of module names, like [\"our_gpu_costs\"]")
+        raise reader.fail(key, 'expected a list of module names, like ["our_gpu_costs"]')
     for name in names:
         if not _MODULE_NAME.match(name):
-            raise reader.fail(key, f"{name!r} is not a module name (lower case letters, digits and _; the file "
-                                   "<panels_dir>/<name>.py)")
+            raise reader.fail(
+                key,
+                f"{name!r} is not a module name (lower case letters, digits and _; the file <panels_dir>/<name>.py)",
+            )
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise reader.fail(key, f"{repeated[0]!r} is listed twice")
@@ -59,8 +65,10 @@ def _module_names(reader: TableReader, key: str) -> tuple[str, ...]:
 
 
 # Grafana's time range "from": now, now-<n><unit>, optionally rounded (/d), or an absolute ISO date / date-time.
-_TIME_FROM = re.compile(r"^(now(-[1-9][0-9]{0,8}[smhdwMy])?(/[smhdwMy])?"
-                        r"|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+Z?)?)\Z")
+_TIME_FROM = re.compile(
+    r"^(now(-[1-9][0-9]{0,8}[smhdwMy])?(/[smhdwMy])?"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+Z?)?)\Z"
+)
 # Grafana's dashboard refresh: a positive count of one unit ('' is off).
 _REFRESH = re.compile(r"^[1-9][0-9]{0,8}(s|m|h|d)\Z")
 
@@ -76,6 +84,9 @@ def _check_refresh(reader: TableReader, refresh: str, minimum: str) -> None:
     except ValueError:
         return  # "" (off) or a form only Grafana reads; the dashboard schema checks it
     if seconds < floor:
-        raise reader.fail("refresh", f"{refresh!r} is below the Grafana server's min_refresh_interval {minimum!r}: "
-                                     f"Grafana would store {minimum!r} instead and no release would verify; use "
-                                     f"{minimum!r} or more (or set [dashboard] min_refresh_interval to the server's)")
+        raise reader.fail(
+            "refresh",
+            f"{refresh!r} is below the Grafana server's min_refresh_interval {minimum!r}: "
+            f"Grafana would store {minimum!r} instead and no release would verify; use "
+            f"{minimum!r} or more (or set [dashboard] min_refresh_interval to the server's)",
+        )

@@ -14,8 +14,9 @@ from dashgen.deployment.reader import TableReader
 from dashgen.deployment.sections import NAME_RE
 
 
-def parse_mooncake(reader: TableReader, pools: tuple[Pool, ...],
-                   sources: dict[str, Source]) -> tuple[MooncakeMaster, ...]:
+def parse_mooncake(
+    reader: TableReader, pools: tuple[Pool, ...], sources: dict[str, Source]
+) -> tuple[MooncakeMaster, ...]:
     """``[[mooncake.masters]]``: each Mooncake master, the replicas it serves and the nodes its HA targets run on
     (S11, S13). Absent: one shared master. Every replica is served by exactly one master; with several masters
     each names its nodes, which no two share (the ``node`` label is what tells their targets apart)."""
@@ -38,8 +39,11 @@ def parse_mooncake(reader: TableReader, pools: tuple[Pool, ...],
         replicas = _names(entry, "replicas", known if len(entries) == 1 else None)
         for replica in replicas:
             if replica not in known:
-                raise entry.fail("replicas", f"{replica!r} is not a replica of this profile; replicas are "
-                                             f"{', '.join(known[:8])}{' ...' if len(known) > 8 else ''}")
+                raise entry.fail(
+                    "replicas",
+                    f"{replica!r} is not a replica of this profile; replicas are "
+                    f"{', '.join(known[:8])}{' ...' if len(known) > 8 else ''}",
+                )
             if replica in served:
                 raise entry.fail("replicas", f"{replica!r} is already served by master {served[replica]!r}")
             served[replica] = name
@@ -48,15 +52,21 @@ def parse_mooncake(reader: TableReader, pools: tuple[Pool, ...],
             if problem := name_problem(node, NODE_RE, NODE_FORM):
                 raise entry.fail("nodes", problem)
             if node in hosts:
-                raise entry.fail("nodes", f"{node!r} also runs master {hosts[node]!r}: two masters on one node "
-                                          "cannot be told apart by the node label")
+                raise entry.fail(
+                    "nodes",
+                    f"{node!r} also runs master {hosts[node]!r}: two masters on one node "
+                    "cannot be told apart by the node label",
+                )
             hosts[node] = name
         entry.reject_unknown()
         masters.append(MooncakeMaster(name, tuple(replicas), tuple(nodes)))
     unserved = [replica for replica in known if replica not in served]
     if unserved:
-        raise reader.fail("masters", f"no master serves replica(s) {', '.join(unserved[:8])}: every replica's "
-                                     "ranks mount their segments on one master")
+        raise reader.fail(
+            "masters",
+            f"no master serves replica(s) {', '.join(unserved[:8])}: every replica's "
+            "ranks mount their segments on one master",
+        )
     return tuple(masters)
 
 

@@ -127,8 +127,11 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
 
     deployment = top.string("deployment", name)
     if deployment and not re.match(r"^[A-Za-z0-9_.:-]{1,63}\Z", deployment):
-        raise top.fail("deployment", f"{deployment!r}: letters, digits and . _ : - only, at most 63 characters "
-                                     "(or \"\" for a store that holds this deployment alone)")
+        raise top.fail(
+            "deployment",
+            f"{deployment!r}: letters, digits and . _ : - only, at most 63 characters "
+            '(or "" for a store that holds this deployment alone)',
+        )
     retired = top.boolean("retired", False)
     store = parse_store(top.table_at("store"))
     sources = parse_sources(top.table_at("sources", required=True), store)

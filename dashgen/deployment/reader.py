@@ -71,8 +71,15 @@ class TableReader:
             raise self.fail(key, f"expected true or false, got {type(value).__name__} {_shown(value)}")
         return value
 
-    def integer(self, key: str, default: int | None = None, *, required: bool = False, minimum: int = 1,
-                maximum: int = 1_000_000) -> int:
+    def integer(
+        self,
+        key: str,
+        default: int | None = None,
+        *,
+        required: bool = False,
+        minimum: int = 1,
+        maximum: int = 1_000_000,
+    ) -> int:
         value = self._get(key, default, required)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, f"expected an integer, got {type(value).__name__} {_shown(value)}")

@@ -59,8 +59,9 @@ def parse_node_names(cluster: TableReader, nodes: int) -> tuple[str, ...]:
         return tuple(names)
     pattern = cluster.string("node_name_format", "node-{index:02d}")
     if len(pattern) > 128 or "{index" not in pattern:
-        raise cluster.fail("node_name_format", f"{pattern[:80]!r}: expected a short pattern with {{index}}, "
-                                               "e.g. 'node-{index:02d}'")
+        raise cluster.fail(
+            "node_name_format", f"{pattern[:80]!r}: expected a short pattern with {{index}}, e.g. 'node-{{index:02d}}'"
+        )
     try:
         names = tuple(pattern.format(index=i) for i in range(nodes))
     except (KeyError, ValueError, IndexError, AttributeError, TypeError) as exc:
@@ -112,13 +113,15 @@ def parse_pool(reader: TableReader) -> Pool:
         kind=kind,
     )
     if kind == VIDEO and role != "unified":
-        raise reader.fail("role", f"{role!r}: a {VIDEO} pool (SGLang Diffusion) has no prefill / decode split; "
-                                  "use role = \"unified\"")
+        raise reader.fail(
+            "role", f'{role!r}: a {VIDEO} pool (SGLang Diffusion) has no prefill / decode split; use role = "unified"'
+        )
     if kind == VIDEO and pool.pp != 1:
         raise reader.fail("pp", f"{pool.pp}: a {VIDEO} pool has no pipeline parallelism (pp = 1)")
     if not NAME_RE.match(pool.name):
-        raise reader.fail("name", f"{pool.name[:40]!r} must be lower-case letters, digits and '-', "
-                                  "at most 31 characters")
+        raise reader.fail(
+            "name", f"{pool.name[:40]!r} must be lower-case letters, digits and '-', at most 31 characters"
+        )
     reader.reject_unknown()
     return pool
 
@@ -168,7 +171,8 @@ def _check_packing(top: TableReader, pools: tuple[Pool, ...], nodes: int, gpus_p
         if pool.replicas % per_node:
             free = (per_node - pool.replicas % per_node) * pool.gpus_per_replica
             raise ProfileError(
-                top.path, f"pools[{index}].replicas",
+                top.path,
+                f"pools[{index}].replicas",
                 f"{pool.replicas} replicas of TP{pool.tp} x PP{pool.pp} leave {free} of {gpus_per_node} GPUs of "
                 f"their last node free: pools cannot share a node, so use a multiple of {per_node} replicas",
             )
@@ -205,8 +209,9 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
     parsed: dict[str, Source] = {}
     for name, defaults in KNOWN_SOURCES.items():
         if name not in reader.table:
-            raise reader.fail(name, "missing: every profile states each source as exported, not-exported "
-                                    "or not-deployed")
+            raise reader.fail(
+                name, "missing: every profile states each source as exported, not-exported or not-deployed"
+            )
         sub = reader.table_at(name)
         status = sub.string("status", required=True)
         if status not in SOURCE_STATUSES:
@@ -235,8 +240,7 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
             sample, sample_seconds = store.resolution, store.resolution_seconds
         fields = _fields(sub) if name == "dcgm" else None
         sub.reject_unknown()
-        parsed[name] = Source(name, status, job, interval, seconds, defaults["what"], sample, sample_seconds,
-                              fields)
+        parsed[name] = Source(name, status, job, interval, seconds, defaults["what"], sample, sample_seconds, fields)
     for feature, parent in FEATURE_SOURCES.items():
         if parsed[feature].deployed and not parsed[parent].deployed:
             raise reader.fail(f"{feature}.status", f"cannot be deployed while {parent} is not-deployed")
@@ -250,9 +254,10 @@ def _fields(reader: TableReader) -> tuple[str, ...] | None:
         return None
     value = reader.table["fields"]
     reader.used.add("fields")
-    if not isinstance(value, list) or not all(isinstance(item, str) and re.match(r"^DCGM_[A-Z0-9_]+\Z", item)
-                                                for item in value):
-        raise reader.fail("fields", "expected a list of DCGM field names such as \"DCGM_FI_DEV_XID_ERRORS\"")
+    if not isinstance(value, list) or not all(
+        isinstance(item, str) and re.match(r"^DCGM_[A-Z0-9_]+\Z", item) for item in value
+    ):
+        raise reader.fail("fields", 'expected a list of DCGM field names such as "DCGM_FI_DEV_XID_ERRORS"')
     return tuple(value)
 
 
@@ -285,8 +290,11 @@ def parse_slo(reader: TableReader, kinds: tuple[str, ...] = (TEXT,)) -> Slo:
             continue
         for key in fields:
             if key in reader.table:
-                raise reader.fail(key, f"the profile has no {kind} pool, so this threshold has nothing to measure "
-                                       f"(pools' kind: {', '.join(kinds)})")
+                raise reader.fail(
+                    key,
+                    f"the profile has no {kind} pool, so this threshold has nothing to measure "
+                    f"(pools' kind: {', '.join(kinds)})",
+                )
     text, video = TEXT in kinds, VIDEO in kinds
     slo = Slo(
         ttft_seconds=(reader.number("ttft_seconds", required=True) or 0.0) if text else 0.0,
@@ -312,8 +320,13 @@ def parse_capacity(
         gpu_tdp_watts=reader.number("gpu_tdp_watts"),
     )
     reader.reject_unknown()
-    for key in ("global_segment_size", "host_cache_per_rank", "nvme_bucket_limit_per_rank", "nvme_physical_per_rank",
-                "disk_nominal_size"):
+    for key in (
+        "global_segment_size",
+        "host_cache_per_rank",
+        "nvme_bucket_limit_per_rank",
+        "nvme_physical_per_rank",
+        "disk_nominal_size",
+    ):
         if getattr(capacity, key) == 0:
             raise reader.fail(key, "0 bytes: a capacity must be positive (leave the field out where there is none)")
     if sources["hicache_storage"].deployed and capacity.global_segment_size is None:

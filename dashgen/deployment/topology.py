@@ -115,8 +115,12 @@ class Topology:
                     for placement in _layout_replica(pool, replica, [node], pool.gpus_per_replica):
                         ranks.append(
                             RankPlacement(
-                                placement.pool, replica, node, placement.gpu + offset,
-                                placement.tp_rank, placement.pp_rank,
+                                placement.pool,
+                                replica,
+                                node,
+                                placement.gpu + offset,
+                                placement.tp_rank,
+                                placement.pp_rank,
                             )
                         )
                 node_cursor += -(-pool.replicas // per)
@@ -179,9 +183,7 @@ def capacity_anatomy(profile: Profile) -> CapacityAnatomy:
     def scaled(value: int | None, factor: int) -> int | None:
         return None if value is None else value * factor
 
-    store_per_rank = (
-        None if capacity.global_segment_size is None else capacity.global_segment_size // ranks_per_replica
-    )
+    store_per_rank = None if capacity.global_segment_size is None else capacity.global_segment_size // ranks_per_replica
     host_per_rank = capacity.host_cache_per_rank
     return CapacityAnatomy(
         store_per_rank=store_per_rank,

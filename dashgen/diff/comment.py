@@ -33,10 +33,25 @@ ITEM_LIMIT = 8_000  # one item's details in a bounded comment; the full report h
 _FOOTER_RESERVE = 700
 
 RANKS: dict[str, int] = {
-    "dashboard removed": 0, "panel removed": 1, "query": 2, "variable definition": 2, "variable removed": 4,
-    "unit": 5, "axis": 6, "thresholds": 7, "mapping": 8, "transformation": 9, "panel added": 10,
-    "variable added": 11, "dashboard added": 12, "dashboard": 13, "title": 14, "description": 15, "other": 16,
-    "layout": 17, "variable selection": 18,
+    "dashboard removed": 0,
+    "panel removed": 1,
+    "query": 2,
+    "variable definition": 2,
+    "variable removed": 4,
+    "unit": 5,
+    "axis": 6,
+    "thresholds": 7,
+    "mapping": 8,
+    "transformation": 9,
+    "panel added": 10,
+    "variable added": 11,
+    "dashboard added": 12,
+    "dashboard": 13,
+    "title": 14,
+    "description": 15,
+    "other": 16,
+    "layout": 17,
+    "variable selection": 18,
 }
 
 
@@ -93,27 +108,49 @@ def _items_of(f: FileDiff) -> list[Item]:
     d = f.diff
     if d is None:
         return []
-    items = [Item("panel removed", panel_label(p.title, p.id), ("removed", p.title, p.id, p.type),
-                  notes=(f"type `{p.type}`",)) for p in d.removed_panels]
-    items += [Item("panel added", panel_label(p.title, p.id), ("added", p.title, p.id, p.type),
-                   notes=(f"type `{p.type}`",)) for p in d.added_panels]
-    items += [Item(", ".join(pc.categories), panel_label(pc.title, pc.id), ("panel", pc.title, pc.id,
-                   _sig(pc.changes, profile)), pc.changes) for pc in d.changed_panels]
+    items = [
+        Item(
+            "panel removed", panel_label(p.title, p.id), ("removed", p.title, p.id, p.type), notes=(f"type `{p.type}`",)
+        )
+        for p in d.removed_panels
+    ]
+    items += [
+        Item("panel added", panel_label(p.title, p.id), ("added", p.title, p.id, p.type), notes=(f"type `{p.type}`",))
+        for p in d.added_panels
+    ]
+    items += [
+        Item(
+            ", ".join(pc.categories),
+            panel_label(pc.title, pc.id),
+            ("panel", pc.title, pc.id, _sig(pc.changes, profile)),
+            pc.changes,
+        )
+        for pc in d.changed_panels
+    ]
     for vc in d.changed_variables:
-        kind = ", ".join(k for k, cs in (("variable definition", vc.definition), ("variable selection", vc.selection))
-                         if cs)
+        kind = ", ".join(
+            k for k, cs in (("variable definition", vc.definition), ("variable selection", vc.selection)) if cs
+        )
         changes = (*vc.definition, *vc.selection)
         items.append(Item(kind, f"variable ${vc.name}", ("var", vc.name, _sig(changes, profile)), changes))
     items += [Item("variable removed", f"variable ${v}", ("var-", v)) for v in d.removed_variables]
     items += [Item("variable added", f"variable ${v}", ("var+", v)) for v in d.added_variables]
     if d.dashboard_changes:
-        items.append(Item("dashboard", "dashboard fields", ("dash", _sig(d.dashboard_changes, profile)),
-                          d.dashboard_changes))
+        items.append(
+            Item("dashboard", "dashboard fields", ("dash", _sig(d.dashboard_changes, profile)), d.dashboard_changes)
+        )
     if d.layout_moves:
-        notes = tuple(f"- {panel_label(m.title, m.id)}: {grid_text(m, True)} → {grid_text(m, False)}"
-                      for m in d.layout_moves)
-        items.append(Item("layout", f"{len(d.layout_moves)} panel(s) moved",
-                          ("layout", tuple(n.replace(profile, "{profile}") for n in notes)), notes=notes))
+        notes = tuple(
+            f"- {panel_label(m.title, m.id)}: {grid_text(m, True)} → {grid_text(m, False)}" for m in d.layout_moves
+        )
+        items.append(
+            Item(
+                "layout",
+                f"{len(d.layout_moves)} panel(s) moved",
+                ("layout", tuple(n.replace(profile, "{profile}") for n in notes)),
+                notes=notes,
+            )
+        )
     counts = {"layout": len(d.layout_moves), "dashboard": len(d.dashboard_changes)}
     for item in items:
         item.members.append((f.name, counts.get(item.kind, 1)))
@@ -130,16 +167,20 @@ def group_items(files: Sequence[FileDiff]) -> list[Item]:
                 merged[key].members += item.members
             else:
                 merged[key] = item
-    return sorted(merged.values(), key=lambda i: (i.rank, -len(i.members), not i.subject.startswith("variable "),
-                                                  i.members[0][0], i.subject))
+    return sorted(
+        merged.values(),
+        key=lambda i: (i.rank, -len(i.members), not i.subject.startswith("variable "), i.members[0][0], i.subject),
+    )
 
 
 def _where(item: Item) -> str:
     profiles = [profile_of(name) if "/" in name else name for name, _ in item.members]
     if len(profiles) == 1:
         return f"in {html.escape(profiles[0])}"
-    return (f"the same change in {len(profiles)} profiles: {html.escape(', '.join(profiles))} "
-            f"(shown for {html.escape(profiles[0])})")
+    return (
+        f"the same change in {len(profiles)} profiles: {html.escape(', '.join(profiles))} "
+        f"(shown for {html.escape(profiles[0])})"
+    )
 
 
 def _summary(item: Item) -> str:
@@ -160,8 +201,7 @@ def _details(item: Item, cap: int | None) -> list[str]:
     short = [c for c in item.changes if _short(c)]
     if short:
         body += ["| kind | field | old | new |", "|---|---|---|---|"]
-        body += [f"| {c.category} | {_md(c.path)} | {_md(json_text(c.old))} | {_md(json_text(c.new))} |"
-                 for c in short]
+        body += [f"| {c.category} | {_md(c.path)} | {_md(json_text(c.old))} | {_md(json_text(c.new))} |" for c in short]
     size = sum(len(line) + 1 for line in body)
     long_changes = [c for c in item.changes if not _short(c)]
     for index, c in enumerate(long_changes):
@@ -174,8 +214,7 @@ def _details(item: Item, cap: int | None) -> list[str]:
                 size += _length(part)
                 index += 1
             if index < len(long_changes):
-                body += ["", f"_… {len(long_changes) - index} more field change(s) of this item: see the full "
-                         "report._"]
+                body += ["", f"_… {len(long_changes) - index} more field change(s) of this item: see the full report._"]
             break
         body += block
         size += block_size
@@ -200,8 +239,11 @@ def _one_line(item: Item) -> str:
 
 def summary_table(files: Sequence[FileDiff]) -> list[str]:
     """One row per changed profile and dashboard."""
-    rows = ["| profile | dashboard | changes | panels + / − / ~ | queries | units | axes | thresholds | "
-            "variables + / − / ~ | layout | other |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| profile | dashboard | changes | panels + / − / ~ | queries | units | axes | thresholds | "
+        "variables + / − / ~ | layout | other |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for f in files:
         name = html.escape(f.name.rsplit("/", 1)[-1].rsplit(".", 1)[0])
         if f.status != "compared":
@@ -216,10 +258,12 @@ def summary_table(files: Sequence[FileDiff]) -> list[str]:
             return sum(cat in c for c in categories)
 
         other = sum(not {"query", "unit", "axis", "thresholds"} & set(c) for c in cats) + len(d.dashboard_changes)
-        rows.append(f"| {profile_of(f.name)} | `{name}` | {d.change_count} | {len(d.added_panels)} / "
-                    f"{len(d.removed_panels)} / {len(d.changed_panels)} | {n('query')} | {n('unit')} | {n('axis')} | "
-                    f"{n('thresholds')} | {len(d.added_variables)} / {len(d.removed_variables)} / "
-                    f"{len(d.changed_variables)} | {len(d.layout_moves)} | {other} |")
+        rows.append(
+            f"| {profile_of(f.name)} | `{name}` | {d.change_count} | {len(d.added_panels)} / "
+            f"{len(d.removed_panels)} / {len(d.changed_panels)} | {n('query')} | {n('unit')} | {n('axis')} | "
+            f"{n('thresholds')} | {len(d.added_variables)} / {len(d.removed_variables)} / "
+            f"{len(d.changed_variables)} | {len(d.layout_moves)} | {other} |"
+        )
     return rows
 
 
@@ -236,16 +280,28 @@ def _fixed(section: Section) -> list[str]:
     head = [f"### {section.heading}", ""]
     if not changed:
         return [*head, f"No semantic changes ({total_noise(section.files)} noise differences ignored).", ""]
-    return [*head, f"**{change_total(changed)} change(s) in {len(changed)} dashboard(s)**; "
-            f"{total_noise(section.files)} noise differences ignored.", "", *summary_table(changed), ""]
+    return [
+        *head,
+        f"**{change_total(changed)} change(s) in {len(changed)} dashboard(s)**; "
+        f"{total_noise(section.files)} noise differences ignored.",
+        "",
+        *summary_table(changed),
+        "",
+    ]
 
 
 def _length(lines: Sequence[str]) -> int:
     return sum(len(line) + 1 for line in lines)
 
 
-def render_comment(sections: Sequence[Section], *, limit: int | None = COMMENT_LIMIT, title: str = "dashgen diff",
-                   preface: Sequence[str] = (), full_report: str = "the full report (`--report FILE`)") -> str:
+def render_comment(
+    sections: Sequence[Section],
+    *,
+    limit: int | None = COMMENT_LIMIT,
+    title: str = "dashgen diff",
+    preface: Sequence[str] = (),
+    full_report: str = "the full report (`--report FILE`)",
+) -> str:
     """The markdown of ``sections``: at most ``limit`` characters, or everything with ``limit=None``."""
     out = [f"## {title}", "", *preface]
     if preface:
@@ -282,9 +338,11 @@ def render_comment(sections: Sequence[Section], *, limit: int | None = COMMENT_L
             out.append("")
         budget -= used
     if left_items or brief:
-        out.append(f"**{left_changes} of {total} changes left out** ({left_items} item(s); {brief} more shown "
-                   f"without details) to keep this comment under {limit:,} characters; {full_report} has every "
-                   "change.")
+        out.append(
+            f"**{left_changes} of {total} changes left out** ({left_items} item(s); {brief} more shown "
+            f"without details) to keep this comment under {limit:,} characters; {full_report} has every "
+            "change."
+        )
     text = "\n".join(out).rstrip("\n") + "\n"
     if limit is not None and len(text) > limit:  # a preface or table far beyond any real diff: cut, never exceed
         cut = f"\n\n_… cut at {limit:,} characters; {full_report} has every change._\n"
@@ -292,8 +350,12 @@ def render_comment(sections: Sequence[Section], *, limit: int | None = COMMENT_L
     return text
 
 
-def render_markdown(files: Sequence[FileDiff], *, limit: int | None = COMMENT_LIMIT,
-                    full_report: str = "the full report (`dashgen diff … --report FILE`)") -> str:
+def render_markdown(
+    files: Sequence[FileDiff],
+    *,
+    limit: int | None = COMMENT_LIMIT,
+    full_report: str = "the full report (`dashgen diff … --report FILE`)",
+) -> str:
     """``dashgen diff --format markdown``: one section, bounded like the pull-request comment."""
     return render_comment([Section("Changes", files)], limit=limit, full_report=full_report)
 

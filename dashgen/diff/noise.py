@@ -158,7 +158,6 @@ TYPE_OPTIONS_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
-
 def normalise_numbers(value: Any) -> Any:
     """``1.0`` → ``1`` everywhere (booleans untouched); recurses into lists and dicts."""
     if isinstance(value, float) and value.is_integer():

@@ -42,14 +42,24 @@ def panel_key(panel_id: int | None, panel_keys: Mapping[int, str]) -> str:
 
 def approval_keys(diff: DashboardDiff, panel_keys: Mapping[int, str]) -> list[tuple[str, str]]:
     """``(key, reason)`` for every change of ``diff`` (live → build) that needs an approval, in plan order."""
-    keys = [(panel_key(c.id, panel_keys), f'queries of existing panel "{c.title}" change')
-            for c in diff.changed_panels if query_changes(c)]
-    keys += [(f"var:{v.name}", f"definition of existing variable ${v.name} changes")
-             for v in diff.changed_variables if v.definition]
-    keys += [(f"remove:panel:{p.id}", f'panel "{p.title}" is live but not in the build (clean-up)')
-             for p in diff.removed_panels]
-    keys += [(f"remove:var:{name}", f"variable ${name} is live but not in the build (clean-up)")
-             for name in diff.removed_variables]
+    keys = [
+        (panel_key(c.id, panel_keys), f'queries of existing panel "{c.title}" change')
+        for c in diff.changed_panels
+        if query_changes(c)
+    ]
+    keys += [
+        (f"var:{v.name}", f"definition of existing variable ${v.name} changes")
+        for v in diff.changed_variables
+        if v.definition
+    ]
+    keys += [
+        (f"remove:panel:{p.id}", f'panel "{p.title}" is live but not in the build (clean-up)')
+        for p in diff.removed_panels
+    ]
+    keys += [
+        (f"remove:var:{name}", f"variable ${name} is live but not in the build (clean-up)")
+        for name in diff.removed_variables
+    ]
     return keys
 
 
@@ -72,14 +82,23 @@ def hint(key: str | None, uid: str, approvals: Collection[str] | Grants) -> str:
 def _values(changes: tuple[FieldChange, ...], indent: str, markdown: bool, color: bool) -> list[str]:
     lines: list[str] = []
     for c in changes:
-        lines += [indent + line for line in describe_change(c.path, c.old, c.new, label=f"[{c.category}]",
-                                                            markdown=markdown, color=color)]
+        lines += [
+            indent + line
+            for line in describe_change(c.path, c.old, c.new, label=f"[{c.category}]", markdown=markdown, color=color)
+        ]
     return lines
 
 
-def plan_lines(diff: DashboardDiff, *, uid: str, panel_keys: Mapping[int, str],
-               approvals: Collection[str] | Grants = (), markdown: bool = False, color: bool = False,
-               indent: str = "") -> list[str]:
+def plan_lines(
+    diff: DashboardDiff,
+    *,
+    uid: str,
+    panel_keys: Mapping[int, str],
+    approvals: Collection[str] | Grants = (),
+    markdown: bool = False,
+    color: bool = False,
+    indent: str = "",
+) -> list[str]:
     """Every change of ``diff`` (live → build), one heading line each with its approval hint, then its values."""
     deeper = indent + "    "
     approvals = _grants(approvals)  # once, not per change
@@ -89,20 +108,24 @@ def plan_lines(diff: DashboardDiff, *, uid: str, panel_keys: Mapping[int, str],
     for p in diff.added_panels:
         out.append(f"{indent}+ {panel_label(p.title, p.id)} added ({p.type}) {NO_APPROVAL}")
     for p in diff.removed_panels:
-        out.append(f"{indent}- {panel_label(p.title, p.id)} is live but not in the build "
-                   f"{hint(f'remove:panel:{p.id}', uid, approvals)}")
+        out.append(
+            f"{indent}- {panel_label(p.title, p.id)} is live but not in the build "
+            f"{hint(f'remove:panel:{p.id}', uid, approvals)}"
+        )
     for pc in diff.changed_panels:
         key = panel_key(pc.id, panel_keys) if query_changes(pc) else None
         out.append(f"{indent}~ {panel_label(pc.title, pc.id)}: {', '.join(pc.categories)} {hint(key, uid, approvals)}")
         out += _values(pc.changes, deeper, markdown, color)
     for m in diff.layout_moves:
-        out.append(f"{indent}> {panel_label(m.title, m.id)} moved: {grid_text(m, True)} -> {grid_text(m, False)} "
-                   f"{NO_APPROVAL}")
+        out.append(
+            f"{indent}> {panel_label(m.title, m.id)} moved: {grid_text(m, True)} -> {grid_text(m, False)} {NO_APPROVAL}"
+        )
     for name in diff.added_variables:
         out.append(f"{indent}+ variable ${name} added {NO_APPROVAL}")
     for name in diff.removed_variables:
-        out.append(f"{indent}- variable ${name} is live but not in the build "
-                   f"{hint(f'remove:var:{name}', uid, approvals)}")
+        out.append(
+            f"{indent}- variable ${name} is live but not in the build {hint(f'remove:var:{name}', uid, approvals)}"
+        )
     for vc in diff.changed_variables:
         if vc.definition:
             out.append(f"{indent}~ variable ${vc.name}: definition {hint(f'var:{vc.name}', uid, approvals)}")

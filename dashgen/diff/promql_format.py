@@ -59,7 +59,7 @@ def with_placeholders(expr: str) -> tuple[str, dict[str, str]]:
         if placeholder in expr:
             return expr, {}
         subs[placeholder] = token
-        out += [expr[kept:match.start()], placeholder]
+        out += [expr[kept : match.start()], placeholder]
         kept = match.end()
     out.append(expr[kept:])
     return "".join(out), subs

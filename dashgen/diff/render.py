@@ -69,8 +69,9 @@ def dashboard_text(d: DashboardDiff, *, color: bool = False, indent: str = "  ")
     lines: list[str] = []
     deeper = indent + "    "
     for c in d.dashboard_changes:
-        lines += _indented(describe_change(c.path, c.old, c.new, label=f"dashboard [{c.category}]", color=color),
-                           indent)
+        lines += _indented(
+            describe_change(c.path, c.old, c.new, label=f"dashboard [{c.category}]", color=color), indent
+        )
     lines += [f"{indent}+ {panel_label(p.title, p.id)} added ({p.type})" for p in d.added_panels]
     lines += [f"{indent}- {panel_label(p.title, p.id)} removed ({p.type})" for p in d.removed_panels]
     for pc in d.changed_panels:

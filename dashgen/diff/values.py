@@ -85,7 +85,7 @@ def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]
     tail = 0
     while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    mid_a, mid_b = a[head:len(a) - tail], b[head:len(b) - tail]
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
     exact = max(len(mid_a), len(mid_b)) <= EXACT_TOKENS
     out = [("equal", 0, head, 0, head)] if head else []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=not exact).get_opcodes():
@@ -95,8 +95,9 @@ def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]
     return out
 
 
-def _changed_tokens(a: list[tuple[int, str]], b: list[tuple[int, str]],
-                    spaces: bool = False) -> tuple[Changes, Changes]:
+def _changed_tokens(
+    a: list[tuple[int, str]], b: list[tuple[int, str]], spaces: bool = False
+) -> tuple[Changes, Changes]:
     """Per side: the tokens that are not matched (whitespace compared as nothing unless ``spaces``), and
     the insertion points."""
     keep_a = [i for i, (_, t) in enumerate(a) if spaces or not t.isspace()]
@@ -117,8 +118,14 @@ def _changed_tokens(a: list[tuple[int, str]], b: list[tuple[int, str]],
     return (changed_a, points_a), (changed_b, points_b)
 
 
-def _rebuild(lines: list[str], tokens: list[tuple[int, str]], changes: Changes, marks: tuple[str, str],
-             fold: bool | None, context: int) -> list[str]:
+def _rebuild(
+    lines: list[str],
+    tokens: list[tuple[int, str]],
+    changes: Changes,
+    marks: tuple[str, str],
+    fold: bool | None,
+    context: int,
+) -> list[str]:
     """Each line from its tokens: runs of changed tokens (and the spaces between them) inside ``marks``;
     where the other side inserts, the unchanged text is split so the fold keeps context around it."""
     on, off = marks
@@ -150,8 +157,14 @@ def _rebuild(lines: list[str], tokens: list[tuple[int, str]], changes: Changes, 
     return out
 
 
-def mark_lines(old_lines: list[str], new_lines: list[str], *, color: bool = False, fold: bool | None = None,
-               context: int = CONTEXT_CHARS) -> tuple[list[str], list[str]]:
+def mark_lines(
+    old_lines: list[str],
+    new_lines: list[str],
+    *,
+    color: bool = False,
+    fold: bool | None = None,
+    context: int = CONTEXT_CHARS,
+) -> tuple[list[str], list[str]]:
     """Both blocks with their changed words marked, compared across line breaks (a query re-wrapped by the
     formatter marks only what changed); a long line has its unchanged stretches folded. When words are
     too coarse (a long run of letters with one changed), characters are compared instead."""
@@ -164,12 +177,15 @@ def mark_lines(old_lines: list[str], new_lines: list[str], *, color: bool = Fals
     if size > LONG_LINE and marked > size / 2 and size < 20_000:
         a, b = _tokens(old_lines, chars=True), _tokens(new_lines, chars=True)
         changes_a, changes_b = _changed_tokens(a, b)
-    return (_rebuild(old_lines, a, changes_a, _marks(color, "old"), fold, context),
-            _rebuild(new_lines, b, changes_b, _marks(color, "new"), fold, context))
+    return (
+        _rebuild(old_lines, a, changes_a, _marks(color, "old"), fold, context),
+        _rebuild(new_lines, b, changes_b, _marks(color, "new"), fold, context),
+    )
 
 
-def inline_pair(old: str, new: str, *, color: bool = False, fold: bool | None = None,
-                context: int = CONTEXT_CHARS) -> tuple[str, str]:
+def inline_pair(
+    old: str, new: str, *, color: bool = False, fold: bool | None = None, context: int = CONTEXT_CHARS
+) -> tuple[str, str]:
     """Both texts with their changed words marked and, when long, their unchanged stretches folded."""
     (marked_old,), (marked_new,) = mark_lines([old], [new], color=color, fold=fold, context=context)
     return marked_old, marked_new
@@ -182,8 +198,14 @@ def _paint(line: str, sign: str, color: bool) -> str:
     return f"{_RED if sign == '-' else _GREEN}{text}{_RESET}"
 
 
-def block_diff(old_lines: list[str], new_lines: list[str], *, color: bool = False,
-               context: int = CONTEXT_LINES, ignore_indent: bool = False) -> list[str]:
+def block_diff(
+    old_lines: list[str],
+    new_lines: list[str],
+    *,
+    color: bool = False,
+    context: int = CONTEXT_LINES,
+    ignore_indent: bool = False,
+) -> list[str]:
     """A line diff: ``- `` / ``+ `` / ``  `` lines, replaced lines with their changed words marked.
 
     With ``ignore_indent`` (formatted PromQL, where a new outer operator re-indents the whole query)
@@ -203,7 +225,7 @@ def block_diff(old_lines: list[str], new_lines: list[str], *, color: bool = Fals
                 continue
             out += [_paint(line, " ", color) for line in same[:keep_head]]
             out.append(f"  … {len(same) - keep_head - keep_tail} unchanged line(s)")
-            out += [_paint(line, " ", color) for line in same[len(same) - keep_tail:]]
+            out += [_paint(line, " ", color) for line in same[len(same) - keep_tail :]]
             continue
         olds, news = old_lines[i1:i2], new_lines[j1:j2]
         if olds and news:
@@ -259,8 +281,9 @@ def _md_code(text: str) -> str:
     return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
 
 
-def describe_change(path: str, old: Any, new: Any, *, markdown: bool = False, color: bool = False,
-                    label: str = "") -> list[str]:
+def describe_change(
+    path: str, old: Any, new: Any, *, markdown: bool = False, color: bool = False, label: str = ""
+) -> list[str]:
     """One changed value as lines: a single ``path: old -> new`` line, or a header and a diff block.
 
     ``label`` (for example ``[query]``) is put before the path; ``color`` adds ANSI colours (text
@@ -307,8 +330,14 @@ def _plain(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else json_text(value)
 
 
-def first_difference(old_doc: Any, new_doc: Any, *, old_label: str = "old", new_label: str = "new",
-                     ignore: Collection[str] = ("id", "version")) -> str:
+def first_difference(
+    old_doc: Any,
+    new_doc: Any,
+    *,
+    old_label: str = "old",
+    new_label: str = "new",
+    ignore: Collection[str] = ("id", "version"),
+) -> str:
     """The first path (in sorted key order) where two JSON documents differ, with both values around it.
 
     One line, for example ``$.panels[3].targets[0].expr: sent "…x[-2-]" stored "…x{+3+}"``; a long

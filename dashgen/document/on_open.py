@@ -28,8 +28,13 @@ def queries_on_open(document: Mapping[str, Any]) -> int:
         count += sum(1 for target in panel.get("targets") or [] if _runs(target))
     for row in body.get("rows") or []:  # legacy rows: a collapsed one runs nothing
         if isinstance(row, Mapping) and not row.get("collapse"):
-            count += sum(1 for panel in row.get("panels") or [] if isinstance(panel, Mapping)
-                         for target in panel.get("targets") or [] if _runs(target))
+            count += sum(
+                1
+                for panel in row.get("panels") or []
+                if isinstance(panel, Mapping)
+                for target in panel.get("targets") or []
+                if _runs(target)
+            )
     return count
 
 
@@ -41,10 +46,16 @@ def queries_in_all_panels(document: Mapping[str, Any]) -> int:
         if not isinstance(panel, Mapping):
             continue
         inner = panel.get("panels") if panel.get("type") == "row" else [panel]
-        count += sum(1 for p in inner or [] if isinstance(p, Mapping)
-                     for target in p.get("targets") or [] if _runs(target))
+        count += sum(
+            1 for p in inner or [] if isinstance(p, Mapping) for target in p.get("targets") or [] if _runs(target)
+        )
     for row in body.get("rows") or []:
         if isinstance(row, Mapping):
-            count += sum(1 for p in row.get("panels") or [] if isinstance(p, Mapping)
-                         for target in p.get("targets") or [] if _runs(target))
+            count += sum(
+                1
+                for p in row.get("panels") or []
+                if isinstance(p, Mapping)
+                for target in p.get("targets") or []
+                if _runs(target)
+            )
     return count

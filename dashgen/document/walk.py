@@ -67,8 +67,9 @@ def iter_panels(body: Mapping[str, Any]) -> Iterator[PanelSite]:
             if is_row:
                 current = _title(raw)
             if is_row or "panels" in raw:
-                yield from walk(raw.get("panels"), _title(raw) or row, _title(raw) if is_row else current,
-                                f"{path}.panels")
+                yield from walk(
+                    raw.get("panels"), _title(raw) or row, _title(raw) if is_row else current, f"{path}.panels"
+                )
 
     yield from walk(body.get("panels"), None, None, "$.panels")
     rows = body.get("rows")

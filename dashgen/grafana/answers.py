@@ -58,22 +58,31 @@ def parse_json(resp: HttpResponse) -> Any:
         raise BadResponse(
             f"Grafana answered {resp.method} {resp.url} with {resp.status} but the body is not valid JSON "
             f"({len(resp.body)} bytes, {resp.content_type or 'no content type'}): truncated, or not Grafana?",
-            method=resp.method, url=resp.url,
+            method=resp.method,
+            url=resp.url,
         ) from None
 
 
 def bad_shape(resp: HttpResponse, expected: str) -> BadResponse:
     """``BadResponse`` for a JSON body that is not ``expected``."""
-    return BadResponse(f"Grafana answered {resp.method} {resp.url} with {resp.status} but not {expected}",
-                       method=resp.method, url=resp.url)
+    return BadResponse(
+        f"Grafana answered {resp.method} {resp.url} with {resp.status} but not {expected}",
+        method=resp.method,
+        url=resp.url,
+    )
 
 
 def http_fields(resp: HttpResponse, http: HttpTransport) -> dict[str, Any]:
     """The attributes every ``GrafanaHTTPError`` carries; server text is redacted too."""
     body = body_dict(resp)
-    return {"method": resp.method, "url": resp.url, "status": resp.status,
-            "grafana_message": http.redact(grafana_message(resp)),
-            "grafana_status": str(body.get("status") or ""), "message_id": str(body.get("messageId") or "")}
+    return {
+        "method": resp.method,
+        "url": resp.url,
+        "status": resp.status,
+        "grafana_message": http.redact(grafana_message(resp)),
+        "grafana_status": str(body.get("status") or ""),
+        "message_id": str(body.get("messageId") or ""),
+    }
 
 
 def no_answer_error(exc: NoAnswer, http: HttpTransport) -> GrafanaError:
@@ -81,18 +90,24 @@ def no_answer_error(exc: NoAnswer, http: HttpTransport) -> GrafanaError:
     method, url, reason = exc.method, exc.url, exc.reason
     if isinstance(exc, TLSFailure):
         return TLSVerificationFailed(
-            http.redact(f"TLS with Grafana failed for {method} {url}: {reason} "
-                        "(pass ca_bundle= with the CA that signed Grafana's certificate)"),
-            method=method, url=url,
+            http.redact(
+                f"TLS with Grafana failed for {method} {url}: {reason} "
+                "(pass ca_bundle= with the CA that signed Grafana's certificate)"
+            ),
+            method=method,
+            url=url,
         )
     if exc.write_may_have_landed:
         return WriteOutcomeUnknown(
             http.redact(f"{method} {url} was sent but got no answer ({reason}); it may or may not have taken effect"),
-            method=method, url=url, reason=reason,
+            method=method,
+            url=url,
+            reason=reason,
         )
     tries = f" ({exc.attempts} attempts)" if exc.attempts > 1 else ""
-    return GrafanaUnreachable(http.redact(f"Grafana did not answer {method} {url}: {reason}{tries}"),
-                              method=method, url=url)
+    return GrafanaUnreachable(
+        http.redact(f"Grafana did not answer {method} {url}: {reason}{tries}"), method=method, url=url
+    )
 
 
 def answer_error(resp: HttpResponse, what: str, http: HttpTransport, *, sent_version: Any = None) -> GrafanaError:
@@ -104,24 +119,31 @@ def answer_error(resp: HttpResponse, what: str, http: HttpTransport, *, sent_ver
     redact = http.redact
     if 300 <= status < 400:
         location = resp.headers.get("Location", "?")
-        return BadResponse(redact(f"Grafana answered {resp.method} {url} with a redirect ({status}) to "
-                                  f"{location}; configure the final URL"), method=resp.method, url=url)
+        return BadResponse(
+            redact(
+                f"Grafana answered {resp.method} {url} with a redirect ({status}) to "
+                f"{location}; configure the final URL"
+            ),
+            method=resp.method,
+            url=url,
+        )
     if status == 401:
         return Unauthorized(redact(f"Grafana refused {_who(http)} ({detail}) at {url}"), **fields)
     if status == 403:
         match = _PERMISSION_RE.search(msg)
         permission = match.group(1) if match else None
         reason = f"missing permission {permission}" if permission else msg
-        return Forbidden(redact(f"Grafana denied {resp.method} {url} (403): {reason}"),
-                         permission=permission, **fields)
+        return Forbidden(redact(f"Grafana denied {resp.method} {url} (403): {reason}"), permission=permission, **fields)
     if status == 404:
         return NotFound(redact(f"Grafana has no {what} ({detail}) at {url}"), **fields)
     if status == 409 or (status == 412 and grafana_status in ("", "version-mismatch")):
-        since = (f" since version {sent_version} was read" if isinstance(sent_version, int)
-                 else " (no version was sent: read it first, or save with overwrite)")
+        since = (
+            f" since version {sent_version} was read"
+            if isinstance(sent_version, int)
+            else " (no version was sent: read it first, or save with overwrite)"
+        )
         return VersionConflict(
-            redact(f"Grafana refused the change to {what}: it was changed by someone else{since} "
-                   f"({detail}) at {url}"),
+            redact(f"Grafana refused the change to {what}: it was changed by someone else{since} ({detail}) at {url}"),
             **fields,
         )
     if status == 413:
@@ -133,8 +155,13 @@ def answer_error(resp: HttpResponse, what: str, http: HttpTransport, *, sent_ver
     if status == 429:
         wait = resp.headers.get("Retry-After")
         after = f", Retry-After {wait}" if wait else ""
-        return RateLimited(redact(f"Grafana rate-limited {resp.method} {url} (429{after}{': ' + msg if msg else ''}) "
-                                  f"after {resp.attempts} attempts"), **fields)
+        return RateLimited(
+            redact(
+                f"Grafana rate-limited {resp.method} {url} (429{after}{': ' + msg if msg else ''}) "
+                f"after {resp.attempts} attempts"
+            ),
+            **fields,
+        )
     if status >= 500:
         tries = f" after {resp.attempts} attempts" if resp.attempts > 1 else ""
         return ServerError(redact(f"Grafana failed on {resp.method} {url} ({detail}){tries}"), **fields)

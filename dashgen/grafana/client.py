@@ -83,9 +83,20 @@ class GrafanaClient:
         if org_id is not None:
             headers["X-Grafana-Org-Id"] = str(int(org_id))
         self._http = HttpTransport(
-            "Grafana", base_url, token=token, basic_auth=basic_auth, headers=headers,
-            connect_timeout=connect_timeout, read_timeout=read_timeout, retry=retry, ca_bundle=ca_bundle,
-            insecure=insecure, trust_env=trust_env, follow_redirects=False, logger=log, pool_size=pool_size,
+            "Grafana",
+            base_url,
+            token=token,
+            basic_auth=basic_auth,
+            headers=headers,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            retry=retry,
+            ca_bundle=ca_bundle,
+            insecure=insecure,
+            trust_env=trust_env,
+            follow_redirects=False,
+            logger=log,
+            pool_size=pool_size,
         )
 
     @property
@@ -169,9 +180,13 @@ class GrafanaClient:
         if resp.status == 404 and grafana_message(resp).lower() == "dashboard not found":
             return None
         if resp.status == 406:
-            raise StoredAsV2(self._http.redact(f"Grafana stores dashboard {uid!r} in the v2 schema and will not show "
-                                               f"it through the legacy API (406 {grafana_message(resp)})"),
-                             **http_fields(resp, self._http))
+            raise StoredAsV2(
+                self._http.redact(
+                    f"Grafana stores dashboard {uid!r} in the v2 schema and will not show "
+                    f"it through the legacy API (406 {grafana_message(resp)})"
+                ),
+                **http_fields(resp, self._http),
+            )
         if resp.status != 200:
             raise answer_error(resp, f"dashboard {uid!r}", self._http)
         body = parse_json(resp)
@@ -182,7 +197,12 @@ class GrafanaClient:
         return live_dashboard_from(uid, dash, meta)
 
     def save_dashboard(
-        self, dashboard: dict[str, Any], folder_uid: str | None, message: str, overwrite: bool = False, *,
+        self,
+        dashboard: dict[str, Any],
+        folder_uid: str | None,
+        message: str,
+        overwrite: bool = False,
+        *,
         encoded: bytes | None = None,
     ) -> SaveResult:
         """``POST /api/dashboards/db``, sent exactly once.
@@ -198,14 +218,21 @@ class GrafanaClient:
         body: Any = {"dashboard": dashboard, **rest}
         if encoded is not None:
             identity = {k: dashboard[k] for k in ("id", "version") if k in dashboard}
-            body = EncodedJSON(b'{"dashboard":' + json_object(identity, encoded) + b","
-                               + json_object({}, b"{}", rest)[1:])
+            body = EncodedJSON(
+                b'{"dashboard":' + json_object(identity, encoded) + b"," + json_object({}, b"{}", rest)[1:]
+            )
 
         def unknown(reason: str, url: str) -> WriteOutcomeUnknown:
             return WriteOutcomeUnknown(
-                self._http.redact(f"Saving {label} to {url} may or may not have landed: {reason}; "
-                                  "read it back with resolve_save() before saving again"),
-                method="POST", url=url, uid=uid, dashboard=copy.deepcopy(dashboard), folder_uid=folder_uid,
+                self._http.redact(
+                    f"Saving {label} to {url} may or may not have landed: {reason}; "
+                    "read it back with resolve_save() before saving again"
+                ),
+                method="POST",
+                url=url,
+                uid=uid,
+                dashboard=copy.deepcopy(dashboard),
+                folder_uid=folder_uid,
                 reason=reason,
             )
 
@@ -224,8 +251,9 @@ class GrafanaClient:
             return saved
         if resp.status == 400 and grafana_message(resp).lower() == "folder not found":
             raise FolderNotFound(
-                self._http.redact(f"Grafana has no folder {folder_uid!r} to save {label} into "
-                                  f"(400 folder not found) at {resp.url}"),
+                self._http.redact(
+                    f"Grafana has no folder {folder_uid!r} to save {label} into (400 folder not found) at {resp.url}"
+                ),
                 **http_fields(resp, self._http),
             )
         raise answer_error(resp, label, self._http, sent_version=dashboard.get("version"))
@@ -239,7 +267,8 @@ class GrafanaClient:
         if not exc.uid or exc.dashboard is None:
             raise GrafanaError(
                 f"Cannot tell whether the write to {exc.url} landed: it carried no dashboard uid to read back",
-                method=exc.method, url=exc.url,
+                method=exc.method,
+                url=exc.url,
             )
         live = self.get_dashboard(exc.uid.strip())
         if live is None:
@@ -256,7 +285,10 @@ class GrafanaClient:
         except WriteOutcomeUnknown as exc:
             raise WriteOutcomeUnknown(
                 f"Deleting dashboard {uid!r} at {exc.url} may or may not have happened: {exc.reason}",
-                method="DELETE", url=exc.url, uid=uid, reason=exc.reason,
+                method="DELETE",
+                url=exc.url,
+                uid=uid,
+                reason=exc.reason,
             ) from None
         if resp.status != 200:
             raise answer_error(resp, f"dashboard {uid!r}", self._http)
@@ -278,14 +310,17 @@ class GrafanaClient:
     def get_version(self, uid: str, version: int) -> DashboardVersion:
         """One history entry with its full ``data``; ``NotFound`` when Grafana no longer has it."""
         resp = self._send(
-            "GET", f"/api/dashboards/uid/{_q(uid)}/versions/{int(version)}",
+            "GET",
+            f"/api/dashboards/uid/{_q(uid)}/versions/{int(version)}",
             # Grafana answers a missing version with 500 "... not found ..."; retrying cannot help.
             final=lambda r: bool(_NOT_FOUND_RE.search(grafana_message(r))),
         )
         if resp.status == 500 and _NOT_FOUND_RE.search(grafana_message(resp)):
             raise NotFound(
-                self._http.redact(f"Grafana has no version {version} of dashboard {uid!r} "
-                                  f"({resp.status} {grafana_message(resp)}) at {resp.url}"),
+                self._http.redact(
+                    f"Grafana has no version {version} of dashboard {uid!r} "
+                    f"({resp.status} {grafana_message(resp)}) at {resp.url}"
+                ),
                 **http_fields(resp, self._http),
             )
         if resp.status != 200:
@@ -315,8 +350,10 @@ class GrafanaClient:
         resp = self._send("POST", "/api/folders", json_body=body)
         if resp.status in (409, 412):
             raise RequestRejected(
-                self._http.redact(f"Grafana refused to create folder {uid or title!r}: uid or title already "
-                                  f"taken ({resp.status} {grafana_message(resp)}) at {resp.url}"),
+                self._http.redact(
+                    f"Grafana refused to create folder {uid or title!r}: uid or title already "
+                    f"taken ({resp.status} {grafana_message(resp)}) at {resp.url}"
+                ),
                 **http_fields(resp, self._http),
             )
         if resp.status != 200:

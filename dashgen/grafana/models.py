@@ -92,8 +92,12 @@ def live_dashboard_from(uid: str, dash: dict[str, Any], meta: dict[str, Any]) ->
 def save_result_from(body: Any) -> SaveResult:
     """The answer of a save; raises KeyError, TypeError, ValueError or AttributeError when it is not one."""
     return SaveResult(
-        uid=str(body["uid"]), version=int(body["version"]), id=int(body.get("id") or 0),
-        url=str(body.get("url", "")), slug=str(body.get("slug", "")), folder_uid=body.get("folderUid") or None,
+        uid=str(body["uid"]),
+        version=int(body["version"]),
+        id=int(body.get("id") or 0),
+        url=str(body.get("url", "")),
+        slug=str(body.get("slug", "")),
+        folder_uid=body.get("folderUid") or None,
     )
 
 
@@ -101,16 +105,25 @@ def version_from(row: dict[str, Any]) -> DashboardVersion:
     """One entry of the versions list or the single-version answer."""
     data = row.get("data")
     return DashboardVersion(
-        version=int(row.get("version") or 0), parent_version=int(row.get("parentVersion") or 0),
-        restored_from=int(row.get("restoredFrom") or 0), created=str(row.get("created", "")),
-        created_by=str(row.get("createdBy", "")), message=str(row.get("message") or ""),
-        data=data if isinstance(data, dict) else None, id=int(row.get("id") or 0),
+        version=int(row.get("version") or 0),
+        parent_version=int(row.get("parentVersion") or 0),
+        restored_from=int(row.get("restoredFrom") or 0),
+        created=str(row.get("created", "")),
+        created_by=str(row.get("createdBy", "")),
+        message=str(row.get("message") or ""),
+        data=data if isinstance(data, dict) else None,
+        id=int(row.get("id") or 0),
     )
 
 
 def folder_from(row: dict[str, Any]) -> Folder:
     """A folder object (it has a ``uid``)."""
     version = row.get("version")
-    return Folder(uid=str(row["uid"]), title=str(row.get("title", "")), id=int(row.get("id") or 0),
-                  url=str(row.get("url", "")), parent_uid=row.get("parentUid") or None,
-                  version=int(version) if isinstance(version, int) else None)
+    return Folder(
+        uid=str(row["uid"]),
+        title=str(row.get("title", "")),
+        id=int(row.get("id") or 0),
+        url=str(row.get("url", "")),
+        parent_uid=row.get("parentUid") or None,
+        version=int(version) if isinstance(version, int) else None,
+    )

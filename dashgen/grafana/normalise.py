@@ -45,6 +45,7 @@ def normalisation_notes(sent: dict[str, Any], stored: dict[str, Any]) -> list[st
         if isinstance(sent.get(key), str) and sent[key] != stored.get(key) and sent[key].strip() == stored.get(key):
             notes.append(f"{key} edge whitespace trimmed")
     if sent.get("refresh") != stored.get("refresh") and isinstance(sent.get("refresh"), str):
-        notes.append(f"refresh {sent['refresh']!r} raised to the server's min_refresh_interval "
-                     f"{stored.get('refresh')!r}")
+        notes.append(
+            f"refresh {sent['refresh']!r} raised to the server's min_refresh_interval {stored.get('refresh')!r}"
+        )
     return notes

@@ -83,14 +83,17 @@ def resource_from(obj: dict[str, Any], requested_uid: str) -> DashboardResource:
     labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
     internal = str(labels.get("grafana.app/deprecatedInternalID") or "0")
     return DashboardResource(
-        uid=str(metadata.get("name") or requested_uid), api_version=api_version,
+        uid=str(metadata.get("name") or requested_uid),
+        api_version=api_version,
         stored_version=str(conversion.get("storedVersion") or api_version),
-        resource_version=str(metadata.get("resourceVersion") or ""), generation=int(metadata.get("generation") or 0),
+        resource_version=str(metadata.get("resourceVersion") or ""),
+        generation=int(metadata.get("generation") or 0),
         internal_id=int(internal) if internal.isdigit() else 0,
         folder_uid=str(annotations.get("grafana.app/folder") or "") or None,
         spec={k: v for k, v in spec.items() if k not in IDENTITY_KEYS},
         annotations={str(k): str(v) for k, v in annotations.items()},
-        conversion_failed=bool(conversion.get("failed")), conversion_error=str(conversion.get("error") or ""),
+        conversion_failed=bool(conversion.get("failed")),
+        conversion_error=str(conversion.get("error") or ""),
         raw=obj,
     )
 
@@ -100,8 +103,9 @@ class _Sender(Protocol):
 
     _http: HttpTransport
 
-    def _send(self, method: str, path: str, *, params: Any = None, json_body: Any = None,
-              final: Any = None) -> HttpResponse: ...
+    def _send(
+        self, method: str, path: str, *, params: Any = None, json_body: Any = None, final: Any = None
+    ) -> HttpResponse: ...
 
 
 class ResourceApi:
@@ -137,8 +141,10 @@ class ResourceApi:
             body = body_dict(resp)
             if body.get("reason") == "NotFound" and (body.get("details") or {}).get("name") == uid:
                 return None
-            raise ApiNotServed(f"Grafana does not serve {resp.url} (404 {grafana_message(resp)})",
-                               **http_fields(resp, self._client._http))
+            raise ApiNotServed(
+                f"Grafana does not serve {resp.url} (404 {grafana_message(resp)})",
+                **http_fields(resp, self._client._http),
+            )
         if resp.status != 200:
             raise answer_error(resp, f"dashboard {uid!r}", self._client._http)
         return self._resource(resp, uid)
@@ -161,9 +167,19 @@ class ResourceApi:
             return resource
         return self.get(uid, resource.stored_version) or resource
 
-    def write(self, uid: str, spec: dict[str, Any], folder_uid: str | None, message: str,
-              resource_version: str | None, *, create: bool, dry_run: bool = False,
-              generation: int | None = None, encoded: bytes | None = None) -> DashboardResource:
+    def write(
+        self,
+        uid: str,
+        spec: dict[str, Any],
+        folder_uid: str | None,
+        message: str,
+        resource_version: str | None,
+        *,
+        create: bool,
+        dry_run: bool = False,
+        generation: int | None = None,
+        encoded: bytes | None = None,
+    ) -> DashboardResource:
         """``POST`` (create) or ``PUT`` (update, conditional on ``resource_version``) through ``v0alpha1``.
 
         ``encoded`` may hold the JSON of ``spec`` (its ``uid`` is then sent too; Grafana drops it from the spec).
@@ -175,20 +191,34 @@ class ResourceApi:
         metadata: dict[str, Any] = {"name": uid, "namespace": self.namespace, "annotations": annotations}
         if resource_version and not create:
             metadata["resourceVersion"] = resource_version
-        obj: Any = {"apiVersion": f"{GROUP}/{WRITE_VERSION}", "kind": "Dashboard", "metadata": metadata,
-                    "spec": body_spec}
+        obj: Any = {
+            "apiVersion": f"{GROUP}/{WRITE_VERSION}",
+            "kind": "Dashboard",
+            "metadata": metadata,
+            "spec": body_spec,
+        }
         if encoded is not None:
-            obj = EncodedJSON(json_object({k: v for k, v in obj.items() if k != "spec"}, b"{}")[:-1]
-                              + b',"spec":' + encoded.strip() + b"}")
+            obj = EncodedJSON(
+                json_object({k: v for k, v in obj.items() if k != "spec"}, b"{}")[:-1]
+                + b',"spec":'
+                + encoded.strip()
+                + b"}"
+            )
         method, path = ("POST", self._path(WRITE_VERSION)) if create else ("PUT", self._path(WRITE_VERSION, uid))
         params = {"dryRun": "All"} if dry_run else None
         try:
             resp = self._client._send(method, path, params=params, json_body=obj)
         except WriteOutcomeUnknown as exc:
             raise WriteOutcomeUnknown(
-                self._client._http.redact(f"Writing dashboard {uid!r} to {exc.url} may or may not have landed: "
-                                          f"{exc.reason}; read it back before writing again"),
-                method=method, url=exc.url, uid=uid, dashboard=copy.deepcopy(body_spec), folder_uid=folder_uid,
+                self._client._http.redact(
+                    f"Writing dashboard {uid!r} to {exc.url} may or may not have landed: "
+                    f"{exc.reason}; read it back before writing again"
+                ),
+                method=method,
+                url=exc.url,
+                uid=uid,
+                dashboard=copy.deepcopy(body_spec),
+                folder_uid=folder_uid,
                 reason=exc.reason,
             ) from None
         if resp.status in (200, 201):
@@ -199,12 +229,19 @@ class ResourceApi:
                     raise bad_shape(resp, "a dashboard object") from None
                 raise WriteOutcomeUnknown(
                     f"Grafana answered {method} {resp.url} with {resp.status} and an unreadable body",
-                    method=method, url=resp.url, uid=uid, dashboard=copy.deepcopy(body_spec), folder_uid=folder_uid,
+                    method=method,
+                    url=resp.url,
+                    uid=uid,
+                    dashboard=copy.deepcopy(body_spec),
+                    folder_uid=folder_uid,
                     reason="unreadable answer",
                 ) from None
         if resp.status == 400 and "folder not found" in grafana_message(resp).lower():
-            raise FolderNotFound(f"Grafana has no folder {folder_uid!r} to save dashboard {uid!r} into "
-                                 f"(400 folder not found) at {resp.url}", **http_fields(resp, self._client._http))
+            raise FolderNotFound(
+                f"Grafana has no folder {folder_uid!r} to save dashboard {uid!r} into "
+                f"(400 folder not found) at {resp.url}",
+                **http_fields(resp, self._client._http),
+            )
         raise answer_error(resp, f"dashboard {uid!r}", self._client._http, sent_version=generation)
 
     def resolve_write(self, exc: WriteOutcomeUnknown) -> DashboardResource | None:
@@ -233,7 +270,7 @@ def _trailing_stored_version(body: bytes) -> str | None:
     if start < 0 or len(body) - start > 4096:
         return None
     try:
-        tail = body[start + 9:].decode("utf-8")
+        tail = body[start + 9 :].decode("utf-8")
         status, end = json.JSONDecoder().raw_decode(tail)
     except (ValueError, UnicodeDecodeError):
         return None

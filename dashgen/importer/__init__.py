@@ -26,8 +26,16 @@ from dashgen.importer.shape import BadShape, check_shape
 from dashgen.importer.vocab import ImportedDashboard
 from dashgen.render.ids import panel_id
 
-__all__ = ["BadShape", "Hatch", "ImportResult", "ModuleError", "NoSuchPanel", "import_dashboard", "load_module",
-           "render_module_file"]
+__all__ = [
+    "BadShape",
+    "Hatch",
+    "ImportResult",
+    "ModuleError",
+    "NoSuchPanel",
+    "import_dashboard",
+    "load_module",
+    "render_module_file",
+]
 
 
 class ModuleError(ValueError):
@@ -52,14 +60,18 @@ class ImportResult:
 
 def _only(body: dict[str, Any], plan: ImportPlan) -> dict[str, Any]:
     """The migrated source reduced to what a one-panel plan holds (the panel and its row)."""
-    wanted = {(p.place.id if p.place.id is not None else panel_id(p.spec.key), p.spec.title)
-              for g in plan.groups for p in g.panels}
+    wanted = {
+        (p.place.id if p.place.id is not None else panel_id(p.spec.key), p.spec.title)
+        for g in plan.groups
+        for p in g.panels
+    }
     titles = {title for _, title in wanted}
     rows = {g.title for g in plan.groups if g.row is not None}
 
     def keep(panel: dict[str, Any]) -> bool:
-        return (panel.get("id"), panel.get("title")) in wanted or (panel.get("id") is None
-                                                                   and panel.get("title") in titles)
+        return (panel.get("id"), panel.get("title")) in wanted or (
+            panel.get("id") is None and panel.get("title") in titles
+        )
 
     panels: list[Any] = []
     for panel in body.get("panels") or []:
@@ -115,8 +127,10 @@ def load_module(path: Path) -> ImportedDashboard:
             del sys.modules[path.stem]
     dashboard = getattr(module, "DASHBOARD", None)
     if not isinstance(dashboard, ImportedDashboard):
-        raise ModuleError(f"{path}: DASHBOARD: expected an ImportedDashboard (dashgen.importer.vocab), "
-                          f"found {type(dashboard).__name__}")
+        raise ModuleError(
+            f"{path}: DASHBOARD: expected an ImportedDashboard (dashgen.importer.vocab), "
+            f"found {type(dashboard).__name__}"
+        )
     return dashboard
 
 

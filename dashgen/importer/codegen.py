@@ -20,8 +20,14 @@ from dashgen.importer.pyfmt import Comment, Item, Raw, Seq, call, literal, quote
 from dashgen.importer.vocab import ImportedEvidence, Place
 from dashgen.render.spec import PanelSpec, Target
 
-KIT_FUNCTION = {"timeseries": "timeseries", "table": "table", "stat": "stat", "text": "text",
-                "bargauge": "bargauge", "state-timeline": "state_timeline"}
+KIT_FUNCTION = {
+    "timeseries": "timeseries",
+    "table": "table",
+    "stat": "stat",
+    "text": "text",
+    "bargauge": "bargauge",
+    "state-timeline": "state_timeline",
+}
 SKIPPED = {"key", "title", "kind", "evidence", "targets", "content"}
 TARGET_DEFAULTS = {"legend": "", "instant": False, "table": False, "ref_id": "", "interval": ""}
 DATASOURCE_NAME = "DATASOURCE"
@@ -47,13 +53,19 @@ def _evidence(spec: PanelSpec) -> Any:
         return call("imported", Raw("None") if evidence.text is None else evidence.text)
     if evidence is None:
         return Raw("None")
-    return call("Evidence", source=evidence.source, quantity=evidence.quantity, limit=evidence.limit,
-                layer=evidence.layer or None)
+    return call(
+        "Evidence",
+        source=evidence.source,
+        quantity=evidence.quantity,
+        limit=evidence.limit,
+        layer=evidence.layer or None,
+    )
 
 
 def _target(target: Target) -> Seq:
-    kwargs = {name: getattr(target, name) for name, default in TARGET_DEFAULTS.items()
-              if getattr(target, name) != default}
+    kwargs = {
+        name: getattr(target, name) for name, default in TARGET_DEFAULTS.items() if getattr(target, name) != default
+    }
     return call("Target", target.expr, **kwargs, extra=target.extra or None)
 
 
@@ -102,8 +114,9 @@ def panel_call(extracted: Extracted, shared: Mapping[str, Any]) -> Seq:
 def group_function(group: GroupPlan, shared: Mapping[str, Any]) -> list[str]:
     """``def group_<key>() -> GroupSpec``."""
     panels = Seq("(", ")", tuple(Item(panel_call(p, shared)) for p in group.panels), tuple_like=True)
-    body = call("GroupSpec", key=group.key, title=group.title, collapsed=True if group.collapsed else None,
-                panels=panels)
+    body = call(
+        "GroupSpec", key=group.key, title=group.title, collapsed=True if group.collapsed else None, panels=panels
+    )
     where = f"Row {group.title!r}" if group.row is not None else "The panels above the first row"
     state = " (collapsed)" if group.collapsed else ""
     lines = [f"def {function_name(group)}() -> GroupSpec:", f'    """{_doc_line(where + state)}."""']
@@ -145,11 +158,17 @@ def shared_values(plan: ImportPlan) -> dict[str, Any]:
 
 
 def _header(plan: ImportPlan, origin: str) -> list[str]:
-    lines = [f"Imported from Grafana by ``dashgen import``: {plan.title!r}" + (f" (uid {plan.uid})." if plan.uid
-                                                                              else "."), "", f"Source: {origin}."]
-    lines += ["", "Render it: ``dashgen render-module THIS_FILE --out dashboard.json``; ``dashgen diff`` against the",
-              "source finds no semantic change. Panels without dashgen's source / quantity / limit carry their",
-              "description as ``imported(...)``: state what each proves before it joins dashgen's panels."]
+    lines = [
+        f"Imported from Grafana by ``dashgen import``: {plan.title!r}" + (f" (uid {plan.uid})." if plan.uid else "."),
+        "",
+        f"Source: {origin}.",
+    ]
+    lines += [
+        "",
+        "Render it: ``dashgen render-module THIS_FILE --out dashboard.json``; ``dashgen diff`` against the",
+        "source finds no semantic change. Panels without dashgen's source / quantity / limit carry their",
+        "description as ``imported(...)``: state what each proves before it joins dashgen's panels.",
+    ]
     if plan.notes:
         lines += ["", "Migrations applied on import (Grafana's own, so the code is current):"]
         lines += [f"- {note}" for note in plan.notes]
@@ -181,15 +200,25 @@ def _wrap(line: str, width: int = 116) -> list[str]:
 def _imports(plan: ImportPlan) -> list[str]:
     specs = [p.spec for g in plan.groups for p in g.panels]
     evidence = [s.evidence for s in specs if s.evidence is not None]
-    vocab = ["ImportedDashboard", "Place"] + (["imported"] if any(isinstance(e, ImportedEvidence) for e in evidence)
-                                              else [])
+    vocab = ["ImportedDashboard", "Place"] + (
+        ["imported"] if any(isinstance(e, ImportedEvidence) for e in evidence) else []
+    )
     kit = sorted({KIT_FUNCTION[s.kind] for s in specs})
-    spec = [name for name, used in (("Evidence", any(not isinstance(e, ImportedEvidence) for e in evidence)),
-                                    ("GroupSpec", bool(plan.groups)), ("Target", any(s.targets for s in specs)))
-            if used]
+    spec = [
+        name
+        for name, used in (
+            ("Evidence", any(not isinstance(e, ImportedEvidence) for e in evidence)),
+            ("GroupSpec", bool(plan.groups)),
+            ("Target", any(s.targets for s in specs)),
+        )
+        if used
+    ]
     lines = []
-    for module, names in (("dashgen.importer.vocab", vocab), ("dashgen.render.kit", kit),
-                          ("dashgen.render.spec", spec)):
+    for module, names in (
+        ("dashgen.importer.vocab", vocab),
+        ("dashgen.render.kit", kit),
+        ("dashgen.render.spec", spec),
+    ):
         if names:
             lines.append(f"from {module} import {', '.join(names)}")
     return lines

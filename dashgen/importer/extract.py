@@ -33,14 +33,25 @@ from dashgen.render.layout import GridPos
 from dashgen.render.spec import Evidence, PanelSpec, Target
 
 KIT_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline")
-BASE_KIND = {"gauge": "stat", "piechart": "stat", "status-history": "state-timeline", "barchart": "timeseries",
-             "heatmap": "timeseries", "histogram": "timeseries", "trend": "timeseries", "xychart": "timeseries"}
+BASE_KIND = {
+    "gauge": "stat",
+    "piechart": "stat",
+    "status-history": "state-timeline",
+    "barchart": "timeseries",
+    "heatmap": "timeseries",
+    "histogram": "timeseries",
+    "trend": "timeseries",
+    "xychart": "timeseries",
+}
 KIT_TRANSFORMATIONS = frozenset({"merge", "organize", "groupingToMatrix"})
 DEFAULT_THRESHOLDS = (("green", None), ("red", 80))
 # fieldConfig.defaults keys the spec states as fields of its own
 SPEC_DEFAULTS = frozenset({"unit", "min", "max", "decimals", "noValue", "mappings", "thresholds", "links", "custom"})
-_EVIDENCE = re.compile(r"(?:Evidence layer: (?P<layer>.*?)\. )?Source: (?P<source>.*?)\. Quantity: "
-                       r"(?P<quantity>.*?)\. Limit: (?P<limit>.*)\.", re.DOTALL)
+_EVIDENCE = re.compile(
+    r"(?:Evidence layer: (?P<layer>.*?)\. )?Source: (?P<source>.*?)\. Quantity: "
+    r"(?P<quantity>.*?)\. Limit: (?P<limit>.*)\.",
+    re.DOTALL,
+)
 _DOTS = re.compile(r"\.{2,}")
 
 
@@ -101,14 +112,16 @@ def targets_of(raw: Any) -> tuple[Target, ...]:
     for index, target in enumerate(raw if isinstance(raw, list) else []):
         target = _dict(target)
         ref, interval = target.get("refId"), target.get("interval")
-        targets.append(Target(
-            expr=target["expr"] if isinstance(target.get("expr"), str) else "",
-            legend=target["legendFormat"] if isinstance(target.get("legendFormat"), str) else "",
-            instant=target.get("instant") is True,
-            table=target.get("format") == "table",
-            ref_id=ref if isinstance(ref, str) and ref != _ref_id(index) else "",
-            interval=interval if isinstance(interval, str) else "",
-        ))
+        targets.append(
+            Target(
+                expr=target["expr"] if isinstance(target.get("expr"), str) else "",
+                legend=target["legendFormat"] if isinstance(target.get("legendFormat"), str) else "",
+                instant=target.get("instant") is True,
+                table=target.get("format") == "table",
+                ref_id=ref if isinstance(ref, str) and ref != _ref_id(index) else "",
+                interval=interval if isinstance(interval, str) else "",
+            )
+        )
     return tuple(targets)
 
 
@@ -199,8 +212,11 @@ def _overlays(spec: PanelSpec, rendered: Mapping[str, Any], source: Mapping[str,
         options.pop("content", None)
     custom = overlay(r_defaults.get("custom"), s_defaults.get("custom"), CUSTOM_DEFAULTS)
     stated = SPEC_DEFAULTS - ({"noValue"} if spec.no_value is None else set())  # a stat's kit default "No data"
-    others = overlay({k: v for k, v in r_defaults.items() if k not in stated},
-                     {k: v for k, v in s_defaults.items() if k not in stated}, FIELD_DEFAULTS)
+    others = overlay(
+        {k: v for k, v in r_defaults.items() if k not in stated},
+        {k: v for k, v in s_defaults.items() if k not in stated},
+        FIELD_DEFAULTS,
+    )
     return replace(spec, options=options, custom=custom, field_defaults=others)
 
 
@@ -222,8 +238,9 @@ def _target_patches(rendered: list[Any], source: list[Any]) -> dict[int, Any] | 
 
 def _residual(rendered: Mapping[str, Any], source: Mapping[str, Any]) -> dict[str, Any]:
     r_targets, s_targets = rendered.get("targets") or [], source.get("targets") or []
-    patch = patch_between({k: v for k, v in rendered.items() if k != "targets"},
-                          {k: v for k, v in source.items() if k != "targets"})
+    patch = patch_between(
+        {k: v for k, v in rendered.items() if k != "targets"}, {k: v for k, v in source.items() if k != "targets"}
+    )
     if r_targets != s_targets:
         patch["targets"] = _target_patches(list(r_targets), list(s_targets))
     return patch
@@ -233,8 +250,14 @@ def _hatches(spec: PanelSpec) -> list[Hatch]:
     title = spec.title
     found = []
     if spec.extra.get("type") is not None:
-        found.append(Hatch(title, spec.key, "type", f"plugin {spec.extra['type']!r}: {reason('type')}; "
-                           f"rendered as a {spec.kind} with its own JSON"))
+        found.append(
+            Hatch(
+                title,
+                spec.key,
+                "type",
+                f"plugin {spec.extra['type']!r}: {reason('type')}; rendered as a {spec.kind} with its own JSON",
+            )
+        )
     for path in leaf_paths({k: v for k, v in spec.extra.items() if k != "type"}, depth=4):
         if path:
             found.append(Hatch(title, spec.key, path, reason(path)))
@@ -245,8 +268,14 @@ def _hatches(spec: PanelSpec) -> list[Hatch]:
     for index, transformation in enumerate(spec.transformations):
         name = transformation.get("id") if isinstance(transformation, Mapping) else None
         if name not in KIT_TRANSFORMATIONS:
-            found.append(Hatch(title, spec.key, f"transformations[{index}]",
-                               f"transformation {name!r} is not one the panel kit builds; carried verbatim"))
+            found.append(
+                Hatch(
+                    title,
+                    spec.key,
+                    f"transformations[{index}]",
+                    f"transformation {name!r} is not one the panel kit builds; carried verbatim",
+                )
+            )
     return found
 
 
@@ -268,9 +297,12 @@ def _without_shadowed(spec: PanelSpec) -> PanelSpec:
     defaults = _dict(_dict(spec.extra.get("fieldConfig")).get("defaults"))
     if not defaults and "options" not in spec.extra:
         return spec
-    return replace(spec, custom=_drop(spec.custom, defaults.get("custom")),
-                   field_defaults=_drop(spec.field_defaults, {k: v for k, v in defaults.items() if k != "custom"}),
-                   options=_drop(spec.options, spec.extra.get("options")))
+    return replace(
+        spec,
+        custom=_drop(spec.custom, defaults.get("custom")),
+        field_defaults=_drop(spec.field_defaults, {k: v for k, v in defaults.items() if k != "custom"}),
+        options=_drop(spec.options, spec.extra.get("options")),
+    )
 
 
 def extract_panel(raw: Mapping[str, Any], key: str) -> Extracted:

@@ -12,11 +12,42 @@ from collections.abc import Mapping
 from typing import Any
 
 # Keys every panel keeps through a plugin change (what is not the plugin's own options).
-PANEL_KEYS = ("id", "gridPos", "title", "description", "datasource", "targets", "links", "transparent", "repeat",
-              "repeatDirection", "maxPerRow", "interval", "maxDataPoints", "timeFrom", "timeShift",
-              "hideTimeOverride", "transformations", "libraryPanel", "cacheTimeout", "span", "height")
-REDUCERS = {"avg": "mean", "min": "min", "max": "max", "current": "lastNotNull", "total": "sum", "first": "first",
-            "delta": "delta", "diff": "diff", "range": "range", "last_time": "lastNotNull", "name": "lastNotNull"}
+PANEL_KEYS = (
+    "id",
+    "gridPos",
+    "title",
+    "description",
+    "datasource",
+    "targets",
+    "links",
+    "transparent",
+    "repeat",
+    "repeatDirection",
+    "maxPerRow",
+    "interval",
+    "maxDataPoints",
+    "timeFrom",
+    "timeShift",
+    "hideTimeOverride",
+    "transformations",
+    "libraryPanel",
+    "cacheTimeout",
+    "span",
+    "height",
+)
+REDUCERS = {
+    "avg": "mean",
+    "min": "min",
+    "max": "max",
+    "current": "lastNotNull",
+    "total": "sum",
+    "first": "first",
+    "delta": "delta",
+    "diff": "diff",
+    "range": "range",
+    "last_time": "lastNotNull",
+    "name": "lastNotNull",
+}
 THRESHOLD_COLOURS = {"critical": "red", "warning": "orange", "ok": "green"}
 
 
@@ -51,8 +82,13 @@ def _axis(axis: Any) -> dict[str, Any]:
         custom["axisLabel"] = axis["label"]
     if axis.get("logBase") in (2, 10):
         custom["scaleDistribution"] = {"type": "log", "log": axis["logBase"]}
-    out: dict[str, Any] = {"unit": axis.get("format"), "decimals": _number(axis.get("decimals")),
-                           "min": _number(axis.get("min")), "max": _number(axis.get("max")), "custom": custom}
+    out: dict[str, Any] = {
+        "unit": axis.get("format"),
+        "decimals": _number(axis.get("decimals")),
+        "min": _number(axis.get("min")),
+        "max": _number(axis.get("max")),
+        "custom": custom,
+    }
     return {key: value for key, value in out.items() if value is not None}
 
 
@@ -99,8 +135,10 @@ def _graph_thresholds(thresholds: Any, defaults: dict[str, Any]) -> None:
         return
     steps: list[dict[str, Any]] = [{"color": "transparent", "value": None}]
     style = "line"
-    for item in sorted((t for t in thresholds if isinstance(t, Mapping) and _number(t.get("value")) is not None),
-                       key=lambda t: _number(t["value"])):
+    for item in sorted(
+        (t for t in thresholds if isinstance(t, Mapping) and _number(t.get("value")) is not None),
+        key=lambda t: _number(t["value"]),
+    ):
         mode = item.get("colorMode")
         colour = item.get("lineColor") or item.get("fillColor") if mode == "custom" else THRESHOLD_COLOURS.get(mode)
         steps.append({"color": colour or "red", "value": _number(item["value"])})
@@ -145,8 +183,12 @@ def graph_to_timeseries(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[
     _graph_thresholds(panel.get("thresholds"), defaults)
     overrides = _l(_d(panel.get("fieldConfig")).get("overrides"))
     for alias, colour in _d(panel.get("aliasColors")).items():
-        overrides.append({"matcher": {"id": "byName", "options": alias},
-                          "properties": [{"id": "color", "value": {"mode": "fixed", "fixedColor": colour}}]})
+        overrides.append(
+            {
+                "matcher": {"id": "byName", "options": alias},
+                "properties": [{"id": "color", "value": {"mode": "fixed", "fixedColor": colour}}],
+            }
+        )
     for override in _l(panel.get("seriesOverrides")):
         if isinstance(override, Mapping) and (rule := _series_override(override, notes)) is not None:
             overrides.append(rule)
@@ -167,8 +209,11 @@ def graph_to_timeseries(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[
     tooltip = {"mode": "multi" if tooltip_in.get("shared") else "single", "sort": "none"}
     if tooltip_in.get("shared") and tooltip_in.get("sort") in (1, 2):
         tooltip["sort"] = "asc" if tooltip_in["sort"] == 1 else "desc"
-    if len(yaxes) > 1 and isinstance(yaxes[1], Mapping) and not any(
-            isinstance(o, Mapping) and o.get("yaxis") == 2 for o in _l(panel.get("seriesOverrides"))):
+    if (
+        len(yaxes) > 1
+        and isinstance(yaxes[1], Mapping)
+        and not any(isinstance(o, Mapping) and o.get("yaxis") == 2 for o in _l(panel.get("seriesOverrides")))
+    ):
         pass  # the right axis shows nothing unless a series is moved to it
     elif len(yaxes) > 1:
         notes.append("right y-axis settings (unit, min, max) not migrated; its series keep the left axis' unit")
@@ -178,8 +223,13 @@ def graph_to_timeseries(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[
     if panel.get("timeRegions"):
         notes.append("time regions not migrated")
     out = _kept(panel)
-    out.update({"type": "timeseries", "fieldConfig": {"defaults": defaults, "overrides": overrides},
-                "options": {"legend": legend, "tooltip": tooltip}})
+    out.update(
+        {
+            "type": "timeseries",
+            "fieldConfig": {"defaults": defaults, "overrides": overrides},
+            "options": {"legend": legend, "tooltip": tooltip},
+        }
+    )
     return out, notes
 
 
@@ -212,8 +262,16 @@ def upgrade_mappings(old: list[Any]) -> list[dict[str, Any]]:
             if mapping.get("from") == "null" and mapping.get("to") == "null":
                 out.append({"type": "special", "options": {"match": "null", "result": result}})
             else:
-                out.append({"type": "range", "options": {"from": _number(mapping.get("from")),
-                                                         "to": _number(mapping.get("to")), "result": result}})
+                out.append(
+                    {
+                        "type": "range",
+                        "options": {
+                            "from": _number(mapping.get("from")),
+                            "to": _number(mapping.get("to")),
+                            "result": result,
+                        },
+                    }
+                )
     return ([{"type": "value", "options": values}] if values else []) + out
 
 
@@ -223,38 +281,63 @@ def singlestat_to_stat(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
     colours = panel.get("colors") if isinstance(panel.get("colors"), list) else []
     limits = [_number(v) for v in str(panel.get("thresholds") or "").split(",") if v.strip()]
     steps = [{"color": colours[0] if colours else "green", "value": None}]
-    steps += [{"color": colours[i + 1] if i + 1 < len(colours) else "red", "value": v}
-              for i, v in enumerate(limits) if v is not None]
-    defaults: dict[str, Any] = {"unit": panel.get("format") or "none", "mappings": _old_mappings(panel),
-                                "thresholds": {"mode": "absolute", "steps": steps}, "color": {"mode": "thresholds"}}
+    steps += [
+        {"color": colours[i + 1] if i + 1 < len(colours) else "red", "value": v}
+        for i, v in enumerate(limits)
+        if v is not None
+    ]
+    defaults: dict[str, Any] = {
+        "unit": panel.get("format") or "none",
+        "mappings": _old_mappings(panel),
+        "thresholds": {"mode": "absolute", "steps": steps},
+        "color": {"mode": "thresholds"},
+    }
     if _number(panel.get("decimals")) is not None:
         defaults["decimals"] = _number(panel["decimals"])
     if isinstance(panel.get("nullText"), str) and panel["nullText"]:
         defaults["noValue"] = panel["nullText"]
     calc = REDUCERS.get(str(panel.get("valueName") or "avg"), "mean")
-    options: dict[str, Any] = {"reduceOptions": {"calcs": [calc], "fields": "", "values": False},
-                               "orientation": "horizontal", "textMode": "auto", "justifyMode": "auto"}
+    options: dict[str, Any] = {
+        "reduceOptions": {"calcs": [calc], "fields": "", "values": False},
+        "orientation": "horizontal",
+        "textMode": "auto",
+        "justifyMode": "auto",
+    }
     gauge = panel.get("gauge") if isinstance(panel.get("gauge"), Mapping) else {}
     plugin = "gauge" if gauge.get("show") else "stat"
     if plugin == "gauge":
         defaults["min"], defaults["max"] = _number(gauge.get("minValue")), _number(gauge.get("maxValue"))
-        options.update({"showThresholdLabels": bool(gauge.get("thresholdLabels")),
-                        "showThresholdMarkers": gauge.get("thresholdMarkers", True)})
+        options.update(
+            {
+                "showThresholdLabels": bool(gauge.get("thresholdLabels")),
+                "showThresholdMarkers": gauge.get("thresholdMarkers", True),
+            }
+        )
     else:
-        options["colorMode"] = ("background" if panel.get("colorBackground") else
-                                "value" if panel.get("colorValue") else "none")
+        options["colorMode"] = (
+            "background" if panel.get("colorBackground") else "value" if panel.get("colorValue") else "none"
+        )
         options["graphMode"] = "area" if _d(panel.get("sparkline")).get("show") else "none"
     for old in ("prefix", "postfix"):
         if panel.get(old):
             notes.append(f"{old} {panel[old]!r} not migrated")
     out = _kept(panel)
-    out.update({"type": plugin, "fieldConfig": {"defaults": {k: v for k, v in defaults.items() if v is not None},
-                                                "overrides": []}, "options": options})
+    out.update(
+        {
+            "type": plugin,
+            "fieldConfig": {"defaults": {k: v for k, v in defaults.items() if v is not None}, "overrides": []},
+            "options": options,
+        }
+    )
     return out, notes
 
 
-TABLE_TRANSFORMS = {"timeseries_to_rows": "seriesToRows", "timeseries_to_columns": "seriesToColumns",
-                    "timeseries_aggregations": "reduce", "table": "merge"}
+TABLE_TRANSFORMS = {
+    "timeseries_to_rows": "seriesToRows",
+    "timeseries_to_columns": "seriesToColumns",
+    "timeseries_aggregations": "reduce",
+    "table": "merge",
+}
 
 
 def _style_properties(style: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -278,8 +361,9 @@ def _style_properties(style: Mapping[str, Any]) -> list[dict[str, Any]]:
     colours = style.get("colors") if isinstance(style.get("colors"), list) else []
     if limits:
         steps = [{"color": colours[0] if colours else "green", "value": None}]
-        steps += [{"color": colours[i + 1] if i + 1 < len(colours) else "red", "value": v}
-                  for i, v in enumerate(limits)]
+        steps += [
+            {"color": colours[i + 1] if i + 1 < len(colours) else "red", "value": v} for i, v in enumerate(limits)
+        ]
         props.append({"id": "thresholds", "value": {"mode": "absolute", "steps": steps}})
     if style.get("link") and style.get("linkUrl"):
         props.append({"id": "links", "value": [{"title": style.get("linkTooltip") or "", "url": style["linkUrl"]}]})
@@ -314,8 +398,11 @@ def table_old_to_table(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
         out["transformations"] = [step, *_l(out.get("transformations"))]
     elif transform:
         notes.append(f"table transform {transform!r} not migrated")
-    options: dict[str, Any] = {"showHeader": panel.get("showHeader", True), "cellHeight": "sm",
-                               "footer": {"show": False, "reducer": ["sum"], "countRows": False, "fields": ""}}
+    options: dict[str, Any] = {
+        "showHeader": panel.get("showHeader", True),
+        "cellHeight": "sm",
+        "footer": {"show": False, "reducer": ["sum"], "countRows": False, "fields": ""},
+    }
     sort = panel.get("sort") if isinstance(panel.get("sort"), Mapping) else {}
     if sort.get("col") is not None:
         notes.append("sort by column index not migrated (the new table sorts by column name)")
@@ -323,5 +410,9 @@ def table_old_to_table(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
     return out, notes
 
 
-PLUGIN_MIGRATIONS = {"graph": graph_to_timeseries, "singlestat": singlestat_to_stat,
-                     "grafana-singlestat-panel": singlestat_to_stat, "table-old": table_old_to_table}
+PLUGIN_MIGRATIONS = {
+    "graph": graph_to_timeseries,
+    "singlestat": singlestat_to_stat,
+    "grafana-singlestat-panel": singlestat_to_stat,
+    "table-old": table_old_to_table,
+}

@@ -72,9 +72,14 @@ def _rows_to_panels(body: dict[str, Any], notes: list[str]) -> None:
         row_height = _height(row.get("height"), _height(DEFAULT_ROW_HEIGHT, 7))
         row_panel = None
         if show_rows:
-            row_panel = {"type": "row", "id": next_id, "title": row.get("title") or "",
-                         "collapsed": bool(row.get("collapse")), "panels": [],
-                         "gridPos": {"x": 0, "y": y, "w": 24, "h": 1}}
+            row_panel = {
+                "type": "row",
+                "id": next_id,
+                "title": row.get("title") or "",
+                "collapsed": bool(row.get("collapse")),
+                "panels": [],
+                "gridPos": {"x": 0, "y": y, "w": 24, "h": 1},
+            }
             if row.get("repeat"):
                 row_panel["repeat"] = row["repeat"]
             panels.append(row_panel)
@@ -98,8 +103,9 @@ def _rows_to_panels(body: dict[str, Any], notes: list[str]) -> None:
         if not (row_panel is not None and row_panel["collapsed"]):
             y += max(line, row_height if row.get("panels") else 0)
     body["panels"] = panels
-    notes.append(f"schema 16: {len(rows)} legacy rows[] laid out as grid panels"
-                 + (" under row panels" if show_rows else ""))
+    notes.append(
+        f"schema 16: {len(rows)} legacy rows[] laid out as grid panels" + (" under row panels" if show_rows else "")
+    )
 
 
 def _datasource_ref(value: Any) -> Any:
@@ -183,9 +189,10 @@ def _schema_steps(body: dict[str, Any], version: int, notes: list[str]) -> None:
         count = 0
         for panel in panels:
             defaults = _d(panel.get("fieldConfig")).get("defaults")
-            if isinstance(defaults, dict) and any(isinstance(m, Mapping) and "op" in m or
-                                                  isinstance(m, Mapping) and m.get("type") in (1, 2)
-                                                  for m in _l(defaults.get("mappings"))):
+            if isinstance(defaults, dict) and any(
+                isinstance(m, Mapping) and "op" in m or isinstance(m, Mapping) and m.get("type") in (1, 2)
+                for m in _l(defaults.get("mappings"))
+            ):
                 defaults["mappings"] = upgrade_mappings(defaults["mappings"])
                 count += 1
         step(30, "old value mappings upgraded", count)

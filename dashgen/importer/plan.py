@@ -36,8 +36,9 @@ class GroupPlan:
     panels: tuple[Extracted, ...]
 
     def spec(self) -> GroupSpec:
-        return GroupSpec(key=self.key, title=self.title, panels=tuple(p.spec for p in self.panels),
-                         collapsed=self.collapsed)
+        return GroupSpec(
+            key=self.key, title=self.title, panels=tuple(p.spec for p in self.panels), collapsed=self.collapsed
+        )
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,15 @@ class ImportPlan:
             for panel in group.panels:
                 layout[panel.spec.key] = panel.place
         return ImportedDashboard(
-            title=self.title, uid=self.uid, schema_version=self.schema_version,
-            groups=tuple(g.spec() for g in self.groups), variables=self.variables, layout=layout,
-            rows={g.key: g.row_patch for g in self.groups if g.row_patch}, fields=self.fields)
+            title=self.title,
+            uid=self.uid,
+            schema_version=self.schema_version,
+            groups=tuple(g.spec() for g in self.groups),
+            variables=self.variables,
+            layout=layout,
+            rows={g.key: g.row_patch for g in self.groups if g.row_patch},
+            fields=self.fields,
+        )
 
 
 def _variables(body: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
@@ -78,8 +85,13 @@ def _variables(body: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
     out = []
     for var in found if isinstance(found, list) else []:
         if isinstance(var, Mapping):
-            out.append({k: v for k, v in var.items()
-                        if v is not None and not (k == "options" and var.get("type") in REFRESHED_OPTIONS)})
+            out.append(
+                {
+                    k: v
+                    for k, v in var.items()
+                    if v is not None and not (k == "options" and var.get("type") in REFRESHED_OPTIONS)
+                }
+            )
     return tuple(out)
 
 
@@ -95,8 +107,7 @@ class _Grouping:
     def start(self, row: Mapping[str, Any] | None) -> dict[str, Any]:
         title = row.get("title") if row is not None and isinstance(row.get("title"), str) else ""
         key = self.group_keys.take(slug(title, "row") if row is not None else TOP_GROUP)
-        group = {"key": key, "title": title, "collapsed": bool(row and row.get("collapsed")), "row": row,
-                 "panels": []}
+        group = {"key": key, "title": title, "collapsed": bool(row and row.get("collapsed")), "row": row, "panels": []}
         self.groups.append(group)
         return group
 
@@ -123,15 +134,18 @@ class _Grouping:
             if "." in extracted.spec.key and source_id == panel_id(f"row:{candidate}"):
                 group["key"] = candidate
         derived = panel_id(f"row:{group['key']}")
-        place = Place(pos.get("x", 0) if isinstance(pos.get("x"), int) else 0,
-                      pos.get("y", 0) if isinstance(pos.get("y"), int) else 0,
-                      None if source_id in (None, derived) else source_id)
+        place = Place(
+            pos.get("x", 0) if isinstance(pos.get("x"), int) else 0,
+            pos.get("y", 0) if isinstance(pos.get("y"), int) else 0,
+            None if source_id in (None, derived) else source_id,
+        )
         spec = GroupSpec(key=group["key"], title=group["title"], panels=(), collapsed=group["collapsed"])
         rendered = canonicalise_panel(render_row(spec, place, {}, []))
         patch = patch_between(rendered, canonicalise_panel(raw))
         for path in sorted(patch):
-            self.row_hatches.append(Hatch(group["title"], f"row:{group['key']}", path,
-                                          "a row field the group spec does not state"))
+            self.row_hatches.append(
+                Hatch(group["title"], f"row:{group['key']}", path, "a row field the group spec does not state")
+            )
         return place, patch
 
 
@@ -163,8 +177,7 @@ def plan_import(body: Mapping[str, Any], notes: tuple[str, ...] = (), only: str 
         if only is not None and not group["panels"]:
             continue
         place, patch = grouping.plan_row(group)
-        groups.append(GroupPlan(group["key"], group["title"], group["collapsed"], place, patch,
-                                tuple(group["panels"])))
+        groups.append(GroupPlan(group["key"], group["title"], group["collapsed"], place, patch, tuple(group["panels"])))
     version = body.get("schemaVersion")
     uid = body.get("uid")
     return ImportPlan(

@@ -116,8 +116,13 @@ def render_imported(dash: ImportedDashboard) -> dict[str, Any]:
                 continue
         panels.extend(rendered)
     body = copy.deepcopy(dash.fields)
-    body.update({"schemaVersion": dash.schema_version, "panels": panels,
-                 "templating": {"list": copy.deepcopy(list(dash.variables))}})
+    body.update(
+        {
+            "schemaVersion": dash.schema_version,
+            "panels": panels,
+            "templating": {"list": copy.deepcopy(list(dash.variables))},
+        }
+    )
     for key, value in (("title", dash.title), ("uid", dash.uid)):
         if value is not None:
             body[key] = value

@@ -17,8 +17,10 @@ REASONS: tuple[tuple[str, str], ...] = (
     ("libraryPanel", "a library panel: its model lives in Grafana's panel library"),
     ("fieldConfig.defaults.custom.spanNulls", "dashgen's renderer draws every gap as a gap (S7)"),
     ("fieldConfig.defaults.custom.insertNulls", "dashgen's renderer sets insertNulls itself (S7)"),
-    ("fieldConfig.defaults.thresholds.steps", "dashgen writes the base step's value as null (Grafana reads the "
-     "first step as the base whatever its value)"),
+    (
+        "fieldConfig.defaults.thresholds.steps",
+        "dashgen writes the base step's value as null (Grafana reads the first step as the base whatever its value)",
+    ),
     ("fieldConfig.defaults.thresholds", "a thresholds shape the spec's (colour, value) steps cannot state"),
     ("repeat", "panel repetition is not in the spec"),
     ("repeatDirection", "panel repetition is not in the spec"),

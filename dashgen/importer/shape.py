@@ -16,7 +16,8 @@ class BadShape(ValueError):
 
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), type(value).__name__)
+        type(value), type(value).__name__
+    )
 
 
 def _expect(value: Any, kinds: tuple[type, ...], where: str, what: str) -> None:

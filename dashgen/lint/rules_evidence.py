@@ -286,9 +286,7 @@ def check_s12(ctx: LintContext) -> Iterator[Hit]:
 
 
 def utilisation_quantities(panel: Panel, ctx: LintContext) -> set[tuple[str, str]]:
-    return {
-        UTILISATION[name] for q in ctx.parsed_of(panel) for name in metric_names(q.ast) if name in UTILISATION
-    }
+    return {UTILISATION[name] for q in ctx.parsed_of(panel) for name in metric_names(q.ast) if name in UTILISATION}
 
 
 def check_s18(ctx: LintContext) -> Iterator[Hit]:

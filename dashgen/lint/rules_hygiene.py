@@ -50,9 +50,7 @@ QUERY_PANEL_TYPES = frozenset(
         "singlestat",
     }
 )
-UNIT_PANEL_TYPES = frozenset(
-    {"timeseries", "graph", "stat", "gauge", "bargauge", "table", "barchart", "singlestat"}
-)
+UNIT_PANEL_TYPES = frozenset({"timeseries", "graph", "stat", "gauge", "bargauge", "table", "barchart", "singlestat"})
 GRAPH_TYPES = frozenset({"timeseries", "graph", "barchart", "state-timeline", "status-history", "heatmap"})
 LEGEND_TYPES = frozenset({"timeseries", "graph", "barchart", "bargauge", "state-timeline", "status-history"})
 RATE_FUNCS = frozenset({"rate", "irate", "increase"})
@@ -132,11 +130,7 @@ def has_unit(panel: Panel) -> bool:
 
 def check_units(ctx: LintContext) -> Iterator[Hit]:
     for panel in ctx.dashboard.panels:
-        if (
-            panel.type in UNIT_PANEL_TYPES
-            and not has_unit(panel)
-            and not panel.field_defaults.get("mappings")
-        ):
+        if panel.type in UNIT_PANEL_TYPES and not has_unit(panel) and not panel.field_defaults.get("mappings"):
             yield Hit(panel, "no unit set: a number without a unit can be misread")
 
 
@@ -152,11 +146,14 @@ def check_descriptions(ctx: LintContext) -> Iterator[Hit]:
 def check_promql_parses(ctx: LintContext) -> Iterator[Hit]:
     for q in ctx.queries:
         if q.over_budget:
-            yield Hit(q.panel, f"target {_ref(q)} is too large to lint ({q.error}); split the query",
-                      Severity.WARNING)
+            yield Hit(q.panel, f"target {_ref(q)} is too large to lint ({q.error}); split the query", Severity.WARNING)
         elif q.error is not None and (metricsql := metricsql_functions(q.expanded)):
-            yield Hit(q.panel, f"target {_ref(q)} is MetricsQL ({', '.join(metricsql)}: VictoriaMetrics only), not "
-                               "PromQL: not checked by the PromQL rules", Severity.WARNING)
+            yield Hit(
+                q.panel,
+                f"target {_ref(q)} is MetricsQL ({', '.join(metricsql)}: VictoriaMetrics only), not "
+                "PromQL: not checked by the PromQL rules",
+                Severity.WARNING,
+            )
         elif q.error is not None:
             yield Hit(q.panel, f"target {_ref(q)} does not parse after variable expansion: {q.error}")
 

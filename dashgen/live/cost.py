@@ -79,8 +79,9 @@ def stats_from_answer(answer: Mapping[str, Any]) -> Stats:
         samples = None
         if isinstance(trace, Mapping):
             samples = _trace_samples(trace)
-        return Stats(_int(vm.get("seriesFetched")), samples, None if seconds is None else seconds / 1000,
-                     "victoriametrics-stats")
+        return Stats(
+            _int(vm.get("seriesFetched")), samples, None if seconds is None else seconds / 1000, "victoriametrics-stats"
+        )
     if isinstance(trace, Mapping):
         series = samples = 0
         found = False
@@ -92,14 +93,19 @@ def stats_from_answer(answer: Mapping[str, Any]) -> Stats:
         scanned = _trace_samples(trace)
         duration = trace.get("duration_msec")
         seconds = float(duration) / 1000 if isinstance(duration, int | float) else None
-        return Stats(series if found else 0, scanned if scanned is not None else samples, seconds,
-                     "victoriametrics-trace")
+        return Stats(
+            series if found else 0, scanned if scanned is not None else samples, seconds, "victoriametrics-trace"
+        )
     if isinstance(prom, Mapping):
         samples_block = prom.get("samples") if isinstance(prom.get("samples"), Mapping) else {}
         timings = prom.get("timings") if isinstance(prom.get("timings"), Mapping) else {}
         total = timings.get("execTotalTime")
-        return Stats(None, _int(samples_block.get("totalQueryableSamples")),
-                     float(total) if isinstance(total, int | float) else None, "prometheus")
+        return Stats(
+            None,
+            _int(samples_block.get("totalQueryableSamples")),
+            float(total) if isinstance(total, int | float) else None,
+            "prometheus",
+        )
     return Stats(None, None, None, "none")
 
 
@@ -186,13 +192,18 @@ def totals(panels: list[PanelCost]) -> list[DashboardTotal]:
     for name in dict.fromkeys(p.dashboard for p in panels):
         mine = [p for p in panels if p.dashboard == name]
         opened = [p for p in mine if p.on_open]
-        out.append(DashboardTotal(
-            name, len(mine), len(opened), sum(len(p.queries) for p in opened),
-            _total(p.series_fetched for p in opened),  # type: ignore[arg-type]
-            _total(p.samples_scanned for p in opened),  # type: ignore[arg-type]
-            _total(p.seconds for p in opened),
-            sum(q.wall_seconds for p in opened for q in p.queries),
-        ))
+        out.append(
+            DashboardTotal(
+                name,
+                len(mine),
+                len(opened),
+                sum(len(p.queries) for p in opened),
+                _total(p.series_fetched for p in opened),  # type: ignore[arg-type]
+                _total(p.samples_scanned for p in opened),  # type: ignore[arg-type]
+                _total(p.seconds for p in opened),
+                sum(q.wall_seconds for p in opened for q in p.queries),
+            )
+        )
     return out
 
 
@@ -204,14 +215,18 @@ def violations(panels: list[PanelCost], budget: Budget) -> list[str]:
         for figure, limit in (("series fetched", budget.panel_series), ("samples scanned", budget.panel_samples)):
             value = panel.series_fetched if figure == "series fetched" else panel.samples_scanned
             if limit is not None and value is not None and value > limit:
-                found.append(f"{panel.dashboard}: panel {panel.title!r}: {figure} {value:,} over the panel budget "
-                             f"{limit:,}")
+                found.append(
+                    f"{panel.dashboard}: panel {panel.title!r}: {figure} {value:,} over the panel budget {limit:,}"
+                )
     for total in totals(panels):
-        for figure, value, limit in (("series fetched", total.series_fetched, budget.dashboard_series),
-                                     ("samples scanned", total.samples_scanned, budget.dashboard_samples)):
+        for figure, value, limit in (
+            ("series fetched", total.series_fetched, budget.dashboard_series),
+            ("samples scanned", total.samples_scanned, budget.dashboard_samples),
+        ):
             if limit is not None and value is not None and value > limit:
-                found.append(f"{total.dashboard}: dashboard on open: {figure} {value:,} over the dashboard budget "
-                             f"{limit:,}")
+                found.append(
+                    f"{total.dashboard}: dashboard on open: {figure} {value:,} over the dashboard budget {limit:,}"
+                )
     return found
 
 
@@ -221,9 +236,20 @@ def report(panels: list[PanelCost], budget: Budget, meta: Mapping[str, Any]) -> 
         **meta,
         "budget": asdict(budget),
         "dashboards": [asdict(t) for t in totals(panels)],
-        "panels": [{"dashboard": p.dashboard, "title": p.title, "row": p.row, "panel_id": p.panel_id,
-                    "on_open": p.on_open, "series_fetched": p.series_fetched, "samples_scanned": p.samples_scanned,
-                    "seconds": p.seconds, "queries": [asdict(q) for q in p.queries]} for p in panels],
+        "panels": [
+            {
+                "dashboard": p.dashboard,
+                "title": p.title,
+                "row": p.row,
+                "panel_id": p.panel_id,
+                "on_open": p.on_open,
+                "series_fetched": p.series_fetched,
+                "samples_scanned": p.samples_scanned,
+                "seconds": p.seconds,
+                "queries": [asdict(q) for q in p.queries],
+            }
+            for p in panels
+        ],
         "over_budget": violations(panels, budget),
         "errors": [f"{p.dashboard}: panel {p.title!r}: {e}" for p in panels for e in p.errors],
     }
@@ -237,19 +263,25 @@ def _figure(value: int | float | None) -> str:
 
 def render_text(data: Mapping[str, Any], top: int = 15) -> str:
     """The report for a terminal: each dashboard's total on open, its most expensive panels, the verdict."""
-    lines = [f"query cost on {data.get('datasource', '?')}, window {data.get('window', '?')} ending "
-             f"{data.get('at_text', '?')}"]
+    lines = [
+        f"query cost on {data.get('datasource', '?')}, window {data.get('window', '?')} ending "
+        f"{data.get('at_text', '?')}"
+    ]
     for total in data["dashboards"]:
-        lines.append(f"{total['dashboard']}: on open {total['panels_on_open']} of {total['panels']} panels, "
-                     f"{total['queries_on_open']} queries: series fetched {_figure(total['series_fetched'])}, "
-                     f"samples scanned {_figure(total['samples_scanned'])}, "
-                     f"data source time {_figure(total['seconds'])} s (wall {total['wall_seconds']:.3f} s)")
+        lines.append(
+            f"{total['dashboard']}: on open {total['panels_on_open']} of {total['panels']} panels, "
+            f"{total['queries_on_open']} queries: series fetched {_figure(total['series_fetched'])}, "
+            f"samples scanned {_figure(total['samples_scanned'])}, "
+            f"data source time {_figure(total['seconds'])} s (wall {total['wall_seconds']:.3f} s)"
+        )
         mine = [p for p in data["panels"] if p["dashboard"] == total["dashboard"]]
         mine.sort(key=lambda p: (p["samples_scanned"] or 0, p["series_fetched"] or 0), reverse=True)
         for panel in mine[:top]:
             where = "" if panel["on_open"] else f"  [collapsed row {panel['row']!r}]"
-            lines.append(f"  {_figure(panel['samples_scanned']):>14} samples  {_figure(panel['series_fetched']):>9} "
-                         f"series  {_figure(panel['seconds']):>8} s  {panel['title']}{where}")
+            lines.append(
+                f"  {_figure(panel['samples_scanned']):>14} samples  {_figure(panel['series_fetched']):>9} "
+                f"series  {_figure(panel['seconds']):>8} s  {panel['title']}{where}"
+            )
     for message in data["errors"]:
         lines.append(f"error: {message}")
     for message in data["over_budget"]:
@@ -267,8 +299,9 @@ def exit_code(data: Mapping[str, Any]) -> int:
 # -- I/O -----------------------------------------------------------------------------------------
 
 
-def measure(datasource: Datasource, planned: list[PlannedPanel], top_level: set[int],
-            timeout: float = 30.0) -> list[PanelCost]:
+def measure(
+    datasource: Datasource, planned: list[PlannedPanel], top_level: set[int], timeout: float = 30.0
+) -> list[PanelCost]:
     """Run every planned query once, in order, with statistics on. ``top_level``: ``id()`` of the panel
     objects at the dashboard's top level (the ones Grafana runs on open). Queries run one at a time, so
     the data source's timings are not inflated by our own concurrency. A query without any answer (refused,
@@ -276,8 +309,13 @@ def measure(datasource: Datasource, planned: list[PlannedPanel], top_level: set[
     panels = []
     for item in planned:
         panel_id = item.raw.get("id")
-        cost = PanelCost(item.dashboard.name, str(item.raw.get("title") or ""), item.row,
-                         panel_id if isinstance(panel_id, int) else None, id(item.raw) in top_level)
+        cost = PanelCost(
+            item.dashboard.name,
+            str(item.raw.get("title") or ""),
+            item.row,
+            panel_id if isinstance(panel_id, int) else None,
+            id(item.raw) in top_level,
+        )
         for query in item.queries:
             step = query.step if query.kind == "range" else 0.0
             began = time.perf_counter()

@@ -35,8 +35,9 @@ class DatasourceError(DashgenError):
 
     exit_code = 1
 
-    def __init__(self, url: str, status: int | None, message: str, error_type: str = "",
-                 connection: bool = False) -> None:
+    def __init__(
+        self, url: str, status: int | None, message: str, error_type: str = "", connection: bool = False
+    ) -> None:
         url, message, error_type = redact(without_credentials(url)), redact(message), redact(error_type)[:100]
         self.url = url
         self.status = status
@@ -79,8 +80,14 @@ class Datasource:
         self.import_url = without_credentials(import_url or self.base_url).rstrip("/")
         self.timeout = timeout
         self._http = HttpTransport(
-            "data source", self.base_url, basic_auth=auth, connect_timeout=timeout, read_timeout=timeout,
-            retry=NO_RETRY, follow_redirects=True, logger=logging.getLogger("dashgen.live"),
+            "data source",
+            self.base_url,
+            basic_auth=auth,
+            connect_timeout=timeout,
+            read_timeout=timeout,
+            retry=NO_RETRY,
+            follow_redirects=True,
+            logger=logging.getLogger("dashgen.live"),
         )
 
     # -- plumbing ---------------------------------------------------------------------------------
@@ -102,25 +109,37 @@ class Datasource:
         worker.start()
         worker.join(seconds + 0.5)
         if worker.is_alive():
-            raise DatasourceError(url, None, f"no complete answer within {seconds:g}s (total deadline per request)",
-                                  connection=True)
+            raise DatasourceError(
+                url, None, f"no complete answer within {seconds:g}s (total deadline per request)", connection=True
+            )
         error = outcome.get("error")
         if isinstance(error, NoAnswer):
             if error.timed_out:
                 raise DatasourceError(url, None, f"timed out after {seconds:g}s", connection=True) from None
-            raise DatasourceError(url, None, f"cannot connect: {type(error.cause).__name__}: {error.reason}",
-                                  connection=True) from None
+            raise DatasourceError(
+                url, None, f"cannot connect: {type(error.cause).__name__}: {error.reason}", connection=True
+            ) from None
         if error is not None:
             raise DatasourceError(url, None, f"request failed: {type(error).__name__}: {error}") from None
         return outcome["response"]
 
-    def _api(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], timeout: float | None = None,
-             method: str = "POST") -> Any:
+    def _api(
+        self,
+        path: str,
+        params: dict[str, Any] | list[tuple[str, Any]],
+        timeout: float | None = None,
+        method: str = "POST",
+    ) -> Any:
         """The ``data`` of a ``{"status": "success", "data": ...}`` answer; anything else is a DatasourceError."""
         return self._answer(path, params, timeout, method).get("data")
 
-    def _answer(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], timeout: float | None = None,
-                method: str = "POST") -> dict[str, Any]:
+    def _answer(
+        self,
+        path: str,
+        params: dict[str, Any] | list[tuple[str, Any]],
+        timeout: float | None = None,
+        method: str = "POST",
+    ) -> dict[str, Any]:
         """The whole ``{"status": "success", ...}`` answer (``data`` and, when asked for, ``stats`` or
         ``trace``); anything else is a DatasourceError."""
         url = f"{self.base_url}{path}"
@@ -138,13 +157,16 @@ class Datasource:
             raise DatasourceError(url, response.status, text)
         if response.status >= 400 or body.get("status") != "success":
             raise DatasourceError(
-                url, response.status, str(body.get("error") or response.reason)[:500],
+                url,
+                response.status,
+                str(body.get("error") or response.reason)[:500],
                 str(body.get("errorType") or ""),
             )
         return body
 
-    def _result(self, path: str, params: dict[str, Any], timeout: float | None,
-                answer: dict[str, Any] | None = None) -> QueryResult:
+    def _result(
+        self, path: str, params: dict[str, Any], timeout: float | None, answer: dict[str, Any] | None = None
+    ) -> QueryResult:
         """A query answer's ``data``, its shape checked: a known ``resultType`` and a ``result`` of that type.
         ``answer``: the whole answer, when the caller already has it (the cost report reads its statistics)."""
         data = (answer if answer is not None else self._answer(path, params, timeout)).get("data")
@@ -153,18 +175,24 @@ class Datasource:
             raise DatasourceError(url, 200, f"malformed answer: data is {type(data).__name__}, not an object")
         kind, result = data.get("resultType"), data.get("result")
         if kind not in RESULT_TYPES:
-            raise DatasourceError(url, 200, f"malformed answer: resultType {str(kind)[:40]!r} is not one of "
-                                            f"{', '.join(RESULT_TYPES)}")
+            raise DatasourceError(
+                url, 200, f"malformed answer: resultType {str(kind)[:40]!r} is not one of {', '.join(RESULT_TYPES)}"
+            )
         if kind in ("vector", "matrix"):
             if not isinstance(result, list):
-                raise DatasourceError(url, 200, f"malformed answer: {kind} result is {type(result).__name__}, "
-                                                "not a list")
+                raise DatasourceError(
+                    url, 200, f"malformed answer: {kind} result is {type(result).__name__}, not a list"
+                )
             sample = "values" if kind == "matrix" else "value"
             for index, item in enumerate(result):
-                if not isinstance(item, dict) or not isinstance(item.get("metric", {}), dict) or not isinstance(
-                        item.get(sample), list):
-                    raise DatasourceError(url, 200, f"malformed answer: result[{index}] is not a series object "
-                                                    f"with metric and {sample}")
+                if (
+                    not isinstance(item, dict)
+                    or not isinstance(item.get("metric", {}), dict)
+                    or not isinstance(item.get(sample), list)
+                ):
+                    raise DatasourceError(
+                        url, 200, f"malformed answer: result[{index}] is not a series object with metric and {sample}"
+                    )
             return QueryResult(kind, result)
         if not isinstance(result, list) or len(result) != 2:
             raise DatasourceError(url, 200, f"malformed answer: {kind} result is not a [time, value] pair")
@@ -186,8 +214,9 @@ class Datasource:
         params = {"query": expr, "start": _seconds(start), "end": _seconds(end), "step": _seconds(step)}
         return self._result("/api/v1/query_range", params, timeout)
 
-    def query_with_stats(self, expr: str, start: float, end: float, step: float = 0.0,
-                         timeout: float | None = None) -> tuple[QueryResult, dict[str, Any]]:
+    def query_with_stats(
+        self, expr: str, start: float, end: float, step: float = 0.0, timeout: float | None = None
+    ) -> tuple[QueryResult, dict[str, Any]]:
         """An instant (``step`` 0, at ``end``) or range query that asks the data source for its own statistics
         (Prometheus ``stats=all``, VictoriaMetrics ``trace=1``; each ignores the other's parameter): the
         checked result and the whole answer, whose ``stats`` / ``data.stats`` / ``trace`` the cost report reads."""
@@ -211,8 +240,11 @@ class Datasource:
             params.append(("end", _seconds(end)))
         data = self._api(f"/api/v1/label/{label}/values", params, method="GET") or []
         if not isinstance(data, list) or not all(isinstance(value, str) for value in data):
-            raise DatasourceError(f"{self.base_url}/api/v1/label/{label}/values", 200,
-                                  "malformed answer: label values are not a list of strings")
+            raise DatasourceError(
+                f"{self.base_url}/api/v1/label/{label}/values",
+                200,
+                "malformed answer: label values are not a list of strings",
+            )
         return list(data)
 
     # -- VictoriaMetrics writes -------------------------------------------------------------------

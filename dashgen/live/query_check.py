@@ -90,8 +90,9 @@ def plan(
                 if not isinstance(target, Mapping):
                     continue
                 expr = str(target.get("expr") or "")
-                scrape = scrape_seconds_for(expand_text(expr, {**values, **globals_for(window, 60, 60)}),
-                                            item.profile, scrape_default)
+                scrape = scrape_seconds_for(
+                    expand_text(expr, {**values, **globals_for(window, 60, 60)}), item.profile, scrape_default
+                )
                 queries += expand_target(raw, target, values, window, scrape, max_data_points)
             if queries:
                 planned.append(PlannedPanel(item, raw, site.row or "", queries))
@@ -115,8 +116,10 @@ class _Budget:
 
     def stop_reason(self) -> str | None:
         if self.max_failures and self.consecutive >= self.max_failures:
-            return (f"not run: the data source did not answer {self.consecutive} consecutive queries "
-                    "(fail fast: it is taken for down)")
+            return (
+                f"not run: the data source did not answer {self.consecutive} consecutive queries "
+                "(fail fast: it is taken for down)"
+            )
         if self.deadline_at is not None and time.monotonic() >= self.deadline_at:
             return f"not run: the command's deadline of {self.deadline:g}s was reached"
         return None
@@ -195,8 +198,15 @@ def run_checks(
         if explain and budget.stop_reason() is None:  # the reason queries are bounded by the deadline too
             _explain(finder, panel, targets)
         body = unwrap(panel.dashboard.document)
-        checks.append(PanelCheck(str(body.get("uid") or panel.dashboard.name), panel.raw.get("id"),
-                                 str(panel.raw.get("title") or ""), panel.row, targets))
+        checks.append(
+            PanelCheck(
+                str(body.get("uid") or panel.dashboard.name),
+                panel.raw.get("id"),
+                str(panel.raw.get("title") or ""),
+                panel.row,
+                targets,
+            )
+        )
     return checks
 
 

@@ -87,13 +87,20 @@ class ReasonFinder:
             if self.ds.query(f"count(count_over_time({text}[{rng}]))", at, self.timeout).result:
                 continue
             source = source_of(name)
-            job = (profile.source(source).job if profile and source in profile.sources
-                   else KNOWN_SOURCES.get(source or "", {}).get("job"))
+            job = (
+                profile.source(source).job
+                if profile and source in profile.sources
+                else KNOWN_SOURCES.get(source or "", {}).get("job")
+            )
             if not job:
-                return Reason(4, f"{name}: no series in the window and no known scrape job "
-                                 "(uninitialised or collection failed)")
-            node_matchers = [f'{m.name}{matcher_op(m)}"{m.value}"' for m in selector.matchers.matchers
-                             if m.name in ("node", "instance") or (profile and m.name == profile.label("node"))]
+                return Reason(
+                    4, f"{name}: no series in the window and no known scrape job (uninitialised or collection failed)"
+                )
+            node_matchers = [
+                f'{m.name}{matcher_op(m)}"{m.value}"'
+                for m in selector.matchers.matchers
+                if m.name in ("node", "instance") or (profile and m.name == profile.label("node"))
+            ]
             up_selector = "up{" + ", ".join([f'job="{job}"', *node_matchers]) + "}"
             up = self.ds.query(f"max_over_time({up_selector}[{rng}])", at, self.timeout).result
             if not up:
@@ -107,8 +114,11 @@ class ReasonFinder:
         for selector in found:
             counted = self.ds.query(f"max(count_over_time({selector}[{rng}]))", at, self.timeout).result
             if counted and (samples := float(counted[0]["value"][1])) < expected:
-                return Reason(3, f"{selector_name(selector)}: {samples:g} samples in the window, "
-                                 f"fewer than {expected:g} ({share:g} x window / {format_duration(scrape)})")
+                return Reason(
+                    3,
+                    f"{selector_name(selector)}: {samples:g} samples in the window, "
+                    f"fewer than {expected:g} ({share:g} x window / {format_duration(scrape)})",
+                )
         if functions(query.expr) & COUNTER_FUNCTIONS:
             for selector in found:
                 moved = self.ds.query(f"max(increase({selector}[{rng}]))", at, self.timeout).result
@@ -116,5 +126,8 @@ class ReasonFinder:
                     name = selector_name(selector) or ""
                     code = 2 if name.startswith(("node_disk_", "mooncake_ssd_")) else 1
                     return Reason(code, f"{name}: counter did not increase in the window")
-        return Reason(0, "series exist, but the expression's filters or guards (e.g. `> 0` on an idle "
-                         "denominator) removed every sample")
+        return Reason(
+            0,
+            "series exist, but the expression's filters or guards (e.g. `> 0` on an idle "
+            "denominator) removed every sample",
+        )

@@ -13,8 +13,14 @@ from dashgen.live.results import REASON_NAMES, PanelCheck
 
 
 def summary(checks: list[PanelCheck]) -> dict[str, int]:
-    counts = {"panels": len(checks), "ok": 0, "partial": 0, "empty": 0, "error": 0,
-              "targets": sum(len(c.targets) for c in checks)}
+    counts = {
+        "panels": len(checks),
+        "ok": 0,
+        "partial": 0,
+        "empty": 0,
+        "error": 0,
+        "targets": sum(len(c.targets) for c in checks),
+    }
     for check in checks:
         counts[check.status] += 1
     return counts
@@ -74,6 +80,8 @@ def render_text(checks: list[PanelCheck], meta: Mapping[str, Any]) -> str:
         lines.append(f"\n{sum(causes.values())} queries got no answer from the data source (--format json lists each):")
         lines += [f"  {n} x {cause}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0]))]
     counts = summary(checks)
-    lines.append(f"\n{counts['panels']} panels, {counts['targets']} targets: {counts['ok']} ok, "
-                 f"{counts['partial']} partly empty, {counts['empty']} empty, {counts['error']} with errors")
+    lines.append(
+        f"\n{counts['panels']} panels, {counts['targets']} targets: {counts['ok']} ok, "
+        f"{counts['partial']} partly empty, {counts['empty']} empty, {counts['error']} with errors"
+    )
     return "\n".join(lines) + "\n"

@@ -7,8 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-REASON_NAMES = {0: "ok", 1: "no traffic", 2: "no I/O", 3: "insufficient samples", 4: "uninitialised",
-                5: "collection failed", 6: "segment host not mapped"}
+REASON_NAMES = {
+    0: "ok",
+    1: "no traffic",
+    2: "no I/O",
+    3: "insufficient samples",
+    4: "uninitialised",
+    5: "collection failed",
+    6: "segment host not mapped",
+}
 
 
 @dataclass

@@ -58,7 +58,8 @@ def read_body(raw: requests.Response, max_bytes: int, deadline: float) -> bytes:
     finally:
         watchdog.cancel()
     if cut.is_set():
-        raise BodyLimit(f"the answer did not arrive whole within {ANSWER_TIME_FACTOR} read timeouts "
-                        f"({size:,} bytes so far)", too_large=False)
+        raise BodyLimit(
+            f"the answer did not arrive whole within {ANSWER_TIME_FACTOR} read timeouts ({size:,} bytes so far)",
+            too_large=False,
+        )
     return b"".join(chunks)
-

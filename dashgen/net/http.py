@@ -63,8 +63,6 @@ class InsecureTLSWarning(UserWarning):
     """TLS certificate verification was switched off for a service."""
 
 
-
-
 @dataclass(frozen=True)
 class HttpResponse:
     """An HTTP answer. ``url`` is the requested URL without the query string."""
@@ -113,8 +111,17 @@ class NoAnswer(Exception):
     opened), True when it may have. ``cause`` is the underlying ``requests`` exception.
     """
 
-    def __init__(self, method: str, url: str, reason: str, *, sent: bool, timed_out: bool, attempts: int,
-                 cause: requests.exceptions.RequestException) -> None:
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        reason: str,
+        *,
+        sent: bool,
+        timed_out: bool,
+        attempts: int,
+        cause: requests.exceptions.RequestException,
+    ) -> None:
         super().__init__(f"{method} {url}: {reason}")
         self.method = method
         self.url = url
@@ -218,8 +225,10 @@ class HttpTransport:
             raise InputError(f"{service} TLS: ca_bundle and insecure exclude each other")
         self._verify: bool | str = False if insecure else (ca_bundle or True)
         if insecure:
-            text = (f"TLS certificate verification is OFF for {service} at {without_credentials(base_url)}: "
-                    "anyone on the network path can read the credentials and change what is published")
+            text = (
+                f"TLS certificate verification is OFF for {service} at {without_credentials(base_url)}: "
+                "anyone on the network path can read the credentials and change what is published"
+            )
             warnings.warn(text, InsecureTLSWarning, stacklevel=3)
             self.log.warning(text)
 
@@ -266,7 +275,8 @@ class HttpTransport:
             if not secrets:
                 return text
             self._secret_pattern = re.compile(
-                r"(?<![A-Za-z0-9_])(?:" + "|".join(re.escape(s) for s in secrets) + r")(?![A-Za-z0-9_])")
+                r"(?<![A-Za-z0-9_])(?:" + "|".join(re.escape(s) for s in secrets) + r")(?![A-Za-z0-9_])"
+            )
         return self._secret_pattern.sub("***", text)
 
     def request(
@@ -288,8 +298,9 @@ class HttpTransport:
         if self.read_only and method not in ("GET", "HEAD"):
             dry = isinstance(params, Mapping) and params.get("dryRun") == "All"
             if not (dry and self.server_dry_run_proven):
-                raise WriteRefused(f"{method} {without_credentials(url)} refused: this is a dry run, nothing is "
-                                   "written")
+                raise WriteRefused(
+                    f"{method} {without_credentials(url)} refused: this is a dry run, nothing is written"
+                )
         headers = {}
         if isinstance(json_body, EncodedJSON):
             data = bytes(json_body)
@@ -311,8 +322,15 @@ class HttpTransport:
             started = time.monotonic()
             try:
                 raw = self.session.request(
-                    method, url, params=params, data=data, headers=headers, allow_redirects=self.follow_redirects,
-                    timeout=(connect, read), verify=self._verify, stream=True,
+                    method,
+                    url,
+                    params=params,
+                    data=data,
+                    headers=headers,
+                    allow_redirects=self.follow_redirects,
+                    timeout=(connect, read),
+                    verify=self._verify,
+                    stream=True,
                 )
                 try:
                     content = read_body(raw, self.max_answer_bytes, started + ANSWER_TIME_FACTOR * read)
@@ -320,42 +338,78 @@ class HttpTransport:
                     raw.close()
             except requests.exceptions.RequestException as exc:
                 if isinstance(exc, BodyLimit) and exc.too_large:
-                    raise AnswerTooLarge(method, url, str(exc), sent=True, timed_out=False, attempts=attempt,
-                                         cause=exc) from None
+                    raise AnswerTooLarge(
+                        method, url, str(exc), sent=True, timed_out=False, attempts=attempt, cause=exc
+                    ) from None
                 reason, sent = (str(exc), True) if isinstance(exc, BodyLimit) else _describe(exc, connect, read)
                 timed_out = isinstance(exc, requests.exceptions.Timeout | BodyLimit)
                 if isinstance(exc, requests.exceptions.SSLError):
-                    raise TLSFailure(method, url, reason, sent=False, timed_out=False, attempts=attempt,
-                                     cause=exc) from None
+                    raise TLSFailure(
+                        method, url, reason, sent=False, timed_out=False, attempts=attempt, cause=exc
+                    ) from None
                 if idempotent and attempt < attempts:
                     pause = self.retry.delay(attempt)
-                    self.log.warning("%s %s failed (%s); retry %d/%d in %.2f s", method, shown, reason,
-                                     attempt, attempts - 1, pause)
+                    self.log.warning(
+                        "%s %s failed (%s); retry %d/%d in %.2f s", method, shown, reason, attempt, attempts - 1, pause
+                    )
                     time.sleep(pause)
                     continue
-                raise NoAnswer(method, url, reason, sent=sent, timed_out=timed_out, attempts=attempt,
-                               cause=exc) from None
+                raise NoAnswer(
+                    method, url, reason, sent=sent, timed_out=timed_out, attempts=attempt, cause=exc
+                ) from None
 
-            response = HttpResponse(method, url, raw.status_code, raw.headers, content, attempt,
-                                    len(data) if isinstance(data, bytes) else 0, raw.reason or "")
-            self.log.debug("%s %s -> %d in %.0f ms (attempt %d)", method, shown, raw.status_code,
-                           (time.monotonic() - started) * 1000, attempt)
-            if raw.status_code == 429 and attempt < attempts and self._may_wait(
-                    pause := self.retry.rate_limit_delay(attempt, raw.headers.get("Retry-After"))):
+            response = HttpResponse(
+                method,
+                url,
+                raw.status_code,
+                raw.headers,
+                content,
+                attempt,
+                len(data) if isinstance(data, bytes) else 0,
+                raw.reason or "",
+            )
+            self.log.debug(
+                "%s %s -> %d in %.0f ms (attempt %d)",
+                method,
+                shown,
+                raw.status_code,
+                (time.monotonic() - started) * 1000,
+                attempt,
+            )
+            if (
+                raw.status_code == 429
+                and attempt < attempts
+                and self._may_wait(pause := self.retry.rate_limit_delay(attempt, raw.headers.get("Retry-After")))
+            ):
                 self._hold(pause)
-                self.log.warning("%s %s answered 429 (rate limited); retry %d/%d in %.2f s", method, shown,
-                                 attempt, attempts - 1, pause)
+                self.log.warning(
+                    "%s %s answered 429 (rate limited); retry %d/%d in %.2f s",
+                    method,
+                    shown,
+                    attempt,
+                    attempts - 1,
+                    pause,
+                )
                 continue
             retryable = idempotent and raw.status_code in self.retry.statuses and not (final and final(response))
-            if retryable and attempt < attempts and self._may_wait(
-                    pause := self.retry.delay(attempt, raw.headers.get("Retry-After"))):
-                self.log.warning("%s %s answered %d; retry %d/%d in %.2f s", method, shown, raw.status_code,
-                                 attempt, attempts - 1, pause)
+            if (
+                retryable
+                and attempt < attempts
+                and self._may_wait(pause := self.retry.delay(attempt, raw.headers.get("Retry-After")))
+            ):
+                self.log.warning(
+                    "%s %s answered %d; retry %d/%d in %.2f s",
+                    method,
+                    shown,
+                    raw.status_code,
+                    attempt,
+                    attempts - 1,
+                    pause,
+                )
                 time.sleep(pause)
                 continue
             return response
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
-
 
     def _may_wait(self, seconds: float) -> bool:
         """Whether a retry after ``seconds`` still ends before the transport's ``deadline`` (a release's

@@ -39,7 +39,7 @@ class Approvals:
         """Whether ``key`` of dashboard ``uid`` is approved."""
         for prefix, uids in (("overwrite-live:", self.overwrite_live), ("overwrite-v2:", self.overwrite_v2)):
             if key.startswith(prefix):
-                subject = key[len(prefix):]
+                subject = key[len(prefix) :]
                 exact = {key, f"{uid}/{key}"}
                 return any(fnmatchcase(subject, p) for p in uids) or bool(exact & set(self.patterns))
         return any(_matches(pattern, key, uid) for pattern in self.patterns)
@@ -64,5 +64,5 @@ def remedy(key: str) -> str:
     """The flag that approves ``key``, as a user types it."""
     for prefix, flag in FLAG_OF_PREFIX.items():
         if key.startswith(prefix):
-            return f"{flag} {key[len(prefix):]}"
+            return f"{flag} {key[len(prefix) :]}"
     return f"--approve {key}"

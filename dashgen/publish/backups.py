@@ -27,8 +27,16 @@ def encode_backup(export: dict[str, Any]) -> bytes:
     return (json.dumps(export, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def save_backup(directory: Path, uid: str, version: int, stamp: str, export: dict[str, Any] | bytes,
-                kind: str = "", *, reuse_identical: bool = False) -> Path:
+def save_backup(
+    directory: Path,
+    uid: str,
+    version: int,
+    stamp: str,
+    export: dict[str, Any] | bytes,
+    kind: str = "",
+    *,
+    reuse_identical: bool = False,
+) -> Path:
     """Write an export, fsynced; never overwrites an existing backup. ``export`` is ``{"dashboard", "meta"}``
     (the legacy API's answer) or the bytes of ``{"resource": <object>}`` (an ``/apis`` answer, kept as sent).
 
@@ -72,11 +80,19 @@ def load_backup(path: Path) -> dict[str, Any]:
         labels = metadata.get("labels") or {}
         internal = str(labels.get("grafana.app/deprecatedInternalID") or "0")
         folder = (metadata.get("annotations") or {}).get("grafana.app/folder") or ""
-        data["dashboard"] = {**(resource.get("spec") or {}), "uid": metadata.get("name"),
-                             "id": int(internal) if internal.isdigit() else 0,
-                             "version": metadata.get("generation")}
-        data["meta"] = {"apiVersion": resource.get("apiVersion"), "metadata": metadata,
-                        "status": resource.get("status"), "folderUid": folder, "version": metadata.get("generation")}
+        data["dashboard"] = {
+            **(resource.get("spec") or {}),
+            "uid": metadata.get("name"),
+            "id": int(internal) if internal.isdigit() else 0,
+            "version": metadata.get("generation"),
+        }
+        data["meta"] = {
+            "apiVersion": resource.get("apiVersion"),
+            "metadata": metadata,
+            "status": resource.get("status"),
+            "folderUid": folder,
+            "version": metadata.get("generation"),
+        }
     return data
 
 

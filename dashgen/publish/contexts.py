@@ -36,8 +36,16 @@ from dashgen.project import ProjectSettings, parse_settings
 CONFIG_FILE = "dashgen.toml"
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
 TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN\Z|^GRAFANA_TOKEN\Z")
-_FIELDS = {"url": str, "org_id": int, "folder_uid": str, "folder_title": str, "token_env": str, "token_file": str,
-           "ca_bundle": str, "insecure": bool}
+_FIELDS = {
+    "url": str,
+    "org_id": int,
+    "folder_uid": str,
+    "folder_title": str,
+    "token_env": str,
+    "token_file": str,
+    "ca_bundle": str,
+    "insecure": bool,
+}
 _SECRET_WORDS = ("token", "password", "secret")
 
 
@@ -86,8 +94,10 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
 def parse_config(path: Path, data: dict[str, Any]) -> Config:
     unknown = sorted(set(data) - {"default_context", "contexts", *PROJECT_KEYS})
     if unknown:
-        raise InputError(f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>], "
-                         f"{', '.join(PROJECT_KEYS)})")
+        raise InputError(
+            f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>], "
+            f"{', '.join(PROJECT_KEYS)})"
+        )
     project = parse_settings(path, data)  # the repository's own keys (dashgen.project)
     tables = data.get("contexts", {})
     if not isinstance(tables, dict):
@@ -95,8 +105,9 @@ def parse_config(path: Path, data: dict[str, Any]) -> Config:
     contexts = {name: _context(path, name, table) for name, table in tables.items()}
     default = data.get("default_context")
     if default is not None and (not isinstance(default, str) or default not in contexts):
-        raise InputError(f"{path}: default_context: {default!r} is not one of the contexts "
-                         f"({', '.join(sorted(contexts)) or 'none'})")
+        raise InputError(
+            f"{path}: default_context: {default!r} is not one of the contexts ({', '.join(sorted(contexts)) or 'none'})"
+        )
     return Config(path, contexts, default, project)
 
 
@@ -115,17 +126,23 @@ def _context(path: Path, name: str, table: Any) -> Context:
     if not isinstance(table.get("url"), str) or not table["url"].strip():
         raise InputError(f"{where}.url: required (the Grafana base URL)")
     if "token_env" in table and not TOKEN_ENV.match(table["token_env"]):
-        raise InputError(f"{where}.token_env: {table['token_env']!r} is not a token variable: the name must end in "
-                         "_TOKEN (e.g. GRAFANA_STAGING_TOKEN), so a config file can never send another variable "
-                         "(PATH, a cloud key) as a Grafana token")
+        raise InputError(
+            f"{where}.token_env: {table['token_env']!r} is not a token variable: the name must end in "
+            "_TOKEN (e.g. GRAFANA_STAGING_TOKEN), so a config file can never send another variable "
+            "(PATH, a cloud key) as a Grafana token"
+        )
     if "org_id" in table and table["org_id"] < 1:
         raise InputError(f"{where}.org_id: expected a positive organisation id, got {table['org_id']}")
     base = path.parent
     token_file = Path(table["token_file"]) if "token_file" in table else None
     ca_bundle = table.get("ca_bundle")
     return Context(
-        name=name, url=table["url"].strip(), org_id=table.get("org_id"), folder_uid=table.get("folder_uid"),
-        folder_title=table.get("folder_title", ""), token_env=table.get("token_env", "GRAFANA_TOKEN"),
+        name=name,
+        url=table["url"].strip(),
+        org_id=table.get("org_id"),
+        folder_uid=table.get("folder_uid"),
+        folder_title=table.get("folder_title", ""),
+        token_env=table.get("token_env", "GRAFANA_TOKEN"),
         token_file=(token_file if token_file is None or token_file.is_absolute() else base / token_file),
         ca_bundle=(ca_bundle if ca_bundle is None or Path(ca_bundle).is_absolute() else str(base / ca_bundle)),
         insecure=bool(table.get("insecure", False)),
@@ -136,8 +153,9 @@ def _same_url(url: str) -> str:
     return url.strip().rstrip("/").lower()
 
 
-def resolve(config: Config | None, context_name: str | None, flags: Mapping[str, Any],
-            env: Mapping[str, str]) -> Context:
+def resolve(
+    config: Config | None, context_name: str | None, flags: Mapping[str, Any], env: Mapping[str, str]
+) -> Context:
     """The target of a command. ``flags`` holds the command's own options (None = not given). Pure."""
     # the default context stands in for a missing --context, not for an explicit --grafana-url
     name = context_name or (config.default_context if config and not flags.get("url") else None)
@@ -156,19 +174,31 @@ def resolve(config: Config | None, context_name: str | None, flags: Mapping[str,
             return getattr(context, key)
         return default
 
-    if context is not None and flags.get("url") and _same_url(flags["url"]) != _same_url(context.url) and (
-            flags.get("token_file") is None):
-        raise InputError(f"--grafana-url {flags['url']} is not context {context.name}'s Grafana ({context.url}): "
-                         "a context's credentials go only to its own URL; drop --context, or give --token-file "
-                         "for that Grafana")
+    if (
+        context is not None
+        and flags.get("url")
+        and _same_url(flags["url"]) != _same_url(context.url)
+        and (flags.get("token_file") is None)
+    ):
+        raise InputError(
+            f"--grafana-url {flags['url']} is not context {context.name}'s Grafana ({context.url}): "
+            "a context's credentials go only to its own URL; drop --context, or give --token-file "
+            "for that Grafana"
+        )
     url = pick("url") or env.get("GRAFANA_URL", "").strip()
     if not url:
-        raise InputError("no Grafana URL: give --grafana-url, set GRAFANA_URL, or use --context NAME with a "
-                         f"{CONFIG_FILE}")
+        raise InputError(
+            f"no Grafana URL: give --grafana-url, set GRAFANA_URL, or use --context NAME with a {CONFIG_FILE}"
+        )
     token_file = flags.get("token_file")
     return Context(
-        name=context.name if context else "", url=url, org_id=pick("org_id"), folder_uid=pick("folder_uid"),
-        folder_title=pick("folder_title", ""), token_env=context.token_env if context else "GRAFANA_TOKEN",
+        name=context.name if context else "",
+        url=url,
+        org_id=pick("org_id"),
+        folder_uid=pick("folder_uid"),
+        folder_title=pick("folder_title", ""),
+        token_env=context.token_env if context else "GRAFANA_TOKEN",
         token_file=token_file if token_file is not None else (context.token_file if context else None),
-        ca_bundle=pick("ca_bundle"), insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
+        ca_bundle=pick("ca_bundle"),
+        insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
     )

@@ -107,8 +107,9 @@ class ReleaseContext:
     deadline: float | None = None  # time.monotonic() after which no new save starts
 
 
-def execute_plan(plan: Plan, context: ReleaseContext,
-                 progress: Callable[[DashboardPlan], None] = lambda item: None) -> list[Outcome]:
+def execute_plan(
+    plan: Plan, context: ReleaseContext, progress: Callable[[DashboardPlan], None] = lambda item: None
+) -> list[Outcome]:
     """Run the plan; one Outcome per dashboard, in plan order, each with its ledger line appended."""
     items = list(plan.dashboards)
     stop = threading.Event()
@@ -151,7 +152,7 @@ def execute_plan(plan: Plan, context: ReleaseContext,
                 batch = [take(len(done))]  # in plan order; every later one already finished joins the same append
                 while len(done) + len(batch) < len(items) and ready(len(done) + len(batch)):
                     batch.append(take(len(done) + len(batch)))
-                recorded = _record(batch, items[len(done):len(done) + len(batch)], context, ledger_failure)
+                recorded = _record(batch, items[len(done) : len(done) + len(batch)], context, ledger_failure)
                 if not all(o.recorded for o in recorded):
                     stop.set()
                 done += recorded
@@ -163,19 +164,28 @@ def execute_plan(plan: Plan, context: ReleaseContext,
             signal_name, code = ("SIGTERM", 143) if isinstance(exc, ReleaseInterrupted) else ("SIGINT", 130)
             held_why[0] = f"the release was interrupted ({signal_name}) before this dashboard was sent"
             rest = [take(index) for index in range(len(done), len(items))]
-            done += _record(rest, items[len(done):], context, ledger_failure)
+            done += _record(rest, items[len(done) :], context, ledger_failure)
             saved = sum(1 for o in done if o.saved)
-            raise ReleaseInterrupted(f"release interrupted by {signal_name}: {saved} dashboard(s) saved and recorded "
-                                     f"in {context.ledger_path}; {sum(1 for o in done if o.outcome == 'held')} not "
-                                     "sent (held)", code) from None
+            raise ReleaseInterrupted(
+                f"release interrupted by {signal_name}: {saved} dashboard(s) saved and recorded "
+                f"in {context.ledger_path}; {sum(1 for o in done if o.outcome == 'held')} not "
+                "sent (held)",
+                code,
+            ) from None
     return done
 
 
-def _record(batch: list[tuple[Outcome, str | None]], items: list[DashboardPlan], context: ReleaseContext,
-            ledger_failure: list[str]) -> list[Outcome]:
+def _record(
+    batch: list[tuple[Outcome, str | None]],
+    items: list[DashboardPlan],
+    context: ReleaseContext,
+    ledger_failure: list[str],
+) -> list[Outcome]:
     """Append the ledger lines of ``batch`` in one fsynced write; on failure, mark them (and all later) unrecorded."""
-    records = [_ledger_record(item, outcome, context, published)
-               for (outcome, published), item in zip(batch, items, strict=True)]
+    records = [
+        _ledger_record(item, outcome, context, published)
+        for (outcome, published), item in zip(batch, items, strict=True)
+    ]
     lines = [record.to_json() for record in records]
     if not ledger_failure:
         try:
@@ -184,20 +194,25 @@ def _record(batch: list[tuple[Outcome, str | None]], items: list[DashboardPlan],
             ledger_failure.append(f"{context.ledger_path}: {exc.strerror or exc}")
     if ledger_failure:
         why = f"NOT RECORDED: the ledger could not be written ({ledger_failure[0]})"
-        return [replace(outcome, recorded=False, ledger_line=line, detail=f"{outcome.detail}; {why}")
-                for (outcome, _), line in zip(batch, lines, strict=True)]
+        return [
+            replace(outcome, recorded=False, ledger_line=line, detail=f"{outcome.detail}; {why}")
+            for (outcome, _), line in zip(batch, lines, strict=True)
+        ]
     return [replace(outcome, ledger_line=line) for (outcome, _), line in zip(batch, lines, strict=True)]
 
 
 def _no_write(item: DashboardPlan) -> Outcome:
     target, live = item.target, item.live
-    base = Outcome(target.uid, target.profile, item.action, live.version if live else None,
-                   live.sha if live else None)
+    base = Outcome(target.uid, target.profile, item.action, live.version if live else None, live.sha if live else None)
     if item.action == "unchanged":
         return replace(base, outcome="unchanged", detail="no write: Grafana already stores this build")
     if item.action == "refused":
-        return replace(base, outcome="refused", stored_sha=None,
-                       detail="; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals))
+        return replace(
+            base,
+            outcome="refused",
+            stored_sha=None,
+            detail="; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals),
+        )
     if item.action == "invalid":
         return replace(base, outcome="invalid-queries", stored_sha=None, detail="; ".join(item.problems))
     if item.action == "diverged":
@@ -207,8 +222,9 @@ def _no_write(item: DashboardPlan) -> Outcome:
 
 def _held(item: DashboardPlan, why: str) -> Outcome:
     live = item.live
-    return Outcome(item.target.uid, item.target.profile, "held", live.version if live else None, None,
-                   f"not pushed: {why}")
+    return Outcome(
+        item.target.uid, item.target.profile, "held", live.version if live else None, None, f"not pushed: {why}"
+    )
 
 
 def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str | None]:
@@ -219,37 +235,67 @@ def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str
     try:
         saved_version = _write(connection, target.document, live, item.folder_to, message, target.encoded or None)
         if saved_version is None:
-            return replace(base, outcome="failed",
-                           detail="the write got no answer; read back: Grafana does not store this build"), None
+            return replace(
+                base, outcome="failed", detail="the write got no answer; read back: Grafana does not store this build"
+            ), None
         stored = read_back(connection, target.uid)
     except VersionConflict as exc:
-        return replace(base, outcome="conflict",
-                       detail=f"someone saved {target.uid} after the export; nothing was overwritten ({exc})"), None
+        return replace(
+            base,
+            outcome="conflict",
+            detail=f"someone saved {target.uid} after the export; nothing was overwritten ({exc})",
+        ), None
     except GrafanaError as exc:
         return replace(base, outcome="failed", detail=str(exc)), None
     if stored is None:
-        return replace(base, outcome="verify-failed", version=saved_version,
-                       detail="saved, but Grafana returns 404 on read-back"), None
+        return replace(
+            base, outcome="verify-failed", version=saved_version, detail="saved, but Grafana returns 404 on read-back"
+        ), None
     verified = _verify(base, item, stored)
     try:
-        published = save_backup(context.backup_dir, target.uid, stored.version, now_stamp(), stored.export,
-                                kind="published", reuse_identical=True)
+        published = save_backup(
+            context.backup_dir,
+            target.uid,
+            stored.version,
+            now_stamp(),
+            stored.export,
+            kind="published",
+            reuse_identical=True,
+        )
     except OSError as exc:  # the save landed: its ledger line and the report must still be written
-        return replace(verified, copy_kept=False, detail=(
-            f"{verified.detail}; its read-back copy could not be written ({exc.strerror or exc}): the ledger "
-            "records the stored SHA, but drift and rollback have no copy of this release")), None
+        return replace(
+            verified,
+            copy_kept=False,
+            detail=(
+                f"{verified.detail}; its read-back copy could not be written ({exc.strerror or exc}): the ledger "
+                "records the stored SHA, but drift and rollback have no copy of this release"
+            ),
+        ), None
     return verified, str(published)
 
 
-def _write(connection: Connection, document: dict[str, Any], live: LiveState | None, folder: str | None,
-           message: str, encoded: bytes | None = None) -> int | None:
+def _write(
+    connection: Connection,
+    document: dict[str, Any],
+    live: LiveState | None,
+    folder: str | None,
+    message: str,
+    encoded: bytes | None = None,
+) -> int | None:
     """Send the write once; the version Grafana stored, or None when an uncertain write did not land."""
     if connection.writes_apis and connection.apis is not None:
         apis = connection.apis
         try:
-            resource = apis.write(document["uid"], document, folder, message,
-                                  live.resource_version if live else None, create=live is None,
-                                  generation=live.version if live else None, encoded=encoded)
+            resource = apis.write(
+                document["uid"],
+                document,
+                folder,
+                message,
+                live.resource_version if live else None,
+                create=live is None,
+                generation=live.version if live else None,
+                encoded=encoded,
+            )
         except WriteOutcomeUnknown as unknown:
             resolved = apis.resolve_write(unknown)
             return resolved.generation if resolved is not None else None
@@ -269,22 +315,36 @@ def _write(connection: Connection, document: dict[str, Any], live: LiveState | N
 
 def _verify(base: Outcome, item: DashboardPlan, stored: LiveState) -> Outcome:
     target = item.target
-    where = "" if (stored.folder_uid or None) == item.folder_to else (
-        f"; but it is in folder {stored.folder_uid!r}, not {item.folder_to!r}")
+    where = (
+        ""
+        if (stored.folder_uid or None) == item.folder_to
+        else (f"; but it is in folder {stored.folder_uid!r}, not {item.folder_to!r}")
+    )
     if stored.sha in target.accepted_shas and not where:
         note = ""
         if stored.sha != target.build_sha:
             notes = normalisation_notes(target.document, stored.document)
             note = f" (as Grafana normalises it: {'; '.join(notes)})"
-        return replace(base, outcome="published", version=stored.version, stored_sha=stored.sha,
-                       detail=f"v{stored.version} verified {stored.sha[:12]}{note}")
+        return replace(
+            base,
+            outcome="published",
+            version=stored.version,
+            stored_sha=stored.sha,
+            detail=f"v{stored.version} verified {stored.sha[:12]}{note}",
+        )
     changed = what_grafana_changed(target.document, stored.document) or "(the same leaves)"
-    return replace(base, outcome="verify-failed", version=stored.version, stored_sha=stored.sha,
-                   detail=f"Grafana stored something else than the build: {changed}{where}")
+    return replace(
+        base,
+        outcome="verify-failed",
+        version=stored.version,
+        stored_sha=stored.sha,
+        detail=f"Grafana stored something else than the build: {changed}{where}",
+    )
 
 
-def _ledger_record(item: DashboardPlan, outcome: Outcome, context: ReleaseContext,
-                   published_file: str | None) -> LedgerRecord:
+def _ledger_record(
+    item: DashboardPlan, outcome: Outcome, context: ReleaseContext, published_file: str | None
+) -> LedgerRecord:
     connection = context.connection
     return LedgerRecord(
         time=now_stamp(),

@@ -88,14 +88,29 @@ def export_one(connection: Connection, uid: str, *, first_version: str | None = 
     try:
         exported = connection.client.get_dashboard(uid)
     except StoredAsV2 as exc:
-        return LiveState(uid, 0, None, {}, stored_version="v2", stored_v2=True,
-                         v2_losses=("what a person saved (Grafana answers 406 for it on the legacy API, and "
-                                    f"its /apis API is not reachable here: {exc.grafana_message})",))
+        return LiveState(
+            uid,
+            0,
+            None,
+            {},
+            stored_version="v2",
+            stored_v2=True,
+            v2_losses=(
+                "what a person saved (Grafana answers 406 for it on the legacy API, and "
+                f"its /apis API is not reachable here: {exc.grafana_message})",
+            ),
+        )
     if exported is None:
         return None
-    return LiveState(uid, exported.version, exported.folder_uid, exported.dashboard, exported.provisioned,
-                     str(exported.meta.get("apiVersion") or ""),
-                     export={"dashboard": exported.dashboard, "meta": exported.meta})
+    return LiveState(
+        uid,
+        exported.version,
+        exported.folder_uid,
+        exported.dashboard,
+        exported.provisioned,
+        str(exported.meta.get("apiVersion") or ""),
+        export={"dashboard": exported.dashboard, "meta": exported.meta},
+    )
 
 
 def export_all(connection: Connection, uids: list[str]) -> dict[str, LiveState | None]:
@@ -104,9 +119,12 @@ def export_all(connection: Connection, uids: list[str]) -> dict[str, LiveState |
     return dict(zip(uids, states, strict=True))
 
 
-def export_and_prepare(connection: Connection, uids: list[str], build: Callable[[], list[Any]],
-                       prepare: Callable[[LiveState | None, Any], R | None]) -> tuple[dict[str, LiveState | None],
-                                                                                     list[Any], dict[str, R]]:
+def export_and_prepare(
+    connection: Connection,
+    uids: list[str],
+    build: Callable[[], list[Any]],
+    prepare: Callable[[LiveState | None, Any], R | None],
+) -> tuple[dict[str, LiveState | None], list[Any], dict[str, R]]:
     """Export every uid (``connection.jobs`` at a time) while ``build()`` runs in this thread, then
     ``prepare(state, target)`` each export against its target (by ``uid``) as soon as both exist, in the same
     pool: one dashboard's CPU work overlaps the other exports' network waits. Returns the live states (in
@@ -129,12 +147,18 @@ def export_and_prepare(connection: Connection, uids: list[str], build: Callable[
             raise
         by_uid = {t.uid: t for t in targets}
         # Submitted after every export, so a worker waiting here waits on an export already running.
-        later = {uid: pool.submit(lambda future, target: prepare(future.result(), target), future, by_uid[uid])
-                 for uid, future in zip(uids, exports, strict=True) if uid in by_uid}
+        later = {
+            uid: pool.submit(lambda future, target: prepare(future.result(), target), future, by_uid[uid])
+            for uid, future in zip(uids, exports, strict=True)
+            if uid in by_uid
+        }
         states = [future.result() for future in exports]
         prepared = {uid: future.result() for uid, future in later.items()}
-    return (dict(zip(uids, states, strict=True)), targets,
-            {uid: value for uid, value in prepared.items() if value is not None})
+    return (
+        dict(zip(uids, states, strict=True)),
+        targets,
+        {uid: value for uid, value in prepared.items() if value is not None},
+    )
 
 
 def read_back(connection: Connection, uid: str) -> LiveState | None:
@@ -147,11 +171,30 @@ def _from_apis(apis: ResourceApi, uid: str, first_version: str) -> LiveState | N
     if stored is None:
         return None
     if stored.stored_v2:  # its v1 view is a lossy down-conversion: never diffed, so not kept either
-        return LiveState(uid, stored.generation, stored.folder_uid, {}, stored.provisioned, stored.stored_version,
-                         stored.resource_version, stored_v2=True, v2_losses=v2_losses(stored.spec),
-                         export=_export(stored), size=stored.size)
-    return LiveState(uid, stored.generation, stored.folder_uid, stored.dashboard(), stored.provisioned,
-                     stored.stored_version, stored.resource_version, export=_export(stored), size=stored.size)
+        return LiveState(
+            uid,
+            stored.generation,
+            stored.folder_uid,
+            {},
+            stored.provisioned,
+            stored.stored_version,
+            stored.resource_version,
+            stored_v2=True,
+            v2_losses=v2_losses(stored.spec),
+            export=_export(stored),
+            size=stored.size,
+        )
+    return LiveState(
+        uid,
+        stored.generation,
+        stored.folder_uid,
+        stored.dashboard(),
+        stored.provisioned,
+        stored.stored_version,
+        stored.resource_version,
+        export=_export(stored),
+        size=stored.size,
+    )
 
 
 def _export(resource: DashboardResource) -> bytes:

@@ -100,8 +100,10 @@ class LedgerState:
     def torn_note(self) -> str:
         if not self.torn:
             return ""
-        return (f"{self.path}: the last line ({len(self.torn)} bytes) is torn, from a write cut short; "
-                "it is not a record and the release goes on from the last good record")
+        return (
+            f"{self.path}: the last line ({len(self.torn)} bytes) is torn, from a write cut short; "
+            "it is not a record and the release goes on from the last good record"
+        )
 
 
 def append(path: Path, records: list[LedgerRecord]) -> None:
@@ -128,8 +130,10 @@ def load(path: Path) -> LedgerState:
             if record is None:
                 if number == len(complete) and not tail.strip():
                     return LedgerState(path, records, good_size, data[good_size:])
-                raise InputError(f"{path}:{number}: not a JSON ledger record (edited by hand? move the line "
-                                 "out of the ledger, then run again)")
+                raise InputError(
+                    f"{path}:{number}: not a JSON ledger record (edited by hand? move the line "
+                    "out of the ledger, then run again)"
+                )
             records.append(record)
         good_size += len(raw) + 1
     if tail.strip():
@@ -187,15 +191,20 @@ def last_stored(records: list[dict[str, Any]], uid: str, instance: Instance | No
     return None
 
 
-def read_back_record(records: list[dict[str, Any]], record: dict[str, Any],
-                     instance: Instance | None = None) -> dict[str, Any] | None:
+def read_back_record(
+    records: list[dict[str, Any]], record: dict[str, Any], instance: Instance | None = None
+) -> dict[str, Any] | None:
     """The newest record of ``record``'s dashboard on ``instance`` with the same stored SHA whose read-back
     copy (``published_file``) is still on disk: ``record`` itself, or for a no-op release (``unchanged``
     keeps no copy) the release that stored those bytes."""
     sha = record.get("stored_sha")
     for candidate in reversed(of_instance(records, instance)):
-        if (candidate.get("uid") == record.get("uid") and candidate.get("stored_sha") == sha
-                and candidate.get("published_file") and Path(str(candidate["published_file"])).exists()):
+        if (
+            candidate.get("uid") == record.get("uid")
+            and candidate.get("stored_sha") == sha
+            and candidate.get("published_file")
+            and Path(str(candidate["published_file"])).exists()
+        ):
             return candidate
     return None
 
@@ -204,7 +213,10 @@ def last_written(records: list[dict[str, Any]], uid: str, instance: Instance | N
     """The newest record of ``uid`` on ``instance`` that says what Grafana stored: published, unchanged, or
     verify-failed (dashgen's own push, stored rewritten)."""
     for record in reversed(of_instance(records, instance)):
-        if (record.get("uid") == uid and record.get("stored_sha")
-                and record.get("outcome") in (*STORED_OUTCOMES, "verify-failed")):
+        if (
+            record.get("uid") == uid
+            and record.get("stored_sha")
+            and record.get("outcome") in (*STORED_OUTCOMES, "verify-failed")
+        ):
             return record
     return None

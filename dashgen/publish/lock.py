@@ -48,9 +48,15 @@ def _holder(command: str, instance: Instance) -> dict[str, Any]:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = "unknown"
-    return {"user": user, "host": socket.gethostname(), "pid": os.getpid(), "command": command,
-            "instance": instance.label, "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "epoch": time.time()}
+    return {
+        "user": user,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "command": command,
+        "instance": instance.label,
+        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "epoch": time.time(),
+    }
 
 
 def read_holder(path: Path) -> dict[str, Any] | None:
@@ -60,18 +66,26 @@ def read_holder(path: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
-        return {"user": "unknown", "host": "unknown", "pid": 0, "time": "unknown",
-                "epoch": path.stat().st_mtime if path.exists() else 0.0}
+        return {
+            "user": "unknown",
+            "host": "unknown",
+            "pid": 0,
+            "time": "unknown",
+            "epoch": path.stat().st_mtime if path.exists() else 0.0,
+        }
     return data if isinstance(data, dict) else {"epoch": 0.0}
 
 
 def describe(holder: dict[str, Any]) -> str:
-    return (f"{holder.get('user', '?')}@{holder.get('host', '?')} pid {holder.get('pid', '?')} since "
-            f"{holder.get('time', '?')} ({holder.get('command', 'a release')})")
+    return (
+        f"{holder.get('user', '?')}@{holder.get('host', '?')} pid {holder.get('pid', '?')} since "
+        f"{holder.get('time', '?')} ({holder.get('command', 'a release')})"
+    )
 
 
-def stale_reason(holder: dict[str, Any], stale_after: float, now: float | None = None,
-                 renewed: float | None = None) -> str:
+def stale_reason(
+    holder: dict[str, Any], stale_after: float, now: float | None = None, renewed: float | None = None
+) -> str:
     """Why a held lock may be taken over, or "" when it is live. On this host only a dead process makes it stale;
     on another host, a lease (``renewed``: the file's modification time, else when it was taken) older than
     ``stale_after`` (:meth:`ReleaseLock.acquire` then also watches it stay unrenewed)."""
@@ -143,8 +157,9 @@ class ReleaseLock:
             try:
                 created = create_exclusive(self.path, data)
             except OSError as exc:
-                raise ReleaseLocked(f"cannot take the release lock {self.path}: {exc.strerror or exc}; "
-                                    "nothing was written") from None
+                raise ReleaseLocked(
+                    f"cannot take the release lock {self.path}: {exc.strerror or exc}; nothing was written"
+                ) from None
             if created:
                 self.held = True
                 self._keep_renewing()
@@ -156,8 +171,10 @@ class ReleaseLock:
             if reason and not self._still_unrenewed(holder):
                 reason = ""
             if not reason:
-                raise ReleaseLocked(f"another release to {self.instance.label} is in progress: {describe(holder)}; "
-                                    f"wait for it, or remove {self.path} if you are sure it is dead")
+                raise ReleaseLocked(
+                    f"another release to {self.instance.label} is in progress: {describe(holder)}; "
+                    f"wait for it, or remove {self.path} if you are sure it is dead"
+                )
             self.note = f"took over the stale release lock {self.path} ({reason}): {describe(holder)}"
             stale = self.path.with_name(f"{self.path.name}.stale-{os.getpid()}")
             try:

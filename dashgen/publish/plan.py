@@ -182,8 +182,9 @@ def plan_release(
         action = "exists" if exists else ("create" if approvals.grants(key, "") else "missing")
         states[uid] = FolderState(uid, action, folder_title or uid)
     items = tuple(
-        _plan_one(t, live.get(t.uid), ledger, approvals, folder_uid, recorded, states, instance,
-                  (diffs or {}).get(t.uid))
+        _plan_one(
+            t, live.get(t.uid), ledger, approvals, folder_uid, recorded, states, instance, (diffs or {}).get(t.uid)
+        )
         for t in targets
     )
     return Plan(items, folder_uid, tuple(states.values()), instance, partial)
@@ -193,7 +194,8 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
     """The plan with each dashboard whose new or changed queries the data source rejects made ``invalid``."""
     items = tuple(
         replace(d, action="invalid" if d.writes else d.action, problems=tuple(problems[d.target.uid]))
-        if problems.get(d.target.uid) else d
+        if problems.get(d.target.uid)
+        else d
         for d in plan.dashboards
     )
     return replace(plan, dashboards=items)
@@ -201,8 +203,9 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
 
 def with_preview(plan: Plan, previews: dict[str, list[str]]) -> Plan:
     """The plan annotated with what a server-side dry run says Grafana would store, per uid."""
-    items = tuple(replace(d, preview=tuple(previews[d.target.uid])) if d.target.uid in previews else d
-                  for d in plan.dashboards)
+    items = tuple(
+        replace(d, preview=tuple(previews[d.target.uid])) if d.target.uid in previews else d for d in plan.dashboards
+    )
     return replace(plan, dashboards=items)
 
 
@@ -212,9 +215,13 @@ def _target_folder(folder_uid: str | None, live: LiveState | None) -> str | None
     return live.folder_uid if live is not None else None
 
 
-def _folder_refusals(target: PublishTarget, live: LiveState | None, folder_to: str | None,
-                     states: dict[str, FolderState], approvals: Approvals) -> tuple[list[Refusal], list[str],
-                                                                                     list[str]]:
+def _folder_refusals(
+    target: PublishTarget,
+    live: LiveState | None,
+    folder_to: str | None,
+    states: dict[str, FolderState],
+    approvals: Approvals,
+) -> tuple[list[Refusal], list[str], list[str]]:
     refusals: list[Refusal] = []
     used: list[str] = []
     summary: list[str] = []
@@ -256,11 +263,9 @@ def _plan_one(
     where = {"folder_from": folder_from or None, "folder_to": folder_to}
     if live is None:
         queries = tuple(_queries(target.document, None))
-        summary = (f"new dashboard with {len(queries)} queries in folder {_folder_name(folder_to)}",
-                   *folder_summary)
+        summary = (f"new dashboard with {len(queries)} queries in folder {_folder_name(folder_to)}", *folder_summary)
         action = "refused" if refusals else "create"
-        return DashboardPlan(target, None, action, summary, tuple(refusals), tuple(used), new_queries=queries,
-                             **where)
+        return DashboardPlan(target, None, action, summary, tuple(refusals), tuple(used), new_queries=queries, **where)
     if live.stored_v2:
         return _plan_v2(target, live, approvals, refusals, used, folder_summary, where)
     if live.sha in target.accepted_shas:
@@ -270,26 +275,35 @@ def _plan_one(
         return DashboardPlan(target, live, action, summary, tuple(refusals), tuple(used), **where)
 
     last = last_written(ledger, target.uid, instance)
-    if (last is not None and last.get("outcome") == "verify-failed" and last.get("stored_sha") == live.sha
-            and last.get("build_sha") == target.build_sha):
-        reason = (f"Grafana stores this very build rewritten (verify failed in the release of {last.get('time')}: "
-                  f"{str(last.get('message') or '')[:300]}); pushing it again cannot converge: change the "
-                  "build so that Grafana keeps it as sent")
+    if (
+        last is not None
+        and last.get("outcome") == "verify-failed"
+        and last.get("stored_sha") == live.sha
+        and last.get("build_sha") == target.build_sha
+    ):
+        reason = (
+            f"Grafana stores this very build rewritten (verify failed in the release of {last.get('time')}: "
+            f"{str(last.get('message') or '')[:300]}); pushing it again cannot converge: change the "
+            "build so that Grafana keeps it as sent"
+        )
         return DashboardPlan(target, live, "diverged", (reason,), **where)
     live_edited = last is None or last.get("stored_sha") != live.sha
     summary: list[str] = []
     recorded = recorded_copies.get(target.uid) if live_edited and last is not None else None
     if recorded is not None and not diff_dashboards(recorded, live.document).has_semantic_changes:
         live_edited = False
-        summary.append(f"live v{live.version} differs from the last release only by what a Grafana UI save "
-                       "adds (no semantic edit)")
+        summary.append(
+            f"live v{live.version} differs from the last release only by what a Grafana UI save adds (no semantic edit)"
+        )
     if live_edited:
-        why = ("Grafana holds this dashboard but the ledger has no release of it on this instance: it was not "
-               "published by dashgen here; publishing overwrites it (a backup is kept)"
-               if last is None else
-               f"edited in Grafana since the last release (live v{live.version} SHA {live.sha[:12]} != recorded "
-               f"{str(last.get('stored_sha'))[:12]} of v{last.get('grafana_version')}); publishing overwrites "
-               "the edit (a backup is kept)")
+        why = (
+            "Grafana holds this dashboard but the ledger has no release of it on this instance: it was not "
+            "published by dashgen here; publishing overwrites it (a backup is kept)"
+            if last is None
+            else f"edited in Grafana since the last release (live v{live.version} SHA {live.sha[:12]} != recorded "
+            f"{str(last.get('stored_sha'))[:12]} of v{last.get('grafana_version')}); publishing overwrites "
+            "the edit (a backup is kept)"
+        )
         key = f"overwrite-live:{target.uid}"
         if approvals.grants(key, target.uid):
             used.append(key)
@@ -310,28 +324,50 @@ def _plan_one(
     if not diff.has_semantic_changes:
         summary = summary or ["no semantic change; only Grafana-side noise differs"]
     action = "refused" if refusals else "update"
-    return DashboardPlan(target, live, action, tuple(summary), tuple(refusals), tuple(used), tuple(cleanup),
-                         queries, live_edited, **where)
+    return DashboardPlan(
+        target,
+        live,
+        action,
+        tuple(summary),
+        tuple(refusals),
+        tuple(used),
+        tuple(cleanup),
+        queries,
+        live_edited,
+        **where,
+    )
 
 
-def _plan_v2(target: PublishTarget, live: LiveState, approvals: Approvals, refusals: list[Refusal],
-             used: list[str], folder_summary: list[str], where: dict[str, Any]) -> DashboardPlan:
+def _plan_v2(
+    target: PublishTarget,
+    live: LiveState,
+    approvals: Approvals,
+    refusals: list[Refusal],
+    used: list[str],
+    folder_summary: list[str],
+    where: dict[str, Any],
+) -> DashboardPlan:
     """A dashboard stored as v2 by a person's save: never diffed, overwritten only with ``--overwrite-v2``."""
     key = f"overwrite-v2:{target.uid}"
     lost = "; ".join(live.v2_losses) or "its v2 layout"
-    reason = (f"Grafana stores this dashboard in the v2 schema ({live.stored_version}): a person saved it in a "
-              f"Grafana 13 UI. Publishing replaces it by dashgen's v1 JSON and loses: {lost} (the v2 JSON is "
-              "kept as the backup)")
+    reason = (
+        f"Grafana stores this dashboard in the v2 schema ({live.stored_version}): a person saved it in a "
+        f"Grafana 13 UI. Publishing replaces it by dashgen's v1 JSON and loses: {lost} (the v2 JSON is "
+        "kept as the backup)"
+    )
     if approvals.grants(key, target.uid):
         used.append(key)
     else:
         refusals.append(Refusal(key, reason))
-    summary = (f"stored as {live.stored_version}; not diffed (Grafana's v1 view of it is a lossy "
-               "down-conversion)", *folder_summary)
+    summary = (
+        f"stored as {live.stored_version}; not diffed (Grafana's v1 view of it is a lossy down-conversion)",
+        *folder_summary,
+    )
     queries = tuple(_queries(target.document, None))
     action = "refused" if refusals else "update"
-    return DashboardPlan(target, live, action, summary, tuple(refusals), tuple(used), new_queries=queries,
-                         live_edited=True, **where)
+    return DashboardPlan(
+        target, live, action, summary, tuple(refusals), tuple(used), new_queries=queries, live_edited=True, **where
+    )
 
 
 # Parts of a dashboard whose exact equality on both sides means they add nothing to the diff.
@@ -388,8 +424,10 @@ def _summarise(diff: DashboardDiff) -> tuple[list[str], list[str]]:
         summary.append(f"{len(diff.layout_moves)} panels moved")
     summary += [f"dashboard {line}" for line in _values(diff.dashboard_changes, indent="")]
     if len(summary) > SUMMARY_LINES:
-        summary = [*summary[:SUMMARY_LINES],
-                   f"... {len(summary) - SUMMARY_LINES} more lines (dashgen diff --live UID shows every change)"]
+        summary = [
+            *summary[:SUMMARY_LINES],
+            f"... {len(summary) - SUMMARY_LINES} more lines (dashgen diff --live UID shows every change)",
+        ]
     cleanup = [f'panel "{p.title}" (id {p.id})' for p in diff.removed_panels]
     cleanup += [f"variable ${name}" for name in diff.removed_variables]
     return summary, cleanup
@@ -403,6 +441,9 @@ def _queries(document: dict[str, Any], panel_ids: set[Any] | None) -> list[NewQu
             continue
         for target in candidate.get("targets", []) or []:
             if target.get("expr"):
-                found.append(NewQuery(candidate.get("title", ""), target.get("refId", ""), target["expr"],
-                                      bool(target.get("instant"))))
+                found.append(
+                    NewQuery(
+                        candidate.get("title", ""), target.get("refId", ""), target["expr"], bool(target.get("instant"))
+                    )
+                )
     return found

@@ -62,4 +62,5 @@ def check(ledger_path: Path, backup_dir: Path, needed_bytes: int) -> None:
             raise PreflightFailed(
                 f"not enough space on the file system of {anchor}: {free / 1_048_576:.1f} MiB free, the release "
                 f"needs about {(total + MARGIN_BYTES) / 1_048_576:.1f} MiB for backups and the ledger; nothing was "
-                "written")
+                "written"
+            )

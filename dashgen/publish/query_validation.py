@@ -20,8 +20,9 @@ VALIDATION_WINDOW_SECONDS = 3600.0
 
 def only_panels(document: dict[str, Any], titles: set[str]) -> dict[str, Any]:
     """The dashboard reduced to the panels with the given titles (rows' nested panels included)."""
-    kept = [site.raw for site in iter_panels(document)
-            if site.raw.get("type") != "row" and site.raw.get("title") in titles]
+    kept = [
+        site.raw for site in iter_panels(document) if site.raw.get("type") != "row" and site.raw.get("title") in titles
+    ]
     return {**document, "panels": kept}
 
 

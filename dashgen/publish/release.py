@@ -115,8 +115,9 @@ class RecordedCopies(Mapping[str, dict[str, Any]]):
         return sum(1 for _ in self)
 
 
-def recorded_copies(records: list[dict[str, Any]], uids: list[str],
-                    instance: ledger_file.Instance | None) -> dict[str, dict[str, Any]]:
+def recorded_copies(
+    records: list[dict[str, Any]], uids: list[str], instance: ledger_file.Instance | None
+) -> dict[str, dict[str, Any]]:
     """The read-back copy of each uid's last release on ``instance``, where the ledger points to one that exists."""
     copies = RecordedCopies(records, instance)
     return {uid: copies[uid] for uid in uids if uid in copies}
@@ -134,17 +135,28 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def run_release(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
-                options: ReleaseOptions, *, validator: Validator | None = None,
-                progress: Callable[[DashboardPlan], None] = lambda item: None) -> ReleaseReport:
+def run_release(
+    connection: Connection,
+    uids: list[str],
+    build: Callable[[], list[PublishTarget]],
+    options: ReleaseOptions,
+    *,
+    validator: Validator | None = None,
+    progress: Callable[[DashboardPlan], None] = lambda item: None,
+) -> ReleaseReport:
     """Plan the release and, unless it is a dry run or blocked, execute it; see the module's steps."""
     with collector_paused():
         return _run_release(connection, uids, build, options, validator, progress)
 
 
-def _run_release(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
-                 options: ReleaseOptions, validator: Validator | None,
-                 progress: Callable[[DashboardPlan], None]) -> ReleaseReport:
+def _run_release(
+    connection: Connection,
+    uids: list[str],
+    build: Callable[[], list[PublishTarget]],
+    options: ReleaseOptions,
+    validator: Validator | None,
+    progress: Callable[[DashboardPlan], None],
+) -> ReleaseReport:
     instance = connection.instance
     notes: list[str] = []
     lock = None
@@ -155,8 +167,9 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
         notes += [busy] if busy else []
     else:
         preflight.check(options.ledger_path, options.backup_dir, 0)
-        lock = ReleaseLock(lock_path(options.ledger_path, instance), instance, options.command,
-                           options.lock_stale_after).acquire()
+        lock = ReleaseLock(
+            lock_path(options.ledger_path, instance), instance, options.command, options.lock_stale_after
+        ).acquire()
         notes += [lock.note] if lock.note else []
     try:
         state = ledger_file.load(options.ledger_path)
@@ -167,8 +180,9 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
         elif state.torn:
             notes.append(state.torn_note + " (a release moves it to a side file)")
         plan = _plan(connection, uids, build, options, state.records, validator)
-        keys = [(d.target.uid, key) for d in plan.dashboards
-                for key in (*d.approvals_used, *(r.key for r in d.refusals))]
+        keys = [
+            (d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))
+        ]
         notes += [f"--approve {p} matched nothing in this plan" for p in options.approvals.unmatched(keys)]
         if options.dry_run:
             if connection.info.server_dry_run and plan.writes:
@@ -177,9 +191,11 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
                     connection.client.allow_server_dry_runs()
                     plan = with_preview(plan, server_preview(connection, plan))
                 else:
-                    notes.append("Grafana was not asked what it would store: the path to it drops query strings "
-                                 "(a list filtered by ?labelSelector came back unfiltered), so ?dryRun=All could "
-                                 "arrive as a save; the plan is computed here, nothing was sent but reads")
+                    notes.append(
+                        "Grafana was not asked what it would store: the path to it drops query strings "
+                        "(a list filtered by ?labelSelector came back unfiltered), so ?dryRun=All could "
+                        "arrive as a save; the plan is computed here, nothing was sent but reads"
+                    )
             return ReleaseReport(plan, None, notes, True)
         backups: dict[str, str] = {}
         if not plan.blocked:
@@ -190,8 +206,9 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
                 notes.append(f"created folder {folder.uid!r}")
         if options.deadline is not None and time.monotonic() > options.deadline:
             raise DeadlineExceeded("publish --deadline passed while planning: nothing was written")
-        context = ReleaseContext(connection, options.ledger_path, options.backup_dir, options.git_commit, backups,
-                                 deadline=options.deadline)
+        context = ReleaseContext(
+            connection, options.ledger_path, options.backup_dir, options.git_commit, backups, deadline=options.deadline
+        )
         outcomes = execute_plan(plan, context, progress)
         return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False)
     finally:
@@ -199,8 +216,14 @@ def _run_release(connection: Connection, uids: list[str], build: Callable[[], li
             notes.append(problem)  # never raised over the release's own outcome or error
 
 
-def _plan(connection: Connection, uids: list[str], build: Callable[[], list[PublishTarget]],
-          options: ReleaseOptions, records: list[dict[str, Any]], validator: Validator | None) -> Plan:
+def _plan(
+    connection: Connection,
+    uids: list[str],
+    build: Callable[[], list[PublishTarget]],
+    options: ReleaseOptions,
+    records: list[dict[str, Any]],
+    validator: Validator | None,
+) -> Plan:
     def diff_ahead(state: LiveState | None, target: PublishTarget) -> DashboardDiff | None:
         return dashboard_diff(state.document, target.document) if needs_diff(state, target) else None
 
@@ -209,10 +232,19 @@ def _plan(connection: Connection, uids: list[str], build: Callable[[], list[Publ
     if options.folder_uid:
         folders[options.folder_uid] = connection.client.get_folder(options.folder_uid) is not None
     mine = ledger_file.of_instance(records, connection.instance)
-    plan = plan_release(targets, live, mine, options.approvals, options.folder_uid,
-                        RecordedCopies(mine, None), folders=folders,
-                        folder_title=options.folder_title, instance=connection.instance, partial=options.partial,
-                        diffs=diffs)
+    plan = plan_release(
+        targets,
+        live,
+        mine,
+        options.approvals,
+        options.folder_uid,
+        RecordedCopies(mine, None),
+        folders=folders,
+        folder_title=options.folder_title,
+        instance=connection.instance,
+        partial=options.partial,
+        diffs=diffs,
+    )
     if validator is not None:
         checked = [d for d in plan.dashboards if d.writes and d.new_queries]
         problems = parallel(connection.jobs, validator, checked)
@@ -233,14 +265,21 @@ def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -
             return outcome.stored_sha  # unreadable now: no evidence of another writer
         return state.sha if state is not None else None
 
-    changed = {o.uid for o, sha in zip(saved, parallel(connection.jobs, now, saved), strict=True)
-               if sha != o.stored_sha}
+    changed = {
+        o.uid for o, sha in zip(saved, parallel(connection.jobs, now, saved), strict=True) if sha != o.stored_sha
+    }
     if not changed:
         return outcomes
-    notes.append(f"mixed release: {', '.join(sorted(changed))} changed in Grafana after this release saved and "
-                 "verified them (another release or a person wrote in between); rerun publish, or see dashgen drift")
-    return [replace(o, outcome="overwritten", detail=f"{o.detail}; then changed by another writer before the release "
-                                                     "ended") if o.uid in changed else o for o in outcomes]
+    notes.append(
+        f"mixed release: {', '.join(sorted(changed))} changed in Grafana after this release saved and "
+        "verified them (another release or a person wrote in between); rerun publish, or see dashgen drift"
+    )
+    return [
+        replace(o, outcome="overwritten", detail=f"{o.detail}; then changed by another writer before the release ended")
+        if o.uid in changed
+        else o
+        for o in outcomes
+    ]
 
 
 def server_preview(connection: Connection, plan: Plan) -> dict[str, list[str]]:
@@ -252,9 +291,16 @@ def server_preview(connection: Connection, plan: Plan) -> dict[str, list[str]]:
     def preview(item: DashboardPlan) -> list[str]:
         live = item.live
         try:
-            resource = apis.write(item.target.uid, item.target.document, item.folder_to, "dashgen dry run",
-                                  live.resource_version if live else None, create=live is None, dry_run=True,
-                                  generation=live.version if live else None)
+            resource = apis.write(
+                item.target.uid,
+                item.target.document,
+                item.folder_to,
+                "dashgen dry run",
+                live.resource_version if live else None,
+                create=live is None,
+                dry_run=True,
+                generation=live.version if live else None,
+            )
         except VersionConflict:
             return ["a conflict: someone saved it since the export (the release would stop there)"]
         except GrafanaError as exc:
@@ -273,8 +319,11 @@ def write_backups(plan: Plan, backup_dir: Path, jobs: int = 1) -> dict[str, str]
     before the first write; an identical existing backup is reused."""
     stamp = now_stamp()
     lives = [item.live for item in plan.writes if item.live is not None and item.live.export]
-    paths = parallel(jobs, lambda live: save_backup(backup_dir, live.uid, live.version, stamp, live.export,
-                                                     reuse_identical=True), lives)
+    paths = parallel(
+        jobs,
+        lambda live: save_backup(backup_dir, live.uid, live.version, stamp, live.export, reuse_identical=True),
+        lives,
+    )
     return {live.uid: str(path) for live, path in zip(lives, paths, strict=True)}
 
 

@@ -51,16 +51,25 @@ def render_plan(plan: Plan, server: str = "") -> str:
         lines.append(f"Grafana {plan.instance.label}" + (f": {server}" if server else ""))
     for folder in plan.folders:
         if folder.action != "exists":
-            note = ("will be created" if folder.action == "create"
-                    else f"does not exist -> {remedy('create-folder:' + folder.uid)}")
+            note = (
+                "will be created"
+                if folder.action == "create"
+                else f"does not exist -> {remedy('create-folder:' + folder.uid)}"
+            )
             lines.append(f"folder {folder.uid!r}: {note}")
     for d in plan.dashboards:
-        version = (f"live v{d.live.version}" + (f" stored {d.live.stored_version}" if d.live.stored_version else "")
-                   if d.live else "not in Grafana")
-        folder = f"folder {d.folder_to or '(root)'}" + (f" <- {d.folder_from or '(root)'}"
-                                                          if d.folder_action == "move" else "")
-        lines.append(f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; {folder}; "
-                     f"build {d.target.build_sha[:12]})")
+        version = (
+            f"live v{d.live.version}" + (f" stored {d.live.stored_version}" if d.live.stored_version else "")
+            if d.live
+            else "not in Grafana"
+        )
+        folder = f"folder {d.folder_to or '(root)'}" + (
+            f" <- {d.folder_from or '(root)'}" if d.folder_action == "move" else ""
+        )
+        lines.append(
+            f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; {folder}; "
+            f"build {d.target.build_sha[:12]})"
+        )
         lines += [f"    {line}" for line in d.summary]
         lines += [f"    approved: {key}" for key in d.approvals_used]
         lines += [f"    clean-up: {item}" for item in d.cleanup]
@@ -70,8 +79,9 @@ def render_plan(plan: Plan, server: str = "") -> str:
     counts = {action: sum(d.action == action for d in plan.dashboards) for action in ACTIONS}
     lines.append("plan: " + ", ".join(f"{n} {a}" for a, n in counts.items() if n or a in ACTIONS[:4]))
     if plan.blocked:
-        lines.append("nothing will be written: every refusal must be approved first "
-                     "(or --partial publishes the others)")
+        lines.append(
+            "nothing will be written: every refusal must be approved first (or --partial publishes the others)"
+        )
     elif plan.refused:
         lines.append("--partial: the refused dashboards are skipped, the others are published")
     return "\n".join(lines)

@@ -98,9 +98,24 @@ def loads_strict(text: str | bytes) -> Any:
 def _orjson_writes_as_python() -> bool:
     """Whether this orjson writes, outside floats below 1e-4, the bytes Python's encoder writes: checked once, on
     the values whose formatting has differed between orjson releases (before 3.11.7: ``1e16`` for ``1e+16``)."""
-    probes: list[Any] = [1e16, 1.2e30, 1e22, 1.7976931348623157e308, 123456789.0, 0.1, 1e-4, -0.0, 0.0, 2**63 - 1,
-                         -(2**63), 2**64 - 1, True, None, "\u2028\u2029\x7f\x00\x1f\"\\/é\U0001F600",
-                         {"b": 1, "a": [], "é": {}, "\U0001F600": 2, "\uffff": 3}]
+    probes: list[Any] = [
+        1e16,
+        1.2e30,
+        1e22,
+        1.7976931348623157e308,
+        123456789.0,
+        0.1,
+        1e-4,
+        -0.0,
+        0.0,
+        2**63 - 1,
+        -(2**63),
+        2**64 - 1,
+        True,
+        None,
+        '\u2028\u2029\x7f\x00\x1f"\\/é\U0001f600',
+        {"b": 1, "a": [], "é": {}, "\U0001f600": 2, "\uffff": 3},
+    ]
     try:
         fast = orjson.dumps(probes, option=orjson.OPT_SORT_KEYS)
     except TypeError:

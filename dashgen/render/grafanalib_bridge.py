@@ -233,8 +233,12 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
     defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
     if spec.custom:
         defaults["custom"] = copy.deepcopy(spec.custom)
-    base_options = {"displayMode": "gradient", "orientation": "horizontal", "showUnfilled": True,
-                    "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
+    base_options = {
+        "displayMode": "gradient",
+        "orientation": "horizontal",
+        "showUnfilled": True,
+        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+    }
     _deep_merge(base_options, copy.deepcopy(spec.options))
     return ModernPanel(
         **common,
@@ -249,8 +253,9 @@ def _overrides(spec: PanelSpec) -> list[dict[str, Any]]:
     return copy.deepcopy(list(spec.overrides))
 
 
-def build_row(title: str, row_id: int, pos: GridPos, collapsed: bool,
-              nested: list[G.Panel | PatchedPanel]) -> G.RowPanel:
+def build_row(
+    title: str, row_id: int, pos: GridPos, collapsed: bool, nested: list[G.Panel | PatchedPanel]
+) -> G.RowPanel:
     return G.RowPanel(
         title=title,
         id=row_id,

@@ -54,8 +54,9 @@ def _defining_function(title: str) -> tuple[str, str]:
     return public or ("panels", "?")
 
 
-def _panel(kind: str, key: str, title: str, evidence: Evidence | None, targets: Iterable[Target],
-           fields: dict[str, Any]) -> PanelSpec:
+def _panel(
+    kind: str, key: str, title: str, evidence: Evidence | None, targets: Iterable[Target], fields: dict[str, Any]
+) -> PanelSpec:
     if _origins is not None:
         _origins[key] = _defining_function(title)
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
@@ -76,8 +77,7 @@ def stat(key: str, title: str, evidence: Evidence, targets: Iterable[Target], **
     return _panel("stat", key, title, evidence, targets, fields)
 
 
-def state_timeline(key: str, title: str, evidence: Evidence, targets: Iterable[Target],
-                   **fields: Any) -> PanelSpec:
+def state_timeline(key: str, title: str, evidence: Evidence, targets: Iterable[Target], **fields: Any) -> PanelSpec:
     """States over time, one row per series, named and coloured by value mappings."""
     return _panel("state-timeline", key, title, evidence, targets, fields)
 
@@ -105,8 +105,18 @@ def last_value(**options: Any) -> dict[str, Any]:
 
 def link(title: str, url: str) -> dict[str, Any]:
     """A panel or data link in the shape Grafana's schema types (DashboardLink)."""
-    return {"title": title, "type": "link", "url": url, "icon": "dashboard", "tooltip": title, "tags": [],
-            "asDropdown": False, "targetBlank": False, "includeVars": False, "keepTime": True}
+    return {
+        "title": title,
+        "type": "link",
+        "url": url,
+        "icon": "dashboard",
+        "tooltip": title,
+        "tags": [],
+        "asDropdown": False,
+        "targetBlank": False,
+        "includeVars": False,
+        "keepTime": True,
+    }
 
 
 def ref(index: int) -> str:

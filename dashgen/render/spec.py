@@ -133,15 +133,19 @@ class GroupSpec:
         return self.rows or ((self,) if self.panels else ())
 
 
-def split_rows(key: str, title: str, rows: list[tuple[str, str, list[PanelSpec] | tuple[PanelSpec, ...], bool]],
-               ) -> GroupSpec:
+def split_rows(
+    key: str,
+    title: str,
+    rows: list[tuple[str, str, list[PanelSpec] | tuple[PanelSpec, ...], bool]],
+) -> GroupSpec:
     """One group module's panels as several rows ``(row key suffix, row title, panels, collapsed)``. The
     first row keeps the group's key (so its row id is unchanged); the others are keyed ``<key>:<suffix>``.
     Empty rows are left out."""
     shown = [(suffix, row_title, tuple(panels), collapsed) for suffix, row_title, panels, collapsed in rows if panels]
-    specs = tuple(GroupSpec(key=key if index == 0 else f"{key}:{suffix}", title=row_title, panels=panels,
-                            collapsed=collapsed)
-                  for index, (suffix, row_title, panels, collapsed) in enumerate(shown))
+    specs = tuple(
+        GroupSpec(key=key if index == 0 else f"{key}:{suffix}", title=row_title, panels=panels, collapsed=collapsed)
+        for index, (suffix, row_title, panels, collapsed) in enumerate(shown)
+    )
     return GroupSpec(key=key, title=title, panels=tuple(p for row in specs for p in row.panels), rows=specs)
 
 

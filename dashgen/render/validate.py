@@ -33,8 +33,22 @@ import fastjsonschema
 from dashgen.document import iter_panels
 from dashgen.render.spec import ratio_axis_problem
 
-GRAFANA_GLOBALS = frozenset({"__rate_interval", "__range", "__interval", "__range_s", "__range_ms", "__interval_ms",
-                             "__all", "__from", "__to", "__auto", "__dashboard", "__name"})
+GRAFANA_GLOBALS = frozenset(
+    {
+        "__rate_interval",
+        "__range",
+        "__interval",
+        "__range_s",
+        "__range_ms",
+        "__interval_ms",
+        "__all",
+        "__from",
+        "__to",
+        "__auto",
+        "__dashboard",
+        "__name",
+    }
+)
 
 
 @cache
@@ -107,9 +121,12 @@ def schema_errors(doc: dict[str, Any], where: str) -> list[str]:
         errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
         if not errors:  # the validators disagree: keep the refusal, with the fast validator's words
             path = [int(p) if p.isdigit() else p for p in fast.path[1:]] if fast.path else []
-            return [f"{where}: panel \"{_panel_title(doc, path)}\": {_path(path)}: {fast.message}"]
-        return [f"{where}: panel \"{_panel_title(doc, list(error.absolute_path))}\": "
-                f"{_path(list(error.absolute_path))}: {error.message}" for error in errors]
+            return [f'{where}: panel "{_panel_title(doc, path)}": {_path(path)}: {fast.message}']
+        return [
+            f'{where}: panel "{_panel_title(doc, list(error.absolute_path))}": '
+            f"{_path(list(error.absolute_path))}: {error.message}"
+            for error in errors
+        ]
     return []
 
 
@@ -149,8 +166,10 @@ def _grafana_rewrites(doc: dict[str, Any], where: str) -> list[str]:
     for key in ("title", "uid"):
         value = doc.get(key)
         if isinstance(value, str) and value != value.strip():
-            problems.append(f"{where}: dashboard: $.{key}: {value!r} has edge whitespace, which Grafana trims on save "
-                            "(the stored dashboard would never match the build)")
+            problems.append(
+                f"{where}: dashboard: $.{key}: {value!r} has edge whitespace, which Grafana trims on save "
+                "(the stored dashboard would never match the build)"
+            )
     return problems
 
 
@@ -168,10 +187,10 @@ def _structural(doc: dict[str, Any], where: str) -> list[str]:
         path, panel = site.path, site.raw
         occupied = containers.setdefault(path.rsplit(".panels[", 1)[0] if path.count(".panels[") > 1 else "$", [])
         title = panel.get("title", "-")
-        prefix = f"{where}: panel \"{title}\": {path}"
+        prefix = f'{where}: panel "{title}": {path}'
         panel_id = panel.get("id")
         if panel_id in seen_ids:
-            problems.append(f"{prefix}.id: id {panel_id} also used by panel \"{seen_ids[panel_id]}\"")
+            problems.append(f'{prefix}.id: id {panel_id} also used by panel "{seen_ids[panel_id]}"')
         else:
             seen_ids[panel_id] = title
         pos = panel.get("gridPos") or {}
@@ -180,7 +199,7 @@ def _structural(doc: dict[str, Any], where: str) -> list[str]:
         if pos and panel.get("type") != "row":
             for other_title, other in occupied:
                 if _overlap(pos, other):
-                    problems.append(f"{prefix}.gridPos: overlaps panel \"{other_title}\"")
+                    problems.append(f'{prefix}.gridPos: overlaps panel "{other_title}"')
             occupied.append((title, pos))
         elif pos:
             occupied.append((title, pos))

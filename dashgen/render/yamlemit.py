@@ -23,8 +23,9 @@ _UNSAFE_IN_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud
 
 # What YAML may not hold raw in a double-quoted scalar (outside its printable set), plus the characters YAML
 # reads as line breaks (NEL, LS, PS) and the byte-order mark: written as \uXXXX escapes, which JSON and YAML share.
-_NOT_RAW = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]"
-                      "|[\u2028\u2029\ufeff]")
+_NOT_RAW = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufeff\uff00-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
+)
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -70,15 +70,21 @@ MEMORY_BASELINE = "6h"
 CLUSTER_SOURCES = ("mooncake_master", "gateway")
 # (bit, meaning) of the clock-event reasons that are power or thermal throttling.
 CLUSTER_EFFECT = {
-    "mooncake_master": ("the master's series describe the whole Store, so the effect is cluster-wide: the Store "
-                        "capacity and allocation panels and the Store-segment columns of every node's cache-evidence "
-                        "and missing-data tables are 'collection failed' (S6), not zero"),
-    "gateway": ("the gateway is the entry of the whole deployment, so the effect is cluster-wide: its admission "
-                "queue, in-flight and backend panels are 'collection failed' (S6), not zero, for every node"),
+    "mooncake_master": (
+        "the master's series describe the whole Store, so the effect is cluster-wide: the Store "
+        "capacity and allocation panels and the Store-segment columns of every node's cache-evidence "
+        "and missing-data tables are 'collection failed' (S6), not zero"
+    ),
+    "gateway": (
+        "the gateway is the entry of the whole deployment, so the effect is cluster-wide: its admission "
+        "queue, in-flight and backend panels are 'collection failed' (S6), not zero, for every node"
+    ),
 }
-SLO_WHERE = ("Node and GPU: request histograms come from the tokenizer on the entry node of each engine and carry no "
-             "rank or GPU label, so this alert is per model; open the dashboard's SLO and health group and drill down "
-             "cluster -> node -> GPU.")
+SLO_WHERE = (
+    "Node and GPU: request histograms come from the tokenizer on the entry node of each engine and carry no "
+    "rank or GPU label, so this alert is per model; open the dashboard's SLO and health group and drill down "
+    "cluster -> node -> GPU."
+)
 
 
 def _burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_: str, severity: str) -> AlertRule:
@@ -90,12 +96,14 @@ def _burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_:
         for_=for_,
         severity=severity,
         summary=f"{{{{ $labels.slo }}}} SLO of model {{{{ $labels.model_name }}}} burns its error budget "
-                f"{burn.burn:g}x too fast",
-        description=(f"Model {{{{ $labels.model_name }}}}, SLI {{{{ $labels.slo }}}}: the error ratio is above "
-                     f"{burn.burn:g} x the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both "
-                     f"{burn.long_window} and {burn.short_window}; at this rate {burn.spent:.0%} of the "
-                     f"{profile.slo.window_days}-day budget goes in {burn.long_window}. SLIs: TTFT, TPOT, E2E; "
-                     f"{BAD_EVENTS}. {SLO_WHERE} {notes}"),
+        f"{burn.burn:g}x too fast",
+        description=(
+            f"Model {{{{ $labels.model_name }}}}, SLI {{{{ $labels.slo }}}}: the error ratio is above "
+            f"{burn.burn:g} x the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both "
+            f"{burn.long_window} and {burn.short_window}; at this rate {burn.spent:.0%} of the "
+            f"{profile.slo.window_days}-day budget goes in {burn.long_window}. SLIs: TTFT, TPOT, E2E; "
+            f"{BAD_EVENTS}. {SLO_WHERE} {notes}"
+        ),
     )
 
 
@@ -111,13 +119,15 @@ def client_slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
     none when the profile does not export the gateway."""
     if not profile.exported("gateway"):
         return ()
-    return tuple(RecordingRule(client_error_ratio_name(window), client_error_ratio(profile, window),
-                               (("slo", CLIENT_SLO),))
-                 for window in RECORDED_WINDOWS)
+    return tuple(
+        RecordingRule(client_error_ratio_name(window), client_error_ratio(profile, window), (("slo", CLIENT_SLO),))
+        for window in RECORDED_WINDOWS
+    )
 
 
-def _client_burn_alert(profile: Profile, name: str, spec: tuple[str, str, float], for_: str,
-                       severity: str) -> AlertRule:
+def _client_burn_alert(
+    profile: Profile, name: str, spec: tuple[str, str, float], for_: str, severity: str
+) -> AlertRule:
     burn = burn_condition(profile, spec, client_error_ratio_name)
     return AlertRule(
         alert=name,
@@ -125,16 +135,18 @@ def _client_burn_alert(profile: Profile, name: str, spec: tuple[str, str, float]
         for_=for_,
         severity=severity,
         summary=f"Client-side SLO (at the gateway, slo={{{{ $labels.slo }}}}) burns its error budget "
-                f"{burn.burn:g}x too fast",
-        description=(f"Cluster-wide, every gateway instance of the deployment (SLI {{{{ $labels.slo }}}}, as the "
-                     f"client sees it at the gateway): the share of responses that were shed (429), timed out "
-                     f"(408 / 504) or failed (5xx) among all but the clients' own 4xx ({RESPONSES}) is above "
-                     f"{burn.burn:g} x the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both "
-                     f"{burn.long_window} and {burn.short_window}; at this rate {burn.spent:.0%} of the "
-                     f"{profile.slo.window_days}-day budget goes in {burn.long_window}. These requests never reached "
-                     "an engine, so the engine-side SLO alerts may stay silent. Which gateway instance and which "
-                     "class: the first screen's gateway panel and the Gateway group (non-2xx share by class per "
-                     "instance, admission queue, healthy backends)."),
+        f"{burn.burn:g}x too fast",
+        description=(
+            f"Cluster-wide, every gateway instance of the deployment (SLI {{{{ $labels.slo }}}}, as the "
+            f"client sees it at the gateway): the share of responses that were shed (429), timed out "
+            f"(408 / 504) or failed (5xx) among all but the clients' own 4xx ({RESPONSES}) is above "
+            f"{burn.burn:g} x the budget {burn.budget:g} (objective {profile.slo.objective:g}) over both "
+            f"{burn.long_window} and {burn.short_window}; at this rate {burn.spent:.0%} of the "
+            f"{profile.slo.window_days}-day budget goes in {burn.long_window}. These requests never reached "
+            "an engine, so the engine-side SLO alerts may stay silent. Which gateway instance and which "
+            "class: the first screen's gateway panel and the Gateway group (non-2xx share by class per "
+            "instance, admission queue, healthy backends)."
+        ),
     )
 
 
@@ -148,21 +160,29 @@ def client_slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     )
 
 
-def _gpu_alert(profile: Profile, source: GpuSource, alert: str, expr: str, for_: str, severity: str, summary: str,
-               description: str) -> AlertRule:
+def _gpu_alert(
+    profile: Profile, source: GpuSource, alert: str, expr: str, for_: str, severity: str, summary: str, description: str
+) -> AlertRule:
     """A per-GPU alert: the summary ends with "on <node> GPU <gpu>", the description starts with the node and GPU;
     the alert carries the GPU's UUID label where its source reports one (S31)."""
     node, gpu = f"{{{{ $labels.{profile.label('node')} }}}}", f"{{{{ $labels.{profile.label('gpu')} }}}}"
-    return AlertRule(alert=alert, expr=with_uuid(profile, source, expr), for_=for_, severity=severity,
-                     summary=f"{summary} on {node} GPU {gpu}", description=f"Node {node}, GPU {gpu}: {description}")
+    return AlertRule(
+        alert=alert,
+        expr=with_uuid(profile, source, expr),
+        for_=for_,
+        severity=severity,
+        summary=f"{summary} on {node} GPU {gpu}",
+        description=f"Node {node}, GPU {gpu}: {description}",
+    )
 
 
 def memory_growth_expr(profile: Profile) -> str:
     """Memory share above the alert threshold and above its own static level: more than ``MEMORY_GROWTH``
     over its lowest value of the last ``MEMORY_BASELINE`` (the engine's reservation is flat)."""
     share = in_deployment(profile, GPU_MEMORY)
-    return (f"{share} > {MEMORY_FULL_SHARE:g} "
-            f"and ({share} - min_over_time({share}[{MEMORY_BASELINE}])) > {MEMORY_GROWTH:g}")
+    return (
+        f"{share} > {MEMORY_FULL_SHARE:g} and ({share} - min_over_time({share}[{MEMORY_BASELINE}])) > {MEMORY_GROWTH:g}"
+    )
 
 
 def throttle_expr(profile: Profile) -> str:
@@ -183,7 +203,12 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THROTTLE_BITS)
     alerts = (
         _gpu_alert(
-            profile, source, "GpuMemoryNearlyFull", memory_growth_expr(profile), "1m", "warning",
+            profile,
+            source,
+            "GpuMemoryNearlyFull",
+            memory_growth_expr(profile),
+            "1m",
+            "warning",
             f"GPU memory above {MEMORY_FULL_SHARE:.0%} and growing",
             f"memory used / total is {{{{ $value | humanizePercentage }}}}: above {MEMORY_FULL_SHARE:.0%} for 1m and "
             f"more than {MEMORY_GROWTH:.0%} above its lowest share of the last {MEMORY_BASELINE} ({measured}, "
@@ -193,23 +218,34 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
             "missing).",
         ),
         _gpu_alert(
-            profile, source, "GpuTemperatureHigh",
-            f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}", "2m", "warning",
+            profile,
+            source,
+            "GpuTemperatureHigh",
+            f"{in_deployment(profile, GPU_TEMPERATURE)} > {TEMPERATURE_HIGH_CELSIUS:g}",
+            "2m",
+            "warning",
             f"GPU temperature above {TEMPERATURE_HIGH_CELSIUS:g} °C",
             f"temperature {{{{ $value }}}} °C, above {TEMPERATURE_HIGH_CELSIUS:g} °C for 2m ({measured}). Thermal "
             "slowdown lowers clocks and throughput.",
         ),
         _gpu_alert(
-            profile, source, "GpuClockThrottled", throttle_expr(profile), "5m", "warning",
+            profile,
+            source,
+            "GpuClockThrottled",
+            throttle_expr(profile),
+            "5m",
+            "warning",
             "GPU clocks throttled for power or thermal reasons",
             f"clock-event reasons bitmask {{{{ $value }}}} has a power or thermal bit set for 5m ({measured}). "
             f"Alerting bits: {bits}; 0x1 idle, 0x2 clocks setting, 0x10 sync boost and 0x100 display clocks alone "
             "do not alert.",
         ),
     )
-    reads = {"GpuMemoryNearlyFull": (source.metric("memory_used"), *source.memory_total_metrics),
-             "GpuTemperatureHigh": (source.metric("temperature"),),
-             "GpuClockThrottled": (source.metric(CLOCK_EVENT_REASONS),)}
+    reads = {
+        "GpuMemoryNearlyFull": (source.metric("memory_used"), *source.memory_total_metrics),
+        "GpuTemperatureHigh": (source.metric("temperature"),),
+        "GpuClockThrottled": (source.metric(CLOCK_EVENT_REASONS),),
+    }
     return tuple(a for a in alerts if not source.missing(reads[a.alert]))
 
 
@@ -224,43 +260,53 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
             for_="1m",
             severity="critical",
             summary=f"SGLang /metrics scrape failing on {{{{ $labels.{node} }}}}",
-            description=(f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of the SGLang /metrics "
-                         f"endpoint (job {job_name}) have failed for 1m. This does not prove the engine ranks are "
-                         "down (the node's vmagent or the network can fail the scrape), and a hung scheduler keeps "
-                         "serving /metrics, so this alert is silent for a hung engine (see EngineStalled). The node's "
-                         "engine panels show collection failed (S6)."),
+            description=(
+                f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of the SGLang /metrics "
+                f"endpoint (job {job_name}) have failed for 1m. This does not prove the engine ranks are "
+                "down (the node's vmagent or the network can fail the scrape), and a hung scheduler keeps "
+                "serving /metrics, so this alert is silent for a hung engine (see EngineStalled). The node's "
+                "engine panels show collection failed (S6)."
+            ),
         ),
         AlertRule(
             alert="EngineRestarted",
             expr=restarted_ranks(profile, RESTART_WINDOW),
             for_="0m",
             severity="critical",
-            summary=(f"SGLang engine restarted on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
-                     "({{ $labels.engine_type }})"),
-            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
-                         f"({{{{ $labels.engine_type }}}}): a scheduler counter of this stage "
-                         f"({' or '.join(RESTART_COUNTERS)}) went down within {RESTART_WINDOW} "
-                         "({{ $value }} resets): the stage's engine process restarted (an OOM kill, a crash, or a "
-                         "deliberate restart). Every stage of a replica fires when the whole replica restarted; one "
-                         "stage alone means that node's ranks died and the replica's other stages are waiting for it. "
-                         "Requests in flight were lost and the replica served nothing while it reloaded; check the "
-                         "engine's log on the node and the GPU memory and Xid panels of its GPUs. A restart before "
-                         "the counters' first increment is not seen."),
+            summary=(
+                f"SGLang engine restarted on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
+                "({{ $labels.engine_type }})"
+            ),
+            description=(
+                f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
+                f"({{{{ $labels.engine_type }}}}): a scheduler counter of this stage "
+                f"({' or '.join(RESTART_COUNTERS)}) went down within {RESTART_WINDOW} "
+                "({{ $value }} resets): the stage's engine process restarted (an OOM kill, a crash, or a "
+                "deliberate restart). Every stage of a replica fires when the whole replica restarted; one "
+                "stage alone means that node's ranks died and the replica's other stages are waiting for it. "
+                "Requests in flight were lost and the replica served nothing while it reloaded; check the "
+                "engine's log on the node and the GPU memory and Xid panels of its GPUs. A restart before "
+                "the counters' first increment is not seen."
+            ),
         ),
         AlertRule(
             alert="EngineStalled",
             expr=stalled_stages(profile, window),
             for_=window,
             severity="critical",
-            summary=(f"SGLang stage stalled on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
-                     "({{ $labels.engine_type }})"),
-            description=(f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
-                         f"({{{{ $labels.engine_type }}}}): {{{{ $value }}}} "
-                         f"requests waiting (sglang:num_queue_reqs) and no token processed "
-                         f"(sglang:realtime_tokens_total, prefill and decode, absent or flat) over {window}, for "
-                         f"{window}: the scheduler makes no progress for at least twice {window}. A hung scheduler "
-                         "keeps serving /metrics with its last queue length, so EngineMetricsScrapeFailing stays "
-                         "silent; /health_generate on the replica's entry node would time out."),
+            summary=(
+                f"SGLang stage stalled on {{{{ $labels.{node} }}}} PP stage {{{{ $labels.{stage} }}}} "
+                "({{ $labels.engine_type }})"
+            ),
+            description=(
+                f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
+                f"({{{{ $labels.engine_type }}}}): {{{{ $value }}}} "
+                f"requests waiting (sglang:num_queue_reqs) and no token processed "
+                f"(sglang:realtime_tokens_total, prefill and decode, absent or flat) over {window}, for "
+                f"{window}: the scheduler makes no progress for at least twice {window}. A hung scheduler "
+                "keeps serving /metrics with its last queue length, so EngineMetricsScrapeFailing stays "
+                "silent; /health_generate on the replica's entry node would time out."
+            ),
         ),
     )
 
@@ -306,33 +352,44 @@ def target_missing_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         up = selector("up", scoped_job(profile, source.job))
         alert = f"{_alert_prefix(name)}TargetMissing"
         if name in CLUSTER_SOURCES:
-            alerts.append(AlertRule(
-                alert=alert, expr=f"absent({up})", for_="5m", severity="warning",
-                summary=f"{source.what}: no scrape target at all (job {source.job})",
-                description=(f"Cluster-wide: there has been no up series for job {source.job} ({source.what}) for "
-                             f"5m: the target is gone from every node's vmagent (the node running it died, its "
-                             f"vmagent died, or it left service discovery). It runs on some nodes only, and "
-                             f"{CLUSTER_EFFECT[name]}."),
-                anchor="targetmissing",
-            ))
+            alerts.append(
+                AlertRule(
+                    alert=alert,
+                    expr=f"absent({up})",
+                    for_="5m",
+                    severity="warning",
+                    summary=f"{source.what}: no scrape target at all (job {source.job})",
+                    description=(
+                        f"Cluster-wide: there has been no up series for job {source.job} ({source.what}) for "
+                        f"5m: the target is gone from every node's vmagent (the node running it died, its "
+                        f"vmagent died, or it left service discovery). It runs on some nodes only, and "
+                        f"{CLUSTER_EFFECT[name]}."
+                    ),
+                    anchor="targetmissing",
+                )
+            )
             continue
         nodes = _expected_nodes(profile, name)
         for start in range(0, len(nodes), NODES_PER_RULE):
-            block = nodes[start:start + NODES_PER_RULE]
-            alerts.append(AlertRule(
-                alert=alert,
-                expr=f"({_node_list(profile, block)}) unless on ({node}) {up}",
-                for_="5m",
-                severity="critical" if name == "sglang" else "warning",
-                summary=f"{source.what}: target missing on {{{{ $labels.{node} }}}}",
-                description=(f"Node {{{{ $labels.{node} }}}}: the profile lists this node, but there has been no up "
-                             f"series for job {source.job} ({source.what}) on it for 5m. The target is gone, not "
-                             "failing: the node is down, its vmagent is down, or the target left service discovery. "
-                             "Its series on this node (every GPU, for per-GPU sources) are 'collection failed' "
-                             "(S6), not zero."),
-                labels=((job_label, source.job),),
-                anchor="targetmissing",
-            ))
+            block = nodes[start : start + NODES_PER_RULE]
+            alerts.append(
+                AlertRule(
+                    alert=alert,
+                    expr=f"({_node_list(profile, block)}) unless on ({node}) {up}",
+                    for_="5m",
+                    severity="critical" if name == "sglang" else "warning",
+                    summary=f"{source.what}: target missing on {{{{ $labels.{node} }}}}",
+                    description=(
+                        f"Node {{{{ $labels.{node} }}}}: the profile lists this node, but there has been no up "
+                        f"series for job {source.job} ({source.what}) on it for 5m. The target is gone, not "
+                        "failing: the node is down, its vmagent is down, or the target left service discovery. "
+                        "Its series on this node (every GPU, for per-GPU sources) are 'collection failed' "
+                        "(S6), not zero."
+                    ),
+                    labels=((job_label, source.job),),
+                    anchor="targetmissing",
+                )
+            )
     return tuple(alerts)
 
 
@@ -343,17 +400,24 @@ def collection_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     for name, source in _exported_jobs(profile):
         if name == "sglang":
             continue
-        effect = (f"{CLUSTER_EFFECT[name]}." if name in CLUSTER_SOURCES else
-                  "Its series on this node (every GPU, for per-GPU sources) are 'collection failed' (S6), not zero.")
+        effect = (
+            f"{CLUSTER_EFFECT[name]}."
+            if name in CLUSTER_SOURCES
+            else "Its series on this node (every GPU, for per-GPU sources) are 'collection failed' (S6), not zero."
+        )
         where = "Cluster-wide, target on node" if name in CLUSTER_SOURCES else "Node"
-        alerts.append(AlertRule(
-            alert=f"{_camel(name)}CollectionFailed",
-            expr=f"{selector('up', scoped_job(profile, source.job))} == 0",
-            for_="5m",
-            severity="warning",
-            summary=f"{source.what}: scrape failing on {{{{ $labels.{node} }}}}",
-            description=(f"{where} {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of job {source.job} "
-                         f"({source.what}) have failed for 5m. {effect}"),
-            anchor="collectionfailed",
-        ))
+        alerts.append(
+            AlertRule(
+                alert=f"{_camel(name)}CollectionFailed",
+                expr=f"{selector('up', scoped_job(profile, source.job))} == 0",
+                for_="5m",
+                severity="warning",
+                summary=f"{source.what}: scrape failing on {{{{ $labels.{node} }}}}",
+                description=(
+                    f"{where} {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of job {source.job} "
+                    f"({source.what}) have failed for 5m. {effect}"
+                ),
+                anchor="collectionfailed",
+            )
+        )
     return tuple(alerts)

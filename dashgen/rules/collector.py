@@ -34,22 +34,26 @@ def memory_alert(profile: Profile) -> AlertRule:
     # The peak over GAPPY_HOLD, as the queue alert: a node near its memory limit is also one whose own samples
     # may arrive gappy (a backed-up send queue holds data in memory).
     rss = va.per_node(profile, "max", f"max_over_time({va.own(profile, va.RSS, selected=False)}[{GAPPY_HOLD}])")
-    own_limit = va.per_node(profile, "max",
-                            f"last_over_time({va.own(profile, va.MEMORY_LIMIT, selected=False)}[{GAPPY_HOLD}])")
+    own_limit = va.per_node(
+        profile, "max", f"last_over_time({va.own(profile, va.MEMORY_LIMIT, selected=False)}[{GAPPY_HOLD}])"
+    )
     share = va.MEMORY_NEAR_SHARE
-    expr = (f"({rss} / on({node}) ({own_limit} > 0) > {share:g}) "
-            f"or on({node}) ({rss} / {limit} > {share:g})")
+    expr = f"({rss} / on({node}) ({own_limit} > 0) > {share:g}) or on({node}) ({rss} / {limit} > {share:g})"
     return AlertRule(
         alert="CollectorMemoryNearLimit",
-        expr=expr, for_="5m", severity="warning",
+        expr=expr,
+        for_="5m",
+        severity="warning",
         summary=f"vmagent near its memory limit on {_node(profile)}",
-        description=(f"Node {_node(profile)}: vmagent's resident memory is above {share:.0%} of its limit (the "
-                     f"limit vmagent reports, process_memory_limit_bytes, or the profile's [collector] memory_limit "
-                     f"{limit} bytes, whichever is lower; the peak within {GAPPY_HOLD}) for 5m: value "
-                     "{{ $value | humanizePercentage }}. With "
-                     "swap 0 the next step is an OOM kill, and with Restart=no the collector then stays dead and "
-                     "the node turns silent. Look for new series (Samples scraped per target) or a backed-up send "
-                     "queue."),
+        description=(
+            f"Node {_node(profile)}: vmagent's resident memory is above {share:.0%} of its limit (the "
+            f"limit vmagent reports, process_memory_limit_bytes, or the profile's [collector] memory_limit "
+            f"{limit} bytes, whichever is lower; the peak within {GAPPY_HOLD}) for 5m: value "
+            "{{ $value | humanizePercentage }}. With "
+            "swap 0 the next step is an OOM kill, and with Restart=no the collector then stays dead and "
+            "the node turns silent. Look for new series (Samples scraped per target) or a backed-up send "
+            "queue."
+        ),
         anchor="collectormemorynearlimit",
     )
 
@@ -63,14 +67,17 @@ def queue_alert(profile: Profile) -> AlertRule:
     return AlertRule(
         alert="CollectorSendQueueNearBound",
         expr=f"{peak} > {share:g} * {bound}",
-        for_=QUEUE_FOR, severity="warning",
+        for_=QUEUE_FOR,
+        severity="warning",
         summary=f"vmagent send queue near its bound on {_node(profile)}",
-        description=(f"Node {_node(profile)}: {{{{ $value | humanize1024 }}}}B wait to be remote-written (the peak "
-                     f"within {GAPPY_HOLD}), above {share:.0%} of the profile's [collector] send_queue_limit "
-                     f"({bound} bytes, -remoteWrite.maxDiskUsagePerURL), held for {QUEUE_FOR}. The central store is "
-                     "slow or unreachable from this node; at the bound vmagent drops the oldest data for good "
-                     "(CollectorDroppingSamples). The node's own samples arrive gappy then, so the alert reads the "
-                     f"peak over {GAPPY_HOLD}, not the last sample."),
+        description=(
+            f"Node {_node(profile)}: {{{{ $value | humanize1024 }}}}B wait to be remote-written (the peak "
+            f"within {GAPPY_HOLD}), above {share:.0%} of the profile's [collector] send_queue_limit "
+            f"({bound} bytes, -remoteWrite.maxDiskUsagePerURL), held for {QUEUE_FOR}. The central store is "
+            "slow or unreachable from this node; at the bound vmagent drops the oldest data for good "
+            "(CollectorDroppingSamples). The node's own samples arrive gappy then, so the alert reads the "
+            f"peak over {GAPPY_HOLD}, not the last sample."
+        ),
         anchor="collectorsendqueuenearbound",
     )
 
@@ -85,12 +92,15 @@ def dropping_alert(profile: Profile) -> AlertRule:
     return AlertRule(
         alert="CollectorDroppingSamples",
         expr=f"({packets} > 0) or on({node}) ({queue} > 0)",
-        for_="0m", severity="warning",
+        for_="0m",
+        severity="warning",
         summary=f"vmagent dropping data on {_node(profile)}",
-        description=(f"Node {_node(profile)}: vmagent dropped remote-write blocks "
-                     f"({va.PACKETS_DROPPED}) or persistent-queue bytes ({va.QUEUE_DROPPED}) within the last "
-                     f"{window}. The data is lost for good: this node's panels have gaps for that time, which read "
-                     "'insufficient samples', not a fault of the targets."),
+        description=(
+            f"Node {_node(profile)}: vmagent dropped remote-write blocks "
+            f"({va.PACKETS_DROPPED}) or persistent-queue bytes ({va.QUEUE_DROPPED}) within the last "
+            f"{window}. The data is lost for good: this node's panels have gaps for that time, which read "
+            "'insufficient samples', not a fault of the targets."
+        ),
         anchor="collectordroppingsamples",
     )
 
@@ -98,18 +108,24 @@ def dropping_alert(profile: Profile) -> AlertRule:
 def silent_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     after = va.silent_after_seconds(profile)
     nodes = profile.node_names
-    return tuple(AlertRule(
-        alert="CollectorSilent",
-        expr=va.silent_nodes(profile, 1, nodes[start:start + NODES_PER_RULE]),
-        for_="2m", severity="critical",
-        summary=f"No fresh sample from any target of {_node(profile)}: its collector is down or cut off",
-        description=(f"Node {_node(profile)}: the profile lists this node, but no target of it (vmagent's own "
-                     f"job {va.collector(profile).job} included) delivered a sample for more than {after:g} s, for 2m. "
-                     "The node's vmagent is dead (Restart=no: it stays dead until restarted by hand), the node is "
-                     "down, or its path to the store is cut. The per-source TargetMissing alerts of this node "
-                     "follow from this one; every layer of the node reads 'collector silent' on the Now row."),
-        anchor="collectorsilent",
-    ) for start in range(0, len(nodes), NODES_PER_RULE))
+    return tuple(
+        AlertRule(
+            alert="CollectorSilent",
+            expr=va.silent_nodes(profile, 1, nodes[start : start + NODES_PER_RULE]),
+            for_="2m",
+            severity="critical",
+            summary=f"No fresh sample from any target of {_node(profile)}: its collector is down or cut off",
+            description=(
+                f"Node {_node(profile)}: the profile lists this node, but no target of it (vmagent's own "
+                f"job {va.collector(profile).job} included) delivered a sample for more than {after:g} s, for 2m. "
+                "The node's vmagent is dead (Restart=no: it stays dead until restarted by hand), the node is "
+                "down, or its path to the store is cut. The per-source TargetMissing alerts of this node "
+                "follow from this one; every layer of the node reads 'collector silent' on the Now row."
+            ),
+            anchor="collectorsilent",
+        )
+        for start in range(0, len(nodes), NODES_PER_RULE)
+    )
 
 
 def coverage_alert(profile: Profile) -> AlertRule:
@@ -118,11 +134,14 @@ def coverage_alert(profile: Profile) -> AlertRule:
     return AlertRule(
         alert="TargetCoverageBelowExpected",
         expr=va.missing_by_job(profile),
-        for_="5m", severity="warning",
+        for_="5m",
+        severity="warning",
         summary=f"{{{{ $value }}}} scrape targets of job {{{{ $labels.{job} }}}} missing or failing",
-        description=(f"Cluster-wide, job {{{{ $labels.{job} }}}}: {{{{ $value }}}} fewer targets are up than the "
-                     f"profile expects, for 5m (expected per job: {expected}; dashgen.deployment.targets). The "
-                     "Now row's Missing targets lists which; a whole node gone is CollectorSilent."),
+        description=(
+            f"Cluster-wide, job {{{{ $labels.{job} }}}}: {{{{ $value }}}} fewer targets are up than the "
+            f"profile expects, for 5m (expected per job: {expected}; dashgen.deployment.targets). The "
+            "Now row's Missing targets lists which; a whole node gone is CollectorSilent."
+        ),
         anchor="targetcoveragebelowexpected",
     )
 

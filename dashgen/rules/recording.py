@@ -56,8 +56,9 @@ def gpu_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...
     return (
         RecordingRule(GPU_MEMORY, gpu_memory_used_share(profile, source, scoped=False, valid_only=True)),
         RecordingRule(NODE_GPU_MEMORY, agg("max", (node,), in_deployment(profile, GPU_MEMORY))),
-        RecordingRule(GPU_TEMPERATURE,
-                      gpu_timeline(profile, source, QUANTITIES["temperature"], scoped=False, valid_only=True)),
+        RecordingRule(
+            GPU_TEMPERATURE, gpu_timeline(profile, source, QUANTITIES["temperature"], scoped=False, valid_only=True)
+        ),
         RecordingRule(NODE_GPU_TEMPERATURE, agg("max", (node,), in_deployment(profile, GPU_TEMPERATURE))),
         RecordingRule(GPU_CLOCK_REASONS, gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)),
     )
@@ -75,12 +76,17 @@ def layer_health_records(profile: Profile) -> tuple[RecordingRule, ...]:
     """The Now row's node x layer reason codes (``queries.nodata``): one rule per evidence layer, labelled
     ``layer``, over the last 15 minutes for every node; the matrix reads the newest recorded value. Then the
     health states (``queries.health``): one rule per layer that has a condition, the same way."""
-    reasons = tuple(RecordingRule(nodata.LAYER_REASON, nodata.recorded_reason_rule(profile, layer),
-                                  ((nodata.LAYER_LABEL, layer.key),))
-                    for layer in nodata.layers(profile))
-    states = tuple(RecordingRule(health.LAYER_HEALTH, recorded_health_rule(profile, chain),
-                                 ((nodata.LAYER_LABEL, key),))
-                   for key, chain in health_conditions(profile).items() if chain)
+    reasons = tuple(
+        RecordingRule(
+            nodata.LAYER_REASON, nodata.recorded_reason_rule(profile, layer), ((nodata.LAYER_LABEL, layer.key),)
+        )
+        for layer in nodata.layers(profile)
+    )
+    states = tuple(
+        RecordingRule(health.LAYER_HEALTH, recorded_health_rule(profile, chain), ((nodata.LAYER_LABEL, key),))
+        for key, chain in health_conditions(profile).items()
+        if chain
+    )
     return reasons + states
 
 
@@ -90,13 +96,17 @@ def health_conditions(profile: Profile) -> dict[str, list[tuple[health.HealthSta
     keys = {layer.key for layer in nodata.layers(profile)}
     layers: dict[str, list[tuple[health.HealthState, str]]] = {}
     if "engine" in keys and profile.has_kind(TEXT):
-        layers["engine"] = [(health.ENGINE_STALLED, stalled_stages(profile)),
-                            (health.ENGINE_RESTARTED, restarted_ranks(profile))]
+        layers["engine"] = [
+            (health.ENGINE_STALLED, stalled_stages(profile)),
+            (health.ENGINE_RESTARTED, restarted_ranks(profile)),
+        ]
     if "hicache_host" in keys and profile.has_kind(TEXT):
         layers["hicache_host"] = [(health.TIER_COLLAPSED, health.host_tier_collapsed(profile))]
     if "mooncake" in keys:
-        served = f"({mc.replica_master(profile, node_to_replica(profile))} and on ({mc.MASTER_LABEL}) " \
-                 f"({health.store_reset(profile)}))"
+        served = (
+            f"({mc.replica_master(profile, node_to_replica(profile))} and on ({mc.MASTER_LABEL}) "
+            f"({health.store_reset(profile)}))"
+        )
         layers["mooncake"] = [(health.STORE_RESET, served)]
     gpu = _gpu_conditions(profile)
     for source in gpu_sources(profile):
@@ -104,8 +114,10 @@ def health_conditions(profile: Profile) -> dict[str, list[tuple[health.HealthSta
     if "disk" in keys:
         layers["disk"] = [(health.DISK_SATURATED, health.disk_saturated(profile))]
     if profile.collector is not None:
-        layers[health.COLLECTOR_LAYER] = [(health.COLLECTOR_DROPPING, dropping_alert(profile).expr),
-                                          (health.COLLECTOR_QUEUE_FULL, queue_alert(profile).expr)]
+        layers[health.COLLECTOR_LAYER] = [
+            (health.COLLECTOR_DROPPING, dropping_alert(profile).expr),
+            (health.COLLECTOR_QUEUE_FULL, queue_alert(profile).expr),
+        ]
     if profile.exported("node_exporter"):
         layers[health.CLOCK_LAYER] = [(health.CLOCK_OFF, health.clock_off(profile))]
     return layers
@@ -136,7 +148,8 @@ def recorded_health_rule(profile: Profile, chain: list[tuple[health.HealthState,
     matrix's "now" window still shows. No state on a node: no series (healthy)."""
     node = profile.label("node")
     ordered = sorted(chain, key=lambda pair: pair[0].code)
-    branches = f" or on({node}) ".join(f"({agg('count', [node], condition)} * 0 + {state.code})"
-                                      for state, condition in ordered)
+    branches = f" or on({node}) ".join(
+        f"({agg('count', [node], condition)} * 0 + {state.code})" for state, condition in ordered
+    )
     window, step = nodata.RECORDED_WINDOW_SECONDS, nodata.RULE_INTERVAL_SECONDS
     return f"min_over_time(({branches})[{window}s:{step}s])"

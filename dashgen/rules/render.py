@@ -60,11 +60,26 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
         groups.append(("client-slo", client))
     source = gpu_source(profile)
     if source is not None:
-        groups.append(("gpu", _collected_records(profile, source) + gpu_alerts(profile, source)
-                       + gpu_missing_alerts(profile) + health_alerts(profile)))
+        groups.append(
+            (
+                "gpu",
+                _collected_records(profile, source)
+                + gpu_alerts(profile, source)
+                + gpu_missing_alerts(profile)
+                + health_alerts(profile),
+            )
+        )
     if engine:  # a video-only deployment keeps the scrape alert; the others read token series
-        groups.append(("engine", tuple(a for a in engine_alerts(profile)
-                                       if profile.has_kind(TEXT) or a.alert == "EngineMetricsScrapeFailing")))
+        groups.append(
+            (
+                "engine",
+                tuple(
+                    a
+                    for a in engine_alerts(profile)
+                    if profile.has_kind(TEXT) or a.alert == "EngineMetricsScrapeFailing"
+                ),
+            )
+        )
     targets = collection_alerts(profile) + target_missing_alerts(profile)
     if targets:
         groups.append(("targets", targets))
@@ -72,8 +87,10 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     incident = incident_alerts(profile)
     if incident:  # S31-S33: the failure classes the drills found silent
         groups.append(("incident", incident))
-    return tuple(RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
-                 for name, rules in groups)
+    return tuple(
+        RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
+        for name, rules in groups
+    )
 
 
 def _collected_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...]:
@@ -105,24 +122,32 @@ def _rule_dict(rule: RecordingRule | AlertRule) -> dict[str, Any]:
         if rule.labels:
             data["labels"] = dict(rule.labels)
         return data
-    return {"alert": rule.alert, "expr": rule.expr, "for": rule.for_,
-            "labels": {"severity": rule.severity, **dict(rule.labels)},
-            "annotations": {"summary": rule.summary, "description": rule.description, "runbook": rule.runbook}}
+    return {
+        "alert": rule.alert,
+        "expr": rule.expr,
+        "for": rule.for_,
+        "labels": {"severity": rule.severity, **dict(rule.labels)},
+        "annotations": {"summary": rule.summary, "description": rule.description, "runbook": rule.runbook},
+    }
 
 
 def rule_groups_data(profile: Profile) -> list[dict[str, Any]]:
     """The profile's rule groups as plain data (Prometheus ``groups:``, also the PrometheusRule ``spec``)."""
-    return [{"name": group.name, "rules": [_rule_dict(rule) for rule in group.rules]}
-            for group in rule_groups(profile)]
+    return [{"name": group.name, "rules": [_rule_dict(rule) for rule in group.rules]} for group in rule_groups(profile)]
 
 
 FORMATS = ("prometheus", "prometheus-operator", "vmalert", "vmrule")
-SUFFIX = {"prometheus": ".yml", "prometheus-operator": ".prometheusrule.yaml", "vmalert": ".vmalert.yml",
-          "vmrule": ".vmrule.yaml"}
+SUFFIX = {
+    "prometheus": ".yml",
+    "prometheus-operator": ".prometheusrule.yaml",
+    "vmalert": ".vmalert.yml",
+    "vmrule": ".vmrule.yaml",
+}
 
 
-def render_rule_file(profile: Profile, fmt: str = "prometheus", namespace: str | None = None,
-                     labels: Mapping[str, str] | None = None) -> bytes:
+def render_rule_file(
+    profile: Profile, fmt: str = "prometheus", namespace: str | None = None, labels: Mapping[str, str] | None = None
+) -> bytes:
     """One profile's rules, byte-for-byte deterministic, as a Prometheus rule file (``rule_files:``), a
     prometheus-operator ``PrometheusRule`` (``monitoring.coreos.com/v1``; ``labels`` are what the Prometheus
     ``ruleSelector`` matches, e.g. ``release: kube-prometheus-stack``) or a vmalert ``-rule=`` file (the
@@ -136,12 +161,20 @@ def render_rule_file(profile: Profile, fmt: str = "prometheus", namespace: str |
             metadata["namespace"] = namespace
         metadata["labels"] = {"app.kubernetes.io/managed-by": "dashgen", **dict(labels or {})}
         if fmt == "vmrule":
-            document = {"apiVersion": "operator.victoriametrics.com/v1beta1", "kind": "VMRule", "metadata": metadata,
-                        "spec": {"groups": groups}}
+            document = {
+                "apiVersion": "operator.victoriametrics.com/v1beta1",
+                "kind": "VMRule",
+                "metadata": metadata,
+                "spec": {"groups": groups},
+            }
             comments = [source, "kubectl apply -f this file; the VMAlert's ruleSelector must match its labels."]
         else:
-            document = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": metadata,
-                        "spec": {"groups": groups}}
+            document = {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PrometheusRule",
+                "metadata": metadata,
+                "spec": {"groups": groups},
+            }
             comments = [source, "kubectl apply -f this file; the Prometheus ruleSelector must match its labels."]
     elif fmt == "vmalert":
         document = {"groups": [{"name": g["name"], "type": "prometheus", "rules": g["rules"]} for g in groups]}
@@ -154,9 +187,16 @@ def render_rule_file(profile: Profile, fmt: str = "prometheus", namespace: str |
     return dump(document, comments).encode("utf-8")
 
 
-def render_rule_files(profiles: list[Profile], out_dir: Path = RULES_DIR, fmt: str = "prometheus",
-                      namespace: str | None = None, labels: Mapping[str, str] | None = None) -> dict[Path, bytes]:
+def render_rule_files(
+    profiles: list[Profile],
+    out_dir: Path = RULES_DIR,
+    fmt: str = "prometheus",
+    namespace: str | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[Path, bytes]:
     """``{out_dir/<profile><suffix>: bytes}`` for every profile (``.yml`` for Prometheus); pure (for
     ``dashgen check`` staleness)."""
-    return {out_dir / f"{profile.name}{SUFFIX[fmt]}": render_rule_file(profile, fmt, namespace, labels)
-            for profile in profiles}
+    return {
+        out_dir / f"{profile.name}{SUFFIX[fmt]}": render_rule_file(profile, fmt, namespace, labels)
+        for profile in profiles
+    }

@@ -19,14 +19,23 @@ from .store import ApiError, OrgStore, StoredDashboard, now_rfc3339, strip_ident
 from .v2 import to_v1, to_v2
 
 GROUP = "dashboard.grafana.app"
-VERSIONS = {"grafana12": ("v0alpha1", "v1beta1", "v2alpha1", "v2beta1"),
-            "grafana13": ("v0alpha1", "v1beta1", "v1", "v2alpha1", "v2beta1", "v2")}
+VERSIONS = {
+    "grafana12": ("v0alpha1", "v1beta1", "v2alpha1", "v2beta1"),
+    "grafana13": ("v0alpha1", "v1beta1", "v1", "v2alpha1", "v2beta1", "v2"),
+}
 
 
 def status_error(code: int, reason: str, message: str, name: str | None = None) -> ApiError:
     """A Kubernetes ``Status`` failure object."""
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                            "message": message, "reason": reason, "code": code}
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
     if name is not None:
         body["details"] = {"name": name, "group": GROUP, "kind": "dashboards"}
     return ApiError(code, body)
@@ -61,17 +70,28 @@ def resource_body(store: OrgStore, dash: StoredDashboard, version: str) -> dict[
         if version != "v0alpha1" and dash.stored_version == "v0alpha1":  # v0 -> v1 runs the schema migration
             spec["schemaVersion"] = max(int(spec.get("schemaVersion") or 0), store.settings.latest_schema_version)
     namespace = "default" if store.org_id == 1 else f"org-{store.org_id}"
-    annotations = {"grafana.app/updatedBy": dash.updated_by, "grafana.app/createdBy": dash.created_by,
-                   "grafana.app/updatedTimestamp": dash.updated}
+    annotations = {
+        "grafana.app/updatedBy": dash.updated_by,
+        "grafana.app/createdBy": dash.created_by,
+        "grafana.app/updatedTimestamp": dash.updated,
+    }
     if dash.folder_uid:
         annotations["grafana.app/folder"] = dash.folder_uid
     body: dict[str, Any] = {
-        "apiVersion": f"{GROUP}/{version}", "kind": "Dashboard",
-        "metadata": {"name": dash.uid, "namespace": namespace, "uid": dash.k8s_uid,
-                     "resourceVersion": str(dash.resource_version), "generation": dash.version,
-                     "creationTimestamp": dash.created, "annotations": annotations,
-                     "labels": {"grafana.app/deprecatedInternalID": str(dash.id)}},
-        "spec": spec, "status": {},
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": "Dashboard",
+        "metadata": {
+            "name": dash.uid,
+            "namespace": namespace,
+            "uid": dash.k8s_uid,
+            "resourceVersion": str(dash.resource_version),
+            "generation": dash.version,
+            "creationTimestamp": dash.created,
+            "annotations": annotations,
+            "labels": {"grafana.app/deprecatedInternalID": str(dash.id)},
+        },
+        "spec": spec,
+        "status": {},
     }
     if dash.stored_version != version:
         body["status"] = {"conversion": {"failed": False, "storedVersion": dash.stored_version}}
@@ -98,17 +118,24 @@ def list_resources(store: OrgStore, version: str, query: dict[str, list[str]]) -
     items = [item for item in items if all(item["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
     limit = int((query.get("limit") or ["0"])[0] or 0)
     more = bool(limit) and len(items) > limit
-    return {"apiVersion": f"{GROUP}/{version}", "kind": "DashboardList",
-            "metadata": {"resourceVersion": "1", **({"continue": "next"} if more else {})},
-            "items": items[:limit] if limit else items}
+    return {
+        "apiVersion": f"{GROUP}/{version}",
+        "kind": "DashboardList",
+        "metadata": {"resourceVersion": "1", **({"continue": "next"} if more else {})},
+        "items": items[:limit] if limit else items,
+    }
 
 
-def write_resource(store: OrgStore, version: str, name: str | None, body: Any, actor: str, *, create: bool,
-                   dry_run: bool) -> tuple[int, dict[str, Any]]:
+def write_resource(
+    store: OrgStore, version: str, name: str | None, body: Any, actor: str, *, create: bool, dry_run: bool
+) -> tuple[int, dict[str, Any]]:
     """POST (``create``) or PUT of a full object; returns (status, object)."""
     with store.lock:
-        if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict) \
-                or not isinstance(body.get("spec"), dict):
+        if (
+            not isinstance(body, dict)
+            or not isinstance(body.get("metadata"), dict)
+            or not isinstance(body.get("spec"), dict)
+        ):
             raise status_error(400, "BadRequest", "the body must be an object with metadata and spec")
         metadata = body["metadata"]
         uid = str(metadata.get("name") or "")
@@ -119,10 +146,14 @@ def write_resource(store: OrgStore, version: str, name: str | None, body: Any, a
             raise status_error(409, "AlreadyExists", f'dashboards.{GROUP} "{uid}" already exists', uid)
         sent_rv = metadata.get("resourceVersion")
         if existing is not None and sent_rv not in (None, "") and str(sent_rv) != str(existing.resource_version):
-            raise status_error(409, "Conflict", f'Operation cannot be fulfilled on dashboards.{GROUP} "{uid}": '
-                                                "the object has been modified; please apply your changes to the "
-                                                "latest version and try again (requested RV does not match current RV)",
-                               uid)
+            raise status_error(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on dashboards.{GROUP} "{uid}": '
+                "the object has been modified; please apply your changes to the "
+                "latest version and try again (requested RV does not match current RV)",
+                uid,
+            )
         annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
         folder_uid = str(annotations.get("grafana.app/folder") or "")
         if folder_uid and folder_uid not in store.folders:
@@ -139,15 +170,19 @@ def write_resource(store: OrgStore, version: str, name: str | None, body: Any, a
             data["schemaVersion"] = max(int(data.get("schemaVersion") or 0), store.settings.latest_schema_version)
         message = str(annotations.get("grafana.app/message") or "")
         if dry_run:
-            return (201 if existing is None else 200), _preview(store, existing, uid, data, v2_spec, folder_uid,
-                                                                version, actor)
+            return (201 if existing is None else 200), _preview(
+                store, existing, uid, data, v2_spec, folder_uid, version, actor
+            )
         if existing is None:
             store._create(data, uid, folder_uid, message, actor)
             dash = store.dashboards[uid]
             dash.stored_version, dash.v2_spec = version, v2_spec
             return 201, resource_body(store, dash, version)
-        same = (folder_uid == existing.folder_uid and strip_identity(data) == strip_identity(existing.data)
-                and v2_spec == existing.v2_spec)
+        same = (
+            folder_uid == existing.folder_uid
+            and strip_identity(data) == strip_identity(existing.data)
+            and v2_spec == existing.v2_spec
+        )
         if not same:  # generation and resourceVersion change only when something stored changes (§13)
             parent = existing.version
             store.store_new_version(existing, data, folder_uid, actor, stored_version=version, v2_spec=v2_spec)
@@ -155,13 +190,33 @@ def write_resource(store: OrgStore, version: str, name: str | None, body: Any, a
         return 200, resource_body(store, existing, version)
 
 
-def _preview(store: OrgStore, existing: StoredDashboard | None, uid: str, data: dict[str, Any],
-             v2_spec: dict[str, Any] | None, folder_uid: str, version: str, actor: str) -> dict[str, Any]:
+def _preview(
+    store: OrgStore,
+    existing: StoredDashboard | None,
+    uid: str,
+    data: dict[str, Any],
+    v2_spec: dict[str, Any] | None,
+    folder_uid: str,
+    version: str,
+    actor: str,
+) -> dict[str, Any]:
     """What a write would store, built on a throw-away copy."""
     stamp = now_rfc3339()
-    base = dataclasses.replace(existing) if existing is not None else StoredDashboard(
-        id=0, uid=uid, data={}, version=0, folder_uid="", created=stamp, updated=stamp, created_by=actor,
-        updated_by=actor)
+    base = (
+        dataclasses.replace(existing)
+        if existing is not None
+        else StoredDashboard(
+            id=0,
+            uid=uid,
+            data={},
+            version=0,
+            folder_uid="",
+            created=stamp,
+            updated=stamp,
+            created_by=actor,
+            updated_by=actor,
+        )
+    )
     changed = existing is None or folder_uid != base.folder_uid or strip_identity(data) != strip_identity(base.data)
     base.data = dict(data, uid=uid, id=base.id, version=base.version + (1 if changed else 0))
     base.version = base.data["version"]

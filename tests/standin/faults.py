@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-STATUS = "status"            # answer with a given status/body instead of handling the request
-DELAY = "delay"              # sleep, then answer normally
-CLOSE = "close"              # drop the connection without answering
-TRUNCATE = "truncate"        # answer normally but cut the body short
+STATUS = "status"  # answer with a given status/body instead of handling the request
+DELAY = "delay"  # sleep, then answer normally
+CLOSE = "close"  # drop the connection without answering
+TRUNCATE = "truncate"  # answer normally but cut the body short
 
 
 @dataclass
@@ -25,8 +25,8 @@ class Fault:
     kind: str
     method: str
     path_regex: str
-    times: int | None = 1           # None = every matching request
-    after_handling: bool = False    # True: the request takes effect (e.g. the save lands) first
+    times: int | None = 1  # None = every matching request
+    after_handling: bool = False  # True: the request takes effect (e.g. the save lands) first
     status: int = 500
     body: bytes = b""
     content_type: str = "application/json"

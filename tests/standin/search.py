@@ -20,9 +20,7 @@ def search(store: OrgStore, params: dict[str, list[str]], permissions: set[str],
         raise plain_error(400, "search supports UIDs or IDs, not both")
     limit = _int_param(params, "limit", 1000) or 1000
     if limit > 5000:
-        raise plain_error(
-            422, "Limit is above maximum allowed (5000), use page parameter to access hits beyond limit"
-        )
+        raise plain_error(422, "Limit is above maximum allowed (5000), use page parameter to access hits beyond limit")
     page = max(_int_param(params, "page", 1), 1)
     if values("starred") == ["true"] or values("deleted") == ["true"]:
         return []  # the stand-in has no stars and no trash
@@ -35,16 +33,17 @@ def search(store: OrgStore, params: dict[str, list[str]], permissions: set[str],
         hits: list[tuple[bool, str, dict[str, Any]]] = []
         if kind in ("", "dash-folder") and not tags and "folders:read" in permissions:
             for f in store.folders.values():
-                if _matches(store, f.uid, f.id, f.title, f.parent_uid, query, dash_uids, dash_ids,
-                                 folder_uids, folder_ids):
+                if _matches(
+                    store, f.uid, f.id, f.title, f.parent_uid, query, dash_uids, dash_ids, folder_uids, folder_ids
+                ):
                     hits.append((True, f.title, _folder_hit(store, f)))
         if kind in ("", "dash-db") and "dashboards:read" in permissions:
             for d in store.dashboards.values():
                 if d.saved_at > cutoff:
                     continue  # [13] no read-after-write guarantee for search
                 d_tags = [t for t in d.data.get("tags") or [] if isinstance(t, str)]
-                if all(t in d_tags for t in tags) and _matches(store,
-                    d.uid, d.id, d.title, d.folder_uid, query, dash_uids, dash_ids, folder_uids, folder_ids
+                if all(t in d_tags for t in tags) and _matches(
+                    store, d.uid, d.id, d.title, d.folder_uid, query, dash_uids, dash_ids, folder_uids, folder_ids
                 ):
                     hits.append((False, d.title, _dashboard_hit(store, d, d_tags)))
     sort = (values("sort") or [""])[0]
@@ -54,10 +53,21 @@ def search(store: OrgStore, params: dict[str, list[str]], permissions: set[str],
         hits.sort(key=lambda h: h[1].lower())
     else:
         hits.sort(key=lambda h: (not h[0], h[1].lower()))
-    return [h[2] for h in hits[(page - 1) * limit:][:limit]]
+    return [h[2] for h in hits[(page - 1) * limit :][:limit]]
 
-def _matches(store: OrgStore, uid: str, obj_id: int, title: str, parent: str, query: str, dash_uids: set[str],
-             dash_ids: set[int], folder_uids: set[str], folder_ids: set[int]) -> bool:
+
+def _matches(
+    store: OrgStore,
+    uid: str,
+    obj_id: int,
+    title: str,
+    parent: str,
+    query: str,
+    dash_uids: set[str],
+    dash_ids: set[int],
+    folder_uids: set[str],
+    folder_ids: set[int],
+) -> bool:
     if query and query not in title.lower():
         return False
     if dash_uids and uid not in dash_uids:
@@ -72,24 +82,51 @@ def _matches(store: OrgStore, uid: str, obj_id: int, title: str, parent: str, qu
             return False
     return True
 
+
 def _folder_fields(store: OrgStore, parent_uid: str) -> dict[str, Any]:
     parent = store.folders.get(parent_uid)
     if parent is None:
         return {}
-    return {"folderId": parent.id, "folderUid": parent.uid, "folderTitle": parent.title,
-            "folderUrl": store.folder_url(parent)}
+    return {
+        "folderId": parent.id,
+        "folderUid": parent.uid,
+        "folderTitle": parent.title,
+        "folderUrl": store.folder_url(parent),
+    }
+
 
 def _dashboard_hit(store: OrgStore, d: StoredDashboard, tags: list[str]) -> dict[str, Any]:
     slug = slugify(d.title)
-    return {"id": d.id, "uid": d.uid, "title": d.title, "uri": f"db/{slug}", "url": store.dashboard_url(d),
-            "slug": slug, "type": "dash-db", "tags": tags, "isStarred": False, "sortMeta": 0,
-            **_folder_fields(store, d.folder_uid)}
+    return {
+        "id": d.id,
+        "uid": d.uid,
+        "title": d.title,
+        "uri": f"db/{slug}",
+        "url": store.dashboard_url(d),
+        "slug": slug,
+        "type": "dash-db",
+        "tags": tags,
+        "isStarred": False,
+        "sortMeta": 0,
+        **_folder_fields(store, d.folder_uid),
+    }
+
 
 def _folder_hit(store: OrgStore, f: StoredFolder) -> dict[str, Any]:
     slug = slugify(f.title)
-    return {"id": f.id, "uid": f.uid, "title": f.title, "uri": f"db/{slug}", "url": store.folder_url(f),
-            "slug": slug, "type": "dash-folder", "tags": [], "isStarred": False, "sortMeta": 0,
-            **_folder_fields(store, f.parent_uid)}
+    return {
+        "id": f.id,
+        "uid": f.uid,
+        "title": f.title,
+        "uri": f"db/{slug}",
+        "url": store.folder_url(f),
+        "slug": slug,
+        "type": "dash-folder",
+        "tags": [],
+        "isStarred": False,
+        "sortMeta": 0,
+        **_folder_fields(store, f.parent_uid),
+    }
 
 
 def _int_param(params: dict[str, list[str]], name: str, default: int) -> int:

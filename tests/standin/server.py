@@ -41,10 +41,18 @@ from .store import (
 from .ui_save import ui_normalise
 from .v2 import to_v1, to_v2
 
-ALL_PERMISSIONS = frozenset({
-    "dashboards:read", "dashboards:create", "dashboards:write", "dashboards:delete",
-    "folders:read", "folders:create", "folders:write", "folders:delete",
-})
+ALL_PERMISSIONS = frozenset(
+    {
+        "dashboards:read",
+        "dashboards:create",
+        "dashboards:write",
+        "dashboards:delete",
+        "folders:read",
+        "folders:create",
+        "folders:write",
+        "folders:delete",
+    }
+)
 _DEFAULT_VERSIONS = {GRAFANA12: "12.3.0", GRAFANA13: "13.1.0"}
 _DEFAULT_SCHEMA = {GRAFANA12: 41, GRAFANA13: 42}
 _UID = r"([^/]+)"
@@ -78,7 +86,7 @@ class _Route:
     method: str
     pattern: re.Pattern[str]
     handler: Callable[..., Any]
-    needs: tuple[str, ...] = ()     # RBAC: any of these permissions
+    needs: tuple[str, ...] = ()  # RBAC: any of these permissions
     authenticated: bool = True
 
 
@@ -151,8 +159,9 @@ class GrafanaStandin:
         server.standin = self  # type: ignore[attr-defined]
         self._server = server
         self._stopping.clear()
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="grafana-standin", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, name="grafana-standin", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -189,8 +198,17 @@ class GrafanaStandin:
 
     # ------------------------------------------------------------------ fault injection
 
-    def inject(self, method: str, path_regex: str, status: int = 500, body: Any = None, *, times: int | None = 1,
-               content_type: str = "application/json", headers: dict[str, str] | None = None) -> Fault:
+    def inject(
+        self,
+        method: str,
+        path_regex: str,
+        status: int = 500,
+        body: Any = None,
+        *,
+        times: int | None = 1,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> Fault:
         """Answer matching requests with ``status`` and ``body`` instead of handling them (no side effect).
 
         ``body``: None → ``{"message": <reason phrase>, "traceID": ""}``; dict/list → JSON; str/bytes → as is
@@ -200,28 +218,62 @@ class GrafanaStandin:
             raw = default_body(status, None) if body is None else json.dumps(body).encode()
         else:
             raw = body.encode() if isinstance(body, str) else bytes(body)
-        return self.faults.add(Fault(STATUS, method.upper(), path_regex, times, status=status, body=raw,
-                                     content_type=content_type, headers=dict(headers or {})))
+        return self.faults.add(
+            Fault(
+                STATUS,
+                method.upper(),
+                path_regex,
+                times,
+                status=status,
+                body=raw,
+                content_type=content_type,
+                headers=dict(headers or {}),
+            )
+        )
 
-    def inject_delay(self, seconds: float, method: str = "*", path_regex: str = ".*", *, times: int | None = 1,
-                     after_handling: bool = False) -> Fault:
+    def inject_delay(
+        self,
+        seconds: float,
+        method: str = "*",
+        path_regex: str = ".*",
+        *,
+        times: int | None = 1,
+        after_handling: bool = False,
+    ) -> Fault:
         """Sleep before answering. ``after_handling=True`` applies the request first (a slow, landed write)."""
         return self.faults.add(Fault(DELAY, method.upper(), path_regex, times, after_handling, seconds=seconds))
 
-    def inject_close_connection(self, method: str = "*", path_regex: str = ".*", *, times: int | None = 1,
-                                after_handling: bool = False) -> Fault:
+    def inject_close_connection(
+        self, method: str = "*", path_regex: str = ".*", *, times: int | None = 1, after_handling: bool = False
+    ) -> Fault:
         """Drop the connection without answering; ``after_handling=True`` lets the request take effect first."""
         return self.faults.add(Fault(CLOSE, method.upper(), path_regex, times, after_handling))
 
-    def inject_truncated_body(self, method: str = "*", path_regex: str = ".*", *, times: int | None = 1,
-                              keep_fraction: float = 0.5, honest_length: bool = True) -> Fault:
+    def inject_truncated_body(
+        self,
+        method: str = "*",
+        path_regex: str = ".*",
+        *,
+        times: int | None = 1,
+        keep_fraction: float = 0.5,
+        honest_length: bool = True,
+    ) -> Fault:
         """Handle the request, then send only part of the body.
 
         ``honest_length=True``: Content-Length matches the cut body (the client gets invalid JSON);
         False: Content-Length announces the full body and the connection closes early.
         """
-        return self.faults.add(Fault(TRUNCATE, method.upper(), path_regex, times, True,
-                                     keep_fraction=keep_fraction, honest_length=honest_length))
+        return self.faults.add(
+            Fault(
+                TRUNCATE,
+                method.upper(),
+                path_regex,
+                times,
+                True,
+                keep_fraction=keep_fraction,
+                honest_length=honest_length,
+            )
+        )
 
     def clear_faults(self) -> None:
         self.faults.clear()
@@ -231,8 +283,7 @@ class GrafanaStandin:
     def requests_to(self, method: str, path_regex: str = ".*") -> list[LoggedRequest]:
         pattern = re.compile(path_regex)
         with self._lock:
-            return [r for r in self.request_log
-                    if method.upper() in ("*", r.method) and pattern.fullmatch(r.path)]
+            return [r for r in self.request_log if method.upper() in ("*", r.method) and pattern.fullmatch(r.path)]
 
     def count(self, method: str, path_regex: str = ".*") -> int:
         return len(self.requests_to(method, path_regex))
@@ -240,8 +291,11 @@ class GrafanaStandin:
     def writes(self, *, include_dry_runs: bool = False) -> list[LoggedRequest]:
         """Every request that could change state: anything but GET/HEAD, and (unless asked) but ``?dryRun=All``."""
         with self._lock:
-            return [r for r in self.request_log if r.method not in ("GET", "HEAD")
-                    and (include_dry_runs or r.query.get("dryRun") != ["All"])]
+            return [
+                r
+                for r in self.request_log
+                if r.method not in ("GET", "HEAD") and (include_dry_runs or r.query.get("dryRun") != ["All"])
+            ]
 
     def clear_log(self) -> None:
         with self._lock:
@@ -259,15 +313,28 @@ class GrafanaStandin:
         store = self.org(org_id)
         return store.folder_body(store.add_folder(uid, title, parent_uid, "admin"))
 
-    def seed_dashboard(self, dashboard: dict[str, Any], folder_uid: str = "", *, message: str = "",
-                       overwrite: bool = True, provisioned: bool = False, plugin_id: str = "",
-                       org_id: int = 1) -> dict[str, Any]:
+    def seed_dashboard(
+        self,
+        dashboard: dict[str, Any],
+        folder_uid: str = "",
+        *,
+        message: str = "",
+        overwrite: bool = True,
+        provisioned: bool = False,
+        plugin_id: str = "",
+        org_id: int = 1,
+    ) -> dict[str, Any]:
         """Save through the same rules as ``POST /api/dashboards/db`` without HTTP; returns the §3.5 body."""
         store = self.org(org_id)
         result = store.save_via_api(
-            {"dashboard": copy.deepcopy(dashboard), "folderUid": folder_uid, "message": message,
-             "overwrite": overwrite},
-            "admin", set(ALL_PERMISSIONS),
+            {
+                "dashboard": copy.deepcopy(dashboard),
+                "folderUid": folder_uid,
+                "message": message,
+                "overwrite": overwrite,
+            },
+            "admin",
+            set(ALL_PERMISSIONS),
         )
         with store.lock:
             stored = store.dashboards[result["uid"]]
@@ -289,9 +356,17 @@ class GrafanaStandin:
             dash = store.dashboards.get(uid)
             return dash.version if dash else None
 
-    def simulate_ui_save(self, uid: str, mutate: Callable[[dict[str, Any]], Any] | None = None, *,
-                         user: str = "admin", message: str = "", org_id: int = 1, as_v2: bool | None = None,
-                         v2_edit: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
+    def simulate_ui_save(
+        self,
+        uid: str,
+        mutate: Callable[[dict[str, Any]], Any] | None = None,
+        *,
+        user: str = "admin",
+        message: str = "",
+        org_id: int = 1,
+        as_v2: bool | None = None,
+        v2_edit: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> dict[str, Any]:
         """Store a new version as a person saving in the UI would (§7.2); returns the new stored JSON.
 
         The frontend's normalisation is applied first, then ``mutate`` (the person's edit; it may
@@ -341,8 +416,9 @@ class GrafanaStandin:
     # ------------------------------------------------------------------ request handling
 
     def _build_routes(self) -> list[_Route]:
-        def route(method: str, path: str, handler: Callable[..., Any], *needs: str,
-                  authenticated: bool = True) -> _Route:
+        def route(
+            method: str, path: str, handler: Callable[..., Any], *needs: str, authenticated: bool = True
+        ) -> _Route:
             return _Route(method, re.compile(path), handler, needs, authenticated)
 
         return [
@@ -362,14 +438,31 @@ class GrafanaStandin:
             route("PUT", rf"/api/folders/{_UID}", self._update_folder, "folders:write"),
             route("DELETE", rf"/api/folders/{_UID}", self._delete_folder, "folders:delete"),
             route("GET", r"/api/org/?", self._current_org),
-            route("GET", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
-                  self._apis_get, "dashboards:read"),
-            route("GET", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/?",
-                  self._apis_list, "dashboards:read"),
-            route("PUT", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
-                  self._apis_put, "dashboards:create", "dashboards:write"),
-            route("POST", rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/?",
-                  self._apis_post, "dashboards:create"),
+            route(
+                "GET",
+                rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
+                self._apis_get,
+                "dashboards:read",
+            ),
+            route(
+                "GET",
+                rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/?",
+                self._apis_list,
+                "dashboards:read",
+            ),
+            route(
+                "PUT",
+                rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
+                self._apis_put,
+                "dashboards:create",
+                "dashboards:write",
+            ),
+            route(
+                "POST",
+                rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/?",
+                self._apis_post,
+                "dashboards:create",
+            ),
         ]
 
     def _wait(self, seconds: float) -> None:
@@ -380,8 +473,9 @@ class GrafanaStandin:
         with self._lock:
             self.request_log.append(entry)
 
-    def _answer(self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str],
-                body: bytes) -> _Answer:
+    def _answer(
+        self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes
+    ) -> _Answer:
         try:
             for candidate in self._routes:
                 match = candidate.pattern.fullmatch(path)
@@ -412,8 +506,9 @@ class GrafanaStandin:
             if self.token is None or not hmac.compare_digest(credential.encode(), self.token.encode()):
                 raise errutil_error(401, "api-key.invalid", "Invalid API key")
             if org_header and org_header != str(self.token_org_id):
-                raise errutil_error(401, "api-key.organization-mismatch", "API key does not belong to the "
-                                    "requested organization")
+                raise errutil_error(
+                    401, "api-key.organization-mismatch", "API key does not belong to the requested organization"
+                )
             return self.service_account, self.org(self.token_org_id)
         if scheme.lower() == "basic" and credential:
             try:
@@ -485,24 +580,37 @@ class GrafanaStandin:
         return ctx.store.delete_folder(ctx.params[0])
 
     def _current_org(self, ctx: _Context) -> Any:
-        return {"id": ctx.store.org_id, "name": "Main Org." if ctx.store.org_id == 1 else f"Org {ctx.store.org_id}",
-                "address": {"address1": "", "address2": "", "city": "", "zipCode": "", "state": "", "country": ""}}
+        return {
+            "id": ctx.store.org_id,
+            "name": "Main Org." if ctx.store.org_id == 1 else f"Org {ctx.store.org_id}",
+            "address": {"address1": "", "address2": "", "city": "", "zipCode": "", "state": "", "country": ""},
+        }
 
     def _apis_scope(self, ctx: _Context) -> str:
         """The API version of the path, after checking it is served and the namespace is the caller's org."""
         version, namespace = ctx.params[0], ctx.params[1]
         apis.check_version(self.mode, version)
         if apis.org_of(namespace) != ctx.store.org_id:
-            raise apis.status_error(403, "Forbidden", f"namespace {namespace!r} is not the organisation of the "
-                                                      "caller")
+            raise apis.status_error(403, "Forbidden", f"namespace {namespace!r} is not the organisation of the caller")
         return version
 
     def _apis_get(self, ctx: _Context) -> Any:
         version, name = self._apis_scope(ctx), ctx.params[2]
         with ctx.store.lock:
             dash = ctx.store.dashboards.get(name)
-            key = ((ctx.store.org_id, name, version, dash.resource_version, dash.folder_uid, dash.stored_version,
-                    self.settings.latest_schema_version) if dash is not None else None)
+            key = (
+                (
+                    ctx.store.org_id,
+                    name,
+                    version,
+                    dash.resource_version,
+                    dash.folder_uid,
+                    dash.stored_version,
+                    self.settings.latest_schema_version,
+                )
+                if dash is not None
+                else None
+            )
             cached = self._encoded.get(key) if key else None
             if cached is not None:
                 return _Answer(200, cached)
@@ -521,8 +629,15 @@ class GrafanaStandin:
         if len(ctx.body) > self.max_dashboard_bytes:
             raise apis.status_error(413, "RequestEntityTooLarge", "request object is too big")
         dry_run = (ctx.query.get("dryRun") or [""])[0] == "All"
-        status, body = apis.write_resource(ctx.store, self._apis_scope(ctx), name, _parse_json(ctx.body), ctx.actor,
-                                           create=name is None, dry_run=dry_run)
+        status, body = apis.write_resource(
+            ctx.store,
+            self._apis_scope(ctx),
+            name,
+            _parse_json(ctx.body),
+            ctx.actor,
+            create=name is None,
+            dry_run=dry_run,
+        )
         return _Answer(status, _encode(body))
 
     def _apis_put(self, ctx: _Context) -> Any:
@@ -570,8 +685,13 @@ class _Handler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         body = self._read_body()
         headers = {k.lower(): v for k, v in self.headers.items()}
-        entry = LoggedRequest(self.command, split.path, _redacted(self.headers.items()), body,
-                              parse_qs(split.query, keep_blank_values=True))
+        entry = LoggedRequest(
+            self.command,
+            split.path,
+            _redacted(self.headers.items()),
+            body,
+            parse_qs(split.query, keep_blank_values=True),
+        )
         standin._log(entry)
         with standin._lock:
             standin.in_flight += 1
@@ -582,8 +702,9 @@ class _Handler(BaseHTTPRequestHandler):
             with standin._lock:
                 standin.in_flight -= 1
 
-    def _handle(self, standin: GrafanaStandin, split: Any, entry: LoggedRequest, body: bytes,
-                headers: dict[str, str]) -> None:
+    def _handle(
+        self, standin: GrafanaStandin, split: Any, entry: LoggedRequest, body: bytes, headers: dict[str, str]
+    ) -> None:
         standin._wait(standin.latency)
 
         fault = standin.faults.take(self.command, split.path)
@@ -597,8 +718,9 @@ class _Handler(BaseHTTPRequestHandler):
             standin._wait(fault.seconds)
 
         # a reverse proxy that forwards the path alone (nginx ``proxy_pass http://grafana$uri;``) drops the query
-        answer = standin._answer(self.command, split.path, {} if standin.drop_query_strings else entry.query,
-                                 headers, body)
+        answer = standin._answer(
+            self.command, split.path, {} if standin.drop_query_strings else entry.query, headers, body
+        )
 
         if fault is not None and fault.after_handling:
             if fault.kind == CLOSE:
@@ -701,11 +823,14 @@ def _int(query: dict[str, list[str]], name: str) -> int:
 
 def _rbac_denied(needs: tuple[str, ...]) -> ApiError:
     wanted = f"any of {', '.join(needs)}" if len(needs) > 1 else needs[0]
-    return ApiError(403, {
-        "accessErrorId": "ACE" + "".join(random.choices("0123456789", k=10)),
-        "message": f"You'll need additional permissions to perform this action. Permissions needed: {wanted}",
-        "title": "Access denied",
-    })
+    return ApiError(
+        403,
+        {
+            "accessErrorId": "ACE" + "".join(random.choices("0123456789", k=10)),
+            "message": f"You'll need additional permissions to perform this action. Permissions needed: {wanted}",
+            "title": "Access denied",
+        },
+    )
 
 
 def free_port() -> int:

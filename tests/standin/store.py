@@ -241,9 +241,7 @@ class OrgStore:
                 raise plain_error(400, "Dashboard spec is missing required title property")
             raise plain_error(400, "Dashboard title cannot be empty", "empty-name")
         if len(title) > 5000:
-            raise plain_error(
-                400, "Dashboard title cannot contain more than 5 000 characters", "title-too-long"
-            )
+            raise plain_error(400, "Dashboard title cannot contain more than 5 000 characters", "title-too-long")
         if len(message) > 500:
             raise plain_error(400, "message too long, max 500 characters")
         uid = dash_in.get("uid") or ""
@@ -309,17 +307,20 @@ class OrgStore:
         if (sent or 0) != existing.version and not overwrite:
             raise plain_error(412, "The dashboard has been changed by someone else", "version-mismatch")
         if existing.plugin_id and not overwrite:
-            raise plain_error(
-                412, f"The dashboard belongs to plugin {existing.plugin_id}.", "plugin-dashboard"
-            )
+            raise plain_error(412, f"The dashboard belongs to plugin {existing.plugin_id}.", "plugin-dashboard")
 
-    def _create(
-        self, data: dict[str, Any], uid: str, folder_uid: str, message: str, actor: str
-    ) -> dict[str, Any]:
+    def _create(self, data: dict[str, Any], uid: str, folder_uid: str, message: str, actor: str) -> dict[str, Any]:
         stamp = now_rfc3339()
         dash = StoredDashboard(
-            id=self._new_id(), uid=uid, data=data, version=1, folder_uid=folder_uid,
-            created=stamp, updated=stamp, created_by=actor, updated_by=actor,
+            id=self._new_id(),
+            uid=uid,
+            data=data,
+            version=1,
+            folder_uid=folder_uid,
+            created=stamp,
+            updated=stamp,
+            created_by=actor,
+            updated_by=actor,
         )
         self._stamp_identity(dash)
         self.bump_resource_version(dash)
@@ -338,8 +339,16 @@ class OrgStore:
         self._append_history(dash, parent_version=parent, message=message, actor=actor)
         return self.success_body(dash)
 
-    def store_new_version(self, dash: StoredDashboard, data: dict[str, Any], folder_uid: str, actor: str,
-                          *, stored_version: str = "v0alpha1", v2_spec: dict[str, Any] | None = None) -> None:
+    def store_new_version(
+        self,
+        dash: StoredDashboard,
+        data: dict[str, Any],
+        folder_uid: str,
+        actor: str,
+        *,
+        stored_version: str = "v0alpha1",
+        v2_spec: dict[str, Any] | None = None,
+    ) -> None:
         dash.data = data
         dash.stored_version = stored_version
         dash.v2_spec = v2_spec
@@ -360,22 +369,30 @@ class OrgStore:
         self, dash: StoredDashboard, *, parent_version: int, message: str, actor: str, restored_from: int = 0
     ) -> None:
         row_id = dash.version if self.unified else next(self._version_row_ids)
-        dash.history.append({
-            "id": row_id,
-            "dashboardId": dash.id,
-            "uid": dash.uid,
-            "parentVersion": dash.version - 1 if self.unified else parent_version,
-            "restoredFrom": restored_from,
-            "version": dash.version,
-            "created": now_rfc3339(),
-            "message": message,
-            "data": dash.data,  # stored data is replaced on every save, never changed in place
-            "createdBy": actor,
-        })
+        dash.history.append(
+            {
+                "id": row_id,
+                "dashboardId": dash.id,
+                "uid": dash.uid,
+                "parentVersion": dash.version - 1 if self.unified else parent_version,
+                "restoredFrom": restored_from,
+                "version": dash.version,
+                "created": now_rfc3339(),
+                "message": message,
+                "data": dash.data,  # stored data is replaced on every save, never changed in place
+                "createdBy": actor,
+            }
+        )
         del dash.history[: max(0, len(dash.history) - max(1, self.settings.versions_to_keep))]
 
-    def record_ui_save(self, dash: StoredDashboard, data: dict[str, Any], actor: str, message: str,
-                       v2_spec: dict[str, Any] | None = None) -> None:
+    def record_ui_save(
+        self,
+        dash: StoredDashboard,
+        data: dict[str, Any],
+        actor: str,
+        message: str,
+        v2_spec: dict[str, Any] | None = None,
+    ) -> None:
         """Store a new version as the frontend would: the person had the latest version loaded.
 
         With ``v2_spec`` the save is a v2 one (dynamic dashboards): ``data`` is then its v1 view."""
@@ -392,19 +409,27 @@ class OrgStore:
             dash = self.require_dashboard(uid)
             if dash.v2_spec is not None and not self.unified:
                 ns = "default" if self.org_id == 1 else f"org-{self.org_id}"
-                raise response_error(406, "dashboard api version not supported, use /apis/dashboard.grafana.app/"
-                                          f"{dash.stored_version}/namespaces/{ns}/dashboards/{uid} instead")
+                raise response_error(
+                    406,
+                    "dashboard api version not supported, use /apis/dashboard.grafana.app/"
+                    f"{dash.stored_version}/namespaces/{ns}/dashboards/{uid} instead",
+                )
             folder = self.folders.get(dash.folder_uid)
             can_write = "dashboards:write" in permissions
             meta = {
                 "type": "db",
-                "canSave": can_write, "canEdit": can_write, "canAdmin": can_write, "canStar": True,
+                "canSave": can_write,
+                "canEdit": can_write,
+                "canAdmin": can_write,
+                "canStar": True,
                 "canDelete": "dashboards:delete" in permissions,
                 "slug": slugify(dash.title),
                 "url": self.dashboard_url(dash),
                 "expires": "0001-01-01T00:00:00Z",
-                "created": dash.created, "updated": dash.updated,
-                "updatedBy": dash.updated_by, "createdBy": dash.created_by,
+                "created": dash.created,
+                "updated": dash.updated,
+                "updatedBy": dash.updated_by,
+                "createdBy": dash.created_by,
                 "version": dash.version,
                 "hasAcl": False,
                 "isFolder": False,
@@ -480,7 +505,10 @@ class OrgStore:
             parent = dash.version
             self.store_new_version(dash, copy.deepcopy(row["data"]), dash.folder_uid, actor)
             self._append_history(
-                dash, parent_version=parent, message=f"Restored from version {number}", actor=actor,
+                dash,
+                parent_version=parent,
+                message=f"Restored from version {number}",
+                actor=actor,
                 restored_from=number,
             )
             return self.success_body(dash)
@@ -489,10 +517,21 @@ class OrgStore:
 
     def folder_body(self, folder: StoredFolder) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "id": folder.id, "uid": folder.uid, "orgId": self.org_id, "title": folder.title,
-            "url": self.folder_url(folder), "hasAcl": False, "canSave": True, "canEdit": True,
-            "canAdmin": True, "canDelete": True, "createdBy": folder.created_by, "created": folder.created,
-            "updatedBy": folder.updated_by, "updated": folder.updated, "version": folder.version,
+            "id": folder.id,
+            "uid": folder.uid,
+            "orgId": self.org_id,
+            "title": folder.title,
+            "url": self.folder_url(folder),
+            "hasAcl": False,
+            "canSave": True,
+            "canEdit": True,
+            "canAdmin": True,
+            "canDelete": True,
+            "createdBy": folder.created_by,
+            "created": folder.created,
+            "updatedBy": folder.updated_by,
+            "updated": folder.updated,
+            "version": folder.version,
         }
         if folder.parent_uid:
             body["parentUid"] = folder.parent_uid
@@ -519,7 +558,7 @@ class OrgStore:
                 (f for f in self.folders.values() if f.parent_uid == parent_uid), key=lambda f: f.title.lower()
             )
             limit = limit or 1000
-            page_rows = children[(max(page, 1) - 1) * limit:][:limit]
+            page_rows = children[(max(page, 1) - 1) * limit :][:limit]
             out = []
             for f in page_rows:
                 item: dict[str, Any] = {"id": f.id, "uid": f.uid, "title": f.title}
@@ -551,15 +590,24 @@ class OrgStore:
                 raise plain_error(412, "the folder has been changed by someone else", "version-mismatch")
             if any(f.title == title and f.parent_uid == parent_uid for f in self.folders.values()):
                 raise plain_error(409, "a folder with the same name already exists in the current location")
-            return self.folder_body(self.add_folder(uid or generate_uid(), title, parent_uid, actor,
-                                                    str(body.get("description") or "")))
+            return self.folder_body(
+                self.add_folder(uid or generate_uid(), title, parent_uid, actor, str(body.get("description") or ""))
+            )
 
     def add_folder(self, uid: str, title: str, parent_uid: str, actor: str, description: str = "") -> StoredFolder:
         with self.lock:
             stamp = now_rfc3339()
             folder = StoredFolder(
-                id=self._new_id(), uid=uid, title=title, parent_uid=parent_uid, version=1, created=stamp,
-                updated=stamp, created_by=actor, updated_by=actor, description=description,
+                id=self._new_id(),
+                uid=uid,
+                title=title,
+                parent_uid=parent_uid,
+                version=1,
+                created=stamp,
+                updated=stamp,
+                created_by=actor,
+                updated_by=actor,
+                description=description,
             )
             self.folders[uid] = folder
             return folder

@@ -24,13 +24,26 @@ BUILTIN_ANNOTATION: dict[str, Any] = {
 _THRESHOLDS = {"mode": "absolute", "steps": [{"color": "green", "value": None}, {"color": "red", "value": 80}]}
 
 _TIMESERIES_CUSTOM: dict[str, Any] = {
-    "axisBorderShow": False, "axisCenteredZero": False, "axisColorMode": "text", "axisLabel": "",
-    "axisPlacement": "auto", "barAlignment": 0, "barWidthFactor": 0.6, "drawStyle": "line",
-    "fillOpacity": 0, "gradientMode": "none",
+    "axisBorderShow": False,
+    "axisCenteredZero": False,
+    "axisColorMode": "text",
+    "axisLabel": "",
+    "axisPlacement": "auto",
+    "barAlignment": 0,
+    "barWidthFactor": 0.6,
+    "drawStyle": "line",
+    "fillOpacity": 0,
+    "gradientMode": "none",
     "hideFrom": {"legend": False, "tooltip": False, "viz": False},
-    "insertNulls": False, "lineInterpolation": "linear", "lineWidth": 1, "pointSize": 5,
-    "scaleDistribution": {"type": "linear"}, "showPoints": "auto", "spanNulls": False,
-    "stacking": {"group": "A", "mode": "none"}, "thresholdsStyle": {"mode": "off"},
+    "insertNulls": False,
+    "lineInterpolation": "linear",
+    "lineWidth": 1,
+    "pointSize": 5,
+    "scaleDistribution": {"type": "linear"},
+    "showPoints": "auto",
+    "spanNulls": False,
+    "stacking": {"group": "A", "mode": "none"},
+    "thresholdsStyle": {"mode": "off"},
 }
 
 _REDUCE = {"calcs": ["lastNotNull"], "fields": "", "values": False}
@@ -41,27 +54,56 @@ _PLUGIN_OPTIONS: dict[str, dict[str, Any]] = {
         "tooltip": {"hideZeros": False, "mode": "single", "sort": "none"},
     },
     "stat": {
-        "colorMode": "value", "graphMode": "area", "justifyMode": "auto", "orientation": "auto",
-        "percentChangeColorMode": "standard", "reduceOptions": _REDUCE, "showPercentChange": False,
-        "textMode": "auto", "wideLayout": True,
+        "colorMode": "value",
+        "graphMode": "area",
+        "justifyMode": "auto",
+        "orientation": "auto",
+        "percentChangeColorMode": "standard",
+        "reduceOptions": _REDUCE,
+        "showPercentChange": False,
+        "textMode": "auto",
+        "wideLayout": True,
     },
     "gauge": {
-        "minVizHeight": 75, "minVizWidth": 75, "orientation": "auto", "reduceOptions": _REDUCE,
-        "showThresholdLabels": False, "showThresholdMarkers": True, "sizing": "auto",
+        "minVizHeight": 75,
+        "minVizWidth": 75,
+        "orientation": "auto",
+        "reduceOptions": _REDUCE,
+        "showThresholdLabels": False,
+        "showThresholdMarkers": True,
+        "sizing": "auto",
     },
     "bargauge": {
-        "displayMode": "gradient", "maxVizHeight": 300, "minVizHeight": 16, "minVizWidth": 8,
-        "namePlacement": "auto", "orientation": "auto", "reduceOptions": _REDUCE, "showUnfilled": True,
-        "sizing": "auto", "valueMode": "color",
+        "displayMode": "gradient",
+        "maxVizHeight": 300,
+        "minVizHeight": 16,
+        "minVizWidth": 8,
+        "namePlacement": "auto",
+        "orientation": "auto",
+        "reduceOptions": _REDUCE,
+        "showUnfilled": True,
+        "sizing": "auto",
+        "valueMode": "color",
     },
-    "table": {"cellHeight": "sm", "footer": {"countRows": False, "fields": "", "reducer": ["sum"],
-                                              "show": False}, "showHeader": True},
+    "table": {
+        "cellHeight": "sm",
+        "footer": {"countRows": False, "fields": "", "reducer": ["sum"], "show": False},
+        "showHeader": True,
+    },
 }
 
 _DASHBOARD_DEFAULTS: dict[str, Any] = {
-    "editable": True, "fiscalYearStartMonth": 0, "graphTooltip": 0, "links": [], "preload": False,
-    "refresh": "", "tags": [], "time": {"from": "now-6h", "to": "now"}, "timepicker": {},
-    "timezone": "browser", "weekStart": "",
+    "editable": True,
+    "fiscalYearStartMonth": 0,
+    "graphTooltip": 0,
+    "links": [],
+    "preload": False,
+    "refresh": "",
+    "tags": [],
+    "time": {"from": "now-6h", "to": "now"},
+    "timepicker": {},
+    "timezone": "browser",
+    "weekStart": "",
 }
 
 
@@ -98,12 +140,26 @@ def ui_normalise(
     next_id = [max([p.get("id", 0) for p in _all_panels(panels) if isinstance(p.get("id"), int)] + [0]) + 1]
     y = 0
     for panel in panels:
-        _normalise_panel(panel, y, next_id, grafana_version, datasources, default_datasource,
-                         migrate_v42=old_schema < 42 <= latest_schema_version)
+        _normalise_panel(
+            panel,
+            y,
+            next_id,
+            grafana_version,
+            datasources,
+            default_datasource,
+            migrate_v42=old_schema < 42 <= latest_schema_version,
+        )
         y = panel["gridPos"]["y"] + panel["gridPos"]["h"]
         for child in panel.get("panels") or []:  # collapsed rows keep their panels inside
-            _normalise_panel(child, y, next_id, grafana_version, datasources, default_datasource,
-                             migrate_v42=old_schema < 42 <= latest_schema_version)
+            _normalise_panel(
+                child,
+                y,
+                next_id,
+                grafana_version,
+                datasources,
+                default_datasource,
+                migrate_v42=old_schema < 42 <= latest_schema_version,
+            )
 
     if drop_empty_tags and dash.get("tags") == []:
         del dash["tags"]
@@ -119,8 +175,14 @@ def _all_panels(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _normalise_panel(
-    panel: dict[str, Any], y: int, next_id: list[int], grafana_version: str,
-    datasources: dict[str, dict[str, str]], default_ds: dict[str, str], *, migrate_v42: bool,
+    panel: dict[str, Any],
+    y: int,
+    next_id: list[int],
+    grafana_version: str,
+    datasources: dict[str, dict[str, str]],
+    default_ds: dict[str, str],
+    *,
+    migrate_v42: bool,
 ) -> None:
     if not isinstance(panel.get("id"), int):
         panel["id"] = next_id[0]
@@ -138,7 +200,8 @@ def _normalise_panel(
             target["refId"] = next(r for r in refs if r not in used)
             used.add(target["refId"])
         target["datasource"] = (
-            _ds_ref(target["datasource"], datasources, default_ds) if "datasource" in target
+            _ds_ref(target["datasource"], datasources, default_ds)
+            if "datasource" in target
             else copy.deepcopy(panel["datasource"])
         )
 

@@ -19,33 +19,67 @@ _DASHBOARD_KEYS = ("title", "description", "tags", "editable", "links", "graphTo
 
 
 def _element(panel: dict[str, Any]) -> dict[str, Any]:
-    queries = [{"kind": "PanelQuery", "spec": {
-        "refId": t.get("refId", ""), "hidden": bool(t.get("hide", False)),
-        "query": {"kind": "DataQuery", "group": (t.get("datasource") or {}).get("type", "prometheus")
-                  if isinstance(t.get("datasource"), dict) else "prometheus",
-                  "version": "v0", "spec": {k: v for k, v in t.items() if k not in ("refId", "hide", "datasource")}},
-        "datasource": copy.deepcopy(t.get("datasource")),
-    }} for t in panel.get("targets") or [] if isinstance(t, dict)]
-    return {"kind": "Panel", "spec": {
-        "id": panel.get("id"), "title": panel.get("title", ""), "description": panel.get("description", ""),
-        "links": copy.deepcopy(panel.get("links") or []),
-        "data": {"kind": "QueryGroup", "spec": {"queries": queries,
-                                               "transformations": copy.deepcopy(panel.get("transformations") or []),
-                                               "queryOptions": {}}},
-        "vizConfig": {"kind": "VizConfig", "group": panel.get("type", "timeseries"),
-                      "version": panel.get("pluginVersion", ""),
-                      "spec": {"options": copy.deepcopy(panel.get("options") or {}),
-                               "fieldConfig": copy.deepcopy(panel.get("fieldConfig") or {})}},
-        "datasource": copy.deepcopy(panel.get("datasource")),
-    }}
+    queries = [
+        {
+            "kind": "PanelQuery",
+            "spec": {
+                "refId": t.get("refId", ""),
+                "hidden": bool(t.get("hide", False)),
+                "query": {
+                    "kind": "DataQuery",
+                    "group": (t.get("datasource") or {}).get("type", "prometheus")
+                    if isinstance(t.get("datasource"), dict)
+                    else "prometheus",
+                    "version": "v0",
+                    "spec": {k: v for k, v in t.items() if k not in ("refId", "hide", "datasource")},
+                },
+                "datasource": copy.deepcopy(t.get("datasource")),
+            },
+        }
+        for t in panel.get("targets") or []
+        if isinstance(t, dict)
+    ]
+    return {
+        "kind": "Panel",
+        "spec": {
+            "id": panel.get("id"),
+            "title": panel.get("title", ""),
+            "description": panel.get("description", ""),
+            "links": copy.deepcopy(panel.get("links") or []),
+            "data": {
+                "kind": "QueryGroup",
+                "spec": {
+                    "queries": queries,
+                    "transformations": copy.deepcopy(panel.get("transformations") or []),
+                    "queryOptions": {},
+                },
+            },
+            "vizConfig": {
+                "kind": "VizConfig",
+                "group": panel.get("type", "timeseries"),
+                "version": panel.get("pluginVersion", ""),
+                "spec": {
+                    "options": copy.deepcopy(panel.get("options") or {}),
+                    "fieldConfig": copy.deepcopy(panel.get("fieldConfig") or {}),
+                },
+            },
+            "datasource": copy.deepcopy(panel.get("datasource")),
+        },
+    }
 
 
 def _item(panel: dict[str, Any], base_y: int = 0) -> dict[str, Any]:
     grid = panel.get("gridPos") or {}
-    return {"kind": "GridLayoutItem", "spec": {
-        "x": grid.get("x", 0), "y": max(0, grid.get("y", 0) - base_y), "width": grid.get("w", 12),
-        "height": grid.get("h", 8),
-        "element": {"kind": "ElementReference", "name": f"panel-{panel.get('id')}"}}}
+    return {
+        "kind": "GridLayoutItem",
+        "spec": {
+            "x": grid.get("x", 0),
+            "y": max(0, grid.get("y", 0) - base_y),
+            "width": grid.get("w", 12),
+            "height": grid.get("h", 8),
+            "element": {"kind": "ElementReference", "name": f"panel-{panel.get('id')}"},
+        },
+    }
 
 
 def to_v2(v1: dict[str, Any]) -> dict[str, Any]:
@@ -62,30 +96,51 @@ def to_v2(v1: dict[str, Any]) -> dict[str, Any]:
             for child in panel.get("panels") or []:
                 elements[f"panel-{child.get('id')}"] = _element(child)
                 current.append(_item(child, base))
-            rows.append({"kind": "RowsLayoutRow", "spec": {
-                "title": panel.get("title", ""), "collapse": bool(panel.get("collapsed", False)),
-                "layout": {"kind": "GridLayout", "spec": {"items": current}}}})
+            rows.append(
+                {
+                    "kind": "RowsLayoutRow",
+                    "spec": {
+                        "title": panel.get("title", ""),
+                        "collapse": bool(panel.get("collapsed", False)),
+                        "layout": {"kind": "GridLayout", "spec": {"items": current}},
+                    },
+                }
+            )
             continue
         elements[f"panel-{panel.get('id')}"] = _element(panel)
         (current if current is not None else loose).append(_item(panel, base if current is not None else 0))
     if rows:
         if loose:
-            rows.insert(0, {"kind": "RowsLayoutRow", "spec": {"title": "", "collapse": False, "hideHeader": True,
-                                                              "layout": {"kind": "GridLayout",
-                                                                         "spec": {"items": loose}}}})
+            rows.insert(
+                0,
+                {
+                    "kind": "RowsLayoutRow",
+                    "spec": {
+                        "title": "",
+                        "collapse": False,
+                        "hideHeader": True,
+                        "layout": {"kind": "GridLayout", "spec": {"items": loose}},
+                    },
+                },
+            )
         layout = {"kind": "RowsLayout", "spec": {"rows": rows}}
     else:
         layout = {"kind": "GridLayout", "spec": {"items": loose}}
     spec = {k: copy.deepcopy(v1[k]) for k in _DASHBOARD_KEYS if k in v1}
-    spec.update({
-        "timeSettings": {"from": (v1.get("time") or {}).get("from", "now-6h"),
-                         "to": (v1.get("time") or {}).get("to", "now"), "autoRefresh": v1.get("refresh", ""),
-                         "timezone": v1.get("timezone", "browser")},
-        "variables": copy.deepcopy((v1.get("templating") or {}).get("list") or []),
-        "annotations": copy.deepcopy((v1.get("annotations") or {}).get("list") or []),
-        "elements": elements,
-        "layout": layout,
-    })
+    spec.update(
+        {
+            "timeSettings": {
+                "from": (v1.get("time") or {}).get("from", "now-6h"),
+                "to": (v1.get("time") or {}).get("to", "now"),
+                "autoRefresh": v1.get("refresh", ""),
+                "timezone": v1.get("timezone", "browser"),
+            },
+            "variables": copy.deepcopy((v1.get("templating") or {}).get("list") or []),
+            "annotations": copy.deepcopy((v1.get("annotations") or {}).get("list") or []),
+            "elements": elements,
+            "layout": layout,
+        }
+    )
     return spec
 
 
@@ -99,9 +154,15 @@ def _panel(element: dict[str, Any], grid: dict[str, int]) -> dict[str, Any]:
         if q.get("datasource") is not None:
             target["datasource"] = q["datasource"]
         targets.append(target)
-    panel = {"id": spec.get("id"), "title": spec.get("title", ""), "type": viz.get("group", "timeseries"),
-             "gridPos": grid, "targets": targets, "options": (viz.get("spec") or {}).get("options", {}),
-             "fieldConfig": (viz.get("spec") or {}).get("fieldConfig", {})}
+    panel = {
+        "id": spec.get("id"),
+        "title": spec.get("title", ""),
+        "type": viz.get("group", "timeseries"),
+        "gridPos": grid,
+        "targets": targets,
+        "options": (viz.get("spec") or {}).get("options", {}),
+        "fieldConfig": (viz.get("spec") or {}).get("fieldConfig", {}),
+    }
     for key in ("description", "datasource"):
         if spec.get(key):
             panel[key] = spec[key]
@@ -135,8 +196,16 @@ def _flatten(layout: dict[str, Any], elements: dict[str, Any], y: list[int]) -> 
         for entry in spec.get("rows" if kind == "RowsLayout" else "tabs", []):
             s = entry.get("spec") or {}
             if not s.get("hideHeader"):
-                out.append({"type": "row", "title": s.get("title", ""), "collapsed": False, "panels": [],
-                            "gridPos": {"x": 0, "y": y[0], "w": 24, "h": 1}, "id": None})
+                out.append(
+                    {
+                        "type": "row",
+                        "title": s.get("title", ""),
+                        "collapsed": False,
+                        "panels": [],
+                        "gridPos": {"x": 0, "y": y[0], "w": 24, "h": 1},
+                        "id": None,
+                    }
+                )
                 y[0] += 1
             out += _flatten(s.get("layout") or {}, elements, y)
     return out
@@ -152,10 +221,16 @@ def to_v1(spec: dict[str, Any]) -> dict[str, Any]:
             panel["id"], next_id = next_id, next_id + 1
     time = spec.get("timeSettings") or {}
     v1 = {k: copy.deepcopy(spec[k]) for k in _DASHBOARD_KEYS if k in spec}
-    v1.update({"panels": panels, "templating": {"list": copy.deepcopy(spec.get("variables") or [])},
-               "annotations": {"list": copy.deepcopy(spec.get("annotations") or [])},
-               "time": {"from": time.get("from", "now-6h"), "to": time.get("to", "now")},
-               "refresh": time.get("autoRefresh", ""), "timezone": time.get("timezone", "browser")})
+    v1.update(
+        {
+            "panels": panels,
+            "templating": {"list": copy.deepcopy(spec.get("variables") or [])},
+            "annotations": {"list": copy.deepcopy(spec.get("annotations") or [])},
+            "time": {"from": time.get("from", "now-6h"), "to": time.get("to", "now")},
+            "refresh": time.get("autoRefresh", ""),
+            "timezone": time.get("timezone", "browser"),
+        }
+    )
     return v1
 
 
@@ -164,22 +239,42 @@ def rows_to_tabs(spec: dict[str, Any]) -> dict[str, Any]:
     layout = spec.get("layout") or {}
     if layout.get("kind") != "RowsLayout":
         return spec
-    tabs = [{"kind": "TabsLayoutTab", "spec": {"title": r["spec"].get("title") or "Overview",
-                                               "layout": r["spec"]["layout"]}}
-            for r in layout["spec"]["rows"]]
+    tabs = [
+        {
+            "kind": "TabsLayoutTab",
+            "spec": {"title": r["spec"].get("title") or "Overview", "layout": r["spec"]["layout"]},
+        }
+        for r in layout["spec"]["rows"]
+    ]
     if tabs:
-        tabs[0]["spec"]["conditionalRendering"] = {"kind": "ConditionalRenderingGroup", "spec": {
-            "visibility": "show", "condition": "and", "items": [{"kind": "ConditionalRenderingVariable",
-                                                                  "spec": {"variable": "node", "operator": "equals",
-                                                                           "value": "node-01"}}]}}
+        tabs[0]["spec"]["conditionalRendering"] = {
+            "kind": "ConditionalRenderingGroup",
+            "spec": {
+                "visibility": "show",
+                "condition": "and",
+                "items": [
+                    {
+                        "kind": "ConditionalRenderingVariable",
+                        "spec": {"variable": "node", "operator": "equals", "value": "node-01"},
+                    }
+                ],
+            },
+        }
     spec["layout"] = {"kind": "TabsLayout", "spec": {"tabs": tabs}}
     return spec
 
 
 def auto_grid(spec: dict[str, Any], columns: int = 3) -> dict[str, Any]:
     """A person's v2-only edit: every panel in one auto-grid."""
-    spec["layout"] = {"kind": "AutoGridLayout", "spec": {
-        "maxColumnCount": columns, "rowHeight": "standard",
-        "items": [{"kind": "AutoGridLayoutItem", "spec": {"element": {"kind": "ElementReference", "name": n}}}
-                  for n in spec.get("elements") or {}]}}
+    spec["layout"] = {
+        "kind": "AutoGridLayout",
+        "spec": {
+            "maxColumnCount": columns,
+            "rowHeight": "standard",
+            "items": [
+                {"kind": "AutoGridLayoutItem", "spec": {"element": {"kind": "ElementReference", "name": n}}}
+                for n in spec.get("elements") or {}
+            ],
+        },
+    }
     return spec
