@@ -26,7 +26,7 @@ from dashgen.diff.noise import (
 from dashgen.importer.render import render_panel
 from dashgen.importer.residual import compose, leaf_paths, overlay, patch_between, reason
 from dashgen.importer.shape import BadShape
-from dashgen.importer.vocab import ImportedEvidence, Place, imported
+from dashgen.importer.vocab import Place, imported
 from dashgen.render.grafanalib_bridge import DATASOURCE
 from dashgen.render.ids import panel_id
 from dashgen.render.layout import GridPos
@@ -343,7 +343,3 @@ def extract_panel(raw: Mapping[str, Any], key: str) -> Extracted:
         spec = replace(spec, extra=compose(spec.extra, fallback))
         rendered = canonical(spec)
     return Extracted(spec, place, tuple(_hatches(spec)), rendered == source)
-
-
-def is_imported(evidence: Evidence | None) -> bool:
-    return isinstance(evidence, ImportedEvidence)

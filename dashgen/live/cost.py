@@ -170,9 +170,6 @@ class Budget:
     dashboard_series: int | None = None
     dashboard_samples: int | None = None
 
-    def is_empty(self) -> bool:
-        return all(v is None for v in asdict(self).values())
-
 
 @dataclass(frozen=True)
 class DashboardTotal:
