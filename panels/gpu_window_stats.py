@@ -28,7 +28,9 @@ from dashgen_queries import dcgm
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
     GPU_SOURCE_KEYS,
+    POWER_BITS,
     QUANTITIES,
+    THERMAL_BITS,
     THROTTLE_MEANINGS,
     GpuSource,
     gpu_clock_event_reasons,
@@ -60,7 +62,7 @@ HEAT_COLUMNS = (
     ("sm_clock", "low", "min"),
 )
 # Clock-event reason bits per throttle column (DCGM's layout, queries.gpu.CLOCK_EVENT_BITS): heat, power.
-THROTTLE_COLUMNS = (("Thermal throttle (% of window)", (0x20, 0x40)), ("Power throttle (% of window)", (0x4, 0x80)))
+THROTTLE_COLUMNS = (("Thermal throttle (% of window)", THERMAL_BITS), ("Power throttle (% of window)", POWER_BITS))
 XID_HEADER = "Last Xid (DCGM)"
 SAMPLES_HEADER = "Samples in window"
 VALID_HEADER = "Valid samples (%)"
