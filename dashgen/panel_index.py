@@ -20,12 +20,12 @@ import dashgen_panels as panels
 
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
+from dashgen.project import import_name, shown_name
 from dashgen.render import kit
 from dashgen.render.ids import panel_id
 from dashgen.render.spec import PanelSpec
 
 INDEX_PATH = Path("docs") / "panels.md"
-QUERIES_PACKAGE = "dashgen_queries"  # the import name of the repository's queries/ folder
 RULE_ID = re.compile(r"\bS([1-9]|[12][0-9]|30)\b")
 TEST_RULE = re.compile(r"^test_s(\d+)_")
 _EVIDENCE = re.compile(
@@ -60,10 +60,10 @@ def _queries_aliases(path: Path) -> dict[str, str]:
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.ImportFrom) or not node.module:
             continue
-        package, _, rest = node.module.partition(".")
-        if package != QUERIES_PACKAGE:
+        package = node.module.partition(".")[0]
+        if package != import_name("queries"):
             continue
-        shown = f"queries.{rest}" if rest else "queries"  # named by the repository folder a reader opens
+        shown = shown_name(node.module)  # named by the repository folder a reader opens
         for name in node.names:
             aliases[name.asname or name.name] = f"{shown}.{name.name}"
     return aliases
@@ -111,7 +111,7 @@ def _tests_by_panel(tests_dir: Path) -> dict[str, list[str]]:
 def module_path(module: str) -> Path:
     """The source file of a group module named as the index shows it (``panels.first_screen``): the
     installed ``dashgen_panels`` module's own file, wherever it is installed (a clone, site-packages)."""
-    installed = importlib.import_module(f"dashgen_{module}" if module.startswith("panels") else module)
+    installed = importlib.import_module(import_name(module))
     return Path(installed.__file__ or "")
 
 

@@ -13,10 +13,10 @@ import pytest
 
 from dashgen.deployment.profile import load_profiles
 from dashgen.panel_index import INDEX_PATH, build_index, collect
+from dashgen.project import CONTENT_PACKAGES as IMPORT_NAMES  # folder -> installed import name
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dashgen", "panels", "queries")
-IMPORT_NAMES = {"panels": "dashgen_panels", "queries": "dashgen_queries"}  # folder -> installed import name
 MAX_LINES = 600  # "no module over ~400 lines", set before ruff format; formatted code puts one argument per line
 MAX_TOP_LEVEL_MODULES = 8  # dashgen/*.py besides __init__ and __main__
 
@@ -231,3 +231,15 @@ def test_s25_every_group_module_declares_the_workload_kinds_it_serves():
         or set(module.WORKLOADS) - set(WORKLOAD_KINDS)
     ]
     assert not wrong, f"declare WORKLOADS = (kinds...) from {WORKLOAD_KINDS} in: {wrong}"
+
+
+def test_one_place_names_the_content_packages():
+    """setup.py installs panels/, queries/, profiles/ under the names dashgen.project translates; the two agree."""
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    (folders,) = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["FOLDERS"]
+    ]
+    assert {folder: name for name, folder in folders.items()} == IMPORT_NAMES
+    assert len(IMPORT_NAMES) == 3

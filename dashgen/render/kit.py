@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from dashgen.deployment.profile import Profile
+from dashgen.project import shown_name
 from dashgen.render.spec import RATIO_UNITS, Evidence, PanelSpec, Target
 
 NO_DATA_TEXT = "No data: see Missing-data reasons"
@@ -45,7 +46,7 @@ def _defining_function(title: str) -> tuple[str, str]:
     while frame is not None:
         module, code = frame.f_globals.get("__name__", ""), frame.f_code
         if module.startswith("dashgen_panels."):
-            module = module.removeprefix("dashgen_")  # shown by the repository folder, panels/
+            module = shown_name(module)
             if code.co_name != "build" and wanted & {c for c in code.co_consts if isinstance(c, str)}:
                 return module, code.co_name
             if public is None and not code.co_name.startswith(("_", "<")):
