@@ -7,7 +7,7 @@ from dashgen_queries import client_slo as cs
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import ratio_axis, table
+from dashgen.render.kit import RawOptions, ratio_axis, table
 from dashgen.render.spec import Evidence, PanelSpec, Target
 
 
@@ -60,20 +60,25 @@ def client_now_panel(profile: Profile, group_key: str, height: int) -> PanelSpec
         height=height,
         no_value="no gateway response in window",
         thresholds=(("green", None), ("red", cs.SHED_RED_SHARE)),
-        custom={"cellOptions": {"type": "color-background"}},
-        transformations=(
-            {
-                "id": "groupingToMatrix",
-                "options": {
-                    "rowField": instance,
-                    "columnField": cs.CLASS_LABEL,
-                    "valueField": "Value",
-                    "emptyValue": "null",
+        cells="color-background",
+        # The column order is keyed by the shown titles, where the kit's Matrix keys it by the fields' own names
+        # (as Grafana's organize step reads it); kept raw until that order is changed on purpose.
+        raw_options=RawOptions(
+            "column order keyed by shown titles",
+            transformations=(
+                {
+                    "id": "groupingToMatrix",
+                    "options": {
+                        "rowField": instance,
+                        "columnField": cs.CLASS_LABEL,
+                        "valueField": "Value",
+                        "emptyValue": "null",
+                    },
                 },
-            },
-            {
-                "id": "organize",
-                "options": {"renameByName": rename, "indexByName": {name: i for i, name in enumerate(order)}},
-            },
+                {
+                    "id": "organize",
+                    "options": {"renameByName": rename, "indexByName": {name: i for i, name in enumerate(order)}},
+                },
+            ),
         ),
     )

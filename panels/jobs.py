@@ -202,7 +202,7 @@ def stage_panel(profile: Profile) -> PanelSpec:
         width=12,
         height=8,
         no_value=NO_DATA_TEXT,
-        custom={"scaleDistribution": {"type": "log", "log": 10}},
+        log_scale=10,
     )
 
 
@@ -230,7 +230,7 @@ def stage_instance_panel(profile: Profile) -> PanelSpec:
             ),
         ),
         unit="s",
-        custom={"scaleDistribution": {"type": "log", "log": 10}},
+        log_scale=10,
         **_common(profile),
     )
 
