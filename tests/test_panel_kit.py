@@ -96,12 +96,12 @@ def test_a_matrix_table_pivots_and_titles_its_columns_in_order() -> None:
     target = Target("q", instant=True, table=True, ref_id="A")
     plain = table("g.m", "M", EVIDENCE, targets=(target,), matrix=Matrix(rows="reason", columns="node"))
     assert [t["id"] for t in plain.transformations] == ["groupingToMatrix"]
-    titled = table(
-        "g.m", "M", EVIDENCE, targets=(target,), matrix=Matrix("node", "layer", "Node", {"01 b": "B", "00 a": "A"})
-    )
+    headers = {"01 b": "B", "00 a": "A", "as is": "as is"}
+    titled = table("g.m", "M", EVIDENCE, targets=(target,), matrix=Matrix("node", "layer", "Node", headers))
     organize = titled.transformations[1]["options"]
+    # Grafana orders by the fields' own names, then renames; a value shown as itself is only ordered
     assert organize["renameByName"] == {"node\\layer": "Node", "01 b": "B", "00 a": "A"}
-    assert organize["indexByName"] == {"node\\layer": 0, "01 b": 1, "00 a": 2}
+    assert organize["indexByName"] == {"node\\layer": 0, "01 b": 1, "00 a": 2, "as is": 3}
 
 
 def test_a_table_has_columns_or_targets_not_both() -> None:

@@ -52,7 +52,8 @@ class Sort:
 class Matrix:
     """Grafana's groupingToMatrix: one row per value of the label ``rows``, one column per value of ``columns``.
 
-    ``corner`` titles the row-name column; ``headers`` maps column values to titles, in column order."""
+    ``corner`` titles the row-name column; ``headers`` maps column values to titles, in column order (a value
+    shown as it is maps to itself)."""
 
     rows: str
     columns: str
@@ -113,11 +114,13 @@ def matrix_transformations(matrix: Matrix) -> tuple[dict[str, Any], ...]:
             "emptyValue": "null",
         },
     }
-    rename = {f"{matrix.rows}\\{matrix.columns}": matrix.corner} if matrix.corner else {}
-    rename.update(matrix.headers)
-    if not rename:
+    order = {f"{matrix.rows}\\{matrix.columns}": matrix.corner} if matrix.corner else {}
+    order.update(matrix.headers)
+    if not order:
         return (pivot,)
-    organize = {"indexByName": {name: i for i, name in enumerate(rename)}, "renameByName": rename}
+    # Grafana's organize step orders and renames by the fields' own names; a value shown as itself is only ordered
+    rename = {name: title for name, title in order.items() if name != title}
+    organize = {"indexByName": {name: i for i, name in enumerate(order)}, "renameByName": rename}
     return pivot, {"id": "organize", "options": organize}
 
 
