@@ -26,7 +26,6 @@ from dashgen.render.tables import (
     Matrix,
     Sort,
     matrix_transformations,
-    merge_table,
     merge_transformations,
     merged_targets,
     ref,
@@ -42,7 +41,6 @@ __all__ = [
     "Sort",
     "bargauge",
     "link",
-    "merge_table",
     "ratio_axis",
     "recording_origins",
     "ref",
@@ -265,8 +263,8 @@ def table(
             raise ValueError(f"panel {key!r}: a table has columns or targets, not both")
         shown = merged_targets(columns)
         transformations = merge_transformations(labels or {}, columns, hide)
-    elif labels:
-        raise ValueError(f"panel {key!r}: labels name the row keys of merged columns; give the columns")
+    elif labels or hide:
+        raise ValueError(f"panel {key!r}: labels and hide apply to merged columns; give the columns")
     elif matrix is not None:
         transformations = matrix_transformations(matrix)
     return _panel(
