@@ -182,7 +182,7 @@ def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
                 unit="decbytes",
                 width=12,
                 height=5,
-                options={"textMode": "value_and_name"},
+                text_mode="value_and_name",
             )
         )
     panels += [
@@ -205,7 +205,7 @@ def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
             height=5,
             decimals=2,
             no_value=NO_DATA_TEXT,
-            options={"textMode": "value_and_name"},
+            text_mode="value_and_name",
         ),
         _ts(
             "cache_fs_used",
