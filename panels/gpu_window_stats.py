@@ -125,7 +125,7 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
     """One row per GPU: the mean and the peak of each quantity side by side (S28), the GPU's UUID, and its
     node shown with its pool / replica / PP stage."""
     node, gpu, uuid = profile.label("node"), profile.label("gpu"), source.uuid_label
-    targets = []
+    targets: list[Target] = []
     rename = {node: "Node", gpu: "GPU", uuid: "UUID"}
     shown = columns(source)
     dropped = [key for key in COLUMNS if key not in shown]
