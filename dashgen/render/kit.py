@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 from dashgen.deployment.profile import Profile
@@ -41,7 +42,7 @@ def _defining_function(title: str) -> tuple[str, str]:
     stem = title.rsplit(" (", 1)[0]
     wanted = {title, stem, stem + " ("}
     public = None
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         module, code = frame.f_globals.get("__name__", ""), frame.f_code
         if module.startswith("dashgen_panels."):
