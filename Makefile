@@ -37,11 +37,13 @@ dashboards: $(STAMP)
 test: $(STAMP) debian-deps
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
+	$(BIN)/mypy
 	$(BIN)/pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
+	$(BIN)/mypy
 	$(BIN)/dashgen lint
 
 check: $(STAMP)
