@@ -37,6 +37,7 @@ dashboards: $(STAMP)
 test: $(STAMP) debian-deps
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
+	$(BIN)/mypy
 	$(BIN)/pytest
 
 # The fault and fuzz suite alone (also part of make test); DASHGEN_FUZZ_EXAMPLES=1000 for a longer hunt.
@@ -46,6 +47,7 @@ fuzz: $(STAMP) debian-deps
 lint: $(STAMP)
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
+	$(BIN)/mypy
 	$(BIN)/dashgen lint
 
 check: $(STAMP)

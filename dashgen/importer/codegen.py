@@ -42,7 +42,7 @@ DATASOURCE_NAME = "DATASOURCE"
 def _field_default(name: str) -> Any:
     for f in fields(PanelSpec):
         if f.name == name:
-            return f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+            return f.default_factory() if callable(f.default_factory) else f.default
     raise KeyError(name)
 
 
