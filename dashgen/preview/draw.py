@@ -93,6 +93,7 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
     if not drawn:
         return Drawn(no_data(defaults, data.errors), {"data-series": "0", "data-points": "0"})
     if kind == "timeseries":
+        attributes["data-unit"] = str(defaults.get("unit") or "")
         return Drawn(_legend_and_chart(drawn, chart_id), attributes, _chart(panel, data, drawn, chart_id))
     if kind == "stat":
         return Drawn(_stat(panel, drawn, defaults, now), attributes)

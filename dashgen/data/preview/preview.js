@@ -74,19 +74,28 @@
           points: { show: false }
         };
       })),
-      hooks: { drawClear: thresholdsHook(spec) }
+      hooks: {
+        drawClear: thresholdsHook(spec),
+        draw: [function (u) {
+          // the axis as drawn (uPlot commits its scales on a microtask, so they are read at draw time)
+          var box = el.closest(".panel");
+          box.dataset.yMin = String(u.scales.y.min);
+          box.dataset.yMax = String(u.scales.y.max);
+          box.dataset.yTicks = y.labels.join("|");
+        }]
+      }
     };
-    var plot = new uPlot(opts, data, el);
-    var box = el.closest(".panel");
-    box.dataset.yMin = String(plot.scales.y.min);
-    box.dataset.yMax = String(plot.scales.y.max);
-    box.dataset.yTicks = y.labels.join("|");
+    new uPlot(opts, data, el);
   }
 
   var failed = [];
   specs.forEach(function (spec) {
     try { draw(spec); } catch (e) { failed.push(spec.id + ": " + e); }
   });
-  if (failed.length) document.body.dataset.failed = failed.join("\n");
-  document.body.dataset.ready = "1";
+  setTimeout(function () {  // after uPlot's first draws (microtasks run before timers)
+    var undrawn = specs.filter(function (s) { return !document.getElementById(s.id).closest(".panel").dataset.yMax; });
+    undrawn.forEach(function (s) { failed.push(s.id + ": not drawn"); });
+    if (failed.length) document.body.dataset.failed = failed.join("\n");
+    document.body.dataset.ready = "1";
+  }, 0);
 })();
