@@ -4,13 +4,16 @@ compared with what the queries returned, run independently through ``validate-qu
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import time
+import zlib
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from gitrepo import commit_all, git
 from victoriametrics import program_or_skip, start_or_skip
 
 from dashgen.build import build_all
@@ -237,3 +240,104 @@ def test_without_chromium_the_error_names_the_package(store, monkeypatch, tmp_pa
     assert result.exit_code == 2
     assert "chromium" in result.output and "apt-get install" in result.output
     assert not list(tmp_path.glob("*.html"))
+
+
+# -- changed panels: before / after ---------------------------------------------------------------
+
+
+def png_pixels(data: bytes) -> bytes:
+    """The decompressed image data of a PNG (its IDAT chunks), to compare pictures pixel by pixel."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, idat = 8, b""
+    while at < len(data):
+        length = int.from_bytes(data[at : at + 4], "big")
+        if data[at + 4 : at + 8] == b"IDAT":
+            idat += data[at + 8 : at + 8 + length]
+        at += 12 + length
+    return zlib.decompress(idat)
+
+
+def one_query_changed(document: dict) -> tuple[dict, int]:
+    """A copy of ``document`` whose first drawn ratio panel reads half its value; the panel's id."""
+    changed = copy.deepcopy(document)
+    for site in iter_panels(changed):
+        defaults = (site.raw.get("fieldConfig") or {}).get("defaults") or {}
+        if site.raw.get("type") == "timeseries" and defaults.get("unit") == "percentunit" and site.row:
+            target = site.raw["targets"][0]
+            target["expr"] = f"({target['expr']}) * 0.5"
+            return changed, site.raw["id"]
+    raise AssertionError("no ratio time series panel")
+
+
+def test_diff_draws_exactly_the_changed_panel_before_and_after_and_the_pixels_differ(store, chromium, tmp_path):
+    url, end = store
+    (built,) = build_all(load_profiles(["long-context-64"]))
+    changed, changed_id = one_query_changed(built.document)
+    key = {panel_id(p.key): p.key for p in built.spec.panels()}[changed_id]
+    for side, document in (("old", built.document), ("new", changed)):
+        (tmp_path / side / "long-context-64").mkdir(parents=True)
+        (tmp_path / side / "long-context-64" / f"{built.uid}.json").write_text(json.dumps(document))
+    pictures = tmp_path / "pictures"
+    result = CliRunner().invoke(
+        main,
+        [
+            "diff",
+            str(tmp_path / "old"),
+            str(tmp_path / "new"),
+            "--format",
+            "markdown",
+            "--preview-dir",
+            str(pictures),
+            "--datasource-url",
+            url,
+            "--preview-at",
+            str(end),
+        ],
+    )
+    assert result.exit_code == 1, result.output  # 1: the dashboards differ
+    pngs = sorted(p.relative_to(pictures).as_posix() for p in pictures.rglob("*.png"))
+    assert pngs == [f"long-context-64/{key}.after.png", f"long-context-64/{key}.before.png"]
+    before, after = (
+        png_pixels((pictures / "long-context-64" / f"{key}.{s}.png").read_bytes()) for s in ("before", "after")
+    )
+    assert len(before) == len(after) and before != after
+    assert f"{key}.before.png" in result.output and f"{key}.after.png" in result.output
+
+
+def test_diff_preview_dir_without_a_datasource_is_a_usage_error(tmp_path):
+    (tmp_path / "a.json").write_text("{}")
+    result = CliRunner().invoke(
+        main, ["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json"), "--preview-dir", "x"]
+    )
+    assert result.exit_code == 2 and "--datasource-url" in result.output
+
+
+def test_check_base_links_the_changed_panel_pictures_in_the_comment(store, chromium, tmp_path):
+    url, end = store
+    profiles = str(Path(__file__).resolve().parent.parent / "profiles")
+    runner = CliRunner()
+    for command, folder in (("build", "d"), ("rules", "r")):
+        made = runner.invoke(main, ["--profiles-dir", profiles, command, "--out", str(tmp_path / folder)])
+        assert made.exit_code == 0, made.output
+    git(tmp_path, "init", "-q")
+    commit_all(tmp_path, "base")
+    path = tmp_path / "d" / "long-context-64" / "dg-long-context-64-cluster.json"
+    changed, changed_id = one_query_changed(json.loads(path.read_text()))
+    path.write_text(json.dumps(changed, indent=2))
+    (built,) = build_all(load_profiles(["long-context-64"]))
+    key = {panel_id(p.key): p.key for p in built.spec.panels()}[changed_id]
+    pictures = tmp_path / "pictures"
+    args = [
+        "--profiles-dir",
+        profiles,
+        "check",
+        "--dashboards",
+        str(tmp_path / "d"),
+        "--rules-dir",
+        str(tmp_path / "r"),
+    ]
+    args += ["--base", "HEAD", "--format", "markdown", "--datasource-url", url, "--preview-at", str(end)]
+    result = runner.invoke(main, [*args, "--preview-dir", str(pictures)])
+    assert result.exit_code == 1, result.output  # the edited file is stale against a fresh build
+    assert sorted(p.name for p in pictures.rglob("*.png")) == [f"{key}.after.png", f"{key}.before.png"]
+    assert "Changed panels, before / after" in result.output and f"long-context-64/{key}.after.png" in result.output
