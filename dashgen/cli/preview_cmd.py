@@ -22,6 +22,7 @@ from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.preview.browser import Browser, require_browser
 from dashgen.preview.run import Settings, Source, draw_dashboard, screenshot, write_drawing
+from dashgen.preview.run import first_screen as first_screen_png
 from dashgen.render.ids import panel_id
 
 
@@ -74,6 +75,7 @@ def check_datasource(datasource: Datasource, at: float) -> None:
 @click.option("--workers", type=click.IntRange(1, 32), default=4, show_default=True, help="Concurrent queries.")
 @click.option("--timeout", type=SECONDS, default=30.0, show_default=True, help="Deadline of each query, seconds.")
 @click.option("--no-png", is_flag=True, help="Write the HTML only (no browser needed).")
+@click.option("--first-screen", is_flag=True, help="Also write <uid>.first.png: only what shows on open.")
 @format_option("text", "json")
 @click.pass_context
 def preview_command(
@@ -88,6 +90,7 @@ def preview_command(
     workers: int,
     timeout: float,
     no_png: bool,
+    first_screen: bool,
     output_format: str,
 ) -> None:
     """Draw every dashboard on real data: DIR/<uid>.html (uPlot, offline) and DIR/<uid>.png (headless Chromium)."""
@@ -111,6 +114,8 @@ def preview_command(
             png_path = None if browser is None else html_path.with_suffix(".png")
             if browser is not None:
                 screenshot(browser, html_path, png_path, drawing.height)
+                if first_screen:
+                    first_screen_png(browser, html_path, html_path.with_suffix(".first.png"))
             results.append(
                 {
                     "dashboard": source.name,

@@ -116,6 +116,14 @@ def screenshot(browser: Browser, html_path: Path, png_path: Path | None, height:
     return browser.render(html_path, png_path, PAGE_WIDTH + 32, max(height, 200))
 
 
+FIRST_SCREEN_HEIGHT = 1000  # CSS pixels: what a 1080p browser window shows of a dashboard on open
+
+
+def first_screen(browser: Browser, html_path: Path, png_path: Path) -> None:
+    """The PNG of what the page shows on open, without scrolling (the README's picture)."""
+    browser.render(html_path, png_path, PAGE_WIDTH + 32, FIRST_SCREEN_HEIGHT, viewport_only=True)
+
+
 def write_drawing(drawing: Drawing, folder: Path, name: str | None = None) -> Path:
     """``folder/<name or uid>.html``, written atomically; its path."""
     folder.mkdir(parents=True, exist_ok=True)
