@@ -9,6 +9,7 @@ query failed (the panel shows the error), 2 on usage or input errors (no Chromiu
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,12 @@ def window_of(window: str | None, at_text: str, document: dict[str, Any] | None 
 def check_datasource(datasource: Datasource, at: float) -> None:
     """One cheap query first: a data source that does not answer is one clear error, not a page of them."""
     datasource.query("1", at, timeout=min(datasource.timeout, 10.0))
+
+
+def label_values_in(datasource: Datasource, settings: Settings) -> Callable[[str, str], list[str]]:
+    """Grafana's ``label_values(match, label)`` for a query variable at All without an ``allValue``."""
+    window = settings.window
+    return lambda match, label: datasource.label_values(label, [match], window.start, window.end)
 
 
 @click.command("preview")
@@ -109,7 +116,7 @@ def preview_command(
                 window_of(window, at_text, dict(source.document)), variables, expand_rows, workers, timeout
             )
             with progress(f"preview {source.name}", None) as advance:
-                drawing = draw_dashboard(datasource, source, settings, advance)
+                drawing = draw_dashboard(datasource, source, settings, advance, label_values_in(datasource, settings))
             html_path = write_drawing(drawing, out_dir)
             png_path = None if browser is None else html_path.with_suffix(".png")
             if browser is not None:

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -62,10 +63,15 @@ class Browser:
         self.binary = require_browser(binary)
         self.timeout = timeout
         self._profile = tempfile.mkdtemp(prefix="dashgen-chromium-")
+        # DevTools over a pipe: the browser reads commands on its fd 3 and writes answers on its fd 4. The child's
+        # ends are moved above 9 first, so putting them on 3 and 4 cannot overwrite one another.
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-        args = [
-            self.binary,
+        child_r = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD_CLOEXEC, 10)
+        child_w = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD_CLOEXEC, 10)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        flags = [
             "--headless=new",
             "--remote-debugging-pipe",
             "--no-sandbox",
@@ -80,25 +86,24 @@ class Browser:
             f"--user-data-dir={self._profile}",
             "about:blank",
         ]
-
-        def child_fds() -> None:  # in the child between fork and exec: the browser reads fd 3, writes fd 4
-            high_r = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
-            high_w = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
-            os.dup2(high_r, 3)
-            os.dup2(high_w, 4)
-
+        # a two-line trampoline (no preexec_fn, which is unsafe with threads): fds to 3 and 4, then exec the browser
+        trampoline = (
+            "import os, sys; r, w = int(sys.argv[1]), int(sys.argv[2]); os.dup2(r, 3); os.dup2(w, 4); "
+            "os.close(r); os.close(w); os.execv(sys.argv[3], sys.argv[3:])"
+        )
+        self._log = Path(self._profile) / "chromium.log"
         try:
-            self.process = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                preexec_fn=child_fds,  # only fcntl / dup2: safe between fork and exec
-                close_fds=False,
-            )
+            with self._log.open("wb") as log:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-c", trampoline, str(child_r), str(child_w), self.binary, *flags],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    pass_fds=(child_r, child_w),
+                )
         finally:
-            os.close(to_browser_r)
-            os.close(from_browser_w)
+            os.close(child_r)
+            os.close(child_w)
         self._next_id = 0
         self._buffer = b""
         self._lock = threading.Lock()
@@ -116,7 +121,8 @@ class Browser:
             ready, _, _ = select.select([self._from_browser], [], [], min(left, 1.0))
             if not ready:
                 if self.process.poll() is not None:
-                    raise BrowserError(f"Chromium exited with status {self.process.returncode}")
+                    tail = self._log.read_text(errors="replace").strip().splitlines()[-5:]
+                    raise BrowserError(f"Chromium exited with status {self.process.returncode}: {' / '.join(tail)}")
                 continue
             chunk = os.read(self._from_browser, 1 << 20)
             if not chunk:

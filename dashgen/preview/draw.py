@@ -85,13 +85,14 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
     if data is None:
         return Drawn('<div class="nodata">not queried</div>')
     drawn = [s for s in data.series if s.points]
-    attributes = {"data-series": str(len(drawn)), "data-points": str(sum(s.points for s in drawn))}
+    failed = {"data-errors": str(len(data.errors))} if data.errors else {}
+    attributes = {"data-series": str(len(drawn)), "data-points": str(sum(s.points for s in drawn)), **failed}
     if kind == "table":
-        attributes = {"data-series": str(data.returned), "data-points": str(len(data.rows))}
+        attributes = {"data-series": str(data.returned), "data-points": str(len(data.rows)), **failed}
         body = _table(data, defaults, now) if data.rows else no_data(defaults, data.errors)
         return Drawn(body, attributes)
     if not drawn:
-        return Drawn(no_data(defaults, data.errors), {"data-series": "0", "data-points": "0"})
+        return Drawn(no_data(defaults, data.errors), {"data-series": "0", "data-points": "0", **failed})
     if kind == "timeseries":
         attributes["data-unit"] = str(defaults.get("unit") or "")
         return Drawn(_legend_and_chart(drawn, chart_id), attributes, _chart(panel, data, drawn, chart_id))

@@ -62,7 +62,7 @@ def _box(shown: Shown, width: int) -> str:
         **drawn.attributes,
     }
     attrs = " ".join(f'{name}="{html.escape(value)}"' for name, value in attributes.items())
-    error = '<span class="err" title="query error">!</span>' if "error" in drawn.body[:60] else ""
+    error = '<span class="err" title="a query failed">!</span>' if "data-errors" in drawn.attributes else ""
     return (
         f'<div class="panel" {attrs} style="{style};height:{height:.1f}px">'
         f'<div class="title">{error}{title}</div><div class="body">{drawn.body}</div></div>'

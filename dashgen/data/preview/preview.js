@@ -54,6 +54,7 @@
       width: width,
       height: height,
       legend: { show: false },
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },  // the header says UTC
       cursor: { show: false },
       scales: {
         x: { time: true },
