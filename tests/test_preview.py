@@ -20,6 +20,7 @@ from dashgen.build import build_all
 from dashgen.cli import main
 from dashgen.demo.run import import_demo
 from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window
@@ -341,3 +342,32 @@ def test_check_base_links_the_changed_panel_pictures_in_the_comment(store, chrom
     assert result.exit_code == 1, result.output  # the edited file is stale against a fresh build
     assert sorted(p.name for p in pictures.rglob("*.png")) == [f"{key}.after.png", f"{key}.before.png"]
     assert "Changed panels, before / after" in result.output and f"long-context-64/{key}.after.png" in result.output
+
+
+def test_a_failing_query_is_shown_on_its_panel_and_the_command_would_exit_1(store, tmp_path):
+    url, end = store
+    (built,) = build_all(load_profiles(["h20-16"]))
+    panel = next(s.raw for s in iter_panels(built.document) if s.raw.get("type") == "timeseries")
+    target = {**panel["targets"][0], "expr": "sum(rate(up[5m]"}  # not PromQL: the data source answers 400
+    document = {**built.document, "uid": "broken", "panels": [{**panel, "targets": [target]}]}
+    drawing = draw_dashboard(Datasource(url), Source("broken", document), Settings(Window(end=end, length=3600)))
+    (box,) = [b for b in boxes(drawing.html).values() if b["data-panel-type"] != "row"]
+    assert drawing.errors == 1 and box["data-errors"] == "1" and 'class="nodata error"' in box["inner"]
+    assert "HTTP 4" in box["inner"] and 'class="err"' in box["inner"]
+
+
+def test_a_variable_given_with_var_narrows_the_series_drawn(store, tmp_path):
+    url, end = store
+    (profile,) = load_profiles(["h20-16"])
+    node = Topology(profile).nodes[0].name
+    args = ["preview", "--profile", "h20-16", "--datasource-url", url, "--at", str(end), "--no-png"]
+    every = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "all")])
+    one = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "one"), "--var", f"node={node}"])
+    assert every.exit_code == 0 and one.exit_code == 0, every.output + one.output
+    (page_all,) = (tmp_path / "all").glob("*.html")
+    (page_one,) = (tmp_path / "one").glob("*.html")
+    wide, narrow = boxes(page_all.read_text()), boxes(page_one.read_text())
+    series = {k: (int(b["data-series"]), int(narrow[k]["data-series"])) for k, b in wide.items() if "data-series" in b}
+    assert all(n <= a for a, n in series.values())
+    assert any(n < a for a, n in series.values())
+    assert f"node={node}" in page_one.read_text()
