@@ -8,19 +8,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from dashgen.cli.options import HTTP_URL, selected_profiles
-from dashgen.diff.render import FileDiff
 from dashgen.errors import InputError
-from dashgen.live.datasource import Datasource
-from dashgen.live.expand import Window, parse_time
-from dashgen.preview.browser import Browser, require_browser
-from dashgen.preview.changed import Picture, changed_panels, draw_pairs, markdown_lines
-from dashgen.preview.run import Settings
-from dashgen.render.ids import panel_id
+
+if TYPE_CHECKING:
+    from dashgen.diff.render import FileDiff
+    from dashgen.preview.changed import Picture
 
 PREVIEW_PARAMS = ("preview_dir", "datasource_url", "preview_at", "preview_url")
 
@@ -57,6 +54,7 @@ def preview_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def _keys(ctx: click.Context) -> Callable[[str, str], Mapping[int, str]]:
     """profile, uid -> panel id -> stable key, from the working tree's profiles (empty for an unknown one)."""
     from dashgen.dashboard import dashboard_specs
+    from dashgen.render.ids import panel_id
 
     cache: dict[str, list[Any]] = {}
 
@@ -84,6 +82,13 @@ def changed_pictures(
     folder: Path | None = options.get("preview_dir")
     if folder is None:
         return [], []
+    # imported here: check and diff without --preview-dir do not pay for the data source client and the browser
+    from dashgen.live.datasource import Datasource
+    from dashgen.live.expand import Window, parse_time
+    from dashgen.preview.browser import Browser, require_browser
+    from dashgen.preview.changed import changed_panels, draw_pairs, markdown_lines
+    from dashgen.preview.run import Settings
+
     if not options.get("datasource_url"):
         raise click.UsageError("--preview-dir needs --datasource-url (the data the panels are drawn from)")
     require_browser()
