@@ -111,3 +111,12 @@ def test_markdown_is_escaped_before_it_is_marked_up():
     html = markdown.render("**bold** and `<b>code</b>` <script>alert(1)</script>\n\n- one\n- two")
     assert "<strong>bold</strong>" in html and "<code>&lt;b&gt;code&lt;/b&gt;</code>" in html
     assert "<script>" not in html and "<ul><li>one</li><li>two</li></ul>" in html
+
+
+def test_a_stat_with_graph_mode_area_draws_a_sparkline_broken_at_gaps():
+    panel = {"type": "stat", "options": {"graphMode": "area", "colorMode": "value"}, "fieldConfig": {"defaults": {}}}
+    values = [[t, "1" if t != 240 else "NaN"] for t in range(0, 601, 60)]
+    data = time_series([Answer(_range(), {}, RANGE_RESULT, [{"metric": {"a": "b"}, "values": values}])])
+    drawn = draw(panel, data, "c", 0)
+    assert drawn.body.count("<polyline") == 2 and 'class="spark"' in drawn.body
+    assert drawn.attributes["data-points"] == "10"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,11 @@ from dashgen.diff.render import FileDiff
 from dashgen.document import iter_panels, unwrap
 from dashgen.live.datasource import Datasource
 from dashgen.preview.browser import Browser
-from dashgen.preview.layout import single
+from dashgen.preview.layout import COLUMNS, single
+from dashgen.preview.page import PAGE_WIDTH
 from dashgen.preview.run import Settings, Source, draw_dashboard, screenshot, write_drawing
 
+MIN_WIDTH = 480  # CSS pixels: a narrow panel's picture still has room for its header
 MAX_LINKED = 40  # pictures linked in the bounded comment; the folder has them all
 
 
@@ -86,6 +88,11 @@ def changed_panels(
     return pairs
 
 
+def _width(panel: Mapping[str, Any]) -> int:
+    pos = panel.get("gridPos") if isinstance(panel.get("gridPos"), Mapping) else {}
+    return int(pos.get("w") or 12)
+
+
 def draw_pairs(
     datasource: Datasource,
     pairs: Sequence[PanelPair],
@@ -106,10 +113,11 @@ def draw_pairs(
             document = {"uid": pair.uid, "title": f"{pair.title} ({side})", "templating": pair.templating or {}}
             document.update(single(panel))
             source = Source(pair.key, document, profiles.get(pair.profile), {})
-            drawing = draw_dashboard(datasource, source, settings)
+            width = max(MIN_WIDTH, round(PAGE_WIDTH * min(24, _width(panel)) / COLUMNS))
+            drawing = draw_dashboard(datasource, source, replace(settings, width=width))
             name = f"{_safe(pair.key)}.{side}"
             html_path = write_drawing(drawing, folder / (pair.profile or "_"), name)
-            screenshot(browser, html_path, html_path.with_suffix(".png"), drawing.height)
+            screenshot(browser, html_path, html_path.with_suffix(".png"), drawing.height, drawing.width)
             paths[side] = html_path.with_suffix(".png").relative_to(folder).as_posix()
         pictures.append(Picture(pair, paths["before"], paths["after"]))
     return pictures

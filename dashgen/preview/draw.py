@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,8 +190,35 @@ def _stat(panel: Mapping[str, Any], series: list[Series], defaults: Mapping[str,
         tint = tint or colour("green")
         style = f"background:{tint};color:#fff" if mode == "background" else f"color:{tint}"
         name = f'<div class="name">{html.escape(s.name)}</div>' if named else ""
-        tiles.append(f'<div class="tile" style="{style}">{name}<div class="big">{html.escape(text)}</div></div>')
+        spark = (
+            sparkline(s.values, tint if mode != "background" else "#ffffff")
+            if options.get("graphMode") == "area"
+            else ""
+        )
+        tiles.append(f'<div class="tile" style="{style}">{name}<div class="big">{html.escape(text)}</div>{spark}</div>')
     return f'<div class="stat">{"".join(tiles)}</div>'
+
+
+def sparkline(values: Sequence[float | None], tint: str) -> str:
+    """Grafana's stat ``graphMode: area``: the series as a filled SVG line under the number (gaps break it)."""
+    points = [(i, v) for i, v in enumerate(values) if v is not None]
+    if len(points) < 2:
+        return ""
+    low, high = min(v for _, v in points), max(v for _, v in points)
+    span, last = (high - low) or 1.0, max(len(values) - 1, 1)
+    runs: list[list[str]] = [[]]
+    for i, value in enumerate(values):
+        if value is None:
+            runs.append([])
+            continue
+        runs[-1].append(f"{i / last * 100:.2f},{30 - (value - low) / span * 28:.2f}")
+    lines = "".join(
+        f'<polyline points="{" ".join(run)}" fill="none" stroke="{tint}" stroke-width="1.5" '
+        'vector-effect="non-scaling-stroke"/>'
+        for run in runs
+        if len(run) > 1
+    )
+    return f'<svg class="spark" viewBox="0 0 100 30" preserveAspectRatio="none">{lines}</svg>'
 
 
 def _bars(series: list[Series], defaults: Mapping[str, Any], now: float) -> str:

@@ -111,6 +111,7 @@ def pixels(item: Placed, width: int) -> tuple[float, float, float, float]:
 
 
 def single(panel: Mapping[str, Any]) -> dict[str, Any]:
-    """A one-panel dashboard body: ``panel`` at the top left, its own size (the changed-panel pictures)."""
-    _x, _y, w, h = _grid(panel)
-    return {"panels": [{**panel, "gridPos": {"x": 0, "y": 0, "w": w, "h": h}}]}
+    """A one-panel dashboard body: ``panel`` across the whole (panel-wide) page, its own height (the
+    changed-panel pictures)."""
+    _x, _y, _w, h = _grid(panel)
+    return {"panels": [{**panel, "gridPos": {"x": 0, "y": 0, "w": COLUMNS, "h": h}}]}

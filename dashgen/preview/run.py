@@ -45,6 +45,7 @@ class Settings:
     expand_rows: bool = False
     workers: int = 4
     timeout: float = 30.0
+    width: int = PAGE_WIDTH  # CSS pixels of the grid (a changed-panel picture: the panel's own width)
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Drawing:
     title: str
     html: str
     height: int
+    width: int = PAGE_WIDTH
     panels: int = 0
     queries: int = 0
     errors: int = 0
@@ -100,8 +102,10 @@ def draw_dashboard(
             if data.empty:
                 drawing.empty.append(key)
     window = (settings.window.start, settings.window.end)
-    drawing.html = page(drawing.title, drawing.uid, shown, window, note=_note(settings))
-    drawing.height = page_height(shown)
+    note = _note(settings) if any(item.is_row for item in items) else ""  # the rows' state, when there are rows
+    drawing.html = page(drawing.title, drawing.uid, shown, window, settings.width, note)
+    drawing.height = page_height(shown, settings.width)
+    drawing.width = settings.width
     return drawing
 
 
@@ -111,9 +115,9 @@ def _note(settings: Settings) -> str:
     return "; ".join(parts)
 
 
-def screenshot(browser: Browser, html_path: Path, png_path: Path | None, height: int) -> str:
+def screenshot(browser: Browser, html_path: Path, png_path: Path | None, height: int, width: int = PAGE_WIDTH) -> str:
     """The PNG of a written page (whole page) and the DOM as drawn."""
-    return browser.render(html_path, png_path, PAGE_WIDTH + 32, max(height, 200))
+    return browser.render(html_path, png_path, width + 32, max(height, 200))
 
 
 FIRST_SCREEN_HEIGHT = 1000  # CSS pixels: what a 1080p browser window shows of a dashboard on open
