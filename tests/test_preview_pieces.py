@@ -120,3 +120,12 @@ def test_a_stat_with_graph_mode_area_draws_a_sparkline_broken_at_gaps():
     drawn = draw(panel, data, "c", 0)
     assert drawn.body.count("<polyline") == 2 and 'class="spark"' in drawn.body
     assert drawn.attributes["data-points"] == "10"
+
+
+def test_one_query_s_value_is_named_by_its_ref_id_when_the_panel_renames_it_so():
+    query = ExpandedQuery("A", "instant", "m", "m", 0, 60, 0, 15, 60)
+    answer = Answer(query, {"expr": "m", "refId": "A"}, "vector", [{"metric": {"replica": "r0"}, "value": [60, "0"]}])
+    rename = {"excludeByName": {"Time": True}, "renameByName": {"Value #A": "State", "replica": "Replica"}}
+    data = table([answer], [{"id": "merge", "options": {}}, {"id": "organize", "options": rename}])
+    assert data.columns == ["Replica", "State"] and data.rows == [{"Replica": "r0", "State": 0.0}]
+    assert table([answer]).columns == ["Time", "replica", "Value"]  # Grafana's name without the panel's rename

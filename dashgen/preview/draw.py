@@ -267,14 +267,18 @@ def _timeline(data: PanelData, series: list[Series], defaults: Mapping[str, Any]
 
 def _cell(value: Any, column: str, defaults: Mapping[str, Any], now: float) -> str:
     custom = defaults.get("custom") if isinstance(defaults.get("custom"), Mapping) else {}
-    background = (custom.get("cellOptions") or {}).get("type") == "color-background"
+    cell = (custom.get("cellOptions") or {}).get("type")
     if value is None:
         return "<td></td>"
     if isinstance(value, float) and column == "Time":
         return f"<td>{html.escape(format_value(value, 'dateTimeFromNow', None, now))}</td>"
     if isinstance(value, float):
         text, tint = _fmt(value, defaults, now)
-        style = f' style="background:{tint};color:#fff"' if background and tint else ""
+        style = ""
+        if tint and cell == "color-background":
+            style = f' style="background:{tint};color:#fff"'
+        elif tint and cell == "color-text":
+            style = f' style="color:{tint}"'
         return f'<td class="num"{style}>{html.escape(text)}</td>'
     return f"<td>{html.escape(str(value))}</td>"
 

@@ -140,7 +140,11 @@ def _items(answer: Answer) -> list[Mapping[str, Any]]:
 def table(answers: Sequence[Answer], transformations: Sequence[Mapping[str, Any]] = ()) -> PanelData:
     """Table-format answers as Grafana's table panel receives them, then the panel's transformations."""
     data = PanelData(errors=[a.error for a in answers if a.error])
-    several = len([a for a in answers if a.target.get("expr")]) > 1
+    # "Value #<refId>" with several queries, as Grafana names them; also when the panel's own transformations
+    # name a single query's value that way (dashgen's tables always do, so one query renames like several)
+    several = len([a for a in answers if a.target.get("expr")]) > 1 or any(
+        "Value #" in str(step.get("options")) for step in transformations
+    )
     frames: list[tuple[list[str], list[dict[str, Any]]]] = []
     for answer in answers:
         if answer.error:
