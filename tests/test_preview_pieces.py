@@ -129,3 +129,18 @@ def test_one_query_s_value_is_named_by_its_ref_id_when_the_panel_renames_it_so()
     data = table([answer], [{"id": "merge", "options": {}}, {"id": "organize", "options": rename}])
     assert data.columns == ["Replica", "State"] and data.rows == [{"Replica": "r0", "State": 0.0}]
     assert table([answer]).columns == ["Time", "replica", "Value"]  # Grafana's name without the panel's rename
+
+
+def test_a_table_legend_shows_the_legend_s_calculations_in_the_panel_s_unit():
+    panel = {
+        "type": "timeseries",
+        "options": {"legend": {"displayMode": "table", "calcs": ["mean", "max", "lastNotNull"]}},
+        "fieldConfig": {"defaults": {"unit": "percentunit", "decimals": 0}},
+    }
+    values = [[0, "0.5"], [60, "1"], [120, "0.75"]]
+    data = time_series(
+        [Answer(_range(end=120), {"legendFormat": "ok"}, RANGE_RESULT, [{"metric": {}, "values": values}])]
+    )
+    body = draw(panel, data, "c", 0).body
+    assert "<th>Mean</th><th>Max</th><th>Last *</th>" in body
+    assert "<td>75%</td><td>100%</td><td>75%</td>" in body

@@ -95,7 +95,7 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
         return Drawn(no_data(defaults, data.errors), {"data-series": "0", "data-points": "0", **failed})
     if kind == "timeseries":
         attributes["data-unit"] = str(defaults.get("unit") or "")
-        return Drawn(_legend_and_chart(drawn, chart_id), attributes, _chart(panel, data, drawn, chart_id))
+        return Drawn(_legend_and_chart(panel, drawn, chart_id, now), attributes, _chart(panel, data, drawn, chart_id))
     if kind == "stat":
         return Drawn(_stat(panel, drawn, defaults, now), attributes)
     if kind == "bargauge":
@@ -108,13 +108,38 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
 # -- time series ----------------------------------------------------------------------------------
 
 
-def _legend_and_chart(series: list[Series], chart_id: str) -> str:
-    items = "".join(
-        f'<span class="item"><i style="background:{CLASSIC_PALETTE[i % len(CLASSIC_PALETTE)]}"></i>'
-        f"{html.escape(s.name)}</span>"
-        for i, s in enumerate(series)
+CALCS = {
+    "mean": ("Mean", lambda v: sum(v) / len(v)),
+    "max": ("Max", max),
+    "min": ("Min", min),
+    "lastNotNull": ("Last *", lambda v: v[-1]),
+    "last": ("Last", lambda v: v[-1]),
+    "sum": ("Total", sum),
+}
+
+
+def _legend_and_chart(panel: Mapping[str, Any], series: list[Series], chart_id: str, now: float) -> str:
+    """The chart's box and Grafana's legend: a list of names, or (``displayMode: table``) a table with the
+    legend's calculations (mean, max, last non-null, ...) in the panel's unit."""
+    legend = (panel.get("options") or {}).get("legend") or {}
+    if legend.get("showLegend") is False:
+        return f'<div class="chart" id="{chart_id}"></div>'
+    swatch = [f'<i style="background:{CLASSIC_PALETTE[i % len(CLASSIC_PALETTE)]}"></i>' for i in range(len(series))]
+    calcs = [c for c in legend.get("calcs") or [] if c in CALCS]
+    if legend.get("displayMode") != "table" or not calcs:
+        items = "".join(f'<span class="item">{swatch[i]}{html.escape(s.name)}</span>' for i, s in enumerate(series))
+        return f'<div class="chart" id="{chart_id}"></div><div class="legend">{items}</div>'
+    defaults = _defaults(panel)
+    head = "".join(f"<th>{CALCS[c][0]}</th>" for c in calcs)
+    rows = []
+    for i, s in enumerate(series):
+        values = [v for v in s.values if v is not None]
+        cells = "".join(f"<td>{html.escape(_fmt(CALCS[c][1](values), defaults, now)[0])}</td>" for c in calcs)
+        rows.append(f"<tr><th>{swatch[i]}{html.escape(s.name)}</th>{cells}</tr>")
+    return (
+        f'<div class="chart" id="{chart_id}"></div><div class="legend table-legend"><table>'
+        f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
-    return f'<div class="chart" id="{chart_id}"></div><div class="legend">{items}</div>'
 
 
 def _number(value: Any) -> float | None:
