@@ -6,9 +6,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_TEST_PACKAGES := victoria-metrics prometheus
+DEBIAN_TEST_PACKAGES := victoria-metrics prometheus chromium
+README_IMAGE := docs/images/preview-first-screen.png
 
-.PHONY: dashboards test fuzz lint bench diff check demo test-live venv debian-deps clean
+.PHONY: dashboards test fuzz lint bench diff check demo readme-image test-live venv debian-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +19,13 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Debian packages the tests start for real: VictoriaMetrics (query validation) and promtool (rules).
+# Debian packages the tests start for real: VictoriaMetrics (query validation), promtool (rules) and a headless
+# Chromium (dashgen preview's screenshots).
 debian-deps:
 	@missing=""; \
 	command -v victoria-metrics >/dev/null 2>&1 || missing="$$missing victoria-metrics"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
@@ -62,6 +65,18 @@ bench: $(STAMP) debian-deps
 
 demo: $(STAMP) debian-deps
 	$(BIN)/python -m dashgen.demo.server
+
+# The README's picture: the first screen of long-context-64 drawn by `dashgen preview` on `make demo`'s data
+# (a throw-away demo VictoriaMetrics on a free port, stopped afterwards).
+readme-image: $(STAMP) debian-deps
+	@set -e; tmp=$$(mktemp -d); port=$$($(BIN)/python -c 'from dashgen.demo.vmlauncher import free_port; print(free_port())'); \
+	$(BIN)/python -m dashgen.demo.server --profile long-context-64 --hours 1 --port $$port > $$tmp/demo.log 2>&1 & demo=$$!; \
+	trap 'kill $$demo 2>/dev/null; wait $$demo 2>/dev/null; rm -rf $$tmp' EXIT; \
+	for i in $$(seq 300); do grep -q "VictoriaMetrics with demo data" $$tmp/demo.log && break; \
+	  kill -0 $$demo 2>/dev/null || { cat $$tmp/demo.log; exit 1; }; sleep 1; done; \
+	$(BIN)/dashgen preview --profile long-context-64 --datasource-url http://127.0.0.1:$$port --out $$tmp --first-screen; \
+	mkdir -p $$(dirname $(README_IMAGE)); cp $$tmp/dg-long-context-64-cluster.first.png $(README_IMAGE); \
+	echo "wrote $(README_IMAGE)"
 
 # The publish tests against a real Grafana: GRAFANA_URL and GRAFANA_TOKEN must be set.
 test-live: $(STAMP)

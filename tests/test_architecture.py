@@ -44,6 +44,7 @@ LAYERS: dict[str, float] = {
     "dashgen.live": 7,
     "dashgen.manifests": 7,
     "dashgen.demo": 8,
+    "dashgen.preview": 8,
     "dashgen.importer": 8,
     "dashgen.publish": 9,
     "dashgen.cli": 10,

@@ -112,6 +112,21 @@ def local_cases(work: Path, sink: str) -> dict[str, list[list[str]]]:
         "validate-queries": [
             ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2", "--format", "json"]
         ],
+        "preview": [
+            [
+                "preview",
+                "--datasource-url",
+                DEAD,
+                "--profile",
+                "h20-16",
+                "--timeout",
+                "2",
+                "--no-png",
+                "--format",
+                "json",
+            ],
+            ["preview", "--datasource-url", DEAD, "--var", "no-equals-sign", "--format", "json"],
+        ],
         "demo-data": [
             ["demo-data", "--profile", "h20-16", "--url", DEAD, "--timeout", "2", "--hours", "0.1", "--format", "json"],
             ["demo-data", "--profile", "h20-16", "--url", sink, "--hours", "0.05", "--no-record", "--format", "json"],

@@ -91,6 +91,18 @@ def test_the_wheel_installs_no_generic_top_level_package(installed):
     assert (site / "dashgen" / "data" / "json-envelope.schema.json").exists()
 
 
+def test_the_wheel_ships_the_preview_s_pinned_uplot_with_its_licence(installed):
+    """The preview works offline: uPlot (MIT) and the page's own script and style are package data."""
+    data = _site(installed) / "dashgen" / "data"
+    for name in ("uplot/uPlot.iife.min.js", "uplot/uPlot.min.css", "uplot/LICENSE", "preview/preview.js"):
+        assert (data / name).stat().st_size > 0, name
+    assert "MIT" in (data / "uplot" / "LICENSE").read_text() and "1.6.32" in (data / "uplot" / "VERSION").read_text()
+    shown = _run(
+        installed, data, "-c", "from dashgen.preview.page import asset; print(len(asset('preview/preview.css')))"
+    )
+    assert shown.returncode == 0 and int(shown.stdout) > 0, shown.stderr
+
+
 def test_the_installed_wheel_builds_from_outside_the_repository(installed, tmp_path):
     shutil.copytree(ROOT / "profiles", tmp_path / "profiles")
     where = _run(

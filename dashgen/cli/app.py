@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff_cmd:diff_command",
     "check": "check:check_command",
     "validate-queries": "validate_queries:validate_queries",
+    "preview": "preview_cmd:preview_command",
     "cost": "cost:cost_command",
     "demo-data": "demo_data:demo_data",
     "publish": "publish:publish",

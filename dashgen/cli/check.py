@@ -24,6 +24,7 @@ from dashgen.cli.diff_cmd import compare, use_color, write_report
 from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option
+from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.errors import BuildValidationError, InputError
@@ -127,6 +128,7 @@ def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounde
     metavar="TEXT",
     help="Where readers find the full report (for example the CI run's artifact URL).",
 )
+@preview_options
 @click.pass_context
 def check_command(
     ctx: click.Context,
@@ -137,8 +139,12 @@ def check_command(
     base_ref: str | None,
     report_path: Path | None,
     report_where: str | None,
+    **preview: Any,
 ) -> None:
-    """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error."""
+    """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error.
+    With --base and --preview-dir: before/after PNGs of each panel the change touches."""
+    if preview.get("preview_dir") is not None and base_ref is None:
+        raise click.UsageError("--preview-dir draws the panels changed against --base GIT_REF: give --base")
     profiles = selected_profiles(ctx, [])
     report: dict[str, Any] = {
         "validation": [],
@@ -166,9 +172,13 @@ def check_command(
             new = {b.relative_path().as_posix(): b.document for b in built if b.relative_path().as_posix() in changed}
             stale_diff = compare(old, new)
         if base_ref is not None:
-            base_diff = compare(read_git_side(base_ref, dashboards_dir), read_side(dashboards_dir))
+            base_docs, head_docs = read_git_side(base_ref, dashboards_dir), read_side(dashboards_dir)
+            base_diff = compare(base_docs, head_docs)
     except (DiffInputError, json.JSONDecodeError) as exc:
         raise InputError(str(exc)) from None
+    pictures, picture_lines = (
+        ([], []) if base_ref is None else changed_pictures(ctx, base_diff, base_docs, head_docs, preview)
+    )
     findings = [f for b in built for f in lint_dashboard(b.document, str(dashboards_dir / b.relative_path()))]
     exclusions, _config = default_exclusions(None)
     findings, excluded = apply_exclusions(findings, exclusions)
@@ -196,7 +206,7 @@ def check_command(
                 sections,
                 limit=None,
                 title="dashgen check: full report",
-                preface=_preface(summary, failed, problems, bounded=False),
+                preface=_preface(summary, failed, problems, bounded=False) + picture_lines,
             ),
         )
     if output_format == "json":
@@ -205,6 +215,8 @@ def check_command(
                 {"name": f.name, "status": f.status, **({"diff": diff_to_json(f.diff)} if f.diff else {})}
                 for f in base_diff
             ]
+        if preview.get("preview_dir") is not None:
+            report["previews"] = pictures_json(pictures)
         emit_json(
             ctx,
             json.loads(json.dumps(report, default=str)),
@@ -220,12 +232,14 @@ def check_command(
                 sections,
                 title="dashgen check",
                 full_report=where,
-                preface=_preface(summary, failed, problems, bounded=True),
+                preface=_preface(summary, failed, problems, bounded=True) + picture_lines,
             ),
             nl=False,
         )
     else:
         _text(report, dashboards_dir, stale_diff, base_ref, base_diff, findings, summary, failed)
+        if pictures:
+            click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
     raise SystemExit(1 if failed else 0)
 
 

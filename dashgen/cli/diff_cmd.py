@@ -17,6 +17,7 @@ import click
 from dashgen.cli.diff_sources import DiffInputError, live_options, read_git_side, read_side
 from dashgen.cli.output import emit_error_envelope, emit_json, format_option
 from dashgen.cli.output import use_color as use_color
+from dashgen.cli.preview_opts import PREVIEW_PARAMS, changed_pictures, pictures_json, preview_options
 from dashgen.diff.comment import render_markdown
 from dashgen.diff.engine import diff_dashboards
 from dashgen.diff.pairing import pair_documents
@@ -93,6 +94,7 @@ def _live_sides(ctx: click.Context, uid: str, connection: dict[str, Any]) -> tup
     show_default=True,
     help="Colour the text diff (auto: when writing to a terminal).",
 )
+@preview_options
 @click.pass_context
 def diff_command(
     ctx: click.Context,
@@ -105,7 +107,8 @@ def diff_command(
     **connection: Any,
 ) -> None:
     """Semantic diff of OLD and NEW dashboards (files or folders), of --base REF vs the working tree, or of
-    --live UID (Grafana) vs the current build."""
+    --live UID (Grafana) vs the current build. With --preview-dir: before/after PNGs of each changed panel."""
+    preview = {name: connection.pop(name, None) for name in PREVIEW_PARAMS}
     try:
         if live_uid is not None:
             if paths or base_ref:
@@ -125,13 +128,25 @@ def diff_command(
         emit_error_envelope(ctx, str(exc), 2)
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from exc
+    pictures, picture_lines = changed_pictures(ctx, files, old_docs, new_docs, preview)
     where = f"the full report (`{report_path}`)" if report_path else "the full report (`--report FILE`)"
     if report_path is not None:
-        write_report(report_path, render_markdown(files, limit=None))
+        write_report(report_path, _with_pictures(render_markdown(files, limit=None), picture_lines))
     code = 1 if has_changes(files) else 0
     if fmt == "json":
-        emit_json(ctx, json.loads(render_json(files)), code)
+        results = json.loads(render_json(files))
+        if preview["preview_dir"] is not None:
+            results["previews"] = pictures_json(pictures)
+        emit_json(ctx, results, code)
         raise SystemExit(code)
     color = fmt == "text" and use_color(color_choice)
-    click.echo(render(files, fmt, color, where), nl=False, color=color)
+    text = render(files, fmt, color, where)
+    click.echo(_with_pictures(text, picture_lines) if fmt == "markdown" else text, nl=False, color=color)
+    if fmt == "text" and pictures:
+        click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
     raise SystemExit(code)
+
+
+def _with_pictures(markdown: str, lines: list[str]) -> str:
+    """The comment with the changed panels' picture links after it (nothing to add without pictures)."""
+    return markdown if not lines else markdown.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"

@@ -1,0 +1,117 @@
+"""Where each panel sits: a dashboard body laid out by its grid the way Grafana shows it on open.
+
+Pure: dashboard body -> :class:`Placed` items in reading order. Grafana's grid has 24 columns and rows of
+30 px with 8 px gaps. A collapsed row is one folded header line and its panels are not shown (nor
+queried) unless ``expand_rows``; then they are laid out under the header, and everything below moves
+down by their height, as clicking the row in Grafana does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+COLUMNS = 24
+CELL_HEIGHT = 30
+GAP = 8
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A panel or row header at grid position (x, y, w, h) after expansion; ``row`` is its row's title."""
+
+    raw: Mapping[str, Any]
+    x: int
+    y: int
+    w: int
+    h: int
+    row: str
+    in_collapsed_row: bool = False
+
+    @property
+    def is_row(self) -> bool:
+        return self.raw.get("type") == "row"
+
+    @property
+    def folded(self) -> bool:
+        """A row header shown folded (its panels hidden)."""
+        return self.is_row and bool(self.raw.get("collapsed"))
+
+
+def _grid(raw: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    pos = raw.get("gridPos") if isinstance(raw.get("gridPos"), Mapping) else {}
+    return int(pos.get("x") or 0), int(pos.get("y") or 0), int(pos.get("w") or 12), int(pos.get("h") or 8)
+
+
+def layout(body: Mapping[str, Any], expand_rows: bool = False) -> list[Placed]:
+    """Every shown item of the dashboard, y-ordered, with collapsed rows folded (or expanded)."""
+    top = [p for p in body.get("panels") or [] if isinstance(p, Mapping)]
+    top.sort(key=lambda p: (_grid(p)[1], _grid(p)[0]))
+    placed: list[Placed] = []
+    shift = 0
+    row = ""
+    for raw in top:
+        x, y, w, h = _grid(raw)
+        if raw.get("type") == "row":
+            row = str(raw.get("title") or "")
+            shown = expand_rows and raw.get("collapsed")
+            placed.append(
+                Placed({**raw, "collapsed": bool(raw.get("collapsed")) and not shown}, x, y + shift, w, 1, row)
+            )
+            if shown:
+                inner = [p for p in raw.get("panels") or [] if isinstance(p, Mapping)]
+                if inner:
+                    first = min(_grid(p)[1] for p in inner)
+                    bottom = max(_grid(p)[1] + _grid(p)[3] for p in inner)
+                    for panel in sorted(inner, key=lambda p: (_grid(p)[1], _grid(p)[0])):
+                        px, py, pw, ph = _grid(panel)
+                        placed.append(Placed(panel, px, y + shift + 1 + py - first, pw, ph, row, True))
+                    shift += bottom - first
+            continue
+        placed.append(Placed(raw, x, y + shift, w, h, row))
+    return compact(placed)
+
+
+def _overlap(a: Placed, b: Placed) -> bool:
+    return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
+
+
+def compact(items: list[Placed]) -> list[Placed]:
+    """Grafana's vertical compaction (react-grid-layout's): in (y, x) order each item floats up until it
+    would touch an item above it, so a gap in the stored ``y`` values is not a gap on the screen."""
+    done: list[Placed] = []
+    for item in sorted(items, key=lambda i: (i.y, i.x)):
+        y = item.y
+        while y > 0 and not any(_overlap(replace(item, y=y - 1), other) for other in done):
+            y -= 1
+        moved = replace(item, y=y)
+        while (hit := next((o for o in done if _overlap(moved, o)), None)) is not None:
+            moved = replace(moved, y=hit.y + hit.h)
+        done.append(moved)
+    return done
+
+
+def hidden_panels(body: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The panels inside collapsed rows (not drawn on open, and not queried unless rows are expanded)."""
+    for raw in body.get("panels") or []:
+        if isinstance(raw, Mapping) and raw.get("type") == "row" and raw.get("collapsed"):
+            yield from (p for p in raw.get("panels") or [] if isinstance(p, Mapping))
+
+
+def pixels(item: Placed, width: int) -> tuple[float, float, float, float]:
+    """(left, top, width, height) in CSS pixels on a page ``width`` pixels wide."""
+    column = (width + GAP) / COLUMNS
+    return (
+        item.x * column,
+        item.y * (CELL_HEIGHT + GAP),
+        item.w * column - GAP,
+        item.h * (CELL_HEIGHT + GAP) - GAP,
+    )
+
+
+def single(panel: Mapping[str, Any]) -> dict[str, Any]:
+    """A one-panel dashboard body: ``panel`` across the whole (panel-wide) page, its own height (the
+    changed-panel pictures)."""
+    _x, _y, _w, h = _grid(panel)
+    return {"panels": [{**panel, "gridPos": {"x": 0, "y": 0, "w": COLUMNS, "h": h}}]}

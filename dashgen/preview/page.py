@@ -1,0 +1,112 @@
+"""The preview page: a dashboard's laid-out panels, each drawn from its data, in one self-contained HTML file.
+
+Pure apart from reading the package's own assets: :func:`page` takes the layout, the drawn panels and the
+window, and returns the HTML. uPlot (pinned, MIT, ``dashgen/data/uplot``), the page's stylesheet and its
+script are inlined, so the file opens offline and a screenshot needs no network.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from dashgen.preview.draw import Drawn
+from dashgen.preview.layout import Placed, pixels
+
+PAGE_WIDTH = 1600
+UPLOT_VERSION = "1.6.32"
+
+
+@cache
+def asset(name: str) -> str:
+    """A file of ``dashgen/data`` (``uplot/uPlot.iife.min.js``, ``preview/preview.js``, ...) as text."""
+    return resources.files("dashgen").joinpath("data", *name.split("/")).read_text(encoding="utf-8")
+
+
+def _script(text: str) -> str:
+    return text.replace("</script", "<\\/script")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One laid-out item with what it draws (None for a row header) and its stable key."""
+
+    item: Placed
+    key: str
+    drawn: Drawn | None = None
+
+
+def _box(shown: Shown, width: int) -> str:
+    item = shown.item
+    left, top, box_width, height = pixels(item, width)
+    style = f"left:{left:.1f}px;top:{top:.1f}px;width:{box_width:.1f}px"
+    title = html.escape(str(item.raw.get("title") or ""))
+    if item.is_row:
+        hidden = len(item.raw.get("panels") or []) if item.folded else 0
+        count = f'<span class="count">({hidden} panels)</span>' if hidden else ""
+        folded = " folded" if item.folded else ""
+        return (
+            f'<div class="row{folded}" data-panel-key="{html.escape(shown.key)}" data-panel-type="row" '
+            f'style="{style}">{title}{count}</div>'
+        )
+    drawn = shown.drawn or Drawn('<div class="nodata">No data</div>')
+    attributes = {
+        "data-panel-key": shown.key,
+        "data-panel-type": str(item.raw.get("type") or ""),
+        "data-row": item.row,
+        **drawn.attributes,
+    }
+    attrs = " ".join(f'{name}="{html.escape(value)}"' for name, value in attributes.items())
+    error = '<span class="err" title="a query failed">!</span>' if "data-errors" in drawn.attributes else ""
+    return (
+        f'<div class="panel" {attrs} style="{style};height:{height:.1f}px">'
+        f'<div class="title">{error}{title}</div><div class="body">{drawn.body}</div></div>'
+    )
+
+
+def page(
+    title: str,
+    uid: str,
+    shown: Sequence[Shown],
+    window: tuple[float, float],
+    width: int = PAGE_WIDTH,
+    note: str = "",
+) -> str:
+    """The whole HTML page; ``window`` is (start, end) in unix seconds, shown in the header."""
+    bottom = max((pixels(s.item, width)[1] + pixels(s.item, width)[3] for s in shown), default=0.0)
+    charts = [s.drawn.chart for s in shown if s.drawn is not None and s.drawn.chart is not None]
+    start, end = (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) for t in window)
+    boxes = "\n".join(_box(s, width) for s in shown)
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
+        f'<meta name="generator" content="dashgen preview; uPlot {UPLOT_VERSION} (MIT)">\n'
+        f"<style>{asset('uplot/uPlot.min.css')}</style>\n<style>{asset('preview/preview.css')}</style>\n"
+        f'</head><body data-uid="{html.escape(uid)}" style="width:{width + 32}px">\n'
+        f'<header><h1>{html.escape(title)}</h1><span class="when">{start} to {end} UTC</span>'
+        f'<span class="when">{html.escape(note)}</span></header>\n'
+        f'<div class="grid" style="width:{width}px;height:{bottom:.0f}px">\n{boxes}\n</div>\n'
+        f'<script id="dg-charts" type="application/json">{_script(json.dumps(charts, allow_nan=False))}</script>\n'
+        f"<script>{_script(asset('uplot/uPlot.iife.min.js'))}</script>\n"
+        f"<script>{_script(asset('preview/preview.js'))}</script>\n"
+        "</body></html>\n"
+    )
+
+
+def page_height(shown: Sequence[Shown], width: int = PAGE_WIDTH) -> int:
+    """The page's height in CSS pixels (header and margins included), for a whole-page screenshot."""
+    bottom = max((pixels(s.item, width)[1] + pixels(s.item, width)[3] for s in shown), default=0.0)
+    return int(bottom) + 70
+
+
+def keyed(item: Placed, keys: Mapping[int, str]) -> str:
+    """The panel's stable key from the build, else ``panel:<id>`` (a dashboard read from JSON)."""
+    panel_id = item.raw.get("id")
+    if isinstance(panel_id, int) and panel_id in keys:
+        return keys[panel_id]
+    return f"panel:{panel_id}"

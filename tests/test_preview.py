@@ -1,0 +1,381 @@
+"""``dashgen preview`` on a real VictoriaMetrics filled with every shipped profile's demo data, drawn in a real
+headless Chromium: what the page drew (``data-series``, ``data-points``, ``data-y-min`` / ``data-y-max``) is
+compared with what the queries returned, run independently through ``validate-queries``' expansion."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from gitrepo import commit_all, git
+from victoriametrics import program_or_skip, start_or_skip
+
+from dashgen.build import build_all
+from dashgen.cli import main
+from dashgen.demo.run import import_demo
+from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import Topology
+from dashgen.document import iter_panels
+from dashgen.live.datasource import Datasource
+from dashgen.live.expand import Window
+from dashgen.live.query_check import DashboardInput, plan
+from dashgen.preview.browser import Browser, find_browser
+from dashgen.preview.layout import layout
+from dashgen.preview.run import Settings, Source, draw_dashboard, write_drawing
+from dashgen.render.ids import panel_id
+
+PROFILES = sorted(p.stem for p in (Path(__file__).resolve().parent.parent / "profiles").glob("*.toml"))
+HOURS = 1.0
+STEP = 30.0  # demo samples thinned to one per 30 s: the preview draws the same panels, the import is quicker
+
+
+@pytest.fixture(scope="module")
+def store():
+    """A VictoriaMetrics with the healthy demo of every shipped profile in one window (each profile its own
+    cluster label), ending at a whole minute ``end``."""
+    server = start_or_skip()
+    try:
+        end = (time.time() // 60) * 60 - 60
+        datasource = Datasource(server.url, timeout=120)
+        for profile in load_profiles(PROFILES):
+            import_demo(datasource, profile, "healthy", end, HOURS, STEP)
+        datasource.flush()
+        yield server.url, end
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return program_or_skip(find_browser(), "chromium not installed (Debian package 'chromium'; make debian-deps)")
+
+
+@pytest.fixture(scope="module")
+def previews(store, chromium, tmp_path_factory):
+    """``dashgen preview --expand-rows`` of every profile (every panel drawn): the JSON report and the folder."""
+    url, end = store
+    out = tmp_path_factory.mktemp("preview")
+    began = time.monotonic()
+    result = CliRunner().invoke(
+        main,
+        ["preview", "--datasource-url", url, "--at", str(end), "--out", str(out), "--format", "json", "--expand-rows"],
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output), out, time.monotonic() - began
+
+
+@pytest.fixture(scope="module")
+def drawn(previews, chromium):
+    """Per dashboard uid: the panel boxes of the page as Chromium drew it (attributes and inner HTML)."""
+    report, out, _seconds = previews
+    pages = {}
+    with Browser(chromium) as browser:
+        for item in report["results"]["dashboards"]:
+            dom = browser.render(Path(item["html"]), None, 1632, 1000)
+            pages[item["uid"]] = boxes(dom)
+    return pages
+
+
+def boxes(dom: str) -> dict[str, dict]:
+    """``data-panel-key`` -> {attribute: value, "inner": the HTML up to the next box} for every panel and row."""
+    starts = list(re.finditer(r'<div class="(?:panel|row[^"]*)"([^>]*)>', dom))
+    found = {}
+    for index, match in enumerate(starts):
+        attributes = dict(re.findall(r'([\w-]+)="([^"]*)"', match.group(1)))
+        stop = starts[index + 1].start() if index + 1 < len(starts) else len(dom)
+        attributes["inner"] = dom[match.end() : stop]
+        found[attributes["data-panel-key"]] = attributes
+    return found
+
+
+def returned_series(url: str, end: float) -> dict[str, dict[str, int]]:
+    """Dashboard uid -> panel key -> the number of series its queries return, by validate-queries' expansion
+    and a plain client."""
+    datasource = Datasource(url, timeout=60)
+    window = Window(end=end, length=HOURS * 3600)
+    counts = {}
+    profiles = {p.name: p for p in load_profiles(PROFILES)}
+    for built in build_all(list(profiles.values())):
+        by_id = {panel_id(panel.key): panel.key for panel in built.spec.panels()}
+        counts[built.uid] = {}
+        for planned in plan([DashboardInput(built.uid, built.document, profiles[built.profile])], window):
+            total = 0
+            for query in planned.queries:
+                if query.kind == "range":
+                    total += datasource.query_range(query.expr, query.start, query.end, query.step).series
+                else:
+                    total += datasource.query(query.expr, query.end).series
+            counts[built.uid][by_id.get(planned.raw.get("id"), f"panel:{planned.raw.get('id')}")] = total
+    return counts
+
+
+def test_every_shipped_profile_is_previewed_as_html_and_png(previews):
+    report, out, _seconds = previews
+    expected = {b.uid for b in build_all(load_profiles(PROFILES))}
+    assert {d["uid"] for d in report["results"]["dashboards"]} == expected
+    for uid in expected:
+        assert (out / f"{uid}.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+        png = (out / f"{uid}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000
+
+
+def test_the_page_needs_no_network(previews):
+    _report, out, _seconds = previews
+    for page in out.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r'<(?:script|link)[^>]+(?:src|href)="', text), page.name
+        assert "uPlot" in text
+
+
+def test_every_panel_of_the_first_row_is_drawn(drawn):
+    for profile in load_profiles(PROFILES):
+        for built in build_all([profile]):
+            items = layout(built.document)
+            first_row = items[0].row
+            keys = {panel.key for panel in built.spec.panels()}
+            by_id = {panel_id(key): key for key in keys}
+            wanted = [by_id[i.raw["id"]] for i in items if not i.is_row and i.row == first_row]
+            assert wanted, built.uid
+            page = drawn[built.uid]
+            for key in wanted:
+                box = page[key]
+                assert box["data-panel-type"], key
+                assert "not queried" not in box["inner"], key
+                if box["data-panel-type"] != "text":
+                    assert "data-series" in box, key
+                    has_data = int(box["data-series"]) > 0
+                    # drawn data, or Grafana's empty-panel text: never a blank box
+                    assert has_data or 'class="nodata' in box["inner"], key
+
+
+def test_data_series_equals_the_series_the_queries_returned(store, drawn):
+    url, end = store
+    checked = 0
+    counts = returned_series(url, end)
+    for uid, page in drawn.items():
+        for key, box in page.items():
+            if box.get("data-panel-type") == "timeseries":
+                assert int(box["data-series"]) == counts[uid][key], (uid, key)
+                checked += 1
+    assert checked > 40
+
+
+def _defaults_by_key() -> dict[tuple[str, str], dict]:
+    """(uid, panel key) -> the panel's fieldConfig defaults, from the build."""
+    found = {}
+    for built in build_all(load_profiles(PROFILES)):
+        by_id = {panel_id(panel.key): panel.key for panel in built.spec.panels()}
+        for site in iter_panels(built.document):
+            key = by_id.get(site.raw.get("id"), "")
+            found[(built.uid, key)] = (site.raw.get("fieldConfig") or {}).get("defaults") or {}
+    return found
+
+
+def test_a_ratio_panel_axis_reads_0_to_100_percent(drawn):
+    defaults = _defaults_by_key()
+    ratio = [
+        box
+        for uid, page in drawn.items()
+        for key, box in page.items()
+        if box.get("data-unit") == "percentunit"
+        if (defaults[(uid, key)].get("min"), defaults[(uid, key)].get("max")) == (0, 1)
+    ]
+    assert len(ratio) > 10
+    for box in ratio:
+        assert float(box["data-y-min"]) == 0 and float(box["data-y-max"]) == 1, box["data-panel-key"]
+        ticks = box["data-y-ticks"].split("|")
+        assert ticks[0] == "0%" and ticks[-1] == "100%", box["data-panel-key"]
+        assert "<canvas" in box["inner"]
+
+
+def test_a_panel_whose_query_returns_nothing_shows_no_data_not_a_zero_line(store, chromium, tmp_path):
+    """A ratio panel of the build with its query pointed at a metric no one writes: "No data", no chart."""
+    url, end = store
+    (built,) = build_all(load_profiles(["h20-16"]))
+    panel = next(s.raw for s in iter_panels(built.document) if s.raw.get("type") == "timeseries")
+    target = {**panel["targets"][0], "expr": "dashgen_preview_never_written_total"}
+    document = {**built.document, "uid": "empty", "panels": [{**panel, "targets": [target]}]}
+    settings = Settings(Window(end=end, length=HOURS * 3600))
+    drawing = draw_dashboard(Datasource(url), Source("empty", document), settings)
+    path = write_drawing(drawing, tmp_path)
+    with Browser(chromium) as browser:
+        (box,) = [b for b in boxes(browser.render(path, None, 1632, 800)).values() if b["data-panel-type"] != "row"]
+    assert box["data-series"] == "0" and box["data-points"] == "0"
+    assert '<div class="nodata">No data</div>' in box["inner"] and "<canvas" not in box["inner"]
+    assert drawing.empty == [f"panel:{panel['id']}"]
+
+
+def test_the_long_context_64_preview_is_fast(store, chromium, tmp_path):
+    url, end = store
+    began = time.monotonic()
+    result = CliRunner().invoke(
+        main,
+        ["preview", "--profile", "long-context-64", "--datasource-url", url, "--at", str(end), "--out", str(tmp_path)],
+    )
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - began < 30
+    # exactly the queries of the panels shown on open (54 when the issue was written): collapsed rows not queried
+    (built,) = build_all(load_profiles(["long-context-64"]))
+    shown = {item.raw.get("id") for item in layout(built.document) if not item.is_row}
+    window = Window(end=end, length=HOURS * 3600)
+    on_open = sum(
+        len(p.queries) for p in plan([DashboardInput(built.uid, built.document)], window) if p.raw["id"] in shown
+    )
+    every = sum(len(p.queries) for p in plan([DashboardInput(built.uid, built.document)], window))
+    assert f" {on_open} queries" in result.output and on_open < every
+
+
+def test_expand_rows_queries_and_draws_the_collapsed_rows_too(store, chromium, tmp_path):
+    url, end = store
+    args = ["preview", "--profile", "h20-16", "--datasource-url", url, "--at", str(end), "--format", "json"]
+    folded = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "a"), "--no-png"])
+    opened = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "b"), "--no-png", "--expand-rows"])
+    (a,) = json.loads(folded.output)["results"]["dashboards"]
+    (b,) = json.loads(opened.output)["results"]["dashboards"]
+    assert b["panels"] > a["panels"] and b["queries"] > a["queries"]
+
+
+def test_without_chromium_the_error_names_the_package(store, monkeypatch, tmp_path):
+    url, end = store
+    monkeypatch.setenv("DASHGEN_CHROMIUM", str(tmp_path / "no-such-browser"))
+    args = ["preview", "--profile", "h20-16", "--datasource-url", url, "--out", str(tmp_path)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "chromium" in result.output and "apt-get install" in result.output
+    assert not list(tmp_path.glob("*.html"))
+
+
+# -- changed panels: before / after ---------------------------------------------------------------
+
+
+def png_pixels(data: bytes) -> bytes:
+    """The decompressed image data of a PNG (its IDAT chunks), to compare pictures pixel by pixel."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, idat = 8, b""
+    while at < len(data):
+        length = int.from_bytes(data[at : at + 4], "big")
+        if data[at + 4 : at + 8] == b"IDAT":
+            idat += data[at + 8 : at + 8 + length]
+        at += 12 + length
+    return zlib.decompress(idat)
+
+
+def one_query_changed(document: dict) -> tuple[dict, int]:
+    """A copy of ``document`` whose first drawn ratio panel reads half its value; the panel's id."""
+    changed = copy.deepcopy(document)
+    for site in iter_panels(changed):
+        defaults = (site.raw.get("fieldConfig") or {}).get("defaults") or {}
+        if site.raw.get("type") == "timeseries" and defaults.get("unit") == "percentunit" and site.row:
+            target = site.raw["targets"][0]
+            target["expr"] = f"({target['expr']}) * 0.5"
+            return changed, site.raw["id"]
+    raise AssertionError("no ratio time series panel")
+
+
+def test_diff_draws_exactly_the_changed_panel_before_and_after_and_the_pixels_differ(store, chromium, tmp_path):
+    url, end = store
+    (built,) = build_all(load_profiles(["long-context-64"]))
+    changed, changed_id = one_query_changed(built.document)
+    key = {panel_id(p.key): p.key for p in built.spec.panels()}[changed_id]
+    for side, document in (("old", built.document), ("new", changed)):
+        (tmp_path / side / "long-context-64").mkdir(parents=True)
+        (tmp_path / side / "long-context-64" / f"{built.uid}.json").write_text(json.dumps(document))
+    pictures = tmp_path / "pictures"
+    result = CliRunner().invoke(
+        main,
+        [
+            "diff",
+            str(tmp_path / "old"),
+            str(tmp_path / "new"),
+            "--format",
+            "markdown",
+            "--preview-dir",
+            str(pictures),
+            "--datasource-url",
+            url,
+            "--preview-at",
+            str(end),
+        ],
+    )
+    assert result.exit_code == 1, result.output  # 1: the dashboards differ
+    pngs = sorted(p.relative_to(pictures).as_posix() for p in pictures.rglob("*.png"))
+    assert pngs == [f"long-context-64/{key}.after.png", f"long-context-64/{key}.before.png"]
+    before, after = (
+        png_pixels((pictures / "long-context-64" / f"{key}.{s}.png").read_bytes()) for s in ("before", "after")
+    )
+    assert len(before) == len(after) and before != after
+    assert f"{key}.before.png" in result.output and f"{key}.after.png" in result.output
+
+
+def test_diff_preview_dir_without_a_datasource_is_a_usage_error(tmp_path):
+    (tmp_path / "a.json").write_text("{}")
+    result = CliRunner().invoke(
+        main, ["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json"), "--preview-dir", "x"]
+    )
+    assert result.exit_code == 2 and "--datasource-url" in result.output
+
+
+def test_check_base_links_the_changed_panel_pictures_in_the_comment(store, chromium, tmp_path):
+    url, end = store
+    profiles = str(Path(__file__).resolve().parent.parent / "profiles")
+    runner = CliRunner()
+    for command, folder in (("build", "d"), ("rules", "r")):
+        made = runner.invoke(main, ["--profiles-dir", profiles, command, "--out", str(tmp_path / folder)])
+        assert made.exit_code == 0, made.output
+    git(tmp_path, "init", "-q")
+    commit_all(tmp_path, "base")
+    path = tmp_path / "d" / "long-context-64" / "dg-long-context-64-cluster.json"
+    changed, changed_id = one_query_changed(json.loads(path.read_text()))
+    path.write_text(json.dumps(changed, indent=2))
+    (built,) = build_all(load_profiles(["long-context-64"]))
+    key = {panel_id(p.key): p.key for p in built.spec.panels()}[changed_id]
+    pictures = tmp_path / "pictures"
+    args = [
+        "--profiles-dir",
+        profiles,
+        "check",
+        "--dashboards",
+        str(tmp_path / "d"),
+        "--rules-dir",
+        str(tmp_path / "r"),
+    ]
+    args += ["--base", "HEAD", "--format", "markdown", "--datasource-url", url, "--preview-at", str(end)]
+    result = runner.invoke(main, [*args, "--preview-dir", str(pictures)])
+    assert result.exit_code == 1, result.output  # the edited file is stale against a fresh build
+    assert sorted(p.name for p in pictures.rglob("*.png")) == [f"{key}.after.png", f"{key}.before.png"]
+    assert "Changed panels, before / after" in result.output and f"long-context-64/{key}.after.png" in result.output
+
+
+def test_a_failing_query_is_shown_on_its_panel_and_the_command_would_exit_1(store, tmp_path):
+    url, end = store
+    (built,) = build_all(load_profiles(["h20-16"]))
+    panel = next(s.raw for s in iter_panels(built.document) if s.raw.get("type") == "timeseries")
+    target = {**panel["targets"][0], "expr": "sum(rate(up[5m]"}  # not PromQL: the data source answers 400
+    document = {**built.document, "uid": "broken", "panels": [{**panel, "targets": [target]}]}
+    drawing = draw_dashboard(Datasource(url), Source("broken", document), Settings(Window(end=end, length=3600)))
+    (box,) = [b for b in boxes(drawing.html).values() if b["data-panel-type"] != "row"]
+    assert drawing.errors == 1 and box["data-errors"] == "1" and 'class="nodata error"' in box["inner"]
+    assert "HTTP 4" in box["inner"] and 'class="err"' in box["inner"]
+
+
+def test_a_variable_given_with_var_narrows_the_series_drawn(store, tmp_path):
+    url, end = store
+    (profile,) = load_profiles(["h20-16"])
+    node = Topology(profile).nodes[0].name
+    args = ["preview", "--profile", "h20-16", "--datasource-url", url, "--at", str(end), "--no-png"]
+    every = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "all")])
+    one = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "one"), "--var", f"node={node}"])
+    assert every.exit_code == 0 and one.exit_code == 0, every.output + one.output
+    (page_all,) = (tmp_path / "all").glob("*.html")
+    (page_one,) = (tmp_path / "one").glob("*.html")
+    wide, narrow = boxes(page_all.read_text()), boxes(page_one.read_text())
+    series = {k: (int(b["data-series"]), int(narrow[k]["data-series"])) for k, b in wide.items() if "data-series" in b}
+    assert all(n <= a for a, n in series.values())
+    assert any(n < a for a, n in series.values())
+    assert f"node={node}" in page_one.read_text()
