@@ -9,7 +9,7 @@ query failed (the panel shows the error), 2 on usage or input errors (no Chromiu
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ def profile_sources(ctx: click.Context, names: tuple[str, ...]) -> list[Source]:
     ]
 
 
-def window_of(window: str | None, at_text: str, document: dict[str, Any] | None = None) -> Window:
+def window_of(window: str | None, at_text: str, document: Mapping[str, Any] | None = None) -> Window:
     """``--window`` / ``--at`` as a :class:`Window`; without ``--window`` the dashboard's own range (``now-1h``)."""
     try:
         at = parse_time(at_text, time.time())
@@ -108,7 +108,7 @@ def preview_command(
     datasource = Datasource(datasource_url, timeout=timeout)
     first = window_of(window, at_text, sources[0].document if sources else None)
     check_datasource(datasource, first.end)
-    results = []
+    results: list[dict[str, Any]] = []
     browser = None if no_png else Browser()
     try:
         for source in sources:

@@ -19,7 +19,7 @@ from dashgen.diff.render import FileDiff
 from dashgen.document import iter_panels, unwrap
 from dashgen.live.datasource import Datasource
 from dashgen.preview.browser import Browser
-from dashgen.preview.layout import COLUMNS, single
+from dashgen.preview.layout import COLUMNS, mapping_at, single
 from dashgen.preview.page import PAGE_WIDTH
 from dashgen.preview.run import Settings, Source, draw_dashboard, screenshot, write_drawing
 
@@ -89,7 +89,7 @@ def changed_panels(
 
 
 def _width(panel: Mapping[str, Any]) -> int:
-    pos = panel.get("gridPos") if isinstance(panel.get("gridPos"), Mapping) else {}
+    pos = mapping_at(panel, "gridPos")
     return int(pos.get("w") or 12)
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dashgen.preview import markdown
 from dashgen.preview.frames import PanelData, Series
+from dashgen.preview.layout import mapping_at
 from dashgen.preview.units import (
     CLASSIC_PALETTE,
     axis_range,
@@ -45,7 +46,7 @@ class Drawn:
 
 
 def _defaults(panel: Mapping[str, Any]) -> Mapping[str, Any]:
-    config = panel.get("fieldConfig") if isinstance(panel.get("fieldConfig"), Mapping) else {}
+    config = mapping_at(panel, "fieldConfig")
     defaults = config.get("defaults")
     return defaults if isinstance(defaults, Mapping) else {}
 
@@ -108,7 +109,7 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
 # -- time series ----------------------------------------------------------------------------------
 
 
-CALCS = {
+CALCS: dict[str, tuple[str, Callable[[list[float]], float]]] = {
     "mean": ("Mean", lambda v: sum(v) / len(v)),
     "max": ("Max", max),
     "min": ("Min", min),
@@ -149,7 +150,7 @@ def _number(value: Any) -> float | None:
 def y_axis(panel: Mapping[str, Any], series: list[Series]) -> dict[str, Any]:
     """The y axis Grafana draws: fixed ``min`` / ``max`` kept, open sides from the data; ticks in the unit."""
     defaults = _defaults(panel)
-    custom = defaults.get("custom") if isinstance(defaults.get("custom"), Mapping) else {}
+    custom = mapping_at(defaults, "custom")
     values = [v for s in series for v in s.values if v is not None and math.isfinite(v)]
     log = (custom.get("scaleDistribution") or {}).get("type") == "log"
     fixed_min, fixed_max = _number(defaults.get("min")), _number(defaults.get("max"))
@@ -181,7 +182,7 @@ def _axis(low: float, high: float, ticks: list[float], defaults: Mapping[str, An
 
 def _chart(panel: Mapping[str, Any], data: PanelData, drawn: list[Series], chart_id: str) -> dict[str, Any]:
     defaults = _defaults(panel)
-    custom = defaults.get("custom") if isinstance(defaults.get("custom"), Mapping) else {}
+    custom = mapping_at(defaults, "custom")
     thresholds_mode = (custom.get("thresholdsStyle") or {}).get("mode") or "off"
     steps = [
         {"value": s.get("value"), "color": colour(s.get("color"))}
@@ -291,7 +292,7 @@ def _timeline(data: PanelData, series: list[Series], defaults: Mapping[str, Any]
 
 
 def _cell(value: Any, column: str, defaults: Mapping[str, Any], now: float) -> str:
-    custom = defaults.get("custom") if isinstance(defaults.get("custom"), Mapping) else {}
+    custom = mapping_at(defaults, "custom")
     cell = (custom.get("cellOptions") or {}).get("type")
     if value is None:
         return "<td></td>"

@@ -39,8 +39,14 @@ class Placed:
         return self.is_row and bool(self.raw.get("collapsed"))
 
 
+def mapping_at(value: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``value[key]`` when it is a JSON object, else an empty one: a dashboard read as Grafana reads it."""
+    found = value.get(key)
+    return found if isinstance(found, Mapping) else {}
+
+
 def _grid(raw: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    pos = raw.get("gridPos") if isinstance(raw.get("gridPos"), Mapping) else {}
+    pos = mapping_at(raw, "gridPos")
     return int(pos.get("x") or 0), int(pos.get("y") or 0), int(pos.get("w") or 12), int(pos.get("h") or 8)
 
 
