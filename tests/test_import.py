@@ -66,6 +66,7 @@ def test_round_trip_finds_no_semantic_change(imported, name):
 
 
 def test_generated_dashboards_need_no_escape_hatch_and_keep_their_evidence(imported):
+    assert len(GENERATED) == len(list((ROOT / "profiles").glob("*.toml"))) >= 4
     for path in GENERATED:
         result, _ = imported[path.name]
         assert result.hatches == () and result.migrations == ()
@@ -89,8 +90,11 @@ def test_written_modules_are_ruff_clean(imported):
 
 
 def test_written_modules_import_nothing_outside_dashgen(imported):
+    assert len(imported) == len(FIXTURES) + len(GENERATED)
     for _, module in imported.values():
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        nodes = list(ast.walk(ast.parse(module.read_text(encoding="utf-8"))))
+        assert [n for n in nodes if isinstance(n, ast.ImportFrom)], f"{module.name} imports from dashgen"
+        for node in nodes:
             if isinstance(node, ast.ImportFrom):
                 assert node.module.startswith("dashgen."), (module.name, node.module)
             assert not isinstance(node, ast.Import), module.name
