@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_TEST_PACKAGES := victoria-metrics prometheus
 
-.PHONY: dashboards test lint bench diff check demo test-live venv debian-deps clean
+.PHONY: dashboards test test-fast lint bench diff check demo test-live venv debian-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ test: $(STAMP) debian-deps
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
 	$(BIN)/pytest
+
+# The edit loop: every test that starts no real server or program (no VictoriaMetrics, Prometheus, vmagent,
+# vmalert, promtool, Grafana stand-in, HTTP server, subprocess); tests/conftest.py marks the others `slow`.
+# Stops at the first failure. `make test` before a commit or pull request runs everything.
+test-fast: $(STAMP)
+	$(BIN)/pytest -m "not slow" -x
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check dashgen panels queries tests bench

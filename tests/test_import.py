@@ -100,6 +100,7 @@ def test_written_modules_import_nothing_outside_dashgen(imported):
             assert not isinstance(node, ast.Import), module.name
 
 
+@pytest.mark.slow  # 2 s: the largest third-party dashboard imported and rendered back
 def test_a_400_kb_dashboard_imports_and_round_trips():
     """Its time (about 1.2 s for this 444 KB dashboard) is a benchmark figure, not a test bound."""
     path = ROOT / "dashboards" / "long-context-64" / "dg-long-context-64-cluster.json"
@@ -384,6 +385,7 @@ def test_a_bad_module_is_one_line_and_exit_2(tmp_path, text, message):
     assert result.exit_code == 2 and message in result.output, result.output
 
 
+@pytest.mark.slow  # 3 s: 80 seeded mutations, each imported and rendered back
 def test_a_malformed_dashboard_is_a_bad_shape_or_round_trips():
     """Seeded mutations of the small fixtures (a value made null, a string, a number, a list, an object): the
     import either names the bad field or round-trips; it never fails inside rendering or the diff."""
