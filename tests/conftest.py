@@ -11,11 +11,9 @@ without anyone marking it; a test that starts one through a helper this scan can
 
 from __future__ import annotations
 
-import ast
 import functools
 import inspect
-import re
-import textwrap
+import types
 from pathlib import Path
 from typing import Any
 
@@ -48,48 +46,65 @@ def promtool() -> str:
     )
 
 
-# What starts a real server or program, as it is written in a test, a fixture or a helper of tests/.
-STARTS_A_SERVER = re.compile(
-    r"\b(?:GrafanaStandin|ThreadingHTTPServer|HTTPServer|Popen|start_or_skip|start_production_store|start_demo"
-    r"|start_vmagent|start_drills|launch|program_or_skip|binaries_or_skip|find_vmagent)\s*\("
-    r"|\bsubprocess\.(?:run|Popen|check_call|check_output|call)\b"
+# What starts a real server or program, by the names a test, a fixture or a helper of tests/ uses.
+STARTERS = frozenset(
+    {
+        "GrafanaStandin",
+        "ThreadingHTTPServer",
+        "HTTPServer",
+        "Popen",
+        "start_or_skip",
+        "start_production_store",
+        "start_demo",
+        "start_vmagent",
+        "start_drills",
+        "launch",
+        "program_or_skip",
+        "binaries_or_skip",
+        "find_vmagent",
+    }
 )
+SUBPROCESS_CALLS = frozenset({"run", "Popen", "call", "check_call", "check_output"})  # subprocess.<name>
 TESTS = Path(__file__).resolve().parent
 
 
+def _names(code: types.CodeType) -> set[str]:
+    """The global and attribute names a function's code uses, its nested functions and comprehensions included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
 @functools.cache
-def _own_source(function: Any) -> tuple[str, ast.AST] | None:
-    """The source and syntax tree of a function written in tests/ (not pytest's, not dashgen's)."""
-    function = inspect.unwrap(function)
-    try:
-        if not Path(inspect.getfile(function)).resolve().is_relative_to(TESTS):
-            return None
-        source = textwrap.dedent(inspect.getsource(function))
-        return source, ast.parse(source)
-    except (OSError, TypeError, SyntaxError):
-        return None
+def _in_tests(filename: str) -> bool:
+    return Path(filename).resolve().is_relative_to(TESTS)
 
 
 @functools.cache
 def starts_a_server(function: Any) -> bool:
-    """Whether ``function``, or a function of tests/ it calls by name (helpers of the test module, of
-    ``publishing``, ``gitrepo``, ...), starts a real server or program."""
+    """Whether ``function``, or a function of tests/ it names (helpers of the test module, of ``publishing``,
+    ``gitrepo``, ...), starts a real server or program."""
     return _starts_a_server(function, set())
 
 
 def _starts_a_server(function: Any, seen: set[Any]) -> bool:
-    if function in seen:
+    if inspect.isclass(function):  # a helper class of tests/ (a stand-in server): what its methods start
+        if function in seen:
+            return False
+        seen.add(function)
+        return any(_starts_a_server(member, seen) for member in vars(function).values() if inspect.isfunction(member))
+    function = inspect.unwrap(getattr(function, "__func__", function))
+    code = getattr(function, "__code__", None)
+    if code is None or function in seen or not _in_tests(code.co_filename):
         return False
     seen.add(function)
-    found = _own_source(function)
-    if found is None:
-        return False
-    source, tree = found
-    if STARTS_A_SERVER.search(source):
+    names = _names(code)
+    if names & STARTERS or ("subprocess" in names and names & SUBPROCESS_CALLS):
         return True
-    names = getattr(inspect.unwrap(function), "__globals__", {})
-    called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
-    return any(callable(names.get(name)) and _starts_a_server(names[name], seen) for name in called)
+    scope = getattr(function, "__globals__", {})
+    return any(callable(scope.get(name)) and _starts_a_server(scope[name], seen) for name in names)
 
 
 def is_slow(item: pytest.Item) -> bool:
