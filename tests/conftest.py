@@ -3,11 +3,13 @@ port, a temporary data path); ``demo_windows``: the demo scenarios imported into
 ``promtool``: the binary the rule tests run.
 
 The ``slow`` mark (``make test-fast`` leaves these tests out) is applied here, at collection, to every test
-whose own code or any fixture it uses (directly or through other fixtures) starts a real server or program:
-VictoriaMetrics, Prometheus, vmagent, vmalert, promtool, the Grafana stand-in, a stand-in HTTP server, a
-subprocess (a child Python, a wheel or venv build, ruff). A new test that uses such a fixture is classified
-without anyone marking it; a test that starts one through a helper this scan cannot see is marked by hand
-(``@pytest.mark.slow``)."""
+whose own code, a fixture it uses (directly or through other fixtures) or a function or class of tests/ they
+name starts a real server or program: VictoriaMetrics, Prometheus, vmagent, vmalert, promtool, the Grafana
+stand-in, a stand-in HTTP server, a subprocess (git, a child Python, a wheel or venv build, ruff); and to
+every hypothesis property test. A new test that uses such a fixture or helper is classified without anyone
+marking it. What this cannot see (a server started through dashgen's own code, a helper reached through an
+attribute of another object) and in-process tests of more than about a second are marked by hand
+(``@pytest.mark.slow`` with a comment saying why)."""
 
 from __future__ import annotations
 
