@@ -40,10 +40,10 @@ test: $(STAMP) debian-deps
 	$(BIN)/pytest
 
 # The edit loop: every test that starts no real server or program (no VictoriaMetrics, Prometheus, vmagent,
-# vmalert, promtool, Grafana stand-in, HTTP server, subprocess); tests/conftest.py marks the others `slow`.
-# Stops at the first failure. `make test` before a commit or pull request runs everything.
+# vmalert, promtool, Grafana stand-in, HTTP server, subprocess; tests/conftest.py marks those `slow`) and no
+# real Grafana (`live`). Stops at the first failure. `make test` before a commit or pull request runs everything.
 test-fast: $(STAMP)
-	$(BIN)/pytest -m "not slow" -x
+	$(BIN)/pytest -m "not slow and not live" -x
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check dashgen panels queries tests bench
