@@ -9,7 +9,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_TEST_PACKAGES := victoria-metrics prometheus chromium
 README_IMAGE := docs/images/preview-first-screen.png
 
-.PHONY: dashboards test fuzz lint bench diff check demo readme-image test-live venv debian-deps clean
+.PHONY: dashboards test test-fast fuzz lint bench diff check demo readme-image test-live venv debian-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ test: $(STAMP) debian-deps
 	$(BIN)/ruff check dashgen panels queries tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The edit loop: every test that starts no real server or program (no VictoriaMetrics, Prometheus, vmagent,
+# vmalert, promtool, Grafana stand-in, HTTP server, subprocess; tests/conftest.py marks those `slow`) and no
+# real Grafana (`live`). Stops at the first failure. `make test` before a commit or pull request runs everything.
+test-fast: $(STAMP)
+	$(BIN)/pytest -m "not slow and not live" -x
 
 # The fault and fuzz suite alone (also part of make test); DASHGEN_FUZZ_EXAMPLES=1000 for a longer hunt.
 fuzz: $(STAMP) debian-deps

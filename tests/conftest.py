@@ -1,8 +1,23 @@
 """Shared fixtures. ``victoriametrics``: one real VictoriaMetrics per test session (127.0.0.1, a free
 port, a temporary data path); ``demo_windows``: the demo scenarios imported into it once;
-``promtool``: the binary the rule tests run."""
+``promtool``: the binary the rule tests run.
+
+The ``slow`` mark (``make test-fast`` leaves these tests out) is applied here, at collection, to every test
+whose own code, a fixture it uses (directly or through other fixtures) or a function or class of tests/ they
+name starts a real server or program: VictoriaMetrics, Prometheus, vmagent, vmalert, promtool, the Grafana
+stand-in, a stand-in HTTP server, a subprocess (git, a child Python, a wheel or venv build, ruff); and to
+every hypothesis property test. A new test that uses such a fixture or helper is classified without anyone
+marking it. What this cannot see (a server started through dashgen's own code, a helper reached through an
+attribute of another object) and in-process tests of more than about a second are marked by hand
+(``@pytest.mark.slow`` with a comment saying why)."""
 
 from __future__ import annotations
+
+import functools
+import inspect
+import types
+from pathlib import Path
+from typing import Any
 
 import pytest
 from victoriametrics import import_all, program_or_skip, start_or_skip
@@ -31,3 +46,83 @@ def promtool() -> str:
         find_program("PROMTOOL_BIN", ("promtool",)),
         "promtool not installed (Debian package 'prometheus'; make debian-deps)",
     )
+
+
+# What starts a real server or program, by the names a test, a fixture or a helper of tests/ uses.
+STARTERS = frozenset(
+    {
+        "GrafanaStandin",
+        "ThreadingHTTPServer",
+        "HTTPServer",
+        "Popen",
+        "start_or_skip",
+        "start_production_store",
+        "start_demo",
+        "start_vmagent",
+        "start_drills",
+        "launch",
+        "program_or_skip",
+        "binaries_or_skip",
+        "find_vmagent",
+    }
+)
+SUBPROCESS_CALLS = frozenset({"run", "Popen", "call", "check_call", "check_output"})  # subprocess.<name>
+TESTS = Path(__file__).resolve().parent
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """The global and attribute names a function's code uses, its nested functions and comprehensions included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+@functools.cache
+def _in_tests(filename: str) -> bool:
+    return Path(filename).resolve().is_relative_to(TESTS)
+
+
+@functools.cache
+def starts_a_server(function: Any) -> bool:
+    """Whether ``function``, or a function of tests/ it names (helpers of the test module, of ``publishing``,
+    ``gitrepo``, ...), starts a real server or program."""
+    return _starts_a_server(function, set())
+
+
+def _starts_a_server(function: Any, seen: set[Any]) -> bool:
+    if inspect.isclass(function):  # a helper class of tests/ (a stand-in server): what its methods start
+        if function in seen:
+            return False
+        seen.add(function)
+        return any(_starts_a_server(member, seen) for member in vars(function).values() if inspect.isfunction(member))
+    function = inspect.unwrap(getattr(function, "__func__", function))
+    code = getattr(function, "__code__", None)
+    if code is None or function in seen or not _in_tests(code.co_filename):
+        return False
+    seen.add(function)
+    names = _names(code)
+    if names & STARTERS or ("subprocess" in names and names & SUBPROCESS_CALLS):
+        return True
+    scope = getattr(function, "__globals__", {})
+    return any(callable(scope.get(name)) and _starts_a_server(scope[name], seen) for name in names)
+
+
+def is_slow(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    if function is None:
+        return False
+    if getattr(function, "is_hypothesis_test", False):  # a property test runs hundreds of examples
+        return True
+    functions = [function]
+    info = getattr(item, "_fixtureinfo", None)  # every fixture the test uses, through other fixtures too
+    if info is not None:
+        functions.extend(d.func for defs in info.name2fixturedefs.values() for d in defs)
+    return any(starts_a_server(f) for f in functions)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if not item.get_closest_marker("slow") and is_slow(item):
+            item.add_marker(pytest.mark.slow)

@@ -38,7 +38,9 @@ def expr(data: dict, alert: str) -> str:
 
 
 def test_a_profile_without_the_section_gets_the_defaults() -> None:
-    for profile in load_profiles(directory=PROFILES):
+    profiles = load_profiles(directory=PROFILES)
+    assert len(profiles) == len(list(PROFILES.glob("*.toml"))) >= 4
+    for profile in profiles:
         assert profile.alerts == DEFAULTS
 
 

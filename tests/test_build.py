@@ -50,6 +50,7 @@ def test_committed_dashboards_equal_a_fresh_build(built):
 
 
 def test_encoding_is_canonical(built):
+    assert len(built) == len(list(PROFILES.glob("*.toml")))
     for dashboard in built:
         text = dashboard.data.decode("utf-8")
         assert text.endswith("}\n")
@@ -104,6 +105,7 @@ def test_adding_a_panel_changes_no_other_panel_id():
 def test_rows_follow_the_reading_order(built):
     from dashgen_panels import GROUPS, cache_evidence, gpu_timelines, jobs, kv_cache_nvme, video_slo
 
+    assert len(built) == len(list(PROFILES.glob("*.toml")))
     for dashboard in built:
         rows = [p["title"] for p in dashboard.document["panels"] if p["type"] == "row"]
         (loaded,) = load_profiles([dashboard.spec.profile], directory=PROFILES)
@@ -126,6 +128,8 @@ def test_rows_follow_the_reading_order(built):
 
 
 def test_grafanalib_legacy_defaults_are_normalised_away(built):
+    assert len(built) == len(list(PROFILES.glob("*.toml")))
+    targets = 0
     for dashboard in built:
         document = dashboard.document
         assert document["schemaVersion"] in (41, 42)
@@ -147,6 +151,8 @@ def test_grafanalib_legacy_defaults_are_normalised_away(built):
         for path, panel in ((s.path, s.raw) for s in iter_panels(document)):
             for target in panel.get("targets", []):
                 assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, path
+                targets += 1
+    assert targets >= 100 * len(built), "every dashboard has its targets checked"
 
 
 def test_no_nulls_except_threshold_base_steps(built):
@@ -160,6 +166,7 @@ def test_no_nulls_except_threshold_base_steps(built):
             for index, item in enumerate(value):
                 yield from nulls(item, f"{path}[{index}]")
 
+    assert len(built) == len(list(PROFILES.glob("*.toml")))
     for dashboard in built:
         bad = [p for p in nulls(dashboard.document) if not p.endswith(".thresholds.steps[0].value")]
         assert bad == [], dashboard.uid

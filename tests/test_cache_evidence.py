@@ -19,6 +19,7 @@ from dashgen.build import build_profile
 from dashgen.deployment.profile import TEXT, load_profiles
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
+from dashgen.document import iter_panels
 from dashgen.lint.promql import func_name, grouping, metric_names, outer_aggregations, walk
 from dashgen.render.spec import GroupSpec
 from dashgen.rules.recording import inventory_records
@@ -48,7 +49,8 @@ def specs(name: str) -> dict:
 
 
 def rendered(name: str) -> dict:
-    return {panel["title"]: panel for panel in built(name).document["panels"] if panel.get("type") != "row"}
+    """Title -> rendered panel, the panels of collapsed rows included (one per spec)."""
+    return {site.raw["title"]: site.raw for site in iter_panels(built(name).document) if site.raw["type"] != "row"}
 
 
 def expand(expr: str) -> str:
@@ -98,6 +100,7 @@ def test_s34_the_cache_evidence_review_follows_the_localising_rows_and_precedes_
 @pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
     node = PROFILES[name].label("node")
+    keeping = 0  # aggregations checked to keep the node label
     for key in TABLES:
         panel = specs(name)[key]
         assert panel.targets, key
@@ -108,6 +111,7 @@ def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
                 if any(func_name(p) == "scalar" for p in parents):  # a cluster-wide flag, not a row
                     continue
                 assert node in g.labels, f"{key}: `{agg.op} by {sorted(g.labels)}` drops {node}"
+                keeping += 1
             flags = {
                 str(a)
                 for a, parents in walk(parse(target.expr))
@@ -116,10 +120,13 @@ def test_s2_every_aggregation_of_the_three_tables_keeps_node(name):
             for outer in outer_aggregations(parse(target.expr)):
                 if str(outer) not in flags:
                     assert grouping(outer).labels <= {node, PROFILES[name].label("pp_rank")}, key
+    targets = sum(len(specs(name)[key].targets) for key in TABLES)
+    assert keeping >= targets >= 3 * len(TABLES), (targets, keeping)
 
 
 @pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s2_tables_merge_into_one_row_per_node(name):
+    assert len(TABLES) == 3 and set(TABLES) <= set(specs(name))
     for key in TABLES:
         panel = specs(name)[key]
         assert all(t.instant and t.table for t in panel.targets)
@@ -131,6 +138,7 @@ def test_s2_tables_merge_into_one_row_per_node(name):
 def test_s3_no_sum_across_pp_stages_and_no_footer(name):
     profile = PROFILES[name]
     stage = profile.label("pp_rank")
+    assert len(specs(name)) >= 2 and len(rendered(name)) == len(specs(name))
     for key, panel in specs(name).items():
         for target in panel.targets:
             for agg in aggregations(target.expr):
@@ -146,6 +154,7 @@ def test_s3_no_sum_across_pp_stages_and_no_footer(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_s7_no_zero_fill(name):
+    assert len(specs(name)) >= 2
     for key, panel in specs(name).items():
         assert str(panel.no_value or "").strip() not in ("0", "0.0")
         for target in panel.targets:
@@ -199,6 +208,8 @@ def test_s8_bytes_sum_tp_ranks_tokens_read_one_rank():
     profile = PROFILES["long-context-64"]
     dp_rank = profile.label("dp_rank")
     cols = columns(specs("long-context-64")["reuse_io"])
+    assert len([t for t in cols if "(GiB)" in t]) == 2, sorted(cols)
+    assert len([t for t in cols if t.startswith(("Host→Store", "Store→Host"))]) == 3, sorted(cols)
     for title, expr in cols.items():
         outer = outer_aggregations(parse(expr))
         found = aggregations(expr)
@@ -423,6 +434,7 @@ def test_s17_limit_allocation_filesystem_are_three_panels(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_panel_states_its_evidence(name):
+    assert len(specs(name)) >= 2 and len(rendered(name)) == len(specs(name))
     for key, panel in specs(name).items():
         for word in ("Evidence layer:", "Source:", "Quantity:", "Limit:"):
             assert word in panel.description, f"{key} lacks {word}"

@@ -17,6 +17,10 @@ from dashgen.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# every test runs ``dashgen check`` (a build and a lint of every profile) over a copied tree: 1-5 s each, about
+# a third of the fast set's time; ``make test`` runs them
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory):

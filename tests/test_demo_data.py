@@ -351,6 +351,7 @@ def _healthy_drill_base():
     return profile, models, _drill_series(profile, "healthy", models)
 
 
+@pytest.mark.slow  # generates the healthy and the incident window of long-context-64 per scenario, ~1 s each
 @pytest.mark.parametrize(
     "scenario", [s for s in INCIDENTS if s != "gateway-shedding"]
 )  # shedding lowers every engine's traffic

@@ -135,6 +135,8 @@ def test_sidecar_configmap_has_the_grafana_dashboard_label_folder_annotation_and
 
 
 def test_provisioning_provider_points_at_the_profile_folder_and_the_json_is_the_build(exported, built):
+    assert len(built) == len(list(PROFILES.glob("*.toml")))
+    assert len(list((exported / "provisioning").glob("dashgen-*.yaml"))) == len(built)
     for b in built.values():
         provider = yaml.safe_load((exported / "provisioning" / f"dashgen-{b.profile}.yaml").read_text())
         assert provider["apiVersion"] == 1

@@ -73,11 +73,12 @@ def test_s21_every_dashboard_query_and_variable_reads_only_its_deployment(name: 
 def test_s21_every_rule_reads_only_its_deployment_and_labels_what_it_writes(name: str) -> None:
     profile = PROFILES[name]
     label = profile.label("deployment")
-    for group in rule_groups(profile):
-        for rule in group.rules:
-            where = getattr(rule, "record", None) or getattr(rule, "alert", "")
-            assert not unscoped(rule.expr, label, profile.deployment), where
-            assert (label, profile.deployment) in rule.labels, where
+    rules = [rule for group in rule_groups(profile) for rule in group.rules]
+    assert len(rules) >= 50, len(rules)
+    for rule in rules:
+        where = getattr(rule, "record", None) or getattr(rule, "alert", "")
+        assert not unscoped(rule.expr, label, profile.deployment), where
+        assert (label, profile.deployment) in rule.labels, where
 
 
 def test_s21_rule_files_of_all_profiles_never_write_the_same_series() -> None:
@@ -92,6 +93,8 @@ def test_s21_rule_files_of_all_profiles_never_write_the_same_series() -> None:
                     key = (rule.record, tuple(sorted(rule.labels)))
                     assert key not in written or written[key] == name, f"{key} written by {written[key]} and {name}"
                     written[key] = name
+    assert len(group_names) >= 8 * len(PROFILES), sorted(group_names)
+    assert len(written) >= 25 * len(PROFILES), len(written)
 
 
 def test_s21_all_rule_files_load_together_into_one_prometheus(promtool: str, tmp_path: Path) -> None:

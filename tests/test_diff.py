@@ -387,7 +387,10 @@ def test_a_ui_save_of_every_generated_dashboard_is_noise_only(mode):
     from dashgen.build import build_all
     from dashgen.deployment.profile import load_profiles
 
-    for built in build_all(load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")):
+    profiles = Path(__file__).resolve().parent.parent / "profiles"
+    dashboards = build_all(load_profiles(directory=profiles))
+    assert len(dashboards) == len(list(profiles.glob("*.toml"))) >= 4
+    for built in dashboards:
         saved = ui_normalise(
             copy.deepcopy(built.document),
             grafana_version="12.3.0" if mode == "grafana12" else "13.1.0",

@@ -137,6 +137,7 @@ NOW_BUDGET = {"h20-16": 14, "long-context-64": 18, "pd-128": 15, "video-200": 15
 
 
 def test_s26_heavy_groups_start_collapsed_and_the_dashboard_opens_with_fewer_queries(documents) -> None:
+    assert sorted(documents) == sorted(OPEN_BUDGET) == sorted(NOW_BUDGET)
     for name, document in documents.items():
         collapsed = {p["title"] for p in document["panels"] if p["type"] == "row" and p.get("collapsed")}
         rows = {p["title"] for p in document["panels"] if p["type"] == "row"}
@@ -333,19 +334,24 @@ def test_s26_the_matrix_reads_the_reasons_vmalert_recorded_as_the_live_reasons_o
 def test_s26_a_store_without_the_recorded_reasons_leaves_the_layer_cells_empty_not_ok(victoriametrics) -> None:
     """No rule evaluator, no recorded codes: the matrix says nothing for the layers (no made-up 'ok', S7)."""
     profile = replace(PROFILES["long-context-64"], deployment="never-recorded")
-    for layer in nodata.layers(profile):
+    layers = nodata.layers(profile)
+    assert len(layers) == 7, "engine, Host and Storage tiers, Mooncake, GPM, DCGM, disk"
+    for layer in layers:
         assert _codes(victoriametrics, nodata.recorded_reason(profile, layer), time.time()) == {}
 
 
 def test_s26_the_recorded_reason_rules_keep_no_grafana_variable_and_fix_the_window() -> None:
     from dashgen.rules.recording import layer_health_records
 
+    checked = 0
     for profile in PROFILES.values():
         rules = [r for r in layer_health_records(profile) if r.record == nodata.LAYER_REASON]
         assert [dict(r.labels)[nodata.LAYER_LABEL] for r in rules] == [layer.key for layer in nodata.layers(profile)]
         for rule in rules:
             assert "$node" not in rule.expr and "$__" not in rule.expr, rule.expr[:80]
             assert "[3600s]" not in rule.expr and f"[{nodata.RECORDED_WINDOW_SECONDS}s]" in rule.expr
+            checked += 1
+    assert checked == sum(len(nodata.layers(profile)) for profile in PROFILES.values()) >= 3 * len(PROFILES)
 
 
 # --- hand-made series of deployments of their own (S31, S32): no demo query reads them ----------------------

@@ -60,6 +60,7 @@ def test_every_source_names_a_metric_for_every_quantity_and_the_clock_reasons() 
 def test_the_memory_share_is_one_builder_and_its_validity_filter_is_the_only_difference() -> None:
     """The timelines (every sample), the watermark panels (valid samples) and the recording rule (valid
     samples, no template variables) read one memory share: the same used / total, whatever the source."""
+    assert len(PROFILE_NAMES) >= 4
     for name in PROFILE_NAMES:
         profile = PROFILES[name]
         source = gpu_source(profile)
@@ -109,7 +110,9 @@ def test_s18_one_quantity_per_timeline_panel_and_the_title_names_the_source(name
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_legends_and_aggregations_keep_node_and_gpu(name: str) -> None:
-    for panel, target in targets(_panels(name)):
+    found = list(targets(_panels(name)))
+    assert len(found) >= 8, f"{name}: one target per collected quantity"
+    for panel, target in found:
         assert "{{node}}" in target["legendFormat"] and "{{gpu}}" in target["legendFormat"], panel["title"]
         aggs = aggregations(target["expr"])
         assert aggs, f"{panel['title']}: exporter labels must be aggregated away to one series per GPU"
@@ -120,9 +123,10 @@ def test_legends_and_aggregations_keep_node_and_gpu(name: str) -> None:
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_one_colour_per_gpu(name: str) -> None:
-    for panel in _panels(name):
-        if panel["type"] == "timeseries":
-            assert panel["fieldConfig"]["defaults"]["color"] == {"mode": "palette-classic"}, panel["title"]
+    timelines = [panel for panel in _panels(name) if panel["type"] == "timeseries"]
+    assert len(timelines) >= 8, f"{name}: one timeline per collected quantity"
+    for panel in timelines:
+        assert panel["fieldConfig"]["defaults"]["color"] == {"mode": "palette-classic"}, panel["title"]
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)

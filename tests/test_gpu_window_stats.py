@@ -248,9 +248,10 @@ def test_s28_one_row_per_gpu_holds_its_mean_and_peak_side_by_side_with_uuid_and_
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_s18_timeline_descriptions_name_the_real_source(name: str) -> None:
     source = gpu_source(PROFILES[name])
-    for panel in group_panels(name, gpu_timelines.TITLE):
-        if panel["type"] == "text":  # not collected (S22): checked in test_gpu_timelines
-            continue
+    # the text panels say a quantity is not collected (S22): checked in test_gpu_timelines
+    timelines = [panel for panel in group_panels(name, gpu_timelines.TITLE) if panel["type"] != "text"]
+    assert len(timelines) >= 8, f"{name}: one timeline per collected quantity"
+    for panel in timelines:
         text = panel.get("description", "")
         if source.key == "gpm":
             assert "DCGM reports" not in text and "converted" not in text, panel["title"]

@@ -66,6 +66,7 @@ def test_round_trip_finds_no_semantic_change(imported, name):
 
 
 def test_generated_dashboards_need_no_escape_hatch_and_keep_their_evidence(imported):
+    assert len(GENERATED) == len(list((ROOT / "profiles").glob("*.toml"))) >= 4
     for path in GENERATED:
         result, _ = imported[path.name]
         assert result.hatches == () and result.migrations == ()
@@ -89,13 +90,17 @@ def test_written_modules_are_ruff_clean(imported):
 
 
 def test_written_modules_import_nothing_outside_dashgen(imported):
+    assert len(imported) == len(FIXTURES) + len(GENERATED)
     for _, module in imported.values():
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        nodes = list(ast.walk(ast.parse(module.read_text(encoding="utf-8"))))
+        assert [n for n in nodes if isinstance(n, ast.ImportFrom)], f"{module.name} imports from dashgen"
+        for node in nodes:
             if isinstance(node, ast.ImportFrom):
                 assert node.module.startswith("dashgen."), (module.name, node.module)
             assert not isinstance(node, ast.Import), module.name
 
 
+@pytest.mark.slow  # 2 s: the largest third-party dashboard imported and rendered back
 def test_a_400_kb_dashboard_imports_and_round_trips():
     """Its time (about 1.2 s for this 444 KB dashboard) is a benchmark figure, not a test bound."""
     path = ROOT / "dashboards" / "long-context-64" / "dg-long-context-64-cluster.json"
@@ -380,6 +385,7 @@ def test_a_bad_module_is_one_line_and_exit_2(tmp_path, text, message):
     assert result.exit_code == 2 and message in result.output, result.output
 
 
+@pytest.mark.slow  # 3 s: 80 seeded mutations, each imported and rendered back
 def test_a_malformed_dashboard_is_a_bad_shape_or_round_trips():
     """Seeded mutations of the small fixtures (a value made null, a string, a number, a list, an object): the
     import either names the bad field or round-trips; it never fails inside rendering or the diff."""

@@ -148,6 +148,8 @@ def test_hicache_host_tier_only_where_exported(name: str) -> None:
 
 
 def test_pd_kv_transfer_only_for_pd_pools() -> None:
+    pools = [PROFILES[name].has_pools for name in TEXT_PROFILE_NAMES]
+    assert len(pools) >= 3 and any(pools) and not all(pools), "profiles with and without PD pools are checked"
     for name in TEXT_PROFILE_NAMES:
         found = {n for _, t in targets(_panels(name)) for n in names(t["expr"])}
         assert ("sglang:kv_transfer_latency_ms_bucket" in found) == PROFILES[name].has_pools

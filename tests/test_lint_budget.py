@@ -138,6 +138,7 @@ def test_a_folder_without_dashboards_is_exit_2_not_a_silent_pass(tmp_path):
     assert str(tmp_path) in result.output and "no dashboard JSON files" in result.output
 
 
+@pytest.mark.slow  # 2 s: lints a dashboard of 10x the panels to compare
 def test_lint_grows_linearly_with_panels_not_panels_times_queries():
     """A same-run ratio, not a timed test: 10x the panels may cost at most ~20x (linear is 10x; the old
     per-panel scan of every query was 100x)."""

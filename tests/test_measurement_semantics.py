@@ -44,6 +44,7 @@ def test_s19_window_statistics_say_they_depend_on_the_step_and_miss_short_spikes
 
 
 def test_s20_window_statistics_say_they_locate_problems_not_measure_formally(built):
+    assert len(built) == len(list((ROOT / "profiles").glob("*.toml"))) >= 4
     for dashboard in built:
         tables = [p for p in _panels(dashboard.document) if p["title"].startswith("Window mean and peak per GPU")]
         assert len(tables) == 1, dashboard.uid
@@ -105,6 +106,7 @@ def test_s1_capacities_come_from_the_profile():
 def test_s1_no_dashboard_repeats_another_profiles_sizes(built):
     """Node names and GPU counts of one profile never leak into another profile's dashboard."""
     names = {b.profile: [n for n in _profile(b.profile).node_names] for b in built}
+    assert len(names) == len(list((ROOT / "profiles").glob("*.toml"))) >= 4 and all(names.values())
     for dashboard in built:
         text = json.dumps(dashboard.document)
         for other, nodes in names.items():

@@ -83,6 +83,8 @@ def test_s6_branches_in_priority_order(profile, layer):
 def test_s2_reason_rows_are_keyed_by_node_only(profile, layer):
     node = profile.label("node")
     ast = pp.parse(expand(nodata.reason_code(profile, layer)))
+    # every branch (failed, uninitialised, insufficient samples, ok...) aggregates to rows: at least 7 in all
+    assert sum(isinstance(sub, pp.AggregateExpr) for sub, _ in walk(ast)) >= 7
     for sub, parents in walk(ast):
         if isinstance(sub, pp.AggregateExpr):
             g = grouping(sub)
@@ -243,6 +245,8 @@ def test_s22_gpu_missing_codes_carry_seen_and_expected():
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_s22_gpu_layers_count_gpus_against_the_profile_and_check_it_before_the_sample_count(profile):
+    gpu_layers = [layer.key for layer in nodata.layers(profile) if layer.key in ("gpm", "dcgm")]
+    assert gpu_layers == [key for key in ("gpm", "dcgm") if profile.exported(key)] and gpu_layers, profile.name
     for layer in nodata.layers(profile):
         if layer.key not in ("gpm", "dcgm"):
             assert layer.gpus_seen is None

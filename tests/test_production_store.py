@@ -112,6 +112,7 @@ def test_s24_freshness_on_a_healthy_deduplicated_store_stays_within_the_expected
     }
     ds = Datasource(server.url)
     table = freshness_table(profile)
+    assert len(table.targets) == len(nodata.layers(profile)) >= 3, "one freshness column per layer"
     for layer, target in zip(nodata.layers(profile), table.targets, strict=True):
         result = ds.query(expand_text(target.expr, values), window.end).result
         ages = {item["metric"][profile.label("node")]: float(item["value"][1]) for item in result}

@@ -331,6 +331,7 @@ def test_a_generated_query_that_is_not_promql_fails_the_build_naming_the_profile
     assert "panel 'T' target A" in problem and "sources.sglang.job" in problem and "h20-16.toml" in problem
 
 
+@pytest.mark.slow  # 1.5 s: a 20 000-term chain parsed piece by piece
 def test_a_long_or_chain_is_checked_piece_by_piece_never_whole():
     from dashgen.build import syntax_problem
 

@@ -80,11 +80,14 @@ def test_s3_engine_request_counts_never_aggregated_across_pp_rank(name: str) -> 
 
 @pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_s4_gateway_series_never_added_to_engine_or_other_layers(name: str) -> None:
-    for panel, target in targets(_panels(name)):
+    read = [(p, t) for p, t in targets(_panels(name)) if any(n.startswith("smg_") for n in names(t["expr"]))]
+    if PROFILES[name].exported("gateway"):
+        assert len(read) >= 10, f"{name}: the gateway's panels read smg_ series"
+    else:
+        assert read == [], f"{name}: no gateway exported"
+    for panel, target in read:
         found = names(target["expr"])
         gateway = {n for n in found if n.startswith("smg_")}
-        if not gateway:
-            continue
         assert not any(n.startswith("sglang:") for n in found), f"{panel['title']}: {target['expr']}"
         assert len(gateway) == 1, f"{panel['title']}: one layer per expression, got {gateway}"
         assert "several layers" in panel["description"] and "S4" in panel["description"], panel["title"]
@@ -144,9 +147,10 @@ def test_tokens_per_minute_states_its_unit_and_scales_a_rate(name: str) -> None:
 
 @pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)
 def test_tokenizer_panels_say_they_come_from_node_0(name: str) -> None:
-    for panel, target in targets(_panels(name)):
-        if names(target["expr"]) & TOKENIZER_METRICS:
-            assert "node 0" in panel["description"], panel["title"]
+    tokenizer = [panel for panel, target in targets(_panels(name)) if names(target["expr"]) & TOKENIZER_METRICS]
+    assert len(tokenizer) >= 20, f"{name}: {len(tokenizer)} targets read the tokenizer's counters"
+    for panel in tokenizer:
+        assert "node 0" in panel["description"], panel["title"]
 
 
 @pytest.mark.parametrize("name", TEXT_PROFILE_NAMES)

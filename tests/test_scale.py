@@ -57,6 +57,7 @@ def test_scale_profiles_are_the_issue_sizes():
     assert sizes == {"scale-1000": (125, 1000), "scale-10000": (1250, 10000)}
 
 
+@pytest.mark.slow  # 1 s: every query of the 10 000-GPU profile expanded
 def test_no_query_of_the_10000_gpu_profile_exceeds_16_kib_or_a_4_kib_regex():
     queries = expanded("scale-10000")
     assert len(queries) > 100
@@ -84,6 +85,7 @@ def test_no_query_grows_with_the_node_count():
     assert not grown
 
 
+@pytest.mark.slow  # about 1 s per profile: the build of a 1000- and a 10 000-GPU cluster
 @pytest.mark.parametrize("name", ["scale-1000", "scale-10000"])
 def test_scale_profiles_build_without_the_parse_budget_refusing(name):
     """The build's syntax check (parse budget included) accepts every dashboard of the scale profiles."""

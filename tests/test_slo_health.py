@@ -84,6 +84,8 @@ def test_group_is_first_in_reading_order():
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_group_renders_with_zero_validation_problems(profile):
     built = build_profile(profile, groups=(slo_health,))
+    assert len(built) == 1, profile.name
+    checked = 0
     for dashboard in built:
         assert validate_dashboard(dashboard.document, profile.name) == []
         for _path, rendered in ((s.path, s.raw) for s in iter_panels(dashboard.document)):
@@ -92,6 +94,8 @@ def test_group_renders_with_zero_validation_problems(profile):
             )
             for link in links:
                 assert set(link) >= LINK_KEYS, (rendered["title"], link)
+                checked += 1
+    assert checked >= 9, f"{profile.name}: {checked} links checked"
 
 
 def test_slo_bucket_is_the_bound_at_or_just_above_the_threshold():
@@ -178,12 +182,18 @@ def test_ratio_axes_fixed_and_no_zero_fill(profile):
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_stage_panels_never_sum_across_pp_rank(profile):
     pp = profile.label("pp_rank")
-    for key in ("running", "queue", "load_state", "kv_usage", "prefix_hit"):
+    keys = ("running", "queue", "load_state", "kv_usage", "prefix_hit")
+    pools = 2 if profile.has_pools else 1  # one panel per pool in a PD deployment (S27)
+    assert sum(len(stage_panels(profile, key)) for key in keys) == len(keys) * pools
+    sums = 0
+    for key in keys:
         for spec in stage_panels(profile, key):
             for expr in exprs(spec):
                 for grouping in re.findall(r"sum by \(([^)]*)\)", expr):
                     assert pp in grouping, (key, expr)
+                    sums += 1
             assert ("{{" + pp + "}}" in spec.targets[0].legend) == profile.has_pp, spec.title
+    assert sums >= 8 * pools, f"{profile.name}: {sums} sums checked"
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
@@ -403,7 +413,9 @@ def test_aborted_requests_are_bad_events_and_an_sli_without_histogram_has_no_sam
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_prefix_reuse_panel_agrees_with_the_cache_evidence_table(profile):
     """#6: the same counter is final reuse at prefill (S9) in both places; not a request hit rate."""
-    for spec in stage_panels(profile, "prefix_hit"):
+    specs = stage_panels(profile, "prefix_hit")
+    assert len(specs) == (2 if profile.has_pools else 1), "one panel per pool in a PD deployment (S27)"
+    for spec in specs:
         description = spec.description
         assert "final reuse at prefill" in description and "not a request hit rate" in description
         assert "not final reuse" not in description

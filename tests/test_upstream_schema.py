@@ -23,6 +23,8 @@ UPSTREAM = ROOT.parent / "shared" / "schemas" / "foundation-sdk__dashboard.jsons
 @pytest.mark.skipif(not UPSTREAM.exists(), reason="Grafana's JSON Schema is not beside this checkout")
 def test_outputs_have_zero_errors_against_grafanas_schema():
     validator = Draft7Validator(json.loads(UPSTREAM.read_text()))
-    for dashboard in build_all(load_profiles(directory=ROOT / "profiles")):
+    dashboards = build_all(load_profiles(directory=ROOT / "profiles"))
+    assert len(dashboards) == len(list((ROOT / "profiles").glob("*.toml"))) >= 4
+    for dashboard in dashboards:
         errors = [f"{list(e.absolute_path)}: {e.message[:200]}" for e in validator.iter_errors(dashboard.document)]
         assert errors == [], dashboard.uid

@@ -216,6 +216,7 @@ def test_s6_generic_classifier_names_each_reason(victoriametrics, demo_windows):
     }
     ds = Datasource(victoriametrics.url)
     finder = ReasonFinder(ds, Window(window.end, window.hours * 3600), timeout=30)
+    assert sorted(cases) == sorted(FIVE_REASONS_NODES) == [1, 2, 3, 4, 5], "one case per reason"
     for code, expr in cases.items():
         assert not ds.query(expr, window.end).result, f"case {code} is not empty: {expr}"
         reason = finder.generic(ExpandedQuery("A", "instant", expr, expr, 0, window.end, 0, 1, 4), profile)

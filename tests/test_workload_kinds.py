@@ -91,9 +91,9 @@ def test_s25_video_dashboard_reads_only_diffusion_engine_series_and_no_token_qua
 
 
 def test_s25_text_dashboards_have_no_jobs_group():
-    for name, profile in ALL.items():
-        if profile.has_kind("video-generation"):
-            continue
+    text_only = {name: profile for name, profile in ALL.items() if not profile.has_kind("video-generation")}
+    assert len(text_only) >= 3, sorted(text_only)
+    for name, profile in text_only.items():
         (built,) = build_profile(profile)
         assert not [p for p in panels(built.document) if "sglang:diffusion_" in exprs(p)], name
         assert jobs.TITLE not in {p["title"] for p in built.document["panels"] if p["type"] == "row"}, name
