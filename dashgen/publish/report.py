@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dashgen.publish.actions import ACTIONS
 from dashgen.publish.approvals import remedy
 from dashgen.publish.plan import DashboardPlan, Plan
-
-ACTIONS = ("create", "update", "move", "unchanged", "refused", "invalid", "diverged")
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:
@@ -63,11 +62,11 @@ def render_plan(plan: Plan, server: str = "") -> str:
             if d.live
             else "not in Grafana"
         )
-        folder = f"folder {d.folder_to or '(root)'}" + (
+        where = f"folder {d.folder_to or '(root)'}" + (
             f" <- {d.folder_from or '(root)'}" if d.folder_action == "move" else ""
         )
         lines.append(
-            f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; {folder}; "
+            f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; {where}; "
             f"build {d.target.build_sha[:12]})"
         )
         lines += [f"    {line}" for line in d.summary]
