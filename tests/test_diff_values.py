@@ -208,8 +208,8 @@ def test_a_legend_rename_in_the_plan_needs_no_approval_and_globs_approve_as_the_
     """One definition (issue 16 item 8): the plan view refuses exactly what ``publish`` refuses — a legend rename is
     not a query change — and shows as approved what ``--approve`` globs and ``uid/`` prefixes grant."""
     from dashgen.diff import plan_lines
-    from dashgen.publish.guard import content_keys as approval_keys
     from dashgen.publish.approvals import Approvals
+    from dashgen.publish.guard import content_keys as approval_keys
 
     live, build = generated(), generated()
     build["panels"][0]["targets"][0]["legendFormat"] = "{{node}} renamed"

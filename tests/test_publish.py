@@ -152,6 +152,23 @@ def test_a_ui_save_without_edits_is_not_taken_for_a_person_s_edit(work, grafana)
     assert ledger(work)[-1]["outcome"] == "published" and ledger(work)[-1]["approvals_used"] == []
 
 
+def test_a_provisioned_dashboard_is_refused_before_any_write_and_no_flag_approves_it(work, grafana):
+    """Grafana answers 400 to every API save of a dashboard provisioned without UI updates: the export reads the
+    provisioning (legacy meta or ``/apis`` manager annotations), the plan refuses it naming what to do instead,
+    and neither ``--approve '*'`` nor the overwrite flags send a save."""
+    assert run(work, grafana).exit_code == 0
+    grafana.provision(UID)
+    change_gpu_label(work)
+    grafana.clear_log()
+    result = run(work, grafana, "--approve", "*", "--overwrite-live", "*", "--format", "json")
+    assert result.exit_code == 1, result.output
+    (item,) = plan_json(result)["dashboards"]
+    assert item["action"] == "refused" and item["refusals"][0]["approve_with"] == f"provisioned:{UID}"
+    assert "no flag approves it" in item["refusals"][0]["flag"]
+    assert saves(grafana) == [] and grafana.stored_version(UID) == 1
+    assert ledger(work)[-1]["outcome"] == "refused" and ledger(work)[-1]["refusals"][0] == f"provisioned:{UID}"
+
+
 def test_a_save_between_export_and_push_is_a_conflict_and_overwrites_nothing(work, grafana, monkeypatch):
     assert run(work, grafana).exit_code == 0
     change_gpu_label(work)

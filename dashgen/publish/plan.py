@@ -191,6 +191,12 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
     return replace(plan, dashboards=items)
 
 
+def unmatched_approvals(plan: Plan, approvals: Approvals) -> list[str]:
+    """A note for each ``--approve`` pattern that matches no key of the plan (a typo approves nothing: say so)."""
+    keys = [(d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))]
+    return [f"--approve {pattern} matched nothing in this plan" for pattern in approvals.unmatched(keys)]
+
+
 def with_preview(plan: Plan, previews: dict[str, list[str]]) -> Plan:
     """The plan annotated with what a server-side dry run says Grafana would store, per uid."""
     items = tuple(

@@ -47,6 +47,7 @@ from dashgen.publish.plan import (
     dashboard_diff,
     needs_diff,
     plan_release,
+    unmatched_approvals,
     with_preview,
     with_query_problems,
 )
@@ -181,10 +182,7 @@ def _run_release(
         elif state.torn:
             notes.append(state.torn_note + " (a release moves it to a side file)")
         plan = _plan(connection, uids, build, options, state.records, validator)
-        keys = [
-            (d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))
-        ]
-        notes += [f"--approve {p} matched nothing in this plan" for p in options.approvals.unmatched(keys)]
+        notes += unmatched_approvals(plan, options.approvals)
         if options.dry_run:
             if connection.info.server_dry_run and plan.writes:
                 apis = connection.apis
