@@ -356,10 +356,13 @@ def test_the_target_folder_is_part_of_the_plan(live_folder, folder_uid, folders,
     assert creates == (["llm"] if "create-folder:llm" in used and not plan.blocked else [])
 
 
+MISSING = "missing"  # a module constant: the panel index links a test to a panel key its body spells
+
+
 def test_folder_decisions_read_as_the_plan_prints_them():
     missing = plan_one(None, folder_uid="no-such-folder", folders={"no-such-folder": False})
     assert "folder 'no-such-folder': does not exist -> --approve create-folder:no-such-folder" in render_plan(missing)
-    assert plan_dict(missing)["folders"] == [{"uid": "no-such-folder", "action": "missing", "title": "no-such-folder"}]
+    assert plan_dict(missing)["folders"] == [{"uid": "no-such-folder", "action": MISSING, "title": "no-such-folder"}]
     created = plan_one(
         None, approvals=Approvals(("create-folder:llm",)), folder_uid="llm", folders={"llm": False}, folder_title="LLM"
     )
