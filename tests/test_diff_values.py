@@ -186,7 +186,7 @@ def test_every_change_class_in_the_plan_names_its_approval() -> None:
 
 
 def test_approval_keys_are_the_keys_the_publish_plan_refuses_with() -> None:
-    from dashgen.diff import approval_keys
+    from dashgen.publish.guard import content_keys as approval_keys
     from dashgen.publish.plan import LiveState, PublishTarget, plan_release
     from dashgen.render.canonical import content_sha
 
@@ -207,8 +207,9 @@ def test_approval_keys_are_the_keys_the_publish_plan_refuses_with() -> None:
 def test_a_legend_rename_in_the_plan_needs_no_approval_and_globs_approve_as_the_release_does() -> None:
     """One definition (issue 16 item 8): the plan view refuses exactly what ``publish`` refuses — a legend rename is
     not a query change — and shows as approved what ``--approve`` globs and ``uid/`` prefixes grant."""
-    from dashgen.diff import approval_keys, plan_lines
+    from dashgen.diff import plan_lines
     from dashgen.publish.approvals import Approvals
+    from dashgen.publish.guard import content_keys as approval_keys
 
     live, build = generated(), generated()
     build["panels"][0]["targets"][0]["legendFormat"] = "{{node}} renamed"

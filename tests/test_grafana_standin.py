@@ -231,6 +231,26 @@ def test_provisioned_and_plugin_dashboards_refuse_api_saves(api12: Api) -> None:
     }
 
 
+def test_a_provisioned_dashboard_shows_its_manager_on_both_apis_and_refuses_every_save(api: Api) -> None:
+    """grafana-api.md §2, §3.4, §13: ``meta.provisioned`` / ``provisionedExternalId`` on the legacy GET, the manager
+    annotations on ``/apis``, and 400 "Cannot save provisioned dashboard" for a legacy save and an ``/apis`` PUT."""
+    api.standin.seed_dashboard(dash(uid="prov"))
+    api.standin.provision("prov", "/etc/grafana/dashboards/prov.json")
+    meta = api.call("GET", "/api/dashboards/uid/prov").json()["meta"]
+    assert meta["provisioned"] is True and meta["provisionedExternalId"] == "/etc/grafana/dashboards/prov.json"
+    path = "/apis/dashboard.grafana.app/v1beta1/namespaces/default/dashboards/prov"
+    resource = api.call("GET", path).json()
+    annotations = resource["metadata"]["annotations"]
+    assert annotations["grafana.app/managedBy"] == "classic-file-provisioning"
+    assert annotations["grafana.app/sourcePath"] == "/etc/grafana/dashboards/prov.json"
+    assert "grafana.app/managerAllowsEdits" not in annotations
+    saved = api.save(dash(uid="prov", version=1), overwrite=True)
+    assert (saved.status_code, saved.json()) == (400, {"message": "Cannot save provisioned dashboard"})
+    put = api.call("PUT", path, json=resource)
+    assert put.status_code == 400 and put.json()["message"] == "Cannot save provisioned dashboard"
+    assert api.standin.stored_version("prov") == 1
+
+
 def test_refresh_below_minimum_is_raised_and_title_uid_trimmed(api12: Api) -> None:
     api12.save({"uid": " d1 ", "title": " Dash ", "refresh": "1s"})
     stored = api12.standin.stored("d1")

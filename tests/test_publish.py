@@ -152,6 +152,23 @@ def test_a_ui_save_without_edits_is_not_taken_for_a_person_s_edit(work, grafana)
     assert ledger(work)[-1]["outcome"] == "published" and ledger(work)[-1]["approvals_used"] == []
 
 
+def test_a_provisioned_dashboard_is_refused_before_any_write_and_no_flag_approves_it(work, grafana):
+    """Grafana answers 400 to every API save of a dashboard provisioned without UI updates: the export reads the
+    provisioning (legacy meta or ``/apis`` manager annotations), the plan refuses it naming what to do instead,
+    and neither ``--approve '*'`` nor the overwrite flags send a save."""
+    assert run(work, grafana).exit_code == 0
+    grafana.provision(UID)
+    change_gpu_label(work)
+    grafana.clear_log()
+    result = run(work, grafana, "--approve", "*", "--overwrite-live", "*", "--format", "json")
+    assert result.exit_code == 1, result.output
+    (item,) = plan_json(result)["dashboards"]
+    assert item["action"] == "refused" and item["refusals"][0]["approve_with"] == f"provisioned:{UID}"
+    assert "no flag approves it" in item["refusals"][0]["flag"]
+    assert saves(grafana) == [] and grafana.stored_version(UID) == 1
+    assert ledger(work)[-1]["outcome"] == "refused" and ledger(work)[-1]["refusals"][0] == f"provisioned:{UID}"
+
+
 def test_a_save_between_export_and_push_is_a_conflict_and_overwrites_nothing(work, grafana, monkeypatch):
     assert run(work, grafana).exit_code == 0
     change_gpu_label(work)
@@ -220,10 +237,13 @@ def test_timeout_on_a_landed_save_is_resolved_by_reading_back(work, grafana):
     assert ledger(work)[-1]["outcome"] == "published"
 
 
+@pytest.mark.parametrize("grafana", ["grafana12"], indirect=True)  # no Grafana answers: no version to vary
 def test_connection_refused_is_reported(work, grafana):
     result = run(work, grafana, url=f"http://127.0.0.1:{free_port()}")
     assert result.exit_code != 0
     assert "127.0.0.1" in result.output and ledger(work) == []
+    written = [p.read_text() for p in work.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".lock")]
+    assert TOKEN not in result.output and all(TOKEN not in text for text in written)  # the token stays unsaid
 
 
 def test_truncated_json_body_of_a_save_is_resolved_by_reading_back(work, grafana):
@@ -248,8 +268,7 @@ def test_the_token_appears_in_no_output(work, grafana):
     outputs = [run(work, grafana).output]
     grafana.simulate_ui_save(UID, lambda d: d.update(title="x"))
     outputs.append(run(work, grafana).output)
-    outputs.append(run(work, grafana, "--overwrite-live", UID).output)
-    outputs.append(run(work, grafana, url=f"http://127.0.0.1:{free_port()}").output)
+    outputs.append(run(work, grafana, "--overwrite-live", UID).output)  # a refused dead port: test_connection_refused
     written = [p.read_text() for p in work.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".lock")]
     assert all(TOKEN not in text for text in outputs + written)
 
@@ -352,6 +371,7 @@ def test_a_target_sends_the_very_bytes_its_sha_is_taken_of():
     assert json_object({"a": 1}, b"{}") == b'{"a":1}'
 
 
+@pytest.mark.parametrize("grafana", ["grafana13"], indirect=True)  # refused before any request
 def test_a_dirty_profiles_repository_is_refused_unless_allowed(work, grafana):
     """The ledger names the commit a release was built from: with uncommitted changes to tracked files no
     commit holds it, so publish refuses (exit 1, nothing sent) unless --allow-dirty; a dry run only plans."""
@@ -427,6 +447,7 @@ def test_a_lock_that_cannot_be_removed_never_hides_the_release_s_outcome(work, g
     assert "could not be removed (Read-only file system)" in result.output and ledger(work)[0]["outcome"] == "published"
 
 
+@pytest.mark.parametrize("grafana", ["grafana13"], indirect=True)  # execute's signal handling, not the API
 @pytest.mark.parametrize(("signum", "code"), [(2, 130), (15, 143)])
 def test_a_signal_after_a_save_still_records_it_and_holds_the_rest(work, grafana, monkeypatch, signum, code):
     """Issue 32: Ctrl-C (or SIGTERM, a cancelled CI job) right after a save dropped that save's ledger line. Now no
@@ -453,6 +474,7 @@ def test_a_signal_after_a_save_still_records_it_and_holds_the_rest(work, grafana
     assert not list((work / "releases" / "locks").glob("*.lock")) if (work / "releases" / "locks").exists() else True
 
 
+@pytest.mark.parametrize("grafana", ["grafana13"], indirect=True)  # execute's clock, not the API
 def test_past_the_deadline_no_new_save_starts_and_every_outcome_is_recorded(work, grafana, monkeypatch):
     """Issue 32: publish has an overall --deadline. The first save, sent before it, finishes and is recorded; the
     dashboards not yet sent are recorded as held; exit 1."""

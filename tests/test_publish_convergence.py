@@ -61,6 +61,8 @@ def test_a_copy_grafana_is_known_to_rewrite_verifies_and_then_stays_unchanged(wo
     assert ledger(work)[-1]["outcome"] == "unchanged" and grafana.stored_version(UID) == 1
 
 
+@pytest.mark.parametrize("grafana", ["grafana13"], indirect=True)  # verify-failed on 12: test_publish.py; the
+# rerun's DIVERGED decision: test_plan_release.py
 def test_an_unexpected_rewrite_fails_once_and_the_rerun_says_it_cannot_converge(work, grafana):
     grafana.settings.min_refresh_interval = "5m"  # the server says more than the profile knows
     failed = run(work, grafana)

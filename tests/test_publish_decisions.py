@@ -49,6 +49,7 @@ def test_dry_run_writes_no_file_and_sends_no_write(work, grafana):
     assert files(work) == before  # no backup of the live copy, no ledger line, no lock file, no temp file
 
 
+@pytest.mark.parametrize("grafana", ["grafana12"], indirect=True)  # the plan is version-independent
 def test_a_refusal_of_one_dashboard_pushes_no_other(work, grafana):
     assert run(work, grafana, profile=None).exit_code == 0
     grafana.simulate_ui_save(UID, lambda d: d.update(title="Edited by a person"))
@@ -64,6 +65,7 @@ def test_a_refusal_of_one_dashboard_pushes_no_other(work, grafana):
     assert sorted(outcomes.values()).count("unchanged") == 2
 
 
+@pytest.mark.parametrize("grafana", ["grafana13"], indirect=True)  # the plan is version-independent
 def test_partial_publishes_what_is_not_refused(work, grafana):
     assert run(work, grafana, profile=None).exit_code == 0
     grafana.simulate_ui_save(UID, lambda d: d.update(title="Edited by a person"))
@@ -96,6 +98,7 @@ def test_backups_are_written_after_planning_and_before_the_first_write(work, gra
     assert ledger(work)[-1]["backup_file"] == backup and backup.endswith("-v1.json")
 
 
+@pytest.mark.parametrize("grafana", ["grafana12"], indirect=True)  # the plan is version-independent
 def test_a_dry_run_of_a_refused_plan_says_so_and_exits_1(work, grafana):
     assert run(work, grafana).exit_code == 0
     change_gpu_label(work)

@@ -3,19 +3,18 @@
 Public API: :func:`diff_dashboards`, :func:`canonicalise_for_diff`, :class:`DashboardDiff`; how a change
 is shown: :func:`describe_change` (one changed value, the changed part of a query marked),
 :func:`first_difference` (the first differing path of two documents, both values around it),
-:func:`plan_lines` / :func:`approval_keys` (a release plan's changes with their approval hints).
+:func:`plan_lines` (a release plan's changes with their approval hints).
 The bounded pull-request comment is ``dashgen.diff.comment``.
 """
 
 from dashgen.diff.engine import DashboardDiff, FieldChange, diff_dashboards, diff_models
 from dashgen.diff.noise import canonicalise_for_diff
-from dashgen.diff.plan_view import approval_keys, plan_lines, query_changes
+from dashgen.diff.plan_view import plan_lines, query_changes
 from dashgen.diff.values import describe_change, first_difference
 
 __all__ = [
     "DashboardDiff",
     "FieldChange",
-    "approval_keys",
     "canonicalise_for_diff",
     "describe_change",
     "diff_dashboards",

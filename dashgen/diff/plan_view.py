@@ -1,8 +1,8 @@
 """A release plan's changes as lines: every change with its old → new values and its approval hint.
 
-The publish plan diffs what Grafana stores (old) with the build (new). :func:`approval_keys` is the one
-definition of the content changes a release refuses unless approved (``dashgen.publish.plan`` calls it),
-with the key that approves each:
+The publish plan diffs what Grafana stores (old) with the build (new). Which content changes a release refuses
+unless approved is decided by ``dashgen.publish.guard.content_keys`` (the one definition; a test holds these
+hints to it), with the key that approves each:
 
 * ``<panel key>`` (or ``panel:<id>`` without one): an existing panel whose queries change (what it asks
   the data source: a legend rename is not a query change);
@@ -38,29 +38,6 @@ def query_changes(change: PanelChange) -> list[FieldChange]:
 def panel_key(panel_id: int | None, panel_keys: Mapping[int, str]) -> str:
     """The approval key of a panel: its stable key, or ``panel:<id>`` when the build does not know it."""
     return panel_keys.get(panel_id if panel_id is not None else -1, f"panel:{panel_id}")
-
-
-def approval_keys(diff: DashboardDiff, panel_keys: Mapping[int, str]) -> list[tuple[str, str]]:
-    """``(key, reason)`` for every change of ``diff`` (live → build) that needs an approval, in plan order."""
-    keys = [
-        (panel_key(c.id, panel_keys), f'queries of existing panel "{c.title}" change')
-        for c in diff.changed_panels
-        if query_changes(c)
-    ]
-    keys += [
-        (f"var:{v.name}", f"definition of existing variable ${v.name} changes")
-        for v in diff.changed_variables
-        if v.definition
-    ]
-    keys += [
-        (f"remove:panel:{p.id}", f'panel "{p.title}" is live but not in the build (clean-up)')
-        for p in diff.removed_panels
-    ]
-    keys += [
-        (f"remove:var:{name}", f"variable ${name} is live but not in the build (clean-up)")
-        for name in diff.removed_variables
-    ]
-    return keys
 
 
 def _grants(approvals: Collection[str] | Grants) -> Grants:

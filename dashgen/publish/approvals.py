@@ -11,6 +11,7 @@ the exact flag that approves it:
   ``create-folder:<uid>``      creating a target folder that does not exist
   ``overwrite-live:<uid>``     overwriting edits made in Grafana since the last release (``--overwrite-live``)
   ``overwrite-v2:<uid>``       overwriting a dashboard Grafana stores in the v2 schema (``--overwrite-v2``)
+  ``provisioned:<uid>``        never granted: Grafana refuses API saves of a provisioned dashboard
 
 ``--approve`` patterns may be scoped to dashboards with a ``<uid>/`` prefix, and both parts may be shell
 globs (``gpu_window_stats.*``, ``dg-*-cluster/var:*``). Overwrites are granted only by their own flags
@@ -24,6 +25,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 OVERWRITE_PREFIXES = ("overwrite-live:", "overwrite-v2:")
+PROVISIONED_PREFIX = "provisioned:"
+PROVISIONED_REMEDY = (
+    "no flag approves it: remove it from Grafana's provisioning (or let the provider allow UI updates), then publish"
+)
 FLAG_OF_PREFIX = {"overwrite-live:": "--overwrite-live", "overwrite-v2:": "--overwrite-v2"}
 
 
@@ -36,7 +41,9 @@ class Approvals:
     overwrite_v2: tuple[str, ...] = ()
 
     def grants(self, key: str, uid: str) -> bool:
-        """Whether ``key`` of dashboard ``uid`` is approved."""
+        """Whether ``key`` of dashboard ``uid`` is approved (a ``provisioned:`` key never is)."""
+        if key.startswith(PROVISIONED_PREFIX):
+            return False
         for prefix, uids in (("overwrite-live:", self.overwrite_live), ("overwrite-v2:", self.overwrite_v2)):
             if key.startswith(prefix):
                 subject = key[len(prefix) :]
@@ -50,6 +57,8 @@ class Approvals:
 
 
 def _matches(pattern: str, key: str, uid: str) -> bool:
+    if key.startswith(PROVISIONED_PREFIX):
+        return False
     if pattern in (key, f"{uid}/{key}"):
         return True
     if key.startswith(OVERWRITE_PREFIXES):
@@ -61,7 +70,9 @@ def _matches(pattern: str, key: str, uid: str) -> bool:
 
 
 def remedy(key: str) -> str:
-    """The flag that approves ``key``, as a user types it."""
+    """The flag that approves ``key``, as a user types it (for a key no flag approves: what to do instead)."""
+    if key.startswith(PROVISIONED_PREFIX):
+        return PROVISIONED_REMEDY
     for prefix, flag in FLAG_OF_PREFIX.items():
         if key.startswith(prefix):
             return f"{flag} {key[len(prefix) :]}"

@@ -30,6 +30,7 @@ from dashgen.diff.values import first_difference
 from dashgen.errors import ReleaseInterrupted
 from dashgen.grafana.errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
 from dashgen.grafana.normalise import normalisation_notes
+from dashgen.publish.actions import NO_WRITE_OUTCOME, Action, OutcomeKind
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, read_back
 from dashgen.publish.ledger import LedgerRecord, append
@@ -41,8 +42,7 @@ from dashgen.render.canonical import content_view
 class Outcome:
     uid: str
     profile: str
-    # published | unchanged | refused | held | invalid-queries | diverged | conflict | failed | verify-failed
-    outcome: str
+    outcome: OutcomeKind
     version: int | None
     stored_sha: str | None
     detail: str = ""
@@ -52,11 +52,11 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.outcome in ("published", "unchanged") and self.recorded and self.copy_kept
+        return self.outcome in (OutcomeKind.PUBLISHED, OutcomeKind.UNCHANGED) and self.recorded and self.copy_kept
 
     @property
     def saved(self) -> bool:
-        return self.outcome in ("published", "verify-failed")
+        return self.outcome in (OutcomeKind.PUBLISHED, OutcomeKind.VERIFY_FAILED)
 
 
 def now_stamp() -> str:
@@ -168,7 +168,7 @@ def execute_plan(
             saved = sum(1 for o in done if o.saved)
             raise ReleaseInterrupted(
                 f"release interrupted by {signal_name}: {saved} dashboard(s) saved and recorded "
-                f"in {context.ledger_path}; {sum(1 for o in done if o.outcome == 'held')} not "
+                f"in {context.ledger_path}; {sum(1 for o in done if o.outcome == OutcomeKind.HELD)} not "
                 "sent (held)",
                 code,
             ) from None
@@ -202,54 +202,61 @@ def _record(
 
 
 def _no_write(item: DashboardPlan) -> Outcome:
+    """The outcome of a dashboard the release does not push: what its action says, or held (a blocked plan)."""
     target, live = item.target, item.live
-    base = Outcome(target.uid, target.profile, item.action, live.version if live else None, live.sha if live else None)
-    if item.action == "unchanged":
-        return replace(base, outcome="unchanged", detail="no write: Grafana already stores this build")
-    if item.action == "refused":
-        return replace(
-            base,
-            outcome="refused",
-            stored_sha=None,
-            detail="; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals),
-        )
-    if item.action == "invalid":
-        return replace(base, outcome="invalid-queries", stored_sha=None, detail="; ".join(item.problems))
-    if item.action == "diverged":
-        return replace(base, outcome="diverged", stored_sha=None, detail="; ".join(item.summary))
-    return _held(item, "the release is refused (see the plan); nothing was written")
+    kind = NO_WRITE_OUTCOME.get(item.action)
+    if kind is None:
+        return _held(item, "the release is refused (see the plan); nothing was written")
+    details = {
+        Action.UNCHANGED: "no write: Grafana already stores this build",
+        Action.REFUSED: "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals),
+        Action.INVALID: "; ".join(item.problems),
+        Action.DIVERGED: "; ".join(item.summary),
+    }
+    stored_sha = live.sha if live is not None and kind == OutcomeKind.UNCHANGED else None
+    return Outcome(target.uid, target.profile, kind, live.version if live else None, stored_sha, details[item.action])
 
 
 def _held(item: DashboardPlan, why: str) -> Outcome:
     live = item.live
     return Outcome(
-        item.target.uid, item.target.profile, "held", live.version if live else None, None, f"not pushed: {why}"
+        item.target.uid,
+        item.target.profile,
+        OutcomeKind.HELD,
+        live.version if live else None,
+        None,
+        f"not pushed: {why}",
     )
 
 
 def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str | None]:
     """Push one dashboard, read it back and verify it; returns its outcome and the read-back backup file."""
     target, live, connection = item.target, item.live, context.connection
-    base = Outcome(target.uid, target.profile, item.action, live.version if live else None, None)
+    base = Outcome(target.uid, target.profile, OutcomeKind.FAILED, live.version if live else None, None)
     message = release_message(target.build_sha, context.git_commit)
     try:
         saved_version = _write(connection, target.document, live, item.folder_to, message, target.encoded or None)
         if saved_version is None:
             return replace(
-                base, outcome="failed", detail="the write got no answer; read back: Grafana does not store this build"
+                base,
+                outcome=OutcomeKind.FAILED,
+                detail="the write got no answer; read back: Grafana does not store this build",
             ), None
         stored = read_back(connection, target.uid)
     except VersionConflict as exc:
         return replace(
             base,
-            outcome="conflict",
+            outcome=OutcomeKind.CONFLICT,
             detail=f"someone saved {target.uid} after the export; nothing was overwritten ({exc})",
         ), None
     except GrafanaError as exc:
-        return replace(base, outcome="failed", detail=str(exc)), None
+        return replace(base, outcome=OutcomeKind.FAILED, detail=str(exc)), None
     if stored is None:
         return replace(
-            base, outcome="verify-failed", version=saved_version, detail="saved, but Grafana returns 404 on read-back"
+            base,
+            outcome=OutcomeKind.VERIFY_FAILED,
+            version=saved_version,
+            detail="saved, but Grafana returns 404 on read-back",
         ), None
     verified = _verify(base, item, stored)
     try:
@@ -327,7 +334,7 @@ def _verify(base: Outcome, item: DashboardPlan, stored: LiveState) -> Outcome:
             note = f" (as Grafana normalises it: {'; '.join(notes)})"
         return replace(
             base,
-            outcome="published",
+            outcome=OutcomeKind.PUBLISHED,
             version=stored.version,
             stored_sha=stored.sha,
             detail=f"v{stored.version} verified {stored.sha[:12]}{note}",
@@ -335,7 +342,7 @@ def _verify(base: Outcome, item: DashboardPlan, stored: LiveState) -> Outcome:
     changed = what_grafana_changed(target.document, stored.document) or "(the same leaves)"
     return replace(
         base,
-        outcome="verify-failed",
+        outcome=OutcomeKind.VERIFY_FAILED,
         version=stored.version,
         stored_sha=stored.sha,
         detail=f"Grafana stored something else than the build: {changed}{where}",
@@ -356,7 +363,7 @@ def _ledger_record(
         build_sha=item.target.build_sha,
         stored_sha=outcome.stored_sha,
         approvals_used=item.approvals_used if outcome.saved else (),
-        cleanup=item.cleanup if outcome.outcome == "published" else (),
+        cleanup=item.cleanup if outcome.outcome == OutcomeKind.PUBLISHED else (),
         backup_file=context.backups.get(item.target.uid),
         published_file=published_file,
         grafana_url=connection.instance.url,

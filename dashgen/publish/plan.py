@@ -5,7 +5,9 @@ For every target dashboard it decides one action — ``create``, ``update``, ``m
 folder), ``unchanged`` (no write, so Grafana's history is not flooded), ``refused`` (needs an approval),
 ``invalid`` (a query the data source rejects) or ``diverged`` (Grafana rewrites this very build, so
 pushing it again cannot converge) — and lists every refusal with the key that would approve it
-(``dashgen.publish.approvals``). The plan is complete before the first write: a release writes nothing
+(``dashgen.publish.approvals``). Every refusal is decided by ``dashgen.publish.guard``; this module only
+composes the guards' verdicts into one :class:`~dashgen.publish.actions.Action` per dashboard.
+The plan is complete before the first write: a release writes nothing
 while any dashboard is refused, invalid or diverged, unless ``partial`` says to push the others.
 Nothing here performs I/O; ``--dry-run`` prints exactly this value.
 """
@@ -14,17 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
+from typing import Any
 
-from dashgen.diff import DashboardDiff, approval_keys, diff_dashboards, query_changes
+from dashgen.diff import DashboardDiff, diff_dashboards, query_changes
 from dashgen.diff.values import describe_change
 from dashgen.document import iter_panels
+from dashgen.publish import guard
+from dashgen.publish.actions import BLOCKING, WRITING, Action
 from dashgen.publish.approvals import Approvals
+from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, last_written
 from dashgen.render.canonical import content_sha_of_json
 
-WRITING = ("create", "update", "move")
-BLOCKING = ("refused", "invalid", "diverged")
+__all__ = ["BLOCKING", "WRITING", "Action", "FolderState", "Refusal"]  # re-exported: the plan's vocabulary
 SUMMARY_LINES = 400  # a plan shows at most this many change lines per dashboard
 
 
@@ -75,12 +79,6 @@ class LiveState:
 
 
 @dataclass(frozen=True)
-class Refusal:
-    key: str
-    reason: str
-
-
-@dataclass(frozen=True)
 class NewQuery:
     panel: str
     ref_id: str
@@ -89,19 +87,10 @@ class NewQuery:
 
 
 @dataclass(frozen=True)
-class FolderState:
-    """A target folder: ``exists``, or to be created (approved), or missing (refused)."""
-
-    uid: str
-    action: str  # exists | create | missing
-    title: str = ""
-
-
-@dataclass(frozen=True)
 class DashboardPlan:
     target: PublishTarget
     live: LiveState | None
-    action: str  # create | update | move | unchanged | refused | invalid | diverged
+    action: Action
     summary: tuple[str, ...] = ()
     refusals: tuple[Refusal, ...] = ()
     approvals_used: tuple[str, ...] = ()
@@ -175,30 +164,37 @@ def plan_release(
     """
     approvals = approvals or Approvals()
     recorded = {} if recorded is None else recorded  # not "or": asking its length would load every copy
-    folders = folders or {}
-    states: dict[str, FolderState] = {}
-    for uid, exists in sorted(folders.items()):
-        key = f"create-folder:{uid}"
-        action = "exists" if exists else ("create" if approvals.grants(key, "") else "missing")
-        states[uid] = FolderState(uid, action, folder_title or uid)
+    states = guard.folder_states(folders or {}, approvals, folder_title)
     items = tuple(
         _plan_one(
             t, live.get(t.uid), ledger, approvals, folder_uid, recorded, states, instance, (diffs or {}).get(t.uid)
         )
         for t in targets
     )
-    return Plan(items, folder_uid, tuple(states.values()), instance, partial)
+    return Plan(
+        tuple(_unless_provisioned(item) for item in items), folder_uid, tuple(states.values()), instance, partial
+    )
 
 
 def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
     """The plan with each dashboard whose new or changed queries the data source rejects made ``invalid``."""
     items = tuple(
-        replace(d, action="invalid" if d.writes else d.action, problems=tuple(problems[d.target.uid]))
+        replace(
+            d,
+            action=guard.action_with_problems(d.action, problems[d.target.uid]),
+            problems=tuple(problems[d.target.uid]),
+        )
         if problems.get(d.target.uid)
         else d
         for d in plan.dashboards
     )
     return replace(plan, dashboards=items)
+
+
+def unmatched_approvals(plan: Plan, approvals: Approvals) -> list[str]:
+    """A note for each ``--approve`` pattern that matches no key of the plan (a typo approves nothing: say so)."""
+    keys = [(d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))]
+    return [f"--approve {pattern} matched nothing in this plan" for pattern in approvals.unmatched(keys)]
 
 
 def with_preview(plan: Plan, previews: dict[str, list[str]]) -> Plan:
@@ -215,42 +211,14 @@ def _target_folder(folder_uid: str | None, live: LiveState | None) -> str | None
     return live.folder_uid if live is not None else None
 
 
-def _folder_refusals(
-    target: PublishTarget,
-    live: LiveState | None,
-    folder_to: str | None,
-    states: dict[str, FolderState],
-    approvals: Approvals,
-) -> tuple[list[Refusal], list[str], list[str]]:
-    refusals: list[Refusal] = []
-    used: list[str] = []
-    summary: list[str] = []
-    state = states.get(folder_to) if folder_to else None
-    if state is not None and state.action == "missing":
-        refusals.append(Refusal(f"create-folder:{folder_to}", f"target folder {folder_to!r} does not exist"))
-    elif state is not None and state.action == "create":
-        used.append(f"create-folder:{folder_to}")
-        summary.append(f"folder {folder_to!r} will be created (title {state.title!r})")
-    if live is not None and (live.folder_uid or None) != folder_to:
-        key = f"move:{folder_to or 'root'}"
-        what = f"move from folder {_folder_name(live.folder_uid)} to {_folder_name(folder_to)}"
-        if approvals.grants(key, target.uid):
-            used.append(key)
-            summary.append(what)
-        else:
-            refusals.append(Refusal(key, what))
-    return refusals, used, summary
-
-
-class _Folders(TypedDict):
-    """A dashboard plan's folder_from and folder_to."""
-
-    folder_from: str | None
-    folder_to: str | None
-
-
-def _folder_name(uid: str | None) -> str:
-    return repr(uid) if uid else "(root)"
+def _unless_provisioned(item: DashboardPlan) -> DashboardPlan:
+    """A dashboard the plan would write (or refuses for another reason) that Grafana provisions is refused first:
+    no approval makes Grafana accept the save."""
+    live = item.live
+    if live is None or not live.provisioned or not (item.writes or item.action == Action.REFUSED):
+        return item
+    verdict = guard.provisioned_verdict(item.target.uid, live.provisioned)
+    return replace(item, action=Action.REFUSED, refusals=(*verdict.refusals, *item.refusals))
 
 
 def _plan_one(
@@ -266,80 +234,49 @@ def _plan_one(
 ) -> DashboardPlan:
     folder_to = _target_folder(folder_uid, live)
     folder_from = live.folder_uid if live is not None else None
-    refusals, used, folder_summary = _folder_refusals(target, live, folder_to, states, approvals)
-    where: _Folders = {"folder_from": folder_from or None, "folder_to": folder_to}
+    folder = guard.folder_verdict(target.uid, folder_from, live is not None, folder_to, states, approvals)
+    where: dict[str, Any] = {"folder_from": folder_from or None, "folder_to": folder_to}
     if live is None:
         queries = tuple(_queries(target.document, None))
-        summary = [f"new dashboard with {len(queries)} queries in folder {_folder_name(folder_to)}", *folder_summary]
-        action = "refused" if refusals else "create"
-        return DashboardPlan(
-            target, None, action, tuple(summary), tuple(refusals), tuple(used), new_queries=queries, **where
-        )
+        new = (f"new dashboard with {len(queries)} queries in folder {guard.folder_name(folder_to)}", *folder.notes)
+        action = guard.action_of(folder, Action.CREATE)
+        return DashboardPlan(target, None, action, new, folder.refusals, folder.used, new_queries=queries, **where)
     if live.stored_v2:
-        return _plan_v2(target, live, approvals, refusals, used, folder_summary, where)
+        return _plan_v2(target, live, approvals, folder, where)
     if live.sha in target.accepted_shas:
         moving = (live.folder_uid or None) != folder_to
-        summary = ["Grafana already stores this build (same SHA)", *folder_summary]
-        action = "refused" if refusals else ("move" if moving else "unchanged")
-        return DashboardPlan(target, live, action, tuple(summary), tuple(refusals), tuple(used), **where)
+        same = ("Grafana already stores this build (same SHA)", *folder.notes)
+        action = guard.action_of(folder, Action.MOVE if moving else Action.UNCHANGED)
+        return DashboardPlan(target, live, action, same, folder.refusals, folder.used, **where)
 
     last = last_written(ledger, target.uid, instance)
-    if (
-        last is not None
-        and last.get("outcome") == "verify-failed"
-        and last.get("stored_sha") == live.sha
-        and last.get("build_sha") == target.build_sha
-    ):
-        reason = (
-            f"Grafana stores this very build rewritten (verify failed in the release of {last.get('time')}: "
-            f"{str(last.get('message') or '')[:300]}); pushing it again cannot converge: change the "
-            "build so that Grafana keeps it as sent"
-        )
-        return DashboardPlan(target, live, "diverged", (reason,), **where)
-    live_edited = last is None or last.get("stored_sha") != live.sha
-    summary = []
-    recorded = recorded_copies.get(target.uid) if live_edited and last is not None else None
-    if recorded is not None and not diff_dashboards(recorded, live.document).has_semantic_changes:
-        live_edited = False
-        summary.append(
-            f"live v{live.version} differs from the last release only by what a Grafana UI save adds (no semantic edit)"
-        )
+    diverged = guard.diverged_reason(last, live.sha, target.build_sha)
+    if diverged is not None:
+        return DashboardPlan(target, live, Action.DIVERGED, (diverged,), **where)
+    differs = last is not None and last.get("stored_sha") != live.sha
+    recorded = recorded_copies.get(target.uid) if differs else None  # read only when it can decide
+    live_edited, note = guard.live_edit(live.document, live.sha, live.version, last, recorded)
+    summary: list[str] = [note] if note else []
+    verdict = folder
     if live_edited:
-        why = (
-            "Grafana holds this dashboard but the ledger has no release of it on this instance: it was not "
-            "published by dashgen here; publishing overwrites it (a backup is kept)"
-            if last is None
-            else f"edited in Grafana since the last release (live v{live.version} SHA {live.sha[:12]} != recorded "
-            f"{str(last.get('stored_sha'))[:12]} of v{last.get('grafana_version')}); publishing overwrites "
-            "the edit (a backup is kept)"
-        )
-        key = f"overwrite-live:{target.uid}"
-        if approvals.grants(key, target.uid):
-            used.append(key)
-        else:
-            refusals.append(Refusal(key, why))
+        verdict += guard.overwrite_live_verdict(target.uid, live.sha, live.version, last, approvals)
 
     diff = diff_of if diff_of is not None else dashboard_diff(live.document, target.document)
     changes, cleanup = _summarise(diff)
-    summary += changes + folder_summary
-    for key, reason in _guarded(target, diff):
-        if approvals.grants(key, target.uid):
-            used.append(key)
-        else:
-            refusals.append(Refusal(key, reason))
+    summary += changes + list(folder.notes)
+    verdict += guard.content_verdict(target.uid, diff, target.panel_keys, approvals)
     changed_ids = {c.id for c in diff.changed_panels if query_changes(c)}
     added_ids = {p.id for p in diff.added_panels}
     queries = tuple(_queries(target.document, changed_ids | added_ids))
     if not diff.has_semantic_changes:
         summary = summary or ["no semantic change; only Grafana-side noise differs"]
-    action = "refused" if refusals else "update"
     return DashboardPlan(
         target,
         live,
-        action,
+        guard.action_of(verdict, Action.UPDATE),
         tuple(summary),
-        tuple(refusals),
-        tuple(used),
+        verdict.refusals,
+        verdict.used,
         tuple(cleanup),
         queries,
         live_edited,
@@ -348,34 +285,18 @@ def _plan_one(
 
 
 def _plan_v2(
-    target: PublishTarget,
-    live: LiveState,
-    approvals: Approvals,
-    refusals: list[Refusal],
-    used: list[str],
-    folder_summary: list[str],
-    where: _Folders,
+    target: PublishTarget, live: LiveState, approvals: Approvals, folder: guard.Verdict, where: dict[str, Any]
 ) -> DashboardPlan:
     """A dashboard stored as v2 by a person's save: never diffed, overwritten only with ``--overwrite-v2``."""
-    key = f"overwrite-v2:{target.uid}"
-    lost = "; ".join(live.v2_losses) or "its v2 layout"
-    reason = (
-        f"Grafana stores this dashboard in the v2 schema ({live.stored_version}): a person saved it in a "
-        f"Grafana 13 UI. Publishing replaces it by dashgen's v1 JSON and loses: {lost} (the v2 JSON is "
-        "kept as the backup)"
-    )
-    if approvals.grants(key, target.uid):
-        used.append(key)
-    else:
-        refusals.append(Refusal(key, reason))
+    verdict = folder + guard.v2_verdict(target.uid, live.stored_version, live.v2_losses, approvals)
     summary = (
         f"stored as {live.stored_version}; not diffed (Grafana's v1 view of it is a lossy down-conversion)",
-        *folder_summary,
+        *folder.notes,
     )
     queries = tuple(_queries(target.document, None))
-    action = "refused" if refusals else "update"
+    action = guard.action_of(verdict, Action.UPDATE)
     return DashboardPlan(
-        target, live, action, summary, tuple(refusals), tuple(used), new_queries=queries, live_edited=True, **where
+        target, live, action, summary, verdict.refusals, verdict.used, new_queries=queries, live_edited=True, **where
     )
 
 
@@ -411,10 +332,6 @@ def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDif
 def needs_diff(live: LiveState | None, target: PublishTarget) -> bool:
     """Whether planning ``target`` over ``live`` diffs the two (an existing v1 dashboard that is not the build)."""
     return live is not None and not live.stored_v2 and live.sha not in target.accepted_shas
-
-
-def _guarded(target: PublishTarget, diff: DashboardDiff) -> list[tuple[str, str]]:
-    return approval_keys(diff, target.panel_keys)
 
 
 def _values(changes: Any, indent: str = "    ") -> list[str]:

@@ -33,6 +33,7 @@ from dashgen.grafana.errors import GrafanaError, VersionConflict
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import Outcome, ReleaseContext, execute_plan, now_stamp, what_grafana_changed
@@ -46,6 +47,7 @@ from dashgen.publish.plan import (
     dashboard_diff,
     needs_diff,
     plan_release,
+    unmatched_approvals,
     with_preview,
     with_query_problems,
 )
@@ -180,10 +182,7 @@ def _run_release(
         elif state.torn:
             notes.append(state.torn_note + " (a release moves it to a side file)")
         plan = _plan(connection, uids, build, options, state.records, validator)
-        keys = [
-            (d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))
-        ]
-        notes += [f"--approve {p} matched nothing in this plan" for p in options.approvals.unmatched(keys)]
+        notes += unmatched_approvals(plan, options.approvals)
         if options.dry_run:
             if connection.info.server_dry_run and plan.writes:
                 apis = connection.apis
@@ -258,7 +257,7 @@ def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -
     """The release's end check: every dashboard it saved still holds what it verified. Another writer in between
     (a second checkout with its own ledger and lock, a person) leaves a mixed release: those dashboards become
     ``overwritten`` (a failure, exit 1) and a note names them; their ledger lines stay (they were saved)."""
-    saved = [o for o in outcomes if o.outcome == "published"]
+    saved = [o for o in outcomes if o.outcome == OutcomeKind.PUBLISHED]
 
     def now(outcome: Outcome) -> str | None:
         try:
@@ -277,7 +276,11 @@ def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -
         "verified them (another release or a person wrote in between); rerun publish, or see dashgen drift"
     )
     return [
-        replace(o, outcome="overwritten", detail=f"{o.detail}; then changed by another writer before the release ended")
+        replace(
+            o,
+            outcome=OutcomeKind.OVERWRITTEN,
+            detail=f"{o.detail}; then changed by another writer before the release ended",
+        )
         if o.uid in changed
         else o
         for o in outcomes

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dashgen.publish.actions import ACTIONS
 from dashgen.publish.approvals import remedy
 from dashgen.publish.plan import DashboardPlan, Plan
-
-ACTIONS = ("create", "update", "move", "unchanged", "refused", "invalid", "diverged")
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:

@@ -77,6 +77,10 @@ def resource_body(store: OrgStore, dash: StoredDashboard, version: str) -> dict[
     }
     if dash.folder_uid:
         annotations["grafana.app/folder"] = dash.folder_uid
+    if dash.provisioned:  # grafana-api.md §13: the manager annotations of a file-provisioned dashboard
+        annotations["grafana.app/managedBy"] = "classic-file-provisioning"
+        annotations["grafana.app/managerId"] = "dashgen-provider"
+        annotations["grafana.app/sourcePath"] = dash.provisioned_from
     body: dict[str, Any] = {
         "apiVersion": f"{GROUP}/{version}",
         "kind": "Dashboard",
@@ -154,6 +158,8 @@ def write_resource(
                 "latest version and try again (requested RV does not match current RV)",
                 uid,
             )
+        if existing is not None and existing.provisioned:  # as the legacy API (grafana-api.md §3.4)
+            raise status_error(400, "BadRequest", "Cannot save provisioned dashboard", uid)
         annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
         folder_uid = str(annotations.get("grafana.app/folder") or "")
         if folder_uid and folder_uid not in store.folders:

@@ -346,6 +346,17 @@ class GrafanaStandin:
             stored.saved_at = 0.0
         return result
 
+    def provision(
+        self, uid: str, source: str = "/etc/grafana/provisioning/dashboards/cluster.json", *, org_id: int = 1
+    ):
+        """Make a stored dashboard file-provisioned without UI updates (``allowUiUpdates: false``): ``meta.provisioned``
+        on the legacy API, the manager annotations on ``/apis``, and every save of it refused with 400."""
+        store = self.org(org_id)
+        with store.lock:
+            stored = store.dashboards[uid]
+            stored.provisioned, stored.provisioned_from = True, source
+            store.bump_resource_version(stored)  # the manager annotations changed: a new resourceVersion
+
     def stored(self, uid: str, *, org_id: int = 1) -> dict[str, Any] | None:
         """The stored dashboard JSON (a copy), or None."""
         store = self.org(org_id)

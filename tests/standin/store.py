@@ -103,7 +103,8 @@ class StoredDashboard:
     updated: str
     created_by: str
     updated_by: str
-    provisioned: bool = False
+    provisioned: bool = False  # file-provisioned (or Git Sync) without allowUiUpdates: no API save
+    provisioned_from: str = ""  # the provisioning file it was read from (meta.provisionedExternalId)
     plugin_id: str = ""
     saved_at: float = field(default_factory=time.monotonic)
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -439,7 +440,7 @@ class OrgStore:
                 "folderTitle": folder.title if folder else "General",
                 "folderUrl": self.folder_url(folder) if folder else "",
                 "provisioned": dash.provisioned,
-                "provisionedExternalId": "",
+                "provisionedExternalId": dash.provisioned_from if dash.provisioned else "",
                 "annotationsPermissions": {
                     "dashboard": {"canAdd": True, "canEdit": True, "canDelete": True},
                     "organization": {"canAdd": True, "canEdit": True, "canDelete": True},

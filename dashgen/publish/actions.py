@@ -1,0 +1,48 @@
+"""The vocabulary of a release: what the plan decides for a dashboard (:class:`Action`) and what became of it
+(:class:`OutcomeKind`, the ``outcome`` of a ledger line).
+
+Both are string enums: they print, compare and encode to JSON as the words the CLI, the report and the ledger
+have always used (``create``, ``verify-failed`` ...), so typing them changes no output.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Action(StrEnum):
+    """What the plan does with one dashboard."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    MOVE = "move"  # same content, other folder
+    UNCHANGED = "unchanged"  # no write, so Grafana's history is not flooded
+    REFUSED = "refused"  # needs an approval (or can never be written: a provisioned dashboard)
+    INVALID = "invalid"  # a new or changed query the data source rejects
+    DIVERGED = "diverged"  # Grafana rewrites this very build: pushing it again cannot converge
+
+
+class OutcomeKind(StrEnum):
+    """What became of one dashboard of a release (the ledger's ``outcome``)."""
+
+    PUBLISHED = "published"
+    UNCHANGED = "unchanged"
+    REFUSED = "refused"
+    HELD = "held"  # not pushed: the release was refused, interrupted or past its deadline
+    INVALID_QUERIES = "invalid-queries"
+    DIVERGED = "diverged"
+    CONFLICT = "conflict"  # someone saved it between the export and the push; nothing was overwritten
+    FAILED = "failed"
+    VERIFY_FAILED = "verify-failed"  # saved, but Grafana stores something else than the build
+    OVERWRITTEN = "overwritten"  # saved and verified, then changed by another writer before the release ended
+
+
+WRITING: tuple[Action, ...] = (Action.CREATE, Action.UPDATE, Action.MOVE)
+BLOCKING: tuple[Action, ...] = (Action.REFUSED, Action.INVALID, Action.DIVERGED)
+ACTIONS: tuple[Action, ...] = tuple(Action)  # in the order a plan counts them
+NO_WRITE_OUTCOME: dict[Action, OutcomeKind] = {
+    Action.UNCHANGED: OutcomeKind.UNCHANGED,
+    Action.REFUSED: OutcomeKind.REFUSED,
+    Action.INVALID: OutcomeKind.INVALID_QUERIES,
+    Action.DIVERGED: OutcomeKind.DIVERGED,
+}
