@@ -42,6 +42,8 @@ HOST_USED = "sglang:hicache_host_used_tokens"
 HOST_TOTAL = "sglang:hicache_host_total_tokens"
 BACKUP_BYTES = "sglang:hicache_backup_bytes_total"  # GPU->Host, per shard
 LOAD_BACK_BYTES = "sglang:load_back_bytes_total"  # Host->GPU, per shard
+BACKUP_TOKENS = "sglang:hicache_backup_tokens_total"  # GPU->Host in tokens (written before the byte counters)
+LOAD_BACK_TOKENS = "sglang:load_back_tokens_total"  # Host->GPU in tokens
 DROPPED = "sglang:hicache_dropped_tokens_total"  # GPU KV destroyed without Host backup (not Host eviction)
 # Store (L3) tier, storage collector.
 BACKUPED = "sglang:backuped_tokens_total"  # Host->Store, acknowledged

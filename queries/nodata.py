@@ -73,6 +73,7 @@ from dashgen_queries import hicache as sg
 from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
+from dashgen_queries.exported import written
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
 from dashgen_queries.promql import agg, job, matcher, newest_per_node, node_var, scoped_job, selector
 
@@ -332,15 +333,19 @@ def engine_layer(profile: Profile) -> Layer:
 
 
 def hicache_host_layer(profile: Profile) -> Layer:
-    """HiCache Host tier: initialised when the host pool gauge exists; I/O = GPU<->Host bytes."""
+    """HiCache Host tier: initialised when the host pool gauge exists; I/O = GPU<->Host bytes (tokens where the
+    stated SGLang version writes no byte counters, before 0.5.20)."""
     src = profile.source("hicache")
+    io = (sg.BACKUP_BYTES, sg.LOAD_BACK_BYTES)
+    if not all(written(profile, counter) for counter in io):
+        io = (sg.BACKUP_TOKENS, sg.LOAD_BACK_TOKENS)
     return Layer(
         "hicache_host",
         "HiCache Host tier",
         src.job,
         src.sample_interval_seconds,
         sg.presence(profile, sg.HOST_TOTAL),
-        (sg.series(profile, sg.BACKUP_BYTES), sg.series(profile, sg.LOAD_BACK_BYTES)),
+        tuple(sg.series(profile, counter) for counter in io),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
     )

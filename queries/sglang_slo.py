@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dashgen_queries.exported import written
 from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job, matcher, node_var, rate, selector
 from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, stage_key
 
@@ -205,9 +206,11 @@ def burn_condition(profile: Profile, spec: tuple[str, str, float], recorded: Cal
 
 
 def slis(profile: Profile) -> tuple[Sli, ...]:
-    """The profile's latency SLIs (TTFT, TPOT and end-to-end), their thresholds mapped to bucket bounds."""
+    """The profile's latency SLIs (TTFT, TPOT and end-to-end), their thresholds mapped to bucket bounds; an SLI
+    whose histogram the stated SGLang version does not write (TPOT before 0.5.22, ``queries.exported``) is left
+    out, so the SLO, burn rates and alerts count the others instead of reading nothing."""
     slo = profile.slo
-    return (
+    every = (
         Sli(
             "ttft",
             "TTFT",
@@ -233,6 +236,7 @@ def slis(profile: Profile) -> tuple[Sli, ...]:
             slo_bucket(slo.e2e_seconds, E2E_BUCKETS, profile.path, "slo.e2e_seconds"),
         ),
     )
+    return tuple(sli for sli in every if written(profile, f"{sli.metric}_bucket"))
 
 
 def le_matcher(bound: float) -> str:

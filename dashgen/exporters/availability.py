@@ -1,0 +1,168 @@
+"""What a deployment's stated exporter versions, flags and scrape paths make of a PromQL expression: the names
+it must use (an older version's name, the router's prefix) and the series it reads that the deployment never
+writes, each with the reason and the switch. Pure: strings and the table in, strings out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from dashgen.exporters.model import HISTOGRAM_SUFFIXES, Series, SourceTable, parse_version, show_version
+from dashgen.exporters.table import TABLES
+
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_:])[A-Za-z_:][A-Za-z0-9_:]*(?![A-Za-z0-9_:])")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """What a profile states about one source: ``version`` ("" = the latest read), ``features`` (None = not
+    stated: every flag the table knows is assumed on, today's dashboards), ``metric_prefix`` ("" = the
+    exporter's own)."""
+
+    version: str = ""
+    features: tuple[str, ...] | None = None
+    metric_prefix: str = ""
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A series an expression reads that the deployment does not write, and why (a sentence naming the switch)."""
+
+    name: str
+    source: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Adapted:
+    expr: str
+    missing: tuple[Missing, ...] = ()
+    flags: tuple[tuple[str, str], ...] = ()  # (source, flag) of non-default flags the series read need
+
+
+def _index() -> dict[str, tuple[SourceTable, Series, str]]:
+    """Every exposed name (latest spelling) -> its source table, its row and the suffix after its base name."""
+    found: dict[str, tuple[SourceTable, Series, str]] = {}
+    for table in TABLES.values():
+        for series in table.series:
+            found[series.name] = (table, series, "")
+            if series.histogram:
+                found.update({series.name + suffix: (table, series, suffix) for suffix in HISTOGRAM_SUFFIXES})
+    return found
+
+
+INDEX = _index()
+
+
+def lookup(name: str) -> tuple[SourceTable, Series] | None:
+    """The source table and row of an exposed series name (a histogram's suffixed names included)."""
+    found = INDEX.get(name)
+    return (found[0], found[1]) if found else None
+
+
+def every_name() -> frozenset[str]:
+    """Every name any supported version or scrape path writes: latest names, old names, other prefixes."""
+    names: set[str] = set()
+    for table, series, suffix in INDEX.values():
+        names.add(series.name + suffix)
+        if series.old_name:
+            names.add(series.old_name + suffix)
+        for prefix in table.prefixes[1:]:
+            names.update(_with_prefix(table, n, prefix) for n in (series.name + suffix, series.old_name + suffix))
+    return frozenset(name for name in names if name and not name.startswith(tuple(HISTOGRAM_SUFFIXES)))
+
+
+def _with_prefix(table: SourceTable, name: str, prefix: str) -> str:
+    own = table.prefixes[0] if table.prefixes else ""
+    return prefix + name[len(own) :] if prefix and own and name.startswith(own) else name
+
+
+def flag_text(table: SourceTable, flag: str) -> str:
+    known = table.flag(flag)
+    default = f" ({known.default})" if known else ""
+    return f"needs `{known.turn_on if known else flag}` on {table.exporter}{default}"
+
+
+def missing_reason(table: SourceTable, series: Series, stated: Stated) -> str | None:
+    """Why the stated deployment never writes ``series`` (a sentence naming the switch), or None when it does."""
+    if series.since and stated.version and parse_version(stated.version) < parse_version(series.since):
+        exporter = TABLES[table.version_of].exporter if table.version_of else table.exporter
+        return (
+            f"not exported by {exporter} {stated.version} (first written by {series.since}); "
+            f"upgrade it and state the new [sources.{table.version_of or table.source}] version"
+        )
+    if stated.features is not None:
+        off = [flag for flag in series.needs if flag not in stated.features]
+        if off:
+            return "; ".join(flag_text(table, flag) for flag in off) + f" (add it to [sources.{table.source}] features)"
+    return None
+
+
+def exposed_name(table: SourceTable, series: Series, suffix: str, stated: Stated) -> str:
+    """The name the stated deployment writes for ``series`` (+ ``suffix``): an older version's old name, and the
+    stated prefix of the scrape path."""
+    name = series.name
+    if series.old_name and stated.version and parse_version(stated.version) < parse_version(series.renamed_in):
+        name = series.old_name
+    return _with_prefix(table, name + suffix, stated.metric_prefix)
+
+
+def adapt(expr: str, stated: Mapping[str, Stated]) -> Adapted:
+    """``expr`` with each series name the deployment writes differently rewritten, the series it never writes
+    listed (once each, in reading order), and the non-default flags its series need. A source ``stated`` does
+    not name is left as it is (not exported or not known to the profile)."""
+    missing: dict[str, Missing] = {}
+    flags: dict[tuple[str, str], None] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        token = match.group(0)
+        found = INDEX.get(token)
+        if found is None or found[0].source not in stated:
+            return token
+        table, series, suffix = found
+        said = stated[table.source]
+        why = missing_reason(table, series, said)
+        if why is not None:
+            missing.setdefault(series.name, Missing(series.name, table.source, why))
+        flags.update({(table.source, flag): None for flag in series.needs})
+        return exposed_name(table, series, suffix, said)
+
+    return Adapted(_TOKEN.sub(rename, expr), tuple(missing.values()), tuple(flags))
+
+
+def stated_problem(source: str, stated: Stated) -> tuple[str, str] | None:
+    """(field, problem) when a profile's statement about ``source`` cannot be honoured, else None."""
+    table = TABLES.get(source)
+    if table is None:
+        return None
+    if stated.version:
+        try:
+            version = parse_version(stated.version)
+        except ValueError as exc:
+            return "version", str(exc)
+        if table.oldest and version < parse_version(table.oldest):
+            return "version", (
+                f"{stated.version} is older than the oldest {table.exporter} version dashgen supports "
+                f"({table.oldest}; read: {table.oldest} to {table.latest})"
+            )
+    known = [flag.name for flag in table.flags]
+    for feature in stated.features or ():
+        if feature not in known:
+            return "features", (
+                f"{feature!r} is not a flag dashgen knows for {table.exporter}; known: {', '.join(known) or 'none'}"
+            )
+    if stated.metric_prefix and stated.metric_prefix not in table.prefixes:
+        return "metric_prefix", (
+            f"{stated.metric_prefix!r}: {table.exporter} is written with "
+            f"{' or '.join(table.prefixes) or 'no configurable prefix'}"
+        )
+    return None
+
+
+def latest_version(source: str) -> str:
+    table = TABLES.get(source)
+    return table.latest if table else ""
+
+
+__all__ = ["Adapted", "Missing", "Stated", "adapt", "every_name", "lookup", "show_version", "stated_problem"]
