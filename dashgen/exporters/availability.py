@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
 from dashgen.exporters.model import HISTOGRAM_SUFFIXES, Series, SourceTable, parse_version, show_version
 from dashgen.exporters.table import TABLES
@@ -59,6 +60,42 @@ def lookup(name: str) -> tuple[SourceTable, Series] | None:
     """The source table and row of an exposed series name (a histogram's suffixed names included)."""
     found = INDEX.get(name)
     return (found[0], found[1]) if found else None
+
+
+@cache
+def _spellings() -> dict[str, tuple[SourceTable, Series, str]]:
+    """Every spelling of every exposed name (old names, other prefixes) -> its table, row and suffix."""
+    found = dict(INDEX)
+    for table, series, suffix in INDEX.values():
+        for base in (series.name, series.old_name):
+            for prefix in ("", *table.prefixes[1:]):
+                if base:
+                    found.setdefault(_with_prefix(table, base + suffix, prefix), (table, series, suffix))
+    return found
+
+
+def latest_spelling(name: str) -> str:
+    """The table's own (latest) name for ``name`` written in any supported version's or scrape path's spelling;
+    ``name`` itself when the table does not know it."""
+    found = _spellings().get(name)
+    return found[1].name + found[2] if found else name
+
+
+def switch_of(name: str) -> str:
+    """What a deployment must switch on, or be, for ``name`` (any spelling) to be written: its flags, its role
+    and its first version; "" when the table knows no condition (or not the name). The *uninitialised* reason of
+    an empty selector says this (S35)."""
+    found = _spellings().get(name)
+    if found is None:
+        return ""
+    table, series, _ = found
+    parts = [flag_text(table, flag) for flag in series.needs]
+    if series.role:
+        parts.append(series.role)
+    if series.since:
+        exporter = TABLES[table.version_of].exporter if table.version_of else table.exporter
+        parts.append(f"first written by {exporter} {series.since}")
+    return "; ".join(parts)
 
 
 def every_name() -> frozenset[str]:
@@ -165,4 +202,14 @@ def latest_version(source: str) -> str:
     return table.latest if table else ""
 
 
-__all__ = ["Adapted", "Missing", "Stated", "adapt", "every_name", "lookup", "show_version", "stated_problem"]
+__all__ = [
+    "Adapted",
+    "Missing",
+    "Stated",
+    "adapt",
+    "every_name",
+    "lookup",
+    "switch_of",
+    "show_version",
+    "stated_problem",
+]

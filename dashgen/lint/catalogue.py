@@ -1,11 +1,13 @@
 """The catalogue of known metric names (``dashgen/data/metric_catalogue.txt``).
 
-The text file is pinned and committed: one name per line, ``#`` comments, and glob lines
+The names dashgen reads come from the exporter table (``dashgen.exporters.table``: one row per series, with
+its older names and the router's prefix); the text file holds only the other names the sources document. It
+is pinned and committed: one name per line, ``#`` comments, and glob lines
 (``smg_discovery_*``) for families the source documents only by prefix. Histograms and
 summaries are listed with their ``_bucket``/``_sum``/``_count`` series. It was generated once
 from the metric tables of the project's metric catalogue document with
-``python -m dashgen.lint.catalogue METRICS.md > dashgen/data/metric_catalogue.txt``;
-the product reads only the packaged text file.
+``python -m dashgen.lint.catalogue METRICS.md > dashgen/data/metric_catalogue.txt`` (which leaves out the
+table's names); the product reads the table and the packaged text file, never the document.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+
+from dashgen.exporters.availability import every_name
 
 _NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:*]*$")
 _SPAN_RE = re.compile(r"`([^`]+)`")
@@ -68,9 +72,11 @@ def parse_catalogue(text: str) -> Catalogue:
 
 
 def load_catalogue() -> Catalogue:
-    """The packaged catalogue (``dashgen/data/metric_catalogue.txt``)."""
+    """Every name the exporter table (``dashgen.exporters``) knows, in every supported version and scrape path's
+    spelling, and the packaged catalogue's other documented names (``dashgen/data/metric_catalogue.txt``)."""
     text = resources.files("dashgen").joinpath("data/metric_catalogue.txt").read_text(encoding="utf-8")
-    return parse_catalogue(text)
+    packaged = parse_catalogue(text)
+    return Catalogue(names=packaged.names | every_name(), patterns=packaged.patterns)
 
 
 def _brace_expand(name: str) -> list[str]:
@@ -165,4 +171,5 @@ def render_catalogue(names: Iterable[str], source: str) -> str:
 if __name__ == "__main__":  # pragma: no cover - one-off generator
     path = sys.argv[1]
     with open(path, encoding="utf-8") as fh:
-        sys.stdout.write(render_catalogue(build_catalogue(fh.read()), "metrics.md"))
+        table = every_name()
+        sys.stdout.write(render_catalogue([n for n in build_catalogue(fh.read()) if n not in table], "metrics.md"))

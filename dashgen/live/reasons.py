@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dashgen.deployment.profile import KNOWN_SOURCES, Profile
+from dashgen.exporters.availability import switch_of
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import ExpandedQuery, Window, expand_text, format_duration, globals_for
 from dashgen.live.results import REASON_NAMES, Reason
@@ -107,7 +108,9 @@ class ReasonFinder:
                 return Reason(5, f"{name}: no series; no target of job {job!r} in up (target gone)")
             if all(float(item["value"][1]) == 0 for item in up):
                 return Reason(5, f"{name}: no series; up == 0 for every {job!r} target (scrape failed)")
-            return Reason(4, f"{name}: {job!r} targets are up but the series was never exported in the window")
+            switch = switch_of(name)
+            needs = f" ({switch})" if switch else ""
+            return Reason(4, f"{name}: {job!r} targets are up but the series was never exported in the window{needs}")
         scrape = scrape_seconds_for(query.expr, profile, stored=True)
         share = profile.insufficient_samples_share if profile else 0.5
         expected = share * self.window.length / scrape
