@@ -42,6 +42,7 @@ from dashgen_queries.sglang_slo import (
     error_budget,
     good_ratio,
     latency_quantile,
+    left_out_notes,
     request_scope_variable,
     slis,
     slo_error_ratio_name,
@@ -83,7 +84,8 @@ BURN_STATES = (("green", None), ("yellow", 1.0), ("orange", SLOW_BURN[2]), ("red
 
 
 def _slo_notes(profile: Profile) -> str:
-    return "; ".join(sli.evaluation_note() for sli in slis(profile)) + f". Buckets: {BUCKET_SOURCE}"
+    notes = "; ".join(sli.evaluation_note() for sli in slis(profile)) + f". Buckets: {BUCKET_SOURCE}"
+    return notes + left_out_notes(profile)
 
 
 def _request_source(profile: Profile) -> str:

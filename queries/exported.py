@@ -8,11 +8,16 @@ from dashgen.deployment.profile import Profile
 from dashgen.exporters.availability import lookup, missing_reason
 
 
+def not_written(profile: Profile, name: str) -> str:
+    """Why the profile's stated version or flags never write ``name`` (a sentence naming the switch), or ""."""
+    found = lookup(name)
+    if found is None or found[0].source not in profile.sources:
+        return ""
+    table, series = found
+    return missing_reason(table, series, profile.source(table.source).stated) or ""
+
+
 def written(profile: Profile, name: str) -> bool:
     """False only when the table knows ``name`` and the profile's stated version or flags of its source never
     write it; a name the table does not know, or a source the profile does not state, counts as written."""
-    found = lookup(name)
-    if found is None or found[0].source not in profile.sources:
-        return True
-    table, series = found
-    return missing_reason(table, series, profile.source(table.source).stated) is None
+    return not not_written(profile, name)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dashgen_queries.exported import written
+from dashgen_queries.exported import not_written, written
 from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job, matcher, node_var, rate, selector
 from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, stage_key
 
@@ -111,6 +111,11 @@ STALL_WINDOW = "5m"
 STALLED_VALUE = 1e9
 
 MODEL = "model_name"
+
+
+TTFT_METRIC = "sglang:time_to_first_token_seconds"
+TPOT_METRIC = "sglang:request_time_per_output_token_seconds"
+E2E_METRIC = "sglang:e2e_request_latency_seconds"
 
 
 @dataclass(frozen=True)
@@ -214,7 +219,7 @@ def slis(profile: Profile) -> tuple[Sli, ...]:
         Sli(
             "ttft",
             "TTFT",
-            "sglang:time_to_first_token_seconds",
+            TTFT_METRIC,
             "slo.ttft_seconds",
             slo.ttft_seconds,
             slo_bucket(slo.ttft_seconds, TTFT_BUCKETS, profile.path, "slo.ttft_seconds"),
@@ -222,7 +227,7 @@ def slis(profile: Profile) -> tuple[Sli, ...]:
         Sli(
             "tpot",
             "TPOT",
-            "sglang:request_time_per_output_token_seconds",
+            TPOT_METRIC,
             "slo.tpot_seconds",
             slo.tpot_seconds,
             slo_bucket(slo.tpot_seconds, TPOT_BUCKETS, profile.path, "slo.tpot_seconds"),
@@ -230,13 +235,25 @@ def slis(profile: Profile) -> tuple[Sli, ...]:
         Sli(
             "e2e",
             "E2E",
-            "sglang:e2e_request_latency_seconds",
+            E2E_METRIC,
             "slo.e2e_seconds",
             slo.e2e_seconds,
             slo_bucket(slo.e2e_seconds, E2E_BUCKETS, profile.path, "slo.e2e_seconds"),
         ),
     )
     return tuple(sli for sli in every if written(profile, f"{sli.metric}_bucket"))
+
+
+def left_out_notes(profile: Profile) -> str:
+    """A sentence per SLI ``slis`` leaves out because the stated SGLang version does not write its histogram
+    ("" when none is): the SLO panels say which SLI their numbers do not count (S35)."""
+    every = {"TTFT": TTFT_METRIC, "TPOT": TPOT_METRIC, "E2E": E2E_METRIC}
+    counted = {sli.metric for sli in slis(profile)}
+    return "".join(
+        f". {name} is not counted: {not_written(profile, f'{metric}_bucket')}"
+        for name, metric in every.items()
+        if metric not in counted
+    )
 
 
 def le_matcher(bound: float) -> str:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "check": "check:check_command",
     "validate-queries": "validate_queries:validate_queries",
     "cost": "cost:cost_command",
+    "doctor": "doctor:doctor_command",
     "demo-data": "demo_data:demo_data",
     "publish": "publish:publish",
     "rollback": "history:rollback",

@@ -63,15 +63,28 @@ def lookup(name: str) -> tuple[SourceTable, Series] | None:
 
 
 @cache
-def _spellings() -> dict[str, tuple[SourceTable, Series, str]]:
-    """Every spelling of every exposed name (old names, other prefixes) -> its table, row and suffix."""
-    found = dict(INDEX)
+def _spellings() -> dict[str, tuple[SourceTable, Series, str, bool]]:
+    """Every spelling of every exposed name (old names, other prefixes) -> its table, row, suffix and whether it
+    is an old name."""
+    found = {name: (*row, False) for name, row in INDEX.items()}
     for table, series, suffix in INDEX.values():
-        for base in (series.name, series.old_name):
+        for base, old in ((series.name, False), (series.old_name, True)):
             for prefix in ("", *table.prefixes[1:]):
                 if base:
-                    found.setdefault(_with_prefix(table, base + suffix, prefix), (table, series, suffix))
+                    found.setdefault(_with_prefix(table, base + suffix, prefix), (table, series, suffix, old))
     return found
+
+
+def spelling_of(name: str) -> tuple[SourceTable, Series, str] | None:
+    """The table, row and histogram suffix of ``name`` in any supported version's or scrape path's spelling."""
+    found = _spellings().get(name)
+    return found[:3] if found else None
+
+
+def is_old_name(name: str) -> bool:
+    """Whether ``name`` is a renamed series' name before its rename (in any scrape path's spelling)."""
+    found = _spellings().get(name)
+    return bool(found and found[3])
 
 
 def latest_spelling(name: str) -> str:
@@ -85,7 +98,7 @@ def switch_of(name: str) -> str:
     """What a deployment must switch on, or be, for ``name`` (any spelling) to be written: its flags, its role
     and its first version; "" when the table knows no condition (or not the name). The *uninitialised* reason of
     an empty selector says this (S35)."""
-    found = _spellings().get(name)
+    found = spelling_of(name)
     if found is None:
         return ""
     table, series, _ = found

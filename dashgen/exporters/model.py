@@ -42,6 +42,9 @@ class Series:
     renamed_in: str = ""
     needs: tuple[str, ...] = ()
     role: str = ""
+    # A series every version writes beside this one: this one absent while that one is present says the version
+    # predates ``since`` (``dashgen doctor``); "" = its absence says nothing (it may need traffic or a pool kind).
+    absent_beside: str = ""
 
     def exposed(self) -> tuple[str, ...]:
         """Every series name it exposes at the latest version (a histogram: its base and the three suffixes)."""
@@ -62,20 +65,27 @@ class Flag:
 @dataclass(frozen=True)
 class SourceTable:
     """What one metric source writes. ``version_of``: the source whose version and prefix apply (a feature
-    collector inside another process: HiCache inside SGLang). ``oldest`` / ``latest``: the versions read (a
-    profile stating an older one is refused; "" = no version data for this source). ``prefixes``: the name
+    collector inside another process: HiCache inside SGLang). ``versions``: the versions read, oldest first (a
+    profile stating an older one is refused; none = no version data for this source). ``prefixes``: the name
     prefix the exporter writes first, then the ones a different scrape path writes instead."""
 
     source: str
     exporter: str
     series: tuple[Series, ...]
     version_of: str = ""
-    oldest: str = ""
-    latest: str = ""
+    versions: tuple[str, ...] = ()  # the versions read, oldest first
     flags: tuple[Flag, ...] = ()
     prefixes: tuple[str, ...] = ()
     prefix_note: str = ""
     notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def oldest(self) -> str:
+        return self.versions[0] if self.versions else ""
+
+    @property
+    def latest(self) -> str:
+        return self.versions[-1] if self.versions else ""
 
     def flag(self, name: str) -> Flag | None:
         return next((flag for flag in self.flags if flag.name == name), None)

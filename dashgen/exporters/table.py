@@ -37,16 +37,12 @@ PREFILL_ONLY = "written on the prefill side of a PD pair only (SGLang records it
 VLLM_GRPC_ONLY = "written only when the gateway routes PD to vLLM over gRPC; never with SGLang backends"
 NOT_SGLANG_GRPC = "not written when the gateway talks gRPC to SGLang"
 SGLANG_VERSIONS = ("0.5.10", "0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")  # the wheels read
-ROUTER_PREFIX_NOTE = (
-    "sglang: when the engine is scraped itself; sglang_ when it is scraped through the router's combined "
-    "/engine_metrics endpoint, which rewrites the prefix (profile [sources.sglang] metric_prefix)"
-)
+ROUTER_PREFIX_NOTE = "scraped through the router's combined /engine_metrics endpoint, which rewrites sglang: to sglang_"
 
 SGLANG = SourceTable(
     source="sglang",
     exporter="SGLang",
-    oldest=SGLANG_VERSIONS[0],
-    latest=SGLANG_VERSIONS[-1],
+    versions=SGLANG_VERSIONS,
     flags=(
         Flag(ALL_SCHEDULERS, "off by default: only the stats-logging TP rank of each PP stage reports", ALL_SCHEDULERS),
     ),
@@ -64,7 +60,7 @@ SGLANG = SourceTable(
         M("sglang:full_token_usage"),
         M("sglang:utilization"),
         M("sglang:num_used_tokens"),
-        M("sglang:kv_used_tokens", since="0.5.16"),
+        M("sglang:kv_used_tokens", since="0.5.16", absent_beside="sglang:max_total_num_tokens"),
         M("sglang:kv_evictable_tokens", since="0.5.16"),
         M("sglang:kv_available_tokens", since="0.5.16"),
         M("sglang:max_total_num_tokens"),
@@ -85,7 +81,7 @@ SGLANG = SourceTable(
         M("sglang:num_retracted_requests_total"),
         M("sglang:num_bootstrap_failed_reqs_total"),
         M("sglang:num_transfer_failed_reqs_total"),
-        M("sglang:prefill_effective_tokens_total", since="0.5.20"),
+        M("sglang:prefill_effective_tokens_total", since="0.5.20", absent_beside="sglang:realtime_tokens_total"),
         M("sglang:forward_execution_seconds_total"),
         M("sglang:scheduler_idle_seconds_total"),
         M("sglang:prompt_tokens_total"),
@@ -107,7 +103,11 @@ SGLANG = SourceTable(
         H("sglang:time_to_first_token_seconds"),
         H("sglang:e2e_request_latency_seconds"),
         H("sglang:inter_token_latency_seconds"),
-        H("sglang:request_time_per_output_token_seconds", since="0.5.22"),
+        H(
+            "sglang:request_time_per_output_token_seconds",
+            since="0.5.22",
+            absent_beside="sglang:time_to_first_token_seconds",
+        ),
         H("sglang:prompt_tokens_histogram"),
         H("sglang:generation_tokens_histogram"),
         H("sglang:diffusion_request_latency_seconds", since="0.5.21"),
@@ -121,12 +121,13 @@ HICACHE = SourceTable(
     source="hicache",
     exporter="SGLang HiCache (--enable-hierarchical-cache)",
     version_of="sglang",
+    versions=SGLANG_VERSIONS,
     prefixes=("sglang:", "sglang_"),
     prefix_note=ROUTER_PREFIX_NOTE,
     series=(
         M("sglang:hicache_host_used_tokens"),
         M("sglang:hicache_host_total_tokens"),
-        M("sglang:hicache_backup_bytes_total", since="0.5.20"),
+        M("sglang:hicache_backup_bytes_total", since="0.5.20", absent_beside="sglang:hicache_backup_tokens_total"),
         M("sglang:hicache_backup_tokens_total"),
         M("sglang:load_back_bytes_total", since="0.5.20"),
         M("sglang:load_back_tokens_total"),
@@ -142,6 +143,7 @@ HICACHE_STORAGE = SourceTable(
     source="hicache_storage",
     exporter="SGLang HiCache storage (--hicache-storage-backend)",
     version_of="sglang",
+    versions=SGLANG_VERSIONS,
     prefixes=("sglang:", "sglang_"),
     prefix_note=ROUTER_PREFIX_NOTE,
     series=(
@@ -326,10 +328,52 @@ NODE_EXPORTER = SourceTable(
         M("node_network_transmit_bytes_total"),
         M("node_uname_info"),
         M("node_timex_offset_seconds"),
+        M("node_timex_sync_status"),
+        M("node_timex_maxerror_seconds"),
+        M("node_timex_estimated_error_seconds"),
     ),
+)
+
+VMAGENT = SourceTable(
+    source="vmagent",
+    exporter="vmagent, the per-node collector (profile [collector]; up and scrape_* for every target it scrapes)",
+    series=(
+        M("up"),
+        M("scrape_duration_seconds"),
+        M("scrape_samples_scraped"),
+        M("process_cpu_seconds_total"),
+        M("process_cpu_cores_available"),
+        M("process_resident_memory_bytes"),
+        M("process_memory_limit_bytes"),
+        M("process_num_threads"),
+        M("vmagent_remotewrite_pending_data_bytes"),
+        M("vm_persistentqueue_bytes_pending"),
+        M("vmagent_remotewrite_packets_dropped_total"),
+        M("vmagent_remotewrite_samples_dropped_total"),
+        M("vm_persistentqueue_bytes_dropped_total"),
+        M("vm_promscrape_scrapes_failed_total"),
+    ),
+)
+
+RULE_EVALUATOR = SourceTable(
+    source="rule_evaluator",
+    exporter="the rule evaluator (vmalert or Prometheus) loading rules/<profile>.yml",
+    series=(M("ALERTS"), M("ALERTS_FOR_STATE")),
 )
 
 TABLES: Mapping[str, SourceTable] = {
     table.source: table
-    for table in (SGLANG, HICACHE, HICACHE_STORAGE, GATEWAY, MOONCAKE_MASTER, MOONCAKE_CLIENT, DCGM, GPM, NODE_EXPORTER)
+    for table in (
+        SGLANG,
+        HICACHE,
+        HICACHE_STORAGE,
+        GATEWAY,
+        MOONCAKE_MASTER,
+        MOONCAKE_CLIENT,
+        DCGM,
+        GPM,
+        NODE_EXPORTER,
+        VMAGENT,
+        RULE_EVALUATOR,
+    )
 }

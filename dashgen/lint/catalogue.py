@@ -28,21 +28,10 @@ _BRACE_RE = re.compile(r"\{([^{}]*)\}")
 _HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 _SUMMARY_SUFFIXES = ("_sum", "_count")
 
-# Names the tables do not list but the sources' prose does (metrics.md label contract and
-# GPM paragraph are scanned separately); plus the scraper's own ``up`` and node-exporter's
-# CPU / memory basics that the per-node CPU and host-RAM panels (domain.md layout 4) use.
+# dashgen's own recorded names the catalogue document does not list (the exporters' names are in the exporter table).
 EXTRA_NAMES = (
-    "up",
     "node:dashgen_inventory:info",  # dashgen's own node inventory recording rule (queries.inventory)
     "node:dashgen_layer_reason:code",  # dashgen's own recorded reason codes of the Now row (queries.nodata)
-    "node_uname_info",
-    "node_cpu_seconds_total",
-    "node_memory_MemTotal_bytes",
-    "node_memory_MemAvailable_bytes",
-    "node_memory_MemFree_bytes",
-    "node_load1",
-    "node_load5",
-    "node_load15",
 )
 
 

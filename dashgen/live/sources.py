@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import KNOWN_SOURCES, Profile
 from dashgen.exporters.model import HISTOGRAM_SUFFIXES
 from dashgen.exporters.table import TABLES
 from dashgen.live.expand import DEFAULT_SCRAPE_SECONDS
@@ -42,6 +42,7 @@ METRIC_SOURCES: Mapping[str, Exports] = {
         histograms=tuple(series.name for series in table.series if series.histogram),
     )
     for name, table in TABLES.items()
+    if name in KNOWN_SOURCES  # the profile's sources; the collector's and the rule evaluator's own series: None
 }
 
 _SOURCE_OF: dict[str, str] = {name: source for source, exports in METRIC_SOURCES.items() for name in exports.series()}
