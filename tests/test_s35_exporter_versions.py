@@ -172,3 +172,21 @@ def test_doctor_write_keeps_every_other_line(tmp_path):
     path = tmp_path / "pd-128.toml"
     path.write_text(written.replace('version = "1"\n', ""), encoding="utf-8")
     assert load_profile(path).source("gateway").features == ("--engine-metrics",)
+
+
+@pytest.mark.parametrize("profile", SHIPPED, ids=lambda p: p.name)
+def test_every_recorded_series_is_read_by_a_panel_or_a_rule(profile):
+    """Issue 28 item 5: a recording rule whose series nothing reads is not written (the 3d error ratios and the
+    per-node GPU maxima were)."""
+    groups = rule_groups(profile)
+    recorded = {rule.record for group in groups for rule in group.rules if hasattr(rule, "record")}
+    read = {name for expr in exprs(profile) for name in metric_names(expr)}
+    read |= {
+        name
+        for group in groups
+        for rule in group.rules
+        for name in metric_names(rule.expr)
+        if getattr(rule, "record", None) != name
+    }
+    assert len(recorded) >= 5
+    assert recorded - read == set()
