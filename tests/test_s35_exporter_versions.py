@@ -190,3 +190,9 @@ def test_every_recorded_series_is_read_by_a_panel_or_a_rule(profile):
     }
     assert len(recorded) >= 5
     assert recorded - read == set()
+
+
+def test_s35_the_readme_shows_the_table_as_it_is():
+    from dashgen.exporters.docs import conditions_markdown
+
+    assert conditions_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
