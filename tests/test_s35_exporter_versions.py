@@ -196,3 +196,12 @@ def test_s35_the_readme_shows_the_table_as_it_is():
     from dashgen.exporters.docs import conditions_markdown
 
     assert conditions_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_s35_lint_knows_every_name_an_older_version_or_the_router_writes(stated):
+    from dashgen.lint.runner import lint_dashboard
+
+    for profile in stated.values():
+        for built in build_profile(profile):
+            unknown = [f for f in lint_dashboard(built.document) if "not in the catalogue" in f.message]
+            assert unknown == [], (profile.name, unknown[:3])

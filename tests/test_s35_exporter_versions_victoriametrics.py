@@ -22,13 +22,15 @@ from dashgen.exporters.table import ENGINE_METRICS, MAX_CONCURRENT
 from dashgen.live.datasource import Datasource
 
 STEP = 30.0  # one sample per 30 s (the shipped stores' resolution) keeps the import short
-HOURS_BEFORE = {"lc-router": 0, "pd-old": 3, "long-context-64": 6}  # 1 h windows, 2 h apart
+SHIPPED = ("long-context-64", "pd-128", "h20-16", "video-200")
+# 1 h windows, 2 h apart: the restated profiles, then every shipped one
+HOURS_BEFORE = {"lc-router": 0, "pd-old": 3, **{name: 6 + 3 * index for index, name in enumerate(SHIPPED)}}
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("stated")
-    profiles = {**restated(folder), "long-context-64": restate(folder, "long-context-64", "long-context-64", {})}
+    profiles = {**restated(folder), **{name: restate(folder, name, name, {}) for name in SHIPPED}}
     server = start_or_skip()
     try:
         anchor = (time.time() // 3600) * 3600 - 3600
@@ -70,22 +72,31 @@ def test_s35_demo_data_in_the_stated_shape_leaves_no_chart_empty(store, name):
     assert not empty, empty
 
 
+BOTH = [ENGINE_METRICS, MAX_CONCURRENT]
+
+
 @pytest.mark.parametrize(
-    ("name", "prefix", "versions", "on", "off"),
+    ("name", "prefix", "versions", "gateway"),
     [
-        ("lc-router", "sglang_", ">= 0.5.22", [], [ENGINE_METRICS, MAX_CONCURRENT]),
-        ("pd-old", "", "< 0.5.16", [], [ENGINE_METRICS, MAX_CONCURRENT]),
-        ("long-context-64", "", ">= 0.5.22", [ENGINE_METRICS, MAX_CONCURRENT], []),
+        ("lc-router", "sglang_", ">= 0.5.22", ([], BOTH)),
+        ("pd-old", "", "< 0.5.16", ([], BOTH)),
+        ("long-context-64", "", ">= 0.5.22", (BOTH, [])),
+        ("pd-128", "", ">= 0.5.22", (BOTH, [])),
+        ("h20-16", "", ">= 0.5.22", None),
+        ("video-200", "", ">= 0.5.21", None),  # SGLang Diffusion only: its series are written from 0.5.21
     ],
 )
-def test_s35_doctor_reports_what_the_demo_wrote(store, name, prefix, versions, on, off):
+def test_s35_doctor_reports_what_the_demo_wrote(store, name, prefix, versions, gateway):
     url, folder, _ = store
-    code, answer = run(folder, "doctor", "--datasource-url", url, "--profile", name, "--window", "12h")
+    code, answer = run(folder, "doctor", "--datasource-url", url, "--profile", name, "--window", "24h")
     assert code == 0, answer
     sources = {report["source"]: report for report in answer["results"]["sources"]}
-    assert sources["sglang"]["metric_prefix"] == (prefix if name == "lc-router" else "")
+    assert sources["sglang"]["metric_prefix"] == prefix
     assert sources["sglang"]["version_range"] == versions
-    assert (sources["gateway"]["features_on"], sources["gateway"]["features_off"]) == (on, off)
+    if gateway is None:
+        assert not sources["gateway"]["present"]
+    else:
+        assert (sources["gateway"]["features_on"], sources["gateway"]["features_off"]) == gateway
     assert not any(report["differences"] for report in sources.values())
 
 
@@ -97,11 +108,11 @@ def test_s35_doctor_reports_a_removed_flag_and_write_states_it(store, tmp_path):
         "long-context-64",
         {"sglang": {"metric_prefix": "sglang_"}, "gateway": {"features": [ENGINE_METRICS]}},
     )
-    code, answer = run(tmp_path, "doctor", "--datasource-url", url, "--profile", "lc-router", "--window", "12h")
+    code, answer = run(tmp_path, "doctor", "--datasource-url", url, "--profile", "lc-router", "--window", "24h")
     assert code == 1
     assert [e["message"] for e in answer["errors"]] == [f"features: {ENGINE_METRICS} is stated but off in the store"]
     code, answer = run(
-        tmp_path, "doctor", "--datasource-url", url, "--profile", "lc-router", "--window", "12h", "--write"
+        tmp_path, "doctor", "--datasource-url", url, "--profile", "lc-router", "--window", "24h", "--write"
     )
     assert code == 0, answer
     assert load_profile(tmp_path / "lc-router.toml").source("gateway").features == ()
