@@ -78,6 +78,7 @@ from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
 from dashgen_queries.promql import agg, job, matcher, newest_per_node, node_var, scoped_job, selector
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
+from dashgen.exporters.availability import source_switch
 
 OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED, GPU_MISSING = 0, 1, 2, 3, 4, 5, 6, 7
 
@@ -146,6 +147,7 @@ class Layer:
     unmapped: str | None = None
     gpus_seen: str | None = None
     expected_gpus: int = 0
+    switch: str = ""  # what an uninitialised layer needs switched on (the exporter table's, S35); "" = nothing
 
 
 def expected_nodes(profile: Profile, code: int = FAILED) -> str:
@@ -329,6 +331,7 @@ def engine_layer(profile: Profile) -> Layer:
         traffic,
         NO_TRAFFIC,
         scrape_seconds=src.scrape_interval_seconds,
+        switch=source_switch("sglang"),
     )
 
 
@@ -348,6 +351,7 @@ def hicache_host_layer(profile: Profile) -> Layer:
         tuple(sg.series(profile, counter) for counter in io),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
+        switch=source_switch("hicache"),
     )
 
 
@@ -364,6 +368,7 @@ def hicache_storage_layer(profile: Profile) -> Layer:
         (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
+        switch=source_switch("hicache_storage"),
     )
 
 

@@ -132,7 +132,8 @@ def test_s35_uninitialised_names_the_switch():
     assert ENGINE_METRICS in switch_of("smg_engine_running_requests")
     assert "prefill side" in switch_of("sglang_kv_transfer_latency_ms_bucket")
     assert "0.5.22" in switch_of(f"{TPOT}_count")
-    assert switch_of("sglang:num_running_reqs") == ""
+    assert switch_of("sglang:num_running_reqs") == "needs `--enable-metrics` on SGLang"
+    assert switch_of("DCGM_FI_DEV_GPU_TEMP") == ""
 
 
 def test_issue31_the_lint_catalogue_reads_the_table_and_its_file_repeats_none_of_it():
@@ -205,3 +206,24 @@ def test_s35_lint_knows_every_name_an_older_version_or_the_router_writes(stated)
         for built in build_profile(profile):
             unknown = [f for f in lint_dashboard(built.document) if "not in the catalogue" in f.message]
             assert unknown == [], (profile.name, unknown[:3])
+
+
+class _Uninitialised:
+    """A data source answering every reason-code query with one node reading 4 (uninitialised)."""
+
+    def query(self, text, at, timeout):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(result=[{"value": [at, "4"], "metric": {"node": "node-0"}}])
+
+
+def test_s35_an_uninitialised_layer_names_its_switch():
+    from dashgen.live.expand import Window
+    from dashgen.live.reasons import ReasonFinder
+
+    (profile,) = load_profiles(["long-context-64"])
+    finder = ReasonFinder(_Uninitialised(), Window(end=7200.0, length=3600.0), 5.0)
+    texts = {reason.text for reason in finder.layer_reasons(profile, {}, {"sglang", "hicache", "dcgm"})}
+    assert "uninitialised (HiCache Host tier; needs `--enable-hierarchical-cache` on SGLang HiCache)" in texts
+    assert any(text.startswith("uninitialised (Engine (SGLang); needs `--enable-metrics`") for text in texts)
+    assert "uninitialised (GPU (DCGM exporter))" in texts  # nothing to switch on: said as before

@@ -108,7 +108,15 @@ def switch_of(name: str) -> str:
     if series.since:
         exporter = TABLES[table.version_of].exporter if table.version_of else table.exporter
         parts.append(f"first written by {exporter} {series.since}")
+    if table.switch:
+        parts.append(source_switch(table.source))
     return "; ".join(parts)
+
+
+def source_switch(source: str) -> str:
+    """What makes ``source`` write anything ("needs `--enable-metrics` on SGLang"), or "" when nothing does."""
+    table = TABLES.get(source)
+    return f"needs `{table.switch}` on {table.exporter}" if table and table.switch else ""
 
 
 def every_name() -> frozenset[str]:

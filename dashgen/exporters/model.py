@@ -77,6 +77,7 @@ class SourceTable:
     flags: tuple[Flag, ...] = ()
     prefixes: tuple[str, ...] = ()
     prefix_note: str = ""
+    switch: str = ""  # what makes the exporter write anything at all (SGLang: --enable-metrics); "" = nothing
     notes: dict[str, str] = field(default_factory=dict)
 
     @property

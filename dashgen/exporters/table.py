@@ -42,6 +42,7 @@ ROUTER_PREFIX_NOTE = "scraped through the router's combined /engine_metrics endp
 SGLANG = SourceTable(
     source="sglang",
     exporter="SGLang",
+    switch="--enable-metrics",
     versions=SGLANG_VERSIONS,
     flags=(
         Flag(ALL_SCHEDULERS, "off by default: only the stats-logging TP rank of each PP stage reports", ALL_SCHEDULERS),
@@ -119,7 +120,8 @@ SGLANG = SourceTable(
 
 HICACHE = SourceTable(
     source="hicache",
-    exporter="SGLang HiCache (--enable-hierarchical-cache)",
+    exporter="SGLang HiCache",
+    switch="--enable-hierarchical-cache",
     version_of="sglang",
     versions=SGLANG_VERSIONS,
     prefixes=("sglang:", "sglang_"),
@@ -141,7 +143,8 @@ HICACHE = SourceTable(
 
 HICACHE_STORAGE = SourceTable(
     source="hicache_storage",
-    exporter="SGLang HiCache storage (--hicache-storage-backend)",
+    exporter="SGLang HiCache storage",
+    switch="--hicache-storage-backend",
     version_of="sglang",
     versions=SGLANG_VERSIONS,
     prefixes=("sglang:", "sglang_"),

@@ -36,9 +36,9 @@ class ReasonFinder:
         self.timeout = timeout
         self._layer_cache: dict[tuple[str, str], list[Reason]] = {}
 
-    # The hook into queries.nodata: (layer key, title, per-node reason-code PromQL) per source.
+    # The hook into queries.nodata: (layer key, title, switch, per-node reason-code PromQL) per source.
     @staticmethod
-    def layer_queries(profile: Profile) -> dict[str, list[tuple[str, str, str]]]:
+    def layer_queries(profile: Profile) -> dict[str, list[tuple[str, str, str, str]]]:
         try:
             from dashgen_queries import nodata
         except ImportError:
@@ -47,20 +47,21 @@ class ReasonFinder:
         reason_code = getattr(nodata, "reason_code", None)
         if layers_of is None or reason_code is None:
             return {}
-        found: dict[str, list[tuple[str, str, str]]] = {}
+        found: dict[str, list[tuple[str, str, str, str]]] = {}
         for layer in layers_of(profile):
             key = getattr(layer, "key", "")
             source = LAYER_SOURCES.get(key, key)
             if source not in profile.sources:
                 source = next((s.name for s in profile.sources.values() if s.job == getattr(layer, "job", "")), "")
-            found.setdefault(source, []).append((key, getattr(layer, "title", key), reason_code(profile, layer)))
+            title, switch = getattr(layer, "title", key), getattr(layer, "switch", "")
+            found.setdefault(source, []).append((key, title, switch, reason_code(profile, layer)))
         return found
 
     def layer_reasons(self, profile: Profile, variables: Mapping[str, str], sources: set[str]) -> list[Reason]:
         reasons: list[Reason] = []
         queries = self.layer_queries(profile)
         for source in sorted(sources):
-            for key, title, expr in queries.get(source, []):
+            for key, title, switch, expr in queries.get(source, []):
                 cache_key = (profile.name, key)
                 if cache_key not in self._layer_cache:
                     text = expand_text(expr, {**variables, **globals_for(self.window, 60, 60)})
@@ -70,7 +71,8 @@ class ReasonFinder:
                         code = int(float(item["value"][1]))
                         if code:
                             node = item["metric"].get(profile.label("node"), "")
-                            found.append(Reason(code, f"{REASON_NAMES.get(code, code)} ({title})", node, key))
+                            shown = f"{title}; {switch}" if code == 4 and switch else title  # S35: name the switch
+                            found.append(Reason(code, f"{REASON_NAMES.get(code, code)} ({shown})", node, key))
                     self._layer_cache[cache_key] = sorted(found, key=lambda r: r.node)
                 reasons += self._layer_cache[cache_key]
         return reasons
