@@ -227,3 +227,11 @@ def test_s35_an_uninitialised_layer_names_its_switch():
     assert "uninitialised (HiCache Host tier; needs `--enable-hierarchical-cache` on SGLang HiCache)" in texts
     assert any(text.startswith("uninitialised (Engine (SGLang); needs `--enable-metrics`") for text in texts)
     assert "uninitialised (GPU (DCGM exporter))" in texts  # nothing to switch on: said as before
+
+
+def test_s35_validate_queries_knows_the_source_of_any_spelling():
+    from dashgen.live.sources import source_of
+
+    assert source_of("sglang_time_to_first_token_seconds_bucket") == "sglang"  # its scrape interval applies
+    assert source_of("sglang:num_prefill_prealloc_queue_reqs") == "sglang"
+    assert source_of("sglang_hicache_host_total_tokens") == "hicache"

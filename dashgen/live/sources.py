@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dashgen.deployment.profile import KNOWN_SOURCES, Profile
+from dashgen.exporters.availability import latest_spelling
 from dashgen.exporters.model import HISTOGRAM_SUFFIXES
 from dashgen.exporters.table import TABLES
 from dashgen.live.expand import DEFAULT_SCRAPE_SECONDS
@@ -50,8 +51,9 @@ _HISTOGRAMS = frozenset(h for exports in METRIC_SOURCES.values() for h in export
 
 
 def source_of(name: str) -> str | None:
-    """The profile source that exports the series ``name`` (``up`` and unknown names: None)."""
-    return _SOURCE_OF.get(name)
+    """The profile source that exports the series ``name``, in any supported version's or scrape path's spelling
+    (``up`` and unknown names: None)."""
+    return _SOURCE_OF.get(name) or _SOURCE_OF.get(latest_spelling(name))
 
 
 def is_histogram(name: str) -> bool:
