@@ -36,6 +36,7 @@ from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, stage_key
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
+from dashgen.exporters.table import SGLANG
 
 TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
 E2E_BUCKETS: tuple[float, ...] = (
@@ -93,7 +94,7 @@ BUCKET_SOURCE = (
     "overridable with --bucket-time-to-first-token / --bucket-e2e-request-latency); TPOT bounds assumed to be the "
     "inter-token-latency defaults (check the le values on /metrics: a missing bound gives the TPOT SLI no sample)"
 )
-ABORTED = "sglang:num_aborted_requests_total"
+ABORTED = SGLANG.name("sglang:num_aborted_requests_total")
 BAD_EVENTS = (
     "bad events: finished requests over the SLI's bound plus aborted requests (sglang:num_aborted_requests_total, "
     "each a bad event of every SLI); gateway sheds (429/503) never reach the engine and are not counted; an SLI "
@@ -115,9 +116,9 @@ STALLED_VALUE = 1e9
 MODEL = "model_name"
 
 
-TTFT_METRIC = "sglang:time_to_first_token_seconds"
-TPOT_METRIC = "sglang:request_time_per_output_token_seconds"
-E2E_METRIC = "sglang:e2e_request_latency_seconds"
+TTFT_METRIC = SGLANG.name("sglang:time_to_first_token_seconds")
+TPOT_METRIC = SGLANG.name("sglang:request_time_per_output_token_seconds")
+E2E_METRIC = SGLANG.name("sglang:e2e_request_latency_seconds")
 
 
 @dataclass(frozen=True)
@@ -396,7 +397,9 @@ def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True, ro
 
 def kv_usage(profile: Profile, role: str = "") -> str:
     """``sglang:token_usage`` (the fullest KV pool's used share) per (node, PP stage): the fullest DP group."""
-    return agg("max", stage_key(profile), selector("sglang:token_usage", *scheduler_matchers(profile, role=role)))
+    return agg(
+        "max", stage_key(profile), selector(SGLANG.name("sglang:token_usage"), *scheduler_matchers(profile, role=role))
+    )
 
 
 def queue_per_running(profile: Profile, role: str = "") -> str:
@@ -407,8 +410,8 @@ def queue_per_running(profile: Profile, role: str = "") -> str:
     (the waiting gauge itself is 0, nothing is filled in); no sample only when both gauges are absent.
     """
     on = f"on ({', '.join(stage_key(profile))})"
-    waiting = per_stage_requests(profile, "sglang:num_queue_reqs", role=role)
-    ratio = divide(waiting, per_stage_requests(profile, "sglang:num_running_reqs", role=role))
+    waiting = per_stage_requests(profile, SGLANG.name("sglang:num_queue_reqs"), role=role)
+    ratio = divide(waiting, per_stage_requests(profile, SGLANG.name("sglang:num_running_reqs"), role=role))
     return f"{ratio} or {on} (({waiting} > 0) * 0 + {STALLED_VALUE:.0f}) or {on} ({waiting} == 0)"
 
 
@@ -422,10 +425,14 @@ def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
     """
     stage = stage_key(profile, ENGINE_TYPE)  # the engine's role names the pool of a PD deployment (S31)
     series = selector(
-        "sglang:num_queue_reqs", *scheduler_matchers(profile, with_vars=False), matcher("priority", "=", "")
+        SGLANG.name("sglang:num_queue_reqs"),
+        *scheduler_matchers(profile, with_vars=False),
+        matcher("priority", "=", ""),
     )
     waiting = agg("sum", stage, agg("max", (*stage, profile.label("dp_rank")), series))
-    tokens = agg("sum", stage, rate(selector("sglang:realtime_tokens_total", job(profile, "sglang")), window))
+    tokens = agg(
+        "sum", stage, rate(selector(SGLANG.name("sglang:realtime_tokens_total"), job(profile, "sglang")), window)
+    )
     return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
 
 
@@ -437,7 +444,7 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = ""
     """
     stage = stage_key(profile)
     dp = profile.label("dp_rank")
-    metric = "sglang:prefill_effective_tokens_total"
+    metric = SGLANG.name("sglang:prefill_effective_tokens_total")
     scope = scheduler_matchers(profile, role=role)
     hits = selector(metric, *scope, matcher("mode", "=~", "device_hit|host_hit|storage_hit"))
     inputs = selector(metric, *scope, matcher("mode", "=", "input"))

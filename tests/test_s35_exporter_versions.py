@@ -235,3 +235,36 @@ def test_s35_validate_queries_knows_the_source_of_any_spelling():
     assert source_of("sglang_time_to_first_token_seconds_bucket") == "sglang"  # its scrape interval applies
     assert source_of("sglang:num_prefill_prealloc_queue_reqs") == "sglang"
     assert source_of("sglang_hicache_host_total_tokens") == "hicache"
+
+
+def test_issue31_the_query_builders_read_every_metric_name_from_the_table():
+    """A metric name written in queries/ is the argument of its source's ``<TABLE>.name(...)`` (which refuses a name
+    no row registers), never a bare string: a new metric is registered once, in the table. ``up`` is the scraper's."""
+    import ast
+
+    from dashgen.exporters import table as tables
+
+    by_var = {var: value for var, value in vars(tables).items() if var.isupper() and hasattr(value, "series")}
+    bare, read = [], 0
+    for path in sorted((ROOT / "queries").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        wrapped = {}
+        for node in ast.walk(tree):
+            reads = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "name"
+            if reads and isinstance(node.func.value, ast.Name) and node.func.value.id in by_var:
+                wrapped.update({id(arg): by_var[node.func.value.id] for arg in node.args})
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value != "up"):
+                continue
+            found = lookup(node.value)
+            if found is None or found[1].name != node.value:
+                continue
+            if id(node) not in wrapped:
+                bare.append(f"{path.name}:{node.lineno} {node.value}")
+            else:
+                assert wrapped[id(node)].source == found[0].source, (path.name, node.value)
+                read += 1
+    assert bare == []
+    assert read > 150
+    with pytest.raises(KeyError, match="add its row there"):
+        TABLES["gateway"].name("smg_not_a_metric")

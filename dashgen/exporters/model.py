@@ -88,5 +88,12 @@ class SourceTable:
     def latest(self) -> str:
         return self.versions[-1] if self.versions else ""
 
+    def name(self, name: str) -> str:
+        """``name``, which must be a series of this source (a histogram by its base name): how a query builder
+        reads a metric name from the table, so a name no row registers fails at import, naming the source."""
+        if not any(series.name == name for series in self.series):
+            raise KeyError(f"{name}: not a series of {self.source} in dashgen/exporters/table.py; add its row there")
+        return name
+
     def flag(self, name: str) -> Flag | None:
         return next((flag for flag in self.flags if flag.name == name), None)
