@@ -268,3 +268,10 @@ def test_issue31_the_query_builders_read_every_metric_name_from_the_table():
     assert read > 150
     with pytest.raises(KeyError, match="add its row there"):
         TABLES["gateway"].name("smg_not_a_metric")
+
+
+def test_s35_the_missing_data_reasons_table_names_each_layers_switch():
+    (profile,) = load_profiles(["long-context-64"])
+    (table,) = [p for p in panels(profile) if p["title"] == "Missing-data reasons per node and evidence layer"]
+    for switch in ("--enable-metrics", "--enable-hierarchical-cache", "--hicache-storage-backend"):
+        assert f"uninitialised: needs `{switch}`" in table["description"]
