@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from dashgen.exporters.model import HISTOGRAM_SUFFIXES, Series, SourceTable, parse_version, show_version
+from dashgen.exporters.model import HISTOGRAM_SUFFIXES, Series, SourceTable, parse_version
 from dashgen.exporters.table import TABLES
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_:])[A-Za-z_:][A-Za-z0-9_:]*(?![A-Za-z0-9_:])")
@@ -106,11 +106,15 @@ def switch_of(name: str) -> str:
     if series.role:
         parts.append(series.role)
     if series.since:
-        exporter = TABLES[table.version_of].exporter if table.version_of else table.exporter
-        parts.append(f"first written by {exporter} {series.since}")
+        parts.append(f"first written by {versioned_by(table)} {series.since}")
     if table.switch:
         parts.append(source_switch(table.source))
     return "; ".join(parts)
+
+
+def versioned_by(table: SourceTable) -> str:
+    """The exporter whose release the source's versions are (HiCache's: SGLang's)."""
+    return TABLES[table.version_of].exporter if table.version_of else table.exporter
 
 
 def source_switch(source: str) -> str:
@@ -145,9 +149,8 @@ def flag_text(table: SourceTable, flag: str) -> str:
 def missing_reason(table: SourceTable, series: Series, stated: Stated) -> str | None:
     """Why the stated deployment never writes ``series`` (a sentence naming the switch), or None when it does."""
     if series.since and stated.version and parse_version(stated.version) < parse_version(series.since):
-        exporter = TABLES[table.version_of].exporter if table.version_of else table.exporter
         return (
-            f"not exported by {exporter} {stated.version} (first written by {series.since}); "
+            f"not exported by {versioned_by(table)} {stated.version} (first written by {series.since}); "
             f"upgrade it and state the new [sources.{table.version_of or table.source}] version"
         )
     if stated.features is not None:
@@ -216,21 +219,3 @@ def stated_problem(source: str, stated: Stated) -> tuple[str, str] | None:
             f"{' or '.join(table.prefixes) or 'no configurable prefix'}"
         )
     return None
-
-
-def latest_version(source: str) -> str:
-    table = TABLES.get(source)
-    return table.latest if table else ""
-
-
-__all__ = [
-    "Adapted",
-    "Missing",
-    "Stated",
-    "adapt",
-    "every_name",
-    "lookup",
-    "switch_of",
-    "show_version",
-    "stated_problem",
-]

@@ -4,16 +4,15 @@ whose prefix depends on the scrape path. A test keeps the README's copy equal to
 
 from __future__ import annotations
 
-from dashgen.exporters.availability import flag_text
+from dashgen.exporters.availability import flag_text, versioned_by
 from dashgen.exporters.model import Series, SourceTable
 from dashgen.exporters.table import TABLES
 
 
 def _condition(table: SourceTable, series: Series) -> str:
-    exporter = TABLES[table.version_of].exporter if table.version_of else table.exporter
     parts = [flag_text(table, flag) for flag in series.needs]
     if series.since:
-        parts.append(f"{exporter} >= {series.since}")
+        parts.append(f"{versioned_by(table)} >= {series.since}")
     if series.old_name:
         parts.append(f"before {series.renamed_in}: `{series.old_name}`")
     if series.role:

@@ -21,10 +21,6 @@ def parse_version(text: str) -> Version:
     return int(major), int(minor), int(patch or 0)
 
 
-def show_version(version: Version) -> str:
-    return ".".join(str(part) for part in version)
-
-
 @dataclass(frozen=True)
 class Series:
     """One series an exporter writes (a histogram by its base name, exposing ``_bucket``/``_sum``/``_count``).
