@@ -14,6 +14,7 @@ from dashgen_queries.promql import min_step
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.render.exporters import for_deployment, stated_sources
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec, GroupSpec
 from dashgen.team_panels import team_rows
@@ -63,16 +64,18 @@ def serving(profile: Profile, groups: tuple) -> tuple:
 
 
 def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | None:
-    """Every target of the group with the Min step of the sources it reads (``queries.promql.min_step``), and the
+    """Every panel of the group as the deployment's exporters can fill it (``render.exporters``, S35), every target
+    with the Min step of the sources it reads (``queries.promql.min_step``), and the
     row collapsed when its module is heavy (``COLLAPSED_ON_OPEN``) or it draws per-GPU rows for a deployment of
     more than ``PER_GPU_OPEN_MAX_GPUS`` GPUs."""
     if group is None:
         return None
+    stated = stated_sources(profile.sources)
     panels = tuple(
         replace(
             panel, targets=tuple(replace(target, interval=min_step(profile, target.expr)) for target in panel.targets)
         )
-        for panel in group.panels
+        for panel in (for_deployment(panel, stated) for panel in group.panels)
     )
     module_key = group.key.split(":", 1)[0]  # every row of a heavy module (split_rows keys "<key>:<row>")
     per_gpu_at_scale = group.key in PER_GPU_ROWS and profile.total_gpus > PER_GPU_OPEN_MAX_GPUS

@@ -185,6 +185,7 @@ def reasons_table(profile: Profile) -> PanelSpec:
         + "; ".join(
             f"{layer.title}: presence {layer.presence.split('{')[0]}, scrape {layer.scrape_seconds:g} s, "
             f"one sample expected per {layer.sample_seconds:g} s"
+            + (f", uninitialised: {layer.switch}" if layer.switch else "")  # S35: name the switch
             for layer in layers
         )
         + ") and the profile's node list, read from the recorded node inventory "

@@ -35,6 +35,7 @@ from dashgen_queries.sglang_slo import (
     BUCKET_SOURCE,
     BURN_PANEL_WINDOWS,
     FAST_BURN,
+    RECORDED_WINDOWS,
     SLOW_BURN,
     budget_left,
     burn_rate,
@@ -42,6 +43,7 @@ from dashgen_queries.sglang_slo import (
     error_budget,
     good_ratio,
     latency_quantile,
+    left_out_notes,
     request_scope_variable,
     slis,
     slo_error_ratio_name,
@@ -83,7 +85,8 @@ BURN_STATES = (("green", None), ("yellow", 1.0), ("orange", SLOW_BURN[2]), ("red
 
 
 def _slo_notes(profile: Profile) -> str:
-    return "; ".join(sli.evaluation_note() for sli in slis(profile)) + f". Buckets: {BUCKET_SOURCE}"
+    notes = "; ".join(sli.evaluation_note() for sli in slis(profile)) + f". Buckets: {BUCKET_SOURCE}"
+    return notes + left_out_notes(profile)
 
 
 def _request_source(profile: Profile) -> str:
@@ -242,6 +245,8 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
     recorded = (
         f"the same expression as the recording rule {slo_error_ratio_name(window)}{{slo}} "
         f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules"
+        if window in RECORDED_WINDOWS
+        else "evaluated from the raw histograms (no alert reads this window, so no rule records it)"
     )
     shown = (
         "one instant value at the end of the dashboard range"
@@ -322,8 +327,7 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
     metrics = gpu_memory_used_share_formula(source, valid_only=True)
     limit = (
         f"one sample per {source.interval}; the rule files alert at {MEMORY_FULL_SHARE:.0%} for 1 m "
-        "(GpuMemoryNearlyFull). The node recording rule node:dashgen_gpu_memory_used:max_ratio holds the same "
-        "expression for fleet-wide use"
+        "(GpuMemoryNearlyFull)"
     )
     common = dict(
         **ratio_axis("percentunit"),

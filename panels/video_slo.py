@@ -14,7 +14,14 @@ from __future__ import annotations
 from dashgen_panels.slo_health import BURN_STATES, health_states
 from dashgen_queries import diffusion as df
 from dashgen_queries.promql import WINDOW
-from dashgen_queries.sglang_slo import BURN_PANEL_WINDOWS, FAST_BURN, SLOW_BURN, check_objective, error_budget
+from dashgen_queries.sglang_slo import (
+    BURN_PANEL_WINDOWS,
+    FAST_BURN,
+    RECORDED_WINDOWS,
+    SLOW_BURN,
+    check_objective,
+    error_budget,
+)
 
 from dashgen.deployment.profile import VIDEO, Profile
 from dashgen.deployment.topology import Topology
@@ -137,9 +144,13 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
                 f"{SLOW_BURN[1]} (rules/{profile.name}.yml)"
             ),
             limit=(
-                f"the {window} window is fixed by design; the same expression as the recording rule "
-                f"{df.job_slo_error_ratio_name(profile, window)}; the short alert windows hold few "
-                f"minutes-long jobs; {_limit()}"
+                f"the {window} window is fixed by design; "
+                + (
+                    f"the same expression as the recording rule {df.job_slo_error_ratio_name(profile, window)}"
+                    if window in RECORDED_WINDOWS
+                    else "evaluated raw (no alert reads this window, so no rule records it)"
+                )
+                + f"; the short alert windows hold few minutes-long jobs; {_limit()}"
             ),
         ),
         targets=(

@@ -26,8 +26,9 @@ from dashgen_queries.promql import agg, divide, matcher, rate
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.exporters.table import GATEWAY
 
-RESPONSES = "smg_http_responses_total"
+RESPONSES = GATEWAY.name("smg_http_responses_total")
 STATUS = "status_code"
 # Status codes of each bad class (regular expressions on ``status_code``, RE2 as Prometheus and VictoriaMetrics read).
 SHED, TIMEOUT, FAILED = "429", "408|504", "5.."
@@ -115,7 +116,7 @@ def deployment_shares_by_class(profile: Profile, window: str) -> str:
     return " or ".join(parts)
 
 
-WORKER_HEALTH = "smg_worker_health"  # per backend (``worker``), 1 healthy (metric catalogue §2)
+WORKER_HEALTH = GATEWAY.name("smg_worker_health")  # per backend (``worker``), 1 healthy (metric catalogue §2)
 
 
 def expected_backends(topology: Topology) -> int:

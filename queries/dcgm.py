@@ -25,77 +25,84 @@ from dashgen_queries.gpu_source import GpuSource, seconds_text
 from dashgen_queries.promql import agg, gpu_var, increase, job, node_var, over_time, selector
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import DCGM
 
 COLLECT_SECONDS = 30.0  # dcgm-exporter -c 30000 (ms), metric catalogue §4
 METRICS: dict[str, str] = {
-    "power": "DCGM_FI_DEV_POWER_USAGE",
-    "memory_used": "DCGM_FI_DEV_FB_USED",
-    "sm_active": "DCGM_FI_PROF_SM_ACTIVE",
-    "sm_occupancy": "DCGM_FI_PROF_SM_OCCUPANCY",
-    "tensor_active": "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-    "dram_active": "DCGM_FI_PROF_DRAM_ACTIVE",
-    "busy": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-    "temperature": "DCGM_FI_DEV_GPU_TEMP",
-    "sm_clock": "DCGM_FI_DEV_SM_CLOCK",
-    "clock_event_reasons": "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+    "power": DCGM.name("DCGM_FI_DEV_POWER_USAGE"),
+    "memory_used": DCGM.name("DCGM_FI_DEV_FB_USED"),
+    "sm_active": DCGM.name("DCGM_FI_PROF_SM_ACTIVE"),
+    "sm_occupancy": DCGM.name("DCGM_FI_PROF_SM_OCCUPANCY"),
+    "tensor_active": DCGM.name("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"),
+    "dram_active": DCGM.name("DCGM_FI_PROF_DRAM_ACTIVE"),
+    "busy": DCGM.name("DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
+    "temperature": DCGM.name("DCGM_FI_DEV_GPU_TEMP"),
+    "sm_clock": DCGM.name("DCGM_FI_DEV_SM_CLOCK"),
+    "clock_event_reasons": DCGM.name("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"),
 }
 CLOCK_EVENT_REASONS_FIELD = 112  # the DCGM field id of DCGM_FI_DEV_CLOCKS_EVENT_REASONS
 # quantity key -> (unit DCGM reports, factor to the common unit): MiB -> bytes, MHz -> Hz
 REPORTED_UNITS: dict[str, tuple[str, float]] = {"memory_used": ("MiB", 1048576), "sm_clock": ("MHz", 1e6)}
 # The default CSV has no DCGM_FI_DEV_FB_TOTAL: the total is used + free + reserved (all MiB, the unit cancels).
-MEMORY_TOTAL = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED")
+MEMORY_TOTAL = (
+    DCGM.name("DCGM_FI_DEV_FB_USED"),
+    DCGM.name("DCGM_FI_DEV_FB_FREE"),
+    DCGM.name("DCGM_FI_DEV_FB_RESERVED"),
+)
 
 # etc/default-counters.csv of NVIDIA/dcgm-exporter @ d5e5f51 (metric catalogue §4, "In default-counters.csv? yes").
 DEFAULT_FIELDS: tuple[str, ...] = (
-    "DCGM_FI_DEV_SM_CLOCK",
-    "DCGM_FI_DEV_MEM_CLOCK",
-    "DCGM_FI_DEV_MEMORY_TEMP",
-    "DCGM_FI_DEV_GPU_TEMP",
-    "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
-    "DCGM_FI_DEV_GPU_UTIL",
-    "DCGM_FI_DEV_MEM_COPY_UTIL",
+    DCGM.name("DCGM_FI_DEV_SM_CLOCK"),
+    DCGM.name("DCGM_FI_DEV_MEM_CLOCK"),
+    DCGM.name("DCGM_FI_DEV_MEMORY_TEMP"),
+    DCGM.name("DCGM_FI_DEV_GPU_TEMP"),
+    DCGM.name("DCGM_FI_DEV_POWER_USAGE"),
+    DCGM.name("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"),
+    DCGM.name("DCGM_FI_DEV_PCIE_REPLAY_COUNTER"),
+    DCGM.name("DCGM_FI_DEV_GPU_UTIL"),
+    DCGM.name("DCGM_FI_DEV_MEM_COPY_UTIL"),
     "DCGM_FI_DEV_ENC_UTIL",
     "DCGM_FI_DEV_DEC_UTIL",
-    "DCGM_FI_DEV_XID_ERRORS",
-    "DCGM_FI_DEV_FB_FREE",
-    "DCGM_FI_DEV_FB_USED",
-    "DCGM_FI_DEV_FB_RESERVED",
-    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+    DCGM.name("DCGM_FI_DEV_XID_ERRORS"),
+    DCGM.name("DCGM_FI_DEV_FB_FREE"),
+    DCGM.name("DCGM_FI_DEV_FB_USED"),
+    DCGM.name("DCGM_FI_DEV_FB_RESERVED"),
+    DCGM.name("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"),
     "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
-    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
-    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-    "DCGM_FI_PROF_DRAM_ACTIVE",
-    "DCGM_FI_PROF_PCIE_TX_BYTES",
-    "DCGM_FI_PROF_PCIE_RX_BYTES",
+    DCGM.name("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"),
+    DCGM.name("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"),
+    DCGM.name("DCGM_FI_DEV_ROW_REMAP_FAILURE"),
+    DCGM.name("DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
+    DCGM.name("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"),
+    DCGM.name("DCGM_FI_PROF_DRAM_ACTIVE"),
+    DCGM.name("DCGM_FI_PROF_PCIE_TX_BYTES"),
+    DCGM.name("DCGM_FI_PROF_PCIE_RX_BYTES"),
     "DCGM_FI_DRIVER_VERSION",
 )
 
 # The hardware-health fields (S22) and the three of them the default CSV leaves commented out with the NVLink ones.
-XID = "DCGM_FI_DEV_XID_ERRORS"
-CORRECTABLE_ROWS = "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"
-UNCORRECTABLE_ROWS = "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"
-ROW_REMAP_FAILURE = "DCGM_FI_DEV_ROW_REMAP_FAILURE"
-PCIE_REPLAYS = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
+XID = DCGM.name("DCGM_FI_DEV_XID_ERRORS")
+CORRECTABLE_ROWS = DCGM.name("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS")
+UNCORRECTABLE_ROWS = DCGM.name("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS")
+ROW_REMAP_FAILURE = DCGM.name("DCGM_FI_DEV_ROW_REMAP_FAILURE")
+PCIE_REPLAYS = DCGM.name("DCGM_FI_DEV_PCIE_REPLAY_COUNTER")
 NVLINK_ERRORS: tuple[tuple[str, str], ...] = (
-    ("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "NVLink flow-control CRC errors"),
-    ("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "NVLink data CRC errors"),
-    ("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "NVLink retries"),
-    ("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "NVLink recovery errors"),
+    (DCGM.name("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"), "NVLink flow-control CRC errors"),
+    (DCGM.name("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"), "NVLink data CRC errors"),
+    (DCGM.name("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"), "NVLink retries"),
+    (DCGM.name("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"), "NVLink recovery errors"),
 )
 # The CSV line a field needs (field, Prometheus type, help), as dcgm-exporter's shipped CSVs write it.
 CSV_LINES: dict[str, tuple[str, str]] = {
-    "DCGM_FI_PROF_SM_ACTIVE": ("gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
-    "DCGM_FI_PROF_SM_OCCUPANCY": ("gauge", "The ratio of number of warps resident on an SM."),
-    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": ("gauge", "Current clock event reasons (bitmask)."),
+    DCGM.name("DCGM_FI_PROF_SM_ACTIVE"): ("gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
+    DCGM.name("DCGM_FI_PROF_SM_OCCUPANCY"): ("gauge", "The ratio of number of warps resident on an SM."),
+    DCGM.name("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"): ("gauge", "Current clock event reasons (bitmask)."),
     **{field: ("counter", f"Total number of {what}.") for field, what in NVLINK_ERRORS},
 }
 # Fields the default CSV lists but comments out (so uncommenting the line collects them).
-COMMENTED_OUT = frozenset({"DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY", *(f for f, _ in NVLINK_ERRORS)})
+COMMENTED_OUT = frozenset(
+    {DCGM.name("DCGM_FI_PROF_SM_ACTIVE"), DCGM.name("DCGM_FI_PROF_SM_OCCUPANCY"), *(f for f, _ in NVLINK_ERRORS)}
+)
 COLLECTORS = (
     "the counters CSV dcgm-exporter reads (-f / --collectors, env DCGM_EXPORTER_COLLECTORS; default "
     "/etc/dcgm-exporter/default-counters.csv)"

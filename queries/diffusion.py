@@ -29,14 +29,15 @@ from dashgen_queries.sglang_slo import le_matcher
 
 from dashgen.deployment.profile import Profile
 from dashgen.errors import ProfileError
+from dashgen.exporters.table import SGLANG
 
-QUEUE = "sglang:diffusion_num_queue_reqs"
-RUNNING = "sglang:diffusion_num_running_reqs"
-REQUESTS = "sglang:diffusion_requests_total"
-LATENCY = "sglang:diffusion_request_latency_seconds"
-QUEUE_TIME = "sglang:diffusion_queue_time_seconds"
-BATCH = "sglang:diffusion_generation_batch_size"
-STAGE = "sglang:diffusion_stage_host_latency_seconds"
+QUEUE = SGLANG.name("sglang:diffusion_num_queue_reqs")
+RUNNING = SGLANG.name("sglang:diffusion_num_running_reqs")
+REQUESTS = SGLANG.name("sglang:diffusion_requests_total")
+LATENCY = SGLANG.name("sglang:diffusion_request_latency_seconds")
+QUEUE_TIME = SGLANG.name("sglang:diffusion_queue_time_seconds")
+BATCH = SGLANG.name("sglang:diffusion_generation_batch_size")
+STAGE = SGLANG.name("sglang:diffusion_stage_host_latency_seconds")
 METRICS = (QUEUE, RUNNING, REQUESTS, LATENCY, QUEUE_TIME, BATCH, STAGE)
 
 LATENCY_BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200)

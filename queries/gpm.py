@@ -15,21 +15,22 @@ from dashgen_queries.gpu_source import GpuSource
 from dashgen_queries.promql import agg, selector
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import GPM
 
-VALIDITY_METRIC = "gpm_sample_valid"
+VALIDITY_METRIC = GPM.name("gpm_sample_valid")
 METRICS: dict[str, str] = {
-    "power": "gpm_power_watts",
-    "memory_used": "gpm_memory_used_bytes",
-    "sm_active": "gpm_sm_active_ratio",
-    "sm_occupancy": "gpm_sm_occupancy_ratio",
-    "tensor_active": "gpm_tensor_active_ratio",
-    "dram_active": "gpm_dram_active_ratio",
-    "busy": "gpm_gpu_busy_ratio",
-    "temperature": "gpm_temperature_celsius",
-    "sm_clock": "gpm_sm_clock_hertz",
-    "clock_event_reasons": "gpm_clock_event_reasons",  # the bitmask as DCGM's
+    "power": GPM.name("gpm_power_watts"),
+    "memory_used": GPM.name("gpm_memory_used_bytes"),
+    "sm_active": GPM.name("gpm_sm_active_ratio"),
+    "sm_occupancy": GPM.name("gpm_sm_occupancy_ratio"),
+    "tensor_active": GPM.name("gpm_tensor_active_ratio"),
+    "dram_active": GPM.name("gpm_dram_active_ratio"),
+    "busy": GPM.name("gpm_gpu_busy_ratio"),
+    "temperature": GPM.name("gpm_temperature_celsius"),
+    "sm_clock": GPM.name("gpm_sm_clock_hertz"),
+    "clock_event_reasons": GPM.name("gpm_clock_event_reasons"),  # the bitmask as DCGM's
 }
-MEMORY_TOTAL = "gpm_memory_total_bytes"
+MEMORY_TOTAL = GPM.name("gpm_memory_total_bytes")
 
 
 def _keys(profile: Profile) -> tuple[str, str]:

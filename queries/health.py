@@ -40,6 +40,7 @@ from dashgen_queries.hicache import PREFILL_EFFECTIVE, one_rank
 from dashgen_queries.promql import agg, divide, job, matcher, newest_per_node, selector
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import GATEWAY, NODE_EXPORTER
 
 LAYER_HEALTH = "node:dashgen_layer_health:code"
 COLLECTOR_LAYER, CLOCK_LAYER = "collector", "clock"
@@ -109,13 +110,16 @@ def worst(profile: Profile, reason: str, health: str, unreadable_from: int) -> s
 DISK_WINDOW = "5m"  # busy share, queue depth and await now
 DISK_IO_TIME = "node_disk_read_time_seconds_total|node_disk_write_time_seconds_total"
 DISK_IO_OPS = "node_disk_reads_completed_total|node_disk_writes_completed_total"
-DISK_BUSY = "node_disk_io_time_seconds_total"
-DISK_QUEUE = "node_disk_io_time_weighted_seconds_total"
+DISK_BUSY = NODE_EXPORTER.name("node_disk_io_time_seconds_total")
+DISK_QUEUE = NODE_EXPORTER.name("node_disk_io_time_weighted_seconds_total")
 HOST_WINDOW = "10m"  # the host-hit share now (token counts are bursty)
 GATEWAY_WINDOW = "5m"
 GATEWAY_MIN_RPS = 0.1  # an instance answering fewer valid requests per second is too quiet for a share to mean much
-RESPONSES, STATUS = "smg_http_responses_total", "status_code"
-REQUESTS, ADMISSION_REJECTED = "smg_http_requests_total", "smg_admission_queue_rejected_total"
+RESPONSES, STATUS = GATEWAY.name("smg_http_responses_total"), "status_code"
+REQUESTS, ADMISSION_REJECTED = (
+    GATEWAY.name("smg_http_requests_total"),
+    GATEWAY.name("smg_admission_queue_rejected_total"),
+)
 VALID_STATUS = "[^4]..|429|408"  # every answer but the client's own 4xx mistakes (the client-side SLI's validity)
 SHED_STATUS, ERROR_STATUS = "429", "5..|408"  # shed; failed or timed out (504 is a 5xx, 408 the request timeout)
 BREAKER_WINDOW = "5m"  # a breaker not closed at any sample of this window
@@ -227,14 +231,14 @@ def gateway_errors(profile: Profile) -> str:
 def gateway_no_healthy_backend(profile: Profile) -> str:
     """Gateway instances (node, instance) none of whose backends is healthy (``smg_worker_health``: 1 healthy, 0
     unhealthy, -1 removed). Value: the best backend's health. No worker series at all: no sample."""
-    return f"{agg('max', gateway_labels(profile), gateway(profile, 'smg_worker_health'))} < 1"
+    return f"{agg('max', gateway_labels(profile), gateway(profile, GATEWAY.name('smg_worker_health')))} < 1"
 
 
 def gateway_breaker_open(profile: Profile) -> str:
     """Backends (worker) whose circuit breaker on a gateway instance (node, instance) was not closed at any sample
     of ``BREAKER_WINDOW`` (``smg_worker_cb_state``: 0 closed, 1 open, 2 half-open): the gateway routes nothing to
     it. Value: the lowest state seen."""
-    state = f"min_over_time({gateway(profile, 'smg_worker_cb_state')}[{BREAKER_WINDOW}])"
+    state = f"min_over_time({gateway(profile, GATEWAY.name('smg_worker_cb_state'))}[{BREAKER_WINDOW}])"
     return f"{agg('min', gateway_labels(profile, 'worker'), state)} > 0"
 
 
@@ -278,9 +282,13 @@ def clock_off(profile: Profile) -> str:
     def newest(metric: str) -> str:
         return f"last_over_time({selector(metric, exporter)}[{CLOCK_SYNC_WINDOW}])"
 
-    offset = agg("max", [node], f"abs({newest('node_timex_offset_seconds')})")
-    synced = agg("max", [node], f"max_over_time({selector('node_timex_sync_status', exporter)}[{CLOCK_SYNC_WINDOW}])")
-    error = agg("min", [node], newest("node_timex_maxerror_seconds"))
+    offset = agg("max", [node], f"abs({newest(NODE_EXPORTER.name('node_timex_offset_seconds'))})")
+    synced = agg(
+        "max",
+        [node],
+        f"max_over_time({selector(NODE_EXPORTER.name('node_timex_sync_status'), exporter)}[{CLOCK_SYNC_WINDOW}])",
+    )
+    error = agg("min", [node], newest(NODE_EXPORTER.name("node_timex_maxerror_seconds")))
     return (
         f"({offset} > {profile.alerts.clock_offset_seconds:g}) "
         f"or on ({node}) (({error} >= {CLOCK_MAXERROR_SECONDS}) and on ({node}) ({synced} == 0))"

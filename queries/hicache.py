@@ -32,28 +32,37 @@ from dashgen_queries.sglang import stage_key
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.exporters.table import HICACHE, HICACHE_STORAGE, SGLANG
 
 # GPU (L1) KV pool, scheduler gauges (logging rank).
-KV_USED = "sglang:kv_used_tokens"
-KV_EVICTABLE = "sglang:kv_evictable_tokens"
-KV_MAX = "sglang:max_total_num_tokens"
+KV_USED = SGLANG.name("sglang:kv_used_tokens")
+KV_EVICTABLE = SGLANG.name("sglang:kv_evictable_tokens")
+KV_MAX = SGLANG.name("sglang:max_total_num_tokens")
 # Host (L2) tier.
-HOST_USED = "sglang:hicache_host_used_tokens"
-HOST_TOTAL = "sglang:hicache_host_total_tokens"
-BACKUP_BYTES = "sglang:hicache_backup_bytes_total"  # GPU->Host, per shard
-LOAD_BACK_BYTES = "sglang:load_back_bytes_total"  # Host->GPU, per shard
-DROPPED = "sglang:hicache_dropped_tokens_total"  # GPU KV destroyed without Host backup (not Host eviction)
+HOST_USED = HICACHE.name("sglang:hicache_host_used_tokens")
+HOST_TOTAL = HICACHE.name("sglang:hicache_host_total_tokens")
+BACKUP_BYTES = HICACHE.name("sglang:hicache_backup_bytes_total")  # GPU->Host, per shard
+LOAD_BACK_BYTES = HICACHE.name("sglang:load_back_bytes_total")  # Host->GPU, per shard
+BACKUP_TOKENS = HICACHE.name(
+    "sglang:hicache_backup_tokens_total"
+)  # GPU->Host in tokens (written before the byte counters)
+LOAD_BACK_TOKENS = HICACHE.name("sglang:load_back_tokens_total")  # Host->GPU in tokens
+DROPPED = HICACHE.name(
+    "sglang:hicache_dropped_tokens_total"
+)  # GPU KV destroyed without Host backup (not Host eviction)
 # Store (L3) tier, storage collector.
-BACKUPED = "sglang:backuped_tokens_total"  # Host->Store, acknowledged
-PREFETCHED = "sglang:prefetched_tokens_total"  # Store->Host, before reuse or discard
-PREFETCH_HIT = "sglang:storage_prefetch_hit_tokens_total"  # tokens an L3 query found, before any transfer
-BACKUP_DROPPED = "sglang:hicache_backup_dropped_tokens_total"  # never reached the Store
-UNFULFILLED = "sglang:storage_prefetch_unfulfilled_tokens_total"
-DEFERRED = "sglang:storage_prefetch_deferred_tokens_total"
+BACKUPED = HICACHE_STORAGE.name("sglang:backuped_tokens_total")  # Host->Store, acknowledged
+PREFETCHED = HICACHE_STORAGE.name("sglang:prefetched_tokens_total")  # Store->Host, before reuse or discard
+PREFETCH_HIT = HICACHE_STORAGE.name(
+    "sglang:storage_prefetch_hit_tokens_total"
+)  # tokens an L3 query found, before any transfer
+BACKUP_DROPPED = HICACHE_STORAGE.name("sglang:hicache_backup_dropped_tokens_total")  # never reached the Store
+UNFULFILLED = HICACHE_STORAGE.name("sglang:storage_prefetch_unfulfilled_tokens_total")
+DEFERRED = HICACHE_STORAGE.name("sglang:storage_prefetch_deferred_tokens_total")
 # Reuse: scheduler-level per stage, request-level on the replica's entry node.
-PREFILL_EFFECTIVE = "sglang:prefill_effective_tokens_total"
-CACHED = "sglang:cached_tokens_total"
-REALTIME = "sglang:realtime_tokens_total"
+PREFILL_EFFECTIVE = SGLANG.name("sglang:prefill_effective_tokens_total")
+CACHED = SGLANG.name("sglang:cached_tokens_total")
+REALTIME = SGLANG.name("sglang:realtime_tokens_total")
 
 # Tier -> (prefill_effective mode, cached_tokens cache_source).
 TIERS = {"gpu": ("device_hit", "device"), "host": ("host_hit", "host"), "store": ("storage_hit", "storage")}

@@ -35,16 +35,17 @@ from dashgen_queries.promql import agg, divide, increase, job, matcher, node_var
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.exporters.table import MOONCAKE_MASTER
 
-ALLOCATED = "segment_allocated_bytes"
-CAPACITY = "segment_total_capacity_bytes"
-MASTER_ALLOCATED = "master_allocated_bytes"
-MASTER_CAPACITY = "master_total_capacity_bytes"
-RAM_RETURNS = "mem_cache_hit_nums_"
-SSD_RETURNS = "file_cache_hit_nums_"
-KEY_COUNT = "master_key_count"
-RAM_OBJECTS = "mem_cache_nums_"
-SSD_OBJECTS = "file_cache_nums_"
+ALLOCATED = MOONCAKE_MASTER.name("segment_allocated_bytes")
+CAPACITY = MOONCAKE_MASTER.name("segment_total_capacity_bytes")
+MASTER_ALLOCATED = MOONCAKE_MASTER.name("master_allocated_bytes")
+MASTER_CAPACITY = MOONCAKE_MASTER.name("master_total_capacity_bytes")
+RAM_RETURNS = MOONCAKE_MASTER.name("mem_cache_hit_nums_")
+SSD_RETURNS = MOONCAKE_MASTER.name("file_cache_hit_nums_")
+KEY_COUNT = MOONCAKE_MASTER.name("master_key_count")
+RAM_OBJECTS = MOONCAKE_MASTER.name("mem_cache_nums_")
+SSD_OBJECTS = MOONCAKE_MASTER.name("file_cache_nums_")
 PORT_REGEX = ":[0-9]+"
 GIB = 2**30
 HOST_LABEL = "host"  # the capacity view's label: node name of a mapped segment host, else the raw host
@@ -139,8 +140,10 @@ def node_group(profile: Profile, metric: str) -> str:
     return agg("max", [profile.label("job")], master(profile, metric))
 
 
-VALID_GETS = "valid_get_nums_"  # GetReplicaList with at least one completed replica: a metadata hit
-TOTAL_GETS = "total_get_nums_"
+VALID_GETS = MOONCAKE_MASTER.name(
+    "valid_get_nums_"
+)  # GetReplicaList with at least one completed replica: a metadata hit
+TOTAL_GETS = MOONCAKE_MASTER.name("total_get_nums_")
 
 
 def presence(profile: Profile) -> str:

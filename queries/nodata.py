@@ -73,10 +73,12 @@ from dashgen_queries import hicache as sg
 from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
+from dashgen_queries.exported import written
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
 from dashgen_queries.promql import agg, job, matcher, newest_per_node, node_var, scoped_job, selector
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
+from dashgen.exporters.availability import source_switch
 
 OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED, GPU_MISSING = 0, 1, 2, 3, 4, 5, 6, 7
 
@@ -145,6 +147,7 @@ class Layer:
     unmapped: str | None = None
     gpus_seen: str | None = None
     expected_gpus: int = 0
+    switch: str = ""  # what an uninitialised layer needs switched on (the exporter table's, S35); "" = nothing
 
 
 def expected_nodes(profile: Profile, code: int = FAILED) -> str:
@@ -328,21 +331,27 @@ def engine_layer(profile: Profile) -> Layer:
         traffic,
         NO_TRAFFIC,
         scrape_seconds=src.scrape_interval_seconds,
+        switch=source_switch("sglang"),
     )
 
 
 def hicache_host_layer(profile: Profile) -> Layer:
-    """HiCache Host tier: initialised when the host pool gauge exists; I/O = GPU<->Host bytes."""
+    """HiCache Host tier: initialised when the host pool gauge exists; I/O = GPU<->Host bytes (tokens where the
+    stated SGLang version writes no byte counters, before 0.5.20)."""
     src = profile.source("hicache")
+    io = (sg.BACKUP_BYTES, sg.LOAD_BACK_BYTES)
+    if not all(written(profile, counter) for counter in io):
+        io = (sg.BACKUP_TOKENS, sg.LOAD_BACK_TOKENS)
     return Layer(
         "hicache_host",
         "HiCache Host tier",
         src.job,
         src.sample_interval_seconds,
         sg.presence(profile, sg.HOST_TOTAL),
-        (sg.series(profile, sg.BACKUP_BYTES), sg.series(profile, sg.LOAD_BACK_BYTES)),
+        tuple(sg.series(profile, counter) for counter in io),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
+        switch=source_switch("hicache"),
     )
 
 
@@ -359,6 +368,7 @@ def hicache_storage_layer(profile: Profile) -> Layer:
         (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
+        switch=source_switch("hicache_storage"),
     )
 
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 from dashgen_queries.promql import agg, deployment, divide, job, matcher, node_var, rate, scale, selector
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import NODE_EXPORTER
 
-SIZE = "node_filesystem_size_bytes"
-AVAIL = "node_filesystem_avail_bytes"
-FREE = "node_filesystem_free_bytes"
-READS = "node_disk_reads_completed_total"
-WRITES = "node_disk_writes_completed_total"
+SIZE = NODE_EXPORTER.name("node_filesystem_size_bytes")
+AVAIL = NODE_EXPORTER.name("node_filesystem_avail_bytes")
+FREE = NODE_EXPORTER.name("node_filesystem_free_bytes")
+READS = NODE_EXPORTER.name("node_disk_reads_completed_total")
+WRITES = NODE_EXPORTER.name("node_disk_writes_completed_total")
 TIB = 2**40
 UNAVAILABLE_NAME = "not available to the cache process (size − avail)"
 USED_NAME = "used (size − free)"
@@ -73,7 +74,7 @@ def filesystem(profile: Profile, metric: str, mountpoint: str) -> str:
 
 def cpu_mode_share(profile: Profile, mode: str) -> str:
     """Share of CPU time in ``mode`` per node, averaged over the node's CPUs (0-1)."""
-    cpu = node_series(profile, "node_cpu_seconds_total", matcher("mode", "=", mode))
+    cpu = node_series(profile, NODE_EXPORTER.name("node_cpu_seconds_total"), matcher("mode", "=", mode))
     return agg("avg", [profile.label("node")], rate(cpu))
 
 
@@ -83,7 +84,9 @@ def memory(profile: Profile, metric: str) -> str:
 
 # --- the node's clock (S32: a clock off) ----------------------------------------------------------------------
 
-TIMEX_OFFSET = "node_timex_offset_seconds"  # node_exporter's timex collector: the kernel's NTP/PTP offset
+TIMEX_OFFSET = NODE_EXPORTER.name(
+    "node_timex_offset_seconds"
+)  # node_exporter's timex collector: the kernel's NTP/PTP offset
 
 
 def clock_offset(profile: Profile) -> str:

@@ -19,12 +19,13 @@ from dashgen_queries.gpu_source import GpuSource
 from dashgen_queries.promql import agg, divide, job, matcher, node_var, rate, scale, selector
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import SGLANG
 
-POOL_METRIC = "sglang:num_running_reqs"  # every scheduler reports it, labelled with its engine_type
-TTFT = "sglang:time_to_first_token_seconds"
-QUEUE_TIME = "sglang:queue_time_seconds"
-STAGE_LATENCY = "sglang:per_stage_req_latency_seconds"
-KV_TRANSFER_MS = "sglang:kv_transfer_latency_ms"
+POOL_METRIC = SGLANG.name("sglang:num_running_reqs")  # every scheduler reports it, labelled with its engine_type
+TTFT = SGLANG.name("sglang:time_to_first_token_seconds")
+QUEUE_TIME = SGLANG.name("sglang:queue_time_seconds")
+STAGE_LATENCY = SGLANG.name("sglang:per_stage_req_latency_seconds")
+KV_TRANSFER_MS = SGLANG.name("sglang:kv_transfer_latency_ms")
 PREFILL_FORWARD = "prefill_forward"  # SGLang's stage name for the prefill forward pass
 
 
@@ -88,7 +89,7 @@ def pool_tokens(profile: Profile, modes: str, pool: str | None = None, *by: str)
     """Tokens per second a pool's schedulers processed in ``modes`` (a regex of realtime_tokens_total modes),
     first PP stage, TP copies removed with max, instances and DP groups added; by engine_type (and ``by``)."""
     matchers = [first_stage(profile), matcher("mode", "=~", modes)] + ([role(pool)] if pool else [])
-    per_scheduler = sg.per_stage_rate(profile, "sglang:realtime_tokens_total", *matchers, extra=("mode",))
+    per_scheduler = sg.per_stage_rate(profile, SGLANG.name("sglang:realtime_tokens_total"), *matchers, extra=("mode",))
     return agg("sum", [sg.ENGINE_TYPE, *by], per_scheduler)
 
 
@@ -103,8 +104,8 @@ def least_kv_headroom(profile: Profile, pool: str | None = None) -> str:
     """The smallest KV headroom among a pool's schedulers: 1 - used / capacity (the full-attention pool's
     slots not locked by running requests; evictable radix-cache slots count as headroom)."""
     matchers = [role(pool)] if pool else []
-    used = sg.per_stage_gauge(profile, "sglang:kv_used_tokens", *matchers)
-    capacity = sg.per_stage_gauge(profile, "sglang:max_total_num_tokens", *matchers)
+    used = sg.per_stage_gauge(profile, SGLANG.name("sglang:kv_used_tokens"), *matchers)
+    capacity = sg.per_stage_gauge(profile, SGLANG.name("sglang:max_total_num_tokens"), *matchers)
     return agg("min", [sg.ENGINE_TYPE], f"1 - {divide(used, capacity)}")
 
 

@@ -19,6 +19,7 @@ from dashgen_queries.sglang_slo import STALL_WINDOW, worst_good_ratio
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.exporters.table import RULE_EVALUATOR, SGLANG
 
 SERVING, STAGE_DOWN, STALLED, IDLE = 0, 1, 2, 3
 STATES: dict[int, tuple[str, str]] = {
@@ -28,16 +29,16 @@ STATES: dict[int, tuple[str, str]] = {
     IDLE: ("idle: no request, no token", "blue"),
 }
 REPLICA_LABEL = REPLICA  # the node inventory's label naming the replica a node serves
-FOR_STATE = "ALERTS_FOR_STATE"
+FOR_STATE = RULE_EVALUATOR.name("ALERTS_FOR_STATE")
 NONE_FIRING, NONE_FIRING_TEXT = 0, "none firing"  # the firing table's row while the evaluator is fresh
 SINCE_UNKNOWN = -1  # a firing alert's "since" when no ALERTS_FOR_STATE says it (never a time: times are > 0)
 EVALUATOR_SILENT_TEXT = "rule evaluator silent: no rule of this deployment evaluated recently"
-TOKENS = "sglang:realtime_tokens_total"
-WAITING = "sglang:num_queue_reqs"
+TOKENS = SGLANG.name("sglang:realtime_tokens_total")
+WAITING = SGLANG.name("sglang:num_queue_reqs")
 
 
 def firing(profile: Profile) -> str:
-    return selector("ALERTS", deployment(profile), matcher("alertstate", "=", "firing"))
+    return selector(RULE_EVALUATOR.name("ALERTS"), deployment(profile), matcher("alertstate", "=", "firing"))
 
 
 def evaluator_fresh(profile: Profile) -> str:

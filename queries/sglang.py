@@ -17,6 +17,7 @@ from __future__ import annotations
 from dashgen_queries.promql import agg, job, node_var, rate, selector
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import SGLANG
 
 ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode
 STAGE_NAME = "stage_name"  # added by ``named_stage``: "<pp_rank>" or "<pp_rank> dp<dp_rank>"
@@ -133,7 +134,7 @@ def quantile_legend(q: float) -> str:
 # Scheduler counters every PP stage's stats-logging rank writes (metric catalogue §1.1 / §1.2): the token counter
 # grows with traffic, the idle-time counter (pre-seeded) with time while the stage has nothing to do, so an idle or
 # a busy stage each has one that moves. SGLang's multiprocess /metrics has no process_start_time_seconds.
-RESTART_COUNTERS = ("sglang:realtime_tokens_total", "sglang:scheduler_idle_seconds_total")
+RESTART_COUNTERS = (SGLANG.name("sglang:realtime_tokens_total"), SGLANG.name("sglang:scheduler_idle_seconds_total"))
 RESTART_WINDOW = "15m"  # a restart is news for this long: the EngineRestarted alert and the health state
 
 

@@ -29,12 +29,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dashgen_queries.exported import not_written, written
 from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job, matcher, node_var, rate, selector
 from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, stage_key
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
+from dashgen.exporters.table import SGLANG
 
 TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
 E2E_BUCKETS: tuple[float, ...] = (
@@ -92,7 +94,7 @@ BUCKET_SOURCE = (
     "overridable with --bucket-time-to-first-token / --bucket-e2e-request-latency); TPOT bounds assumed to be the "
     "inter-token-latency defaults (check the le values on /metrics: a missing bound gives the TPOT SLI no sample)"
 )
-ABORTED = "sglang:num_aborted_requests_total"
+ABORTED = SGLANG.name("sglang:num_aborted_requests_total")
 BAD_EVENTS = (
     "bad events: finished requests over the SLI's bound plus aborted requests (sglang:num_aborted_requests_total, "
     "each a bad event of every SLI); gateway sheds (429/503) never reach the engine and are not counted; an SLI "
@@ -103,13 +105,20 @@ BAD_EVENTS = (
 FAST_BURN = ("1h", "5m", 14.4)
 SLOW_BURN = ("6h", "30m", 6.0)
 BURN_PANEL_WINDOWS = ("1h", "6h", "3d")
-RECORDED_WINDOWS = ("5m", "30m", "1h", "6h", "3d")
+# The windows the burn-rate alerts read (long and short of each pair): the only error ratios recorded. The 3d burn
+# panel reads its raw expression once (instant); a recorded 3d ratio was written and never read (issue 28).
+RECORDED_WINDOWS = (FAST_BURN[1], SLOW_BURN[1], FAST_BURN[0], SLOW_BURN[0])
 # EngineStalled: a stage with waiting requests that processed no token over this window (alert `for` the same).
 STALL_WINDOW = "5m"
 # Queue pressure of a stage with waiting requests and none running: a sentinel above any real waiting/running.
 STALLED_VALUE = 1e9
 
 MODEL = "model_name"
+
+
+TTFT_METRIC = SGLANG.name("sglang:time_to_first_token_seconds")
+TPOT_METRIC = SGLANG.name("sglang:request_time_per_output_token_seconds")
+E2E_METRIC = SGLANG.name("sglang:e2e_request_latency_seconds")
 
 
 @dataclass(frozen=True)
@@ -205,13 +214,15 @@ def burn_condition(profile: Profile, spec: tuple[str, str, float], recorded: Cal
 
 
 def slis(profile: Profile) -> tuple[Sli, ...]:
-    """The profile's latency SLIs (TTFT, TPOT and end-to-end), their thresholds mapped to bucket bounds."""
+    """The profile's latency SLIs (TTFT, TPOT and end-to-end), their thresholds mapped to bucket bounds; an SLI
+    whose histogram the stated SGLang version does not write (TPOT before 0.5.22, ``queries.exported``) is left
+    out, so the SLO, burn rates and alerts count the others instead of reading nothing."""
     slo = profile.slo
-    return (
+    every = (
         Sli(
             "ttft",
             "TTFT",
-            "sglang:time_to_first_token_seconds",
+            TTFT_METRIC,
             "slo.ttft_seconds",
             slo.ttft_seconds,
             slo_bucket(slo.ttft_seconds, TTFT_BUCKETS, profile.path, "slo.ttft_seconds"),
@@ -219,7 +230,7 @@ def slis(profile: Profile) -> tuple[Sli, ...]:
         Sli(
             "tpot",
             "TPOT",
-            "sglang:request_time_per_output_token_seconds",
+            TPOT_METRIC,
             "slo.tpot_seconds",
             slo.tpot_seconds,
             slo_bucket(slo.tpot_seconds, TPOT_BUCKETS, profile.path, "slo.tpot_seconds"),
@@ -227,11 +238,24 @@ def slis(profile: Profile) -> tuple[Sli, ...]:
         Sli(
             "e2e",
             "E2E",
-            "sglang:e2e_request_latency_seconds",
+            E2E_METRIC,
             "slo.e2e_seconds",
             slo.e2e_seconds,
             slo_bucket(slo.e2e_seconds, E2E_BUCKETS, profile.path, "slo.e2e_seconds"),
         ),
+    )
+    return tuple(sli for sli in every if written(profile, f"{sli.metric}_bucket"))
+
+
+def left_out_notes(profile: Profile) -> str:
+    """A sentence per SLI ``slis`` leaves out because the stated SGLang version does not write its histogram
+    ("" when none is): the SLO panels say which SLI their numbers do not count (S35)."""
+    every = {"TTFT": TTFT_METRIC, "TPOT": TPOT_METRIC, "E2E": E2E_METRIC}
+    counted = {sli.metric for sli in slis(profile)}
+    return "".join(
+        f". {name} is not counted: {not_written(profile, f'{metric}_bucket')}"
+        for name, metric in every.items()
+        if metric not in counted
     )
 
 
@@ -373,7 +397,9 @@ def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True, ro
 
 def kv_usage(profile: Profile, role: str = "") -> str:
     """``sglang:token_usage`` (the fullest KV pool's used share) per (node, PP stage): the fullest DP group."""
-    return agg("max", stage_key(profile), selector("sglang:token_usage", *scheduler_matchers(profile, role=role)))
+    return agg(
+        "max", stage_key(profile), selector(SGLANG.name("sglang:token_usage"), *scheduler_matchers(profile, role=role))
+    )
 
 
 def queue_per_running(profile: Profile, role: str = "") -> str:
@@ -384,8 +410,8 @@ def queue_per_running(profile: Profile, role: str = "") -> str:
     (the waiting gauge itself is 0, nothing is filled in); no sample only when both gauges are absent.
     """
     on = f"on ({', '.join(stage_key(profile))})"
-    waiting = per_stage_requests(profile, "sglang:num_queue_reqs", role=role)
-    ratio = divide(waiting, per_stage_requests(profile, "sglang:num_running_reqs", role=role))
+    waiting = per_stage_requests(profile, SGLANG.name("sglang:num_queue_reqs"), role=role)
+    ratio = divide(waiting, per_stage_requests(profile, SGLANG.name("sglang:num_running_reqs"), role=role))
     return f"{ratio} or {on} (({waiting} > 0) * 0 + {STALLED_VALUE:.0f}) or {on} ({waiting} == 0)"
 
 
@@ -399,10 +425,14 @@ def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
     """
     stage = stage_key(profile, ENGINE_TYPE)  # the engine's role names the pool of a PD deployment (S31)
     series = selector(
-        "sglang:num_queue_reqs", *scheduler_matchers(profile, with_vars=False), matcher("priority", "=", "")
+        SGLANG.name("sglang:num_queue_reqs"),
+        *scheduler_matchers(profile, with_vars=False),
+        matcher("priority", "=", ""),
     )
     waiting = agg("sum", stage, agg("max", (*stage, profile.label("dp_rank")), series))
-    tokens = agg("sum", stage, rate(selector("sglang:realtime_tokens_total", job(profile, "sglang")), window))
+    tokens = agg(
+        "sum", stage, rate(selector(SGLANG.name("sglang:realtime_tokens_total"), job(profile, "sglang")), window)
+    )
     return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
 
 
@@ -414,7 +444,7 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = ""
     """
     stage = stage_key(profile)
     dp = profile.label("dp_rank")
-    metric = "sglang:prefill_effective_tokens_total"
+    metric = SGLANG.name("sglang:prefill_effective_tokens_total")
     scope = scheduler_matchers(profile, role=role)
     hits = selector(metric, *scope, matcher("mode", "=~", "device_hit|host_hit|storage_hit"))
     inputs = selector(metric, *scope, matcher("mode", "=", "input"))

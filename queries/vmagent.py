@@ -22,6 +22,7 @@ from dashgen_queries.promql import RATE_WINDOW, WINDOW, agg, deployment, node_va
 from dashgen.deployment.collector import Collector
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.targets import expected_targets, expected_total
+from dashgen.exporters.table import GPM, VMAGENT
 
 # The one definition of each collector threshold (panels and alerts read these).
 MEMORY_NEAR_SHARE = 0.9  # resident memory / limit above which the collector is near its memory limit
@@ -32,18 +33,18 @@ SILENT_TEXT, SILENT_COLOUR = "collector silent", "dark-purple"
 FAILING, GONE = 1, 2  # missing-target states
 DROP_WINDOW = "5m"  # the dropping-samples alert's window
 
-CPU = "process_cpu_seconds_total"
-CPU_AVAILABLE = "process_cpu_cores_available"
-RSS = "process_resident_memory_bytes"
-MEMORY_LIMIT = "process_memory_limit_bytes"
-THREADS = "process_num_threads"
-PENDING = "vmagent_remotewrite_pending_data_bytes"
-QUEUE_PENDING = "vm_persistentqueue_bytes_pending"
-PACKETS_DROPPED = "vmagent_remotewrite_packets_dropped_total"
-QUEUE_DROPPED = "vm_persistentqueue_bytes_dropped_total"
-SCRAPES_FAILED = "vm_promscrape_scrapes_failed_total"
-SCRAPE_DURATION = "scrape_duration_seconds"
-SAMPLES_SCRAPED = "scrape_samples_scraped"
+CPU = VMAGENT.name("process_cpu_seconds_total")
+CPU_AVAILABLE = VMAGENT.name("process_cpu_cores_available")
+RSS = VMAGENT.name("process_resident_memory_bytes")
+MEMORY_LIMIT = VMAGENT.name("process_memory_limit_bytes")
+THREADS = VMAGENT.name("process_num_threads")
+PENDING = VMAGENT.name("vmagent_remotewrite_pending_data_bytes")
+QUEUE_PENDING = VMAGENT.name("vm_persistentqueue_bytes_pending")
+PACKETS_DROPPED = VMAGENT.name("vmagent_remotewrite_packets_dropped_total")
+QUEUE_DROPPED = VMAGENT.name("vm_persistentqueue_bytes_dropped_total")
+SCRAPES_FAILED = VMAGENT.name("vm_promscrape_scrapes_failed_total")
+SCRAPE_DURATION = VMAGENT.name("scrape_duration_seconds")
+SAMPLES_SCRAPED = VMAGENT.name("scrape_samples_scraped")
 
 
 def collector(profile: Profile) -> Collector:
@@ -185,4 +186,6 @@ def missing_targets(profile: Profile) -> str:
 def gpm_valid_share(profile: Profile) -> str:
     """The GPM sampler's share of valid samples per node (``gpm_sample_valid`` is 1 when the validity code is OK)."""
     gpm = profile.source("gpm")
-    return per_node(profile, "avg", selector("gpm_sample_valid", scoped_job(profile, gpm.job), node_var(profile)))
+    return per_node(
+        profile, "avg", selector(GPM.name("gpm_sample_valid"), scoped_job(profile, gpm.job), node_var(profile))
+    )

@@ -26,6 +26,7 @@ LAYERS: dict[str, float] = {
     "dashgen.errors": 0,
     "dashgen.files": 0,
     "dashgen.project": 0.5,
+    "dashgen.exporters": 0.75,
     "dashgen.deployment": 1,
     "dashgen.document": 1,
     "dashgen.net": 2,

@@ -135,6 +135,10 @@ def local_cases(work: Path, sink: str) -> dict[str, list[list[str]]]:
             ["cost", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2", "--format", "json"],
             ["cost", "--datasource-url", DEAD, "--window", "soon", "--format", "json"],
         ],
+        "doctor": [
+            ["doctor", "--datasource-url", DEAD, "--profile", "h20-16", "--timeout", "2", "--format", "json"],
+            ["doctor", "--datasource-url", DEAD, "--write", "--format", "json"],
+        ],
         "import": [
             [
                 "import",

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "validate-queries": "validate_queries:validate_queries",
     "preview": "preview_cmd:preview_command",
     "cost": "cost:cost_command",
+    "doctor": "doctor:doctor_command",
     "demo-data": "demo_data:demo_data",
     "publish": "publish:publish",
     "rollback": "history:rollback",

@@ -11,7 +11,7 @@ its Xid.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +33,7 @@ from dashgen.demo.values import (
 )
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.exporters.availability import Stated, adapt
 
 # -- the generator --------------------------------------------------------------------------------
 
@@ -143,10 +144,24 @@ def _until_lost(
 
 def generate(plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ...]]]]) -> Iterator[dict[str, Any]]:
     """``up`` and every series of the given metrics (each with extra label values to cover), skipping
-    sources the profile does not export."""
+    sources the profile does not export and series its stated exporter versions and flags never write, each
+    under the name its stated version and scrape path write (``dashgen.exporters``, S35)."""
     yield from up_series(plan)
     yield from inventory_series(plan.profile, plan.topology, plan.start, plan.end, plan.step)
+    stated = {name: source.stated for name, source in plan.profile.sources.items() if source.exported}
     for model, extra in models:
-        if plan.profile.exported(model.source):
-            yield from metric_series(plan, model, extra)
-    yield from diffusion_series(plan)
+        if plan.profile.exported(model.source) and not adapt(model.name, stated).missing:
+            yield from as_written(metric_series(plan, model, extra), stated)
+    yield from as_written(diffusion_series(plan), stated)
+
+
+def as_written(series: Iterator[dict[str, Any]], stated: Mapping[str, Stated]) -> Iterator[dict[str, Any]]:
+    """Each import object under the name the stated exporter version and scrape path write."""
+    renamed: dict[str, str] = {}
+    for item in series:
+        name = item["metric"]["__name__"]
+        if name not in renamed:
+            renamed[name] = adapt(name, stated).expr
+        if renamed[name] != name:
+            item["metric"]["__name__"] = renamed[name]
+        yield item

@@ -23,6 +23,7 @@ from dashgen.demo.incidents import TIMEX_NAMES
 from dashgen.demo.pd_models import lookup
 from dashgen.demo.scopes import SCOPE_LABELS
 from dashgen.document import iter_panels, raw_variables, unwrap
+from dashgen.exporters.availability import latest_spelling
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
 _WINDOW = Window(end=3600.0, length=3600.0)
@@ -137,7 +138,7 @@ def resolve(
             or name in TIMEX_NAMES
         ):
             continue
-        found = lookup(name)
+        found = lookup(latest_spelling(name))  # an older version's or the router's spelling (S35)
         if found is None:
             unknown.append(name)
             continue

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from dashgen.deployment.alerts import AlertThresholds
 from dashgen.deployment.collector import Collector
+from dashgen.exporters.availability import Stated
 
 # Metric sources a profile may declare. ``job`` is the default scrape job; feature sources
 # (HiCache, its storage layer) are collectors inside the SGLang process and share its job.
@@ -61,6 +62,11 @@ class Source:
     sample_interval_seconds: float = 0.0
     # DCGM only: the fields the exporter's CSV collects; None = dcgm-exporter's default-counters.csv.
     fields: tuple[str, ...] | None = None
+    # What runs (S35): the exporter's version ("" = the latest dashgen read), its flags (None = not stated: every
+    # flag the exporter table knows is assumed on) and the name prefix its scrape path writes ("" = its own).
+    version: str = ""
+    features: tuple[str, ...] | None = None
+    metric_prefix: str = ""
 
     def __post_init__(self) -> None:
         if not self.sample_interval:
@@ -70,6 +76,11 @@ class Source:
     @property
     def exported(self) -> bool:
         return self.status == "exported"
+
+    @property
+    def stated(self) -> Stated:
+        """What the profile states about the exporter's version, flags and prefix (``dashgen.exporters``)."""
+        return Stated(self.version, self.features, self.metric_prefix)
 
     @property
     def deployed(self) -> bool:

@@ -39,6 +39,7 @@ from dashgen.deployment.model import (
 )
 from dashgen.deployment.reader import TableReader, parse_duration
 from dashgen.errors import ProfileError
+from dashgen.exporters.availability import Stated, stated_problem
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}\Z")
 
@@ -239,12 +240,48 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
         if store is not None and store.resolution_seconds > sample_seconds:
             sample, sample_seconds = store.resolution, store.resolution_seconds
         fields = _fields(sub) if name == "dcgm" else None
+        version, features, prefix = _stated(sub, name, parsed.get(parent) if parent else None)
         sub.reject_unknown()
-        parsed[name] = Source(name, status, job, interval, seconds, defaults["what"], sample, sample_seconds, fields)
+        parsed[name] = Source(
+            name,
+            status,
+            job,
+            interval,
+            seconds,
+            defaults["what"],
+            sample,
+            sample_seconds,
+            fields,
+            version,
+            features,
+            prefix,
+        )
     for feature, parent in FEATURE_SOURCES.items():
         if parsed[feature].deployed and not parsed[parent].deployed:
             raise reader.fail(f"{feature}.status", f"cannot be deployed while {parent} is not-deployed")
     return parsed
+
+
+def _stated(reader: TableReader, name: str, parent: Source | None) -> tuple[str, tuple[str, ...] | None, str]:
+    """``version``, ``features`` and ``metric_prefix`` (S35), checked against the exporter table; a feature
+    collector (HiCache) runs inside its parent's process and takes the parent's version and prefix."""
+    if parent is not None:
+        for key in ("version", "metric_prefix"):
+            if key in reader.table:
+                raise reader.fail(key, f"set it on [sources.{parent.name}]: this collector runs inside {parent.name}")
+        version, prefix = parent.version, parent.metric_prefix
+    else:
+        version, prefix = reader.string("version", ""), reader.string("metric_prefix", "")
+    features: tuple[str, ...] | None = None
+    if "features" in reader.table:
+        value = reader.value("features")
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise reader.fail("features", 'expected a list of the exporter\'s flags, e.g. ["--engine-metrics"]')
+        features = tuple(value)
+    problem = stated_problem(name, Stated(version, features, prefix))
+    if problem is not None:
+        raise reader.fail(*problem)
+    return version, features, prefix
 
 
 def _fields(reader: TableReader) -> tuple[str, ...] | None:

@@ -1,11 +1,13 @@
 """The catalogue of known metric names (``dashgen/data/metric_catalogue.txt``).
 
-The text file is pinned and committed: one name per line, ``#`` comments, and glob lines
+The names dashgen reads come from the exporter table (``dashgen.exporters.table``: one row per series, with
+its older names and the router's prefix); the text file holds only the other names the sources document. It
+is pinned and committed: one name per line, ``#`` comments, and glob lines
 (``smg_discovery_*``) for families the source documents only by prefix. Histograms and
 summaries are listed with their ``_bucket``/``_sum``/``_count`` series. It was generated once
 from the metric tables of the project's metric catalogue document with
-``python -m dashgen.lint.catalogue METRICS.md > dashgen/data/metric_catalogue.txt``;
-the product reads only the packaged text file.
+``python -m dashgen.lint.catalogue METRICS.md > dashgen/data/metric_catalogue.txt`` (which leaves out the
+table's names); the product reads the table and the packaged text file, never the document.
 """
 
 from __future__ import annotations
@@ -18,27 +20,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 
+from dashgen.exporters.availability import every_name
+
 _NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:*]*$")
 _SPAN_RE = re.compile(r"`([^`]+)`")
 _BRACE_RE = re.compile(r"\{([^{}]*)\}")
 _HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 _SUMMARY_SUFFIXES = ("_sum", "_count")
 
-# Names the tables do not list but the sources' prose does (metrics.md label contract and
-# GPM paragraph are scanned separately); plus the scraper's own ``up`` and node-exporter's
-# CPU / memory basics that the per-node CPU and host-RAM panels (domain.md layout 4) use.
+# dashgen's own recorded names the catalogue document does not list (the exporters' names are in the exporter table).
 EXTRA_NAMES = (
-    "up",
     "node:dashgen_inventory:info",  # dashgen's own node inventory recording rule (queries.inventory)
     "node:dashgen_layer_reason:code",  # dashgen's own recorded reason codes of the Now row (queries.nodata)
-    "node_uname_info",
-    "node_cpu_seconds_total",
-    "node_memory_MemTotal_bytes",
-    "node_memory_MemAvailable_bytes",
-    "node_memory_MemFree_bytes",
-    "node_load1",
-    "node_load5",
-    "node_load15",
 )
 
 
@@ -68,9 +61,11 @@ def parse_catalogue(text: str) -> Catalogue:
 
 
 def load_catalogue() -> Catalogue:
-    """The packaged catalogue (``dashgen/data/metric_catalogue.txt``)."""
+    """Every name the exporter table (``dashgen.exporters``) knows, in every supported version and scrape path's
+    spelling, and the packaged catalogue's other documented names (``dashgen/data/metric_catalogue.txt``)."""
     text = resources.files("dashgen").joinpath("data/metric_catalogue.txt").read_text(encoding="utf-8")
-    return parse_catalogue(text)
+    packaged = parse_catalogue(text)
+    return Catalogue(names=packaged.names | every_name(), patterns=packaged.patterns)
 
 
 def _brace_expand(name: str) -> list[str]:
@@ -165,4 +160,5 @@ def render_catalogue(names: Iterable[str], source: str) -> str:
 if __name__ == "__main__":  # pragma: no cover - one-off generator
     path = sys.argv[1]
     with open(path, encoding="utf-8") as fh:
-        sys.stdout.write(render_catalogue(build_catalogue(fh.read()), "metrics.md"))
+        table = every_name()
+        sys.stdout.write(render_catalogue([n for n in build_catalogue(fh.read()) if n not in table], "metrics.md"))

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dashgen_queries import nodata
 
 from dashgen.deployment.profile import KNOWN_SOURCES, Profile
+from dashgen.exporters.availability import switch_of
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import ExpandedQuery, Window, expand_text, format_duration, globals_for
 from dashgen.live.results import REASON_NAMES, Reason
@@ -38,21 +39,23 @@ class ReasonFinder:
         self._layer_cache: dict[tuple[str, str], list[Reason]] = {}
 
     @staticmethod
-    def layer_queries(profile: Profile) -> dict[str, list[tuple[str, str, str]]]:
-        """(layer key, title, per-node reason-code PromQL) per profile source, from queries.nodata."""
-        found: dict[str, list[tuple[str, str, str]]] = {}
+    def layer_queries(profile: Profile) -> dict[str, list[tuple[str, str, str, str]]]:
+        """(layer key, title, switch, per-node reason-code PromQL) per profile source, from queries.nodata."""
+        found: dict[str, list[tuple[str, str, str, str]]] = {}
         for layer in nodata.layers(profile):
             source = LAYER_SOURCES.get(layer.key, layer.key)
             if source not in profile.sources:
                 source = next((s.name for s in profile.sources.values() if s.job == layer.job), "")
-            found.setdefault(source, []).append((layer.key, layer.title, nodata.reason_code(profile, layer)))
+            found.setdefault(source, []).append(
+                (layer.key, layer.title, layer.switch, nodata.reason_code(profile, layer))
+            )
         return found
 
     def layer_reasons(self, profile: Profile, variables: Mapping[str, str], sources: set[str]) -> list[Reason]:
         reasons: list[Reason] = []
         queries = self.layer_queries(profile)
         for source in sorted(sources):
-            for key, title, expr in queries.get(source, []):
+            for key, title, switch, expr in queries.get(source, []):
                 cache_key = (profile.name, key)
                 if cache_key not in self._layer_cache:
                     text = expand_text(expr, {**variables, **globals_for(self.window, 60, 60)})
@@ -62,7 +65,8 @@ class ReasonFinder:
                         code = int(float(item["value"][1]))
                         if code:
                             node = item["metric"].get(profile.label("node"), "")
-                            found.append(Reason(code, f"{REASON_NAMES.get(code, code)} ({title})", node, key))
+                            shown = f"{title}; {switch}" if code == 4 and switch else title  # S35: name the switch
+                            found.append(Reason(code, f"{REASON_NAMES.get(code, code)} ({shown})", node, key))
                     self._layer_cache[cache_key] = sorted(found, key=lambda r: r.node)
                 reasons += self._layer_cache[cache_key]
         return reasons
@@ -100,7 +104,9 @@ class ReasonFinder:
                 return Reason(5, f"{name}: no series; no target of job {job!r} in up (target gone)")
             if all(float(item["value"][1]) == 0 for item in up):
                 return Reason(5, f"{name}: no series; up == 0 for every {job!r} target (scrape failed)")
-            return Reason(4, f"{name}: {job!r} targets are up but the series was never exported in the window")
+            switch = switch_of(name)
+            needs = f" ({switch})" if switch else ""
+            return Reason(4, f"{name}: {job!r} targets are up but the series was never exported in the window{needs}")
         scrape = scrape_seconds_for(query.expr, profile, stored=True)
         share = profile.insufficient_samples_share if profile else 0.5
         expected = share * self.window.length / scrape

@@ -26,7 +26,7 @@ from dashgen_queries.gpu import (
     gpu_timeline,
 )
 from dashgen_queries.inventory import INVENTORY, inventory_labels, node_to_replica
-from dashgen_queries.promql import agg, in_deployment
+from dashgen_queries.promql import agg
 from dashgen_queries.sglang import restarted_ranks
 from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name, stalled_stages
 
@@ -38,9 +38,7 @@ from dashgen.rules.model import RecordingRule
 __all__ = ["slo_error_ratio_name", "slo_records", "gpu_records", "inventory_records", "layer_health_records"]
 
 GPU_MEMORY = "node_gpu:dashgen_gpu_memory_used:ratio"
-NODE_GPU_MEMORY = "node:dashgen_gpu_memory_used:max_ratio"
 GPU_TEMPERATURE = "node_gpu:dashgen_gpu_temperature:celsius"
-NODE_GPU_TEMPERATURE = "node:dashgen_gpu_temperature:max_celsius"
 GPU_CLOCK_REASONS = "node_gpu:dashgen_gpu_clock_event_reasons:bitmask"
 
 
@@ -54,14 +52,13 @@ def slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
 
 
 def gpu_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...]:
-    node = profile.label("node")
+    """Per GPU, on valid samples: memory used share, temperature and the clock-event bitmask (the alerts and the
+    health states read them; no per-node maximum is recorded, none was read)."""
     return (
         RecordingRule(GPU_MEMORY, gpu_memory_used_share(profile, source, scoped=False, valid_only=True)),
-        RecordingRule(NODE_GPU_MEMORY, agg("max", (node,), in_deployment(profile, GPU_MEMORY))),
         RecordingRule(
             GPU_TEMPERATURE, gpu_timeline(profile, source, QUANTITIES["temperature"], scoped=False, valid_only=True)
         ),
-        RecordingRule(NODE_GPU_TEMPERATURE, agg("max", (node,), in_deployment(profile, GPU_TEMPERATURE))),
         RecordingRule(GPU_CLOCK_REASONS, gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)),
     )
 

@@ -18,6 +18,7 @@ from dashgen_queries.gpu import GpuSource, gpu_source
 from dashgen_queries.sglang_slo import check_objective
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
+from dashgen.exporters.availability import adapt
 from dashgen.render.yamlemit import dump
 from dashgen.rules.alerts import (
     client_slo_alerts,
@@ -36,6 +37,7 @@ from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, inventory_records, layer_health_records, slo_records
 
 RULES_DIR = Path("rules")
+Rule = RecordingRule | AlertRule
 
 
 def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
@@ -87,10 +89,24 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     incident = incident_alerts(profile)
     if incident:  # S31-S33: the failure classes the drills found silent
         groups.append(("incident", incident))
+    deployed = [(name, as_deployed(profile, rules)) for name, rules in groups]
     return tuple(
         RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
-        for name, rules in groups
+        for name, rules in deployed
+        if rules
     )
+
+
+def as_deployed(profile: Profile, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    """The rules with the names the profile's stated exporter versions and scrape paths write, without the rules
+    that read a series they never write (an alert that could never fire is not written; S35)."""
+    stated = {name: source.stated for name, source in profile.sources.items() if source.exported}
+    kept: list[Rule] = []
+    for rule in rules:
+        adapted = adapt(rule.expr, stated)
+        if not adapted.missing:
+            kept.append(rule if adapted.expr == rule.expr else replace(rule, expr=adapted.expr))
+    return tuple(kept)
 
 
 def _collected_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...]:

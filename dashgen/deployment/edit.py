@@ -1,0 +1,47 @@
+"""Rewrite fields of a profile's ``[sources.<name>]`` table in its TOML text, keeping every other line (comments,
+order, spacing) as it is: ``dashgen doctor --write`` states what the store shows. Pure: text in, text out."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from dashgen.errors import ProfileError
+
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+
+
+def toml_value(value: object) -> str:
+    """A string or a list of strings as TOML writes it (TOML's basic strings are JSON's)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return "[" + ", ".join(json.dumps(item, ensure_ascii=False) for item in value) + "]"
+    raise ValueError(f"cannot write {value!r} into a profile: a string or a list of strings")
+
+
+def set_source_fields(text: str, path: str, source: str, fields: dict[str, object]) -> str:
+    """``text`` with each of ``fields`` set in ``[sources.<source>]`` (replaced where the key is, else added after
+    the table's last key). A profile that does not write the source as a ``[sources.<source>]`` table is refused,
+    naming the field, rather than rewritten in a different shape."""
+    lines = text.splitlines(keepends=True)
+    start = next(
+        (i for i, line in enumerate(lines) if (m := _HEADER.match(line)) and m.group(1) == f"sources.{source}"), None
+    )
+    if start is None:
+        raise ProfileError(path, f"sources.{source}", f"no [sources.{source}] table in the file to write into")
+    end = next((i for i in range(start + 1, len(lines)) if _HEADER.match(lines[i])), len(lines))
+    last_key = start
+    for key, value in fields.items():
+        rendered = f"{key} = {toml_value(value)}\n"
+        at = next((i for i in range(start + 1, end) if re.match(rf"^\s*{re.escape(key)}\s*=", lines[i])), None)
+        if at is not None:
+            lines[at] = rendered
+            continue
+        last_key = max([last_key, *(i for i in range(start + 1, end) if re.match(r"^\s*[A-Za-z0-9_-]+\s*=", lines[i]))])
+        lines.insert(last_key + 1, rendered)
+        end += 1
+        last_key += 1
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return "".join(lines)
