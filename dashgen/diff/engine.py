@@ -185,7 +185,7 @@ def _schema_changes(old: DashboardModel, new: DashboardModel) -> tuple[FieldChan
     if (old.schema, old.api_version) != (new.schema, new.api_version):
         out.append(FieldChange("schema", old.api_version or old.schema, new.api_version or new.schema, "layout"))
     if old.outline != new.outline:
-        out.append(FieldChange("layout", list(old.outline), list(new.outline), "layout"))
+        out.append(FieldChange("layout", old.outline, new.outline, "layout"))
     return tuple(out)
 
 

@@ -56,7 +56,7 @@ class DashboardModel:
     raw_fields: Mapping[str, Any] = field(repr=False)
     schema: str = "v1"  # "v2": a dashboard.grafana.app/v2* resource (read through its classic view)
     api_version: str | None = None
-    outline: tuple[str, ...] = ()  # v2: its tabs and their rows; v1: its rows
+    outline: str = ""  # v2: its tabs and their row counts; v1: its row count
 
 
 def _row_grids(sites: list[tuple[Mapping[str, Any], str | None]]) -> list[Mapping[str, Any] | None]:
@@ -121,7 +121,7 @@ def load_model(doc: Any) -> DashboardModel:
         raw_fields={k: v for k, v in body.items() if k not in {"panels", "rows", "templating"}},
         schema="v2" if v2 else "v1",
         api_version=str(doc.get("apiVersion")) if v2 else None,
-        outline=layout_outline(doc) if v2 else tuple(f"row {p.title!r}" for p in panels if p.type == "row"),
+        outline=layout_outline(doc if v2 else body),
     )
 
 

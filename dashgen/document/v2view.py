@@ -301,19 +301,22 @@ def tab_of_panels(resource: Mapping[str, Any]) -> dict[Any, str]:
     return found
 
 
-def layout_outline(doc: Any) -> tuple[str, ...]:
-    """The layout in words, for a diff: a v2 dashboard's tabs with their rows, a v1 dashboard's rows."""
-    if is_v2(doc):
-        layout = doc["spec"].get("layout") or {}
-        if layout.get("kind") == "TabsLayout":
-            return tuple(
-                f"tab {str((tab.get('spec') or {}).get('title', ''))!r}: "
-                + ", ".join(
-                    repr(str((row.get("spec") or {}).get("title", "")))
-                    for row in (((tab.get("spec") or {}).get("layout") or {}).get("spec") or {}).get("rows") or []
-                )
-                for tab in (layout.get("spec") or {}).get("tabs") or []
-                if isinstance(tab, Mapping)
-            )
-        return (str(layout.get("kind", "")),)
-    return ()
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def layout_outline(doc: Any) -> str:
+    """The layout in words, for a diff: a v2 dashboard's tabs with their row counts, a v1 dashboard's rows."""
+    if not is_v2(doc):
+        body = doc if isinstance(doc, Mapping) else {}
+        rows = sum(1 for p in body.get("panels") or [] if isinstance(p, Mapping) and p.get("type") == "row")
+        return _count(rows, "row")
+    layout = doc["spec"].get("layout") or {}
+    if layout.get("kind") != "TabsLayout":
+        return str(layout.get("kind", ""))
+    tabs = [t.get("spec") or {} for t in (layout.get("spec") or {}).get("tabs") or [] if isinstance(t, Mapping)]
+    parts = [
+        f"{t.get('title', '')} ({_count(len(((t.get('layout') or {}).get('spec') or {}).get('rows') or []), 'row')})"
+        for t in tabs
+    ]
+    return f"{_count(len(tabs), 'tab')}: " + ", ".join(parts)
