@@ -226,3 +226,23 @@ def test_cli_build_schema_v2_writes_the_resource_and_refuses_h20_16_with_exit_2(
     refused = runner.invoke(main, ["build", "--schema", "v2", "--profile", "h20-16", "--out", str(tmp_path)])
     assert refused.exit_code == 2
     assert "dashboard.grafana_version" in refused.output and not (tmp_path / "h20-16").exists()
+
+
+def test_import_of_a_v2_resource_writes_a_panel_module_that_renders_back_without_change():
+    from dashgen.importer import import_dashboard
+
+    _, resource, spec = _v2("video-200")
+    result = import_dashboard(resource, "video-200 v2")
+    assert "DASHBOARD" in result.text
+    assert not result.round_trip.has_semantic_changes
+    assert len(
+        [p for p in result.source["panels"] for p in [p, *p.get("panels", [])] if p.get("type") != "row"]
+    ) == len(spec.panels())
+
+
+def test_cli_import_refuses_a_bare_v2_spec_naming_the_missing_wrapper(tmp_path):
+    _, resource, _ = _v2("video-200")
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(resource["spec"]))
+    refused = CliRunner().invoke(main, ["import", str(bare), "-o", str(tmp_path / "x.py")])
+    assert refused.exit_code == 2 and "apiVersion" in refused.output
