@@ -86,9 +86,7 @@ def build_profile(profile: Profile, groups: tuple | None = None, schema: str | N
         problems += check_queries(document, profile, f"{profile.name}/{spec.uid}")
         if v2:
             resource = _v2(profile, spec, document, problems)
-            built.append(
-                BuiltDashboard(profile.name, spec, resource, encode(resource), content_sha(resource.get("spec") or {}))
-            )
+            built.append(BuiltDashboard(profile.name, spec, resource, encode(resource), content_sha(resource)))
             continue
         built.append(BuiltDashboard(profile.name, spec, document, encode(document), content_sha(document)))
     if problems:

@@ -18,7 +18,7 @@ from typing import Any
 
 from dashgen.diff import DashboardDiff, approval_keys, diff_dashboards, query_changes
 from dashgen.diff.values import describe_change
-from dashgen.document import iter_panels
+from dashgen.document import is_v2, iter_panels, unwrap
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.ledger import Instance, last_written
 from dashgen.render.canonical import content_sha_of_json
@@ -266,8 +266,11 @@ def _plan_one(
         summary = (f"new dashboard with {len(queries)} queries in folder {_folder_name(folder_to)}", *folder_summary)
         action = "refused" if refusals else "create"
         return DashboardPlan(target, None, action, summary, tuple(refusals), tuple(used), new_queries=queries, **where)
-    if live.stored_v2:
+    target_v2 = is_v2(target.document)
+    if live.stored_v2 and not target_v2:
         return _plan_v2(target, live, approvals, refusals, used, folder_summary, where)
+    if target_v2 and not live.stored_v2:
+        _schema_change(target, live, approvals, refusals, used)
     if live.sha in target.accepted_shas:
         moving = (live.folder_uid or None) != folder_to
         summary = ("Grafana already stores this build (same SHA)", *folder_summary)
@@ -338,6 +341,26 @@ def _plan_one(
     )
 
 
+def _schema_change(
+    target: PublishTarget, live: LiveState, approvals: Approvals, refusals: list[Refusal], used: list[str]
+) -> None:
+    """A v1-stored dashboard a v2 build would turn into v2 (issue 30): a change the plan names, approved by
+    ``schema-v2:<uid>``."""
+    key = f"schema-v2:{target.uid}"
+    if approvals.grants(key, target.uid):
+        used.append(key)
+        return
+    stored = live.stored_version or "v1 (legacy API)"
+    refusals.append(
+        Refusal(
+            key,
+            f"Grafana stores this dashboard as v1 ({stored}); this build writes it as {target.document['apiVersion']} "
+            "(tabs, rows and grids instead of v1 rows): the stored copy is backed up, and a v1 build over it later "
+            "needs --overwrite-v2",
+        )
+    )
+
+
 def _plan_v2(
     target: PublishTarget,
     live: LiveState,
@@ -400,8 +423,10 @@ def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDif
 
 
 def needs_diff(live: LiveState | None, target: PublishTarget) -> bool:
-    """Whether planning ``target`` over ``live`` diffs the two (an existing v1 dashboard that is not the build)."""
-    return live is not None and not live.stored_v2 and live.sha not in target.accepted_shas
+    """Whether planning ``target`` over ``live`` diffs the two: an existing dashboard that is not the build, stored
+    as v1 or, for a v2 build, as v2."""
+    comparable = not live.stored_v2 or is_v2(target.document) if live is not None else False
+    return live is not None and comparable and live.sha not in target.accepted_shas
 
 
 def _guarded(target: PublishTarget, diff: DashboardDiff) -> list[tuple[str, str]]:
@@ -435,7 +460,7 @@ def _summarise(diff: DashboardDiff) -> tuple[list[str], list[str]]:
 
 def _queries(document: dict[str, Any], panel_ids: set[Any] | None) -> list[NewQuery]:
     found = []
-    for site in iter_panels(document):
+    for site in iter_panels(unwrap(document)):
         candidate = site.raw
         if panel_ids is not None and candidate.get("id") not in panel_ids:
             continue
