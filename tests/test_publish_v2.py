@@ -8,10 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from publishing import TOKEN, ledger, plan_json, run, saves
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
 
+from dashgen.cli.app import main
 from dashgen.render.canonical import content_sha
 
 work = pytest.fixture(work_folder)
@@ -31,6 +33,12 @@ def retitle(work: Path, title: str) -> None:
     path = work / "profiles" / f"{PROFILE}.toml"
     lines = [f'title = "{title}"' if line.startswith("title = ") else line for line in path.read_text().splitlines()]
     path.write_text("\n".join(lines) + "\n")
+
+
+def drift(work: Path, grafana: GrafanaStandin):
+    argv = ["--profiles-dir", str(work / "profiles"), "drift", "--grafana-url", grafana.url, "--timeout", "2"]
+    argv += ["--ledger", str(work / "ledger.jsonl")]
+    return CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
 
 
 @pytest.fixture
@@ -107,3 +115,34 @@ def test_a_v2beta1_build_for_grafana_12_is_written_through_apis_v2beta1(work):
         assert [(r.method, r.path.split("/")[3]) for r in saves(grafana12)] == [("POST", "v2beta1")]
         assert grafana12.stored_api_version(UID) == "v2beta1"
         assert ledger(work)[-1]["stored_sha"] == ledger(work)[-1]["build_sha"]
+
+
+def test_rollback_restores_a_recorded_v2_release_through_apis_v2(work, grafana13):
+    as_v2(work)
+    assert run(work, grafana13, profile=PROFILE).exit_code == 0
+    first = ledger(work)[-1]
+    original = grafana13.stored_v2(UID)
+    retitle(work, "Long-context replica group, retitled")
+    assert run(work, grafana13, profile=PROFILE).exit_code == 0
+    assert grafana13.stored_v2(UID)["title"] != original["title"]
+    grafana13.clear_log()
+    rolled = run(work, grafana13, UID, "--to", first["build_sha"][:12], command="rollback")
+    assert rolled.exit_code == 0, rolled.output
+    (put,) = saves(grafana13)
+    assert put.method == "PUT" and "/v2/namespaces/default/dashboards/" in put.path
+    assert grafana13.stored_v2(UID) == original
+    record = ledger(work)[-1]
+    assert record["outcome"] == "published" and record["stored_sha"] == first["stored_sha"]
+
+
+def test_drift_of_a_v2_release_is_clean_untouched_and_diffs_a_persons_v2_edit(work, grafana13):
+    as_v2(work)
+    assert run(work, grafana13, profile=PROFILE).exit_code == 0
+    clean = drift(work, grafana13)
+    assert clean.exit_code == 0, clean.output
+    assert f"clean         {UID}" in clean.output
+    grafana13.simulate_ui_save(UID, lambda spec: spec.update(title="Edited by a person"))
+    drifted = drift(work, grafana13)
+    assert drifted.exit_code == 1, drifted.output
+    assert f"edited        {UID}" in drifted.output and "Edited by a person" in drifted.output
+    assert "not diffable" not in drifted.output
