@@ -58,6 +58,7 @@ def test_a_v2_build_is_created_and_updated_through_apis_v2_and_its_stored_spec_i
     assert grafana13.stored_api_version(UID) == "v2" and stored["layout"]["kind"] == "TabsLayout"
     record = ledger(work)[-1]
     assert record["outcome"] == "published" and record["stored_sha"] == record["build_sha"]
+    assert record["api_version"] == "dashboard.grafana.app/v2" and record["resource_version"]
     assert record["stored_sha"] == content_sha({"apiVersion": "dashboard.grafana.app/v2", "spec": stored})
 
     grafana13.clear_log()
@@ -74,6 +75,7 @@ def test_a_v2_build_is_created_and_updated_through_apis_v2_and_its_stored_spec_i
     assert grafana13.stored_v2(UID)["title"] == "Long-context replica group, retitled"
     assert grafana13.stored_version(UID) == generation + 1
     assert ledger(work)[-1]["outcome"] == "published" and ledger(work)[-1]["grafana_version"] == generation + 1
+    assert ledger(work)[-1]["resource_version"] != record["resource_version"]
 
 
 def test_a_persons_save_of_the_v2_dashboard_is_refused_with_its_key_and_a_dry_run_writes_nothing(work, grafana13):
@@ -146,3 +148,15 @@ def test_drift_of_a_v2_release_is_clean_untouched_and_diffs_a_persons_v2_edit(wo
     assert drifted.exit_code == 1, drifted.output
     assert f"edited        {UID}" in drifted.output and "Edited by a person" in drifted.output
     assert "not diffable" not in drifted.output
+
+
+def test_history_shows_the_v2_releases_beside_grafanas_versions(work, grafana13):
+    as_v2(work)
+    assert run(work, grafana13, profile=PROFILE).exit_code == 0
+    retitle(work, "Long-context replica group, retitled")
+    assert run(work, grafana13, profile=PROFILE).exit_code == 0
+    argv = ["--profiles-dir", str(work / "profiles"), "history", UID, "--grafana-url", grafana13.url]
+    argv += ["--ledger", str(work / "ledger.jsonl"), "--timeout", "2", "--format", "json"]
+    shown = CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
+    assert shown.exit_code == 0, shown.output
+    assert [r["build_sha"] for r in ledger(work)][-1][:12] in shown.output

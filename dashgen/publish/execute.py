@@ -51,6 +51,7 @@ class Outcome:
     recorded: bool = True  # False when its ledger line could not be written
     ledger_line: str = field(default="", repr=False)
     copy_kept: bool = True  # False when the read-back copy of a save could not be written (a full disk)
+    resource_version: str | None = None  # of the stored object read back (``/apis``)
 
     @property
     def ok(self) -> bool:
@@ -346,6 +347,7 @@ def _verify(base: Outcome, item: DashboardPlan, stored: LiveState) -> Outcome:
             version=stored.version,
             stored_sha=stored.sha,
             detail=f"v{stored.version} verified {stored.sha[:12]}{note}",
+            resource_version=stored.resource_version,
         )
     changed = what_grafana_changed(target.document, stored.document) or "(the same leaves)"
     return replace(
@@ -379,4 +381,6 @@ def _ledger_record(
         refusals=tuple(r.key for r in item.refusals),
         org_id=connection.org_id,
         folder_uid=item.folder_to,
+        api_version=item.target.document["apiVersion"] if v2_version(item.target.document) else None,
+        resource_version=outcome.resource_version if v2_version(item.target.document) else None,
     )
