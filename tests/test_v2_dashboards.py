@@ -246,3 +246,20 @@ def test_cli_import_refuses_a_bare_v2_spec_naming_the_missing_wrapper(tmp_path):
     bare.write_text(json.dumps(resource["spec"]))
     refused = CliRunner().invoke(main, ["import", str(bare), "-o", str(tmp_path / "x.py")])
     assert refused.exit_code == 2 and "apiVersion" in refused.output
+
+
+def test_export_of_a_v2_profile_writes_the_v1_rendering_its_loaders_accept_and_says_so(tmp_path):
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    text = (ROOT / "profiles" / "video-200.toml").read_text()
+    (profiles / "video-200.toml").write_text(
+        text.replace('grafana_version = "12.3"', 'grafana_version = "13.0"\nschema = "v2"')
+    )
+    out = tmp_path / "deploy"
+    result = CliRunner().invoke(
+        main, ["--profiles-dir", str(profiles), "export", "--format", "provisioning", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "load v1 dashboards only" in result.output
+    written = json.loads((out / "provisioning" / "video-200" / "dg-video-200-cluster.json").read_text())
+    assert "apiVersion" not in written and written["uid"] == "dg-video-200-cluster" and written["panels"]
