@@ -263,3 +263,20 @@ def test_export_of_a_v2_profile_writes_the_v1_rendering_its_loaders_accept_and_s
     assert "load v1 dashboards only" in result.output
     written = json.loads((out / "provisioning" / "video-200" / "dg-video-200-cluster.json").read_text())
     assert "apiVersion" not in written and written["uid"] == "dg-video-200-cluster" and written["panels"]
+
+
+@pytest.mark.parametrize("name", ["long-context-64", "pd-128"])
+def test_lint_finds_the_same_findings_on_the_v2_elements_as_on_the_v1_panels(name):
+    from dashgen.lint.runner import lint_dashboard
+
+    document, resource, _ = _v2(name)
+
+    def found(doc: dict) -> list[tuple[str, str, str]]:
+        return sorted((f.rule, f.panel or "", f.message) for f in lint_dashboard(doc, "dashboards/x.json"))
+
+    v1 = found(document)
+    assert v1 and found(resource) == v1  # these profiles have findings (the exclusions file accepts them)
+    broken = copy.deepcopy(resource)
+    element = next(e for e in broken["spec"]["elements"].values() if e["spec"]["data"]["spec"]["queries"])
+    element["spec"]["data"]["spec"]["queries"][0]["spec"]["query"]["spec"]["expr"] = "rate(up[5m])"
+    assert found(broken) != v1  # a v2 element's query is what lint reads
