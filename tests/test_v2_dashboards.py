@@ -280,3 +280,38 @@ def test_lint_finds_the_same_findings_on_the_v2_elements_as_on_the_v1_panels(nam
     element = next(e for e in broken["spec"]["elements"].values() if e["spec"]["data"]["spec"]["queries"])
     element["spec"]["data"]["spec"]["queries"][0]["spec"]["query"]["spec"]["expr"] = "rate(up[5m])"
     assert found(broken) != v1  # a v2 element's query is what lint reads
+
+
+def test_a_v2_file_of_a_removed_profile_is_recognised_as_dashgens(tmp_path):
+    from dashgen.build import removed_profile_files
+
+    _, resource, _ = _v2("video-200")
+    (tmp_path / "video-200").mkdir()
+    written = tmp_path / "video-200" / "dg-video-200-cluster.json"
+    written.write_text(json.dumps(resource))
+    assert removed_profile_files(tmp_path, {"video-200"}) == []
+    assert removed_profile_files(tmp_path, set()) == [written]
+
+
+def test_dashboard_links_and_other_variable_types_become_valid_v2_and_read_back():
+    spec = dashboard_specs(PROFILES["video-200"])[0]
+    document = render_dashboard(spec)
+    link = {"title": "Runbook", "type": "link", "url": "https://runbooks.example/gpu", "targetBlank": True}
+    document["links"] = [link, {"title": "Cluster", "type": "dashboards", "tags": ["dashgen"], "asDropdown": True}]
+    extra = [
+        {"type": "textbox", "name": "filter", "label": "Filter", "query": "", "current": {"text": "", "value": ""}},
+        {"type": "constant", "name": "site", "query": "eu-1", "hide": 2, "current": {"text": "eu-1", "value": "eu-1"}},
+        {"type": "interval", "name": "step", "query": "1m,5m", "current": {"text": "1m", "value": "1m"}},
+    ]
+    document["templating"]["list"] += extra
+    resource = render_v2(spec, document, "v2")
+    assert validate_v2(resource, "video-200") == []
+    kinds = [v["kind"] for v in resource["spec"]["variables"][-3:]]
+    assert kinds == ["TextVariable", "ConstantVariable", "IntervalVariable"]
+    view = classic_view(resource)
+    assert [v["type"] for v in view["templating"]["list"][-3:]] == ["textbox", "constant", "interval"]
+    assert view["templating"]["list"][-2]["hide"] == 2
+    assert view["links"][0]["url"] == link["url"] and view["links"][1]["type"] == "dashboards"
+    document["templating"]["list"].append({"type": "adhoc", "name": "filters"})
+    with pytest.raises(ValueError, match="'filters'"):
+        render_v2(spec, document, "v2")
