@@ -52,6 +52,8 @@ def check_dashboard(doc: Any, where: str) -> None:
     if not isinstance(body, dict):
         raise InputError(f"{where}: dashboard: not an object")
     if "elements" in body and "layout" in body:
+        if is_v2(doc) and not body["elements"]:
+            raise InputError(f"{where}: spec.elements: a v2 dashboard without elements: nothing to import")
         if is_v2(doc):
             return  # a v2 resource is read through its classic view (dashgen.document.v2view)
         raise InputError(
