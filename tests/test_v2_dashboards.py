@@ -315,3 +315,16 @@ def test_dashboard_links_and_other_variable_types_become_valid_v2_and_read_back(
     document["templating"]["list"].append({"type": "adhoc", "name": "filters"})
     with pytest.raises(ValueError, match="'filters'"):
         render_v2(spec, document, "v2")
+
+
+def test_a_malformed_v2_file_is_not_a_dashboard_with_a_reason_not_a_crash(tmp_path):
+    from dashgen.document import NotADashboard, unwrap
+
+    bad = {"apiVersion": "dashboard.grafana.app/v2", "kind": "Dashboard", "metadata": {"name": "x"}}
+    bad["spec"] = {"elements": {"a": []}, "layout": {"kind": "RowsLayout", "spec": {"rows": ["not a row"]}}}
+    with pytest.raises(NotADashboard, match="v2 dashboard of an unexpected shape"):
+        unwrap(bad)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    linted = CliRunner().invoke(main, ["lint", str(path)])
+    assert linted.exit_code == 2 and "Traceback" not in linted.output and "unexpected shape" in linted.output

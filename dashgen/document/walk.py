@@ -27,7 +27,10 @@ def unwrap(doc: Any) -> Mapping[str, Any]:
     if not isinstance(doc, Mapping):
         raise NotADashboard("top-level JSON value is not an object")
     if is_v2(doc):
-        return classic_view(doc)
+        try:
+            return classic_view(doc)
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:  # a malformed v2 file
+            raise NotADashboard(f"a v2 dashboard of an unexpected shape ({type(exc).__name__}: {exc})") from None
     if "spec" in doc and "apiVersion" in doc and isinstance(doc["spec"], Mapping):
         return doc["spec"]
     if "dashboard" in doc and isinstance(doc["dashboard"], Mapping) and "panels" not in doc:
