@@ -160,3 +160,14 @@ def test_history_shows_the_v2_releases_beside_grafanas_versions(work, grafana13)
     shown = CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
     assert shown.exit_code == 0, shown.output
     assert [r["build_sha"] for r in ledger(work)][-1][:12] in shown.output
+
+
+def test_diff_live_of_a_v2_dashboard_compares_by_stable_key(work, grafana13):
+    as_v2(work)
+    assert run(work, grafana13, profile=PROFILE).exit_code == 0
+    argv = ["--profiles-dir", str(work / "profiles"), "diff", "--live", UID, "--grafana-url", grafana13.url]
+    same = CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
+    assert same.exit_code == 0, same.output
+    grafana13.simulate_ui_save(UID, lambda spec: spec.update(title="Edited by a person"))
+    edited = CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
+    assert edited.exit_code == 1 and "Edited by a person" in edited.output, edited.output
