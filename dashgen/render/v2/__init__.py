@@ -3,7 +3,7 @@ rendered v1 panels: ``elements`` (one element per panel, keyed by its stable key
 rows, grids), ``variables``, ``links``, ``annotations`` and ``timeSettings``, validated against the copies of
 the Foundation SDK's v2 schemas in ``dashgen/render/schema``. Pure."""
 
-from dashgen.render.v2.resource import API_GROUP, render_v2, v2_api_version
+from dashgen.render.v2.resource import API_GROUP, render_v2
 from dashgen.render.v2.validate import validate_v2
 
-__all__ = ["API_GROUP", "render_v2", "v2_api_version", "validate_v2"]
+__all__ = ["API_GROUP", "render_v2", "validate_v2"]

@@ -20,11 +20,6 @@ CURSOR_SYNC = ("Off", "Crosshair", "Tooltip")  # v1 graphTooltip 0 / 1 / 2
 PROFILE_ANNOTATION = "dashgen.io/profile"
 
 
-def v2_api_version(grafana: tuple[int, int]) -> str:
-    """``v2`` for Grafana 13 and newer, ``v2beta1`` for 12.x (what each stores its v2 dashboards as)."""
-    return "v2" if grafana >= (13, 0) else "v2beta1"
-
-
 def _grid_item(key: str, panel: dict[str, Any], top: int) -> dict[str, Any]:
     grid = panel.get("gridPos") or {}
     return {
