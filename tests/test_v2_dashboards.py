@@ -328,3 +328,27 @@ def test_a_malformed_v2_file_is_not_a_dashboard_with_a_reason_not_a_crash(tmp_pa
     path.write_text(json.dumps(bad))
     linted = CliRunner().invoke(main, ["lint", str(path)])
     assert linted.exit_code == 2 and "Traceback" not in linted.output and "unexpected shape" in linted.output
+
+
+@pytest.mark.parametrize(("api_version", "module"), [("v2", "dashboardv2"), ("v2beta1", "dashboardv2beta1")])
+@pytest.mark.parametrize("name", V2_PROFILES)
+def test_the_foundation_sdk_decodes_the_v2_spec_to_the_same_panels_queries_units_and_tabs(name, api_version, module):
+    """An independent decoder (the Foundation SDK's Python models, ``pip install grafana-foundation-sdk>=0.0.18``;
+    skipped without it): every element decodes as a panel with the v1 panel's title, queries, unit, thresholds."""
+    models = pytest.importorskip(f"grafana_foundation_sdk.models.{module}")
+    document, resource, spec = _v2(name, api_version)
+    decoded = models.Dashboard.from_json(resource["spec"])
+    assert type(decoded.layout).__name__ == "TabsLayoutKind" and decoded.layout.spec.tabs[0].spec.title == "Now"
+    assert list(decoded.elements) == [p.key for p in spec.panels()]
+    v1 = _panels(document)
+    for key, element in decoded.elements.items():
+        panel = v1[panel_id(key)]
+        assert element.spec.title == panel["title"] and element.spec.id_val == panel["id"]
+        queries = [q.spec.query.spec.data.get("expr") for q in element.spec.data.spec.queries]
+        assert queries == [t["expr"] for t in panel.get("targets", [])]
+        defaults = element.spec.viz_config.spec.field_config.defaults
+        expected = (panel.get("fieldConfig") or {}).get("defaults", {})
+        assert defaults.unit == expected.get("unit")
+        steps = [(s.color, s.value) for s in defaults.thresholds.steps] if defaults.thresholds else None
+        want = [(s["color"], s["value"]) for s in expected["thresholds"]["steps"]] if "thresholds" in expected else None
+        assert steps == want
