@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_TEST_PACKAGES := victoria-metrics prometheus
 
-.PHONY: dashboards test lint bench diff check demo test-live venv debian-deps clean
+.PHONY: dashboards test fuzz lint bench diff check demo test-live venv debian-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,11 +37,17 @@ dashboards: $(STAMP)
 test: $(STAMP) debian-deps
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
+	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The fault and fuzz suite alone (also part of make test); DASHGEN_FUZZ_EXAMPLES=1000 for a longer hunt.
+fuzz: $(STAMP) debian-deps
+	$(BIN)/pytest tests/test_fuzz_*.py tests/test_fault_*.py tests/test_http_answers.py tests/test_redaction.py
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
+	$(BIN)/mypy
 	$(BIN)/dashgen lint
 
 check: $(STAMP)

@@ -7,6 +7,7 @@ profiles ``dashgen init --from`` copies): site-packages gets no generic top-leve
 
 from setuptools import find_namespace_packages, setup
 
+# dashgen.project.CONTENT_PACKAGES translates these names back (tests/test_architecture.py keeps the two equal)
 FOLDERS = {"dashgen_panels": "panels", "dashgen_queries": "queries", "dashgen_profiles": "profiles"}
 
 setup(

@@ -8,6 +8,10 @@ ledger = "releases/ledger.jsonl" # default; relative paths are relative to this 
 
 The file is the one ``dashgen.publish.contexts`` reads (``[contexts.<name>]``, ``default_context``); this module
 reads only its top-level keys. A repository is found from its profiles folder: ``dashgen.toml`` beside it.
+
+It also owns the one translation between dashgen's content folders as a reader finds them (``panels/``,
+``queries/``, ``profiles/``) and the names they install under (``dashgen_panels``...; setup.py): ``shown_name``
+and ``import_name``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,23 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+
+# repository folder -> installed import name (setup.py installs them so; site-packages gets no generic "panels")
+CONTENT_PACKAGES = {"panels": "dashgen_panels", "queries": "dashgen_queries", "profiles": "dashgen_profiles"}
+_FOLDERS = {name: folder for folder, name in CONTENT_PACKAGES.items()}
+
+
+def shown_name(module: str) -> str:
+    """``dashgen_panels.first_screen`` -> ``panels.first_screen``: a module named by the folder a reader opens."""
+    package, dot, rest = module.partition(".")
+    return f"{_FOLDERS[package]}{dot}{rest}" if package in _FOLDERS else module
+
+
+def import_name(module: str) -> str:
+    """``panels.first_screen`` -> ``dashgen_panels.first_screen``: the name to import a shown module by."""
+    package, dot, rest = module.partition(".")
+    return f"{CONTENT_PACKAGES[package]}{dot}{rest}" if package in CONTENT_PACKAGES else module
+
 
 CONFIG_FILE = "dashgen.toml"
 KEYS = ("panels_dir", "ledger")

@@ -220,7 +220,7 @@ def reasons_table(profile: Profile) -> PanelSpec:
         stage=False,
         extra_mappings=nodata.value_mappings(),
         decimals=0,
-        custom={"cellOptions": {"type": "color-text"}},
+        cells="color-text",
     )
 
 
@@ -269,7 +269,7 @@ def freshness_table(profile: Profile) -> PanelSpec:
         decimals=0,
         unit="s",
         thresholds=(("green", None), ("orange", worst), ("red", 2 * worst)),
-        custom={"cellOptions": {"type": "color-text"}},
+        cells="color-text",
     )
 
 

@@ -7,7 +7,7 @@ from dashgen_queries import client_slo as cs
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import ratio_axis, table
+from dashgen.render.kit import Matrix, ratio_axis, table
 from dashgen.render.spec import Evidence, PanelSpec, Target
 
 
@@ -28,8 +28,6 @@ def client_now_panel(profile: Profile, group_key: str, height: int) -> PanelSpec
         f"{cs.non_2xx_share_by_class(profile, window)} or "
         f'label_replace({unhealthy}, "{cs.CLASS_LABEL}", "{down}", "", "")'
     )
-    rename = {f"{instance}\\{cs.CLASS_LABEL}": "Gateway", **{bad.key: bad.text for bad in cs.BAD_CLASSES}}
-    order = ["Gateway", *(bad.text for bad in cs.BAD_CLASSES), down]
 
     return table(
         key=f"{group_key}.client_health",
@@ -60,20 +58,11 @@ def client_now_panel(profile: Profile, group_key: str, height: int) -> PanelSpec
         height=height,
         no_value="no gateway response in window",
         thresholds=(("green", None), ("red", cs.SHED_RED_SHARE)),
-        custom={"cellOptions": {"type": "color-background"}},
-        transformations=(
-            {
-                "id": "groupingToMatrix",
-                "options": {
-                    "rowField": instance,
-                    "columnField": cs.CLASS_LABEL,
-                    "valueField": "Value",
-                    "emptyValue": "null",
-                },
-            },
-            {
-                "id": "organize",
-                "options": {"renameByName": rename, "indexByName": {name: i for i, name in enumerate(order)}},
-            },
+        cells="color-background",
+        matrix=Matrix(
+            rows=instance,
+            columns=cs.CLASS_LABEL,
+            corner="Gateway",
+            headers={**{bad.key: bad.text for bad in cs.BAD_CLASSES}, down: down},
         ),
     )

@@ -22,7 +22,6 @@ from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 TITLE = "Collector (vmagent)"
 KEY = "collector"
 WORKLOADS = ("text-generation", "video-generation")
-LINE = {"thresholdsStyle": {"mode": "line"}}
 NODE = "{{node}}"
 
 
@@ -61,7 +60,7 @@ def cpu_panel(profile: Profile) -> PanelSpec:
         min=0,
         width=8,
         thresholds=(("green", None), ("red", quota)),
-        custom=LINE,
+        threshold_style="line",
     )
 
 
@@ -86,7 +85,7 @@ def memory_panel(profile: Profile) -> PanelSpec:
         min=0,
         width=8,
         thresholds=(("green", None), ("orange", va.MEMORY_NEAR_SHARE * limit), ("red", float(limit))),
-        custom=LINE,
+        threshold_style="line",
     )
 
 
@@ -106,7 +105,7 @@ def threads_panel(profile: Profile) -> PanelSpec:
         min=0,
         width=8,
         thresholds=(("green", None), ("red", float(tasks))),
-        custom=LINE,
+        threshold_style="line",
     )
 
 
@@ -133,7 +132,7 @@ def queue_panel(profile: Profile) -> PanelSpec:
         min=0,
         width=8,
         thresholds=(("green", None), ("orange", va.QUEUE_NEAR_SHARE * bound), ("red", float(bound))),
-        custom=LINE,
+        threshold_style="line",
     )
 
 
@@ -251,7 +250,7 @@ def freshness_panel(profile: Profile) -> PanelSpec:
         min=0,
         width=12,
         thresholds=(("green", None), ("red", bound)),
-        custom=LINE,
+        threshold_style="line",
     )
 
 

@@ -14,7 +14,7 @@ from dashgen_panels.drilldown import node_link
 from dashgen_queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, prefix_hit_ratio, queue_per_running
 
 from dashgen.deployment.profile import Profile
-from dashgen.render.kit import last_value, ratio_axis, stat, timeseries
+from dashgen.render.kit import ratio_axis, stat, timeseries
 from dashgen.render.spec import Evidence, PanelSpec, Target
 
 KEY = "slo_health"
@@ -154,7 +154,6 @@ def load_state_panel(profile: Profile, role: str = "") -> PanelSpec:
         width=6,
         thresholds=QUEUE_STATES,
         mappings=STALLED_MAPPINGS,
-        options=last_value(),
     )
 
 
@@ -179,7 +178,7 @@ def kv_usage_panel(profile: Profile, role: str = "") -> PanelSpec:
         **ratio_axis("percentunit"),
         width=12,
         thresholds=KV_STATES,
-        custom={"thresholdsStyle": {"mode": "line"}},
+        threshold_style="line",
     )
 
 

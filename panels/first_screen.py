@@ -26,7 +26,7 @@ from dashgen_queries.promql import WINDOW, deployment, node_var, selector
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.targets import expected_targets, expected_total
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, last_value, merge_table, ratio_axis, ref, stat, table
+from dashgen.render.kit import NO_DATA_TEXT, Column, Matrix, RawOptions, Sort, ratio_axis, ref, stat, table
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Now"
@@ -75,7 +75,7 @@ def firing_count_panel(profile: Profile) -> PanelSpec:
         height=TOP,
         no_value=serving.EVALUATOR_SILENT_TEXT,
         thresholds=(("green", None), ("red", 1)),
-        options=last_value(colorMode="background"),
+        color_mode="background",
     )
 
 
@@ -112,7 +112,7 @@ def _slo_stat(profile: Profile, title: str, evidence: Evidence, target: Target, 
         height=TOP,
         no_value=no_value,
         thresholds=health_states(profile),
-        options=last_value(colorMode="background"),
+        color_mode="background",
     )
 
 
@@ -142,13 +142,15 @@ def coverage_panel(profile: Profile) -> PanelSpec:
         height=TOP,
         no_value="no target up",
         thresholds=(("text", None),),
-        options=last_value(colorMode="value", textMode="value_and_name"),
+        color_mode="value",
+        text_mode="value_and_name",
     )
 
 
 def firing_columns(profile: Profile) -> dict[str, str]:
-    """The firing table's columns, in order: label -> header. Labels an alert does not carry leave its cells
-    empty; a column no firing alert carries is not drawn; a rule label not listed here is drawn after these."""
+    """The firing table's label columns, in order: label -> header ('Active since' follows). Labels an alert
+    does not carry leave its cells empty; a column no firing alert carries is not drawn; a rule label not listed
+    here is drawn after these."""
     label = profile.label
     return {
         "alertname": "Alert",
@@ -169,13 +171,10 @@ def firing_columns(profile: Profile) -> dict[str, str]:
         "slo": "SLI",
         "reason": "Reason",
         label("job"): "Job",
-        "Value #A": "Active since",
-        "Value": "Active since",
-    }  # Grafana names a lone query's value either way
+    }
 
 
 def firing_table(profile: Profile) -> PanelSpec:
-    columns = firing_columns(profile)
     evaluator_row = {
         "type": "value",
         "options": {
@@ -202,28 +201,18 @@ def firing_table(profile: Profile) -> PanelSpec:
             f"'{serving.EVALUATOR_SILENT_TEXT}' (see Alerts firing). Each alert's runbook is "
             "docs/alerts.md#<alert name in lower case>",
         ),
-        targets=(Target(serving.firing_table(profile), instant=True, table=True, ref_id="A"),),
+        # the labels of what an alert is about come first, in order; any other rule label after them
+        labels=firing_columns(profile),
+        # Grafana names a lone query's value either way
+        columns=[Column("Active since", serving.firing_table(profile), aliases=("Value",))],
+        hide=("__name__", "alertstate", profile.label("deployment")),
         unit="dateTimeFromNow",
         decimals=0,
         width=24 - 3 - 3 - CLIENT_SLOT - 3,
         height=TOP,
         no_value=serving.EVALUATOR_SILENT_TEXT,
         mappings=(evaluator_row,),
-        transformations=(
-            {"id": "merge", "options": {}},
-            # the labels of what an alert is about come first, in order; any other rule label after them
-            {
-                "id": "organize",
-                "options": {
-                    "excludeByName": dict.fromkeys(
-                        ("Time", "__name__", "alertstate", profile.label("deployment")), True
-                    ),
-                    "indexByName": {name: i for i, name in enumerate(columns)},
-                    "renameByName": columns,
-                },
-            },
-        ),
-        options={"sortBy": [{"displayName": "Severity", "desc": False}, {"displayName": "Active since", "desc": True}]},
+        sort=(Sort("Severity"), Sort("Active since", descending=True)),
     )
 
 
@@ -292,8 +281,6 @@ def matrix_query(profile: Profile) -> str:
 def matrix_panel(profile: Profile) -> PanelSpec:
     node = profile.label("node")
     columns = matrix_columns(profile)
-    corner = f"{node}\\{nodata.LAYER_LABEL}"  # groupingToMatrix names its first field "<row field>\\<column field>"
-    rename = {corner: "Node", **{column_key(i, column): column for i, (column, _) in enumerate(columns)}}
     bound = staleness_seconds(profile)
     collector = (
         f"Collector column and every cell: '{va.SILENT_TEXT}' (dark purple) when no target of the node "
@@ -342,23 +329,14 @@ def matrix_panel(profile: Profile) -> PanelSpec:
         no_value=NO_DATA_TEXT,
         mappings=(silent_mapping, *nodata.value_mappings(), *health.value_mappings()),
         thresholds=(("text", None),),
-        custom={"cellOptions": {"type": "color-background"}},
-        transformations=(
-            {
-                "id": "groupingToMatrix",
-                "options": {
-                    "rowField": node,
-                    "columnField": nodata.LAYER_LABEL,
-                    "valueField": "Value",
-                    "emptyValue": "null",
-                },
-            },
-            {
-                "id": "organize",
-                "options": {"indexByName": {name: i for i, name in enumerate(rename)}, "renameByName": rename},
-            },
+        cells="color-background",
+        matrix=Matrix(
+            rows=node,
+            columns=nodata.LAYER_LABEL,
+            corner="Node",
+            headers={column_key(i, column): column for i, (column, _) in enumerate(columns)},
         ),
-        options={"sortBy": [{"displayName": "Node", "desc": False}]},
+        sort=(Sort("Node"),),
     )
 
 
@@ -391,15 +369,15 @@ def instance_state_panel(profile: Profile) -> PanelSpec:
             limit="an instance whose engine is not scraped is not listed (the matrix and Missing targets show it); "
             "counts are per job, not per video",
         ),
-        targets=(Target(diffusion.instance_state(profile), instant=True, table=True, ref_id="A"),),
+        labels={node: "Node", endpoint: "Instance"},
+        columns=[Column("State", diffusion.instance_state(profile))],
         unit="none",
         decimals=0,
         width=4,
         height=BOTTOM,
         no_value=NO_DATA_TEXT,
         mappings=serving.state_mappings(diffusion.INSTANCE_STATES),
-        custom={"cellOptions": {"type": "color-text"}},
-        transformations=merge_table({node: "Node", endpoint: "Instance", "Value #A": "State"}, exclude=["Time"]),
+        cells="color-text",
     )
 
 
@@ -430,19 +408,24 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
         height=BOTTOM,
         no_value=NO_DATA_TEXT,
         mappings=serving.state_mappings(),
-        custom={"cellOptions": {"type": "color-text"}},
-        transformations=(
-            {"id": "merge", "options": {}},
-            {
-                "id": "organize",
-                "options": {
-                    "excludeByName": {"Time": True},
-                    "renameByName": {
-                        serving.REPLICA_LABEL: "Replica",
-                        **{f"Value #{ref(i)}": "State" for i in range(len(queries))},
+        cells="color-text",
+        # Several queries fill one State column (each returns the replicas in its state, a replica is in exactly
+        # one); the kit's merged table gives each query its own column, so the merge is written out here.
+        raw_options=RawOptions(
+            "several queries share one column",
+            transformations=(
+                {"id": "merge", "options": {}},
+                {
+                    "id": "organize",
+                    "options": {
+                        "excludeByName": {"Time": True},
+                        "renameByName": {
+                            serving.REPLICA_LABEL: "Replica",
+                            **{f"Value #{ref(i)}": "State" for i in range(len(queries))},
+                        },
                     },
                 },
-            },
+            ),
         ),
     )
 
@@ -458,24 +441,21 @@ def coverage_table(profile: Profile) -> PanelSpec:
             limit="expected is the profile's number, written into the query as a constant per job (not a value of a "
             "metric, so nothing is zero-filled, S7); more targets up than expected shows no 'missing'",
         ),
-        targets=(
-            Target(va.targets_up_by_job(profile), instant=True, table=True, ref_id="A"),
-            Target(va.expected_by_job(profile), instant=True, table=True, ref_id="B"),
-            Target(va.missing_by_job(profile), instant=True, table=True, ref_id="C"),
-        ),
+        labels={job: "Source (job)"},
+        columns=[
+            Column("Up", va.targets_up_by_job(profile)),
+            Column("Expected", va.expected_by_job(profile)),
+            Column("Missing", va.missing_by_job(profile)),
+        ],
         unit="short",
         decimals=0,
         width=4,
         height=BOTTOM,
         no_value="—",
-        transformations=merge_table(
-            {job: "Source (job)", "Value #A": "Up", "Value #B": "Expected", "Value #C": "Missing"}, exclude=["Time"]
-        ),
     )
 
 
 def missing_panel(profile: Profile) -> PanelSpec:
-    keys = (profile.label("node"), profile.label("job"), profile.label("instance"))
     states = {
         "type": "value",
         "options": {
@@ -493,17 +473,15 @@ def missing_panel(profile: Profile) -> PanelSpec:
             limit="a target never seen in the window is not listed (the per-source counts and the matrix show it "
             "against the profile); a gone node lists all its targets: check the Collector column first",
         ),
-        targets=(Target(va.missing_targets(profile), instant=True, table=True, ref_id="A"),),
+        labels={profile.label("node"): "Node", profile.label("job"): "Job", profile.label("instance"): "Target"},
+        columns=[Column("State", va.missing_targets(profile))],
         unit="none",
         decimals=0,
         width=4,
         height=BOTTOM,
         no_value="none missing",
         mappings=(states,),
-        custom={"cellOptions": {"type": "color-text"}},
-        transformations=merge_table(
-            {keys[0]: "Node", keys[1]: "Job", keys[2]: "Target", "Value #A": "State"}, exclude=["Time"]
-        ),
+        cells="color-text",
     )
 
 

@@ -22,7 +22,7 @@ from dashgen_queries.promql import RATE_WINDOW, job
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, table, text, timeseries
+from dashgen.render.kit import NO_DATA_TEXT, Column, Sort, source_status_panel, table, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "GPU health"
@@ -94,11 +94,7 @@ def faults_table(profile: Profile, source: GpuSource) -> PanelSpec:
             width=24,
             height=6,
         )
-    rename = {node: "Node", gpu: "GPU", uuid: "UUID"}
-    targets = []
-    for index, (field, header, _) in enumerate(columns):
-        targets.append(Target(_cell(profile, header, field), instant=True, table=True, ref_id=ref(index)))
-        rename[f"Value #{ref(index)}"] = header
+    cells = [Column(header, _cell(profile, header, field)) for field, header, _ in columns]
     fields = ", ".join(sorted({field for field, _, _ in columns}))
     evidence = Evidence(
         source=f"{source.name} ({fields}; {job(profile, 'dcgm')})",
@@ -119,14 +115,14 @@ def faults_table(profile: Profile, source: GpuSource) -> PanelSpec:
         key=f"{GROUP}.faults",
         title=f"Xid and row remapping per GPU ({source.title_caption()})",
         evidence=evidence,
-        targets=tuple(targets),
+        labels={node: "Node", gpu: "GPU", uuid: "UUID"},
+        columns=cells,
         unit="none",
         decimals=0,
         width=24,
         height=12,
         no_value=NO_DATA_TEXT,
-        transformations=merge_table(rename, exclude=["Time"]),
-        options={"sortBy": [{"displayName": columns[0][1], "desc": True}]},
+        sort=(Sort(cells[0].header, descending=True),),
     )
 
 
@@ -166,11 +162,10 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
             width=12,
             height=8,
         )
-    rename = {node: "Node", gpu: "GPU", uuid: "UUID"}
-    targets = []
-    for index, (field, what) in enumerate(columns):
-        targets.append(Target(dcgm.window_increase(profile, field), instant=True, table=True, ref_id=ref(index)))
-        rename[f"Value #{ref(index)}"] = f"{what[0].upper()}{what[1:]} in window"
+    cells = [
+        Column(f"{what[0].upper()}{what[1:]} in window", dcgm.window_increase(profile, field))
+        for field, what in columns
+    ]
     return table(
         key=f"{GROUP}.nvlink_errors",
         title=f"NVLink errors per GPU in window ({source.title_caption()})",
@@ -185,14 +180,14 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
                 + _dropped(profile, missing)
             ),
         ),
-        targets=tuple(targets),
+        labels={node: "Node", gpu: "GPU", uuid: "UUID"},
+        columns=cells,
         unit="none",
         decimals=0,
         width=12,
         height=8,
         no_value=NO_DATA_TEXT,
-        transformations=merge_table(rename, exclude=["Time"]),
-        options={"sortBy": [{"displayName": rename["Value #A"], "desc": True}]},
+        sort=(Sort(cells[0].header, descending=True),),
     )
 
 

@@ -134,7 +134,7 @@ def quantity_panel(profile: Profile, source: GpuSource, key: str) -> PanelSpec:
         limit += f". Red line: {TEMPERATURE_HIGH_CELSIUS:g} °C, the warning alert threshold"
     if thresholds is not None:
         extra["thresholds"] = (("green", None), ("red", thresholds))
-        extra["custom"] = {"thresholdsStyle": {"mode": "line"}}
+        extra["threshold_style"] = "line"
     return timeseries(
         key=f"{GROUP}.{key}",
         title=f"{TIMELINE_QUANTITIES[key]} ({source.title_caption()})",
@@ -165,7 +165,7 @@ def memory_share_panel(profile: Profile, source: GpuSource) -> PanelSpec:
         targets=(Target(gpu_memory_used_share(profile, source), LEGEND),),
         width=8,
         thresholds=(("green", None), ("red", MEMORY_FULL_SHARE)),
-        custom={"thresholdsStyle": {"mode": "line"}},
+        threshold_style="line",
         **ratio_axis("percentunit"),
     )
 

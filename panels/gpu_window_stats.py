@@ -28,7 +28,9 @@ from dashgen_queries import dcgm
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
     GPU_SOURCE_KEYS,
+    POWER_BITS,
     QUANTITIES,
+    THERMAL_BITS,
     THROTTLE_MEANINGS,
     GpuSource,
     gpu_clock_event_reasons,
@@ -44,7 +46,7 @@ from dashgen_queries.promql import agg, job, over_time
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, source_status_panel, stat, table
+from dashgen.render.kit import NO_DATA_TEXT, Column, Sort, source_status_panel, stat, table
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Per-GPU window statistics"
@@ -60,7 +62,7 @@ HEAT_COLUMNS = (
     ("sm_clock", "low", "min"),
 )
 # Clock-event reason bits per throttle column (DCGM's layout, queries.gpu.CLOCK_EVENT_BITS): heat, power.
-THROTTLE_COLUMNS = (("Thermal throttle (% of window)", (0x20, 0x40)), ("Power throttle (% of window)", (0x4, 0x80)))
+THROTTLE_COLUMNS = (("Thermal throttle (% of window)", THERMAL_BITS), ("Power throttle (% of window)", POWER_BITS))
 XID_HEADER = "Last Xid (DCGM)"
 SAMPLES_HEADER = "Samples in window"
 VALID_HEADER = "Valid samples (%)"
@@ -125,8 +127,7 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
     """One row per GPU: the mean and the peak of each quantity side by side (S28), the GPU's UUID, and its
     node shown with its pool / replica / PP stage."""
     node, gpu, uuid = profile.label("node"), profile.label("gpu"), source.uuid_label
-    targets = []
-    rename = {node: "Node", gpu: "GPU", uuid: "UUID"}
+    cells: list[Column] = []
     shown = columns(source)
     dropped = [key for key in COLUMNS if key not in shown]
     notes = []
@@ -136,37 +137,22 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
     for key in shown:
         quantity = QUANTITIES[key]
         for statistic, (func, _title) in STATISTICS.items():
-            ref_id = ref(len(targets))
-            targets.append(Target(gpu_window(profile, source, quantity, func), instant=True, table=True, ref_id=ref_id))
-            rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
+            cells.append(Column(column_title(source, key, statistic), gpu_window(profile, source, quantity, func)))
     heat = [(key, statistic, func) for key, statistic, func in HEAT_COLUMNS if source.collects(key)]
     for key, statistic, func in heat:
-        ref_id = ref(len(targets))
-        targets.append(
-            Target(gpu_window(profile, source, QUANTITIES[key], func), instant=True, table=True, ref_id=ref_id)
-        )
-        rename[f"Value #{ref_id}"] = column_title(source, key, statistic)
+        cells.append(Column(column_title(source, key, statistic), gpu_window(profile, source, QUANTITIES[key], func)))
     throttled = source.collects(CLOCK_EVENT_REASONS)
     if throttled:
         for header, bits in THROTTLE_COLUMNS:
-            ref_id = ref(len(targets))
-            targets.append(Target(throttle_share(profile, source, bits), instant=True, table=True, ref_id=ref_id))
-            rename[f"Value #{ref_id}"] = f"{header} · {source.title_caption()}"
+            cells.append(Column(f"{header} · {source.title_caption()}", throttle_share(profile, source, bits)))
     xid = profile.exported("dcgm") and dcgm.collects(profile, dcgm.XID)
     if xid:
-        ref_id = ref(len(targets))
-        targets.append(Target(last_xid(profile), instant=True, table=True, ref_id=ref_id))
-        rename[f"Value #{ref_id}"] = XID_HEADER
+        cells.append(Column(XID_HEADER, last_xid(profile)))
     presence = source.presence_metric()
-    extra = [(gpu_window_samples(profile, source, presence), samples_title(source))]
+    cells.append(Column(samples_title(source), gpu_window_samples(profile, source, presence)))
     if source.validity_metric is not None:
-        extra.append((gpu_window_valid_percent(profile, source), valid_title(source)))
-    for expr, header in extra:
-        ref_id = ref(len(targets))
-        targets.append(Target(expr, instant=True, table=True, ref_id=ref_id))
-        rename[f"Value #{ref_id}"] = header
-    uuid_ref = ref(len(targets))
-    targets.append(Target(gpu_uuids(profile, source), instant=True, table=True, ref_id=uuid_ref))
+        cells.append(Column(valid_title(source), gpu_window_valid_percent(profile, source)))
+    cells.append(Column("UUID", gpu_uuids(profile, source), hidden=True))  # brings the uuid label into each row
     described = [*shown, *dict.fromkeys(key for key, _, _ in heat)]
     quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in described)
     if throttled:
@@ -213,15 +199,15 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         key="gpu_window_stats.per_gpu",
         title=f"Window mean and peak per GPU ({source.title_caption()})",
         evidence=evidence,
-        targets=tuple(targets),
+        labels={node: "Node", gpu: "GPU", uuid: "UUID"},
+        columns=cells,
         unit="none",
         decimals=1,
         height=16,
         width=20,
         no_value=NO_DATA_TEXT,
         mappings=(node_names,),
-        transformations=merge_table(rename, exclude=["Time", f"Value #{uuid_ref}"]),
-        options={"sortBy": [{"displayName": column_title(source, shown[0], "peak"), "desc": True}]},
+        sort=(Sort(column_title(source, shown[0], "peak"), descending=True),),
     )
 
 
@@ -269,7 +255,7 @@ def reporting_stat(profile: Profile, source: GpuSource) -> PanelSpec:
         height=14,
         no_value=NO_DATA_TEXT,
         thresholds=(("red", None), ("green", float(total))),
-        options={"colorMode": "background"},
+        color_mode="background",
     )
 
 

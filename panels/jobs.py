@@ -13,6 +13,8 @@ frames or steps-per-second metric. Instances are one per node, so ``$node`` narr
 
 from __future__ import annotations
 
+from typing import Any
+
 from dashgen_panels.drilldown import node_link
 from dashgen_queries import diffusion as df
 from dashgen_queries.gpu import GPU_SOURCE_KEYS, gpu_memory_used_share, gpu_memory_used_share_formula, gpu_source
@@ -41,7 +43,7 @@ def _legend(profile: Profile, suffix: str = "") -> str:
     return f"{{{{{profile.label('node')}}}}}{suffix}"
 
 
-def _common(profile: Profile, **fields: object) -> dict[str, object]:
+def _common(profile: Profile, **fields: Any) -> dict[str, Any]:
     return {"width": 12, "height": 8, "no_value": NO_DATA_TEXT, "data_links": (node_link(profile),), **fields}
 
 
@@ -202,7 +204,7 @@ def stage_panel(profile: Profile) -> PanelSpec:
         width=12,
         height=8,
         no_value=NO_DATA_TEXT,
-        custom={"scaleDistribution": {"type": "log", "log": 10}},
+        log_scale=10,
     )
 
 
@@ -230,7 +232,7 @@ def stage_instance_panel(profile: Profile) -> PanelSpec:
             ),
         ),
         unit="s",
-        custom={"scaleDistribution": {"type": "log", "log": 10}},
+        log_scale=10,
         **_common(profile),
     )
 

@@ -31,9 +31,9 @@ from dashgen.deployment.sizes import format_binary
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import (
     NO_DATA_TEXT,
-    merge_table,
+    Column,
+    Sort,
     ratio_axis,
-    ref,
     source_status_panel,
     table,
 )
@@ -60,21 +60,13 @@ NODE_EXPORTER = "node_exporter"
 def kv_pool_table(profile: Profile) -> PanelSpec:
     node, pp_rank, tp_rank = profile.label("node"), profile.label("pp_rank"), profile.label("tp_rank")
     columns = (
-        ("sglang:max_total_num_tokens", "KV pool capacity (tokens)", 1.0),
-        ("sglang:kv_used_tokens", "Used by running requests (tokens)", 1.0),
-        ("sglang:kv_evictable_tokens", "Evictable radix cache (tokens)", 1.0),
-        ("sglang:kv_available_tokens", "Free (tokens)", 1.0),
-        ("sglang:kv_cache_memory_usage_gb", "KV cache memory (GB)", 1.0),
+        ("sglang:max_total_num_tokens", "KV pool capacity", "tokens"),
+        ("sglang:kv_used_tokens", "Used by running requests", "tokens"),
+        ("sglang:kv_evictable_tokens", "Evictable radix cache", "tokens"),
+        ("sglang:kv_available_tokens", "Free", "tokens"),
+        ("sglang:kv_cache_memory_usage_gb", "KV cache memory", "GB"),
     )
-    targets = []
-    rename = {node: "Node", pp_rank: "PP stage", tp_rank: "TP rank"}
-    for index, (metric, header, factor) in enumerate(columns):
-        ref_id = ref(index)
-        targets.append(
-            Target(scale(sg.per_rank_gauge(profile, metric), factor), instant=True, table=True, ref_id=ref_id)
-        )
-        rename[f"Value #{ref_id}"] = header
-    ref_id = ref(len(columns))
+    cells = [Column(header, sg.per_rank_gauge(profile, metric), unit) for metric, header, unit in columns]
     used_share = scale(
         divide(
             sg.per_rank_gauge(profile, "sglang:kv_used_tokens"),
@@ -82,8 +74,7 @@ def kv_pool_table(profile: Profile) -> PanelSpec:
         ),
         100,
     )
-    targets.append(Target(used_share, instant=True, table=True, ref_id=ref_id))
-    rename[f"Value #{ref_id}"] = "Used / capacity (%)"
+    cells.append(Column("Used / capacity", used_share, "%"))
     return table(
         key=f"{GROUP}.kv_pool_per_rank",
         title="KV pool per GPU rank at the window end (tokens)",
@@ -97,14 +88,14 @@ def kv_pool_table(profile: Profile) -> PanelSpec:
             ALL_SCHEDULERS + ". Slots are logical tokens, not bytes: memory comes from the engine's own GB figure "
             "(decimal GB, set once at start-up). No total row: ranks of one stage hold shards of the same slots",
         ),
-        targets=tuple(targets),
+        labels={node: "Node", pp_rank: "PP stage", tp_rank: "TP rank"},
+        columns=cells,
         unit="none",
         decimals=0,
         width=24,
         height=10,
         no_value=NO_DATA_TEXT,
-        transformations=merge_table(rename, exclude=["Time"]),
-        options={"sortBy": [{"displayName": "Used / capacity (%)", "desc": True}]},
+        sort=(Sort(cells[-1].header, descending=True),),
     )
 
 

@@ -148,12 +148,12 @@ def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
     mount = profile.disks.cache_mountpoint
     cap = topology.capacity
     fs_where = f"filesystem mounted at {mount} (profile disks.cache_mountpoint), one value per node"
-    configured = [
+    sizes = [
         ("disk nominal size (vendor, decimal)", cap.disk_nominal),
         ("NVMe bucket limit per node (profile)", cap.nvme_limit_per_node),
         ("NVMe physical allotment per node (profile)", cap.nvme_physical_per_node),
     ]
-    configured = [(label, value) for label, value in configured if value is not None]
+    configured = [(label, value) for label, value in sizes if value is not None]
     size = ne.filesystem(profile, "node_filesystem_size_bytes", mount)
     avail = ne.filesystem(profile, "node_filesystem_avail_bytes", mount)
     panels: list[PanelSpec] = []
@@ -182,7 +182,7 @@ def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
                 unit="decbytes",
                 width=12,
                 height=5,
-                options={"textMode": "value_and_name"},
+                text_mode="value_and_name",
             )
         )
     panels += [
@@ -205,7 +205,7 @@ def filesystem_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
             height=5,
             decimals=2,
             no_value=NO_DATA_TEXT,
-            options={"textMode": "value_and_name"},
+            text_mode="value_and_name",
         ),
         _ts(
             "cache_fs_used",

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from dashgen.deployment.profile import Profile
-from dashgen.render.kit import NO_DATA_TEXT, merge_table, ref, table
-from dashgen.render.spec import Evidence, PanelSpec, Target
+from dashgen.render.kit import NO_DATA_TEXT, CellColour, Column, Sort, table
+from dashgen.render.spec import Evidence, PanelSpec
 
 KEY = "cache_evidence"
 
@@ -14,33 +17,28 @@ def per_node_table(
     profile: Profile,
     key: str,
     title: str,
-    columns: list[tuple[str, str]],
+    columns: Sequence[Column | tuple[str, str]],
     evidence: Evidence,
     *,
     stage: bool = True,
-    extra_mappings: tuple[dict, ...] = (),
+    extra_mappings: Sequence[Mapping[str, Any]] = (),
     unit: str = "none",
     decimals: int | None = 1,
-    custom: dict | None = None,
+    cells: CellColour | None = None,
     thresholds: tuple[tuple[str, float | None], ...] = (("text", None),),
     width: int = 24,
 ) -> PanelSpec:
     """A table of instant queries merged into one row per node (and PP stage where the engine is the
-    source); ``columns`` are (column title, PromQL) in order."""
-    node, pp_rank = profile.label("node"), profile.label("pp_rank")
-    rename = {node: "Node"}
+    source); ``columns`` are ``Column``s or (column title, PromQL) in order."""
+    labels = {profile.label("node"): "Node"}
     if stage:
-        rename[pp_rank] = "PP stage"
-    targets = []
-    for index, (column, expr) in enumerate(columns):
-        ref_id = ref(index)
-        targets.append(Target(expr, instant=True, table=True, ref_id=ref_id))
-        rename[f"Value #{ref_id}"] = column
+        labels[profile.label("pp_rank")] = "PP stage"
     return table(
         key=f"{KEY}.{key}",
         title=title,
         evidence=evidence,
-        targets=tuple(targets),
+        labels=labels,
+        columns=[c if isinstance(c, Column) else Column(*c) for c in columns],
         unit=unit,
         decimals=decimals,
         width=width,
@@ -48,7 +46,6 @@ def per_node_table(
         no_value=NO_DATA_TEXT,
         mappings=extra_mappings,
         thresholds=thresholds,
-        custom=custom or {},
-        transformations=merge_table(rename, exclude=["Time"]),
-        options={"sortBy": [{"displayName": "Node", "desc": False}]},
+        cells=cells,
+        sort=(Sort("Node"),),
     )

@@ -19,7 +19,7 @@ from dashgen_queries.gpu import gpu_source
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, merge_table, ratio_axis, ref, source_status_panel, table, timeseries
+from dashgen.render.kit import NO_DATA_TEXT, Column, ratio_axis, source_status_panel, table, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Prefill and decode balance (P:D)"
@@ -39,23 +39,20 @@ SCHEDULER = (
 def pools_table(profile: Profile) -> PanelSpec:
     """One row per pool at the window end: nodes, GPUs, work, GPU busy, requests, least KV headroom."""
     source = gpu_source(profile)
-    columns: list[tuple[str, str]] = [("Nodes serving the pool (engine_type)", pd.instances_of_pool(profile))]
+    columns = [Column("Nodes serving the pool", pd.instances_of_pool(profile), "engine_type")]
     if source is not None:
         columns += [
-            ("GPUs reporting busy", pd.gpus_of_pool(profile, source)),
-            (f"GPU busy, mean over the pool's GPUs (%, {source.short})", f"100 * {pd.pool_busy(profile, source)}"),
+            Column("GPUs reporting busy", pd.gpus_of_pool(profile, source)),
+            Column(
+                "GPU busy, mean over the pool's GPUs", f"100 * {pd.pool_busy(profile, source)}", f"%, {source.short}"
+            ),
         ]
     columns += [
-        ("Tokens processed (tokens/s)", pd.pool_tokens(profile, "|".join(WORK_MODES.values()))),
-        ("Running requests (all instances)", pd.pool_requests(profile, "sglang:num_running_reqs")),
-        ("Waiting requests (all instances)", pd.pool_requests(profile, "sglang:num_queue_reqs")),
-        ("Least KV headroom among instances (%)", f"100 * {pd.least_kv_headroom(profile)}"),
+        Column("Tokens processed", pd.pool_tokens(profile, "|".join(WORK_MODES.values())), "tokens/s"),
+        Column("Running requests (all instances)", pd.pool_requests(profile, "sglang:num_running_reqs")),
+        Column("Waiting requests (all instances)", pd.pool_requests(profile, "sglang:num_queue_reqs")),
+        Column("Least KV headroom among instances", f"100 * {pd.least_kv_headroom(profile)}", "%"),
     ]
-    rename = {sg.ENGINE_TYPE: "Pool"}
-    targets = []
-    for index, (header, expr) in enumerate(columns):
-        targets.append(Target(expr, instant=True, table=True, ref_id=ref(index)))
-        rename[f"Value #{ref(index)}"] = header
     busy = f"{source.name} {source.metric('busy')}" if source else "no GPU source exported"
     return table(
         key=f"{GROUP}.pools",
@@ -73,13 +70,13 @@ def pools_table(profile: Profile) -> PanelSpec:
             "the window); GPU busy is the engine-activity share, not SM active nor MFU (S18)",
             layer="P:D balance",
         ),
-        targets=tuple(targets),
+        labels={sg.ENGINE_TYPE: "Pool"},
+        columns=columns,
         unit="none",
         decimals=1,
         width=24,
         height=5,
         no_value=NO_DATA_TEXT,
-        transformations=merge_table(rename, exclude=["Time"]),
     )
 
 

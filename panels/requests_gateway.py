@@ -52,7 +52,7 @@ def _ts(
 
 
 def _slo_line(seconds: float) -> dict[str, Any]:
-    return {"thresholds": (("green", None), ("red", seconds)), "custom": {"thresholdsStyle": {"mode": "line"}}}
+    return {"thresholds": (("green", None), ("red", seconds)), "threshold_style": "line"}
 
 
 # --- throughput ---------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from dashgen_queries.sglang_slo import (
 
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, last_value, ratio_axis, source_status_panel, stat, timeseries
+from dashgen.render.kit import NO_DATA_TEXT, ratio_axis, source_status_panel, stat, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, split_rows
 
 TITLE = "SLO and health"
@@ -165,7 +165,6 @@ def health_panel(profile: Profile) -> PanelSpec:
         height=7,
         no_value="No requests in window",
         thresholds=health_states(profile),
-        options=last_value(),
     )
 
 
@@ -198,7 +197,7 @@ def health_trend_panel(profile: Profile) -> PanelSpec:
         width=12 if _beside_client(profile) else 10,
         height=7,
         thresholds=health_states(profile),
-        custom={"thresholdsStyle": {"mode": "line+area"}},
+        threshold_style="line+area",
     )
 
 
@@ -274,7 +273,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
         height=6,
         no_value="No requests in window",
         thresholds=BURN_STATES,
-        options=last_value(graphMode="none" if instant else "area"),
+        graph_mode="none" if instant else "area",
     )
 
 
@@ -306,7 +305,7 @@ def latency_panel(profile: Profile) -> PanelSpec:
         unit="s",
         width=24,
         height=9,
-        custom={"scaleDistribution": {"type": "log", "log": 10}},
+        log_scale=10,
     )
 
 
@@ -331,7 +330,7 @@ def gpu_memory_panels(profile: Profile) -> tuple[PanelSpec, ...]:
         width=12,
         height=8,
         thresholds=(("green", None), ("orange", 0.9), ("red", MEMORY_FULL_SHARE)),
-        custom={"thresholdsStyle": {"mode": "line"}},
+        threshold_style="line",
         no_value=NO_DATA_TEXT,
     )
     per_node = timeseries(
@@ -402,7 +401,6 @@ def client_health_panel(profile: Profile) -> PanelSpec:
         height=7,
         no_value="No responses in window",
         thresholds=health_states(profile),
-        options=last_value(),
     )
 
 
@@ -435,7 +433,7 @@ def client_trend_panel(profile: Profile) -> PanelSpec:
         width=16,
         height=7,
         thresholds=health_states(profile),
-        custom={"thresholdsStyle": {"mode": "line+area"}},
+        threshold_style="line+area",
     )
 
 

@@ -17,7 +17,7 @@ from dashgen_queries import node_exporter as fs
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.sizes import format_binary, format_decimal
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, bargauge, ratio_axis, source_status_panel, stat, table, text
+from dashgen.render.kit import NO_DATA_TEXT, Matrix, bargauge, ratio_axis, source_status_panel, stat, table, text
 from dashgen.render.spec import Evidence, PanelSpec, Target
 
 KEY = "cache_evidence"
@@ -242,17 +242,7 @@ def prefetch_matrix(
         height=min(len(reasons) + 4, 16),
         no_value=NO_DATA_TEXT,
         thresholds=(("text", None),),
-        transformations=(
-            {
-                "id": "groupingToMatrix",
-                "options": {
-                    "columnField": profile.label("node"),
-                    "rowField": "reason",
-                    "valueField": "Value",
-                    "emptyValue": "null",
-                },
-            },
-        ),
+        matrix=Matrix(rows="reason", columns=profile.label("node")),
     )
 
 

@@ -156,7 +156,7 @@ def quota_stat(topology: Topology) -> PanelSpec:
         unit="bytes",
         width=24,
         height=4,
-        options={"textMode": "value_and_name"},
+        text_mode="value_and_name",
     )
 
 
@@ -237,7 +237,7 @@ def health_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
             "short",
             decimals=0,
             thresholds=(("red", None), ("green", ranks)),
-            custom={"thresholdsStyle": {"mode": "line"}},
+            threshold_style="line",
         ),
     ]
 

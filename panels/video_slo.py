@@ -18,7 +18,7 @@ from dashgen_queries.sglang_slo import BURN_PANEL_WINDOWS, FAST_BURN, SLOW_BURN,
 
 from dashgen.deployment.profile import VIDEO, Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import last_value, ratio_axis, source_status_panel, stat, table, timeseries
+from dashgen.render.kit import ratio_axis, source_status_panel, stat, table, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Job SLO and health (video generation)"
@@ -67,7 +67,6 @@ def health_panels(profile: Profile) -> list[PanelSpec]:
         height=7,
         no_value="No jobs finished in window",
         thresholds=states,
-        options=last_value(),
     )
     trend = timeseries(
         key=f"{KEY}.health_trend",
@@ -85,7 +84,7 @@ def health_panels(profile: Profile) -> list[PanelSpec]:
         width=10,
         height=7,
         thresholds=states,
-        custom={"thresholdsStyle": {"mode": "line+area"}},
+        threshold_style="line+area",
     )
     return [health, trend]
 
@@ -155,7 +154,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
         height=6,
         no_value="No jobs finished in window",
         thresholds=BURN_STATES,
-        options=last_value(graphMode="none" if instant else "area"),
+        graph_mode="none" if instant else "area",
     )
 
 

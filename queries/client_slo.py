@@ -115,12 +115,6 @@ def deployment_shares_by_class(profile: Profile, window: str) -> str:
     return " or ".join(parts)
 
 
-def shed_share(profile: Profile, window: str) -> str:
-    """The 429 share per gateway process (node, instance) over ``window``: what the first screen colours red above
-    ``SHED_RED_SHARE``."""
-    return class_share(profile, BAD_CLASSES[0], window)
-
-
 WORKER_HEALTH = "smg_worker_health"  # per backend (``worker``), 1 healthy (metric catalogue §2)
 
 

@@ -105,12 +105,6 @@ def worst(profile: Profile, reason: str, health: str, unreadable_from: int) -> s
 
 # --- the conditions ---------------------------------------------------------------------------------------------
 
-# The power / thermal split of ``queries.gpu.THROTTLE_BITS``: SW / HW thermal slowdown are thermal; the SW power
-# cap, the HW power brake and HW slowdown (set with the power brake or fast power-draw protection; with heat the
-# thermal bits are set too, and thermal comes first) are power.
-THERMAL_BITS = (0x20, 0x40)
-POWER_BITS = (0x4, 0x8, 0x80)
-assert sorted(THERMAL_BITS + POWER_BITS) == sorted(THROTTLE_BITS)
 
 DISK_WINDOW = "5m"  # busy share, queue depth and await now
 DISK_IO_TIME = "node_disk_read_time_seconds_total|node_disk_write_time_seconds_total"

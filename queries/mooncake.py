@@ -139,29 +139,8 @@ def node_group(profile: Profile, metric: str) -> str:
     return agg("max", [profile.label("job")], master(profile, metric))
 
 
-def returns_in_window(profile: Profile, metric: str) -> str:
-    return agg("max", [profile.label("job")], increase(master(profile, metric)))
-
-
 VALID_GETS = "valid_get_nums_"  # GetReplicaList with at least one completed replica: a metadata hit
 TOTAL_GETS = "total_get_nums_"
-
-
-def get_hit_share(profile: Profile) -> str:
-    """The master's metadata hit share per rate interval, 0-1: valid / all GetReplicaList calls, each the
-    max over master targets (HA masters de-duplicated). A lookup answer, not a transfer and not a reuse."""
-    label_job = [profile.label("job")]
-    return divide(
-        agg("max", label_job, rate(master(profile, VALID_GETS))),
-        agg("max", label_job, rate(master(profile, TOTAL_GETS))),
-    )
-
-
-def source_share_pct(profile: Profile, numerator: str) -> str:
-    """S12: RAM (or SSD) returns / (RAM + SSD returns) in the window, %. Misses are not in it."""
-    ram, ssd = increase(master(profile, RAM_RETURNS)), increase(master(profile, SSD_RETURNS))
-    part = ram if numerator == RAM_RETURNS else ssd
-    return scale(divide(part, f"{ram} + {ssd}"), 100)
 
 
 def presence(profile: Profile) -> str:
@@ -203,11 +182,6 @@ def per_replica_bytes(profile: Profile, topology: Topology, metric: str) -> str:
     segments = agg("max", [node, "segment"], mapped(profile, metric))
     placed = f"({segments} * on({node}) group_left({REPLICA}) {node_to_replica(profile)})"
     return agg("sum", [REPLICA], placed)
-
-
-def master_rate(profile: Profile, metric: str) -> str:
-    """A master counter's rate, read once over the master targets (HA de-duplicated with ``max``)."""
-    return agg("max", [profile.label("job")], rate(master(profile, metric)))
 
 
 # --- masters as the profile maps them ([[mooncake.masters]], else one shared master) -------------------

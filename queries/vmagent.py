@@ -17,7 +17,7 @@ store's look-back it has none at all, so the profile's node list says which node
 from __future__ import annotations
 
 from dashgen_queries.nodata import expected_nodes
-from dashgen_queries.promql import RATE_WINDOW, WINDOW, agg, deployment, divide, node_var, scoped_job, selector
+from dashgen_queries.promql import RATE_WINDOW, WINDOW, agg, deployment, node_var, scoped_job, selector
 
 from dashgen.deployment.collector import Collector
 from dashgen.deployment.profile import Profile
@@ -97,11 +97,6 @@ def dropped_rate(profile: Profile, metric: str, window: str = RATE_WINDOW, *, se
 
 def scrape_errors_rate(profile: Profile) -> str:
     return per_node(profile, "sum", f"rate({own(profile, SCRAPES_FAILED)}[{RATE_WINDOW}])")
-
-
-def targets_down(profile: Profile) -> str:
-    """Targets of the node whose last scrape failed (``up == 0``), any job of the deployment."""
-    return per_node(profile, "count", f"{selector('up', deployment(profile), node_var(profile))} == 0")
 
 
 def per_target(profile: Profile, metric: str) -> str:
@@ -191,7 +186,3 @@ def gpm_valid_share(profile: Profile) -> str:
     """The GPM sampler's share of valid samples per node (``gpm_sample_valid`` is 1 when the validity code is OK)."""
     gpm = profile.source("gpm")
     return per_node(profile, "avg", selector("gpm_sample_valid", scoped_job(profile, gpm.job), node_var(profile)))
-
-
-def cpu_share(profile: Profile) -> str:
-    return divide(cpu_used_cores(profile), cpu_available_cores(profile))

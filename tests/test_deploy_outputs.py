@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import re
 import subprocess
 from pathlib import Path
 
@@ -312,3 +313,34 @@ def test_a_node_name_with_a_trailing_newline_is_refused():
     data["cluster"]["nodes"] = len(data["cluster"]["node_names"])
     with pytest.raises(ProfileError, match="node_names"):
         profile_from_dict(data, "h20-16.toml")
+
+
+def test_issue32_yaml_that_does_not_read_back_is_refused_before_it_is_written(tmp_path, monkeypatch):
+    """Issue 32, item 7: every YAML document is re-read by a parser before it is written. An emitter that forgot to
+    escape C1 controls (the issue's `\\u0080` in a label: a ConfigMap no parser loads) makes `dashgen export` refuse
+    with exit 1, saying why, and write no file."""
+    from dashgen.render import yamlemit
+
+    monkeypatch.setattr(yamlemit, "_NOT_RAW", re.compile("[\x00-\x08\x0b-\x1f\x7f]"))  # the old, incomplete set
+    monkeypatch.setattr(yamlemit, "_UNSAFE_IN_BLOCK", re.compile("[\x00-\x08\x0b-\x1f\x7f]"))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["export", "--format", "configmap", "--out", str(out), "--label", "team=a\u0080b", "--profile", "h20-16"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "generated YAML does not parse" in result.output and "nothing was written" in result.output
+    assert not out.exists() or not any(out.rglob("*.yaml"))
+
+
+def test_issue32_the_read_back_check_compares_types_not_only_text():
+    from dashgen.errors import BuildValidationError
+    from dashgen.render.yamlcheck import check_reads_back, first_difference
+
+    assert first_difference({"a": [1, "x", None, 1.5]}, {"a": [1, "x", None, 1.5]}) is None
+    assert first_difference({"a": "1"}, {"a": 1}) == "a: '1' written, 1 read"
+    assert first_difference({"a": True}, {"a": 1}) == "a: True written, 1 read"
+    assert first_difference({"a": [1, 2]}, {"a": [1]}) == "a: a list of 2 written, a list of 1 read"
+    with pytest.raises(BuildValidationError, match=r"k\[0\]"):
+        check_reads_back('k:\n  - "x"\n  - "y"\n', {"k": ("z", "y")})
+    with pytest.raises(BuildValidationError, match="does not parse"):
+        check_reads_back('k: "unterminated\n', {"k": "unterminated"})

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from dashgen_panels.first_screen import HEALTHY_EMPTY
+from dashgen_queries import nodata
 from prometheus import DemoPrometheus, start_demo
 from test_victoriametrics_queries import merged_rows, panels_by_row
 
@@ -109,8 +110,7 @@ def test_per_gpu_window_tables_one_row_per_gpu_on_prometheus(prometheus_demo: De
     window = prometheus_demo.windows[name]
     profile = window.profile
     document, tables = _group_tables(profile, "Per-GPU window statistics")
-    if not tables:
-        pytest.skip(f"{name}: no 'Per-GPU window statistics' tables")
+    assert tables, f"{name}: no 'Per-GPU window statistics' tables"
     ds = Datasource(prometheus_demo.url, timeout=60)
     expected = {(node, str(gpu)) for node in profile.node_names for gpu in range(profile.gpus_per_node)}
     assert len(expected) == profile.total_gpus
@@ -124,9 +124,7 @@ def test_cache_evidence_tables_one_row_per_node_on_prometheus(prometheus_demo: D
     window = prometheus_demo.windows[name]
     profile = window.profile
     (built,) = build_profile(profile)
-    group = next((g for g in built.spec.groups if g.title == "Cache evidence"), None)
-    if group is None:
-        pytest.skip(f"{name}: no 'Cache evidence' group")
+    (group,) = [g for g in built.spec.groups if g.title == "Cache evidence"]
     # Domain layout 1: (a) occupancy, (b) reuse and physical reads/writes, (c) missing-data reasons.
     keys = [panel.key for panel in group.panels if panel.kind == "table"][:3]
     assert len(keys) == 3, keys
@@ -141,10 +139,6 @@ def test_cache_evidence_tables_one_row_per_node_on_prometheus(prometheus_demo: D
 def test_healthy_reason_codes_read_ok_on_every_node_on_prometheus(prometheus_demo: DemoPrometheus) -> None:
     """The dashboards' No Data reason queries (queries/nodata.py) on healthy data at real scrape
     intervals: one row per node for every layer, every code 0 (ok)."""
-    try:
-        from dashgen_queries import nodata
-    except ImportError:
-        pytest.skip("queries.nodata not available")
     window = prometheus_demo.windows[REFERENCE]
     profile = window.profile
     (built,) = build_profile(profile)

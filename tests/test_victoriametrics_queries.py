@@ -13,6 +13,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from dashgen_panels.first_screen import HEALTHY_EMPTY
+from dashgen_queries import nodata
 
 from dashgen.build import build_profile
 from dashgen.cli.app import main
@@ -127,9 +128,7 @@ def test_s2_cache_evidence_tables_one_row_per_node(victoriametrics, demo_windows
     window = demo_windows[("long-context-64", "healthy")]
     profile = window.profile
     (built,) = build_profile(profile)
-    group = next((g for g in built.spec.groups if g.title == "Cache evidence"), None)
-    if group is None:
-        pytest.skip("no 'Cache evidence' group in the rendered dashboards yet")
+    (group,) = [g for g in built.spec.groups if g.title == "Cache evidence"]
     # Domain layout 1: (a) occupancy, (b) reuse and physical reads/writes, (c) missing-data reasons.
     keys = [panel.key for panel in group.panels if panel.kind == "table"][:3]
     assert len(keys) == 3, keys
@@ -140,14 +139,6 @@ def test_s2_cache_evidence_tables_one_row_per_node(victoriametrics, demo_windows
         rows = merged_rows(ds, built.document, table, window, (profile.label("node"),))
         assert {r[0] for r in rows} == set(profile.node_names), key
         assert len(rows) == profile.nodes == 8, key
-
-
-def _nodata():
-    try:
-        from dashgen_queries import nodata
-    except ImportError:
-        return None
-    return nodata if hasattr(nodata, "layers") and hasattr(nodata, "reason_code") else None
 
 
 def expected_code(nodata, profile, node: str, layer) -> int:
@@ -171,9 +162,6 @@ def expected_code(nodata, profile, node: str, layer) -> int:
 
 @pytest.mark.parametrize("scenario", ["five-reasons", "healthy"])
 def test_s6_reason_codes_name_the_right_node_and_layer(victoriametrics, demo_windows, scenario):
-    nodata = _nodata()
-    if nodata is None:
-        pytest.skip("queries.nodata not available")
     window = demo_windows[("long-context-64", scenario)]
     profile = window.profile
     (built,) = build_profile(profile)
@@ -284,7 +272,6 @@ def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametr
     and its tier is not 'no I/O'; a counter that existed before the window keeps the plain increase."""
     from dashgen_panels.cache_evidence import reuse_columns
     from dashgen_queries import hicache as sg
-    from dashgen_queries import nodata
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 1)
@@ -380,7 +367,6 @@ def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victori
     whose host no node maps to is counted, and a node without segments then reads 'segment host not
     mapped' instead of 'uninitialised'."""
     from dashgen_queries import mooncake as mc
-    from dashgen_queries import nodata
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 4 if with_unmapped else 5)
@@ -446,7 +432,6 @@ def test_s22_a_gpu_that_fell_off_the_bus_is_gpu_missing_not_ok(victoriametrics, 
     """gpu-missing: lc-node-03's GPU 5 reports an Xid 79 and vanishes at 40 % of the window while its exporters stay
     up. The reasons table reads "GPU missing (7 of 8)" in both GPU layers on exactly that node, and GPUs reporting
     reads 63 of 64; the healthy window shows neither."""
-    from dashgen_queries import nodata
 
     from dashgen.demo.scenarios import lost_gpu
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 import click
 
@@ -96,6 +97,21 @@ def build(
         click.echo(f"{path}  removed (profile {path.parent.name} no longer exists)")
 
 
+class _ProfileRow(TypedDict):
+    """One row of ``dashgen profiles`` (also its JSON answer)."""
+
+    name: str
+    nodes: int
+    gpus: int
+    pools: list[str]
+    exported: list[str]
+    not_exported: list[str]
+    not_deployed: list[str]
+    store_per_node: int | None
+    host_cache_per_node: int | None
+    grafana: str
+
+
 @click.command("profiles")
 @format_option("text", "json")
 @click.option("--wide", is_flag=True, help="Do not wrap long cells to the terminal's width.")
@@ -105,7 +121,7 @@ def profiles_command(ctx: click.Context, output_format: str, wide: bool) -> None
 
     The table fits the terminal (long cells wrap inside their column; COLUMNS is honoured); --wide keeps
     every row on one line."""
-    rows = []
+    rows: list[_ProfileRow] = []
     for profile in selected_profiles(ctx, ()):
         capacity = Topology(profile).capacity
         rows.append(

@@ -94,7 +94,8 @@ def read_live_dashboard(uid: str, connection: dict[str, Any]) -> dict[str, Any] 
     from dashgen.grafana.errors import GrafanaError
     from dashgen.publish.export import connect, export_one
 
-    options = {name: connection.get(name) for name in CONNECTION_PARAMS}
+    # the command's click parameters (connection_options' types): values as click parsed them
+    options: dict[str, Any] = {name: connection.get(name) for name in CONNECTION_PARAMS}
     try:
         with make_client(**options) as client:
             live = export_one(connect(client, options["org_id"]), uid)

@@ -86,7 +86,7 @@ def resolve_release_paths(params: dict[str, Any]) -> None:
 
 def release_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """Options of the commands that write a release: ledger, backup folder, output format and concurrency."""
-    options = [
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         ledger_option(),
         click.option(
             "--backup-dir",

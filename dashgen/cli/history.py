@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import click
 
@@ -105,6 +105,19 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
         release(client, params, [uid], lambda: targets, command="dashgen rollback")
 
 
+class _VersionRow(TypedDict):
+    """One version of ``dashgen history``: Grafana's history entry and dashgen's ledger record of it."""
+
+    version: int
+    in_grafana: bool
+    grafana_message: str | None
+    grafana_created: str | None
+    grafana_created_by: str | None
+    release_time: str | None
+    build_sha: str | None
+    git_commit: str | None
+
+
 @click.command()
 @target_options
 @click.argument("uid")
@@ -125,7 +138,7 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
         versions = client.list_versions(uid)
     records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
     by_version = {r.get("grafana_version"): r for r in records if r.get("outcome") == "published"}
-    rows = []
+    rows: list[_VersionRow] = []
     for version in sorted({v.version for v in versions} | {k for k in by_version if k is not None}):
         grafana = next((v for v in versions if v.version == version), None)
         record = by_version.get(version)

@@ -91,8 +91,8 @@ def init_command(ctx: click.Context, directory: Path, example: str, output_forma
     if output_format == "json":
         emit_json(ctx, {"directory": str(directory), "profile": example, "written": written})
         return
-    for path in written:
-        click.echo(f"{path}  written")
+    for written_path in written:
+        click.echo(f"{written_path}  written")
     click.echo(
         f"\nNext: cd {directory} && git init && git add -A && git commit -m 'dashboards as code' && "
         "dashgen check\nEdit profiles/ (rename the example to your cluster) and run dashgen build && dashgen "

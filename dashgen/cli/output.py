@@ -277,7 +277,11 @@ def progress(label: str, total: int | None, enabled: bool = True) -> Iterator[Ca
     The callback advances the bar by its argument; ``total=None`` shows a counter without an end.
     """
     if not enabled or not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
-        yield lambda _n=1: None
+
+        def skip(_n: int = 1) -> None:
+            """No bar: nothing to advance."""
+
+        yield skip
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -286,4 +290,8 @@ def progress(label: str, total: int | None, enabled: bool = True) -> Iterator[Ca
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(label, total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+        def advance(n: int = 1) -> None:
+            bar.advance(task, n)
+
+        yield advance

@@ -38,6 +38,7 @@ from dashgen.errors import CheckFailed, ReleaseInterrupted
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish.approvals import Approvals
+from dashgen.publish.execute import Outcome
 from dashgen.publish.export import Connection, connect
 from dashgen.publish.gitinfo import current_commit
 from dashgen.publish.plan import PublishTarget
@@ -136,6 +137,24 @@ def target_of(
     return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded)
 
 
+def _release_problem(failed: list[Outcome], total: int) -> str | None:
+    """What went wrong, saves that landed but were not fully recorded apart from dashboards not published."""
+    landed = [o for o in failed if o.outcome in ("published", "unchanged")]
+    not_published = [o for o in failed if o not in landed]
+    parts = []
+    if not_published:
+        parts.append(
+            f"{len(not_published)} of {total} dashboards not published: "
+            + ", ".join(f"{o.uid} ({o.outcome})" for o in not_published)
+        )
+    if landed:
+        parts.append(
+            f"{len(landed)} of {total} saved in Grafana but not fully recorded (see above): "
+            + ", ".join(o.uid for o in landed)
+        )
+    return "; ".join(parts) or None
+
+
 def report(result: ReleaseReport, output_format: str, connection: Connection | None = None) -> None:
     """Print the plan (and the outcomes); raise ``CheckFailed`` when anything was refused or failed."""
     plan, outcomes = result.plan, result.outcomes
@@ -145,14 +164,7 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
     if result.dry_run:
         problem = "the plan has refusals (see above)" if plan.refused else None
     else:
-        problem = (
-            (
-                f"{len(failed)} of {len(outcomes or [])} dashboards not published: "
-                + ", ".join(f"{o.uid} ({o.outcome})" for o in failed)
-            )
-            if failed
-            else None
-        )
+        problem = _release_problem(failed, len(outcomes or []))
     if output_format == "json":
         data = plan_dict(plan)
         data["dry_run"] = result.dry_run

@@ -80,7 +80,8 @@ def simulate(rng: random.Random, start: float, end: float, traffic: bool, stuck_
         if t >= end:
             break
         arrivals.append(t)
-    free_at, waiting, index = start, [], 0
+    free_at, index = start, 0
+    waiting: list[Job] = []
     while index < len(arrivals) or waiting:
         now = max(free_at, arrivals[index] if not waiting else free_at)
         while index < len(arrivals) and arrivals[index] <= now:
@@ -132,7 +133,7 @@ class Cumulative:
         self.events.sort()
         times = [at for at, _ in self.events]
         nbounds = len(self.bounds or ())
-        buckets = [[] for _ in range(nbounds)]
+        buckets: list[list[float]] = [[] for _ in range(nbounds)]
         sums, counts = [], []
         running = [0.0] * nbounds
         total = count = 0.0

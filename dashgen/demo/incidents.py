@@ -12,7 +12,7 @@ samples (one in three kept) or whose clock runs behind (every stamp early).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,9 +194,11 @@ def held(
 # -- per-series reshaping ------------------------------------------------------------------------------------
 
 
-def _with(obj: dict[str, Any], values: list[float], stamps: list[int] | None = None, **labels: str) -> dict[str, Any]:
+def _with(
+    obj: dict[str, Any], values: list[float], stamps: list[int] | None = None, labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     return {
-        "metric": {**obj["metric"], **labels},
+        "metric": {**obj["metric"], **(labels or {})},
         "values": values,
         "timestamps": obj["timestamps"] if stamps is None else stamps,
     }
@@ -378,9 +380,9 @@ def _masters(
     after = [i for i, ms in enumerate(stamps) if ms >= at]
     failover = drill.scenario == "master-failover"
     if name == "up":
-        leader = [0.0 if ms >= at and failover else v for v, ms in zip(values, stamps, strict=True)]
-        spare = [1.0 if ms < at or failover else 0.0 for ms in stamps]
-        return [_with(obj, leader), _with(obj, spare, **copy)]
+        leader_up = [0.0 if ms >= at and failover else v for v, ms in zip(values, stamps, strict=True)]
+        spare_up = [1.0 if ms < at or failover else 0.0 for ms in stamps]
+        return [_with(obj, leader_up), _with(obj, spare_up, labels=copy)]
     if model is None:
         return [obj]
     counter = model[1]

@@ -292,14 +292,14 @@ def incident(profile: Profile, scenario: str) -> Incident:
         instance = f"{names[0]}:{PORTS['gateway']}"
         if scenario == "gateway-shedding":
             return Incident(scenario, (names[0],), instance=instance)
-        replicas = Topology(profile).replicas
-        if len(replicas) < 2:
+        engine_replicas = Topology(profile).replicas
+        if len(engine_replicas) < 2:
             raise InputError(
                 f"scenario gateway-no-backend needs two engine replicas behind the gateway; profile "
-                f"{profile.name} has {len(replicas)}"
+                f"{profile.name} has {len(engine_replicas)}"
             )
         # the demo's gateway routes to WORKERS: replica-1 is the topology's second replica
-        return Incident(scenario, (names[0],), instance=instance, worker=WORKERS[1], idle=replicas[1].nodes)
+        return Incident(scenario, (names[0],), instance=instance, worker=WORKERS[1], idle=engine_replicas[1].nodes)
     if scenario == "collector-dropping" and profile.collector is None:
         raise InputError(
             f"scenario collector-dropping needs source collector ([collector]), which profile "

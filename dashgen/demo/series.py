@@ -111,11 +111,8 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
         stamps = timestamps(plan, model.source, fault)
         lost = _lost_at(plan, fault, spec)
         idle = fault.no_traffic or (fault.no_io and model.scope == "disk" and spec.extra.get("cache", False))
-        values = None
-        if model.scope == "filesystem":
-            values = filesystem_values(model.name, spec.extra["size"], rng, stamps)
-        if values is None:
-            values = gauge_values(plan, model.model, rng, stamps, idle)
+        filled = filesystem_values(model.name, spec.extra["size"], rng, stamps) if model.scope == "filesystem" else None
+        values = filled if filled is not None else gauge_values(plan, model.model, rng, stamps, idle)
         if lost is not None:
             values, stamps = _until_lost(plan, model, values, stamps, lost)
         yield import_object(model.name, spec.labels, values, stamps)

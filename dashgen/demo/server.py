@@ -28,7 +28,11 @@ from dashgen.live.expand import parse_duration
 def _progress(label: str) -> Iterator[Callable[[int], None]]:
     """A series counter on stderr when it is a terminal (``make demo`` is not silent for its 25 s)."""
     if not sys.stderr.isatty():
-        yield lambda _n=1: None
+
+        def skip(_n: int = 1) -> None:
+            """No bar: nothing to advance."""
+
+        yield skip
         return
     from rich.console import Console
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -43,7 +47,11 @@ def _progress(label: str) -> Iterator[Callable[[int], None]]:
         transient=True,
     ) as bar:
         task = bar.add_task(label, total=None)
-        yield lambda n=1: bar.advance(task, n)
+
+        def advance(n: int = 1) -> None:
+            bar.advance(task, n)
+
+        yield advance
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,10 +39,6 @@ class Collector:
     # Targets of each source that runs on some nodes only (SOME_NODE_SOURCES), when exported.
     targets: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def cpu_quota_percent(self) -> float:
-        return self.cpu_quota_cores * 100
-
 
 def _cpu_quota(reader: TableReader) -> float:
     """``cpu_quota``: systemd's ``CPUQuota=`` form, a percentage of one CPU ("50%", "200%")."""

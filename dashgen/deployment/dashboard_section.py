@@ -8,9 +8,18 @@ import re
 from dashgen.deployment.model import DashboardSettings
 from dashgen.deployment.reader import TableReader, parse_duration
 
+
+def _budget_default(key: str) -> int:
+    """The DashboardSettings default of the cost budget ``key``."""
+    default = DashboardSettings.__dataclass_fields__[key].default
+    if not isinstance(default, int):
+        raise TypeError(f"DashboardSettings.{key} has no integer default")
+    return default
+
+
 # ``[dashboard]`` cost budgets of ``dashgen cost`` and their defaults (the DashboardSettings defaults)
 COST_BUDGETS = {
-    key: DashboardSettings.__dataclass_fields__[key].default
+    key: _budget_default(key)
     for key in ("cost_panel_series", "cost_panel_samples", "cost_dashboard_series", "cost_dashboard_samples")
 }
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashgen.diff.engine import DashboardDiff, FieldChange
+from dashgen.diff.engine import FieldChange
 from dashgen.diff.render import FileDiff, grid_text, panel_label, total_noise
 from dashgen.diff.values import describe_change, json_text
 
@@ -360,8 +360,3 @@ def render_markdown(
 ) -> str:
     """``dashgen diff --format markdown``: one section, bounded like the pull-request comment."""
     return render_comment([Section("Changes", files)], limit=limit, full_report=full_report)
-
-
-def details_of(d: DashboardDiff, name: str = "") -> list[str]:
-    """The markdown details blocks of one dashboard's changes (for callers that show one dashboard)."""
-    return [line for item in _items_of(FileDiff(name, d)) for line in _details(item, None)]

@@ -13,7 +13,7 @@ from typing import Any
 
 from dashgen.diff.compare import ABSENT
 from dashgen.diff.engine import DashboardDiff, FieldChange, LayoutMove
-from dashgen.diff.values import describe_change, json_text
+from dashgen.diff.values import describe_change
 
 _MAX_VALUE = 160
 
@@ -33,12 +33,6 @@ def has_changes(files: Sequence[FileDiff]) -> bool:
 
 def total_noise(files: Sequence[FileDiff]) -> int:
     return sum(f.diff.noise for f in files if f.diff is not None)
-
-
-def value_text(value: Any) -> str:
-    """A value in one line: its JSON text, cut to its start when long (use ``describe_change`` for a change)."""
-    text = json_text(value)
-    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
 
 
 def change_lines(c: FieldChange, *, color: bool = False, markdown: bool = False) -> list[str]:

@@ -145,8 +145,8 @@ def _rebuild(
     if len(tokens) in points and lines:
         pieces[-1].append(("", True))
     out = []
-    for line, run in zip(lines, pieces, strict=True):
-        folding = len(line) > LONG_LINE if fold is None else fold
+    for source_line, run in zip(lines, pieces, strict=True):
+        folding = len(source_line) > LONG_LINE if fold is None else fold
         text = []
         for k, (piece, marked) in enumerate(run):
             if marked:

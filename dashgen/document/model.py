@@ -144,17 +144,17 @@ def load_variable(raw: Mapping[str, Any]) -> Variable:
     query = raw.get("query")
     if isinstance(query, Mapping):
         query = query.get("query", "")
-    current = raw.get("current") if isinstance(raw.get("current"), Mapping) else {}
-    options = raw.get("options") if isinstance(raw.get("options"), list) else []
+    current = raw.get("current")
+    options = raw.get("options")
     option_values: list[str] = []
-    for option in options:
+    for option in options if isinstance(options, list) else []:
         if isinstance(option, Mapping):
             option_values.extend(_values(option.get("value")))
     return Variable(
         name=_text(raw.get("name")),
         type=_text(raw.get("type")),
         query=_text(query),
-        current=_values(current.get("value")),
+        current=_values(current.get("value") if isinstance(current, Mapping) else None),
         options=tuple(option_values),
         datasource=datasource_ref(raw.get("datasource")),
         raw=raw,
@@ -174,7 +174,9 @@ def load_target(index: int, raw: Mapping[str, Any]) -> Target:
 
 
 def load_panel(raw: Mapping[str, Any], row_title: str | None = None) -> Panel:
-    targets = raw.get("targets") if isinstance(raw.get("targets"), list) else []
+    targets = raw.get("targets")
+    if not isinstance(targets, list):
+        targets = []
     panel_id = raw.get("id")
     return Panel(
         id=panel_id if isinstance(panel_id, int) else None,

@@ -217,7 +217,7 @@ class GrafanaClient:
         rest = {"folderUid": folder_uid or "", "message": message, "overwrite": overwrite}
         body: Any = {"dashboard": dashboard, **rest}
         if encoded is not None:
-            identity = {k: dashboard[k] for k in ("id", "version") if k in dashboard}
+            identity: dict[str, Any] = {k: dashboard[k] for k in ("id", "version") if k in dashboard}
             body = EncodedJSON(
                 b'{"dashboard":' + json_object(identity, encoded) + b"," + json_object({}, b"{}", rest)[1:]
             )

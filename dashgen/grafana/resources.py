@@ -82,6 +82,11 @@ class DashboardResource:
         }
 
 
+def _object(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def resource_from(obj: dict[str, Any], requested_uid: str) -> DashboardResource:
     """A resource from a shape-checked object; raises KeyError, TypeError or ValueError when it is not one."""
     metadata = obj["metadata"]
@@ -89,10 +94,9 @@ def resource_from(obj: dict[str, Any], requested_uid: str) -> DashboardResource:
     if not isinstance(metadata, dict) or not isinstance(spec, dict):
         raise TypeError("metadata and spec must be objects")
     api_version = str(obj.get("apiVersion", "")).rsplit("/", 1)[-1]
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-    conversion = status.get("conversion") if isinstance(status.get("conversion"), dict) else {}
-    annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
-    labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+    conversion = _object(_object(obj.get("status")).get("conversion"))
+    annotations = _object(metadata.get("annotations"))
+    labels = _object(metadata.get("labels"))
     internal = str(labels.get("grafana.app/deprecatedInternalID") or "0")
     return DashboardResource(
         uid=str(metadata.get("name") or requested_uid),

@@ -1,7 +1,8 @@
 """The import plan -> the text of a Python module in the panel kit's vocabulary.
 
 One function per group returning its ``GroupSpec``, one kit call per panel (``timeseries(key, title,
-evidence, targets, unit=..., ...)``, only the fields that differ from the spec's defaults), the variables,
+evidence, targets, unit=..., ...)``, only the fields that differ from the spec's defaults; what the kit takes
+only raw in one ``raw_options=RawOptions(reason, ...)``), the variables,
 the layout table and ``DASHBOARD``. Each escape hatch is preceded by a ``# TODO(import)`` comment saying what
 is raw and why. A data-source reference used by several panels is named once. The header says where the
 dashboard came from, what was migrated and what is raw. Pure.
@@ -9,6 +10,7 @@ dashboard came from, what was migrated and what is raw. Pure.
 
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import fields
@@ -18,6 +20,7 @@ from dashgen.importer.extract import Extracted, Hatch
 from dashgen.importer.plan import GroupPlan, ImportPlan
 from dashgen.importer.pyfmt import Comment, Item, Raw, Seq, call, literal, quote, render
 from dashgen.importer.vocab import ImportedEvidence, Place
+from dashgen.render import kit
 from dashgen.render.spec import PanelSpec, Target
 
 KIT_FUNCTION = {
@@ -29,6 +32,9 @@ KIT_FUNCTION = {
     "state-timeline": "state_timeline",
 }
 SKIPPED = {"key", "title", "kind", "evidence", "targets", "content"}
+# PanelSpec fields the kit takes only through its escape hatch, ``raw_options=RawOptions(reason, ...)``
+RAW_FIELDS = ("options", "custom", "transformations", "field_defaults", "overrides", "extra")
+RAW_REASON = "imported panel: Grafana JSON the kit does not model"
 TARGET_DEFAULTS = {"legend": "", "instant": False, "table": False, "ref_id": "", "interval": ""}
 DATASOURCE_NAME = "DATASOURCE"
 
@@ -36,7 +42,7 @@ DATASOURCE_NAME = "DATASOURCE"
 def _field_default(name: str) -> Any:
     for f in fields(PanelSpec):
         if f.name == name:
-            return f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+            return f.default_factory() if callable(f.default_factory) else f.default
     raise KeyError(name)
 
 
@@ -96,18 +102,29 @@ def panel_call(extracted: Extracted, shared: Mapping[str, Any]) -> Seq:
         if spec.evidence is not None:
             items.append(Item(_evidence(spec), "evidence="))
     else:
-        items += [Item(_evidence(spec)), Item(_targets(spec, hatches))]
+        # a table's fourth positional parameter is its row labels: its queries go by name
+        items += [Item(_evidence(spec)), Item(_targets(spec, hatches), "targets=" if spec.kind == "table" else "")]
+    accepted = inspect.signature(getattr(kit, function)).parameters
+    raw: dict[str, Any] = {}
     for f in fields(PanelSpec):
         if f.name in SKIPPED:
             continue
         value = getattr(spec, f.name)
         if value == _field_default(f.name):
             continue
-        if f.name == "transformations":
+        if f.name in RAW_FIELDS:
+            raw[f.name] = value
+        elif f.name in accepted:
+            items.append(Item(_value(f.name, value, shared), f"{f.name}="))
+        elif spec.kind != "text":  # a text panel renders none of the value fields (unit, axis, mappings...)
+            raise ValueError(f"panel {spec.key!r}: the kit's {function}() takes no {f.name}")
+    if raw:
+        if "transformations" in raw:
             items += _todo([h for h in hatches if h.path.startswith("transformations[")])
-        if f.name == "extra":
+        if "extra" in raw:
             items += _todo([h for h in hatches if not h.path.startswith(("targets[", "transformations["))])
-        items.append(Item(_value(f.name, value, shared), f"{f.name}="))
+        hatch = call("RawOptions", RAW_REASON, **{name: _value(name, value, shared) for name, value in raw.items()})
+        items.append(Item(hatch, "raw_options="))
     return Seq(f"{function}(", ")", tuple(items))
 
 
@@ -203,7 +220,9 @@ def _imports(plan: ImportPlan) -> list[str]:
     vocab = ["ImportedDashboard", "Place"] + (
         ["imported"] if any(isinstance(e, ImportedEvidence) for e in evidence) else []
     )
-    kit = sorted({KIT_FUNCTION[s.kind] for s in specs})
+    helpers = sorted({KIT_FUNCTION[s.kind] for s in specs})
+    if any(getattr(s, name) != _field_default(name) for s in specs for name in RAW_FIELDS):
+        helpers = sorted([*helpers, "RawOptions"], key=lambda name: (not name[0].isupper(), name))
     spec = [
         name
         for name, used in (
@@ -216,7 +235,7 @@ def _imports(plan: ImportPlan) -> list[str]:
     lines = []
     for module, names in (
         ("dashgen.importer.vocab", vocab),
-        ("dashgen.render.kit", kit),
+        ("dashgen.render.kit", helpers),
         ("dashgen.render.spec", spec),
     ):
         if names:

@@ -26,7 +26,7 @@ from dashgen.diff.noise import (
 from dashgen.importer.render import render_panel
 from dashgen.importer.residual import compose, leaf_paths, overlay, patch_between, reason
 from dashgen.importer.shape import BadShape
-from dashgen.importer.vocab import ImportedEvidence, Place, imported
+from dashgen.importer.vocab import Place, imported
 from dashgen.render.grafanalib_bridge import DATASOURCE
 from dashgen.render.ids import panel_id
 from dashgen.render.layout import GridPos
@@ -162,15 +162,14 @@ def readable_spec(raw: Mapping[str, Any], key: str) -> PanelSpec:
     field_config = _dict(raw.get("fieldConfig"))
     defaults = _dict(field_config.get("defaults"))
     pos = _dict(raw.get("gridPos"))
-    width = pos.get("w") if isinstance(pos.get("w"), int) and 1 <= pos["w"] <= 24 else 12
-    height = pos.get("h") if isinstance(pos.get("h"), int) and pos["h"] >= 0 else 8
+    w, h = pos.get("w"), pos.get("h")
+    width = w if isinstance(w, int) and 1 <= w <= 24 else 12
+    height = h if isinstance(h, int) and h >= 0 else 8
     decimals = _number(defaults.get("decimals"))
     unit = defaults.get("unit")
     content = _dict(raw.get("options")).get("content")
     description = raw.get("description")
-    evidence = evidence_of(description)
-    if kind == "text" and description is None:
-        evidence = None
+    evidence: Evidence | None = None if kind == "text" and description is None else evidence_of(description)
     extra: dict[str, Any] = {}
     if raw.get("type") != kind:
         extra["type"] = raw.get("type")
@@ -343,7 +342,3 @@ def extract_panel(raw: Mapping[str, Any], key: str) -> Extracted:
         spec = replace(spec, extra=compose(spec.extra, fallback))
         rendered = canonical(spec)
     return Extracted(spec, place, tuple(_hatches(spec)), rendered == source)
-
-
-def is_imported(evidence: Evidence | None) -> bool:
-    return isinstance(evidence, ImportedEvidence)

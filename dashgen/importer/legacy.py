@@ -107,8 +107,8 @@ def _series_override(override: Mapping[str, Any], notes: list[str]) -> dict[str,
                 props.append({"id": "custom.axisPlacement", "value": "right"})
         elif name == "color":
             props.append({"id": "color", "value": {"mode": "fixed", "fixedColor": value}})
-        elif name == "fill" and _number(value) is not None:
-            props.append({"id": "custom.fillOpacity", "value": _number(value) * 10})
+        elif name == "fill" and (fill := _number(value)) is not None:
+            props.append({"id": "custom.fillOpacity", "value": fill * 10})
         elif name == "linewidth":
             props.append({"id": "custom.lineWidth", "value": value})
         elif name == "lines" and value is False:
@@ -135,13 +135,16 @@ def _graph_thresholds(thresholds: Any, defaults: dict[str, Any]) -> None:
         return
     steps: list[dict[str, Any]] = [{"color": "transparent", "value": None}]
     style = "line"
-    for item in sorted(
-        (t for t in thresholds if isinstance(t, Mapping) and _number(t.get("value")) is not None),
-        key=lambda t: _number(t["value"]),
-    ):
+    numbered = [
+        (value, t) for t in thresholds if isinstance(t, Mapping) and (value := _number(t.get("value"))) is not None
+    ]
+    for value, item in sorted(numbered, key=lambda pair: pair[0]):
         mode = item.get("colorMode")
-        colour = item.get("lineColor") or item.get("fillColor") if mode == "custom" else THRESHOLD_COLOURS.get(mode)
-        steps.append({"color": colour or "red", "value": _number(item["value"])})
+        if mode == "custom":
+            colour = item.get("lineColor") or item.get("fillColor")
+        else:
+            colour = THRESHOLD_COLOURS.get(mode) if isinstance(mode, str) else None
+        steps.append({"color": colour or "red", "value": value})
         if item.get("fill"):
             style = "line+area" if item.get("line", True) else "area"
     defaults["thresholds"] = {"mode": "absolute", "steps": steps}
@@ -151,26 +154,26 @@ def _graph_thresholds(thresholds: Any, defaults: dict[str, Any]) -> None:
 def graph_to_timeseries(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """``graph`` -> ``timeseries``: axes, draw style, fill, legend, tooltip, stacking, thresholds, overrides."""
     notes: list[str] = []
-    yaxes = panel.get("yaxes") if isinstance(panel.get("yaxes"), list) else []
+    yaxes = _l(panel.get("yaxes"))
     defaults = _axis(yaxes[0] if yaxes else None)
     custom = defaults.setdefault("custom", {})
     bars, lines, points = bool(panel.get("bars")), panel.get("lines", True), bool(panel.get("points"))
     custom["drawStyle"] = "bars" if bars else "line" if lines else "points"
     if points:
         custom["showPoints"] = "always"
-        if _number(panel.get("pointradius")) is not None:
-            custom["pointSize"] = 2 + _number(panel["pointradius"]) * 2
+        if (radius := _number(panel.get("pointradius"))) is not None:
+            custom["pointSize"] = 2 + radius * 2
     elif custom["drawStyle"] != "points":
         custom["showPoints"] = "never"
-    if _number(panel.get("linewidth")) is not None:
-        custom["lineWidth"] = _number(panel["linewidth"])
+    if (line_width := _number(panel.get("linewidth"))) is not None:
+        custom["lineWidth"] = line_width
     if panel.get("dashes"):
         custom["lineStyle"] = {"fill": "dash", "dash": [panel.get("dashLength", 10), panel.get("spaceLength", 10)]}
-    if _number(panel.get("fill")) is not None:
-        custom["fillOpacity"] = _number(panel["fill"]) * 10
-    if (_number(panel.get("fillGradient")) or 0) > 0:
+    if (fill := _number(panel.get("fill"))) is not None:
+        custom["fillOpacity"] = fill * 10
+    if (gradient := _number(panel.get("fillGradient"))) is not None and gradient > 0:
         custom["gradientMode"] = "opacity"
-        custom["fillOpacity"] = _number(panel["fillGradient"]) * 10
+        custom["fillOpacity"] = gradient * 10
     if panel.get("steppedLine"):
         custom["lineInterpolation"] = "stepAfter"
     if panel.get("stack"):
@@ -192,7 +195,7 @@ def graph_to_timeseries(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[
     for override in _l(panel.get("seriesOverrides")):
         if isinstance(override, Mapping) and (rule := _series_override(override, notes)) is not None:
             overrides.append(rule)
-    legend_in = panel.get("legend") if isinstance(panel.get("legend"), Mapping) else {}
+    legend_in = _d(panel.get("legend"))
     legend: dict[str, Any] = {"displayMode": "list", "showLegend": True, "placement": "bottom", "calcs": []}
     if legend_in:
         if legend_in.get("show", True):
@@ -205,7 +208,7 @@ def graph_to_timeseries(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[
             legend["calcs"] = [REDUCERS[k] for k in ("min", "max", "avg", "current", "total") if legend_in.get(k)]
         if legend_in.get("sideWidth"):
             legend["width"] = legend_in["sideWidth"]
-    tooltip_in = panel.get("tooltip") if isinstance(panel.get("tooltip"), Mapping) else {}
+    tooltip_in = _d(panel.get("tooltip"))
     tooltip = {"mode": "multi" if tooltip_in.get("shared") else "single", "sort": "none"}
     if tooltip_in.get("shared") and tooltip_in.get("sort") in (1, 2):
         tooltip["sort"] = "asc" if tooltip_in["sort"] == 1 else "desc"
@@ -217,7 +220,7 @@ def graph_to_timeseries(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[
         pass  # the right axis shows nothing unless a series is moved to it
     elif len(yaxes) > 1:
         notes.append("right y-axis settings (unit, min, max) not migrated; its series keep the left axis' unit")
-    xaxis = panel.get("xaxis") if isinstance(panel.get("xaxis"), Mapping) else {}
+    xaxis = _d(panel.get("xaxis"))
     if xaxis.get("mode") not in (None, "time"):
         notes.append(f"x-axis mode {xaxis['mode']!r} not migrated (drawn over time)")
     if panel.get("timeRegions"):
@@ -278,7 +281,7 @@ def upgrade_mappings(old: list[Any]) -> list[dict[str, Any]]:
 def singlestat_to_stat(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """``singlestat`` -> ``stat`` (``gauge`` when its gauge was shown): reducer, unit, thresholds, mappings."""
     notes: list[str] = []
-    colours = panel.get("colors") if isinstance(panel.get("colors"), list) else []
+    colours = _l(panel.get("colors"))
     limits = [_number(v) for v in str(panel.get("thresholds") or "").split(",") if v.strip()]
     steps = [{"color": colours[0] if colours else "green", "value": None}]
     steps += [
@@ -303,7 +306,7 @@ def singlestat_to_stat(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
         "textMode": "auto",
         "justifyMode": "auto",
     }
-    gauge = panel.get("gauge") if isinstance(panel.get("gauge"), Mapping) else {}
+    gauge = _d(panel.get("gauge"))
     plugin = "gauge" if gauge.get("show") else "stat"
     if plugin == "gauge":
         defaults["min"], defaults["max"] = _number(gauge.get("minValue")), _number(gauge.get("maxValue"))
@@ -358,7 +361,7 @@ def _style_properties(style: Mapping[str, Any]) -> list[dict[str, Any]]:
     if style.get("align") and style["align"] != "auto":
         props.append({"id": "custom.align", "value": style["align"]})
     limits = [_number(v) for v in _l(style.get("thresholds")) if _number(v) is not None]
-    colours = style.get("colors") if isinstance(style.get("colors"), list) else []
+    colours = _l(style.get("colors"))
     if limits:
         steps = [{"color": colours[0] if colours else "green", "value": None}]
         steps += [
@@ -403,7 +406,7 @@ def table_old_to_table(panel: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
         "cellHeight": "sm",
         "footer": {"show": False, "reducer": ["sum"], "countRows": False, "fields": ""},
     }
-    sort = panel.get("sort") if isinstance(panel.get("sort"), Mapping) else {}
+    sort = _d(panel.get("sort"))
     if sort.get("col") is not None:
         notes.append("sort by column index not migrated (the new table sorts by column name)")
     out.update({"type": "table", "fieldConfig": {"defaults": defaults, "overrides": overrides}, "options": options})

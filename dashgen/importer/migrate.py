@@ -70,7 +70,7 @@ def _rows_to_panels(body: dict[str, Any], notes: list[str]) -> None:
         if row.get("repeatIteration"):
             continue
         row_height = _height(row.get("height"), _height(DEFAULT_ROW_HEIGHT, 7))
-        row_panel = None
+        row_panel: dict[str, Any] | None = None
         if show_rows:
             row_panel = {
                 "type": "row",
@@ -238,9 +238,10 @@ def _schema_steps(body: dict[str, Any], version: int, notes: list[str]) -> None:
         for panel in panels:
             for override in _l(_d(panel.get("fieldConfig")).get("overrides")):
                 for prop in _l(override.get("properties")) if isinstance(override, dict) else []:
-                    value = prop.get("value") if isinstance(prop, dict) else None
-                    hidden = isinstance(value, dict) and value.get("viz") and not value.get("tooltip")
-                    if isinstance(prop, dict) and prop.get("id") == "custom.hideFrom" and hidden:
+                    if not isinstance(prop, dict) or prop.get("id") != "custom.hideFrom":
+                        continue
+                    value = prop.get("value")
+                    if isinstance(value, dict) and value.get("viz") and not value.get("tooltip"):
                         value["tooltip"] = True
                         count += 1
         step(42, "hidden series hidden from the tooltip too", count)

@@ -105,14 +105,22 @@ class _Grouping:
         self.row_hatches: list[Hatch] = []
 
     def start(self, row: Mapping[str, Any] | None) -> dict[str, Any]:
-        title = row.get("title") if row is not None and isinstance(row.get("title"), str) else ""
+        row_title = row.get("title") if row is not None else None
+        title = row_title if isinstance(row_title, str) else ""
         key = self.group_keys.take(slug(title, "row") if row is not None else TOP_GROUP)
-        group = {"key": key, "title": title, "collapsed": bool(row and row.get("collapsed")), "row": row, "panels": []}
+        group: dict[str, Any] = {
+            "key": key,
+            "title": title,
+            "collapsed": bool(row and row.get("collapsed")),
+            "row": row,
+            "panels": [],
+        }
         self.groups.append(group)
         return group
 
     def add(self, group: dict[str, Any], raw: Mapping[str, Any]) -> None:
-        title = raw.get("title") if isinstance(raw.get("title"), str) else ""
+        raw_title = raw.get("title")
+        title = raw_title if isinstance(raw_title, str) else ""
         key = self.panel_keys.take(f"{group['key']}.{slug(title, str(raw.get('type') or 'panel'))}")
         if self.only is not None:
             source_id = raw.get("id")

@@ -44,9 +44,6 @@ class LintContext:
             index.setdefault(id(query.panel), []).append(query)
         return index
 
-    def queries_of(self, panel: Panel) -> list[ParsedQuery]:
-        return list(self._by_panel.get(id(panel), ()))
-
     def parsed_of(self, panel: Panel) -> list[ParsedQuery]:
         return [q for q in self._by_panel.get(id(panel), ()) if q.ast is not None]
 

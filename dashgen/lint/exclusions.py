@@ -89,7 +89,8 @@ def parse_exclusions(text: str, path: Path) -> list[Exclusion]:
 
 def apply_exclusions(findings: list[Finding], exclusions: list[Exclusion]) -> tuple[list[Finding], list[Finding]]:
     """(kept, excluded)."""
-    kept, excluded = [], []
+    kept: list[Finding] = []
+    excluded: list[Finding] = []
     for finding in findings:
         (excluded if any(e.matches(finding) for e in exclusions) else kept).append(finding)
     return kept, excluded

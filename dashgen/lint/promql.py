@@ -165,9 +165,6 @@ class Grouping:
     by: bool
     labels: frozenset[str]
 
-    def keeps(self, label: str) -> bool:
-        return (label in self.labels) if self.by else (label not in self.labels)
-
 
 def grouping(node: Any) -> Grouping:
     """Grouping of an AggregateExpr; a bare ``sum(x)`` is ``by ()``."""

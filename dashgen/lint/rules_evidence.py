@@ -246,7 +246,7 @@ def check_s7(ctx: LintContext) -> Iterator[Hit]:
         for value in _span_nulls_values(panel):
             if value is True:
                 yield Hit(panel, "custom.spanNulls: true connects over missing scrapes and hides gaps")
-            elif _number(value) is not None and _number(value) > 0:
+            elif (threshold := _number(value)) is not None and threshold > 0:
                 yield Hit(
                     panel,
                     f"custom.spanNulls: {value} connects over gaps shorter than that threshold",

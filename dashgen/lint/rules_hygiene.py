@@ -102,7 +102,7 @@ def check_datasource_templated(ctx: LintContext) -> Iterator[Hit]:
     for panel in ctx.dashboard.panels:
         if panel.type not in QUERY_PANEL_TYPES or not panel.targets:
             continue
-        refs = [panel.datasource] if panel.datasource is not None else []
+        refs: list[DatasourceRef | None] = [panel.datasource] if panel.datasource is not None else []
         refs += [t.datasource for t in panel.targets if t.datasource is not None]
         if not refs:
             refs = [None]

@@ -75,13 +75,12 @@ def stats_from_answer(answer: Mapping[str, Any]) -> Stats:
     data = answer.get("data") if isinstance(answer.get("data"), Mapping) else {}
     prom = data.get("stats") if isinstance(data, Mapping) else None
     if isinstance(vm, Mapping) and "seriesFetched" in vm:
-        seconds = _int(vm.get("executionTimeMsec"))
+        milliseconds = _int(vm.get("executionTimeMsec"))
         samples = None
         if isinstance(trace, Mapping):
             samples = _trace_samples(trace)
-        return Stats(
-            _int(vm.get("seriesFetched")), samples, None if seconds is None else seconds / 1000, "victoriametrics-stats"
-        )
+        seconds = None if milliseconds is None else milliseconds / 1000
+        return Stats(_int(vm.get("seriesFetched")), samples, seconds, "victoriametrics-stats")
     if isinstance(trace, Mapping):
         series = samples = 0
         found = False
@@ -97,12 +96,12 @@ def stats_from_answer(answer: Mapping[str, Any]) -> Stats:
             series if found else 0, scanned if scanned is not None else samples, seconds, "victoriametrics-trace"
         )
     if isinstance(prom, Mapping):
-        samples_block = prom.get("samples") if isinstance(prom.get("samples"), Mapping) else {}
-        timings = prom.get("timings") if isinstance(prom.get("timings"), Mapping) else {}
-        total = timings.get("execTotalTime")
+        samples_block = prom.get("samples")
+        timings = prom.get("timings")
+        total = timings.get("execTotalTime") if isinstance(timings, Mapping) else None
         return Stats(
             None,
-            _int(samples_block.get("totalQueryableSamples")),
+            _int(samples_block.get("totalQueryableSamples")) if isinstance(samples_block, Mapping) else None,
             float(total) if isinstance(total, int | float) else None,
             "prometheus",
         )
@@ -169,9 +168,6 @@ class Budget:
     panel_samples: int | None = None
     dashboard_series: int | None = None
     dashboard_samples: int | None = None
-
-    def is_empty(self) -> bool:
-        return all(v is None for v in asdict(self).values())
 
 
 @dataclass(frozen=True)

@@ -134,8 +134,8 @@ def variable_values(
         kind = raw.get("type")
         if not name or kind == "datasource":
             continue
-        current = raw.get("current") if isinstance(raw.get("current"), Mapping) else {}
-        selected = current.get("value")
+        current = raw.get("current")
+        selected = current.get("value") if isinstance(current, Mapping) else None
         selected = [str(v) for v in selected] if isinstance(selected, list) else ([str(selected)] if selected else [])
         option_values = [
             str(o.get("value"))

@@ -1,6 +1,6 @@
 """Why a target that ran came back empty, in two ways:
 
-1. the dashboards' own reason queries, when ``queries.nodata`` offers them (``layers(profile)`` and
+1. the dashboards' own reason queries (``queries.nodata``: ``layers(profile)`` and
    ``reason_code(profile, layer)``): the layer of the target's source is evaluated per node and
    the nodes with a non-zero code are named;
 2. otherwise, or when those say every node is ok, generically from the data: a selector with no
@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+from dashgen_queries import nodata
 
 from dashgen.deployment.profile import KNOWN_SOURCES, Profile
 from dashgen.live.datasource import Datasource
@@ -35,24 +37,15 @@ class ReasonFinder:
         self.timeout = timeout
         self._layer_cache: dict[tuple[str, str], list[Reason]] = {}
 
-    # The hook into queries.nodata: (layer key, title, per-node reason-code PromQL) per source.
     @staticmethod
     def layer_queries(profile: Profile) -> dict[str, list[tuple[str, str, str]]]:
-        try:
-            from dashgen_queries import nodata
-        except ImportError:
-            return {}
-        layers_of = getattr(nodata, "layers", None)
-        reason_code = getattr(nodata, "reason_code", None)
-        if layers_of is None or reason_code is None:
-            return {}
+        """(layer key, title, per-node reason-code PromQL) per profile source, from queries.nodata."""
         found: dict[str, list[tuple[str, str, str]]] = {}
-        for layer in layers_of(profile):
-            key = getattr(layer, "key", "")
-            source = LAYER_SOURCES.get(key, key)
+        for layer in nodata.layers(profile):
+            source = LAYER_SOURCES.get(layer.key, layer.key)
             if source not in profile.sources:
-                source = next((s.name for s in profile.sources.values() if s.job == getattr(layer, "job", "")), "")
-            found.setdefault(source, []).append((key, getattr(layer, "title", key), reason_code(profile, layer)))
+                source = next((s.name for s in profile.sources.values() if s.job == layer.job), "")
+            found.setdefault(source, []).append((layer.key, layer.title, nodata.reason_code(profile, layer)))
         return found
 
     def layer_reasons(self, profile: Profile, variables: Mapping[str, str], sources: set[str]) -> list[Reason]:

@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
 from dashgen.project import KEYS as PROJECT_KEYS
-from dashgen.project import ProjectSettings, parse_settings
 
-CONFIG_FILE = "dashgen.toml"
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
 TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN\Z|^GRAFANA_TOKEN\Z")
 _FIELDS = {

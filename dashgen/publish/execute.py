@@ -325,8 +325,8 @@ def _write(
     try:
         return connection.client.save_dashboard(payload, folder, message, overwrite=blind, encoded=encoded).version
     except WriteOutcomeUnknown as unknown:
-        resolved = connection.client.resolve_save(unknown)
-        return resolved.version if resolved is not None else None
+        saved = connection.client.resolve_save(unknown)
+        return saved.version if saved is not None else None
 
 
 def _verify(base: Outcome, item: DashboardPlan, stored: LiveState) -> Outcome:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from dashgen.diff import DashboardDiff, approval_keys, diff_dashboards, query_changes
 from dashgen.diff.values import describe_change
@@ -242,6 +242,13 @@ def _folder_refusals(
     return refusals, used, summary
 
 
+class _Folders(TypedDict):
+    """A dashboard plan's folder_from and folder_to."""
+
+    folder_from: str | None
+    folder_to: str | None
+
+
 def _folder_name(uid: str | None) -> str:
     return repr(uid) if uid else "(root)"
 
@@ -260,12 +267,14 @@ def _plan_one(
     folder_to = _target_folder(folder_uid, live)
     folder_from = live.folder_uid if live is not None else None
     refusals, used, folder_summary = _folder_refusals(target, live, folder_to, states, approvals)
-    where = {"folder_from": folder_from or None, "folder_to": folder_to}
+    where: _Folders = {"folder_from": folder_from or None, "folder_to": folder_to}
     if live is None:
         queries = tuple(_queries(target.document, None))
-        summary = (f"new dashboard with {len(queries)} queries in folder {_folder_name(folder_to)}", *folder_summary)
+        summary = [f"new dashboard with {len(queries)} queries in folder {_folder_name(folder_to)}", *folder_summary]
         action = "refused" if refusals else "create"
-        return DashboardPlan(target, None, action, summary, tuple(refusals), tuple(used), new_queries=queries, **where)
+        return DashboardPlan(
+            target, None, action, tuple(summary), tuple(refusals), tuple(used), new_queries=queries, **where
+        )
     target_v2 = is_v2(target.document)
     if live.stored_v2 and not target_v2:
         return _plan_v2(target, live, approvals, refusals, used, folder_summary, where)
@@ -273,9 +282,9 @@ def _plan_one(
         _schema_change(target, live, approvals, refusals, used)
     if live.sha in target.accepted_shas:
         moving = (live.folder_uid or None) != folder_to
-        summary = ("Grafana already stores this build (same SHA)", *folder_summary)
+        summary = ["Grafana already stores this build (same SHA)", *folder_summary]
         action = "refused" if refusals else ("move" if moving else "unchanged")
-        return DashboardPlan(target, live, action, summary, tuple(refusals), tuple(used), **where)
+        return DashboardPlan(target, live, action, tuple(summary), tuple(refusals), tuple(used), **where)
 
     last = last_written(ledger, target.uid, instance)
     if (
@@ -291,7 +300,7 @@ def _plan_one(
         )
         return DashboardPlan(target, live, "diverged", (reason,), **where)
     live_edited = last is None or last.get("stored_sha") != live.sha
-    summary: list[str] = []
+    summary = []
     recorded = recorded_copies.get(target.uid) if live_edited and last is not None else None
     if recorded is not None and not diff_dashboards(recorded, live.document).has_semantic_changes:
         live_edited = False
@@ -368,7 +377,7 @@ def _plan_v2(
     refusals: list[Refusal],
     used: list[str],
     folder_summary: list[str],
-    where: dict[str, Any],
+    where: _Folders,
 ) -> DashboardPlan:
     """A dashboard stored as v2 by a person's save: never diffed, overwritten only with ``--overwrite-v2``."""
     key = f"overwrite-v2:{target.uid}"

@@ -232,7 +232,9 @@ def _plan(
     validator: Validator | None,
 ) -> Plan:
     def diff_ahead(state: LiveState | None, target: PublishTarget) -> DashboardDiff | None:
-        return dashboard_diff(state.document, target.document) if needs_diff(state, target) else None
+        return (
+            dashboard_diff(state.document, target.document) if state is not None and needs_diff(state, target) else None
+        )
 
     live, targets, diffs = export_and_prepare(connection, uids, build, diff_ahead)
     folders: dict[str, bool] = {}

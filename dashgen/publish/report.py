@@ -63,11 +63,11 @@ def render_plan(plan: Plan, server: str = "") -> str:
             if d.live
             else "not in Grafana"
         )
-        folder = f"folder {d.folder_to or '(root)'}" + (
+        where = f"folder {d.folder_to or '(root)'}" + (
             f" <- {d.folder_from or '(root)'}" if d.folder_action == "move" else ""
         )
         lines.append(
-            f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; {folder}; "
+            f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; {where}; "
             f"build {d.target.build_sha[:12]})"
         )
         lines += [f"    {line}" for line in d.summary]

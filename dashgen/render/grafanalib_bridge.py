@@ -59,7 +59,8 @@ def _targets(spec: PanelSpec) -> list[PromTarget]:
     for index, target in enumerate(spec.targets):
         assert isinstance(target, Target)
         targets.append(
-            PromTarget(
+            # grafanalib is untyped: mypy's attrs plugin sees only the fields PromTarget adds, not G.Target's
+            PromTarget(  # type: ignore[call-arg]
                 expr=target.expr,
                 legendFormat=target.legend,
                 refId=target.ref_id or _ref_id(index),

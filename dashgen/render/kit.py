@@ -1,22 +1,57 @@
 """The panel kit: one small helper per panel kind, so a panel definition reads like the dashboard.
 
-``timeseries(key, title, evidence, targets, unit=...)`` returns the ``PanelSpec`` of that kind;
-every panel module builds its panels with these and nothing else. Titles are written literally
-at the call (a grep for a title shown in Grafana finds its definition); the kit adds nothing to
-a title. Shared panel plumbing lives here too: the *not available* panel of a source a
-deployment does not export (S15), the No Data text (S6/S7), the stat's last-value reduction,
-the table merge of instant queries into one row per key, and Grafana's link shape.
+``timeseries(key, title, evidence, targets, unit=..., min=..., max=...)`` returns the ``PanelSpec`` of that
+kind; every panel module builds its panels with these and nothing else. Each helper takes named, typed
+parameters for what that kind can show (a stat's colour mode, a graph's threshold line, a table's columns and
+sort); raw Grafana JSON only through ``raw_options=RawOptions(reason, ...)`` (``dashgen.render.raw``). Titles
+are written literally at the call (a grep for a title shown in Grafana finds its definition); the kit adds
+nothing to a title. Shared panel plumbing lives here too: the *not available* panel of a source a deployment
+does not export (S15), the No Data text (S6/S7), the stat's last-value reduction, the table merge of instant
+queries into one row per key (``dashgen.render.tables``), and Grafana's link shape.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
+from typing import Any, Literal
 
 from dashgen.deployment.profile import Profile
+from dashgen.project import shown_name
+from dashgen.render.raw import RawOptions, deep_merge
 from dashgen.render.spec import RATIO_UNITS, Evidence, PanelSpec, Target
+from dashgen.render.tables import (
+    Column,
+    Matrix,
+    Sort,
+    matrix_transformations,
+    merge_transformations,
+    merged_targets,
+    ref,
+    sort_options,
+)
+
+__all__ = [
+    "NO_DATA_TEXT",
+    "CellColour",
+    "Column",
+    "Matrix",
+    "RawOptions",
+    "Sort",
+    "bargauge",
+    "link",
+    "ratio_axis",
+    "recording_origins",
+    "ref",
+    "source_status_panel",
+    "stat",
+    "state_timeline",
+    "table",
+    "text",
+    "timeseries",
+]
 
 NO_DATA_TEXT = "No data: see Missing-data reasons"
 _origins: dict[str, tuple[str, str]] | None = None
@@ -41,11 +76,11 @@ def _defining_function(title: str) -> tuple[str, str]:
     stem = title.rsplit(" (", 1)[0]
     wanted = {title, stem, stem + " ("}
     public = None
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         module, code = frame.f_globals.get("__name__", ""), frame.f_code
         if module.startswith("dashgen_panels."):
-            module = module.removeprefix("dashgen_")  # shown by the repository folder, panels/
+            module = shown_name(module)
             if code.co_name != "build" and wanted & {c for c in code.co_consts if isinstance(c, str)}:
                 return module, code.co_name
             if public is None and not code.co_name.startswith(("_", "<")):
@@ -54,53 +89,328 @@ def _defining_function(title: str) -> tuple[str, str]:
     return public or ("panels", "?")
 
 
+Thresholds = tuple[tuple[str, float | None], ...]
+Mappings = Sequence[Mapping[str, Any]]
+Links = Sequence[Mapping[str, Any]]
+ThresholdStyle = Literal["line", "line+area"]
+StatColour = Literal["value", "background"]
+StatText = Literal["value", "value_and_name", "name", "none"]
+StatGraph = Literal["none", "area"]
+CellColour = Literal["color-text", "color-background"]
+DEFAULT_THRESHOLDS: Thresholds = (("green", None),)
+
+
 def _panel(
-    kind: str, key: str, title: str, evidence: Evidence | None, targets: Iterable[Target], fields: dict[str, Any]
+    kind: str,
+    key: str,
+    title: str,
+    evidence: Evidence | None,
+    targets: Iterable[Target],
+    raw_options: RawOptions | None,
+    **fields: Any,
 ) -> PanelSpec:
+    """The spec from the helper's typed fields, the raw hatch laid over them (options merged key by key)."""
     if _origins is not None:
         _origins[key] = _defining_function(title)
+    for name in ("mappings", "links", "data_links"):
+        if name in fields:
+            fields[name] = tuple(dict(item) for item in fields[name])
+    if raw_options is not None:
+        raw = raw_options.fields()
+        if "options" in raw:
+            raw["options"] = deep_merge(fields.get("options", {}), raw["options"])
+        fields.update(raw)
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
 
 
-def timeseries(key: str, title: str, evidence: Evidence, targets: Iterable[Target], **fields: Any) -> PanelSpec:
-    """A graph over time: one series per target result."""
-    return _panel("timeseries", key, title, evidence, targets, fields)
+def timeseries(
+    key: str,
+    title: str,
+    evidence: Evidence,
+    targets: Iterable[Target],
+    *,
+    unit: str | None = "none",
+    min: float | None = None,  # noqa: A002 - Grafana's name for the axis minimum
+    max: float | None = None,  # noqa: A002
+    decimals: int | None = None,
+    width: int = 12,
+    height: int = 8,
+    no_value: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    threshold_style: ThresholdStyle | None = None,
+    log_scale: int | None = None,
+    mappings: Mappings = (),
+    links: Links = (),
+    data_links: Links = (),
+    datasource: dict[str, Any] | None = None,
+    raw_options: RawOptions | None = None,
+) -> PanelSpec:
+    """A graph over time: one series per target result. ``threshold_style`` draws the thresholds as a line
+    (or line and area); ``log_scale`` makes the y axis logarithmic to that base."""
+    custom: dict[str, Any] = {}
+    if threshold_style is not None:
+        custom["thresholdsStyle"] = {"mode": threshold_style}
+    if log_scale is not None:
+        custom["scaleDistribution"] = {"type": "log", "log": log_scale}
+    return _panel(
+        "timeseries",
+        key,
+        title,
+        evidence,
+        targets,
+        raw_options,
+        unit=unit,
+        min=min,
+        max=max,
+        decimals=decimals,
+        width=width,
+        height=height,
+        no_value=no_value,
+        thresholds=thresholds,
+        custom=custom,
+        mappings=mappings,
+        links=links,
+        data_links=data_links,
+        datasource=datasource,
+    )
 
 
-def table(key: str, title: str, evidence: Evidence, targets: Iterable[Target], **fields: Any) -> PanelSpec:
-    """A table, usually of instant queries merged into one row per key (``merge_table``)."""
-    return _panel("table", key, title, evidence, targets, fields)
+def stat(
+    key: str,
+    title: str,
+    evidence: Evidence,
+    targets: Iterable[Target],
+    *,
+    unit: str | None = "none",
+    min: float | None = None,  # noqa: A002 - Grafana's names
+    max: float | None = None,  # noqa: A002
+    decimals: int | None = None,
+    width: int = 12,
+    height: int = 8,
+    no_value: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    mappings: Mappings = (),
+    color_mode: StatColour | None = None,
+    text_mode: StatText | None = None,
+    graph_mode: StatGraph | None = None,
+    links: Links = (),
+    data_links: Links = (),
+    datasource: dict[str, Any] | None = None,
+    raw_options: RawOptions | None = None,
+) -> PanelSpec:
+    """One number per series: its last non-null value in the window. ``color_mode`` colours the value or the
+    background by the thresholds, ``text_mode`` shows the series name too, ``graph_mode`` adds a sparkline."""
+    options: dict[str, Any] = {}
+    for name, value in (("colorMode", color_mode), ("textMode", text_mode), ("graphMode", graph_mode)):
+        if value is not None:
+            options[name] = value
+    return _panel(
+        "stat",
+        key,
+        title,
+        evidence,
+        targets,
+        raw_options,
+        unit=unit,
+        min=min,
+        max=max,
+        decimals=decimals,
+        width=width,
+        height=height,
+        no_value=no_value,
+        thresholds=thresholds,
+        mappings=mappings,
+        options={**options, "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+        links=links,
+        data_links=data_links,
+        datasource=datasource,
+    )
 
 
-def stat(key: str, title: str, evidence: Evidence, targets: Iterable[Target], **fields: Any) -> PanelSpec:
-    """One number per series."""
-    return _panel("stat", key, title, evidence, targets, fields)
+def table(
+    key: str,
+    title: str,
+    evidence: Evidence,
+    labels: Mapping[str, str] | None = None,
+    columns: Sequence[Column] = (),
+    *,
+    hide: Sequence[str] = (),
+    targets: Iterable[Target] = (),
+    matrix: Matrix | None = None,
+    unit: str | None = "none",
+    min: float | None = None,  # noqa: A002 - Grafana's names
+    max: float | None = None,  # noqa: A002
+    decimals: int | None = None,
+    width: int = 12,
+    height: int = 8,
+    no_value: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    mappings: Mappings = (),
+    cells: CellColour | None = None,
+    sort: Sequence[Sort] = (),
+    links: Links = (),
+    data_links: Links = (),
+    datasource: dict[str, Any] | None = None,
+    raw_options: RawOptions | None = None,
+) -> PanelSpec:
+    """A table. Either ``labels`` (label -> column title, the row keys) and ``columns`` (one instant query each):
+    merged into one row per key, ``hide`` naming query labels not to show; or ``targets`` as queried, pivoted
+    by ``matrix`` (rows x columns) or shown as they come. ``cells`` colours the cells by mappings / thresholds;
+    ``sort`` is the initial sort."""
+    transformations: tuple[dict[str, Any], ...] = ()
+    shown = tuple(targets)
+    if columns:
+        if shown or matrix is not None:
+            raise ValueError(f"panel {key!r}: a table has columns or targets, not both")
+        shown = merged_targets(columns)
+        transformations = merge_transformations(labels or {}, columns, hide)
+    elif labels or hide:
+        raise ValueError(f"panel {key!r}: labels and hide apply to merged columns; give the columns")
+    elif matrix is not None:
+        transformations = matrix_transformations(matrix)
+    return _panel(
+        "table",
+        key,
+        title,
+        evidence,
+        shown,
+        raw_options,
+        unit=unit,
+        min=min,
+        max=max,
+        decimals=decimals,
+        width=width,
+        height=height,
+        no_value=no_value,
+        thresholds=thresholds,
+        mappings=mappings,
+        custom={"cellOptions": {"type": cells}} if cells else {},
+        transformations=transformations,
+        options=sort_options(sort),
+        links=links,
+        data_links=data_links,
+        datasource=datasource,
+    )
 
 
-def state_timeline(key: str, title: str, evidence: Evidence, targets: Iterable[Target], **fields: Any) -> PanelSpec:
+def state_timeline(
+    key: str,
+    title: str,
+    evidence: Evidence,
+    targets: Iterable[Target],
+    *,
+    unit: str | None = "none",
+    min: float | None = None,  # noqa: A002 - Grafana's names
+    max: float | None = None,  # noqa: A002
+    decimals: int | None = None,
+    width: int = 12,
+    height: int = 8,
+    no_value: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    mappings: Mappings = (),
+    links: Links = (),
+    data_links: Links = (),
+    datasource: dict[str, Any] | None = None,
+    raw_options: RawOptions | None = None,
+) -> PanelSpec:
     """States over time, one row per series, named and coloured by value mappings."""
-    return _panel("state-timeline", key, title, evidence, targets, fields)
+    return _panel(
+        "state-timeline",
+        key,
+        title,
+        evidence,
+        targets,
+        raw_options,
+        unit=unit,
+        min=min,
+        max=max,
+        decimals=decimals,
+        width=width,
+        height=height,
+        no_value=no_value,
+        thresholds=thresholds,
+        mappings=mappings,
+        links=links,
+        data_links=data_links,
+        datasource=datasource,
+    )
 
 
-def bargauge(key: str, title: str, evidence: Evidence, targets: Iterable[Target], **fields: Any) -> PanelSpec:
+def bargauge(
+    key: str,
+    title: str,
+    evidence: Evidence,
+    targets: Iterable[Target],
+    *,
+    unit: str | None = "none",
+    min: float | None = None,  # noqa: A002 - Grafana's names
+    max: float | None = None,  # noqa: A002
+    decimals: int | None = None,
+    width: int = 12,
+    height: int = 8,
+    no_value: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    mappings: Mappings = (),
+    links: Links = (),
+    data_links: Links = (),
+    datasource: dict[str, Any] | None = None,
+    raw_options: RawOptions | None = None,
+) -> PanelSpec:
     """Horizontal bars, one per series, at the window end."""
-    return _panel("bargauge", key, title, evidence, targets, fields)
+    return _panel(
+        "bargauge",
+        key,
+        title,
+        evidence,
+        targets,
+        raw_options,
+        unit=unit,
+        min=min,
+        max=max,
+        decimals=decimals,
+        width=width,
+        height=height,
+        no_value=no_value,
+        thresholds=thresholds,
+        mappings=mappings,
+        links=links,
+        data_links=data_links,
+        datasource=datasource,
+    )
 
 
-def text(key: str, title: str, content: str, evidence: Evidence | None = None, **fields: Any) -> PanelSpec:
+def text(
+    key: str,
+    title: str,
+    content: str,
+    evidence: Evidence | None = None,
+    *,
+    width: int = 12,
+    height: int = 8,
+    links: Links = (),
+    datasource: dict[str, Any] | None = None,
+    raw_options: RawOptions | None = None,
+) -> PanelSpec:
     """Markdown; ``evidence`` where the text states numbers (e.g. configured quotas)."""
-    return _panel("text", key, title, evidence, (), {"content": content, **fields})
+    return _panel(
+        "text",
+        key,
+        title,
+        evidence,
+        (),
+        raw_options,
+        content=content,
+        width=width,
+        height=height,
+        links=links,
+        datasource=datasource,
+    )
 
 
 def ratio_axis(unit: str) -> dict[str, Any]:
     """``{"unit": .., "min": .., "max": ..}`` for a ratio unit: its fixed axis (S5), to splat into a panel."""
     low, high = RATIO_UNITS[unit]
     return {"unit": unit, "min": low, "max": high}
-
-
-def last_value(**options: Any) -> dict[str, Any]:
-    """Stat options: show each series' last non-null value."""
-    return {**options, "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
 
 
 def link(title: str, url: str) -> dict[str, Any]:
@@ -117,31 +427,6 @@ def link(title: str, url: str) -> dict[str, Any]:
         "includeVars": False,
         "keepTime": True,
     }
-
-
-def ref(index: int) -> str:
-    """The refId of the index-th target: A, B, ..."""
-    return chr(ord("A") + index)
-
-
-def merge_table(rename: dict[str, str], exclude: list[str]) -> tuple[dict[str, Any], ...]:
-    """Transformations that merge instant table queries into one row per key and name the columns.
-
-    ``rename`` maps the original field names (label names, ``Value #A``...) to column titles, in
-    column order; Grafana's organize step indexes and renames by the original names.
-    """
-    order = list(rename)
-    return (
-        {"id": "merge", "options": {}},
-        {
-            "id": "organize",
-            "options": {
-                "excludeByName": {name: True for name in exclude},
-                "indexByName": {name: index for index, name in enumerate(order)},
-                "renameByName": dict(rename),
-            },
-        },
-    )
 
 
 NOT_AVAILABLE = ": not available"

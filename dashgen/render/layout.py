@@ -22,9 +22,6 @@ class GridPos:
     w: int
     h: int
 
-    def as_dict(self) -> dict[str, int]:
-        return {"h": self.h, "w": self.w, "x": self.x, "y": self.y}
-
 
 def layout_groups(
     groups: list[tuple[bool, list[tuple[int, int]]]],

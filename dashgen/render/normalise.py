@@ -142,7 +142,7 @@ def _clean(value: Any, in_steps: bool = False) -> Any:
     """Drop None recursively (threshold step values excepted) and write integral floats as ints."""
     kind = type(value)  # exact types: the input is decoded JSON (dict, list, str, int, float, bool, None)
     if kind is dict:
-        cleaned = {}
+        cleaned: dict[str, Any] = {}
         for key, item in value.items():
             if item is None:
                 if not (in_steps and key == "value"):

@@ -7,6 +7,7 @@ and ledger entries survive reordering and retitling.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,7 +137,7 @@ class GroupSpec:
 def split_rows(
     key: str,
     title: str,
-    rows: list[tuple[str, str, list[PanelSpec] | tuple[PanelSpec, ...], bool]],
+    rows: Sequence[tuple[str, str, Sequence[PanelSpec], bool]],
 ) -> GroupSpec:
     """One group module's panels as several rows ``(row key suffix, row title, panels, collapsed)``. The
     first row keeps the group's key (so its row id is unchanged); the others are keyed ``<key>:<suffix>``.

@@ -23,6 +23,7 @@ import re
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -179,7 +180,7 @@ def _structural(doc: dict[str, Any], where: str) -> list[str]:
     datasource_vars = {
         var.get("name") for var in doc.get("templating", {}).get("list", []) if var.get("type") == "datasource"
     }
-    seen_ids: dict[int, str] = {}
+    seen_ids: dict[object, str] = {}  # a panel's id as the JSON holds it (None when it has none)
     # Positions are compared within one container: the top level, or one collapsed row's own panels (their
     # gridPos is where they go when the row opens; Grafana moves everything below down by then).
     containers: dict[str, list[tuple[str, dict[str, int]]]] = {}
@@ -239,13 +240,13 @@ def _unresolvable(ref: Any, datasource_vars: set[str]) -> str:
     return f"hard-coded datasource uid {uid!r}; use the ${{datasource}} variable"
 
 
-def _ratio_axis(panel: dict[str, Any], prefix: str) -> list[str]:
+def _ratio_axis(panel: Mapping[str, Any], prefix: str) -> list[str]:
     defaults = (panel.get("fieldConfig") or {}).get("defaults") or {}
     problem = ratio_axis_problem(defaults.get("unit"), defaults.get("min"), defaults.get("max"))
     return [f"{prefix}.fieldConfig.defaults: {problem} (S5)"] if problem else []
 
 
-def _unknown_variables(panel: dict[str, Any], prefix: str, variables: set[str]) -> list[str]:
+def _unknown_variables(panel: Mapping[str, Any], prefix: str, variables: set[str]) -> list[str]:
     problems = []
     for index, target in enumerate(panel.get("targets", []) or []):
         for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target.get("expr", "")):

@@ -1,5 +1,6 @@
 """The one YAML emitter of dashgen: plain data (dicts, lists, strings, numbers, booleans, None) -> YAML text,
-byte-for-byte deterministic, with no YAML library.
+byte-for-byte deterministic, written without a YAML library and read back by one (``yamlcheck``) before it
+is returned.
 
 Used for the rule files (``dashgen rules``) and the deployment manifests (``dashgen export``). Strings are
 JSON strings, which YAML reads as double-quoted scalars, except a multi-line string that is safe to write
@@ -14,6 +15,8 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from dashgen.render.yamlcheck import check_reads_back
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
@@ -139,7 +142,9 @@ def dump(value: Mapping[str, Any], comments: Sequence[str] = ()) -> str:
     """One YAML document of the mapping ``value``, after ``# comment`` lines; ends with a newline."""
     lines = [f"# {_comment(c)}" if c else "#" for c in comments]
     lines += _lines(value, 0) if value else ["{}"]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    check_reads_back(text, value)
+    return text
 
 
 def dump_all(documents: Sequence[Mapping[str, Any]], comments: Sequence[str] = ()) -> str:

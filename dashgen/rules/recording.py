@@ -15,7 +15,9 @@ from dashgen_queries import dcgm, health, nodata
 from dashgen_queries import mooncake as mc
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
+    POWER_BITS,
     QUANTITIES,
+    THERMAL_BITS,
     GpuSource,
     gpu_clock_event_reasons,
     gpu_memory_used_share,
@@ -136,8 +138,8 @@ def _gpu_conditions(profile: Profile) -> list[tuple[health.HealthState, str]]:
     source = gpu_source(profile)
     if source is not None and not source.missing((source.metric(CLOCK_EVENT_REASONS),)):
         reasons = f"({gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)})"
-        found.append((health.GPU_THERMAL, health.clock_events_set(profile, reasons, health.THERMAL_BITS)))
-        found.append((health.GPU_POWER, health.clock_events_set(profile, reasons, health.POWER_BITS)))
+        found.append((health.GPU_THERMAL, health.clock_events_set(profile, reasons, THERMAL_BITS)))
+        found.append((health.GPU_POWER, health.clock_events_set(profile, reasons, POWER_BITS)))
     return found
 
 

@@ -208,8 +208,10 @@ class GrafanaStandin:
         times: int | None = 1,
         content_type: str = "application/json",
         headers: dict[str, str] | None = None,
+        after_handling: bool = False,
     ) -> Fault:
-        """Answer matching requests with ``status`` and ``body`` instead of handling them (no side effect).
+        """Answer matching requests with ``status`` and ``body`` instead of handling them (no side effect; with
+        ``after_handling=True`` the request takes effect first, and the answer still says ``status``).
 
         ``body``: None → ``{"message": <reason phrase>, "traceID": ""}``; dict/list → JSON; str/bytes → as is
         (e.g. an nginx HTML page with ``content_type="text/html"``).
@@ -224,6 +226,7 @@ class GrafanaStandin:
                 method.upper(),
                 path_regex,
                 times,
+                after_handling,
                 status=status,
                 body=raw,
                 content_type=content_type,
@@ -736,6 +739,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.after_handling:
             if fault.kind == CLOSE:
                 self.close_connection = True
+                return
+            if fault.kind == STATUS:  # the request took effect, the answer says otherwise
+                self._send(entry, _Answer(fault.status, fault.body, fault.content_type, fault.headers))
                 return
             if fault.kind == DELAY:
                 standin._wait(fault.seconds)

@@ -45,7 +45,7 @@ def transformation(raw: dict[str, Any], api_version: str) -> dict[str, Any]:
 
 
 def data_link(link: dict[str, Any]) -> dict[str, Any]:
-    out = {"title": str(link.get("title", "")), "url": str(link.get("url", ""))}
+    out: dict[str, Any] = {"title": str(link.get("title", "")), "url": str(link.get("url", ""))}
     if link.get("targetBlank"):
         out["targetBlank"] = True
     return out

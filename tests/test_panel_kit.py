@@ -1,0 +1,137 @@
+"""The typed panel kit: group modules pass raw Grafana JSON only through ``raw_options=RawOptions(reason, ...)``,
+at most ``MAX_RAW_OPTIONS`` times, each under a comment saying why the kit cannot say it; the table kit builds
+the merge / organize / pivot transformations and header units a hand-built table used to spell out."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from dashgen.render.kit import Column, Matrix, RawOptions, Sort, stat, table, text, timeseries
+from dashgen.render.spec import Evidence, Target
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_RAW_OPTIONS = 5
+# Keywords that once passed raw Grafana dicts to the kit; each is now a typed parameter or part of RawOptions.
+RAW_KEYWORDS = {"options", "custom", "transformations", "field_defaults", "overrides", "extra"}
+KIT_HELPERS = {"timeseries", "table", "stat", "state_timeline", "bargauge", "text"}
+EVIDENCE = Evidence(source="s", quantity="q", limit="l")
+
+
+def _calls(path: Path) -> list[ast.Call]:
+    return [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Call)]
+
+
+def _name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _raw_sites() -> list[tuple[Path, int]]:
+    return [
+        (path, keyword.lineno)
+        for path in sorted((ROOT / "panels").glob("*.py"))
+        for call in _calls(path)
+        for keyword in call.keywords
+        if keyword.arg == "raw_options"
+    ]
+
+
+def test_group_modules_pass_at_most_five_raw_option_dicts_each_with_a_reason() -> None:
+    sites = _raw_sites()
+    assert 1 <= len(sites) <= MAX_RAW_OPTIONS, [f"{p.name}:{line}" for p, line in sites]
+    for path, line in sites:
+        above = path.read_text().splitlines()[line - 2].strip()
+        assert above.startswith("#"), f"{path.name}:{line}: raw_options needs a comment above saying why"
+
+
+def test_group_modules_pass_no_raw_grafana_keyword_to_the_kit() -> None:
+    found = [
+        f"{path.name}:{keyword.lineno}: {_name(call)}({keyword.arg}=...)"
+        for path in sorted((ROOT / "panels").glob("*.py"))
+        for call in _calls(path)
+        if _name(call) in KIT_HELPERS
+        for keyword in call.keywords
+        if keyword.arg in RAW_KEYWORDS
+    ]
+    checked = sum(1 for p in (ROOT / "panels").glob("*.py") for c in _calls(p) if _name(c) in KIT_HELPERS)
+    assert checked > 50  # the scan saw the group modules' kit calls
+    assert found == []
+
+
+def test_raw_options_need_a_reason() -> None:
+    with pytest.raises(ValueError, match="reason"):
+        RawOptions(" ", options={"x": 1})
+
+
+def test_a_merged_table_builds_its_queries_transformations_and_header_units() -> None:
+    spec = table(
+        "g.t",
+        "T",
+        EVIDENCE,
+        labels={"node": "Node"},
+        columns=[Column("Used", "a", "GiB"), Column("UUID", "b", hidden=True), Column("State", "c", aliases=("x",))],
+        sort=(Sort("Used (GiB)", descending=True),),
+        cells="color-text",
+    )
+    assert spec.targets == (
+        Target("a", instant=True, table=True, ref_id="A"),
+        Target("b", instant=True, table=True, ref_id="B"),
+        Target("c", instant=True, table=True, ref_id="C"),
+    )
+    merge, organize = spec.transformations
+    assert merge == {"id": "merge", "options": {}}
+    assert organize["options"] == {
+        "excludeByName": {"Time": True, "Value #B": True},
+        "indexByName": {"node": 0, "Value #A": 1, "Value #C": 2, "x": 3},
+        "renameByName": {"node": "Node", "Value #A": "Used (GiB)", "Value #C": "State", "x": "State"},
+    }
+    assert spec.options == {"sortBy": [{"displayName": "Used (GiB)", "desc": True}]}
+    assert spec.custom == {"cellOptions": {"type": "color-text"}}
+
+
+def test_a_matrix_table_pivots_and_titles_its_columns_in_order() -> None:
+    target = Target("q", instant=True, table=True, ref_id="A")
+    plain = table("g.m", "M", EVIDENCE, targets=(target,), matrix=Matrix(rows="reason", columns="node"))
+    assert [t["id"] for t in plain.transformations] == ["groupingToMatrix"]
+    headers = {"01 b": "B", "00 a": "A", "as is": "as is"}
+    titled = table("g.m", "M", EVIDENCE, targets=(target,), matrix=Matrix("node", "layer", "Node", headers))
+    organize = titled.transformations[1]["options"]
+    # Grafana orders by the fields' own names, then renames; a value shown as itself is only ordered
+    assert organize["renameByName"] == {"node\\layer": "Node", "01 b": "B", "00 a": "A"}
+    assert organize["indexByName"] == {"node\\layer": 0, "01 b": 1, "00 a": 2, "as is": 3}
+
+
+def test_a_table_has_columns_or_targets_not_both() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        table("g.t", "T", EVIDENCE, {"n": "N"}, [Column("A", "a")], targets=(Target("b"),))
+    with pytest.raises(ValueError, match="give the columns"):
+        table("g.t", "T", EVIDENCE, {"n": "N"})
+
+
+def test_typed_options_land_where_grafana_reads_them() -> None:
+    number = stat("g.s", "S", EVIDENCE, (Target("a"),), color_mode="background", text_mode="value_and_name")
+    assert number.options == {
+        "colorMode": "background",
+        "textMode": "value_and_name",
+        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+    }
+    graph = timeseries("g.g", "G", EVIDENCE, (Target("a"),), threshold_style="line", log_scale=10)
+    assert graph.custom == {"thresholdsStyle": {"mode": "line"}, "scaleDistribution": {"type": "log", "log": 10}}
+
+
+def test_raw_options_are_laid_over_what_the_kit_built() -> None:
+    spec = stat(
+        "g.s",
+        "S",
+        EVIDENCE,
+        (Target("a"),),
+        color_mode="value",
+        raw_options=RawOptions("test", options={"reduceOptions": {"calcs": ["mean"]}}, extra={"pluginVersion": "1"}),
+    )
+    assert spec.options == {"colorMode": "value", "reduceOptions": {"calcs": ["mean"], "fields": "", "values": False}}
+    assert spec.extra == {"pluginVersion": "1"}
+    note = text("g.t", "T", "hello", raw_options=RawOptions("html", options={"mode": "html"}))
+    assert note.options == {"mode": "html"} and note.content == "hello"
