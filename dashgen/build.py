@@ -15,13 +15,16 @@ import promql_parser
 from dashgen_queries.promql import budget_pieces
 
 from dashgen.dashboard import dashboard_specs
+from dashgen.deployment.dashboard_section import SCHEMAS, v2_refusal
 from dashgen.deployment.profile import Profile
-from dashgen.document import Reference, iter_panels, substitute
-from dashgen.errors import BuildValidationError
+from dashgen.document import NotADashboard, Reference, is_v2, iter_panels, substitute, unwrap
+from dashgen.errors import BuildValidationError, ProfileError
 from dashgen.files import write_if_changed
 from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
 from dashgen.render.spec import DashboardSpec
+from dashgen.render.v2 import render_v2, validate_v2
+from dashgen.render.v2.variables import UnsupportedVariable
 from dashgen.render.validate import validate_dashboard
 
 
@@ -42,29 +45,64 @@ class BuiltDashboard:
     def relative_path(self) -> Path:
         return Path(self.profile) / f"{self.uid}.json"
 
+    @property
+    def schema(self) -> str:
+        """``v1`` (classic JSON) or ``v2`` (the ``dashboard.grafana.app`` v2 / v2beta1 resource)."""
+        return "v2" if is_v2(self.document) else "v1"
 
-def build_profile(profile: Profile, groups: tuple | None = None) -> list[BuiltDashboard]:
-    """Render and validate every dashboard of one profile; raises BuildValidationError."""
+
+def schema_of(profile: Profile, override: str | None = None) -> str:
+    """The schema a build writes: ``override`` (``dashgen build --schema``) or the profile's ``[dashboard] schema``.
+    Raises ProfileError naming the field when the profile's Grafana cannot take v2 (before 12.2)."""
+    schema = override or profile.dashboard.schema
+    if schema not in SCHEMAS:
+        raise ProfileError(profile.path, "dashboard.schema", f'expected "v1" or "v2", got {schema!r}')
+    if schema == "v2" and (problem := v2_refusal(profile.dashboard)) is not None:
+        raise ProfileError(profile.path, "dashboard.grafana_version", problem)
+    return schema
+
+
+def _v2(profile: Profile, spec: DashboardSpec, document: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The v2 resource of a rendered dashboard, its problems (schema, structure) added to ``problems``."""
+    where = f"{profile.name}/{spec.uid}"
+    try:
+        resource = render_v2(spec, document, profile.dashboard.v2_api_version)
+    except UnsupportedVariable as exc:
+        problems.append(f"{profile.path}: {where}: {exc}")
+        return {}
+    problems += validate_v2(resource, where)
+    return resource
+
+
+def build_profile(profile: Profile, groups: tuple | None = None, schema: str | None = None) -> list[BuiltDashboard]:
+    """Render and validate every dashboard of one profile, in ``schema`` (default: the profile's); raises
+    BuildValidationError, or ProfileError when v2 is asked of a Grafana before 12.2."""
+    v2 = schema_of(profile, schema) == "v2"
     built = []
     problems: list[str] = []
     for spec in dashboard_specs(profile, groups):
         document = render_dashboard(spec)
         problems += validate_dashboard(document, f"{profile.name}/{spec.uid}")
         problems += check_queries(document, profile, f"{profile.name}/{spec.uid}")
+        if v2:
+            resource = _v2(profile, spec, document, problems)
+            built.append(BuiltDashboard(profile.name, spec, resource, encode(resource), content_sha(resource)))
+            continue
         built.append(BuiltDashboard(profile.name, spec, document, encode(document), content_sha(document)))
     if problems:
         raise BuildValidationError(problems)
     return built
 
 
-def build_all(profiles: list[Profile]) -> list[BuiltDashboard]:
-    """Render every profile; all problems of all profiles are reported together."""
+def build_all(profiles: list[Profile], schema: str | None = None) -> list[BuiltDashboard]:
+    """Render every profile (in ``schema``, default each profile's); all problems of all profiles are reported
+    together."""
     built: list[BuiltDashboard] = []
     problems: list[str] = []
     uids: dict[str, str] = {}
     for profile in profiles:
         try:
-            dashboards = build_profile(profile)
+            dashboards = build_profile(profile, schema=schema)
         except BuildValidationError as exc:
             problems += exc.problems
             continue
@@ -98,10 +136,10 @@ def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = T
 def _written_by_dashgen(path: Path, profile: str) -> bool:
     """The file is a dashboard dashgen built for ``profile``: its uid is its name, its tags name dashgen and it."""
     try:
-        document = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        document = unwrap(json.loads(path.read_bytes()))
+    except (OSError, ValueError, NotADashboard):
         return False
-    tags = document.get("tags") if isinstance(document, dict) else None
+    tags = document.get("tags")
     return (
         document.get("uid") == path.stem
         and isinstance(tags, list)

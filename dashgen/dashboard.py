@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, PER_GPU_OPEN_MAX_GPUS, PER_GPU_ROWS
+from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, PER_GPU_OPEN_MAX_GPUS, PER_GPU_ROWS, TABS, TEAM_TAB
 from dashgen_queries.gpu import gpu_source
 from dashgen_queries.promql import min_step
 
@@ -39,6 +39,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
         team = team_rows(profile, topology, variables)
         built += tuple(with_min_steps(profile, row) for group in team.groups for row in group.shown_rows())
         variables += team.variables
+    rows = tuple(group for group in built if group is not None)
     return [
         DashboardSpec(
             profile=profile.name,
@@ -47,13 +48,25 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
             title=profile.title,
             description=describe(profile),
             tags=("dashgen", f"profile:{profile.name}"),
-            groups=tuple(group for group in built if group is not None),
+            groups=rows,
             variables=variables,
             schema_version=profile.dashboard.schema_version,
             time_from=profile.dashboard.time_from,
             refresh=profile.dashboard.refresh,
+            tabs=tabs_of(rows),
         )
     ]
+
+
+def tabs_of(rows: tuple[GroupSpec, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The v2 tabs (``panels.TABS``): each tab's row keys in reading order; tabs without a row left out, rows of
+    a module no tab names (a team's) in a last tab ``panels.TEAM_TAB``."""
+    named = {module: title for title, modules in TABS for module in modules}
+    keys: dict[str, list[str]] = {title: [] for title, _ in TABS}
+    keys[TEAM_TAB] = []
+    for row in rows:
+        keys[named.get(row.key.split(":", 1)[0], TEAM_TAB)].append(row.key)
+    return tuple((title, tuple(found)) for title, found in keys.items() if found)
 
 
 def serving(profile: Profile, groups: tuple) -> tuple:

@@ -43,18 +43,29 @@ def installed_panels_note() -> str | None:
     show_default=True,
     help="Output folder.",
 )
+@click.option(
+    "--schema",
+    type=click.Choice(["v1", "v2"]),
+    default=None,
+    help="Dashboard model to write, overriding the profiles' [dashboard] schema: v1 (classic JSON) or v2 "
+    "(the dashboard.grafana.app v2 resource: v2beta1 for Grafana 12.2+, v2 for 13; refused below 12.2).",
+)
 @format_option("text", "json")
 @click.pass_context
-def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, output_format: str) -> None:
+def build(
+    ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, schema: str | None, output_format: str
+) -> None:
     """Render every dashboard of the selected profiles into OUT/<profile>/<uid>.json.
 
     Everything is rendered and validated first; a bad profile or an invalid dashboard writes nothing. Without
     --profile (every profile built), the dashboards dashgen wrote for a profile that no longer exists are removed.
+    With v2 (--schema v2 or [dashboard] schema = "v2") the file is the v2 resource, validated against Grafana's
+    v2 schema, its panels laid out in tabs by question.
     """
     profiles = selected_profiles(ctx, profile_names)
     if (note := installed_panels_note()) is not None:
         click.echo(f"warning: {note}", err=True)
-    built = build_all(profiles)
+    built = build_all(profiles, schema)
     written = write_dashboards(built, out_dir)
     removed = [] if profile_names else prune_removed_profiles(out_dir, {p.name for p in profiles})
     if output_format == "json":
@@ -67,6 +78,7 @@ def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, out
                         "uid": b.uid,
                         "path": str(out_dir / b.relative_path()),
                         "sha256": b.sha256,
+                        "schema": b.schema,
                         "panels": len(b.spec.panels()),
                         "written": out_dir / b.relative_path() in written,
                     }
@@ -79,7 +91,8 @@ def build(ctx: click.Context, profile_names: tuple[str, ...], out_dir: Path, out
     for dashboard in built:
         path = out_dir / dashboard.relative_path()
         state = "written" if path in written else "unchanged"
-        click.echo(f"{path}  {len(dashboard.spec.panels())} panels  sha256 {dashboard.sha256[:12]}  {state}")
+        schema = "" if dashboard.schema == "v1" else f"  {dashboard.document.get('apiVersion')}"
+        click.echo(f"{path}  {len(dashboard.spec.panels())} panels  sha256 {dashboard.sha256[:12]}  {state}{schema}")
     for path in removed:
         click.echo(f"{path}  removed (profile {path.parent.name} no longer exists)")
 

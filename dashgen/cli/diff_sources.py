@@ -104,6 +104,8 @@ def read_live_dashboard(uid: str, connection: dict[str, Any]) -> dict[str, Any] 
     if live is None:
         click.echo(f"{uid}: Grafana has no dashboard with this uid; the build would create it", err=True)
         return None
-    if live.stored_v2:
-        raise DiffInputError(f"{uid}: Grafana stores it in the v2 schema (saved in a Grafana 13 UI); not diffable")
-    return live.document
+    if live.stored_v2 and not live.document:  # read through the legacy API only: no v2 object to diff
+        raise DiffInputError(
+            f"{uid}: Grafana stores it in the v2 schema and its v2 object is not readable; not diffable"
+        )
+    return live.document  # a v2-stored dashboard: its v2 resource (read through /apis), diffed by stable key

@@ -7,9 +7,9 @@ no drift. Different: diff the release's read-back copy (the ledger's ``published
 dashboard, panel by panel and variable by variable; a difference
 that is only what a Grafana UI save adds is reported as such and is not drift. A dashboard deleted
 in Grafana, one whose read-back copy is gone (without the diff), and one a Grafana 13 UI save turned
-into the v2 schema (not diffable) are drift too. Grafana is reached as by ``dashgen publish``
-(its connection options and ``--context NAME`` of ``dashgen.toml``, ``dashgen.cli.grafana_opts``).
-
+into the v2 schema (not diffable) are drift too; a v2 release (issue 30) is diffed with the live v2
+dashboard. Grafana is reached as by ``dashgen publish`` (its connection options and ``--context NAME``
+of ``dashgen.toml``, ``dashgen.cli.grafana_opts``).
 Exit 0 no drift, 1 drift, 2 usage or input error, or Grafana could not be read (drift unknown).
 """
 
@@ -33,10 +33,11 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.comment import Section, render_comment
 from dashgen.diff.engine import DashboardDiff, diff_dashboards
 from dashgen.diff.render import FileDiff, dashboard_text, diff_to_json
+from dashgen.document import is_v2
 from dashgen.errors import InputError
 from dashgen.grafana.errors import GrafanaError
 from dashgen.publish import ledger as ledger_file
-from dashgen.publish.backups import load_backup
+from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import Connection, connect, export_one
 
 
@@ -81,7 +82,10 @@ def _recorded_copy(record: dict[str, Any]) -> dict[str, Any] | None:
     if path is None or not path.exists():
         return None
     try:
-        return load_backup(path)["dashboard"]
+        copy = backup_dashboard(load_backup(path))
+        if copy is None:
+            raise ValueError("neither a dashboard nor a v2 dashboard resource")
+        return copy
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: cannot read the release's read-back copy ({exc})") from None
 
@@ -95,7 +99,8 @@ def drift_of(connection: Connection, uid: str, record: dict[str, Any]) -> Drift:
         return Drift(uid, profile, "deleted", f"released as v{version}, no longer in Grafana")
     if live.sha == record.get("stored_sha"):
         return Drift(uid, profile, "clean", f"live v{live.version} is the release (SHA {live.sha[:12]})")
-    if live.stored_v2:
+    copy = _recorded_copy(record)
+    if live.stored_v2 and not is_v2(copy):  # a v1 release a Grafana 13 UI save turned into v2
         return Drift(
             uid,
             profile,
@@ -104,7 +109,6 @@ def drift_of(connection: Connection, uid: str, record: dict[str, Any]) -> Drift:
             f"(not diffable: {'; '.join(live.v2_losses) or 'v2'})",
         )
     edited = f"live v{live.version} SHA {live.sha[:12]} != released v{version} {str(record.get('stored_sha'))[:12]}"
-    copy = _recorded_copy(record)
     if copy is None:
         return Drift(uid, profile, "edited", f"{edited}; the release's read-back copy is gone, so no diff")
     diff = diff_dashboards(copy, live.document)

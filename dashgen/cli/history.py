@@ -25,7 +25,7 @@ from dashgen.dashboard import dashboard_specs
 from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
-from dashgen.publish.backups import load_backup
+from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import connect
 
 
@@ -39,10 +39,11 @@ def _panel_keys(ctx: click.Context, profile_name: str, uid: str) -> dict[int, st
 
 
 def _dashboard_of(path: Path) -> dict[str, Any]:
-    backup = load_backup(path)
-    if "dashboard" not in backup:
-        raise InputError(f"{path}: a v2 resource backup; dashgen republishes v1 JSON only (restore it in Grafana)")
-    return backup["dashboard"]
+    """The dashboard a backup holds: v1 JSON, or a v2 resource (name and spec; republished through /apis v2)."""
+    dashboard = backup_dashboard(load_backup(path))
+    if dashboard is None:
+        raise InputError(f"{path}: neither a dashboard nor a v2 dashboard resource")
+    return dashboard
 
 
 def find_backup(

@@ -21,7 +21,7 @@ import click
 from dashgen.cli.grafana_opts import connection_options, make_client
 from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.render import dashboard_text
-from dashgen.document import NotADashboard
+from dashgen.document import NotADashboard, is_v2
 from dashgen.errors import CheckFailed, InputError
 from dashgen.files import atomic_write
 from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
@@ -45,14 +45,21 @@ def read_source(path: Path) -> Any:
 
 
 def check_dashboard(doc: Any, where: str) -> None:
-    """Refuse what is not a classic dashboard, naming the file and the field."""
+    """Refuse what is not a dashboard (classic JSON, or a v2 resource), naming the file and the field."""
     if not isinstance(doc, dict):
         raise InputError(f"{where}: the top-level JSON value is not an object")
     body = doc.get("spec") if "apiVersion" in doc and isinstance(doc.get("spec"), dict) else doc.get("dashboard", doc)
     if not isinstance(body, dict):
         raise InputError(f"{where}: dashboard: not an object")
     if "elements" in body and "layout" in body:
-        raise InputError(f"{where}: spec.elements: a Grafana 13 v2 dashboard; export it as classic JSON to import it")
+        if is_v2(doc) and not body["elements"]:
+            raise InputError(f"{where}: spec.elements: a v2 dashboard without elements: nothing to import")
+        if is_v2(doc):
+            return  # a v2 resource is read through its classic view (dashgen.document.v2view)
+        raise InputError(
+            f"{where}: apiVersion: a v2 dashboard spec without its resource; import the whole object "
+            '{"apiVersion": "dashboard.grafana.app/v2…", "kind": "Dashboard", "metadata": …, "spec": …}'
+        )
     if not any(key in body for key in ("panels", "rows", "templating")):
         raise InputError(f"{where}: no panels, rows or templating: not a Grafana dashboard")
     for key in ("panels", "rows"):

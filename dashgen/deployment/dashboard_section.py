@@ -24,6 +24,20 @@ COST_BUDGETS = {
 }
 
 
+SCHEMAS = ("v1", "v2")
+V2_MIN_GRAFANA = (12, 2)
+
+
+def v2_refusal(settings: DashboardSettings) -> str | None:
+    """Why the profile's Grafana cannot take a v2 dashboard (the field to change is named), or None."""
+    if settings.grafana >= V2_MIN_GRAFANA:
+        return None
+    return (
+        f'"v2" needs [dashboard] grafana_version 12.2 or newer (Grafana stores v2 dashboards from 12.2, by default '
+        f'from 13.0); this profile targets {settings.grafana_version}: keep schema = "v1" or raise grafana_version'
+    )
+
+
 def parse_dashboard(reader: TableReader) -> DashboardSettings:
     version = reader.string("grafana_version", "12.3")
     if not re.match(r"^[0-9]+\.[0-9]+(\.[0-9]+)?\Z", version):
@@ -38,7 +52,12 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         min_refresh_interval=reader.string("min_refresh_interval", "5s"),
         **{key: reader.integer(key, default, maximum=10**12) for key, default in COST_BUDGETS.items()},
         extra_modules=_module_names(reader, "extra_modules"),
+        schema=reader.string("schema", "v1"),
     )
+    if settings.schema not in SCHEMAS:
+        raise reader.fail("schema", f'expected "v1" or "v2", got {settings.schema!r}')
+    if settings.schema == "v2" and (problem := v2_refusal(settings)) is not None:
+        raise reader.fail("schema", problem)
     if not _TIME_FROM.match(settings.time_from):
         raise reader.fail(
             "time_from",

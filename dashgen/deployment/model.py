@@ -179,11 +179,22 @@ class DashboardSettings:
     # The team's own panel modules (``<panels_dir>/<name>.py`` of the team repository, ``dashgen.team_panels``),
     # shown as rows after dashgen's groups, in this order.
     extra_modules: tuple[str, ...] = ()
+    # The dashboard model written: "v1" (classic JSON) or "v2" (the ``dashboard.grafana.app`` v2 resource, issue 30)
+    schema: str = "v1"
+
+    @property
+    def grafana(self) -> tuple[int, int]:
+        major, minor = (int(x) for x in self.grafana_version.split(".")[:2])
+        return major, minor
 
     @property
     def schema_version(self) -> int:
-        major, minor = (int(x) for x in self.grafana_version.split(".")[:2])
-        return 42 if (major, minor) >= (12, 2) else 41
+        return 42 if self.grafana >= (12, 2) else 41
+
+    @property
+    def v2_api_version(self) -> str:
+        """The v2 API version the target Grafana stores: ``v2`` on 13 and newer, ``v2beta1`` on 12.2 - 12.x."""
+        return "v2" if self.grafana >= (13, 0) else "v2beta1"
 
 
 @dataclass(frozen=True)

@@ -257,12 +257,14 @@ def summary_table(files: Sequence[FileDiff]) -> list[str]:
         def n(cat: str, categories: list[list[str]] = cats) -> int:
             return sum(cat in c for c in categories)
 
+        layout = sum(c.category == "layout" for c in d.dashboard_changes)  # v1 <-> v2: the schema and the tabs
         other = sum(not {"query", "unit", "axis", "thresholds"} & set(c) for c in cats) + len(d.dashboard_changes)
+        other -= layout
         rows.append(
             f"| {profile_of(f.name)} | `{name}` | {d.change_count} | {len(d.added_panels)} / "
             f"{len(d.removed_panels)} / {len(d.changed_panels)} | {n('query')} | {n('unit')} | {n('axis')} | "
             f"{n('thresholds')} | {len(d.added_variables)} / {len(d.removed_variables)} / "
-            f"{len(d.changed_variables)} | {len(d.layout_moves)} | {other} |"
+            f"{len(d.changed_variables)} | {len(d.layout_moves) + layout} | {other} |"
         )
     return rows
 

@@ -160,10 +160,33 @@ def _panel_changes(old: PanelEntry, new: PanelEntry) -> tuple[FieldChange, ...]:
     return tuple(FieldChange(p, a, b, categorise(p)) for p, a, b in leaf_changes(old.body, new.body))
 
 
-def _layout(old: PanelEntry, new: PanelEntry) -> LayoutMove | None:
-    if old.grid == new.grid and old.row == new.row:
+def _place(entry: PanelEntry) -> str | None:
+    return f"{entry.tab} › {entry.row}" if entry.tab is not None else entry.row
+
+
+def _layout(old: PanelEntry, new: PanelEntry, by_row: bool) -> LayoutMove | None:
+    """A move of a panel. ``by_row`` (either side v2): its place in its row (``row_grid``), its row, and its tab
+    when both sides have tabs; rows regrouped into tabs or reordered are the dashboard's ``layout`` change."""
+    if not by_row:
+        if old.grid == new.grid and old.row == new.row:
+            return None
+        return LayoutMove(new.title, new.id, old.grid, new.grid, old.row, new.row)
+    tabs_differ = old.tab is not None and new.tab is not None and old.tab != new.tab
+    if old.row_grid == new.row_grid and old.row == new.row and not tabs_differ:
         return None
-    return LayoutMove(new.title, new.id, old.grid, new.grid, old.row, new.row)
+    return LayoutMove(new.title, new.id, old.row_grid, new.row_grid, _place(old), _place(new))
+
+
+def _schema_changes(old: DashboardModel, new: DashboardModel) -> tuple[FieldChange, ...]:
+    """The model written (v1 classic JSON, v2 resource) and, with v2 on either side, the tab/row outline."""
+    if old.schema == new.schema == "v1":
+        return ()
+    out = []
+    if (old.schema, old.api_version) != (new.schema, new.api_version):
+        out.append(FieldChange("schema", old.api_version or old.schema, new.api_version or new.schema, "layout"))
+    if old.outline != new.outline:
+        out.append(FieldChange("layout", old.outline, new.outline, "layout"))
+    return tuple(out)
 
 
 def _ref(p: PanelEntry) -> PanelRef:
@@ -174,6 +197,8 @@ def diff_models(old: DashboardModel, new: DashboardModel) -> DashboardDiff:
     """Semantic diff of two canonical models."""
     noise = 0
     dash = tuple(FieldChange(p, a, b, dashboard_category(p)) for p, a, b in leaf_changes(old.fields, new.fields))
+    dash += _schema_changes(old, new)
+    by_row = "v2" in (old.schema, new.schema)
     noise += _noise(old.raw_fields, new.raw_fields, len(dash))
 
     pairs, added, removed = match_panels(old.panels, new.panels)
@@ -183,7 +208,7 @@ def diff_models(old: DashboardModel, new: DashboardModel) -> DashboardDiff:
         changes = _panel_changes(o, n)
         if changes:
             changed.append(PanelChange(n.title, n.id, changes))
-        move = _layout(o, n)
+        move = _layout(o, n, by_row)
         if move is not None:
             moves.append(move)
         skip = {"gridPos", "panels"}

@@ -17,7 +17,8 @@ from dashgen.diff.noise import (
     canonicalise_panel,
     canonicalise_variable,
 )
-from dashgen.document import iter_panels, raw_variables, unwrap
+from dashgen.document import is_v2, iter_panels, raw_variables, unwrap
+from dashgen.document.v2view import layout_outline, tab_of_panels
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class PanelEntry:
     grid: Mapping[str, Any] | None
     body: Mapping[str, Any]
     raw: Mapping[str, Any] = field(repr=False)
+    tab: str | None = None  # the v2 tab showing it (None in v1)
+    row_grid: Mapping[str, Any] | None = None  # gridPos with y counted from the top of its row's panels
 
     @property
     def label(self) -> str:
@@ -51,6 +54,27 @@ class DashboardModel:
     panels: tuple[PanelEntry, ...]
     variables: Mapping[str, VariableEntry]
     raw_fields: Mapping[str, Any] = field(repr=False)
+    schema: str = "v1"  # "v2": a dashboard.grafana.app/v2* resource (read through its classic view)
+    api_version: str | None = None
+    outline: str = ""  # v2: its tabs and their row counts; v1: its row count
+
+
+def _row_grids(sites: list[tuple[Mapping[str, Any], str | None]]) -> list[Mapping[str, Any] | None]:
+    """Each panel's grid with ``y`` from the top of its row's panels: what a v2 GridLayout inside a row says,
+    and what stays put when rows above it grow or rows are regrouped into tabs."""
+    tops: dict[str | None, int] = {}
+    for p, row in sites:
+        grid = _grid(p)
+        if p.get("type") != "row" and grid is not None and isinstance(grid.get("y"), int):
+            tops[row] = min(tops.get(row, grid["y"]), grid["y"])
+    out: list[Mapping[str, Any] | None] = []
+    for p, row in sites:
+        grid = _grid(p)
+        if grid is None or p.get("type") == "row" or not isinstance(grid.get("y"), int):
+            out.append(None if p.get("type") == "row" else grid)
+            continue
+        out.append({**grid, "y": grid["y"] - tops.get(row, 0)})
+    return out
 
 
 def _grid(panel: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -63,6 +87,9 @@ def _grid(panel: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def load_model(doc: Any) -> DashboardModel:
     """Canonicalise a dashboard document into the keyed diff model."""
     body = unwrap(doc)
+    v2 = is_v2(doc)
+    tabs = tab_of_panels(doc) if v2 else {}
+    sites = [(site.raw, site.section) for site in iter_panels(body)]
     panels = tuple(
         PanelEntry(
             id=p.get("id") if isinstance(p.get("id"), int) else None,
@@ -72,8 +99,10 @@ def load_model(doc: Any) -> DashboardModel:
             grid=_grid(p),
             body=canonicalise_panel(p),
             raw=p,
+            tab=tabs.get(p.get("id")) if p.get("type") != "row" else None,
+            row_grid=row_grid,
         )
-        for p, row in ((site.raw, site.section) for site in iter_panels(body))
+        for (p, row), row_grid in zip(sites, _row_grids(sites), strict=True)
     )
     variables: dict[str, VariableEntry] = {}
     for raw in raw_variables(body):
@@ -90,6 +119,9 @@ def load_model(doc: Any) -> DashboardModel:
         panels=panels,
         variables=variables,
         raw_fields={k: v for k, v in body.items() if k not in {"panels", "rows", "templating"}},
+        schema="v2" if v2 else "v1",
+        api_version=str(doc.get("apiVersion")) if v2 else None,
+        outline=layout_outline(doc if v2 else body),
     )
 
 

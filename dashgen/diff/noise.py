@@ -273,6 +273,8 @@ def canonicalise_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
         # adds; a UI save writes the default data source and ``[{"refId": "A"}]`` into it.
         out.pop("datasource", None)
         out.pop("targets", None)
+    if isinstance(out.get("links"), list):
+        out["links"] = [_panel_link(link) for link in out["links"]]
     panel_type = str(out.get("type", ""))
     if isinstance(out.get("fieldConfig"), Mapping):
         out["fieldConfig"] = canonicalise_field_config(out["fieldConfig"], panel_type)
@@ -280,6 +282,14 @@ def canonicalise_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
         options = strip_defaults(out["options"], TYPE_OPTIONS_DEFAULTS.get(panel_type, {}))
         out["options"] = strip_defaults(options, OPTIONS_DEFAULTS)
     return prune(normalise_numbers(out))
+
+
+def _panel_link(link: Any) -> Any:
+    """A panel link as Grafana reads it (title, url, targetBlank): the dashboard-link fields some tools write into
+    panel links (icon, tooltip, keepTime, ...) do nothing there, and v2's panel links cannot hold them."""
+    if not isinstance(link, Mapping):
+        return link
+    return {k: link[k] for k in ("title", "url", "targetBlank") if k in link and (k != "targetBlank" or link[k])}
 
 
 def _selection(current: Any) -> Any:
@@ -300,6 +310,8 @@ def canonicalise_variable(variable: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("definition") == out.get("query"):
         out.pop("definition", None)
     out["current"] = _selection(out.get("current"))
+    if variable.get("type") != "query":
+        out.pop("sort", None)  # Grafana sorts only a query variable's options (v2 has no sort on the others)
     return prune(normalise_numbers(strip_defaults(out, VARIABLE_DEFAULTS)))
 
 

@@ -4,6 +4,7 @@
   :func:`iter_panels` (top level, collapsed rows, legacy ``rows[]``) and :func:`raw_variables`;
 - ``model``: :func:`load_dashboard`, the typed view (:class:`Dashboard`, :class:`Panel`,
   :class:`Target`, :class:`Variable`, :class:`DatasourceRef`);
+- ``v2view``: :func:`classic_view`, how a v2 resource (``dashboard.grafana.app/v2…``) reads as v1;
 - ``variables``: the one substitution core (:func:`substitute`, :class:`Reference`) that lint's
   placeholder expander and the live data source's Grafana expander both call.
 
@@ -20,6 +21,7 @@ from dashgen.document.model import (
     datasource_ref,
     load_dashboard,
 )
+from dashgen.document.v2view import classic_view, is_v2
 from dashgen.document.variables import REFERENCE_RE, Policy, Reference, substitute, variable_name
 from dashgen.document.walk import NotADashboard, PanelSite, iter_panels, raw_variables, unwrap
 
@@ -35,7 +37,9 @@ __all__ = [
     "Reference",
     "Target",
     "Variable",
+    "classic_view",
     "datasource_ref",
+    "is_v2",
     "iter_panels",
     "load_dashboard",
     "raw_variables",

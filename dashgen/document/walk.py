@@ -1,7 +1,8 @@
 """The raw shape of any Grafana dashboard JSON: the one unwrapper and the one panel walker.
 
 :func:`unwrap` accepts a plain dashboard, a Grafana export or API answer ``{dashboard, meta}`` and
-the k8s ``{apiVersion, spec}`` resource. :func:`iter_panels` visits every panel object in reading
+the k8s ``{apiVersion, spec}`` resource (a v2 one as its classic view, ``v2view``).
+:func:`iter_panels` visits every panel object in reading
 order: top-level ``panels``, the nested ``panels`` of collapsed rows (and of any panel that carries
 a ``panels`` list), and legacy ``rows[].panels``. :func:`raw_variables` is the ``templating.list``.
 Pure: decoded JSON in, the same mappings out.
@@ -13,15 +14,23 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dashgen.document.v2view import classic_view, is_v2
+
 
 class NotADashboard(ValueError):
     """The JSON document is not a Grafana dashboard."""
 
 
 def unwrap(doc: Any) -> Mapping[str, Any]:
-    """Return the dashboard body: unwraps ``{apiVersion, spec}`` and ``{dashboard: ...}``."""
+    """Return the dashboard body: unwraps ``{apiVersion, spec}`` and ``{dashboard: ...}``; a v2 resource
+    (``dashboard.grafana.app/v2…``) reads as its classic view (``v2view.classic_view``)."""
     if not isinstance(doc, Mapping):
         raise NotADashboard("top-level JSON value is not an object")
+    if is_v2(doc):
+        try:
+            return classic_view(doc)
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError) as exc:  # a malformed v2 file
+            raise NotADashboard(f"a v2 dashboard of an unexpected shape ({type(exc).__name__}: {exc})") from None
     if "spec" in doc and "apiVersion" in doc and isinstance(doc["spec"], Mapping):
         return doc["spec"]
     if "dashboard" in doc and isinstance(doc["dashboard"], Mapping) and "panels" not in doc:

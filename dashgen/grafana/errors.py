@@ -51,12 +51,14 @@ class WriteOutcomeUnknown(GrafanaError):
         dashboard: dict[str, Any] | None = None,
         folder_uid: str | None = None,
         reason: str = "",
+        api_version: str | None = None,
     ) -> None:
         super().__init__(message, method=method, url=url)
         self.uid = uid
         self.dashboard = dashboard
         self.folder_uid = folder_uid
         self.reason = reason
+        self.api_version = api_version  # the /apis version written through (None: the legacy API)
 
 
 class BadResponse(GrafanaError):

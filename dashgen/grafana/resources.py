@@ -69,6 +69,18 @@ class DashboardResource:
         """The v1 dashboard JSON as the legacy API shows it: the spec with uid, id and version put back."""
         return {**self.spec, "uid": self.uid, "id": self.internal_id, "version": self.generation}
 
+    def v2_resource(self) -> dict[str, Any]:
+        """A v2-read dashboard as dashgen builds it (``dashboard.grafana.app/v2…``, name, spec), so its SHA is
+        that of the stored spec and the plan diffs it with the build (issue 30); ``{}`` when not read as v2."""
+        if not self.api_version.startswith("v2"):
+            return {}
+        return {
+            "apiVersion": f"{GROUP}/{self.api_version}",
+            "kind": "Dashboard",
+            "metadata": {"name": self.uid},
+            "spec": self.spec,
+        }
+
 
 def _object(value: object) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one."""
@@ -183,8 +195,10 @@ class ResourceApi:
         dry_run: bool = False,
         generation: int | None = None,
         encoded: bytes | None = None,
+        version: str = WRITE_VERSION,
     ) -> DashboardResource:
-        """``POST`` (create) or ``PUT`` (update, conditional on ``resource_version``) through ``v0alpha1``.
+        """``POST`` (create) or ``PUT`` (update, conditional on ``resource_version``) through ``version``:
+        ``v0alpha1`` for dashgen's v1 JSON (stored as sent), ``v2`` / ``v2beta1`` for a v2 spec.
 
         ``encoded`` may hold the JSON of ``spec`` (its ``uid`` is then sent too; Grafana drops it from the spec).
         """
@@ -196,7 +210,7 @@ class ResourceApi:
         if resource_version and not create:
             metadata["resourceVersion"] = resource_version
         obj: Any = {
-            "apiVersion": f"{GROUP}/{WRITE_VERSION}",
+            "apiVersion": f"{GROUP}/{version}",
             "kind": "Dashboard",
             "metadata": metadata,
             "spec": body_spec,
@@ -208,7 +222,7 @@ class ResourceApi:
                 + encoded.strip()
                 + b"}"
             )
-        method, path = ("POST", self._path(WRITE_VERSION)) if create else ("PUT", self._path(WRITE_VERSION, uid))
+        method, path = ("POST", self._path(version)) if create else ("PUT", self._path(version, uid))
         params = {"dryRun": "All"} if dry_run else None
         try:
             resp = self._client._send(method, path, params=params, json_body=obj)
@@ -224,6 +238,7 @@ class ResourceApi:
                 dashboard=copy.deepcopy(body_spec),
                 folder_uid=folder_uid,
                 reason=exc.reason,
+                api_version=version,
             ) from None
         if resp.status in (200, 201):
             try:
@@ -239,6 +254,7 @@ class ResourceApi:
                     dashboard=copy.deepcopy(body_spec),
                     folder_uid=folder_uid,
                     reason="unreadable answer",
+                    api_version=version,
                 ) from None
         if resp.status == 400 and "folder not found" in grafana_message(resp).lower():
             raise FolderNotFound(
@@ -252,7 +268,7 @@ class ResourceApi:
         """After an uncertain write: the stored resource when it holds exactly what was sent, else None."""
         if not exc.uid or exc.dashboard is None:
             return None
-        stored = self.get(exc.uid, WRITE_VERSION)
+        stored = self.get(exc.uid, exc.api_version or WRITE_VERSION)
         if stored is None or (stored.folder_uid or None) != (exc.folder_uid or None):
             return None
         return stored if _comparable(stored.spec) == _comparable(exc.dashboard) else None

@@ -72,7 +72,7 @@ def find_identical(directory: Path, uid: str, version: int, data: bytes, kind: s
 def load_backup(path: Path) -> dict[str, Any]:
     """A backup as written by ``save_backup``: ``{"dashboard": ..., "meta": ...}``. For an ``/apis`` object of a
     v1 dashboard both are derived from ``{"resource": ...}`` (the spec with uid, id and version put back, as
-    the legacy API shows it); a v2 object has only ``resource`` (dashgen does not republish v2 JSON)."""
+    the legacy API shows it); a v2 object has only ``resource`` (:func:`backup_dashboard` reads either)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     resource = data.get("resource") if isinstance(data, dict) else None
     if isinstance(resource, dict) and "dashboard" not in data and not _is_v2(resource):
@@ -94,6 +94,22 @@ def load_backup(path: Path) -> dict[str, Any]:
             "version": metadata.get("generation"),
         }
     return data
+
+
+def backup_dashboard(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The dashboard a loaded backup holds: its v1 JSON, or a v2 resource as dashgen builds it (apiVersion, kind,
+    name, spec: what a v2 release published, republished through ``/apis`` by a rollback); None for neither."""
+    if isinstance(data.get("dashboard"), dict):
+        return data["dashboard"]
+    resource = data.get("resource")
+    if isinstance(resource, dict) and _is_v2(resource) and isinstance(resource.get("spec"), dict):
+        return {
+            "apiVersion": resource["apiVersion"],
+            "kind": "Dashboard",
+            "metadata": {"name": (resource.get("metadata") or {}).get("name")},
+            "spec": resource["spec"],
+        }
+    return None
 
 
 def _is_v2(resource: dict[str, Any]) -> bool:

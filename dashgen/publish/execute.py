@@ -27,9 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.diff.values import first_difference
+from dashgen.document import is_v2
 from dashgen.errors import ReleaseInterrupted
 from dashgen.grafana.errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
 from dashgen.grafana.normalise import normalisation_notes
+from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish.actions import NO_WRITE_OUTCOME, Action, OutcomeKind
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, read_back
@@ -49,6 +51,7 @@ class Outcome:
     recorded: bool = True  # False when its ledger line could not be written
     ledger_line: str = field(default="", repr=False)
     copy_kept: bool = True  # False when the read-back copy of a save could not be written (a full disk)
+    resource_version: str | None = None  # of the stored object read back (``/apis``)
 
     @property
     def ok(self) -> bool:
@@ -242,7 +245,7 @@ def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str
                 outcome=OutcomeKind.FAILED,
                 detail="the write got no answer; read back: Grafana does not store this build",
             ), None
-        stored = read_back(connection, target.uid)
+        stored = read_back(connection, target.uid, v2_version(target.document) or WRITE_VERSION)
     except VersionConflict as exc:
         return replace(
             base,
@@ -281,6 +284,11 @@ def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str
     return verified, str(published)
 
 
+def v2_version(document: dict[str, Any]) -> str | None:
+    """The ``/apis`` version a v2 build is written through (``v2`` / ``v2beta1``); None for v1 JSON."""
+    return str(document["apiVersion"]).rsplit("/", 1)[-1] if is_v2(document) else None
+
+
 def _write(
     connection: Connection,
     document: dict[str, Any],
@@ -289,19 +297,27 @@ def _write(
     message: str,
     encoded: bytes | None = None,
 ) -> int | None:
-    """Send the write once; the version Grafana stored, or None when an uncertain write did not land."""
-    if connection.writes_apis and connection.apis is not None:
+    """Send the write once; the version Grafana stored, or None when an uncertain write did not land. A v2 build
+    is written through ``/apis`` in its own version (issue 30), whatever the Grafana version."""
+    v2 = v2_version(document)
+    if v2 is not None and connection.apis is None:
+        raise GrafanaError(
+            f"dashboard {document['metadata']['name']!r} is a v2 dashboard ({document['apiVersion']}), written only "
+            f"through /apis/dashboard.grafana.app/{v2}, which this Grafana does not serve: build it as v1"
+        )
+    if (v2 is not None or connection.writes_apis) and connection.apis is not None:
         apis = connection.apis
         try:
             resource = apis.write(
-                document["uid"],
-                document,
+                document["metadata"]["name"] if v2 else document["uid"],
+                document["spec"] if v2 else document,
                 folder,
                 message,
                 live.resource_version if live else None,
                 create=live is None,
                 generation=live.version if live else None,
                 encoded=encoded,
+                version=v2 or WRITE_VERSION,
             )
         except WriteOutcomeUnknown as unknown:
             resolved = apis.resolve_write(unknown)
@@ -338,6 +354,7 @@ def _verify(base: Outcome, item: DashboardPlan, stored: LiveState) -> Outcome:
             version=stored.version,
             stored_sha=stored.sha,
             detail=f"v{stored.version} verified {stored.sha[:12]}{note}",
+            resource_version=stored.resource_version,
         )
     changed = what_grafana_changed(target.document, stored.document) or "(the same leaves)"
     return replace(
@@ -371,4 +388,6 @@ def _ledger_record(
         refusals=tuple(r.key for r in item.refusals),
         org_id=connection.org_id,
         folder_uid=item.folder_to,
+        api_version=item.target.document["apiVersion"] if v2_version(item.target.document) else None,
+        resource_version=outcome.resource_version if v2_version(item.target.document) else None,
     )

@@ -161,21 +161,22 @@ def export_and_prepare(
     )
 
 
-def read_back(connection: Connection, uid: str) -> LiveState | None:
-    """What Grafana stores right after dashgen wrote it (dashgen writes v1 JSON, stored as ``v0alpha1``)."""
-    return export_one(connection, uid, first_version=WRITE_VERSION if connection.apis is not None else None)
+def read_back(connection: Connection, uid: str, version: str = WRITE_VERSION) -> LiveState | None:
+    """What Grafana stores right after dashgen wrote it through ``version`` (v1 JSON: ``v0alpha1``; a v2 build:
+    its ``v2`` / ``v2beta1``)."""
+    return export_one(connection, uid, first_version=version if connection.apis is not None else None)
 
 
 def _from_apis(apis: ResourceApi, uid: str, first_version: str) -> LiveState | None:
     stored = apis.read_stored(uid, first_version)
     if stored is None:
         return None
-    if stored.stored_v2:  # its v1 view is a lossy down-conversion: never diffed, so not kept either
+    if stored.stored_v2:  # its v1 view is a lossy down-conversion: only its v2 form is kept (and diffed by a v2 build)
         return LiveState(
             uid,
             stored.generation,
             stored.folder_uid,
-            {},
+            stored.v2_resource(),
             stored.provisioned,
             stored.stored_version,
             stored.resource_version,

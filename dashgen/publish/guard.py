@@ -117,6 +117,19 @@ def v2_verdict(uid: str, stored_version: str, losses: tuple[str, ...], approvals
     return require(f"overwrite-v2:{uid}", reason, uid, approvals)
 
 
+def schema_change_verdict(uid: str, stored_version: str, api_version: str, approvals: Approvals) -> Verdict:
+    """A v1-stored dashboard a v2 build would turn into v2 (issue 30): a change the plan names, approved by
+    ``schema-v2:<uid>``."""
+    return require(
+        f"schema-v2:{uid}",
+        f"Grafana stores this dashboard as v1 ({stored_version}); this build writes it as {api_version} "
+        "(tabs, rows and grids instead of v1 rows): the stored copy is backed up, and a v1 build over it later "
+        "needs --overwrite-v2",
+        uid,
+        approvals,
+    )
+
+
 def provisioned_verdict(uid: str, provisioned: bool) -> Verdict:
     """A provisioned dashboard cannot be saved through the API at all: refused, and no flag approves it."""
     if not provisioned:

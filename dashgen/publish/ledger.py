@@ -78,9 +78,16 @@ class LedgerRecord:
     refusals: tuple[str, ...] = field(default=())
     org_id: int = 1
     folder_uid: str | None = None
+    # A v2 release (issue 30): the /apis version written and the stored object's resourceVersion (its generation
+    # is ``grafana_version``); left out of the line for v1 releases.
+    api_version: str | None = None
+    resource_version: str | None = None
 
     def to_json(self) -> str:
         data = asdict(self)
+        for key in ("api_version", "resource_version"):
+            if data[key] is None:
+                del data[key]
         data["approvals_used"] = list(self.approvals_used)
         data["cleanup"] = list(self.cleanup)
         data["refusals"] = list(self.refusals)

@@ -20,7 +20,7 @@ from typing import Any
 
 from dashgen.diff import DashboardDiff, diff_dashboards, query_changes
 from dashgen.diff.values import describe_change
-from dashgen.document import iter_panels
+from dashgen.document import is_v2, iter_panels, unwrap
 from dashgen.publish import guard
 from dashgen.publish.actions import BLOCKING, WRITING, Action
 from dashgen.publish.approvals import Approvals
@@ -241,8 +241,13 @@ def _plan_one(
         new = (f"new dashboard with {len(queries)} queries in folder {guard.folder_name(folder_to)}", *folder.notes)
         action = guard.action_of(folder, Action.CREATE)
         return DashboardPlan(target, None, action, new, folder.refusals, folder.used, new_queries=queries, **where)
-    if live.stored_v2:
+    target_v2 = is_v2(target.document)
+    if live.stored_v2 and not target_v2:
         return _plan_v2(target, live, approvals, folder, where)
+    if target_v2 and not live.stored_v2:
+        folder += guard.schema_change_verdict(
+            target.uid, live.stored_version or "v1 (legacy API)", str(target.document["apiVersion"]), approvals
+        )
     if live.sha in target.accepted_shas:
         moving = (live.folder_uid or None) != folder_to
         same = ("Grafana already stores this build (same SHA)", *folder.notes)
@@ -330,8 +335,10 @@ def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDif
 
 
 def needs_diff(live: LiveState | None, target: PublishTarget) -> bool:
-    """Whether planning ``target`` over ``live`` diffs the two (an existing v1 dashboard that is not the build)."""
-    return live is not None and not live.stored_v2 and live.sha not in target.accepted_shas
+    """Whether planning ``target`` over ``live`` diffs the two: an existing dashboard that is not the build, stored
+    as v1 or, for a v2 build, as v2."""
+    comparable = not live.stored_v2 or is_v2(target.document) if live is not None else False
+    return live is not None and comparable and live.sha not in target.accepted_shas
 
 
 def _values(changes: Any, indent: str = "    ") -> list[str]:
@@ -361,7 +368,7 @@ def _summarise(diff: DashboardDiff) -> tuple[list[str], list[str]]:
 
 def _queries(document: dict[str, Any], panel_ids: set[Any] | None) -> list[NewQuery]:
     found = []
-    for site in iter_panels(document):
+    for site in iter_panels(unwrap(document)):
         candidate = site.raw
         if panel_ids is not None and candidate.get("id") not in panel_ids:
             continue

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dashgen.document import iter_panels
+from dashgen.document import iter_panels, unwrap
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window
 from dashgen.live.query_check import DashboardInput, plan, run_checks
@@ -19,11 +19,11 @@ VALIDATION_WINDOW_SECONDS = 3600.0
 
 
 def only_panels(document: dict[str, Any], titles: set[str]) -> dict[str, Any]:
-    """The dashboard reduced to the panels with the given titles (rows' nested panels included)."""
-    kept = [
-        site.raw for site in iter_panels(document) if site.raw.get("type") != "row" and site.raw.get("title") in titles
-    ]
-    return {**document, "panels": kept}
+    """The dashboard (a v2 one as its classic view) reduced to the panels with the given titles (rows' nested
+    panels included)."""
+    body = dict(unwrap(document))
+    kept = [site.raw for site in iter_panels(body) if site.raw.get("type") != "row" and site.raw.get("title") in titles]
+    return {**body, "panels": kept}
 
 
 def make_validator(datasource_url: str, timeout: float = 30.0) -> Callable[[DashboardPlan], list[str]]:

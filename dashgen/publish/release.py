@@ -36,7 +36,14 @@ from dashgen.publish import preflight
 from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import load_backup, save_backup
-from dashgen.publish.execute import Outcome, ReleaseContext, execute_plan, now_stamp, what_grafana_changed
+from dashgen.publish.execute import (
+    Outcome,
+    ReleaseContext,
+    execute_plan,
+    now_stamp,
+    v2_version,
+    what_grafana_changed,
+)
 from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
 from dashgen.publish.plan import (
@@ -295,22 +302,24 @@ def server_preview(connection: Connection, plan: Plan) -> dict[str, list[str]]:
 
     def preview(item: DashboardPlan) -> list[str]:
         live = item.live
+        v2 = v2_version(item.target.document)
         try:
             resource = apis.write(
                 item.target.uid,
-                item.target.document,
+                item.target.document["spec"] if v2 else item.target.document,
                 item.folder_to,
                 "dashgen dry run",
                 live.resource_version if live else None,
                 create=live is None,
                 dry_run=True,
                 generation=live.version if live else None,
+                version=v2 or WRITE_VERSION,
             )
         except VersionConflict:
             return ["a conflict: someone saved it since the export (the release would stop there)"]
         except GrafanaError as exc:
             return [f"Grafana refused the server-side dry run: {exc}"]
-        stored = resource.dashboard()
+        stored = resource.v2_resource() if v2 else resource.dashboard()
         if content_sha(stored) in item.target.accepted_shas:
             return ["exactly the build (server-side dry run, SHA matches)"]
         return ["something else than the build: " + what_grafana_changed(item.target.document, stored)]

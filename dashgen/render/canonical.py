@@ -3,7 +3,8 @@
 Files: sorted keys, two-space indentation, UTF-8, a trailing newline. The SHA is taken over the
 compact form of the same canonical content (sorted keys, no whitespace; CPython's C encoder makes
 it several times faster than the indented form) and ignores only the fields the Grafana server owns
-(``id``, ``version``), so a read-back can be compared with the build.
+(``id``, ``version``), so a read-back can be compared with the build. The SHA of a v2 resource
+(``dashboard.grafana.app/v2…``) is that of its ``spec``: the metadata is Grafana's (issue 30).
 
 The SHA is *defined* by Python's encoder, and that never changes (the ledger holds SHAs of past
 releases). :func:`content_sha_of_json` computes the same SHA about 10x faster for what a strict JSON
@@ -32,8 +33,15 @@ def encode(doc: Any) -> bytes:
     return (json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+V2_API_PREFIX = "dashboard.grafana.app/v2"
+
+
 def content_view(doc: dict[str, Any]) -> dict[str, Any]:
-    """The dashboard without the server-owned fields (a shallow copy; the input is not changed)."""
+    """The dashboard without the server-owned fields (a shallow copy; the input is not changed); a v2 resource's
+    ``spec`` itself (it holds no server-owned field)."""
+    version, spec = doc.get("apiVersion"), doc.get("spec")
+    if isinstance(version, str) and version.startswith(V2_API_PREFIX) and isinstance(spec, dict):
+        return spec
     return {key: value for key, value in doc.items() if key not in SERVER_OWNED}
 
 

@@ -388,10 +388,21 @@ class GrafanaStandin:
         default; off here so that a test opts in, ``as_v2`` overrides per save) the save converts the
         dashboard to the v2 schema (§13), then
         ``v2_edit`` may change the v2 spec (tabs, auto-grid); the stored v1 view is the lossy down-conversion.
+        A dashboard stored as v2 already (a v2 publish, issue 30) is edited as its v2 spec: ``mutate`` and
+        ``v2_edit`` both get the spec.
         """
         store = self.org(org_id)
         with store.lock:
             dash = store.require_dashboard(uid)
+            if dash.v2_spec is not None and as_v2 is not False:  # a v2 dashboard is edited as v2 (its tabs kept)
+                v2_spec = copy.deepcopy(dash.v2_spec)
+                replaced = mutate(v2_spec) if mutate is not None else None
+                v2_spec = replaced if isinstance(replaced, dict) else v2_spec
+                v2_spec = (v2_edit(v2_spec) or v2_spec) if v2_edit is not None else v2_spec
+                data = to_v1(v2_spec)
+                data["schemaVersion"] = self.settings.latest_schema_version
+                store.record_ui_save(dash, data, user, message, v2_spec=v2_spec)
+                return json.loads(json.dumps(dash.data))
             data = ui_normalise(
                 dash.data,
                 grafana_version=self.settings.grafana_version,

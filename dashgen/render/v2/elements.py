@@ -1,0 +1,85 @@
+"""One rendered v1 panel -> one v2 ``Panel`` element: queries as ``PanelQuery`` of a ``QueryGroup`` (the data
+source as the query's ``group`` and ``datasource.name``), options and field config as ``VizConfig``,
+transformations in the API version's shape, panel links as v2 ``DataLink``. The inverse is
+``dashgen.document.v2view``. Pure."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+# What a v2 panel link holds (v1 panel links written as dashboard links carry inert extras: icon, tooltip, ...)
+DATA_LINK_KEYS = ("title", "url", "targetBlank")
+_QUERY_KEYS_NOT_IN_SPEC = ("refId", "hide", "datasource")
+
+
+def data_query(datasource: Any, spec: dict[str, Any] | None) -> dict[str, Any]:
+    """A v2 ``DataQuery``: the plugin id as ``group``, the data source uid (or variable) as ``datasource.name``."""
+    query: dict[str, Any] = {"kind": "DataQuery", "group": "prometheus", "version": "v0", "spec": spec or {}}
+    if isinstance(datasource, dict):
+        query["group"] = str(datasource.get("type") or "prometheus")
+        if datasource.get("uid") is not None:
+            query["datasource"] = {"name": str(datasource["uid"])}
+    return query
+
+
+def panel_query(target: dict[str, Any], panel_datasource: Any) -> dict[str, Any]:
+    spec = {k: copy.deepcopy(v) for k, v in target.items() if k not in _QUERY_KEYS_NOT_IN_SPEC}
+    return {
+        "kind": "PanelQuery",
+        "spec": {
+            "refId": str(target.get("refId", "")),
+            "hidden": bool(target.get("hide", False)),
+            "query": data_query(target.get("datasource", panel_datasource), spec),
+        },
+    }
+
+
+def transformation(raw: dict[str, Any], api_version: str) -> dict[str, Any]:
+    """v2: ``{kind: Transformation, group: <id>, spec: {options, ...}}``; v2beta1: ``{kind: <id>, spec: {id, ...}}``."""
+    rest = {k: copy.deepcopy(v) for k, v in raw.items() if k != "id"}
+    rest.setdefault("options", {})
+    if api_version == "v2beta1":
+        return {"kind": str(raw.get("id", "")), "spec": {"id": str(raw.get("id", "")), **rest}}
+    return {"kind": "Transformation", "group": str(raw.get("id", "")), "spec": rest}
+
+
+def data_link(link: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"title": str(link.get("title", "")), "url": str(link.get("url", ""))}
+    if link.get("targetBlank"):
+        out["targetBlank"] = True
+    return out
+
+
+def panel_element(panel: dict[str, Any], api_version: str) -> dict[str, Any]:
+    """The v2 element of one rendered v1 panel (not a row)."""
+    datasource = panel.get("datasource")
+    field_config = copy.deepcopy(panel.get("fieldConfig") or {"defaults": {}, "overrides": []})
+    field_config.setdefault("defaults", {})
+    field_config.setdefault("overrides", [])
+    spec: dict[str, Any] = {
+        "id": panel["id"],
+        "title": str(panel.get("title", "")),
+        "description": str(panel.get("description", "")),
+        "links": [data_link(link) for link in panel.get("links") or []],
+        "data": {
+            "kind": "QueryGroup",
+            "spec": {
+                "queries": [panel_query(t, datasource) for t in panel.get("targets") or []],
+                "transformations": [transformation(t, api_version) for t in panel.get("transformations") or []],
+                "queryOptions": {},
+            },
+        },
+        "vizConfig": {
+            "kind": "VizConfig",
+            "group": str(panel.get("type", "")),
+            "version": str(panel.get("pluginVersion", "")),
+            "spec": {"options": copy.deepcopy(panel.get("options") or {}), "fieldConfig": field_config},
+        },
+    }
+    if "transparent" in panel:
+        spec["transparent"] = bool(panel["transparent"])
+    for option in ("maxDataPoints", "interval", "timeFrom", "timeShift", "hideTimeOverride", "cacheTimeout"):
+        if option in panel:
+            spec["data"]["spec"]["queryOptions"][option] = copy.deepcopy(panel[option])
+    return {"kind": "Panel", "spec": spec}

@@ -1,0 +1,120 @@
+"""Validation of a v2 dashboard resource, run on every v2 build: its ``spec`` against the Foundation SDK's v2 /
+v2beta1 JSON Schema (the copies in ``dashgen/render/schema``, ``#/definitions/Dashboard``), its wrapper, and what a
+schema cannot say: every element placed exactly once, every layout reference resolving, unique panel ids, grids
+within 24 columns without overlaps. Every problem names the dashboard and the JSON path. Pure but for reading the
+schema files once."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft7Validator
+from jsonschema.exceptions import best_match
+
+SCHEMA_FILES = {"v2": "dashboardv2.schema.json", "v2beta1": "dashboardv2beta1.schema.json"}
+GRID_COLUMNS = 24
+
+
+@cache
+def schema(api_version: str) -> dict[str, Any]:
+    """The v2 schema of ``api_version`` (``v2`` or ``v2beta1``) with ``Dashboard`` as its root."""
+    text = resources.files("dashgen").joinpath(f"render/schema/{SCHEMA_FILES[api_version]}").read_text()
+    loaded = json.loads(text)
+    return {**loaded, "$ref": "#/definitions/Dashboard"}
+
+
+@cache
+def _validator(api_version: str) -> Draft7Validator:
+    return Draft7Validator(schema(api_version))
+
+
+def _kind_mismatch(errors: list[Any]) -> bool:
+    return any(e.validator == "const" and list(e.path) == ["kind"] for e in errors)
+
+
+def _explain(error: Any) -> Any:
+    """The error to show for ``error``: for a ``oneOf`` (layouts, variables, elements are unions by ``kind``),
+    the deepest error of the branch whose ``kind`` matches, recursively; else jsonschema's best match."""
+    if not error.context:
+        return error
+    branches: dict[Any, list[Any]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    matching = [errors for errors in branches.values() if not _kind_mismatch(errors)]
+    if len(matching) == 1:
+        return _explain(max(matching[0], key=lambda e: len(e.path)))
+    return best_match(error.context)
+
+
+def schema_errors(spec: Any, api_version: str) -> list[str]:
+    """``<json path>: <message>`` per schema error of a v2 spec (a ``oneOf`` error shows its closest branch)."""
+    out = []
+    for error in sorted(_validator(api_version).iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))):
+        shown = _explain(error)
+        path = "$.spec" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shown.absolute_path)
+        out.append(f"{path}: {shown.message[:300]}")
+    return out
+
+
+def _grids(layout: Any, path: str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Every ``GridLayout`` (its JSON path and items) of a layout tree."""
+    if not isinstance(layout, dict):
+        return
+    kind, spec = layout.get("kind"), layout.get("spec") or {}
+    if kind in ("GridLayout", "AutoGridLayout"):
+        yield f"{path}.spec.items", [i for i in spec.get("items") or [] if isinstance(i, dict)]
+    for field in ("tabs", "rows"):
+        for index, entry in enumerate(spec.get(field) or []):
+            if isinstance(entry, dict):
+                yield from _grids((entry.get("spec") or {}).get("layout"), f"{path}.spec.{field}[{index}].spec.layout")
+
+
+def structure_problems(spec: dict[str, Any]) -> list[str]:
+    """What the schema cannot say: references, placement once each, ids, the 24-column grid without overlaps."""
+    problems = []
+    elements = spec.get("elements") or {}
+    placed: Counter[str] = Counter()
+    for path, items in _grids(spec.get("layout"), "$.spec.layout"):
+        cells: dict[tuple[int, int], str] = {}
+        for index, item in enumerate(items):
+            s = item.get("spec") or {}
+            name = str((s.get("element") or {}).get("name", ""))
+            placed[name] += 1
+            if name not in elements:
+                problems.append(f"{path}[{index}]: element {name!r} is not in spec.elements")
+            if item.get("kind") != "GridLayoutItem":
+                continue
+            x, y, w, h = (s.get(k, 0) for k in ("x", "y", "width", "height"))
+            if x < 0 or y < 0 or w < 1 or h < 1 or x + w > GRID_COLUMNS:
+                problems.append(f"{path}[{index}]: {name!r} at x={x} width={w} y={y} is outside the 24-column grid")
+                continue
+            for cell in ((cx, cy) for cx in range(x, x + w) for cy in range(y, y + h)):
+                if cell in cells and cells[cell] != name:
+                    problems.append(f"{path}[{index}]: {name!r} overlaps {cells[cell]!r}")
+                    break
+                cells[cell] = name
+    for name in elements:
+        if placed[name] != 1:
+            problems.append(f"$.spec.elements.{name}: placed {placed[name]} times by the layout (once expected)")
+    ids = Counter((e.get("spec") or {}).get("id") for e in elements.values() if isinstance(e, dict))
+    problems += [f"$.spec.elements: panel id {i} used by {n} elements" for i, n in ids.items() if n > 1]
+    return problems
+
+
+def validate_v2(resource: Any, where: str) -> list[str]:
+    """Every problem of a v2 resource, each prefixed with ``where`` (profile/uid); empty when valid."""
+    if not isinstance(resource, dict) or not isinstance(resource.get("spec"), dict):
+        return [f"{where}: $: not a v2 dashboard resource (no spec object)"]
+    api_version = str(resource.get("apiVersion", "")).rsplit("/", 1)[-1]
+    if api_version not in SCHEMA_FILES or resource.get("kind") != "Dashboard":
+        return [f"{where}: $.apiVersion: expected dashboard.grafana.app/v2 or v2beta1 kind Dashboard"]
+    name = (resource.get("metadata") or {}).get("name")
+    problems = [] if isinstance(name, str) and name else ["$.metadata.name: the dashboard uid is missing"]
+    problems += schema_errors(resource["spec"], api_version)
+    problems += structure_problems(resource["spec"])
+    return [f"{where}: {p}" for p in problems]
