@@ -74,7 +74,7 @@ def test_s21_every_rule_reads_only_its_deployment_and_labels_what_it_writes(name
     profile = PROFILES[name]
     label = profile.label("deployment")
     rules = [rule for group in rule_groups(profile) for rule in group.rules]
-    assert len(rules) >= 50, len(rules)
+    assert len(rules) >= 40, len(rules)  # h20-16, the smallest rule file, has 47
     for rule in rules:
         where = getattr(rule, "record", None) or getattr(rule, "alert", "")
         assert not unscoped(rule.expr, label, profile.deployment), where
