@@ -41,7 +41,7 @@ test: $(STAMP) debian-deps
 	$(BIN)/ruff format --check dashgen panels queries tests bench
 	$(BIN)/ruff check dashgen panels queries tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 # The edit loop: every test that starts no real server or program (no VictoriaMetrics, Prometheus, vmagent,
 # vmalert, promtool, Grafana stand-in, HTTP server, subprocess; tests/conftest.py marks those `slow`) and no
