@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from dashgen_panels.client_health import client_now_panel
 from dashgen_panels.slo_health import health_states
-from dashgen_queries import diffusion, health, nodata, serving
+from dashgen_queries import diffusion, health, nodata, serving, sglang_slo
 from dashgen_queries import vmagent as va
 from dashgen_queries.promql import WINDOW, deployment, node_var, selector
 
@@ -89,7 +89,8 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
         title="SLO health (lowest model and SLI)",
         evidence=Evidence(
             source="SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
-            quantity=f"over the dashboard window, the lowest good share of any model and any SLI (TTFT, TPOT, E2E); "
+            quantity="over the dashboard window, the lowest good share of any model and any SLI "
+            f"({', '.join(sli.name for sli in sglang_slo.slis(profile))}); "
             f"objective {profile.slo.objective:g}",
             limit="one number: the lowest, never an average of models; the SLO and health group below has it per "
             "model and over time. No requests in the window -> No data, not 100 %",
