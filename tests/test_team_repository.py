@@ -148,3 +148,27 @@ def test_extra_modules_must_be_module_names(team, value, fragment):
     )
     result = dashgen(team, "build")
     assert result.exit_code == 2 and "dashboard.extra_modules" in result.output and fragment in result.output
+
+
+@pytest.mark.parametrize("workflow", [".github/workflows/dashboards.yml", "dashgen/data/init/workflow.yml"])
+def test_every_dashgen_option_a_workflow_passes_exists(workflow: str) -> None:
+    """The repository's workflow and the one `dashgen init` writes call dashgen with options the CLI has (a renamed
+    option would fail only on GitHub): every `--option` after `dashgen <command>` in a run block, continuation lines
+    and the preview array included, is one of that command's options."""
+    import re
+
+    from dashgen.cli.app import COMMANDS, load_command
+
+    text = (ROOT / workflow).read_text(encoding="utf-8").replace("\\\n", " ")
+    preview = re.search(r"preview=\((--.*?)\)", text, re.S)
+    text = text.replace('"${preview[@]}"', " ".join(preview.group(1).split()) if preview else "")
+    checked = 0
+    for command, rest in re.findall(r"\bdashgen ([a-z-]+)([^\n]*)", text):
+        if command not in COMMANDS:
+            continue
+        known = {opt for param in load_command(command).params for opt in getattr(param, "opts", [])}
+        for option in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", rest):
+            assert option in known, f"{workflow}: dashgen {command} {option}"
+            checked += 1
+    assert checked >= 8
+    assert "--preview-dir" in text and "dashgen demo-data --profile" in text
