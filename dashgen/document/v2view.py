@@ -17,9 +17,11 @@ from typing import Any
 
 V2_GROUP = "dashboard.grafana.app/"
 LATEST_SCHEMA_VERSION = 42  # what Grafana's v2 -> v1 conversion writes
-_HIDE = ("dontHide", "hideLabel", "hideVariable", "inControlsMenu")
-_REFRESH = ("never", "onDashboardLoad", "onTimeRangeChanged")
-_SORT = (
+# v1 code -> v2 name (Grafana's VariableHide, VariableRefresh, VariableSort); v2 variable kind -> v1 type.
+# The one definition: the v2 renderer (``dashgen.render.v2.variables``) writes with the same tables.
+HIDE = ("dontHide", "hideLabel", "hideVariable", "inControlsMenu")
+REFRESH = ("never", "onDashboardLoad", "onTimeRangeChanged")
+SORT = (
     "disabled",
     "alphabeticalAsc",
     "alphabeticalDesc",
@@ -30,7 +32,7 @@ _SORT = (
     "naturalAsc",
     "naturalDesc",
 )
-_TYPES = {
+VARIABLE_TYPES = {
     "QueryVariable": "query",
     "CustomVariable": "custom",
     "DatasourceVariable": "datasource",
@@ -126,14 +128,14 @@ def _code(names: tuple[str, ...], value: Any) -> Any:
 def variable(kind: Mapping[str, Any]) -> dict[str, Any]:
     """The v1 templating variable of one v2 variable kind."""
     spec = dict(kind.get("spec") or {})
-    out: dict[str, Any] = {"type": _TYPES.get(str(kind.get("kind")), str(kind.get("kind")))}
+    out: dict[str, Any] = {"type": VARIABLE_TYPES.get(str(kind.get("kind")), str(kind.get("kind")))}
     for key, value in spec.items():
         if key == "hide":
-            out["hide"] = _code(_HIDE, value)
+            out["hide"] = _code(HIDE, value)
         elif key == "refresh":
-            out["refresh"] = _code(_REFRESH, value)
+            out["refresh"] = _code(REFRESH, value)
         elif key == "sort":
-            out["sort"] = _code(_SORT, value)
+            out["sort"] = _code(SORT, value)
         elif key == "pluginId":
             out["query"] = value
         elif key == "query" and isinstance(value, Mapping):

@@ -9,30 +9,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from dashgen.document.v2view import HIDE, REFRESH, SORT, VARIABLE_TYPES
 from dashgen.render.v2.elements import data_query
 
-# v1 code -> v2 name (Grafana's VariableHide, VariableRefresh, VariableSort)
-HIDE = ("dontHide", "hideLabel", "hideVariable", "inControlsMenu")
-REFRESH = ("never", "onDashboardLoad", "onTimeRangeChanged")
-SORT = (
-    "disabled",
-    "alphabeticalAsc",
-    "alphabeticalDesc",
-    "numericalAsc",
-    "numericalDesc",
-    "alphabeticalCaseInsensitiveAsc",
-    "alphabeticalCaseInsensitiveDesc",
-    "naturalAsc",
-    "naturalDesc",
-)
-KINDS = {
-    "query": "QueryVariable",
-    "custom": "CustomVariable",
-    "datasource": "DatasourceVariable",
-    "constant": "ConstantVariable",
-    "textbox": "TextVariable",
-    "interval": "IntervalVariable",
-}
+WRITTEN_TYPES = ("query", "custom", "datasource", "constant", "textbox", "interval")  # the v1 types written as v2
+KINDS = {v1: v2 for v2, v1 in VARIABLE_TYPES.items() if v1 in WRITTEN_TYPES}  # v1 type -> v2 variable kind
 _OPTIONAL = ("label", "description", "allValue")
 
 
