@@ -18,13 +18,13 @@ import time
 import click
 
 from dashgen.build import build_all
-from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
+from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_option, selected_profiles
 from dashgen.cli.output import emit_json, format_option
 from dashgen.document import unwrap
 from dashgen.errors import InputError, redact
 from dashgen.live.cost import Budget, exit_code, measure, render_text, report
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS, Window, parse_duration, parse_time
+from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, plan
 
 COUNT = click.IntRange(0, 10**12)
@@ -51,13 +51,7 @@ def _budget(profile_budget: Budget, flags: dict[str, int | None]) -> Budget:
 
 
 @click.command("cost")
-@click.option(
-    "--datasource-url",
-    required=True,
-    type=HTTP_URL,
-    help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
-    "or http://prom:9090.",
-)
+@datasource_url_option
 @click.option("--profile", "profile_names", multiple=True, help="Profile to render and cost (repeatable; default all).")
 @click.option("--window", default=None, help="Time range ($__range); default: each dashboard's own (time.from).")
 @click.option(
@@ -89,13 +83,7 @@ def _budget(profile_budget: Budget, flags: dict[str, int | None]) -> Budget:
 )
 @format_option("text", "json")
 @click.option("--timeout", type=SECONDS, default=60.0, show_default=True, help="Total deadline of each query, seconds.")
-@click.option(
-    "--max-data-points",
-    type=click.IntRange(1, 100000),
-    default=DEFAULT_MAX_DATA_POINTS,
-    show_default=True,
-    help="Grafana's max data points, for $__interval and the range step.",
-)
+@max_data_points_option
 @click.option(
     "--top",
     type=click.IntRange(0, 10000),

@@ -9,6 +9,23 @@ import click
 
 from dashgen.cli.paramtypes import HOURS, HTTP_URL, NON_EMPTY, SECONDS, HttpUrl, NonEmpty, PositiveSeconds
 from dashgen.deployment.profile import Profile, load_profiles, profiles_dir
+from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS
+
+# The query commands' shared options (validate-queries, cost).
+datasource_url_option = click.option(
+    "--datasource-url",
+    required=True,
+    type=HTTP_URL,
+    help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
+    "or http://prom:9090.",
+)
+max_data_points_option = click.option(
+    "--max-data-points",
+    type=click.IntRange(1, 100000),
+    default=DEFAULT_MAX_DATA_POINTS,
+    show_default=True,
+    help="Grafana's max data points, for $__interval and the range step.",
+)
 
 
 def selected_profiles(ctx: click.Context, names: Iterable[str]) -> list[Profile]:

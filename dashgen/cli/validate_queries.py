@@ -13,11 +13,11 @@ from pathlib import Path
 import click
 
 from dashgen.build import build_all
-from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
+from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_option, selected_profiles
 from dashgen.cli.output import emit_json, format_option, progress, summarise_causes
 from dashgen.errors import InputError, redact
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS, Window, parse_duration, parse_time
+from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
 
 
@@ -40,13 +40,7 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
 
 
 @click.command("validate-queries")
-@click.option(
-    "--datasource-url",
-    required=True,
-    type=HTTP_URL,
-    help="Prometheus-compatible base URL: http://vm:8428, http://vmselect:8481/select/0/prometheus, "
-    "or http://prom:9090.",
-)
+@datasource_url_option
 @click.option(
     "--profile", "profile_names", multiple=True, help="Profile to render and check (repeatable; default all)."
 )
@@ -88,13 +82,7 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
     help="Stop after this many consecutive queries without an answer (0: never stop early).",
 )
 @click.option("--workers", type=click.IntRange(1, 32), default=4, show_default=True, help="Concurrent queries.")
-@click.option(
-    "--max-data-points",
-    type=click.IntRange(1, 100000),
-    default=DEFAULT_MAX_DATA_POINTS,
-    show_default=True,
-    help="Grafana's max data points, for $__interval and the range step.",
-)
+@max_data_points_option
 @click.option(
     "--scrape-interval",
     default="15s",
