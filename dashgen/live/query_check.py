@@ -69,6 +69,28 @@ class PlannedPanel:
     queries: list[ExpandedQuery]
 
 
+def expand_panel(
+    panel: Mapping[str, Any],
+    values: Mapping[str, str],
+    window: Window,
+    profile: Profile | None = None,
+    max_data_points: int = DEFAULT_MAX_DATA_POINTS,
+    scrape_default: float = DEFAULT_SCRAPE_SECONDS,
+) -> list[tuple[ExpandedQuery, Mapping[str, Any]]]:
+    """Each query Grafana would run for the panel, with the target it came from; ``$__rate_interval`` from the
+    scrape interval of the target's source."""
+    out = []
+    for target in panel.get("targets") or []:
+        if not isinstance(target, Mapping):
+            continue
+        expr = str(target.get("expr") or "")
+        scrape = scrape_seconds_for(
+            expand_text(expr, {**values, **globals_for(window, 60, 60)}), profile, scrape_default
+        )
+        out += [(q, target) for q in expand_target(panel, target, values, window, scrape, max_data_points)]
+    return out
+
+
 def plan(
     inputs: Iterable[DashboardInput],
     window: Window,
@@ -85,15 +107,7 @@ def plan(
             raw = site.raw
             if raw.get("type") == "row" or not raw.get("targets"):
                 continue
-            queries: list[ExpandedQuery] = []
-            for target in raw.get("targets") or []:
-                if not isinstance(target, Mapping):
-                    continue
-                expr = str(target.get("expr") or "")
-                scrape = scrape_seconds_for(
-                    expand_text(expr, {**values, **globals_for(window, 60, 60)}), item.profile, scrape_default
-                )
-                queries += expand_target(raw, target, values, window, scrape, max_data_points)
+            queries = [q for q, _ in expand_panel(raw, values, window, item.profile, max_data_points, scrape_default)]
             if queries:
                 planned.append(PlannedPanel(item, raw, site.row or "", queries))
     return planned

@@ -13,20 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from dashgen.deployment.profile import Profile
 from dashgen.document import raw_variables
 from dashgen.live.datasource import Datasource, DatasourceError
 from dashgen.live.expand import (
-    DEFAULT_MAX_DATA_POINTS,
-    DEFAULT_SCRAPE_SECONDS,
     ExpandedQuery,
-    Window,
-    expand_target,
-    expand_text,
-    globals_for,
     variable_values,
 )
-from dashgen.live.sources import scrape_seconds_for
 from dashgen.preview.frames import Answer
 
 Job = tuple[int, ExpandedQuery, Mapping[str, Any]]
@@ -46,26 +38,6 @@ def dashboard_values(
             raw = {**raw, "current": {"value": value, "text": value}, "allValue": None}
         raws.append(raw)
     return variable_values(raws, label_values)
-
-
-def expand_panel(
-    panel: Mapping[str, Any],
-    values: Mapping[str, str],
-    window: Window,
-    profile: Profile | None = None,
-    max_data_points: int = DEFAULT_MAX_DATA_POINTS,
-) -> list[tuple[ExpandedQuery, Mapping[str, Any]]]:
-    """Each query Grafana would run for the panel, with the target it came from."""
-    out = []
-    for target in panel.get("targets") or []:
-        if not isinstance(target, Mapping):
-            continue
-        expr = str(target.get("expr") or "")
-        scrape = scrape_seconds_for(
-            expand_text(expr, {**values, **globals_for(window, 60, 60)}), profile, DEFAULT_SCRAPE_SECONDS
-        )
-        out += [(q, target) for q in expand_target(panel, target, values, window, scrape, max_data_points)]
-    return out
 
 
 def _run(datasource: Datasource, query: ExpandedQuery, target: Mapping[str, Any], timeout: float) -> Answer:

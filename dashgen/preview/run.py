@@ -18,12 +18,13 @@ from dashgen.document import unwrap
 from dashgen.files import atomic_write
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window
+from dashgen.live.query_check import expand_panel
 from dashgen.preview.browser import Browser
 from dashgen.preview.draw import DATA_TYPES, Drawn, draw
 from dashgen.preview.frames import Answer, PanelData, table, time_series
 from dashgen.preview.layout import layout
 from dashgen.preview.page import PAGE_WIDTH, Shown, keyed, page, page_height
-from dashgen.preview.queries import dashboard_values, expand_panel, run_panels
+from dashgen.preview.queries import dashboard_values, run_panels
 
 
 @dataclass(frozen=True)
