@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashgen_queries import nodata
+
 from dashgen.demo.catalogue import WORKERS
 from dashgen.demo.endpoints import PORTS, cache_devices
 from dashgen.deployment.profile import Profile
@@ -61,14 +63,11 @@ INCIDENTS = (
 )
 SCENARIOS = ("healthy", "five-reasons", "gpu-missing", "stuck-instance", *INCIDENTS)
 
+# The reason each scenario puts on a node, named as the dashboards name it (queries.nodata); the demo never writes
+# an unmapped segment host (6).
 REASONS = {
-    0: "ok",
-    1: "no traffic",
-    2: "no I/O",
-    3: "insufficient samples",
-    4: "uninitialised",
-    5: "collection failed",
-    7: "GPU missing",  # queries.nodata.GPU_MISSING
+    **{code: name for code, (name, _colour) in nodata.REASONS.items() if code != nodata.UNMAPPED},
+    nodata.GPU_MISSING: nodata.GPU_MISSING_TEXT,
 }
 
 # Which source's series go missing on the "uninitialised" node: the deepest exported cache layer first.

@@ -7,15 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-REASON_NAMES = {
-    0: "ok",
-    1: "no traffic",
-    2: "no I/O",
-    3: "insufficient samples",
-    4: "uninitialised",
-    5: "collection failed",
-    6: "segment host not mapped",
-}
+from dashgen_queries import nodata
+
+REASON_NAMES = {code: name for code, (name, _colour) in sorted(nodata.REASONS.items())}  # the dashboards' own
 
 
 @dataclass
