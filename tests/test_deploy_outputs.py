@@ -37,28 +37,16 @@ def built():
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("deploy")
-    result = CliRunner().invoke(
-        main,
-        [
-            "--profiles-dir",
-            str(PROFILES),
-            "export",
-            "--out",
-            str(out),
-            "--folder",
-            "LLM clusters",
-            "--folder-uid",
-            "llm",
-            "--namespace",
-            "monitoring",
-            "--datasource",
-            "VictoriaMetrics",
-            "--label",
-            "team=sre",
-        ],
-    )
+    result = export_to(out)
     assert result.exit_code == 0, result.output
     return out
+
+
+def export_to(out: Path):
+    """``dashgen export`` of every shipped profile with the options these tests read back."""
+    options = ["--folder", "LLM clusters", "--folder-uid", "llm", "--namespace", "monitoring"]
+    options += ["--datasource", "VictoriaMetrics", "--label", "team=sre"]
+    return CliRunner().invoke(main, ["--profiles-dir", str(PROFILES), "export", "--out", str(out), *options])
 
 
 def _documents(path: Path) -> list[dict]:
@@ -147,26 +135,7 @@ def test_provisioning_provider_points_at_the_profile_folder_and_the_json_is_the_
 
 
 def test_export_twice_writes_nothing_the_second_time(exported):
-    result = CliRunner().invoke(
-        main,
-        [
-            "--profiles-dir",
-            str(PROFILES),
-            "export",
-            "--out",
-            str(exported),
-            "--folder",
-            "LLM clusters",
-            "--folder-uid",
-            "llm",
-            "--namespace",
-            "monitoring",
-            "--datasource",
-            "VictoriaMetrics",
-            "--label",
-            "team=sre",
-        ],
-    )
+    result = export_to(exported)
     assert result.exit_code == 0 and "written" not in result.output.replace("unchanged", "")
 
 
