@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+from hypothesis import HealthCheck, settings
 
 
 def paths(value: Any, prefix: tuple = ()) -> list[tuple]:
@@ -16,3 +19,19 @@ def paths(value: Any, prefix: tuple = ()) -> list[tuple]:
         elif isinstance(node, list):
             stack.extend((v, (*at, i)) for i, v in enumerate(node))
     return found
+
+
+def examples(default: int) -> int:
+    """Examples per property: ``DASHGEN_FUZZ_EXAMPLES``, else the suite's own default."""
+    return int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", str(default)))
+
+
+def fuzz_settings(max_examples: int) -> settings:
+    """The fuzz suites' settings: seeded (``derandomize``), no deadline, no example database."""
+    return settings(
+        max_examples=max_examples,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )

@@ -10,11 +10,10 @@ No network: the transport is replaced by a function returning the fuzzed answer.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from fuzzing import paths
-from hypothesis import HealthCheck, given, settings
+from fuzzing import examples, fuzz_settings, paths
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dashgen.live.datasource import Datasource, DatasourceError
@@ -22,14 +21,8 @@ from dashgen.live.expand import Window
 from dashgen.live.query_check import DashboardInput, plan, run_checks
 from dashgen.net.http import HttpResponse
 
-EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "300"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+EXAMPLES = examples(300)
+FUZZ = fuzz_settings(EXAMPLES)
 WINDOW = Window(end=1_790_000_000.0, length=3600.0)
 
 SCALARS = st.one_of(

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from fuzzing import paths
+from fuzzing import examples, fuzz_settings, paths
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -27,14 +26,8 @@ from dashgen.document import NotADashboard
 from dashgen.lint.runner import lint_dashboard
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "200"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+EXAMPLES = examples(200)
+FUZZ = fuzz_settings(EXAMPLES)
 HANG_SECONDS = 30
 
 

@@ -10,15 +10,14 @@ the issue's figures come from ``DASHGEN_FUZZ_EXAMPLES=1000``).
 from __future__ import annotations
 
 import copy
-import os
 import time
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from fuzzing import paths
-from hypothesis import HealthCheck, event, given, settings
+from fuzzing import examples, fuzz_settings, paths
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from dashgen.build import build_profile
@@ -29,14 +28,8 @@ from dashgen.errors import BuildValidationError, ProfileError
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("h20-16", "video-200", "pd-128", "long-context-64")
 RAW = {name: tomllib.loads((ROOT / "profiles" / f"{name}.toml").read_text()) for name in NAMES}
-EXAMPLES = int(os.environ.get("DASHGEN_FUZZ_EXAMPLES", "200"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+EXAMPLES = examples(200)
+FUZZ = fuzz_settings(EXAMPLES)
 HANG_SECONDS = 30
 
 HOSTILE_TEXT = st.sampled_from(
