@@ -25,6 +25,7 @@ from dashgen.dashboard import dashboard_specs
 from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
+from dashgen.publish import stages
 from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import connect
 
@@ -120,16 +121,32 @@ class _VersionRow(TypedDict):
 
 @click.command()
 @target_options
-@click.argument("uid")
+@click.argument("uid", required=False)
 @ledger_option()
+@click.option(
+    "--release",
+    "release_id",
+    metavar="RELEASE_ID",
+    help="Show one staged release across every context it reached (from the ledger; no Grafana is asked).",
+)
 @format_option("text", "json")
 @click.pass_context
-def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: str, **params: Any) -> None:
-    """Show the ledger's releases of UID on this Grafana beside Grafana's own versions (Grafana keeps only 20)."""
-    target = resolve_target(params)
+def history(
+    ctx: click.Context, uid: str | None, ledger: Path | None, release_id: str | None, output_format: str, **params: Any
+) -> None:
+    """Show the ledger's releases of UID on this Grafana beside Grafana's own versions (Grafana keeps only 20),
+    or with --release ID one staged release across its contexts."""
     params["ledger"] = ledger
     resolve_release_paths(params)
     ledger = params["ledger"]
+    if release_id is not None:
+        if uid is not None:
+            raise InputError("history: give a UID or --release ID, not both")
+        release_history(ctx, ledger, release_id, output_format)
+        return
+    if uid is None:
+        raise InputError("history: give the UID of a dashboard (or --release ID)")
+    target = resolve_target(params)
     state = ledger_file.load(ledger)
     if state.torn:
         click.echo(f"note: {state.torn_note}", err=True)
@@ -184,4 +201,62 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
             ("message", "left"),
         ],
         table,
+    )
+
+
+def release_history(ctx: click.Context, ledger: Path, release_id: str, output_format: str) -> None:
+    """The ledger lines of one staged release, grouped by the context (Grafana and org) they were written for."""
+    try:
+        state: stages.ReleaseState | None = stages.load_state(ledger, release_id)
+    except InputError:
+        state = None  # the state file is a convenience; the ledger is the record
+    records = stages.release_records(ledger_file.read(ledger), release_id)
+    if not records and state is None:
+        raise InputError(f"{ledger}: no line of release {release_id!r}")
+    names = stages.context_names(state)
+    rows = [
+        {
+            "context": names.get((str(r.get("grafana_url")), int(r.get("org_id") or 1)), ""),
+            **{
+                k: r.get(k)
+                for k in ("grafana_url", "org_id", "uid", "outcome", "grafana_version", "stored_sha", "time")
+            },
+        }
+        for r in records
+    ]
+    if output_format == "json":
+        emit_json(
+            ctx,
+            {
+                "release_id": release_id,
+                "status": state.status if state else None,
+                "stages": [{"name": s.name, "contexts": list(s.contexts)} for s in state.stages] if state else [],
+                "lines": rows,
+            },
+        )
+        return
+    status = f": {state.status} ({state.note})" if state else ""
+    click.echo(f"release {release_id}{status}")
+    print_table(
+        [
+            ("context", "left"),
+            ("grafana", "left"),
+            ("uid", "left"),
+            ("outcome", "left"),
+            ("version", "right"),
+            ("stored", "left"),
+            ("time", "left"),
+        ],
+        [
+            [
+                row["context"] or "-",
+                f"{row['grafana_url']} org {row['org_id']}",
+                str(row["uid"]),
+                str(row["outcome"]),
+                str(row["grafana_version"] if row["grafana_version"] is not None else "-"),
+                str(row["stored_sha"] or "-")[:12],
+                str(row["time"]),
+            ]
+            for row in rows
+        ],
     )

@@ -33,7 +33,9 @@ from dashgen.cli.grafana_opts import (
 )
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, progress
+from dashgen.cli.staged import Hooks, stage_options, staged_publish, wants_stages
 from dashgen.dashboard import dashboard_specs
+from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, ReleaseInterrupted
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
@@ -189,24 +191,20 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         raise CheckFailed(problem)
 
 
-def release(
-    client: GrafanaClient,
+def release_options_of(
     params: dict[str, Any],
-    uids: list[str],
-    build: Callable[[], list[PublishTarget]],
-    validator: Any = None,
-    command: str = "dashgen publish",
-    folder_uid: str | None = None,
-    folder_title: str = "",
-) -> None:
-    """Connect, run the release with the command's options, and report."""
+    command: str,
+    folder_uid: str | None,
+    folder_title: str,
+    release_id: str | None = None,
+) -> ReleaseOptions:
+    """The options of one release from the command's parameters."""
     approvals = approvals_from(
         params["approve"], params["overwrite_live"], params["overwrite_v2"], params["adopt_live"]
     )
-    connection = connect(client, params.get("org_id_resolved"), params["jobs"])
     started = params.setdefault("started_at", time.monotonic())
     deadline = started + params["deadline"] if params.get("deadline") else None
-    options = ReleaseOptions(
+    return ReleaseOptions(
         params["ledger"],
         params["backup_dir"],
         params.get("git_commit") or current_commit(),
@@ -218,7 +216,23 @@ def release(
         command,
         lock_stale_after=params["lock_stale_after"],
         deadline=deadline,
+        release_id=release_id,
     )
+
+
+def release(
+    client: GrafanaClient,
+    params: dict[str, Any],
+    uids: list[str],
+    build: Callable[[], list[PublishTarget]],
+    validator: Any = None,
+    command: str = "dashgen publish",
+    folder_uid: str | None = None,
+    folder_title: str = "",
+) -> None:
+    """Connect, run the release with the command's options, and report."""
+    connection = connect(client, params.get("org_id_resolved"), params["jobs"])
+    options = release_options_of(params, command, folder_uid, folder_title)
     with (
         progress(
             "publishing",
@@ -268,6 +282,7 @@ def terminated_as_interrupt() -> Iterator[None]:
     "ledger then records the commit with -dirty).",
 )
 @release_options
+@stage_options
 @click.pass_context
 def publish(ctx: click.Context, **params: Any) -> None:
     """Publish the dashboards of the selected profiles to Grafana, guarded and verified.
@@ -278,30 +293,52 @@ def publish(ctx: click.Context, **params: Any) -> None:
     with the build; each dashboard gets a line in the ledger.
     """
     params["started_at"] = time.monotonic()  # --deadline counts from here
+    if wants_stages(params):
+        hooks = Hooks(
+            build_targets,
+            lambda profiles: released_commit(profiles, params),
+            lambda context, rid: release_options_of(
+                params, "dashgen publish", context.folder_uid, context.folder_title, rid
+            ),
+        )
+        staged_publish(ctx, params, hooks)
+        return
     target = resolve_target(params)
     resolve_release_paths(params)
     params["org_id_resolved"] = target.org_id
     profiles = selected_profiles(ctx, list(params["profile_names"]))
+    params["git_commit"] = released_commit(profiles, params)
+    uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
+
+    def build() -> list[PublishTarget]:
+        return build_targets(profiles)
+
+    validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
+    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+        release(client, params, uids, build, validator, folder_uid=target.folder_uid, folder_title=target.folder_title)
+
+
+def released_commit(profiles: list[Profile], params: dict[str, Any]) -> str:
+    """The commit the release records; refused when tracked files of the profiles' repository changed (unless
+    ``--allow-dirty``, or a dry run)."""
     folder = Path(profiles[0].path).parent if profiles else None
-    params["git_commit"] = commit = current_commit(folder)
+    commit = current_commit(folder)
     if commit.endswith("-dirty") and not params["allow_dirty"] and not params["dry_run"]:
         raise CheckFailed(
             f"publish refused: the repository of {folder} has uncommitted changes to "
             "tracked files, so no commit holds what would be released; commit them, or pass "
             "--allow-dirty (the ledger records the commit as -dirty)"
         )
+    return commit
+
+
+def build_targets(profiles: list[Profile]) -> list[PublishTarget]:
+    """The build of ``profiles`` as publish targets."""
     minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
-    uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
-
-    def build() -> list[PublishTarget]:
-        return [
-            target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
-            for b in build_all(profiles)
-        ]
-
-    validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
-    with grafana_client(target, params["timeout"], params["jobs"]) as client:
-        release(client, params, uids, build, validator, folder_uid=target.folder_uid, folder_title=target.folder_title)
+    return [
+        target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
+        for b in build_all(profiles)
+    ]
 
 
 def _query_validator(datasource_url: str) -> Any:

@@ -12,6 +12,11 @@ token_env = "GRAFANA_STAGING_TOKEN"  # optional; the variable holding the token 
 token_file = "secrets/staging.token" # optional, instead of token_env
 ca_bundle = "certs/staging-ca.pem"   # optional; relative paths are relative to this file
 insecure = false                     # optional
+datasource_url = "http://vm-staging:8428"  # optional; a staged release validates the published queries there
+
+[stages]                             # optional: publish --stages canary,fleet releases stage by stage
+canary = ["staging"]
+fleet = ["prod-eu", "prod-us"]
 ```
 
 A command's own flags win over the context, and the context over ``GRAFANA_URL``; ``default_context`` is
@@ -25,7 +30,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,7 @@ _FIELDS = {
     "token_file": str,
     "ca_bundle": str,
     "insecure": bool,
+    "datasource_url": str,
 }
 _SECRET_WORDS = ("token", "password", "secret")
 
@@ -62,6 +68,7 @@ class Context:
     token_file: Path | None = None
     ca_bundle: str | None = None
     insecure: bool = False
+    datasource_url: str | None = None  # where a staged release validates what it published
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,7 @@ class Config:
     contexts: dict[str, Context]
     default_context: str | None = None
     project: ProjectSettings | None = None  # the repository's own keys (panels_dir, ledger)
+    stages: dict[str, tuple[str, ...]] = field(default_factory=dict)  # stage name -> its contexts, in order
 
 
 def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
@@ -91,11 +99,11 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
 
 
 def parse_config(path: Path, data: dict[str, Any]) -> Config:
-    unknown = sorted(set(data) - {"default_context", "contexts", *PROJECT_KEYS})
+    unknown = sorted(set(data) - {"default_context", "contexts", "stages", *PROJECT_KEYS})
     if unknown:
         raise InputError(
             f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>], "
-            f"{', '.join(PROJECT_KEYS)})"
+            f"[stages], {', '.join(PROJECT_KEYS)})"
         )
     project = parse_settings(path, data)  # the repository's own keys (dashgen.project)
     tables = data.get("contexts", {})
@@ -107,7 +115,27 @@ def parse_config(path: Path, data: dict[str, Any]) -> Config:
         raise InputError(
             f"{path}: default_context: {default!r} is not one of the contexts ({', '.join(sorted(contexts)) or 'none'})"
         )
-    return Config(path, contexts, default, project)
+    return Config(path, contexts, default, project, _stages(path, data.get("stages", {}), contexts))
+
+
+def _stages(path: Path, table: Any, contexts: dict[str, Context]) -> dict[str, tuple[str, ...]]:
+    """``[stages]``: each stage a non-empty list of context names, a context in at most one stage."""
+    if not isinstance(table, dict):
+        raise InputError(f"{path}: stages: expected a table of stage = [context names]")
+    stages: dict[str, tuple[str, ...]] = {}
+    owner: dict[str, str] = {}
+    for name, members in table.items():
+        where = f"{path}: stages.{name}"
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            raise InputError(f"{where}: expected a non-empty list of context names")
+        for member in members:
+            if member not in contexts:
+                raise InputError(f"{where}: {member!r} is not one of the contexts ({', '.join(sorted(contexts))})")
+            if member in owner:
+                raise InputError(f"{where}: context {member!r} is already in stage {owner[member]!r}")
+            owner[member] = name
+        stages[name] = tuple(members)
+    return stages
 
 
 def _context(path: Path, name: str, table: Any) -> Context:
@@ -145,6 +173,7 @@ def _context(path: Path, name: str, table: Any) -> Context:
         token_file=(token_file if token_file is None or token_file.is_absolute() else base / token_file),
         ca_bundle=(ca_bundle if ca_bundle is None or Path(ca_bundle).is_absolute() else str(base / ca_bundle)),
         insecure=bool(table.get("insecure", False)),
+        datasource_url=table.get("datasource_url"),
     )
 
 
@@ -200,4 +229,5 @@ def resolve(
         token_file=token_file if token_file is not None else (context.token_file if context else None),
         ca_bundle=pick("ca_bundle"),
         insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
+        datasource_url=context.datasource_url if context else None,
     )

@@ -108,6 +108,7 @@ class ReleaseContext:
     git_commit: str
     backups: dict[str, str] = field(default_factory=dict)  # uid -> backup file of the live copy
     deadline: float | None = None  # time.monotonic() after which no new save starts
+    release_id: str | None = None  # the staged release this one is part of (every ledger line carries it)
 
 
 def execute_plan(
@@ -390,4 +391,5 @@ def _ledger_record(
         folder_uid=item.folder_to,
         api_version=item.target.document["apiVersion"] if v2_version(item.target.document) else None,
         resource_version=outcome.resource_version if v2_version(item.target.document) else None,
+        release_id=context.release_id,
     )

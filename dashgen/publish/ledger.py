@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,10 @@ from dashgen.files import append_durably, atomic_write
 
 DEFAULT_LEDGER = Path("releases/ledger.jsonl")
 STORED_OUTCOMES = ("published", "unchanged")
+# One process may run the releases of several Grafanas at once (a staged release): their appends, loads and
+# repairs of the one ledger file are taken in turn, so no load ever sees another thread's half-written line
+# as a torn one.
+_IN_PROCESS = threading.RLock()
 
 
 def normalise_url(url: str) -> str:
@@ -82,10 +87,12 @@ class LedgerRecord:
     # is ``grafana_version``); left out of the line for v1 releases.
     api_version: str | None = None
     resource_version: str | None = None
+    # The staged release (``publish --stages``) this line belongs to: it ties one release's lines across contexts.
+    release_id: str | None = None
 
     def to_json(self) -> str:
         data = asdict(self)
-        for key in ("api_version", "resource_version"):
+        for key in ("api_version", "resource_version", "release_id"):
             if data[key] is None:
                 del data[key]
         data["approvals_used"] = list(self.approvals_used)
@@ -116,11 +123,17 @@ class LedgerState:
 def append(path: Path, records: list[LedgerRecord]) -> None:
     """Append records in one fsynced write; raises ``OSError`` with the file unchanged when it cannot."""
     if records:
-        append_durably(path, "".join(record.to_json() + "\n" for record in records))
+        with _IN_PROCESS:
+            append_durably(path, "".join(record.to_json() + "\n" for record in records))
 
 
 def load(path: Path) -> LedgerState:
     """Every good record, oldest first, and a torn last line if any (never written to: see ``quarantine``)."""
+    with _IN_PROCESS:
+        return _load(path)
+
+
+def _load(path: Path) -> LedgerState:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -163,6 +176,11 @@ def quarantine(state: LedgerState, stamp: str) -> Path | None:
     Returns the side file, or None when there was nothing to repair. A complete last record that only
     lacks its newline gets the newline, so the next append starts a line of its own.
     """
+    with _IN_PROCESS:  # read again: another release of this process may have appended since ``state`` was read
+        return _quarantine(_load(state.path) if state.torn else state, stamp)
+
+
+def _quarantine(state: LedgerState, stamp: str) -> Path | None:
     path = state.path
     if not state.torn:
         if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):

@@ -76,6 +76,7 @@ class ReleaseOptions:
     command: str = "dashgen publish"
     lock_stale_after: float = DEFAULT_STALE_AFTER
     deadline: float | None = None  # time.monotonic() after which no new save starts (--deadline)
+    release_id: str | None = None  # of the staged release this context's release is part of
 
 
 @dataclass
@@ -213,7 +214,13 @@ def _run_release(
         if options.deadline is not None and time.monotonic() > options.deadline:
             raise DeadlineExceeded("publish --deadline passed while planning: nothing was written")
         context = ReleaseContext(
-            connection, options.ledger_path, options.backup_dir, options.git_commit, backups, deadline=options.deadline
+            connection,
+            options.ledger_path,
+            options.backup_dir,
+            options.git_commit,
+            backups,
+            deadline=options.deadline,
+            release_id=options.release_id,
         )
         outcomes = execute_plan(plan, context, progress)
         return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False)

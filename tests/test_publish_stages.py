@@ -1,0 +1,182 @@
+"""A staged release across Grafanas (``publish --stages canary,fleet``) on three stand-ins: one canary, two fleet.
+The canary's failure holds the fleet with nothing written there, and a resume finishes the release; a clean run
+publishes all three with one report; ``history --release`` shows the release across them; a canary that no longer
+holds what was verified holds the fleet; a resume with another build is refused."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from publishing import UID, ledger, saves, work_folder
+from standin import GrafanaStandin
+
+from dashgen.cli.app import main
+from dashgen.errors import InputError
+from dashgen.publish.contexts import parse_config
+from dashgen.publish.stages import build_changes, stages_of
+
+work = pytest.fixture(work_folder)
+TOKENS = {
+    "CANARY_TOKEN": "glsa_canary_token_0123456789abcdef",
+    "EU_TOKEN": "glsa_eu_token_0123456789abcdef0123",
+    "US_TOKEN": "glsa_us_token_0123456789abcdef0123",
+}
+CONTEXTS = {"canary": "CANARY_TOKEN", "prod-eu": "EU_TOKEN", "prod-us": "US_TOKEN"}
+
+
+@pytest.fixture
+def grafanas() -> Iterator[dict[str, GrafanaStandin]]:
+    with (
+        GrafanaStandin(token=TOKENS["CANARY_TOKEN"]) as canary,
+        GrafanaStandin(mode="grafana13", token=TOKENS["EU_TOKEN"]) as eu,
+        GrafanaStandin(token=TOKENS["US_TOKEN"]) as us,
+    ):
+        yield {"canary": canary, "prod-eu": eu, "prod-us": us}
+
+
+def configure(work: Path, grafanas: dict[str, GrafanaStandin]) -> None:
+    text = "".join(
+        f'[contexts.{name}]\nurl = "{grafanas[name].url}"\ntoken_env = "{token}"\n' for name, token in CONTEXTS.items()
+    )
+    text += '[stages]\ncanary = ["canary"]\nfleet = ["prod-eu", "prod-us"]\n'
+    (work / "dashgen.toml").write_text(text)
+
+
+def publish(work: Path, *args: str) -> Result:
+    argv = ["--profiles-dir", str(work / "profiles"), "publish", "--config", str(work / "dashgen.toml")]
+    argv += ["--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups"), "--timeout", "2"]
+    return CliRunner().invoke(main, [*argv, *args], env={"GRAFANA_TOKEN": "", "GRAFANA_URL": "", **TOKENS})
+
+
+def report(result: Result) -> dict:
+    return json.loads(result.stdout)
+
+
+def test_the_canarys_failure_holds_the_fleet_with_nothing_written_there_and_a_resume_finishes(work, grafanas):
+    configure(work, grafanas)
+    canary = grafanas["canary"]
+    canary.inject("POST", "/api/dashboards/db", 400, {"message": "bad request: canary says no"}, times=None)
+    held = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--go", "--format", "json")
+    assert held.exit_code == 1, held.output
+    data = report(held)
+    release = data["results"]
+    assert release["status"] == "held" and "held at stage canary" in data["errors"][0]["message"]
+    assert release["contexts"]["canary"]["status"] == "failed"
+    assert "canary says no" in " ".join(release["contexts"]["canary"]["problems"])
+    assert {release["contexts"][n]["status"] for n in ("prod-eu", "prod-us")} == {"pending"}
+    assert release["resume"] == f"dashgen publish --resume {release['release_id']}"
+    for name in ("prod-eu", "prod-us"):  # nothing written to the fleet: no save, no ledger line
+        assert saves(grafanas[name]) == [] and grafanas[name].stored(UID) is None
+    lines = ledger(work)
+    assert lines and {line["grafana_url"] for line in lines} == {canary.url}
+    assert {line["release_id"] for line in lines} == {release["release_id"]}
+
+    canary.clear_faults()
+    resumed = publish(work, "--resume", release["release_id"], "--go", "--format", "json")
+    assert resumed.exit_code == 0, resumed.output
+    finished = report(resumed)["results"]
+    assert finished["status"] == "done" and finished["release_id"] == release["release_id"]
+    assert {run["status"] for run in finished["contexts"].values()} == {"verified"}
+    for grafana in grafanas.values():
+        assert grafana.stored(UID) is not None
+    published = [line for line in ledger(work) if line["outcome"] == "published"]
+    assert {line["grafana_url"] for line in published} == {g.url for g in grafanas.values()}
+    assert {line["release_id"] for line in ledger(work)} == {release["release_id"]}
+    again = publish(work, "--resume", release["release_id"], "--go")
+    assert again.exit_code == 2 and "is done" in again.output
+
+
+def test_a_clean_run_publishes_all_three_with_one_report_and_history_shows_the_release(work, grafanas):
+    configure(work, grafanas)
+    result = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--go")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("release r-") == 1 and "stage canary: passed" in result.output
+    assert "stage fleet: passed" in result.output and ": done" in result.output.splitlines()[0]
+    rid = result.output.split()[1]
+    for grafana in grafanas.values():
+        assert grafana.stored(UID) is not None
+    history = CliRunner().invoke(
+        main, ["history", "--release", rid, "--ledger", str(work / "ledger.jsonl"), "--format", "json"]
+    )
+    assert history.exit_code == 0, history.output
+    shown = json.loads(history.stdout)["results"]
+    assert shown["status"] == "done" and [s["name"] for s in shown["stages"]] == ["canary", "fleet"]
+    assert sorted((line["context"], line["outcome"]) for line in shown["lines"]) == [
+        ("canary", "published"),
+        ("prod-eu", "published"),
+        ("prod-us", "published"),
+    ]
+    text = CliRunner().invoke(main, ["history", "--release", rid, "--ledger", str(work / "ledger.jsonl")])
+    assert text.exit_code == 0 and all(name in text.output for name in CONTEXTS), text.output
+
+
+def test_without_a_go_the_fleet_waits_and_a_canary_that_no_longer_holds_its_build_holds_the_fleet(work, grafanas):
+    configure(work, grafanas)
+    first = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--format", "json")
+    assert first.exit_code == 0, first.output
+    release = report(first)["results"]
+    assert release["status"] == "awaiting-go" and release["resume"].endswith("--go")
+    assert grafanas["prod-eu"].stored(UID) is None
+    no_go = publish(work, "--resume", release["release_id"])
+    assert no_go.exit_code == 2 and "waits for a go" in no_go.output
+    # a person edits the canary while it soaks: its check no longer holds, the fleet stays untouched
+    grafanas["canary"].simulate_ui_save(UID, lambda d: d.update(title="edited on the canary"))
+    resumed = publish(work, "--resume", release["release_id"], "--go")
+    assert resumed.exit_code == 1, resumed.output
+    assert "not the" in resumed.output and "held at stage canary" in resumed.output
+    assert f"dashgen rollback {UID} --context canary" not in resumed.output  # new there: nothing to go back to
+    assert f"{UID} is new on canary" in resumed.output
+    assert saves(grafanas["prod-eu"]) == [] and saves(grafanas["prod-us"]) == []
+
+
+def test_a_resume_with_another_build_is_refused(work, grafanas):
+    configure(work, grafanas)
+    first = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--format", "json")
+    rid = report(first)["results"]["release_id"]
+    profile = work / "profiles" / "h20-16.toml"
+    profile.write_text(
+        "\n".join(
+            'title = "another build"' if line.startswith("title = ") else line
+            for line in profile.read_text().splitlines()
+        )
+        + "\n"
+    )
+    refused = publish(work, "--resume", rid, "--go")
+    assert refused.exit_code == 1 and "another build" in refused.output and UID in refused.output
+    assert grafanas["prod-eu"].stored(UID) is None
+
+
+def test_stages_are_read_from_dashgen_toml_and_named_in_order(tmp_path):
+    contexts = {name: {"url": f"http://127.0.0.1:1/{name}"} for name in ("a", "b", "c")}
+    config = parse_config(
+        tmp_path / "dashgen.toml", {"contexts": contexts, "stages": {"one": ["a"], "two": ["b", "c"]}}
+    )
+    assert [(s.name, s.contexts) for s in stages_of("two,one", config.stages, "x")] == [
+        ("two", ("b", "c")),
+        ("one", ("a",)),
+    ]
+    for bad, message in [
+        ({"one": ["a"], "two": ["a"]}, "already in stage"),
+        ({"one": ["z"]}, "not one of the contexts"),
+        ({"one": []}, "non-empty list"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            parse_config(tmp_path / "dashgen.toml", {"contexts": contexts, "stages": bad})
+    for names, message in [("one,one", "named twice"), ("three", "no stage"), (",", "give the stage names")]:
+        with pytest.raises(InputError, match=message):
+            stages_of(names, config.stages, "x")
+    assert tomllib.loads('[stages]\ncanary = ["a"]\n')["stages"] == {"canary": ["a"]}
+
+
+def test_build_changes_name_each_dashboard_that_differs():
+    assert build_changes({"a": "1" * 64}, {"a": "1" * 64}) == []
+    assert build_changes({"a": "1" * 64, "b": "2" * 64}, {"a": "3" * 64, "c": "4" * 64}) == [
+        "a: build 111111111111 -> 333333333333",
+        "b: no longer built",
+        "c: new in the build",
+    ]
