@@ -14,16 +14,16 @@ from dashgen.cli.output import emit_json, key_values, kind_format_option, split_
 from dashgen.errors import InputError
 from dashgen.files import write_if_changed
 from dashgen.manifests import FORMATS, ExportOptions, export_files
+from dashgen.manifests.v2_files import export_v2_files, v2_dashboards
 
-# Which of these loaders accept a v2 dashboard (issue 30): none yet, so a v2 profile is exported as the v1 rendering
-# of the same panels. grafana-operator v5's GrafanaDashboard takes classic dashboard JSON (grafana-operator #2760
-# asks for v2); the sidecar's files and file provisioning are loaded by Grafana's file provisioning, which refuses
-# raw v2 JSON in Grafana 13.0 (grafana/grafana#122663).
-V2_NOT_LOADED = (
-    '[dashboard] schema = "v2", but grafana-operator, the provisioning sidecar and file provisioning load v1 '
-    "dashboards only (grafana-operator #2760, grafana/grafana#122663): the v1 rendering of the same panels is "
-    "written; publish the v2 dashboard through Grafana's /apis (dashgen publish)"
-)
+# What a v2 profile's grafana-operator resources cannot carry: GrafanaManifest has no datasources mapping, no
+# gzipJson, and names its folder by uid only (the grafana.app/folder annotation of its template).
+V2_OPERATOR_NOTES = {
+    "datasource": "--datasource is not applied to its GrafanaManifests (no spec.datasources): the dashboards' "
+    "own datasource variable picks the data source",
+    "gzip": "--gzip does not apply to its GrafanaManifests (the template is inline JSON)",
+    "folder": "its GrafanaManifests name no folder: a v2 dashboard is placed by the folder's uid (give --folder-uid)",
+}
 
 
 @click.command("export")
@@ -110,12 +110,24 @@ def export_command(
         gzip=gzip_json,
     )
     profiles = selected_profiles(ctx, profile_names)
-    for profile in profiles:
-        if profile.dashboard.schema == "v2":
-            click.echo(f"note: {profile.name}: {V2_NOT_LOADED}", err=True)
-    built = build_all(profiles, schema="v1")  # none of these loaders takes a v2 resource (V2_NOT_LOADED)
+    v2 = {p.name: p.dashboard.v2_api_version for p in profiles if p.dashboard.schema == "v2"}
+    if v2 and "grafana-operator" in kinds:
+        given = {"datasource": datasource, "gzip": gzip_json, "folder": folder and not folder_uid}
+        for name in sorted(v2):
+            for key, note in V2_OPERATOR_NOTES.items():
+                if given[key]:
+                    click.echo(f"note: {name}: {note}", err=True)
+    built = build_all(profiles, schema="v1")  # a v2 profile's resources are rendered from its v1 build below
+    v2_built = v2_dashboards([b for b in built if b.profile in v2], v2)
     try:
-        files = {out_dir / name: data for kind in kinds for name, data in export_files(built, kind, options).items()}
+        files = {
+            out_dir / name: data
+            for kind in kinds
+            for name, data in [
+                *export_files([b for b in built if b.profile not in v2], kind, options).items(),
+                *export_v2_files(v2_built, kind, options).items(),
+            ]
+        }
     except ValueError as exc:
         raise InputError(str(exc)) from None
     results = [

@@ -57,7 +57,7 @@ def k8s_name(text: str) -> str:
     return (name or "dashboard")[:253].rstrip("-")
 
 
-def _metadata(
+def metadata_of(
     name: str, options: ExportOptions, labels: Mapping[str, str], annotations: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name}
@@ -90,7 +90,7 @@ def grafana_folder(options: ExportOptions) -> dict[str, Any]:
     return {
         "apiVersion": "grafana.integreatly.org/v1beta1",
         "kind": "GrafanaFolder",
-        "metadata": _metadata(folder_resource_name(options), options, {}),
+        "metadata": metadata_of(folder_resource_name(options), options, {}),
         "spec": spec,
     }
 
@@ -111,23 +111,28 @@ def grafana_dashboard(built: BuiltDashboard, options: ExportOptions) -> dict[str
     return {
         "apiVersion": "grafana.integreatly.org/v1beta1",
         "kind": "GrafanaDashboard",
-        "metadata": _metadata(k8s_name(built.uid), options, {"dashgen.profile": built.profile}),
+        "metadata": metadata_of(k8s_name(built.uid), options, {"dashgen.profile": built.profile}),
         "spec": spec,
     }
 
 
 def config_map(built: BuiltDashboard, options: ExportOptions) -> dict[str, Any]:
     """The sidecar ConfigMap of one built dashboard; refused when the JSON is over the 1 MiB limit."""
-    if len(built.data) > CONFIGMAP_LIMIT:
-        raise ValueError(f"{built.profile}/{built.uid}: {len(built.data):,} bytes, over a ConfigMap's 1 MiB")
+    return config_map_of(built.profile, built.uid, built.data, options)
+
+
+def config_map_of(profile: str, uid: str, data: bytes, options: ExportOptions) -> dict[str, Any]:
+    """The sidecar ConfigMap holding the file ``data`` as ``<uid>.json``; refused over the 1 MiB limit."""
+    if len(data) > CONFIGMAP_LIMIT:
+        raise ValueError(f"{profile}/{uid}: {len(data):,} bytes, over a ConfigMap's 1 MiB")
     annotations = {options.folder_annotation: options.folder} if options.folder else None
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _metadata(
-            k8s_name(built.uid), options, {"grafana_dashboard": "1", "dashgen.profile": built.profile}, annotations
+        "metadata": metadata_of(
+            k8s_name(uid), options, {"grafana_dashboard": "1", "dashgen.profile": profile}, annotations
         ),
-        "data": {f"{built.uid}.json": _json_text(built)},
+        "data": {f"{uid}.json": data.decode("utf-8")},
     }
 
 
