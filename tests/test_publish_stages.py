@@ -39,9 +39,11 @@ def grafanas() -> Iterator[dict[str, GrafanaStandin]]:
         yield {"canary": canary, "prod-eu": eu, "prod-us": us}
 
 
-def configure(work: Path, grafanas: dict[str, GrafanaStandin]) -> None:
+def configure(work: Path, grafanas: dict[str, GrafanaStandin], datasources: dict[str, str] | None = None) -> None:
     text = "".join(
-        f'[contexts.{name}]\nurl = "{grafanas[name].url}"\ntoken_env = "{token}"\n' for name, token in CONTEXTS.items()
+        f'[contexts.{name}]\nurl = "{grafanas[name].url}"\ntoken_env = "{token}"\n'
+        + (f'datasource_url = "{datasources[name]}"\n' if name in (datasources or {}) else "")
+        for name, token in CONTEXTS.items()
     )
     text += '[stages]\ncanary = ["canary"]\nfleet = ["prod-eu", "prod-us"]\n'
     (work / "dashgen.toml").write_text(text)
@@ -180,3 +182,44 @@ def test_build_changes_name_each_dashboard_that_differs():
         "b: no longer built",
         "c: new in the build",
     ]
+
+
+def test_the_canarys_published_queries_run_on_its_data_source_and_one_it_rejects_holds_the_fleet(
+    work, grafanas, victoriametrics
+):
+    """A context's ``datasource_url``: every query of what was published runs there. VictoriaMetrics answers them
+    (empty results are not failures); an address that is no Prometheus API rejects them and holds the fleet."""
+    configure(work, grafanas, {"canary": victoriametrics.url})
+    passed = publish(work, "--stages", "canary", "--profile", "h20-16", "--format", "json")
+    assert passed.exit_code == 0, passed.output
+    (check_line,) = [c for c in report(passed)["results"]["contexts"]["canary"]["checks"] if "queries" in c]
+    assert int(check_line.split()[0]) > 20 and victoriametrics.url in check_line
+    configure(work, grafanas, {"canary": grafanas["prod-us"].url})  # answers /api/v1/query with 404
+    held = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--go", "--format", "json")
+    assert held.exit_code == 1, held.output
+    canary = report(held)["results"]["contexts"]["canary"]
+    assert canary["status"] == "failed" and "the data source answered" in canary["problems"][0]
+    assert saves(grafanas["prod-eu"]) == [] and saves(grafanas["prod-us"]) == []
+
+
+def test_a_held_release_names_a_rollback_per_dashboard_it_published_and_that_rollback_works(work, grafanas):
+    configure(work, grafanas)
+    before = publish(work, "--context", "canary", "--profile", "h20-16", "--format", "json")
+    assert before.exit_code == 0, before.output
+    (old,) = [line["build_sha"] for line in ledger(work)]
+    original = grafanas["canary"].stored(UID)["title"]
+    retitle = work / "profiles" / "h20-16.toml"
+    lines = retitle.read_text().splitlines()
+    retitle.write_text("\n".join('title = "next"' if x.startswith("title = ") else x for x in lines) + "\n")
+    first = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--format", "json")
+    rid = report(first)["results"]["release_id"]
+    grafanas["canary"].simulate_ui_save(UID, lambda d: d.update(title="edited on the canary"))
+    held = publish(work, "--resume", rid, "--go")
+    assert held.exit_code == 1
+    command = f"dashgen rollback {UID} --context canary --to {old[:12]}"
+    assert command in held.output, held.output
+    argv = command.split()[1:] + ["--config", str(work / "dashgen.toml"), "--overwrite-live", UID]
+    argv += ["--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups")]
+    rolled = CliRunner().invoke(main, ["--profiles-dir", str(work / "profiles"), *argv], env=TOKENS)
+    assert rolled.exit_code == 0, rolled.output
+    assert grafanas["canary"].stored(UID)["title"] == original != "next"
