@@ -223,3 +223,37 @@ def test_a_held_release_names_a_rollback_per_dashboard_it_published_and_that_rol
     rolled = CliRunner().invoke(main, ["--profiles-dir", str(work / "profiles"), *argv], env=TOKENS)
     assert rolled.exit_code == 0, rolled.output
     assert grafanas["canary"].stored(UID)["title"] == original != "next"
+
+
+def test_sigterm_during_a_stage_lets_its_contexts_finish_saves_the_state_and_a_resume_goes_on(work, grafanas):
+    import os
+    import signal
+    import threading
+
+    configure(work, grafanas)
+    for name in ("prod-eu", "prod-us"):
+        grafanas[name].inject_delay(1.5, "GET", "/api/health", times=1)  # the fleet is slow to answer at first
+    first = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--format", "json")
+    rid = report(first)["results"]["release_id"]
+    done = threading.Event()
+
+    def terminate_once_the_fleet_is_asked() -> None:  # SIGTERM while the fleet's releases are in flight
+        while not done.wait(0.02):
+            if grafanas["prod-eu"].count("GET", "/api/health"):
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    watcher = threading.Thread(target=terminate_once_the_fleet_is_asked, daemon=True)
+    watcher.start()
+    try:
+        stopped = publish(work, "--resume", rid, "--go")
+    finally:
+        done.set()
+        watcher.join(5)
+    assert stopped.exit_code == 143, stopped.output
+    state = json.loads((work / "stages" / f"{rid}.json").read_text())
+    assert state["status"] == "held" and "interrupted" in state["note"]
+    assert {state["contexts"][n]["status"] for n in ("prod-eu", "prod-us")} == {"published"}  # they finished
+    resumed = publish(work, "--resume", rid, "--go")
+    assert resumed.exit_code == 0, resumed.output
+    assert "stage fleet: passed" in resumed.output

@@ -301,7 +301,8 @@ def publish(ctx: click.Context, **params: Any) -> None:
                 params, "dashgen publish", context.folder_uid, context.folder_title, rid
             ),
         )
-        staged_publish(ctx, params, hooks)
+        with terminated_as_interrupt():  # SIGTERM: the contexts in flight finish, the state says where it stopped
+            staged_publish(ctx, params, hooks)
         return
     target = resolve_target(params)
     resolve_release_paths(params)
