@@ -7,6 +7,7 @@ for anything."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, PER_GPU_OPEN_MAX_GPUS, PER_GPU_ROWS, TABS, TEAM_TAB
 from dashgen_queries.gpu import gpu_source
@@ -32,7 +33,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
         for module in groups
         for group in (module.build(profile, topology),)
         if group is not None
-        for row in group.shown_rows()
+        for row in pool_kind_rows(profile, module, group.shown_rows())
     )
     variables = tuple(dashboard_variables(profile, topology, gpu_metric))
     if profile.dashboard.extra_modules:
@@ -74,6 +75,15 @@ def serving(profile: Profile, groups: tuple) -> tuple:
     when the profile has a pool of a kind in its ``WORKLOADS``; a mixed profile gets the groups of both."""
     kinds = set(profile.kinds)
     return tuple(module for module in groups if kinds & set(module.WORKLOADS))
+
+
+def pool_kind_rows(profile: Profile, module: Any, rows: tuple[GroupSpec, ...]) -> tuple[GroupSpec, ...]:
+    """The rows of a group that serves only some of a mixed profile's workload kinds (S25), each shown in v2 only
+    while its panels return data, so a dashboard of a profile that mixes pool kinds shows the rows of the pools
+    that exist; unchanged elsewhere."""
+    if len(profile.kinds) < 2 or set(profile.kinds) <= set(module.WORKLOADS):
+        return rows
+    return tuple(replace(row, when_data=True) for row in rows)
 
 
 def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | None:

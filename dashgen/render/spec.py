@@ -127,6 +127,12 @@ class GroupSpec:
     panels: tuple[PanelSpec, ...]
     collapsed: bool = False
     rows: tuple[GroupSpec, ...] = ()
+    # v2 only (the v1 rendering does not read them): ``auto_grid`` lays the row's panels out in Grafana's auto grid
+    # (equal tiles that reflow with the screen) instead of fixed positions; ``when_data`` shows the row only while
+    # its panels return data (a row about one pool kind of a profile that mixes kinds: hidden where no such pool
+    # reports).
+    auto_grid: bool = False
+    when_data: bool = False
 
     def shown_rows(self) -> tuple[GroupSpec, ...]:
         """The rows the dashboard shows for this group: its ``rows``, or the group itself as one row (none when

@@ -2,7 +2,8 @@
 rendered v1 document, so both schemas carry the very same panels. ``spec.elements`` holds one element per panel
 keyed by its stable key; ``spec.layout`` is a ``TabsLayout`` of the spec's tabs (the first screen first), each a
 ``RowsLayout`` of the rows it holds (collapsed as in v1) with a ``GridLayout`` of the row's panels at their v1
-positions (``y`` counted from the row's top). Pure."""
+positions (``y`` counted from the row's top), or an ``AutoGridLayout`` where the group asks for one; a row
+shown only while it has data where the group is about one pool kind of a profile that mixes kinds. Pure."""
 
 from __future__ import annotations
 
@@ -34,17 +35,52 @@ def _grid_item(key: str, panel: dict[str, Any], top: int) -> dict[str, Any]:
     }
 
 
+# A row shown only while its panels return data (``GroupSpec.when_data``).
+WHEN_DATA = {
+    "kind": "ConditionalRenderingGroup",
+    "spec": {
+        "visibility": "show",
+        "condition": "and",
+        "items": [{"kind": "ConditionalRenderingData", "spec": {"value": True}}],
+    },
+}
+
+
+def auto_grid(keys: list[str], panels: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ``AutoGridLayout`` of the row's panels in reading order: as many columns as the v1 row's widest line of
+    panels holds (at most 4), Grafana's standard column width and row height."""
+    lines: dict[int, int] = {}
+    for raw in panels:
+        y = int((raw.get("gridPos") or {}).get("y", 0))
+        lines[y] = lines.get(y, 0) + 1
+    columns = max(1, min(4, max(lines.values(), default=1)))
+    return {
+        "kind": "AutoGridLayout",
+        "spec": {
+            "maxColumnCount": columns,
+            "columnWidthMode": "standard",
+            "rowHeightMode": "standard",
+            "fillScreen": False,
+            "items": [
+                {"kind": "AutoGridLayoutItem", "spec": {"element": {"kind": "ElementReference", "name": key}}}
+                for key in keys
+            ],
+        },
+    }
+
+
 def _row(group: GroupSpec, by_id: dict[int, dict[str, Any]]) -> dict[str, Any]:
     panels = [(p.key, by_id[panel_id(p.key)]) for p in group.panels]
     top = min((int((raw.get("gridPos") or {}).get("y", 0)) for _, raw in panels), default=0)
-    return {
-        "kind": "RowsLayoutRow",
-        "spec": {
-            "title": group.title,
-            "collapse": group.collapsed,
-            "layout": {"kind": "GridLayout", "spec": {"items": [_grid_item(k, raw, top) for k, raw in panels]}},
-        },
-    }
+    if group.auto_grid:
+        grid = auto_grid([key for key, _ in panels], [raw for _, raw in panels])
+    else:
+        grid = {"kind": "GridLayout", "spec": {"items": [_grid_item(k, raw, top) for k, raw in panels]}}
+    spec: dict[str, Any] = {"title": group.title, "collapse": group.collapsed}
+    if group.when_data:
+        spec["conditionalRendering"] = copy.deepcopy(WHEN_DATA)
+    spec["layout"] = grid
+    return {"kind": "RowsLayoutRow", "spec": spec}
 
 
 def _tabs(spec: DashboardSpec) -> list[tuple[str, tuple[str, ...]]]:
