@@ -257,3 +257,13 @@ def test_sigterm_during_a_stage_lets_its_contexts_finish_saves_the_state_and_a_r
     resumed = publish(work, "--resume", rid, "--go")
     assert resumed.exit_code == 0, resumed.output
     assert "stage fleet: passed" in resumed.output
+
+
+def test_two_contexts_on_one_grafana_or_other_target_flags_are_refused_before_any_write(work, grafanas):
+    configure(work, {**grafanas, "prod-us": grafanas["prod-eu"]})
+    refused = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--go")
+    assert refused.exit_code == 2 and "are the same Grafana" in refused.output, refused.output
+    configure(work, grafanas)
+    flagged = publish(work, "--stages", "canary,fleet", "--context", "canary", "--go")
+    assert flagged.exit_code == 2 and "--context" in flagged.output
+    assert all(saves(g) == [] for g in grafanas.values()) and not (work / "ledger.jsonl").exists()

@@ -33,7 +33,9 @@ from dashgen.publish.approvals import remedy
 from dashgen.publish.contexts import Context, load_config
 from dashgen.publish.execute import now_stamp
 from dashgen.publish.export import connect, parallel
+from dashgen.publish.ledger import normalise_url
 from dashgen.publish.plan import PublishTarget
+from dashgen.publish.query_validation import make_validator
 from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
 from dashgen.publish.stage_checks import check_published
 from dashgen.publish.stages import FAILED, PUBLISHED, VERIFIED, ContextRun, ReleaseState
@@ -130,6 +132,7 @@ def staged_publish(ctx: click.Context, params: dict[str, Any], hooks: Hooks) -> 
         rid = model.new_release_id(datetime.now(UTC), os.urandom(3))
         state = model.new_state(rid, now_stamp(), commit, [p.name for p in profiles], builds, stages)
     contexts = {name: _context(params, name) for name in state.contexts}  # every credential found before any write
+    _one_context_per_grafana(contexts)
     _run(state, contexts, targets, params, hooks)
     _report(ctx, state, params)
 
@@ -142,6 +145,20 @@ def _context(params: dict[str, Any], name: str) -> Context:
     target = resolve_target({**params, "context_name": name})
     credentials(target, os.environ)  # an input error now, not after the canaries were written
     return target
+
+
+def _one_context_per_grafana(contexts: dict[str, Context]) -> None:
+    """Two contexts of one release on the same Grafana organisation would race for its lock and ledger lines."""
+    seen: dict[tuple[str, int | None], str] = {}
+    for name, context in contexts.items():
+        key = (normalise_url(context.url), context.org_id)
+        if key in seen:
+            org = context.org_id or "of the credentials"
+            raise InputError(
+                f"contexts {seen[key]} and {name} are the same Grafana ({context.url}, org {org}): a release "
+                "publishes to each Grafana once"
+            )
+        seen[key] = name
 
 
 def _run(
@@ -221,7 +238,9 @@ def _publish(
         connection = connect(client, context.org_id, params["jobs"])
         run.instance, run.org_id = connection.instance.url, connection.org_id
         options = hooks.options(context, state.release_id)
-        result = run_release(connection, [t.uid for t in targets], lambda: targets, options)
+        datasource = context.datasource_url or params.get("datasource_url")
+        validator = make_validator(datasource) if datasource else None  # new and changed queries, before a push
+        result = run_release(connection, [t.uid for t in targets], lambda: targets, options, validator=validator)
         run.outcomes = [
             {
                 "uid": o.uid,
