@@ -13,6 +13,7 @@ from dashgen.document import iter_panels, unwrap
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window
 from dashgen.live.query_check import DashboardInput, plan, run_checks
+from dashgen.live.results import PanelCheck
 from dashgen.publish.plan import DashboardPlan
 
 VALIDATION_WINDOW_SECONDS = 3600.0
@@ -26,6 +27,23 @@ def only_panels(document: dict[str, Any], titles: set[str]) -> dict[str, Any]:
     return {**body, "panels": kept}
 
 
+def checked_now(datasource: Datasource, inputs: list[DashboardInput], timeout: float) -> list[PanelCheck]:
+    """Every query of ``inputs`` run over the last hour, as Grafana's backend would."""
+    window = Window(end=time.time(), length=VALIDATION_WINDOW_SECONDS)
+    return run_checks(datasource, plan(inputs, window), window, timeout=timeout, explain=False)
+
+
+def rejections(checks: list[PanelCheck]) -> list[str]:
+    """One line per query the data source rejected."""
+    return [
+        f'panel "{check.title}" query {target.ref_id}: the data source answered {target.error_status}: '
+        f"{target.error_message}"
+        for check in checks
+        for target in check.targets
+        if target.status == "error"
+    ]
+
+
 def make_validator(datasource_url: str, timeout: float = 30.0) -> Callable[[DashboardPlan], list[str]]:
     """A validator for ``execute_plan``: the problems of one dashboard's new and changed queries."""
     datasource = Datasource(datasource_url, timeout=timeout)
@@ -35,15 +53,6 @@ def make_validator(datasource_url: str, timeout: float = 30.0) -> Callable[[Dash
         if not titles:
             return []
         document = only_panels(item.target.document, titles)
-        window = Window(end=time.time(), length=VALIDATION_WINDOW_SECONDS)
-        planned = plan([DashboardInput(item.target.uid, document)], window)
-        checks = run_checks(datasource, planned, window, timeout=timeout, explain=False)
-        return [
-            f'panel "{check.title}" query {target.ref_id}: the data source answered {target.error_status}: '
-            f"{target.error_message}"
-            for check in checks
-            for target in check.targets
-            if target.status == "error"
-        ]
+        return rejections(checked_now(datasource, [DashboardInput(item.target.uid, document)], timeout))
 
     return validate

@@ -10,7 +10,6 @@ I/O: reads Grafana and the data source, writes nothing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +17,10 @@ from typing import Any
 from dashgen.grafana.errors import GrafanaError
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import Window
-from dashgen.live.query_check import DashboardInput, plan, run_checks
+from dashgen.live.query_check import DashboardInput
 from dashgen.publish.execute import v2_version
 from dashgen.publish.export import Connection, parallel, read_back
-from dashgen.publish.query_validation import VALIDATION_WINDOW_SECONDS
+from dashgen.publish.query_validation import checked_now, rejections
 
 
 @dataclass
@@ -68,16 +66,7 @@ def check_published(
 
 
 def _queries(datasource_url: str, inputs: list[DashboardInput], timeout: float) -> tuple[int, list[str]]:
-    """How many queries ran, and each one the data source rejected."""
-    datasource = Datasource(datasource_url, timeout=timeout)
-    window = Window(end=time.time(), length=VALIDATION_WINDOW_SECONDS)
-    planned = plan(inputs, window)
-    checks = run_checks(datasource, planned, window, timeout=timeout, explain=False)
-    errors = [
-        f'{check.dashboard}: panel "{check.title}" query {target.ref_id}: the data source answered '
-        f"{target.error_status}: {target.error_message}"
-        for check in checks
-        for target in check.targets
-        if target.status == "error"
-    ]
+    """How many queries ran, and each one the data source rejected (named by its dashboard)."""
+    checks = checked_now(Datasource(datasource_url, timeout=timeout), inputs, timeout)
+    errors = [f"{check.dashboard}: {line}" for check in checks for line in rejections([check])]
     return sum(len(check.targets) for check in checks), errors
