@@ -113,10 +113,14 @@ def staged_publish(ctx: click.Context, params: dict[str, Any], hooks: Hooks) -> 
             raise InputError(
                 f"release {state.release_id} waits for a go ({state.note}): pass --go, or --stage-wait SECONDS"
             )
+        stages = state.stages
         profiles = selected_profiles(ctx, state.profiles)
     else:
         stages = model.stages_of(params["stages"], config.stages, str(config.path))
         profiles = selected_profiles(ctx, list(params["profile_names"]))
+    # every context and its credentials found before anything is built or written
+    contexts = {name: _context(params, name) for stage in stages for name in stage.contexts}
+    _one_context_per_grafana(contexts)
     commit = hooks.commit(profiles)
     params["git_commit"] = commit
     targets = hooks.build(profiles)
@@ -131,8 +135,6 @@ def staged_publish(ctx: click.Context, params: dict[str, Any], hooks: Hooks) -> 
     else:
         rid = model.new_release_id(datetime.now(UTC), os.urandom(3))
         state = model.new_state(rid, now_stamp(), commit, [p.name for p in profiles], builds, stages)
-    contexts = {name: _context(params, name) for name in state.contexts}  # every credential found before any write
-    _one_context_per_grafana(contexts)
     _run(state, contexts, targets, params, hooks)
     _report(ctx, state, params)
 
@@ -142,8 +144,11 @@ def _goes(params: dict[str, Any]) -> bool:
 
 
 def _context(params: dict[str, Any], name: str) -> Context:
-    target = resolve_target({**params, "context_name": name})
-    credentials(target, os.environ)  # an input error now, not after the canaries were written
+    try:
+        target = resolve_target({**params, "context_name": name})
+        credentials(target, os.environ)  # an input error now, not after the canaries were written
+    except InputError as exc:
+        raise InputError(f"context {name}: {exc}") from None
     return target
 
 
