@@ -267,3 +267,21 @@ def test_two_contexts_on_one_grafana_or_other_target_flags_are_refused_before_an
     flagged = publish(work, "--stages", "canary,fleet", "--context", "canary", "--go")
     assert flagged.exit_code == 2 and "--context" in flagged.output
     assert all(saves(g) == [] for g in grafanas.values()) and not (work / "ledger.jsonl").exists()
+
+
+def test_a_fleet_context_that_fails_leaves_the_others_published_and_a_resume_retries_only_it(work, grafanas):
+    """The go given to a stage holds for its resume: a resume without --go retries the failed fleet context."""
+    configure(work, grafanas)
+    us = grafanas["prod-us"]
+    us.inject("POST", "/api/dashboards/db", 400, {"message": "prod-us says no"}, times=None)
+    held = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--go", "--format", "json")
+    assert held.exit_code == 1, held.output
+    release = report(held)["results"]
+    statuses = {name: run["status"] for name, run in release["contexts"].items()}
+    assert statuses == {"canary": "verified", "prod-eu": "verified", "prod-us": "failed"}
+    us.clear_faults()
+    eu_saves = len(saves(grafanas["prod-eu"]))
+    resumed = publish(work, "--resume", release["release_id"], "--format", "json")
+    assert resumed.exit_code == 0, resumed.output
+    assert report(resumed)["results"]["status"] == "done" and us.stored(UID) is not None
+    assert len(saves(grafanas["prod-eu"])) == eu_saves  # a context that passed is checked again, not republished

@@ -186,11 +186,12 @@ def _run(
             )
             model.save_state(ledger, state)
             last = index == len(state.stages) - 1
-            if all(run.status == PUBLISHED or run.status == VERIFIED for run in runs):
-                if todo and not last and params["stage_wait"]:
-                    time.sleep(params["stage_wait"])
-                parallel(params["stage_jobs"], lambda run: _check(run, contexts[run.name], documents, params), runs)
-                model.save_state(ledger, state)
+            released = [run for run in runs if run.status in (PUBLISHED, VERIFIED)]
+            if todo and not last and params["stage_wait"] and len(released) == len(runs):
+                time.sleep(params["stage_wait"])  # the soak: the checks below run after it
+            # checked even when another context of the stage failed: the report says which ones hold
+            parallel(params["stage_jobs"], lambda run: _check(run, contexts[run.name], documents, params), released)
+            model.save_state(ledger, state)
             failed = [run.name for run in runs if run.status == FAILED]
             if failed:
                 later = [s.name for s in state.stages[index + 1 :]]
@@ -205,7 +206,10 @@ def _run(
                     f"every stage passed ({sum(len(s.contexts) for s in state.stages)} contexts)",
                 )
                 return
-            if not _goes(params):
+            following = state.stage_runs(state.stages[index + 1])
+            if not _goes(params) and all(
+                run.status == model.PENDING for run in following
+            ):  # a started stage had its go
                 state.status = model.AWAITING_GO
                 state.note = f"stage {stage.name} passed; stage {state.stages[index + 1].name} waits for a go"
                 return
