@@ -11,6 +11,7 @@ A v1 profile exported beside them is unchanged (``GrafanaDashboard``, v1 JSON)."
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return out, result.output
 
 
+@cache
 def _documents(path: Path) -> list[dict]:
+    """The YAML documents of ``path``, parsed once (the manifests are large; no test changes them)."""
     return [doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc is not None]
 
 
