@@ -9,7 +9,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_TEST_PACKAGES := victoria-metrics prometheus chromium
 README_IMAGE := docs/images/preview-first-screen.png
 
-.PHONY: dashboards test test-fast fuzz lint bench diff check demo readme-image test-live venv debian-deps clean
+.PHONY: dashboards test test-fast fuzz lint bench diff check demo readme-image test-live venv debian-deps clean grafana-data-bundle
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ debian-deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+# The preview's copy of Grafana's @grafana/data (dashgen/data/grafana-data/): rebuilt from the versions pinned in
+# bundles/grafana-data/package-lock.json with Debian's node/npm (npm ci, then esbuild); the built file, its
+# LICENSE and VERSION are committed, so neither `make test` nor a user needs npm.
+grafana-data-bundle:
+	cd bundles/grafana-data && npm ci --no-audit --no-fund --ignore-scripts && node build.mjs
 
 dashboards: $(STAMP)
 	$(BIN)/dashgen build
