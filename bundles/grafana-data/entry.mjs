@@ -327,3 +327,8 @@ export function display(fieldConfig, values) {
 }
 
 export const version = VERSION;
+
+/** A Grafana colour name (or CSS colour) as the dark theme draws it. */
+export function colour(name) {
+  return theme.visualization.getColorByName(name);
+}

@@ -1,8 +1,11 @@
 """The preview page: a dashboard's laid-out panels, each drawn from its data, in one self-contained HTML file.
 
 Pure apart from reading the package's own assets: :func:`page` takes the layout, the drawn panels and the
-window, and returns the HTML. uPlot (pinned, MIT, ``dashgen/data/uplot``), the page's stylesheet and its
-script are inlined, so the file opens offline and a screenshot needs no network.
+window, and returns the HTML. uPlot (pinned, MIT, ``dashgen/data/uplot``), Grafana's ``@grafana/data``
+(pinned, Apache-2.0, ``dashgen/data/grafana-data``), the page's stylesheet and its script are inlined, so the
+file opens offline and a screenshot needs no network. The panels' requests travel as JSON in a
+``<script type="application/json">`` block; the script draws from ``@grafana/data``'s answers with DOM text
+(``textContent``), never markup built from data.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dashgen.preview.layout import Placed, pixels
 
 PAGE_WIDTH = 1600
 UPLOT_VERSION = "1.6.32"
+GRAFANA_DATA_VERSION = "12.3.3"  # dashgen/data/grafana-data/VERSION; the profiles' Grafana minor (12.3)
 
 
 @cache
@@ -79,20 +83,22 @@ def page(
 ) -> str:
     """The whole HTML page; ``window`` is (start, end) in unix seconds, shown in the header."""
     bottom = max((pixels(s.item, width)[1] + pixels(s.item, width)[3] for s in shown), default=0.0)
-    charts = [s.drawn.chart for s in shown if s.drawn is not None and s.drawn.chart is not None]
+    specs = [s.drawn.spec for s in shown if s.drawn is not None and s.drawn.spec is not None]
     start, end = (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) for t in window)
     boxes = "\n".join(_box(s, width) for s in shown)
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
-        f'<meta name="generator" content="dashgen preview; uPlot {UPLOT_VERSION} (MIT)">\n'
+        f'<meta name="generator" content="dashgen preview; uPlot {UPLOT_VERSION} (MIT); '
+        f'@grafana/data {GRAFANA_DATA_VERSION} (Apache-2.0)">\n'
         f"<style>{asset('uplot/uPlot.min.css')}</style>\n<style>{asset('preview/preview.css')}</style>\n"
         f'</head><body data-uid="{html.escape(uid)}" style="width:{width + 32}px">\n'
         f'<header><h1>{html.escape(title)}</h1><span class="when">{start} to {end} UTC</span>'
         f'<span class="when">{html.escape(note)}</span></header>\n'
         f'<div class="grid" style="width:{width}px;height:{bottom:.0f}px">\n{boxes}\n</div>\n'
-        f'<script id="dg-charts" type="application/json">{_script(json.dumps(charts, allow_nan=False))}</script>\n'
+        f'<script id="dg-panels" type="application/json">{_script(json.dumps(specs, allow_nan=False))}</script>\n'
         f"<script>{_script(asset('uplot/uPlot.iife.min.js'))}</script>\n"
+        f"<script>{_script(asset('grafana-data/grafana-data.iife.min.js'))}</script>\n"
         f"<script>{_script(asset('preview/preview.js'))}</script>\n"
         "</body></html>\n"
     )
