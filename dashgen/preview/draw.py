@@ -54,5 +54,10 @@ def draw(panel: Mapping[str, Any], answers: Sequence[Answer] | None, body_id: st
     attributes = {"data-series": str(returned(answers))}
     if errors:
         attributes["data-errors"] = str(len(errors))
+    if answers and len(errors) == len(answers):
+        # nothing for @grafana/data to compute: the panel is its first error, as Grafana's panel shows it
+        text = errors[0]
+        body = f'<div class="nodata error" title="{html.escape(text)}">{html.escape(text[:300])}</div>'
+        return Drawn(body, {**attributes, "data-points": "0"})
     spec = {"id": body_id, "request": request(panel, answers, now)}
     return Drawn(f'<div class="dg-draw" id="{html.escape(body_id)}"></div>', attributes, spec)
