@@ -248,6 +248,40 @@ def test_tables_named_per_node_gpu_or_replica_have_one_row_each(grafana_tables):
     assert checked >= 25
 
 
+def test_legend_and_stat_text_is_grafana_s(drawn, previews):
+    """Every time-series legend row (name and calculations) and every stat value drawn equals @grafana/data's
+    answer in Node for the same request."""
+    report, _out, _seconds = previews
+    checked = 0
+    for item in report["results"]["dashboards"]:
+        specs = [s for s in page_specs(Path(item["html"])) if s["request"]["panel"]["type"] in ("timeseries", "stat")]
+        answers = call("applyPanels", [s["request"] for s in specs], timeout=300)
+        by_body = {
+            re.search(r'id="([^"]+)"', box["inner"]).group(1): box
+            for box in drawn[item["uid"]].values()
+            if 'class="dg-draw"' in box["inner"]
+        }
+        for spec, answer in zip(specs, answers, strict=True):
+            inner = by_body[spec["id"]]["inner"]
+            if spec["request"]["panel"]["type"] == "stat":
+                shown = [v["text"] for v in answer["values"] if v["numeric"] is not None or v["text"]]
+                assert [html.unescape(t) for t in re.findall(r'<div class="big">(.*?)</div>', inner)] == shown
+                checked += len(shown)
+                continue
+            drawn_series = [s for s in answer["series"] if any(v is not None for v in s["values"])]
+            rows = re.findall(r"<tr[^>]*><th><i[^>]*></i>(.*?)</th>(.*?)</tr>", inner, re.S)
+            if not rows:  # a list legend: names only
+                rows = [(n, "") for n in re.findall(r'<span class="item"><i[^>]*></i>(.*?)</span>', inner, re.S)]
+                drawn_series = [{**s, "calcs": []} for s in drawn_series] if rows else []
+            for (name, cells), series in zip(rows, drawn_series, strict=True):
+                assert html.unescape(name) == series["name"]
+                assert [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", cells)] == [
+                    c["text"] for c in series["calcs"]
+                ]
+                checked += 1
+    assert checked > 500
+
+
 def test_legends_that_do_not_fit_say_how_many_more(drawn, previews):
     """A 64-series legend shows what fits and "+N more" (Grafana's legend scrolls; a picture cannot)."""
     more = [box for page in drawn.values() for box in page.values() if "data-legend-more" in box]

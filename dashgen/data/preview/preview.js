@@ -225,18 +225,22 @@
     return node;
   }
 
-  // Grafana's legend scrolls; a picture cannot, so the rows that do not fit become one "+N more" line
-  function limitLegend(node, box) {
-    if (!node || node.scrollHeight <= node.clientHeight + 1) return;
+  // Grafana's legend scrolls; a picture cannot, so the rows that do not fit become one "+N more" line. Two
+  // phases so that a page of charts lays out once: measure every legend, then hide rows in all of them.
+  var MORE_LINE = 16;  // px: the "+N more" line's own height
+  function legendFit(node) {
+    if (!node || node.scrollHeight <= node.clientHeight + 1) return null;
     var rows = Array.prototype.slice.call(node.querySelectorAll("tbody tr, .item"));
-    var more = node.appendChild(el("div", "legend-more"));
-    var hidden = 0;
-    while (hidden < rows.length && node.scrollHeight > node.clientHeight + 1) {
-      rows[rows.length - 1 - hidden].style.display = "none";
-      hidden++;
-      more.textContent = "+" + hidden + " more";
-    }
-    box.dataset.legendMore = String(hidden);
+    var top = node.getBoundingClientRect().top, room = node.clientHeight - MORE_LINE;
+    var shown = rows.filter(function (r) { return r.getBoundingClientRect().bottom - top <= room; }).length;
+    return { rows: rows, hidden: rows.length - shown };
+  }
+
+  function limitLegend(node, box, fit) {
+    if (!fit || !fit.hidden) return;
+    fit.rows.slice(fit.rows.length - fit.hidden).forEach(function (r) { r.style.display = "none"; });
+    node.appendChild(el("div", "legend-more", "+" + fit.hidden + " more"));
+    box.dataset.legendMore = String(fit.hidden);
   }
 
   function thresholdsHook(mode, steps) {
@@ -276,10 +280,10 @@
     box.dataset.unit = first.unit;
     var chart = host.appendChild(el("div", "chart"));
     var legendNode = legend(host, box, series, request);
-    pending.push(function () {
-      limitLegend(legendNode, box);
-      var width = Math.max(host.clientWidth, 50);
-      var height = Math.max(host.clientHeight - (legendNode ? legendNode.offsetHeight : 0) - 6, 40);
+    pending.push({ measure: function () { return legendFit(legendNode); }, limit: function (fit) { limitLegend(legendNode, box, fit); }, size: function () {
+      return [Math.max(host.clientWidth, 50), Math.max(host.clientHeight - (legendNode ? legendNode.offsetHeight : 0) - 6, 40)];
+    }, draw: function (size) {
+      var width = size[0], height = size[1];
       var custom = first.custom || {};
       var distribution = custom.scaleDistribution || {};
       var log = distribution.type === "log" ? distribution.log || 2 : 0;
@@ -341,7 +345,7 @@
         }
       };
       new uPlot(opts, data, chart);
-    });
+    } });
   }
 
   // -- the page -------------------------------------------------------------------------------------------
@@ -371,9 +375,16 @@
       failed.push(spec.id + ": " + e);
     }
   });
-  pending.forEach(function (draw) {
-    try { draw(); } catch (e) { failed.push("chart: " + e); }
-  });
+  // layout reads and writes in batches: legends measured, legends cut, charts sized, charts drawn
+  function each(step) {
+    return pending.map(function (p, i) {
+      try { return step(p, i); } catch (e) { failed.push("chart: " + e); return null; }
+    });
+  }
+  var fits = each(function (p) { return p.measure(); });
+  each(function (p, i) { p.limit(fits[i]); });
+  var sizes = each(function (p) { return p.size(); });
+  each(function (p, i) { if (sizes[i]) p.draw(sizes[i]); });
   setTimeout(function () {  // after uPlot's first draws (microtasks run before timers)
     var charts = document.querySelectorAll(".panel .chart");
     Array.prototype.forEach.call(charts, function (c) {
