@@ -301,8 +301,9 @@
       var y = log ? { distr: 3, log: log } : {};
       var fixedMin = first.min, fixedMax = first.max;
       if (!log) {
+        // Grafana's scale builder: uPlot's rangeNum around the data (or the fixed side), fixed sides kept
         y.range = function (u, dataMin, dataMax) {
-          var auto = uPlot.rangeNum(dataMin, dataMax, 0.1, true);
+          var auto = uPlot.rangeNum(fixedMin != null ? fixedMin : dataMin, fixedMax != null ? fixedMax : dataMax, 0.1, true);
           return [fixedMin != null ? fixedMin : auto[0], fixedMax != null ? fixedMax : auto[1]];
         };
       }
@@ -320,7 +321,10 @@
           { stroke: "#8e8e8e", grid: grid, ticks: { show: false }, font: font },
           {
             stroke: "#8e8e8e", grid: grid, ticks: { show: false }, font: font, size: 60,
-            // Grafana's time series axis: uPlot's splits, each formatted by the field's display processor
+            // Grafana's axis builder: 30 px between ticks (15 px on a plot 150 px high or less), whole numbers
+            // only when the field has 0 decimals, uPlot's splits (log ones on a log scale) formatted by the
+            // field's display processor with decimals guessed from the tick step
+            space: function (u, axisIdx, scaleMin, scaleMax, plotDim) { return plotDim <= 150 ? 15 : 30; },
             values: function (u, splits, axisIdx, space, incr) {
               ticks = G.axisLabels(fieldConfig, splits, incr);
               return ticks;
@@ -344,6 +348,9 @@
           }]
         }
       };
+      if (first.decimals === 0 && !log) {
+        opts.axes[1].filter = function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) ? v : null; }); };
+      }
       new uPlot(opts, data, chart);
     } });
   }
