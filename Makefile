@@ -32,11 +32,16 @@ debian-deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# The preview's copy of Grafana's @grafana/data (dashgen/data/grafana-data/): rebuilt from the versions pinned in
-# bundles/grafana-data/package-lock.json with Debian's node/npm (npm ci, then esbuild); the built file, its
-# LICENSE and VERSION are committed, so neither `make test` nor a user needs npm.
+# The preview's copies of Grafana's @grafana/data (dashgen/data/grafana-data/<minor>/, one per Grafana minor the
+# profiles target): rebuilt from the versions pinned in bundles/grafana-data/<minor>/package-lock.json with
+# Debian's node/npm (npm ci, then esbuild); the built files, their LICENSE and VERSION are committed, so neither
+# `make test` nor a user needs npm.
+GRAFANA_DATA_MINORS := 11.6 12.3
 grafana-data-bundle:
-	cd bundles/grafana-data && npm ci --no-audit --no-fund --ignore-scripts && node build.mjs
+	set -e; for minor in $(GRAFANA_DATA_MINORS); do \
+	  (cd bundles/grafana-data/$$minor && npm ci --no-audit --no-fund --ignore-scripts); \
+	  node bundles/grafana-data/build.mjs $$minor; \
+	done
 
 dashboards: $(STAMP)
 	$(BIN)/dashgen build

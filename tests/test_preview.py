@@ -173,11 +173,13 @@ def test_data_series_equals_the_series_the_queries_returned(store, drawn):
     assert checked > 40
 
 
-def page_specs(page: Path) -> list[dict]:
-    """The panels' requests a written preview page hands to its @grafana/data (the ``dg-panels`` JSON)."""
-    found = re.search(r'<script id="dg-panels" type="application/json">(.*?)</script>', page.read_text(), re.S)
-    assert found, page
-    return json.loads(found.group(1).replace("<\\/script", "</script"))
+def page_specs(page: Path) -> tuple[str, list[dict]]:
+    """The @grafana/data minor a written preview page carries and the panels' requests it hands to it."""
+    text = page.read_text()
+    found = re.search(r'<script id="dg-panels" type="application/json">(.*?)</script>', text, re.S)
+    minor = re.search(r'<body [^>]*data-grafana-data="([^"]+)"', text)
+    assert found and minor, page
+    return minor.group(1), json.loads(found.group(1).replace("<\\/script", "</script"))
 
 
 def drawn_cells(inner: str) -> list[list[str]]:
@@ -196,8 +198,9 @@ def grafana_tables(previews):
     report, _out, _seconds = previews
     found = {}
     for item in report["results"]["dashboards"]:
-        specs = [s for s in page_specs(Path(item["html"])) if s["request"]["panel"]["type"] == "table"]
-        answers = call("applyPanels", [s["request"] for s in specs], timeout=300)
+        minor, every = page_specs(Path(item["html"]))
+        specs = [s for s in every if s["request"]["panel"]["type"] == "table"]
+        answers = call("applyPanels", [s["request"] for s in specs], timeout=300, minor=minor)
         found[item["uid"]] = [(s["id"], s["request"]["panel"]["title"], a) for s, a in zip(specs, answers, strict=True)]
     return found
 
@@ -254,8 +257,9 @@ def test_legend_and_stat_text_is_grafana_s(drawn, previews):
     report, _out, _seconds = previews
     checked = 0
     for item in report["results"]["dashboards"]:
-        specs = [s for s in page_specs(Path(item["html"])) if s["request"]["panel"]["type"] in ("timeseries", "stat")]
-        answers = call("applyPanels", [s["request"] for s in specs], timeout=300)
+        minor, every = page_specs(Path(item["html"]))
+        specs = [s for s in every if s["request"]["panel"]["type"] in ("timeseries", "stat")]
+        answers = call("applyPanels", [s["request"] for s in specs], timeout=300, minor=minor)
         by_body = {
             re.search(r'id="([^"]+)"', box["inner"]).group(1): box
             for box in drawn[item["uid"]].values()

@@ -12,13 +12,23 @@ import json
 import math
 from pathlib import Path
 
+import grafana_node
 import pytest
 from grafana_node import bundle, call
 
 from dashgen.live.expand import ExpandedQuery
 from dashgen.preview.frames import Answer, request
+from dashgen.preview.page import GRAFANA_DATA, grafana_minor
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, params=GRAFANA_DATA)
+def minor(request):
+    """Every test on every shipped @grafana/data minor (the profiles' Grafana versions)."""
+    grafana_node.use(request.param)
+    yield request.param
+    grafana_node.use(GRAFANA_DATA[-1])
 
 
 def _instant(ref: str, rows: list[tuple[dict[str, str], str]], expr: str = "m") -> Answer:
@@ -244,21 +254,30 @@ def test_thresholds_mappings_and_overrides_colour_and_name_the_cells():
 # -- the bundle itself ----------------------------------------------------------------------------------------
 
 
-def test_the_bundle_is_pinned_to_the_profiles_grafana_minor_and_runs_under_a_strict_csp():
-    text = bundle().read_text(encoding="utf-8")
+def test_each_profile_s_grafana_minor_has_its_pinned_bundle_and_it_runs_under_a_strict_csp(minor):
+    text = bundle(minor).read_text(encoding="utf-8")
     assert "new Function" not in text and "eval(" not in text
-    version = (bundle().parent / "VERSION").read_text().splitlines()[0]
-    lock = json.loads((ROOT / "bundles" / "grafana-data" / "package-lock.json").read_text())
+    version = (bundle(minor).parent / "VERSION").read_text().splitlines()[0]
+    lock = json.loads((ROOT / "bundles" / "grafana-data" / minor / "package-lock.json").read_text())
     pinned = lock["packages"]["node_modules/@grafana/data"]["version"]
-    assert version == f"@grafana/data {pinned}"
-    minors = {
+    assert version == f"@grafana/data {pinned}" and pinned.startswith(minor + ".")
+    assert call("formatValue", "percentunit", 0.5, None) == "50%"
+    targets = {
         line.split('"')[1]
         for p in (ROOT / "profiles").glob("*.toml")
         for line in p.read_text().splitlines()
         if line.startswith("grafana_version")
     }
-    assert ".".join(pinned.split(".")[:2]) in minors, minors
-    assert call("formatValue", "percentunit", 0.5, None) == "50%"
+    assert {grafana_minor(t) for t in targets} <= set(GRAFANA_DATA) and all(grafana_minor(t) == t for t in targets)
+
+
+def test_a_grafana_newer_or_older_than_every_bundle_gets_the_nearest():
+    assert (
+        grafana_minor("13.2") == GRAFANA_DATA[-1]
+        and grafana_minor("12.4") == "12.3"
+        and grafana_minor("12.0") == "11.6"
+    )
+    assert grafana_minor("10.4") == GRAFANA_DATA[0] and grafana_minor(None) == GRAFANA_DATA[-1]
 
 
 @pytest.mark.parametrize("value", [math.pi, 1e-9, -42.0])

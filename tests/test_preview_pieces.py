@@ -32,7 +32,8 @@ def test_a_data_panel_box_carries_its_request_and_no_data_of_its_own():
 
 def test_a_failed_query_is_counted_on_the_box():
     drawn = draw({"type": "stat"}, [Answer(_range(), {}, error="HTTP 422: bad")], "p", 0)
-    assert drawn.attributes == {"data-series": "0", "data-errors": "1"}
+    assert drawn.attributes == {"data-series": "0", "data-errors": "1", "data-points": "0"}
+    assert "HTTP 422: bad" in drawn.body and drawn.spec is None
 
 
 def test_the_grid_floats_panels_up_and_folds_collapsed_rows():
@@ -59,3 +60,13 @@ def test_markdown_is_escaped_before_it_is_marked_up():
     html = markdown.render("**bold** and `<b>code</b>` <script>alert(1)</script>\n\n- one\n- two")
     assert "<strong>bold</strong>" in html and "<code>&lt;b&gt;code&lt;/b&gt;</code>" in html
     assert "<script>" not in html and "<ul><li>one</li><li>two</li></ul>" in html
+
+
+def test_the_page_carries_the_bundle_of_the_profile_s_grafana_minor():
+    from dashgen.preview.page import asset, page
+
+    for minor in ("11.6", "12.3"):
+        text = page("t", "u", [], (0, 60), grafana=minor)
+        version = asset(f"grafana-data/{minor}/VERSION").splitlines()[0]
+        assert f'data-grafana-data="{minor}"' in text and f"{version} (Apache-2.0)" in text
+        assert asset(f"grafana-data/{minor}/grafana-data.iife.min.js")[:2000] in text

@@ -1,20 +1,22 @@
-// Build dashgen/data/grafana-data/grafana-data.iife.min.js from the pinned node_modules (run by
-// `make grafana-data-bundle` after `npm ci`). Two changes to Grafana's code, both checked here so that a new
+// Build dashgen/data/grafana-data/<minor>/grafana-data.iife.min.js from one pinned folder's node_modules:
+// `node build.mjs 12.3` after `npm ci` in bundles/grafana-data/12.3 (what `make grafana-data-bundle` runs for
+// every folder). entry.mjs is the same for every version. Two changes to Grafana's code, both checked here so that a new
 // @grafana/data version that moves them fails the build instead of slipping through:
-// - joinDataFrames compiles its row copy with `new Function`, which a Content-Security-Policy without
+// - joinDataFrames (12.x) compiles its row copy with `new Function`, which a Content-Security-Policy without
 //   'unsafe-eval' refuses; it becomes the same loops as a closure (same arrays, same order, same nulls).
 // - moment-timezone is taken without its zone database (700 KiB): the preview and the tests show UTC only.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import * as esbuild from "esbuild";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
+const entry = join(dirname(fileURLToPath(import.meta.url)), "entry.mjs");
+if (!process.argv[2]) throw new Error("usage: node build.mjs <pinned folder, e.g. 12.3> [output file]");
+const here = resolve(dirname(entry), process.argv[2]);  // the pinned folder: package.json, package-lock.json, node_modules
+const require = createRequire(join(here, "package.json"));
+const esbuild = require("esbuild");
 const version = JSON.parse(readFileSync(join(here, "node_modules/@grafana/data/package.json"), "utf8")).version;
-const out = process.argv[2] || join(here, "../../dashgen/data/grafana-data/grafana-data.iife.min.js");
+const out = process.argv[3] || join(dirname(entry), "../../dashgen/data/grafana-data", basename(here), "grafana-data.iife.min.js");
 
 const MATERIALIZE = /let materialize = new Function\([\s\S]*?\n {4}\);\n/;
 const CLOSURE = `let materialize = (matched, unmatchedLeft, unmatchedRight, ltable, rtable) => {
@@ -48,6 +50,7 @@ const noEval = {
   setup(build) {
     build.onLoad({ filter: /joinDataFrames\.mjs$/ }, (args) => {
       const text = readFileSync(args.path, "utf8");
+      if (!text.includes("new Function")) return { contents: text, loader: "js" };  // older versions copy rows in loops
       if (!MATERIALIZE.test(text)) throw new Error("joinDataFrames.mjs: the `new Function` row copy was not found; check the patch");
       return { contents: text.replace(MATERIALIZE, CLOSURE), loader: "js" };
     });
@@ -56,7 +59,8 @@ const noEval = {
 };
 
 const result = await esbuild.build({
-  entryPoints: [join(here, "entry.mjs")],
+  entryPoints: [entry],
+  nodePaths: [join(here, "node_modules")],
   bundle: true,
   format: "iife",
   globalName: "DashgenGrafana",
@@ -100,7 +104,7 @@ const esbuildVersion = JSON.parse(readFileSync(join(here, "node_modules/esbuild/
 writeFileSync(
   join(folder, "VERSION"),
   `@grafana/data ${version}\n` +
-    `source: npm registry, bundles/grafana-data/package.json + package-lock.json (sha256 ${createHash("sha256").update(lock).digest("hex")})\n` +
+    `source: npm registry, bundles/grafana-data/${basename(here)}/package.json + package-lock.json (sha256 ${createHash("sha256").update(lock).digest("hex")})\n` +
     `built: make grafana-data-bundle (esbuild ${esbuildVersion}, IIFE, global DashgenGrafana; entry bundles/grafana-data/entry.mjs)\n` +
     `bundled: ${Object.keys(sizes).filter((p) => !p.endsWith(".mjs")).sort().join(", ")}\n` +
     `sha256 of grafana-data.iife.min.js: ${createHash("sha256").update(code).digest("hex")}\n`,

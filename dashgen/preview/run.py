@@ -23,7 +23,7 @@ from dashgen.preview.browser import Browser
 from dashgen.preview.draw import DATA_TYPES, Drawn, draw
 from dashgen.preview.frames import empty
 from dashgen.preview.layout import layout
-from dashgen.preview.page import PAGE_WIDTH, Shown, keyed, page, page_height
+from dashgen.preview.page import PAGE_WIDTH, Shown, grafana_minor, keyed, page, page_height
 from dashgen.preview.queries import dashboard_values, run_panels
 
 
@@ -97,7 +97,8 @@ def draw_dashboard(
                 drawing.empty.append(key)
     window = (settings.window.start, settings.window.end)
     note = _note(settings) if any(item.is_row for item in items) else ""  # the rows' state, when there are rows
-    drawing.html = page(drawing.title, drawing.uid, shown, window, settings.width, note)
+    grafana = grafana_minor(source.profile.dashboard.grafana_version if source.profile else None)
+    drawing.html = page(drawing.title, drawing.uid, shown, window, settings.width, note, grafana)
     drawing.height = page_height(shown, settings.width)
     drawing.width = settings.width
     return drawing
