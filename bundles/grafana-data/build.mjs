@@ -82,6 +82,7 @@ mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, code);
 const sizes = {};
 for (const [path, info] of Object.entries(Object.values(result.metafile.outputs)[0].inputs)) {
+  if (!path.includes("node_modules/")) continue;  // entry.mjs: dashgen's own
   const parts = path.split("node_modules/").pop().split("/");
   const pkg = parts[0].startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
   sizes[pkg] = (sizes[pkg] || 0) + info.bytesInOutput;
@@ -90,7 +91,7 @@ for (const [path, info] of Object.entries(Object.values(result.metafile.outputs)
 const folder = dirname(out);
 const lock = readFileSync(join(here, "package-lock.json"));
 const notices = [];
-for (const pkg of Object.keys(sizes).filter((p) => !p.endsWith(".mjs")).sort()) {
+for (const pkg of Object.keys(sizes).sort()) {
   const root = join(here, "node_modules", pkg);
   const meta = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const file = readdirSync(root).find((f) => /^(licen[cs]e|copying)/i.test(f));
@@ -106,7 +107,7 @@ writeFileSync(
   `@grafana/data ${version}\n` +
     `source: npm registry, bundles/grafana-data/${basename(here)}/package.json + package-lock.json (sha256 ${createHash("sha256").update(lock).digest("hex")})\n` +
     `built: make grafana-data-bundle (esbuild ${esbuildVersion}, IIFE, global DashgenGrafana; entry bundles/grafana-data/entry.mjs)\n` +
-    `bundled: ${Object.keys(sizes).filter((p) => !p.endsWith(".mjs")).sort().join(", ")}\n` +
+    `bundled: ${Object.keys(sizes).sort().join(", ")}\n` +
     `sha256 of grafana-data.iife.min.js: ${createHash("sha256").update(code).digest("hex")}\n`,
 );
 console.log(`${out}: ${code.length} bytes, @grafana/data ${version}`);
