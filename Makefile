@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_TEST_PACKAGES := victoria-metrics prometheus chromium
+DEBIAN_TEST_PACKAGES := victoria-metrics prometheus chromium nodejs
 README_IMAGE := docs/images/preview-first-screen.png
 
 .PHONY: dashboards test test-fast fuzz lint bench diff check demo readme-image test-live venv debian-deps clean grafana-data-bundle
@@ -19,13 +19,14 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Debian packages the tests start for real: VictoriaMetrics (query validation), promtool (rules) and a headless
-# Chromium (dashgen preview's screenshots).
+# Debian packages the tests start for real: VictoriaMetrics (query validation), promtool (rules), a headless
+# Chromium (dashgen preview's screenshots) and Node (the preview's @grafana/data bundle run on the same frames).
 debian-deps:
 	@missing=""; \
 	command -v victoria-metrics >/dev/null 2>&1 || missing="$$missing victoria-metrics"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
