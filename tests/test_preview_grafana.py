@@ -147,6 +147,22 @@ def test_legend_format_names_and_a_missing_step_stays_a_gap():
     assert unnamed["series"][0]["name"] == 'up{a="1", job="x"}'
 
 
+def test_malformed_samples_from_a_data_source_are_gaps_not_errors():
+    """A string timestamp, a word for a value, a sample of the wrong shape, an item that is no series: left out
+    or null, and the other series still drawn."""
+    good = ({"pod": "a"}, [[0, "1"], [60, "2"]])
+    odd = ({"pod": "odd"}, [["abc", "1"], [60, "not a number"], "x", [120]])
+    answer = _range("A", [good, odd], "{{pod}}")
+    answer = Answer(answer.query, answer.target, "matrix", [*answer.result, "not a series", None])
+    result = _apply({"type": "timeseries"}, [answer])
+    by_name = {s["name"]: s for s in result["series"]}
+    assert by_name["a"]["values"][:2] == [1, 2]
+    assert all(v is None for v in by_name["odd"]["values"])
+    query = ExpandedQuery("A", "instant", "m", "m", 0, 60, 0, 15, 60)
+    table = Answer(query, {"format": "table"}, "vector", [{"metric": {"pod": "odd"}, "value": ["abc", "x"]}, 7])
+    assert _apply({"type": "table"}, [table])["rows"] == []
+
+
 # -- units, axes, legends -----------------------------------------------------------------------------------
 
 

@@ -101,20 +101,26 @@ function seriesName(answer, labels) {
 function sampleValue(raw) {
   if (raw === "+Inf") return Infinity;
   if (raw === "-Inf") return -Infinity;
-  return parseFloat(raw);
+  return typeof raw === "string" || typeof raw === "number" ? Number(raw) : NaN;  // "not a number" -> NaN (a gap)
 }
 
 // one answer -> the frames the backend sends: a frame per series with a Time and a Value field (the series'
 // labels on the Value field, the legend as its displayNameFromDS), times in ms, the step as the interval
+// a [timestamp, value] pair with a numeric timestamp; anything else a data source sends is left out (a gap)
+function isSample(raw) {
+  return Array.isArray(raw) && raw.length === 2 && raw[0] !== null && raw[0] !== "" && Number.isFinite(Number(raw[0]));
+}
+
 function seriesFrames(answer) {
   const items =
     answer.resultType === "scalar" || answer.resultType === "string"
       ? [{ metric: {}, value: answer.result }]
-      : answer.result || [];
-  return items.map((item) => {
+      : Array.isArray(answer.result) ? answer.result : [];
+  return items.filter((item) => item && typeof item === "object").map((item) => {
     const labels = {};
-    for (const [k, v] of Object.entries(item.metric || {})) labels[k] = String(v);
-    const samples = item.values || (item.value ? [item.value] : []);
+    const metric = item.metric && typeof item.metric === "object" ? item.metric : {};
+    for (const [k, v] of Object.entries(metric)) labels[k] = String(v);
+    const samples = (Array.isArray(item.values) ? item.values : [item.value]).filter(isSample);
     const name = seriesName(answer, labels);
     const valueConfig = name ? { displayNameFromDS: name } : {};
     return {
@@ -122,7 +128,7 @@ function seriesFrames(answer) {
       name: answer.refId,
       length: samples.length,
       fields: [
-        { name: "Time", type: FieldType.time, config: { interval: answer.stepMs || undefined }, values: samples.map((s) => Math.round(s[0] * 1000)) },
+        { name: "Time", type: FieldType.time, config: { interval: answer.stepMs || undefined }, values: samples.map((s) => Math.round(Number(s[0]) * 1000)) },
         { name: "Value", type: FieldType.number, labels, config: valueConfig, values: samples.map((s) => sampleValue(s[1])) },
       ],
     };

@@ -38,9 +38,16 @@ class Answer:
 
     @property
     def samples(self) -> int:
+        """Samples returned (whatever their shape: the page's frames leave malformed ones out as gaps)."""
         if self.error or self.result_type not in ("matrix", "vector"):
             return 1 if self.result and not self.error else 0
-        return sum(len(item.get("values") or ()) + (1 if item.get("value") else 0) for item in self.result)
+        count = 0
+        for item in self.result:
+            if isinstance(item, Mapping):
+                values = item.get("values")
+                count += len(values) if isinstance(values, list) else 0
+                count += 1 if item.get("value") else 0
+        return count
 
 
 def _format(answer: Answer) -> str:
