@@ -6,10 +6,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_TEST_PACKAGES := victoria-metrics prometheus chromium
+DEBIAN_TEST_PACKAGES := victoria-metrics prometheus chromium nodejs
 README_IMAGE := docs/images/preview-first-screen.png
 
-.PHONY: dashboards test test-fast fuzz lint bench diff check demo readme-image test-live venv debian-deps clean
+.PHONY: dashboards test test-fast fuzz lint bench diff check demo readme-image test-live venv debian-deps clean grafana-data-bundle
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,18 +19,30 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Debian packages the tests start for real: VictoriaMetrics (query validation), promtool (rules) and a headless
-# Chromium (dashgen preview's screenshots).
+# Debian packages the tests start for real: VictoriaMetrics (query validation), promtool (rules), a headless
+# Chromium (dashgen preview's screenshots) and Node (the preview's @grafana/data bundle run on the same frames).
 debian-deps:
 	@missing=""; \
 	command -v victoria-metrics >/dev/null 2>&1 || missing="$$missing victoria-metrics"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+# The preview's copies of Grafana's @grafana/data (dashgen/data/grafana-data/<minor>/, one per Grafana minor the
+# profiles target): rebuilt from the versions pinned in bundles/grafana-data/<minor>/package-lock.json with
+# Debian's node/npm (npm ci, then esbuild); the built files, their LICENSE and VERSION are committed, so neither
+# `make test` nor a user needs npm.
+GRAFANA_DATA_MINORS := 11.6 12.3
+grafana-data-bundle:
+	set -e; for minor in $(GRAFANA_DATA_MINORS); do \
+	  (cd bundles/grafana-data/$$minor && npm ci --no-audit --no-fund --ignore-scripts); \
+	  node bundles/grafana-data/build.mjs $$minor; \
+	done
 
 dashboards: $(STAMP)
 	$(BIN)/dashgen build

@@ -92,11 +92,17 @@ def test_the_wheel_installs_no_generic_top_level_package(installed):
 
 
 def test_the_wheel_ships_the_preview_s_pinned_uplot_with_its_licence(installed):
-    """The preview works offline: uPlot (MIT) and the page's own script and style are package data."""
+    """The preview works offline: uPlot (MIT), Grafana's @grafana/data bundle (Apache-2.0) and the page's own
+    script and style are package data."""
     data = _site(installed) / "dashgen" / "data"
     for name in ("uplot/uPlot.iife.min.js", "uplot/uPlot.min.css", "uplot/LICENSE", "preview/preview.js"):
         assert (data / name).stat().st_size > 0, name
     assert "MIT" in (data / "uplot" / "LICENSE").read_text() and "1.6.32" in (data / "uplot" / "VERSION").read_text()
+    for minor in ("11.6", "12.3"):
+        bundle = data / "grafana-data" / minor
+        assert (bundle / "grafana-data.iife.min.js").stat().st_size > 100_000
+        assert "Apache License" in (bundle / "LICENSE").read_text()
+        assert f"@grafana/data {minor}." in (bundle / "VERSION").read_text()
     shown = _run(
         installed, data, "-c", "from dashgen.preview.page import asset; print(len(asset('preview/preview.css')))"
     )

@@ -5,6 +5,7 @@ compared with what the queries returned, run independently through ``validate-qu
 from __future__ import annotations
 
 import copy
+import html
 import json
 import re
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from gitrepo import commit_all, git
+from grafana_node import call
 from victoriametrics import program_or_skip, start_or_skip
 
 from dashgen.build import build_all
@@ -169,6 +171,128 @@ def test_data_series_equals_the_series_the_queries_returned(store, drawn):
                 assert int(box["data-series"]) == counts[uid][key], (uid, key)
                 checked += 1
     assert checked > 40
+
+
+def page_specs(page: Path) -> tuple[str, list[dict]]:
+    """The @grafana/data minor a written preview page carries and the panels' requests it hands to it."""
+    text = page.read_text()
+    found = re.search(r'<script id="dg-panels" type="application/json">(.*?)</script>', text, re.S)
+    minor = re.search(r'<body [^>]*data-grafana-data="([^"]+)"', text)
+    assert found and minor, page
+    return minor.group(1), json.loads(found.group(1).replace("<\\/script", "</script"))
+
+
+def drawn_cells(inner: str) -> list[list[str]]:
+    """The text of a drawn table's body cells, row by row."""
+    body = inner.split("<tbody>", 1)[1].split("</tbody>", 1)[0] if "<tbody>" in inner else ""
+    return [
+        [html.unescape(cell) for cell in re.findall(r"<td(?:\s[^>]*)?>(.*?)</td>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]
+
+
+@pytest.fixture(scope="module")
+def grafana_tables(previews):
+    """Per dashboard uid: (panel box id, title, @grafana/data's answer in Node) for every table panel, from the
+    same requests the written pages computed in Chromium."""
+    report, _out, _seconds = previews
+    found = {}
+    for item in report["results"]["dashboards"]:
+        minor, every = page_specs(Path(item["html"]))
+        specs = [s for s in every if s["request"]["panel"]["type"] == "table"]
+        answers = call("applyPanels", [s["request"] for s in specs], timeout=300, minor=minor)
+        found[item["uid"]] = [(s["id"], s["request"]["panel"]["title"], a) for s, a in zip(specs, answers, strict=True)]
+    return found
+
+
+def test_every_table_panel_draws_the_rows_columns_and_text_grafana_s_code_computes(drawn, grafana_tables):
+    """0 table panels whose preview differs from @grafana/data's output on the same frames (every profile,
+    every row expanded)."""
+    checked = 0
+    for uid, tables in grafana_tables.items():
+        by_body = {
+            re.search(r'id="([^"]+)"', box["inner"]).group(1): box
+            for box in drawn[uid].values()
+            if 'class="dg-draw"' in box["inner"]
+        }
+        for body_id, title, answer in tables:
+            assert answer["kind"] == "table", (uid, title, answer)
+            box = by_body[body_id]
+            assert int(box["data-points"]) == len(answer["rows"]), (uid, title)
+            assert int(box["data-columns"]) == len(answer["columns"]), (uid, title)
+            if answer["rows"]:
+                heads = [
+                    html.unescape(h)
+                    for h in re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", box["inner"].split("<tbody>")[0])
+                ]
+                assert heads == [c["name"] for c in answer["columns"]], (uid, title)
+                assert drawn_cells(box["inner"]) == [[c["text"] for c in row] for row in answer["rows"][:200]], title
+            checked += 1
+    assert checked >= 50
+
+
+def test_tables_named_per_node_gpu_or_replica_have_one_row_each(grafana_tables):
+    """The shapes the rules name, from Grafana's own transformations: one row per node (S3's tier occupancy
+    table: 8 on long-context-64), per GPU, per replica."""
+    checked = 0
+    for profile in load_profiles(PROFILES):
+        topology = Topology(profile)
+        nodes, gpus = len(topology.nodes), sum(n.gpus for n in topology.nodes)
+        expected = {"per node": nodes, "per GPU (": gpus, "serving state": len(topology.replicas)}
+        (built,) = build_all([profile])
+        for _body, title, answer in grafana_tables[built.uid]:
+            for words, count in expected.items():
+                if words in title:
+                    assert len(answer["rows"]) == count, (profile.name, title, len(answer["rows"]), count)
+                    checked += 1
+            if profile.name == "long-context-64" and title == "Tier occupancy at window end, per node":
+                assert len(answer["rows"]) == 8 and all(c["text"] for row in answer["rows"] for c in row), answer
+                checked += 1
+    assert checked >= 25
+
+
+def test_legend_and_stat_text_is_grafana_s(drawn, previews):
+    """Every time-series legend row (name and calculations) and every stat value drawn equals @grafana/data's
+    answer in Node for the same request."""
+    report, _out, _seconds = previews
+    checked = 0
+    for item in report["results"]["dashboards"]:
+        minor, every = page_specs(Path(item["html"]))
+        specs = [s for s in every if s["request"]["panel"]["type"] in ("timeseries", "stat")]
+        answers = call("applyPanels", [s["request"] for s in specs], timeout=300, minor=minor)
+        by_body = {
+            re.search(r'id="([^"]+)"', box["inner"]).group(1): box
+            for box in drawn[item["uid"]].values()
+            if 'class="dg-draw"' in box["inner"]
+        }
+        for spec, answer in zip(specs, answers, strict=True):
+            inner = by_body[spec["id"]]["inner"]
+            if spec["request"]["panel"]["type"] == "stat":
+                shown = [v["text"] for v in answer["values"] if v["numeric"] is not None or v["text"]]
+                assert [html.unescape(t) for t in re.findall(r'<div class="big">(.*?)</div>', inner)] == shown
+                checked += len(shown)
+                continue
+            drawn_series = [s for s in answer["series"] if any(v is not None for v in s["values"])]
+            rows = re.findall(r"<tr[^>]*><th><i[^>]*></i>(.*?)</th>(.*?)</tr>", inner, re.S)
+            if not rows:  # a list legend: names only
+                rows = [(n, "") for n in re.findall(r'<span class="item"><i[^>]*></i>(.*?)</span>', inner, re.S)]
+                drawn_series = [{**s, "calcs": []} for s in drawn_series] if rows else []
+            for (name, cells), series in zip(rows, drawn_series, strict=True):
+                assert html.unescape(name) == series["name"]
+                assert [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", cells)] == [
+                    c["text"] for c in series["calcs"]
+                ]
+                checked += 1
+    assert checked > 500
+
+
+def test_legends_that_do_not_fit_say_how_many_more(drawn, previews):
+    """A 64-series legend shows what fits and "+N more" (Grafana's legend scrolls; a picture cannot)."""
+    more = [box for page in drawn.values() for box in page.values() if "data-legend-more" in box]
+    assert more
+    for box in more:
+        hidden = int(box["data-legend-more"])
+        assert f"+{hidden} more" in box["inner"] and hidden < int(box["data-series"]), box["data-panel-key"]
 
 
 def _defaults_by_key() -> dict[tuple[str, str], dict]:

@@ -1,8 +1,11 @@
 """The preview page: a dashboard's laid-out panels, each drawn from its data, in one self-contained HTML file.
 
 Pure apart from reading the package's own assets: :func:`page` takes the layout, the drawn panels and the
-window, and returns the HTML. uPlot (pinned, MIT, ``dashgen/data/uplot``), the page's stylesheet and its
-script are inlined, so the file opens offline and a screenshot needs no network.
+window, and returns the HTML. uPlot (pinned, MIT, ``dashgen/data/uplot``), Grafana's ``@grafana/data``
+(pinned, Apache-2.0, ``dashgen/data/grafana-data``), the page's stylesheet and its script are inlined, so the
+file opens offline and a screenshot needs no network. The panels' requests travel as JSON in a
+``<script type="application/json">`` block; the script draws from ``@grafana/data``'s answers with DOM text
+(``textContent``), never markup built from data.
 """
 
 from __future__ import annotations
@@ -20,6 +23,22 @@ from dashgen.preview.layout import Placed, pixels
 
 PAGE_WIDTH = 1600
 UPLOT_VERSION = "1.6.32"
+# The @grafana/data minors shipped (dashgen/data/grafana-data/<minor>/, pinned in bundles/grafana-data/<minor>/):
+# the Grafana versions the profiles target
+GRAFANA_DATA = ("11.6", "12.3")
+
+
+def _minor_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+
+
+def grafana_minor(version: str | None) -> str:
+    """The shipped @grafana/data for a profile's ``grafana_version``: that minor when shipped, else the newest
+    older one (a Grafana newer than every bundle gets the newest), else the oldest; None: the newest."""
+    if not version:
+        return GRAFANA_DATA[-1]
+    older = [minor for minor in GRAFANA_DATA if _minor_key(minor) <= _minor_key(version)]
+    return older[-1] if older else GRAFANA_DATA[0]
 
 
 @cache
@@ -76,23 +95,29 @@ def page(
     window: tuple[float, float],
     width: int = PAGE_WIDTH,
     note: str = "",
+    grafana: str = GRAFANA_DATA[-1],
 ) -> str:
-    """The whole HTML page; ``window`` is (start, end) in unix seconds, shown in the header."""
+    """The whole HTML page; ``window`` is (start, end) in unix seconds, shown in the header; ``grafana`` the
+    shipped @grafana/data minor that computes the panels (:func:`grafana_minor`)."""
     bottom = max((pixels(s.item, width)[1] + pixels(s.item, width)[3] for s in shown), default=0.0)
-    charts = [s.drawn.chart for s in shown if s.drawn is not None and s.drawn.chart is not None]
+    specs = [s.drawn.spec for s in shown if s.drawn is not None and s.drawn.spec is not None]
     start, end = (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) for t in window)
+    grafana_data = asset(f"grafana-data/{grafana}/VERSION").splitlines()[0]  # "@grafana/data 12.3.3"
     boxes = "\n".join(_box(s, width) for s in shown)
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
-        f'<meta name="generator" content="dashgen preview; uPlot {UPLOT_VERSION} (MIT)">\n'
+        f'<meta name="generator" content="dashgen preview; uPlot {UPLOT_VERSION} (MIT); '
+        f'{html.escape(grafana_data)} (Apache-2.0)">\n'
         f"<style>{asset('uplot/uPlot.min.css')}</style>\n<style>{asset('preview/preview.css')}</style>\n"
-        f'</head><body data-uid="{html.escape(uid)}" style="width:{width + 32}px">\n'
+        f'</head><body data-uid="{html.escape(uid)}" data-grafana-data="{html.escape(grafana)}" '
+        f'style="width:{width + 32}px">\n'
         f'<header><h1>{html.escape(title)}</h1><span class="when">{start} to {end} UTC</span>'
         f'<span class="when">{html.escape(note)}</span></header>\n'
         f'<div class="grid" style="width:{width}px;height:{bottom:.0f}px">\n{boxes}\n</div>\n'
-        f'<script id="dg-charts" type="application/json">{_script(json.dumps(charts, allow_nan=False))}</script>\n'
+        f'<script id="dg-panels" type="application/json">{_script(json.dumps(specs, allow_nan=False))}</script>\n'
         f"<script>{_script(asset('uplot/uPlot.iife.min.js'))}</script>\n"
+        f"<script>{_script(asset(f'grafana-data/{grafana}/grafana-data.iife.min.js'))}</script>\n"
         f"<script>{_script(asset('preview/preview.js'))}</script>\n"
         "</body></html>\n"
     )

@@ -8,7 +8,7 @@ and one Chromium. Panels inside collapsed rows are neither drawn nor queried unl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,9 @@ from dashgen.live.expand import Window
 from dashgen.live.query_check import expand_panel
 from dashgen.preview.browser import Browser
 from dashgen.preview.draw import DATA_TYPES, Drawn, draw
-from dashgen.preview.frames import Answer, PanelData, table, time_series
+from dashgen.preview.frames import empty
 from dashgen.preview.layout import layout
-from dashgen.preview.page import PAGE_WIDTH, Shown, keyed, page, page_height
+from dashgen.preview.page import PAGE_WIDTH, Shown, grafana_minor, keyed, page, page_height
 from dashgen.preview.queries import dashboard_values, run_panels
 
 
@@ -64,13 +64,6 @@ class Drawing:
     empty: list[str] = field(default_factory=list)
 
 
-def panel_data(panel: Mapping[str, Any], answers: Sequence[Answer]) -> PanelData:
-    """The answers shaped for the panel's type (table format -> rows, otherwise series)."""
-    if panel.get("type") == "table":
-        return table(answers, panel.get("transformations") or [])
-    return time_series(answers)
-
-
 def draw_dashboard(
     datasource: Datasource,
     source: Source,
@@ -84,8 +77,8 @@ def draw_dashboard(
     values = dashboard_values(body, settings.variables, label_values)
     to_query = [i for i, item in enumerate(items) if not item.is_row and item.raw.get("type") in DATA_TYPES]
     expanded = [expand_panel(items[i].raw, values, settings.window, source.profile) for i in to_query]
-    answers = run_panels(datasource, expanded, settings.workers, settings.timeout, progress)
-    by_item = dict(zip(to_query, answers, strict=True))
+    answered = run_panels(datasource, expanded, settings.workers, settings.timeout, progress)
+    by_item = dict(zip(to_query, answered, strict=True))
     shown: list[Shown] = []
     drawing = Drawing(str(body.get("uid") or source.name), str(body.get("title") or source.name), "", 0)
     for index, item in enumerate(items):
@@ -93,18 +86,19 @@ def draw_dashboard(
         if item.is_row:
             shown.append(Shown(item, key))
             continue
-        data = panel_data(item.raw, by_item[index]) if index in by_item else None
-        drawn: Drawn = draw(item.raw, data, f"chart-{index}", settings.window.end)
+        answers = by_item.get(index)
+        drawn: Drawn = draw(item.raw, answers, f"panel-{index}", settings.window.end)
         shown.append(Shown(item, key, drawn))
         drawing.panels += 1
-        if data is not None:
-            drawing.queries += len(by_item[index])
-            drawing.errors += len(data.errors)
-            if data.empty:
+        if answers is not None:
+            drawing.queries += len(answers)
+            drawing.errors += sum(1 for a in answers if a.error)
+            if empty(answers):
                 drawing.empty.append(key)
     window = (settings.window.start, settings.window.end)
     note = _note(settings) if any(item.is_row for item in items) else ""  # the rows' state, when there are rows
-    drawing.html = page(drawing.title, drawing.uid, shown, window, settings.width, note)
+    grafana = grafana_minor(source.profile.dashboard.grafana_version if source.profile else None)
+    drawing.html = page(drawing.title, drawing.uid, shown, window, settings.width, note, grafana)
     drawing.height = page_height(shown, settings.width)
     drawing.width = settings.width
     return drawing

@@ -1,0 +1,340 @@
+// dashgen's entry into Grafana's @grafana/data: built by `make grafana-data-bundle` into one IIFE
+// (dashgen/data/grafana-data/grafana-data.iife.min.js) that defines the global `DashgenGrafana`. The same
+// file runs in the preview's Chromium and, in the tests, in Node.
+//
+// What is Grafana's code here: every transformation (merge, organize, groupingToMatrix, joinByField, reduce,
+// ...), field config defaults and overrides (applyFieldOverrides), display names (getFieldDisplayName), value
+// display (getDisplayProcessor: units via getValueFormat, decimals, thresholds, value mappings, colours),
+// reducers (reduceField: legend calculations, stat values), the null-insert of a time series
+// (applyNullInsertThreshold) and the series colours (classic palette of the dark theme).
+// What is dashgen's: `prometheusFrames` below, a port of what Grafana's Prometheus data source does to
+// an answer before a panel sees it (the Go backend's frames + the frontend's table shaping; Grafana
+// publishes neither in @grafana/data), and the choice of what each panel kind reads from the frames.
+import {
+  applyFieldOverrides,
+  applyNullInsertThreshold,
+  createTheme,
+  FieldConfigOptionsRegistry,
+  FieldType,
+  fieldReducers,
+  formattedValueToString,
+  getDisplayProcessor,
+  getFieldDisplayName,
+  getFieldSeriesColor,
+  getValueFormat,
+  guessDecimals,
+  identityOverrideProcessor,
+  numberOverrideProcessor,
+  displayNameOverrideProcessor,
+  reduceField,
+  roundDecimals,
+  standardTransformers,
+  standardTransformersRegistry,
+  stringOverrideProcessor,
+  thresholdsOverrideProcessor,
+  transformDataFrame,
+  unitOverrideProcessor,
+  valueMappingsOverrideProcessor,
+} from "@grafana/data";
+
+const VERSION = "@grafana/data " + (typeof __GRAFANA_DATA_VERSION__ === "string" ? __GRAFANA_DATA_VERSION__ : "?");
+
+// as Grafana's app registers them (seriesToColumns is the same transformer as joinByField: once)
+standardTransformersRegistry.setInit(() =>
+  Array.from(new Set(Object.values(standardTransformers))).map((t) => ({ id: t.id, name: t.name, description: t.description, transformation: t })),
+);
+
+const theme = createTheme({ colors: { mode: "dark" } });
+
+// The field options Grafana's panel editor registers for every panel (public/app/features/panel's standard
+// options): what applyFieldOverrides may set from fieldConfig.defaults and overrides.
+const STANDARD = [
+  ["unit", unitOverrideProcessor],
+  ["min", numberOverrideProcessor],
+  ["max", numberOverrideProcessor],
+  ["decimals", numberOverrideProcessor],
+  ["displayName", displayNameOverrideProcessor],
+  ["noValue", stringOverrideProcessor],
+  ["color", identityOverrideProcessor],
+  ["thresholds", thresholdsOverrideProcessor],
+  ["mappings", valueMappingsOverrideProcessor],
+  ["links", identityOverrideProcessor],
+  ["filterable", identityOverrideProcessor],
+];
+
+function registry(panel) {
+  const items = STANDARD.map(([id, process]) => ({ id, path: id, name: id, process, override: null, editor: null, shouldApply: () => true }));
+  // the panel's own (custom.*) options: whatever the panel's defaults and overrides name, passed through
+  const custom = new Set(Object.keys((panel.fieldConfig && panel.fieldConfig.defaults && panel.fieldConfig.defaults.custom) || {}));
+  for (const o of (panel.fieldConfig && panel.fieldConfig.overrides) || []) {
+    for (const p of o.properties || []) if (typeof p.id === "string" && p.id.startsWith("custom.")) custom.add(p.id.slice(7));
+  }
+  for (const name of custom) {
+    items.push({ id: "custom." + name, path: name, name, isCustom: true, process: identityOverrideProcessor, override: null, editor: null, shouldApply: () => true });
+  }
+  return new FieldConfigOptionsRegistry(() => items);
+}
+
+// -- the Prometheus data source's frames --------------------------------------------------------------------
+
+const LEGEND = /\{\{\s*(.+?)\s*\}\}/g;
+
+// the backend's name of a series without a legend: metric{a="b", c="d"}, labels sorted, %q-quoted
+function metricName(labels) {
+  const name = labels.__name__;
+  const rest = Object.keys(labels).filter((k) => k !== "__name__").sort().map((k) => k + "=" + JSON.stringify(labels[k]));
+  if (!rest.length) return name !== undefined ? name : "{}";
+  return (name || "") + "{" + rest.join(", ") + "}";
+}
+
+function seriesName(answer, labels) {
+  let legend = metricName(labels);
+  const format = answer.legendFormat;
+  if (format === "__auto") {
+    if (Object.keys(labels).length) legend = "";
+  } else if (format) {
+    legend = format.replace(LEGEND, (_, key) => (key in labels ? labels[key] : ""));
+  }
+  return legend === "{}" ? answer.expr : legend;
+}
+
+function sampleValue(raw) {
+  if (raw === "+Inf") return Infinity;
+  if (raw === "-Inf") return -Infinity;
+  return typeof raw === "string" || typeof raw === "number" ? Number(raw) : NaN;  // "not a number" -> NaN (a gap)
+}
+
+// one answer -> the frames the backend sends: a frame per series with a Time and a Value field (the series'
+// labels on the Value field, the legend as its displayNameFromDS), times in ms, the step as the interval
+// a [timestamp, value] pair with a numeric timestamp; anything else a data source sends is left out (a gap)
+function isSample(raw) {
+  return Array.isArray(raw) && raw.length === 2 && raw[0] !== null && raw[0] !== "" && Number.isFinite(Number(raw[0]));
+}
+
+function seriesFrames(answer) {
+  const items =
+    answer.resultType === "scalar" || answer.resultType === "string"
+      ? [{ metric: {}, value: answer.result }]
+      : Array.isArray(answer.result) ? answer.result : [];
+  return items.filter((item) => item && typeof item === "object").map((item) => {
+    const labels = {};
+    const metric = item.metric && typeof item.metric === "object" ? item.metric : {};
+    for (const [k, v] of Object.entries(metric)) labels[k] = String(v);
+    const samples = (Array.isArray(item.values) ? item.values : [item.value]).filter(isSample);
+    const name = seriesName(answer, labels);
+    const valueConfig = name ? { displayNameFromDS: name } : {};
+    return {
+      refId: answer.refId,
+      name: answer.refId,
+      length: samples.length,
+      fields: [
+        { name: "Time", type: FieldType.time, config: { interval: answer.stepMs || undefined }, values: samples.map((s) => Math.round(Number(s[0]) * 1000)) },
+        { name: "Value", type: FieldType.number, labels, config: valueConfig, values: samples.map((s) => sampleValue(s[1])) },
+      ],
+    };
+  });
+}
+
+// the frontend's table shaping of format=table answers (transformDFToTable): one frame per refId with Time,
+// the label columns (sorted, first seen first) and "Value" ("Value #<refId>" when several refIds answered)
+function tableFrames(frames, refIds) {
+  const several = refIds.length > 1;
+  return refIds.map((refId) => {
+    const mine = frames.filter((f) => f.refId === refId);
+    const labelNames = [];
+    for (const f of mine) for (const k of Object.keys(f.fields[1].labels).sort()) if (!labelNames.includes(k)) labelNames.push(k);
+    const time = { name: "Time", type: FieldType.time, config: {}, values: [] };
+    const value = { name: several ? "Value #" + refId : "Value", type: FieldType.number, config: {}, values: [] };
+    const labelFields = labelNames.map((k) => ({ name: k, type: k === "le" ? FieldType.number : FieldType.string, config: { filterable: true }, values: [] }));
+    for (const f of mine) {
+      f.fields[0].values.forEach((t) => time.values.push(t));
+      f.fields[1].values.forEach((v) => {
+        value.values.push(v);
+        labelFields.forEach((lf) => {
+          const raw = f.fields[1].labels[lf.name];
+          lf.values.push(lf.type === FieldType.number && raw !== undefined ? parseFloat(raw) : raw);
+        });
+      });
+    }
+    return { refId, fields: [time, ...labelFields, value], length: time.values.length, meta: { preferredVisualisationType: "rawPrometheus" } };
+  });
+}
+
+export function prometheusFrames(answers) {
+  const ok = answers.filter((a) => !a.error);
+  const tables = ok.filter((a) => a.format === "table");
+  const series = ok.filter((a) => a.format !== "table");
+  const out = series.flatMap(seriesFrames);
+  if (tables.length) {
+    const frames = tables.flatMap(seriesFrames);
+    out.push(...tableFrames(frames, tables.map((a) => a.refId)));
+  }
+  return out;
+}
+
+// -- transformations, field config, display ----------------------------------------------------------------
+
+function transform(panel, frames) {
+  const steps = (panel.transformations || []).filter((t) => t && !t.disabled);
+  if (!steps.length) return frames;
+  let out = null;
+  let failure = null;
+  const sub = transformDataFrame(steps, frames).subscribe({ next: (v) => (out = v), error: (e) => (failure = e) });
+  sub.unsubscribe();
+  if (failure) throw failure;
+  if (out === null) throw new Error("a transformation did not answer synchronously");
+  return out;
+}
+
+function withConfig(panel, frames, nowMs) {
+  return applyFieldOverrides({
+    data: frames,
+    fieldConfig: { defaults: (panel.fieldConfig && panel.fieldConfig.defaults) || {}, overrides: (panel.fieldConfig && panel.fieldConfig.overrides) || [] },
+    fieldConfigRegistry: registry(panel),
+    replaceVariables: (s) => s,
+    theme,
+    timeZone: "utc",
+    dataLinkPostProcessor: undefined,
+  });
+}
+
+function shown(display) {
+  return { text: formattedValueToString(display), color: display.color || null, numeric: Number.isFinite(display.numeric) ? display.numeric : null };
+}
+
+function hidden(field) {
+  const c = field.config.custom || {};
+  return c.hidden === true || (c.hideFrom && c.hideFrom.viz === true);
+}
+
+// -- per panel kind --------------------------------------------------------------------------------------------
+
+function tablePanel(panel, frames) {
+  const index = (panel.options && panel.options.frameIndex) || 0;
+  const frame = frames[index] || frames[0];
+  if (!frame) return { kind: "table", frames: 0, columns: [], rows: [] };
+  const fields = frame.fields.filter((f) => !hidden(f));
+  const columns = fields.map((f) => ({
+    name: getFieldDisplayName(f, frame, frames),
+    type: f.type,
+    cell: ((f.config.custom || {}).cellOptions || {}).type || "auto",
+    width: (f.config.custom || {}).width || null,
+    minWidth: (f.config.custom || {}).minWidth || null,
+  }));
+  const rows = [];
+  for (let r = 0; r < frame.length; r++) rows.push(fields.map((f) => (f.values[r] == null ? { text: "", color: null, numeric: null } : shown(f.display(f.values[r])))));
+  return { kind: "table", frames: frames.length, columns, rows };
+}
+
+const CALC_ORDER = ["mean", "max", "min", "lastNotNull", "last", "sum", "firstNotNull", "first", "count", "range", "delta", "diff"];
+
+function seriesPanel(panel, frames, request) {
+  const legend = (panel.options && panel.options.legend) || {};
+  const calcs = legend.calcs || [];
+  const out = [];
+  let times = [];
+  for (const frame0 of frames) {
+    const frame =
+      request.stepMs && frame0.fields.some((f) => f.type === FieldType.time)
+        ? applyNullInsertThreshold({ frame: frame0, refFieldPseudoMin: request.startMs, refFieldPseudoMax: request.endMs })
+        : frame0;
+    const time = frame.fields.find((f) => f.type === FieldType.time);
+    for (const field of frame.fields) {
+      if (field.type !== FieldType.number || hidden(field)) continue;
+      const reduced = reduceField({ field, reducers: Array.from(new Set(["lastNotNull", ...calcs])) });
+      out.push({
+        name: getFieldDisplayName(field, frame, frames),
+        color: getFieldSeriesColor(field, theme).color,
+        times: time ? Array.from(time.values) : [],
+        values: Array.from(field.values, (v) => (Number.isFinite(v) ? v : null)),
+        last: shown(field.display(reduced.lastNotNull)),
+        calcs: calcs.filter((c) => fieldReducers.getIfExists(c)).map((c) => ({ id: c, name: fieldReducers.get(c).name, value: reduced[c], ...shown(field.display(reduced[c])) })),
+        unit: field.config.unit || "",
+        decimals: field.config.decimals,
+        min: field.config.min,
+        max: field.config.max,
+        thresholds: field.config.thresholds || null,
+        custom: field.config.custom || {},
+        texts: panel.type === "state-timeline" ? Array.from(field.values, (v) => (v == null ? null : shown(field.display(v)))) : undefined,
+      });
+      if (time && time.values.length > times.length) times = Array.from(time.values);
+    }
+  }
+  if (legend.sortBy) {
+    const id = CALC_ORDER.concat(calcs).find((c) => fieldReducers.getIfExists(c) && fieldReducers.get(c).name === legend.sortBy) || legend.sortBy;
+    const key = (s) => {
+      const c = s.calcs.find((x) => x.id === id);
+      return c && Number.isFinite(c.value) ? c.value : -Infinity;
+    };
+    out.sort((a, b) => (legend.sortDesc ? key(b) - key(a) : key(a) - key(b)));
+  }
+  return { kind: "series", series: out, times };
+}
+
+function valuePanel(panel, frames) {
+  const calcs = ((panel.options && panel.options.reduceOptions) || {}).calcs || ["lastNotNull"];
+  const calc = calcs[0] || "lastNotNull";
+  const values = [];
+  for (const frame of frames) {
+    for (const field of frame.fields) {
+      if (field.type !== FieldType.number || hidden(field)) continue;
+      const reduced = reduceField({ field, reducers: [calc] })[calc];
+      values.push({
+        name: getFieldDisplayName(field, frame, frames),
+        ...shown(field.display(reduced)),
+        min: field.config.min,
+        max: field.config.max,
+        values: Array.from(field.values, (v) => (Number.isFinite(v) ? v : null)),
+      });
+    }
+  }
+  return { kind: "values", values };
+}
+
+/** One panel: its answers (see prometheusFrames) in, what the panel shows out. */
+export function applyPanel(request) {
+  const panel = request.panel || {};
+  const frames = withConfig(panel, transform(panel, prometheusFrames(request.answers || [])), request.nowMs);
+  if (panel.type === "table") return tablePanel(panel, frames);
+  if (panel.type === "stat" || panel.type === "bargauge" || panel.type === "gauge") return valuePanel(panel, frames);
+  return seriesPanel(panel, frames, request);
+}
+
+/** Every request of a page; a panel whose computation throws gets {error} instead of stopping the others. */
+export function applyPanels(requests) {
+  return requests.map((r) => {
+    try {
+      return applyPanel(r);
+    } catch (e) {
+      return { kind: "error", error: String((e && e.message) || e) };
+    }
+  });
+}
+
+/** getValueFormat(unit)(value, decimals) as text. */
+export function formatValue(unit, value, decimals) {
+  return formattedValueToString(getValueFormat(unit || "none")(value, decimals == null ? undefined : decimals));
+}
+
+/** The y axis labels Grafana's time series draws: its axis builder guesses decimals from the tick step and
+ * formats each split with the field's display processor (which trims the zeros those decimals leave). */
+export function axisLabels(fieldConfig, splits, incr) {
+  const guessed = guessDecimals(roundDecimals(incr, 6));
+  const field = { name: "Value", type: FieldType.number, config: fieldConfig || {}, values: [] };
+  const processor = getDisplayProcessor({ field, theme, timeZone: "utc" });
+  return splits.map((v) => (v == null ? null : formattedValueToString(processor(v, guessed > 0 ? guessed : undefined))));
+}
+
+/** A field's display of values, as a table cell or stat would show it (for the tests). */
+export function display(fieldConfig, values) {
+  const field = { name: "Value", type: FieldType.number, config: fieldConfig || {}, values };
+  const processor = getDisplayProcessor({ field, theme, timeZone: "utc" });
+  return values.map((v) => shown(processor(v)));
+}
+
+export const version = VERSION;
+
+/** A Grafana colour name (or CSS colour) as the dark theme draws it. */
+export function colour(name) {
+  return theme.visualization.getColorByName(name);
+}
