@@ -28,6 +28,7 @@ from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_op
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.errors import BuildValidationError, InputError
+from dashgen.escape import markdown_text
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
@@ -77,7 +78,7 @@ def _problems(report: dict[str, Any], dashboards_dir: Path, errors: list[Any]) -
 def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounded: bool) -> list[str]:
     lines = [f"**dashgen check: {'FAILED' if failed else 'ok'}** — {summary}", ""]
     shown = problems[:PROBLEMS_SHOWN] if bounded else problems
-    lines += [f"- {kind}: {text.replace(chr(10), ' ')[: 500 if bounded else None]}" for kind, text in shown]
+    lines += [f"- {markdown_text(kind)}: {markdown_text(text[: 500 if bounded else None])}" for kind, text in shown]
     if len(shown) < len(problems):
         lines.append(f"- … {len(problems) - len(shown)} more problem(s) in the full report")
     return lines

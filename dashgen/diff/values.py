@@ -25,6 +25,7 @@ from typing import Any
 
 from dashgen.diff.compare import ABSENT
 from dashgen.diff.promql_format import format_promql
+from dashgen.escape import markdown_code
 
 SHORT_VALUE = 80  # a JSON text up to this long is shown whole, on one line
 LONG_LINE = 120  # a diff line longer than this has its unchanged stretches folded
@@ -277,10 +278,6 @@ def _value_lines(path: str, old: Any, new: Any, color: bool) -> list[str] | None
     return [_paint(marked_old, "-", color), _paint(marked_new, "+", color)]
 
 
-def _md_code(text: str) -> str:
-    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
-
-
 def describe_change(
     path: str, old: Any, new: Any, *, markdown: bool = False, color: bool = False, label: str = ""
 ) -> list[str]:
@@ -294,8 +291,8 @@ def describe_change(
     lines = _value_lines(path, old, new, color and not markdown)
     if markdown:
         if lines is None:
-            return [f"{prefix}{_md_code(path)}: {_md_code(json_text(old))} → {_md_code(json_text(new))}"]
-        return [f"{prefix}{_md_code(path)}:", "```diff", *(line.replace("```", "'''") for line in lines), "```"]
+            return [f"{prefix}{markdown_code(path)}: {markdown_code(json_text(old))} → {markdown_code(json_text(new))}"]
+        return [f"{prefix}{markdown_code(path)}:", "```diff", *(line.replace("```", "'''") for line in lines), "```"]
     if lines is None:
         return [f"{prefix}{path}: {json_text(old)} -> {json_text(new)}"]
     return [f"{prefix}{path}:", *lines]

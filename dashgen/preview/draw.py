@@ -13,12 +13,12 @@ from the axis uPlot actually drew.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashgen.escape import html_text
 from dashgen.preview import markdown
 from dashgen.preview.frames import PanelData, Series
 from dashgen.preview.layout import mapping_at
@@ -66,9 +66,9 @@ def _fmt(value: float | None, defaults: Mapping[str, Any], now: float) -> tuple[
 def no_data(defaults: Mapping[str, Any], errors: list[str]) -> str:
     """Grafana's empty panel: the panel's ``noValue`` text or "No data" (the first query error when all failed)."""
     if errors:
-        return f'<div class="nodata error" title="{html.escape(errors[0])}">{html.escape(errors[0][:300])}</div>'
+        return f'<div class="nodata error" title="{html_text(errors[0])}">{html_text(errors[0][:300])}</div>'
     text = str(defaults.get("noValue") or "No data")
-    return f'<div class="nodata">{html.escape(text)}</div>'
+    return f'<div class="nodata">{html_text(text)}</div>'
 
 
 def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: float) -> Drawn:
@@ -79,7 +79,7 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
         options = panel.get("options") or {}
         content = str(options.get("content") or "")
         if options.get("mode") == "html":
-            body = f'<div class="text"><pre>{html.escape(content)}</pre></div>'
+            body = f'<div class="text"><pre>{html_text(content)}</pre></div>'
         else:
             body = f'<div class="text markdown">{markdown.render(content)}</div>'
         return Drawn(body)
@@ -103,7 +103,7 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
         return Drawn(_bars(drawn, defaults, now), attributes)
     if kind == "state-timeline":
         return Drawn(_timeline(data, drawn, defaults, now), attributes)
-    return Drawn(f'<div class="nodata">panel type {html.escape(kind)} is not previewed</div>', attributes)
+    return Drawn(f'<div class="nodata">panel type {html_text(kind)} is not previewed</div>', attributes)
 
 
 # -- time series ----------------------------------------------------------------------------------
@@ -128,15 +128,15 @@ def _legend_and_chart(panel: Mapping[str, Any], series: list[Series], chart_id: 
     swatch = [f'<i style="background:{CLASSIC_PALETTE[i % len(CLASSIC_PALETTE)]}"></i>' for i in range(len(series))]
     calcs = [c for c in legend.get("calcs") or [] if c in CALCS]
     if legend.get("displayMode") != "table" or not calcs:
-        items = "".join(f'<span class="item">{swatch[i]}{html.escape(s.name)}</span>' for i, s in enumerate(series))
+        items = "".join(f'<span class="item">{swatch[i]}{html_text(s.name)}</span>' for i, s in enumerate(series))
         return f'<div class="chart" id="{chart_id}"></div><div class="legend">{items}</div>'
     defaults = _defaults(panel)
     head = "".join(f"<th>{CALCS[c][0]}</th>" for c in calcs)
     rows = []
     for i, s in enumerate(series):
         values = [v for v in s.values if v is not None]
-        cells = "".join(f"<td>{html.escape(_fmt(CALCS[c][1](values), defaults, now)[0])}</td>" for c in calcs)
-        rows.append(f"<tr><th>{swatch[i]}{html.escape(s.name)}</th>{cells}</tr>")
+        cells = "".join(f"<td>{html_text(_fmt(CALCS[c][1](values), defaults, now)[0])}</td>" for c in calcs)
+        rows.append(f"<tr><th>{swatch[i]}{html_text(s.name)}</th>{cells}</tr>")
     return (
         f'<div class="chart" id="{chart_id}"></div><div class="legend table-legend"><table>'
         f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
@@ -215,13 +215,13 @@ def _stat(panel: Mapping[str, Any], series: list[Series], defaults: Mapping[str,
         text, tint = _fmt(s.last(), defaults, now)
         tint = tint or colour("green")
         style = f"background:{tint};color:#fff" if mode == "background" else f"color:{tint}"
-        name = f'<div class="name">{html.escape(s.name)}</div>' if named else ""
+        name = f'<div class="name">{html_text(s.name)}</div>' if named else ""
         spark = (
             sparkline(s.values, tint if mode != "background" else "#ffffff")
             if options.get("graphMode") == "area"
             else ""
         )
-        tiles.append(f'<div class="tile" style="{style}">{name}<div class="big">{html.escape(text)}</div>{spark}</div>')
+        tiles.append(f'<div class="tile" style="{style}">{name}<div class="big">{html_text(text)}</div>{spark}</div>')
     return f'<div class="stat">{"".join(tiles)}</div>'
 
 
@@ -258,9 +258,9 @@ def _bars(series: list[Series], defaults: Mapping[str, Any], now: float) -> str:
         text, tint = _fmt(value, defaults, now)
         share = 0 if high <= low else max(0.0, min(1.0, (value - low) / (high - low)))
         rows.append(
-            f'<div class="bar"><span class="name">{html.escape(s.name)}</span><span class="track">'
+            f'<div class="bar"><span class="name">{html_text(s.name)}</span><span class="track">'
             f'<span class="fill" style="width:{share * 100:.1f}%;background:{tint}"></span></span>'
-            f'<span class="value" style="color:{tint}">{html.escape(text)}</span></div>'
+            f'<span class="value" style="color:{tint}">{html_text(text)}</span></div>'
         )
     return f'<div class="bars">{"".join(rows)}</div>'
 
@@ -277,12 +277,12 @@ def _timeline(data: PanelData, series: list[Series], defaults: Mapping[str, Any]
                     text, tint = _fmt(values[start], defaults, now)
                     left, width = start / count * 100, (i - start) / count * 100
                     segments.append(
-                        f'<span class="seg" title="{html.escape(text)}" '
-                        f'style="left:{left:.2f}%;width:{width:.2f}%;background:{tint}">{html.escape(text)}</span>'
+                        f'<span class="seg" title="{html_text(text)}" '
+                        f'style="left:{left:.2f}%;width:{width:.2f}%;background:{tint}">{html_text(text)}</span>'
                     )
                 start = i
         rows.append(
-            f'<div class="lane"><span class="name">{html.escape(s.name)}</span>'
+            f'<div class="lane"><span class="name">{html_text(s.name)}</span>'
             f'<span class="band">{"".join(segments)}</span></div>'
         )
     return f'<div class="timeline">{"".join(rows)}</div>'
@@ -297,7 +297,7 @@ def _cell(value: Any, column: str, defaults: Mapping[str, Any], now: float) -> s
     if value is None:
         return "<td></td>"
     if isinstance(value, float) and column == "Time":
-        return f"<td>{html.escape(format_value(value, 'dateTimeFromNow', None, now))}</td>"
+        return f"<td>{html_text(format_value(value, 'dateTimeFromNow', None, now))}</td>"
     if isinstance(value, float):
         text, tint = _fmt(value, defaults, now)
         style = ""
@@ -305,12 +305,12 @@ def _cell(value: Any, column: str, defaults: Mapping[str, Any], now: float) -> s
             style = f' style="background:{tint};color:#fff"'
         elif tint and cell == "color-text":
             style = f' style="color:{tint}"'
-        return f'<td class="num"{style}>{html.escape(text)}</td>'
-    return f"<td>{html.escape(str(value))}</td>"
+        return f'<td class="num"{style}>{html_text(text)}</td>'
+    return f"<td>{html_text(str(value))}</td>"
 
 
 def _table(data: PanelData, defaults: Mapping[str, Any], now: float) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in data.columns)
+    head = "".join(f"<th>{html_text(c)}</th>" for c in data.columns)
     body = "".join(
         "<tr>" + "".join(_cell(row.get(c), c, defaults, now) for c in data.columns) + "</tr>"
         for row in data.rows[:MAX_TABLE_ROWS]

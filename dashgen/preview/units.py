@@ -15,6 +15,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dashgen.escape import css_colour
+
 # Grafana's named colours (the dark theme's shades of the classic names).
 NAMED_COLOURS = {
     "green": "#73bf69",
@@ -65,11 +67,14 @@ _RATES = {"reqps": " req/s", "cps": " c/s", "iops": " io/s", "ops": " ops/s", "r
 _SI_UNITS = {"hertz": "Hz", "watt": "W", "volt": "V", "amp": "A"}
 
 
-def colour(name: str | None) -> str:
-    """A CSS colour from a Grafana colour name or a ``#rrggbb`` / ``rgb()`` value."""
+def colour(name: object) -> str:
+    """A CSS colour from a Grafana colour name or a ``#rrggbb`` / ``rgb()`` value; anything outside the colour
+    grammar (:func:`dashgen.escape.css_colour`) is the neutral grey, so nothing else reaches a style."""
     if not name:
         return NAMED_COLOURS["green"]
-    return NAMED_COLOURS.get(name, name)
+    if isinstance(name, str) and name in NAMED_COLOURS:
+        return NAMED_COLOURS[name]
+    return css_colour(name)
 
 
 def _number(value: float, decimals: int | None) -> str:
