@@ -22,6 +22,7 @@ from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_
 from dashgen.cli.output import emit_json, format_option
 from dashgen.document import unwrap
 from dashgen.errors import InputError, redact
+from dashgen.escape import terminal_lines
 from dashgen.live.cost import Budget, exit_code, measure, render_text, report
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
@@ -160,5 +161,5 @@ def cost_command(
         problems = [*(str(v) for r in results for v in r["over_budget"]), *(e for r in results for e in r["errors"])]
         emit_json(ctx, results, code, problems)
     else:
-        click.echo("".join(render_text(result, top) for result in results), nl=False)
+        click.echo(terminal_lines("".join(render_text(result, top) for result in results)), nl=False)
     ctx.exit(code)

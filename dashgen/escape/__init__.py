@@ -138,3 +138,10 @@ def terminal_text(text: object, limit: int = 500) -> str:
         out.append(piece)
         size += len(piece)
     return "".join(out)
+
+
+def terminal_lines(text: str, limit: int = 2000) -> str:
+    """A report of many lines for a terminal: each line through :func:`terminal_text` (line breaks kept)."""
+    ends = text.endswith("\n")
+    lines = text.split("\n")[:-1] if ends else text.split("\n")
+    return "\n".join(terminal_text(line, limit) for line in lines) + ("\n" if ends else "")

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from dashgen.errors import DashgenError, InputError, redact
+from dashgen.escape import terminal_text
 from dashgen.net.http import NO_RETRY, HttpResponse, HttpTransport, NoAnswer, without_credentials
 
 RESULT_TYPES = ("vector", "matrix", "scalar", "string")
@@ -38,7 +39,9 @@ class DatasourceError(DashgenError):
     def __init__(
         self, url: str, status: int | None, message: str, error_type: str = "", connection: bool = False
     ) -> None:
-        url, message, error_type = redact(without_credentials(url)), redact(message), redact(error_type)[:100]
+        # the server's words, shown as text: no control sequence of theirs reaches a terminal or a report
+        url = terminal_text(redact(without_credentials(url)))
+        message, error_type = terminal_text(redact(message)), terminal_text(redact(error_type), 100)
         self.url = url
         self.status = status
         self.message = message

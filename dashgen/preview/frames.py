@@ -70,9 +70,29 @@ class PanelData:
 def _number(raw: Any) -> float | None:
     try:
         value = float(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
+
+
+def _pair(raw: Any) -> tuple[float, Any] | None:
+    """A ``[timestamp, value]`` sample, or None when it is not one (a string or missing timestamp, a wrong
+    shape): a data source's malformed answer draws as a gap, never as an error of dashgen's."""
+    if isinstance(raw, list | tuple) and len(raw) == 2:
+        stamp = _number(raw[0])
+        if stamp is not None:
+            return stamp, raw[1]
+    return None
+
+
+def _labels(item: Mapping[str, Any]) -> dict[str, str]:
+    metric = item.get("metric")
+    return {str(k): str(v) for k, v in metric.items()} if isinstance(metric, Mapping) else {}
+
+
+def _samples(item: Mapping[str, Any]) -> list[tuple[float, Any]]:
+    values = item.get("values")
+    return [pair for raw in values if (pair := _pair(raw)) is not None] if isinstance(values, list) else []
 
 
 def series_name(labels: Mapping[str, str], legend: str | None, expr: str) -> str:
@@ -109,20 +129,20 @@ def time_series(answers: Sequence[Answer]) -> PanelData:
         legend = answer.target.get("legendFormat")
         data.returned += len(answer.result) if answer.result_type in ("matrix", "vector") else 1
         for item in _items(answer):
-            labels = {str(k): str(v) for k, v in (item.get("metric") or {}).items()}
+            labels = _labels(item)
             name = series_name(labels, legend, answer.query.expr)
             if answer.result_type == "matrix" and times:
                 values: list[float | None] = [None] * len(times)
-                for stamp, raw in item.get("values") or []:
-                    slot = index.get(round(float(stamp), 3))
+                for stamp, raw in _samples(item):
+                    slot = index.get(round(stamp, 3))
                     if slot is None and step:
-                        slot = int(round((float(stamp) - times[0]) / step))
+                        slot = int(round((stamp - times[0]) / step))
                     if slot is not None and 0 <= slot < len(times):
                         values[slot] = _number(raw)
                 data.series.append(Series(name, labels, values, answer.query.ref_id))
             else:
-                sample = item.get("value") or [None, None]
-                data.series.append(Series(name, labels, [_number(sample[1])], answer.query.ref_id))
+                sample = _pair(item.get("value"))
+                data.series.append(Series(name, labels, [_number(sample[1]) if sample else None], answer.query.ref_id))
     return data
 
 
@@ -155,11 +175,11 @@ def table(answers: Sequence[Answer], transformations: Sequence[Mapping[str, Any]
         items = _items(answer)
         data.returned += len(items)
         for item in items:
-            labels = {str(k): str(v) for k, v in (item.get("metric") or {}).items() if k != "__name__"}
-            sample = item.get("value") or (item.get("values") or [[None, None]])[-1]
-            row: dict[str, Any] = {"Time": _number(sample[0])}
+            labels = {k: v for k, v in _labels(item).items() if k != "__name__"}
+            sample = _pair(item.get("value")) or next(reversed(_samples(item)), None)
+            row: dict[str, Any] = {"Time": sample[0] if sample else None}
             row.update(labels)
-            row[value_name] = _number(sample[1])
+            row[value_name] = _number(sample[1]) if sample else None
             labels_seen += [k for k in labels if k not in labels_seen]
             rows.append(row)
         if rows:
