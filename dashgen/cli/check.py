@@ -28,7 +28,7 @@ from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_op
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.errors import BuildValidationError, InputError
-from dashgen.escape import markdown_text
+from dashgen.escape import markdown_code, markdown_text
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
@@ -197,7 +197,7 @@ def check_command(
         f"{len(report['validation'])} validation problems"
     )
     problems = _problems(report, dashboards_dir, errors)
-    sections = [Section(f"Changes against `{base_ref}`", base_diff)] if base_ref is not None else []
+    sections = [Section(f"Changes against {markdown_code(base_ref)}", base_diff)] if base_ref is not None else []
     if stale_diff:
         sections.append(Section(f"Stale: committed `{dashboards_dir}` vs a fresh build", stale_diff))
     if report_path is not None:

@@ -1,0 +1,85 @@
+"""No control sequence of a server reaches the terminal: a data source that answers every request with an
+error body full of escape sequences (OSC 52 clipboard write, screen clear, cursor home, a fake "all ok" line,
+C1 CSI, bidi overrides) is queried by ``validate-queries``, ``cost``, ``doctor`` and ``preview``; what they print
+holds no control character but the line breaks dashgen writes itself."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from click.testing import CliRunner
+
+from dashgen.cli import main
+
+BODY = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[1;1Hall 85 panels ok\r\n\x9b31m\u202egnp.exe\x1b[0m" * 3
+
+
+@contextmanager
+def hostile_server(as_json: bool) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length)
+            body = (
+                json.dumps({"status": "error", "errorType": BODY, "error": BODY}, ensure_ascii=False)
+                if as_json
+                else BODY
+            ).encode()
+            self.send_response(422 if as_json else 500)
+            self.send_header("Content-Type", "application/json" if as_json else "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _controls(text: str) -> list[str]:
+    return sorted(
+        {
+            repr(ch)
+            for ch in text
+            if (ch < " " and ch != "\n")
+            or "\x7f" <= ch <= "\x9f"
+            or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+        }
+    )
+
+
+COMMANDS = {
+    "validate-queries": ["validate-queries", "--profile", "h20-16", "--timeout", "5"],
+    "cost": ["cost", "--profile", "h20-16", "--timeout", "5"],
+    "doctor": ["doctor", "--profile", "h20-16", "--timeout", "5"],
+    "preview": ["preview", "--profile", "h20-16", "--no-png", "--timeout", "5", "--workers", "2"],
+}
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text-body", "json-error"])
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_no_server_control_character_reaches_the_terminal(command, as_json, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with hostile_server(as_json) as url:
+        args = [*COMMANDS[command], "--datasource-url", url]
+        if command == "preview":
+            args += ["--out", str(tmp_path / "out")]
+        result = CliRunner().invoke(main, args)
+    output = result.output + (result.stderr if result.stderr_bytes is not None else "")
+    assert result.exit_code in (1, 2), output
+    assert "\\x1b" in output or "\\x9b" in output or "HTTP" in output, output  # the error is shown, as text
+    assert _controls(output) == [], output[:2000]
