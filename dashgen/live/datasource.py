@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 from dashgen.errors import DashgenError, InputError, redact
 from dashgen.escape import terminal_text
 from dashgen.net.http import NO_RETRY, HttpResponse, HttpTransport, NoAnswer, without_credentials
+from dashgen.net.urls import url_problem
 
 RESULT_TYPES = ("vector", "matrix", "scalar", "string")
 
@@ -76,6 +77,8 @@ class Datasource:
     def __init__(self, base_url: str, import_url: str | None = None, timeout: float = 30.0) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise InputError(f"data source URL must start with http:// or https://, got {redact(base_url)!r}")
+        if (problem := url_problem(base_url)) is not None:
+            raise InputError(f"data source URL {redact(without_credentials(base_url))!r} {problem}")
         # user:password@ in the URL becomes basic auth, and the URL the messages name carries no credentials
         parts = urlsplit(base_url)
         auth = (unquote(parts.username or ""), unquote(parts.password or "")) if parts.username else None

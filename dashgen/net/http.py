@@ -430,7 +430,10 @@ class HttpTransport:
 
 def without_credentials(url: str) -> str:
     """``url`` without user-info (``https://user:pass@host`` -> ``https://host``), for messages and logs."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL (a broken IPv6 literal): no user-info shown either way
+        return re.sub(r"//[^/@]*@", "//", url)
     if "@" not in parts.netloc:
         return url
     return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[1], parts.path, parts.query, parts.fragment))
