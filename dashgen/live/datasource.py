@@ -30,6 +30,10 @@ from dashgen.net.http import NO_RETRY, HttpResponse, HttpTransport, NoAnswer, wi
 from dashgen.net.urls import url_problem
 
 RESULT_TYPES = ("vector", "matrix", "scalar", "string")
+# Series one answer may hold: counted in the raw bytes before decoding (one million series took 2.1 GiB once
+# decoded); no dashboard panel needs more, and a query that returns more is itself the problem to report.
+MAX_SERIES = 50_000
+_SERIES_KEY = b'"metric":'  # a key: inside a JSON string its quotes would be escaped
 
 
 class DatasourceError(DashgenError):
@@ -154,6 +158,12 @@ class Datasource:
             response = self._request("POST", url, timeout=timeout, data=params)
         else:
             response = self._request(method, url, timeout=timeout, params=params)
+        if (series := response.body.count(_SERIES_KEY)) > MAX_SERIES:
+            raise DatasourceError(
+                url,
+                response.status,
+                f"the answer holds {series:,} series, over the limit of {MAX_SERIES:,}: narrow the query",
+            )
         try:
             body = response.json()
         except ValueError:
