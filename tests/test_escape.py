@@ -17,6 +17,7 @@ from dashgen.escape import (
     markdown_text,
     safe_href,
     script_json,
+    terminal_lines,
     terminal_text,
 )
 
@@ -159,3 +160,11 @@ def test_terminal_text_shows_controls_as_escapes_and_is_bounded():
     long = terminal_text("x" * 10_000, limit=100)
     assert len(long) <= 101 and long.endswith("…")
     assert terminal_text("\x07" * 1000, limit=10) == "\\x07\\x07…"
+
+
+def test_terminal_lines_keeps_line_breaks_and_only_the_given_sequences():
+    text = "a\x1b[31mred\x1b[0m\n\x1b]52;c;eA==\x07 \x1b[8mhidden\r\n"
+    assert terminal_lines(text, keep=("\x1b[31m", "\x1b[0m")) == (
+        "a\x1b[31mred\x1b[0m\n\\x1b]52;c;eA==\\x07 \\x1b[8mhidden\\x0d\n"
+    )
+    assert terminal_lines(text) == "a\\x1b[31mred\\x1b[0m\n\\x1b]52;c;eA==\\x07 \\x1b[8mhidden\\x0d\n"

@@ -6,6 +6,7 @@ holds no control character but the line breaks dashgen writes itself."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,3 +84,27 @@ def test_no_server_control_character_reaches_the_terminal(command, as_json, tmp_
     assert result.exit_code in (1, 2), output
     assert "\\x1b" in output or "\\x9b" in output or "HTTP" in output, output  # the error is shown, as text
     assert _controls(output) == [], output[:2000]
+
+
+@pytest.mark.parametrize("colour", ["always", "never"])
+def test_a_diff_of_dashboards_carrying_control_sequences_shows_them_as_text(tmp_path, colour):
+    """Titles, queries and descriptions (a live Grafana's too) reach the terminal as text; only the diff's own
+    colours are control sequences."""
+
+    def board(version: int) -> dict:
+        panel = {
+            "id": 1,
+            "type": "timeseries",
+            "title": f"{BODY} {version}",
+            "description": BODY * version,
+            "gridPos": {"x": 0, "y": 0, "w": 12, "h": 8},
+            "targets": [{"refId": "A", "expr": f'up{{pod="{BODY}"}} * {version}'}],
+        }
+        return {"uid": "u", "title": f"{BODY} {version}", "panels": [panel]}
+
+    for version in (1, 2):
+        (tmp_path / f"{version}.json").write_text(json.dumps(board(version)), encoding="utf-8")
+    result = CliRunner().invoke(main, ["diff", str(tmp_path / "1.json"), str(tmp_path / "2.json"), "--color", colour])
+    assert result.exit_code == 1, result.output
+    own = re.sub(r"\x1b\[(?:31|32|0|7|27)m", "", result.output)
+    assert _controls(own) == [] and "\\x1b]52" in own, own[:2000]

@@ -24,10 +24,10 @@ EXITS = {
 def test_a_module_that_exits_or_raises_a_base_exception_is_an_input_error_naming_it(team, source):  # noqa: F811
     (team / "panels" / "sneaky.py").write_text(EXITS[source])
     list_module(team, "h20-16", "sneaky")
-    for command in COMMANDS:
-        result = dashgen(team, *command)
-        assert result.exit_code == 2, (command, result.output[-2000:])
-        assert "sneaky.py" in result.output and "extra_modules: sneaky" in result.output, result.output[-2000:]
+    results = {command: dashgen(team, *command) for command in COMMANDS}
+    assert {command: r.exit_code for command, r in results.items()} == dict.fromkeys(COMMANDS, 2), results
+    named = [c for c, r in results.items() if "sneaky.py" in r.output and "extra_modules: sneaky" in r.output]
+    assert named == list(COMMANDS), {c: r.output[-1500:] for c, r in results.items()}
 
 
 def test_a_module_that_hangs_at_import_is_stopped_and_named(team):  # noqa: F811

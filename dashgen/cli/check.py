@@ -27,8 +27,9 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
+from dashgen.diff.values import COLOURS
 from dashgen.errors import BuildValidationError, InputError
-from dashgen.escape import markdown_code, markdown_text
+from dashgen.escape import markdown_code, markdown_text, terminal_lines
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
@@ -260,7 +261,7 @@ def _text(
     for name in report["stale"]:
         click.echo(f"stale: {dashboards_dir / name} differs from a fresh build (run dashgen build)")
     if stale_diff:
-        click.echo(render_text(stale_diff, color=color), nl=False, color=color)
+        click.echo(terminal_lines(render_text(stale_diff, color=color), keep=COLOURS), nl=False, color=color)
     for name in report["missing"]:
         click.echo(f"missing: {dashboards_dir / name} (run dashgen build and commit it)")
     for name in report["extra"]:
@@ -273,5 +274,5 @@ def _text(
         click.echo(f"index: {problem}")
     if base_ref is not None:
         click.echo(f"changes against {base_ref}:")
-        click.echo(render_text(base_diff, color=color), nl=False, color=color)
+        click.echo(terminal_lines(render_text(base_diff, color=color), keep=COLOURS), nl=False, color=color)
     click.echo(f"check: {summary}: {'FAILED' if failed else 'ok'}")

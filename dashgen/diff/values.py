@@ -40,6 +40,7 @@ _TOKEN = re.compile(r'\w+\s*(?:=~|!~|!=|=)\s*"(?:[^"\\\n]|\\.){0,60}"|\w+|\s+|[^
 _LAST_SEGMENT = re.compile(r"([A-Za-z_]\w*)(?:\[\d+\])*$")
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
 _ON, _OFF = "\x1b[7m", "\x1b[27m"
+COLOURS = (_RED, _GREEN, _RESET, _ON, _OFF)  # the only control sequences a coloured diff may carry
 
 
 def json_text(value: Any) -> str:

@@ -140,8 +140,16 @@ def terminal_text(text: object, limit: int = 500) -> str:
     return "".join(out)
 
 
-def terminal_lines(text: str, limit: int = 2000) -> str:
-    """A report of many lines for a terminal: each line through :func:`terminal_text` (line breaks kept)."""
+def terminal_lines(text: str, limit: int = 2000, keep: tuple[str, ...] = ()) -> str:
+    """A report of many lines for a terminal: each line through :func:`terminal_text` (line breaks kept).
+    ``keep``: exact sequences of dashgen's own let through (its diff colours, ``ESC[31m`` and the like); any
+    other control sequence, a server's or a dashboard's, is shown as text."""
     ends = text.endswith("\n")
     lines = text.split("\n")[:-1] if ends else text.split("\n")
-    return "\n".join(terminal_text(line, limit) for line in lines) + ("\n" if ends else "")
+    if not keep:
+        return "\n".join(terminal_text(line, limit) for line in lines) + ("\n" if ends else "")
+    kept = re.compile("(" + "|".join(re.escape(k) for k in keep) + ")")
+    shown = [
+        "".join(part if part in keep else terminal_text(part, limit) for part in kept.split(line)) for line in lines
+    ]
+    return "\n".join(shown) + ("\n" if ends else "")
