@@ -63,3 +63,15 @@ def test_panels_dir_inside_the_repository_is_fine(team):  # noqa: F811
     list_module(team, "h20-16", "example_panels")
     result = dashgen(team, "build")
     assert result.exit_code == 0, result.output[-2000:]
+
+
+def test_render_module_of_a_module_that_exits_is_an_input_error_naming_it(tmp_path):
+    from click.testing import CliRunner
+
+    from dashgen.cli.app import main
+
+    module = tmp_path / "board.py"
+    module.write_text("import sys\nsys.exit(0)\n")
+    result = CliRunner().invoke(main, ["render-module", str(module), "--out", str(tmp_path / "board.json")])
+    assert result.exit_code == 2 and "board.py" in result.output and "exit(0)" in result.output, result.output
+    assert not (tmp_path / "board.json").exists()
