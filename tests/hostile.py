@@ -1,4 +1,4 @@
-"""The hostile-output suite's payloads and its two small servers on 127.0.0.1: a beacon that counts every
+"""The hostile-output suite's payloads and its small servers on 127.0.0.1 (one answering with a given function): a beacon that counts every
 request it gets (a payload that ran, or a page that fetched, shows up as a hit) and a Prometheus-style data
 source whose every label value, legend and error body is a payload."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,6 +52,38 @@ def colours(beacon: str) -> list[str]:
     ]
 
 
+Answer = tuple[int, str, bytes]  # status, content type, body
+
+
+@contextmanager
+def serve(answer: Callable[[str, str, bytes], Answer]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 answering every GET and POST with ``answer(method, path, body)``; its URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status, content_type, body = answer(self.command, self.path, sent)
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @dataclass
 class Beacon:
     """An HTTP server on 127.0.0.1 that counts the requests it gets."""
@@ -64,26 +96,13 @@ class Beacon:
 def beacon_server() -> Iterator[Beacon]:
     beacon = Beacon()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            beacon.hits.append(self.path)
-            self.send_response(204)
-            self.end_headers()
+    def count(_method: str, path: str, _body: bytes) -> Answer:
+        beacon.hits.append(path)
+        return 204, "text/plain", b""
 
-        do_POST = do_GET  # noqa: N815
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    beacon.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serve(count) as url:
+        beacon.url = url
         yield beacon
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @contextmanager
@@ -91,48 +110,27 @@ def hostile_datasource(labels: list[str]) -> Iterator[str]:
     """A Prometheus query API on 127.0.0.1 whose series carry ``labels`` as label values (one series each, plus a
     series with a string timestamp and non-numeric values); its base URL."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def _params(self) -> dict[str, str]:
-            query = parse_qs(urlsplit(self.path).query)
-            length = int(self.headers.get("Content-Length") or 0)
-            query.update(parse_qs(self.rfile.read(length).decode()) if length else {})
-            return {k: v[0] for k, v in query.items()}
+    def answer(_method: str, target: str, sent: bytes) -> Answer:
+        query = parse_qs(urlsplit(target).query)
+        query.update(parse_qs(sent.decode()))
+        params, path = {k: v[0] for k, v in query.items()}, urlsplit(target).path
+        if path.endswith("/query_range"):
+            start, end, step = (float(params[k]) for k in ("start", "end", "step"))
+            stamps = [start + i * step for i in range(int((end - start) // step) + 1)]
+            result = [
+                {"metric": {"__name__": "up", "pod": label, "model": label}, "values": [[t, "1"] for t in stamps]}
+                for label in labels
+            ]
+            result.append({"metric": {"pod": "odd"}, "values": [["abc", "1"], [stamps[0], "not a number"]]})
+            data: object = {"resultType": "matrix", "result": result}
+        elif path.endswith("/query"):
+            now = float(params.get("time") or 0)
+            result = [{"metric": {"pod": label, "model": label}, "value": [now, "3"]} for label in labels]
+            result.append({"metric": {"pod": "odd"}, "value": ["abc", "x"]})
+            data = {"resultType": "vector", "result": result}
+        else:
+            data = labels  # label values, series names
+        return 200, "application/json", json.dumps({"status": "success", "data": data}).encode()
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            params, path = self._params(), urlsplit(self.path).path
-            if path.endswith("/query_range"):
-                start, end, step = (float(params[k]) for k in ("start", "end", "step"))
-                stamps = [start + i * step for i in range(int((end - start) // step) + 1)]
-                result = [
-                    {"metric": {"__name__": "up", "pod": label, "model": label}, "values": [[t, "1"] for t in stamps]}
-                    for label in labels
-                ]
-                result.append({"metric": {"pod": "odd"}, "values": [["abc", "1"], [stamps[0], "not a number"]]})
-                data = {"resultType": "matrix", "result": result}
-            elif path.endswith("/query"):
-                now = float(params.get("time") or 0)
-                result = [{"metric": {"pod": label, "model": label}, "value": [now, "3"]} for label in labels]
-                result.append({"metric": {"pod": "odd"}, "value": ["abc", "x"]})
-                data = {"resultType": "vector", "result": result}
-            else:
-                data = labels  # label values, series names
-            body = json.dumps({"status": "success", "data": data}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_POST = do_GET  # noqa: N815
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(answer) as url:
+        yield url

@@ -7,48 +7,22 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
+from hostile import serve
 
 from dashgen.cli import main
 
 BODY = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[1;1Hall 85 panels ok\r\n\x9b31m\u202egnp.exe\x1b[0m" * 3
 
 
-@contextmanager
-def hostile_server(as_json: bool) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            length = int(self.headers.get("Content-Length") or 0)
-            self.rfile.read(length)
-            body = (
-                json.dumps({"status": "error", "errorType": BODY, "error": BODY}, ensure_ascii=False)
-                if as_json
-                else BODY
-            ).encode()
-            self.send_response(422 if as_json else 500)
-            self.send_header("Content-Type", "application/json" if as_json else "text/plain")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_POST = do_GET  # noqa: N815
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def hostile_server(as_json: bool):
+    """A data source whose every answer is an error body full of control sequences (text, or a JSON error)."""
+    if as_json:
+        body = json.dumps({"status": "error", "errorType": BODY, "error": BODY}, ensure_ascii=False).encode()
+        return serve(lambda *_: (422, "application/json", body))
+    return serve(lambda *_: (500, "text/plain", BODY.encode()))
 
 
 def _controls(text: str) -> list[str]:
