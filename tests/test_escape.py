@@ -168,3 +168,14 @@ def test_terminal_lines_keeps_line_breaks_and_only_the_given_sequences():
         "a\x1b[31mred\x1b[0m\n\\x1b]52;c;eA==\\x07 \\x1b[8mhidden\\x0d\n"
     )
     assert terminal_lines(text) == "a\\x1b[31mred\\x1b[0m\n\\x1b]52;c;eA==\\x07 \\x1b[8mhidden\\x0d\n"
+
+
+@pytest.mark.parametrize("text", ["- nested", "+ nested", "1. nested", "# heading", "> quote", "=== rule", "    code"])
+def test_markdown_text_opens_no_block_where_a_list_item_begins(text):
+    rendered = _html_of(f"- {markdown_text(text)}: detail")
+    assert rendered.count("<li>") == 1 and "<ul>" in rendered and rendered.count("<ul>") == 1, rendered
+    assert not any(tag in rendered for tag in ("<ol", "<h1", "<blockquote", "<pre", "<hr")), rendered
+
+
+def test_markdown_text_leaves_ordinary_names_as_written():
+    assert markdown_text("h20-16") == "h20-16" and markdown_text("p99.9 latency") == "p99.9 latency"

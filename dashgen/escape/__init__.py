@@ -43,7 +43,8 @@ _UNSAFE_URL_RE = re.compile(r"[\x00-\x20\x7f-\x9f\"'<>\\`]")
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _LINE_BREAKS_RE = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
 _ZWSP = "&#8203;"
-_MARKDOWN_PUNCTUATION_RE = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:])")
+_MARKDOWN_PUNCTUATION_RE = re.compile(r"([\\`*_{}\[\]()#!|~])")
+_BLOCK_START_RE = re.compile(r"^(\s*)([-+=]|\d+\.(?=\s|$))")  # what would open a list, a heading or a rule
 
 
 def html_text(text: object) -> str:
@@ -100,10 +101,16 @@ def _unlinked(escaped: str) -> str:
     return re.sub(r"(?i)\b(www)(\\?\.)", r"\1" + _ZWSP + r"\2", text)
 
 
+def _block_start(match: re.Match[str]) -> str:
+    mark = match.group(2)
+    return match.group(1) + (mark[:-1] + "\\." if mark.endswith(".") else "\\" + mark)
+
+
 def markdown_text(text: object) -> str:
-    """``text`` as inert inline markdown: one line, ``& < > " '`` as entities, markdown punctuation
-    backslash-escaped, no mention and no autolink."""
-    escaped = _MARKDOWN_PUNCTUATION_RE.sub(r"\\\1", one_line(text))
+    """``text`` as inert inline markdown: one line, ``& < > " '`` as entities, the inline punctuation
+    backslash-escaped (and a leading ``-``, ``+``, ``=`` or ``1.`` that would open a block), no mention and no
+    autolink; ordinary text (``h20-16``, ``p99.9``) stays as written."""
+    escaped = _BLOCK_START_RE.sub(_block_start, _MARKDOWN_PUNCTUATION_RE.sub(r"\\\1", one_line(text).strip()))
     return _unlinked(html.escape(escaped, quote=True))
 
 
