@@ -1,6 +1,6 @@
-"""The hostile-output suite's payloads and its small servers on 127.0.0.1 (one answering with a given function): a beacon that counts every
-request it gets (a payload that ran, or a page that fetched, shows up as a hit) and a Prometheus-style data
-source whose every label value, legend and error body is a payload."""
+"""The hostile-output suite's payloads and its small servers on 127.0.0.1: one answering with a given function,
+a beacon that counts every request it gets (a payload that ran, or a page that fetched, shows up as a hit) and a
+Prometheus-style data source whose every label value and legend is a payload."""
 
 from __future__ import annotations
 
