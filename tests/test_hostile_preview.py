@@ -208,3 +208,12 @@ def test_a_preview_answer_with_string_timestamps_and_words_for_values_draws_gaps
     names = [s["name"] for s in charts[0]["series"]]
     assert len(names) == 1 and "odd" not in names[0], names  # the malformed series has no point to draw
     assert drawing.panels == 1 and drawing.errors == 0
+
+
+def test_the_page_script_writes_no_html_and_evaluates_no_text():
+    """The page's own script builds nothing from markup: data reaches the DOM only as attributes and canvas."""
+    from dashgen.preview.page import asset
+
+    script = asset("preview/preview.js")
+    sinks = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", 'setTimeout("')
+    assert [sink for sink in sinks if sink in script] == []
