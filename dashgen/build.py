@@ -106,6 +106,8 @@ def build_all(profiles: list[Profile], schema: str | None = None) -> list[BuiltD
         except BuildValidationError as exc:
             problems += exc.problems
             continue
+        if not dashboards:  # never a green build of nothing
+            problems.append(f"{profile.name}: produced no dashboard")
         for dashboard in dashboards:
             if dashboard.uid in uids:
                 problems.append(f"{profile.name}/{dashboard.uid}: uid also produced by profile {uids[dashboard.uid]}")

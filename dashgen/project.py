@@ -2,7 +2,7 @@
 modules live (``panels_dir``) and where the release ledger is kept (``ledger``; backups beside it).
 
 ```toml
-panels_dir = "panels"            # default: panels/ beside the profiles folder
+panels_dir = "panels"            # default: panels/ beside the profiles folder; must lie inside the repository
 ledger = "releases/ledger.jsonl" # default; relative paths are relative to this file
 ```
 
@@ -63,9 +63,16 @@ def parse_settings(path: Path, data: dict[str, Any]) -> ProjectSettings:
         candidate = Path(text)
         return candidate if candidate.is_absolute() else base / candidate
 
+    panels_dir = resolved(data.get("panels_dir", DEFAULT_PANELS_DIR))
+    # the team's modules are run as code: only from the repository itself, never a folder elsewhere on the machine
+    if not panels_dir.resolve().is_relative_to(base.resolve()):
+        raise InputError(
+            f"{path}: panels_dir: {data['panels_dir']!r} lies outside the repository ({base}); "
+            "the team's panel modules must be inside it"
+        )
     return ProjectSettings(
         root=base,
-        panels_dir=resolved(data.get("panels_dir", DEFAULT_PANELS_DIR)),
+        panels_dir=panels_dir,
         ledger=resolved(data["ledger"]) if "ledger" in data else None,
     )
 

@@ -18,8 +18,10 @@ as trusted as its profiles. Errors name the profile, the module file and what is
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +35,7 @@ from dashgen.render.imported import ImportedDashboard
 from dashgen.render.spec import GroupSpec, PanelSpec
 
 PACKAGE = "dashgen_team_panels"
+TIME_LIMIT = 60.0  # seconds a team module may take to load, and its build() to run (DASHGEN_MODULE_TIMEOUT)
 
 
 @dataclass(frozen=True)
@@ -47,18 +50,55 @@ def module_path(profile: Profile, name: str) -> Path:
     return settings_for_profiles(Path(profile.path).parent).panels_dir / f"{name}.py"
 
 
+def time_limit() -> float:
+    """``$DASHGEN_MODULE_TIMEOUT`` seconds when set to a positive number, else :data:`TIME_LIMIT`."""
+    try:
+        value = float(os.environ.get("DASHGEN_MODULE_TIMEOUT", ""))
+    except ValueError:
+        return TIME_LIMIT
+    return value if 0 < value < 86_400 else TIME_LIMIT
+
+
+def contained(call: Callable[[], Any], where: str, doing: str) -> Any:
+    """Run the team's ``call`` with a time bound: its result, or an :class:`InputError` naming ``where`` when it
+    raises anything — ``SystemExit`` too, which would otherwise end the command with the module's exit code and
+    nothing built — or does not return in time (the call runs on in a daemon thread; the command stops).
+    Only the user's interrupt (Ctrl-C, delivered to the main thread) goes through."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - the team's code: every way out is reported
+            outcome["error"] = exc
+
+    limit = time_limit()
+    worker = threading.Thread(target=run, name=f"dashgen team module: {where}", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise InputError(f"{where}: {doing}: it did not finish within {limit:g}s (DASHGEN_MODULE_TIMEOUT)")
+    error = outcome.get("error")
+    if isinstance(error, KeyboardInterrupt):
+        raise error
+    if isinstance(error, SystemExit):
+        raise InputError(f"{where}: {doing}: it called exit({error.code!r}); a module must not end the command")
+    if error is not None:
+        raise InputError(f"{where}: {doing}: {type(error).__name__}: {error}")
+    return outcome.get("value")
+
+
 def load_module(path: Path, name: str, where: str) -> ModuleType:
-    """Execute the team's module file (fresh each time, so an edit is never missed)."""
+    """Execute the team's module file (fresh each time, so an edit is never missed), contained and time-bound."""
     if not path.is_file():
         raise InputError(f"{where}: no module file {path} (the team's panels folder: dashgen.toml panels_dir)")
     spec = importlib.util.spec_from_file_location(f"{PACKAGE}.{name}", path)
     if spec is None or spec.loader is None:
         raise InputError(f"{where}: {path}: cannot load as a Python module")
     module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # the team's code: any failure is their input error, named
-        raise InputError(f"{where}: {path}: the module fails to load: {type(exc).__name__}: {exc}") from None
+        contained(lambda: loader.exec_module(module), f"{where}: {path}", "the module fails to load")
     finally:
         sys.modules.pop(spec.name, None)
     return module
@@ -88,10 +128,7 @@ def _groups_of(
             f"{where}: defines neither DASHBOARD = ImportedDashboard(...) (as dashgen import writes) "
             "nor build(profile, topology) returning GroupSpec rows"
         )
-    try:
-        made = build(profile, topology)
-    except Exception as exc:
-        raise InputError(f"{where}: build(profile, topology) failed: {type(exc).__name__}: {exc}") from None
+    made = contained(lambda: build(profile, topology), where, "build(profile, topology) failed")
     found: Iterable[Any] = () if made is None else (made,) if isinstance(made, GroupSpec) else made
     groups = tuple(found)
     if not all(isinstance(group, GroupSpec) for group in groups):

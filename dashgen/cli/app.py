@@ -19,6 +19,9 @@ import click
 
 from dashgen import __version__
 from dashgen.errors import DashgenError, redact
+from dashgen.escape import terminal_text
+
+MESSAGE_LINE_LIMIT = 4000  # characters of one line of an error message
 
 # command name -> "module:attribute" of dashgen.cli, in the order ``--help`` lists them
 COMMANDS: dict[str, str] = {
@@ -105,7 +108,12 @@ class DashgenGroup(click.Group):
         if (isinstance(obj, dict) and obj.get("debug")) or os.environ.get("DASHGEN_DEBUG") == "1":
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             click.echo(redact(text), err=True, nl=False)
-        lines = [line for line in (message or type(exc).__name__).splitlines() if line.strip()] or [message]
+        # every line shown as text: a server's or a team module's control sequences never reach the terminal
+        lines = [
+            terminal_text(line, MESSAGE_LINE_LIMIT)
+            for line in (message or type(exc).__name__).splitlines()
+            if line.strip()
+        ] or [terminal_text(message, MESSAGE_LINE_LIMIT)]
         from dashgen.cli.output import emit_error_envelope  # --format json: the error in the one envelope too
 
         emit_error_envelope(ctx, redact("\n".join(lines)), code)

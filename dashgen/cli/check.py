@@ -27,7 +27,9 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
+from dashgen.diff.values import COLOURS
 from dashgen.errors import BuildValidationError, InputError
+from dashgen.escape import markdown_code, markdown_text, terminal_lines
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
@@ -77,7 +79,7 @@ def _problems(report: dict[str, Any], dashboards_dir: Path, errors: list[Any]) -
 def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounded: bool) -> list[str]:
     lines = [f"**dashgen check: {'FAILED' if failed else 'ok'}** — {summary}", ""]
     shown = problems[:PROBLEMS_SHOWN] if bounded else problems
-    lines += [f"- {kind}: {text.replace(chr(10), ' ')[: 500 if bounded else None]}" for kind, text in shown]
+    lines += [f"- {markdown_text(kind)}: {markdown_text(text[: 500 if bounded else None])}" for kind, text in shown]
     if len(shown) < len(problems):
         lines.append(f"- … {len(problems) - len(shown)} more problem(s) in the full report")
     return lines
@@ -196,7 +198,7 @@ def check_command(
         f"{len(report['validation'])} validation problems"
     )
     problems = _problems(report, dashboards_dir, errors)
-    sections = [Section(f"Changes against `{base_ref}`", base_diff)] if base_ref is not None else []
+    sections = [Section(f"Changes against {markdown_code(base_ref)}", base_diff)] if base_ref is not None else []
     if stale_diff:
         sections.append(Section(f"Stale: committed `{dashboards_dir}` vs a fresh build", stale_diff))
     if report_path is not None:
@@ -259,7 +261,7 @@ def _text(
     for name in report["stale"]:
         click.echo(f"stale: {dashboards_dir / name} differs from a fresh build (run dashgen build)")
     if stale_diff:
-        click.echo(render_text(stale_diff, color=color), nl=False, color=color)
+        click.echo(terminal_lines(render_text(stale_diff, color=color), keep=COLOURS), nl=False, color=color)
     for name in report["missing"]:
         click.echo(f"missing: {dashboards_dir / name} (run dashgen build and commit it)")
     for name in report["extra"]:
@@ -272,5 +274,5 @@ def _text(
         click.echo(f"index: {problem}")
     if base_ref is not None:
         click.echo(f"changes against {base_ref}:")
-        click.echo(render_text(base_diff, color=color), nl=False, color=color)
+        click.echo(terminal_lines(render_text(base_diff, color=color), keep=COLOURS), nl=False, color=color)
     click.echo(f"check: {summary}: {'FAILED' if failed else 'ok'}")

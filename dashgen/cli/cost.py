@@ -22,7 +22,8 @@ from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_
 from dashgen.cli.output import emit_json, format_option
 from dashgen.document import unwrap
 from dashgen.errors import InputError, redact
-from dashgen.live.cost import Budget, exit_code, measure, render_text, report
+from dashgen.escape import terminal_lines
+from dashgen.live.cost import Budget, exit_code, measure, render_text, report, unchecked
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, plan
@@ -158,7 +159,12 @@ def cost_command(
     code = max(exit_code(result) for result in results)
     if output_format == "json":
         problems = [*(str(v) for r in results for v in r["over_budget"]), *(e for r in results for e in r["errors"])]
+        problems += [
+            f"budget not checked: the data source returned no statistics for {' or '.join(r['unmeasured'])}"
+            for r in results
+            if unchecked(r)
+        ]
         emit_json(ctx, results, code, problems)
     else:
-        click.echo("".join(render_text(result, top) for result in results), nl=False)
+        click.echo(terminal_lines("".join(render_text(result, top) for result in results)), nl=False)
     ctx.exit(code)

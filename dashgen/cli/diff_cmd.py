@@ -22,7 +22,9 @@ from dashgen.diff.comment import render_markdown
 from dashgen.diff.engine import diff_dashboards
 from dashgen.diff.pairing import pair_documents
 from dashgen.diff.render import FileDiff, has_changes, render_json, render_text
+from dashgen.diff.values import COLOURS
 from dashgen.errors import InputError
+from dashgen.escape import terminal_lines
 from dashgen.files import atomic_write
 
 FORMATS = ("json", "markdown", "text")
@@ -141,6 +143,8 @@ def diff_command(
         raise SystemExit(code)
     color = fmt == "text" and use_color(color_choice)
     text = render(files, fmt, color, where)
+    if fmt == "text":  # titles and queries of a live Grafana too: no control sequence but the diff's own colours
+        text = terminal_lines(text, keep=COLOURS)
     click.echo(_with_pictures(text, picture_lines) if fmt == "markdown" else text, nl=False, color=color)
     if fmt == "text" and pictures:
         click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")

@@ -22,6 +22,7 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.deployment.edit import set_source_fields
 from dashgen.deployment.profile import Profile, load_profile
 from dashgen.errors import InputError, redact
+from dashgen.escape import terminal_lines
 from dashgen.exporters.availability import Stated
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
 from dashgen.live.datasource import Datasource
@@ -114,7 +115,7 @@ def doctor_command(
             ctx, {**meta, "sources": reports}, code, [d for r in differing for d in r["differences"]] if code else []
         )
     else:
-        click.echo(render_text(reports, profile), nl=False)
+        click.echo(terminal_lines(render_text(reports, profile)), nl=False)
         if write and differing:
             click.echo(f"wrote {profile.path if profile else ''}")
     ctx.exit(code)

@@ -35,6 +35,7 @@ from dashgen.diff.engine import DashboardDiff, diff_dashboards
 from dashgen.diff.render import FileDiff, dashboard_text, diff_to_json
 from dashgen.document import is_v2
 from dashgen.errors import InputError
+from dashgen.escape import markdown_code, markdown_text, terminal_lines
 from dashgen.grafana.errors import GrafanaError
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import backup_dashboard, load_backup
@@ -151,7 +152,7 @@ def _json(drifts: list[Drift], instance: str) -> dict[str, Any]:
 
 def _markdown(drifts: list[Drift]) -> str:
     files = [FileDiff(f"{d.profile}/{d.uid}.json" if d.profile else d.uid, d.diff) for d in drifts if d.diff]
-    preface = [f"- **{d.status}** `{d.uid}`: {d.detail}" for d in drifts]
+    preface = [f"- **{markdown_text(d.status)}** {markdown_code(d.uid)}: {markdown_text(d.detail)}" for d in drifts]
     return render_comment(
         [Section("Edited in Grafana since the last release", files)],
         title="dashgen drift",
@@ -194,5 +195,6 @@ def drift_command(
             [f"{d.uid}: {d.status}: {d.detail}" for d in drifts if d.drifted],
         )
         raise SystemExit(code)
-    click.echo({"text": _text, "markdown": _markdown}[output_format](drifts), nl=False)
+    shown = {"text": _text, "markdown": _markdown}[output_format](drifts)
+    click.echo(terminal_lines(shown) if output_format == "text" else shown, nl=False)
     raise SystemExit(code)

@@ -23,6 +23,7 @@ from dashgen.cli.output import emit_json, format_option, print_table
 from dashgen.cli.publish import approval_options, keys_by_panel_id, release, target_of
 from dashgen.dashboard import dashboard_specs
 from dashgen.errors import InputError
+from dashgen.escape import terminal_text
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import stages
@@ -182,7 +183,9 @@ def history(
     click.echo(f"{uid} on {instance.label}")
     table = []
     for row in rows:
-        note = row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else "")
+        note = terminal_text(
+            row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else ""), 300
+        )
         table.append(
             [
                 str(row["version"]),

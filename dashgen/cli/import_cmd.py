@@ -12,7 +12,9 @@ round trip finds a change, 2 on bad input.
 from __future__ import annotations
 
 import json
+import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +39,63 @@ def read_source(path: Path) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
     try:
-        return json.loads(text)
+        doc = json.loads(text, parse_constant=_not_json(path), parse_int=_integer(path), parse_float=_real(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise InputError(f"{path}: JSON nested too deeply to read") from None
+    return doc
+
+
+MAX_DIGITS = 40  # an integer longer than this is no dashboard's (ids, versions, sizes); Python caps at 4,300
+
+
+def _not_json(path: Path) -> Callable[[str], Any]:
+    def refuse(name: str) -> Any:
+        raise InputError(f"{path}: {name} is not JSON (a Grafana export never holds it): replace it by a number")
+
+    return refuse
+
+
+def _integer(path: Path) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        if len(text.lstrip("-")) > MAX_DIGITS:
+            raise InputError(f"{path}: an integer of {len(text.lstrip('-')):,} digits is no dashboard's value")
+        return int(text)
+
+    return parse
+
+
+def _real(path: Path) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise InputError(f"{path}: the number {text[:40]} is out of range (not a finite number)")
+        return value
+
+    return parse
+
+
+def first_unencodable(value: Any, where: str = "$") -> str | None:
+    """The JSON path of the first string (or key) that is not encodable text (a lone surrogate), else None."""
+    stack: list[tuple[str, Any]] = [(where, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                try:
+                    str(key).encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"{path} (a key)"
+                stack.append((f"{path}.{key}", child))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{index}]", child) for index, child in enumerate(item))
+    return None
 
 
 def check_dashboard(doc: Any, where: str) -> None:
@@ -170,6 +224,9 @@ def import_command(
     else:
         assert source is not None
         doc, where = read_source(source), str(source)
+    bad = first_unencodable(doc)
+    if bad is not None:  # a file's is refused when read; a live answer's here
+        raise InputError(f"{where}: {bad}: a lone surrogate (an escape like \\ud800 alone) is not text")
     check_dashboard(doc, where)
     try:
         result = import_dashboard(doc, _origin(source, live, grafana_url, doc), panel=panel_key)

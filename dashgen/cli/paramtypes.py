@@ -64,6 +64,10 @@ class HttpUrl(click.ParamType):
             self.fail(f"{redact(text)!r} is not a URL: {exc}", param, ctx)
         if parts.scheme not in ("http", "https") or not host:
             self.fail(f"{redact(text)!r} must be an http:// or https:// URL with a host", param, ctx)
+        from dashgen.net.urls import url_problem
+
+        if (problem := url_problem(text)) is not None:  # a space in the host, port 0, a name no host can have
+            self.fail(f"{redact(text)!r} {problem}", param, ctx)
         return text
 
 

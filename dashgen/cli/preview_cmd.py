@@ -19,6 +19,7 @@ from dashgen.build import build_all
 from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
 from dashgen.cli.output import emit_json, format_option, key_values, progress
 from dashgen.errors import InputError, redact
+from dashgen.escape import terminal_text
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.preview.browser import Browser, require_browser
@@ -147,7 +148,8 @@ def preview_command(
         for r in results:
             made = ", ".join(p for p in (r["html"], r["png"]) if p)
             click.echo(
-                f"{r['dashboard']}: {r['panels']} panels, {r['queries']} queries, {r['query_errors']} failed, "
+                f"{terminal_text(r['dashboard'])}: {r['panels']} panels, {r['queries']} queries, "
+                f"{r['query_errors']} failed, "
                 f"{len(r['no_data'])} with no data -> {made}"
             )
     ctx.exit(code)

@@ -37,6 +37,7 @@ from dashgen.cli.staged import Hooks, stage_options, staged_publish, wants_stage
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, ReleaseInterrupted
+from dashgen.escape import terminal_lines
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish.approvals import Approvals
@@ -178,11 +179,11 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         errors += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
         emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)), 1 if problem else 0, errors)
     else:
-        click.echo(render_plan(plan, connection.info.label if connection else ""))
+        click.echo(terminal_lines(render_plan(plan, connection.info.label if connection else "")))
         if result.dry_run:
             click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
         if outcomes:
-            click.echo(render_outcomes(outcomes))
+            click.echo(terminal_lines(render_outcomes(outcomes)))
     if result.unrecorded:
         click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
         for outcome in result.unrecorded:

@@ -16,6 +16,7 @@ from dashgen.build import build_all
 from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_option, selected_profiles
 from dashgen.cli.output import emit_json, format_option, progress, summarise_causes
 from dashgen.errors import InputError, redact
+from dashgen.escape import terminal_lines
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
@@ -159,5 +160,5 @@ def validate_queries(
         ]
         emit_json(ctx, json.loads(render_json(checks, meta)), code, summarise_causes(failures))
     else:
-        click.echo(render_text(checks, meta), nl=False)
+        click.echo(terminal_lines(render_text(checks, meta)), nl=False)
     ctx.exit(code)

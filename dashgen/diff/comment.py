@@ -19,14 +19,14 @@ default) never writes more, whatever the change. Its shape:
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dashgen.diff.engine import FieldChange
 from dashgen.diff.render import FileDiff, grid_text, panel_label, total_noise
 from dashgen.diff.values import describe_change, json_text
+from dashgen.escape import markdown_code, markdown_html, markdown_text
 
 COMMENT_LIMIT = 60_000
 ITEM_LIMIT = 8_000  # one item's details in a bounded comment; the full report has them whole
@@ -68,11 +68,12 @@ class Item:
     """One change, in one or (grouped) several dashboards."""
 
     kind: str
-    subject: str
+    subject: str  # plain text, escaped where it is shown
     signature: tuple[Any, ...]
     changes: tuple[FieldChange, ...] = ()
     notes: tuple[str, ...] = ()
     members: list[tuple[str, int]] = field(default_factory=list)  # (file name, changes it counts for)
+    code: bool = False  # the subject shown as code (a file name)
 
     @property
     def rank(self) -> int:
@@ -102,7 +103,7 @@ def _items_of(f: FileDiff) -> list[Item]:
     profile = profile_of(f.name)
     norm_name = f.name.replace(profile, "{profile}")
     if f.status != "compared":
-        whole = Item(f"dashboard {f.status}", f"<code>{html.escape(f.name)}</code>", ("file", f.status, norm_name))
+        whole = Item(f"dashboard {f.status}", f.name, ("file", f.status, norm_name), code=True)
         whole.members.append((f.name, 1))
         return [whole]
     d = f.diff
@@ -110,12 +111,20 @@ def _items_of(f: FileDiff) -> list[Item]:
         return []
     items = [
         Item(
-            "panel removed", panel_label(p.title, p.id), ("removed", p.title, p.id, p.type), notes=(f"type `{p.type}`",)
+            "panel removed",
+            panel_label(p.title, p.id),
+            ("removed", p.title, p.id, p.type),
+            notes=(f"type {markdown_code(p.type)}",),
         )
         for p in d.removed_panels
     ]
     items += [
-        Item("panel added", panel_label(p.title, p.id), ("added", p.title, p.id, p.type), notes=(f"type `{p.type}`",))
+        Item(
+            "panel added",
+            panel_label(p.title, p.id),
+            ("added", p.title, p.id, p.type),
+            notes=(f"type {markdown_code(p.type)}",),
+        )
         for p in d.added_panels
     ]
     items += [
@@ -141,7 +150,9 @@ def _items_of(f: FileDiff) -> list[Item]:
         )
     if d.layout_moves:
         notes = tuple(
-            f"- {panel_label(m.title, m.id)}: {grid_text(m, True)} → {grid_text(m, False)}" for m in d.layout_moves
+            f"- {markdown_text(panel_label(m.title, m.id))}: {markdown_text(grid_text(m, True))} → "
+            f"{markdown_text(grid_text(m, False))}"
+            for m in d.layout_moves
         )
         items.append(
             Item(
@@ -173,27 +184,24 @@ def group_items(files: Sequence[FileDiff]) -> list[Item]:
     )
 
 
-def _where(item: Item) -> str:
+def _where(item: Item, escape: Callable[[object], str]) -> str:
     profiles = [profile_of(name) if "/" in name else name for name, _ in item.members]
     if len(profiles) == 1:
-        return f"in {html.escape(profiles[0])}"
+        return f"in {escape(profiles[0])}"
     return (
-        f"the same change in {len(profiles)} profiles: {html.escape(', '.join(profiles))} "
-        f"(shown for {html.escape(profiles[0])})"
+        f"the same change in {len(profiles)} profiles: {escape(', '.join(profiles))} (shown for {escape(profiles[0])})"
     )
 
 
-def _summary(item: Item) -> str:
+def _summary(item: Item, escape: Callable[[object], str] = markdown_html) -> str:
+    """The item's one line: inside ``<summary>`` (raw HTML, ``markdown_html``) or a list item (markdown)."""
     fields = f" · {len(item.changes)} field change(s)" if item.changes else ""
-    return f"<b>{html.escape(item.kind)}</b> · {html.escape(item.subject)}{fields} · {_where(item)}"
+    subject = f"<code>{escape(item.subject)}</code>" if item.code else escape(item.subject)
+    return f"<b>{escape(item.kind)}</b> · {subject}{fields} · {_where(item, escape)}"
 
 
 def _short(c: FieldChange) -> bool:
     return len(describe_change(c.path, c.old, c.new)) == 1
-
-
-def _md(text: str) -> str:
-    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
 
 
 def _details(item: Item, cap: int | None) -> list[str]:
@@ -201,7 +209,11 @@ def _details(item: Item, cap: int | None) -> list[str]:
     short = [c for c in item.changes if _short(c)]
     if short:
         body += ["| kind | field | old | new |", "|---|---|---|---|"]
-        body += [f"| {c.category} | {_md(c.path)} | {_md(json_text(c.old))} | {_md(json_text(c.new))} |" for c in short]
+        body += [
+            f"| {markdown_text(c.category)} | {markdown_code(c.path)} | {markdown_code(json_text(c.old))} | "
+            f"{markdown_code(json_text(c.new))} |"
+            for c in short
+        ]
     size = sum(len(line) + 1 for line in body)
     long_changes = [c for c in item.changes if not _short(c)]
     for index, c in enumerate(long_changes):
@@ -234,7 +246,7 @@ def _cut_block(block: list[str], room: int) -> list[str]:
 
 
 def _one_line(item: Item) -> str:
-    return f"- {_summary(item)} (details in the full report)"
+    return f"- {_summary(item, markdown_text)} (details in the full report)"
 
 
 def summary_table(files: Sequence[FileDiff]) -> list[str]:
@@ -245,9 +257,10 @@ def summary_table(files: Sequence[FileDiff]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for f in files:
-        name = html.escape(f.name.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+        name = markdown_code(f.name.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+        profile = markdown_text(profile_of(f.name))
         if f.status != "compared":
-            rows.append(f"| {profile_of(f.name)} | `{name}` | dashboard {f.status} |  |  |  |  |  |  |  |  |")
+            rows.append(f"| {profile} | {name} | dashboard {f.status} |  |  |  |  |  |  |  |  |")
             continue
         d = f.diff
         if d is None or not d.has_semantic_changes:
@@ -261,7 +274,7 @@ def summary_table(files: Sequence[FileDiff]) -> list[str]:
         other = sum(not {"query", "unit", "axis", "thresholds"} & set(c) for c in cats) + len(d.dashboard_changes)
         other -= layout
         rows.append(
-            f"| {profile_of(f.name)} | `{name}` | {d.change_count} | {len(d.added_panels)} / "
+            f"| {profile} | {name} | {d.change_count} | {len(d.added_panels)} / "
             f"{len(d.removed_panels)} / {len(d.changed_panels)} | {n('query')} | {n('unit')} | {n('axis')} | "
             f"{n('thresholds')} | {len(d.added_variables)} / {len(d.removed_variables)} / "
             f"{len(d.changed_variables)} | {len(d.layout_moves) + layout} | {other} |"

@@ -25,6 +25,7 @@ from typing import Any
 
 from dashgen.diff.compare import ABSENT
 from dashgen.diff.promql_format import format_promql
+from dashgen.escape import markdown_code
 
 SHORT_VALUE = 80  # a JSON text up to this long is shown whole, on one line
 LONG_LINE = 120  # a diff line longer than this has its unchanged stretches folded
@@ -39,6 +40,7 @@ _TOKEN = re.compile(r'\w+\s*(?:=~|!~|!=|=)\s*"(?:[^"\\\n]|\\.){0,60}"|\w+|\s+|[^
 _LAST_SEGMENT = re.compile(r"([A-Za-z_]\w*)(?:\[\d+\])*$")
 _RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
 _ON, _OFF = "\x1b[7m", "\x1b[27m"
+COLOURS = (_RED, _GREEN, _RESET, _ON, _OFF)  # the only control sequences a coloured diff may carry
 
 
 def json_text(value: Any) -> str:
@@ -277,10 +279,6 @@ def _value_lines(path: str, old: Any, new: Any, color: bool) -> list[str] | None
     return [_paint(marked_old, "-", color), _paint(marked_new, "+", color)]
 
 
-def _md_code(text: str) -> str:
-    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
-
-
 def describe_change(
     path: str, old: Any, new: Any, *, markdown: bool = False, color: bool = False, label: str = ""
 ) -> list[str]:
@@ -294,8 +292,8 @@ def describe_change(
     lines = _value_lines(path, old, new, color and not markdown)
     if markdown:
         if lines is None:
-            return [f"{prefix}{_md_code(path)}: {_md_code(json_text(old))} → {_md_code(json_text(new))}"]
-        return [f"{prefix}{_md_code(path)}:", "```diff", *(line.replace("```", "'''") for line in lines), "```"]
+            return [f"{prefix}{markdown_code(path)}: {markdown_code(json_text(old))} → {markdown_code(json_text(new))}"]
+        return [f"{prefix}{markdown_code(path)}:", "```diff", *(line.replace("```", "'''") for line in lines), "```"]
     if lines is None:
         return [f"{prefix}{path}: {json_text(old)} -> {json_text(new)}"]
     return [f"{prefix}{path}:", *lines]

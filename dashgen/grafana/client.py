@@ -49,6 +49,7 @@ from dashgen.grafana.models import (
 from dashgen.grafana.resources import ResourceApi
 from dashgen.grafana.server import ServerInfo, namespace
 from dashgen.net.http import EncodedJSON, HttpResponse, HttpTransport, NoAnswer, RetryPolicy, json_object
+from dashgen.net.urls import url_problem
 
 log = logging.getLogger("dashgen.grafana")
 
@@ -378,6 +379,8 @@ def _comparable(dashboard: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_base_url(base_url: str) -> str:
+    if (problem := url_problem(base_url)) is not None:
+        raise InputError(f"Grafana URL {base_url!r} {problem}")
     parts = urlsplit(base_url.strip())
     if "@" in parts.netloc:
         # Credentials in the URL would leak into every message that names the URL.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dashgen.errors import DashgenError
+from dashgen.escape import terminal_text
 
 
 class GrafanaError(DashgenError):
@@ -20,7 +21,7 @@ class GrafanaError(DashgenError):
     def __init__(self, message: str, *, method: str = "", url: str = "") -> None:
         self.method = method
         self.url = url
-        super().__init__(" ".join(message.split()))  # always a single line
+        super().__init__(terminal_text(" ".join(message.split()), 2000))  # always a single line, shown as text
 
 
 class GrafanaUnreachable(GrafanaError):
@@ -81,9 +82,9 @@ class GrafanaHTTPError(GrafanaError):
     ) -> None:
         super().__init__(message, method=method, url=url)
         self.status = status
-        self.grafana_message = grafana_message
-        self.grafana_status = grafana_status
-        self.message_id = message_id
+        self.grafana_message = terminal_text(grafana_message)
+        self.grafana_status = terminal_text(grafana_status, 100)
+        self.message_id = terminal_text(message_id, 200)
 
 
 class Unauthorized(GrafanaHTTPError):

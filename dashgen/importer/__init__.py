@@ -17,6 +17,7 @@ from typing import Any
 
 from dashgen.diff import DashboardDiff, diff_dashboards
 from dashgen.document import unwrap
+from dashgen.errors import InputError
 from dashgen.importer.codegen import write_module
 from dashgen.importer.extract import Hatch
 from dashgen.importer.migrate import migrate
@@ -25,6 +26,7 @@ from dashgen.importer.render import render_imported
 from dashgen.importer.shape import BadShape, check_shape
 from dashgen.importer.vocab import ImportedDashboard
 from dashgen.render.ids import panel_id
+from dashgen.team_panels import contained
 
 __all__ = [
     "BadShape",
@@ -118,10 +120,10 @@ def load_module(path: Path) -> ImportedDashboard:
     module = types.ModuleType(path.stem)
     module.__file__ = str(path)
     sys.modules.setdefault(path.stem, module)
-    try:
-        exec(code, module.__dict__)  # render-module runs the module it is given
-    except Exception as exc:  # any failure of a hand-edited module is one input error
-        raise ModuleError(f"{path}: the module fails on load: {type(exc).__name__}: {exc}") from None
+    try:  # render-module runs the module it is given: contained like a team's (exit, hang, any exception)
+        contained(lambda: exec(code, module.__dict__), str(path), "the module fails on load")
+    except InputError as exc:
+        raise ModuleError(str(exc)) from None
     finally:
         if sys.modules.get(path.stem) is module:
             del sys.modules[path.stem]

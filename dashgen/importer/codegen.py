@@ -18,7 +18,7 @@ from typing import Any
 
 from dashgen.importer.extract import Extracted, Hatch
 from dashgen.importer.plan import GroupPlan, ImportPlan
-from dashgen.importer.pyfmt import Comment, Item, Raw, Seq, call, literal, quote, render
+from dashgen.importer.pyfmt import Comment, Item, Raw, Seq, call, literal, quote, render, visible
 from dashgen.importer.vocab import ImportedEvidence, Place
 from dashgen.render import kit
 from dashgen.render.spec import PanelSpec, Target
@@ -145,7 +145,7 @@ def function_name(group: GroupPlan) -> str:
 
 
 def _doc_line(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return visible(text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'))
 
 
 def _place(place: Place) -> Seq:

@@ -31,6 +31,7 @@ from dashgen.render.grafanalib_bridge import DATASOURCE
 from dashgen.render.ids import panel_id
 from dashgen.render.layout import GridPos
 from dashgen.render.spec import Evidence, PanelSpec, Target
+from dashgen.render.tables import ref as ref_id
 
 KIT_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline")
 BASE_KIND = {
@@ -102,11 +103,6 @@ def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value) if isinstance(value, list) else ()
 
 
-def _ref_id(index: int) -> str:
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    return letters[index] if index < 26 else f"{letters[index // 26 - 1]}{letters[index % 26]}"
-
-
 def targets_of(raw: Any) -> tuple[Target, ...]:
     targets = []
     for index, target in enumerate(raw if isinstance(raw, list) else []):
@@ -118,7 +114,7 @@ def targets_of(raw: Any) -> tuple[Target, ...]:
                 legend=target["legendFormat"] if isinstance(target.get("legendFormat"), str) else "",
                 instant=target.get("instant") is True,
                 table=target.get("format") == "table",
-                ref_id=ref if isinstance(ref, str) and ref != _ref_id(index) else "",
+                ref_id=ref if isinstance(ref, str) and ref != ref_id(index) else "",
                 interval=interval if isinstance(interval, str) else "",
             )
         )

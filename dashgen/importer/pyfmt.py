@@ -65,14 +65,26 @@ def quote(value: str) -> str:
             body.append("\\r")
         elif ch == "\t":
             body.append("\\t")
-        elif ord(ch) < 32 or ord(ch) == 127 or 0xD800 <= ord(ch) <= 0xDFFF:
-            body.append(f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+        elif ch != " " and not ch.isprintable():  # controls, bidi, zero-width, separators, surrogates
+            body.append(escaped(ch))
         else:
             body.append(ch)
     text = "".join(body)
     if text.count('"') > text.count("'"):
         return "'" + text.replace("'", "\\'") + "'"
     return '"' + text.replace('"', '\\"') + '"'
+
+
+def escaped(ch: str) -> str:
+    """A character as its escape sequence (``\\x00``, ``\\u202e``, ``\\U000e0001``)."""
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def visible(text: str) -> str:
+    """``text`` for a comment or a docstring of generated code: every character that does not show as itself
+    (a control, a bidi override or isolate, a zero-width or line separator: "Trojan Source") as its escape."""
+    return "".join(escaped(ch) if ch != " " and not ch.isprintable() else ch for ch in text)
 
 
 def number(value: int | float) -> str:
@@ -169,7 +181,7 @@ def _noqa(line: str) -> str:
 
 def _comment_lines(text: str, indent: int) -> list[str]:
     pad = " " * indent
-    chunks = textwrap.wrap(text, LINE - indent - 2, break_long_words=False)
+    chunks = textwrap.wrap(visible(text), LINE - indent - 2, break_long_words=False)
     return [f"{pad}# {chunk}" for chunk in chunks] or [pad + "#"]
 
 

@@ -226,6 +226,19 @@ def violations(panels: list[PanelCost], budget: Budget) -> list[str]:
     return found
 
 
+def unmeasured(panels: list[PanelCost], budget: Budget) -> list[str]:
+    """The figures the budget limits that the data source reported for no panel at all (no statistics): a budget
+    on them was not checked, and is never called kept."""
+    found = []
+    for figure, limits, values in (
+        ("series fetched", (budget.panel_series, budget.dashboard_series), [p.series_fetched for p in panels]),
+        ("samples scanned", (budget.panel_samples, budget.dashboard_samples), [p.samples_scanned for p in panels]),
+    ):
+        if any(limit is not None for limit in limits) and all(value is None for value in values):
+            found.append(figure)
+    return found
+
+
 def report(panels: list[PanelCost], budget: Budget, meta: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON-ready report: meta, budget, per-dashboard totals, per-panel figures, violations, errors."""
     return {
@@ -247,6 +260,7 @@ def report(panels: list[PanelCost], budget: Budget, meta: Mapping[str, Any]) -> 
             for p in panels
         ],
         "over_budget": violations(panels, budget),
+        "unmeasured": unmeasured(panels, budget),
         "errors": [f"{p.dashboard}: panel {p.title!r}: {e}" for p in panels for e in p.errors],
     }
 
@@ -282,14 +296,33 @@ def render_text(data: Mapping[str, Any], top: int = 15) -> str:
         lines.append(f"error: {message}")
     for message in data["over_budget"]:
         lines.append(f"over budget: {message}")
-    if not data["over_budget"] and not data["errors"]:
+    missing = data.get("unmeasured") or []
+    if missing:
+        lines.append(
+            f"budget not checked: the data source returned no statistics for {' or '.join(missing)} "
+            "(no figure, so no verdict)"
+        )
+    if not data["over_budget"] and not data["errors"] and not unchecked(data):
         lines.append("within budget" if any(v is not None for v in data["budget"].values()) else "no budget set")
     return "\n".join(lines) + "\n"
 
 
+def unchecked(data: Mapping[str, Any]) -> bool:
+    """Every figure the budget limits went unmeasured: nothing was checked."""
+    limited = {
+        figure
+        for figure, keys in (
+            ("series fetched", ("panel_series", "dashboard_series")),
+            ("samples scanned", ("panel_samples", "dashboard_samples")),
+        )
+        if any(data["budget"].get(key) is not None for key in keys)
+    }
+    return bool(limited) and limited <= set(data.get("unmeasured") or [])
+
+
 def exit_code(data: Mapping[str, Any]) -> int:
-    """1 when a figure is over budget or a query failed, else 0."""
-    return 1 if data["over_budget"] or data["errors"] else 0
+    """1 when a figure is over budget, a query failed or no limited figure could be measured, else 0."""
+    return 1 if data["over_budget"] or data["errors"] or unchecked(data) else 0
 
 
 # -- I/O -----------------------------------------------------------------------------------------

@@ -25,9 +25,15 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from dashgen.errors import DashgenError, InputError, redact
+from dashgen.escape import terminal_text
 from dashgen.net.http import NO_RETRY, HttpResponse, HttpTransport, NoAnswer, without_credentials
+from dashgen.net.urls import url_problem
 
 RESULT_TYPES = ("vector", "matrix", "scalar", "string")
+# Series one answer may hold: counted in the raw bytes before decoding (one million series took 2.1 GiB once
+# decoded); no dashboard panel needs more, and a query that returns more is itself the problem to report.
+MAX_SERIES = 50_000
+_SERIES_KEY = b'"metric":'  # a key: inside a JSON string its quotes would be escaped
 
 
 class DatasourceError(DashgenError):
@@ -38,7 +44,9 @@ class DatasourceError(DashgenError):
     def __init__(
         self, url: str, status: int | None, message: str, error_type: str = "", connection: bool = False
     ) -> None:
-        url, message, error_type = redact(without_credentials(url)), redact(message), redact(error_type)[:100]
+        # the server's words, shown as text: no control sequence of theirs reaches a terminal or a report
+        url = terminal_text(redact(without_credentials(url)))
+        message, error_type = terminal_text(redact(message)), terminal_text(redact(error_type), 100)
         self.url = url
         self.status = status
         self.message = message
@@ -73,6 +81,8 @@ class Datasource:
     def __init__(self, base_url: str, import_url: str | None = None, timeout: float = 30.0) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise InputError(f"data source URL must start with http:// or https://, got {redact(base_url)!r}")
+        if (problem := url_problem(base_url)) is not None:
+            raise InputError(f"data source URL {redact(without_credentials(base_url))!r} {problem}")
         # user:password@ in the URL becomes basic auth, and the URL the messages name carries no credentials
         parts = urlsplit(base_url)
         auth = (unquote(parts.username or ""), unquote(parts.password or "")) if parts.username else None
@@ -148,6 +158,12 @@ class Datasource:
             response = self._request("POST", url, timeout=timeout, data=params)
         else:
             response = self._request(method, url, timeout=timeout, params=params)
+        if (series := response.body.count(_SERIES_KEY)) > MAX_SERIES:
+            raise DatasourceError(
+                url,
+                response.status,
+                f"the answer holds {series:,} series, over the limit of {MAX_SERIES:,}: narrow the query",
+            )
         try:
             body = response.json()
         except ValueError:

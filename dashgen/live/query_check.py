@@ -148,6 +148,32 @@ class _Budget:
             self.consecutive = self.consecutive + 1 if connection_failed else 0
 
 
+def _is_number(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            float(value)  # Prometheus writes sample values as strings, "NaN" and "+Inf" included
+        except ValueError:
+            return False
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def numeric_series(result_type: str, result: list[Any]) -> int:
+    """How many series of an answer have at least one ``[time, value]`` sample whose value is a number."""
+    if result_type == "string":
+        return 1  # a string answer has no number to check (no panel of dashgen's asks for one)
+    if result_type == "scalar":
+        return int(len(result) == 2 and _is_number(result[1]))
+    key = "values" if result_type == "matrix" else "value"
+    count = 0
+    for item in result:
+        samples = item.get(key) if isinstance(item, dict) else None
+        if key == "value":
+            samples = [samples]
+        count += any(isinstance(s, list) and len(s) == 2 and _is_number(s[1]) for s in samples or [])
+    return count
+
+
 def _run_one(ds: Datasource, query: ExpandedQuery, timeout: float, budget: _Budget | None = None) -> TargetCheck:
     check = TargetCheck(query.ref_id, query.kind, query.original, query.expr)
     if budget is not None and (stop := budget.stop_reason()) is not None:
@@ -164,6 +190,9 @@ def _run_one(ds: Datasource, query: ExpandedQuery, timeout: float, budget: _Budg
             result = ds.query_range(query.expr, query.start, query.end, query.step, timeout)
         check.series = result.series
         check.status = "ok" if result.series else "empty"
+        if result.series and not numeric_series(result.result_type, result.result):
+            check.status = "error"  # values that are not numbers are no data a panel can draw
+            check.error_message = f"malformed answer: none of its {result.series} series has a numeric sample value"
         if budget is not None:
             budget.record(False)
     except DatasourceError as exc:

@@ -317,9 +317,13 @@ class HttpTransport:
         shown = without_credentials(url)
         idempotent = method in IDEMPOTENT_METHODS
         attempts = 1 + max(self.retry.retries, 0)
+        # the whole request — every attempt, every wait and every body — ends within ANSWER_TIME_FACTOR read
+        # timeouts: a Retry-After of an hour or a body dripping in cannot hold a command past its --timeout's bound
+        request_end = time.monotonic() + ANSWER_TIME_FACTOR * read
         for attempt in range(1, attempts + 1):
             self._wait_for_gate()
             started = time.monotonic()
+            left = max(request_end - started, 0.05)
             try:
                 raw = self.session.request(
                     method,
@@ -328,12 +332,14 @@ class HttpTransport:
                     data=data,
                     headers=headers,
                     allow_redirects=self.follow_redirects,
-                    timeout=(connect, read),
+                    timeout=(min(connect, left), min(read, left)),
                     verify=self._verify,
                     stream=True,
                 )
                 try:
-                    content = read_body(raw, self.max_answer_bytes, started + ANSWER_TIME_FACTOR * read)
+                    content = read_body(
+                        raw, self.max_answer_bytes, min(started + ANSWER_TIME_FACTOR * read, request_end)
+                    )
                 finally:
                     raw.close()
             except requests.exceptions.RequestException as exc:
@@ -347,8 +353,11 @@ class HttpTransport:
                     raise TLSFailure(
                         method, url, reason, sent=False, timed_out=False, attempts=attempt, cause=exc
                     ) from None
-                if idempotent and attempt < attempts:
-                    pause = self.retry.delay(attempt)
+                if (
+                    idempotent
+                    and attempt < attempts
+                    and self._may_wait(pause := self.retry.delay(attempt), request_end)
+                ):
                     self.log.warning(
                         "%s %s failed (%s); retry %d/%d in %.2f s", method, shown, reason, attempt, attempts - 1, pause
                     )
@@ -379,7 +388,9 @@ class HttpTransport:
             if (
                 raw.status_code == 429
                 and attempt < attempts
-                and self._may_wait(pause := self.retry.rate_limit_delay(attempt, raw.headers.get("Retry-After")))
+                and self._may_wait(
+                    pause := self.retry.rate_limit_delay(attempt, raw.headers.get("Retry-After")), request_end
+                )
             ):
                 self._hold(pause)
                 self.log.warning(
@@ -395,7 +406,7 @@ class HttpTransport:
             if (
                 retryable
                 and attempt < attempts
-                and self._may_wait(pause := self.retry.delay(attempt, raw.headers.get("Retry-After")))
+                and self._may_wait(pause := self.retry.delay(attempt, raw.headers.get("Retry-After")), request_end)
             ):
                 self.log.warning(
                     "%s %s answered %d; retry %d/%d in %.2f s",
@@ -411,10 +422,12 @@ class HttpTransport:
             return response
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns or raises
 
-    def _may_wait(self, seconds: float) -> bool:
-        """Whether a retry after ``seconds`` still ends before the transport's ``deadline`` (a release's
-        ``--deadline``): past it, the answer in hand is returned instead of waiting (a 429 storm took 181 s)."""
-        return self.deadline is None or time.monotonic() + seconds < self.deadline
+    def _may_wait(self, seconds: float, request_end: float) -> bool:
+        """Whether a retry after ``seconds`` still starts before the request's own end and the transport's
+        ``deadline`` (a release's ``--deadline``): past either, the answer in hand is returned (or the failure
+        raised) instead of waiting (a 429 storm took 181 s)."""
+        ends = time.monotonic() + seconds
+        return ends < request_end and (self.deadline is None or ends < self.deadline)
 
     def _hold(self, seconds: float) -> None:
         """No request of this transport is sent for ``seconds`` (a 429's Retry-After)."""
@@ -430,7 +443,10 @@ class HttpTransport:
 
 def without_credentials(url: str) -> str:
     """``url`` without user-info (``https://user:pass@host`` -> ``https://host``), for messages and logs."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL (a broken IPv6 literal): no user-info shown either way
+        return re.sub(r"//[^/@]*@", "//", url)
     if "@" not in parts.netloc:
         return url
     return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[1], parts.path, parts.query, parts.fragment))

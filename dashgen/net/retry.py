@@ -3,6 +3,7 @@ honoured up to a bound (``dashgen.net.http`` applies it)."""
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -19,22 +20,28 @@ class RetryPolicy:
 
     def rate_limit_delay(self, attempt: int, retry_after: str | None) -> float:
         """Seconds to wait after a 429: its numeric ``Retry-After`` (capped), else the backoff."""
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), self.retry_after_max)
-            except ValueError:
-                pass
-        return self.delay(attempt)
+        seconds = retry_after_seconds(retry_after)
+        return min(seconds, self.retry_after_max) if seconds is not None else self.delay(attempt)
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
         """Seconds to sleep before attempt ``attempt + 1``; honours a numeric ``Retry-After`` up to the cap."""
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), self.backoff_max)
-            except ValueError:
-                pass
+        seconds = retry_after_seconds(retry_after)
+        if seconds is not None:
+            return min(seconds, self.backoff_max)
         base = min(self.backoff * (2 ** (attempt - 1)), self.backoff_max)
         return base / 2 + random.uniform(0, base / 2)  # jitter so parallel clients do not retry in step
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` of delay seconds as a finite number ≥ 0; None for anything else (``inf``, ``nan``, a
+    date, words): the backoff applies then."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
 NO_RETRY = RetryPolicy(retries=0)

@@ -56,6 +56,27 @@ def require_browser(explicit: str | None = None) -> str:
     return found
 
 
+# No network but the file it draws: every request (loopback included, which Chromium otherwise sends past a
+# proxy) goes to a proxy on the discard port, where nothing listens, and no host name resolves. The page's
+# Content-Security-Policy already forbids any request; this holds even for a page without one.
+OFFLINE_FLAGS = (
+    "--proxy-server=127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-domain-reliability",
+    "--no-pings",
+)
+
+
+def sandbox_flags() -> tuple[str, ...]:
+    """Chromium's sandbox stays on, except as root, where Chromium refuses to start with it (it needs an
+    unprivileged user for its namespaces): then ``--no-sandbox``, and the offline flags and the page's policy
+    are what keep a page inert."""
+    return ("--no-sandbox",) if os.geteuid() == 0 else ()
+
+
 class Browser:
     """A running headless Chromium; use as a context manager. ``timeout`` bounds every command, in seconds."""
 
@@ -74,7 +95,8 @@ class Browser:
         flags = [
             "--headless=new",
             "--remote-debugging-pipe",
-            "--no-sandbox",
+            *sandbox_flags(),
+            *OFFLINE_FLAGS,
             "--disable-gpu",
             "--disable-dev-shm-usage",
             "--hide-scrollbars",

@@ -17,6 +17,7 @@ from typing import Any
 
 from dashgen.diff.render import FileDiff
 from dashgen.document import iter_panels, unwrap
+from dashgen.escape import markdown_code, markdown_text, safe_href
 from dashgen.live.datasource import Datasource
 from dashgen.preview.browser import Browser
 from dashgen.preview.layout import COLUMNS, mapping_at, single
@@ -130,15 +131,23 @@ def markdown_lines(pictures: Sequence[Picture], where: str) -> list[str]:
         return []
     base = where.rstrip("/")
     linked = base.startswith(("http://", "https://"))
-    lines = [f"**Changed panels, before / after** ({len(pictures)}, drawn on the same data; pictures in `{where}`):"]
+    lines = [
+        f"**Changed panels, before / after** ({len(pictures)}, drawn on the same data; pictures in "
+        f"{markdown_code(where)}):"
+    ]
     for picture in pictures[:MAX_LINKED]:
         links = [
-            f"[{side}]({base}/{path})" if linked else f"{side} `{base}/{path}`"
+            f"[{side}](<{base}/{path}>)"
+            if linked and safe_href(f"{base}/{path}")
+            else f"{side} {markdown_code(f'{base}/{path}')}"
             for side, path in (("before", picture.before), ("after", picture.after))
             if path is not None
         ]
         pair = picture.pair
-        lines.append(f"- {pair.title} (`{pair.profile}` `{pair.key}`): {' · '.join(links)}")
+        lines.append(
+            f"- {markdown_text(pair.title)} ({markdown_code(pair.profile)} {markdown_code(pair.key)}): "
+            f"{' · '.join(links)}"
+        )
     if len(pictures) > MAX_LINKED:
-        lines.append(f"- … {len(pictures) - MAX_LINKED} more in `{where}`")
+        lines.append(f"- … {len(pictures) - MAX_LINKED} more in {markdown_code(where)}")
     return lines

@@ -15,11 +15,11 @@ queries returned); the page's script adds ``data-points`` (non-null points or ta
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashgen.escape import html_text
 from dashgen.preview import markdown
 from dashgen.preview.frames import Answer, request, returned
 
@@ -42,14 +42,14 @@ def draw(panel: Mapping[str, Any], answers: Sequence[Answer] | None, body_id: st
         options = panel.get("options") or {}
         content = str(options.get("content") or "")
         if options.get("mode") == "html":
-            body = f'<div class="text"><pre>{html.escape(content)}</pre></div>'
+            body = f'<div class="text"><pre>{html_text(content)}</pre></div>'
         else:
             body = f'<div class="text markdown">{markdown.render(content)}</div>'
         return Drawn(body)
     if answers is None:
         return Drawn('<div class="nodata">not queried</div>')
     if kind not in DATA_TYPES:
-        return Drawn(f'<div class="nodata">panel type {html.escape(kind)} is not previewed</div>')
+        return Drawn(f'<div class="nodata">panel type {html_text(kind)} is not previewed</div>')
     errors = [a.error for a in answers if a.error]
     attributes = {"data-series": str(returned(answers))}
     if errors:
@@ -57,7 +57,7 @@ def draw(panel: Mapping[str, Any], answers: Sequence[Answer] | None, body_id: st
     if answers and len(errors) == len(answers):
         # nothing for @grafana/data to compute: the panel is its first error, as Grafana's panel shows it
         text = errors[0]
-        body = f'<div class="nodata error" title="{html.escape(text)}">{html.escape(text[:300])}</div>'
+        body = f'<div class="nodata error" title="{html_text(text)}">{html_text(text[:300])}</div>'
         return Drawn(body, {**attributes, "data-points": "0"})
     spec = {"id": body_id, "request": request(panel, answers, now)}
-    return Drawn(f'<div class="dg-draw" id="{html.escape(body_id)}"></div>', attributes, spec)
+    return Drawn(f'<div class="dg-draw" id="{html_text(body_id)}"></div>', attributes, spec)

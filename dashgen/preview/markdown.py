@@ -7,12 +7,25 @@ from __future__ import annotations
 import html
 import re
 
+from dashgen.escape import html_text, safe_href
+
 _INLINE = (
     (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
     (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
     (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"), r"<em>\1</em>"),
-    (re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+|/[^)\s]*)\)"), r'<a href="\2">\1</a>'),
+    (re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)"), lambda m: _link(m.group(1), m.group(2))),
 )
+
+
+def _link(text: str, escaped_url: str) -> str:
+    """A link only to ``http(s)://`` or a relative path (``javascript:`` and the like stay text); the target
+    is unescaped and escaped again as an attribute value, so a quote in it cannot end the attribute."""
+    href = safe_href(html.unescape(escaped_url))
+    if href is None:
+        return text
+    return f'<a href="{html_text(href)}" rel="noopener noreferrer">{text}</a>'
+
+
 _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(.*)$")
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*)$")
 
@@ -22,7 +35,7 @@ def inline(text: str) -> str:
     parts = re.split(r"(`[^`]+`)", text)
     out = []
     for part in parts:
-        escaped = html.escape(part, quote=False)
+        escaped = html_text(part)
         if part.startswith("`") and part.endswith("`") and len(part) > 1:
             out.append(f"<code>{escaped[1:-1]}</code>")
             continue

@@ -10,14 +10,16 @@ file opens offline and a screenshot needs no network. The panels' requests trave
 
 from __future__ import annotations
 
-import html
-import json
+import base64
+import hashlib
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from dashgen.escape import html_text, script_json
 from dashgen.preview.draw import Drawn
 from dashgen.preview.layout import Placed, pixels
 
@@ -48,7 +50,24 @@ def asset(name: str) -> str:
 
 
 def _script(text: str) -> str:
-    return text.replace("</script", "<\\/script")
+    """The page's own code inside ``<script>``: no ``</script`` in any case can end the element early."""
+    return re.sub(r"(?i)</(script)", r"<\\/\1", text)
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def policy(scripts: Sequence[str], styles: Sequence[str]) -> str:
+    """The page's Content-Security-Policy: nothing by default; only the page's own scripts and stylesheets (by
+    hash), style attributes (the layout's positions and validated colours), ``data:`` images. No request can
+    leave the page: no connect, font, frame, form, base or media source is allowed."""
+    return (
+        "default-src 'none'; "
+        f"script-src {' '.join(_hash(s) for s in scripts)}; "
+        f"style-src-elem {' '.join(_hash(s) for s in styles)}; "
+        "style-src-attr 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+    )
 
 
 @dataclass(frozen=True)
@@ -64,13 +83,13 @@ def _box(shown: Shown, width: int) -> str:
     item = shown.item
     left, top, box_width, height = pixels(item, width)
     style = f"left:{left:.1f}px;top:{top:.1f}px;width:{box_width:.1f}px"
-    title = html.escape(str(item.raw.get("title") or ""))
+    title = html_text(item.raw.get("title") or "")
     if item.is_row:
         hidden = len(item.raw.get("panels") or []) if item.folded else 0
         count = f'<span class="count">({hidden} panels)</span>' if hidden else ""
         folded = " folded" if item.folded else ""
         return (
-            f'<div class="row{folded}" data-panel-key="{html.escape(shown.key)}" data-panel-type="row" '
+            f'<div class="row{folded}" data-panel-key="{html_text(shown.key)}" data-panel-type="row" '
             f'style="{style}">{title}{count}</div>'
         )
     drawn = shown.drawn or Drawn('<div class="nodata">No data</div>')
@@ -80,7 +99,7 @@ def _box(shown: Shown, width: int) -> str:
         "data-row": item.row,
         **drawn.attributes,
     }
-    attrs = " ".join(f'{name}="{html.escape(value)}"' for name, value in attributes.items())
+    attrs = " ".join(f'{name}="{html_text(value)}"' for name, value in attributes.items())
     error = '<span class="err" title="a query failed">!</span>' if "data-errors" in drawn.attributes else ""
     return (
         f'<div class="panel" {attrs} style="{style};height:{height:.1f}px">'
@@ -104,22 +123,28 @@ def page(
     start, end = (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) for t in window)
     grafana_data = asset(f"grafana-data/{grafana}/VERSION").splitlines()[0]  # "@grafana/data 12.3.3"
     boxes = "\n".join(_box(s, width) for s in shown)
+    scripts = [
+        _script(asset("uplot/uPlot.iife.min.js")),
+        _script(asset(f"grafana-data/{grafana}/grafana-data.iife.min.js")),
+        _script(asset("preview/preview.js")),
+    ]
+    styles = [asset("uplot/uPlot.min.css"), asset("preview/preview.css")]
     return (
         "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy(scripts, styles)}">\n'
+        f"<title>{html_text(title)}</title>\n"
         f'<meta name="generator" content="dashgen preview; uPlot {UPLOT_VERSION} (MIT); '
-        f'{html.escape(grafana_data)} (Apache-2.0)">\n'
-        f"<style>{asset('uplot/uPlot.min.css')}</style>\n<style>{asset('preview/preview.css')}</style>\n"
-        f'</head><body data-uid="{html.escape(uid)}" data-grafana-data="{html.escape(grafana)}" '
+        f'{html_text(grafana_data)} (Apache-2.0)">\n'
+        + "".join(f"<style>{style}</style>\n" for style in styles)
+        + f'</head><body data-uid="{html_text(uid)}" data-grafana-data="{html_text(grafana)}" '
         f'style="width:{width + 32}px">\n'
-        f'<header><h1>{html.escape(title)}</h1><span class="when">{start} to {end} UTC</span>'
-        f'<span class="when">{html.escape(note)}</span></header>\n'
+        f'<header><h1>{html_text(title)}</h1><span class="when">{start} to {end} UTC</span>'
+        f'<span class="when">{html_text(note)}</span></header>\n'
         f'<div class="grid" style="width:{width}px;height:{bottom:.0f}px">\n{boxes}\n</div>\n'
-        f'<script id="dg-panels" type="application/json">{_script(json.dumps(specs, allow_nan=False))}</script>\n'
-        f"<script>{_script(asset('uplot/uPlot.iife.min.js'))}</script>\n"
-        f"<script>{_script(asset(f'grafana-data/{grafana}/grafana-data.iife.min.js'))}</script>\n"
-        f"<script>{_script(asset('preview/preview.js'))}</script>\n"
-        "</body></html>\n"
+        f'<script id="dg-panels" type="application/json">{script_json(specs)}</script>\n'
+        + "".join(f"<script>{script}</script>\n" for script in scripts)
+        + "</body></html>\n"
     )
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.net.urls import url_problem
 from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
 from dashgen.project import KEYS as PROJECT_KEYS
 
@@ -152,6 +153,8 @@ def _context(path: Path, name: str, table: Any) -> Context:
             raise InputError(f"{where}.{key}: expected {expected.__name__}, got {type(value).__name__}")
     if not isinstance(table.get("url"), str) or not table["url"].strip():
         raise InputError(f"{where}.url: required (the Grafana base URL)")
+    if (problem := url_problem(table["url"])) is not None:
+        raise InputError(f"{where}.url: {table['url']!r} {problem}")
     if "token_env" in table and not TOKEN_ENV.match(table["token_env"]):
         raise InputError(
             f"{where}.token_env: {table['token_env']!r} is not a token variable: the name must end in "
@@ -218,6 +221,9 @@ def resolve(
         raise InputError(
             f"no Grafana URL: give --grafana-url, set GRAFANA_URL, or use --context NAME with a {CONFIG_FILE}"
         )
+    if (problem := url_problem(url)) is not None:
+        given = "--grafana-url" if flags.get("url") else f"context {context.name}: url" if context else "GRAFANA_URL"
+        raise InputError(f"{given}: {url!r} {problem}")
     token_file = flags.get("token_file")
     return Context(
         name=context.name if context else "",

@@ -28,14 +28,14 @@ from typing import Any
 
 from dashgen.diff.values import first_difference
 from dashgen.document import is_v2
-from dashgen.errors import ReleaseInterrupted
+from dashgen.errors import InputError, ReleaseInterrupted
 from dashgen.grafana.errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
 from dashgen.grafana.normalise import normalisation_notes
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish.actions import NO_WRITE_OUTCOME, Action, OutcomeKind
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, read_back
-from dashgen.publish.ledger import LedgerRecord, append
+from dashgen.publish.ledger import STORED_OUTCOMES, LedgerRecord, append, of_instance, read
 from dashgen.publish.plan import DashboardPlan, LiveState, Plan
 from dashgen.render.canonical import content_view
 
@@ -116,6 +116,7 @@ def execute_plan(
 ) -> list[Outcome]:
     """Run the plan; one Outcome per dashboard, in plan order, each with its ledger line appended."""
     items = list(plan.dashboards)
+    known = newest_stored(context)
     stop = threading.Event()
     done: list[Outcome] = []
     ledger_failure: list[str] = []
@@ -156,7 +157,7 @@ def execute_plan(
                 batch = [take(len(done))]  # in plan order; every later one already finished joins the same append
                 while len(done) + len(batch) < len(items) and ready(len(done) + len(batch)):
                     batch.append(take(len(done) + len(batch)))
-                recorded = _record(batch, items[len(done) : len(done) + len(batch)], context, ledger_failure)
+                recorded = _record(batch, items[len(done) : len(done) + len(batch)], context, ledger_failure, known)
                 if not all(o.recorded for o in recorded):
                     stop.set()
                 done += recorded
@@ -168,7 +169,7 @@ def execute_plan(
             signal_name, code = ("SIGTERM", 143) if isinstance(exc, ReleaseInterrupted) else ("SIGINT", 130)
             held_why[0] = f"the release was interrupted ({signal_name}) before this dashboard was sent"
             rest = [take(index) for index in range(len(done), len(items))]
-            done += _record(rest, items[len(done) :], context, ledger_failure)
+            done += _record(rest, items[len(done) :], context, ledger_failure, known)
             saved = sum(1 for o in done if o.saved)
             raise ReleaseInterrupted(
                 f"release interrupted by {signal_name}: {saved} dashboard(s) saved and recorded "
@@ -184,8 +185,10 @@ def _record(
     items: list[DashboardPlan],
     context: ReleaseContext,
     ledger_failure: list[str],
+    known: dict[str, tuple[Any, str]],
 ) -> list[Outcome]:
     """Append the ledger lines of ``batch`` in one fsynced write; on failure, mark them (and all later) unrecorded."""
+    batch = _no_second_version(batch, items, known)
     records = [
         _ledger_record(item, outcome, context, published)
         for (outcome, published), item in zip(batch, items, strict=True)
@@ -203,6 +206,49 @@ def _record(
             for (outcome, _), line in zip(batch, lines, strict=True)
         ]
     return [replace(outcome, ledger_line=line) for (outcome, _), line in zip(batch, lines, strict=True)]
+
+
+def newest_stored(context: ReleaseContext) -> dict[str, tuple[Any, str]]:
+    """uid -> (version, stored SHA) of the ledger's newest stored record of each dashboard on this Grafana, read
+    once when the release starts (a release writes each dashboard at most once)."""
+    try:
+        records = read(context.ledger_path)
+    except InputError:
+        return {}  # an unreadable ledger is reported where it is appended to
+    newest: dict[str, tuple[Any, str]] = {}
+    for record in of_instance(records, context.connection.instance):
+        if record.get("outcome") in STORED_OUTCOMES and record.get("stored_sha"):
+            newest[str(record.get("uid"))] = (record.get("grafana_version"), str(record["stored_sha"]))
+    return newest
+
+
+def _no_second_version(
+    batch: list[tuple[Outcome, str | None]], items: list[DashboardPlan], known: dict[str, tuple[Any, str]]
+) -> list[tuple[Outcome, str | None]]:
+    """An update whose read-back says ``published`` at the version the ledger's newest stored record of that
+    dashboard (on this Grafana, ``known``) holds with another SHA cannot be true — the write moved the version, the
+    read did not see it: it is recorded as verify-failed, never as a second release of that version. (A create is
+    exempt: a dashboard deleted in Grafana and created again starts over at version 1.)"""
+    checked = []
+    for (outcome, published_file), item in zip(batch, items, strict=True):
+        version, earlier = known.get(outcome.uid, (None, ""))
+        if (
+            outcome.outcome == OutcomeKind.PUBLISHED
+            and item.live is not None
+            and version == outcome.version
+            and earlier != outcome.stored_sha
+        ):
+            outcome = replace(
+                outcome,
+                outcome=OutcomeKind.VERIFY_FAILED,
+                detail=(
+                    f"Grafana answered version {outcome.version} with {str(outcome.stored_sha)[:12]}, but the "
+                    f"ledger records version {outcome.version} as {earlier[:12]}: a stale or inconsistent "
+                    "read-back, not recorded as published"
+                ),
+            )
+        checked.append((outcome, published_file))
+    return checked
 
 
 def _no_write(item: DashboardPlan) -> Outcome:
@@ -246,7 +292,7 @@ def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str
                 outcome=OutcomeKind.FAILED,
                 detail="the write got no answer; read back: Grafana does not store this build",
             ), None
-        stored = read_back(connection, target.uid, v2_version(target.document) or WRITE_VERSION)
+        stored = _read_back_moved(connection, target.uid, v2_version(target.document) or WRITE_VERSION, saved_version)
     except VersionConflict as exc:
         return replace(
             base,
@@ -261,6 +307,16 @@ def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str
             outcome=OutcomeKind.VERIFY_FAILED,
             version=saved_version,
             detail="saved, but Grafana returns 404 on read-back",
+        ), None
+    if stored.version < saved_version:  # a stale read (a cache, a lagging replica): it proves nothing of this write
+        return replace(
+            base,
+            outcome=OutcomeKind.VERIFY_FAILED,
+            version=saved_version,
+            detail=(
+                f"saved as version {saved_version}, but {READ_BACK_TRIES} read-backs answered version "
+                f"{stored.version} (a stale read: a cache or a lagging replica); not verified, run publish again"
+            ),
         ), None
     verified = _verify(base, item, stored)
     try:
@@ -283,6 +339,24 @@ def push_one(item: DashboardPlan, context: ReleaseContext) -> tuple[Outcome, str
             ),
         ), None
     return verified, str(published)
+
+
+READ_BACK_TRIES = 4  # reads of a write's result before a stale one is a verify failure
+READ_BACK_PAUSE = 0.25  # seconds before the second read, doubled for each further one
+
+
+def _read_back_moved(connection: Connection, uid: str, version: str, saved_version: int) -> LiveState | None:
+    """The read-back of a write that stored ``saved_version``: read again (bounded, with a short backoff) while
+    the answer's generation / version is older than the write's; the last answer when it never moved."""
+    stored = read_back(connection, uid, version)
+    pause = READ_BACK_PAUSE
+    for _ in range(READ_BACK_TRIES - 1):
+        if stored is None or stored.version >= saved_version:
+            break
+        time.sleep(pause)
+        pause *= 2
+        stored = read_back(connection, uid, version)
+    return stored
 
 
 def v2_version(document: dict[str, Any]) -> str | None:

@@ -16,6 +16,7 @@ import grafanalib.core as G
 
 from dashgen.render.layout import GridPos
 from dashgen.render.spec import PanelSpec, Target
+from dashgen.render.tables import ref as ref_id
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 
@@ -63,7 +64,7 @@ def _targets(spec: PanelSpec) -> list[PromTarget]:
             PromTarget(  # type: ignore[call-arg]
                 expr=target.expr,
                 legendFormat=target.legend,
-                refId=target.ref_id or _ref_id(index),
+                refId=target.ref_id or ref_id(index),
                 instant=target.instant,
                 format="table" if target.table else "time_series",
                 interval=target.interval,
@@ -76,11 +77,6 @@ def _targets(spec: PanelSpec) -> list[PromTarget]:
 
 def _datasource(spec: PanelSpec) -> dict[str, Any]:
     return copy.deepcopy(spec.datasource) if spec.datasource is not None else DATASOURCE
-
-
-def _ref_id(index: int) -> str:
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    return letters[index] if index < 26 else f"{letters[index // 26 - 1]}{letters[index % 26]}"
 
 
 def _field_defaults(spec: PanelSpec) -> dict[str, Any]:

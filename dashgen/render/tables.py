@@ -17,8 +17,12 @@ from dashgen.render.spec import Target
 
 
 def ref(index: int) -> str:
-    """The refId of the index-th target: A, B, ..."""
-    return chr(ord("A") + index)
+    """The refId of the index-th target, as Grafana names them: A … Z, AA … ZZ, AAA … (no end)."""
+    name, rest = "", index + 1
+    while rest:
+        rest, letter = divmod(rest - 1, 26)
+        name = chr(ord("A") + letter) + name
+    return name
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ STATUS = "status"  # answer with a given status/body instead of handling the req
 DELAY = "delay"  # sleep, then answer normally
 CLOSE = "close"  # drop the connection without answering
 TRUNCATE = "truncate"  # answer normally but cut the body short
+STALE = "stale"  # answer a read as a lagging replica would: the object's metadata (and spec) as it was when armed
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Fault:
     seconds: float = 0.0
     keep_fraction: float = 0.5
     honest_length: bool = True
+    stale_metadata: dict[str, Any] = field(default_factory=dict)
+    stale_spec: Any = None  # None: the spec as stored now (only the metadata lags)
     hits: int = 0
 
     def __post_init__(self) -> None:

@@ -18,7 +18,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import orjson
 
 from . import apis
-from .faults import CLOSE, DELAY, STATUS, TRUNCATE, Fault, FaultBook, default_body
+from .faults import CLOSE, DELAY, STALE, STATUS, TRUNCATE, Fault, FaultBook, default_body
 from .search import search
 from .store import (
     GRAFANA12,
@@ -79,6 +79,15 @@ class _Answer:
     body: bytes
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+
+
+def _stale(answer: _Answer, fault: Fault) -> _Answer:
+    """``answer`` with the metadata (and spec) of the object as it was when the stale-read fault was armed."""
+    body = json.loads(answer.body)
+    body.setdefault("metadata", {}).update(fault.stale_metadata)
+    if fault.stale_spec is not None:
+        body["spec"] = copy.deepcopy(fault.stale_spec)
+    return replace(answer, body=json.dumps(body).encode())
 
 
 @dataclass
@@ -277,6 +286,18 @@ class GrafanaStandin:
                 honest_length=honest_length,
             )
         )
+
+    def inject_stale_read(self, uid: str, *, times: int | None = 1, whole: bool = False, org_id: int = 1) -> Fault:
+        """The next ``times`` reads of ``uid`` through ``/apis`` answer as a lagging replica (or a cache) would:
+        ``metadata.generation`` and ``resourceVersion`` as they are now, whatever is written meanwhile; with
+        ``whole`` the spec too (the v2 spec, or the v1 JSON). Arm it before the write it should hide."""
+        store = self.org(org_id)
+        with store.lock:
+            dash = store.require_dashboard(uid)
+            metadata = {"generation": dash.version, "resourceVersion": str(dash.resource_version)}
+            spec = copy.deepcopy(dash.v2_spec if dash.v2_spec is not None else dash.data) if whole else None
+        path = rf"/apis/dashboard\.grafana\.app/[^/]+/namespaces/[^/]+/dashboards/{re.escape(uid)}"
+        return self.faults.add(Fault(STALE, "GET", path, times, True, stale_metadata=metadata, stale_spec=spec))
 
     def clear_faults(self) -> None:
         self.faults.clear()
@@ -759,6 +780,8 @@ class _Handler(BaseHTTPRequestHandler):
             elif fault.kind == TRUNCATE:
                 self._send_truncated(entry, answer, fault)
                 return
+            elif fault.kind == STALE and answer.status == 200:
+                answer = _stale(answer, fault)
         self._send(entry, answer)
 
     def _read_body(self) -> bytes:

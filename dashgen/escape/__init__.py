@@ -1,0 +1,162 @@
+"""One escaping discipline per output context, each a small pure function: whatever text came from a
+dashboard, a data source or a Grafana server is passed through the one for the place it lands in, so what
+people open (the preview page, the pull-request comment, the terminal) carries no one else's markup,
+script, link, mention or control sequence.
+
+- :func:`html_text` — HTML text and double-quoted attribute values (``& < > " '`` as entities).
+- :func:`css_colour` — a colour for ``style`` / ``stroke``: only hex, numeric ``rgb[a]()`` / ``hsl[a]()`` and
+  Grafana's colour names (dashed shades included); anything else is :data:`NEUTRAL`.
+- :func:`safe_href` — a link target: ``http(s)://`` or a relative path, else None (not a link).
+- :func:`script_json` — JSON inside ``<script>``: ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\u`` escapes, so
+  no ``</script>`` in any case and no ``<!--`` can end or bend the element.
+- :func:`markdown_text` / :func:`markdown_html` / :func:`markdown_code` — text in markdown, in raw HTML inside
+  markdown (``<summary>``), and in a code span: one line, HTML-escaped, punctuation escaped (markdown text),
+  ``@`` and ``://`` / ``www.`` broken by a zero-width space so no mention or autolink forms.
+- :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL and the bidi controls shown as
+  ``\\xNN`` / ``\\uNNNN``, bounded length.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+NEUTRAL = "#8e8e8e"  # the colour shown instead of a value outside the colour grammar (Grafana's axis grey)
+
+# Grafana's named colours: the base hues and their shades (dark-, semi-dark-, light-, super-light-).
+_HUES = ("red", "orange", "yellow", "green", "blue", "purple")
+_SHADES = ("", "dark-", "semi-dark-", "light-", "super-light-")
+GRAFANA_COLOUR_NAMES = frozenset(
+    {f"{shade}{hue}" for shade in _SHADES for hue in _HUES} | {"transparent", "text", "white", "black"}
+)
+_NUMBER = r"\s*[+-]?(?:\d{1,4}(?:\.\d{1,6})?|\.\d{1,6})%?\s*"
+_COLOUR_RE = re.compile(
+    rf"#(?:[0-9a-fA-F]{{3,4}}|[0-9a-fA-F]{{6}}|[0-9a-fA-F]{{8}})"
+    rf"|(?:rgba?|hsla?)\({_NUMBER}(?:,{_NUMBER}){{2,3}}\)",
+)
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_UNSAFE_URL_RE = re.compile(r"[\x00-\x20\x7f-\x9f\"'<>\\`]")
+
+# bidi embeddings, overrides and isolates, the marks, and the line / paragraph separators
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_LINE_BREAKS_RE = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+_ZWSP = "&#8203;"
+_MARKDOWN_PUNCTUATION_RE = re.compile(r"([\\`*_{}\[\]()#!|~])")
+_BLOCK_START_RE = re.compile(r"^(\s*)([-+=]|\d+\.(?=\s|$))")  # what would open a list, a heading or a rule
+
+
+def html_text(text: object) -> str:
+    """``text`` for HTML text or a double-quoted attribute value; bidi controls dropped."""
+    return html.escape(_no_bidi(str(text)), quote=True)
+
+
+def css_colour(value: object, fallback: str = NEUTRAL) -> str:
+    """``value`` when it is a colour of the strict grammar (a Grafana name resolved by the caller is also fine),
+    else ``fallback``: nothing but a colour reaches a ``style`` or ``stroke`` attribute."""
+    if not isinstance(value, str):
+        return fallback
+    text = value.strip()
+    if text.lower() in GRAFANA_COLOUR_NAMES or _COLOUR_RE.fullmatch(text):
+        return text
+    return fallback
+
+
+def safe_href(url: object) -> str | None:
+    """``url`` when it is an ``http(s)://`` address or a relative path without a scheme; None otherwise."""
+    if not isinstance(url, str) or not url or _UNSAFE_URL_RE.search(url):
+        return None
+    scheme = _SCHEME_RE.match(url)
+    if scheme is None:
+        return url
+    if scheme.group(0).lower() in ("http:", "https:") and url[scheme.end() :].startswith("//"):
+        return url
+    return None
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON safe inside a ``<script>`` element (and as a JS literal): no ``<``, ``>``, ``&``,
+    U+2028 or U+2029 left raw; NaN and infinities refused (they are not JSON)."""
+    text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028")):
+        text = text.replace(raw, escaped)
+    return text.replace("\u2029", "\\u2029")
+
+
+def _no_bidi(text: str) -> str:
+    return "".join(ch for ch in text if ch not in BIDI) if any(ch in BIDI for ch in text) else text
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: line breaks of any kind folded to one space, other controls and bidi dropped."""
+    folded = _LINE_BREAKS_RE.sub(" ", str(text))
+    return "".join(ch for ch in folded if ch >= " " and ch != "\x7f" and not "\x80" <= ch <= "\x9f" and ch not in BIDI)
+
+
+def _unlinked(escaped: str) -> str:
+    """No mention, no autolink: a zero-width space after ``@``, inside ``://`` and ``www.``."""
+    text = escaped.replace("@", "@" + _ZWSP)
+    text = re.sub(r"(?i):(\\?/\\?/)", ":" + _ZWSP + r"\1", text)
+    return re.sub(r"(?i)\b(www)(\\?\.)", r"\1" + _ZWSP + r"\2", text)
+
+
+def _block_start(match: re.Match[str]) -> str:
+    mark = match.group(2)
+    return match.group(1) + (mark[:-1] + "\\." if mark.endswith(".") else "\\" + mark)
+
+
+def markdown_text(text: object) -> str:
+    """``text`` as inert inline markdown: one line, ``& < > " '`` as entities, the inline punctuation
+    backslash-escaped (and a leading ``-``, ``+``, ``=`` or ``1.`` that would open a block), no mention and no
+    autolink; ordinary text (``h20-16``, ``p99.9``) stays as written."""
+    escaped = _BLOCK_START_RE.sub(_block_start, _MARKDOWN_PUNCTUATION_RE.sub(r"\\\1", one_line(text).strip()))
+    return _unlinked(html.escape(escaped, quote=True))
+
+
+def markdown_html(text: object) -> str:
+    """``text`` inside raw HTML of a markdown document (``<summary>…</summary>``, where markdown is not parsed):
+    one line (a blank line would end the HTML block), HTML-escaped, no mention and no autolink."""
+    return _unlinked(html.escape(one_line(text), quote=True))
+
+
+def markdown_code(text: object) -> str:
+    """``text`` as a code span (also inside a table cell): one line, no backtick, ``|`` escaped."""
+    content = one_line(text).replace("`", "'").replace("|", "\\|")
+    return f"`{content}`" if content.strip() else "` `"
+
+
+def terminal_text(text: object, limit: int = 500) -> str:
+    """Server text fit for a terminal: C0 controls (newline and tab too), DEL and C1 controls as ``\\xNN``,
+    bidi controls as ``\\uNNNN``, at most ``limit`` characters (then ``…``)."""
+    out: list[str] = []
+    size = 0
+    for ch in str(text):
+        code = ord(ch)
+        if code < 0x20 or 0x7F <= code <= 0x9F:
+            piece = f"\\x{code:02x}"
+        elif ch in BIDI or ch in "\u2028\u2029":
+            piece = f"\\u{code:04x}"
+        else:
+            piece = ch
+        if size + len(piece) > limit:
+            out.append("…")
+            break
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)
+
+
+def terminal_lines(text: str, limit: int = 2000, keep: tuple[str, ...] = ()) -> str:
+    """A report of many lines for a terminal: each line through :func:`terminal_text` (line breaks kept).
+    ``keep``: exact sequences of dashgen's own let through (its diff colours, ``ESC[31m`` and the like); any
+    other control sequence, a server's or a dashboard's, is shown as text."""
+    ends = text.endswith("\n")
+    lines = text.split("\n")[:-1] if ends else text.split("\n")
+    if not keep:
+        return "\n".join(terminal_text(line, limit) for line in lines) + ("\n" if ends else "")
+    kept = re.compile("(" + "|".join(re.escape(k) for k in keep) + ")")
+    shown = [
+        "".join(part if part in keep else terminal_text(part, limit) for part in kept.split(line)) for line in lines
+    ]
+    return "\n".join(shown) + ("\n" if ends else "")

@@ -1,0 +1,77 @@
+"""A team's module cannot fake a green check: exiting (``sys.exit(0)``, ``SystemExit`` from ``build()``) or
+raising any ``BaseException`` at import or in ``build()`` is an input error naming the module (exit 2) for
+``build``, ``check`` and ``export``; a module that hangs at import is stopped by the time bound, named; and
+``panels_dir`` must lie inside the repository."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from test_team_repository import dashgen, list_module, team  # noqa: F401 - the team fixture
+
+COMMANDS = (("build",), ("check",), ("export", "--out", "deploy-out"))
+
+EXITS = {
+    "exit-at-import": "import sys\nsys.exit(0)\n",
+    "systemexit-in-build": "def build(profile, topology):\n    raise SystemExit(0)\n",
+    "baseexception-at-import": "class Odd(BaseException):\n    pass\n\nraise Odd('quiet')\n",
+    "generatorexit-in-build": "def build(profile, topology):\n    raise GeneratorExit()\n",
+}
+
+
+@pytest.mark.parametrize("source", sorted(EXITS))
+def test_a_module_that_exits_or_raises_a_base_exception_is_an_input_error_naming_it(team, source):  # noqa: F811
+    (team / "panels" / "sneaky.py").write_text(EXITS[source])
+    list_module(team, "h20-16", "sneaky")
+    results = {command: dashgen(team, *command) for command in COMMANDS}
+    assert {command: r.exit_code for command, r in results.items()} == dict.fromkeys(COMMANDS, 2), results
+    named = [c for c, r in results.items() if "sneaky.py" in r.output and "extra_modules: sneaky" in r.output]
+    assert named == list(COMMANDS), {c: r.output[-1500:] for c, r in results.items()}
+
+
+def test_a_module_that_hangs_at_import_is_stopped_and_named(team):  # noqa: F811
+    (team / "panels" / "sleepy.py").write_text("import time\ntime.sleep(3600)\n")
+    list_module(team, "h20-16", "sleepy")
+    began = time.monotonic()
+    result = dashgen(team, "build", env={"DASHGEN_MODULE_TIMEOUT": "2"})
+    assert time.monotonic() - began < 30
+    assert result.exit_code == 2 and "sleepy.py" in result.output and "did not finish within 2s" in result.output
+
+
+@pytest.mark.parametrize("where", ["/tmp", "../elsewhere", "panels/../../outside"])
+def test_panels_dir_outside_the_repository_is_refused(team, where):  # noqa: F811
+    settings = team / "dashgen.toml"
+    text = settings.read_text()
+    settings.write_text(
+        f'panels_dir = "{where}"\n' + "\n".join(line for line in text.splitlines() if not line.startswith("panels_dir"))
+    )
+    list_module(team, "h20-16", "example_panels")
+    result = dashgen(team, "build")
+    assert result.exit_code == 2 and "panels_dir" in result.output and "outside the repository" in result.output
+
+
+def test_panels_dir_inside_the_repository_is_fine(team):  # noqa: F811
+    settings = team / "dashgen.toml"
+    (team / "team" / "boards").mkdir(parents=True)
+    (team / "panels" / "example_panels.py").rename(team / "team" / "boards" / "example_panels.py")
+    text = settings.read_text()
+    settings.write_text(
+        'panels_dir = "team/boards"\n'
+        + "\n".join(line for line in text.splitlines() if not line.startswith("panels_dir"))
+    )
+    list_module(team, "h20-16", "example_panels")
+    result = dashgen(team, "build")
+    assert result.exit_code == 0, result.output[-2000:]
+
+
+def test_render_module_of_a_module_that_exits_is_an_input_error_naming_it(tmp_path):
+    from click.testing import CliRunner
+
+    from dashgen.cli.app import main
+
+    module = tmp_path / "board.py"
+    module.write_text("import sys\nsys.exit(0)\n")
+    result = CliRunner().invoke(main, ["render-module", str(module), "--out", str(tmp_path / "board.json")])
+    assert result.exit_code == 2 and "board.py" in result.output and "exit(0)" in result.output, result.output
+    assert not (tmp_path / "board.json").exists()
