@@ -46,7 +46,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if built.returncode != 0 and "No matching distribution" in built.stderr + built.stdout:
         pytest.skip(f"setuptools for the isolated build is not reachable: {built.stderr[-300:]}")
     assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = (base / "dist").glob("dashgen-*.whl")
+    (wheel,) = (base / "dist").glob("dashgen_grafana-*.whl")
     venv = base / "venv"
     made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=300)
     assert made.returncode == 0, made.stderr
@@ -77,7 +77,7 @@ def test_the_wheel_installs_no_generic_top_level_package(installed):
     ours = {p.name for p in site.iterdir() if p.name.startswith(("dashgen", "panels", "queries"))}
     assert not {"panels", "queries", "profiles"} & {p.name for p in site.iterdir()}, sorted(ours)
     assert {"dashgen", "dashgen_panels", "dashgen_queries", "dashgen_profiles"} <= ours, sorted(ours)
-    record = next(site.glob("dashgen-*.dist-info")) / "RECORD"
+    record = next(site.glob("dashgen_grafana-*.dist-info")) / "RECORD"
     tops = {line.split("/", 1)[0] for line in record.read_text().splitlines() if "/" in line.split(",", 1)[0]}
     # every file the wheel installed: under our three packages, its dist-info, or the script (``../../../bin``)
     others = {t for t in tops if not t.endswith(".dist-info")} - {
