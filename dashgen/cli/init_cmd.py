@@ -16,8 +16,8 @@ from pathlib import Path
 
 import click
 
-from dashgen import install_spec
 from dashgen.build import build_all, write_dashboards
+from dashgen.cli import install_spec
 from dashgen.cli.output import emit_json, format_option
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
