@@ -28,6 +28,7 @@ from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_op
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.errors import BuildValidationError, InputError
+from dashgen.files import atomic_write
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
@@ -128,6 +129,12 @@ def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounde
     metavar="TEXT",
     help="Where readers find the full report (for example the CI run's artifact URL).",
 )
+@click.option(
+    "--bundle",
+    "bundle_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="When the check passes, write the checked build as a release bundle (dashgen publish --bundle) here.",
+)
 @preview_options
 @click.pass_context
 def check_command(
@@ -139,6 +146,7 @@ def check_command(
     base_ref: str | None,
     report_path: Path | None,
     report_where: str | None,
+    bundle_path: Path | None,
     **preview: Any,
 ) -> None:
     """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error.
@@ -190,6 +198,8 @@ def check_command(
     report["index"] = [problem] if wants_index and (problem := index_problem(profiles, index_path)) else []
     failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
     report["ok"] = not failed
+    if bundle_path is not None and not failed:
+        _write_bundle(bundle_path, profiles, built)
     summary = (
         f"{len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
         f"{len(errors)} lint errors, {len(findings) - len(errors)} other findings, "
@@ -241,6 +251,18 @@ def check_command(
         if pictures:
             click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
     raise SystemExit(1 if failed else 0)
+
+
+def _write_bundle(path: Path, profiles: list[Any], built: list[Any]) -> None:
+    from dashgen.cli.publish import bundle_of
+    from dashgen.publish.bundle import encode
+    from dashgen.publish.gitinfo import current_commit
+
+    folder = Path(profiles[0].path).parent if profiles else None
+    try:
+        atomic_write(path, encode(bundle_of(profiles, built, current_commit(folder))))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the release bundle ({exc.strerror})") from None
 
 
 def _text(

@@ -22,8 +22,10 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
 from dashgen.files import atomic_write
+from dashgen.publish import approved_plan
 from dashgen.rules import render_rule_files
 
+APPROVED_PLAN = "releases/approvals.toml"
 # template (under dashgen/data/init) -> where it goes in the new repository
 TEMPLATES = {
     "dashgen.toml": "dashgen.toml",
@@ -108,6 +110,9 @@ def init_command(
     spec = dashgen_spec(dashgen_repo, dashgen_commit, dashgen_version)
     files = {target: _template(source, spec) for source, target in TEMPLATES.items()}
     files[f"profiles/{example}.toml"] = profiles[example]
+    # merge-to-apply: the publish on main applies only what this committed plan holds (nothing, until a pull
+    # request's plan is reviewed and committed here)
+    files[APPROVED_PLAN] = approved_plan.render_empty().encode("utf-8")
     existing = sorted(name for name in files if (directory / name).exists())
     if existing:
         raise InputError(

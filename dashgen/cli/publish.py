@@ -34,9 +34,12 @@ from dashgen.cli.grafana_opts import (
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, progress
 from dashgen.dashboard import dashboard_specs
-from dashgen.errors import CheckFailed, ReleaseInterrupted
+from dashgen.errors import CheckFailed, InputError, ReleaseInterrupted
+from dashgen.files import atomic_write
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
+from dashgen.publish import approved_plan as approved_plan_file
+from dashgen.publish import bundle as release_bundle
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.execute import Outcome
 from dashgen.publish.export import Connection, connect
@@ -137,6 +140,36 @@ def target_of(
     return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded)
 
 
+def bundle_of(profiles: list[Any], built: list[Any], commit: str) -> release_bundle.Bundle:
+    """The release bundle of a build (``dashgen check --bundle``): what the publish job pushes without building."""
+    minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
+    return release_bundle.Bundle(
+        commit,
+        tuple(
+            release_bundle.BundledDashboard(
+                b.profile, b.uid, minimum.get(b.profile, "5s"), keys_by_panel_id(b.spec), b.document
+            )
+            for b in built
+        ),
+    )
+
+
+def _read_bundle(path: Path) -> release_bundle.Bundle:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the release bundle ({exc.strerror})") from None
+    return release_bundle.decode(data, str(path))
+
+
+def _read_approved_plan(path: Path) -> approved_plan_file.ApprovedPlan:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the approved plan ({exc})") from None
+    return approved_plan_file.parse(text, str(path))
+
+
 def _release_problem(failed: list[Outcome], total: int) -> str | None:
     """What went wrong, saves that landed but were not fully recorded apart from dashboards not published."""
     landed = [o for o in failed if o.outcome in ("published", "unchanged")]
@@ -155,7 +188,13 @@ def _release_problem(failed: list[Outcome], total: int) -> str | None:
     return "; ".join(parts) or None
 
 
-def report(result: ReleaseReport, output_format: str, connection: Connection | None = None) -> None:
+def report(
+    result: ReleaseReport,
+    output_format: str,
+    connection: Connection | None = None,
+    approvals_out: Path | None = None,
+    commit: str = "",
+) -> None:
     """Print the plan (and the outcomes); raise ``CheckFailed`` when anything was refused or failed."""
     plan, outcomes = result.plan, result.outcomes
     for note in result.notes:
@@ -181,6 +220,12 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
             click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
         if outcomes:
             click.echo(render_outcomes(outcomes))
+    if approvals_out is not None:
+        try:
+            atomic_write(approvals_out, approved_plan_file.render(plan, commit).encode("utf-8"))
+        except OSError as exc:
+            raise InputError(f"{approvals_out}: cannot write the plan to approve ({exc.strerror})") from None
+        click.echo(f"{approvals_out}: the plan to approve written (commit it as the approved plan)", err=True)
     if result.unrecorded:
         click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
         for outcome in result.unrecorded:
@@ -218,6 +263,7 @@ def release(
         command,
         lock_stale_after=params["lock_stale_after"],
         deadline=deadline,
+        approved_plan=params.get("approved_plan_loaded"),
     )
     with (
         progress(
@@ -228,7 +274,7 @@ def release(
         terminated_as_interrupt(),
     ):
         result = run_release(connection, uids, build, options, validator=validator, progress=lambda _item: advance(1))
-    report(result, params["output_format"], connection)
+    report(result, params["output_format"], connection, params.get("approvals_out"), options.git_commit)
 
 
 @contextmanager
@@ -262,6 +308,25 @@ def terminated_as_interrupt() -> Iterator[None]:
 @approval_options
 @click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
 @click.option(
+    "--bundle",
+    "bundle_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Publish this release bundle (dashgen check --bundle) instead of building: runs no panel module, so a "
+    "job holding the token runs no team code.",
+)
+@click.option(
+    "--approved-plan",
+    "approved_plan_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Merge-to-apply: write only what this committed plan holds, with its approvals, for its build SHA and "
+    "Grafana version; anything else is refused, naming the dashboard.",
+)
+@click.option(
+    "--approvals-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --dry-run: write the plan to approve (TOML, for --approved-plan) to this file.",
+)
+@click.option(
     "--allow-dirty",
     is_flag=True,
     help="Publish although tracked files of the profiles' repository have uncommitted changes (the "
@@ -278,9 +343,16 @@ def publish(ctx: click.Context, **params: Any) -> None:
     with the build; each dashboard gets a line in the ledger.
     """
     params["started_at"] = time.monotonic()  # --deadline counts from here
+    if params["approvals_out"] is not None and not params["dry_run"]:
+        raise click.UsageError("--approvals-out writes the plan of a dry run: add --dry-run")
     target = resolve_target(params)
     resolve_release_paths(params)
     params["org_id_resolved"] = target.org_id
+    if params["approved_plan_path"] is not None:
+        params["approved_plan_loaded"] = _read_approved_plan(params["approved_plan_path"])
+    if params["bundle_path"] is not None:
+        _publish_bundle(params, target)
+        return
     profiles = selected_profiles(ctx, list(params["profile_names"]))
     folder = Path(profiles[0].path).parent if profiles else None
     params["git_commit"] = commit = current_commit(folder)
@@ -302,6 +374,32 @@ def publish(ctx: click.Context, **params: Any) -> None:
     validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
         release(client, params, uids, build, validator, folder_uid=target.folder_uid, folder_title=target.folder_title)
+
+
+def _publish_bundle(params: dict[str, Any], target: Any) -> None:
+    """Publish a release bundle: the targets come from the file, no profile or panel module is loaded."""
+    bundle = _read_bundle(params["bundle_path"])
+    wanted = set(params["profile_names"])
+    entries = [d for d in bundle.dashboards if not wanted or d.profile in wanted]
+    missing = wanted - {d.profile for d in bundle.dashboards}
+    if missing:
+        raise InputError(f"{params['bundle_path']}: holds no dashboard of profile {sorted(missing)[0]!r}")
+    params["git_commit"] = bundle.commit
+
+    def build() -> list[PublishTarget]:
+        return [target_of(d.profile, d.uid, d.document, d.panel_keys, d.min_refresh_interval) for d in entries]
+
+    validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
+    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+        release(
+            client,
+            params,
+            [d.uid for d in entries],
+            build,
+            validator,
+            folder_uid=target.folder_uid,
+            folder_title=target.folder_title,
+        )
 
 
 def _query_validator(datasource_url: str) -> Any:
