@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from gitrepo import commit_all, git
 from publishing import TOKEN, grafana12_standin, saves
 
-from dashgen.cli.app import main
+from dashgen.cli.app import COMMANDS, main
 from dashgen.publish import approved_plan
 
 grafana = pytest.fixture()(grafana12_standin)
@@ -209,3 +211,48 @@ def test_a_malformed_bundle_is_an_input_error_naming_the_file(tmp_path, data, fr
     )
     assert result.exit_code == 2, result.output
     assert str(path) in result.output and fragment in result.output
+
+
+def workflows(tmp_path: Path) -> dict[str, str]:
+    assert dashgen(tmp_path, "init", "team").exit_code == 0
+    repository = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "dashboards.yml"
+    return {
+        "init": (tmp_path / "team" / ".github" / "workflows" / "dashboards.yml").read_text(encoding="utf-8"),
+        "repository": repository.read_text(encoding="utf-8"),
+    }
+
+
+def test_every_action_is_pinned_by_a_commit_with_its_tag_named(tmp_path):
+    for name, text in workflows(tmp_path).items():
+        uses = [line.strip() for line in text.splitlines() if line.strip().lstrip("- ").startswith("uses:")]
+        assert uses, name
+        for line in uses:
+            assert re.fullmatch(r"(- )?uses: [\w.-]+/[\w.-]+@[0-9a-f]{40}  # v\d+(\.\d+)*", line), f"{name}: {line}"
+
+
+def test_the_job_holding_the_write_token_runs_no_team_code(tmp_path):
+    """Team code (panel modules) runs only where dashgen builds: check, build, rules... — never in a job that
+    holds a Grafana token; the publish job pushes the bundle the build job checked, the plan job plans it."""
+    workflow = yaml.safe_load(workflows(tmp_path)["init"])
+    building = {"check", "build", "rules", "export", "preview", "index", "lint", "diff", "import", "validate-queries"}
+    holders = {}
+    for name, job in workflow["jobs"].items():
+        text = yaml.safe_dump(job)
+        secrets = set(re.findall(r"secrets\.(\w+)", text))
+        commands = [
+            (m.group(1), m.group(2))
+            for step in job["steps"]
+            for m in re.finditer(r"\bdashgen ([a-z-]+)([^\n]*(?:\\\n[^\n]*)*)", step.get("run", ""))
+            if m.group(1) in COMMANDS
+        ]
+        if secrets:
+            holders[name] = secrets
+            assert not {c for c, _ in commands} & building, f"{name} holds {secrets} and builds"
+            assert all("--bundle" in rest for c, rest in commands if c == "publish"), name
+            assert "pip install -e" not in text and "pip install ." not in text, name
+        if "GRAFANA_TOKEN" in secrets:
+            assert {c for c, _ in commands} == {"publish"}, name
+    assert holders == {"plan": {"GRAFANA_READ_TOKEN"}, "publish": {"GRAFANA_TOKEN"}}
+    assert workflow["jobs"]["publish"]["needs"] == "build" and workflow["jobs"]["plan"]["needs"] == "build"
+    build = yaml.safe_dump(workflow["jobs"]["build"])
+    assert "--bundle release.bundle.json" in build and "secrets." not in build

@@ -163,8 +163,10 @@ def test_bash_completion_script_is_what_the_readme_evaluates(tmp_path):
     )
 
 
-def _dashgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def _dashgen(
+    venv: Path, cwd: Path, *args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | (extra_env or {})
     return subprocess.run(
         [str(venv / "bin" / "dashgen"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
@@ -265,3 +267,47 @@ def test_a_wheel_install_building_in_a_clone_warns_that_its_panels_are_not_used(
     shutil.copytree(ROOT / "profiles", clone / "profiles")
     built = _dashgen(installed, clone, "build", "--profile", "h20-16")
     assert built.returncode == 0 and "edits there are not used" in built.stderr, built.stderr
+
+
+def test_the_installed_wheel_runs_merge_to_apply_on_the_standin(installed, team_repo):
+    """The pull request's build job (check, the bundle), its plan job (the plan to approve, with a read token),
+    the reviewer's commit of that plan, and the publish job (the bundle, the approved plan) — each the command the
+    workflow init wrote runs, from the wheel — and Grafana holds the build, read back and in the ledger."""
+    from publishing import TOKEN
+    from standin import GrafanaStandin
+
+    with GrafanaStandin(mode="grafana12", token=TOKEN) as grafana:
+        env = {"GRAFANA_URL": grafana.url, "GRAFANA_TOKEN": TOKEN}
+        checked = _dashgen(
+            installed, team_repo, "check", "--base", "HEAD", "--format", "markdown", "--bundle", "release.bundle.json"
+        )
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        plan_args = ("publish", "--bundle", "release.bundle.json", "--approved-plan", "releases/approvals.toml")
+        planned = _dashgen(
+            installed, team_repo, *plan_args, "--dry-run", "--approvals-out", "approvals.proposed.toml", extra_env=env
+        )
+        # the empty plan init wrote approves nothing: the new dashboard is refused, naming it, with the file to commit
+        assert planned.returncode == 1, planned.stdout + planned.stderr
+        assert "dg-h20-16-cluster is not in the approved plan" in planned.stdout, planned.stdout
+        assert "Traceback" not in planned.stderr
+        proposed = (team_repo / "approvals.proposed.toml").read_text(encoding="utf-8")
+        assert 'uid = "dg-h20-16-cluster"' in proposed and "live_version = 0" in proposed
+        assert not saves_of(grafana)
+        (team_repo / "releases" / "approvals.toml").write_text(proposed, encoding="utf-8")
+        (team_repo / "approvals.proposed.toml").unlink()
+        (team_repo / ".gitignore").write_text(
+            (team_repo / ".gitignore").read_text(encoding="utf-8") + "\nrelease.bundle.json\n", encoding="utf-8"
+        )
+        commit_all(team_repo, "approve the first release")
+        published = _dashgen(installed, team_repo, *plan_args, extra_env=env)
+        assert published.returncode == 0, published.stdout + published.stderr
+        stored = grafana.stored("dg-h20-16-cluster")
+        assert stored is not None and len(saves_of(grafana)) == 1
+        ledger = (team_repo / "releases" / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
+        assert '"outcome":"published"' in ledger[-1].replace(" ", "")
+
+
+def saves_of(grafana) -> list[object]:
+    from publishing import saves
+
+    return saves(grafana)
