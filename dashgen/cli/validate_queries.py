@@ -19,6 +19,7 @@ from dashgen.errors import InputError, redact
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
+from dashgen.live.report import mostly_empty
 
 
 def _from_folder(folder: Path) -> list[DashboardInput]:
@@ -157,7 +158,12 @@ def validate_queries(
             for t in c.targets
             if t.status == "error"
         ]
-        emit_json(ctx, json.loads(render_json(checks, meta)), code, summarise_causes(failures))
+        empty = mostly_empty(checks)
+        emit_json(
+            ctx, json.loads(render_json(checks, meta)), code, summarise_causes(failures) + ([empty] if empty else [])
+        )
     else:
         click.echo(render_text(checks, meta), nl=False)
+        if (empty := mostly_empty(checks)) is not None:
+            click.echo(f"FAILED: {empty}")
     ctx.exit(code)
