@@ -240,3 +240,18 @@ def test_installed_from_reads_the_commit_pip_recorded(monkeypatch):
     assert install_spec.installed_from() == f"dashgen-grafana @ git+https://git.example/sre/dashgen.git@{SHA}"
     monkeypatch.setattr(install_spec.metadata, "distribution", lambda name: Distribution('{"url": "file:///x"}'))
     assert install_spec.installed_from() is None  # a local folder: nothing CI could install
+
+
+def test_init_starts_from_a_live_profile_and_warns_on_a_retired_one(tmp_path):
+    from dashgen.deployment.profile import load_profile
+
+    code, output, repo = init(tmp_path, "--dashgen-version", "0.1.0")
+    assert code == 0, output
+    (profile,) = (repo / "profiles").glob("*.toml")
+    loaded = load_profile(profile)
+    assert not loaded.retired and "retired" not in output
+    assert 'severity: "critical"' in next((repo / "rules").glob("*.yml")).read_text(encoding="utf-8")
+    old = tmp_path / "old"
+    old.mkdir()
+    code, output, _ = init(old, "--dashgen-version", "0.1.0", "--from", "h20-16")
+    assert code == 0 and "h20-16 is retired" in output and "never page" in output

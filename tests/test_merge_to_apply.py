@@ -37,7 +37,7 @@ def dashgen(cwd: Path, *args: str):
 @pytest.fixture()
 def team(tmp_path: Path) -> Path:
     """A team repository with a panel module that leaves a mark whenever it is imported (team code ran)."""
-    assert dashgen(tmp_path, "init", "team").exit_code == 0
+    assert dashgen(tmp_path, "init", "team", "--from", "h20-16").exit_code == 0  # a small profile
     repo = tmp_path / "team"
     example = (repo / "panels" / "example_panels.py").read_text(encoding="utf-8")
     (repo / "panels" / "marked.py").write_text(
@@ -249,7 +249,7 @@ def test_the_job_holding_the_write_token_runs_no_team_code(tmp_path):
             holders[name] = secrets
             assert not {c for c, _ in commands} & building, f"{name} holds {secrets} and builds"
             assert all("--bundle" in rest for c, rest in commands if c == "publish"), name
-            assert "pip install -e" not in text and "pip install ." not in text, name
+            assert not re.search(r"pip\s+install\s+(-e\s+)?\.", text), name  # the clone's code: never here
         if "GRAFANA_TOKEN" in secrets:
             assert {c for c, _ in commands} == {"publish"}, name
     assert holders == {"plan": {"GRAFANA_READ_TOKEN"}, "publish": {"GRAFANA_TOKEN"}}

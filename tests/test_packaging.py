@@ -176,7 +176,7 @@ def _dashgen(
 def team_repo(installed: Path, tmp_path: Path) -> Path:
     """A team's own repository as ``dashgen init`` writes it from the installed wheel (one profile, its dashboards
     and rules, no docs/panels.md), then ``git init`` and ``dashgen build``, committed."""
-    made = _dashgen(installed, tmp_path, "init", "team")
+    made = _dashgen(installed, tmp_path, "init", "team", "--from", "h20-16")  # a small profile
     assert made.returncode == 0, made.stdout + made.stderr
     repo = tmp_path / "team"
     git(repo, "init", "-q")

@@ -26,6 +26,7 @@ from dashgen.publish import approved_plan
 from dashgen.rules import render_rule_files
 
 APPROVED_PLAN = "releases/approvals.toml"
+DEFAULT_TEMPLATE = "long-context-64"  # live: a team's first repository pages on its critical alerts
 # template (under dashgen/data/init) -> where it goes in the new repository
 TEMPLATES = {
     "dashgen.toml": "dashgen.toml",
@@ -76,10 +77,11 @@ def dashgen_spec(repo: str | None, commit: str | None, version: str | None) -> s
 @click.option(
     "--from",
     "example",
-    default="h20-16",
+    default=DEFAULT_TEMPLATE,
     show_default=True,
     metavar="PROFILE",
-    help="The shipped profile to start from (dashgen profiles --profiles-dir of a clone lists them).",
+    help="The shipped profile to start from (dashgen profiles --profiles-dir of a clone lists them); a retired "
+    "one (its alerts never page) is written with a warning.",
 )
 @click.option(
     "--dashgen-repo",
@@ -125,6 +127,12 @@ def init_command(
         except OSError as exc:
             raise InputError(f"{directory / name}: cannot write ({exc.strerror})") from None
     loaded = load_profiles([], directory / "profiles")
+    if any(profile.retired for profile in loaded):
+        click.echo(
+            f"warning: {example} is retired (retired = true): its alerts are warnings at most and never page; "
+            f"start from a live profile (the default, {DEFAULT_TEMPLATE}) or remove that line",
+            err=True,
+        )
     written = [str(directory / name) for name in files]
     written += [str(p) for p in write_dashboards(build_all(loaded), directory / "dashboards")]
     for path, data in render_rule_files(loaded, directory / "rules").items():

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dashgen.deployment.profile import Profile
+from dashgen.deployment.profile import TEXT, Profile
 
 # Label roles whose label every deployment's data carries when the source that writes it is exported, and the
 # label names that usually play the role in other scrape set-ups (the first found is proposed).
@@ -32,6 +32,8 @@ ROLE_SOURCES: dict[str, tuple[str, ...]] = {
     "dcgm_uuid": ("dcgm",),
     "model_name": ("sglang",),
 }
+# Roles a pool kind's engine writes (S25): SGLang Diffusion's series carry no model_name
+ROLE_KINDS: dict[str, str] = {"model_name": TEXT}
 ALIASES: dict[str, tuple[str, ...]] = {
     "deployment": ("cluster", "deployment", "k8s_cluster", "cluster_name", "env", "environment"),
     "node": ("node", "Hostname", "hostname", "host", "kubernetes_node", "nodename", "node_name"),
@@ -130,7 +132,8 @@ def label_differences(profile: Profile, store: StoreView) -> list[Difference]:
     for role, sources in ROLE_SOURCES.items():
         name = profile.label(role)
         writers = [s for s in sources if s in store.present_sources] if sources else list(store.present_sources)
-        if not writers or name in store.label_names:
+        kind = ROLE_KINDS.get(role)
+        if not writers or name in store.label_names or (kind is not None and not profile.has_kind(kind)):
             continue
         candidates = [a for a in ALIASES.get(role, ()) if a in store.label_names and a not in taken]
         if candidates:
