@@ -144,7 +144,7 @@ def init_command(
     for written_path in written:
         click.echo(f"{written_path}  written")
     click.echo(
-        f"\nNext: cd {directory} && git init && git add -A && git commit -m 'dashboards as code' && "
+        f"\nNext: cd {directory} && git init -b main && git add -A && git commit -m 'dashboards as code' && "
         "dashgen check\nEdit profiles/ (rename the example to your cluster) and run dashgen build && dashgen "
         "rules; see README.md."
     )
