@@ -96,3 +96,16 @@ def test_lint_findings_are_listed_bounded_each_an_inert_code_span():
     assert "- `warning 0 'x'`" in lines  # a backtick cannot end the code span
     assert len(check._listed("all", [f"w{i}" for i in range(30)], bounded=False)) == 3 + 30
     assert check._listed("none", [], bounded=True) == []
+
+
+def test_a_mistyped_command_or_profile_field_gets_a_did_you_mean(tmp_path):
+    result = CliRunner().invoke(main, ["publsh"])
+    assert result.exit_code == 2 and "Did you mean 'publish'?" in result.output
+    assert "Did you mean" not in CliRunner().invoke(main, ["zzzzzz"]).output  # nothing close: no guess
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    text = (Path(__file__).resolve().parent.parent / "profiles" / "h20-16.toml").read_text(encoding="utf-8")
+    (profiles / "h20-16.toml").write_text(text.replace("node_name_format", "node_name_fromat"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["--profiles-dir", str(profiles), "build", "--out", str(tmp_path / "d")])
+    assert result.exit_code == 2
+    assert "cluster.node_name_fromat: unknown field (did you mean 'node_name_format'?" in result.output
