@@ -109,3 +109,13 @@ def test_a_mistyped_command_or_profile_field_gets_a_did_you_mean(tmp_path):
     result = CliRunner().invoke(main, ["--profiles-dir", str(profiles), "build", "--out", str(tmp_path / "d")])
     assert result.exit_code == 2
     assert "cluster.node_name_fromat: unknown field (did you mean 'node_name_format'?" in result.output
+
+
+def test_a_whole_file_problem_names_the_file_and_no_placeholder_field(tmp_path):
+    (tmp_path / "broken.toml").write_text("name = \n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["--profiles-dir", str(tmp_path), "build", "--out", str(tmp_path / "d")])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'broken.toml'}: not valid TOML" in result.output
+    missing = CliRunner().invoke(main, ["--profiles-dir", str(tmp_path), "build", "--profile", "nope"])
+    assert missing.exit_code == 2 and "nope.toml: no such profile" in missing.output
+    assert "<file>" not in result.output + missing.output and "<toml>" not in result.output
