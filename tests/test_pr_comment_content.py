@@ -127,3 +127,14 @@ def test_the_readme_lists_every_label_role_a_profile_can_set():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     for role, default in DEFAULT_LABELS.items():
         assert f"`{role}` (`{default}`)" in readme, role
+
+
+def test_the_demo_s_progress_prints_lines_when_stderr_is_not_a_terminal(capsys, monkeypatch):
+    from dashgen.demo import server
+
+    monkeypatch.setattr(server, "LINE_EVERY", 0.0)
+    with server._progress("healthy: series") as advance:
+        advance(3)
+        advance(2)
+    err = capsys.readouterr().err
+    assert "healthy: series: 3 so far" in err and "healthy: series: 5 done" in err
