@@ -256,3 +256,37 @@ def test_the_job_holding_the_write_token_runs_no_team_code(tmp_path):
     assert workflow["jobs"]["publish"]["needs"] == "build" and workflow["jobs"]["plan"]["needs"] == "build"
     build = yaml.safe_dump(workflow["jobs"]["build"])
     assert "--bundle release.bundle.json" in build and "secrets." not in build
+
+
+def test_the_plan_job_s_script_appends_the_plan_and_the_file_to_commit(team, grafana):
+    """The plan step of init's workflow, run by bash as the runner would (the installed dashgen on PATH, the
+    build job's bundle and comment beside it): the comment gets the plan and the approvals file in inert fences,
+    and one hidden marker at its top."""
+    import subprocess
+    import sys
+
+    bundle = pr_check(team, "release")
+    bundle.rename(team / "release.bundle.json")
+    (team / "dashgen-comment.md").write_text("<!-- dashgen-diff -->\n**dashgen check: ok**\n", encoding="utf-8")
+    workflow = yaml.safe_load((team / ".github" / "workflows" / "dashboards.yml").read_text(encoding="utf-8"))
+    (step,) = [s for s in workflow["jobs"]["plan"]["steps"] if s.get("name", "").startswith("The release plan")]
+    summary = team / "summary.md"
+    env = {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(team),
+        "GRAFANA_URL": grafana.url,
+        "GRAFANA_TOKEN": TOKEN,
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=team, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    comment = (team / "dashgen-comment.md").read_text(encoding="utf-8")
+    assert (
+        comment.startswith("<!-- dashgen-diff -->\n**dashgen check: ok**") and comment.count("<!-- dashgen-diff") == 1
+    )
+    assert "### Release plan" in comment and "**Release plan: not approved yet.**" in comment
+    assert f'uid = "{UID}"' in comment and "~~~~~~~~~~" in comment
+    assert "### Release plan" in summary.read_text(encoding="utf-8")
+    assert not saves(grafana)
