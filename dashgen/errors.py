@@ -24,7 +24,8 @@ class ProfileError(InputError):
         self.path = path
         self.field = _printable(field, 120)
         self.detail = " ".join(message.split("\n"))
-        super().__init__(f"{path}: {self.field}: {self.detail}")
+        # a problem of the whole file (missing, unreadable, not TOML) names no field
+        super().__init__(f"{path}: {self.field}: {self.detail}" if self.field else f"{path}: {self.detail}")
 
 
 def _printable(text: str, limit: int) -> str:

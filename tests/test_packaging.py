@@ -46,7 +46,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if built.returncode != 0 and "No matching distribution" in built.stderr + built.stdout:
         pytest.skip(f"setuptools for the isolated build is not reachable: {built.stderr[-300:]}")
     assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = (base / "dist").glob("dashgen-*.whl")
+    (wheel,) = (base / "dist").glob("dashgen_grafana-*.whl")
     venv = base / "venv"
     made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=300)
     assert made.returncode == 0, made.stderr
@@ -77,7 +77,7 @@ def test_the_wheel_installs_no_generic_top_level_package(installed):
     ours = {p.name for p in site.iterdir() if p.name.startswith(("dashgen", "panels", "queries"))}
     assert not {"panels", "queries", "profiles"} & {p.name for p in site.iterdir()}, sorted(ours)
     assert {"dashgen", "dashgen_panels", "dashgen_queries", "dashgen_profiles"} <= ours, sorted(ours)
-    record = next(site.glob("dashgen-*.dist-info")) / "RECORD"
+    record = next(site.glob("dashgen_grafana-*.dist-info")) / "RECORD"
     tops = {line.split("/", 1)[0] for line in record.read_text().splitlines() if "/" in line.split(",", 1)[0]}
     # every file the wheel installed: under our three packages, its dist-info, or the script (``../../../bin``)
     others = {t for t in tops if not t.endswith(".dist-info")} - {
@@ -169,8 +169,10 @@ def test_bash_completion_script_is_what_the_readme_evaluates(tmp_path):
     )
 
 
-def _dashgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def _dashgen(
+    venv: Path, cwd: Path, *args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | (extra_env or {})
     return subprocess.run(
         [str(venv / "bin" / "dashgen"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
@@ -180,7 +182,7 @@ def _dashgen(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[s
 def team_repo(installed: Path, tmp_path: Path) -> Path:
     """A team's own repository as ``dashgen init`` writes it from the installed wheel (one profile, its dashboards
     and rules, no docs/panels.md), then ``git init`` and ``dashgen build``, committed."""
-    made = _dashgen(installed, tmp_path, "init", "team")
+    made = _dashgen(installed, tmp_path, "init", "team", "--from", "h20-16")  # a small profile
     assert made.returncode == 0, made.stdout + made.stderr
     repo = tmp_path / "team"
     git(repo, "init", "-q")
@@ -271,3 +273,47 @@ def test_a_wheel_install_building_in_a_clone_warns_that_its_panels_are_not_used(
     shutil.copytree(ROOT / "profiles", clone / "profiles")
     built = _dashgen(installed, clone, "build", "--profile", "h20-16")
     assert built.returncode == 0 and "edits there are not used" in built.stderr, built.stderr
+
+
+def test_the_installed_wheel_runs_merge_to_apply_on_the_standin(installed, team_repo):
+    """The pull request's build job (check, the bundle), its plan job (the plan to approve, with a read token),
+    the reviewer's commit of that plan, and the publish job (the bundle, the approved plan) — each the command the
+    workflow init wrote runs, from the wheel — and Grafana holds the build, read back and in the ledger."""
+    from publishing import TOKEN
+    from standin import GrafanaStandin
+
+    with GrafanaStandin(mode="grafana12", token=TOKEN) as grafana:
+        env = {"GRAFANA_URL": grafana.url, "GRAFANA_TOKEN": TOKEN}
+        checked = _dashgen(
+            installed, team_repo, "check", "--base", "HEAD", "--format", "markdown", "--bundle", "release.bundle.json"
+        )
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        plan_args = ("publish", "--bundle", "release.bundle.json", "--approved-plan", "releases/approvals.toml")
+        planned = _dashgen(
+            installed, team_repo, *plan_args, "--dry-run", "--approvals-out", "approvals.proposed.toml", extra_env=env
+        )
+        # the empty plan init wrote approves nothing: the new dashboard is refused, naming it, with the file to commit
+        assert planned.returncode == 1, planned.stdout + planned.stderr
+        assert "dg-h20-16-cluster is not in the approved plan" in planned.stdout, planned.stdout
+        assert "Traceback" not in planned.stderr
+        proposed = (team_repo / "approvals.proposed.toml").read_text(encoding="utf-8")
+        assert 'uid = "dg-h20-16-cluster"' in proposed and "live_version = 0" in proposed
+        assert not saves_of(grafana)
+        (team_repo / "releases" / "approvals.toml").write_text(proposed, encoding="utf-8")
+        (team_repo / "approvals.proposed.toml").unlink()
+        (team_repo / ".gitignore").write_text(
+            (team_repo / ".gitignore").read_text(encoding="utf-8") + "\nrelease.bundle.json\n", encoding="utf-8"
+        )
+        commit_all(team_repo, "approve the first release")
+        published = _dashgen(installed, team_repo, *plan_args, extra_env=env)
+        assert published.returncode == 0, published.stdout + published.stderr
+        stored = grafana.stored("dg-h20-16-cluster")
+        assert stored is not None and len(saves_of(grafana)) == 1
+        ledger = (team_repo / "releases" / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
+        assert '"outcome":"published"' in ledger[-1].replace(" ", "")
+
+
+def saves_of(grafana) -> list[object]:
+    from publishing import saves
+
+    return saves(grafana)

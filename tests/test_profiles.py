@@ -137,7 +137,7 @@ def test_file_name_must_match_profile_name(tmp_path):
 def test_invalid_toml_names_the_file(tmp_path):
     path = tmp_path / "broken.toml"
     path.write_text("name = \n")
-    with pytest.raises(ProfileError, match=r"broken.toml: <toml>: not valid TOML"):
+    with pytest.raises(ProfileError, match=r"broken.toml: not valid TOML"):
         load_profile(path)
 
 

@@ -12,12 +12,14 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from urllib.parse import quote_plus
 
 import pytest
 
 from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.alerts import NODES_PER_RULE, target_missing_alerts
+from dashgen.rules.links import alert_links, link_base
 from dashgen.rules.model import AlertRule
 from dashgen.rules.render import render_rule_file
 
@@ -52,15 +54,28 @@ def render(template: str, labels: dict[str, str], value: str) -> str:
     return re.sub(r"\{\{ \$value( \| \w+)? \}\}", value, text)
 
 
+def expand_links(template: str, labels: dict[str, str]) -> str:
+    """The dashboard link as the evaluator expands it: each ``{{ with $labels.x }}…{{ . | urlquery }}{{ end }}``
+    kept (its value URL-quoted) when the alert carries the label, left out when it does not."""
+    return re.sub(
+        r"\{\{ with \$labels\.(\w+) \}\}(.*?)\{\{ \. \| urlquery \}\}\{\{ end \}\}",
+        lambda m: m.group(2) + quote_plus(labels[m.group(1)]) if m.group(1) in labels else "",
+        template,
+    )
+
+
 def expected(profile: str, name: str, labels: dict[str, str], value: str = "", variant: Profile | None = None) -> dict:
     rule = alert(profile, name, variant)
     deployment = PROFILES[profile]
+    final = {**labels, deployment.label("deployment"): deployment.deployment, "severity": rule.severity}
+    links = alert_links({"alert": rule.alert, "for": rule.for_}, link_base(variant or deployment), rule.anchor)
     return {
-        "exp_labels": {**labels, deployment.label("deployment"): deployment.deployment, "severity": rule.severity},
+        "exp_labels": final,
         "exp_annotations": {
             "summary": render(rule.summary, labels, value),
             "description": render(rule.description, labels, value),
-            "runbook": rule.runbook,
+            "runbook_url": links["runbook_url"],
+            "dashboard_url": expand_links(links["dashboard_url"], final),
         },
     }
 

@@ -46,7 +46,7 @@ def list_module(repo: Path, profile: str, *names: str) -> None:
 @pytest.fixture()
 def team(tmp_path: Path) -> Path:
     repo = tmp_path / "team"
-    result = dashgen(tmp_path, "init", "team")
+    result = dashgen(tmp_path, "init", "team", "--from", "h20-16")  # a small profile
     assert result.exit_code == 0, result.output
     git(repo, "init", "-q")
     commit_all(repo, "dashboards as code")
@@ -75,7 +75,7 @@ def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, t
     checked = dashgen(team, "check")
     assert checked.exit_code == 0, checked.output
     assert "make" not in checked.output and "0 lint errors, 0 other findings" in checked.output
-    again = dashgen(tmp_path, "init", "team")
+    again = dashgen(tmp_path, "init", "team", "--from", "h20-16")
     assert again.exit_code == 2 and "never overwrites" in again.output
     unknown = dashgen(tmp_path, "init", "other", "--from", "nope")
     assert unknown.exit_code == 2 and "h20-16" in unknown.output and not (tmp_path / "other").exists()

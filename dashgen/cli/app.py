@@ -8,6 +8,7 @@ runs (or ``--help`` lists them all), so ``dashgen diff`` does not pay for the pu
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -73,6 +74,16 @@ class DashgenGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return load_command(cmd_name) if cmd_name in COMMANDS else None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+            if close:
+                ctx.fail(f"No such command {name!r}. Did you mean {close[0]!r}?")
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:  # as click.Group.invoke: the command callback's return value
         try:

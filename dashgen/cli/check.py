@@ -21,15 +21,17 @@ from click.core import ParameterSource
 
 from dashgen.build import build_all
 from dashgen.cli.diff_cmd import compare, use_color, write_report
-from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
+from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_git_texts, read_side
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option
 from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
+from dashgen.diff.rule_changes import rule_changes
 from dashgen.diff.values import COLOURS
 from dashgen.errors import BuildValidationError, InputError
 from dashgen.escape import markdown_code, markdown_text, terminal_lines
+from dashgen.files import atomic_write
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
@@ -85,6 +87,28 @@ def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounde
     return lines
 
 
+def _listed(heading: str, entries: list[str], bounded: bool) -> list[str]:
+    """A titled list for the comment (each entry a code span: inert; at most ``PROBLEMS_SHOWN`` when bounded)."""
+    if not entries:
+        return []
+    shown = entries[:PROBLEMS_SHOWN] if bounded else entries
+    lines = ["", f"**{heading}**", ""]
+    lines += ["- " + markdown_code(e[: 500 if bounded else None]) for e in shown]
+    if len(shown) < len(entries):
+        lines.append(f"- … {len(entries) - len(shown)} more in the full report")
+    return lines
+
+
+def _rule_changes(base_ref: str, rules_dir: Path) -> list[str]:
+    """The alerts added, removed or changed in the rule files since ``base_ref`` (lines)."""
+    try:
+        old = read_git_texts(base_ref, rules_dir, ".yml")
+    except DiffInputError:
+        old = {}  # no rules folder at the base: every alert is added
+    new = {p.name: p.read_text(encoding="utf-8") for p in sorted(rules_dir.glob("*.yml"))} if rules_dir.is_dir() else {}
+    return [change.line() for change in rule_changes(old, new)]
+
+
 @click.command("check")
 @click.option(
     "--dashboards",
@@ -130,6 +154,12 @@ def _preface(summary: str, failed: bool, problems: list[tuple[str, str]], bounde
     metavar="TEXT",
     help="Where readers find the full report (for example the CI run's artifact URL).",
 )
+@click.option(
+    "--bundle",
+    "bundle_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="When the check passes, write the checked build as a release bundle (dashgen publish --bundle) here.",
+)
 @preview_options
 @click.pass_context
 def check_command(
@@ -141,6 +171,7 @@ def check_command(
     base_ref: str | None,
     report_path: Path | None,
     report_where: str | None,
+    bundle_path: Path | None,
     **preview: Any,
 ) -> None:
     """Rebuild in memory; fail when dashboards/ is stale, a document is invalid, or lint finds an error.
@@ -192,12 +223,23 @@ def check_command(
     report["index"] = [problem] if wants_index and (problem := index_problem(profiles, index_path)) else []
     failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
     report["ok"] = not failed
+    if bundle_path is not None and not failed:
+        _write_bundle(bundle_path, profiles, built)
     summary = (
         f"{len(built)} dashboards built, {len(changed) + len(missing) + len(extra)} stale, "
         f"{len(errors)} lint errors, {len(findings) - len(errors)} other findings, "
         f"{len(report['validation'])} validation problems"
     )
     problems = _problems(report, dashboards_dir, errors)
+    alert_lines = _rule_changes(base_ref, rules_dir) if base_ref is not None else []
+    report["rule_changes"] = alert_lines
+    others = [format_line(f) for f in findings if f.severity != "error"]
+
+    def listed(bounded: bool) -> list[str]:
+        return _listed(
+            f"Alert rules changed against {markdown_code(base_ref)}: {len(alert_lines)}", alert_lines, bounded
+        ) + _listed(f"Lint findings (not errors): {len(others)}", others, bounded)
+
     sections = [Section(f"Changes against {markdown_code(base_ref)}", base_diff)] if base_ref is not None else []
     if stale_diff:
         sections.append(Section(f"Stale: committed `{dashboards_dir}` vs a fresh build", stale_diff))
@@ -208,7 +250,7 @@ def check_command(
                 sections,
                 limit=None,
                 title="dashgen check: full report",
-                preface=_preface(summary, failed, problems, bounded=False) + picture_lines,
+                preface=_preface(summary, failed, problems, bounded=False) + listed(False) + picture_lines,
             ),
         )
     if output_format == "json":
@@ -234,15 +276,29 @@ def check_command(
                 sections,
                 title="dashgen check",
                 full_report=where,
-                preface=_preface(summary, failed, problems, bounded=True) + picture_lines,
+                preface=_preface(summary, failed, problems, bounded=True) + listed(True) + picture_lines,
             ),
             nl=False,
         )
     else:
         _text(report, dashboards_dir, stale_diff, base_ref, base_diff, findings, summary, failed)
+        for line in report["rule_changes"]:
+            click.echo(f"alert rules: {line}")
         if pictures:
             click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
     raise SystemExit(1 if failed else 0)
+
+
+def _write_bundle(path: Path, profiles: list[Any], built: list[Any]) -> None:
+    from dashgen.cli.publish import bundle_of
+    from dashgen.publish.bundle import encode
+    from dashgen.publish.gitinfo import current_commit
+
+    folder = Path(profiles[0].path).parent if profiles else None
+    try:
+        atomic_write(path, encode(bundle_of(profiles, built, current_commit(folder))))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the release bundle ({exc.strerror})") from None
 
 
 def _text(

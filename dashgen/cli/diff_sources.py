@@ -70,6 +70,16 @@ def read_git_side(ref: str, folder: str | Path) -> dict[str, Any]:
     return docs
 
 
+def read_git_texts(ref: str, folder: str | Path, suffix: str) -> dict[str, str]:
+    """The text files ending in ``suffix`` directly under ``folder`` at ``ref``, by file name."""
+    folder = Path(folder)
+    cwd = folder.resolve() if folder.is_dir() else Path.cwd()
+    top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
+    rel = folder.resolve().relative_to(top).as_posix()
+    listing = _git(["ls-tree", "--name-only", ref, "--", rel + "/"], top).splitlines()
+    return {Path(path).name: _git(["show", f"{ref}:{path}"], top) for path in listing if path.endswith(suffix)}
+
+
 # ---------------------------------------------------------------------------------------- live Grafana side
 
 # With --live, diff connects like publish does: the same options, from the one light module.

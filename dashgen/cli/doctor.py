@@ -5,8 +5,11 @@ Reads the metric names of the store (of the profile's deployment, when it has a 
 ``--window``, infers per source of the exporter table whether it writes, the prefix of its scrape path, the
 versions its names fit and the flags whose series are present (``dashgen.exporters.inference``), and prints the
 differences from the profile's ``[sources.<name>]`` ``version`` / ``features`` / ``metric_prefix``. With
-``--write`` the profile file is updated to state what the store shows (every other line kept). Exit 0 when the
-profile fits the store (or was written), 1 on a difference, 2 on bad input.
+``--write`` the profile file is updated to state what the store shows (every other line kept). With a profile it
+also checks that the profile describes the store at all (``dashgen.live.profile_fit``): the deployment's label and
+value, each exported source's series, the label names the panels select by — each a named difference with its
+likely fix; ``--write`` sets the label names found. Exit 0 when the profile fits the store (or was written), 1 on
+a difference, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import click
 
 from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
 from dashgen.cli.output import emit_json, format_option
-from dashgen.deployment.edit import set_source_fields
+from dashgen.deployment.edit import set_label_names, set_source_fields
 from dashgen.deployment.profile import Profile, load_profile
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines
@@ -27,12 +30,33 @@ from dashgen.exporters.availability import Stated
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
+from dashgen.live.profile_fit import ALIASES, Difference, StoreView, profile_differences
+
+CANDIDATES_ASKED = 40  # label names asked for the deployment's value when the stated label does not carry it
 
 
 def store_names(datasource: Datasource, profile: Profile | None, window: float, now: float) -> list[str]:
     """The metric names in the store over the window; of the profile's deployment when it has a label for it."""
     matchers = [f'{{{profile.label("deployment")}="{profile.deployment}"}}'] if profile and profile.deployment else []
     return datasource.label_values("__name__", matchers, now - window, now)
+
+
+def store_view(datasource: Datasource, profile: Profile, window: float, now: float) -> StoreView:
+    """What :func:`profile_differences` compares the profile with, read from the store."""
+    start = now - window
+    label = profile.label("deployment")
+    selector = [f'{{{label}="{profile.deployment}"}}'] if profile.deployment else []
+    names = datasource.label_values("__name__", selector, start, now)
+    matches = bool(names) or not profile.deployment
+    present = frozenset(source for source, inferred in infer(names).items() if inferred.present)
+    label_names = frozenset(datasource.label_names(selector if matches else [], start, now))
+    if matches:
+        return StoreView(True, label_names, present)
+    values = tuple(datasource.label_values(label, [], start, now)) if label in label_names else ()
+    asked = [a for a in ALIASES["deployment"] if a in label_names and a != label]
+    asked += sorted(label_names - {label, "__name__", *asked})[: max(0, CANDIDATES_ASKED - len(asked))]
+    carrying = tuple(name for name in asked if profile.deployment in datasource.label_values(name, [], start, now))
+    return StoreView(False, label_names, present, values, carrying)
 
 
 def source_report(inferred: Inferred, profile: Profile | None) -> dict[str, Any]:
@@ -53,8 +77,9 @@ def source_report(inferred: Inferred, profile: Profile | None) -> dict[str, Any]
     return report
 
 
-def render_text(reports: list[dict[str, Any]], profile: Profile | None) -> str:
-    lines = []
+def render_text(reports: list[dict[str, Any]], profile: Profile | None, fit: list[Difference] | None = None) -> str:
+    fit = fit or []
+    lines = [f"DIFFERENCE {d.line()}" for d in fit]
     for report in reports:
         if not report["present"]:
             continue
@@ -67,7 +92,7 @@ def render_text(reports: list[dict[str, Any]], profile: Profile | None) -> str:
     absent = [r["source"] for r in reports if not r["present"]]
     if absent:
         lines.append(f"no series of: {', '.join(absent)}")
-    if profile is not None and not any(r.get("differences") for r in reports):
+    if profile is not None and not fit and not any(r.get("differences") for r in reports):
         lines.append(f"profile {profile.name} states what the store shows")
     return "\n".join(lines) + "\n"
 
@@ -97,25 +122,37 @@ def doctor_command(
     except ValueError as exc:
         raise InputError(f"--window: {exc}") from None
     profile = selected_profiles(ctx, [profile_name])[0] if profile_name else None
-    names = store_names(Datasource(datasource_url, timeout=timeout), profile, length, time.time())
+    datasource = Datasource(datasource_url, timeout=timeout)
+    now = time.time()
+    fit: list[Difference] = []
+    if profile is not None:
+        known = set(infer([]))
+        fit = profile_differences(profile, store_view(datasource, profile, length, now), known)
+    # a deployment no series carries leaves nothing to infer from: the deployment difference says why
+    wrong_deployment = any(d.field in ("deployment", "labels.deployment") for d in fit)
+    names = [] if wrong_deployment else store_names(datasource, profile, length, now)
     reports = [source_report(inferred, profile) for inferred in infer(names).values()]
     differing = [r for r in reports if r.get("differences")]
-    code = 1 if differing else 0
-    if write and profile is not None and differing:
+    code = 1 if differing or fit else 0
+    if write and profile is not None and (differing or fit):
         text = Path(profile.path).read_text(encoding="utf-8")
         for report in differing:
             if report["proposed"]:
                 text = set_source_fields(text, profile.path, report["source"], report["proposed"])
+        labels = {role: name for d in fit for role, name in d.proposed.items()}
+        if labels:
+            text = set_label_names(text, profile.path, labels)
         Path(profile.path).write_text(text, encoding="utf-8")
         load_profile(profile.path)  # what was written reads back as a valid profile
-        code = 0
+        unfixed = [d for d in fit if not d.proposed]
+        code = 1 if unfixed else 0
     if output_format == "json":
         meta = {"datasource": redact(datasource_url), "profile": profile.name if profile else None, "written": write}
-        emit_json(
-            ctx, {**meta, "sources": reports}, code, [d for r in differing for d in r["differences"]] if code else []
-        )
+        problems = [d.line() for d in fit] + [d for r in differing for d in r["differences"]]
+        fitted = [{"field": d.field, "message": d.message, "fix": d.fix, "proposed": dict(d.proposed)} for d in fit]
+        emit_json(ctx, {**meta, "profile_fit": fitted, "sources": reports}, code, problems if code else [])
     else:
-        click.echo(terminal_lines(render_text(reports, profile)), nl=False)
+        click.echo(terminal_lines(render_text(reports, profile, fit)), nl=False)
         if write and differing:
             click.echo(f"wrote {profile.path if profile else ''}")
     ctx.exit(code)

@@ -36,10 +36,13 @@ from dashgen.cli.output import emit_json, progress
 from dashgen.cli.staged import Hooks, stage_options, staged_publish, wants_stages
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
-from dashgen.errors import CheckFailed, ReleaseInterrupted
+from dashgen.errors import CheckFailed, InputError, ReleaseInterrupted
 from dashgen.escape import terminal_lines
+from dashgen.files import atomic_write
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
+from dashgen.publish import approved_plan as approved_plan_file
+from dashgen.publish import bundle as release_bundle
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.execute import Outcome
 from dashgen.publish.export import Connection, connect
@@ -140,6 +143,36 @@ def target_of(
     return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded)
 
 
+def bundle_of(profiles: list[Any], built: list[Any], commit: str) -> release_bundle.Bundle:
+    """The release bundle of a build (``dashgen check --bundle``): what the publish job pushes without building."""
+    minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
+    return release_bundle.Bundle(
+        commit,
+        tuple(
+            release_bundle.BundledDashboard(
+                b.profile, b.uid, minimum.get(b.profile, "5s"), keys_by_panel_id(b.spec), b.document
+            )
+            for b in built
+        ),
+    )
+
+
+def _read_bundle(path: Path) -> release_bundle.Bundle:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the release bundle ({exc.strerror})") from None
+    return release_bundle.decode(data, str(path))
+
+
+def _read_approved_plan(path: Path) -> approved_plan_file.ApprovedPlan:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the approved plan ({exc})") from None
+    return approved_plan_file.parse(text, str(path))
+
+
 def _release_problem(failed: list[Outcome], total: int) -> str | None:
     """What went wrong, saves that landed but were not fully recorded apart from dashboards not published."""
     landed = [o for o in failed if o.outcome in ("published", "unchanged")]
@@ -158,7 +191,13 @@ def _release_problem(failed: list[Outcome], total: int) -> str | None:
     return "; ".join(parts) or None
 
 
-def report(result: ReleaseReport, output_format: str, connection: Connection | None = None) -> None:
+def report(
+    result: ReleaseReport,
+    output_format: str,
+    connection: Connection | None = None,
+    approvals_out: Path | None = None,
+    commit: str = "",
+) -> None:
     """Print the plan (and the outcomes); raise ``CheckFailed`` when anything was refused or failed."""
     plan, outcomes = result.plan, result.outcomes
     for note in result.notes:
@@ -184,6 +223,12 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
             click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
         if outcomes:
             click.echo(terminal_lines(render_outcomes(outcomes)))
+    if approvals_out is not None:
+        try:
+            atomic_write(approvals_out, approved_plan_file.render(plan, commit).encode("utf-8"))
+        except OSError as exc:
+            raise InputError(f"{approvals_out}: cannot write the plan to approve ({exc.strerror})") from None
+        click.echo(f"{approvals_out}: the plan to approve written (commit it as the approved plan)", err=True)
     if result.unrecorded:
         click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
         for outcome in result.unrecorded:
@@ -218,6 +263,7 @@ def release_options_of(
         lock_stale_after=params["lock_stale_after"],
         deadline=deadline,
         release_id=release_id,
+        approved_plan=params.get("approved_plan_loaded"),
     )
 
 
@@ -243,7 +289,7 @@ def release(
         terminated_as_interrupt(),
     ):
         result = run_release(connection, uids, build, options, validator=validator, progress=lambda _item: advance(1))
-    report(result, params["output_format"], connection)
+    report(result, params["output_format"], connection, params.get("approvals_out"), options.git_commit)
 
 
 @contextmanager
@@ -277,6 +323,25 @@ def terminated_as_interrupt() -> Iterator[None]:
 @approval_options
 @click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
 @click.option(
+    "--bundle",
+    "bundle_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Publish this release bundle (dashgen check --bundle) instead of building: runs no panel module, so a "
+    "job holding the token runs no team code.",
+)
+@click.option(
+    "--approved-plan",
+    "approved_plan_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Merge-to-apply: write only what this committed plan holds, with its approvals, for its build SHA and "
+    "Grafana version; anything else is refused, naming the dashboard.",
+)
+@click.option(
+    "--approvals-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --dry-run: write the plan to approve (TOML, for --approved-plan) to this file.",
+)
+@click.option(
     "--allow-dirty",
     is_flag=True,
     help="Publish although tracked files of the profiles' repository have uncommitted changes (the "
@@ -294,7 +359,11 @@ def publish(ctx: click.Context, **params: Any) -> None:
     with the build; each dashboard gets a line in the ledger.
     """
     params["started_at"] = time.monotonic()  # --deadline counts from here
+    if params["approvals_out"] is not None and not params["dry_run"]:
+        raise click.UsageError("--approvals-out writes the plan of a dry run: add --dry-run")
     if wants_stages(params):
+        if params["bundle_path"] is not None or params["approved_plan_path"] is not None:
+            raise click.UsageError("--stages builds and plans each context itself: leave out --bundle / --approved-plan")
         hooks = Hooks(
             build_targets,
             lambda profiles: released_commit(profiles, params),
@@ -308,6 +377,11 @@ def publish(ctx: click.Context, **params: Any) -> None:
     target = resolve_target(params)
     resolve_release_paths(params)
     params["org_id_resolved"] = target.org_id
+    if params["approved_plan_path"] is not None:
+        params["approved_plan_loaded"] = _read_approved_plan(params["approved_plan_path"])
+    if params["bundle_path"] is not None:
+        _publish_bundle(params, target)
+        return
     profiles = selected_profiles(ctx, list(params["profile_names"]))
     params["git_commit"] = released_commit(profiles, params)
     uids = [spec.uid for profile in profiles for spec in dashboard_specs(profile)]
@@ -341,6 +415,30 @@ def build_targets(profiles: list[Profile]) -> list[PublishTarget]:
         target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
         for b in build_all(profiles)
     ]
+def _publish_bundle(params: dict[str, Any], target: Any) -> None:
+    """Publish a release bundle: the targets come from the file, no profile or panel module is loaded."""
+    bundle = _read_bundle(params["bundle_path"])
+    wanted = set(params["profile_names"])
+    entries = [d for d in bundle.dashboards if not wanted or d.profile in wanted]
+    missing = wanted - {d.profile for d in bundle.dashboards}
+    if missing:
+        raise InputError(f"{params['bundle_path']}: holds no dashboard of profile {sorted(missing)[0]!r}")
+    params["git_commit"] = bundle.commit
+
+    def build() -> list[PublishTarget]:
+        return [target_of(d.profile, d.uid, d.document, d.panel_keys, d.min_refresh_interval) for d in entries]
+
+    validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
+    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+        release(
+            client,
+            params,
+            [d.uid for d in entries],
+            build,
+            validator,
+            folder_uid=target.folder_uid,
+            folder_title=target.folder_title,
+        )
 
 
 def _query_validator(datasource_url: str) -> Any:

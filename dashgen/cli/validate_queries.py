@@ -16,10 +16,11 @@ from dashgen.build import build_all
 from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_option, selected_profiles
 from dashgen.cli.output import emit_json, format_option, progress, summarise_causes
 from dashgen.errors import InputError, redact
-from dashgen.escape import terminal_lines
+from dashgen.escape import terminal_lines, terminal_text
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
+from dashgen.live.report import mostly_empty
 
 
 def _from_folder(folder: Path) -> list[DashboardInput]:
@@ -158,7 +159,12 @@ def validate_queries(
             for t in c.targets
             if t.status == "error"
         ]
-        emit_json(ctx, json.loads(render_json(checks, meta)), code, summarise_causes(failures))
+        empty = mostly_empty(checks)
+        emit_json(
+            ctx, json.loads(render_json(checks, meta)), code, summarise_causes(failures) + ([empty] if empty else [])
+        )
     else:
         click.echo(terminal_lines(render_text(checks, meta)), nl=False)
+        if (empty := mostly_empty(checks)) is not None:
+            click.echo(f"FAILED: {terminal_text(empty)}")
     ctx.exit(code)

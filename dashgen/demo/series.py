@@ -91,7 +91,7 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
             continue
         if model.kind == "counter":
             assert isinstance(model.model, Rate)
-            rate_model = model.model
+            rate_model = model.model.for_labels(spec.labels)
             flat = (fault.no_traffic and rate_model.traffic == "requests") or (
                 fault.no_io and rate_model.traffic == "io" and spec.extra.get("cache", True)
             )

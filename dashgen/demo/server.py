@@ -23,16 +23,24 @@ from dashgen.errors import DashgenError
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
 
+LINE_EVERY = 5.0  # seconds between progress lines when stderr is not a terminal
+
 
 @contextmanager
 def _progress(label: str) -> Iterator[Callable[[int], None]]:
-    """A series counter on stderr when it is a terminal (``make demo`` is not silent for its 25 s)."""
+    """A series counter on stderr: a bar on a terminal, else a line every ``LINE_EVERY`` seconds (``make demo``
+    piped to a log, or in CI, is not silent for minutes either)."""
     if not sys.stderr.isatty():
+        done = [0, time.monotonic()]
 
-        def skip(_n: int = 1) -> None:
-            """No bar: nothing to advance."""
+        def line(n: int = 1) -> None:
+            done[0] += n
+            if time.monotonic() - done[1] >= LINE_EVERY:
+                done[1] = time.monotonic()
+                print(f"  {label}: {done[0]} so far", file=sys.stderr, flush=True)
 
-        yield skip
+        yield line
+        print(f"  {label}: {done[0]} done", file=sys.stderr, flush=True)
         return
     from rich.console import Console
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn

@@ -53,7 +53,17 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         **{key: reader.integer(key, default, maximum=10**12) for key, default in COST_BUDGETS.items()},
         extra_modules=_module_names(reader, "extra_modules"),
         schema=reader.string("schema", "v1"),
+        runbook_base=reader.string("runbook_base", DashboardSettings.runbook_base),
+        grafana_url=reader.string("grafana_url", ""),
     )
+    for key in ("runbook_base", "grafana_url"):
+        value = getattr(settings, key)
+        if not _LINK.match(value) or (key == "grafana_url" and value and not value.startswith(("http://", "https://"))):
+            raise reader.fail(
+                key,
+                f"expected {'an http(s) URL' if key == 'grafana_url' else 'an http(s) URL or a path'} without "
+                f"spaces, quotes, '#', '?' or template braces, got {value!r}",
+            )
     if settings.schema not in SCHEMAS:
         raise reader.fail("schema", f'expected "v1" or "v2", got {settings.schema!r}')
     if settings.schema == "v2" and (problem := v2_refusal(settings)) is not None:
@@ -72,6 +82,7 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
     return settings
 
 
+_LINK = re.compile(r"^[^\s\"'<>#?{}]*\Z")
 _MODULE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}\Z")
 
 

@@ -1,5 +1,6 @@
-"""Rewrite fields of a profile's ``[sources.<name>]`` table in its TOML text, keeping every other line (comments,
-order, spacing) as it is: ``dashgen doctor --write`` states what the store shows. Pure: text in, text out."""
+"""Rewrite fields of a profile's ``[sources.<name>]`` or ``[labels]`` table in its TOML text, keeping every other
+line (comments, order, spacing) as it is: ``dashgen doctor --write`` states what the store shows. Pure: text in,
+text out."""
 
 from __future__ import annotations
 
@@ -24,12 +25,22 @@ def set_source_fields(text: str, path: str, source: str, fields: dict[str, objec
     """``text`` with each of ``fields`` set in ``[sources.<source>]`` (replaced where the key is, else added after
     the table's last key). A profile that does not write the source as a ``[sources.<source>]`` table is refused,
     naming the field, rather than rewritten in a different shape."""
+    return set_table_fields(text, path, f"sources.{source}", fields)
+
+
+def set_label_names(text: str, path: str, names: dict[str, str]) -> str:
+    """``text`` with each label role of ``names`` set in ``[labels]`` (the table is added at the end when absent)."""
+    if not any((m := _HEADER.match(line)) and m.group(1) == "labels" for line in text.splitlines()):
+        text = text + ("" if text.endswith("\n") or not text else "\n") + "\n[labels]\n"
+    return set_table_fields(text, path, "labels", dict(names))
+
+
+def set_table_fields(text: str, path: str, table: str, fields: dict[str, object]) -> str:
+    """``text`` with each of ``fields`` set in the table ``[<table>]``, which must be written as a table header."""
     lines = text.splitlines(keepends=True)
-    start = next(
-        (i for i, line in enumerate(lines) if (m := _HEADER.match(line)) and m.group(1) == f"sources.{source}"), None
-    )
+    start = next((i for i, line in enumerate(lines) if (m := _HEADER.match(line)) and m.group(1) == table), None)
     if start is None:
-        raise ProfileError(path, f"sources.{source}", f"no [sources.{source}] table in the file to write into")
+        raise ProfileError(path, table, f"no [{table}] table in the file to write into")
     end = next((i for i in range(start + 1, len(lines)) if _HEADER.match(lines[i])), len(lines))
     last_key = start
     for key, value in fields.items():

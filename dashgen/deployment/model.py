@@ -181,6 +181,10 @@ class DashboardSettings:
     extra_modules: tuple[str, ...] = ()
     # The dashboard model written: "v1" (classic JSON) or "v2" (the ``dashboard.grafana.app`` v2 resource, issue 30)
     schema: str = "v1"
+    # Where alerts link out (``dashgen.rules.links``): the team's runbook document (an absolute URL lets Alertmanager
+    # open it; the default is the document's path in the team repository) and Grafana's root URL ("": a path)
+    runbook_base: str = "docs/alerts.md"
+    grafana_url: str = ""
 
     @property
     def grafana(self) -> tuple[int, int]:

@@ -86,20 +86,20 @@ def load_profile(path: str | Path) -> Profile:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ProfileError(shown, "<file>", "no such profile file") from None
+        raise ProfileError(shown, "", "no such profile file") from None
     except UnicodeDecodeError as exc:
-        raise ProfileError(shown, "<file>", f"not UTF-8 text (byte {exc.start}): save the profile as UTF-8") from None
+        raise ProfileError(shown, "", f"not UTF-8 text (byte {exc.start}): save the profile as UTF-8") from None
     except OSError as exc:
-        raise ProfileError(shown, "<file>", f"cannot read: {exc.strerror or exc}") from None
+        raise ProfileError(shown, "", f"cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(shown, "<toml>", f"not valid TOML: {exc}") from None
+        raise ProfileError(shown, "", f"not valid TOML: {exc}") from None
     return profile_from_dict(raw, shown, expected_name=path.stem)
 
 
 def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None = None) -> Profile:
     """Validate a parsed profile mapping (the TOML document) and build the Profile."""
     if not isinstance(raw, dict):
-        raise ProfileError(path, "<toml>", "expected a TOML document (a table of fields)")
+        raise ProfileError(path, "", "expected a TOML document (a table of fields)")
     top = TableReader(path, raw)
     name = top.string("name", required=True)
     if not NAME_RE.match(name):
@@ -181,17 +181,17 @@ def load_profiles(names: list[str] | tuple[str, ...] = (), directory: Path | Non
     """Load the named profiles (all when ``names`` is empty), in name order. Unknown names are an input error."""
     directory = directory or profiles_dir()
     if not directory.is_dir():
-        raise ProfileError(str(directory), "<folder>", "no such profiles folder (see --profiles-dir)")
+        raise ProfileError(str(directory), "", "no such profiles folder (see --profiles-dir)")
     available = {path.stem: path for path in sorted(directory.glob("*.toml"))}
     if not available:
-        raise ProfileError(str(directory), "<folder>", "no profiles (*.toml) in this folder (see --profiles-dir)")
+        raise ProfileError(str(directory), "", "no profiles (*.toml) in this folder (see --profiles-dir)")
     if not names:
         return [load_profile(path) for path in available.values()]
     missing = [name for name in names if name not in available]
     if missing:
         raise ProfileError(
             str(directory / f"{missing[0]}.toml"),
-            "<file>",
+            "",
             f"no such profile; available: {', '.join(available) or 'none'}",
         )
     return [load_profile(available[name]) for name in names]

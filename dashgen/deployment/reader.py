@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from typing import Any
@@ -127,4 +128,10 @@ class TableReader:
     def reject_unknown(self) -> None:
         unknown = sorted(set(self.table) - self.used)
         if unknown:
-            raise self.fail(unknown[0], "unknown field (check the spelling; see profiles/README in the docs)")
+            # every field this table knows was asked for by its parser, so the known names are ``used``
+            close = difflib.get_close_matches(unknown[0], sorted(self.used - set(self.table)), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise self.fail(
+                unknown[0],
+                f"unknown field ({hint}known here: {', '.join(sorted(self.used))}; see the README's profile reference)",
+            )

@@ -99,6 +99,25 @@ def _sig(changes: Sequence[FieldChange], profile: str) -> tuple[Any, ...]:
     return tuple((c.path, _norm(c.old, profile), _norm(c.new, profile)) for c in changes)
 
 
+ADDED_QUERIES_SHOWN = 8  # queries listed per added panel (the full report's diff has them all)
+ADDED_TEXT_CHARS = 400  # of each query and of the description
+
+
+def _added_notes(p: Any) -> tuple[str, ...]:
+    """What a reviewer judges an added panel by: its type, unit, description and queries (bounded)."""
+
+    def cut(text: str) -> str:
+        return text if len(text) <= ADDED_TEXT_CHARS else text[:ADDED_TEXT_CHARS] + "…"
+
+    notes = [f"type {markdown_code(p.type)}" + (f", unit {markdown_code(p.unit)}" if p.unit else "")]
+    if p.description:
+        notes.append(f"description: {markdown_code(cut(' '.join(p.description.split())))}")
+    notes += [f"- query {markdown_code(cut(' '.join(q.split())))}" for q in p.queries[:ADDED_QUERIES_SHOWN]]
+    if len(p.queries) > ADDED_QUERIES_SHOWN:
+        notes.append(f"- … {len(p.queries) - ADDED_QUERIES_SHOWN} more queries")
+    return tuple(notes)
+
+
 def _items_of(f: FileDiff) -> list[Item]:
     profile = profile_of(f.name)
     norm_name = f.name.replace(profile, "{profile}")
@@ -119,12 +138,7 @@ def _items_of(f: FileDiff) -> list[Item]:
         for p in d.removed_panels
     ]
     items += [
-        Item(
-            "panel added",
-            panel_label(p.title, p.id),
-            ("added", p.title, p.id, p.type),
-            notes=(f"type {markdown_code(p.type)}",),
-        )
+        Item("panel added", panel_label(p.title, p.id), ("added", p.title, p.id, p.type), notes=_added_notes(p))
         for p in d.added_panels
     ]
     items += [

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dashgen.diff.compare import count_leaf_differences, leaf_changes
@@ -60,6 +60,10 @@ class PanelRef:
     title: str
     id: int | None
     type: str
+    # what a reviewer needs to judge an added panel (not part of its identity)
+    queries: tuple[str, ...] = field(default=(), compare=False)
+    unit: str = field(default="", compare=False)
+    description: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,24 @@ def _schema_changes(old: DashboardModel, new: DashboardModel) -> tuple[FieldChan
 
 
 def _ref(p: PanelEntry) -> PanelRef:
-    return PanelRef(p.title, p.id, p.type)
+    raw = p.raw if isinstance(p.raw, Mapping) else {}
+    targets = raw.get("targets")
+    queries = tuple(
+        str(t.get("expr"))
+        for t in (targets if isinstance(targets, list) else [])
+        if isinstance(t, Mapping) and t.get("expr")
+    )
+    defaults = (raw.get("fieldConfig") or {}).get("defaults") if isinstance(raw.get("fieldConfig"), Mapping) else None
+    unit = defaults.get("unit", "") if isinstance(defaults, Mapping) else ""
+    description = raw.get("description", "")
+    return PanelRef(
+        p.title,
+        p.id,
+        p.type,
+        queries,
+        unit if isinstance(unit, str) else "",
+        description if isinstance(description, str) else "",
+    )
 
 
 def diff_models(old: DashboardModel, new: DashboardModel) -> DashboardDiff:

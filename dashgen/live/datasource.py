@@ -245,6 +245,18 @@ class Datasource:
         answer = self._answer(path, params, timeout)
         return self._result(path, params, timeout, answer), answer
 
+    def label_names(
+        self, matchers: Iterable[str] = (), start: float | None = None, end: float | None = None
+    ) -> list[str]:
+        """Names of the labels on the series matching any of ``matchers`` (all series when none) in [start, end]."""
+        params: list[tuple[str, Any]] = [("match[]", m) for m in matchers]
+        params += [("start", _seconds(start))] if start is not None else []
+        params += [("end", _seconds(end))] if end is not None else []
+        data = self._api("/api/v1/labels", params, method="GET") or []
+        if not isinstance(data, list) or not all(isinstance(name, str) for name in data):
+            raise DatasourceError(f"{self.base_url}/api/v1/labels", 200, "the answer is not a list of label names")
+        return data
+
     def label_values(
         self, label: str, matchers: Iterable[str] = (), start: float | None = None, end: float | None = None
     ) -> list[str]:

@@ -26,8 +26,24 @@ def summary(checks: list[PanelCheck]) -> dict[str, int]:
     return counts
 
 
+# More panels than this share empty is not a quiet cluster: every query ran, and most found no series — the
+# profile's deployment or label names do not match the store (a healthy demo store leaves a handful empty).
+MOSTLY_EMPTY = 0.5
+
+
+def mostly_empty(checks: list[PanelCheck]) -> str | None:
+    """The named failure when most panels return no data, or None."""
+    empty = sum(c.status == "empty" for c in checks)
+    if not checks or empty <= MOSTLY_EMPTY * len(checks):
+        return None
+    return (
+        f"{empty} of {len(checks)} panels return no data: the profile most likely does not describe this store "
+        "(a wrong deployment, label name or source status); dashgen doctor --profile NAME names the difference"
+    )
+
+
 def exit_code(checks: list[PanelCheck]) -> int:
-    return 1 if any(c.status == "error" for c in checks) else 0
+    return 1 if any(c.status == "error" for c in checks) or mostly_empty(checks) else 0
 
 
 def render_json(checks: list[PanelCheck], meta: Mapping[str, Any]) -> str:

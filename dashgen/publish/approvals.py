@@ -12,6 +12,8 @@ the exact flag that approves it:
   ``overwrite-live:<uid>``     overwriting edits made in Grafana since the last release (``--overwrite-live``)
   ``overwrite-v2:<uid>``       overwriting a dashboard Grafana stores in the v2 schema (``--overwrite-v2``)
   ``provisioned:<uid>``        never granted: Grafana refuses API saves of a provisioned dashboard
+  ``plan:<uid>``               never granted: with ``--approved-plan``, a write the reviewed plan does not hold
+                               (not in it, another build, or Grafana changed since; ``dashgen.publish.approved_plan``)
 
 ``--approve`` patterns may be scoped to dashboards with a ``<uid>/`` prefix, and both parts may be shell
 globs (``gpu_window_stats.*``, ``dg-*-cluster/var:*``). Overwrites are granted only by their own flags
@@ -29,6 +31,12 @@ PROVISIONED_PREFIX = "provisioned:"
 PROVISIONED_REMEDY = (
     "no flag approves it: remove it from Grafana's provisioning (or let the provider allow UI updates), then publish"
 )
+PLAN_PREFIX = "plan:"
+PLAN_REMEDY = (
+    "no flag approves it: plan again in a pull request (dashgen publish --dry-run --approvals-out FILE), "
+    "review and commit the approved plan, then publish"
+)
+NEVER_GRANTED = (PROVISIONED_PREFIX, PLAN_PREFIX)
 FLAG_OF_PREFIX = {"overwrite-live:": "--overwrite-live", "overwrite-v2:": "--overwrite-v2"}
 
 
@@ -41,8 +49,8 @@ class Approvals:
     overwrite_v2: tuple[str, ...] = ()
 
     def grants(self, key: str, uid: str) -> bool:
-        """Whether ``key`` of dashboard ``uid`` is approved (a ``provisioned:`` key never is)."""
-        if key.startswith(PROVISIONED_PREFIX):
+        """Whether ``key`` of dashboard ``uid`` is approved (a ``provisioned:`` or ``plan:`` key never is)."""
+        if key.startswith(NEVER_GRANTED):
             return False
         for prefix, uids in (("overwrite-live:", self.overwrite_live), ("overwrite-v2:", self.overwrite_v2)):
             if key.startswith(prefix):
@@ -57,7 +65,7 @@ class Approvals:
 
 
 def _matches(pattern: str, key: str, uid: str) -> bool:
-    if key.startswith(PROVISIONED_PREFIX):
+    if key.startswith(NEVER_GRANTED):
         return False
     if pattern in (key, f"{uid}/{key}"):
         return True
@@ -73,6 +81,8 @@ def remedy(key: str) -> str:
     """The flag that approves ``key``, as a user types it (for a key no flag approves: what to do instead)."""
     if key.startswith(PROVISIONED_PREFIX):
         return PROVISIONED_REMEDY
+    if key.startswith(PLAN_PREFIX):
+        return PLAN_REMEDY
     for prefix, flag in FLAG_OF_PREFIX.items():
         if key.startswith(prefix):
             return f"{flag} {key[len(prefix) :]}"

@@ -35,6 +35,7 @@ from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
 from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
+from dashgen.publish.approved_plan import ApprovedPlan
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import (
     Outcome,
@@ -77,6 +78,7 @@ class ReleaseOptions:
     lock_stale_after: float = DEFAULT_STALE_AFTER
     deadline: float | None = None  # time.monotonic() after which no new save starts (--deadline)
     release_id: str | None = None  # of the staged release this context's release is part of
+    approved_plan: ApprovedPlan | None = None  # merge-to-apply: only what this reviewed plan holds is written
 
 
 @dataclass
@@ -247,11 +249,12 @@ def _plan(
     if options.folder_uid:
         folders[options.folder_uid] = connection.client.get_folder(options.folder_uid) is not None
     mine = ledger_file.of_instance(records, connection.instance)
+    approved = options.approved_plan
     plan = plan_release(
         targets,
         live,
         mine,
-        options.approvals,
+        approved.approvals(targets, live, options.approvals) if approved is not None else options.approvals,
         options.folder_uid,
         RecordedCopies(mine, None),
         folders=folders,
@@ -260,6 +263,8 @@ def _plan(
         partial=options.partial,
         diffs=diffs,
     )
+    if approved is not None:
+        plan = approved.enforce(plan)
     if validator is not None:
         checked = [d for d in plan.dashboards if d.writes and d.new_queries]
         problems = parallel(connection.jobs, validator, checked)

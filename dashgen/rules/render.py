@@ -33,6 +33,7 @@ from dashgen.rules.collector import collector_alerts
 from dashgen.rules.gpu_health import gpu_missing_alerts, health_alerts
 from dashgen.rules.incident import incident_alerts
 from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
+from dashgen.rules.links import LinkBase, alert_links, link_base
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import gpu_records, inventory_records, layer_health_records, slo_records
 
@@ -132,24 +133,33 @@ def _scoped(profile: Profile, rule: RecordingRule | AlertRule) -> RecordingRule 
     return rule
 
 
-def _rule_dict(rule: RecordingRule | AlertRule) -> dict[str, Any]:
+def _rule_dict(rule: RecordingRule | AlertRule, links: LinkBase) -> dict[str, Any]:
     if isinstance(rule, RecordingRule):
         data: dict[str, Any] = {"record": rule.record, "expr": rule.expr}
         if rule.labels:
             data["labels"] = dict(rule.labels)
         return data
-    return {
+    data = {
         "alert": rule.alert,
         "expr": rule.expr,
         "for": rule.for_,
         "labels": {"severity": rule.severity, **dict(rule.labels)},
-        "annotations": {"summary": rule.summary, "description": rule.description, "runbook": rule.runbook},
     }
+    data["annotations"] = {
+        "summary": rule.summary,
+        "description": rule.description,
+        **alert_links(data, links, rule.anchor),
+    }
+    return data
 
 
 def rule_groups_data(profile: Profile) -> list[dict[str, Any]]:
     """The profile's rule groups as plain data (Prometheus ``groups:``, also the PrometheusRule ``spec``)."""
-    return [{"name": group.name, "rules": [_rule_dict(rule) for rule in group.rules]} for group in rule_groups(profile)]
+    links = link_base(profile)
+    return [
+        {"name": group.name, "rules": [_rule_dict(rule, links) for rule in group.rules]}
+        for group in rule_groups(profile)
+    ]
 
 
 FORMATS = ("prometheus", "prometheus-operator", "vmalert", "vmrule")

@@ -1,0 +1,96 @@
+"""What a pull request changes in the alert rules: alerts added or removed, and per alert its expression,
+threshold, ``for`` and severity old → new — read from the rule files (``rules/<profile>.yml``) on both sides.
+
+An SLO change rewrites burn-rate alerts the dashboards never show; the reviewer sees them here. A change of the
+numbers in an expression alone is a threshold change (``0.9 → 0.95``); any other change of the expression is shown
+as the expression old → new. Pure: YAML texts in, lines out (the comment and the report escape them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
+
+
+@dataclass(frozen=True)
+class AlertChange:
+    file: str
+    alert: str
+    kind: str  # added | removed | changed
+    details: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        what = f"alert {self.alert} ({self.file}) {self.kind}"
+        return what + (": " + "; ".join(self.details) if self.details else "")
+
+
+def alerts_of(text: str) -> dict[str, dict[str, Any]]:
+    """Alert name (with its labels other than severity when two alerts share a name) -> the rule, of one rule file
+    (Prometheus ``groups:``, or a PrometheusRule / VMRule ``spec.groups``); an unreadable file has none."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}
+    if isinstance(data, Mapping) and isinstance(data.get("spec"), Mapping):
+        data = data["spec"]
+    groups = data.get("groups") if isinstance(data, Mapping) else None
+    found: dict[str, dict[str, Any]] = {}
+    for group in groups if isinstance(groups, list) else []:
+        for rule in (group.get("rules") or []) if isinstance(group, Mapping) else []:
+            if not isinstance(rule, Mapping) or "alert" not in rule:
+                continue
+            name = str(rule["alert"])
+            if name in found:
+                labels = {k: v for k, v in (rule.get("labels") or {}).items() if k != "severity"}
+                name += " {" + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}"
+            found[name] = dict(rule)
+    return found
+
+
+def _severity(rule: Mapping[str, Any]) -> str:
+    labels = rule.get("labels")
+    return str(labels.get("severity", "")) if isinstance(labels, Mapping) else ""
+
+
+def _expr_change(old: str, new: str) -> str | None:
+    old, new = " ".join(old.split()), " ".join(new.split())
+    if old == new:
+        return None
+    if NUMBER.sub("#", old) == NUMBER.sub("#", new):
+        pairs = [(a, b) for a, b in zip(NUMBER.findall(old), NUMBER.findall(new), strict=True) if a != b]
+        return "threshold " + ", ".join(f"{a} → {b}" for a, b in pairs)
+    return f"expression {old} → {new}"
+
+
+def _details(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[str, ...]:
+    details = []
+    if (expr := _expr_change(str(old.get("expr", "")), str(new.get("expr", "")))) is not None:
+        details.append(expr)
+    if str(old.get("for", "")) != str(new.get("for", "")):
+        details.append(f"for {old.get('for') or '0s'} → {new.get('for') or '0s'}")
+    if _severity(old) != _severity(new):
+        details.append(f"severity {_severity(old) or 'none'} → {_severity(new) or 'none'}")
+    return tuple(details)
+
+
+def rule_changes(old_files: Mapping[str, str], new_files: Mapping[str, str]) -> list[AlertChange]:
+    """Every alert added, removed or changed between two sets of rule files (file name -> YAML text)."""
+    changes: list[AlertChange] = []
+    for file in sorted(set(old_files) | set(new_files)):
+        old, new = alerts_of(old_files.get(file, "")), alerts_of(new_files.get(file, ""))
+        for name in sorted(set(old) | set(new)):
+            if name not in old:
+                rule = new[name]
+                summary = (f"severity {_severity(rule) or 'none'}, for {rule.get('for') or '0s'}",)
+                changes.append(AlertChange(file, name, "added", (*summary, f"expression {rule.get('expr', '')}")))
+            elif name not in new:
+                changes.append(AlertChange(file, name, "removed"))
+            elif details := _details(old[name], new[name]):
+                changes.append(AlertChange(file, name, "changed", details))
+    return changes

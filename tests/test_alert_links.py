@@ -1,0 +1,90 @@
+"""Every alert links out: ``runbook_url`` (the profile's ``[dashboard] runbook_base`` and the alert's section) and
+``dashboard_url`` (the deployment's cluster dashboard, the entity's variables from the alert's labels, a time range
+covering the alert's ``for``), on every shipped profile's rule file; bad bases are refused naming the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from dashgen.cli.app import main
+from dashgen.dashboard import dashboard_specs
+from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.rules import render_rule_files
+from dashgen.rules.links import LinkBase, alert_links
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = load_profiles(directory=ROOT / "profiles")
+
+
+def with_dashboard(lines: str) -> str:
+    """h20-16's profile with ``lines`` added to its ``[dashboard]`` table."""
+    text = (ROOT / "profiles" / "h20-16.toml").read_text(encoding="utf-8")
+    assert text.count("[dashboard]\n") == 1
+    return text.replace("[dashboard]\n", f"[dashboard]\n{lines}\n", 1)
+
+
+def alerts(profile) -> list[dict]:
+    (data,) = render_rule_files([profile]).values()
+    return [r for g in yaml.safe_load(data)["groups"] for r in g["rules"] if "alert" in r]
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_every_alert_links_its_runbook_and_its_dashboard(profile):
+    uids = {spec.uid for spec in dashboard_specs(profile)}
+    found = alerts(profile)
+    assert found
+    for rule in found:
+        notes = rule["annotations"]
+        assert "runbook" not in notes and notes["runbook_url"].startswith("docs/alerts.md#"), rule["alert"]
+        url = urlsplit(notes["dashboard_url"].split("{{")[0])
+        assert url.path.removeprefix("/d/") in uids, rule["alert"]
+        query = parse_qs(url.query)
+        assert query["to"] == ["now"] and query["from"][0].startswith("now-")
+        node = profile.label("node")
+        assert f"{{{{ with $labels.{node} }}}}&var-node={{{{ . | urlquery }}}}{{{{ end }}}}" in notes["dashboard_url"]
+
+
+def test_the_bases_come_from_the_profile(tmp_path):
+    text = with_dashboard(
+        'runbook_base = "https://git.example/sre/team/blob/main/docs/alerts.md"\ngrafana_url = "https://grafana.example/"'
+    )
+    path = tmp_path / "h20-16.toml"
+    path.write_text(text, encoding="utf-8")
+    for rule in alerts(load_profile(path)):
+        notes = rule["annotations"]
+        assert notes["runbook_url"].startswith("https://git.example/sre/team/blob/main/docs/alerts.md#")
+        assert notes["dashboard_url"].startswith("https://grafana.example/d/dg-h20-16-cluster?from=now-")
+
+
+def test_a_label_the_rule_sets_itself_is_written_and_for_widens_the_range():
+    base = LinkBase(
+        "https://rb.example/doc.md", "https://g.example", "dg-x-cluster", (("node", "node"), ("gpu", "gpu"))
+    )
+    links = alert_links({"alert": "GPUHot", "for": "10m", "labels": {"node": "n 1/a"}}, base, "gpu-hot")
+    assert links["runbook_url"] == "https://rb.example/doc.md#gpu-hot"
+    assert links["dashboard_url"] == (
+        "https://g.example/d/dg-x-cluster?from=now-4200s&to=now&var-node=n%201%2Fa"
+        "{{ with $labels.gpu }}&var-gpu={{ . | urlquery }}{{ end }}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('grafana_url = "grafana.example"', "grafana_url"),
+        ('grafana_url = "https://g.example/{{ x }}"', "grafana_url"),
+        ('runbook_base = "https://x.example/a b"', "runbook_base"),
+        ('runbook_base = "docs/alerts.md#x"', "runbook_base"),
+    ],
+)
+def test_a_bad_base_is_refused_naming_the_field(tmp_path, line, field):
+    text = with_dashboard(line)
+    (tmp_path / "h20-16.toml").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["--profiles-dir", str(tmp_path), "rules", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert f"dashboard.{field}" in result.output and "Traceback" not in result.output

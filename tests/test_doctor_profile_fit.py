@@ -1,0 +1,131 @@
+"""``doctor`` and ``validate-queries`` fail on a profile that does not describe the store, on a real VictoriaMetrics
+holding h20-16's and pd-128's healthy demo data: a wrong deployment value, a wrong deployment label, a wrong node
+label name, a source stated as exported that the store lacks — each a named difference with its likely fix, exit 1;
+``--write`` sets the label names found; the shipped profiles fit their own data (exit 0, nothing named)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from victoriametrics import start_or_skip
+
+from dashgen.cli.app import main
+from dashgen.demo.run import import_demo
+from dashgen.deployment.edit import set_label_names, set_source_fields
+from dashgen.deployment.profile import load_profile
+from dashgen.live.datasource import Datasource
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = ("h20-16", "pd-128")
+
+
+@pytest.fixture(scope="module")
+def store():
+    server = start_or_skip()
+    try:
+        end = (time.time() // 60) * 60 - 60
+        datasource = Datasource(server.url, timeout=120)
+        for name in PROFILES:
+            import_demo(datasource, load_profile(ROOT / "profiles" / f"{name}.toml"), "healthy", end, 0.5, 60.0)
+        datasource.flush()
+        yield server.url, end
+    finally:
+        server.stop()
+
+
+def profile_copy(folder: Path, name: str = "h20-16", edit=lambda text, path: text) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.toml"
+    shutil.copy2(ROOT / "profiles" / f"{name}.toml", path)
+    path.write_text(edit(path.read_text(encoding="utf-8"), str(path)), encoding="utf-8")
+    return path
+
+
+def doctor(folder: Path, url: str, *args: str, name: str = "h20-16"):
+    result = CliRunner().invoke(
+        main,
+        ["--profiles-dir", str(folder), "doctor", "--datasource-url", url, "--profile", name, "--window", "2h"]
+        + [*args, "--format", "json"],
+    )
+    return result.exit_code, json.loads(result.output)
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_a_shipped_profile_fits_its_own_demo_data(store, tmp_path, name):
+    url, _ = store
+    code, answer = doctor(profile_copy(tmp_path, name).parent, url, name=name)
+    assert answer["results"]["profile_fit"] == []
+    assert code == 0, answer["errors"]
+
+
+def test_a_wrong_node_label_is_named_and_write_sets_the_label_found(store, tmp_path):
+    url, _ = store
+    path = profile_copy(tmp_path, edit=lambda text, p: set_label_names(text, p, {"node": "hostname"}))
+    code, answer = doctor(tmp_path, url)
+    assert code == 1
+    (difference,) = answer["results"]["profile_fit"]
+    assert difference["field"] == "labels.node" and "'hostname'" in difference["message"]
+    assert difference["proposed"] == {"node": "node"} and 'node = "node"' in difference["fix"]
+    assert [e["message"] for e in answer["errors"]][0].startswith("labels.node: node = 'hostname'")
+    code, answer = doctor(tmp_path, url, "--write")
+    assert code == 0, answer
+    assert load_profile(path).label("node") == "node"
+    assert doctor(tmp_path, url)[0] == 0
+
+
+def test_a_wrong_deployment_label_is_found_by_its_value(store, tmp_path):
+    url, _ = store
+    path = profile_copy(tmp_path, edit=lambda text, p: set_label_names(text, p, {"deployment": "k8s_cluster"}))
+    code, answer = doctor(tmp_path, url)
+    assert code == 1
+    (difference,) = answer["results"]["profile_fit"]
+    assert difference["field"] == "labels.deployment"
+    assert 'no series carries k8s_cluster="h20-16"' in difference["message"] and "'cluster'" in difference["message"]
+    assert doctor(tmp_path, url, "--write")[0] == 0
+    assert load_profile(path).label("deployment") == "cluster"
+
+
+def test_a_wrong_deployment_value_lists_the_store_s_values(store, tmp_path):
+    url, _ = store
+    profile_copy(tmp_path, edit=lambda text, p: text.replace('name = "h20-16"', 'name = "h20-16"\ndeployment = "h20"'))
+    code, answer = doctor(tmp_path, url)
+    assert code == 1
+    (difference,) = answer["results"]["profile_fit"]
+    assert difference["field"] == "deployment"
+    assert "h20-16" in difference["message"] and "pd-128" in difference["message"]
+    code, answer = doctor(tmp_path, url, "--write")
+    assert code == 1  # no label name to write fixes a wrong value: still named
+
+
+def test_a_source_stated_as_exported_without_series_is_named(store, tmp_path):
+    url, _ = store
+    profile_copy(tmp_path, edit=lambda text, p: set_source_fields(text, p, "gateway", {"status": "exported"}))
+    code, answer = doctor(tmp_path, url)
+    assert code == 1
+    fields = [d["field"] for d in answer["results"]["profile_fit"]]
+    assert fields == ["sources.gateway"], answer["results"]["profile_fit"]
+    assert "not-exported" in answer["results"]["profile_fit"][0]["fix"]
+
+
+def test_validate_queries_fails_when_most_panels_are_empty(store, tmp_path):
+    url, end = store
+    profile_copy(tmp_path, edit=lambda text, p: set_label_names(text, p, {"node": "hostname", "gpu": "gpu_index"}))
+    result = CliRunner().invoke(
+        main,
+        ["--profiles-dir", str(tmp_path), "validate-queries", "--datasource-url", url, "--profile", "h20-16"]
+        + ["--at", str(int(end)), "--format", "json"],
+    )
+    answer = json.loads(result.output)
+    assert result.exit_code == 1, answer["errors"]
+    assert any("panels return no data" in e["message"] for e in answer["errors"])
+    fitting = CliRunner().invoke(
+        main,
+        ["--profiles-dir", str(profile_copy(tmp_path / "ok").parent), "validate-queries", "--datasource-url", url]
+        + ["--profile", "h20-16", "--at", str(int(end)), "--format", "json"],
+    )
+    assert fitting.exit_code == 0, fitting.output[-2000:]
