@@ -76,7 +76,7 @@ def test_the_comment_shows_rule_changes_and_an_added_panel_s_detail(team):
     result = dashgen(team, "check", "--base", "HEAD", "--format", "markdown")
     assert result.exit_code == 0, result.output[-3000:]
     comment = result.output
-    assert "**Alert rules changed against HEAD:" in comment
+    assert "**Alert rules changed against `HEAD`:" in comment
     rule_lines = [line for line in comment.splitlines() if line.startswith("- `alert ") and "h20-16.yml" in line]
     assert rule_lines and any(
         "changed:" in line and ("threshold" in line or "expression" in line) for line in rule_lines

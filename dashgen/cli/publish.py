@@ -363,7 +363,9 @@ def publish(ctx: click.Context, **params: Any) -> None:
         raise click.UsageError("--approvals-out writes the plan of a dry run: add --dry-run")
     if wants_stages(params):
         if params["bundle_path"] is not None or params["approved_plan_path"] is not None:
-            raise click.UsageError("--stages builds and plans each context itself: leave out --bundle / --approved-plan")
+            raise click.UsageError(
+                "--stages builds and plans each context itself: leave out --bundle / --approved-plan"
+            )
         hooks = Hooks(
             build_targets,
             lambda profiles: released_commit(profiles, params),
@@ -415,6 +417,8 @@ def build_targets(profiles: list[Profile]) -> list[PublishTarget]:
         target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
         for b in build_all(profiles)
     ]
+
+
 def _publish_bundle(params: dict[str, Any], target: Any) -> None:
     """Publish a release bundle: the targets come from the file, no profile or panel module is loaded."""
     bundle = _read_bundle(params["bundle_path"])
