@@ -144,3 +144,24 @@ def test_a_table_legend_shows_the_legend_s_calculations_in_the_panel_s_unit():
     body = draw(panel, data, "c", 0).body
     assert "<th>Mean</th><th>Max</th><th>Last *</th>" in body
     assert "<td>75%</td><td>100%</td><td>75%</td>" in body
+
+
+def test_a_table_column_past_the_panel_s_edge_at_1920_px_is_reported_and_marked():
+    def answer(labels: dict) -> Answer:
+        query = ExpandedQuery("A", "instant", "m", "m", 0, 60, 0, 15, 60)
+        return Answer(query, {"expr": "m", "refId": "A"}, "vector", [{"metric": labels, "value": [60, "1"]}])
+
+    organize = {
+        "id": "organize",
+        "options": {"excludeByName": {"Time": True}, "renameByName": {"node": "Node", "job": "Job", "Value": "State"}},
+    }
+    panel = {"type": "table", "gridPos": {"x": 0, "y": 0, "w": 4, "h": 8}, "transformations": [organize]}
+    data = table([answer({"node": "n1", "job": "sglang"})], [organize])
+    drawn = draw(panel, data, "t", 60)
+    # 280 px for three columns of at least 150 px (Job, Node, State): Node partly and State wholly past the edge
+    assert drawn.attributes["data-clipped-columns"] == "2"
+    assert drawn.attributes["data-clipped"] == "Node | State"
+    assert drawn.body.count('class="clipped"') == 2 and "past the edge at 1920 px: Node, State" in drawn.body
+    narrow = {**panel, "fieldConfig": {"defaults": {"custom": {"minWidth": 90}}}}
+    drawn = draw(narrow, data, "t", 60)
+    assert drawn.attributes["data-clipped-columns"] == "0" and "clipped" not in drawn.body

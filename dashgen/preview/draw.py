@@ -31,6 +31,7 @@ from dashgen.preview.units import (
     map_value,
     threshold_colour,
 )
+from dashgen.render.clipping import panel_clipped
 
 MAX_TABLE_ROWS = 200
 DATA_TYPES = ("timeseries", "stat", "table", "bargauge", "state-timeline")
@@ -90,7 +91,11 @@ def draw(panel: Mapping[str, Any], data: PanelData | None, chart_id: str, now: f
     attributes = {"data-series": str(len(drawn)), "data-points": str(sum(s.points for s in drawn)), **failed}
     if kind == "table":
         attributes = {"data-series": str(data.returned), "data-points": str(len(data.rows)), **failed}
-        body = _table(data, defaults, now) if data.rows else no_data(defaults, data.errors)
+        past = panel_clipped(panel, data.columns) if data.rows else []
+        attributes["data-clipped-columns"] = str(len(past))
+        if past:
+            attributes["data-clipped"] = " | ".join(past)
+        body = _table(data, defaults, now, past) if data.rows else no_data(defaults, data.errors)
         return Drawn(body, attributes)
     if not drawn:
         return Drawn(no_data(defaults, data.errors), {"data-series": "0", "data-points": "0", **failed})
@@ -309,12 +314,22 @@ def _cell(value: Any, column: str, defaults: Mapping[str, Any], now: float) -> s
     return f"<td>{html.escape(str(value))}</td>"
 
 
-def _table(data: PanelData, defaults: Mapping[str, Any], now: float) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in data.columns)
+def _table(data: PanelData, defaults: Mapping[str, Any], now: float, past: Sequence[str] = ()) -> str:
+    """The rows as Grafana's table shows them; a column past the panel's edge at 1920 px (``past``) is marked in
+    its header and named under the table: Grafana would show it only after scrolling sideways."""
+    head = "".join(
+        f'<th class="clipped" title="past the panel\'s edge at 1920 px">&#8677; {html.escape(c)}</th>'
+        if c in past
+        else f"<th>{html.escape(c)}</th>"
+        for c in data.columns
+    )
     body = "".join(
         "<tr>" + "".join(_cell(row.get(c), c, defaults, now) for c in data.columns) + "</tr>"
         for row in data.rows[:MAX_TABLE_ROWS]
     )
     more = len(data.rows) - MAX_TABLE_ROWS
     tail = f'<div class="more">{more} more rows</div>' if more > 0 else ""
+    if past:
+        names = html.escape(", ".join(past))
+        tail += f'<div class="clipped-note">past the edge at 1920 px: {names}</div>'
     return f'<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}</div>'
