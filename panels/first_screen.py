@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from dashgen_panels.client_health import client_now_panel
 from dashgen_panels.slo_health import health_states
+from dashgen_queries import client_slo as cs
 from dashgen_queries import diffusion, health, nodata, now, serving, sglang_slo
 from dashgen_queries import vmagent as va
 from dashgen_queries.promql import WINDOW
@@ -26,7 +27,7 @@ from dashgen_queries.promql import WINDOW
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.targets import expected_targets, expected_total
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, Column, RawOptions, Sort, ratio_axis, ref, stat, table
+from dashgen.render.kit import NO_DATA_TEXT, Column, RawOptions, Sort, StatText, ratio_axis, ref, stat, table
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Now"
@@ -86,23 +87,60 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
         return None
     if not profile.has_kind(TEXT):
         return job_slo_panel(profile)
+    slis = ", ".join(sli.name for sli in sglang_slo.slis(profile))
+    engine = serving.slo_health(profile, WINDOW)
+    if profile.exported("gateway"):
+        return client_and_engine_slo_panel(profile, engine, slis)
     return _slo_stat(
         profile,
         title="SLO health (lowest model and SLI)",
         evidence=Evidence(
             source="SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
             quantity="over the dashboard window, the lowest good share of any model and any SLI "
-            f"({', '.join(sli.name for sli in sglang_slo.slis(profile))}); "
-            f"objective {profile.slo.objective:g}",
+            f"({slis}); objective {profile.slo.objective:g}",
             limit="one number: the lowest, never an average of models; the SLO and health group below has it per "
             "model and over time. No requests in the window -> No data, not 100 %",
         ),
-        target=Target(serving.slo_health(profile, WINDOW), legend="lowest", instant=True),
+        target=Target(engine, legend="lowest", instant=True),
         no_value="No requests in window",
     )
 
 
-def _slo_stat(profile: Profile, title: str, evidence: Evidence, target: Target, no_value: str) -> PanelSpec:
+VIEW = "view"  # the label naming whose SLO a tile of the first screen's SLO stat shows
+
+
+def client_and_engine_slo_panel(profile: Profile, engine: str, slis: str) -> PanelSpec:
+    """The client's SLO (at the gateway, latency counted where its histogram allows) beside the engine's, the
+    worse first: what the client saw leads, and an engine that looks fine cannot hide a gateway that sheds."""
+    client = cs.client_good_share_with_latency(profile, WINDOW)
+    both = (
+        f'sort(label_replace({client}, "{VIEW}", "client (gateway)", "", "") '
+        f'or label_replace({engine}, "{VIEW}", "engine", "", ""))'
+    )
+    return _slo_stat(
+        profile,
+        title="SLO health: client and engine, worse first",
+        evidence=Evidence(
+            source=f"the model gateway: {cs.RESPONSES}{{status_code}} and {cs.ROUTED} (its routed-request "
+            "duration histogram); SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
+            quantity="over the dashboard window: the client's good share (valid gateway responses neither shed, "
+            f"failed nor timed out, less the share of routed requests slower than the {profile.slo.e2e_seconds:g} s "
+            f"E2E bound) and the engine's lowest good share of any model and SLI ({slis}); the lower first; "
+            f"objective {profile.slo.objective:g}",
+            limit="the gateway's duration histogram has no status code: a request both failed and slow counts "
+            "twice (the client share never reads better than the client saw), and where its buckets have no "
+            "bound at the E2E objective only failures count. The gateway exports TTFT only in gRPC mode, so the "
+            "client's TTFT is not counted. No requests in the window -> No data, not 100 %",
+        ),
+        target=Target(both, legend=f"{{{{{VIEW}}}}}", instant=True),
+        no_value="No requests in window",
+        text_mode="value_and_name",
+    )
+
+
+def _slo_stat(
+    profile: Profile, title: str, evidence: Evidence, target: Target, no_value: str, text_mode: StatText | None = None
+) -> PanelSpec:
     """The first screen's one SLO number (text or job SLO): a good share, coloured by the SLO's health states."""
     return stat(
         key=f"{KEY}.slo",
@@ -116,6 +154,7 @@ def _slo_stat(profile: Profile, title: str, evidence: Evidence, target: Target, 
         no_value=no_value,
         thresholds=health_states(profile),
         color_mode="background",
+        text_mode=text_mode,
     )
 
 

@@ -49,10 +49,16 @@ def test_s26_the_now_row_is_first_and_fits_one_screen(documents, name: str) -> N
     assert panels[rows[1]]["gridPos"]["y"] == bottom  # the next row starts right below
     titles = {p["title"] for p in now}
     # a video pool (S25) is read by its jobs: its instances' state and the job SLO, not replicas and tokens
+    # with a gateway the SLO stat leads with the client's share beside the engine's (S33)
+    engine_slo = (
+        "SLO health: client and engine, worse first"
+        if PROFILES[name].exported("gateway")
+        else "SLO health (lowest model and SLI)"
+    )
     serving = (
         ("Instance serving state", "Job SLO health (share of jobs meeting the SLO)")
         if name == "video-200"
-        else ("Replica serving state", "SLO health (lowest model and SLI)")
+        else ("Replica serving state", engine_slo)
     )
     assert {
         "Alerts firing",

@@ -40,6 +40,7 @@ __all__ = [
     "Matrix",
     "RawOptions",
     "Sort",
+    "StatText",
     "bargauge",
     "link",
     "ratio_axis",
