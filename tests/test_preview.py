@@ -199,7 +199,7 @@ def test_a_healthy_cluster_paints_no_yellow_or_orange_on_an_open_row(drawn):
                 painted += [
                     (built.uid, item.raw["title"], name) for tint, name in WARNING_TINTS.items() if tint in inner
                 ]
-    assert painted == []
+    assert painted == [], "\n".join(map(str, painted))
 
 
 def test_data_series_equals_the_series_the_queries_returned(store, drawn):
