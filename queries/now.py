@@ -23,7 +23,7 @@ from __future__ import annotations
 from dashgen_queries import health, nodata
 from dashgen_queries import vmagent as va
 from dashgen_queries.promql import agg, deployment, node_var, selector
-from dashgen_queries.serving import FOR_STATE, evaluator_fresh, evaluator_state, firing
+from dashgen_queries.serving import FOR_STATE, evaluator_state, firing
 
 from dashgen.deployment.profile import Profile
 
@@ -128,8 +128,15 @@ def not_ok_cells(profile: Profile) -> str:
         cells = f'label_replace({silent}, "{layer}", "{health.COLLECTOR_LAYER}", "", "") or on({node}) ({cells})'
     for key, title in layer_titles(profile).items():
         cells = f'label_replace({cells}, "{layer}", "{title}", "{layer}", "{key}")'
-    evaluator = (
-        f"label_replace(label_replace(vector({EVALUATOR_SILENT}) unless on() ({evaluator_fresh(profile)}), "
-        f'"{node}", "{EVALUATOR_NODE}", "", ""), "{layer}", "{EVALUATOR_LAYER}", "", "")'
+    # no reason recorded within the bound for any node: the evaluator is silent (serving.evaluator_fresh's test,
+    # without a count across nodes)
+    recorded = selector(nodata.LAYER_REASON, deployment(profile))
+    silent_evaluator = (
+        f"absent_over_time({recorded}[{nodata.recorded_lookback_seconds(profile):g}s]) * {EVALUATOR_SILENT}"
     )
+    named = (
+        f'label_replace(label_replace({silent_evaluator}, "{node}", "{EVALUATOR_NODE}", "", ""), '
+        f'"{layer}", "{EVALUATOR_LAYER}", "", "")'
+    )
+    evaluator = agg("max", [node, layer], named)
     return f"{cells} or {evaluator}"

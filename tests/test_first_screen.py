@@ -441,7 +441,7 @@ def test_s31_what_is_wrong_now_names_entity_layer_cause_and_since_when(victoriam
 def test_s7_none_firing_is_a_real_0_only_while_the_rule_evaluator_records(victoriametrics, evaluator: str) -> None:
     """No alert fires. The rule file's recorded series are fresh (last written now): the count is 0 and the table
     has its 'none firing' row. The evaluator stopped 10 minutes ago (older than the one staleness bound): both
-    are empty, so the panels read 'rule evaluator silent', never a made-up 0."""
+    are empty, so the panels read 'rule evaluator silent', never a made-up 0; the verdict list says so in one line."""
     profile, end = _deployment(f"evaluator-{evaluator}")
     stopped = end if evaluator == "fresh" else end - 600
     assert end - stopped in (0, 600) and first_screen.staleness_seconds(profile) < 600
@@ -461,6 +461,10 @@ def test_s7_none_firing_is_a_real_0_only_while_the_rule_evaluator_records(victor
         ]
     else:
         assert count == [] and table == []
+    # the verdicts: none to list while the evaluator records; one line saying it is silent, never an empty list
+    verdicts = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
+    silent = {now.EVALUATOR_LAYER: {now.EVALUATOR_NODE: str(now.EVALUATOR_SILENT)}}
+    assert verdicts == ({} if evaluator == "fresh" else silent)
 
 
 def test_s32_a_cell_is_the_worst_of_its_missing_data_reason_and_its_health(victoriametrics) -> None:
