@@ -155,6 +155,8 @@ def _slo_stat(
         thresholds=health_states(profile),
         color_mode="background",
         text_mode=text_mode,
+        # several numbers (client, engine) one under the other, the worse on top, each as wide as the panel
+        orientation="horizontal" if text_mode else None,
     )
 
 

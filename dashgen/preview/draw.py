@@ -227,7 +227,9 @@ def _stat(panel: Mapping[str, Any], series: list[Series], defaults: Mapping[str,
             else ""
         )
         tiles.append(f'<div class="tile" style="{style}">{name}<div class="big">{html.escape(text)}</div>{spark}</div>')
-    return f'<div class="stat">{"".join(tiles)}</div>'
+    # Grafana's VizRepeater: horizontal stacks the numbers in a column; auto does so in a panel higher than wide
+    stacked = " stacked" if options.get("orientation") == "horizontal" else ""
+    return f'<div class="stat{stacked}">{"".join(tiles)}</div>'
 
 
 def sparkline(values: Sequence[float | None], tint: str) -> str:

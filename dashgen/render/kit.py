@@ -97,6 +97,7 @@ ThresholdStyle = Literal["line", "line+area"]
 StatColour = Literal["value", "background"]
 StatText = Literal["value", "value_and_name", "name", "none"]
 StatGraph = Literal["none", "area"]
+StatOrientation = Literal["auto", "horizontal", "vertical"]
 CellColour = Literal["color-text", "color-background"]
 DEFAULT_THRESHOLDS: Thresholds = (("green", None),)
 
@@ -194,15 +195,23 @@ def stat(
     color_mode: StatColour | None = None,
     text_mode: StatText | None = None,
     graph_mode: StatGraph | None = None,
+    orientation: StatOrientation | None = None,
     links: Links = (),
     data_links: Links = (),
     datasource: dict[str, Any] | None = None,
     raw_options: RawOptions | None = None,
 ) -> PanelSpec:
     """One number per series: its last non-null value in the window. ``color_mode`` colours the value or the
-    background by the thresholds, ``text_mode`` shows the series name too, ``graph_mode`` adds a sparkline."""
+    background by the thresholds, ``text_mode`` shows the series name too, ``graph_mode`` adds a sparkline;
+    ``orientation`` ``horizontal`` stacks several numbers one under the other (Grafana's auto puts them side by
+    side in a panel wider than high)."""
     options: dict[str, Any] = {}
-    for name, value in (("colorMode", color_mode), ("textMode", text_mode), ("graphMode", graph_mode)):
+    for name, value in (
+        ("colorMode", color_mode),
+        ("textMode", text_mode),
+        ("graphMode", graph_mode),
+        ("orientation", orientation),
+    ):
         if value is not None:
             options[name] = value
     return _panel(
