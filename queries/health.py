@@ -70,17 +70,34 @@ DISK_SATURATED = HealthState(51, "disk saturated (busy, queue, await)", WARNING_
 COLLECTOR_DROPPING = HealthState(61, "collector dropping samples", WARNING_COLOUR, "warning")
 COLLECTOR_QUEUE_FULL = HealthState(62, "collector queue near its bound", WARNING_COLOUR, "warning")
 CLOCK_OFF = HealthState(71, "clock off", WARNING_COLOUR, "warning")
+# The failure-mode catalogue's further states (``dashgen.catalogue``): one per row that paints a layer.
+VIDEO_STUCK = HealthState(23, "stuck: jobs wait, none finish", CRITICAL_COLOUR, "critical")
+KV_EXHAUSTED = HealthState(24, "KV pool exhausted, requests wait", WARNING_COLOUR, "warning")
+KV_RETRACTING = HealthState(25, "requests retracted (KV pool thrashing)", WARNING_COLOUR, "warning")
+TRANSFER_FAILING = HealthState(26, "PD KV transfers failing", CRITICAL_COLOUR, "critical")
+GPU_NVLINK = HealthState(35, "NVLink errors climbing", WARNING_COLOUR, "warning")
+STORAGE_DROPPING = HealthState(43, "storage tier dropping backups", WARNING_COLOUR, "warning")
+SEGMENTS_LOST = HealthState(44, "Store segments lost", WARNING_COLOUR, "warning")
+DISK_FULL = HealthState(50, "filesystem full (ENOSPC)", CRITICAL_COLOUR, "critical")
 
 STATES: tuple[HealthState, ...] = (
     ENGINE_STALLED,
     ENGINE_RESTARTED,
+    VIDEO_STUCK,
+    KV_EXHAUSTED,
+    KV_RETRACTING,
+    TRANSFER_FAILING,
     GPU_XID_FATAL,
     GPU_REMAP_FAILED,
     GPU_THERMAL,
     GPU_POWER,
+    GPU_NVLINK,
     TIER_COLLAPSED,
     STORE_RESET,
+    STORAGE_DROPPING,
+    SEGMENTS_LOST,
     DISK_SATURATED,
+    DISK_FULL,
     COLLECTOR_DROPPING,
     COLLECTOR_QUEUE_FULL,
     CLOCK_OFF,
