@@ -155,11 +155,21 @@ def clock_events_set(profile: Profile, reasons: str, bits: tuple[int, ...] = THR
 
 
 def _disk(profile: Profile, names: str, window: str, offset: str = "", fn: str = "rate") -> str:
-    """``fn`` of the cache devices' diskstats counters ``names`` (a regex of metric names), per node and device."""
-    name, by_name = ("", matcher("__name__", "=~", names)) if "|" in names else (names, "")
-    series = selector(name, by_name, job(profile, "node_exporter"), fs.cache_device(profile))
+    """``fn`` of the cache devices' diskstats counters ``names`` (``a|b``: several counters, summed), per node and
+    device. Each counter is kept apart by a ``counter`` label before the sum: ``rate({__name__=~"a|b"})`` drops the
+    names and leaves two series of one label set, which Prometheus refuses ("vector cannot contain metrics with the
+    same labelset") where VictoriaMetrics accepts it."""
     shifted = f"[{window}] offset {offset}" if offset else f"[{window}]"
-    return agg("sum", fs.disk_labels(profile), f"{fn}({series}{shifted})")
+    parts = [
+        f"{fn}({selector(name, job(profile, 'node_exporter'), fs.cache_device(profile))}{shifted})"
+        for name in names.split("|")
+    ]
+    if len(parts) > 1:
+        parts = [
+            f'label_replace({part}, "counter", "{name}", "", "")'
+            for part, name in zip(parts, names.split("|"), strict=True)
+        ]
+    return agg("sum", fs.disk_labels(profile), " or ".join(parts))
 
 
 def disk_saturated(profile: Profile) -> str:
