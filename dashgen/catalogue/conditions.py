@@ -15,6 +15,7 @@ same labelset") and VictoriaMetrics silently accepts.
 from __future__ import annotations
 
 from dashgen_queries import mooncake as mc
+from dashgen_queries import vmagent as va
 from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.promql import agg, job, matcher, selector
 from dashgen_queries.sglang import ENGINE_TYPE, stage_key
@@ -36,7 +37,9 @@ SEGMENT_LOSS_SHARE = 0.9  # a node's mounted Store capacity below this share of 
 SEGMENT_WINDOW = "30m"
 ALLOC_FAILURE_SHARE = 0.05  # share of Store puts whose allocation failed
 TRANSFER_FAILURES_PER_SECOND = 0.05  # PD transfer or bootstrap failures per second on one stage
-POLICY_NOW, POLICY_BEFORE = "10m", "1h"  # routing policies selecting now vs in the hour ending an hour ago
+POLICY_NOW, POLICY_BEFORE = "10m", "30m"  # policies selecting now vs in the 30 minutes ending 30 minutes ago
+BACKLOG_BYTES = 64 * 2**20  # a collector's pending remote-write bytes above this are minutes of data
+BACKLOG_NODE_SHARE = 0.5  # ... on at least this share of the nodes: the store, not one node's network
 
 WINDOW = "5m"
 SLOW_WINDOW = "10m"
@@ -221,7 +224,11 @@ def store_segments_lost(profile: Profile) -> str:
     node = _node(profile)
     now = store_node_capacity(profile)
     peak = f"max_over_time(({now})[{SEGMENT_WINDOW}:1m])"
-    return f"({now} < {SEGMENT_LOSS_SHARE:g} * {peak}) or on ({node}) ({peak} unless on ({node}) {now})"
+    # the master still reports segments: a master that is down or gone is its own rows', not every node's loss
+    reporting = f"on () (count({now}) > 0)"
+    return (
+        f"(({now} < {SEGMENT_LOSS_SHARE:g} * {peak}) or on ({node}) ({peak} unless on ({node}) {now})) and {reporting}"
+    )
 
 
 def store_alloc_failing(profile: Profile) -> str:
@@ -267,3 +274,13 @@ def gateway_policy_changed(profile: Profile) -> str:
         f"({now} > 0) unless on ({', '.join(gateway_labels(profile, 'policy'))}) ({before} > 0) "
         f"and on ({', '.join(labels)}) ({routed} > 0)"
     )
+
+
+# -- the store itself ------------------------------------------------------------------------------------------------
+
+
+def store_ingestion_backlog(profile: Profile) -> str:
+    """The deployment when at least ``BACKLOG_NODE_SHARE`` of its nodes' collectors hold more than ``BACKLOG_BYTES``
+    of pending remote-write data (value: that share of the nodes)."""
+    pending = va.per_node(profile, "sum", va.own(profile, va.PENDING, selected=False))
+    return f"(count({pending} > {BACKLOG_BYTES}) / count({pending})) >= {BACKLOG_NODE_SHARE:g}"

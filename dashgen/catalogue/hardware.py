@@ -135,6 +135,7 @@ GPU_ROWS = (
         "replace the GPU or baseboard when the errors keep climbing.",
         demo=fault("fault:gpu-nvlink-errors", "the NVLink CRC and replay counters of one GPU climb by thousands/s"),
         applies=dcgm_field(*c.NVLINK_COUNTERS),
+        expr=c.gpu_nvlink_errors,
         summary="NVLink errors on {{ $labels.node }} GPU {{ $labels.gpu }}",
         paints=(Paint(health.GPU_NVLINK),),
     ),
@@ -155,6 +156,7 @@ GPU_ROWS = (
         runbook="Check `nvidia-smi -q -d PCIE` (link width / speed) and the riser; drain and reseat if it persists.",
         demo=fault("fault:gpu-pcie-replays", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER of one GPU climbs by tens per second"),
         applies=dcgm_field(dcgm.PCIE_REPLAYS),
+        expr=c.gpu_pcie_replays,
         summary="PCIe replays on {{ $labels.node }} GPU {{ $labels.gpu }}",
     ),
     FailureMode(

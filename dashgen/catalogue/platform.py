@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dashgen_queries import diffusion, health
 
+from dashgen.catalogue import conditions as c
 from dashgen.catalogue.build import (
     exports,
     fault,
@@ -36,6 +37,13 @@ CLOCK_ROWS = (
     ),
 )
 
+
+# A silent node's targets all vanish: their TargetMissing rows follow from it.
+SILENT_ALSO = (
+    "collector-coverage",
+    "engine-target-missing",
+    *(f"{source.replace('_', '-')}-target-missing" for source in ("dcgm", "gpm", "node_exporter", "mooncake_client")),
+)
 
 COLLECTOR_ROWS = (
     FailureMode(
@@ -100,7 +108,7 @@ COLLECTOR_ROWS = (
         id="collector-silent",
         alert="CollectorSilent",
         component="collector",
-        layer="collector",
+        layer="",
         reads=reads("vmagent", "up"),
         entity=("node",),
         test="no target of the node delivered a sample within 3 scrape intervals plus the store's latency offset",
@@ -113,6 +121,31 @@ COLLECTOR_ROWS = (
         runbook="`systemctl status vmagent` on the node (Restart=no: start it by hand); is the node up?",
         demo=fault("fault:collector-silent", "every series of one node stops"),
         applies=lambda p: p.collector is not None,
+        also=SILENT_ALSO,
+    ),
+    FailureMode(
+        id="store-ingestion-backlog",
+        alert="StoreIngestionBacklog",
+        component="store",
+        layer="",
+        reads=reads("vmagent", "vmagent_remotewrite_pending_data_bytes"),
+        entity=(),
+        test=f"at least {c.BACKLOG_NODE_SHARE:.0%} of the nodes' collectors hold more than "
+        f"{c.BACKLOG_BYTES // 2**20} MiB waiting to be written to the store",
+        test_reason="one node's queue is its network; every node's queue at once is the store itself slow or "
+        "refusing writes (a dead store is seen by nothing that queries it: watch it from outside)",
+        hold="10m",
+        hold_reason="a store restart backs every queue up for minutes",
+        severity="critical",
+        cause="the metrics store slow or refusing writes",
+        look="Collector: send queue",
+        runbook="The store's own health (/health, its log, its disk); every panel's recent data is late or "
+        "missing until the queues drain.",
+        demo=fault("fault:store-ingestion-backlog", "every node's vmagent pending bytes climb to 200 MiB"),
+        applies=lambda p: p.collector is not None,
+        expr=c.store_ingestion_backlog,
+        summary="The metrics store is not keeping up: collectors of most nodes queue data",
+        scope="cluster",
     ),
     FailureMode(
         id="collector-coverage",
@@ -167,6 +200,7 @@ def _collection_row(source: str) -> FailureMode:
         demo=fault(f"fault:{source.replace('_', '-')}-scrape-failing", f"up of the {source} target on one node is 0"),
         applies=exports(source),
         scope="cluster" if source in CLUSTER_SOURCES else "entity",
+        also=("collector-coverage",),
     )
 
 
@@ -194,6 +228,7 @@ def _missing_row(source: str) -> FailureMode:
         demo=fault(f"fault:{source.replace('_', '-')}-target-missing", f"the {source} target's up series ends"),
         applies=exports(source),
         scope="cluster" if cluster else "entity",
+        also=("collector-coverage",),
     )
 
 
@@ -205,7 +240,13 @@ SLO_ROWS = (
         alert="SloErrorBudgetFastBurn",
         component="slo",
         layer="",
-        reads=reads("sglang", "sglang:time_to_first_token_seconds", "sglang:e2e_request_latency_seconds"),
+        reads=reads(
+            "sglang",
+            "sglang:time_to_first_token_seconds",
+            "sglang:e2e_request_latency_seconds",
+            "sglang:request_time_per_output_token_seconds",
+            "sglang:num_aborted_requests_total",
+        ),
         entity=("model_name", "slo"),
         test="engine-side error ratio above 14.4 x the budget over 1h and 5m",
         test_reason="2 % of a 30-day budget in an hour: pages (SRE workbook multiwindow burn)",
@@ -216,7 +257,7 @@ SLO_ROWS = (
         look="SLO health",
         runbook="Which SLI (ttft / tpot / e2e) and which stage: the SLO group's per-stage panels; the first "
         "screen's list names the entity in trouble.",
-        demo=fault("replica-hung", "a hung replica's requests time out and TTFT climbs"),
+        demo=fault("fault:slo-burn", "no request of the model answers its first token within the TTFT bound"),
         applies=exports("sglang", text=True),
         scope="cluster",
     ),
@@ -235,7 +276,7 @@ SLO_ROWS = (
         cause="engine-side SLO burning slowly",
         look="SLO health",
         runbook="As SloErrorBudgetFastBurn, with time to look at trends.",
-        demo=fault("fault:slo-slow-burn", "TTFT of one model above the bound for 8 % of requests"),
+        demo=fault("fault:slo-burn", "no request of the model answers its first token within the TTFT bound"),
         applies=exports("sglang", text=True),
         scope="cluster",
     ),

@@ -35,6 +35,7 @@ ENGINE_ROWS = (
         runbook="`systemctl status` / the pod of the engine on the node; HostOomKill beside it says OOM.",
         demo=fault("fault:engine-scrape-failing", "up of the SGLang target on one node is 0, its series stop"),
         applies=exports("sglang"),
+        also=("collector-coverage",),
     ),
     FailureMode(
         id="engine-target-missing",
@@ -53,6 +54,7 @@ ENGINE_ROWS = (
         runbook="Check the engine's pod / unit on the node; the Now row's Missing targets lists the jobs.",
         demo=fault("fault:engine-target-missing", "the SGLang target's up series of one node ends"),
         applies=exports("sglang"),
+        also=("collector-coverage",),
     ),
     FailureMode(
         id="engine-restarted",
@@ -337,6 +339,7 @@ GATEWAY_ROWS = (
         "Gateway: what the client sees",
         "Which backend: the circuit breakers and backend health; then the engine behind it.",
         fault("fault:gateway-errors", "one gateway instance answers 20 % 503 / 504"),
+        also=("client-slo-fast-burn", "client-slo-slow-burn"),
     ),
     _gateway_row(
         "gateway-no-healthy-backend",
@@ -349,7 +352,7 @@ GATEWAY_ROWS = (
         "every backend of the gateway down or unreachable",
         "Gateway: backends",
         "Are the engines up (EngineMetricsScrapeFailing)? Can the gateway reach them (network policy, DNS)?",
-        fault("gateway-no-backend", "every smg_worker_health of one gateway instance reads 0"),
+        fault("fault:gateway-no-healthy-backend", "every smg_worker_health of the gateway reads 0"),
         reads=reads("gateway", "smg_worker_health"),
         also=("gateway-backends-down", "gateway-errors", "gateway-circuit-breaker-open"),
     ),
@@ -381,7 +384,7 @@ GATEWAY_ROWS = (
         "circuit breaker open for a backend",
         "Gateway: backends",
         "The named worker's engine and the gateway's view of its errors; a hung engine keeps the breaker open.",
-        fault("fault:gateway-circuit-breaker-open", "smg_worker_cb_state of one backend reads 1 (open)"),
+        fault("gateway-no-backend", "one backend unhealthy with its circuit breaker open (smg_worker_cb_state 1)"),
         entity=("node", "instance", "worker"),
         reads=reads("gateway", "smg_worker_cb_state"),
     ),
