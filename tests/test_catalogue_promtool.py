@@ -79,8 +79,8 @@ CASES = {
             series("node_cpu_seconds_total", {**NODE, "cpu": "0", "mode": "user"}, "0+30x10 300+60x40"),
         ],
         {"node": N1},
-        "25m",
-        "40m",
+        "20m",
+        "30m",
     ),
     "HostNicErrors": (
         [series("node_network_receive_errs_total", {**NODE, "device": "eth0"}, "0x10 0+600x30")],

@@ -79,13 +79,13 @@ def host_oom_kills(profile: Profile) -> str:
 
 
 def host_cpu_saturated(profile: Profile) -> str:
-    """Nodes whose CPUs were busy (not idle, not iowait) more than ``CPU_BUSY_SHARE`` over ``SLOW_WINDOW``."""
+    """Nodes whose CPUs were busy (not idle, not iowait) more than ``CPU_BUSY_SHARE`` over ``WINDOW``."""
     cpu = NODE_EXPORTER.name("node_cpu_seconds_total")
     exporter = job(profile, "node_exporter")
     idle = agg(
-        "sum", [_node(profile)], f"rate({selector(cpu, exporter, matcher('mode', '=~', 'idle|iowait'))}[{SLOW_WINDOW}])"
+        "sum", [_node(profile)], f"rate({selector(cpu, exporter, matcher('mode', '=~', 'idle|iowait'))}[{WINDOW}])"
     )
-    every = agg("sum", [_node(profile)], f"rate({selector(cpu, exporter)}[{SLOW_WINDOW}])")
+    every = agg("sum", [_node(profile)], f"rate({selector(cpu, exporter)}[{WINDOW}])")
     return f"(1 - {idle} / {every}) > {CPU_BUSY_SHARE:g}"
 
 

@@ -39,6 +39,7 @@ GPU_ROWS = (
         "needs a node reboot or an RMA.",
         demo=fault("gpu-missing", "every series of one GPU ends (DCGM and GPM), after an Xid 79 on it"),
         applies=lambda p: bool(p.exported("dcgm") or p.exported("gpm")),
+        also=("gpu-xid-fatal",),  # a GPU off the bus reports Xid 79 first
     ),
     FailureMode(
         id="gpu-missing-from-exporter",
@@ -58,6 +59,7 @@ GPU_ROWS = (
         "are blind to the GPU until then.",
         demo=fault("dcgm-lost-gpu", "DCGM's series of one GPU end while GPM still reports it"),
         applies=exports("dcgm", "gpm"),
+        also=("gpu-missing",),
     ),
     FailureMode(
         id="gpu-xid-fatal",
@@ -272,9 +274,9 @@ HOST_ROWS = (
         layer="",
         reads=reads("node_exporter", "node_cpu_seconds_total"),
         entity=("node",),
-        test=f"CPU busy (not idle, not iowait) above {c.CPU_BUSY_SHARE:.0%} over {c.SLOW_WINDOW}",
+        test=f"CPU busy (not idle, not iowait) above {c.CPU_BUSY_SHARE:.0%} over {c.WINDOW}",
         test_reason="the scheduler, tokenizer and detokenizer threads starve: TTFT grows on an idle GPU",
-        hold="15m",
+        hold="10m",
         hold_reason="tokenizing a burst of long prompts saturates the CPUs for minutes",
         severity="warning",
         cause="host CPUs saturated",

@@ -227,6 +227,7 @@ CACHE_ROWS = (
         applies=exports("mooncake_master"),
         paints=(Paint(health.STORE_RESET, store_reset_served),),
         scope="cluster",
+        also=("mooncake-master-scrape-failing",),  # the failed leader's target
     ),
     FailureMode(
         id="store-segments-lost",
@@ -326,6 +327,7 @@ GATEWAY_ROWS = (
         "Raise --max-concurrent-requests / --queue-size if the engines have headroom, else add replicas.",
         fault("gateway-shedding", "one gateway instance answers 30 % 429"),
         reads=reads("gateway", "smg_http_responses_total", "smg_admission_queue_rejected_total"),
+        also=("gateway-errors",),  # a full admission queue also times requests out (408)
     ),
     _gateway_row(
         "gateway-errors",
@@ -387,6 +389,7 @@ GATEWAY_ROWS = (
         fault("gateway-no-backend", "one backend unhealthy with its circuit breaker open (smg_worker_cb_state 1)"),
         entity=("node", "instance", "worker"),
         reads=reads("gateway", "smg_worker_cb_state"),
+        also=("gateway-backends-down",),  # the backend behind an open breaker is unhealthy too
     ),
     _gateway_row(
         "gateway-routing-policy-changed",

@@ -44,6 +44,7 @@ class Fault:
     # What the fault occupies (two faults sharing one never share a deployment): its node, or for the cluster-wide
     # parts on node 0 (the gateway, the Mooncake master) the part it reshapes.
     uses: tuple[str, ...] = ()
+    every_node: bool = False  # the sources' targets end on every node (a cluster-wide source gone), not one
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -66,7 +67,10 @@ def _scrape(source: str, node: int, down: bool) -> Fault:
     """A target of ``source`` on a node failing (up 0) or gone (no up series): its series of the node end."""
     key = f"{source.replace('_', '-')}-{'scrape-failing' if down else 'target-missing'}"
     uses = SCRAPE_USES.get(source, ())
-    return Fault(key, (), node=node, sources=(source,), up=0.0 if down else None, needs=(source,), uses=uses)
+    every = not down and source in SCRAPE_USES  # a cluster source is missing only when no instance is left
+    return Fault(
+        key, (), node=node, sources=(source,), up=0.0 if down else None, needs=(source,), uses=uses, every_node=every
+    )
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -299,7 +303,7 @@ def _copy(item: dict[str, Any], change: Change, at_ms: int) -> dict[str, Any] | 
 def _ends(profile: Profile, fault: Fault, labels: dict[str, str], source_of: dict[str, str]) -> bool:
     """Whether the series belongs to a target the fault takes down on its node (every target: ``*``)."""
     node = profile.node_names[min(fault.node, profile.nodes - 1)]
-    if labels.get(profile.label("node")) != node:
+    if labels.get(profile.label("node")) != node and not fault.every_node:
         return False
     if "*" in fault.sources:
         return True
