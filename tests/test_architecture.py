@@ -32,6 +32,7 @@ LAYERS: dict[str, float] = {
     "dashgen.net": 2,
     "dashgen.render": 2,
     "dashgen_queries": 3,
+    "dashgen.catalogue": 3.5,
     "dashgen_panels": 4,
     "dashgen.variables": 4.5,
     "dashgen.team_panels": 4.5,

@@ -56,11 +56,16 @@ def expected(profile: str, name: str, labels: dict[str, str], value: str = "", v
     rule = alert(profile, name, variant)
     deployment = PROFILES[profile]
     return {
-        "exp_labels": {**labels, deployment.label("deployment"): deployment.deployment, "severity": rule.severity},
+        "exp_labels": {
+            **labels,
+            **dict(rule.labels),  # the catalogue's labels (component, layer, failure, cause, look) and the deployment
+            deployment.label("deployment"): deployment.deployment,
+            "severity": rule.severity,
+        },
         "exp_annotations": {
             "summary": render(rule.summary, labels, value),
             "description": render(rule.description, labels, value),
-            "runbook": rule.runbook,
+            "runbook": rule.runbook_text,
         },
     }
 
