@@ -42,17 +42,22 @@ def entity_parts(profile: Profile) -> tuple[tuple[str, str], ...]:
     return (
         (label("node"), "$1"),
         (label("gpu"), "GPU $1"),
+        ("interface", "$1"),
+        ("device", "$1"),
+        ("mountpoint", "$1"),
         (label("pp_rank"), "PP stage $1"),
         ("replica", "replica $1"),
         ("engine_type", "$1 pool"),
         ("pool", "pool $1"),
-        ("device", "$1"),
-        ("mountpoint", "$1"),
+        ("master", "master $1"),
+        ("segment", "segment $1"),
         ("entry", "gateway $1"),
         ("backend", "backend $1"),
         ("worker", "worker $1"),
+        ("policy", "policy $1"),
         (label("model_name"), "model $1"),
         ("slo", "SLI $1"),
+        (label("job"), "job $1"),
         (label("instance"), "$1"),
     )
 
@@ -67,12 +72,13 @@ def with_entity(profile: Profile, expr: str) -> str:
     parts = entity_parts(profile)
     for label, shown in parts:
         expr = f'label_replace({expr}, "{_part(label)}", "{shown} ", "{label}", "(.+)")'
-    # a backend's alert names the backend, not the gateway's host or process; a target's instance only where no
-    # node is named
+    # a backend's alert names the backend, not the gateway's host or process; a target's job and instance only
+    # where no node is named (a node's alert names the node; its alert name says which target)
     for culprit in ("worker", "backend"):
         for part in (node, instance):
             expr = f'label_replace({expr}, "{_part(part)}", "", "{culprit}", ".+")'
-    expr = f'label_replace({expr}, "{_part(instance)}", "", "{node}", ".+")'
+    for part in (profile.label("job"), instance):
+        expr = f'label_replace({expr}, "{_part(part)}", "", "{node}", ".+")'
     joined = ", ".join(f'"{_part(label)}"' for label, _ in parts)
     return f'label_join({expr}, "{ENTITY}", "", {joined})'
 

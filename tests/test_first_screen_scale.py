@@ -79,3 +79,16 @@ def test_the_matrix_reads_each_recorded_series_by_one_selector() -> None:
         assert query.count("node:dashgen_inventory:info") <= 1
         assert query.count("up{") <= 1
         assert len(query.encode()) < 2048, (profile.name, len(query))
+
+
+def test_what_is_wrong_now_writes_out_every_entity_the_catalogue_names() -> None:
+    """Every entity role of the failure-mode catalogue (``dashgen.catalogue.ENTITIES``, as each profile labels it)
+    has its part in the first screen's entity text: an alert naming it is never listed without it."""
+    from dashgen_queries import now
+
+    from dashgen.catalogue import ENTITIES
+
+    for profile in PROFILES.values():
+        written = {label for label, _ in now.entity_parts(profile)}
+        missing = {role for role in ENTITIES if profile.labels.get(role, role) not in written}
+        assert not missing, (profile.name, missing)
