@@ -201,6 +201,7 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
         decimals=0,
         width=12,
         height=8,
+        min_width=120,  # seven columns in a half-width panel at 1920 px (dashgen.render.clipping)
         no_value=_nvlink_absent(profile, missing if len(missing) == len(dcgm.NVLINK_ERRORS) else []),
         sort=(Sort(cells[0].header, descending=True),),
     )
