@@ -19,7 +19,10 @@ from dashgen.render.spec import Evidence, PanelSpec, Target
 
 KEY = "slo_health"
 KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
-QUEUE_STATES = (("green", None), ("yellow", 0.01), ("orange", 0.5), ("red", 1.0))
+# Waiting ÷ running, in batches: under continuous batching some requests always wait for the next step, so a
+# queue shorter than the running batch is a healthy backlog (green), drained within about one batch's turnover;
+# yellow (busy) when a whole batch waits, orange (high) two batches, red (overloaded) four.
+QUEUE_STATES = (("green", None), ("yellow", 1.0), ("orange", 2.0), ("red", 4.0))
 STALLED_TEXT = "stalled: waiting, none running"
 STALLED_MAPPINGS = (
     {"type": "value", "options": {f"{STALLED_VALUE:.0f}": {"text": STALLED_TEXT, "color": "red", "index": 0}}},
@@ -141,8 +144,9 @@ def load_state_panel(profile: Profile, role: str = "") -> PanelSpec:
             source=_scheduler_source(profile, "sglang:num_queue_reqs / sglang:num_running_reqs"),
             quantity="waiting requests per running request per (node, PP stage), last value",
             limit=(
-                "green: nobody waits (0 when nothing runs either); yellow (busy): some requests wait; orange "
-                "(high): half a batch waits; red (overloaded): more requests wait than run; red "
+                "green: fewer requests wait than run (a backlog continuous batching drains within about one batch's "
+                "turnover; 0 when nothing waits); yellow (busy): a whole batch waits; orange (high): two batches "
+                "wait; red (overloaded): four batches wait; red "
                 f"'{STALLED_TEXT}': requests wait and none runs (a stalled scheduler, or every request retracted "
                 "for lack of KV), the worst state. No data only when both gauges are absent"
             ),

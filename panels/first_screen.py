@@ -19,14 +19,15 @@ from dataclasses import replace
 
 from dashgen_panels.client_health import client_now_panel
 from dashgen_panels.slo_health import health_states
-from dashgen_queries import diffusion, health, nodata, serving, sglang_slo
+from dashgen_queries import client_slo as cs
+from dashgen_queries import diffusion, health, nodata, now, serving, sglang_slo
 from dashgen_queries import vmagent as va
-from dashgen_queries.promql import WINDOW, deployment, node_var, selector
+from dashgen_queries.promql import WINDOW
 
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.targets import expected_targets, expected_total
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import NO_DATA_TEXT, Column, Matrix, RawOptions, Sort, ratio_axis, ref, stat, table
+from dashgen.render.kit import NO_DATA_TEXT, Column, RawOptions, Sort, StatText, ratio_axis, ref, stat, table
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Now"
@@ -35,8 +36,8 @@ WORKLOADS = ("text-generation", "video-generation")
 # Targets that are empty exactly when all is well (nothing fires, nothing is missing): (panel title, refId).
 # "Alerts firing" and the firing table's evaluator row are empty where no rule evaluator writes (a store
 # without the rule file): "rule evaluator silent", never a made-up 0 (S7).
-FIRING_TITLE = "Firing alerts: what, where, since when"
-MATRIX_TITLE = "Node × layer health"
+FIRING_TITLE = "What is wrong now: entity, layer, alert, since when, likely cause"
+MATRIX_TITLE = "Node × layer health: what is not ok"
 HEALTHY_EMPTY = frozenset(
     {
         ("Alerts firing", "A"),
@@ -47,6 +48,8 @@ HEALTHY_EMPTY = frozenset(
 )
 TOP, BOTTOM = 6, 12  # the heights of the two lines: 1 + 6 + 12 = 19 grid units with the row header
 CLIENT_SLOT = 4  # the top line's slot for the client-visible health (S33) when the profile exports a gateway
+# The top line leads with what is wrong now; its width is what the three numbers and the client slot leave.
+WRONG_NOW_WIDTH = 24 - 3 - CLIENT_SLOT - 2 - 3
 
 
 def _staleness(profile: Profile) -> str:
@@ -71,7 +74,7 @@ def firing_count_panel(profile: Profile) -> PanelSpec:
         unit="short",
         min=0,
         decimals=0,
-        width=3,
+        width=2,
         height=TOP,
         no_value=serving.EVALUATOR_SILENT_TEXT,
         thresholds=(("green", None), ("red", 1)),
@@ -84,23 +87,60 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
         return None
     if not profile.has_kind(TEXT):
         return job_slo_panel(profile)
+    slis = ", ".join(sli.name for sli in sglang_slo.slis(profile))
+    engine = serving.slo_health(profile, WINDOW)
+    if profile.exported("gateway"):
+        return client_and_engine_slo_panel(profile, engine, slis)
     return _slo_stat(
         profile,
         title="SLO health (lowest model and SLI)",
         evidence=Evidence(
             source="SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
             quantity="over the dashboard window, the lowest good share of any model and any SLI "
-            f"({', '.join(sli.name for sli in sglang_slo.slis(profile))}); "
-            f"objective {profile.slo.objective:g}",
+            f"({slis}); objective {profile.slo.objective:g}",
             limit="one number: the lowest, never an average of models; the SLO and health group below has it per "
             "model and over time. No requests in the window -> No data, not 100 %",
         ),
-        target=Target(serving.slo_health(profile, WINDOW), legend="lowest", instant=True),
+        target=Target(engine, legend="lowest", instant=True),
         no_value="No requests in window",
     )
 
 
-def _slo_stat(profile: Profile, title: str, evidence: Evidence, target: Target, no_value: str) -> PanelSpec:
+VIEW = "view"  # the label naming whose SLO a tile of the first screen's SLO stat shows
+
+
+def client_and_engine_slo_panel(profile: Profile, engine: str, slis: str) -> PanelSpec:
+    """The client's SLO (at the gateway, latency counted where its histogram allows) beside the engine's, the
+    worse first: what the client saw leads, and an engine that looks fine cannot hide a gateway that sheds."""
+    client = cs.client_good_share_with_latency(profile, WINDOW)
+    both = (
+        f'sort(label_replace({client}, "{VIEW}", "client (gateway)", "", "") '
+        f'or label_replace({engine}, "{VIEW}", "engine", "", ""))'
+    )
+    return _slo_stat(
+        profile,
+        title="SLO health: client and engine, worse first",
+        evidence=Evidence(
+            source=f"the model gateway: {cs.RESPONSES}{{status_code}} and {cs.ROUTED} (its routed-request "
+            "duration histogram); SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
+            quantity="over the dashboard window: the client's good share (valid gateway responses neither shed, "
+            f"failed nor timed out, less the share of routed requests slower than the {profile.slo.e2e_seconds:g} s "
+            f"E2E bound) and the engine's lowest good share of any model and SLI ({slis}); the lower first; "
+            f"objective {profile.slo.objective:g}",
+            limit="the gateway's duration histogram has no status code: a request both failed and slow counts "
+            "twice (the client share never reads better than the client saw), and where its buckets have no "
+            "bound at the E2E objective only failures count. The gateway exports TTFT only in gRPC mode, so the "
+            "client's TTFT is not counted. No requests in the window -> No data, not 100 %",
+        ),
+        target=Target(both, legend=f"{{{{{VIEW}}}}}", instant=True),
+        no_value="No requests in window",
+        text_mode="value_and_name",
+    )
+
+
+def _slo_stat(
+    profile: Profile, title: str, evidence: Evidence, target: Target, no_value: str, text_mode: StatText | None = None
+) -> PanelSpec:
     """The first screen's one SLO number (text or job SLO): a good share, coloured by the SLO's health states."""
     return stat(
         key=f"{KEY}.slo",
@@ -114,6 +154,9 @@ def _slo_stat(profile: Profile, title: str, evidence: Evidence, target: Target, 
         no_value=no_value,
         thresholds=health_states(profile),
         color_mode="background",
+        text_mode=text_mode,
+        # several numbers (client, engine) one under the other, the worse on top, each as wide as the panel
+        orientation="horizontal" if text_mode else None,
     )
 
 
@@ -148,44 +191,24 @@ def coverage_panel(profile: Profile) -> PanelSpec:
     )
 
 
-def firing_columns(profile: Profile) -> dict[str, str]:
-    """The firing table's label columns, in order: label -> header ('Active since' follows). Labels an alert
-    does not carry leave its cells empty; a column no firing alert carries is not drawn; a rule label not listed
-    here is drawn after these."""
-    label = profile.label
-    return {
-        "alertname": "Alert",
-        "severity": "Severity",
-        label("node"): "Node",
-        label("gpu"): "GPU",
-        label("dcgm_uuid"): "GPU UUID",
-        label("gpm_uuid"): "GPU UUID (GPM)",
-        label("pp_rank"): "PP stage",
-        "replica": "Replica",
-        "engine_type": "Pool",
-        "pool": "Pool (profile)",
-        "device": "Device",
-        "entry": "Gateway entry",
-        "backend": "Backend",
-        label("instance"): "Instance",
-        label("model_name"): "Model",
-        "slo": "SLI",
-        "reason": "Reason",
-        label("job"): "Job",
-    }
-
-
 def firing_table(profile: Profile) -> PanelSpec:
     evaluator_row = {
         "type": "value",
         "options": {
             str(serving.NONE_FIRING): {
-                "text": f"— (rule evaluator fresh: recorded within {_staleness(profile)})",
+                "text": f"all clear (rule evaluator fresh: recorded within {_staleness(profile)})",
                 "color": "green",
                 "index": 0,
             },
-            str(serving.SINCE_UNKNOWN): {"text": "unknown (no ALERTS_FOR_STATE)", "index": 1},
         },
+    }
+    headers = {
+        "severity": "Severity",
+        now.ENTITY: "Entity",
+        now.FAILURE_LAYER: "Layer",
+        "alertname": "Alert",
+        now.CAUSE: "Likely cause",
+        now.LOOK: "Open",
     }
     return table(
         key=f"{KEY}.firing",
@@ -193,26 +216,28 @@ def firing_table(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source='ALERTS{alertstate="firing"} of this deployment, and ALERTS_FOR_STATE (the same labels, '
             "value: the time the alert became active), both written by the rule evaluator",
-            quantity="one row per firing alert with the labels of what it is about: node, GPU index and UUID, PP "
-            "stage / replica / pool, device, gateway entry or backend, instance, model, SLI (the slo label), "
-            "and since when it is active; critical first, then the newest",
-            limit="'Active since' is when the condition first held (pending), before its 'for' elapsed; a column "
-            "shows only when a firing alert carries that label. 'none firing' is a row only while the rule "
-            f"evaluator recorded within {_staleness(profile)}; no row at all: "
+            quantity="one line per entity in trouble and alert: the entity (node, GPU, PP stage, replica, pool, "
+            "device or mount point, gateway entry, backend or worker, model, SLI; a target where no node is "
+            "named), the layer, the alert, the likely cause and the row to open (the failure-mode catalogue's "
+            "labels), and since when it is active; critical first, then the newest",
+            limit="'Active since' is when the condition first held (pending), before its 'for' elapsed; an alert "
+            f"without a hold (for: 0) has no ALERTS_FOR_STATE: its first ALERTS sample within {now.SINCE_LOOKBACK} "
+            "says it (a subquery), so an alert firing longer shows that bound. An alert about a gateway's "
+            "backend names the backend, not the gateway's host. 'all clear' is a line only while the rule "
+            f"evaluator recorded within {_staleness(profile)}; no line at all: "
             f"'{serving.EVALUATOR_SILENT_TEXT}' (see Alerts firing). Each alert's runbook is "
             "docs/alerts.md#<alert name in lower case>",
         ),
-        # the labels of what an alert is about come first, in order; any other rule label after them
-        labels=firing_columns(profile),
+        labels=headers,
         # Grafana names a lone query's value either way
-        columns=[Column("Active since", serving.firing_table(profile), aliases=("Value",))],
-        hide=("__name__", "alertstate", profile.label("deployment")),
+        columns=[Column("Active since", now.wrong_now(profile), aliases=("Value",))],
         unit="dateTimeFromNow",
         decimals=0,
-        width=24 - 3 - 3 - CLIENT_SLOT - 3,
+        width=WRONG_NOW_WIDTH,
         height=TOP,
         no_value=serving.EVALUATOR_SILENT_TEXT,
         mappings=(evaluator_row,),
+        min_width=110,
         sort=(Sort("Severity"), Sort("Active since", descending=True)),
     )
 
@@ -222,78 +247,28 @@ def staleness_seconds(profile: Profile) -> float:
     return nodata.recorded_lookback_seconds(profile)
 
 
-def matrix_columns(profile: Profile) -> list[tuple[str, str]]:
-    """(column, expression) in column order: the collector, the clock, then each evidence layer; one series per
-    node each. A silent node (no sample within the staleness bound) overrides every cell; a layer's cell is the
-    worst of its recorded missing-data reason and its recorded health state (``health.worst``)."""
-    node = profile.label("node")
-    bound = staleness_seconds(profile)
-    silent = va.silent_nodes(profile, after_seconds=bound) if profile.collector else None
-    # the node's targets with a sample inside the same bound (not the store's instant look-back, which may differ)
-    up = selector("up", deployment(profile), node_var(profile))
-    live = f"(max by ({node}) (last_over_time({up}[{bound:g}s])) * 0)"
-    fresh = serving.evaluator_fresh(profile)
-
-    def unless_silent(expr: str) -> str:
-        return f"{silent} or on({node}) {expr}" if silent else expr
-
-    columns = []
-    if silent:
-        columns.append(
-            (
-                "Collector (vmagent)",
-                unless_silent(f"{health.recorded_health(profile, health.COLLECTOR_LAYER, bound)} or on({node}) {live}"),
-            )
-        )
-    # ok only while the rule evaluator records (the clock's state is a recorded condition, never made up)
-    columns.append(
-        (
-            "Clock",
-            unless_silent(
-                f"{health.recorded_health(profile, health.CLOCK_LAYER, bound)} or on({node}) ({live} and on() {fresh})"
-            ),
-        )
-    )
-    for layer in nodata.layers(profile):
-        cell = health.worst(
-            profile,
-            nodata.recorded_reason(profile, layer),
-            health.recorded_health(profile, layer.key, bound),
-            nodata.UNINITIALISED,
-        )
-        columns.append((layer.title, unless_silent(f"({cell})")))
-    return columns
-
-
-def column_key(index: int, column: str) -> str:
-    """The ``layer`` label value of a matrix column: numbered, so Grafana's grouping keeps the column order."""
-    return f"{index:02d} {column}"
-
-
 def matrix_query(profile: Profile) -> str:
-    """Every matrix column in one query: each column's series labelled ``layer="<nn> <column>"``, so Grafana's
-    groupingToMatrix draws one row per node and one column per layer (a node has one series per column)."""
-    return " or ".join(
-        f'label_replace({expr}, "{nodata.LAYER_LABEL}", "{column_key(i, column)}", "", "")'
-        for i, (column, expr) in enumerate(matrix_columns(profile))
-    )
+    """The node x layer verdicts that are not ok, one series per (node, layer): ``queries.now.not_ok_cells``."""
+    return now.not_ok_cells(profile)
 
 
 def matrix_panel(profile: Profile) -> PanelSpec:
     node = profile.label("node")
-    columns = matrix_columns(profile)
     bound = staleness_seconds(profile)
     collector = (
-        f"Collector column and every cell: '{va.SILENT_TEXT}' (dark purple) when no target of the node "
-        f"delivered a sample for {bound:g} s, or the node has no sample at all: the node's vmagent is dead "
-        "or cut off, which is a collector fact, not a target fact (S23); else the collector's recorded "
+        f"'{va.SILENT_TEXT}' (dark purple, layer Collector) stands for every layer of a node when no target of "
+        f"the node delivered a sample for {bound:g} s, or the node has no sample at all: the node's vmagent is "
+        "dead or cut off, which is a collector fact, not a target fact (S23); else the collector's recorded "
         f"health ('{health.COLLECTOR_DROPPING.text}', '{health.COLLECTOR_QUEUE_FULL.text}'). "
         if profile.collector
         else "The profile has no [collector] section, so a dead collector reads 'collection failed'. "
     )
     silent_mapping = {
         "type": "value",
-        "options": {str(va.SILENT): {"text": va.SILENT_TEXT, "color": va.SILENT_COLOUR, "index": 0}},
+        "options": {
+            str(va.SILENT): {"text": va.SILENT_TEXT, "color": va.SILENT_COLOUR, "index": 0},
+            str(now.EVALUATOR_SILENT): {"text": now.EVALUATOR_SILENT_TEXT, "color": va.SILENT_COLOUR, "index": 1},
+        },
     }
     return table(
         key=f"{KEY}.matrix",
@@ -303,41 +278,38 @@ def matrix_panel(profile: Profile) -> PanelSpec:
             source=f"the reason codes of the Missing-data reasons table (Cache evidence group) per evidence layer, as "
             f"dashgen's recording rule {nodata.LAYER_REASON} records them, and the health states "
             f"{health.LAYER_HEALTH} per layer (plus 'collector' and 'clock'), both in rules/{profile.name}.yml "
-            f"group dashgen-{profile.name}-layer-health; the newest up sample of each node",
-            quantity="one row per node, one cell per layer: the worst of the missing-data reason and the health "
-            "state. Colour families: green ok; blue no traffic / no I/O (idle, nothing wrong seen); yellow "
-            "insufficient samples; orange uninitialised; red / dark red collection failed / GPU missing "
-            "(k of N); purple segment host not mapped; dark purple collector silent (missing data); magenta "
-            f"a health state (dark: critical, e.g. '{health.ENGINE_STALLED.text}', "
-            f"'{health.GPU_XID_FATAL.text}'; light: warning, e.g. '{health.GPU_THERMAL.text}', "
-            f"'{health.CLOCK_OFF.text}'). docs/first-screen.md says which row to open for each",
-            limit=collector + f"One staleness bound for every cell: the newest recorded value counts while at most "
+            f"group dashgen-{profile.name}-layer-health, each read once for every node and layer; the node "
+            "inventory and up (the collector's silence)",
+            quantity="one line per node and layer whose verdict is not ok: the worst of the missing-data reason and "
+            "the health state. Colour families: yellow insufficient samples; orange uninitialised; red / dark "
+            "red collection failed / GPU missing (k of N); purple segment host not mapped; dark purple collector "
+            f"silent (missing data) or rule evaluator silent; magenta a health state (dark: critical, e.g. "
+            f"'{health.ENGINE_STALLED.text}', '{health.GPU_XID_FATAL.text}'; light: warning, e.g. "
+            f"'{health.GPU_THERMAL.text}', '{health.CLOCK_OFF.text}'). Ok and idle (no traffic, no I/O) layers "
+            "are not listed: an empty list is every layer of every selected node ok or idle. docs/first-screen.md "
+            "says which row to open for each",
+            limit=collector + f"One staleness bound for every line: the newest recorded value counts while at most "
             f"{bound:g} s old ({nodata.RECORDED_LOOKBACK_INTERVALS} rule evaluations plus the store's latency "
             f"offset), the same number as the collector's silence. Unreadable data (collection failed, "
             "segment host not mapped, uninitialised, GPU missing) wins over a health state, which cannot be "
-            "judged without it; a health state wins over ok, idle and insufficient samples (an engine with "
-            f"requests waiting reads '{health.ENGINE_STALLED.text}', never 'no traffic'). The layer cells are "
-            f"the last {nodata.RECORDED_WINDOW_SECONDS // 60} minutes, not the dashboard's range; they and the "
-            "Clock column are empty while no rule evaluator loads the rule file. 'ok' means the layer can be "
-            "read and no health condition holds; the Cache evidence group has the reasons over the "
-            "dashboard's range, with their full explanation",
+            "judged without it; a health state wins over insufficient samples (an engine with requests waiting "
+            f"reads '{health.ENGINE_STALLED.text}', never 'no traffic'). The verdicts are the last "
+            f"{nodata.RECORDED_WINDOW_SECONDS // 60} minutes, not the dashboard's range; while no rule evaluator "
+            f"records, one line says '{now.EVALUATOR_SILENT_TEXT}' instead of an empty, all-ok list. The Cache "
+            "evidence group has the reasons of every layer over the dashboard's range, with their full "
+            "explanation",
         ),
-        targets=(Target(matrix_query(profile), instant=True, table=True, ref_id="A"),),
+        labels={node: "Node", nodata.LAYER_LABEL: "Layer"},
+        columns=[Column("Verdict", matrix_query(profile), aliases=("Value",))],
         unit="none",
         decimals=0,
-        width=12,
+        width=8,
         height=BOTTOM,
-        no_value=NO_DATA_TEXT,
+        no_value="every layer ok or idle",
         mappings=(silent_mapping, *nodata.value_mappings(), *health.value_mappings()),
         thresholds=(("text", None),),
         cells="color-background",
-        matrix=Matrix(
-            rows=node,
-            columns=nodata.LAYER_LABEL,
-            corner="Node",
-            headers={column_key(i, column): column for i, (column, _) in enumerate(columns)},
-        ),
-        sort=(Sort("Node"),),
+        sort=(Sort("Verdict", descending=True), Sort("Node")),
     )
 
 
@@ -379,6 +351,7 @@ def instance_state_panel(profile: Profile) -> PanelSpec:
         no_value=NO_DATA_TEXT,
         mappings=serving.state_mappings(diffusion.INSTANCE_STATES),
         cells="color-text",
+        min_width=90,
     )
 
 
@@ -410,6 +383,7 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
         no_value=NO_DATA_TEXT,
         mappings=serving.state_mappings(),
         cells="color-text",
+        min_width=120,
         # Several queries fill one State column (each returns the replicas in its state, a replica is in exactly
         # one); the kit's merged table gives each query its own column, so the merge is written out here.
         raw_options=RawOptions(
@@ -450,9 +424,10 @@ def coverage_table(profile: Profile) -> PanelSpec:
         ],
         unit="short",
         decimals=0,
-        width=4,
+        width=5,
         height=BOTTOM,
         no_value="—",
+        min_width=85,
     )
 
 
@@ -478,23 +453,24 @@ def missing_panel(profile: Profile) -> PanelSpec:
         columns=[Column("State", va.missing_targets(profile))],
         unit="none",
         decimals=0,
-        width=4,
+        width=7,
         height=BOTTOM,
         no_value="none missing",
         mappings=(states,),
         cells="color-text",
+        min_width=120,
     )
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
-    # The client-visible health (S33, width CLIENT_SLOT) goes right after the SLO when the profile exports a
-    # gateway; without it the firing table takes the slot (_fill).
+    # The line leads with what is wrong now; the client-visible health (S33, width CLIENT_SLOT) follows the SLO
+    # when the profile exports a gateway; an optional panel left out widens the line's first panel (_fill).
     top = [
-        firing_count_panel(profile),
+        firing_table(profile),
         slo_panel(profile),
         client_now_panel(profile, KEY, TOP),
+        firing_count_panel(profile),
         coverage_panel(profile),
-        firing_table(profile),
     ]
     bottom = [matrix_panel(profile), serving_panel(profile, topology), coverage_table(profile), missing_panel(profile)]
     panels = [panel for panel in (*top, *bottom) if panel is not None]
@@ -502,12 +478,13 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
 
 
 def _fill(panels: list[PanelSpec]) -> list[PanelSpec]:
-    """Widen the last panel of each line to the grid's 24 columns when an optional panel is left out."""
+    """Widen the first panel of each line (the lists of what is wrong) to the grid's 24 columns when an optional
+    panel is left out."""
     out: list[PanelSpec] = []
     for height in (TOP, BOTTOM):
         line = [p for p in panels if p.height == height]
         spare = 24 - sum(p.width for p in line)
         if line and spare > 0:
-            line[-1] = replace(line[-1], width=line[-1].width + spare)
+            line[0] = replace(line[0], width=line[0].width + spare)
         out.extend(line)
     return out

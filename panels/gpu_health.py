@@ -150,22 +150,31 @@ def pcie_replays_panel(profile: Profile, source: GpuSource) -> PanelSpec:
     )
 
 
+def _nvlink_absent(profile: Profile, assumed_missing: list[str]) -> str:
+    """What the NVLink table shows when the store has no NVLink error series: said from the store, with the field
+    list the profile assumes (the store, not the profile, decides whether the counters are there)."""
+    if not assumed_missing:
+        return f"No NVLink error series in the store for these GPUs ({NO_DATA_TEXT})"
+    named = ", ".join(f"`{field}`" for field in assumed_missing)
+    return (
+        f"No NVLink error series in the store for these GPUs. The profile assumes {dcgm.field_list(profile)}, which "
+        f"does not collect {named}. {dcgm.how_to_collect(profile, assumed_missing)}"
+    )
+
+
 def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
+    """The NVLink error counters per GPU. The counters are queried whatever field list the profile assumes: a
+    deployment whose exporter collects them (the default CSV comments them out, an edited one often does not) shows
+    them; with none in the store the table says so, naming the list it assumed (S36: never a fixed sentence)."""
     node, gpu, uuid = dcgm.health_keys(profile)
-    columns = [(field, what) for field, what in dcgm.NVLINK_ERRORS if dcgm.collects(profile, field)]
     missing = [field for field, _ in dcgm.NVLINK_ERRORS if not dcgm.collects(profile, field)]
-    if not columns:
-        return text(
-            f"{GROUP}.nvlink_errors_not_collected",
-            "NVLink errors per GPU: not collected",
-            _not_collected(profile, "NVLink errors per GPU", missing),
-            width=12,
-            height=8,
-        )
+    columns = [(field, what) for field, what in dcgm.NVLINK_ERRORS if dcgm.collects(profile, field)]
+    columns = columns or list(dcgm.NVLINK_ERRORS)  # none assumed collected: ask the store for every counter
     cells = [
         Column(f"{what[0].upper()}{what[1:]} in window", dcgm.window_increase(profile, field))
         for field, what in columns
     ]
+    dropped = _dropped(profile, missing) if len(columns) < len(dcgm.NVLINK_ERRORS) else ""
     return table(
         key=f"{GROUP}.nvlink_errors",
         title=f"NVLink errors per GPU in window ({source.title_caption()})",
@@ -177,7 +186,13 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
                 "CRC errors that a replay corrected cost bandwidth, recovery errors take a link down for a moment "
                 "(NCCL timeouts); the per-link split needs the NVLink entity metrics. "
                 + _caveat(source)
-                + _dropped(profile, missing)
+                + dropped
+                + (
+                    f". The profile assumes {dcgm.field_list(profile)} does not collect them; the table asks the "
+                    "store anyway and says so only when the store has none"
+                    if len(missing) == len(dcgm.NVLINK_ERRORS)
+                    else ""
+                )
             ),
         ),
         labels={node: "Node", gpu: "GPU", uuid: "UUID"},
@@ -186,7 +201,8 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
         decimals=0,
         width=12,
         height=8,
-        no_value=NO_DATA_TEXT,
+        min_width=120,  # seven columns in a half-width panel at 1920 px (dashgen.render.clipping)
+        no_value=_nvlink_absent(profile, missing if len(missing) == len(dcgm.NVLINK_ERRORS) else []),
         sort=(Sort(cells[0].header, descending=True),),
     )
 

@@ -43,9 +43,9 @@ def for_kind(profile: Profile, cache: str, scratch: str) -> str:
 
 
 def disk_panels(profile: Profile) -> list[PanelSpec]:
-    regex = profile.disks.cache_device_regex
     disks = for_kind(profile, "cache disks", "scratch disks")
-    where = f'{disks} = devices matching device=~"{regex}" on the selected nodes (profile disks.cache_device_regex)'
+    mount = profile.disks.cache_mountpoint
+    where = f"{disks} = the block device behind {mount} on each selected node (profile disks.cache_mountpoint)"
     legend = "{{node}} {{device}}"
 
     def ev(metrics: str, quantity: str, limit: str = "") -> Evidence:
@@ -276,7 +276,7 @@ def no_cache_tier_panel(profile: Profile) -> PanelSpec:
         f"{GROUP}.cache_disks_not_deployed",
         "Scratch disks: not named",
         f"**Scratch disks** are not shown for this deployment ({profile.name}): its profile names none "
-        "(`[disks] cache_device_regex` and `cache_mountpoint`). The model disk is on the node health "
+        "(`[disks] cache_mountpoint`). The model disk is on the node health "
         "panels.",
         width=24,
         height=3,
@@ -339,6 +339,23 @@ def host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
             ),
             [Target(available, "{{node}}")],
             "bytes",
+        ),
+        _ts(
+            "model_disk_io",
+            "Model disk read / write bandwidth per node (bytes/s)",
+            Evidence(
+                "node_exporter diskstats (node_disk_read_bytes_total, node_disk_written_bytes_total) of the block "
+                f"device behind {model} (profile disks.model_mountpoint), found by its filesystem's device",
+                "bytes read and written per second per node: a replica loading its weights reads here (a slow "
+                "model disk is a long load, not a cache disk problem)",
+                NO_IO,
+                layer="model disk",
+            ),
+            [
+                Target(ne.disk_rate(profile, "node_disk_read_bytes_total", model), "{{node}} {{device}} read"),
+                Target(ne.disk_rate(profile, "node_disk_written_bytes_total", model), "{{node}} {{device}} write"),
+            ],
+            "Bps",
         ),
         _ts(
             "model_disk_free",

@@ -25,7 +25,7 @@ from dashgen_queries.sglang_slo import (
 
 from dashgen.deployment.profile import VIDEO, Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import ratio_axis, source_status_panel, stat, table, timeseries
+from dashgen.render.kit import Column, ratio_axis, source_status_panel, stat, table, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Job SLO and health (video generation)"
@@ -171,7 +171,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
 
 def stuck_panel(profile: Profile) -> PanelSpec:
     window = df.stuck_window(profile)
-    node = profile.label("node")
+    node, endpoint = df.instance(profile)
     return table(
         key=f"{KEY}.stuck",
         title="Stuck instances: jobs waiting or running, none finished",
@@ -188,7 +188,9 @@ def stuck_panel(profile: Profile) -> PanelSpec:
                 "single job legitimately longer than the window reads stuck"
             ),
         ),
-        targets=(Target(df.stuck_instances(profile, scoped=True), legend=f"{{{{{node}}}}}", instant=True, table=True),),
+        # the instance's labels and its count, named: the columns are known before any data comes back
+        labels={node: "Node", endpoint: "Instance"},
+        columns=[Column("Jobs waiting or running", df.stuck_instances(profile, scoped=True), aliases=("Value",))],
         unit="short",
         width=24,
         height=6,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.promql import agg, divide, matcher, rate
+from dashgen_queries.sglang_slo import le_matcher
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
@@ -79,6 +80,27 @@ def client_good_share(profile: Profile, window: str) -> str:
     """The client-side SLI for panels: the share of valid gateway responses that were not shed, failed or timed
     out, over ``window`` (a Grafana range or interval variable works too)."""
     return f"1 - {client_error_ratio(profile, window)}"
+
+
+ROUTED = GATEWAY.name("smg_router_request_duration_seconds")  # per routed request, by router labels, no status
+
+
+def slow_share(profile: Profile, window: str) -> str:
+    """The share of the gateway's routed requests that took longer than the profile's E2E bound over ``window``
+    (``smg_router_request_duration_seconds``, all instances). No sample where the histogram has no bucket at that
+    bound (its buckets are the gateway's configuration) or routed nothing: latency cannot be counted there."""
+    count = f"sum({rate(gateway(profile, f'{ROUTED}_count'), window)})"
+    within = f"sum({rate(gateway(profile, f'{ROUTED}_bucket', le_matcher(profile.slo.e2e_seconds)), window)})"
+    return f"(({count} - {within}) / ({count} > 0))"
+
+
+def client_good_share_with_latency(profile: Profile, window: str) -> str:
+    """The client's SLI on the first screen: 1 - (failed share + slow share), at least 0. A request both failed
+    and slow (a 504 after the timeout) is counted twice, so the share never reads better than the client saw;
+    where the gateway's duration histogram allows no latency count (``slow_share`` empty), the failed share
+    alone (``client_good_share``)."""
+    errors = client_error_ratio(profile, window)
+    return f"(1 - clamp_max({errors} + {slow_share(profile, window)}, 1)) or ({client_good_share(profile, window)})"
 
 
 def client_error_ratio_name(window: str) -> str:

@@ -70,17 +70,34 @@ DISK_SATURATED = HealthState(51, "disk saturated (busy, queue, await)", WARNING_
 COLLECTOR_DROPPING = HealthState(61, "collector dropping samples", WARNING_COLOUR, "warning")
 COLLECTOR_QUEUE_FULL = HealthState(62, "collector queue near its bound", WARNING_COLOUR, "warning")
 CLOCK_OFF = HealthState(71, "clock off", WARNING_COLOUR, "warning")
+# The failure-mode catalogue's further states (``dashgen.catalogue``): one per row that paints a layer.
+VIDEO_STUCK = HealthState(23, "stuck: jobs wait, none finish", CRITICAL_COLOUR, "critical")
+KV_EXHAUSTED = HealthState(24, "KV pool exhausted, requests wait", WARNING_COLOUR, "warning")
+KV_RETRACTING = HealthState(25, "requests retracted (KV pool thrashing)", WARNING_COLOUR, "warning")
+TRANSFER_FAILING = HealthState(26, "PD KV transfers failing", CRITICAL_COLOUR, "critical")
+GPU_NVLINK = HealthState(35, "NVLink errors climbing", WARNING_COLOUR, "warning")
+STORAGE_DROPPING = HealthState(43, "storage tier dropping backups", WARNING_COLOUR, "warning")
+SEGMENTS_LOST = HealthState(44, "Store segments lost", WARNING_COLOUR, "warning")
+DISK_FULL = HealthState(50, "filesystem full (ENOSPC)", CRITICAL_COLOUR, "critical")
 
 STATES: tuple[HealthState, ...] = (
     ENGINE_STALLED,
     ENGINE_RESTARTED,
+    VIDEO_STUCK,
+    KV_EXHAUSTED,
+    KV_RETRACTING,
+    TRANSFER_FAILING,
     GPU_XID_FATAL,
     GPU_REMAP_FAILED,
     GPU_THERMAL,
     GPU_POWER,
+    GPU_NVLINK,
     TIER_COLLAPSED,
     STORE_RESET,
+    STORAGE_DROPPING,
+    SEGMENTS_LOST,
     DISK_SATURATED,
+    DISK_FULL,
     COLLECTOR_DROPPING,
     COLLECTOR_QUEUE_FULL,
     CLOCK_OFF,
@@ -138,11 +155,21 @@ def clock_events_set(profile: Profile, reasons: str, bits: tuple[int, ...] = THR
 
 
 def _disk(profile: Profile, names: str, window: str, offset: str = "", fn: str = "rate") -> str:
-    """``fn`` of the cache devices' diskstats counters ``names`` (a regex of metric names), per node and device."""
-    name, by_name = ("", matcher("__name__", "=~", names)) if "|" in names else (names, "")
-    series = selector(name, by_name, job(profile, "node_exporter"), fs.cache_device(profile))
+    """``fn`` of the cache devices' diskstats counters ``names`` (``a|b``: several counters, summed), per node and
+    device. Each counter is kept apart by a ``counter`` label before the sum: ``rate({__name__=~"a|b"})`` drops the
+    names and leaves two series of one label set, which Prometheus refuses ("vector cannot contain metrics with the
+    same labelset") where VictoriaMetrics accepts it."""
     shifted = f"[{window}] offset {offset}" if offset else f"[{window}]"
-    return agg("sum", fs.disk_labels(profile), f"{fn}({series}{shifted})")
+    parts = [
+        f"{fn}({selector(name, job(profile, 'node_exporter'), fs.cache_device(profile))}{shifted})"
+        for name in names.split("|")
+    ]
+    if len(parts) > 1:
+        parts = [
+            f'label_replace({part}, "counter", "{name}", "", "")'
+            for part, name in zip(parts, names.split("|"), strict=True)
+        ]
+    return agg("sum", fs.disk_labels(profile), " or ".join(parts))
 
 
 def disk_saturated(profile: Profile) -> str:

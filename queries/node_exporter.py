@@ -7,9 +7,9 @@ and are named apart everywhere: **not available to the cache process** = size - 
 root-reserved blocks, which an unprivileged cache process cannot write) and **used** = size - free
 (blocks actually holding data). On ext4 with a 5 % reserve they differ by 5 % of the size.
 
-Cache disks are the block devices matching ``profile.disks.cache_device_regex`` (whole NVMe
-namespaces; partitions are excluded by node_exporter's defaults); filesystems are selected by
-mount point. Every result keeps ``node`` (and ``device`` for disks): nothing is added across nodes.
+A disk's role is its mount point (``[disks]`` cache, model and root mount points): the block device behind
+it (``mount_devices``; whole NVMe namespaces, partitions are excluded by node_exporter's defaults); filesystems
+are selected by mount point. Every result keeps ``node`` (and ``device`` for disks): nothing is added across nodes.
 """
 
 from __future__ import annotations
@@ -41,25 +41,28 @@ def disk_labels(profile: Profile) -> list[str]:
     return [profile.label("node"), "device"]
 
 
-def cache_mount_devices(profile: Profile) -> str:
-    """The block device behind the profile's cache mount point, per node, named as diskstats names it:
-    the filesystem's ``device="/dev/nvme0n1p1"`` becomes ``nvme0n1`` (the whole disk; node_exporter's
-    diskstats leaves partitions out by default), ``/dev/sdb1`` becomes ``sdb``."""
-    mounted = agg(
-        "max",
-        disk_labels(profile),
-        node_series(profile, SIZE, matcher("mountpoint", "=", profile.disks.cache_mountpoint)),
-    )
+def mount_devices(profile: Profile, mountpoint: str) -> str:
+    """The block device behind ``mountpoint``, per node, named as diskstats names it: the filesystem's
+    ``device="/dev/nvme0n1p1"`` becomes ``nvme0n1`` (the whole disk; node_exporter's diskstats leaves partitions
+    out by default), ``/dev/sdb1`` becomes ``sdb``. A disk's role is its mount point, never a device-name pattern
+    (the cache and the model disk are often both ``nvme*n1``)."""
+    mounted = agg("max", disk_labels(profile), node_series(profile, SIZE, matcher("mountpoint", "=", mountpoint)))
     named = f'label_replace({mounted}, "device", "$1", "device", "/dev/(.+)")'
     whole_nvme = f'label_replace({named}, "device", "$1", "device", "(nvme[0-9]+n[0-9]+)p[0-9]+")'
     return f'label_replace({whole_nvme}, "device", "$1", "device", "((?:s|v|xv|h)d[a-z]+)[0-9]+")'
 
 
-def disk_rate(profile: Profile, metric: str) -> str:
-    """Per-second rate of a diskstats counter, per node and cache device: the device behind the cache
-    mount point (``cache_mount_devices``), not a name pattern that also matches OS and model disks."""
+def cache_mount_devices(profile: Profile) -> str:
+    """The block device behind the profile's cache mount point, per node (``mount_devices``)."""
+    return mount_devices(profile, profile.disks.cache_mountpoint)
+
+
+def disk_rate(profile: Profile, metric: str, mountpoint: str | None = None) -> str:
+    """Per-second rate of a diskstats counter, per node and device: the device behind ``mountpoint`` (the cache
+    mount point by default; ``mount_devices``), not a name pattern that also matches OS and model disks."""
+    where = profile.disks.cache_mountpoint if mountpoint is None else mountpoint
     rates = agg("sum", disk_labels(profile), rate(node_series(profile, metric)))
-    return f"{rates} and on ({', '.join(disk_labels(profile))}) {cache_mount_devices(profile)}"
+    return f"{rates} and on ({', '.join(disk_labels(profile))}) {mount_devices(profile, where)}"
 
 
 def disk_latency(profile: Profile, time_metric: str, ops_metric: str) -> str:

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from dashgen_queries import health
 
 from dashgen.deployment.alerts import DEFAULTS
 from dashgen.deployment.profile import load_profiles, profile_from_dict
@@ -110,7 +111,9 @@ def test_incident_alerts_and_health_states_only_where_their_source_is_exported()
     }
     assert names(dataclasses.replace(base, sources={**base.sources, **gone})) == set()
     layers = health_conditions(profiles["video-200"])
-    assert set(layers) == {"gpm", "dcgm", "disk", "collector", "clock"}  # no engine stall for a diffusion engine
+    assert set(layers) == {"gpm", "dcgm", "engine", "disk", "collector", "clock"}
+    # a diffusion engine's column reads "stuck" (its jobs wait, none finish), never a token-stall state (S25)
+    assert [state for state, _ in layers["engine"]] == [health.VIDEO_STUCK]
     for profile in profiles.values():  # no Grafana variable in anything a rule reads
         for chain in health_conditions(profile).values():
             assert all("$" not in condition.replace("$1", "") for _, condition in chain), profile.name

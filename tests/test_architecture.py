@@ -33,6 +33,7 @@ LAYERS: dict[str, float] = {
     "dashgen.net": 2,
     "dashgen.render": 2,
     "dashgen_queries": 3,
+    "dashgen.catalogue": 3.5,
     "dashgen_panels": 4,
     "dashgen.variables": 4.5,
     "dashgen.team_panels": 4.5,
@@ -195,7 +196,8 @@ def test_the_index_names_each_profiles_own_defining_function(entries):
         "panels.first_screen.instance_state_panel": ("video-200",),
     }
     assert by_key["first_screen.slo"] == {
-        "panels.first_screen.slo_panel": ("h20-16", "long-context-64", "pd-128"),
+        "panels.first_screen.slo_panel": ("h20-16",),
+        "panels.first_screen.client_and_engine_slo_panel": ("long-context-64", "pd-128"),
         "panels.first_screen.job_slo_panel": ("video-200",),
     }
     ids = [e.panel_id for e in entries]

@@ -80,9 +80,12 @@ def test_s33_client_panels_and_rules_only_where_the_gateway_is_exported(profile)
         assert panels["slo_health.health"].title.endswith(slo_health.AT_ENGINE)
 
 
-def test_s33_first_screen_client_panel_reads_each_gateway_instance_on_demo_data(victoriametrics, demo_windows) -> None:
-    """The first-screen panel, one query: every column (the three classes and the backends down) answers per gateway
-    instance on healthy data and reads 0 (no red); red starts at ``SHED_RED_SHARE``."""
+def test_s33_first_screen_client_panel_reads_every_class_at_the_worst_instance_on_demo_data(
+    victoriametrics, demo_windows
+) -> None:
+    """The first-screen panel, one query: a line per class (the three classes and the backends down), each the worst
+    gateway instance's share, on healthy data 0 (no red); red starts at ``SHED_RED_SHARE``. The first screen's SLO
+    stat reads the client's share and the engine's, the lower first, both present on healthy data."""
     window = demo_windows[(PROFILE, "healthy")]
     profile = window.profile
     panel = client_health.client_now_panel(profile, first_screen.KEY, first_screen.TOP)
@@ -90,16 +93,57 @@ def test_s33_first_screen_client_panel_reads_each_gateway_instance_on_demo_data(
     assert panel.evidence is not None and all((panel.evidence.source, panel.evidence.quantity, panel.evidence.limit))
     assert ("red", cs.SHED_RED_SHARE) in panel.thresholds
     ds = Datasource(victoriametrics.url)
-    instance = profile.label("instance")
     (target,) = panel.targets
-    cells: dict[str, dict[str, float]] = {}
-    for metric, value in _values(ds, target.expr, window.end):
-        cells.setdefault(metric[cs.CLASS_LABEL], {})[metric[instance]] = value
+    lines = {metric[cs.CLASS_LABEL]: value for metric, value in _values(ds, target.expr, window.end)}
     down = f"Backends down (of {cs.expected_backends(Topology(profile))})"
-    assert set(cells) == {*(bad.key for bad in cs.BAD_CLASSES), down}, cells
-    instances = set(cells[down])
-    assert instances and all(set(column) == instances for column in cells.values()), cells
-    assert all(v == pytest.approx(0.0, abs=1e-3) for column in cells.values() for v in column.values()), cells
+    assert set(lines) == {*(bad.text for bad in cs.BAD_CLASSES), down}, lines
+    assert all(v == pytest.approx(0.0, abs=1e-3) for v in lines.values()), lines
+    slo = first_screen.slo_panel(profile)
+    assert slo is not None
+    (both,) = slo.targets
+    from dashgen.build import build_profile
+    from dashgen.live.expand import Window, expand_text, globals_for, variable_values
+
+    (built,) = build_profile(profile)
+    values = {**variable_values(built.document["templating"]["list"]), **globals_for(Window(window.end, 3600), 15, 60)}
+    expr = expand_text(expand_text(both.expr, values), values)
+    views = [(metric[first_screen.VIEW], value) for metric, value in _values(ds, expr, window.end)]
+    assert [view for view, _ in views] in (["client (gateway)", "engine"], ["engine", "client (gateway)"]), views
+    assert views[0][1] <= views[1][1]  # the worse leads
+    assert all(0.9 < value <= 1 for _, value in views), views
+
+
+@pytest.mark.parametrize("bucket_at_bound", [True, False], ids=["bucket-at-the-bound", "other-buckets"])
+def test_the_client_share_counts_a_slow_request_as_bad(victoriametrics, bucket_at_bound: bool) -> None:
+    """Every response 200, but a third of the routed requests took longer than the E2E bound: the client's share is
+    two thirds, not 100 %. With no bucket at the bound (the gateway configured other buckets) only failures count."""
+    import time
+    from dataclasses import replace
+
+    profile = replace(load_profiles([PROFILE])[0], deployment=f"client-slow-{bucket_at_bound}")
+    end = int(time.time()) // 60 * 60 - 600
+    stamps = list(range(end - 1800, end + 1, 15))
+    labels = {"cluster": profile.deployment, "job": "gateway", "node": "lc-node-00", "instance": "gw-0"}
+    le = f"{profile.slo.e2e_seconds:g}" if bucket_at_bound else "7"
+
+    def counter(name: str, extra: dict[str, str], per_step: float) -> dict:
+        return {
+            "metric": {"__name__": name, **labels, **extra},
+            "values": [per_step * i for i in range(len(stamps))],
+            "timestamps": [t * 1000 for t in stamps],
+        }
+
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(
+        [
+            counter("smg_http_responses_total", {"path": "/generate", "status_code": "200"}, 15),
+            counter("smg_router_request_duration_seconds_count", {}, 15),
+            counter("smg_router_request_duration_seconds_bucket", {"le": le}, 10),
+        ]
+    )
+    ds.flush()
+    ((_, share),) = _values(ds, cs.client_good_share_with_latency(profile, "10m"), end)
+    assert share == pytest.approx(2 / 3 if bucket_at_bound else 1.0, abs=1e-3)
 
 
 def test_s33_class_shares_name_the_shedding_gateway_instance(promtool, tmp_path) -> None:

@@ -67,12 +67,14 @@ def test_s22_health_reads_dcgm_per_gpu_with_node_gpu_and_uuid(name: str) -> None
         assert f"{code} " in faults["description"]
     (pcie,) = [p for t, p in panels.items() if t.startswith("PCIe replays per GPU (DCGM")]
     assert "rate(DCGM_FI_DEV_PCIE_REPLAY_COUNTER" in pcie["targets"][0]["expr"]
-    # NVLink error counters are commented out in the default CSV: a text naming them and how to add them
-    nvlink = panels["NVLink errors per GPU: not collected"]
-    assert nvlink["type"] == "text" and not nvlink.get("targets")
-    content = nvlink["options"]["content"]
+    # NVLink error counters are commented out in the default CSV: the table still asks the store (a deployment whose
+    # exporter collects them shows them) and, with no series there, says so naming the list it assumed and the fix
+    (nvlink,) = [p for t, p in panels.items() if t.startswith("NVLink errors per GPU in window")]
+    assert nvlink["type"] == "table" and len(nvlink["targets"]) == len(NVLINK)
+    content = nvlink["fieldConfig"]["defaults"]["noValue"]
+    assert content.startswith("No NVLink error series in the store")
     assert all(f"`{field}`" in content for field in NVLINK)
-    assert "not collected by this exporter's field list" in content and "[sources.dcgm] fields" in content
+    assert "default-counters.csv" in content and "[sources.dcgm] fields" in content
     assert "uncomment" in content and "--collectors" in content
 
 

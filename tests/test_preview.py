@@ -161,6 +161,56 @@ def test_every_panel_of_the_first_row_is_drawn(drawn):
     assert checked >= 4 * len(PROFILES)
 
 
+def test_no_table_of_any_first_screen_has_a_column_past_its_edge_at_1920_px(drawn):
+    """The preview reports the columns past a table's edge (``data-clipped-columns``, from the columns the data
+    brought): on every profile's first screen (the rows above the first collapsed row) there are none."""
+    checked = 0
+    for profile in load_profiles(PROFILES):
+        for built in build_all([profile]):
+            by_id = {panel_id(panel.key): panel.key for panel in built.spec.panels()}
+            items = layout(built.document)
+            folded = next((i for i, item in enumerate(items) if item.folded), len(items))
+            for item in items[:folded]:
+                if item.is_row or item.raw.get("type") != "table":
+                    continue
+                box = drawn[built.uid][by_id[item.raw["id"]]]
+                assert box["data-clipped-columns"] == "0", (
+                    built.uid,
+                    item.raw["title"],
+                    box.get("data-clipped"),
+                )
+                checked += 1
+    assert checked >= 5 * len(PROFILES)
+
+
+WARNING_TINTS = {"#fade2a": "yellow", "#ff9830": "orange"}  # Grafana's yellow and orange, as the preview paints
+# The SLO and burn-rate panels colour what the demo's latencies measure against each profile's objective, and the
+# healthy demo's latency distributions do not meet every profile's objective (e.g. 98.7 % of requests within
+# long-context-64's 6 s TTFT against 99 %): a calibration of the demo, not a colour of the panels. Left out here.
+MEASURED_SLO = ("first_screen.slo", "slo_health.", "video_slo.")
+
+
+def test_a_healthy_cluster_paints_no_yellow_or_orange_on_an_open_row(drawn):
+    """The healthy demo of every profile: no stat or table cell of a row that opens with the dashboard is yellow
+    or orange (a warning colour on a healthy cluster teaches the on-call to ignore it)."""
+    painted = []
+    for profile in load_profiles(PROFILES):
+        for built in build_all([profile]):
+            by_id = {panel_id(panel.key): panel.key for panel in built.spec.panels()}
+            open_rows = {item.row for item in layout(built.document) if item.is_row and not item.folded}
+            for item in layout(built.document):
+                if item.is_row or item.row not in open_rows or item.raw.get("type") not in ("stat", "table"):
+                    continue
+                key = by_id[item.raw["id"]]
+                if key.startswith(MEASURED_SLO):
+                    continue
+                inner = drawn[built.uid][key]["inner"].lower()
+                painted += [
+                    (built.uid, item.raw["title"], name) for tint, name in WARNING_TINTS.items() if tint in inner
+                ]
+    assert painted == [], "\n".join(map(str, painted))
+
+
 def test_data_series_equals_the_series_the_queries_returned(store, drawn):
     url, end = store
     checked = 0

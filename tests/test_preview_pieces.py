@@ -70,3 +70,30 @@ def test_the_page_carries_the_bundle_of_the_profile_s_grafana_minor():
         version = asset(f"grafana-data/{minor}/VERSION").splitlines()[0]
         assert f'data-grafana-data="{minor}"' in text and f"{version} (Apache-2.0)" in text
         assert asset(f"grafana-data/{minor}/grafana-data.iife.min.js")[:2000] in text
+
+
+def test_a_table_s_request_carries_the_clipping_rule_of_its_width_and_field_config():
+    """The page marks the columns past the edge with render.clipping's rule: the spec carries the width the columns
+    share at 1920 px, the floor and the fixed widths, as clipping computes them for the same panel."""
+    from dashgen.render.clipping import clipped, sizing, table_pixels
+
+    query = ExpandedQuery("A", "instant", "m", "m", 0, 60, 0, 15, 60)
+    answer = Answer(query, {"expr": "m", "refId": "A"}, "vector", [{"metric": {"node": "n1"}, "value": [60, "1"]}])
+    panel = {"type": "table", "gridPos": {"x": 0, "y": 0, "w": 4, "h": 8}}
+    rule = draw(panel, [answer], "t", 60).spec["clip"]
+    assert rule["available"] == table_pixels(4) and rule["minWidth"] == 150 and rule["width"] is None
+    assert clipped(["Node", "Job", "State"], rule["available"], sizing(panel)) == ["Job", "State"]
+    narrow = {**panel, "fieldConfig": {"defaults": {"custom": {"minWidth": 90}}, "overrides": []}}
+    assert draw(narrow, [answer], "t", 60).spec["clip"]["minWidth"] == 90
+    fixed = {
+        **panel,
+        "fieldConfig": {
+            "defaults": {},
+            "overrides": [
+                {"matcher": {"id": "byName", "options": "Node"}, "properties": [{"id": "custom.width", "value": 60}]}
+            ],
+        },
+    }
+    assert draw(fixed, [answer], "t", 60).spec["clip"]["fixed"] == {"Node": 60.0}
+    text = {"type": "timeseries", "gridPos": {"x": 0, "y": 0, "w": 4, "h": 8}}
+    assert "clip" not in draw(text, [answer], "t", 60).spec

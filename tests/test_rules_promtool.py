@@ -67,13 +67,19 @@ def expand_links(template: str, labels: dict[str, str]) -> str:
 def expected(profile: str, name: str, labels: dict[str, str], value: str = "", variant: Profile | None = None) -> dict:
     rule = alert(profile, name, variant)
     deployment = PROFILES[profile]
-    final = {**labels, deployment.label("deployment"): deployment.deployment, "severity": rule.severity}
+    final = {
+        **labels,
+        **dict(rule.labels),  # the catalogue's labels (component, layer, failure, cause, look)
+        deployment.label("deployment"): deployment.deployment,
+        "severity": rule.severity,
+    }
     links = alert_links({"alert": rule.alert, "for": rule.for_}, link_base(variant or deployment), rule.anchor)
     return {
         "exp_labels": final,
         "exp_annotations": {
             "summary": render(rule.summary, labels, value),
             "description": render(rule.description, labels, value),
+            "runbook": rule.runbook_text,
             "runbook_url": links["runbook_url"],
             "dashboard_url": expand_links(links["dashboard_url"], final),
         },

@@ -36,6 +36,7 @@ from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
 from dashgen.panel_index import INDEX_PATH, index_problem
+from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 from dashgen.rules.render import render_rule_files
 
 
@@ -58,6 +59,9 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
             problems.append(f"{committed}: missing; run dashgen rules and commit it")
         elif committed.read_bytes() != data:
             problems.append(f"{committed}: stale; run dashgen rules and commit it")
+    docs = rules_dir.parent / ALERT_DOCS
+    if docs.exists() and docs.read_bytes() != render_alert_docs(profiles):
+        problems.append(f"{docs}: stale; run dashgen rules and commit it")
     return problems
 
 

@@ -11,6 +11,7 @@ from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, key_values, kind_format_option, split_kinds
 from dashgen.files import write_if_changed
 from dashgen.rules import render_rule_files
+from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 from dashgen.rules.render import FORMATS, SUFFIX
 
 
@@ -92,6 +93,9 @@ def rules_command(
             for path in removed_rule_files(out_dir, SUFFIX[kind], {p.name for p in profiles}):
                 path.unlink()
                 results.append({"path": str(path), "format": kind, "removed": True})
+    if not profile_names and "prometheus" in kinds:  # the runbooks of every profile's alerts, from the catalogue
+        written_docs = write_if_changed(ALERT_DOCS, render_alert_docs(profiles))
+        results.append({"path": str(ALERT_DOCS), "format": "docs", "written": written_docs})
     if report == "json":
         emit_json(ctx, results)
         return
@@ -100,4 +104,7 @@ def rules_command(
             click.echo(f"{row['path']}  removed (its profile no longer exists)")
             continue
         state = "written" if row["written"] else "unchanged"
+        if row["format"] == "docs":
+            click.echo(f"{row['path']}  runbooks of the failure-mode catalogue  {state}")
+            continue
         click.echo(f"{row['path']}  {row['alerts']} alerts  {row['recording_rules']} recording rules  {state}")

@@ -342,6 +342,7 @@ _MODELS: list[MetricModel] = [
     ),
     _g("smg_worker_health", "gateway", Wave(1, integer=True), worker=WORKERS),
     _g("smg_worker_cb_state", "gateway", Wave(0, integer=True), worker=WORKERS),
+    _c("smg_worker_selection_total", "gateway", Rate(0.8), policy=("cache_aware",), worker=WORKERS),
     _h(
         "smg_router_request_duration_seconds",
         "gateway",
@@ -483,6 +484,9 @@ _MODELS: list[MetricModel] = [
     _g("node_load15", "node", Wave(40, 6, 1, 0, load=True, idle=2)),
     _c("node_network_receive_bytes_total", "netdev", Rate(1.0e9)),
     _c("node_network_transmit_bytes_total", "netdev", Rate(1.0e9)),
+    _c("node_network_receive_errs_total", "netdev", Rate(0, traffic="time")),
+    _c("node_network_transmit_errs_total", "netdev", Rate(0, traffic="time")),
+    _c("node_vmstat_oom_kill", "node", Rate(0, traffic="time")),
     _g("node_uname_info", "node", Wave(1)),
     _g("node_timex_offset_seconds", "node", Wave(0.0002, 0.0001, 0.00005, -0.01, 0.01)),  # an NTP-synced clock
 ]

@@ -6,7 +6,7 @@ The only module of ``dashgen.demo`` that does I/O (through a :class:`Datasource`
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -14,8 +14,9 @@ from typing import Any
 from dashgen.build import build_profile
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import collector_series
+from dashgen.demo.faults import fault_of, reshape
 from dashgen.demo.incidents import DRILL_METRICS, apply
-from dashgen.demo.scenarios import INCIDENTS, faults
+from dashgen.demo.scenarios import INCIDENTS, fault_time, faults
 from dashgen.demo.scopes import Plan
 from dashgen.demo.series import generate
 from dashgen.demo.wanted import add_rule_expressions, resolve, wanted_from_dashboards
@@ -38,7 +39,7 @@ class ImportSummary:
 
 
 def demo_models(
-    profile: Profile, scenario: str = "healthy"
+    profile: Profile, scenario: str = "healthy", more: Sequence[str] = ()
 ) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
     """The metrics the profile's dashboards and rules query (an alert may read a metric no panel draws), and those
     an incident drill reshapes, resolved to models; and the names without a model."""
@@ -48,11 +49,17 @@ def demo_models(
     if scenario in INCIDENTS:
         for name in DRILL_METRICS:
             wanted.add(name)
+    for name in (scenario, *more):
+        fault = fault_of(name)
+        for change in fault.changes if fault else ():
+            wanted.add(change.metric)
     return resolve(wanted, set(profile.labels.values()))
 
 
 def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: float = 0.0) -> Plan:
-    return Plan(profile, Topology(profile), end - hours * 3600, end, step, faults(profile, scenario))
+    """The plan of a scenario; a catalogue fault (``fault:<key>``) reshapes the healthy plan's series."""
+    healthy = "healthy" if fault_of(scenario) else scenario
+    return Plan(profile, Topology(profile), end - hours * 3600, end, step, faults(profile, healthy))
 
 
 def _counted(
@@ -75,16 +82,22 @@ def import_demo(
     step: float = 0.0,
     warn: Callable[[str], None] = lambda message: None,
     progress: Callable[[int], None] | None = None,
+    more: Sequence[str] = (),
 ) -> ImportSummary:
     """Generate and import one scenario of one profile; ``warn`` hears about metrics without a model,
-    ``progress(1)`` of each series sent."""
+    ``progress(1)`` of each series sent. ``more``: further catalogue faults (``fault:<key>``, on other nodes) in the
+    same deployment."""
     began = time.monotonic()
-    models, unknown = demo_models(profile, scenario)
+    models, unknown = demo_models(profile, scenario, more)
     for name in unknown:
         warn(f"{profile.name}: no demo model for metric {name!r}; it gets no series")
     plan = demo_plan(profile, scenario, end, hours, step)
     counts = [0, 0]
     stream = apply(plan, chain(generate(plan, models), collector_series(plan)))
+    for name in (scenario, *more):
+        fault = fault_of(name)
+        if fault is not None:
+            stream = reshape(profile, fault, fault_time(name, plan.start, plan.end), stream)
     datasource.import_series(_counted(stream, counts, progress))
     datasource.flush()
     return ImportSummary(

@@ -10,7 +10,8 @@ error is drawn by the script too, from the same answers.
 The box carries what a test reads: ``data-panel-key``, ``data-panel-type``, ``data-series`` (series the
 queries returned); the page's script adds ``data-points`` (non-null points or table rows drawn),
 ``data-columns`` (table columns), ``data-y-min`` / ``data-y-max`` / ``data-y-ticks`` (the axis drawn) and
-``data-legend-more`` (legend rows that did not fit).
+``data-legend-more`` (legend rows that did not fit), and for tables ``data-clipped-columns`` / ``data-clipped``
+(the columns past the panel's edge on a 1920 px screen, :mod:`dashgen.render.clipping`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from dashgen.escape import html_text
 from dashgen.preview import markdown
 from dashgen.preview.frames import Answer, request, returned
+from dashgen.render.clipping import clip_rule
 
 DATA_TYPES = ("timeseries", "stat", "table", "bargauge", "state-timeline")
 
@@ -60,4 +62,6 @@ def draw(panel: Mapping[str, Any], answers: Sequence[Answer] | None, body_id: st
         body = f'<div class="nodata error" title="{html_text(text)}">{html_text(text[:300])}</div>'
         return Drawn(body, {**attributes, "data-points": "0"})
     spec = {"id": body_id, "request": request(panel, answers, now)}
+    if kind == "table":  # the columns past the edge at 1920 px, by render.clipping's rule, on the page's columns
+        spec["clip"] = clip_rule(panel)
     return Drawn(f'<div class="dg-draw" id="{html_text(body_id)}"></div>', attributes, spec)

@@ -40,6 +40,7 @@ __all__ = [
     "Matrix",
     "RawOptions",
     "Sort",
+    "StatText",
     "bargauge",
     "link",
     "ratio_axis",
@@ -96,6 +97,7 @@ ThresholdStyle = Literal["line", "line+area"]
 StatColour = Literal["value", "background"]
 StatText = Literal["value", "value_and_name", "name", "none"]
 StatGraph = Literal["none", "area"]
+StatOrientation = Literal["auto", "horizontal", "vertical"]
 CellColour = Literal["color-text", "color-background"]
 DEFAULT_THRESHOLDS: Thresholds = (("green", None),)
 
@@ -193,15 +195,23 @@ def stat(
     color_mode: StatColour | None = None,
     text_mode: StatText | None = None,
     graph_mode: StatGraph | None = None,
+    orientation: StatOrientation | None = None,
     links: Links = (),
     data_links: Links = (),
     datasource: dict[str, Any] | None = None,
     raw_options: RawOptions | None = None,
 ) -> PanelSpec:
     """One number per series: its last non-null value in the window. ``color_mode`` colours the value or the
-    background by the thresholds, ``text_mode`` shows the series name too, ``graph_mode`` adds a sparkline."""
+    background by the thresholds, ``text_mode`` shows the series name too, ``graph_mode`` adds a sparkline;
+    ``orientation`` ``horizontal`` stacks several numbers one under the other (Grafana's auto puts them side by
+    side in a panel wider than high)."""
     options: dict[str, Any] = {}
-    for name, value in (("colorMode", color_mode), ("textMode", text_mode), ("graphMode", graph_mode)):
+    for name, value in (
+        ("colorMode", color_mode),
+        ("textMode", text_mode),
+        ("graphMode", graph_mode),
+        ("orientation", orientation),
+    ):
         if value is not None:
             options[name] = value
     return _panel(
@@ -247,6 +257,7 @@ def table(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     mappings: Mappings = (),
     cells: CellColour | None = None,
+    min_width: int | None = None,
     sort: Sequence[Sort] = (),
     links: Links = (),
     data_links: Links = (),
@@ -284,7 +295,10 @@ def table(
         no_value=no_value,
         thresholds=thresholds,
         mappings=mappings,
-        custom={"cellOptions": {"type": cells}} if cells else {},
+        custom={
+            **({"cellOptions": {"type": cells}} if cells else {}),
+            **({"minWidth": min_width} if min_width else {}),
+        },
         transformations=transformations,
         options=sort_options(sort),
         links=links,

@@ -24,11 +24,17 @@ class AlertRule:
     description: str
     labels: tuple[tuple[str, str], ...] = ()
     anchor: str = ""  # runbook section when several alerts share one
+    first_steps: str = ""  # what the on-call does first (the catalogue row's runbook text)
 
     @property
     def runbook(self) -> str:
         """The alert's runbook section in docs/alerts.md (GitHub heading anchor)."""
         return f"{DOCS}#{self.anchor or self.alert.lower()}"
+
+    @property
+    def runbook_text(self) -> str:
+        """The ``runbook`` annotation: the on-call's first steps, then the runbook section."""
+        return f"{self.first_steps} Runbook: {self.runbook}" if self.first_steps else self.runbook
 
 
 @dataclass(frozen=True)

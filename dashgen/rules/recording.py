@@ -11,26 +11,23 @@ expression where they do not.
 
 from __future__ import annotations
 
-from dashgen_queries import dcgm, health, nodata
-from dashgen_queries import mooncake as mc
+from collections.abc import Callable
+
+from dashgen_queries import health, nodata
 from dashgen_queries.gpu import (
-    CLOCK_EVENT_REASONS,
-    POWER_BITS,
     QUANTITIES,
-    THERMAL_BITS,
     GpuSource,
     gpu_clock_event_reasons,
     gpu_memory_used_share,
-    gpu_source,
     gpu_sources,
     gpu_timeline,
 )
-from dashgen_queries.inventory import INVENTORY, inventory_labels, node_to_replica
+from dashgen_queries.inventory import INVENTORY, inventory_labels
 from dashgen_queries.promql import agg
-from dashgen_queries.sglang import restarted_ranks
-from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name, stalled_stages
+from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name
 
-from dashgen.deployment.profile import TEXT, Profile
+from dashgen.catalogue import FailureMode, Paint, rows_for
+from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.rules.collector import dropping_alert, queue_alert
 from dashgen.rules.model import RecordingRule
@@ -89,55 +86,44 @@ def layer_health_records(profile: Profile) -> tuple[RecordingRule, ...]:
     return reasons + states
 
 
-def health_conditions(profile: Profile) -> dict[str, list[tuple[health.HealthState, str]]]:
-    """Layer key -> the (state, condition) pairs of the layer, in priority order (the lowest code first); only
-    conditions whose sources the profile exports (a state that can never apply is not recorded)."""
-    keys = {layer.key for layer in nodata.layers(profile)}
-    layers: dict[str, list[tuple[health.HealthState, str]]] = {}
-    if "engine" in keys and profile.has_kind(TEXT):
-        layers["engine"] = [
-            (health.ENGINE_STALLED, stalled_stages(profile)),
-            (health.ENGINE_RESTARTED, restarted_ranks(profile)),
-        ]
-    if "hicache_host" in keys and profile.has_kind(TEXT):
-        layers["hicache_host"] = [(health.TIER_COLLAPSED, health.host_tier_collapsed(profile))]
-    if "mooncake" in keys:
-        served = (
-            f"({mc.replica_master(profile, node_to_replica(profile))} and on ({mc.MASTER_LABEL}) "
-            f"({health.store_reset(profile)}))"
-        )
-        layers["mooncake"] = [(health.STORE_RESET, served)]
-    gpu = _gpu_conditions(profile)
-    for source in gpu_sources(profile):
-        layers[source.key] = gpu
-    if "disk" in keys:
-        layers["disk"] = [(health.DISK_SATURATED, health.disk_saturated(profile))]
+def matrix_layers(profile: Profile) -> tuple[str, ...]:
+    """The layer keys the Now row's node x layer matrix asks a health state for: every evidence layer
+    (``queries.nodata.layers``), the collector where the profile has one, and the clock."""
+    keys = [layer.key for layer in nodata.layers(profile)]
     if profile.collector is not None:
-        layers[health.COLLECTOR_LAYER] = [
-            (health.COLLECTOR_DROPPING, dropping_alert(profile).expr),
-            (health.COLLECTOR_QUEUE_FULL, queue_alert(profile).expr),
-        ]
-    if profile.exported("node_exporter"):
-        layers[health.CLOCK_LAYER] = [(health.CLOCK_OFF, health.clock_off(profile))]
-    return layers
+        keys.append(health.COLLECTOR_LAYER)
+    return (*keys, health.CLOCK_LAYER)
 
 
-def _gpu_conditions(profile: Profile) -> list[tuple[health.HealthState, str]]:
-    """The GPU layers' states: DCGM's fatal Xid and row-remap failure where DCGM collects them, and the thermal /
-    power split of the clock-event bitmask where the GPU source collects the reasons. The bitmask is read as
-    ``GPU_CLOCK_REASONS`` records it (the same expression, not the recorded series: the demo and the drills replay
-    the layer-health group alone)."""
-    found: list[tuple[health.HealthState, str]] = []
-    if profile.exported("dcgm") and dcgm.collects(profile, dcgm.XID):
-        found.append((health.GPU_XID_FATAL, dcgm.fatal_xid(profile)))
-    if profile.exported("dcgm") and dcgm.collects(profile, dcgm.ROW_REMAP_FAILURE):
-        found.append((health.GPU_REMAP_FAILED, dcgm.remap_failed(profile)))
-    source = gpu_source(profile)
-    if source is not None and not source.missing((source.metric(CLOCK_EVENT_REASONS),)):
-        reasons = f"({gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)})"
-        found.append((health.GPU_THERMAL, health.clock_events_set(profile, reasons, THERMAL_BITS)))
-        found.append((health.GPU_POWER, health.clock_events_set(profile, reasons, POWER_BITS)))
-    return found
+# Rows whose alert ``dashgen.rules`` builds and whose alert expression is the health condition as it stands.
+_ALERT_EXPRS: dict[str, Callable[[Profile], str]] = {
+    "CollectorSendQueueNearBound": lambda profile: queue_alert(profile).expr,
+    "CollectorDroppingSamples": lambda profile: dropping_alert(profile).expr,
+}
+
+
+def _condition(profile: Profile, row: FailureMode, paint: Paint) -> str:
+    if paint.condition is not None:
+        return paint.condition(profile)
+    if row.expr is not None:
+        return row.expr(profile)
+    return _ALERT_EXPRS[row.alert](profile)
+
+
+def health_conditions(profile: Profile) -> dict[str, list[tuple[health.HealthState, str]]]:
+    """Layer key -> the (state, condition) pairs the catalogue's rows paint on it, in priority order (the lowest
+    code first); only rows that apply to the profile (a state that can never apply is not recorded) and only layers
+    the matrix asks for (``matrix_layers``; ``gpu`` paints every per-GPU source's column)."""
+    asked = matrix_layers(profile)
+    gpu_keys = [source.key for source in gpu_sources(profile)]
+    layers: dict[str, list[tuple[health.HealthState, str]]] = {}
+    for row in rows_for(profile):
+        for paint in row.paints:
+            for key in gpu_keys if row.layer == "gpu" else [row.layer]:
+                if key in asked:
+                    layers.setdefault(key, []).append((paint.state, _condition(profile, row, paint)))
+    ordered = {key: sorted(layers[key], key=lambda pair: pair[0].code) for key in asked if key in layers}
+    return ordered
 
 
 def recorded_health_rule(profile: Profile, chain: list[tuple[health.HealthState, str]]) -> str:

@@ -30,6 +30,7 @@ from dashgen.rules.alerts import (
     target_missing_alerts,
 )
 from dashgen.rules.collector import collector_alerts
+from dashgen.rules.failures import catalogue_alerts, stamp
 from dashgen.rules.gpu_health import gpu_missing_alerts, health_alerts
 from dashgen.rules.incident import incident_alerts
 from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
@@ -90,6 +91,10 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     incident = incident_alerts(profile)
     if incident:  # S31-S33: the failure classes the drills found silent
         groups.append(("incident", incident))
+    failures = catalogue_alerts(profile)
+    if failures:  # the catalogue's rows whose PromQL it builds itself
+        groups.append(("failures", failures))
+    groups = [(name, tuple(stamp(r) if isinstance(r, AlertRule) else r for r in rules)) for name, rules in groups]
     deployed = [(name, as_deployed(profile, rules)) for name, rules in groups]
     return tuple(
         RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
@@ -148,6 +153,7 @@ def _rule_dict(rule: RecordingRule | AlertRule, links: LinkBase) -> dict[str, An
     data["annotations"] = {
         "summary": rule.summary,
         "description": rule.description,
+        "runbook": rule.runbook_text,
         **alert_links(data, links, rule.anchor),
     }
     return data

@@ -47,15 +47,41 @@
 
   // -- table ------------------------------------------------------------------------------------------------
 
-  function table(host, box, result, request) {
+  // The columns past the panel's edge on a 1920 px screen: Grafana's computeColWidths (every column not fixed
+  // gets max(floor, its share)), with the widths and floor dashgen.render.clipping computed for this panel.
+  function clippedColumns(names, rule) {
+    if (!rule) return [];
+    var fixedWidth = function (name) {
+      if (Object.prototype.hasOwnProperty.call(rule.fixed, name)) return rule.fixed[name];
+      return rule.width;
+    };
+    var defined = 0, auto = 0;
+    names.forEach(function (n) { var w = fixedWidth(n); if (w === null || w === undefined) auto++; else defined += w; });
+    var share = auto ? (rule.available - defined) / auto : 0;
+    var edge = 0, out = [];
+    names.forEach(function (n) {
+      var w = fixedWidth(n);
+      edge += (w === null || w === undefined) ? Math.max(rule.minWidth, share) : w;
+      if (edge > rule.available + 0.5) out.push(n);
+    });
+    return out;
+  }
+
+  function table(host, box, result, request, spec) {
     box.dataset.points = String(result.rows.length);
     box.dataset.columns = String(result.columns.length);
     box.dataset.frames = String(result.frames);
     if (!result.rows.length) return noData(host, request);
+    var past = clippedColumns(result.columns.map(function (c) { return c.name; }), spec && spec.clip);
+    box.dataset.clippedColumns = String(past.length);
+    if (past.length) box.dataset.clipped = past.join(" | ");
     var wrap = el("div", "table");
     var t = el("table");
     var head = el("tr");
-    result.columns.forEach(function (c) { head.appendChild(el("th", c.type === "number" ? "num" : "", c.name)); });
+    result.columns.forEach(function (c) {
+      var th = head.appendChild(el("th", c.type === "number" ? "num" : "", c.name));
+      if (past.indexOf(c.name) >= 0) th.classList.add("clipped");
+    });
     t.appendChild(el("thead")).appendChild(head);
     var body = t.appendChild(el("tbody"));
     result.rows.slice(0, MAX_TABLE_ROWS).forEach(function (row) {
@@ -78,6 +104,7 @@
     wrap.appendChild(t);
     if (result.rows.length > MAX_TABLE_ROWS) wrap.appendChild(el("div", "more", (result.rows.length - MAX_TABLE_ROWS) + " more rows"));
     host.appendChild(wrap);
+    if (past.length) host.appendChild(el("div", "clipped-note", "past the edge at " + spec.clip.screen + " px: " + past.join(", ")));
   }
 
   // -- stat, bar gauge ------------------------------------------------------------------------------------
@@ -377,7 +404,7 @@
         host.appendChild(el("div", "nodata error", "@grafana/data: " + result.error));
         return;
       }
-      DRAW[spec.request.panel.type](host, box, result, spec.request);
+      DRAW[spec.request.panel.type](host, box, result, spec.request, spec);
     } catch (e) {
       failed.push(spec.id + ": " + e);
     }

@@ -1,0 +1,335 @@
+"""The catalogue's demo fault scenarios (``fault:<key>``, ``dashgen.catalogue`` ``DemoFault.scenario``): each reshapes
+the healthy series of ONE entity from ``scenarios.fault_time`` on, as the real exporter would show the fault.
+
+A fault is a list of ``Change``s: which series (metric name and label values, ``*`` for every value, a regex for
+``segment``), what happens to them from the fault on (a gauge set, a counter growing at a rate, a counter stopped,
+a step, the series ended, or a copy with other labels growing at a rate). The node is given by its index
+(``Fault.node``) so several faults can strike different nodes of one deployment (one store, one rule replay).
+Pure: :func:`reshape` wraps the stream of import objects ``dashgen.demo.run`` makes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dashgen.demo.catalogue import WORKERS
+from dashgen.deployment.profile import Profile
+
+Kind = Literal["gauge", "rate", "flat", "step", "stop", "drop", "copy"]
+GIB = 2**30
+NODE, GPU = "$node", "$gpu"  # placeholders: the fault's node name / GPU index
+
+
+@dataclass(frozen=True)
+class Change:
+    metric: str
+    match: tuple[tuple[str, str], ...] = ()  # label -> value ("$node", "$gpu", "*" any, "~<regex>")
+    kind: Kind = "gauge"
+    value: float = 0.0  # gauge: the value; rate / copy: per second; step: the increment
+    relabel: tuple[tuple[str, str], ...] = ()  # copy: the labels the copy changes
+
+
+@dataclass(frozen=True)
+class Fault:
+    key: str
+    changes: tuple[Change, ...]
+    node: int = 1  # the node index the fault strikes (0 hosts the gateway and the Mooncake master)
+    gpu: int = 2
+    sources: tuple[str, ...] = ()  # the sources whose every series of the node ends (a target down or gone)
+    up: float | None = None  # the up value of those targets from the fault on (None: the up series ends too)
+    needs: tuple[str, ...] = field(default=())  # profile sources the fault shows in
+    # What the fault occupies (two faults sharing one never share a deployment): its node, or for the cluster-wide
+    # parts on node 0 (the gateway, the Mooncake master) the part it reshapes.
+    uses: tuple[str, ...] = ()
+    every_node: bool = False  # the sources' targets end on every node (a cluster-wide source gone), not one
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        return self.uses or (f"node{self.node}",)
+
+
+def _m(*pairs: str) -> tuple[tuple[str, str], ...]:
+    return tuple(zip(pairs[::2], pairs[1::2], strict=True))
+
+
+N, G = ("node", NODE), ("gpu", GPU)
+GW_RESPONSES, GW_WORKERS, GW_POLICY = ("gw-responses",), ("gw-workers",), ("gw-policy",)
+GATEWAY_ALL = (*GW_RESPONSES, *GW_WORKERS, *GW_POLICY, "gw-target")
+MASTER_ALLOC, MASTER_SEGMENTS = ("master-alloc",), ("master-segments",)
+MASTER_ALL = (*MASTER_ALLOC, *MASTER_SEGMENTS, "master-target")
+SCRAPE_USES = {"gateway": GATEWAY_ALL, "mooncake_master": MASTER_ALL}
+
+
+def _scrape(source: str, node: int, down: bool) -> Fault:
+    """A target of ``source`` on a node failing (up 0) or gone (no up series): its series of the node end."""
+    key = f"{source.replace('_', '-')}-{'scrape-failing' if down else 'target-missing'}"
+    uses = SCRAPE_USES.get(source, ())
+    every = not down and source in SCRAPE_USES  # a cluster source is missing only when no instance is left
+    return Fault(
+        key, (), node=node, sources=(source,), up=0.0 if down else None, needs=(source,), uses=uses, every_node=every
+    )
+
+
+FAULTS: tuple[Fault, ...] = (
+    Fault("gpu-row-remap-failure", (Change("DCGM_FI_DEV_ROW_REMAP_FAILURE", _m(*N, *G), "gauge", 1),), 1),
+    Fault("gpu-hbm-uncorrectable", (Change("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", _m(*N, *G), "gauge", 2),), 2),
+    Fault(
+        "gpu-nvlink-errors",
+        (
+            Change("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", _m(*N, *G), "rate", 4000),
+            Change("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", _m(*N, *G), "rate", 900),
+        ),
+        3,
+    ),
+    Fault("gpu-pcie-replays", (Change("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", _m(*N, *G), "rate", 50),), 4),
+    Fault(
+        "gpu-memory-near-full",
+        (
+            Change("gpm_memory_used_bytes", _m(*N, *G), "gauge", 0.99 * 80 * GIB),
+            Change("DCGM_FI_DEV_FB_USED", _m(*N, *G), "gauge", 80_700),
+            Change("DCGM_FI_DEV_FB_FREE", _m(*N, *G), "gauge", 800),
+        ),
+        5,
+    ),
+    Fault("host-memory-pressure", (Change("node_memory_MemAvailable_bytes", _m(*N), "gauge", 40 * GIB),), 1),
+    Fault("host-oom-kill", (Change("node_vmstat_oom_kill", _m(*N), "step", 1),), 2),
+    Fault(
+        "host-cpu-saturated",
+        (Change("node_cpu_seconds_total", _m(*N, "mode", "idle"), "flat"),)
+        + (Change("node_cpu_seconds_total", _m(*N, "mode", "iowait"), "flat"),),
+        3,
+    ),
+    Fault("host-nic-errors", (Change("node_network_receive_errs_total", _m(*N, "device", "*"), "rate", 50),), 4),
+    Fault("disk-cache-full", (Change("node_filesystem_avail_bytes", _m(*N, "mountpoint", "$cache"), "gauge", 0),), 5),
+    Fault("disk-model-full", (Change("node_filesystem_avail_bytes", _m(*N, "mountpoint", "$model"), "gauge", 0),), 6),
+    Fault("disk-root-full", (Change("node_filesystem_avail_bytes", _m(*N, "mountpoint", "/"), "gauge", 0),), 7),
+    Fault(
+        "disk-filesystem-errors", (Change("node_filesystem_readonly", _m(*N, "mountpoint", "$cache"), "gauge", 1),), 6
+    ),
+    Fault(
+        "kv-pool-exhausted",
+        (
+            Change("sglang:token_usage", _m(*N), "gauge", 0.995),
+            Change("sglang:num_queue_reqs", _m(*N), "gauge", 30),
+        ),
+        1,
+    ),
+    Fault(
+        "kv-retraction-storm",  # a first-event counter: the healthy one may not exist yet, so it is written anew
+        (
+            Change("sglang:num_retracted_requests_total", _m(*N), "drop"),
+            Change(
+                "sglang:realtime_tokens_total", _m(*N), "copy", 3, _m("__name__", "sglang:num_retracted_requests_total")
+            ),
+        ),
+        2,
+    ),
+    Fault("transfer-engine-failing", (Change("sglang:num_transfer_failed_reqs_total", _m(*N), "rate", 1),), 3),
+    Fault(
+        "hicache-storage-dropping",
+        (
+            Change("sglang:hicache_backup_dropped_tokens_total", _m(*N), "drop"),
+            Change(
+                "sglang:backuped_tokens_total",
+                _m(*N),
+                "copy",
+                3000,
+                _m("__name__", "sglang:hicache_backup_dropped_tokens_total"),
+            ),
+        ),
+        4,
+    ),
+    Fault(
+        "store-segments-lost",
+        (Change("segment_total_capacity_bytes", _m("segment", "~$address:.*"), "stop"),),
+        5,
+        uses=("node5", *MASTER_SEGMENTS),
+    ),
+    Fault(
+        "store-alloc-failing",
+        (
+            Change("master_put_start_alloc_failures_total", (), "drop"),
+            Change(
+                "master_put_start_requests_total",
+                (),
+                "copy",
+                60,
+                _m("__name__", "master_put_start_alloc_failures_total"),
+            ),
+        ),
+        0,
+        uses=MASTER_ALLOC,
+    ),
+    Fault(
+        "gateway-errors",
+        (Change("smg_http_responses_total", _m("status_code", "200"), "copy", 1.0, _m("status_code", "503")),),
+        0,
+        uses=GW_RESPONSES,
+    ),
+    Fault(
+        "gateway-backends-down",
+        (Change("smg_worker_health", _m("worker", WORKERS[1]), "gauge", 0),),
+        0,
+        uses=GW_WORKERS,
+    ),
+    Fault(
+        "gateway-no-healthy-backend",
+        (Change("smg_worker_health", _m("worker", "*"), "gauge", 0),),
+        0,
+        uses=GW_WORKERS,
+    ),
+    Fault(
+        "gateway-routing-policy-changed",
+        (
+            Change("smg_worker_selection_total", _m("policy", "cache_aware"), "flat"),
+            Change("smg_worker_selection_total", _m("policy", "cache_aware"), "copy", 2.0, _m("policy", "round_robin")),
+        ),
+        0,
+        uses=GW_POLICY,
+    ),
+    Fault("collector-memory-near-limit", (Change("process_resident_memory_bytes", _m(*N), "gauge", 500 * 2**20),), 6),
+    Fault(
+        "store-ingestion-backlog",
+        (Change("vmagent_remotewrite_pending_data_bytes", (), "gauge", 200 * 2**20),),
+        0,
+        uses=("collector-all",),
+    ),
+    Fault("collector-silent", (), 7, sources=("*",)),
+    Fault(  # every request's TTFT past every finite bucket: no observation under the SLO bound any more
+        "slo-burn",
+        (Change("sglang:time_to_first_token_seconds_bucket", _m("le", "~[^+].*"), "flat"),),
+        0,
+        uses=("slo",),
+    ),
+    Fault("engine-scrape-failing", (), 2, sources=("sglang", "hicache", "hicache_storage"), up=0.0),
+    Fault("engine-target-missing", (), 3, sources=("sglang", "hicache", "hicache_storage")),
+    *(
+        _scrape(source, 0 if source in ("gateway", "mooncake_master") else index + 1, down)
+        for index, source in enumerate(
+            ("dcgm", "gpm", "node_exporter", "gateway", "mooncake_master", "mooncake_client")
+        )
+        for down in (True, False)
+    ),
+)
+BY_KEY = {fault.key: fault for fault in FAULTS}
+PREFIX = "fault:"
+
+
+def fault_of(scenario: str) -> Fault | None:
+    """The fault of a ``fault:<key>`` scenario; None for any other scenario."""
+    if not scenario.startswith(PREFIX):
+        return None
+    try:
+        return BY_KEY[scenario.removeprefix(PREFIX)]
+    except KeyError:
+        raise KeyError(f"{scenario}: no such fault scenario in dashgen/demo/faults.py") from None
+
+
+def entity(profile: Profile, fault: Fault) -> dict[str, str]:
+    """The label values the fault's alert must name: the node (and GPU) it strikes, where it has them."""
+    node = profile.node_names[min(fault.node, profile.nodes - 1)]
+    named = {profile.label("node"): node}
+    if any(dict(c.match).get("gpu") == GPU for c in fault.changes):
+        named[profile.label("gpu")] = str(fault.gpu)
+    return named
+
+
+def _resolve(profile: Profile, fault: Fault, value: str) -> str:
+    node = profile.node_names[min(fault.node, profile.nodes - 1)]
+    return (
+        value.replace(NODE, node)
+        .replace(GPU, str(fault.gpu))
+        .replace("$cache", profile.disks.cache_mountpoint)
+        .replace("$model", profile.disks.model_mountpoint)
+        .replace("$address", re.escape(profile.node_address(node)))
+    )
+
+
+def _matches(profile: Profile, fault: Fault, change: Change, labels: dict[str, str]) -> bool:
+    if labels.get("__name__") != change.metric:
+        return False
+    for label, wanted in change.match:
+        name = profile.labels.get(label, label) if label in ("node", "gpu") else label
+        have = labels.get(name)
+        if have is None:
+            return False
+        want = _resolve(profile, fault, wanted)
+        if want == "*":
+            continue
+        if want.startswith("~"):
+            if not re.fullmatch(want[1:], have):
+                return False
+        elif have != want:
+            return False
+    return True
+
+
+def _after(stamps: list[int], at_ms: int) -> int:
+    return next((i for i, ms in enumerate(stamps) if ms >= at_ms), len(stamps))
+
+
+def _changed(item: dict[str, Any], change: Change, at_ms: int) -> dict[str, Any]:
+    stamps, values = item["timestamps"], list(item["values"])
+    first = _after(stamps, at_ms)
+    if change.kind == "stop":
+        return {**item, "values": values[:first], "timestamps": stamps[:first]}
+    base = values[first - 1] if first else (values[0] if values else 0.0)
+    for i in range(first, len(values)):
+        elapsed = (stamps[i] - stamps[first]) / 1000 if first < len(stamps) else 0.0
+        if change.kind == "gauge":
+            values[i] = change.value
+        elif change.kind == "flat":
+            values[i] = base
+        elif change.kind == "step":
+            values[i] = values[i] + change.value
+        elif change.kind == "rate":
+            values[i] = base + change.value * elapsed
+    return {**item, "values": values}
+
+
+def _copy(item: dict[str, Any], change: Change, at_ms: int) -> dict[str, Any] | None:
+    stamps = item["timestamps"]
+    first = _after(stamps, at_ms)
+    if first >= len(stamps):
+        return None
+    kept = stamps[first:]
+    values = [change.value * (ms - kept[0]) / 1000 for ms in kept]
+    return {"metric": {**item["metric"], **dict(change.relabel)}, "values": values, "timestamps": kept}
+
+
+def _ends(profile: Profile, fault: Fault, labels: dict[str, str], source_of: dict[str, str]) -> bool:
+    """Whether the series belongs to a target the fault takes down on its node (every target: ``*``)."""
+    node = profile.node_names[min(fault.node, profile.nodes - 1)]
+    if labels.get(profile.label("node")) != node and not fault.every_node:
+        return False
+    if "*" in fault.sources:
+        return True
+    job = labels.get(profile.label("job"), "")
+    return any(profile.sources[s].job == job for s in fault.sources if s in profile.sources)
+
+
+def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The stream with ``fault`` applied from ``at`` (epoch seconds) on."""
+    at_ms = int(at * 1000)
+    for item in stream:
+        labels = item["metric"]
+        if fault.sources and _ends(profile, fault, labels, {}):
+            if labels.get("__name__") == "up" and fault.up is not None and "*" not in fault.sources:
+                item = _changed(item, Change("up", (), "gauge", fault.up), at_ms)
+            else:
+                item = _changed(item, Change(labels["__name__"], (), "stop"), at_ms)
+        for change in fault.changes:
+            if _matches(profile, fault, change, labels):
+                if change.kind == "drop":
+                    item = {**item, "values": [], "timestamps": []}
+                elif change.kind == "copy":
+                    copied = _copy(item, change, at_ms)
+                    if copied is not None:
+                        yield copied
+                else:
+                    item = _changed(item, change, at_ms)
+        if item["timestamps"]:
+            yield item

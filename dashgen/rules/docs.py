@@ -1,0 +1,138 @@
+"""docs/alerts.md, generated from the failure-mode catalogue (``dashgen.catalogue``) and the rule groups of every
+profile: the catalogue table, one runbook section per row (test and hold with their reasons, entity, series read,
+likely cause, where to look, first steps, the demo fault, the profiles it is written for and each profile's
+description), the health states the rows paint, and the series no row reads with why. The prose that is not per
+row (loading the rules, the SLO arithmetic, the thresholds) is ``dashgen/data/alerts.md.in``. Pure:
+:func:`render_alert_docs` returns the bytes; ``dashgen rules`` writes them and ``dashgen check`` compares them."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from dashgen.catalogue import ROWS, FailureMode, entity_labels
+from dashgen.catalogue.signals import NOT_SIGNALS
+from dashgen.deployment.profile import Profile
+from dashgen.rules.model import AlertRule
+from dashgen.rules.render import rule_groups
+
+ALERT_DOCS = Path("docs") / "alerts.md"
+TABLE_MARK, RUNBOOK_MARK = "<!-- catalogue table -->", "<!-- catalogue runbooks -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _written(profiles: list[Profile]) -> dict[str, list[tuple[Profile, AlertRule]]]:
+    """Alert name -> (profile, its first rule of that alert) for every profile that writes it."""
+    found: dict[str, list[tuple[Profile, AlertRule]]] = {}
+    for profile in profiles:
+        seen: set[str] = set()
+        for group in rule_groups(profile):
+            for rule in group.alerts():
+                if rule.alert not in seen:
+                    seen.add(rule.alert)
+                    found.setdefault(rule.alert, []).append((profile, rule))
+    return found
+
+
+def _table(written: dict[str, list[tuple[Profile, AlertRule]]]) -> str:
+    lines = [
+        "## Failure-mode catalogue",
+        "",
+        f"{len(ROWS)} failure modes (`dashgen/catalogue/`), one alert each. Every alert carries the labels "
+        "`severity`, `component`, `layer` (the node × layer column it paints, `none` if it paints none), `failure` "
+        "(the row id), `cause` and `look` (the row or panel to open), plus the labels of its entity; its "
+        "annotations are `summary`, `description` and `runbook` (the first steps and the section below).",
+        "",
+        "| Failure | Alert | Component | Layer | Entity | Test | For | Severity | Profiles |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in ROWS:
+        profiles = ", ".join(p.name for p, _ in written.get(row.alert, [])) or "none of the shipped profiles"
+        entity = ", ".join(f"`{role}`" for role in row.entity) or "the deployment"
+        lines.append(
+            f"| [`{row.id}`](#{row.anchor}) | `{row.alert}` | {row.component} | {row.layer or 'none'} | {entity} | "
+            f"{_cell(row.test)} | {row.hold} | {row.severity} | {profiles} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _runbook(row: FailureMode, written: list[tuple[Profile, AlertRule]]) -> str:
+    reads = ", ".join(f"`{read.name}` ({read.source})" for read in row.reads)
+    paints = "; ".join(f"*{paint.state.text}* (code {paint.state.code})" for paint in row.paints)
+    lines = [
+        f'<a id="{row.anchor}"></a>',
+        "",
+        f"### {row.alert}",
+        "",
+        f"`{row.id}` · {row.component} · {row.severity} · for {row.hold} · "
+        + (f"paints the *{row.layer}* column: {paints}" if row.paints else "paints no matrix column"),
+        "",
+        f"- **Test:** {row.test}. *Why:* {row.test_reason}.",
+        f"- **Hold:** {row.hold}. *Why:* {row.hold_reason}.",
+        f"- **Names:** {', '.join(f'`{role}`' for role in row.entity) or 'the deployment (cluster-wide)'}.",
+        f"- **Reads:** {reads}.",
+        f"- **Likely cause:** {row.cause}. **Open:** {row.look}.",
+        f"- **First steps:** {row.runbook}",
+        f"- **Demo fault:** `{row.demo.scenario}`: {row.demo.shows}.",
+    ]
+    if row.also:
+        lines.append(f"- **May fire beside it:** {', '.join(f'[`{other}`](#{other})' for other in row.also)}.")
+    if written:
+        profile, rule = written[0]
+        labels = ", ".join(f"`{name}`" for name in entity_labels(profile, row))
+        lines += [
+            f"- **Written for:** {', '.join(p.name for p, _ in written)}"
+            + (f" (entity labels on {profile.name}: {labels})." if labels else "."),
+            "",
+            f"Description as written for {profile.name}:",
+            "",
+            f"> {_cell(rule.description)}",
+        ]
+    else:
+        lines.append("- **Written for:** none of the shipped profiles (their sources or field lists lack its series).")
+    return "\n".join(lines) + "\n"
+
+
+def _states() -> str:
+    lines = [
+        "## Health states the catalogue paints",
+        "",
+        "`node:dashgen_layer_health:code{node, layer}` (group `dashgen-<profile>-layer-health`): one rule per layer "
+        "the Now row's matrix asks for, whose value is the code of the first state (lowest code) that applied on the "
+        "node within the last 15 minutes; no series where the node is healthy.",
+        "",
+        "| Code | State | Layer | Painted by |",
+        "|---|---|---|---|",
+    ]
+    painted = sorted(((paint.state, row) for row in ROWS for paint in row.paints), key=lambda pair: pair[0].code)
+    for state, row in painted:
+        lines.append(f"| {state.code} | {state.text} | {row.layer} | [`{row.alert}`](#{row.anchor}) |")
+    return "\n".join(lines) + "\n"
+
+
+def _not_signals() -> str:
+    lines = [
+        "## Series no row reads",
+        "",
+        "Every series of the exporter table (`dashgen/exporters/table.py`) is read by a row above or listed here with "
+        "why it signals no failure on its own (`dashgen/catalogue/signals.py`; `tests/test_catalogue.py`).",
+        "",
+        "| Source | Series | Why no row reads it |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {s.source} | `{s.name}` | {_cell(s.reason)} |" for s in NOT_SIGNALS]
+    return "\n".join(lines) + "\n"
+
+
+def render_alert_docs(profiles: list[Profile]) -> bytes:
+    """The bytes of docs/alerts.md for these profiles (deterministic)."""
+    template = resources.files("dashgen").joinpath("data", "alerts.md.in").read_text(encoding="utf-8")
+    written = _written(profiles)
+    runbooks = "## Runbooks\n\n" + "\n".join(_runbook(row, written.get(row.alert, [])) for row in ROWS)
+    text = template.replace(TABLE_MARK, _table(written)).replace(
+        RUNBOOK_MARK, "\n".join((runbooks, _states(), _not_signals()))
+    )
+    return text.encode("utf-8")

@@ -1,0 +1,94 @@
+"""The first screen's queries at 1,024 GPUs: every query of the Now row of every shipped profile, and of the same
+profile scaled to 128 nodes x 8 GPUs, stays within VictoriaMetrics' default 16 KiB ``-search.maxQueryLen``, and its
+text does not grow with the node count (a node is a label value the store matches, never a term of the query)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from dashgen_panels import first_screen
+
+from dashgen.deployment.profile import Profile, load_profiles, profile_from_dict
+from dashgen.deployment.topology import Topology
+
+ROOT = Path(__file__).resolve().parent.parent
+VM_MAX_QUERY_BYTES = 16 * 1024  # VictoriaMetrics -search.maxQueryLen default
+SCALED_NODES = 128  # x 8 GPUs = 1,024
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
+PROFILES = {p.name: p for p in load_profiles([], ROOT / "profiles")}
+
+
+def scaled(name: str, nodes: int = SCALED_NODES) -> Profile:
+    """The shipped profile with ``nodes`` nodes and its replicas multiplied alike (the per-node address table and
+    the master -> replica list, naming the shipped nodes and replicas, dropped: one shared master)."""
+    import tomllib
+
+    raw = tomllib.loads((ROOT / "profiles" / f"{name}.toml").read_text(encoding="utf-8"))
+    factor, rest = divmod(nodes, raw["cluster"]["nodes"])
+    if rest:  # a pool of one instance per node (video) simply has as many as nodes
+        factor = nodes / raw["cluster"]["nodes"]
+    raw["cluster"]["nodes"] = nodes
+    raw["cluster"].pop("node_addresses", None)
+    raw.pop("mooncake", None)
+    for pool in raw["pools"]:
+        pool["replicas"] = round(pool["replicas"] * factor)
+    return profile_from_dict(raw, f"profiles/{name}.toml")
+
+
+def now_queries(profile: Profile) -> dict[tuple[str, str], str]:
+    group = first_screen.build(profile, Topology(profile))
+    return {
+        (panel.title, target.ref_id or str(i)): target.expr
+        for panel in group.panels
+        for i, target in enumerate(panel.targets)
+    }
+
+
+def shape(query: str) -> str:
+    return NUMBER.sub("N", query)
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_now_query_fits_16_kib_at_every_profile_and_at_1024_gpus(name: str) -> None:
+    big = scaled(name)
+    assert big.nodes * big.gpus_per_node == 1024
+    for profile in (PROFILES[name], big):
+        too_long = {
+            key: len(q.encode()) for key, q in now_queries(profile).items() if len(q.encode()) > VM_MAX_QUERY_BYTES
+        }
+        assert not too_long, (profile.name, too_long)
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_no_now_query_grows_with_the_node_count(name: str) -> None:
+    """The same text at 512 and 1,024 GPUs (numbers aside: a profile total has more digits, not more terms). The
+    shipped sizes are not compared: a large profile adds a variable (``$replica``) once, a step, not a growth."""
+    small, large = now_queries(scaled(name, SCALED_NODES // 2)), now_queries(scaled(name))
+    assert set(small) == set(large)
+    grown = {key: (len(small[key]), len(q)) for key, q in large.items() if shape(q) != shape(small[key])}
+    assert not grown
+
+
+def test_the_matrix_reads_each_recorded_series_by_one_selector() -> None:
+    """Issue 42's measure: the matrix used to repeat the inventory and up in each of its layer branches (114 KB
+    on video-200); now each is read by one selector, whatever the number of layers."""
+    for profile in PROFILES.values():
+        query = first_screen.matrix_query(profile)
+        assert query.count("node:dashgen_inventory:info") <= 1
+        assert query.count("up{") <= 1
+        assert len(query.encode()) < 2048, (profile.name, len(query))
+
+
+def test_what_is_wrong_now_writes_out_every_entity_the_catalogue_names() -> None:
+    """Every entity role of the failure-mode catalogue (``dashgen.catalogue.ENTITIES``, as each profile labels it)
+    has its part in the first screen's entity text: an alert naming it is never listed without it."""
+    from dashgen_queries import now
+
+    from dashgen.catalogue import ENTITIES
+
+    for profile in PROFILES.values():
+        written = {label for label, _ in now.entity_parts(profile)}
+        missing = {role for role in ENTITIES if profile.labels.get(role, role) not in written}
+        assert not missing, (profile.name, missing)
