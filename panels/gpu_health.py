@@ -18,7 +18,7 @@ from __future__ import annotations
 from dashgen_queries import dcgm
 from dashgen_queries.dcgm import DcgmSource
 from dashgen_queries.gpu_source import GpuSource, seconds_text
-from dashgen_queries.promql import RATE_WINDOW, job
+from dashgen_queries.promql import RATE_WINDOW, agg, job
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.deployment.topology import Topology
@@ -169,11 +169,19 @@ def nvlink_table(profile: Profile, source: GpuSource) -> PanelSpec:
     node, gpu, uuid = dcgm.health_keys(profile)
     missing = [field for field, _ in dcgm.NVLINK_ERRORS if not dcgm.collects(profile, field)]
     columns = [(field, what) for field, what in dcgm.NVLINK_ERRORS if dcgm.collects(profile, field)]
-    columns = columns or list(dcgm.NVLINK_ERRORS)  # none assumed collected: ask the store for every counter
     cells = [
         Column(f"{what[0].upper()}{what[1:]} in window", dcgm.window_increase(profile, field))
         for field, what in columns
     ]
+    if not columns:  # none assumed collected: ask the store for every counter, in one query (the opening budget)
+        columns = list(dcgm.NVLINK_ERRORS)
+        every = " or ".join(
+            f'label_replace({dcgm.window_increase(profile, field)}, "counter", "{field}", "", "")'
+            for field, _ in columns
+        )
+        cells = [
+            Column("NVLink errors in window (CRC, replay, recovery)", agg("sum", dcgm.health_keys(profile), every))
+        ]
     dropped = _dropped(profile, missing) if len(columns) < len(dcgm.NVLINK_ERRORS) else ""
     return table(
         key=f"{GROUP}.nvlink_errors",

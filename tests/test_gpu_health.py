@@ -70,7 +70,8 @@ def test_s22_health_reads_dcgm_per_gpu_with_node_gpu_and_uuid(name: str) -> None
     # NVLink error counters are commented out in the default CSV: the table still asks the store (a deployment whose
     # exporter collects them shows them) and, with no series there, says so naming the list it assumed and the fix
     (nvlink,) = [p for t, p in panels.items() if t.startswith("NVLink errors per GPU in window")]
-    assert nvlink["type"] == "table" and len(nvlink["targets"]) == len(NVLINK)
+    assert nvlink["type"] == "table" and len(nvlink["targets"]) == 1
+    assert all(field in nvlink["targets"][0]["expr"] for field in NVLINK)
     content = nvlink["fieldConfig"]["defaults"]["noValue"]
     assert content.startswith("No NVLink error series in the store")
     assert all(f"`{field}`" in content for field in NVLINK)

@@ -124,7 +124,8 @@ class FailureMode:
     demo: DemoFault
     applies: Applies
     expr: Condition | None = None
-    summary: str = ""  # the alert's summary (templated) for rows whose rule the catalogue builds
+    # the alert's summary (Prometheus template; "{deployment}" = the deployment's name) for rows the catalogue builds
+    summary: str = ""
     paints: tuple[Paint, ...] = ()
     scope: Scope = "entity"
     # Rows whose alerts follow from this one's fault and may fire beside it (a full KV pool retracts requests).

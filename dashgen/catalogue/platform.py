@@ -144,7 +144,7 @@ COLLECTOR_ROWS = (
         demo=fault("fault:store-ingestion-backlog", "every node's vmagent pending bytes climb to 200 MiB"),
         applies=lambda p: p.collector is not None,
         expr=c.store_ingestion_backlog,
-        summary="The metrics store is not keeping up: collectors of most nodes queue data",
+        summary="The metrics store is not keeping up with {deployment}: collectors of most nodes queue data",
         scope="cluster",
     ),
     FailureMode(

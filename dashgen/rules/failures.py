@@ -41,7 +41,7 @@ def catalogue_alerts(profile: Profile) -> tuple[AlertRule, ...]:
             expr=row.expr(profile),
             for_=row.hold,
             severity=row.severity,
-            summary=row.summary or row.alert,
+            summary=(row.summary or row.alert).replace("{deployment}", profile.deployment or profile.name),
             description=description(profile, row),
         )
         for row in rows_for(profile)
