@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, PER_GPU_OPEN_MAX_GPUS, PER_GPU_ROWS, TABS, TEAM_TAB
+from dashgen_panels.screenful import legible_rows
 from dashgen_queries.gpu import gpu_source
 from dashgen_queries.promql import min_step
 
@@ -39,7 +40,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
         team = team_rows(profile, topology, variables)
         built += tuple(with_min_steps(profile, row) for group in team.groups for row in group.shown_rows())
         variables += team.variables
-    rows = tuple(group for group in built if group is not None)
+    rows = legible_rows(tuple(group for group in built if group is not None), topology)
     return [
         DashboardSpec(
             profile=profile.name,
