@@ -14,7 +14,7 @@ from dashgen_queries.gpu import gpu_source
 from dashgen_queries.promql import min_step
 
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
+from dashgen.deployment.topology import topology_of
 from dashgen.render.exporters import for_deployment, stated_sources
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec, GroupSpec
@@ -25,7 +25,7 @@ from dashgen.variables import dashboard_variables
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
     """The profile's dashboards. ``groups`` overrides the panel-group modules (tests use it)."""
     groups = serving(profile, GROUPS if groups is None else groups)
-    topology = Topology(profile)
+    topology = topology_of(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric("power") if source else None
     built = tuple(
