@@ -1,7 +1,10 @@
 """Graphs that stay legible at any cluster size. A panel that draws one series per PP stage, DP group or GPU
 (``PanelSpec.fan_out``) and opens with the dashboard is narrowed, when the deployment has more than a screenful
 of such series (``SCREENFUL``), to the ``WORST`` worst ones and a min / median / max band per pool: at 4,096
-GPUs the per-stage graphs drew 512 lines each, unreadable and most of what opening the dashboard sent. The
+GPUs the per-stage graphs drew 512 lines each, unreadable and most of what opening the dashboard sent. Where each
+entity draws several series (``FanOut.split``: an instance's series per pipeline stage) the graph draws the
+``WORST_SPLIT`` worst entities and no band: every band is three more evaluations of the whole query, and one per
+split value would not fit a screen either. The
 full set stays one click away: the same panels, unnarrowed, in a collapsed row right below ("<row>: every
 stage"), which runs no query until it is opened; and the Node variable narrows every graph to chosen nodes.
 Each narrowed panel says so in its description. Pure: rows -> rows.
@@ -48,7 +51,7 @@ def narrowed(panel: PanelSpec, count: int, every_row: str) -> PanelSpec:
         replace(target, expr=worst_series(target.expr, fan.labels, k, fan.worst, fan.split)) for target in panel.targets
     ]
     drawn = f"the {k} {noun}s with the {WORST_WORDS[fan.worst]} value at the end of the range"
-    if panel.kind == "timeseries":
+    if panel.kind == "timeseries" and not fan.split:  # split: already several series an entity; no band on top
         targets += [
             replace(target, expr=band(target.expr, fan.labels), legend=f"{{{{{BAND_LABEL}}}}} of every {noun}")
             for target in panel.targets
