@@ -68,6 +68,7 @@ def drawn_at_most(panel: dict, profile: Profile) -> float:
     return total
 
 
+@pytest.mark.slow  # about 1 s of CPU per profile: the build of a 4,096-GPU cluster
 @pytest.mark.parametrize("name", SHIPPED)
 def test_no_graph_that_opens_with_the_dashboard_draws_more_than_a_screenful_at_4096_gpus(name):
     profile = at_size(name)
