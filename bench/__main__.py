@@ -10,7 +10,7 @@ import time
 from bench.harness import RESULTS, machine, markdown_from_results, table, write_results
 
 # Order matters: memory reuses the publish releases measured just before it.
-BENCHMARKS = ("build", "diff", "publish", "dashboard_load", "memory", "lint_scale", "open_queries")
+BENCHMARKS = ("build", "diff", "publish", "dashboard_load", "memory", "lint_scale", "open_queries", "tsdb")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,11 +10,12 @@ from dataclasses import replace
 from typing import Any
 
 from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, PER_GPU_OPEN_MAX_GPUS, PER_GPU_ROWS, TABS, TEAM_TAB
+from dashgen_panels.screenful import legible_rows
 from dashgen_queries.gpu import gpu_source
 from dashgen_queries.promql import min_step
 
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
+from dashgen.deployment.topology import topology_of
 from dashgen.render.exporters import for_deployment, stated_sources
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec, GroupSpec
@@ -25,7 +26,7 @@ from dashgen.variables import dashboard_variables
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
     """The profile's dashboards. ``groups`` overrides the panel-group modules (tests use it)."""
     groups = serving(profile, GROUPS if groups is None else groups)
-    topology = Topology(profile)
+    topology = topology_of(profile)
     source = gpu_source(profile)
     gpu_metric = source.metric("power") if source else None
     built = tuple(
@@ -40,7 +41,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
         team = team_rows(profile, topology, variables)
         built += tuple(with_min_steps(profile, row) for group in team.groups for row in group.shown_rows())
         variables += team.variables
-    rows = tuple(group for group in built if group is not None)
+    rows = legible_rows(tuple(group for group in built if group is not None), topology)
     return [
         DashboardSpec(
             profile=profile.name,

@@ -14,6 +14,7 @@ import importlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import dashgen_panels as panels
@@ -49,15 +50,26 @@ class PanelEntry:
     evidence: tuple[tuple[tuple[str, ...], str], ...]  # (profiles, description) per distinct description
 
 
+def _parsed(path: Path) -> ast.Module:
+    """The module at ``path``, parsed once per version of the file (``check --index`` asked for each module once per
+    panel it defines: 675 parses, a third of a ``check``)."""
+    stat = path.stat()
+    return _parse(path, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _parse(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _module_functions(path: Path) -> dict[str, ast.FunctionDef]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    return {node.name: node for node in _parsed(path).body if isinstance(node, ast.FunctionDef)}
 
 
 def _queries_aliases(path: Path) -> dict[str, str]:
     """Names the module binds to ``queries`` modules or functions: local name -> dotted name."""
     aliases: dict[str, str] = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in _parsed(path).body:
         if not isinstance(node, ast.ImportFrom) or not node.module:
             continue
         package = node.module.partition(".")[0]
@@ -72,6 +84,12 @@ def _queries_aliases(path: Path) -> dict[str, str]:
 def query_calls(path: Path, function: str) -> tuple[str, ...]:
     """The ``queries`` functions called by ``function`` of the module at ``path`` and by the private
     helpers of the same module it calls (transitively)."""
+    stat = path.stat()
+    return _query_calls(path, stat.st_mtime_ns, stat.st_size, function)
+
+
+@cache
+def _query_calls(path: Path, mtime_ns: int, size: int, function: str) -> tuple[str, ...]:
     functions = _module_functions(path)
     aliases = _queries_aliases(path)
     found: set[str] = set()
@@ -100,7 +118,7 @@ def _tests_by_panel(tests_dir: Path) -> dict[str, list[str]]:
     """String literal -> the test functions (``file::name``) that contain it."""
     found: dict[str, list[str]] = defaultdict(list)
     for path in sorted(tests_dir.glob("test_*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in _parsed(path).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 for const in ast.walk(node):
                     if isinstance(const, ast.Constant) and isinstance(const.value, str):

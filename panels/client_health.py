@@ -6,7 +6,7 @@ from __future__ import annotations
 from dashgen_queries import client_slo as cs
 
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
+from dashgen.deployment.topology import topology_of
 from dashgen.render.kit import Column, Sort, ratio_axis, table
 from dashgen.render.spec import Evidence, PanelSpec
 
@@ -17,7 +17,7 @@ def client_now_panel(profile: Profile, group_key: str, height: int) -> PanelSpec
     profile's replicas; red when shedding. None when the profile does not export the gateway."""
     if not profile.exported("gateway"):
         return None
-    expected = cs.expected_backends(Topology(profile))
+    expected = cs.expected_backends(topology_of(profile))
     window = cs.NOW_WINDOW
     # every line a bad share (one unit, one threshold): the classes, then unhealthy backends of the expected ones;
     # one line per class (the long side), its value the worst gateway instance's, so two columns fit the slot

@@ -8,14 +8,16 @@ engine's own ``engine_type`` label, so prefill and decode never share an axis (S
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from dashgen_panels.drilldown import node_link
+from dashgen_queries.sglang import stage_key
 from dashgen_queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, prefix_hit_ratio, queue_per_running
 
 from dashgen.deployment.profile import Profile
 from dashgen.render.kit import ratio_axis, stat, timeseries
-from dashgen.render.spec import Evidence, PanelSpec, Target
+from dashgen.render.spec import Evidence, FanOut, PanelSpec, Target
 
 KEY = "slo_health"
 KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
@@ -89,11 +91,19 @@ def _scheduler_source(profile: Profile, metric: str) -> str:
 
 
 def _stage_panel(
-    profile: Profile, key: str, title: str, make: Callable[..., PanelSpec], evidence: Evidence, expr: str, **fields: Any
+    profile: Profile,
+    key: str,
+    title: str,
+    make: Callable[..., PanelSpec],
+    evidence: Evidence,
+    expr: str,
+    fan_out: FanOut,
+    **fields: Any,
 ) -> PanelSpec:
     """A per-(node, PP stage) panel of the kit kind ``make``: one series per stage, drilling down to the
-    clicked node."""
-    return make(
+    clicked node; ``fan_out`` says which stages are worst when there are too many to draw
+    (``dashgen_panels.screenful``)."""
+    panel = make(
         f"{KEY}.{key}",
         title,
         evidence,
@@ -102,6 +112,12 @@ def _stage_panel(
         data_links=(node_link(profile),),
         **fields,
     )
+    return replace(panel, fan_out=fan_out)
+
+
+def _stages(profile: Profile, role: str, worst: str) -> FanOut:
+    """One series per (node, PP stage) of the pool ``role``; ``worst`` "top" where high is bad."""
+    return FanOut("stage", tuple(stage_key(profile)), worst, role)
 
 
 def requests_panel(profile: Profile, key: str, metric: str, quantity: str, role: str = "") -> PanelSpec:
@@ -120,6 +136,7 @@ def requests_panel(profile: Profile, key: str, metric: str, quantity: str, role:
             ),
         ),
         per_stage_requests(profile, metric, role=role),
+        _stages(profile, role, "top"),
         unit="short",
         min=0,
         width=9,
@@ -152,6 +169,7 @@ def load_state_panel(profile: Profile, role: str = "") -> PanelSpec:
             ),
         ),
         queue_per_running(profile, role),
+        _stages(profile, role, "top"),
         unit="none",
         min=0,
         decimals=2,
@@ -179,6 +197,7 @@ def kv_usage_panel(profile: Profile, role: str = "") -> PanelSpec:
             ),
         ),
         kv_usage(profile, role),
+        _stages(profile, role, "top"),
         **ratio_axis("percentunit"),
         width=12,
         thresholds=KV_STATES,
@@ -210,6 +229,7 @@ def prefix_hit_panel(profile: Profile, role: str = "") -> PanelSpec:
             layer="final reuse at prefill (scheduler)",
         ),
         prefix_hit_ratio(profile, role=role),
+        _stages(profile, role, "bottom"),
         **ratio_axis("percentunit"),
         width=12,
     )

@@ -13,6 +13,7 @@ frames or steps-per-second metric. Instances are one per node, so ``$node`` narr
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dashgen_panels.drilldown import node_link
@@ -24,7 +25,7 @@ from dashgen_queries.sglang import QUANTILES, quantile_legend
 from dashgen.deployment.profile import VIDEO, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, bargauge, ratio_axis, source_status_panel, timeseries
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.render.spec import Evidence, FanOut, GroupSpec, PanelSpec, Target
 
 TITLE = "Jobs (video generation)"
 KEY = "jobs"
@@ -345,4 +346,29 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
             batch_panel(profile),
         ]
     panels.append(gpu_memory_panel(profile))
-    return GroupSpec(key=KEY, title=TITLE, panels=tuple(panels))
+    return GroupSpec(key=KEY, title=TITLE, panels=tuple(with_fan_out(profile, panel) for panel in panels))
+
+
+# Per-instance graphs: which instances are worst when there are more than fit a screen (dashgen_panels.screenful):
+# panel key -> (what makes one worse, the labels each instance's series are split by).
+WORST_INSTANCES = {
+    "queued": ("top", ()),
+    "running": ("top", ()),
+    "outcomes": ("top", ("status",)),
+    "jobs_per_hour": ("bottom", ()),  # an instance finishing nothing is the one to look at
+    "latency_instance": ("top", ()),
+    "queue_time_instance": ("top", ()),
+    "stages_instance": ("top", ("stage",)),
+    "batch": ("top", ()),
+}
+
+
+def with_fan_out(profile: Profile, panel: PanelSpec) -> PanelSpec:
+    """``panel`` marked as drawing one series per instance (the GPU memory one: per node), where it does."""
+    name = panel.key.removeprefix(f"{KEY}.")
+    if name == "gpu_memory":
+        return replace(panel, fan_out=FanOut("node", (profile.label("node"),), "top"))
+    if name not in WORST_INSTANCES:
+        return panel
+    worst, split = WORST_INSTANCES[name]
+    return replace(panel, fan_out=FanOut("instance", df.instance(profile), worst, split=split))

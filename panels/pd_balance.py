@@ -11,6 +11,8 @@ sum; the table has one row per pool.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dashgen_panels.engine_load import pd_roles
 from dashgen_queries import gateway as gw
 from dashgen_queries import pd
@@ -20,7 +22,7 @@ from dashgen_queries.gpu import gpu_source
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, Column, ratio_axis, source_status_panel, table, timeseries
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+from dashgen.render.spec import Evidence, FanOut, GroupSpec, PanelSpec, Target
 
 TITLE = "Prefill and decode balance (P:D)"
 GROUP = "pd_balance"
@@ -115,6 +117,10 @@ def pool_panels(profile: Profile, role: str) -> list[PanelSpec]:
                 width=12,
                 height=7,
             )
+        )
+        # one series per node of the pool: the busiest few and a band when there are more than fit a screen
+        panels[-1] = replace(
+            panels[-1], fan_out=FanOut("node", (profile.label("node"),), "top", role, ("engine_type",))
         )
     return panels
 

@@ -12,6 +12,7 @@ Rules this group carries:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers
@@ -22,7 +23,7 @@ from dashgen_queries.promql import FIRST_EVENT_RATE, scale
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import source_status_panel, timeseries
-from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, split_rows
+from dashgen.render.spec import Evidence, FanOut, GroupSpec, PanelSpec, Target, split_rows
 
 TITLE = "Requests and gateway"
 WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
@@ -386,62 +387,71 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
     panels = []
     for role in pd_roles(profile):
         pool = pool_matchers(role)
+        fan_out = FanOut("dp_group", (*sg.stage_labels(profile), sg.STAGE_NAME), "top", role)
         panels += [
-            _ts(
-                pool_key("running_per_stage", role),
-                _stage_title(profile, "running", role),
-                Evidence(
-                    "SGLang scheduler (sglang:num_running_reqs)",
-                    "requests in the running batch of each scheduler, per node, stage and DP group: one series "
-                    "per DP group (the SLO group's 'Batch size ... DP groups summed' adds the DP groups of a "
-                    "stage; the two answer different questions and are named apart)",
-                    SCHEDULER_LIMIT,
+            replace(panel, fan_out=fan_out)
+            for panel in (
+                _ts(
+                    pool_key("running_per_stage", role),
+                    _stage_title(profile, "running", role),
+                    Evidence(
+                        "SGLang scheduler (sglang:num_running_reqs)",
+                        "requests in the running batch of each scheduler, per node, stage and DP group: one series "
+                        "per DP group (the SLO group's 'Batch size ... DP groups summed' adds the DP groups of a "
+                        "stage; the two answer different questions and are named apart)",
+                        SCHEDULER_LIMIT,
+                    ),
+                    [
+                        Target(
+                            sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs", *pool)),
+                            legend,
+                        )
+                    ],
+                    "short",
+                    width=8,
+                    decimals=0,
                 ),
-                [
-                    Target(
-                        sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs", *pool)), legend
-                    )
-                ],
-                "short",
-                width=8,
-                decimals=0,
-            ),
-            _ts(
-                pool_key("waiting_per_stage", role),
-                _stage_title(profile, "waiting", role),
-                Evidence(
-                    "SGLang scheduler (sglang:num_queue_reqs)",
-                    "requests in each scheduler's waiting queue, per node, stage and DP group (the SLO group's "
-                    "'Queue length ... DP groups summed' adds the DP groups of a stage)",
-                    SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
-                    "own panels and are not added here (S4)",
+                _ts(
+                    pool_key("waiting_per_stage", role),
+                    _stage_title(profile, "waiting", role),
+                    Evidence(
+                        "SGLang scheduler (sglang:num_queue_reqs)",
+                        "requests in each scheduler's waiting queue, per node, stage and DP group (the SLO group's "
+                        "'Queue length ... DP groups summed' adds the DP groups of a stage)",
+                        SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
+                        "own panels and are not added here (S4)",
+                    ),
+                    [
+                        Target(
+                            sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs", *pool)), legend
+                        )
+                    ],
+                    "short",
+                    width=8,
+                    decimals=0,
                 ),
-                [Target(sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs", *pool)), legend)],
-                "short",
-                width=8,
-                decimals=0,
-            ),
-            _ts(
-                pool_key("retractions", role),
-                _stage_title(profile, "retractions", role),
-                Evidence(
-                    "SGLang scheduler (sglang:num_retracted_requests_total)",
-                    "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
-                    SCHEDULER_LIMIT
-                    + "; the counter is absent, not 0, until the first retraction, and "
-                    + FIRST_EVENT_RATE,
+                _ts(
+                    pool_key("retractions", role),
+                    _stage_title(profile, "retractions", role),
+                    Evidence(
+                        "SGLang scheduler (sglang:num_retracted_requests_total)",
+                        "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
+                        SCHEDULER_LIMIT
+                        + "; the counter is absent, not 0, until the first retraction, and "
+                        + FIRST_EVENT_RATE,
+                    ),
+                    [
+                        Target(
+                            sg.named_stage(
+                                profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total", *pool)
+                            ),
+                            legend,
+                        )
+                    ],
+                    "reqps",
+                    width=8,
                 ),
-                [
-                    Target(
-                        sg.named_stage(
-                            profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total", *pool)
-                        ),
-                        legend,
-                    )
-                ],
-                "reqps",
-                width=8,
-            ),
+            )
         ]
     if sg.is_pd(profile):
         pd_queues = (

@@ -34,7 +34,7 @@ from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job,
 from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, stage_key
 
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
+from dashgen.deployment.topology import topology_of
 from dashgen.errors import ProfileError
 from dashgen.exporters.table import SGLANG
 
@@ -293,7 +293,7 @@ def request_scope_variable(profile: Profile) -> str:
     """``node``, ``replica`` or "" (see ``request_scope``), from the dashboard's own variables."""
     if profile.has_pools:
         return ""
-    topology = Topology(profile)
+    topology = topology_of(profile)
     if all(len(replica.nodes) == 1 for replica in topology.replicas):
         return "node"
     return "replica" if topology.node_group == "replica" else ""

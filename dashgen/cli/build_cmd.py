@@ -11,7 +11,7 @@ from dashgen.build import build_all, prune_removed_profiles, write_dashboards
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option, print_table
 from dashgen.deployment.sizes import format_binary
-from dashgen.deployment.topology import Topology
+from dashgen.deployment.topology import topology_of
 
 
 def installed_panels_note() -> str | None:
@@ -123,7 +123,7 @@ def profiles_command(ctx: click.Context, output_format: str, wide: bool) -> None
     every row on one line."""
     rows: list[_ProfileRow] = []
     for profile in selected_profiles(ctx, ()):
-        capacity = Topology(profile).capacity
+        capacity = topology_of(profile).capacity
         rows.append(
             {
                 "name": profile.name,

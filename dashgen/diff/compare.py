@@ -70,20 +70,42 @@ def leaf_changes(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
     """``(field path, old, new)`` for every leaf that differs, in path order; ABSENT marks a missing side."""
     if old == new:
         return []
+    found: dict[Path, list[Any]] = {}
+    _differing(old, new, (), found)
+    return sorted(((field_path(p), a, b) for p, (a, b) in found.items()), key=lambda change: change[0])
+
+
+def _differing(old: Any, new: Any, base: Path, found: dict[Path, list[Any]]) -> None:
+    """Record the differing leaves of ``old`` and ``new`` (unequal) under ``base``. Objects are descended key by key
+    here, so DeepDiff walks only the smallest differing list or value (a changed query: that target list, not the
+    whole panel; it cost half a plan of 50 changed dashboards walking every panel's unchanged fields)."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for key in old.keys() | new.keys():
+            path = (*base, str(key))
+            if key not in new:
+                _record(leaves(old[key], path), 0, found)
+            elif key not in old:
+                _record(leaves(new[key], path), 1, found)
+            elif old[key] != new[key]:
+                _differing(old[key], new[key], path, found)
+        return
     from deepdiff import DeepDiff  # imported on first use: ~50 ms that an unchanged diff or publish never pays
     from deepdiff.helper import notpresent
 
-    found: dict[Path, list[Any]] = {}
-    for levels in DeepDiff(old, new, **_DEEPDIFF_OPTIONS).values():
+    options = dict(_DEEPDIFF_OPTIONS)
+    options["ignore_order_func"] = lambda level: [*base, *level.path(output_format="list")][-1:] == ["tags"]
+    for levels in DeepDiff(old, new, **options).values():
         for level in levels:
-            base = tuple(level.path(output_format="list"))
+            below = (*base, *level.path(output_format="list"))
             for side, value in enumerate((level.t1, level.t2)):
-                if value is notpresent:
-                    continue
-                for path, leaf in leaves(value, base).items():
-                    # a set-like list can report one swapped element as removed + added at the same index
-                    found.setdefault(path, [ABSENT, ABSENT])[side] = leaf
-    return sorted(((field_path(p), a, b) for p, (a, b) in found.items()), key=lambda change: change[0])
+                if value is not notpresent:
+                    _record(leaves(value, below), side, found)
+
+
+def _record(changed: dict[Path, Any], side: int, found: dict[Path, list[Any]]) -> None:
+    # a set-like list can report one swapped element as removed + added at the same index
+    for path, leaf in changed.items():
+        found.setdefault(path, [ABSENT, ABSENT])[side] = leaf
 
 
 def count_leaf_differences(old: Any, new: Any) -> int:

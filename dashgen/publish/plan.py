@@ -367,6 +367,8 @@ def _summarise(diff: DashboardDiff) -> tuple[list[str], list[str]]:
 
 
 def _queries(document: dict[str, Any], panel_ids: set[Any] | None) -> list[NewQuery]:
+    if panel_ids is not None and not panel_ids:  # no query changed: the panels need no walk
+        return []
     found = []
     for site in iter_panels(unwrap(document)):
         candidate = site.raw

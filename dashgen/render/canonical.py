@@ -30,6 +30,31 @@ SERVER_OWNED = ("id", "version")
 
 
 def encode(doc: Any) -> bytes:
+    """The file bytes: Python's ``json.dumps(sort_keys, indent=2, ensure_ascii=False)`` and a newline. Written by
+    orjson where that gives the same bytes (see :func:`content_sha_of_json`; indented, Python's encoder is its
+    pure-Python path, a fifth of a build's time)."""
+    if _FAST_PATH:
+        try:
+            fast = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate, a non-JSON value
+            fast = b""
+        if fast and not _may_differ(fast) and _finite(doc):
+            return fast
+    return python_encode(doc)
+
+
+def _finite(doc: Any) -> bool:
+    """No NaN or infinity anywhere (orjson writes them as ``null``, Python as ``NaN``): asked of CPython's C encoder,
+    which refuses them with ``allow_nan=False`` and costs a tenth of the indented Python encoding."""
+    try:
+        json.dumps(doc, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
+def python_encode(doc: Any) -> bytes:
+    """:func:`encode` by Python's own encoder, which defines the bytes."""
     return (json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -126,9 +151,11 @@ def _orjson_writes_as_python() -> bool:
     ]
     try:
         fast = orjson.dumps(probes, option=orjson.OPT_SORT_KEYS)
+        indented = orjson.dumps(probes, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
     except TypeError:
         return False
-    return fast == json.dumps(probes, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    compact = json.dumps(probes, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return fast == compact and indented == json.dumps(probes, sort_keys=True, indent=2, ensure_ascii=False).encode()
 
 
 _FAST_PATH = _orjson_writes_as_python()

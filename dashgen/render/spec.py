@@ -72,6 +72,28 @@ class Target:
 
 
 @dataclass(frozen=True)
+class FanOut:
+    """A panel that draws one series per entity of the deployment (a PP stage, a DP group, a GPU, a node, an
+    instance): which entity, the labels that name one, what makes one worse (``top``: a high value, ``bottom``: a
+    low one), the engine pool it is drawn for ("" for all) and the labels each entity's series are further split
+    by (``split``, e.g. an outcome's status). ``dashgen_panels.screenful`` reads it to keep such a graph legible
+    at any cluster size."""
+
+    per: str  # stage | dp_group | gpu | node | instance
+    labels: tuple[str, ...]
+    worst: str  # top | bottom
+    role: str = ""
+    split: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.per not in FAN_OUTS or self.worst not in ("top", "bottom") or not self.labels:
+            raise ValueError(f"fan-out {self!r}: per one of {FAN_OUTS}, worst top|bottom, labels required")
+
+
+FAN_OUTS = ("stage", "dp_group", "gpu", "node", "instance")
+
+
+@dataclass(frozen=True)
 class PanelSpec:
     """One Grafana panel, independent of grafanalib and of layout."""
 
@@ -102,6 +124,9 @@ class PanelSpec:
     # The raw-JSON escape hatch: a JSON merge patch (RFC 7386) over the rendered panel, null deleting a key,
     # for what the vocabulary cannot say (an unknown plugin, a library panel); ``dashgen import`` marks each TODO.
     extra: dict[str, Any] = field(default_factory=dict)
+    # One series per stage / DP group / GPU: the dashboard narrows it to the worst few and a band when the
+    # deployment has more than a screenful of them (``dashgen.screenful``). Not rendered itself.
+    fan_out: FanOut | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in PANEL_KINDS:

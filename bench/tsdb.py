@@ -1,0 +1,187 @@
+"""TSDB work per dashboard: series fetched, samples scanned and bytes returned for the first screen and on open,
+dashgen's long-context dashboard beside NVIDIA's dcgm-exporter dashboard (``bench/peers/``, Apache-2.0) on the same
+VictoriaMetrics, at 64, 1,024 and 4,096 GPUs (``BENCH_TSDB_GPUS=64,1024`` to choose), as ratios in one run.
+
+Each size gets its own stock VictoriaMetrics with one hour of the demo data (30 s spacing) of long-context-64 grown
+to that size (``bench.dashboard_load.variant_profile``), the series the dcgm-exporter dashboard reads included,
+and the layer-health records replayed as production's vmalert writes them. Every target of a top-level panel
+(not inside a collapsed row) runs once, expanded as Grafana would at the dashboard's own default range with its
+variables at All, with VictoriaMetrics' query trace on: the figures are the store's own
+(``dashgen.live.cost.stats_from_answer``); bytes returned is the length of the answer's ``data`` as JSON.
+The first screen is what a 1080p browser shows before scrolling: top-level panels starting in the first
+``FIRST_SCREEN_UNITS`` grid units. dashgen's own budgets (``dashgen cost``) are checked at every size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+from bench.harness import BenchResult, Row
+
+PEER = Path(__file__).resolve().parent / "peers" / "nvidia-dcgm-exporter__dcgm-exporter-dashboard.json"
+SIZES = tuple(int(n) for n in os.environ.get("BENCH_TSDB_GPUS", "64,1024,4096").split(","))
+FIRST_SCREEN_UNITS = 19  # grid units (30 px + margin) a 1080p browser shows below Grafana's header
+HOURS = 1.0
+SPACING = 30.0
+FIGURES = ("series_fetched", "samples_scanned", "series_returned", "bytes_returned")
+
+
+def _default_seconds(document: dict[str, Any]) -> float:
+    from dashgen.live.expand import parse_duration
+
+    return parse_duration(str(document.get("time", {}).get("from", "now-1h")).removeprefix("now-"))
+
+
+def _queries(document: dict[str, Any], end: float, label_values) -> list[dict[str, Any]]:
+    """Every target of the top-level panels, expanded at the dashboard's own default range; ``first`` for the
+    panels of the first screen."""
+    from dashgen.live.expand import Window, expand_target, variable_values
+
+    window = Window(end=end, length=_default_seconds(document))
+    values = variable_values(document["templating"]["list"], label_values)
+    found = []
+    for panel in document.get("panels") or []:
+        if panel.get("type") == "row":
+            continue
+        first = (panel.get("gridPos") or {}).get("y", 0) < FIRST_SCREEN_UNITS
+        for target in panel.get("targets") or []:
+            for q in expand_target(panel, target, values, window, scrape_seconds=SPACING):
+                found.append(
+                    {"expr": q.expr, "kind": q.kind, "start": q.start, "end": q.end, "step": q.step, "first": first}
+                )
+    return found
+
+
+def _measure(datasource, queries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """The store's figures summed over the first screen and over everything on open."""
+    from dashgen.live.cost import stats_from_answer
+
+    sums = {part: dict.fromkeys(FIGURES, 0) for part in ("first", "open")}
+    for query in queries:
+        step = query["step"] if query["kind"] == "range" else 0.0
+        result, answer = datasource.query_with_stats(query["expr"], query["start"], query["end"], step, 300)
+        stats = stats_from_answer(answer)
+        figures = {
+            "series_fetched": stats.series_fetched or 0,
+            "samples_scanned": stats.samples_scanned or 0,
+            "series_returned": result.series,
+            "bytes_returned": len(json.dumps(answer.get("data"), separators=(",", ":"))),
+        }
+        for part in ("first", "open") if query["first"] else ("open",):
+            for name, value in figures.items():
+                sums[part][name] += value
+    return sums
+
+
+def _import(datasource, profile, documents: list[dict[str, Any]], end: float) -> int:
+    """The demo series of ``profile`` that dashgen's dashboard and rules read, and those the peer reads."""
+    from dashgen.demo.collector_series import collector_series
+    from dashgen.demo.incidents import apply
+    from dashgen.demo.run import demo_plan
+    from dashgen.demo.series import generate
+    from dashgen.demo.wanted import add_rule_expressions, resolve, wanted_from_dashboards
+    from dashgen.rules.render import rule_groups_data
+
+    wanted = wanted_from_dashboards(documents)
+    add_rule_expressions(wanted, rule_groups_data(profile))
+    models, _unknown = resolve(wanted, set(profile.labels.values()))
+    plan = demo_plan(profile, "healthy", end, HOURS, SPACING)
+    return datasource.import_series(apply(plan, chain(generate(plan, models), collector_series(plan))))
+
+
+def measure_size(gpus: int, end: float) -> dict[str, Any]:
+    from bench.dashboard_load import open_cost, variant_profile
+    from dashgen.build import build_profile
+    from dashgen.demo import recorder, vmlauncher
+    from dashgen.live.datasource import Datasource
+
+    profile = variant_profile(gpus)
+    dashgen_doc = build_profile(profile)[0].document
+    peer_doc = json.loads(PEER.read_text(encoding="utf-8"))
+    server = vmlauncher.start()
+    try:
+        datasource = Datasource(server.url, timeout=300)
+        series = _import(datasource, profile, [dashgen_doc, peer_doc], end)
+        datasource.flush()
+        recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)
+        datasource.flush()
+
+        def label_values(match: str, label: str) -> list[str]:
+            return datasource.label_values(label, [match], end - HOURS * 3600, end)
+
+        figures = {
+            "dashgen": _measure(datasource, _queries(dashgen_doc, end, label_values)),
+            "dcgm-exporter": _measure(datasource, _queries(peer_doc, end, label_values)),
+        }
+        cost = open_cost(datasource, profile, dashgen_doc, end)
+    finally:
+        server.stop()
+    return {"gpus": gpus, "series_stored": series, "figures": figures, "cost": cost}
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b else None
+
+
+def run() -> BenchResult:
+    result = BenchResult("tsdb")
+    end = time.time() // 60 * 60
+    details = {}
+    for gpus in SIZES:
+        measured = measure_size(gpus, end)
+        details[str(gpus)] = measured
+        ours, peer = measured["figures"]["dashgen"], measured["figures"]["dcgm-exporter"]
+        for part, label in (("first", "first screen"), ("open", "on open")):
+            for name in FIGURES:
+                result.add(Row("tsdb", f"{gpus} GPUs: {label}, {name.replace('_', ' ')}", "count", [ours[part][name]]))
+                result.add(
+                    Row(
+                        "tsdb",
+                        f"{gpus} GPUs: dcgm-exporter {label}, {name.replace('_', ' ')}",
+                        "count",
+                        [peer[part][name]],
+                    )
+                )
+        first = ours["first"]
+        checks = (
+            (
+                "first screen: series fetched / series returned",
+                _ratio(first["series_fetched"], first["series_returned"]),
+                "target <= 3",
+            ),
+            (
+                "first screen samples / dcgm-exporter first screen",
+                _ratio(first["samples_scanned"], peer["first"]["samples_scanned"]),
+                "target <= 1",
+            ),
+            (
+                "on open samples / dcgm-exporter whole dashboard",
+                _ratio(ours["open"]["samples_scanned"], peer["open"]["samples_scanned"]),
+                "target <= 2",
+            ),
+            (
+                "on open bytes / dcgm-exporter whole dashboard",
+                _ratio(ours["open"]["bytes_returned"], peer["open"]["bytes_returned"]),
+                "",
+            ),
+        )
+        for case, value, note in checks:
+            if value is not None:
+                result.add(Row("tsdb", f"{gpus} GPUs: {case}", "ratio", [value], note=note))
+        cost = measured["cost"]
+        result.add(
+            Row(
+                "tsdb",
+                f"{gpus} GPUs: dashgen cost budgets",
+                "count",
+                [float(len(cost.get("over_budget", [])))],
+                note="; ".join(cost.get("over_budget", [])[:3]) or "every panel and the total on open within budget",
+            )
+        )
+    result.details = details
+    return result
