@@ -46,6 +46,7 @@ from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
 from dashgen.publish.report import plan_dict, render_outcomes, render_plan
 from dashgen.render.canonical import content_sha, content_view
 from dashgen.render.ids import panel_id
+from dashgen.render.library import LibraryElement
 from dashgen.render.spec import DashboardSpec
 
 # ``dashgen drift`` and ``diff --live`` use the plain connection options and client from here
@@ -125,6 +126,7 @@ def target_of(
     panel_keys: dict[int, str],
     min_refresh_interval: str = "5s",
     sha: str | None = None,
+    library: tuple[LibraryElement, ...] = (),
 ) -> PublishTarget:
     """A publish target whose ``expected_sha`` is what Grafana stores after its known save-time rewrites."""
     # the bytes ``content_sha`` hashes, kept so that a push sends them without encoding the dashboard again
@@ -134,7 +136,7 @@ def target_of(
     sha = sha or hashlib.sha256(encoded).hexdigest()
     stored = as_grafana_stores(document, min_refresh_interval)
     expected = content_sha(stored) if stored != document else sha
-    return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded)
+    return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded, library)
 
 
 def _release_problem(failed: list[Outcome], total: int) -> str | None:
@@ -165,6 +167,10 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         problem = "the plan has refusals (see above)" if plan.refused else None
     else:
         problem = _release_problem(failed, len(outcomes or []))
+        if result.library_failed:
+            problem = "; ".join([*([problem] if problem else []), "library panels not published: "]) + ", ".join(
+                f"{o.uid} ({o.outcome})" for o in result.library_failed
+            )
     if output_format == "json":
         data = plan_dict(plan)
         data["dry_run"] = result.dry_run
@@ -172,6 +178,7 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         data["notes"] = result.notes
         if outcomes is not None:
             data["outcomes"] = [{k: v for k, v in asdict(o).items() if k != "ledger_line"} for o in outcomes]
+            data["library_outcomes"] = [asdict(o) for o in result.library]
         errors = [problem] if problem else []
         errors += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
         emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)), 1 if problem else 0, errors)
@@ -179,8 +186,8 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         click.echo(render_plan(plan, connection.info.label if connection else ""))
         if result.dry_run:
             click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
-        if outcomes:
-            click.echo(render_outcomes(outcomes))
+        if outcomes or result.library:
+            click.echo(render_outcomes([*result.library, *(outcomes or [])]))
     if result.unrecorded:
         click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
         for outcome in result.unrecorded:
@@ -198,6 +205,9 @@ def release(
     command: str = "dashgen publish",
     folder_uid: str | None = None,
     folder_title: str = "",
+    *,
+    library: tuple[LibraryElement, ...] = (),
+    library_cleanup: bool = False,
 ) -> None:
     """Connect, run the release with the command's options, and report."""
     approvals = approvals_from(
@@ -218,6 +228,8 @@ def release(
         command,
         lock_stale_after=params["lock_stale_after"],
         deadline=deadline,
+        library=library,
+        library_cleanup=library_cleanup,
     )
     with (
         progress(
@@ -295,13 +307,24 @@ def publish(ctx: click.Context, **params: Any) -> None:
 
     def build() -> list[PublishTarget]:
         return [
-            target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
+            target_of(
+                b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"), library=b.library
+            )
             for b in build_all(profiles)
         ]
 
     validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
-        release(client, params, uids, build, validator, folder_uid=target.folder_uid, folder_title=target.folder_title)
+        release(
+            client,
+            params,
+            uids,
+            build,
+            validator,
+            folder_uid=target.folder_uid,
+            folder_title=target.folder_title,
+            library_cleanup=True,
+        )
 
 
 def _query_validator(datasource_url: str) -> Any:

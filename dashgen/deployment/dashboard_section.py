@@ -53,6 +53,7 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         **{key: reader.integer(key, default, maximum=10**12) for key, default in COST_BUDGETS.items()},
         extra_modules=_module_names(reader, "extra_modules"),
         schema=reader.string("schema", "v1"),
+        library_panels=_panel_keys(reader, "library_panels"),
     )
     if settings.schema not in SCHEMAS:
         raise reader.fail("schema", f'expected "v1" or "v2", got {settings.schema!r}')
@@ -70,6 +71,19 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
     _check_refresh(reader, settings.refresh, settings.min_refresh_interval)
     reader.reject_unknown()
     return settings
+
+
+_PANEL_KEY = re.compile(r"^[^\s.]+\.\S+\Z")
+
+
+def _panel_keys(reader: TableReader, key: str) -> tuple[str, ...]:
+    """A list of panel keys (``group.panel``), each once; whether each exists is checked by the build."""
+    names = reader.value(key, [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and _PANEL_KEY.match(n) for n in names):
+        raise reader.fail(key, f"expected a list of panel keys like 'gpu_health.util', got {names!r}")
+    if len(set(names)) != len(names):
+        raise reader.fail(key, "a panel key is listed twice")
+    return tuple(names)
 
 
 _MODULE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}\Z")

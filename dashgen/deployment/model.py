@@ -181,6 +181,8 @@ class DashboardSettings:
     extra_modules: tuple[str, ...] = ()
     # The dashboard model written: "v1" (classic JSON) or "v2" (the ``dashboard.grafana.app`` v2 resource, issue 30)
     schema: str = "v1"
+    # Panel keys (``group.panel``) published as library panels, besides those the panel code marks shared
+    library_panels: tuple[str, ...] = ()
 
     @property
     def grafana(self) -> tuple[int, int]:

@@ -12,6 +12,8 @@ the exact flag that approves it:
   ``overwrite-live:<uid>``     overwriting edits made in Grafana since the last release (``--overwrite-live``)
   ``overwrite-v2:<uid>``       overwriting a dashboard Grafana stores in the v2 schema (``--overwrite-v2``)
   ``provisioned:<uid>``        never granted: Grafana refuses API saves of a provisioned dashboard
+  ``remove:library-panel:<uid>`` deleting a library panel the build no longer has
+  ``connected:<uid>``          never granted: a library panel still used by a dashboard dashgen does not manage
 
 ``--approve`` patterns may be scoped to dashboards with a ``<uid>/`` prefix, and both parts may be shell
 globs (``gpu_window_stats.*``, ``dg-*-cluster/var:*``). Overwrites are granted only by their own flags
@@ -29,6 +31,11 @@ PROVISIONED_PREFIX = "provisioned:"
 PROVISIONED_REMEDY = (
     "no flag approves it: remove it from Grafana's provisioning (or let the provider allow UI updates), then publish"
 )
+CONNECTED_PREFIX = "connected:"
+NEVER_GRANTED = (PROVISIONED_PREFIX, CONNECTED_PREFIX)
+CONNECTED_REMEDY = (
+    "no flag approves it: remove the library panel from the dashboards that use it (or keep it in the build)"
+)
 FLAG_OF_PREFIX = {"overwrite-live:": "--overwrite-live", "overwrite-v2:": "--overwrite-v2"}
 
 
@@ -42,7 +49,7 @@ class Approvals:
 
     def grants(self, key: str, uid: str) -> bool:
         """Whether ``key`` of dashboard ``uid`` is approved (a ``provisioned:`` key never is)."""
-        if key.startswith(PROVISIONED_PREFIX):
+        if key.startswith(NEVER_GRANTED):
             return False
         for prefix, uids in (("overwrite-live:", self.overwrite_live), ("overwrite-v2:", self.overwrite_v2)):
             if key.startswith(prefix):
@@ -57,7 +64,7 @@ class Approvals:
 
 
 def _matches(pattern: str, key: str, uid: str) -> bool:
-    if key.startswith(PROVISIONED_PREFIX):
+    if key.startswith(NEVER_GRANTED):
         return False
     if pattern in (key, f"{uid}/{key}"):
         return True
@@ -73,6 +80,8 @@ def remedy(key: str) -> str:
     """The flag that approves ``key``, as a user types it (for a key no flag approves: what to do instead)."""
     if key.startswith(PROVISIONED_PREFIX):
         return PROVISIONED_REMEDY
+    if key.startswith(CONNECTED_PREFIX):
+        return CONNECTED_REMEDY
     for prefix, flag in FLAG_OF_PREFIX.items():
         if key.startswith(prefix):
             return f"{flag} {key[len(prefix) :]}"

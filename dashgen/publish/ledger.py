@@ -82,10 +82,12 @@ class LedgerRecord:
     # is ``grafana_version``); left out of the line for v1 releases.
     api_version: str | None = None
     resource_version: str | None = None
+    # What the line is about when it is not a dashboard (``library-panel``); left out of a dashboard's line.
+    kind: str | None = None
 
     def to_json(self) -> str:
         data = asdict(self)
-        for key in ("api_version", "resource_version"):
+        for key in ("api_version", "resource_version", "kind"):
             if data[key] is None:
                 del data[key]
         data["approvals_used"] = list(self.approvals_used)

@@ -26,7 +26,9 @@ from dashgen.publish.actions import BLOCKING, WRITING, Action
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, last_written
+from dashgen.publish.library_plan import LibraryItem, library_keys
 from dashgen.render.canonical import content_sha_of_json
+from dashgen.render.library import LibraryElement
 
 __all__ = ["BLOCKING", "WRITING", "Action", "FolderState", "Refusal"]  # re-exported: the plan's vocabulary
 SUMMARY_LINES = 400  # a plan shows at most this many change lines per dashboard
@@ -44,6 +46,7 @@ class PublishTarget:
     panel_keys: dict[int, str] = field(default_factory=dict)  # panel id -> stable key
     expected_sha: str = ""
     encoded: bytes = field(default=b"", repr=False, compare=False)  # the compact JSON the SHA is taken of
+    library: tuple[LibraryElement, ...] = ()  # the library panels it references, written before it
 
     @property
     def accepted_shas(self) -> frozenset[str]:
@@ -120,10 +123,11 @@ class Plan:
     folders: tuple[FolderState, ...] = ()
     instance: Instance | None = None
     partial: bool = False
+    library: tuple[LibraryItem, ...] = ()  # the library panels (``dashgen.publish.library_plan``)
 
     @property
     def refused(self) -> bool:
-        return any(d.action in BLOCKING for d in self.dashboards)
+        return any(d.action in BLOCKING for d in self.dashboards) or any(i.action == "refused" for i in self.library)
 
     @property
     def blocked(self) -> bool:
@@ -194,6 +198,7 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
 def unmatched_approvals(plan: Plan, approvals: Approvals) -> list[str]:
     """A note for each ``--approve`` pattern that matches no key of the plan (a typo approves nothing: say so)."""
     keys = [(d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))]
+    keys += library_keys(plan.library)
     return [f"--approve {pattern} matched nothing in this plan" for pattern in approvals.unmatched(keys)]
 
 

@@ -45,6 +45,7 @@ from dashgen.publish.execute import (
     what_grafana_changed,
 )
 from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
+from dashgen.publish.library import LibraryOutcome, plan_release_library, run_library
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
 from dashgen.publish.plan import (
     DashboardPlan,
@@ -59,6 +60,7 @@ from dashgen.publish.plan import (
     with_query_problems,
 )
 from dashgen.render.canonical import content_sha
+from dashgen.render.library import LibraryElement
 
 Validator = Callable[[DashboardPlan], list[str]]
 
@@ -76,6 +78,10 @@ class ReleaseOptions:
     command: str = "dashgen publish"
     lock_stale_after: float = DEFAULT_STALE_AFTER
     deadline: float | None = None  # time.monotonic() after which no new save starts (--deadline)
+    # Library panels besides those the targets reference (a rollback of one); ``library_cleanup``: plan the
+    # deletion of elements dashgen published for the release's profiles that the build no longer has.
+    library: tuple[LibraryElement, ...] = ()
+    library_cleanup: bool = False
 
 
 @dataclass
@@ -84,6 +90,11 @@ class ReleaseReport:
     outcomes: list[Outcome] | None
     notes: list[str]
     dry_run: bool
+    library: list[LibraryOutcome] = field(default_factory=list)
+
+    @property
+    def library_failed(self) -> list[LibraryOutcome]:
+        return [o for o in self.library if not o.ok]
 
     @property
     def failed(self) -> list[Outcome]:
@@ -189,6 +200,7 @@ def _run_release(
         elif state.torn:
             notes.append(state.torn_note + " (a release moves it to a side file)")
         plan = _plan(connection, uids, build, options, state.records, validator)
+        plan = _with_library(connection, plan, options, state.records)
         notes += unmatched_approvals(plan, options.approvals)
         if options.dry_run:
             if connection.info.server_dry_run and plan.writes:
@@ -215,8 +227,10 @@ def _run_release(
         context = ReleaseContext(
             connection, options.ledger_path, options.backup_dir, options.git_commit, backups, deadline=options.deadline
         )
+        library = _library_phase(plan, connection, options, "write")  # a dashboard's reference must find it
         outcomes = execute_plan(plan, context, progress)
-        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False)
+        library += _library_phase(plan, connection, options, "delete")  # no longer connected by our dashboards
+        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library)
     finally:
         if lock is not None and (problem := lock.release()):
             notes.append(problem)  # never raised over the release's own outcome or error
@@ -258,6 +272,36 @@ def _plan(
         problems = parallel(connection.jobs, validator, checked)
         plan = with_query_problems(plan, {d.target.uid: p for d, p in zip(checked, problems, strict=True) if p})
     return plan
+
+
+def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, records: list[dict[str, Any]]) -> Plan:
+    """The plan with its library panels: those the targets reference and ``options.library``."""
+    elements = [e for d in plan.dashboards for e in d.target.library] + list(options.library)
+    mine = ledger_file.of_instance(records, connection.instance)
+    profiles = tuple(sorted({d.target.profile for d in plan.dashboards})) if options.library_cleanup else ()
+    managed = {d.target.uid for d in plan.dashboards} | {
+        str(r.get("uid")) for r in mine if not r.get("kind") and r.get("outcome") in ledger_file.STORED_OUTCOMES
+    }
+    items = plan_release_library(
+        connection, elements, mine, options.approvals, cleanup_profiles=profiles, managed=tuple(sorted(managed))
+    )
+    return replace(plan, library=items) if items else plan
+
+
+def _library_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[LibraryOutcome]:
+    if not plan.library:
+        return []
+    return run_library(
+        plan.library,
+        connection,
+        phase=phase,
+        held=plan.blocked,
+        folder_uid=options.folder_uid,
+        ledger_path=options.ledger_path,
+        backup_dir=options.backup_dir,
+        git_commit=options.git_commit,
+        stamp=now_stamp(),
+    )
 
 
 def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -> list[Outcome]:

@@ -102,6 +102,9 @@ class PanelSpec:
     # The raw-JSON escape hatch: a JSON merge patch (RFC 7386) over the rendered panel, null deleting a key,
     # for what the vocabulary cannot say (an unknown plugin, a library panel); ``dashgen import`` marks each TODO.
     extra: dict[str, Any] = field(default_factory=dict)
+    # Published as a Grafana library panel: dashboards hold a reference, the element holds the panel
+    # (``dashgen.render.library``); set with ``kit.shared(panel)`` or a profile's ``[dashboard] library_panels``.
+    shared: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in PANEL_KINDS:

@@ -27,6 +27,7 @@ import orjson
 
 from . import apis
 from .faults import CLOSE, DELAY, STATUS, TRUNCATE, Fault, FaultBook, default_body
+from .library import library_of
 from .search import search
 from .store import (
     GRAFANA12,
@@ -51,6 +52,10 @@ ALL_PERMISSIONS = frozenset(
         "folders:create",
         "folders:write",
         "folders:delete",
+        "library.panels:create",
+        "library.panels:read",
+        "library.panels:write",
+        "library.panels:delete",
     }
 )
 _DEFAULT_VERSIONS = {GRAFANA12: "12.3.0", GRAFANA13: "13.1.0"}
@@ -463,6 +468,7 @@ class GrafanaStandin:
             route("PUT", rf"/api/folders/{_UID}", self._update_folder, "folders:write"),
             route("DELETE", rf"/api/folders/{_UID}", self._delete_folder, "folders:delete"),
             route("GET", r"/api/org/?", self._current_org),
+            *self._library_routes(route),
             route(
                 "GET",
                 rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
@@ -489,6 +495,48 @@ class GrafanaStandin:
                 "dashboards:create",
             ),
         ]
+
+    def _library_routes(self, route: Callable[..., _Route]) -> list[_Route]:
+        """``/api/library-elements`` (§14), with its RBAC actions."""
+        lib = r"/api/library-elements"
+
+        def store(ctx: _Context) -> Any:
+            return library_of(ctx.store)
+
+        return [
+            route("GET", rf"{lib}/name/{_UID}", lambda c: store(c).by_name(c.params[0]), "library.panels:read"),
+            route(
+                "GET",
+                rf"{lib}/{_UID}/connections/?",
+                lambda c: store(c).connections(c.params[0]),
+                "library.panels:read",
+            ),
+            route("GET", rf"{lib}/{_UID}", lambda c: store(c).get(c.params[0]), "library.panels:read"),
+            route("GET", rf"{lib}/?", lambda c: store(c).list(c.query), "library.panels:read"),
+            route(
+                "POST", rf"{lib}/?", lambda c: store(c).create(_parse_json(c.body), c.actor), "library.panels:create"
+            ),
+            route(
+                "PATCH",
+                rf"{lib}/{_UID}",
+                lambda c: store(c).patch(c.params[0], _parse_json(c.body), c.actor),
+                "library.panels:write",
+            ),
+            route("DELETE", rf"{lib}/{_UID}", lambda c: store(c).delete(c.params[0]), "library.panels:delete"),
+        ]
+
+    def simulate_library_edit(
+        self, uid: str, mutate: Callable[[dict[str, Any]], Any], *, user: str = "admin", org_id: int = 1
+    ) -> dict[str, Any]:
+        """A person edits library panel ``uid`` in the UI and saves it; returns the new DTO."""
+        return library_of(self.org(org_id)).person_edit(uid, mutate, user)
+
+    def library_element(self, uid: str, *, org_id: int = 1) -> dict[str, Any] | None:
+        """The stored element's DTO (a copy), or None."""
+        store = library_of(self.org(org_id))
+        with store.org.lock:
+            element = store.elements.get(uid)
+            return store.dto(element) if element is not None else None
 
     def _wait(self, seconds: float) -> None:
         if seconds > 0:

@@ -1,0 +1,223 @@
+"""The library panels of a release, at the I/O edge: read what Grafana stores (``export_library``), then write
+(``write_library``: before the dashboards) and clean up (``delete_library``: after them), each element read back,
+proven by its SHA and given a ledger line (``kind: library-panel``) like a dashboard.
+
+Every element about to be changed or deleted is backed up first (``<backups>/<uid>/…-v<version>.json``, the
+answer Grafana gave); each save's read-back is kept (``…-published.json``): that copy is what ``dashgen
+rollback <element uid>`` republishes, as Grafana keeps no history of library panels. The write carries the
+version read at the export, so a person's save in between is a conflict (412), never overwritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dashgen.grafana.errors import GrafanaError, VersionConflict
+from dashgen.grafana.library import LibraryElements, LiveElement
+from dashgen.publish.approvals import Approvals
+from dashgen.publish.backups import save_backup
+from dashgen.publish.export import Connection, parallel
+from dashgen.publish.ledger import LedgerRecord, append
+from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
+from dashgen.render.library import LibraryElement, merge_elements
+
+
+@dataclass(frozen=True)
+class LibraryOutcome:
+    uid: str
+    profile: str
+    outcome: str  # published | unchanged | deleted | refused | held | conflict | failed | verify-failed
+    version: int | None
+    stored_sha: str | None
+    detail: str = ""
+    published_file: str | None = None
+    backup_file: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in ("published", "unchanged", "deleted")
+
+
+def plan_release_library(
+    connection: Connection,
+    elements: list[LibraryElement],
+    ledger: list[dict[str, Any]],
+    approvals: Approvals,
+    *,
+    cleanup_profiles: tuple[str, ...] = (),
+    managed: tuple[str, ...] = (),
+) -> tuple[LibraryItem, ...]:
+    """Read each element (and each stale one of ``cleanup_profiles`` with its connections), then plan (pure)."""
+    elements = merge_elements(elements)[0]
+    api = LibraryElements(connection.client)
+    stale = stale_uids(ledger, cleanup_profiles, [e.uid for e in elements]) if cleanup_profiles else {}
+    uids = [e.uid for e in elements] + sorted(stale)
+    if not uids:
+        return ()
+    live = dict(zip(uids, parallel(connection.jobs, api.get, uids), strict=True))
+    connected = {uid: tuple(api.connections(uid)) for uid in stale if live.get(uid) is not None}
+    return plan_library(elements, live, ledger, approvals, stale, connected, managed)
+
+
+def _record(
+    item: LibraryItem, outcome: LibraryOutcome, connection: Connection, git_commit: str, stamp: str
+) -> LedgerRecord:
+    element = item.element
+    return LedgerRecord(
+        time=stamp,
+        git_commit=git_commit,
+        profile=item.profile,
+        uid=item.uid,
+        outcome=outcome.outcome,
+        grafana_version=outcome.version,
+        build_sha=element.sha if element is not None else "",
+        stored_sha=outcome.stored_sha,
+        approvals_used=item.approvals_used,
+        backup_file=outcome.backup_file,
+        published_file=outcome.published_file,
+        grafana_url=connection.instance.url,
+        message=outcome.detail,
+        refusals=tuple(f"{r.key}: {r.reason}" for r in item.refusals),
+        org_id=connection.org_id,
+        folder_uid=None,
+        kind=KIND,
+    )
+
+
+def _backup(backup_dir: Path, live: LiveElement | None, stamp: str) -> str | None:
+    if live is None or not live.raw:
+        return None
+    return str(save_backup(backup_dir, live.uid, live.version, stamp, {"result": live.raw}, reuse_identical=True))
+
+
+def _write_one(
+    item: LibraryItem, api: LibraryElements, folder_uid: str | None, backup_dir: Path, stamp: str
+) -> LibraryOutcome:
+    element = item.element
+    assert element is not None  # a write always has its element
+    base = LibraryOutcome(item.uid, item.profile, "failed", item.live.version if item.live else None, None)
+    try:
+        backup = _backup(backup_dir, item.live, stamp)
+        if item.live is None:
+            api.create(element, folder_uid)
+        else:
+            api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live.version)
+        stored = api.get(element.uid)
+    except VersionConflict as exc:
+        return replace(
+            base, outcome="conflict", detail=f"someone saved it after the export; nothing was overwritten ({exc})"
+        )
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    if stored is None:
+        return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
+    published = str(
+        save_backup(
+            backup_dir, stored.uid, stored.version, stamp, {"result": stored.raw}, "published", reuse_identical=True
+        )
+    )
+    if stored.sha != element.sha:
+        return LibraryOutcome(
+            item.uid,
+            item.profile,
+            "verify-failed",
+            stored.version,
+            stored.sha,
+            f"Grafana stores another element than the build (SHA {stored.sha[:12]} != {element.sha[:12]})",
+            published,
+            backup,
+        )
+    return LibraryOutcome(
+        item.uid,
+        item.profile,
+        "published",
+        stored.version,
+        stored.sha,
+        f"stored v{stored.version}, SHA {stored.sha[:12]} verified; used by {', '.join(element.dashboards) or '-'}",
+        published,
+        backup,
+    )
+
+
+def _delete_one(item: LibraryItem, api: LibraryElements, backup_dir: Path, stamp: str) -> LibraryOutcome:
+    base = LibraryOutcome(item.uid, item.profile, "failed", item.live.version if item.live else None, None)
+    try:
+        backup = _backup(backup_dir, item.live, stamp)
+        now = api.get(item.uid)
+        if now is not None and item.live is not None and now.version != item.live.version:
+            return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
+        if now is not None:
+            api.delete(item.uid)
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    return replace(base, outcome="deleted", detail="deleted (the backup keeps its last content)", backup_file=backup)
+
+
+def _no_write(item: LibraryItem, held: bool) -> LibraryOutcome:
+    live = item.live
+    if held and item.action != "refused":
+        return LibraryOutcome(
+            item.uid, item.profile, "held", live.version if live else None, None, "not written: the release is refused"
+        )
+    if item.action == "unchanged":
+        return LibraryOutcome(
+            item.uid,
+            item.profile,
+            "unchanged",
+            live.version if live else None,
+            live.sha if live else None,
+            "no write: Grafana already stores this build",
+        )
+    return LibraryOutcome(
+        item.uid,
+        item.profile,
+        "refused",
+        live.version if live else None,
+        None,
+        "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals),
+    )
+
+
+def run_library(
+    items: tuple[LibraryItem, ...],
+    connection: Connection,
+    *,
+    phase: str,
+    held: bool,
+    folder_uid: str | None,
+    ledger_path: Path,
+    backup_dir: Path,
+    git_commit: str,
+    stamp: str,
+) -> list[LibraryOutcome]:
+    """One phase of a release's library panels: ``write`` (creates, updates and every non-write line) before the
+    dashboards, ``delete`` after them. ``held``: the release is blocked, nothing is written. Ledger lines are
+    appended in one write per phase."""
+    api = LibraryElements(connection.client)
+    chosen = [i for i in items if (i.action == "delete") == (phase == "delete")]
+    outcomes = []
+    for item in chosen:
+        if held or not (item.writes or item.action == "delete"):
+            outcomes.append(_no_write(item, held))
+        elif item.action == "delete":
+            outcomes.append(_delete_one(item, api, backup_dir, stamp))
+        else:
+            outcomes.append(_write_one(item, api, folder_uid, backup_dir, stamp))
+    append(ledger_path, [_record(i, o, connection, git_commit, stamp) for i, o in zip(chosen, outcomes, strict=True)])
+    return outcomes
+
+
+def recorded_element(record: Mapping[str, Any], load: Any) -> LibraryElement | None:
+    """The element a ledger line's read-back copy holds (``load`` reads the backup file), for a rollback."""
+    path = record.get("published_file")
+    if not path or not Path(str(path)).exists():
+        return None
+    result = (load(Path(str(path))) or {}).get("result") or {}
+    if not isinstance(result.get("model"), dict):
+        return None
+    return LibraryElement(
+        str(result.get("uid")), str(result.get("name")), "", str(record.get("profile", "")), result["model"]
+    )
