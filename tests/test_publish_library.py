@@ -196,3 +196,57 @@ def test_an_element_no_longer_built_is_deleted_with_approval_unless_a_foreign_da
     assert deleted.exit_code == 0, deleted.output
     assert grafana.library_element(LIB) is None
     assert library_lines(work)[-1]["outcome"] == "deleted"
+
+
+def rescrape(work: Path, interval: str) -> None:
+    """A profile change that changes the shared panel: DCGM's interval is in its title and its query's step."""
+    path = work / "profiles" / f"{PROFILE}.toml"
+    text = path.read_text().replace(
+        '[sources.dcgm]\nstatus = "exported"\nscrape_interval = "30s"',
+        f'[sources.dcgm]\nstatus = "exported"\nscrape_interval = "{interval}"',
+    )
+    path.write_text(text)
+
+
+def test_an_update_patches_with_the_version_read_and_a_rollback_restores_the_recorded_release(work, grafana):
+    share(work)
+    assert run(work, grafana, profile=PROFILE).exit_code == 0
+    first = library_lines(work)[-1]
+    original = grafana.library_element(LIB)["model"]
+    rescrape(work, "60s")
+    grafana.clear_log()
+    updated = run(work, grafana, "--approve", "*", profile=PROFILE)  # the other DCGM panels' queries change too
+    assert updated.exit_code == 0, updated.output
+    patch = next(r for r in grafana.writes() if r.method == "PATCH")
+    assert patch.path == f"/api/library-elements/{LIB}" and patch.json()["version"] == 1
+    assert grafana.library_element(LIB)["model"] != original and library_lines(work)[-1]["grafana_version"] == 2
+    assert (
+        "60s" in library_lines(work)[-1]["message"]
+        or grafana.library_element(LIB)["model"]["title"] != original["title"]
+    )
+
+    rolled = run(work, grafana, LIB, "--to", first["build_sha"][:12], command="rollback")
+    assert rolled.exit_code == 0, rolled.output
+    stored = grafana.library_element(LIB)
+    assert stored["model"] == original and stored["version"] == 3
+    line = library_lines(work)[-1]
+    assert line["outcome"] == "published" and line["stored_sha"] == first["stored_sha"]
+
+    argv = ["--profiles-dir", str(work / "profiles"), "history", LIB, "--grafana-url", grafana.url]
+    argv += ["--ledger", str(work / "ledger.jsonl"), "--timeout", "2", "--format", "json"]
+    shown = CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": ""})
+    assert shown.exit_code == 0, shown.output
+    rows = json.loads(shown.stdout)["results"]["versions"]
+    assert [r["version"] for r in rows] == [1, 2, 3] and rows[0]["build_sha"] == first["build_sha"]
+
+
+def test_a_v2_dashboard_references_the_element_and_grafana_13_connects_it(work):
+    share(work)
+    path = work / "profiles" / f"{PROFILE}.toml"
+    path.write_text(path.read_text().replace('grafana_version = "12.3"', 'grafana_version = "13.0"\nschema = "v2"'))
+    with GrafanaStandin(mode="grafana13", token=TOKEN) as grafana:
+        published = run(work, grafana, profile=PROFILE)
+        assert published.exit_code == 0, published.output
+        assert grafana.stored_v2(UID)["elements"][KEY]["kind"] == "LibraryPanel"
+        assert grafana.library_element(LIB)["meta"]["connectedDashboards"] == 1
+        assert library_lines(work)[-1]["outcome"] == "published"

@@ -5,6 +5,7 @@ Both read only the ledger records of the instance (URL + org) they talk to."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -27,6 +28,9 @@ from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import connect
+from dashgen.publish.library import recorded_element
+from dashgen.publish.library_plan import is_library_record
+from dashgen.render.library import LibraryElement
 
 
 def _panel_keys(ctx: click.Context, profile_name: str, uid: str) -> dict[int, str]:
@@ -75,6 +79,28 @@ def find_backup(
     raise InputError(f"{uid}: no backup and no Grafana history for version {version}")
 
 
+def find_library_release(uid: str, to: str, records: list[dict[str, Any]]) -> tuple[LibraryElement, str]:
+    """The element a recorded release of library panel ``uid`` stored: a build SHA prefix, or the element version
+    it stored (Grafana keeps no history of library panels: only dashgen's read-back copies)."""
+    to = to.strip()
+    if not to:
+        raise InputError("--to: give a release's build SHA prefix or the library panel's version, not an empty value")
+    for record in reversed([r for r in records if r.get("uid") == uid and is_library_record(r)]):
+        matches = (
+            str(record.get("grafana_version")) == to
+            if to.isdigit()
+            else str(record.get("build_sha", "")).startswith(to)
+        )
+        element = recorded_element(record, load_backup) if matches else None
+        if element is not None:
+            return replace(
+                element, key=f"library-panel:{uid}"
+            ), f"release {str(record.get('build_sha'))[:12]} (v{record.get('grafana_version')})"
+    raise InputError(
+        f"{uid}: no recorded release of this library panel matching {to!r} with its read-back copy on disk"
+    )
+
+
 @click.command()
 @target_options
 @click.argument("uid")
@@ -97,6 +123,11 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
         instance = connect(client, target.org_id).instance
         records = ledger_file.of_instance(ledger_file.read(params["ledger"]), instance)
+        if any(is_library_record(r) for r in records if r.get("uid") == uid):
+            element, source = find_library_release(uid, to, records)
+            click.echo(f"rolling library panel {uid} back to {source}", err=True)
+            release(client, params, [], list, command="dashgen rollback", library=(element,))
+            return
         document, source = find_backup(uid, to, records, params["backup_dir"], client)
         document = {k: v for k, v in document.items() if k not in ("id", "version")}
         profile = next((r.get("profile", "") for r in reversed(records) if r.get("uid") == uid), "")
@@ -135,8 +166,9 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
         click.echo(f"note: {state.torn_note}", err=True)
     with grafana_client(target, params["timeout"]) as client:
         instance = connect(client, target.org_id).instance
-        versions = client.list_versions(uid)
-    records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
+        records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
+        library = any(is_library_record(r) for r in records)
+        versions = [] if library else client.list_versions(uid)  # Grafana keeps no history of library panels
     by_version = {r.get("grafana_version"): r for r in records if r.get("outcome") == "published"}
     rows: list[_VersionRow] = []
     for version in sorted({v.version for v in versions} | {k for k in by_version if k is not None}):
@@ -162,10 +194,11 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
             ),
         )
         return
-    click.echo(f"{uid} on {instance.label}")
+    click.echo(f"{uid} on {instance.label}" + (" (library panel)" if library else ""))
     table = []
     for row in rows:
-        note = row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else "")
+        kept = "(library panel: Grafana keeps no history; dashgen keeps its read-back copy)" if library else ""
+        note = row["grafana_message"] or (kept or "(pruned from Grafana's history)" if not row["in_grafana"] else "")
         table.append(
             [
                 str(row["version"]),
