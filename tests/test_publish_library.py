@@ -6,6 +6,7 @@ does not manage uses, and a rollback restores a recorded release."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -191,8 +192,7 @@ def test_an_element_no_longer_built_is_deleted_with_approval_unless_a_foreign_da
     (item,) = plan_json(unapproved)["library_panels"]
     assert [r["approve_with"] for r in item["refusals"]] == [f"remove:library-panel:{LIB}"]
 
-    approve = ("--approve", f"remove:library-panel:{LIB}", "--approve", KEY)
-    deleted = run(work, grafana, *approve, profile=PROFILE)
+    deleted = run(work, grafana, "--approve", f"remove:library-panel:{LIB}", profile=PROFILE)
     assert deleted.exit_code == 0, deleted.output
     assert grafana.library_element(LIB) is None
     assert library_lines(work)[-1]["outcome"] == "deleted"
@@ -250,3 +250,34 @@ def test_a_v2_dashboard_references_the_element_and_grafana_13_connects_it(work):
         assert grafana.stored_v2(UID)["elements"][KEY]["kind"] == "LibraryPanel"
         assert grafana.library_element(LIB)["meta"]["connectedDashboards"] == 1
         assert library_lines(work)[-1]["outcome"] == "published"
+
+
+def test_the_diff_and_pr_comment_show_a_library_panel_change_once_with_the_dashboards_using_it(work):
+    share(work)
+    assert build(work).exit_code == 0
+    old = work / "old"
+    shutil.copytree(work / "out", old)
+    element_file = work / "out" / PROFILE / "library-panels" / f"{LIB}.json"
+    element = json.loads(element_file.read_text())
+    element["model"]["targets"][0]["expr"] = "sum(DCGM_FI_DEV_PCIE_REPLAY_COUNTER)"
+    element_file.write_text(json.dumps(element))
+    argv = ["diff", str(old), str(work / "out"), "--format", "markdown"]
+    shown = CliRunner().invoke(main, argv)
+    assert shown.exit_code == 1, shown.output
+    assert shown.output.count("sum(DCGM_FI_DEV_PCIE_REPLAY_COUNTER)") == 1
+    assert f"(used by {UID})" in shown.output and "library panel PCIe replays" in shown.output
+    text = CliRunner().invoke(main, ["diff", str(old), str(work / "out")])
+    assert text.exit_code == 1 and text.output.count("sum(DCGM_FI_DEV_PCIE_REPLAY_COUNTER)") == 1
+    assert f"library-panels/{LIB}.json (library panel used by {UID})" in text.output
+    assert f"{PROFILE}/{UID}.json" not in text.output  # the dashboard holds only the reference: no change there
+
+
+def test_sharing_a_panel_of_a_published_dashboard_is_no_query_change_of_the_dashboard(work, grafana):
+    assert run(work, grafana, profile=PROFILE).exit_code == 0
+    share(work)
+    shared = run(work, grafana, "--format", "json", profile=PROFILE)
+    assert shared.exit_code == 0, shared.output
+    (dashboard,) = plan_json(shared)["dashboards"]
+    assert dashboard["action"] == "update" and dashboard["refusals"] == []
+    assert plan_json(shared)["library_panels"][0]["action"] == "create"
+    assert [p for p in grafana.stored(UID)["panels"] if "libraryPanel" in p]

@@ -28,7 +28,7 @@ from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, last_written
 from dashgen.publish.library_plan import LibraryItem, library_keys
 from dashgen.render.canonical import content_sha_of_json
-from dashgen.render.library import LibraryElement
+from dashgen.render.library import LibraryElement, with_models
 
 __all__ = ["BLOCKING", "WRITING", "Action", "FolderState", "Refusal"]  # re-exported: the plan's vocabulary
 SUMMARY_LINES = 400  # a plan shows at most this many change lines per dashboard
@@ -271,7 +271,7 @@ def _plan_one(
     if live_edited:
         verdict += guard.overwrite_live_verdict(target.uid, live.sha, live.version, last, approvals)
 
-    diff = diff_of if diff_of is not None else dashboard_diff(live.document, target.document)
+    diff = diff_of if diff_of is not None else target_diff(live.document, target)
     changes, cleanup = _summarise(diff)
     summary += changes + list(folder.notes)
     verdict += guard.content_verdict(target.uid, diff, target.panel_keys, approvals)
@@ -312,6 +312,14 @@ def _plan_v2(
 
 # Parts of a dashboard whose exact equality on both sides means they add nothing to the diff.
 SKIPPED_WHEN_EQUAL = ("templating",)
+
+
+def target_diff(live: dict[str, Any], target: PublishTarget) -> DashboardDiff:
+    """:func:`dashboard_diff` of the live dashboard and the target, library references of v1 documents replaced by
+    the build's models (``dashgen.render.library.with_models``)."""
+    if is_v2(target.document) or "panels" not in live:
+        return dashboard_diff(live, target.document)
+    return dashboard_diff(*with_models(live, target.document, target.library))
 
 
 def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDiff:

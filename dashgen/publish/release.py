@@ -52,9 +52,9 @@ from dashgen.publish.plan import (
     LiveState,
     Plan,
     PublishTarget,
-    dashboard_diff,
     needs_diff,
     plan_release,
+    target_diff,
     unmatched_approvals,
     with_preview,
     with_query_problems,
@@ -245,9 +245,7 @@ def _plan(
     validator: Validator | None,
 ) -> Plan:
     def diff_ahead(state: LiveState | None, target: PublishTarget) -> DashboardDiff | None:
-        return (
-            dashboard_diff(state.document, target.document) if state is not None and needs_diff(state, target) else None
-        )
+        return target_diff(state.document, target) if state is not None and needs_diff(state, target) else None
 
     live, targets, diffs = export_and_prepare(connection, uids, build, diff_ahead)
     folders: dict[str, bool] = {}

@@ -166,3 +166,32 @@ def merge_elements(elements: Iterable[LibraryElement]) -> tuple[list[LibraryElem
                 known.uid, known.name, known.key, known.profile, known.model, dashboards
             )
     return list(by_uid.values()), problems
+
+
+def _inline(panels: list[Any], models: dict[str, dict[str, Any]], fallback: dict[Any, dict[str, Any]]) -> list[Any]:
+    out = []
+    for panel in panels:
+        if isinstance(panel, dict) and isinstance(panel.get("panels"), list):
+            panel = {**panel, "panels": _inline(panel["panels"], models, fallback)}
+        ref = panel.get("libraryPanel") if isinstance(panel, dict) else None
+        if isinstance(ref, dict):
+            model = models.get(str(ref.get("uid"))) or fallback.get(panel.get("id"))
+            if model is not None:
+                panel = {**model_view(model), "id": panel.get("id"), "gridPos": panel.get("gridPos")}
+        out.append(panel)
+    return out
+
+
+def with_models(
+    live: dict[str, Any], target: dict[str, Any], elements: Iterable[LibraryElement]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both v1 dashboards with each library reference replaced by the build's model of its element, for the
+    dashboard diff: a panel that becomes (or stops being) shared is not a change of the dashboard, and a change of
+    the element is planned once, as the element's. A live reference the build no longer has takes the build's
+    panel of the same id (the element's own clean-up is planned with the library panels)."""
+    models = {e.uid: e.model for e in elements}
+    if not models and not any(isinstance(p, dict) and "libraryPanel" in p for p in live.get("panels") or []):
+        return live, target
+    panels = _inline(list(target.get("panels") or []), models, {})
+    by_id = {p.get("id"): p for p in panels if isinstance(p, dict) and p.get("id") is not None}
+    return {**live, "panels": _inline(list(live.get("panels") or []), models, by_id)}, {**target, "panels": panels}
