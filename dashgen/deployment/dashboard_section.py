@@ -25,6 +25,7 @@ COST_BUDGETS = {
 
 
 SCHEMAS = ("v1", "v2")
+RULERS = ("prometheus", "grafana", "both")  # dashgen.rules.grafana: who evaluates the alerts
 V2_MIN_GRAFANA = (12, 2)
 
 
@@ -54,7 +55,10 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         extra_modules=_module_names(reader, "extra_modules"),
         schema=reader.string("schema", "v1"),
         library_panels=_panel_keys(reader, "library_panels"),
+        ruler=reader.string("ruler", "prometheus"),
     )
+    if settings.ruler not in RULERS:
+        raise reader.fail("ruler", f'expected "prometheus", "grafana" or "both", got {settings.ruler!r}')
     if settings.schema not in SCHEMAS:
         raise reader.fail("schema", f'expected "v1" or "v2", got {settings.schema!r}')
     if settings.schema == "v2" and (problem := v2_refusal(settings)) is not None:
