@@ -10,7 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
+from crds import crd_problems
 from publishing import MODES, TOKEN, ledger, plan_json, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
@@ -281,3 +283,19 @@ def test_sharing_a_panel_of_a_published_dashboard_is_no_query_change_of_the_dash
     assert dashboard["action"] == "update" and dashboard["refusals"] == []
     assert plan_json(shared)["library_panels"][0]["action"] == "create"
     assert [p for p in grafana.stored(UID)["panels"] if "libraryPanel" in p]
+
+
+@pytest.mark.parametrize("folder", [("--folder", "LLM clusters"), ("--folder-uid", "llm")])
+def test_export_grafana_operator_writes_the_element_as_a_valid_grafana_library_panel_before_the_dashboard(work, folder):
+    share(work)
+    out = work / "export"
+    argv = ["--profiles-dir", str(work / "profiles"), "export", "--format", "grafana-operator", *folder]
+    result = CliRunner().invoke(main, [*argv, "--profile", PROFILE, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all((out / "grafana-operator" / f"{PROFILE}.yaml").read_text()))
+    assert [d["kind"] for d in docs] == ["GrafanaLibraryPanel", "GrafanaDashboard"]
+    panel = docs[0]
+    assert crd_problems(panel) == [] and panel["spec"]["uid"] == LIB
+    assert ("folderRef" in panel["spec"]) != ("folderUID" in panel["spec"])  # exactly one (the CRD's CEL rule)
+    assert json.loads(panel["spec"]["json"])["targets"]
+    assert json.loads(panel["spec"]["json"])["libraryPanel"]["uid"] == LIB
