@@ -26,10 +26,13 @@ from dashgen.dashboard import dashboard_specs
 from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
+from dashgen.publish.alert_rules import recorded_group
 from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import connect
 from dashgen.publish.library import recorded_element
 from dashgen.publish.library_plan import is_library_record
+from dashgen.publish.rules_plan import KIND as RULES_KIND
+from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.library import LibraryElement
 
 
@@ -101,6 +104,19 @@ def find_library_release(uid: str, to: str, records: list[dict[str, Any]]) -> tu
     )
 
 
+def find_group_release(uid: str, to: str, records: list[dict[str, Any]]) -> tuple[RuleGroupTarget, str]:
+    """The group a recorded release of rule group ``uid`` stored (by build SHA prefix): its read-back copy."""
+    to = to.strip()
+    if not to:
+        raise InputError("--to: give a release's build SHA prefix, not an empty value")
+    for record in reversed([r for r in records if r.get("uid") == uid and r.get("kind") == RULES_KIND]):
+        if str(record.get("build_sha", "")).startswith(to) or str(record.get("stored_sha", "")).startswith(to):
+            group = recorded_group(record, load_backup)
+            if group is not None:
+                return group, f"release {str(record.get('build_sha'))[:12]} of {record.get('time')}"
+    raise InputError(f"{uid}: no recorded release of this rule group matching {to!r} with its read-back copy on disk")
+
+
 @click.command()
 @target_options
 @click.argument("uid")
@@ -123,6 +139,11 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
         instance = connect(client, target.org_id).instance
         records = ledger_file.of_instance(ledger_file.read(params["ledger"]), instance)
+        if any(r.get("kind") == RULES_KIND for r in records if r.get("uid") == uid):
+            group, source = find_group_release(uid, to, records)
+            click.echo(f"rolling rule group {group.title!r} ({uid}) back to {source}", err=True)
+            release(client, params, [], list, command="dashgen rollback", rule_groups=(group,))
+            return
         if any(is_library_record(r) for r in records if r.get("uid") == uid):
             element, source = find_library_release(uid, to, records)
             click.echo(f"rolling library panel {uid} back to {source}", err=True)
@@ -167,9 +188,13 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
     with grafana_client(target, params["timeout"]) as client:
         instance = connect(client, target.org_id).instance
         records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
-        library = any(is_library_record(r) for r in records)
+        library = any(is_library_record(r) or r.get("kind") == RULES_KIND for r in records)
         versions = [] if library else client.list_versions(uid)  # Grafana keeps no history of library panels
-    by_version = {r.get("grafana_version"): r for r in records if r.get("outcome") == "published"}
+    published = [r for r in records if r.get("outcome") == "published"]
+    if library:  # a rule group has no version in Grafana: its releases are numbered in ledger order
+        by_version = {r.get("grafana_version") or n: r for n, r in enumerate(published, start=1)}
+    else:
+        by_version = {r.get("grafana_version"): r for r in published}
     rows: list[_VersionRow] = []
     for version in sorted({v.version for v in versions} | {k for k in by_version if k is not None}):
         grafana = next((v for v in versions if v.version == version), None)
@@ -194,10 +219,11 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
             ),
         )
         return
-    click.echo(f"{uid} on {instance.label}" + (" (library panel)" if library else ""))
+    kind = next((str(r["kind"]).replace("-", " ") for r in records if r.get("kind")), "")
+    click.echo(f"{uid} on {instance.label}" + (f" ({kind})" if kind else ""))
     table = []
     for row in rows:
-        kept = "(library panel: Grafana keeps no history; dashgen keeps its read-back copy)" if library else ""
+        kept = "(Grafana keeps no history of it; dashgen keeps its read-back copy)" if library else ""
         note = row["grafana_message"] or (kept or "(pruned from Grafana's history)" if not row["in_grafana"] else "")
         table.append(
             [

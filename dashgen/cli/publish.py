@@ -34,20 +34,24 @@ from dashgen.cli.grafana_opts import (
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, progress
 from dashgen.dashboard import dashboard_specs
-from dashgen.errors import CheckFailed, ReleaseInterrupted
+from dashgen.errors import CheckFailed, InputError, ReleaseInterrupted
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish.approvals import Approvals
+from dashgen.publish.contexts import Context
 from dashgen.publish.execute import Outcome
 from dashgen.publish.export import Connection, connect
 from dashgen.publish.gitinfo import current_commit
 from dashgen.publish.plan import PublishTarget
 from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
 from dashgen.publish.report import plan_dict, render_outcomes, render_plan
+from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.canonical import content_sha, content_view
 from dashgen.render.ids import panel_id
 from dashgen.render.library import LibraryElement
 from dashgen.render.spec import DashboardSpec
+from dashgen.rules.grafana import group_uid
+from dashgen.rules.render import GrafanaTarget, profile_grafana_groups
 
 # ``dashgen drift`` and ``diff --live`` use the plain connection options and client from here
 __all__ = [
@@ -168,9 +172,9 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
     else:
         problem = _release_problem(failed, len(outcomes or []))
         if result.library_failed:
-            problem = "; ".join([*([problem] if problem else []), "library panels not published: "]) + ", ".join(
-                f"{o.uid} ({o.outcome})" for o in result.library_failed
-            )
+            problem = "; ".join(
+                [*([problem] if problem else []), "library panels / rule groups not published: "]
+            ) + ", ".join(f"{o.uid} ({o.outcome})" for o in result.library_failed)
     if output_format == "json":
         data = plan_dict(plan)
         data["dry_run"] = result.dry_run
@@ -179,6 +183,7 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         if outcomes is not None:
             data["outcomes"] = [{k: v for k, v in asdict(o).items() if k != "ledger_line"} for o in outcomes]
             data["library_outcomes"] = [asdict(o) for o in result.library]
+            data["rule_group_outcomes"] = [asdict(o) for o in result.rules]
         errors = [problem] if problem else []
         errors += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
         emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)), 1 if problem else 0, errors)
@@ -186,8 +191,8 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         click.echo(render_plan(plan, connection.info.label if connection else ""))
         if result.dry_run:
             click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
-        if outcomes or result.library:
-            click.echo(render_outcomes([*result.library, *(outcomes or [])]))
+        if outcomes or result.library or result.rules:
+            click.echo(render_outcomes([*result.library, *result.rules, *(outcomes or [])]))
     if result.unrecorded:
         click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
         for outcome in result.unrecorded:
@@ -208,6 +213,7 @@ def release(
     *,
     library: tuple[LibraryElement, ...] = (),
     library_cleanup: bool = False,
+    rule_groups: tuple[RuleGroupTarget, ...] = (),
 ) -> None:
     """Connect, run the release with the command's options, and report."""
     approvals = approvals_from(
@@ -230,6 +236,7 @@ def release(
         deadline=deadline,
         library=library,
         library_cleanup=library_cleanup,
+        rule_groups=rule_groups,
     )
     with (
         progress(
@@ -273,6 +280,11 @@ def terminated_as_interrupt() -> Iterator[None]:
 @click.option("--dry-run", is_flag=True, help="Print the complete plan (with query validation); write nothing.")
 @approval_options
 @click.option("--datasource-url", help="Validate new and changed queries against this Prometheus-compatible API.")
+@click.option(
+    "--datasource-uid",
+    help="The uid of the Prometheus-compatible data source Grafana-managed alert rules query (profiles whose "
+    "[dashboard] ruler is grafana or both; default: the context's datasource_uid).",
+)
 @click.option(
     "--allow-dirty",
     is_flag=True,
@@ -324,7 +336,34 @@ def publish(ctx: click.Context, **params: Any) -> None:
             folder_uid=target.folder_uid,
             folder_title=target.folder_title,
             library_cleanup=True,
+            rule_groups=grafana_rule_groups(profiles, target),
         )
+
+
+def grafana_rule_groups(profiles: list[Any], target: Context) -> tuple[RuleGroupTarget, ...]:
+    """The Grafana-managed rule groups of the profiles whose ruler gives Grafana rules, in the context's alert
+    folder, querying its data source; an input error naming what is missing."""
+    ruled = [p for p in profiles if p.dashboard.ruler != "prometheus"]
+    if not ruled:
+        return ()
+    names = ", ".join(p.name for p in ruled)
+    if not target.datasource_uid:
+        raise InputError(
+            f"profiles {names} have Grafana evaluate alerts ([dashboard] ruler): give the data source uid the "
+            "rules query (--datasource-uid, or datasource_uid of the context in dashgen.toml)"
+        )
+    folder = target.alert_folder_uid or target.folder_uid
+    if not folder:
+        raise InputError(
+            f"profiles {names} have Grafana evaluate alerts: give their folder (alert_folder_uid or folder_uid of the "
+            "context in dashgen.toml, or --folder-uid)"
+        )
+    where = GrafanaTarget(folder_uid=folder, datasource_uid=target.datasource_uid)
+    return tuple(
+        RuleGroupTarget(group_uid(p.name, g["title"]), p.name, g)
+        for p in ruled
+        for g in profile_grafana_groups(p, where)
+    )
 
 
 def _query_validator(datasource_url: str) -> Any:

@@ -14,6 +14,8 @@ the exact flag that approves it:
   ``provisioned:<uid>``        never granted: Grafana refuses API saves of a provisioned dashboard
   ``remove:library-panel:<uid>`` deleting a library panel the build no longer has
   ``connected:<uid>``          never granted: a library panel still used by a dashboard dashgen does not manage
+  ``alert:<title>`` / ``remove:rule:<title>`` / ``remove:rule-group:<uid>``  Grafana-managed rules
+  ``provenance:<uid>``         never granted: a rule group another tool owns (Grafana refuses the change)
 
 ``--approve`` patterns may be scoped to dashboards with a ``<uid>/`` prefix, and both parts may be shell
 globs (``gpu_window_stats.*``, ``dg-*-cluster/var:*``). Overwrites are granted only by their own flags
@@ -32,7 +34,12 @@ PROVISIONED_REMEDY = (
     "no flag approves it: remove it from Grafana's provisioning (or let the provider allow UI updates), then publish"
 )
 CONNECTED_PREFIX = "connected:"
-NEVER_GRANTED = (PROVISIONED_PREFIX, CONNECTED_PREFIX)
+PROVENANCE_PREFIX = "provenance:"
+NEVER_GRANTED = (PROVISIONED_PREFIX, CONNECTED_PREFIX, PROVENANCE_PREFIX)
+PROVENANCE_REMEDY = (
+    "no flag approves it: Grafana refuses to change a rule's provenance; delete the group in Grafana (or through "
+    "the tool that wrote it), then publish"
+)
 CONNECTED_REMEDY = (
     "no flag approves it: remove the library panel from the dashboards that use it (or keep it in the build)"
 )
@@ -82,6 +89,8 @@ def remedy(key: str) -> str:
         return PROVISIONED_REMEDY
     if key.startswith(CONNECTED_PREFIX):
         return CONNECTED_REMEDY
+    if key.startswith(PROVENANCE_PREFIX):
+        return PROVENANCE_REMEDY
     for prefix, flag in FLAG_OF_PREFIX.items():
         if key.startswith(prefix):
             return f"{flag} {key[len(prefix) :]}"

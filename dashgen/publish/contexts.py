@@ -12,6 +12,8 @@ token_env = "GRAFANA_STAGING_TOKEN"  # optional; the variable holding the token 
 token_file = "secrets/staging.token" # optional, instead of token_env
 ca_bundle = "certs/staging-ca.pem"   # optional; relative paths are relative to this file
 insecure = false                     # optional
+datasource_uid = "prometheus"        # optional; the data source Grafana-managed alert rules query (uid)
+alert_folder_uid = "llm-alerts"      # optional; the folder of Grafana-managed rules (default: folder_uid)
 ```
 
 A command's own flags win over the context, and the context over ``GRAFANA_URL``; ``default_context`` is
@@ -44,6 +46,8 @@ _FIELDS = {
     "token_file": str,
     "ca_bundle": str,
     "insecure": bool,
+    "datasource_uid": str,
+    "alert_folder_uid": str,
 }
 _SECRET_WORDS = ("token", "password", "secret")
 
@@ -62,6 +66,8 @@ class Context:
     token_file: Path | None = None
     ca_bundle: str | None = None
     insecure: bool = False
+    datasource_uid: str | None = None  # what Grafana-managed alert rules query (``dashgen.rules.grafana``)
+    alert_folder_uid: str | None = None  # where they go (default: folder_uid)
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,8 @@ def _context(path: Path, name: str, table: Any) -> Context:
         token_file=(token_file if token_file is None or token_file.is_absolute() else base / token_file),
         ca_bundle=(ca_bundle if ca_bundle is None or Path(ca_bundle).is_absolute() else str(base / ca_bundle)),
         insecure=bool(table.get("insecure", False)),
+        datasource_uid=table.get("datasource_uid"),
+        alert_folder_uid=table.get("alert_folder_uid"),
     )
 
 
@@ -200,4 +208,6 @@ def resolve(
         token_file=token_file if token_file is not None else (context.token_file if context else None),
         ca_bundle=pick("ca_bundle"),
         insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
+        datasource_uid=pick("datasource_uid"),
+        alert_folder_uid=pick("alert_folder_uid"),
     )

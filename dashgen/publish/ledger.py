@@ -84,10 +84,11 @@ class LedgerRecord:
     resource_version: str | None = None
     # What the line is about when it is not a dashboard (``library-panel``); left out of a dashboard's line.
     kind: str | None = None
+    name: str | None = None  # its name in Grafana where the uid is dashgen's own (a rule group's title)
 
     def to_json(self) -> str:
         data = asdict(self)
-        for key in ("api_version", "resource_version", "kind"):
+        for key in ("api_version", "resource_version", "kind", "name"):
             if data[key] is None:
                 del data[key]
         data["approvals_used"] = list(self.approvals_used)

@@ -27,6 +27,7 @@ from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, last_written
 from dashgen.publish.library_plan import LibraryItem, library_keys
+from dashgen.publish.rules_plan import RuleGroupItem, rule_keys
 from dashgen.render.canonical import content_sha_of_json
 from dashgen.render.library import LibraryElement, with_models
 
@@ -124,10 +125,12 @@ class Plan:
     instance: Instance | None = None
     partial: bool = False
     library: tuple[LibraryItem, ...] = ()  # the library panels (``dashgen.publish.library_plan``)
+    rules: tuple[RuleGroupItem, ...] = ()  # Grafana-managed rule groups (``dashgen.publish.rules_plan``)
 
     @property
     def refused(self) -> bool:
-        return any(d.action in BLOCKING for d in self.dashboards) or any(i.action == "refused" for i in self.library)
+        others = [i.action for i in self.library] + [i.action for i in self.rules]
+        return any(d.action in BLOCKING for d in self.dashboards) or "refused" in others
 
     @property
     def blocked(self) -> bool:
@@ -198,7 +201,7 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
 def unmatched_approvals(plan: Plan, approvals: Approvals) -> list[str]:
     """A note for each ``--approve`` pattern that matches no key of the plan (a typo approves nothing: say so)."""
     keys = [(d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))]
-    keys += library_keys(plan.library)
+    keys += library_keys(plan.library) + rule_keys(plan.rules)
     return [f"--approve {pattern} matched nothing in this plan" for pattern in approvals.unmatched(keys)]
 
 

@@ -34,6 +34,7 @@ from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
 from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.alert_rules import RuleGroupOutcome, plan_release_rules, run_rules
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import (
@@ -59,6 +60,7 @@ from dashgen.publish.plan import (
     with_preview,
     with_query_problems,
 )
+from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.canonical import content_sha
 from dashgen.render.library import LibraryElement
 
@@ -82,6 +84,8 @@ class ReleaseOptions:
     # deletion of elements dashgen published for the release's profiles that the build no longer has.
     library: tuple[LibraryElement, ...] = ()
     library_cleanup: bool = False
+    # Grafana-managed rule groups (``dashgen.publish.rules_plan``); ``library_cleanup`` plans their clean-up too
+    rule_groups: tuple[RuleGroupTarget, ...] = ()
 
 
 @dataclass
@@ -91,10 +95,12 @@ class ReleaseReport:
     notes: list[str]
     dry_run: bool
     library: list[LibraryOutcome] = field(default_factory=list)
+    rules: list[RuleGroupOutcome] = field(default_factory=list)
 
     @property
-    def library_failed(self) -> list[LibraryOutcome]:
-        return [o for o in self.library if not o.ok]
+    def library_failed(self) -> list[LibraryOutcome | RuleGroupOutcome]:
+        failed: list[LibraryOutcome | RuleGroupOutcome] = [o for o in self.library if not o.ok]
+        return failed + [o for o in self.rules if not o.ok]
 
     @property
     def failed(self) -> list[Outcome]:
@@ -228,9 +234,11 @@ def _run_release(
             connection, options.ledger_path, options.backup_dir, options.git_commit, backups, deadline=options.deadline
         )
         library = _library_phase(plan, connection, options, "write")  # a dashboard's reference must find it
+        rules = _rules_phase(plan, connection, options, "write")
         outcomes = execute_plan(plan, context, progress)
         library += _library_phase(plan, connection, options, "delete")  # no longer connected by our dashboards
-        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library)
+        rules += _rules_phase(plan, connection, options, "delete")
+        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library, rules)
     finally:
         if lock is not None and (problem := lock.release()):
             notes.append(problem)  # never raised over the release's own outcome or error
@@ -283,7 +291,27 @@ def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, r
     items = plan_release_library(
         connection, elements, mine, options.approvals, cleanup_profiles=profiles, managed=tuple(sorted(managed))
     )
-    return replace(plan, library=items) if items else plan
+    if options.library_cleanup:
+        profiles = tuple(sorted({*profiles, *(g.profile for g in options.rule_groups)}))
+    groups = plan_release_rules(
+        connection, list(options.rule_groups), mine, options.approvals, cleanup_profiles=profiles
+    )
+    return replace(plan, library=items, rules=groups) if items or groups else plan
+
+
+def _rules_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[RuleGroupOutcome]:
+    if not plan.rules:
+        return []
+    return run_rules(
+        plan.rules,
+        connection,
+        phase=phase,
+        held=plan.blocked,
+        ledger_path=options.ledger_path,
+        backup_dir=options.backup_dir,
+        git_commit=options.git_commit,
+        stamp=now_stamp(),
+    )
 
 
 def _library_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[LibraryOutcome]:

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import orjson
 
 from . import apis
+from .alerting import EmptyNotFound, alerting_of
 from .faults import CLOSE, DELAY, STATUS, TRUNCATE, Fault, FaultBook, default_body
 from .library import library_of
 from .search import search
@@ -56,6 +57,8 @@ ALL_PERMISSIONS = frozenset(
         "library.panels:read",
         "library.panels:write",
         "library.panels:delete",
+        "alert.provisioning:read",
+        "alert.provisioning:write",
     }
 )
 _DEFAULT_VERSIONS = {GRAFANA12: "12.3.0", GRAFANA13: "13.1.0"}
@@ -469,6 +472,7 @@ class GrafanaStandin:
             route("DELETE", rf"/api/folders/{_UID}", self._delete_folder, "folders:delete"),
             route("GET", r"/api/org/?", self._current_org),
             *self._library_routes(route),
+            *self._alerting_routes(route),
             route(
                 "GET",
                 rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
@@ -525,6 +529,55 @@ class GrafanaStandin:
             route("DELETE", rf"{lib}/{_UID}", lambda c: store(c).delete(c.params[0]), "library.panels:delete"),
         ]
 
+    def _alerting_routes(self, route: Callable[..., _Route]) -> list[_Route]:
+        """``/api/v1/provisioning`` rule groups and rules (§15)."""
+        base = r"/api/v1/provisioning"
+        group = rf"{base}/folder/{_UID}/rule-groups/{_UID}"
+
+        def store(ctx: _Context) -> Any:
+            return alerting_of(ctx.store)
+
+        def empty_404(handler: Callable[[_Context], Any]) -> Callable[[_Context], Any]:
+            def answer(ctx: _Context) -> Any:
+                try:
+                    return handler(ctx)
+                except EmptyNotFound:
+                    return _Answer(404, b"")
+
+            return answer
+
+        def delete(ctx: _Context) -> _Answer:
+            store(ctx).delete_group(ctx.params[0], ctx.params[1], ctx.headers)
+            return _Answer(204, b"")
+
+        read, write = "alert.provisioning:read", "alert.provisioning:write"
+        return [
+            route("GET", rf"{group}/export", lambda c: store(c).export_group(c.params[0], c.params[1]), read),
+            route("GET", group, lambda c: store(c).get_group(c.params[0], c.params[1]), read),
+            route(
+                "PUT",
+                group,
+                lambda c: store(c).put_group(c.params[0], c.params[1], _parse_json(c.body), c.headers),
+                write,
+            ),
+            route("DELETE", group, delete, write),
+            route("GET", rf"{base}/alert-rules/?", lambda c: store(c).list_rules(), read),
+            route("GET", rf"{base}/alert-rules/{_UID}", empty_404(lambda c: store(c).get_rule(c.params[0])), read),
+        ]
+
+    def simulate_rule_edit(
+        self, uid: str, mutate: Callable[[dict[str, Any]], Any], *, through_api: bool = False, org_id: int = 1
+    ) -> dict[str, Any]:
+        """A person edits Grafana-managed rule ``uid`` (in the UI, or through the API: provenance ``api``)."""
+        return alerting_of(self.org(org_id)).person_edit(uid, mutate, through_api=through_api)
+
+    def rule_group(self, folder_uid: str, title: str, *, org_id: int = 1) -> dict[str, Any] | None:
+        """The stored rule group as the API answers it, or None."""
+        try:
+            return alerting_of(self.org(org_id)).get_group(folder_uid, title)
+        except ApiError:
+            return None
+
     def simulate_library_edit(
         self, uid: str, mutate: Callable[[dict[str, Any]], Any], *, user: str = "admin", org_id: int = 1
     ) -> dict[str, Any]:
@@ -556,7 +609,7 @@ class GrafanaStandin:
                     break
             else:
                 raise plain_error(404, "Not found")
-            ctx = _Context(query=query, body=body, params=[unquote(g) for g in match.groups()])
+            ctx = _Context(query=query, body=body, params=[unquote(g) for g in match.groups()], headers=headers)
             if candidate.authenticated:
                 ctx.actor, ctx.store = self._authenticate(headers)
                 if candidate.needs and not any(p in self.permissions for p in candidate.needs):
@@ -727,6 +780,7 @@ class _Context:
     params: list[str]
     actor: str = "Anonymous"
     store: OrgStore = None  # type: ignore[assignment]
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
 class _Server(ThreadingHTTPServer):

@@ -1,0 +1,185 @@
+"""The Grafana-managed rule groups of a release, at the I/O edge: read each group Grafana stores
+(``plan_release_rules``), then replace (``run_rules``, phase ``write``) and delete (phase ``delete``) them, each
+written group read back, proven by its SHA (``dashgen.rules.grafana.group_sha``) and given a ledger line
+(``kind: alert-rule-group``, ``name``: its title, ``folder_uid``: its folder).
+
+Before a group is replaced or deleted, what Grafana stores is backed up (``<backups>/<group uid>/…``); each
+write's read-back is kept (``…-published.json``), which ``dashgen rollback <group uid>`` republishes. Writes carry
+``X-Disable-Provenance`` (``dashgen.grafana.alerting`` says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dashgen.grafana.alerting import RuleGroups
+from dashgen.grafana.errors import GrafanaError
+from dashgen.publish.approvals import Approvals
+from dashgen.publish.backups import save_backup
+from dashgen.publish.export import Connection, parallel
+from dashgen.publish.ledger import LedgerRecord, append
+from dashgen.publish.rules_plan import KIND, RuleGroupItem, RuleGroupTarget, plan_rules, stale_groups
+from dashgen.rules.grafana import group_sha, rule_view
+
+
+@dataclass(frozen=True)
+class RuleGroupOutcome:
+    uid: str
+    profile: str
+    outcome: str  # published | unchanged | deleted | refused | held | failed | verify-failed
+    stored_sha: str | None
+    detail: str = ""
+    published_file: str | None = None
+    backup_file: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in ("published", "unchanged", "deleted")
+
+
+def plan_release_rules(
+    connection: Connection,
+    targets: list[RuleGroupTarget],
+    ledger: list[dict[str, Any]],
+    approvals: Approvals,
+    *,
+    cleanup_profiles: tuple[str, ...] = (),
+) -> tuple[RuleGroupItem, ...]:
+    """Read every target group, each stale one of ``cleanup_profiles`` and the targets' folders; plan (pure)."""
+    api = RuleGroups(connection.client)
+    stale = stale_groups(ledger, cleanup_profiles, [t.uid for t in targets]) if cleanup_profiles else {}
+    where = [(t.uid, t.folder_uid, t.title) for t in targets] + [(u, f, n) for u, (_, f, n) in sorted(stale.items())]
+    if not where:
+        return ()
+    groups = parallel(connection.jobs, lambda w: api.get(w[1], w[2]), where)
+    live = {uid: group for (uid, _, _), group in zip(where, groups, strict=True)}
+    folders = {f: connection.client.get_folder(f) is not None for f in sorted({t.folder_uid for t in targets})}
+    return plan_rules(targets, live, ledger, approvals, folders, stale)
+
+
+def _record(
+    item: RuleGroupItem, outcome: RuleGroupOutcome, connection: Connection, commit: str, stamp: str
+) -> LedgerRecord:
+    return LedgerRecord(
+        time=stamp,
+        git_commit=commit,
+        profile=item.profile,
+        uid=item.uid,
+        outcome=outcome.outcome,
+        grafana_version=None,  # Grafana keeps no version of a rule group
+        build_sha=item.target.sha if item.target is not None else "",
+        stored_sha=outcome.stored_sha,
+        approvals_used=item.approvals_used,
+        backup_file=outcome.backup_file,
+        published_file=outcome.published_file,
+        grafana_url=connection.instance.url,
+        message=outcome.detail,
+        refusals=tuple(f"{r.key}: {r.reason}" for r in item.refusals),
+        org_id=connection.org_id,
+        folder_uid=item.folder_uid,
+        kind=KIND,
+        name=item.title,
+    )
+
+
+def _backup(backup_dir: Path, uid: str, group: dict[str, Any] | None, stamp: str, kind: str = "") -> str | None:
+    if group is None:
+        return None
+    return str(save_backup(backup_dir, uid, 0, stamp, {"group": group}, kind, reuse_identical=True))
+
+
+def _write_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, stamp: str) -> RuleGroupOutcome:
+    target = item.target
+    assert target is not None  # a write always has its group
+    api = RuleGroups(connection.client)
+    base = RuleGroupOutcome(item.uid, item.profile, "failed", None)
+    try:
+        backup = _backup(backup_dir, item.uid, item.live, stamp)
+        if item.create_folder and connection.client.get_folder(target.folder_uid) is None:
+            connection.client.create_folder(target.folder_uid, uid=target.folder_uid)
+        api.put(target.group)
+        stored = api.get(target.folder_uid, target.title)
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    if stored is None:
+        return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
+    published = _backup(backup_dir, item.uid, stored, stamp, "published")
+    sha = group_sha(stored)
+    if sha != target.sha:
+        detail = f"Grafana stores another group than the build (SHA {sha[:12]} != {target.sha[:12]})"
+        return RuleGroupOutcome(item.uid, item.profile, "verify-failed", sha, detail, published, backup)
+    detail = f"{len(stored['rules'])} rules in folder {target.folder_uid!r}, SHA {sha[:12]} verified"
+    return RuleGroupOutcome(item.uid, item.profile, "published", sha, detail, published, backup)
+
+
+def _delete_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, stamp: str) -> RuleGroupOutcome:
+    api = RuleGroups(connection.client)
+    base = RuleGroupOutcome(item.uid, item.profile, "failed", None)
+    try:
+        backup = _backup(backup_dir, item.uid, item.live, stamp)
+        now = api.get(item.folder_uid, item.title)
+        if now is not None and item.live is not None and group_sha(now) != group_sha(item.live):
+            return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
+        api.delete(item.folder_uid, item.title)
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    return replace(base, outcome="deleted", detail="deleted (the backup keeps its rules)", backup_file=backup)
+
+
+def _no_write(item: RuleGroupItem, held: bool) -> RuleGroupOutcome:
+    if held and item.action != "refused":
+        return RuleGroupOutcome(item.uid, item.profile, "held", None, "not written: the release is refused")
+    if item.action == "unchanged":
+        return RuleGroupOutcome(
+            item.uid, item.profile, "unchanged", item.live_sha, "no write: Grafana stores this build"
+        )
+    reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
+    return RuleGroupOutcome(item.uid, item.profile, "refused", None, reasons)
+
+
+def run_rules(
+    items: tuple[RuleGroupItem, ...],
+    connection: Connection,
+    *,
+    phase: str,
+    held: bool,
+    ledger_path: Path,
+    backup_dir: Path,
+    git_commit: str,
+    stamp: str,
+) -> list[RuleGroupOutcome]:
+    """One phase of the release's rule groups (``write``: every item but deletions; ``delete``); one ledger append."""
+    chosen = [i for i in items if (i.action == "delete") == (phase == "delete")]
+    outcomes = []
+    for item in chosen:
+        if held or not (item.writes or item.action == "delete"):
+            outcomes.append(_no_write(item, held))
+        elif item.action == "delete":
+            outcomes.append(_delete_one(item, connection, backup_dir, stamp))
+        else:
+            outcomes.append(_write_one(item, connection, backup_dir, stamp))
+    append(ledger_path, [_record(i, o, connection, git_commit, stamp) for i, o in zip(chosen, outcomes, strict=True)])
+    return outcomes
+
+
+def recorded_group(record: Mapping[str, Any], load: Any) -> RuleGroupTarget | None:
+    """The group a ledger line's read-back copy holds, as a target (a rollback republishes it)."""
+    path = record.get("published_file")
+    if not path or not Path(str(path)).exists():
+        return None
+    group = (load(Path(str(path))) or {}).get("group") or {}
+    if not isinstance(group.get("rules"), list):
+        return None
+    body = {
+        "title": group.get("title"),
+        "folderUid": group.get("folderUid"),
+        "interval": group.get("interval"),
+        "rules": [
+            {**rule_view(r), "ruleGroup": group.get("title"), "folderUID": group.get("folderUid")}
+            for r in group["rules"]
+        ],
+    }
+    return RuleGroupTarget(str(record.get("uid")), str(record.get("profile", "")), body)
