@@ -31,6 +31,9 @@ from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import connect
 from dashgen.publish.library import recorded_element
 from dashgen.publish.library_plan import is_library_record
+from dashgen.publish.permissions import recorded_access
+from dashgen.publish.permissions_plan import KIND as PERMISSIONS_KIND
+from dashgen.publish.permissions_plan import FolderAccess
 from dashgen.publish.rules_plan import KIND as RULES_KIND
 from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.library import LibraryElement
@@ -104,6 +107,17 @@ def find_library_release(uid: str, to: str, records: list[dict[str, Any]]) -> tu
     )
 
 
+def find_permissions_release(uid: str, to: str, records: list[dict[str, Any]]) -> FolderAccess:
+    """The folder permissions a recorded release stored (by the stored SHA's or the build SHA's prefix)."""
+    to = to.strip()
+    for record in reversed([r for r in records if r.get("uid") == uid and r.get("kind") == PERMISSIONS_KIND]):
+        if to and (str(record.get("stored_sha", "")).startswith(to) or str(record.get("build_sha", "")).startswith(to)):
+            access = recorded_access(record)
+            if access is not None:
+                return access
+    raise InputError(f"{uid}: no recorded release of these folder permissions matching {to!r}")
+
+
 def find_group_release(uid: str, to: str, records: list[dict[str, Any]]) -> tuple[RuleGroupTarget, str]:
     """The group a recorded release of rule group ``uid`` stored (by build SHA prefix): its read-back copy."""
     to = to.strip()
@@ -139,6 +153,11 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
         instance = connect(client, target.org_id).instance
         records = ledger_file.of_instance(ledger_file.read(params["ledger"]), instance)
+        if any(r.get("kind") == PERMISSIONS_KIND for r in records if r.get("uid") == uid):
+            access = find_permissions_release(uid, to, records)
+            click.echo(f"rolling the permissions of folder {access.folder_uid!r} back to {to}", err=True)
+            release(client, params, [], list, command="dashgen rollback", permissions=(access,))
+            return
         if any(r.get("kind") == RULES_KIND for r in records if r.get("uid") == uid):
             group, source = find_group_release(uid, to, records)
             click.echo(f"rolling rule group {group.title!r} ({uid}) back to {source}", err=True)
@@ -188,7 +207,7 @@ def history(ctx: click.Context, uid: str, ledger: Path | None, output_format: st
     with grafana_client(target, params["timeout"]) as client:
         instance = connect(client, target.org_id).instance
         records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
-        library = any(is_library_record(r) or r.get("kind") == RULES_KIND for r in records)
+        library = any(r.get("kind") for r in records)  # not a dashboard: Grafana keeps no versions of it
         versions = [] if library else client.list_versions(uid)  # Grafana keeps no history of library panels
     published = [r for r in records if r.get("outcome") == "published"]
     if library:  # a rule group has no version in Grafana: its releases are numbered in ledger order

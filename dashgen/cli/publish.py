@@ -42,6 +42,7 @@ from dashgen.publish.contexts import Context
 from dashgen.publish.execute import Outcome
 from dashgen.publish.export import Connection, connect
 from dashgen.publish.gitinfo import current_commit
+from dashgen.publish.permissions_plan import FolderAccess
 from dashgen.publish.plan import PublishTarget
 from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
 from dashgen.publish.report import plan_dict, render_outcomes, render_plan
@@ -173,7 +174,7 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         problem = _release_problem(failed, len(outcomes or []))
         if result.library_failed:
             problem = "; ".join(
-                [*([problem] if problem else []), "library panels / rule groups not published: "]
+                [*([problem] if problem else []), "library panels / rule groups / folder permissions not published: "]
             ) + ", ".join(f"{o.uid} ({o.outcome})" for o in result.library_failed)
     if output_format == "json":
         data = plan_dict(plan)
@@ -184,6 +185,7 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
             data["outcomes"] = [{k: v for k, v in asdict(o).items() if k != "ledger_line"} for o in outcomes]
             data["library_outcomes"] = [asdict(o) for o in result.library]
             data["rule_group_outcomes"] = [asdict(o) for o in result.rules]
+            data["permission_outcomes"] = [asdict(o) for o in result.permissions]
         errors = [problem] if problem else []
         errors += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
         emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)), 1 if problem else 0, errors)
@@ -191,8 +193,8 @@ def report(result: ReleaseReport, output_format: str, connection: Connection | N
         click.echo(render_plan(plan, connection.info.label if connection else ""))
         if result.dry_run:
             click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
-        if outcomes or result.library or result.rules:
-            click.echo(render_outcomes([*result.library, *result.rules, *(outcomes or [])]))
+        if outcomes or result.library or result.rules or result.permissions:
+            click.echo(render_outcomes([*result.library, *result.rules, *result.permissions, *(outcomes or [])]))
     if result.unrecorded:
         click.echo("error: these saves are NOT in the ledger; append these lines to it by hand:", err=True)
         for outcome in result.unrecorded:
@@ -214,6 +216,7 @@ def release(
     library: tuple[LibraryElement, ...] = (),
     library_cleanup: bool = False,
     rule_groups: tuple[RuleGroupTarget, ...] = (),
+    permissions: tuple[FolderAccess, ...] = (),
 ) -> None:
     """Connect, run the release with the command's options, and report."""
     approvals = approvals_from(
@@ -237,6 +240,7 @@ def release(
         library=library,
         library_cleanup=library_cleanup,
         rule_groups=rule_groups,
+        permissions=permissions,
     )
     with (
         progress(
@@ -337,6 +341,7 @@ def publish(ctx: click.Context, **params: Any) -> None:
             folder_title=target.folder_title,
             library_cleanup=True,
             rule_groups=grafana_rule_groups(profiles, target),
+            permissions=target.permissions,
         )
 
 

@@ -16,6 +16,8 @@ the exact flag that approves it:
   ``connected:<uid>``          never granted: a library panel still used by a dashboard dashgen does not manage
   ``alert:<title>`` / ``remove:rule:<title>`` / ``remove:rule-group:<uid>``  Grafana-managed rules
   ``provenance:<uid>``         never granted: a rule group another tool owns (Grafana refuses the change)
+  ``remove-access:<folder>/<principal>``  removing or lowering folder access dashgen did not grant
+  ``principal:<principal>``    never granted: dashgen.toml names a team / user / service account Grafana lacks
 
 ``--approve`` patterns may be scoped to dashboards with a ``<uid>/`` prefix, and both parts may be shell
 globs (``gpu_window_stats.*``, ``dg-*-cluster/var:*``). Overwrites are granted only by their own flags
@@ -35,7 +37,8 @@ PROVISIONED_REMEDY = (
 )
 CONNECTED_PREFIX = "connected:"
 PROVENANCE_PREFIX = "provenance:"
-NEVER_GRANTED = (PROVISIONED_PREFIX, CONNECTED_PREFIX, PROVENANCE_PREFIX)
+PRINCIPAL_PREFIX = "principal:"
+NEVER_GRANTED = (PROVISIONED_PREFIX, CONNECTED_PREFIX, PROVENANCE_PREFIX, PRINCIPAL_PREFIX)
 PROVENANCE_REMEDY = (
     "no flag approves it: Grafana refuses to change a rule's provenance; delete the group in Grafana (or through "
     "the tool that wrote it), then publish"
@@ -91,6 +94,8 @@ def remedy(key: str) -> str:
         return CONNECTED_REMEDY
     if key.startswith(PROVENANCE_PREFIX):
         return PROVENANCE_REMEDY
+    if key.startswith(PRINCIPAL_PREFIX):
+        return "no flag approves it: create it in Grafana, or correct its name in dashgen.toml"
     for prefix, flag in FLAG_OF_PREFIX.items():
         if key.startswith(prefix):
             return f"{flag} {key[len(prefix) :]}"

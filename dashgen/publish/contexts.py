@@ -14,6 +14,11 @@ ca_bundle = "certs/staging-ca.pem"   # optional; relative paths are relative to 
 insecure = false                     # optional
 datasource_uid = "prometheus"        # optional; the data source Grafana-managed alert rules query (uid)
 alert_folder_uid = "llm-alerts"      # optional; the folder of Grafana-managed rules (default: folder_uid)
+
+[contexts.staging.permissions.llm-clusters]   # optional; who may view / edit / admin a managed folder
+view = ["role:Viewer"]
+edit = ["team:sre"]
+admin = ["serviceaccount:dashgen-ci"]
 ```
 
 A command's own flags win over the context, and the context over ``GRAFANA_URL``; ``default_context`` is
@@ -34,6 +39,7 @@ from typing import Any
 from dashgen.errors import InputError
 from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
 from dashgen.project import KEYS as PROJECT_KEYS
+from dashgen.publish.permissions_plan import FolderAccess, parse_access
 
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
 TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN\Z|^GRAFANA_TOKEN\Z")
@@ -48,6 +54,7 @@ _FIELDS = {
     "insecure": bool,
     "datasource_uid": str,
     "alert_folder_uid": str,
+    "permissions": dict,
 }
 _SECRET_WORDS = ("token", "password", "secret")
 
@@ -68,6 +75,8 @@ class Context:
     insecure: bool = False
     datasource_uid: str | None = None  # what Grafana-managed alert rules query (``dashgen.rules.grafana``)
     alert_folder_uid: str | None = None  # where they go (default: folder_uid)
+    # Who may view / edit / admin each managed folder (``[contexts.<name>.permissions.<folder uid>]``)
+    permissions: tuple[FolderAccess, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,6 +162,7 @@ def _context(path: Path, name: str, table: Any) -> Context:
         insecure=bool(table.get("insecure", False)),
         datasource_uid=table.get("datasource_uid"),
         alert_folder_uid=table.get("alert_folder_uid"),
+        permissions=tuple(parse_access(where, f, t) for f, t in sorted(table.get("permissions", {}).items())),
     )
 
 
@@ -210,4 +220,5 @@ def resolve(
         insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
         datasource_uid=pick("datasource_uid"),
         alert_folder_uid=pick("alert_folder_uid"),
+        permissions=context.permissions if context else (),
     )

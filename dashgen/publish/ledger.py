@@ -85,10 +85,11 @@ class LedgerRecord:
     # What the line is about when it is not a dashboard (``library-panel``); left out of a dashboard's line.
     kind: str | None = None
     name: str | None = None  # its name in Grafana where the uid is dashgen's own (a rule group's title)
+    grants: tuple[tuple[str, str], ...] | None = None  # folder permissions: (principal, level) Grafana stores
 
     def to_json(self) -> str:
         data = asdict(self)
-        for key in ("api_version", "resource_version", "kind", "name"):
+        for key in ("api_version", "resource_version", "kind", "name", "grants"):
             if data[key] is None:
                 del data[key]
         data["approvals_used"] = list(self.approvals_used)

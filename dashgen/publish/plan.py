@@ -27,6 +27,7 @@ from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, last_written
 from dashgen.publish.library_plan import LibraryItem, library_keys
+from dashgen.publish.permissions_plan import PermissionItem, permission_keys
 from dashgen.publish.rules_plan import RuleGroupItem, rule_keys
 from dashgen.render.canonical import content_sha_of_json
 from dashgen.render.library import LibraryElement, with_models
@@ -126,10 +127,12 @@ class Plan:
     partial: bool = False
     library: tuple[LibraryItem, ...] = ()  # the library panels (``dashgen.publish.library_plan``)
     rules: tuple[RuleGroupItem, ...] = ()  # Grafana-managed rule groups (``dashgen.publish.rules_plan``)
+    permissions: tuple[PermissionItem, ...] = ()  # folder permissions (``dashgen.publish.permissions_plan``)
 
     @property
     def refused(self) -> bool:
         others = [i.action for i in self.library] + [i.action for i in self.rules]
+        others += [i.action for i in self.permissions]
         return any(d.action in BLOCKING for d in self.dashboards) or "refused" in others
 
     @property
@@ -201,7 +204,7 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
 def unmatched_approvals(plan: Plan, approvals: Approvals) -> list[str]:
     """A note for each ``--approve`` pattern that matches no key of the plan (a typo approves nothing: say so)."""
     keys = [(d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))]
-    keys += library_keys(plan.library) + rule_keys(plan.rules)
+    keys += library_keys(plan.library) + rule_keys(plan.rules) + permission_keys(plan.permissions)
     return [f"--approve {pattern} matched nothing in this plan" for pattern in approvals.unmatched(keys)]
 
 

@@ -48,6 +48,8 @@ from dashgen.publish.execute import (
 from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
 from dashgen.publish.library import LibraryOutcome, plan_release_library, run_library
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
+from dashgen.publish.permissions import PermissionOutcome, plan_release_permissions, run_permissions
+from dashgen.publish.permissions_plan import FolderAccess
 from dashgen.publish.plan import (
     DashboardPlan,
     LiveState,
@@ -86,6 +88,7 @@ class ReleaseOptions:
     library_cleanup: bool = False
     # Grafana-managed rule groups (``dashgen.publish.rules_plan``); ``library_cleanup`` plans their clean-up too
     rule_groups: tuple[RuleGroupTarget, ...] = ()
+    permissions: tuple[FolderAccess, ...] = ()  # the context's folder permissions (``dashgen.toml``)
 
 
 @dataclass
@@ -96,11 +99,13 @@ class ReleaseReport:
     dry_run: bool
     library: list[LibraryOutcome] = field(default_factory=list)
     rules: list[RuleGroupOutcome] = field(default_factory=list)
+    permissions: list[PermissionOutcome] = field(default_factory=list)
 
     @property
-    def library_failed(self) -> list[LibraryOutcome | RuleGroupOutcome]:
-        failed: list[LibraryOutcome | RuleGroupOutcome] = [o for o in self.library if not o.ok]
-        return failed + [o for o in self.rules if not o.ok]
+    def library_failed(self) -> list[LibraryOutcome | RuleGroupOutcome | PermissionOutcome]:
+        """What of the library panels, rule groups and folder permissions was not published."""
+        failed: list[LibraryOutcome | RuleGroupOutcome | PermissionOutcome] = [o for o in self.library if not o.ok]
+        return failed + [o for o in self.rules if not o.ok] + [o for o in self.permissions if not o.ok]
 
     @property
     def failed(self) -> list[Outcome]:
@@ -235,10 +240,15 @@ def _run_release(
         )
         library = _library_phase(plan, connection, options, "write")  # a dashboard's reference must find it
         rules = _rules_phase(plan, connection, options, "write")
+        permissions = (
+            run_permissions(plan.permissions, connection, None, held=plan.blocked, **_paths(options))
+            if plan.permissions
+            else []
+        )
         outcomes = execute_plan(plan, context, progress)
         library += _library_phase(plan, connection, options, "delete")  # no longer connected by our dashboards
         rules += _rules_phase(plan, connection, options, "delete")
-        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library, rules)
+        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library, rules, permissions)
     finally:
         if lock is not None and (problem := lock.release()):
             notes.append(problem)  # never raised over the release's own outcome or error
@@ -281,7 +291,8 @@ def _plan(
 
 
 def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, records: list[dict[str, Any]]) -> Plan:
-    """The plan with its library panels: those the targets reference and ``options.library``."""
+    """The plan with what a release keeps in Grafana besides dashboards: library panels (those the targets reference
+    and ``options.library``), Grafana-managed rule groups and folder permissions."""
     elements = [e for d in plan.dashboards for e in d.target.library] + list(options.library)
     mine = ledger_file.of_instance(records, connection.instance)
     profiles = tuple(sorted({d.target.profile for d in plan.dashboards})) if options.library_cleanup else ()
@@ -296,7 +307,18 @@ def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, r
     groups = plan_release_rules(
         connection, list(options.rule_groups), mine, options.approvals, cleanup_profiles=profiles
     )
-    return replace(plan, library=items, rules=groups) if items or groups else plan
+    creating = frozenset(f.uid for f in plan.folders if f.action == "create")
+    access = plan_release_permissions(connection, options.permissions, mine, options.approvals, creating)[0]
+    return replace(plan, library=items, rules=groups, permissions=access) if items or groups or access else plan
+
+
+def _paths(options: ReleaseOptions) -> dict[str, Any]:
+    return {
+        "ledger_path": options.ledger_path,
+        "backup_dir": options.backup_dir,
+        "git_commit": options.git_commit,
+        "stamp": now_stamp(),
+    }
 
 
 def _rules_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[RuleGroupOutcome]:

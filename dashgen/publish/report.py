@@ -23,6 +23,20 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "dashboards": [_dashboard_dict(d) for d in plan.dashboards],
         "library_panels": [_library_dict(i) for i in plan.library],
         "rule_groups": [_rules_dict(i) for i in plan.rules],
+        "folder_permissions": [
+            {
+                "uid": i.uid,
+                "folder_uid": i.folder_uid,
+                "action": i.action,
+                "live": dict(i.live),
+                "wanted": dict(i.access.grants),
+                "changes": [{"principal": p, "permission": lv} for p, lv in i.changes],
+                "summary": list(i.summary),
+                "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in i.refusals],
+                "approvals_used": list(i.approvals_used),
+            }
+            for i in plan.permissions
+        ],
     }
 
 
@@ -135,6 +149,11 @@ def render_plan(plan: Plan, server: str = "") -> str:
         lines += [f"    INVALID: {problem}" for problem in d.problems]
         lines += [f"    grafana would store: {line}" for line in d.preview]
     lines += render_library(plan.library) + render_rules(plan.rules)
+    for i in plan.permissions:
+        lines.append(f"{i.action.upper():<9} permissions of folder {i.folder_uid!r}")
+        lines += [f"    {line}" for line in i.summary]
+        lines += [f"    approved: {key}" for key in i.approvals_used]
+        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in i.refusals]
     counts = {action: sum(d.action == action for d in plan.dashboards) for action in ACTIONS}
     lines.append("plan: " + ", ".join(f"{n} {a}" for a, n in counts.items() if n or a in ACTIONS[:4]))
     if plan.blocked:

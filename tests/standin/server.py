@@ -29,6 +29,7 @@ from . import apis
 from .alerting import EmptyNotFound, alerting_of
 from .faults import CLOSE, DELAY, STATUS, TRUNCATE, Fault, FaultBook, default_body
 from .library import library_of
+from .permissions import permissions_of
 from .search import search
 from .store import (
     GRAFANA12,
@@ -59,6 +60,8 @@ ALL_PERMISSIONS = frozenset(
         "library.panels:delete",
         "alert.provisioning:read",
         "alert.provisioning:write",
+        "folders.permissions:read",
+        "folders.permissions:write",
     }
 )
 _DEFAULT_VERSIONS = {GRAFANA12: "12.3.0", GRAFANA13: "13.1.0"}
@@ -473,6 +476,7 @@ class GrafanaStandin:
             route("GET", r"/api/org/?", self._current_org),
             *self._library_routes(route),
             *self._alerting_routes(route),
+            *self._permission_routes(route),
             route(
                 "GET",
                 rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
@@ -564,6 +568,43 @@ class GrafanaStandin:
             route("GET", rf"{base}/alert-rules/?", lambda c: store(c).list_rules(), read),
             route("GET", rf"{base}/alert-rules/{_UID}", empty_404(lambda c: store(c).get_rule(c.params[0])), read),
         ]
+
+    def _permission_routes(self, route: Callable[..., _Route]) -> list[_Route]:
+        """RBAC folder permissions (§16.2) and the name lookups."""
+        acl = r"/api/access-control/folders"
+
+        def store(ctx: _Context) -> Any:
+            return permissions_of(ctx.store)
+
+        def first(ctx: _Context, name: str) -> str:
+            return (ctx.query.get(name) or [""])[0]
+
+        return [
+            route("GET", rf"{acl}/{_UID}", lambda c: store(c).get(c.params[0]), "folders.permissions:read"),
+            route(
+                "POST",
+                rf"{acl}/{_UID}/(teams|users|builtInRoles)/{_UID}",
+                lambda c: store(c).set(c.params[0], c.params[1], c.params[2], _parse_json(c.body)),
+                "folders.permissions:write",
+            ),
+            route("GET", r"/api/teams/search/?", lambda c: store(c).search_teams(first(c, "name"))),
+            route(
+                "GET", r"/api/serviceaccounts/search/?", lambda c: store(c).search_service_accounts(first(c, "query"))
+            ),
+            route("GET", r"/api/users/lookup/?", lambda c: store(c).lookup_user(first(c, "loginOrEmail"))),
+        ]
+
+    def directory(self, *, org_id: int = 1) -> Any:
+        """The organisation's teams, users and service accounts (``add_team`` / ``add_user`` / ...)."""
+        return permissions_of(self.org(org_id))
+
+    def simulate_permission_change(self, folder_uid: str, kind: str, key: str, level: str, *, org_id: int = 1) -> None:
+        """A person sets (``level`` "" removes) one assignment of a folder in the UI: kind teams / users /
+        builtInRoles, key the id (or role)."""
+        permissions_of(self.org(org_id)).set(folder_uid, kind, key, {"permission": level})
+
+    def folder_permissions(self, folder_uid: str, *, org_id: int = 1) -> list[dict[str, Any]]:
+        return permissions_of(self.org(org_id)).get(folder_uid)
 
     def simulate_rule_edit(
         self, uid: str, mutate: Callable[[dict[str, Any]], Any], *, through_api: bool = False, org_id: int = 1
