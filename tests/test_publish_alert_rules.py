@@ -188,3 +188,12 @@ def test_history_lists_the_releases_of_a_rule_group(work, grafana):
     assert [(r["version"], r["build_sha"]) for r in rows] == [(1, first["build_sha"])]
     text = CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": TOKEN, "GRAFANA_URL": "", "COLUMNS": "200"})
     assert "(alert rule group)" in text.output
+
+
+def test_a_permission_error_on_the_rules_is_reported_and_recorded_as_failed(work, grafana):
+    ruled(work)
+    grafana.permissions.discard("alert.provisioning:write")
+    result = run(work, grafana, *DATASOURCE, profile=PROFILE)
+    assert result.exit_code == 1 and "403" in result.output
+    assert {r["outcome"] for r in group_lines(work)} == {"failed"}
+    assert grafana.rule_group(FOLDER, SLO_GROUP) is None

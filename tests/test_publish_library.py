@@ -299,3 +299,12 @@ def test_export_grafana_operator_writes_the_element_as_a_valid_grafana_library_p
     assert ("folderRef" in panel["spec"]) != ("folderUID" in panel["spec"])  # exactly one (the CRD's CEL rule)
     assert json.loads(panel["spec"]["json"])["targets"]
     assert json.loads(panel["spec"]["json"])["libraryPanel"]["uid"] == LIB
+
+
+def test_a_permission_error_on_the_element_is_reported_and_recorded_as_failed(work, grafana):
+    share(work)
+    grafana.permissions.discard("library.panels:create")
+    result = run(work, grafana, profile=PROFILE)
+    assert result.exit_code == 1
+    assert "403" in result.output and LIB in result.output
+    assert library_lines(work)[-1]["outcome"] == "failed" and grafana.library_element(LIB) is None
