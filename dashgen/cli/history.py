@@ -100,7 +100,7 @@ def find_library_release(uid: str, to: str, records: list[dict[str, Any]]) -> tu
         element = recorded_element(record, load_backup) if matches else None
         if element is not None:
             return replace(
-                element, key=f"library-panel:{uid}"
+                element, key=f"queries:{uid}"
             ), f"release {str(record.get('build_sha'))[:12]} (v{record.get('grafana_version')})"
     raise InputError(
         f"{uid}: no recorded release of this library panel matching {to!r} with its read-back copy on disk"

@@ -38,7 +38,8 @@ PROVISIONED_REMEDY = (
 CONNECTED_PREFIX = "connected:"
 PROVENANCE_PREFIX = "provenance:"
 PRINCIPAL_PREFIX = "principal:"
-NEVER_GRANTED = (PROVISIONED_PREFIX, CONNECTED_PREFIX, PROVENANCE_PREFIX, PRINCIPAL_PREFIX)
+LIBRARY_PREFIX = "library-panel:"  # a dashboard held because its library panel could not be written
+NEVER_GRANTED = (PROVISIONED_PREFIX, CONNECTED_PREFIX, PROVENANCE_PREFIX, PRINCIPAL_PREFIX, LIBRARY_PREFIX)
 PROVENANCE_REMEDY = (
     "no flag approves it: Grafana refuses to change a rule's provenance; delete the group in Grafana (or through "
     "the tool that wrote it), then publish"
@@ -94,6 +95,8 @@ def remedy(key: str) -> str:
         return CONNECTED_REMEDY
     if key.startswith(PROVENANCE_PREFIX):
         return PROVENANCE_REMEDY
+    if key.startswith(LIBRARY_PREFIX):
+        return "no flag approves it: publish again once its library panel can be written"
     if key.startswith(PRINCIPAL_PREFIX):
         return "no flag approves it: create it in Grafana, or correct its name in dashgen.toml"
     for prefix, flag in FLAG_OF_PREFIX.items():

@@ -33,9 +33,9 @@ from dashgen.grafana.errors import GrafanaError, VersionConflict
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
-from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.actions import Action, OutcomeKind
 from dashgen.publish.alert_rules import RuleGroupOutcome, plan_release_rules, run_rules
-from dashgen.publish.approvals import Approvals
+from dashgen.publish.approvals import LIBRARY_PREFIX, Approvals
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import (
     Outcome,
@@ -46,6 +46,7 @@ from dashgen.publish.execute import (
     what_grafana_changed,
 )
 from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
+from dashgen.publish.guard import Refusal
 from dashgen.publish.library import LibraryOutcome, plan_release_library, run_library
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
 from dashgen.publish.permissions import PermissionOutcome, plan_release_permissions, run_permissions
@@ -245,7 +246,7 @@ def _run_release(
             if plan.permissions
             else []
         )
-        outcomes = execute_plan(plan, context, progress)
+        outcomes = execute_plan(_without_missing_elements(plan, library), context, progress)
         library += _library_phase(plan, connection, options, "delete")  # no longer connected by our dashboards
         rules += _rules_phase(plan, connection, options, "delete")
         return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library, rules, permissions)
@@ -310,6 +311,30 @@ def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, r
     creating = frozenset(f.uid for f in plan.folders if f.action == "create")
     access = plan_release_permissions(connection, options.permissions, mine, options.approvals, creating)[0]
     return replace(plan, library=items, rules=groups, permissions=access) if items or groups or access else plan
+
+
+def _without_missing_elements(plan: Plan, library: list[LibraryOutcome]) -> Plan:
+    """The plan to execute once the library panels are written: a dashboard whose library panel could not be written
+    is not pushed (Grafana would show "library panel not found" in it); it is refused with the reason, the others
+    go on (``partial``: the operator asked for this release, only the element failed)."""
+    failed = {o.uid: o for o in library if not o.ok and o.outcome != "refused" and o.outcome != "held"}
+    if not failed or plan.blocked:
+        return plan
+
+    def held(item: DashboardPlan) -> DashboardPlan:
+        missing = [e.uid for e in item.target.library if e.uid in failed]
+        if not missing or not item.writes:
+            return item
+        refusals = tuple(
+            Refusal(
+                f"{LIBRARY_PREFIX}{uid}",
+                f"its library panel {uid} was not written ({failed[uid].outcome}: {failed[uid].detail[:200]})",
+            )
+            for uid in missing
+        )
+        return replace(item, action=Action.REFUSED, refusals=refusals)
+
+    return replace(plan, dashboards=tuple(held(d) for d in plan.dashboards), partial=True)
 
 
 def _paths(options: ReleaseOptions) -> dict[str, Any]:
