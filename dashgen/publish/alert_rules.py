@@ -11,7 +11,7 @@ write's read-back is kept (``…-published.json``), which ``dashgen rollback <gr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +21,11 @@ from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord, append
+from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line
 from dashgen.publish.rules_plan import KIND, RuleGroupItem, RuleGroupTarget, plan_rules, stale_groups
 from dashgen.rules.grafana import group_sha, rule_view
 
-
-@dataclass(frozen=True)
-class RuleGroupOutcome:
-    uid: str
-    profile: str
-    outcome: str  # published | unchanged | deleted | refused | held | failed | verify-failed
-    stored_sha: str | None
-    detail: str = ""
-    published_file: str | None = None
-    backup_file: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome in ("published", "unchanged", "deleted")
+RuleGroupOutcome = ResourceOutcome  # what became of a rule group
 
 
 def plan_release_rules(
@@ -61,26 +49,18 @@ def plan_release_rules(
 
 
 def _record(
-    item: RuleGroupItem, outcome: RuleGroupOutcome, connection: Connection, commit: str, stamp: str
+    item: RuleGroupItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
 ) -> LedgerRecord:
-    return LedgerRecord(
-        time=stamp,
-        git_commit=commit,
-        profile=item.profile,
-        uid=item.uid,
-        outcome=outcome.outcome,
-        grafana_version=None,  # Grafana keeps no version of a rule group
+    return ledger_line(
+        KIND,
+        outcome,
+        connection,
+        commit,
+        stamp,
         build_sha=item.target.sha if item.target is not None else "",
-        stored_sha=outcome.stored_sha,
         approvals_used=item.approvals_used,
-        backup_file=outcome.backup_file,
-        published_file=outcome.published_file,
-        grafana_url=connection.instance.url,
-        message=outcome.detail,
-        refusals=tuple(f"{r.key}: {r.reason}" for r in item.refusals),
-        org_id=connection.org_id,
+        refusals=item.refusals,
         folder_uid=item.folder_uid,
-        kind=KIND,
         name=item.title,
     )
 
@@ -110,9 +90,9 @@ def _write_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, st
     sha = group_sha(stored)
     if sha != target.sha:
         detail = f"Grafana stores another group than the build (SHA {sha[:12]} != {target.sha[:12]})"
-        return RuleGroupOutcome(item.uid, item.profile, "verify-failed", sha, detail, published, backup)
+        return RuleGroupOutcome(item.uid, item.profile, "verify-failed", sha, detail, None, published, backup)
     detail = f"{len(stored['rules'])} rules in folder {target.folder_uid!r}, SHA {sha[:12]} verified"
-    return RuleGroupOutcome(item.uid, item.profile, "published", sha, detail, published, backup)
+    return RuleGroupOutcome(item.uid, item.profile, "published", sha, detail, None, published, backup)
 
 
 def _delete_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, stamp: str) -> RuleGroupOutcome:

@@ -11,7 +11,7 @@ version read at the export, so a person's save in between is a conflict (412), n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +22,10 @@ from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord, append
 from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
+from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line
 from dashgen.render.library import LibraryElement, merge_elements
 
-
-@dataclass(frozen=True)
-class LibraryOutcome:
-    uid: str
-    profile: str
-    outcome: str  # published | unchanged | deleted | refused | held | conflict | failed | verify-failed
-    version: int | None
-    stored_sha: str | None
-    detail: str = ""
-    published_file: str | None = None
-    backup_file: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome in ("published", "unchanged", "deleted")
+LibraryOutcome = ResourceOutcome  # what became of a library panel
 
 
 def plan_release_library(
@@ -63,27 +50,17 @@ def plan_release_library(
 
 
 def _record(
-    item: LibraryItem, outcome: LibraryOutcome, connection: Connection, git_commit: str, stamp: str
+    item: LibraryItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
 ) -> LedgerRecord:
-    element = item.element
-    return LedgerRecord(
-        time=stamp,
-        git_commit=git_commit,
-        profile=item.profile,
-        uid=item.uid,
-        outcome=outcome.outcome,
-        grafana_version=outcome.version,
-        build_sha=element.sha if element is not None else "",
-        stored_sha=outcome.stored_sha,
+    return ledger_line(
+        KIND,
+        outcome,
+        connection,
+        commit,
+        stamp,
+        build_sha=item.element.sha if item.element is not None else "",
         approvals_used=item.approvals_used,
-        backup_file=outcome.backup_file,
-        published_file=outcome.published_file,
-        grafana_url=connection.instance.url,
-        message=outcome.detail,
-        refusals=tuple(f"{r.key}: {r.reason}" for r in item.refusals),
-        org_id=connection.org_id,
-        folder_uid=None,
-        kind=KIND,
+        refusals=item.refusals,
     )
 
 
@@ -98,7 +75,7 @@ def _write_one(
 ) -> LibraryOutcome:
     element = item.element
     assert element is not None  # a write always has its element
-    base = LibraryOutcome(item.uid, item.profile, "failed", item.live.version if item.live else None, None)
+    base = LibraryOutcome(item.uid, item.profile, "failed", version=item.live.version if item.live else None)
     try:
         backup = _backup(backup_dir, item.live, stamp)
         if item.live is None:
@@ -124,9 +101,9 @@ def _write_one(
             item.uid,
             item.profile,
             "verify-failed",
-            stored.version,
             stored.sha,
             f"Grafana stores another element than the build (SHA {stored.sha[:12]} != {element.sha[:12]})",
+            stored.version,
             published,
             backup,
         )
@@ -134,16 +111,16 @@ def _write_one(
         item.uid,
         item.profile,
         "published",
-        stored.version,
         stored.sha,
         f"stored v{stored.version}, SHA {stored.sha[:12]} verified; used by {', '.join(element.dashboards) or '-'}",
+        stored.version,
         published,
         backup,
     )
 
 
 def _delete_one(item: LibraryItem, api: LibraryElements, backup_dir: Path, stamp: str) -> LibraryOutcome:
-    base = LibraryOutcome(item.uid, item.profile, "failed", item.live.version if item.live else None, None)
+    base = LibraryOutcome(item.uid, item.profile, "failed", version=item.live.version if item.live else None)
     try:
         backup = _backup(backup_dir, item.live, stamp)
         now = api.get(item.uid)
@@ -157,28 +134,14 @@ def _delete_one(item: LibraryItem, api: LibraryElements, backup_dir: Path, stamp
 
 
 def _no_write(item: LibraryItem, held: bool) -> LibraryOutcome:
-    live = item.live
+    version = item.live.version if item.live else None
     if held and item.action != "refused":
-        return LibraryOutcome(
-            item.uid, item.profile, "held", live.version if live else None, None, "not written: the release is refused"
-        )
+        return LibraryOutcome(item.uid, item.profile, "held", None, "not written: the release is refused", version)
     if item.action == "unchanged":
-        return LibraryOutcome(
-            item.uid,
-            item.profile,
-            "unchanged",
-            live.version if live else None,
-            live.sha if live else None,
-            "no write: Grafana already stores this build",
-        )
-    return LibraryOutcome(
-        item.uid,
-        item.profile,
-        "refused",
-        live.version if live else None,
-        None,
-        "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals),
-    )
+        sha = item.live.sha if item.live else None
+        return LibraryOutcome(item.uid, item.profile, "unchanged", sha, "no write: Grafana stores this build", version)
+    reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
+    return LibraryOutcome(item.uid, item.profile, "refused", None, reasons, version)
 
 
 def run_library(

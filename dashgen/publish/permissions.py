@@ -7,7 +7,7 @@ the next release may remove without approval). What Grafana stored before is bac
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +19,9 @@ from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
 from dashgen.publish.ledger import LedgerRecord, append, last_written
 from dashgen.publish.permissions_plan import KIND, FolderAccess, PermissionItem, grants_sha, plan_folder
+from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line
 
-
-@dataclass(frozen=True)
-class PermissionOutcome:
-    uid: str
-    profile: str
-    outcome: str  # published | unchanged | refused | held | failed | verify-failed
-    stored_sha: str | None
-    detail: str = ""
-    grants: tuple[tuple[str, str], ...] | None = None
-    published_file: str | None = None
-    backup_file: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome in ("published", "unchanged")
+PermissionOutcome = ResourceOutcome  # what became of a folder's permissions
 
 
 def plan_release_permissions(
@@ -72,27 +59,18 @@ def _missing_folder(access: FolderAccess, approvals: Approvals) -> PermissionIte
 
 
 def _record(
-    item: PermissionItem, outcome: PermissionOutcome, connection: Connection, commit: str, stamp: str
+    item: PermissionItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
 ) -> LedgerRecord:
-    return LedgerRecord(
-        time=stamp,
-        git_commit=commit,
-        profile="",
-        uid=item.uid,
-        outcome=outcome.outcome,
-        grafana_version=None,
+    return ledger_line(
+        KIND,
+        outcome,
+        connection,
+        commit,
+        stamp,
         build_sha=item.access.sha,
-        stored_sha=outcome.stored_sha,
         approvals_used=item.approvals_used,
-        backup_file=outcome.backup_file,
-        published_file=outcome.published_file,
-        grafana_url=connection.instance.url,
-        message=outcome.detail,
-        refusals=tuple(f"{r.key}: {r.reason}" for r in item.refusals),
-        org_id=connection.org_id,
+        refusals=item.refusals,
         folder_uid=item.folder_uid,
-        kind=KIND,
-        grants=outcome.grants,
     )
 
 
@@ -112,9 +90,9 @@ def _apply(item: PermissionItem, api: FolderPermissions, backup_dir: Path, stamp
     sha = grants_sha(stored)
     if sha != item.access.sha:
         detail = f"Grafana stores other permissions than dashgen.toml gives: {dict(pairs)}"
-        return PermissionOutcome(item.uid, "", "verify-failed", sha, detail, pairs, published, backup)
+        return PermissionOutcome(item.uid, "", "verify-failed", sha, detail, None, published, backup, pairs)
     detail = f"{len(item.changes)} assignment(s) applied; {', '.join(f'{p} {lv}' for p, lv in pairs) or 'no entry'}"
-    return PermissionOutcome(item.uid, "", "published", sha, detail, pairs, published, backup)
+    return PermissionOutcome(item.uid, "", "published", sha, detail, None, published, backup, pairs)
 
 
 def run_permissions(
@@ -136,7 +114,9 @@ def run_permissions(
             outcomes.append(_apply(item, api, backup_dir, stamp))
         elif item.action == "unchanged":
             live = dict(item.live)
-            outcomes.append(PermissionOutcome(item.uid, "", "unchanged", grants_sha(live), "no write", item.live))
+            outcomes.append(
+                PermissionOutcome(item.uid, "", "unchanged", grants_sha(live), "no write", grants=item.live)
+            )
         elif item.action == "refused":
             reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
             outcomes.append(PermissionOutcome(item.uid, "", "refused", None, reasons))

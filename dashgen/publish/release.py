@@ -34,7 +34,7 @@ from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
 from dashgen.publish.actions import Action, OutcomeKind
-from dashgen.publish.alert_rules import RuleGroupOutcome, plan_release_rules, run_rules
+from dashgen.publish.alert_rules import plan_release_rules, run_rules
 from dashgen.publish.approvals import LIBRARY_PREFIX, Approvals
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import (
@@ -47,9 +47,9 @@ from dashgen.publish.execute import (
 )
 from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
 from dashgen.publish.guard import Refusal
-from dashgen.publish.library import LibraryOutcome, plan_release_library, run_library
+from dashgen.publish.library import plan_release_library, run_library
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
-from dashgen.publish.permissions import PermissionOutcome, plan_release_permissions, run_permissions
+from dashgen.publish.permissions import plan_release_permissions, run_permissions
 from dashgen.publish.permissions_plan import FolderAccess
 from dashgen.publish.plan import (
     DashboardPlan,
@@ -63,6 +63,7 @@ from dashgen.publish.plan import (
     with_preview,
     with_query_problems,
 )
+from dashgen.publish.resource_outcome import ResourceOutcome
 from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.canonical import content_sha
 from dashgen.render.library import LibraryElement
@@ -98,15 +99,14 @@ class ReleaseReport:
     outcomes: list[Outcome] | None
     notes: list[str]
     dry_run: bool
-    library: list[LibraryOutcome] = field(default_factory=list)
-    rules: list[RuleGroupOutcome] = field(default_factory=list)
-    permissions: list[PermissionOutcome] = field(default_factory=list)
+    library: list[ResourceOutcome] = field(default_factory=list)
+    rules: list[ResourceOutcome] = field(default_factory=list)
+    permissions: list[ResourceOutcome] = field(default_factory=list)
 
     @property
-    def library_failed(self) -> list[LibraryOutcome | RuleGroupOutcome | PermissionOutcome]:
+    def library_failed(self) -> list[ResourceOutcome]:
         """What of the library panels, rule groups and folder permissions was not published."""
-        failed: list[LibraryOutcome | RuleGroupOutcome | PermissionOutcome] = [o for o in self.library if not o.ok]
-        return failed + [o for o in self.rules if not o.ok] + [o for o in self.permissions if not o.ok]
+        return [o for o in (*self.library, *self.rules, *self.permissions) if not o.ok]
 
     @property
     def failed(self) -> list[Outcome]:
@@ -313,7 +313,7 @@ def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, r
     return replace(plan, library=items, rules=groups, permissions=access) if items or groups or access else plan
 
 
-def _without_missing_elements(plan: Plan, library: list[LibraryOutcome]) -> Plan:
+def _without_missing_elements(plan: Plan, library: list[ResourceOutcome]) -> Plan:
     """The plan to execute once the library panels are written: a dashboard whose library panel could not be written
     is not pushed (Grafana would show "library panel not found" in it); it is refused with the reason, the others
     go on (``partial``: the operator asked for this release, only the element failed)."""
@@ -346,35 +346,17 @@ def _paths(options: ReleaseOptions) -> dict[str, Any]:
     }
 
 
-def _rules_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[RuleGroupOutcome]:
+def _rules_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[ResourceOutcome]:
     if not plan.rules:
         return []
-    return run_rules(
-        plan.rules,
-        connection,
-        phase=phase,
-        held=plan.blocked,
-        ledger_path=options.ledger_path,
-        backup_dir=options.backup_dir,
-        git_commit=options.git_commit,
-        stamp=now_stamp(),
-    )
+    return run_rules(plan.rules, connection, phase=phase, held=plan.blocked, **_paths(options))
 
 
-def _library_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[LibraryOutcome]:
+def _library_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[ResourceOutcome]:
     if not plan.library:
         return []
-    return run_library(
-        plan.library,
-        connection,
-        phase=phase,
-        held=plan.blocked,
-        folder_uid=options.folder_uid,
-        ledger_path=options.ledger_path,
-        backup_dir=options.backup_dir,
-        git_commit=options.git_commit,
-        stamp=now_stamp(),
-    )
+    paths = _paths(options)
+    return run_library(plan.library, connection, phase=phase, held=plan.blocked, folder_uid=options.folder_uid, **paths)
 
 
 def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -> list[Outcome]:
