@@ -20,8 +20,8 @@ from dashgen.grafana.errors import GrafanaError
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, parallel
-from dashgen.publish.ledger import LedgerRecord, append
-from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line
+from dashgen.publish.ledger import LedgerRecord
+from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line, run_phase
 from dashgen.publish.rules_plan import KIND, RuleGroupItem, RuleGroupTarget, plan_rules, stale_groups
 from dashgen.rules.grafana import group_sha, rule_view
 
@@ -132,17 +132,16 @@ def run_rules(
     stamp: str,
 ) -> list[RuleGroupOutcome]:
     """One phase of the release's rule groups (``write``: every item but deletions; ``delete``); one ledger append."""
-    chosen = [i for i in items if (i.action == "delete") == (phase == "delete")]
-    outcomes = []
-    for item in chosen:
-        if held or not (item.writes or item.action == "delete"):
-            outcomes.append(_no_write(item, held))
-        elif item.action == "delete":
-            outcomes.append(_delete_one(item, connection, backup_dir, stamp))
-        else:
-            outcomes.append(_write_one(item, connection, backup_dir, stamp))
-    append(ledger_path, [_record(i, o, connection, git_commit, stamp) for i, o in zip(chosen, outcomes, strict=True)])
-    return outcomes
+    return run_phase(
+        items,
+        phase,
+        held,
+        write=lambda item: _write_one(item, connection, backup_dir, stamp),
+        delete=lambda item: _delete_one(item, connection, backup_dir, stamp),
+        no_write=_no_write,
+        record=lambda item, outcome: _record(item, outcome, connection, git_commit, stamp),
+        ledger_path=ledger_path,
+    )
 
 
 def recorded_group(record: Mapping[str, Any], load: Any) -> RuleGroupTarget | None:

@@ -20,9 +20,9 @@ from dashgen.grafana.library import LibraryElements, LiveElement
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, parallel
-from dashgen.publish.ledger import LedgerRecord, append
+from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
-from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line
+from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line, run_phase
 from dashgen.render.library import LibraryElement, merge_elements
 
 LibraryOutcome = ResourceOutcome  # what became of a library panel
@@ -160,17 +160,16 @@ def run_library(
     dashboards, ``delete`` after them. ``held``: the release is blocked, nothing is written. Ledger lines are
     appended in one write per phase."""
     api = LibraryElements(connection.client)
-    chosen = [i for i in items if (i.action == "delete") == (phase == "delete")]
-    outcomes = []
-    for item in chosen:
-        if held or not (item.writes or item.action == "delete"):
-            outcomes.append(_no_write(item, held))
-        elif item.action == "delete":
-            outcomes.append(_delete_one(item, api, backup_dir, stamp))
-        else:
-            outcomes.append(_write_one(item, api, folder_uid, backup_dir, stamp))
-    append(ledger_path, [_record(i, o, connection, git_commit, stamp) for i, o in zip(chosen, outcomes, strict=True)])
-    return outcomes
+    return run_phase(
+        items,
+        phase,
+        held,
+        write=lambda item: _write_one(item, api, folder_uid, backup_dir, stamp),
+        delete=lambda item: _delete_one(item, api, backup_dir, stamp),
+        no_write=_no_write,
+        record=lambda item, outcome: _record(item, outcome, connection, git_commit, stamp),
+        ledger_path=ledger_path,
+    )
 
 
 def recorded_element(record: Mapping[str, Any], load: Any) -> LibraryElement | None:

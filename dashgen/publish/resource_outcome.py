@@ -3,12 +3,14 @@ a folder's permissions — and its ledger line (``kind`` says which; the fields 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeVar
 
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
-from dashgen.publish.ledger import LedgerRecord
+from dashgen.publish.ledger import LedgerRecord, append
 
 STORED = ("published", "unchanged", "deleted")
 
@@ -66,3 +68,42 @@ def ledger_line(
         name=name,
         grants=outcome.grants,
     )
+
+
+class PhaseItem(Protocol):
+    """A planned item of one kind: its action, and whether it writes."""
+
+    @property
+    def action(self) -> str: ...
+
+    @property
+    def writes(self) -> bool: ...
+
+
+Item = TypeVar("Item", bound=PhaseItem)
+
+
+def run_phase(
+    items: Sequence[Item],
+    phase: str,
+    held: bool,
+    *,
+    write: Callable[[Item], ResourceOutcome],
+    delete: Callable[[Item], ResourceOutcome],
+    no_write: Callable[[Item, bool], ResourceOutcome],
+    record: Callable[[Item, ResourceOutcome], LedgerRecord],
+    ledger_path: Path,
+) -> list[ResourceOutcome]:
+    """One phase of a kind: ``write`` (every item but deletions: the writes, and the lines of what is not written)
+    or ``delete``; ``held``: the release is blocked, nothing is written. The ledger lines go in one append."""
+    chosen = [i for i in items if (i.action == "delete") == (phase == "delete")]
+    outcomes = []
+    for item in chosen:
+        if held or not (item.writes or item.action == "delete"):
+            outcomes.append(no_write(item, held))
+        elif item.action == "delete":
+            outcomes.append(delete(item))
+        else:
+            outcomes.append(write(item))
+    append(ledger_path, [record(i, o) for i, o in zip(chosen, outcomes, strict=True)])
+    return outcomes
