@@ -22,10 +22,14 @@ from dashgen.errors import BuildValidationError, ProfileError
 from dashgen.files import write_if_changed
 from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
+from dashgen.render.ids import panel_id
+from dashgen.render.library import LibraryElement, merge_elements, share_v1, share_v2
 from dashgen.render.spec import DashboardSpec
 from dashgen.render.v2 import render_v2, validate_v2
 from dashgen.render.v2.variables import UnsupportedVariable
 from dashgen.render.validate import validate_dashboard
+
+LIBRARY_DIR = "library-panels"
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class BuiltDashboard:
     document: dict[str, Any]
     data: bytes
     sha256: str
+    library: tuple[LibraryElement, ...] = ()  # the library panels it references (``dashgen.render.library``)
 
     @property
     def uid(self) -> str:
@@ -80,18 +85,51 @@ def build_profile(profile: Profile, groups: tuple | None = None, schema: str | N
     v2 = schema_of(profile, schema) == "v2"
     built = []
     problems: list[str] = []
-    for spec in dashboard_specs(profile, groups):
+    specs = dashboard_specs(profile, groups)
+    _check_library_keys(profile, specs)
+    for spec in specs:
         document = render_dashboard(spec)
         problems += validate_dashboard(document, f"{profile.name}/{spec.uid}")
         problems += check_queries(document, profile, f"{profile.name}/{spec.uid}")
+        shared = {
+            panel_id(p.key): p.key for p in spec.panels() if p.shared or p.key in profile.dashboard.library_panels
+        }
+        referencing, elements = share_v1(document, shared, profile.name)
+        library = tuple(elements.values())
         if v2:
             resource = _v2(profile, spec, document, problems)
-            built.append(BuiltDashboard(profile.name, spec, resource, encode(resource), content_sha(resource)))
+            if resource:
+                resource = share_v2(resource, {e.key: (pid, e) for pid, e in elements.items()})
+            built.append(BuiltDashboard(profile.name, spec, resource, encode(resource), content_sha(resource), library))
             continue
-        built.append(BuiltDashboard(profile.name, spec, document, encode(document), content_sha(document)))
+        built.append(
+            BuiltDashboard(profile.name, spec, referencing, encode(referencing), content_sha(referencing), library)
+        )
+    problems += merge_elements(e for b in built for e in b.library)[1]
     if problems:
         raise BuildValidationError(problems)
     return built
+
+
+def _check_library_keys(profile: Profile, specs: list[DashboardSpec]) -> None:
+    """ProfileError naming the field for a ``[dashboard] library_panels`` key no dashboard of the profile has (an
+    input error: the profile is wrong, not the build)."""
+    keys = {p.key for spec in specs for p in spec.panels()}
+    unknown = [key for key in profile.dashboard.library_panels if key not in keys]
+    if unknown:
+        raise ProfileError(
+            profile.path, "dashboard.library_panels", f"no panel {', '.join(map(repr, unknown))} in this profile"
+        )
+
+
+def library_elements(built: list[BuiltDashboard]) -> list[LibraryElement]:
+    """Every library panel of a build, once, with the dashboards using it (a conflict was refused by the build)."""
+    return merge_elements(e for b in built for e in b.library)[0]
+
+
+def library_path(element: LibraryElement) -> Path:
+    """Where ``dashgen build`` writes an element: ``<profile>/library-panels/<uid>.json`` under the output."""
+    return Path(element.profile) / LIBRARY_DIR / f"{element.uid}.json"
 
 
 def build_all(profiles: list[Profile], schema: str | None = None) -> list[BuiltDashboard]:
@@ -119,16 +157,22 @@ def build_all(profiles: list[Profile], schema: str | None = None) -> list[BuiltD
 
 
 def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = True) -> list[Path]:
-    """Write files whose bytes changed; with ``prune``, remove stale ``*.json`` of the built profiles."""
+    """Write files whose bytes changed (dashboards, and the library panels they reference); with ``prune``,
+    remove stale ``*.json`` of the built profiles."""
     written = []
     wanted = {out_dir / dashboard.relative_path() for dashboard in built}
-    for dashboard in built:
-        path = out_dir / dashboard.relative_path()
-        if write_if_changed(path, dashboard.data):
+    files = [(out_dir / dashboard.relative_path(), dashboard.data) for dashboard in built]
+    for element in library_elements(built):
+        wanted.add(out_dir / library_path(element))
+        files.append((out_dir / library_path(element), encode(element.document())))
+    for path, data in files:
+        if write_if_changed(path, data):
             written.append(path)
     if prune:
         for profile in {dashboard.profile for dashboard in built}:
-            for stale in sorted((out_dir / profile).glob("*.json")):
+            for stale in sorted(
+                [*(out_dir / profile).glob("*.json"), *(out_dir / profile / LIBRARY_DIR).glob("*.json")]
+            ):
                 if stale not in wanted:
                     stale.unlink()
                     written.append(stale)

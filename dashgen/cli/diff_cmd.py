@@ -18,6 +18,7 @@ from dashgen.cli.diff_sources import DiffInputError, live_options, read_git_side
 from dashgen.cli.output import emit_error_envelope, emit_json, format_option
 from dashgen.cli.output import use_color as use_color
 from dashgen.cli.preview_opts import PREVIEW_PARAMS, changed_pictures, pictures_json, preview_options
+from dashgen.diff import library
 from dashgen.diff.comment import render_markdown
 from dashgen.diff.engine import diff_dashboards
 from dashgen.diff.pairing import pair_documents
@@ -32,7 +33,9 @@ FORMATS = ("json", "markdown", "text")
 
 def compare(old_docs: dict, new_docs: dict) -> list[FileDiff]:
     files: list[FileDiff] = []
-    for name, old, new in pair_documents(old_docs, new_docs):
+    for path, old_doc, new_doc in pair_documents(old_docs, new_docs):
+        name = library.label(path, old_doc, new_doc)
+        old, new = library.as_dashboard(old_doc), library.as_dashboard(new_doc)
         if old is None:
             files.append(FileDiff(name, status="added"))
         elif new is None:

@@ -146,6 +146,7 @@ def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = No
         "token_file": params.get("token_file"),
         "folder_uid": params.get("folder_uid"),
         "folder_title": params.get("folder_title"),
+        "datasource_uid": params.get("datasource_uid"),
     }
     return resolve(config, params.get("context_name"), flags, env)
 

@@ -5,6 +5,7 @@ Both read only the ledger records of the instance (URL + org) they talk to."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -27,8 +28,17 @@ from dashgen.escape import terminal_text
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import stages
+from dashgen.publish.alert_rules import recorded_group
 from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import connect
+from dashgen.publish.library import recorded_element
+from dashgen.publish.library_plan import is_library_record
+from dashgen.publish.permissions import recorded_access
+from dashgen.publish.permissions_plan import KIND as PERMISSIONS_KIND
+from dashgen.publish.permissions_plan import FolderAccess
+from dashgen.publish.rules_plan import KIND as RULES_KIND
+from dashgen.publish.rules_plan import RuleGroupTarget
+from dashgen.render.library import LibraryElement
 
 
 def _panel_keys(ctx: click.Context, profile_name: str, uid: str) -> dict[int, str]:
@@ -77,6 +87,52 @@ def find_backup(
     raise InputError(f"{uid}: no backup and no Grafana history for version {version}")
 
 
+def find_library_release(uid: str, to: str, records: list[dict[str, Any]]) -> tuple[LibraryElement, str]:
+    """The element a recorded release of library panel ``uid`` stored: a build SHA prefix, or the element version
+    it stored (Grafana keeps no history of library panels: only dashgen's read-back copies)."""
+    to = to.strip()
+    if not to:
+        raise InputError("--to: give a release's build SHA prefix or the library panel's version, not an empty value")
+    for record in reversed([r for r in records if r.get("uid") == uid and is_library_record(r)]):
+        matches = (
+            str(record.get("grafana_version")) == to
+            if to.isdigit()
+            else str(record.get("build_sha", "")).startswith(to)
+        )
+        element = recorded_element(record, load_backup) if matches else None
+        if element is not None:
+            return replace(
+                element, key=f"queries:{uid}"
+            ), f"release {str(record.get('build_sha'))[:12]} (v{record.get('grafana_version')})"
+    raise InputError(
+        f"{uid}: no recorded release of this library panel matching {to!r} with its read-back copy on disk"
+    )
+
+
+def find_permissions_release(uid: str, to: str, records: list[dict[str, Any]]) -> FolderAccess:
+    """The folder permissions a recorded release stored (by the stored SHA's or the build SHA's prefix)."""
+    to = to.strip()
+    for record in reversed([r for r in records if r.get("uid") == uid and r.get("kind") == PERMISSIONS_KIND]):
+        if to and (str(record.get("stored_sha", "")).startswith(to) or str(record.get("build_sha", "")).startswith(to)):
+            access = recorded_access(record)
+            if access is not None:
+                return access
+    raise InputError(f"{uid}: no recorded release of these folder permissions matching {to!r}")
+
+
+def find_group_release(uid: str, to: str, records: list[dict[str, Any]]) -> tuple[RuleGroupTarget, str]:
+    """The group a recorded release of rule group ``uid`` stored (by build SHA prefix): its read-back copy."""
+    to = to.strip()
+    if not to:
+        raise InputError("--to: give a release's build SHA prefix, not an empty value")
+    for record in reversed([r for r in records if r.get("uid") == uid and r.get("kind") == RULES_KIND]):
+        if str(record.get("build_sha", "")).startswith(to) or str(record.get("stored_sha", "")).startswith(to):
+            group = recorded_group(record, load_backup)
+            if group is not None:
+                return group, f"release {str(record.get('build_sha'))[:12]} of {record.get('time')}"
+    raise InputError(f"{uid}: no recorded release of this rule group matching {to!r} with its read-back copy on disk")
+
+
 @click.command()
 @target_options
 @click.argument("uid")
@@ -99,6 +155,21 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
         instance = connect(client, target.org_id).instance
         records = ledger_file.of_instance(ledger_file.read(params["ledger"]), instance)
+        if any(r.get("kind") == PERMISSIONS_KIND for r in records if r.get("uid") == uid):
+            access = find_permissions_release(uid, to, records)
+            click.echo(f"rolling the permissions of folder {access.folder_uid!r} back to {to}", err=True)
+            release(client, params, [], list, command="dashgen rollback", permissions=(access,))
+            return
+        if any(r.get("kind") == RULES_KIND for r in records if r.get("uid") == uid):
+            group, source = find_group_release(uid, to, records)
+            click.echo(f"rolling rule group {group.title!r} ({uid}) back to {source}", err=True)
+            release(client, params, [], list, command="dashgen rollback", rule_groups=(group,))
+            return
+        if any(is_library_record(r) for r in records if r.get("uid") == uid):
+            element, source = find_library_release(uid, to, records)
+            click.echo(f"rolling library panel {uid} back to {source}", err=True)
+            release(client, params, [], list, command="dashgen rollback", library=(element,))
+            return
         document, source = find_backup(uid, to, records, params["backup_dir"], client)
         document = {k: v for k, v in document.items() if k not in ("id", "version")}
         profile = next((r.get("profile", "") for r in reversed(records) if r.get("uid") == uid), "")
@@ -153,9 +224,14 @@ def history(
         click.echo(f"note: {state.torn_note}", err=True)
     with grafana_client(target, params["timeout"]) as client:
         instance = connect(client, target.org_id).instance
-        versions = client.list_versions(uid)
-    records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
-    by_version = {r.get("grafana_version"): r for r in records if r.get("outcome") == "published"}
+        records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
+        library = any(r.get("kind") for r in records)  # not a dashboard: Grafana keeps no versions of it
+        versions = [] if library else client.list_versions(uid)  # Grafana keeps no history of library panels
+    published = [r for r in records if r.get("outcome") == "published"]
+    if library:  # a rule group has no version in Grafana: its releases are numbered in ledger order
+        by_version = {r.get("grafana_version") or n: r for n, r in enumerate(published, start=1)}
+    else:
+        by_version = {r.get("grafana_version"): r for r in published}
     rows: list[_VersionRow] = []
     for version in sorted({v.version for v in versions} | {k for k in by_version if k is not None}):
         grafana = next((v for v in versions if v.version == version), None)
@@ -180,11 +256,13 @@ def history(
             ),
         )
         return
-    click.echo(f"{uid} on {instance.label}")
+    kind = next((str(r["kind"]).replace("-", " ") for r in records if r.get("kind")), "")
+    click.echo(f"{uid} on {instance.label}" + (f" ({kind})" if kind else ""))
     table = []
     for row in rows:
+        kept = "(Grafana keeps no history of it; dashgen keeps its read-back copy)" if library else ""
         note = terminal_text(
-            row["grafana_message"] or ("(pruned from Grafana's history)" if not row["in_grafana"] else ""), 300
+            row["grafana_message"] or (kept or "(pruned from Grafana's history)" if not row["in_grafana"] else ""), 300
         )
         table.append(
             [

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +44,21 @@ from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish import approved_plan as approved_plan_file
 from dashgen.publish import bundle as release_bundle
 from dashgen.publish.approvals import Approvals
+from dashgen.publish.contexts import Context
 from dashgen.publish.execute import Outcome
 from dashgen.publish.export import Connection, connect
 from dashgen.publish.gitinfo import current_commit
+from dashgen.publish.permissions_plan import FolderAccess
 from dashgen.publish.plan import PublishTarget
 from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
 from dashgen.publish.report import plan_dict, render_outcomes, render_plan
+from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.canonical import content_sha, content_view
 from dashgen.render.ids import panel_id
+from dashgen.render.library import LibraryElement
 from dashgen.render.spec import DashboardSpec
+from dashgen.rules.grafana import group_uid
+from dashgen.rules.render import GrafanaTarget, profile_grafana_groups
 
 # ``dashgen drift`` and ``diff --live`` use the plain connection options and client from here
 __all__ = [
@@ -131,6 +137,7 @@ def target_of(
     panel_keys: dict[int, str],
     min_refresh_interval: str = "5s",
     sha: str | None = None,
+    library: tuple[LibraryElement, ...] = (),
 ) -> PublishTarget:
     """A publish target whose ``expected_sha`` is what Grafana stores after its known save-time rewrites."""
     # the bytes ``content_sha`` hashes, kept so that a push sends them without encoding the dashboard again
@@ -140,7 +147,7 @@ def target_of(
     sha = sha or hashlib.sha256(encoded).hexdigest()
     stored = as_grafana_stores(document, min_refresh_interval)
     expected = content_sha(stored) if stored != document else sha
-    return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded)
+    return PublishTarget(profile, uid, document, sha, panel_keys, expected, encoded, library)
 
 
 def bundle_of(profiles: list[Any], built: list[Any], commit: str) -> release_bundle.Bundle:
@@ -207,6 +214,10 @@ def report(
         problem = "the plan has refusals (see above)" if plan.refused else None
     else:
         problem = _release_problem(failed, len(outcomes or []))
+        if result.library_failed:
+            problem = "; ".join(
+                [*([problem] if problem else []), "library panels / rule groups / folder permissions not published: "]
+            ) + ", ".join(f"{o.uid} ({o.outcome})" for o in result.library_failed)
     if output_format == "json":
         data = plan_dict(plan)
         data["dry_run"] = result.dry_run
@@ -214,6 +225,9 @@ def report(
         data["notes"] = result.notes
         if outcomes is not None:
             data["outcomes"] = [{k: v for k, v in asdict(o).items() if k != "ledger_line"} for o in outcomes]
+            data["library_outcomes"] = [asdict(o) for o in result.library]
+            data["rule_group_outcomes"] = [asdict(o) for o in result.rules]
+            data["permission_outcomes"] = [asdict(o) for o in result.permissions]
         errors = [problem] if problem else []
         errors += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
         emit_json(click.get_current_context(), json.loads(json.dumps(data, default=str)), 1 if problem else 0, errors)
@@ -221,8 +235,9 @@ def report(
         click.echo(terminal_lines(render_plan(plan, connection.info.label if connection else "")))
         if result.dry_run:
             click.echo("dry run: nothing was written (no backup, no ledger line, no save)")
-        if outcomes:
-            click.echo(terminal_lines(render_outcomes(outcomes)))
+        if outcomes or result.library or result.rules or result.permissions:
+            everything = [*result.library, *result.rules, *result.permissions, *(outcomes or [])]
+            click.echo(terminal_lines(render_outcomes(everything)))
     if approvals_out is not None:
         try:
             atomic_write(approvals_out, approved_plan_file.render(plan, commit).encode("utf-8"))
@@ -276,10 +291,21 @@ def release(
     command: str = "dashgen publish",
     folder_uid: str | None = None,
     folder_title: str = "",
+    *,
+    library: tuple[LibraryElement, ...] = (),
+    library_cleanup: bool = False,
+    rule_groups: tuple[RuleGroupTarget, ...] = (),
+    permissions: tuple[FolderAccess, ...] = (),
 ) -> None:
     """Connect, run the release with the command's options, and report."""
     connection = connect(client, params.get("org_id_resolved"), params["jobs"])
-    options = release_options_of(params, command, folder_uid, folder_title)
+    options = replace(
+        release_options_of(params, command, folder_uid, folder_title),
+        library=library,
+        library_cleanup=library_cleanup,
+        rule_groups=rule_groups,
+        permissions=permissions,
+    )
     with (
         progress(
             "publishing",
@@ -342,6 +368,11 @@ def terminated_as_interrupt() -> Iterator[None]:
     help="With --dry-run: write the plan to approve (TOML, for --approved-plan) to this file.",
 )
 @click.option(
+    "--datasource-uid",
+    help="The uid of the Prometheus-compatible data source Grafana-managed alert rules query (profiles whose "
+    "[dashboard] ruler is grafana or both; default: the context's datasource_uid).",
+)
+@click.option(
     "--allow-dirty",
     is_flag=True,
     help="Publish although tracked files of the profiles' repository have uncommitted changes (the "
@@ -393,7 +424,44 @@ def publish(ctx: click.Context, **params: Any) -> None:
 
     validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
-        release(client, params, uids, build, validator, folder_uid=target.folder_uid, folder_title=target.folder_title)
+        release(
+            client,
+            params,
+            uids,
+            build,
+            validator,
+            folder_uid=target.folder_uid,
+            folder_title=target.folder_title,
+            library_cleanup=True,
+            rule_groups=grafana_rule_groups(profiles, target),
+            permissions=target.permissions,
+        )
+
+
+def grafana_rule_groups(profiles: list[Any], target: Context) -> tuple[RuleGroupTarget, ...]:
+    """The Grafana-managed rule groups of the profiles whose ruler gives Grafana rules, in the context's alert
+    folder, querying its data source; an input error naming what is missing."""
+    ruled = [p for p in profiles if p.dashboard.ruler != "prometheus"]
+    if not ruled:
+        return ()
+    names = ", ".join(p.name for p in ruled)
+    if not target.datasource_uid:
+        raise InputError(
+            f"profiles {names} have Grafana evaluate alerts ([dashboard] ruler): give the data source uid the "
+            "rules query (--datasource-uid, or datasource_uid of the context in dashgen.toml)"
+        )
+    folder = target.alert_folder_uid or target.folder_uid
+    if not folder:
+        raise InputError(
+            f"profiles {names} have Grafana evaluate alerts: give their folder (alert_folder_uid or folder_uid of the "
+            "context in dashgen.toml, or --folder-uid)"
+        )
+    where = GrafanaTarget(folder_uid=folder, datasource_uid=target.datasource_uid)
+    return tuple(
+        RuleGroupTarget(group_uid(p.name, g["title"]), p.name, g)
+        for p in ruled
+        for g in profile_grafana_groups(p, where)
+    )
 
 
 def released_commit(profiles: list[Profile], params: dict[str, Any]) -> str:
@@ -414,7 +482,9 @@ def build_targets(profiles: list[Profile]) -> list[PublishTarget]:
     """The build of ``profiles`` as publish targets."""
     minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
     return [
-        target_of(b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"))
+        target_of(
+            b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"), library=b.library
+        )
         for b in build_all(profiles)
     ]
 

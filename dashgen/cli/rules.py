@@ -12,7 +12,7 @@ from dashgen.cli.output import emit_json, key_values, kind_format_option, split_
 from dashgen.files import write_if_changed
 from dashgen.rules import render_rule_files
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
-from dashgen.rules.render import FORMATS, SUFFIX
+from dashgen.rules.render import FORMATS, SUFFIX, GrafanaTarget
 
 
 def write_rule_files(files: dict[Path, bytes]) -> list[Path]:
@@ -50,7 +50,9 @@ def removed_rule_files(out_dir: Path, suffix: str, profile_names: set[str]) -> l
     FORMATS,
     "prometheus (default: <profile>.yml), prometheus-operator "
     "(<profile>.prometheusrule.yaml), vmalert (<profile>.vmalert.yml) or vmrule "
-    "(<profile>.vmrule.yaml, vm-operator)",
+    "(<profile>.vmrule.yaml, vm-operator), grafana (<profile>.grafana-alerting.yaml, Grafana's alerting file "
+    "provisioning) or grafana-operator (<profile>.grafanaalertrulegroup.yaml): the last two hold what the "
+    "profile's [dashboard] ruler gives Grafana",
 )
 @click.option("--namespace", help="metadata.namespace of the PrometheusRule / VMRule.")
 @click.option(
@@ -60,6 +62,21 @@ def removed_rule_files(out_dir: Path, suffix: str, profile_names: set[str]) -> l
     metavar="KEY=VALUE",
     help="A label of the PrometheusRule / VMRule, e.g. release=kube-prometheus-stack for its ruleSelector.",
 )
+@click.option(
+    "--folder-uid", default=GrafanaTarget.folder_uid, show_default=True, help="grafana-operator: the rules' folder."
+)
+@click.option(
+    "--folder-title",
+    default=GrafanaTarget.folder_title,
+    show_default=True,
+    help="grafana (file provisioning): the rules' folder, by title.",
+)
+@click.option(
+    "--datasource-uid",
+    default=GrafanaTarget.datasource_uid,
+    show_default=True,
+    help="grafana, grafana-operator: the uid of the Prometheus-compatible data source the rules query.",
+)
 @click.pass_context
 def rules_command(
     ctx: click.Context,
@@ -68,6 +85,9 @@ def rules_command(
     formats: tuple[str, ...],
     namespace: str | None,
     labels: tuple[str, ...],
+    folder_uid: str,
+    folder_title: str,
+    datasource_uid: str,
 ) -> None:
     """Render alerting and recording rules into OUT (Prometheus rule_files / vmalert -rule, or PrometheusRule).
 
@@ -77,14 +97,15 @@ def rules_command(
     extra = key_values(labels, "--label")
     results = []
     for kind in kinds:
-        files = render_rule_files(profiles, out_dir, kind, namespace, extra)
+        target = GrafanaTarget(folder_uid, folder_title, datasource_uid)
+        files = render_rule_files(profiles, out_dir, kind, namespace, extra or None, target)
         written = set(write_rule_files(files))
         for path, data in sorted(files.items()):
             results.append(
                 {
                     "path": str(path),
                     "format": kind,
-                    "alerts": data.count(b"- alert: "),
+                    "alerts": data.count(b"- alert: ") + data.count(b'condition: "C"'),
                     "recording_rules": data.count(b"- record: "),
                     "written": path in written,
                 }

@@ -25,6 +25,7 @@ COST_BUDGETS = {
 
 
 SCHEMAS = ("v1", "v2")
+RULERS = ("prometheus", "grafana", "both")  # dashgen.rules.grafana: who evaluates the alerts
 V2_MIN_GRAFANA = (12, 2)
 
 
@@ -55,6 +56,8 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         schema=reader.string("schema", "v1"),
         runbook_base=reader.string("runbook_base", DashboardSettings.runbook_base),
         grafana_url=reader.string("grafana_url", ""),
+        library_panels=_panel_keys(reader, "library_panels"),
+        ruler=reader.string("ruler", "prometheus"),
     )
     for key in ("runbook_base", "grafana_url"):
         value = getattr(settings, key)
@@ -64,6 +67,8 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
                 f"expected {'an http(s) URL' if key == 'grafana_url' else 'an http(s) URL or a path'} without "
                 f"spaces, quotes, '#', '?' or template braces, got {value!r}",
             )
+    if settings.ruler not in RULERS:
+        raise reader.fail("ruler", f'expected "prometheus", "grafana" or "both", got {settings.ruler!r}')
     if settings.schema not in SCHEMAS:
         raise reader.fail("schema", f'expected "v1" or "v2", got {settings.schema!r}')
     if settings.schema == "v2" and (problem := v2_refusal(settings)) is not None:
@@ -83,6 +88,19 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
 
 
 _LINK = re.compile(r"^[^\s\"'<>#?{}]*\Z")
+_PANEL_KEY = re.compile(r"^[^\s.]+\.\S+\Z")
+
+
+def _panel_keys(reader: TableReader, key: str) -> tuple[str, ...]:
+    """A list of panel keys (``group.panel``), each once; whether each exists is checked by the build."""
+    names = reader.value(key, [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and _PANEL_KEY.match(n) for n in names):
+        raise reader.fail(key, f"expected a list of panel keys like 'gpu_health.util', got {names!r}")
+    if len(set(names)) != len(names):
+        raise reader.fail(key, "a panel key is listed twice")
+    return tuple(names)
+
+
 _MODULE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}\Z")
 
 

@@ -185,6 +185,11 @@ class DashboardSettings:
     # open it; the default is the document's path in the team repository) and Grafana's root URL ("": a path)
     runbook_base: str = "docs/alerts.md"
     grafana_url: str = ""
+    # Panel keys (``group.panel``) published as library panels, besides those the panel code marks shared
+    library_panels: tuple[str, ...] = ()
+    # Who evaluates the alerts (``dashgen.rules.grafana``): "prometheus" (the rule files), "grafana" (Grafana-managed
+    # rules) or "both" (recording rules in the rule files, alerts in Grafana); never the same rule twice
+    ruler: str = "prometheus"
 
     @property
     def grafana(self) -> tuple[int, int]:

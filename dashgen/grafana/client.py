@@ -136,10 +136,13 @@ class GrafanaClient:
         params: Mapping[str, Any] | None = None,
         json_body: Any = None,
         final: Callable[[HttpResponse], bool] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> HttpResponse:
         """One request to ``path`` under the base URL; no answer at all becomes a Grafana error."""
         try:
-            return self._http.request(method, self.url + path, params=params, json_body=json_body, final=final)
+            return self._http.request(
+                method, self.url + path, params=params, json_body=json_body, final=final, headers=headers
+            )
         except NoAnswer as exc:
             raise no_answer_error(exc, self._http) from None
 

@@ -27,7 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashgen.build import BuiltDashboard
+from dashgen.build import BuiltDashboard, library_elements
+from dashgen.manifests.library import grafana_library_panel
+from dashgen.render.library import LibraryElement
 from dashgen.render.yamlemit import dump, dump_all
 
 FORMATS = ("grafana-operator", "configmap", "provisioning")
@@ -116,6 +118,17 @@ def grafana_dashboard(built: BuiltDashboard, options: ExportOptions) -> dict[str
     }
 
 
+def library_panel(element: LibraryElement, options: ExportOptions) -> dict[str, Any]:
+    """The ``GrafanaLibraryPanel`` of a library panel the dashboards reference (``dashgen.manifests.library``)."""
+    return grafana_library_panel(
+        element,
+        _metadata(k8s_name(element.uid), options, {"dashgen.profile": element.profile}),
+        options.instance_labels,
+        folder_ref=folder_resource_name(options) if options.folder else None,
+        folder_uid=options.folder_uid,
+    )
+
+
 def config_map(built: BuiltDashboard, options: ExportOptions) -> dict[str, Any]:
     """The sidecar ConfigMap of one built dashboard; refused when the JSON is over the 1 MiB limit."""
     return config_map_of(built.profile, built.uid, built.data, options)
@@ -169,7 +182,8 @@ def export_files(built: list[BuiltDashboard], fmt: str, options: ExportOptions) 
     for profile, items in sorted(by_profile.items()):
         comments = [_GENERATED.format(profile=profile)]
         if fmt == "grafana-operator":
-            docs = [grafana_dashboard(item, options) for item in items]
+            docs = [library_panel(e, options) for e in library_elements(items)]  # before their dashboards
+            docs += [grafana_dashboard(item, options) for item in items]
             comments.append("kubectl apply --server-side -f this file (dashboards over 256 KiB need server-side).")
             files[f"grafana-operator/{profile}.yaml"] = dump_all(docs, comments).encode("utf-8")
         elif fmt == "configmap":

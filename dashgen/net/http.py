@@ -289,11 +289,14 @@ class HttpTransport:
         data: bytes | Mapping[str, Any] | list[tuple[str, Any]] | None = None,
         timeout: Timeout | None = None,
         final: Callable[[HttpResponse], bool] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> HttpResponse:
         """Send one request (several for a retried GET). ``final(resp)`` True stops retrying that answer.
 
-        ``json_body`` is sent as compact JSON; ``data`` as is (bytes) or form-encoded (a mapping or pairs).
+        ``json_body`` is sent as compact JSON; ``data`` as is (bytes) or form-encoded (a mapping or pairs);
+        ``headers`` are added to the session's (never credentials: those are the session's own).
         """
+        extra_headers = dict(headers or {})
         method = method.upper()
         if self.read_only and method not in ("GET", "HEAD"):
             dry = isinstance(params, Mapping) and params.get("dryRun") == "All"
@@ -301,7 +304,7 @@ class HttpTransport:
                 raise WriteRefused(
                     f"{method} {without_credentials(url)} refused: this is a dry run, nothing is written"
                 )
-        headers = {}
+        headers = extra_headers
         if isinstance(json_body, EncodedJSON):
             data = bytes(json_body)
             headers["Content-Type"] = "application/json"

@@ -14,6 +14,12 @@ the exact flag that approves it:
   ``provisioned:<uid>``        never granted: Grafana refuses API saves of a provisioned dashboard
   ``plan:<uid>``               never granted: with ``--approved-plan``, a write the reviewed plan does not hold
                                (not in it, another build, or Grafana changed since; ``dashgen.publish.approved_plan``)
+  ``remove:library-panel:<uid>`` deleting a library panel the build no longer has
+  ``connected:<uid>``          never granted: a library panel still used by a dashboard dashgen does not manage
+  ``alert:<title>`` / ``remove:rule:<title>`` / ``remove:rule-group:<uid>``  Grafana-managed rules
+  ``provenance:<uid>``         never granted: a rule group another tool owns (Grafana refuses the change)
+  ``remove-access:<folder>/<principal>``  removing or lowering folder access dashgen did not grant
+  ``principal:<principal>``    never granted: dashgen.toml names a team / user / service account Grafana lacks
 
 ``--approve`` patterns may be scoped to dashboards with a ``<uid>/`` prefix, and both parts may be shell
 globs (``gpu_window_stats.*``, ``dg-*-cluster/var:*``). Overwrites are granted only by their own flags
@@ -36,7 +42,25 @@ PLAN_REMEDY = (
     "no flag approves it: plan again in a pull request (dashgen publish --dry-run --approvals-out FILE), "
     "review and commit the approved plan, then publish"
 )
-NEVER_GRANTED = (PROVISIONED_PREFIX, PLAN_PREFIX)
+CONNECTED_PREFIX = "connected:"
+PROVENANCE_PREFIX = "provenance:"
+PRINCIPAL_PREFIX = "principal:"
+LIBRARY_PREFIX = "library-panel:"  # a dashboard held because its library panel could not be written
+NEVER_GRANTED = (
+    PROVISIONED_PREFIX,
+    PLAN_PREFIX,
+    CONNECTED_PREFIX,
+    PROVENANCE_PREFIX,
+    PRINCIPAL_PREFIX,
+    LIBRARY_PREFIX,
+)
+PROVENANCE_REMEDY = (
+    "no flag approves it: Grafana refuses to change a rule's provenance; delete the group in Grafana (or through "
+    "the tool that wrote it), then publish"
+)
+CONNECTED_REMEDY = (
+    "no flag approves it: remove the library panel from the dashboards that use it (or keep it in the build)"
+)
 FLAG_OF_PREFIX = {"overwrite-live:": "--overwrite-live", "overwrite-v2:": "--overwrite-v2"}
 
 
@@ -49,7 +73,7 @@ class Approvals:
     overwrite_v2: tuple[str, ...] = ()
 
     def grants(self, key: str, uid: str) -> bool:
-        """Whether ``key`` of dashboard ``uid`` is approved (a ``provisioned:`` or ``plan:`` key never is)."""
+        """Whether ``key`` of dashboard ``uid`` is approved (a ``provisioned:``, ``plan:`` or other never-granted key never is)."""
         if key.startswith(NEVER_GRANTED):
             return False
         for prefix, uids in (("overwrite-live:", self.overwrite_live), ("overwrite-v2:", self.overwrite_v2)):
@@ -83,6 +107,14 @@ def remedy(key: str) -> str:
         return PROVISIONED_REMEDY
     if key.startswith(PLAN_PREFIX):
         return PLAN_REMEDY
+    if key.startswith(CONNECTED_PREFIX):
+        return CONNECTED_REMEDY
+    if key.startswith(PROVENANCE_PREFIX):
+        return PROVENANCE_REMEDY
+    if key.startswith(LIBRARY_PREFIX):
+        return "no flag approves it: publish again once its library panel can be written"
+    if key.startswith(PRINCIPAL_PREFIX):
+        return "no flag approves it: create it in Grafana, or correct its name in dashgen.toml"
     for prefix, flag in FLAG_OF_PREFIX.items():
         if key.startswith(prefix):
             return f"{flag} {key[len(prefix) :]}"

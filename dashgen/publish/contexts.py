@@ -13,6 +13,13 @@ token_file = "secrets/staging.token" # optional, instead of token_env
 ca_bundle = "certs/staging-ca.pem"   # optional; relative paths are relative to this file
 insecure = false                     # optional
 datasource_url = "http://vm-staging:8428"  # optional; a staged release validates the published queries there
+datasource_uid = "prometheus"        # optional; the data source Grafana-managed alert rules query (uid)
+alert_folder_uid = "llm-alerts"      # optional; the folder of Grafana-managed rules (default: folder_uid)
+
+[contexts.staging.permissions.llm-clusters]   # optional; who may view / edit / admin a managed folder
+view = ["role:Viewer"]
+edit = ["team:sre"]
+admin = ["serviceaccount:dashgen-ci"]
 
 [stages]                             # optional: publish --stages canary,fleet releases stage by stage
 canary = ["staging"]
@@ -38,6 +45,7 @@ from dashgen.errors import InputError
 from dashgen.net.urls import url_problem
 from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
 from dashgen.project import KEYS as PROJECT_KEYS
+from dashgen.publish.permissions_plan import FolderAccess, parse_access
 
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
 TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN\Z|^GRAFANA_TOKEN\Z")
@@ -51,6 +59,9 @@ _FIELDS = {
     "ca_bundle": str,
     "insecure": bool,
     "datasource_url": str,
+    "datasource_uid": str,
+    "alert_folder_uid": str,
+    "permissions": dict,
 }
 _SECRET_WORDS = ("token", "password", "secret")
 
@@ -70,6 +81,10 @@ class Context:
     ca_bundle: str | None = None
     insecure: bool = False
     datasource_url: str | None = None  # where a staged release validates what it published
+    datasource_uid: str | None = None  # what Grafana-managed alert rules query (``dashgen.rules.grafana``)
+    alert_folder_uid: str | None = None  # where they go (default: folder_uid)
+    # Who may view / edit / admin each managed folder (``[contexts.<name>.permissions.<folder uid>]``)
+    permissions: tuple[FolderAccess, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,9 @@ def _context(path: Path, name: str, table: Any) -> Context:
         ca_bundle=(ca_bundle if ca_bundle is None or Path(ca_bundle).is_absolute() else str(base / ca_bundle)),
         insecure=bool(table.get("insecure", False)),
         datasource_url=table.get("datasource_url"),
+        datasource_uid=table.get("datasource_uid"),
+        alert_folder_uid=table.get("alert_folder_uid"),
+        permissions=tuple(parse_access(where, f, t) for f, t in sorted(table.get("permissions", {}).items())),
     )
 
 
@@ -236,4 +254,7 @@ def resolve(
         ca_bundle=pick("ca_bundle"),
         insecure=bool(flags.get("insecure") or (context.insecure if context else False)),
         datasource_url=context.datasource_url if context else None,
+        datasource_uid=pick("datasource_uid"),
+        alert_folder_uid=pick("alert_folder_uid"),
+        permissions=context.permissions if context else (),
     )

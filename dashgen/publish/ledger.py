@@ -89,10 +89,14 @@ class LedgerRecord:
     resource_version: str | None = None
     # The staged release (``publish --stages``) this line belongs to: it ties one release's lines across contexts.
     release_id: str | None = None
+    # What the line is about when it is not a dashboard (``library-panel``); left out of a dashboard's line.
+    kind: str | None = None
+    name: str | None = None  # its name in Grafana where the uid is dashgen's own (a rule group's title)
+    grants: tuple[tuple[str, str], ...] | None = None  # folder permissions: (principal, level) Grafana stores
 
     def to_json(self) -> str:
         data = asdict(self)
-        for key in ("api_version", "resource_version", "release_id"):
+        for key in ("api_version", "resource_version", "release_id", "kind", "name", "grants"):
             if data[key] is None:
                 del data[key]
         data["approvals_used"] = list(self.approvals_used)

@@ -26,7 +26,11 @@ from dashgen.publish.actions import BLOCKING, WRITING, Action
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, last_written
+from dashgen.publish.library_plan import LibraryItem, library_keys
+from dashgen.publish.permissions_plan import PermissionItem, permission_keys
+from dashgen.publish.rules_plan import RuleGroupItem, rule_keys
 from dashgen.render.canonical import content_sha_of_json
+from dashgen.render.library import LibraryElement, with_models
 
 __all__ = ["BLOCKING", "WRITING", "Action", "FolderState", "Refusal"]  # re-exported: the plan's vocabulary
 SUMMARY_LINES = 400  # a plan shows at most this many change lines per dashboard
@@ -44,6 +48,7 @@ class PublishTarget:
     panel_keys: dict[int, str] = field(default_factory=dict)  # panel id -> stable key
     expected_sha: str = ""
     encoded: bytes = field(default=b"", repr=False, compare=False)  # the compact JSON the SHA is taken of
+    library: tuple[LibraryElement, ...] = ()  # the library panels it references, written before it
 
     @property
     def accepted_shas(self) -> frozenset[str]:
@@ -120,10 +125,15 @@ class Plan:
     folders: tuple[FolderState, ...] = ()
     instance: Instance | None = None
     partial: bool = False
+    library: tuple[LibraryItem, ...] = ()  # the library panels (``dashgen.publish.library_plan``)
+    rules: tuple[RuleGroupItem, ...] = ()  # Grafana-managed rule groups (``dashgen.publish.rules_plan``)
+    permissions: tuple[PermissionItem, ...] = ()  # folder permissions (``dashgen.publish.permissions_plan``)
 
     @property
     def refused(self) -> bool:
-        return any(d.action in BLOCKING for d in self.dashboards)
+        others = [i.action for i in self.library] + [i.action for i in self.rules]
+        others += [i.action for i in self.permissions]
+        return any(d.action in BLOCKING for d in self.dashboards) or "refused" in others
 
     @property
     def blocked(self) -> bool:
@@ -194,6 +204,7 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
 def unmatched_approvals(plan: Plan, approvals: Approvals) -> list[str]:
     """A note for each ``--approve`` pattern that matches no key of the plan (a typo approves nothing: say so)."""
     keys = [(d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))]
+    keys += library_keys(plan.library) + rule_keys(plan.rules) + permission_keys(plan.permissions)
     return [f"--approve {pattern} matched nothing in this plan" for pattern in approvals.unmatched(keys)]
 
 
@@ -266,7 +277,7 @@ def _plan_one(
     if live_edited:
         verdict += guard.overwrite_live_verdict(target.uid, live.sha, live.version, last, approvals)
 
-    diff = diff_of if diff_of is not None else dashboard_diff(live.document, target.document)
+    diff = diff_of if diff_of is not None else target_diff(live.document, target)
     changes, cleanup = _summarise(diff)
     summary += changes + list(folder.notes)
     verdict += guard.content_verdict(target.uid, diff, target.panel_keys, approvals)
@@ -307,6 +318,14 @@ def _plan_v2(
 
 # Parts of a dashboard whose exact equality on both sides means they add nothing to the diff.
 SKIPPED_WHEN_EQUAL = ("templating",)
+
+
+def target_diff(live: dict[str, Any], target: PublishTarget) -> DashboardDiff:
+    """:func:`dashboard_diff` of the live dashboard and the target, library references of v1 documents replaced by
+    the build's models (``dashgen.render.library.with_models``)."""
+    if is_v2(target.document) or "panels" not in live:
+        return dashboard_diff(live, target.document)
+    return dashboard_diff(*with_models(live, target.document, target.library))
 
 
 def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDiff:

@@ -33,8 +33,9 @@ from dashgen.grafana.errors import GrafanaError, VersionConflict
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
-from dashgen.publish.actions import OutcomeKind
-from dashgen.publish.approvals import Approvals
+from dashgen.publish.actions import Action, OutcomeKind
+from dashgen.publish.alert_rules import plan_release_rules, run_rules
+from dashgen.publish.approvals import LIBRARY_PREFIX, Approvals
 from dashgen.publish.approved_plan import ApprovedPlan
 from dashgen.publish.backups import load_backup, save_backup
 from dashgen.publish.execute import (
@@ -46,20 +47,27 @@ from dashgen.publish.execute import (
     what_grafana_changed,
 )
 from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
+from dashgen.publish.guard import Refusal
+from dashgen.publish.library import plan_release_library, run_library
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
+from dashgen.publish.permissions import plan_release_permissions, run_permissions
+from dashgen.publish.permissions_plan import FolderAccess
 from dashgen.publish.plan import (
     DashboardPlan,
     LiveState,
     Plan,
     PublishTarget,
-    dashboard_diff,
     needs_diff,
     plan_release,
+    target_diff,
     unmatched_approvals,
     with_preview,
     with_query_problems,
 )
+from dashgen.publish.resource_outcome import ResourceOutcome
+from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.canonical import content_sha
+from dashgen.render.library import LibraryElement
 
 Validator = Callable[[DashboardPlan], list[str]]
 
@@ -79,6 +87,13 @@ class ReleaseOptions:
     deadline: float | None = None  # time.monotonic() after which no new save starts (--deadline)
     release_id: str | None = None  # of the staged release this context's release is part of
     approved_plan: ApprovedPlan | None = None  # merge-to-apply: only what this reviewed plan holds is written
+    # Library panels besides those the targets reference (a rollback of one); ``library_cleanup``: plan the
+    # deletion of elements dashgen published for the release's profiles that the build no longer has.
+    library: tuple[LibraryElement, ...] = ()
+    library_cleanup: bool = False
+    # Grafana-managed rule groups (``dashgen.publish.rules_plan``); ``library_cleanup`` plans their clean-up too
+    rule_groups: tuple[RuleGroupTarget, ...] = ()
+    permissions: tuple[FolderAccess, ...] = ()  # the context's folder permissions (``dashgen.toml``)
 
 
 @dataclass
@@ -87,6 +102,14 @@ class ReleaseReport:
     outcomes: list[Outcome] | None
     notes: list[str]
     dry_run: bool
+    library: list[ResourceOutcome] = field(default_factory=list)
+    rules: list[ResourceOutcome] = field(default_factory=list)
+    permissions: list[ResourceOutcome] = field(default_factory=list)
+
+    @property
+    def library_failed(self) -> list[ResourceOutcome]:
+        """What of the library panels, rule groups and folder permissions was not published."""
+        return [o for o in (*self.library, *self.rules, *self.permissions) if not o.ok]
 
     @property
     def failed(self) -> list[Outcome]:
@@ -192,6 +215,7 @@ def _run_release(
         elif state.torn:
             notes.append(state.torn_note + " (a release moves it to a side file)")
         plan = _plan(connection, uids, build, options, state.records, validator)
+        plan = _with_library(connection, plan, options, state.records)
         notes += unmatched_approvals(plan, options.approvals)
         if options.dry_run:
             if connection.info.server_dry_run and plan.writes:
@@ -224,8 +248,17 @@ def _run_release(
             deadline=options.deadline,
             release_id=options.release_id,
         )
-        outcomes = execute_plan(plan, context, progress)
-        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False)
+        library = _library_phase(plan, connection, options, "write")  # a dashboard's reference must find it
+        rules = _rules_phase(plan, connection, options, "write")
+        permissions = (
+            run_permissions(plan.permissions, connection, None, held=plan.blocked, **_paths(options))
+            if plan.permissions
+            else []
+        )
+        outcomes = execute_plan(_without_missing_elements(plan, library), context, progress)
+        library += _library_phase(plan, connection, options, "delete")  # no longer connected by our dashboards
+        rules += _rules_phase(plan, connection, options, "delete")
+        return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library, rules, permissions)
     finally:
         if lock is not None and (problem := lock.release()):
             notes.append(problem)  # never raised over the release's own outcome or error
@@ -240,9 +273,7 @@ def _plan(
     validator: Validator | None,
 ) -> Plan:
     def diff_ahead(state: LiveState | None, target: PublishTarget) -> DashboardDiff | None:
-        return (
-            dashboard_diff(state.document, target.document) if state is not None and needs_diff(state, target) else None
-        )
+        return target_diff(state.document, target) if state is not None and needs_diff(state, target) else None
 
     live, targets, diffs = export_and_prepare(connection, uids, build, diff_ahead)
     folders: dict[str, bool] = {}
@@ -270,6 +301,74 @@ def _plan(
         problems = parallel(connection.jobs, validator, checked)
         plan = with_query_problems(plan, {d.target.uid: p for d, p in zip(checked, problems, strict=True) if p})
     return plan
+
+
+def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, records: list[dict[str, Any]]) -> Plan:
+    """The plan with what a release keeps in Grafana besides dashboards: library panels (those the targets reference
+    and ``options.library``), Grafana-managed rule groups and folder permissions."""
+    elements = [e for d in plan.dashboards for e in d.target.library] + list(options.library)
+    mine = ledger_file.of_instance(records, connection.instance)
+    profiles = tuple(sorted({d.target.profile for d in plan.dashboards})) if options.library_cleanup else ()
+    managed = {d.target.uid for d in plan.dashboards} | {
+        str(r.get("uid")) for r in mine if not r.get("kind") and r.get("outcome") in ledger_file.STORED_OUTCOMES
+    }
+    items = plan_release_library(
+        connection, elements, mine, options.approvals, cleanup_profiles=profiles, managed=tuple(sorted(managed))
+    )
+    if options.library_cleanup:
+        profiles = tuple(sorted({*profiles, *(g.profile for g in options.rule_groups)}))
+    groups = plan_release_rules(
+        connection, list(options.rule_groups), mine, options.approvals, cleanup_profiles=profiles
+    )
+    creating = frozenset(f.uid for f in plan.folders if f.action == "create")
+    access = plan_release_permissions(connection, options.permissions, mine, options.approvals, creating)[0]
+    return replace(plan, library=items, rules=groups, permissions=access) if items or groups or access else plan
+
+
+def _without_missing_elements(plan: Plan, library: list[ResourceOutcome]) -> Plan:
+    """The plan to execute once the library panels are written: a dashboard whose library panel could not be written
+    is not pushed (Grafana would show "library panel not found" in it); it is refused with the reason, the others
+    go on (``partial``: the operator asked for this release, only the element failed)."""
+    failed = {o.uid: o for o in library if not o.ok and o.outcome != "refused" and o.outcome != "held"}
+    if not failed or plan.blocked:
+        return plan
+
+    def held(item: DashboardPlan) -> DashboardPlan:
+        missing = [e.uid for e in item.target.library if e.uid in failed]
+        if not missing or not item.writes:
+            return item
+        refusals = tuple(
+            Refusal(
+                f"{LIBRARY_PREFIX}{uid}",
+                f"its library panel {uid} was not written ({failed[uid].outcome}: {failed[uid].detail[:200]})",
+            )
+            for uid in missing
+        )
+        return replace(item, action=Action.REFUSED, refusals=refusals)
+
+    return replace(plan, dashboards=tuple(held(d) for d in plan.dashboards), partial=True)
+
+
+def _paths(options: ReleaseOptions) -> dict[str, Any]:
+    return {
+        "ledger_path": options.ledger_path,
+        "backup_dir": options.backup_dir,
+        "git_commit": options.git_commit,
+        "stamp": now_stamp(),
+    }
+
+
+def _rules_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[ResourceOutcome]:
+    if not plan.rules:
+        return []
+    return run_rules(plan.rules, connection, phase=phase, held=plan.blocked, **_paths(options))
+
+
+def _library_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[ResourceOutcome]:
+    if not plan.library:
+        return []
+    paths = _paths(options)
+    return run_library(plan.library, connection, phase=phase, held=plan.blocked, folder_uid=options.folder_uid, **paths)
 
 
 def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -> list[Outcome]:

@@ -8,7 +8,9 @@ from typing import Any
 
 from dashgen.publish.actions import ACTIONS
 from dashgen.publish.approvals import remedy
+from dashgen.publish.library_plan import LibraryItem
 from dashgen.publish.plan import DashboardPlan, Plan
+from dashgen.publish.rules_plan import RuleGroupItem
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:
@@ -19,7 +21,78 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "blocked": plan.blocked,
         "folders": [{"uid": f.uid, "action": f.action, "title": f.title} for f in plan.folders],
         "dashboards": [_dashboard_dict(d) for d in plan.dashboards],
+        "library_panels": [_library_dict(i) for i in plan.library],
+        "rule_groups": [_rules_dict(i) for i in plan.rules],
+        "folder_permissions": [
+            {
+                "uid": i.uid,
+                "folder_uid": i.folder_uid,
+                "action": i.action,
+                "live": dict(i.live),
+                "wanted": dict(i.access.grants),
+                "changes": [{"principal": p, "permission": lv} for p, lv in i.changes],
+                "summary": list(i.summary),
+                "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in i.refusals],
+                "approvals_used": list(i.approvals_used),
+            }
+            for i in plan.permissions
+        ],
     }
+
+
+def _rules_dict(i: RuleGroupItem) -> dict[str, Any]:
+    return {
+        "uid": i.uid,
+        "profile": i.profile,
+        "title": i.title,
+        "folder_uid": i.folder_uid,
+        "action": i.action,
+        "build_sha": i.target.sha if i.target else None,
+        "live_sha": i.live_sha,
+        "rules": len(i.target.group["rules"]) if i.target else None,
+        "summary": list(i.summary),
+        "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in i.refusals],
+        "approvals_used": list(i.approvals_used),
+    }
+
+
+def render_rules(items: Sequence[RuleGroupItem]) -> list[str]:
+    """The Grafana-managed rule groups of a plan."""
+    lines = []
+    for i in items:
+        lines.append(f"{i.action.upper():<9} rule group {i.title!r} ({i.profile}; folder {i.folder_uid}; {i.uid})")
+        lines += [f"    {line}" for line in i.summary]
+        lines += [f"    approved: {key}" for key in i.approvals_used]
+        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in i.refusals]
+    return lines
+
+
+def _library_dict(i: LibraryItem) -> dict[str, Any]:
+    return {
+        "uid": i.uid,
+        "profile": i.profile,
+        "name": i.name,
+        "action": i.action,
+        "live_version": i.live.version if i.live else None,
+        "build_sha": i.element.sha if i.element else None,
+        "live_sha": i.live.sha if i.live else None,
+        "dashboards": list(i.dashboards),
+        "summary": list(i.summary),
+        "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in i.refusals],
+        "approvals_used": list(i.approvals_used),
+    }
+
+
+def render_library(items: Sequence[LibraryItem]) -> list[str]:
+    """The library panels of a plan, each once, with the dashboards that use it."""
+    lines = []
+    for i in items:
+        version = f"live v{i.live.version}" if i.live else "not in Grafana"
+        lines.append(f"{i.action.upper():<9} library panel {i.uid} {i.name!r} ({i.profile}; {version})")
+        lines += [f"    {line}" for line in i.summary]
+        lines += [f"    approved: {key}" for key in i.approvals_used]
+        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in i.refusals]
+    return lines
 
 
 def _dashboard_dict(d: DashboardPlan) -> dict[str, Any]:
@@ -75,6 +148,12 @@ def render_plan(plan: Plan, server: str = "") -> str:
         lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in d.refusals]
         lines += [f"    INVALID: {problem}" for problem in d.problems]
         lines += [f"    grafana would store: {line}" for line in d.preview]
+    lines += render_library(plan.library) + render_rules(plan.rules)
+    for i in plan.permissions:
+        lines.append(f"{i.action.upper():<9} permissions of folder {i.folder_uid!r}")
+        lines += [f"    {line}" for line in i.summary]
+        lines += [f"    approved: {key}" for key in i.approvals_used]
+        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in i.refusals]
     counts = {action: sum(d.action == action for d in plan.dashboards) for action in ACTIONS}
     lines.append("plan: " + ", ".join(f"{n} {a}" for a, n in counts.items() if n or a in ACTIONS[:4]))
     if plan.blocked:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from types import FrameType
 from typing import Any, Literal
 
@@ -123,6 +124,12 @@ def _panel(
             raw["options"] = deep_merge(fields.get("options", {}), raw["options"])
         fields.update(raw)
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
+
+
+def shared(panel: PanelSpec) -> PanelSpec:
+    """The panel published as a Grafana library panel: every dashboard that shows it holds a reference to one
+    element (``dashgen.render.library``), so a team's hand-made dashboards can use it too."""
+    return replace(panel, shared=True)
 
 
 def timeseries(

@@ -127,6 +127,9 @@ class PanelSpec:
     # One series per stage / DP group / GPU: the dashboard narrows it to the worst few and a band when the
     # deployment has more than a screenful of them (``dashgen.screenful``). Not rendered itself.
     fan_out: FanOut | None = None
+    # Published as a Grafana library panel: dashboards hold a reference, the element holds the panel
+    # (``dashgen.render.library``); set with ``kit.shared(panel)`` or a profile's ``[dashboard] library_panels``.
+    shared: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in PANEL_KINDS:

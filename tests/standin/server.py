@@ -26,7 +26,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import orjson
 
 from . import apis
+from .alerting import EmptyNotFound, alerting_of
 from .faults import CLOSE, DELAY, STALE, STATUS, TRUNCATE, Fault, FaultBook, default_body
+from .library import library_of
+from .permissions import permissions_of
 from .search import search
 from .store import (
     GRAFANA12,
@@ -51,6 +54,14 @@ ALL_PERMISSIONS = frozenset(
         "folders:create",
         "folders:write",
         "folders:delete",
+        "library.panels:create",
+        "library.panels:read",
+        "library.panels:write",
+        "library.panels:delete",
+        "alert.provisioning:read",
+        "alert.provisioning:write",
+        "folders.permissions:read",
+        "folders.permissions:write",
     }
 )
 _DEFAULT_VERSIONS = {GRAFANA12: "12.3.0", GRAFANA13: "13.1.0"}
@@ -484,6 +495,9 @@ class GrafanaStandin:
             route("PUT", rf"/api/folders/{_UID}", self._update_folder, "folders:write"),
             route("DELETE", rf"/api/folders/{_UID}", self._delete_folder, "folders:delete"),
             route("GET", r"/api/org/?", self._current_org),
+            *self._library_routes(route),
+            *self._alerting_routes(route),
+            *self._permission_routes(route),
             route(
                 "GET",
                 rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/dashboards/{_UID}",
@@ -511,6 +525,134 @@ class GrafanaStandin:
             ),
         ]
 
+    def _library_routes(self, route: Callable[..., _Route]) -> list[_Route]:
+        """``/api/library-elements`` (§14), with its RBAC actions."""
+        lib = r"/api/library-elements"
+
+        def store(ctx: _Context) -> Any:
+            return library_of(ctx.store)
+
+        return [
+            route("GET", rf"{lib}/name/{_UID}", lambda c: store(c).by_name(c.params[0]), "library.panels:read"),
+            route(
+                "GET",
+                rf"{lib}/{_UID}/connections/?",
+                lambda c: store(c).connections(c.params[0]),
+                "library.panels:read",
+            ),
+            route("GET", rf"{lib}/{_UID}", lambda c: store(c).get(c.params[0]), "library.panels:read"),
+            route("GET", rf"{lib}/?", lambda c: store(c).list(c.query), "library.panels:read"),
+            route(
+                "POST", rf"{lib}/?", lambda c: store(c).create(_parse_json(c.body), c.actor), "library.panels:create"
+            ),
+            route(
+                "PATCH",
+                rf"{lib}/{_UID}",
+                lambda c: store(c).patch(c.params[0], _parse_json(c.body), c.actor),
+                "library.panels:write",
+            ),
+            route("DELETE", rf"{lib}/{_UID}", lambda c: store(c).delete(c.params[0]), "library.panels:delete"),
+        ]
+
+    def _alerting_routes(self, route: Callable[..., _Route]) -> list[_Route]:
+        """``/api/v1/provisioning`` rule groups and rules (§15)."""
+        base = r"/api/v1/provisioning"
+        group = rf"{base}/folder/{_UID}/rule-groups/{_UID}"
+
+        def store(ctx: _Context) -> Any:
+            return alerting_of(ctx.store)
+
+        def empty_404(handler: Callable[[_Context], Any]) -> Callable[[_Context], Any]:
+            def answer(ctx: _Context) -> Any:
+                try:
+                    return handler(ctx)
+                except EmptyNotFound:
+                    return _Answer(404, b"")
+
+            return answer
+
+        def delete(ctx: _Context) -> _Answer:
+            store(ctx).delete_group(ctx.params[0], ctx.params[1], ctx.headers)
+            return _Answer(204, b"")
+
+        read, write = "alert.provisioning:read", "alert.provisioning:write"
+        return [
+            route("GET", rf"{group}/export", lambda c: store(c).export_group(c.params[0], c.params[1]), read),
+            route("GET", group, lambda c: store(c).get_group(c.params[0], c.params[1]), read),
+            route(
+                "PUT",
+                group,
+                lambda c: store(c).put_group(c.params[0], c.params[1], _parse_json(c.body), c.headers),
+                write,
+            ),
+            route("DELETE", group, delete, write),
+            route("GET", rf"{base}/alert-rules/?", lambda c: store(c).list_rules(), read),
+            route("GET", rf"{base}/alert-rules/{_UID}", empty_404(lambda c: store(c).get_rule(c.params[0])), read),
+        ]
+
+    def _permission_routes(self, route: Callable[..., _Route]) -> list[_Route]:
+        """RBAC folder permissions (§16.2) and the name lookups."""
+        acl = r"/api/access-control/folders"
+
+        def store(ctx: _Context) -> Any:
+            return permissions_of(ctx.store)
+
+        def first(ctx: _Context, name: str) -> str:
+            return (ctx.query.get(name) or [""])[0]
+
+        return [
+            route("GET", rf"{acl}/{_UID}", lambda c: store(c).get(c.params[0]), "folders.permissions:read"),
+            route(
+                "POST",
+                rf"{acl}/{_UID}/(teams|users|builtInRoles)/{_UID}",
+                lambda c: store(c).set(c.params[0], c.params[1], c.params[2], _parse_json(c.body)),
+                "folders.permissions:write",
+            ),
+            route("GET", r"/api/teams/search/?", lambda c: store(c).search_teams(first(c, "name"))),
+            route(
+                "GET", r"/api/serviceaccounts/search/?", lambda c: store(c).search_service_accounts(first(c, "query"))
+            ),
+            route("GET", r"/api/users/lookup/?", lambda c: store(c).lookup_user(first(c, "loginOrEmail"))),
+        ]
+
+    def directory(self, *, org_id: int = 1) -> Any:
+        """The organisation's teams, users and service accounts (``add_team`` / ``add_user`` / ...)."""
+        return permissions_of(self.org(org_id))
+
+    def simulate_permission_change(self, folder_uid: str, kind: str, key: str, level: str, *, org_id: int = 1) -> None:
+        """A person sets (``level`` "" removes) one assignment of a folder in the UI: kind teams / users /
+        builtInRoles, key the id (or role)."""
+        permissions_of(self.org(org_id)).set(folder_uid, kind, key, {"permission": level})
+
+    def folder_permissions(self, folder_uid: str, *, org_id: int = 1) -> list[dict[str, Any]]:
+        return permissions_of(self.org(org_id)).get(folder_uid)
+
+    def simulate_rule_edit(
+        self, uid: str, mutate: Callable[[dict[str, Any]], Any], *, through_api: bool = False, org_id: int = 1
+    ) -> dict[str, Any]:
+        """A person edits Grafana-managed rule ``uid`` (in the UI, or through the API: provenance ``api``)."""
+        return alerting_of(self.org(org_id)).person_edit(uid, mutate, through_api=through_api)
+
+    def rule_group(self, folder_uid: str, title: str, *, org_id: int = 1) -> dict[str, Any] | None:
+        """The stored rule group as the API answers it, or None."""
+        try:
+            return alerting_of(self.org(org_id)).get_group(folder_uid, title)
+        except ApiError:
+            return None
+
+    def simulate_library_edit(
+        self, uid: str, mutate: Callable[[dict[str, Any]], Any], *, user: str = "admin", org_id: int = 1
+    ) -> dict[str, Any]:
+        """A person edits library panel ``uid`` in the UI and saves it; returns the new DTO."""
+        return library_of(self.org(org_id)).person_edit(uid, mutate, user)
+
+    def library_element(self, uid: str, *, org_id: int = 1) -> dict[str, Any] | None:
+        """The stored element's DTO (a copy), or None."""
+        store = library_of(self.org(org_id))
+        with store.org.lock:
+            element = store.elements.get(uid)
+            return store.dto(element) if element is not None else None
+
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
@@ -529,7 +671,7 @@ class GrafanaStandin:
                     break
             else:
                 raise plain_error(404, "Not found")
-            ctx = _Context(query=query, body=body, params=[unquote(g) for g in match.groups()])
+            ctx = _Context(query=query, body=body, params=[unquote(g) for g in match.groups()], headers=headers)
             if candidate.authenticated:
                 ctx.actor, ctx.store = self._authenticate(headers)
                 if candidate.needs and not any(p in self.permissions for p in candidate.needs):
@@ -700,6 +842,7 @@ class _Context:
     params: list[str]
     actor: str = "Anonymous"
     store: OrgStore = None  # type: ignore[assignment]
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
 class _Server(ThreadingHTTPServer):

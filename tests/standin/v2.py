@@ -19,6 +19,16 @@ _DASHBOARD_KEYS = ("title", "description", "tags", "editable", "links", "graphTo
 
 
 def _element(panel: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(panel.get("libraryPanel"), dict):  # a v1 library reference becomes a LibraryPanelKind
+        ref = panel["libraryPanel"]
+        return {
+            "kind": "LibraryPanel",
+            "spec": {
+                "id": panel.get("id"),
+                "title": panel.get("title", ""),
+                "libraryPanel": {"name": ref.get("name", ""), "uid": ref.get("uid", "")},
+            },
+        }
     queries = [
         {
             "kind": "PanelQuery",
@@ -146,6 +156,13 @@ def to_v2(v1: dict[str, Any]) -> dict[str, Any]:
 
 def _panel(element: dict[str, Any], grid: dict[str, int]) -> dict[str, Any]:
     spec = element.get("spec") or {}
+    if element.get("kind") == "LibraryPanel":  # the v1 reference: the model lives in the library element
+        return {
+            "id": spec.get("id"),
+            "title": spec.get("title", ""),
+            "gridPos": grid,
+            "libraryPanel": dict(spec.get("libraryPanel") or {}),
+        }
     viz = spec.get("vizConfig") or {}
     targets = []
     for query in (spec.get("data") or {}).get("spec", {}).get("queries", []):

@@ -1,0 +1,164 @@
+"""The Grafana-managed rule groups of a release, at the I/O edge: read each group Grafana stores
+(``plan_release_rules``), then replace (``run_rules``, phase ``write``) and delete (phase ``delete``) them, each
+written group read back, proven by its SHA (``dashgen.rules.grafana.group_sha``) and given a ledger line
+(``kind: alert-rule-group``, ``name``: its title, ``folder_uid``: its folder).
+
+Before a group is replaced or deleted, what Grafana stores is backed up (``<backups>/<group uid>/…``); each
+write's read-back is kept (``…-published.json``), which ``dashgen rollback <group uid>`` republishes. Writes carry
+``X-Disable-Provenance`` (``dashgen.grafana.alerting`` says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dashgen.grafana.alerting import RuleGroups
+from dashgen.grafana.errors import GrafanaError
+from dashgen.publish.approvals import Approvals
+from dashgen.publish.backups import save_backup
+from dashgen.publish.export import Connection, parallel
+from dashgen.publish.ledger import LedgerRecord
+from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line, run_phase
+from dashgen.publish.rules_plan import KIND, RuleGroupItem, RuleGroupTarget, plan_rules, stale_groups
+from dashgen.rules.grafana import group_sha, rule_view
+
+RuleGroupOutcome = ResourceOutcome  # what became of a rule group
+
+
+def plan_release_rules(
+    connection: Connection,
+    targets: list[RuleGroupTarget],
+    ledger: list[dict[str, Any]],
+    approvals: Approvals,
+    *,
+    cleanup_profiles: tuple[str, ...] = (),
+) -> tuple[RuleGroupItem, ...]:
+    """Read every target group, each stale one of ``cleanup_profiles`` and the targets' folders; plan (pure)."""
+    api = RuleGroups(connection.client)
+    stale = stale_groups(ledger, cleanup_profiles, [t.uid for t in targets]) if cleanup_profiles else {}
+    where = [(t.uid, t.folder_uid, t.title) for t in targets] + [(u, f, n) for u, (_, f, n) in sorted(stale.items())]
+    if not where:
+        return ()
+    groups = parallel(connection.jobs, lambda w: api.get(w[1], w[2]), where)
+    live = {uid: group for (uid, _, _), group in zip(where, groups, strict=True)}
+    folders = {f: connection.client.get_folder(f) is not None for f in sorted({t.folder_uid for t in targets})}
+    return plan_rules(targets, live, ledger, approvals, folders, stale)
+
+
+def _record(
+    item: RuleGroupItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
+) -> LedgerRecord:
+    return ledger_line(
+        KIND,
+        outcome,
+        connection,
+        commit,
+        stamp,
+        build_sha=item.target.sha if item.target is not None else "",
+        approvals_used=item.approvals_used,
+        refusals=item.refusals,
+        folder_uid=item.folder_uid,
+        name=item.title,
+    )
+
+
+def _backup(backup_dir: Path, uid: str, group: dict[str, Any] | None, stamp: str, kind: str = "") -> str | None:
+    if group is None:
+        return None
+    return str(save_backup(backup_dir, uid, 0, stamp, {"group": group}, kind, reuse_identical=True))
+
+
+def _write_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, stamp: str) -> RuleGroupOutcome:
+    target = item.target
+    assert target is not None  # a write always has its group
+    api = RuleGroups(connection.client)
+    base = RuleGroupOutcome(item.uid, item.profile, "failed", None)
+    try:
+        backup = _backup(backup_dir, item.uid, item.live, stamp)
+        if item.create_folder and connection.client.get_folder(target.folder_uid) is None:
+            connection.client.create_folder(target.folder_uid, uid=target.folder_uid)
+        api.put(target.group)
+        stored = api.get(target.folder_uid, target.title)
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    if stored is None:
+        return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
+    published = _backup(backup_dir, item.uid, stored, stamp, "published")
+    sha = group_sha(stored)
+    if sha != target.sha:
+        detail = f"Grafana stores another group than the build (SHA {sha[:12]} != {target.sha[:12]})"
+        return RuleGroupOutcome(item.uid, item.profile, "verify-failed", sha, detail, None, published, backup)
+    detail = f"{len(stored['rules'])} rules in folder {target.folder_uid!r}, SHA {sha[:12]} verified"
+    return RuleGroupOutcome(item.uid, item.profile, "published", sha, detail, None, published, backup)
+
+
+def _delete_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, stamp: str) -> RuleGroupOutcome:
+    api = RuleGroups(connection.client)
+    base = RuleGroupOutcome(item.uid, item.profile, "failed", None)
+    try:
+        backup = _backup(backup_dir, item.uid, item.live, stamp)
+        now = api.get(item.folder_uid, item.title)
+        if now is not None and item.live is not None and group_sha(now) != group_sha(item.live):
+            return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
+        api.delete(item.folder_uid, item.title)
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    return replace(base, outcome="deleted", detail="deleted (the backup keeps its rules)", backup_file=backup)
+
+
+def _no_write(item: RuleGroupItem, held: bool) -> RuleGroupOutcome:
+    if held and item.action != "refused":
+        return RuleGroupOutcome(item.uid, item.profile, "held", None, "not written: the release is refused")
+    if item.action == "unchanged":
+        return RuleGroupOutcome(
+            item.uid, item.profile, "unchanged", item.live_sha, "no write: Grafana stores this build"
+        )
+    reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
+    return RuleGroupOutcome(item.uid, item.profile, "refused", None, reasons)
+
+
+def run_rules(
+    items: tuple[RuleGroupItem, ...],
+    connection: Connection,
+    *,
+    phase: str,
+    held: bool,
+    ledger_path: Path,
+    backup_dir: Path,
+    git_commit: str,
+    stamp: str,
+) -> list[RuleGroupOutcome]:
+    """One phase of the release's rule groups (``write``: every item but deletions; ``delete``); one ledger append."""
+    return run_phase(
+        items,
+        phase,
+        held,
+        write=lambda item: _write_one(item, connection, backup_dir, stamp),
+        delete=lambda item: _delete_one(item, connection, backup_dir, stamp),
+        no_write=_no_write,
+        record=lambda item, outcome: _record(item, outcome, connection, git_commit, stamp),
+        ledger_path=ledger_path,
+    )
+
+
+def recorded_group(record: Mapping[str, Any], load: Any) -> RuleGroupTarget | None:
+    """The group a ledger line's read-back copy holds, as a target (a rollback republishes it)."""
+    path = record.get("published_file")
+    if not path or not Path(str(path)).exists():
+        return None
+    group = (load(Path(str(path))) or {}).get("group") or {}
+    if not isinstance(group.get("rules"), list):
+        return None
+    body = {
+        "title": group.get("title"),
+        "folderUid": group.get("folderUid"),
+        "interval": group.get("interval"),
+        "rules": [
+            {**rule_view(r), "ruleGroup": group.get("title"), "folderUID": group.get("folderUid")}
+            for r in group["rules"]
+        ],
+    }
+    return RuleGroupTarget(str(record.get("uid")), str(record.get("profile", "")), body)

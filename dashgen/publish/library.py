@@ -1,0 +1,185 @@
+"""The library panels of a release, at the I/O edge: read what Grafana stores (``export_library``), then write
+(``write_library``: before the dashboards) and clean up (``delete_library``: after them), each element read back,
+proven by its SHA and given a ledger line (``kind: library-panel``) like a dashboard.
+
+Every element about to be changed or deleted is backed up first (``<backups>/<uid>/…-v<version>.json``, the
+answer Grafana gave); each save's read-back is kept (``…-published.json``): that copy is what ``dashgen
+rollback <element uid>`` republishes, as Grafana keeps no history of library panels. The write carries the
+version read at the export, so a person's save in between is a conflict (412), never overwritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dashgen.grafana.errors import GrafanaError, VersionConflict
+from dashgen.grafana.library import LibraryElements, LiveElement
+from dashgen.publish.approvals import Approvals
+from dashgen.publish.backups import save_backup
+from dashgen.publish.export import Connection, parallel
+from dashgen.publish.ledger import LedgerRecord
+from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
+from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line, run_phase
+from dashgen.render.library import LibraryElement, merge_elements
+
+LibraryOutcome = ResourceOutcome  # what became of a library panel
+
+
+def plan_release_library(
+    connection: Connection,
+    elements: list[LibraryElement],
+    ledger: list[dict[str, Any]],
+    approvals: Approvals,
+    *,
+    cleanup_profiles: tuple[str, ...] = (),
+    managed: tuple[str, ...] = (),
+) -> tuple[LibraryItem, ...]:
+    """Read each element (and each stale one of ``cleanup_profiles`` with its connections), then plan (pure)."""
+    elements = merge_elements(elements)[0]
+    api = LibraryElements(connection.client)
+    stale = stale_uids(ledger, cleanup_profiles, [e.uid for e in elements]) if cleanup_profiles else {}
+    uids = [e.uid for e in elements] + sorted(stale)
+    if not uids:
+        return ()
+    live = dict(zip(uids, parallel(connection.jobs, api.get, uids), strict=True))
+    connected = {uid: tuple(api.connections(uid)) for uid in stale if live.get(uid) is not None}
+    return plan_library(elements, live, ledger, approvals, stale, connected, managed)
+
+
+def _record(
+    item: LibraryItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
+) -> LedgerRecord:
+    return ledger_line(
+        KIND,
+        outcome,
+        connection,
+        commit,
+        stamp,
+        build_sha=item.element.sha if item.element is not None else "",
+        approvals_used=item.approvals_used,
+        refusals=item.refusals,
+    )
+
+
+def _backup(backup_dir: Path, live: LiveElement | None, stamp: str) -> str | None:
+    if live is None or not live.raw:
+        return None
+    return str(save_backup(backup_dir, live.uid, live.version, stamp, {"result": live.raw}, reuse_identical=True))
+
+
+def _write_one(
+    item: LibraryItem, api: LibraryElements, folder_uid: str | None, backup_dir: Path, stamp: str
+) -> LibraryOutcome:
+    element = item.element
+    assert element is not None  # a write always has its element
+    base = LibraryOutcome(item.uid, item.profile, "failed", version=item.live.version if item.live else None)
+    try:
+        backup = _backup(backup_dir, item.live, stamp)
+        if item.live is None:
+            api.create(element, folder_uid)
+        else:
+            api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live.version)
+        stored = api.get(element.uid)
+    except VersionConflict as exc:
+        return replace(
+            base, outcome="conflict", detail=f"someone saved it after the export; nothing was overwritten ({exc})"
+        )
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    if stored is None:
+        return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
+    published = str(
+        save_backup(
+            backup_dir, stored.uid, stored.version, stamp, {"result": stored.raw}, "published", reuse_identical=True
+        )
+    )
+    if stored.sha != element.sha:
+        return LibraryOutcome(
+            item.uid,
+            item.profile,
+            "verify-failed",
+            stored.sha,
+            f"Grafana stores another element than the build (SHA {stored.sha[:12]} != {element.sha[:12]})",
+            stored.version,
+            published,
+            backup,
+        )
+    return LibraryOutcome(
+        item.uid,
+        item.profile,
+        "published",
+        stored.sha,
+        f"stored v{stored.version}, SHA {stored.sha[:12]} verified; used by {', '.join(element.dashboards) or '-'}",
+        stored.version,
+        published,
+        backup,
+    )
+
+
+def _delete_one(item: LibraryItem, api: LibraryElements, backup_dir: Path, stamp: str) -> LibraryOutcome:
+    base = LibraryOutcome(item.uid, item.profile, "failed", version=item.live.version if item.live else None)
+    try:
+        backup = _backup(backup_dir, item.live, stamp)
+        now = api.get(item.uid)
+        if now is not None and item.live is not None and now.version != item.live.version:
+            return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
+        if now is not None:
+            api.delete(item.uid)
+    except GrafanaError as exc:
+        return replace(base, detail=str(exc))
+    return replace(base, outcome="deleted", detail="deleted (the backup keeps its last content)", backup_file=backup)
+
+
+def _no_write(item: LibraryItem, held: bool) -> LibraryOutcome:
+    version = item.live.version if item.live else None
+    if held and item.action != "refused":
+        return LibraryOutcome(item.uid, item.profile, "held", None, "not written: the release is refused", version)
+    if item.action == "unchanged":
+        sha = item.live.sha if item.live else None
+        return LibraryOutcome(item.uid, item.profile, "unchanged", sha, "no write: Grafana stores this build", version)
+    reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
+    return LibraryOutcome(item.uid, item.profile, "refused", None, reasons, version)
+
+
+def run_library(
+    items: tuple[LibraryItem, ...],
+    connection: Connection,
+    *,
+    phase: str,
+    held: bool,
+    folder_uid: str | None,
+    ledger_path: Path,
+    backup_dir: Path,
+    git_commit: str,
+    stamp: str,
+) -> list[LibraryOutcome]:
+    """One phase of a release's library panels: ``write`` (creates, updates and every non-write line) before the
+    dashboards, ``delete`` after them. ``held``: the release is blocked, nothing is written. Ledger lines are
+    appended in one write per phase."""
+    api = LibraryElements(connection.client)
+    return run_phase(
+        items,
+        phase,
+        held,
+        write=lambda item: _write_one(item, api, folder_uid, backup_dir, stamp),
+        delete=lambda item: _delete_one(item, api, backup_dir, stamp),
+        no_write=_no_write,
+        record=lambda item, outcome: _record(item, outcome, connection, git_commit, stamp),
+        ledger_path=ledger_path,
+    )
+
+
+def recorded_element(record: Mapping[str, Any], load: Any) -> LibraryElement | None:
+    """The element a ledger line's read-back copy holds (``load`` reads the backup file), for a rollback."""
+    path = record.get("published_file")
+    if not path or not Path(str(path)).exists():
+        return None
+    result = (load(Path(str(path))) or {}).get("result") or {}
+    if not isinstance(result.get("model"), dict):
+        return None
+    return LibraryElement(
+        str(result.get("uid")), str(result.get("name")), "", str(record.get("profile", "")), result["model"]
+    )
