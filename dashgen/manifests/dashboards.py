@@ -122,7 +122,7 @@ def library_panel(element: LibraryElement, options: ExportOptions) -> dict[str, 
     """The ``GrafanaLibraryPanel`` of a library panel the dashboards reference (``dashgen.manifests.library``)."""
     return grafana_library_panel(
         element,
-        _metadata(k8s_name(element.uid), options, {"dashgen.profile": element.profile}),
+        metadata_of(k8s_name(element.uid), options, {"dashgen.profile": element.profile}),
         options.instance_labels,
         folder_ref=folder_resource_name(options) if options.folder else None,
         folder_uid=options.folder_uid,

@@ -73,7 +73,7 @@ class Approvals:
     overwrite_v2: tuple[str, ...] = ()
 
     def grants(self, key: str, uid: str) -> bool:
-        """Whether ``key`` of dashboard ``uid`` is approved (a ``provisioned:``, ``plan:`` or other never-granted key never is)."""
+        """Whether ``key`` of dashboard ``uid`` is approved (a key of ``NEVER_GRANTED``, e.g. ``plan:``, never is)."""
         if key.startswith(NEVER_GRANTED):
             return False
         for prefix, uids in (("overwrite-live:", self.overwrite_live), ("overwrite-v2:", self.overwrite_v2)):
