@@ -114,9 +114,12 @@ def rules_command(
             for path in removed_rule_files(out_dir, SUFFIX[kind], {p.name for p in profiles}):
                 path.unlink()
                 results.append({"path": str(path), "format": kind, "removed": True})
-    if not profile_names and "prometheus" in kinds:  # the runbooks of every profile's alerts, from the catalogue
-        written_docs = write_if_changed(ALERT_DOCS, render_alert_docs(profiles))
-        results.append({"path": str(ALERT_DOCS), "format": "docs", "written": written_docs})
+    # The runbooks of every profile's alerts, from the catalogue: rewritten beside the rules folder where the repository
+    # keeps them (dashgen's own; a team repository, or another --out, gets no docs file it did not ask for).
+    docs = out_dir.parent / ALERT_DOCS
+    if not profile_names and "prometheus" in kinds and docs.is_file():
+        written_docs = write_if_changed(docs, render_alert_docs(profiles))
+        results.append({"path": str(docs), "format": "docs", "written": written_docs})
     if report == "json":
         emit_json(ctx, results)
         return
