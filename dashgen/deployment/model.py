@@ -134,6 +134,15 @@ class Capacity:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What energy and GPU time cost (``[cost]``): dollars per kWh of GPU energy and, optionally, dollars per
+    GPU-hour (rent or depreciation). None: the dashboard shows energy per token but no dollars."""
+
+    usd_per_kwh: float | None = None
+    usd_per_gpu_hour: float | None = None
+
+
+@dataclass(frozen=True)
 class Disks:
     """Which block devices and mount points are the KV cache disks and the model disk."""
 
@@ -242,6 +251,8 @@ class Profile:
     mooncake_masters: tuple[MooncakeMaster, ...] = ()
     # The incident alerts' thresholds (``[alerts]``; defaults when the section is absent).
     alerts: AlertThresholds = field(default_factory=AlertThresholds)
+    # What energy and GPU time cost (``[cost]``; no dollars shown when absent).
+    cost: Cost = field(default_factory=Cost)
 
     @property
     def total_gpus(self) -> int:

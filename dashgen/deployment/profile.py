@@ -28,6 +28,7 @@ from dashgen.deployment.model import (
     VIDEO,
     WORKLOAD_KINDS,
     Capacity,
+    Cost,
     DashboardSettings,
     Disks,
     MooncakeMaster,
@@ -43,6 +44,7 @@ from dashgen.deployment.sections import (
     NAME_RE,
     check_pools,
     parse_capacity,
+    parse_cost,
     parse_disks,
     parse_labels,
     parse_node_addresses,
@@ -64,6 +66,7 @@ __all__ = [
     "VIDEO",
     "WORKLOAD_KINDS",
     "Capacity",
+    "Cost",
     "DashboardSettings",
     "Disks",
     "MooncakeMaster",
@@ -144,6 +147,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     collector = parse_collector(top.table_at("collector"), {n for n, s in sources.items() if s.exported})
     masters = parse_mooncake(top.table_at("mooncake"), pools, sources)
     alerts = parse_alerts(top.table_at("alerts"))
+    cost = parse_cost(top.table_at("cost"))
     top.reject_unknown()
     return Profile(
         name=name,
@@ -168,6 +172,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         collector=collector,
         mooncake_masters=masters,
         alerts=alerts,
+        cost=cost,
     )
 
 

@@ -31,6 +31,7 @@ from dashgen.deployment.model import (
     VIDEO,
     WORKLOAD_KINDS,
     Capacity,
+    Cost,
     Disks,
     Pool,
     Slo,
@@ -393,6 +394,27 @@ def parse_capacity(
                 f"nominal size {capacity.disk_nominal_size} bytes",
             )
     return capacity
+
+
+# A price per kWh above this is a unit slip (cents, or $/MWh), not a tariff.
+MAX_USD_PER_KWH = 10.0
+
+
+def parse_cost(reader: TableReader) -> Cost:
+    """``[cost]``: ``usd_per_kwh`` (dollars per kWh of GPU energy) and optional ``usd_per_gpu_hour``."""
+    cost = Cost(
+        usd_per_kwh=reader.number("usd_per_kwh"),
+        usd_per_gpu_hour=reader.number("usd_per_gpu_hour"),
+    )
+    reader.reject_unknown()
+    if cost.usd_per_kwh is not None and cost.usd_per_kwh > MAX_USD_PER_KWH:
+        raise reader.fail(
+            "usd_per_kwh",
+            f"{cost.usd_per_kwh:g} dollars per kWh is above {MAX_USD_PER_KWH:g}: is it cents or dollars per MWh?",
+        )
+    if cost.usd_per_gpu_hour is not None and cost.usd_per_kwh is None:
+        raise reader.fail("usd_per_gpu_hour", "needs usd_per_kwh too: dollars per token add energy and GPU time")
+    return cost
 
 
 def parse_disks(reader: TableReader) -> Disks:

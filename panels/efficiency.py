@@ -1,0 +1,160 @@
+"""Efficiency of a text-generation deployment: GPU energy and dollars per token over the dashboard's window
+(per pool in a PD deployment: prefill energy per input token, decode energy per output token), with the
+energy drawn while a pool processed nothing shown apart.
+
+Energy comes from DCGM's total-energy counter only (``queries.energy``); where dcgm-exporter is not
+exported or does not collect the counter the row is one text saying so, never an empty chart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dashgen_queries import dcgm
+from dashgen_queries import energy as en
+from dashgen_queries import sglang as sg
+from dashgen_queries.promql import scale
+
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.render.kit import NO_DATA_TEXT, Column, source_status_panel, table, text, timeseries
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+
+TITLE = "Efficiency: energy and cost per token"
+GROUP = "efficiency"
+WORKLOADS = ("text-generation",)
+LAYER = "energy per token"
+ENERGY_SOURCE = (
+    f"dcgm-exporter {en.ENERGY} (counter, mJ since boot), each GPU attached to its node's engine_type; "
+    f"SGLang scheduler {en.TOKENS}{{mode}}"
+)
+ENERGY_LIMIT = (
+    "energy is the counter's increase (never power samples x time); a GPU is in the pool its node's engine "
+    "names at the window end, GPUs on nodes without an engine are in no figure; tokens are the first PP stage's "
+    "scheduler counts (TP copies removed with max), updated at the scheduler's log interval, cached prompt "
+    "tokens (prefill_cache) included; GPU energy only: host, network and cooling are not measured"
+)
+
+
+def _price_text(profile: Profile) -> str:
+    cost = profile.cost
+    if cost.usd_per_kwh is None:
+        return f"no price: set `[cost] usd_per_kwh` in profiles/{profile.name}.toml to show dollars per 1M tokens"
+    text_ = f"${cost.usd_per_kwh:g} per kWh ([cost] usd_per_kwh)"
+    if cost.usd_per_gpu_hour is not None:
+        text_ += (
+            f" plus ${cost.usd_per_gpu_hour:g} per GPU-hour x the pool's GPUs x the window ([cost] usd_per_gpu_hour)"
+        )
+    return text_
+
+
+def _joined(profile: Profile, build: Callable[[Profile, str], str]) -> str:
+    """One column's query over every pool: each pool's own expression (its own token modes), joined with
+    ``or`` (the pools' engine_type values differ, so nothing is added)."""
+    exprs = [build(profile, pool) for pool in en.pools(profile)]
+    return exprs[0] if len(exprs) == 1 else " or ".join(f"({expr})" for expr in exprs)
+
+
+def _kwh(build: Callable[[Profile, str], str]) -> Callable[[Profile, str], str]:
+    return lambda profile, pool: scale(build(profile, pool), 1 / en.J_PER_KWH)
+
+
+def _priced(profile: Profile, pool: str) -> str:
+    expr = en.usd_per_million_tokens(profile, pool)
+    if expr is None:
+        raise ValueError(f"{profile.name}: no [cost] usd_per_kwh, so no dollars per token")
+    return expr
+
+
+def totals_table(profile: Profile) -> PanelSpec:
+    """One row per pool: the window's energy, tokens, J per token, idle energy and dollars per 1M tokens."""
+    per = "J / input or output token" if sg.is_pd(profile) else "J / token"
+    columns = [
+        Column("GPUs with an energy series", _joined(profile, en.gpus), "engine_type"),
+        Column("GPU energy in the window", _joined(profile, _kwh(en.energy_joules)), "kWh"),
+        Column("Tokens charged in the window", _joined(profile, en.tokens), "tokens"),
+        Column("Energy per token", _joined(profile, en.joules_per_token), per),
+        Column("Idle energy (no token processed)", _joined(profile, _kwh(en.idle_joules)), "kWh"),
+    ]
+    if profile.cost.usd_per_kwh is not None:
+        columns.append(Column("Cost per 1M tokens", _joined(profile, _priced), "$"))
+    charged = (
+        "prefill GPUs' energy per input token (prefill_compute + prefill_cache) and decode GPUs' energy per "
+        "output token (decode)"
+        if sg.is_pd(profile)
+        else "all GPUs' energy per token processed (prefill and decode)"
+    )
+    return table(
+        key=f"{GROUP}.totals",
+        title="Energy and cost per token over the window",
+        evidence=Evidence(
+            source=ENERGY_SOURCE,
+            quantity=f"one row per pool over the dashboard's window: {charged}; the energy drawn in the "
+            f"{en.IDLE_STEP} steps in which the pool processed no token is shown apart (it is part of the "
+            f"total, and of the energy per token); cost: {_price_text(profile)}",
+            limit=ENERGY_LIMIT + "; idle energy integrates the counter's rate over fixed steps, so a step with "
+            "one token counts as busy",
+            layer=LAYER,
+        ),
+        labels={sg.ENGINE_TYPE: "Pool"},
+        columns=columns,
+        unit="none",
+        decimals=3,
+        width=24,
+        height=5,
+        no_value=NO_DATA_TEXT,
+    )
+
+
+def power_panel(profile: Profile) -> PanelSpec:
+    """Each pool's GPU power from the energy counter, and the part drawn while the pool processed nothing."""
+    targets: list[Target] = []
+    for pool in en.pools(profile):
+        targets += [
+            Target(en.power_watts(profile, pool), "{{engine_type}} GPU power"),
+            Target(en.idle_power(profile, pool), "{{engine_type}} idle (no token processed)"),
+        ]
+    return timeseries(
+        f"{GROUP}.power",
+        "GPU power per pool from the energy counter, idle apart (W)",
+        Evidence(
+            ENERGY_SOURCE,
+            "watts each pool's GPUs draw (the energy counter's rate), and the same where the pool processed no "
+            "token in the rate interval: the idle series has a value only while the pool is idle",
+            ENERGY_LIMIT,
+            layer=LAYER,
+        ),
+        tuple(targets),
+        unit="watt",
+        min=0,
+        width=24,
+        height=7,
+    )
+
+
+def energy_panels(profile: Profile) -> list[PanelSpec]:
+    """The energy row, or the text saying why it cannot exist on this deployment."""
+    if not profile.exported("dcgm"):
+        return [
+            source_status_panel(
+                f"{GROUP}.energy_unavailable", profile, ["dcgm"], "Energy and cost per token: not available"
+            )
+        ]
+    if not en.collected(profile):
+        return [
+            text(
+                f"{GROUP}.energy_not_collected",
+                "Energy and cost per token: not collected",
+                dcgm.not_collected(profile, [en.ENERGY]),
+                width=24,
+                height=4,
+            )
+        ]
+    return [totals_table(profile), power_panel(profile)]
+
+
+def build(profile: Profile, topology: Topology) -> GroupSpec:
+    """The group, for a deployment whose engines are exported (tokens come from them)."""
+    if not profile.exported("sglang"):
+        return GroupSpec(key=GROUP, title=TITLE, panels=())
+    return GroupSpec(key=GROUP, title=TITLE, panels=tuple(energy_panels(profile)))
