@@ -1,6 +1,8 @@
 """Efficiency of a text-generation deployment: GPU energy and dollars per token over the dashboard's window
 (per pool in a PD deployment: prefill energy per input token, decode energy per output token), with the
-energy drawn while a pool processed nothing shown apart.
+energy drawn while a pool processed nothing shown apart; and speculative decoding (acceptance length and
+rate, tokens per verify forward) with the draft algorithm the profile states, or a text where the engines
+run none.
 
 Energy comes from DCGM's total-energy counter only (``queries.energy``); where dcgm-exporter is not
 exported or does not collect the counter the row is one text saying so, never an empty chart.
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from dashgen_queries import dcgm
 from dashgen_queries import energy as en
 from dashgen_queries import sglang as sg
+from dashgen_queries import speculative as spec
 from dashgen_queries.promql import scale
 
 from dashgen.deployment.profile import Profile
@@ -20,7 +23,7 @@ from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, Column, source_status_panel, table, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
-TITLE = "Efficiency: energy and cost per token"
+TITLE = "Efficiency: energy, cost and speculative decoding"
 GROUP = "efficiency"
 WORKLOADS = ("text-generation",)
 LAYER = "energy per token"
@@ -153,8 +156,94 @@ def energy_panels(profile: Profile) -> list[PanelSpec]:
     return [totals_table(profile), power_panel(profile)]
 
 
+SPEC_SOURCE = "SGLang scheduler (sglang:spec_accept_length, sglang:spec_accept_rate gauges)"
+SPEC_LIMIT = (
+    "gauges over the scheduler's last log interval, of the stats-logging TP rank (max over TP ranks, never "
+    "added); a mean over the interval's verify steps, not a per-request distribution; written only while the "
+    "engine runs a draft algorithm (--speculative-algorithm)"
+)
+
+
+def _draft(profile: Profile) -> str:
+    stated = profile.speculative
+    tokens = f", {stated.draft_tokens} draft tokens per step" if stated.draft_tokens else ""
+    return f"draft algorithm {stated.algorithm}{tokens} (profiles/{profile.name}.toml [speculative])"
+
+
+def speculative_panels(profile: Profile) -> list[PanelSpec]:
+    """Acceptance length, acceptance rate and tokens per verify forward; a text where no draft runs."""
+    if not profile.speculative.algorithm:
+        return [
+            text(
+                f"{GROUP}.speculative_none",
+                "Speculative decoding: not running",
+                f"The engines of {profile.name} run no speculative decoding: the profile states no "
+                "`[speculative] algorithm`, so SGLang is started without `--speculative-algorithm` and writes no "
+                "`sglang:spec_*` series (absent, not zero). A deployment that runs a draft model or head states "
+                f'it in profiles/{profile.name}.toml, e.g. `[speculative] algorithm = "EAGLE3"`.',
+                width=24,
+                height=3,
+            )
+        ]
+    legend = sg.stage_legend(profile)
+    where = "the decode pool's instances" if sg.is_pd(profile) else "each engine instance"
+    return [
+        timeseries(
+            f"{GROUP}.spec_accept_length",
+            f"Speculative decoding: accepted tokens per verify step ({profile.speculative.algorithm})",
+            Evidence(
+                SPEC_SOURCE,
+                f"mean tokens a request gains per target-model verify step on {where}, the bonus token "
+                f"included (1 = no draft token accepted); {_draft(profile)}",
+                SPEC_LIMIT,
+                layer="speculative decoding",
+            ),
+            (Target(spec.accept_length(profile), legend),),
+            unit="none",
+            min=1,
+            width=8,
+            height=7,
+        ),
+        timeseries(
+            f"{GROUP}.spec_accept_rate",
+            f"Speculative decoding: draft acceptance rate ({profile.speculative.algorithm})",
+            Evidence(
+                SPEC_SOURCE,
+                f"accepted share of the proposed draft tokens on {where}, 0-1 fixed axis; {_draft(profile)}",
+                SPEC_LIMIT,
+                layer="speculative decoding",
+            ),
+            (Target(spec.accept_rate(profile), legend),),
+            unit="percentunit",
+            min=0,
+            max=1,
+            width=8,
+            height=7,
+        ),
+        timeseries(
+            f"{GROUP}.spec_tokens_per_forward",
+            "Speculative decoding: decode tokens per verify forward (batch)",
+            Evidence(
+                "SGLang scheduler (sglang:realtime_tokens_total{mode=decode}, sglang:spec_verify_calls_total)",
+                f"decode tokens processed per target-model verify forward on {where}: what speculative "
+                "decoding buys; without it each forward yields one token per running request",
+                "a batch figure (tokens of all running requests per forward), so it moves with the batch size "
+                "too; compare with the running requests, or read the acceptance length for the per-request gain; "
+                "rates over the rate interval at the scheduler's log interval; spec_verify_calls_total is written "
+                "only while the engine runs a draft algorithm (--speculative-algorithm)",
+                layer="speculative decoding",
+            ),
+            (Target(spec.tokens_per_forward(profile), legend),),
+            unit="none",
+            min=0,
+            width=8,
+            height=7,
+        ),
+    ]
+
+
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     """The group, for a deployment whose engines are exported (tokens come from them)."""
     if not profile.exported("sglang"):
         return GroupSpec(key=GROUP, title=TITLE, panels=())
-    return GroupSpec(key=GROUP, title=TITLE, panels=tuple(energy_panels(profile)))
+    return GroupSpec(key=GROUP, title=TITLE, panels=(*energy_panels(profile), *speculative_panels(profile)))

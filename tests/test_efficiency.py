@@ -56,7 +56,7 @@ def test_cost_section_is_read() -> None:
 
 
 def _keys(profile: Profile) -> list[str]:
-    return [panel.key for panel in efficiency.build(profile, Topology(profile)).panels]
+    return [panel.key for panel in efficiency.energy_panels(profile)]
 
 
 def test_energy_row_is_a_text_where_the_counter_cannot_exist() -> None:
@@ -70,7 +70,7 @@ def test_energy_row_is_a_text_where_the_counter_cannot_exist() -> None:
     power_only = dataclasses.replace(
         profile, sources={**profile.sources, "dcgm": dataclasses.replace(dcgm, fields=("DCGM_FI_DEV_POWER_USAGE",))}
     )
-    (panel,) = efficiency.build(power_only, Topology(power_only)).panels
+    (panel,) = efficiency.energy_panels(power_only)
     assert panel.kind == "text" and en.ENERGY in panel.content and "not collected" in panel.content
 
 
@@ -163,3 +163,73 @@ def test_energy_per_token_matches_a_hand_computation(victoriametrics, demo_windo
     idle = {item["metric"]["engine_type"]: float(item["value"][1]) for item in columns[4]}
     energy = {item["metric"]["engine_type"]: float(item["value"][1]) for item in columns[1]}
     assert all(0 <= idle.get(pool, 0.0) <= energy[pool] for pool in energy), (idle, energy)
+
+
+# --- speculative decoding ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("speculative", "field"),
+    [
+        ({"algorithm": "MEDUSA"}, "algorithm"),
+        ({"draft_tokens": 4}, "draft_tokens"),
+        ({"algorithm": "EAGLE", "draft": 4}, "draft"),
+    ],
+)
+def test_speculative_section_is_validated(speculative: dict, field: str) -> None:
+    raw = _profile_dict("long-context-64", {})
+    del raw["cost"]
+    raw["speculative"] = speculative
+    with pytest.raises(ProfileError) as error:
+        profile_from_dict(raw, "profiles/long-context-64.toml", "long-context-64")
+    assert field in str(error.value)
+
+
+def test_speculative_algorithm_must_agree_with_the_stated_flags() -> None:
+    raw = _profile_dict("long-context-64", {})
+    del raw["cost"]
+    raw["speculative"] = {"algorithm": "EAGLE3"}
+    raw["sources"]["sglang"]["features"] = ["--enable-metrics-for-all-schedulers"]
+    with pytest.raises(ProfileError) as error:
+        profile_from_dict(raw, "profiles/long-context-64.toml", "long-context-64")
+    assert "--speculative-algorithm" in str(error.value)
+
+
+@pytest.mark.parametrize("name", ["pd-128", "h20-16"])
+def test_speculative_is_a_text_where_the_engines_run_none(name: str) -> None:
+    panels = efficiency.build(PROFILES[name], Topology(PROFILES[name])).panels
+    spec = [panel for panel in panels if "spec" in panel.key]
+    assert [panel.kind for panel in spec] == ["text"] and "no speculative decoding" in spec[0].content
+
+
+def test_speculative_panels_state_the_draft_algorithm() -> None:
+    profile = PROFILES["long-context-64"]
+    panels = [p for p in efficiency.build(profile, Topology(profile)).panels if "spec" in p.key]
+    assert len(panels) == 3 and all(p.kind == "timeseries" for p in panels)
+    assert all("EAGLE3, 4 draft tokens per step" in p.description for p in panels[:2])
+
+
+def test_acceptance_on_demo_data_is_a_rate_and_a_gain(victoriametrics, demo_windows) -> None:
+    """long-context-64 runs EAGLE3: per instance the acceptance rate is within [0, 1], the acceptance length at
+    least 1 (the bonus token) and decode tokens per verify forward positive, over the whole window."""
+    window = demo_windows[("long-context-64", "healthy")]
+    seconds = window.hours * 3600
+    ds = Datasource(victoriametrics.url)
+    (built,) = build_profile(window.profile)
+    planned = {
+        p.raw.get("title"): p
+        for p in plan([DashboardInput("lc", built.document, window.profile)], Window(window.end, seconds))
+    }
+
+    def values(title: str) -> list[float]:
+        (query,) = planned[title].queries
+        answer = ds.query_range(query.expr, window.end - seconds, window.end, 300).result
+        return [float(v) for item in answer for _, v in item["values"]]
+
+    rate = values("Speculative decoding: draft acceptance rate (EAGLE3)")
+    length = values("Speculative decoding: accepted tokens per verify step (EAGLE3)")
+    forward = values("Speculative decoding: decode tokens per verify forward (batch)")
+    assert rate and length and forward
+    assert all(0.0 <= value <= 1.0 for value in rate), (min(rate), max(rate))
+    assert all(value >= 1.0 for value in length), min(length)
+    assert all(value > 0 for value in forward), min(forward)

@@ -11,6 +11,7 @@ profile fits the store (or was written), 1 on a difference, 2 on bad input.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from dashgen.deployment.profile import Profile, load_profile
 from dashgen.errors import InputError, redact
 from dashgen.exporters.availability import Stated
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
+from dashgen.exporters.table import SGLANG, SPECULATIVE
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
 
@@ -34,9 +36,20 @@ def store_names(datasource: Datasource, profile: Profile | None, window: float, 
     return datasource.label_values("__name__", matchers, now - window, now)
 
 
+def stated_of(profile: Profile | None, source: str) -> Stated:
+    """What the profile states about one source. SGLang's draft flag is stated by ``[speculative]`` too: a profile
+    whose features are not listed but that states no draft algorithm runs none (every other flag assumed on)."""
+    if profile is None or source not in profile.sources:
+        return Stated()
+    stated = profile.source(source).stated
+    if source == SGLANG.source and stated.features is None and not profile.speculative.algorithm:
+        return dataclasses.replace(stated, features=tuple(f.name for f in SGLANG.flags if f.name != SPECULATIVE))
+    return stated
+
+
 def source_report(inferred: Inferred, profile: Profile | None) -> dict[str, Any]:
     """One source's inference, and with a profile its differences and the fields ``--write`` would set."""
-    stated = profile.source(inferred.source).stated if profile and inferred.source in profile.sources else Stated()
+    stated = stated_of(profile, inferred.source)
     report: dict[str, Any] = {
         "source": inferred.source,
         "present": inferred.present,

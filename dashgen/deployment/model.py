@@ -143,6 +143,15 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class Speculative:
+    """The engines' speculative decoding (``[speculative]``): the draft algorithm SGLang runs
+    (``--speculative-algorithm``) and its draft tokens per step; "" = the engines run none."""
+
+    algorithm: str = ""
+    draft_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class Disks:
     """Which block devices and mount points are the KV cache disks and the model disk."""
 
@@ -253,6 +262,8 @@ class Profile:
     alerts: AlertThresholds = field(default_factory=AlertThresholds)
     # What energy and GPU time cost (``[cost]``; no dollars shown when absent).
     cost: Cost = field(default_factory=Cost)
+    # The engines' speculative decoding (``[speculative]``; none when absent).
+    speculative: Speculative = field(default_factory=Speculative)
 
     @property
     def total_gpus(self) -> int:

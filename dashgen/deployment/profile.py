@@ -36,6 +36,7 @@ from dashgen.deployment.model import (
     Profile,
     Slo,
     Source,
+    Speculative,
     Store,
 )
 from dashgen.deployment.mooncake import parse_mooncake
@@ -52,6 +53,7 @@ from dashgen.deployment.sections import (
     parse_pool,
     parse_slo,
     parse_sources,
+    parse_speculative,
     parse_store,
 )
 from dashgen.errors import ProfileError
@@ -67,6 +69,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "Capacity",
     "Cost",
+    "Speculative",
     "DashboardSettings",
     "Disks",
     "MooncakeMaster",
@@ -148,6 +151,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     masters = parse_mooncake(top.table_at("mooncake"), pools, sources)
     alerts = parse_alerts(top.table_at("alerts"))
     cost = parse_cost(top.table_at("cost"))
+    speculative = parse_speculative(top.table_at("speculative"), sources)
     top.reject_unknown()
     return Profile(
         name=name,
@@ -173,6 +177,7 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         mooncake_masters=masters,
         alerts=alerts,
         cost=cost,
+        speculative=speculative,
     )
 
 

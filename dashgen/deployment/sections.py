@@ -36,6 +36,7 @@ from dashgen.deployment.model import (
     Pool,
     Slo,
     Source,
+    Speculative,
     Store,
 )
 from dashgen.deployment.reader import TableReader, parse_duration
@@ -415,6 +416,28 @@ def parse_cost(reader: TableReader) -> Cost:
     if cost.usd_per_gpu_hour is not None and cost.usd_per_kwh is None:
         raise reader.fail("usd_per_gpu_hour", "needs usd_per_kwh too: dollars per token add energy and GPU time")
     return cost
+
+
+# SGLang's --speculative-algorithm values (server_args.py); NEXTN is read as EAGLE by the engine.
+SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
+
+
+def parse_speculative(reader: TableReader, sources: dict[str, Source]) -> Speculative:
+    """``[speculative]``: ``algorithm`` (one of SGLang's draft algorithms) and optional ``draft_tokens``."""
+    algorithm = reader.string("algorithm", "")
+    draft_tokens = reader.integer("draft_tokens", maximum=64) if "draft_tokens" in reader.table else None
+    reader.reject_unknown()
+    if algorithm and algorithm not in SPECULATIVE_ALGORITHMS:
+        raise reader.fail("algorithm", f"{algorithm!r} is not one of SGLang's {', '.join(SPECULATIVE_ALGORITHMS)}")
+    if draft_tokens is not None and not algorithm:
+        raise reader.fail("draft_tokens", "needs algorithm: draft tokens without a draft algorithm")
+    features = sources["sglang"].features if "sglang" in sources else None
+    if algorithm and features is not None and "--speculative-algorithm" not in features:
+        raise reader.fail(
+            "algorithm",
+            f"{algorithm} is stated but [sources.sglang] features does not list --speculative-algorithm",
+        )
+    return Speculative(algorithm=algorithm, draft_tokens=draft_tokens)
 
 
 def parse_disks(reader: TableReader) -> Disks:

@@ -33,6 +33,7 @@ def H(name: str, **fields: object) -> Series:  # noqa: N802
 ENGINE_METRICS = "--engine-metrics"
 MAX_CONCURRENT = "--max-concurrent-requests"
 ALL_SCHEDULERS = "--enable-metrics-for-all-schedulers"
+SPECULATIVE = "--speculative-algorithm"
 PREFILL_ONLY = "written on the prefill side of a PD pair only (SGLang records it in disaggregation/prefill.py)"
 VLLM_GRPC_ONLY = "written only when the gateway routes PD to vLLM over gRPC; never with SGLang backends"
 NOT_SGLANG_GRPC = "not written when the gateway talks gRPC to SGLang"
@@ -46,6 +47,11 @@ SGLANG = SourceTable(
     versions=SGLANG_VERSIONS,
     flags=(
         Flag(ALL_SCHEDULERS, "off by default: only the stats-logging TP rank of each PP stage reports", ALL_SCHEDULERS),
+        Flag(
+            SPECULATIVE,
+            "unset by default: no speculative decoding",
+            f"{SPECULATIVE} ALGORITHM (EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM)",
+        ),
     ),
     prefixes=("sglang:", "sglang_"),
     prefix_note=ROUTER_PREFIX_NOTE,
@@ -115,6 +121,10 @@ SGLANG = SourceTable(
         H("sglang:diffusion_queue_time_seconds", since="0.5.21"),
         H("sglang:diffusion_generation_batch_size", since="0.5.21"),
         H("sglang:diffusion_stage_host_latency_seconds", since="0.5.21"),
+        # Speculative decoding: scheduler gauges over the last log interval, written only with a draft algorithm.
+        M("sglang:spec_accept_length", needs=(SPECULATIVE,)),
+        M("sglang:spec_accept_rate", needs=(SPECULATIVE,)),
+        M("sglang:spec_verify_calls_total", needs=(SPECULATIVE,)),
     ),
 )
 
