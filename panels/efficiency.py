@@ -2,7 +2,8 @@
 (per pool in a PD deployment: prefill energy per input token, decode energy per output token), with the
 energy drawn while a pool processed nothing shown apart; and speculative decoding (acceptance length and
 rate, tokens per verify forward) with the draft algorithm the profile states, or a text where the engines
-run none.
+run none; and SLO attainment over the window per SLI, with the bounds on joint attainment and goodput
+that separate histograms allow.
 
 Energy comes from DCGM's total-energy counter only (``queries.energy``); where dcgm-exporter is not
 exported or does not collect the counter the row is one text saying so, never an empty chart.
@@ -12,18 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dashgen_queries import attainment as att
 from dashgen_queries import dcgm
 from dashgen_queries import energy as en
 from dashgen_queries import sglang as sg
 from dashgen_queries import speculative as spec
 from dashgen_queries.promql import scale
+from dashgen_queries.sglang_slo import slis
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, Column, source_status_panel, table, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
-TITLE = "Efficiency: energy, cost and speculative decoding"
+TITLE = "Efficiency: energy, cost, speculative decoding, SLO attainment"
 GROUP = "efficiency"
 WORKLOADS = ("text-generation",)
 LAYER = "energy per token"
@@ -242,8 +245,48 @@ def speculative_panels(profile: Profile) -> list[PanelSpec]:
     ]
 
 
+def attainment_panel(profile: Profile) -> PanelSpec:
+    """Per model: each SLI's share within its bound over the window, the joint bounds and goodput."""
+    columns = [
+        Column(f"{sli.name} within {sli.bound:g} s", att.sli_share(profile, sli), "share") for sli in slis(profile)
+    ]
+    notes = "; ".join(sli.evaluation_note() for sli in slis(profile))
+    columns += [
+        Column("All SLIs, at most", att.joint_upper(profile), "share"),
+        Column("All SLIs, at least", att.joint_lower(profile), "share"),
+        Column("Goodput, at least", att.goodput_lower(profile), "req/s"),
+    ]
+    return table(
+        key=f"{GROUP}.attainment",
+        title="SLO attainment over the window per model: per SLI, and the bounds on all at once",
+        evidence=Evidence(
+            source="SGLang tokenizer request histograms (TTFT, TPOT, E2E) and sglang:num_aborted_requests_total, "
+            "prefill servers of a PD pair excluded so a request counts once",
+            quantity="over the dashboard's window, per model: the share of requests within each SLI's bound "
+            "(aborted requests count as outside every bound); the share within every bound at once, at most "
+            "(the lowest SLI) and at least (1 - the SLIs' outside shares added, floored at 0); goodput, at "
+            f"least, in requests per second (that lower bound x the window's requests per second). {notes}",
+            limit="a bound is a bucket edge: a threshold between edges is evaluated at the next edge above (an "
+            "upper bound of the exact share); separate histograms do not say which request missed which SLI, so "
+            "joint attainment is a range, exact only with a per-request record (a request log or a per-request "
+            "'met all SLOs' counter); goodput in tokens per second is not derivable from these series (a "
+            "histogram carries no request's tokens); requests still running are not counted; no requests -> No "
+            "data, not 100 %",
+            layer="SLO attainment",
+        ),
+        labels={"model_name": "Model"},
+        columns=columns,
+        unit="none",
+        decimals=4,
+        width=24,
+        height=5,
+        no_value="No requests in window",
+    )
+
+
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     """The group, for a deployment whose engines are exported (tokens come from them)."""
     if not profile.exported("sglang"):
         return GroupSpec(key=GROUP, title=TITLE, panels=())
-    return GroupSpec(key=GROUP, title=TITLE, panels=(*energy_panels(profile), *speculative_panels(profile)))
+    panels = (*energy_panels(profile), *speculative_panels(profile), attainment_panel(profile))
+    return GroupSpec(key=GROUP, title=TITLE, panels=panels)

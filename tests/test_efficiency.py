@@ -233,3 +233,42 @@ def test_acceptance_on_demo_data_is_a_rate_and_a_gain(victoriametrics, demo_wind
     assert all(0.0 <= value <= 1.0 for value in rate), (min(rate), max(rate))
     assert all(value >= 1.0 for value in length), min(length)
     assert all(value > 0 for value in forward), min(forward)
+
+
+# --- SLO attainment ------------------------------------------------------------------------------------------
+
+ATTAINMENT = "SLO attainment over the window per model: per SLI, and the bounds on all at once"
+
+
+def test_attainment_says_what_joint_attainment_would_need() -> None:
+    panel = efficiency.attainment_panel(PROFILES["pd-128"])
+    assert "exact only with a per-request record" in panel.description
+    assert "goodput in tokens per second is not derivable" in panel.description
+    assert "bucket edge" in panel.description
+
+
+@pytest.mark.parametrize("name", ["long-context-64", "pd-128"])
+def test_attainment_on_demo_data_is_a_share_and_its_bounds_hold(victoriametrics, demo_windows, name: str) -> None:
+    """Per model: every SLI share within [0, 1] (never above 100 %), the joint lower bound <= the joint upper
+    bound = the lowest SLI share, and goodput at least 0 and at most the window's request rate."""
+    window = demo_windows[(name, "healthy")]
+    seconds = window.hours * 3600
+    ds = Datasource(victoriametrics.url)
+    (built,) = build_profile(window.profile)
+    planned = {
+        p.raw.get("title"): p
+        for p in plan([DashboardInput(name, built.document, window.profile)], Window(window.end, seconds))
+    }[ATTAINMENT]
+    columns = [
+        {item["metric"]["model_name"]: float(item["value"][1]) for item in ds.query(q.expr, window.end).result}
+        for q in planned.queries
+    ]
+    *per_sli, upper, lower, goodput = columns
+    assert per_sli and all(per_sli) and upper and lower and goodput, columns
+    for model, top in upper.items():
+        shares = [column[model] for column in per_sli]
+        assert all(0.0 <= share <= 1.0 for share in shares), shares
+        assert top == pytest.approx(min(shares))
+        assert 0.0 <= lower[model] <= top
+        assert lower[model] == pytest.approx(max(0.0, 1 - sum(1 - s for s in shares)), abs=1e-9)
+        assert goodput[model] >= 0
