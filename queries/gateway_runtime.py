@@ -28,7 +28,6 @@ from dashgen.exporters.table import GATEWAY, SGLANG
 STALLS = GATEWAY.name("smg_tokio_event_loop_stalls_total")
 DELAY = GATEWAY.name("smg_tokio_event_loop_delay_seconds")
 BUSY = GATEWAY.name("smg_tokio_worker_busy_ratio")
-QUEUE = GATEWAY.name("smg_tokio_global_queue_depth")
 OVERLOADED = GATEWAY.name("smg_workers_overloaded")
 SHED = GATEWAY.name("smg_worker_overload_shed_total")
 BACKOFF = GATEWAY.name("smg_worker_retry_backoff_seconds")
@@ -60,10 +59,6 @@ def delay_p99(profile: Profile) -> str:
 def busiest_worker(profile: Profile) -> str:
     """The busiest runtime worker thread's busy ratio (0-1), per gateway process."""
     return gw.gauge(profile, BUSY)
-
-
-def global_queue(profile: Profile) -> str:
-    return gw.gauge(profile, QUEUE)
 
 
 def overloaded_workers(profile: Profile) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from dashgen.deployment.edit import set_source_fields
 from dashgen.deployment.profile import Profile, load_profile
 from dashgen.errors import InputError, redact
 from dashgen.exporters.availability import Stated
+from dashgen.exporters.families import family_reports
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
 from dashgen.exporters.table import SGLANG, SPECULATIVE
 from dashgen.live.datasource import Datasource
@@ -65,7 +67,20 @@ def source_report(inferred: Inferred, profile: Profile | None) -> dict[str, Any]
     return report
 
 
-def render_text(reports: list[dict[str, Any]], profile: Profile | None) -> str:
+def render_families(families: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per panel family: its state in the store, the version behind it and what it needs."""
+    lines = []
+    for family in families:
+        line = f"family {family['title']}: {family['state']} ({family['version']}; needs {family['needs']})"
+        lines.append(line)
+        if family["state"] == "partly present":
+            lines.append(f"    absent: {', '.join(family['absent'])}")
+    return lines
+
+
+def render_text(
+    reports: list[dict[str, Any]], profile: Profile | None, families: Sequence[Mapping[str, Any]] = ()
+) -> str:
     lines = []
     for report in reports:
         if not report["present"]:
@@ -79,6 +94,7 @@ def render_text(reports: list[dict[str, Any]], profile: Profile | None) -> str:
     absent = [r["source"] for r in reports if not r["present"]]
     if absent:
         lines.append(f"no series of: {', '.join(absent)}")
+    lines += render_families(families)
     if profile is not None and not any(r.get("differences") for r in reports):
         lines.append(f"profile {profile.name} states what the store shows")
     return "\n".join(lines) + "\n"
@@ -111,6 +127,7 @@ def doctor_command(
     profile = selected_profiles(ctx, [profile_name])[0] if profile_name else None
     names = store_names(Datasource(datasource_url, timeout=timeout), profile, length, time.time())
     reports = [source_report(inferred, profile) for inferred in infer(names).values()]
+    families = family_reports(names)
     differing = [r for r in reports if r.get("differences")]
     code = 1 if differing else 0
     if write and profile is not None and differing:
@@ -124,10 +141,13 @@ def doctor_command(
     if output_format == "json":
         meta = {"datasource": redact(datasource_url), "profile": profile.name if profile else None, "written": write}
         emit_json(
-            ctx, {**meta, "sources": reports}, code, [d for r in differing for d in r["differences"]] if code else []
+            ctx,
+            {**meta, "sources": reports, "families": families},
+            code,
+            [d for r in differing for d in r["differences"]] if code else [],
         )
     else:
-        click.echo(render_text(reports, profile), nl=False)
+        click.echo(render_text(reports, profile, families), nl=False)
         if write and differing:
             click.echo(f"wrote {profile.path if profile else ''}")
     ctx.exit(code)
