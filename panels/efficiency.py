@@ -126,7 +126,7 @@ def power_panel(profile: Profile) -> PanelSpec:
         Evidence(
             ENERGY_SOURCE,
             "watts each pool's GPUs draw (the energy counter's rate), and the same where the pool processed no "
-            "token in the rate interval: the idle series has a value only while the pool is idle",
+            "token in the rate interval (the idle series reads 0 W while the pool works)",
             ENERGY_LIMIT,
             layer=LAYER,
         ),

@@ -11,7 +11,7 @@ GPU is charged to every token. GPUs on nodes without an engine are in no pool an
 
 Idle energy: the energy a pool's GPUs drew in the steps in which the pool processed no token, from the
 same counter's rate integrated over a fixed step (``IDLE_STEP``), so it is apart from, and part of, the
-window's energy; 0 for a pool with energy series that never idled.
+window's energy; 0 for a pool that never idled.
 """
 
 from __future__ import annotations
@@ -112,17 +112,17 @@ def joules_per_token(profile: Profile, pool: str) -> str:
 
 
 def idle_power(profile: Profile, pool: str) -> str:
-    """The pool's GPU power in the steps in which it processed no token (W); no sample while it works."""
-    return f"{power_watts(profile, pool)} and on({sg.ENGINE_TYPE}) ({token_rate(profile, pool)} == 0)"
+    """The pool's GPU power in the steps in which it processed no token (W); 0 W while it works (so a pool that
+    never idles reads 0, not nothing)."""
+    idle = f"({token_rate(profile, pool)} == bool 0)"
+    return f"{power_watts(profile, pool)} * on({sg.ENGINE_TYPE}) {idle}"
 
 
 def idle_joules(profile: Profile, pool: str) -> str:
     """Energy the pool's GPUs drew while the pool processed no token over the window, J (the rate integrated
     over ``IDLE_STEP`` steps)."""
     seconds = float(IDLE_STEP.removesuffix("s"))
-    idle = scale(f"sum_over_time(({idle_power(profile, pool)})[$__range:{IDLE_STEP}])", seconds)
-    # A pool that never idled drew 0 J idle (its energy series exist): 0, not an empty cell.
-    return f"({idle}) or (0 * {energy_joules(profile, pool)})"
+    return scale(f"sum_over_time(({idle_power(profile, pool)})[$__range:{IDLE_STEP}])", seconds)
 
 
 def usd_per_million_tokens(profile: Profile, pool: str) -> str | None:
