@@ -8,7 +8,9 @@ from dashgen_panels import (
     cache_evidence,
     cache_ladder,
     collector,
+    efficiency,
     first_screen,
+    gateway_runtime,
     gpu_health,
     gpu_timelines,
     gpu_window_stats,
@@ -30,10 +32,12 @@ GROUPS = (
     video_slo,
     jobs,
     requests_gateway,
+    gateway_runtime,
     pd_balance,
     gpu_health,
     gpu_window_stats,
     gpu_timelines,
+    efficiency,
     kv_cache_nvme,
     collector,
     cache_evidence,
@@ -43,7 +47,9 @@ GROUPS = (
 # Heavy groups start collapsed, so the dashboard opens on the Now row and the first localising rows only (S26,
 # S34): a collapsed row runs no query until it is opened. Modules with rows of their own (requests_gateway,
 # reference) say per row which start collapsed.
-COLLAPSED_ON_OPEN = frozenset({"cache_evidence", "cache_ladder", "gpu_window_stats", "kv_cache_nvme"})
+COLLAPSED_ON_OPEN = frozenset(
+    {"cache_evidence", "cache_ladder", "efficiency", "gateway_runtime", "gpu_window_stats", "kv_cache_nvme"}
+)
 # Rows that draw one series or one table row per GPU (row keys, ``<group key>[:<row>]``) open with the dashboard
 # only up to this many GPUs: beyond it they start collapsed (1,024 lines on one graph is drill-down, not a first
 # view; at 1,024 GPUs these rows were 0.18 s of the 0.40 s the dashboard's open took). The Now row's matrix and
@@ -56,8 +62,8 @@ PER_GPU_OPEN_MAX_GPUS = 256
 TABS = (
     ("Now", ("first_screen",)),
     ("SLO and health", ("slo_health", "video_slo")),
-    ("Requests and gateway", ("requests_gateway", "pd_balance", "jobs")),
-    ("GPUs", ("gpu_health", "gpu_window_stats", "gpu_timelines")),
+    ("Requests and gateway", ("requests_gateway", "gateway_runtime", "pd_balance", "jobs")),
+    ("GPUs", ("gpu_health", "gpu_window_stats", "gpu_timelines", "efficiency")),
     ("Cache evidence", ("cache_evidence", "cache_ladder")),
     ("KV cache, Store and disks", ("kv_cache_nvme",)),
     ("Collector", ("collector",)),

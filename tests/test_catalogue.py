@@ -83,7 +83,7 @@ def test_every_alert_is_a_catalogue_row_with_its_labels_and_runbook(profile: obj
         assert labels["layer"] == (row.layer or NO_LAYER) and labels["cause"] == row.cause
         assert labels["look"] == row.look
         assert rule.severity in (row.severity, "warning") and rule.for_ == row.hold
-        assert rule.runbook_text.startswith(row.runbook) and rule.runbook.endswith(f"#{row.anchor}")
+        assert rule.first_steps.startswith(row.runbook) and rule.runbook.endswith(f"#{row.anchor}")
     written = {rule.alert for rule in alerts}
     assert written == {row.alert for row in rows_for(profile)} - _not_written(profile)  # type: ignore[arg-type]
 

@@ -79,7 +79,7 @@ def expected(profile: str, name: str, labels: dict[str, str], value: str = "", v
         "exp_annotations": {
             "summary": render(rule.summary, labels, value),
             "description": render(rule.description, labels, value),
-            "runbook": rule.runbook_text,
+            **({"first_steps": rule.first_steps} if rule.first_steps else {}),
             "runbook_url": links["runbook_url"],
             "dashboard_url": expand_links(links["dashboard_url"], final),
         },

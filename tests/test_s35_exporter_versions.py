@@ -16,7 +16,7 @@ from dashgen.document import iter_panels, unwrap
 from dashgen.errors import ProfileError
 from dashgen.exporters.availability import Stated, adapt, every_name, lookup, missing_reason, switch_of
 from dashgen.exporters.inference import differences, infer, proposed
-from dashgen.exporters.table import ENGINE_METRICS, MAX_CONCURRENT, TABLES
+from dashgen.exporters.table import ALL_SCHEDULERS, ENGINE_METRICS, MAX_CONCURRENT, SPECULATIVE, TABLES
 from dashgen.lint.catalogue import load_catalogue
 from dashgen.live.selectors import metric_names
 from dashgen.rules.render import rule_groups
@@ -74,7 +74,9 @@ def test_s35_a_panel_needing_a_non_default_flag_says_so_in_its_description(profi
             for flag in adapt(target.get("expr", ""), {n: s.stated for n, s in profile.sources.items()}).flags:
                 assert flag[1] in panel.get("description", ""), (panel["title"], flag)
                 seen += 1
-    assert seen == (5 if profile.exported("gateway") else 0)
+    # The gateway's --engine-metrics / --max-concurrent-requests panels, and the speculative-decoding panels
+    # (--speculative-algorithm) of a profile that states a draft algorithm.
+    assert seen == (5 if profile.exported("gateway") else 0) + (3 if profile.speculative.algorithm else 0)
 
 
 def test_s35_a_default_gateway_gets_text_panels_naming_the_flag(stated):
@@ -162,8 +164,13 @@ def test_s35_doctor_infers_prefix_version_and_flags_from_names():
     said = Stated(features=(ENGINE_METRICS, MAX_CONCURRENT))
     assert differences(gateway, said) == [f"features: {ENGINE_METRICS} is stated but off in the store"]
     assert proposed(gateway, said) == {"features": [MAX_CONCURRENT]}
-    assert proposed(sglang, Stated()) == {"metric_prefix": "sglang_", "version": "0.5.10"}
-    assert differences(sglang, Stated("0.5.10", None, "sglang_")) == []
+    # No spec_* series: the draft flag is off; the flag no name can show (all schedulers) stays assumed on.
+    assert sglang.flags_off == (SPECULATIVE,)
+    assert proposed(sglang, Stated()) == {"metric_prefix": "sglang_", "version": "0.5.10", "features": [ALL_SCHEDULERS]}
+    assert differences(sglang, Stated("0.5.10", None, "sglang_")) == [
+        f"features: {SPECULATIVE} is off in the store; the profile states no features (all assumed on)"
+    ]
+    assert differences(sglang, Stated("0.5.10", (ALL_SCHEDULERS,), "sglang_")) == []
 
 
 def test_doctor_write_keeps_every_other_line(tmp_path):

@@ -14,7 +14,9 @@ a difference, 2 on bad input.
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,9 @@ from dashgen.deployment.profile import Profile, load_profile
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines
 from dashgen.exporters.availability import Stated
+from dashgen.exporters.families import family_reports
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
+from dashgen.exporters.table import SGLANG, SPECULATIVE
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
 from dashgen.live.profile_fit import ALIASES, Difference, StoreView, profile_differences
@@ -59,9 +63,20 @@ def store_view(datasource: Datasource, profile: Profile, window: float, now: flo
     return StoreView(False, label_names, present, values, carrying)
 
 
+def stated_of(profile: Profile | None, source: str) -> Stated:
+    """What the profile states about one source. SGLang's draft flag is stated by ``[speculative]`` too: a profile
+    whose features are not listed but that states no draft algorithm runs none (every other flag assumed on)."""
+    if profile is None or source not in profile.sources:
+        return Stated()
+    stated = profile.source(source).stated
+    if source == SGLANG.source and stated.features is None and not profile.speculative.algorithm:
+        return dataclasses.replace(stated, features=tuple(f.name for f in SGLANG.flags if f.name != SPECULATIVE))
+    return stated
+
+
 def source_report(inferred: Inferred, profile: Profile | None) -> dict[str, Any]:
     """One source's inference, and with a profile its differences and the fields ``--write`` would set."""
-    stated = profile.source(inferred.source).stated if profile and inferred.source in profile.sources else Stated()
+    stated = stated_of(profile, inferred.source)
     report: dict[str, Any] = {
         "source": inferred.source,
         "present": inferred.present,
@@ -77,7 +92,23 @@ def source_report(inferred: Inferred, profile: Profile | None) -> dict[str, Any]
     return report
 
 
-def render_text(reports: list[dict[str, Any]], profile: Profile | None, fit: list[Difference] | None = None) -> str:
+def render_families(families: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per panel family: its state in the store, the version behind it and what it needs."""
+    lines = []
+    for family in families:
+        line = f"family {family['title']}: {family['state']} ({family['version']}; needs {family['needs']})"
+        lines.append(line)
+        if family["state"] == "partly present":
+            lines.append(f"    absent: {', '.join(family['absent'])}")
+    return lines
+
+
+def render_text(
+    reports: list[dict[str, Any]],
+    profile: Profile | None,
+    fit: list[Difference] | None = None,
+    families: Sequence[Mapping[str, Any]] = (),
+) -> str:
     fit = fit or []
     lines = [f"DIFFERENCE {d.line()}" for d in fit]
     for report in reports:
@@ -92,6 +123,7 @@ def render_text(reports: list[dict[str, Any]], profile: Profile | None, fit: lis
     absent = [r["source"] for r in reports if not r["present"]]
     if absent:
         lines.append(f"no series of: {', '.join(absent)}")
+    lines += render_families(families)
     if profile is not None and not fit and not any(r.get("differences") for r in reports):
         lines.append(f"profile {profile.name} states what the store shows")
     return "\n".join(lines) + "\n"
@@ -132,6 +164,7 @@ def doctor_command(
     wrong_deployment = any(d.field in ("deployment", "labels.deployment") for d in fit)
     names = [] if wrong_deployment else store_names(datasource, profile, length, now)
     reports = [source_report(inferred, profile) for inferred in infer(names).values()]
+    families = family_reports(names)
     differing = [r for r in reports if r.get("differences")]
     code = 1 if differing or fit else 0
     if write and profile is not None and (differing or fit):
@@ -150,9 +183,14 @@ def doctor_command(
         meta = {"datasource": redact(datasource_url), "profile": profile.name if profile else None, "written": write}
         problems = [d.line() for d in fit] + [d for r in differing for d in r["differences"]]
         fitted = [{"field": d.field, "message": d.message, "fix": d.fix, "proposed": dict(d.proposed)} for d in fit]
-        emit_json(ctx, {**meta, "profile_fit": fitted, "sources": reports}, code, problems if code else [])
+        emit_json(
+            ctx,
+            {**meta, "profile_fit": fitted, "sources": reports, "families": families},
+            code,
+            problems if code else [],
+        )
     else:
-        click.echo(terminal_lines(render_text(reports, profile, fit)), nl=False)
+        click.echo(terminal_lines(render_text(reports, profile, fit, families)), nl=False)
         if write and differing:
             click.echo(f"wrote {profile.path if profile else ''}")
     ctx.exit(code)

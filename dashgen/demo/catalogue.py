@@ -224,6 +224,9 @@ _MODELS: list[MetricModel] = [
         stage=("prefill_forward", "decode_forward"),
     ),
     _c("sglang:realtime_tokens_total", "logging_rank", Rate(900), mode=STAGES_MODE),
+    _g("sglang:spec_accept_length", "logging_rank", Wave(3.1, 0.4, 0.15, lo=1.0, hi=5.0, load=True, idle=1.0)),
+    _g("sglang:spec_accept_rate", "logging_rank", Wave(0.62, 0.1, 0.04, lo=0.0, hi=1.0, load=True)),
+    _c("sglang:spec_verify_calls_total", "logging_rank", Rate(40)),
     _c("sglang:num_retracted_requests_total", "logging_rank", Rate(0.01), True),
     _c("sglang:num_bootstrap_failed_reqs_total", "logging_rank", Rate(0.002)),
     _c("sglang:num_transfer_failed_reqs_total", "logging_rank", Rate(0.002)),
@@ -352,6 +355,33 @@ _MODELS: list[MetricModel] = [
         model=("demo-model",),
         endpoint=("/generate",),
     ),
+    _h(
+        "smg_tokio_event_loop_delay_seconds",
+        "gateway",
+        Histogram(1.0, 0.0008, 0.8, (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)),
+    ),
+    _c("smg_tokio_event_loop_stalls_total", "gateway", Rate(0.02)),
+    _g(
+        "smg_tokio_worker_busy_ratio",
+        "gateway",
+        Wave(0.35, 0.15, 0.05, 0.0, 1.0, load=True),
+        worker=("0", "1", "2", "3"),
+    ),
+    _g("smg_tokio_global_queue_depth", "gateway", Wave(2, 2, 1, 0, integer=True, load=True)),
+    _g("smg_workers_overloaded", "gateway", Wave(0, integer=True), model=("demo-model",)),
+    _c("smg_worker_overload_shed_total", "gateway", Rate(0.005), True, stage=("selection", "dispatch")),
+    _g(
+        "smg_worker_retry_backoff_seconds",
+        "gateway",
+        Wave(0.05, 0.02, 0.01, 0.0),
+        attempt=("1", "2"),
+        quantile=("0.99",),
+    ),
+    _c(
+        "smg_kv_event_subscription_failures_total", "gateway", Rate(0.001), True, worker=WORKERS, reason=("join_error",)
+    ),
+    _c("smg_pd_bootstrap_failures_total", "gateway", Rate(0.002), True),
+    _c("smg_pd_kv_transfer_failures_total", "gateway", Rate(0.002), True),
     # --- Mooncake master (one node) -----------------------------------------------------------------
     _g("master_total_capacity_bytes", "master", Wave(_store_total)),
     _g(

@@ -134,6 +134,24 @@ class Capacity:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What energy and GPU time cost (``[cost]``): dollars per kWh of GPU energy and, optionally, dollars per
+    GPU-hour (rent or depreciation). None: the dashboard shows energy per token but no dollars."""
+
+    usd_per_kwh: float | None = None
+    usd_per_gpu_hour: float | None = None
+
+
+@dataclass(frozen=True)
+class Speculative:
+    """The engines' speculative decoding (``[speculative]``): the draft algorithm SGLang runs
+    (``--speculative-algorithm``) and its draft tokens per step; "" = the engines run none."""
+
+    algorithm: str = ""
+    draft_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class Disks:
     """Which block devices and mount points are the KV cache disks and the model disk."""
 
@@ -251,6 +269,10 @@ class Profile:
     mooncake_masters: tuple[MooncakeMaster, ...] = ()
     # The incident alerts' thresholds (``[alerts]``; defaults when the section is absent).
     alerts: AlertThresholds = field(default_factory=AlertThresholds)
+    # What energy and GPU time cost (``[cost]``; no dollars shown when absent).
+    cost: Cost = field(default_factory=Cost)
+    # The engines' speculative decoding (``[speculative]``; none when absent).
+    speculative: Speculative = field(default_factory=Speculative)
 
     @property
     def total_gpus(self) -> int:

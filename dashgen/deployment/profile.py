@@ -28,6 +28,7 @@ from dashgen.deployment.model import (
     VIDEO,
     WORKLOAD_KINDS,
     Capacity,
+    Cost,
     DashboardSettings,
     Disks,
     MooncakeMaster,
@@ -35,6 +36,7 @@ from dashgen.deployment.model import (
     Profile,
     Slo,
     Source,
+    Speculative,
     Store,
 )
 from dashgen.deployment.mooncake import parse_mooncake
@@ -43,6 +45,7 @@ from dashgen.deployment.sections import (
     NAME_RE,
     check_pools,
     parse_capacity,
+    parse_cost,
     parse_disks,
     parse_labels,
     parse_node_addresses,
@@ -50,6 +53,7 @@ from dashgen.deployment.sections import (
     parse_pool,
     parse_slo,
     parse_sources,
+    parse_speculative,
     parse_store,
 )
 from dashgen.errors import ProfileError
@@ -64,6 +68,8 @@ __all__ = [
     "VIDEO",
     "WORKLOAD_KINDS",
     "Capacity",
+    "Cost",
+    "Speculative",
     "DashboardSettings",
     "Disks",
     "MooncakeMaster",
@@ -144,6 +150,8 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     collector = parse_collector(top.table_at("collector"), {n for n, s in sources.items() if s.exported})
     masters = parse_mooncake(top.table_at("mooncake"), pools, sources)
     alerts = parse_alerts(top.table_at("alerts"))
+    cost = parse_cost(top.table_at("cost"))
+    speculative = parse_speculative(top.table_at("speculative"), sources)
     top.reject_unknown()
     return Profile(
         name=name,
@@ -168,6 +176,8 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
         collector=collector,
         mooncake_masters=masters,
         alerts=alerts,
+        cost=cost,
+        speculative=speculative,
     )
 
 

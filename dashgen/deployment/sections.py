@@ -31,10 +31,12 @@ from dashgen.deployment.model import (
     VIDEO,
     WORKLOAD_KINDS,
     Capacity,
+    Cost,
     Disks,
     Pool,
     Slo,
     Source,
+    Speculative,
     Store,
 )
 from dashgen.deployment.reader import TableReader, parse_duration
@@ -393,6 +395,49 @@ def parse_capacity(
                 f"nominal size {capacity.disk_nominal_size} bytes",
             )
     return capacity
+
+
+# A price per kWh above this is a unit slip (cents, or $/MWh), not a tariff.
+MAX_USD_PER_KWH = 10.0
+
+
+def parse_cost(reader: TableReader) -> Cost:
+    """``[cost]``: ``usd_per_kwh`` (dollars per kWh of GPU energy) and optional ``usd_per_gpu_hour``."""
+    cost = Cost(
+        usd_per_kwh=reader.number("usd_per_kwh"),
+        usd_per_gpu_hour=reader.number("usd_per_gpu_hour"),
+    )
+    reader.reject_unknown()
+    if cost.usd_per_kwh is not None and cost.usd_per_kwh > MAX_USD_PER_KWH:
+        raise reader.fail(
+            "usd_per_kwh",
+            f"{cost.usd_per_kwh:g} dollars per kWh is above {MAX_USD_PER_KWH:g}: is it cents or dollars per MWh?",
+        )
+    if cost.usd_per_gpu_hour is not None and cost.usd_per_kwh is None:
+        raise reader.fail("usd_per_gpu_hour", "needs usd_per_kwh too: dollars per token add energy and GPU time")
+    return cost
+
+
+# SGLang's --speculative-algorithm values (server_args.py); NEXTN is read as EAGLE by the engine.
+SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
+
+
+def parse_speculative(reader: TableReader, sources: dict[str, Source]) -> Speculative:
+    """``[speculative]``: ``algorithm`` (one of SGLang's draft algorithms) and optional ``draft_tokens``."""
+    algorithm = reader.string("algorithm", "")
+    draft_tokens = reader.integer("draft_tokens", maximum=64) if "draft_tokens" in reader.table else None
+    reader.reject_unknown()
+    if algorithm and algorithm not in SPECULATIVE_ALGORITHMS:
+        raise reader.fail("algorithm", f"{algorithm!r} is not one of SGLang's {', '.join(SPECULATIVE_ALGORITHMS)}")
+    if draft_tokens is not None and not algorithm:
+        raise reader.fail("draft_tokens", "needs algorithm: draft tokens without a draft algorithm")
+    features = sources["sglang"].features if "sglang" in sources else None
+    if algorithm and features is not None and "--speculative-algorithm" not in features:
+        raise reader.fail(
+            "algorithm",
+            f"{algorithm} is stated but [sources.sglang] features does not list --speculative-algorithm",
+        )
+    return Speculative(algorithm=algorithm, draft_tokens=draft_tokens)
 
 
 def parse_disks(reader: TableReader) -> Disks:

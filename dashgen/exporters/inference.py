@@ -144,7 +144,9 @@ def proposed(inferred: Inferred, stated: Stated) -> dict[str, object]:
         if fitting:
             fields["version"] = fitting[-1]
     if inferred.flags_on or inferred.flags_off:
-        kept = [flag for flag in (stated.features or ()) if flag not in inferred.flags_off]
+        # Features not stated: every flag is assumed on, so a flag no name shows stays on in the proposal.
+        assumed = [flag.name for flag in table.flags] if stated.features is None else stated.features
+        kept = [flag for flag in assumed if flag not in inferred.flags_off]
         wanted = sorted({*kept, *inferred.flags_on})
         if stated.features is None or sorted(stated.features) != wanted:
             fields["features"] = wanted

@@ -33,8 +33,10 @@ def H(name: str, **fields: object) -> Series:  # noqa: N802
 ENGINE_METRICS = "--engine-metrics"
 MAX_CONCURRENT = "--max-concurrent-requests"
 ALL_SCHEDULERS = "--enable-metrics-for-all-schedulers"
+SPECULATIVE = "--speculative-algorithm"
 PREFILL_ONLY = "written on the prefill side of a PD pair only (SGLang records it in disaggregation/prefill.py)"
 VLLM_GRPC_ONLY = "written only when the gateway routes PD to vLLM over gRPC; never with SGLang backends"
+VLLM_NIXL_ONLY = "written only for vLLM NIXL dispatches whose prefill leg returned no kv_transfer_params"
 NOT_SGLANG_GRPC = "not written when the gateway talks gRPC to SGLang"
 SGLANG_VERSIONS = ("0.5.10", "0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")  # the wheels read
 ROUTER_PREFIX_NOTE = "scraped through the router's combined /engine_metrics endpoint, which rewrites sglang: to sglang_"
@@ -46,6 +48,11 @@ SGLANG = SourceTable(
     versions=SGLANG_VERSIONS,
     flags=(
         Flag(ALL_SCHEDULERS, "off by default: only the stats-logging TP rank of each PP stage reports", ALL_SCHEDULERS),
+        Flag(
+            SPECULATIVE,
+            "unset by default: no speculative decoding",
+            f"{SPECULATIVE} ALGORITHM (EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM)",
+        ),
     ),
     prefixes=("sglang:", "sglang_"),
     prefix_note=ROUTER_PREFIX_NOTE,
@@ -115,6 +122,10 @@ SGLANG = SourceTable(
         H("sglang:diffusion_queue_time_seconds", since="0.5.21"),
         H("sglang:diffusion_generation_batch_size", since="0.5.21"),
         H("sglang:diffusion_stage_host_latency_seconds", since="0.5.21"),
+        # Speculative decoding: scheduler gauges over the last log interval, written only with a draft algorithm.
+        M("sglang:spec_accept_length", needs=(SPECULATIVE,)),
+        M("sglang:spec_accept_rate", needs=(SPECULATIVE,)),
+        M("sglang:spec_verify_calls_total", needs=(SPECULATIVE,)),
     ),
 )
 
@@ -189,6 +200,18 @@ GATEWAY = SourceTable(
         H("smg_pd_prefill_duration_seconds", role=NOT_SGLANG_GRPC),
         H("smg_pd_kv_transfer_duration_seconds", role=VLLM_GRPC_ONLY),
         H("smg_pd_ttft_seconds"),
+        # smg 1.9: runtime health (a canary task and a 1 s sampler, always on), overload protection, KV-event
+        # subscriptions and the PD failure counters. The gateway's versions are not tracked here (no "since").
+        H("smg_tokio_event_loop_delay_seconds"),
+        M("smg_tokio_event_loop_stalls_total"),
+        M("smg_tokio_worker_busy_ratio"),
+        M("smg_tokio_global_queue_depth"),
+        M("smg_workers_overloaded"),
+        M("smg_worker_overload_shed_total"),
+        M("smg_worker_retry_backoff_seconds"),
+        M("smg_kv_event_subscription_failures_total"),
+        M("smg_pd_bootstrap_failures_total"),
+        M("smg_pd_kv_transfer_failures_total", role=VLLM_NIXL_ONLY),
     ),
 )
 

@@ -31,11 +31,6 @@ class AlertRule:
         """The alert's runbook section in docs/alerts.md (GitHub heading anchor)."""
         return f"{DOCS}#{self.anchor or self.alert.lower()}"
 
-    @property
-    def runbook_text(self) -> str:
-        """The ``runbook`` annotation: the on-call's first steps, then the runbook section."""
-        return f"{self.first_steps} Runbook: {self.runbook}" if self.first_steps else self.runbook
-
 
 @dataclass(frozen=True)
 class RuleGroup:

@@ -154,7 +154,8 @@ def _rule_dict(rule: RecordingRule | AlertRule, links: LinkBase) -> dict[str, An
     data["annotations"] = {
         "summary": rule.summary,
         "description": rule.description,
-        "runbook": rule.runbook_text,
+        # the on-call's first steps; the runbook section itself is runbook_url (a link Alertmanager can open)
+        **({"first_steps": rule.first_steps} if rule.first_steps else {}),
         **alert_links(data, links, rule.anchor),
     }
     return data

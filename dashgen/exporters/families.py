@@ -1,0 +1,128 @@
+"""The panel families that rest on newer or optional series, each with the series it reads, the source and
+version that write them and the flag or setting they need: what ``dashgen doctor`` reports per family from
+the store's metric names (present, partly present, absent and why it may be).
+
+Data plus one pure function; the names come from the exporter table (``dashgen.exporters.table``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from dashgen.exporters.availability import spelling_of
+from dashgen.exporters.table import DCGM, GATEWAY, SGLANG, SPECULATIVE
+
+
+@dataclass(frozen=True)
+class Family:
+    """A panel family: its series (table names), the exporter version behind them and what turns them on."""
+
+    key: str
+    title: str
+    source: str
+    series: tuple[str, ...]
+    version: str
+    needs: str
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "energy",
+        "Energy and cost per token",
+        "dcgm",
+        (DCGM.name("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"),),
+        "every dcgm-exporter version read",
+        "the field in dcgm-exporter's CSV (default-counters.csv lists it) and [cost] usd_per_kwh for dollars",
+    ),
+    Family(
+        "speculative",
+        "Speculative decoding",
+        "sglang",
+        tuple(
+            SGLANG.name(n)
+            for n in ("sglang:spec_accept_length", "sglang:spec_accept_rate", "sglang:spec_verify_calls_total")
+        ),
+        "every SGLang version read",
+        f"{SPECULATIVE} on the engines and [speculative] algorithm in the profile",
+    ),
+    Family(
+        "slo_attainment",
+        "SLO attainment",
+        "sglang",
+        tuple(
+            SGLANG.name(n)
+            for n in (
+                "sglang:time_to_first_token_seconds",
+                "sglang:request_time_per_output_token_seconds",
+                "sglang:e2e_request_latency_seconds",
+                "sglang:num_aborted_requests_total",
+            )
+        ),
+        "TPOT's histogram from SGLang 0.5.22",
+        "--enable-metrics (the aborted-request counter appears at the first abort)",
+    ),
+    Family(
+        "gateway_runtime",
+        "Gateway runtime health",
+        "gateway",
+        tuple(
+            GATEWAY.name(n)
+            for n in (
+                "smg_tokio_event_loop_delay_seconds",
+                "smg_tokio_event_loop_stalls_total",
+                "smg_tokio_worker_busy_ratio",
+                "smg_workers_overloaded",
+                "smg_worker_overload_shed_total",
+                "smg_worker_retry_backoff_seconds",
+                "smg_kv_event_subscription_failures_total",
+            )
+        ),
+        'smg 1.9 and later (model label capped at 1,024 values, the rest model="other")',
+        "always on for smg_tokio_*; overload series with --worker-overload-protection; KV-event failures with "
+        "gRPC workers and KV events; counters appear at their first event",
+    ),
+    Family(
+        "pd_failures",
+        "PD transfer failures",
+        "sglang",
+        (
+            SGLANG.name("sglang:num_bootstrap_failed_reqs_total"),
+            SGLANG.name("sglang:num_transfer_failed_reqs_total"),
+            GATEWAY.name("smg_pd_bootstrap_failures_total"),
+            GATEWAY.name("smg_pd_kv_transfer_failures_total"),
+        ),
+        "engine counters in every SGLang version read; the gateway's from smg 1.9",
+        "a PD deployment (prefill and decode apart); the gateway's KV-transfer counter with vLLM NIXL only",
+    ),
+)
+
+
+def present_series(names: Iterable[str]) -> frozenset[str]:
+    """The exporter-table series the store's names show (any prefix, old name or histogram suffix)."""
+    found = set()
+    for name in names:
+        spelled = spelling_of(name)
+        if spelled is not None:
+            found.add(spelled[1].name)
+    return frozenset(found)
+
+
+def family_reports(names: Iterable[str]) -> list[dict[str, object]]:
+    """Per family: the series present and absent in the store, the version behind them and what they need."""
+    present = present_series(names)
+    reports: list[dict[str, object]] = []
+    for family in FAMILIES:
+        have = [name for name in family.series if name in present]
+        reports.append(
+            {
+                "family": family.key,
+                "title": family.title,
+                "state": "present" if len(have) == len(family.series) else "partly present" if have else "absent",
+                "present": have,
+                "absent": [name for name in family.series if name not in present],
+                "version": family.version,
+                "needs": family.needs,
+            }
+        )
+    return reports
