@@ -63,7 +63,8 @@ def firing_count_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source='ALERTS{alertstate="firing"}, written by the rule evaluator (Prometheus or vmalert) for dashgen\'s '
             "rules of this deployment (rules/<profile>.yml; every rule carries the deployment label, S21); "
-            f"whether that evaluator runs: the newest {nodata.LAYER_REASON} sample the same rule file records",
+            f"whether that evaluator runs: the newest sample of its one-series heartbeat {nodata.EVALUATOR_HEARTBEAT} "
+            "(the same rule file's layer-health group)",
             quantity="the number of alert series firing at the window end; 0 when none fires and the rule evaluator "
             f"recorded within the last {_staleness(profile)} (the Now row's one staleness bound)",
             limit=f"'{serving.EVALUATOR_SILENT_TEXT}' when no rule of the file was evaluated within "

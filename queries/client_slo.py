@@ -151,3 +151,12 @@ def healthy_backends(profile: Profile) -> str:
     by = gateway_labels(profile)
     per_worker = agg("max", [*by, "worker"], gateway(profile, WORKER_HEALTH))
     return f"{agg('count', by, f'{per_worker} == 1')} or {agg('max', by, f'{per_worker} * 0')}"
+
+
+def silent_with_backends_missing(profile: Profile, window: str, expected: int) -> str:
+    """One series (no label) while no gateway instance of the deployment counted a valid response over ``window``
+    and some instance sees fewer healthy backends than ``expected``: the gateway stopped sending traffic (an open
+    circuit, every backend out) while the fault persists. The error ratio then has no sample, so a burn alert on it
+    alone would resolve; this keeps it firing. No gateway series at all (a scrape failure) gives no sample."""
+    valid = _total(profile, (), window, matcher(STATUS, "=~", VALID_STATUS))
+    return f"(min({healthy_backends(profile)}) < {expected}) unless on() ({valid} > 0)"

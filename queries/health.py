@@ -155,15 +155,12 @@ def clock_events_set(profile: Profile, reasons: str, bits: tuple[int, ...] = THR
 
 
 def _disk(profile: Profile, names: str, window: str, offset: str = "", fn: str = "rate") -> str:
-    """``fn`` of the cache devices' diskstats counters ``names`` (``a|b``: several counters, summed), per node and
-    device. Each counter is kept apart by a ``counter`` label before the sum: ``rate({__name__=~"a|b"})`` drops the
-    names and leaves two series of one label set, which Prometheus refuses ("vector cannot contain metrics with the
-    same labelset") where VictoriaMetrics accepts it."""
+    """``fn`` of the diskstats counters ``names`` (``a|b``: several counters, summed), per node and device (every
+    device: ``disk_saturated`` keeps the cache mount point's). Each counter is kept apart by a ``counter`` label
+    before the sum: ``rate({__name__=~"a|b"})`` drops the names and leaves two series of one label set, which
+    Prometheus refuses ("vector cannot contain metrics with the same labelset") where VictoriaMetrics accepts it."""
     shifted = f"[{window}] offset {offset}" if offset else f"[{window}]"
-    parts = [
-        f"{fn}({selector(name, job(profile, 'node_exporter'), fs.cache_device(profile))}{shifted})"
-        for name in names.split("|")
-    ]
+    parts = [f"{fn}({selector(name, job(profile, 'node_exporter'))}{shifted})" for name in names.split("|")]
     if len(parts) > 1:
         parts = [
             f'label_replace({part}, "counter", "{name}", "", "")'
@@ -173,11 +170,12 @@ def _disk(profile: Profile, names: str, window: str, offset: str = "", fn: str =
 
 
 def disk_saturated(profile: Profile) -> str:
-    """Cache devices (node, device) that are busy, queued *and* slower than their own baseline: the busy share
-    (rate of io_time) above ``disk_busy_share``, the average queue (rate of io_time_weighted) above
-    ``disk_queue_depth``, and the await (I/O time per completed I/O) above ``disk_await_factor`` x the device's own
-    await over ``baseline_window`` ending ``baseline_offset`` ago. A busy, deep-queued disk that still answers as
-    fast as usual is working, not saturated. Value: the busy share. No baseline (a new device): no sample."""
+    """The device behind the cache mount point (node, device) when it is busy, queued *and* slower than its own
+    baseline: the busy share (rate of io_time) above ``disk_busy_share``, the average queue (rate of
+    io_time_weighted) above ``disk_queue_depth``, and the await (I/O time per completed I/O) above
+    ``disk_await_factor`` x the device's own await over ``baseline_window`` ending ``baseline_offset`` ago. A busy,
+    deep-queued disk that still answers as fast as usual is working, not saturated. Value: the busy share. No
+    baseline (a new device): no sample."""
     t = profile.alerts
     on = f"on ({', '.join(fs.disk_labels(profile))})"
     busy = _disk(profile, DISK_BUSY, DISK_WINDOW)
@@ -187,9 +185,11 @@ def disk_saturated(profile: Profile) -> str:
         _disk(profile, DISK_IO_TIME, t.baseline_window, t.baseline_offset, "increase"),
         _disk(profile, DISK_IO_OPS, t.baseline_window, t.baseline_offset, "increase"),
     )
+    # the disk's role is the mount point it carries, never a device-name pattern (the model disk is nvme*n1 too)
+    cache = fs.mount_devices(profile, profile.disks.cache_mountpoint, scoped=False)
     return (
         f"({busy} > {t.disk_busy_share:g}) and {on} ({queue} > {t.disk_queue_depth:g}) "
-        f"and {on} (({now}) > {t.disk_await_factor:g} * ({base}))"
+        f"and {on} (({now}) > {t.disk_await_factor:g} * ({base})) and {on} {cache}"
     )
 
 

@@ -444,6 +444,9 @@ def layers(profile: Profile) -> list[Layer]:
 # -- recorded for the Now row (S26) --------------------------------------------------------------------------
 
 LAYER_REASON = "node:dashgen_layer_reason:code"
+# One series per deployment (``vector(1)`` in the layer-health group): whether the rule evaluator runs this
+# deployment's rule file is read from it alone, never by counting every node's recorded reasons.
+EVALUATOR_HEARTBEAT = "deployment:dashgen_rule_evaluator:heartbeat"
 LAYER_LABEL = "layer"
 RECORDED_WINDOW_SECONDS = 900  # the matrix's "now": reasons over the last 15 minutes
 # Prometheus' and vmalert's default evaluation interval: the rule file sets none, so the evaluator's applies.

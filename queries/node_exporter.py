@@ -41,12 +41,15 @@ def disk_labels(profile: Profile) -> list[str]:
     return [profile.label("node"), "device"]
 
 
-def mount_devices(profile: Profile, mountpoint: str) -> str:
+def mount_devices(profile: Profile, mountpoint: str, *, scoped: bool = True) -> str:
     """The block device behind ``mountpoint``, per node, named as diskstats names it: the filesystem's
     ``device="/dev/nvme0n1p1"`` becomes ``nvme0n1`` (the whole disk; node_exporter's diskstats leaves partitions
     out by default), ``/dev/sdb1`` becomes ``sdb``. A disk's role is its mount point, never a device-name pattern
-    (the cache and the model disk are often both ``nvme*n1``)."""
-    mounted = agg("max", disk_labels(profile), node_series(profile, SIZE, matcher("mountpoint", "=", mountpoint)))
+    (the cache and the model disk are often both ``nvme*n1``). ``scoped=False``: every node, no ``$node``
+    variable (the alert and recording rules)."""
+    mount = matcher("mountpoint", "=", mountpoint)
+    size = node_series(profile, SIZE, mount) if scoped else selector(SIZE, job(profile, "node_exporter"), mount)
+    mounted = agg("max", disk_labels(profile), size)
     named = f'label_replace({mounted}, "device", "$1", "device", "/dev/(.+)")'
     whole_nvme = f'label_replace({named}, "device", "$1", "device", "(nvme[0-9]+n[0-9]+)p[0-9]+")'
     return f'label_replace({whole_nvme}, "device", "$1", "device", "((?:s|v|xv|h)d[a-z]+)[0-9]+")'

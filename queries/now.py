@@ -134,12 +134,9 @@ def not_ok_cells(profile: Profile) -> str:
         cells = f'label_replace({silent}, "{layer}", "{health.COLLECTOR_LAYER}", "", "") or on({node}) ({cells})'
     for key, title in layer_titles(profile).items():
         cells = f'label_replace({cells}, "{layer}", "{title}", "{layer}", "{key}")'
-    # no reason recorded within the bound for any node: the evaluator is silent (serving.evaluator_fresh's test,
-    # without a count across nodes)
-    recorded = selector(nodata.LAYER_REASON, deployment(profile))
-    silent_evaluator = (
-        f"absent_over_time({recorded}[{nodata.recorded_lookback_seconds(profile):g}s]) * {EVALUATOR_SILENT}"
-    )
+    # no heartbeat within the bound: the evaluator is silent (serving.evaluator_fresh's test, negated)
+    beat = selector(nodata.EVALUATOR_HEARTBEAT, deployment(profile))
+    silent_evaluator = f"absent_over_time({beat}[{nodata.recorded_lookback_seconds(profile):g}s]) * {EVALUATOR_SILENT}"
     named = (
         f'label_replace(label_replace({silent_evaluator}, "{node}", "{EVALUATOR_NODE}", "", ""), '
         f'"{layer}", "{EVALUATOR_LAYER}", "", "")'

@@ -13,7 +13,7 @@ Which nodes make a replica is the node inventory's ``replica`` label (``queries.
 from __future__ import annotations
 
 from dashgen_queries.inventory import REPLICA, node_to_replica
-from dashgen_queries.nodata import LAYER_REASON, recorded_lookback_seconds
+from dashgen_queries.nodata import EVALUATOR_HEARTBEAT, recorded_lookback_seconds
 from dashgen_queries.promql import agg, deployment, matcher, rate, scoped_job, selector
 from dashgen_queries.sglang_slo import STALL_WINDOW, worst_good_ratio
 
@@ -42,12 +42,12 @@ def firing(profile: Profile) -> str:
 
 
 def evaluator_fresh(profile: Profile) -> str:
-    """One series (value 1) while the rule evaluator is evaluating this deployment's rule file: a layer
-    reason the same file records (group ``dashgen-<profile>-layer-health``) is at most the Now row's one
-    staleness bound old (``nodata.recorded_lookback_seconds``). No series: no evaluator writes here, or it
+    """One series (value 1) while the rule evaluator is evaluating this deployment's rule file: its one-series
+    heartbeat (``nodata.EVALUATOR_HEARTBEAT``, group ``dashgen-<profile>-layer-health``) is at most the Now row's
+    one staleness bound old (``nodata.recorded_lookback_seconds``). No series: no evaluator writes here, or it
     stopped; an absent ALERTS then proves nothing (S7)."""
-    recorded = selector(LAYER_REASON, deployment(profile))
-    return f"(count(count_over_time({recorded}[{recorded_lookback_seconds(profile):g}s])) > 0) * 0 + 1"
+    beat = selector(EVALUATOR_HEARTBEAT, deployment(profile))
+    return f"max(last_over_time({beat}[{recorded_lookback_seconds(profile):g}s])) * 0 + 1"
 
 
 def firing_count(profile: Profile) -> str:

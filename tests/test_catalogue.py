@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from dashgen_panels.first_screen import matrix_columns
+from dashgen_panels.first_screen import matrix_query
 from dashgen_queries import health
 
 from dashgen.catalogue import COMPONENTS, ENTITIES, LAYERS, NO_LAYER, ROWS, by_alert, rows_for
@@ -23,7 +23,7 @@ from dashgen.exporters.table import TABLES
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 from dashgen.rules.failures import stamp
 from dashgen.rules.model import AlertRule
-from dashgen.rules.recording import health_conditions
+from dashgen.rules.recording import health_conditions, matrix_layers
 from dashgen.rules.render import rule_groups
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,11 +111,12 @@ def test_an_alert_without_a_row_or_disagreeing_with_its_row_is_refused() -> None
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_the_layers_recorded_are_the_layers_the_matrix_asks_for(profile: object) -> None:
-    asked = set()
-    for _column, expr in matrix_columns(profile):  # type: ignore[arg-type]
-        asked |= set(re.findall(rf'{re.escape(health.LAYER_HEALTH)}\{{[^}}]*layer="([^"]+)"', expr))
-    assert asked
-    assert set(health_conditions(profile)) == asked  # type: ignore[arg-type]
+    # the matrix reads every layer with one selector and titles each key it shows: those keys are what it asks for
+    expr = matrix_query(profile)  # type: ignore[arg-type]
+    asked = set(re.findall(r'"layer", "[^"]+", "layer", "([^"]+)"', expr))
+    assert asked and health.LAYER_HEALTH in expr
+    assert set(health_conditions(profile)) <= asked  # type: ignore[arg-type]
+    assert set(matrix_layers(profile)) <= asked  # type: ignore[arg-type]
 
 
 def test_docs_alerts_md_is_generated_from_the_catalogue() -> None:

@@ -89,7 +89,9 @@ def test_s26_now_queries_alerts_of_this_deployment_and_the_profiles_expected_cou
     (query,) = [t["expr"] for t in matrix["targets"]]  # every node and layer in one query, not ok ones only
     # each recorded series is read by one selector for all layers (the S32 order reads the reasons on both sides
     # of the health states), the inventory and up once (the collector's silence): nothing per layer or per node
-    assert query.count(nodata.LAYER_REASON) == 3  # twice for the cells, once for the evaluator's freshness
+    assert query.count(nodata.LAYER_REASON) == 2  # the cells, twice; the evaluator's freshness never reads it
+    assert query.count(nodata.EVALUATOR_HEARTBEAT) == 1  # the evaluator's freshness: one series per deployment
+    assert nodata.LAYER_REASON not in firing and nodata.EVALUATOR_HEARTBEAT in firing
     assert query.count(health.LAYER_HEALTH) == 1
     assert query.count("up{") == (1 if profile.collector else 0)
     for title in now.layer_titles(profile).values():
@@ -376,12 +378,15 @@ def _write(victoriametrics, series: list[dict]) -> None:
     datasource.flush()
 
 
-def _nodes(profile, end: int, nodes: tuple[str, ...], *, up_until: dict[str, int] | None = None) -> list[dict]:
-    """The inventory of ``nodes`` and an engine target up on each (until ``up_until[node]``, else ``end``)."""
+def _nodes(
+    profile, end: int, nodes: tuple[str, ...], *, up_until: dict[str, int] | None = None, beat_until: int | None = None
+) -> list[dict]:
+    """The inventory of ``nodes`` and an engine target up on each (until ``up_until[node]``, else ``end``), and the
+    rule evaluator's heartbeat (until ``beat_until``, else ``end``)."""
     from dashgen_queries.inventory import INVENTORY
 
     cluster = {"cluster": profile.deployment}
-    series = []
+    series = [_points(nodata.EVALUATOR_HEARTBEAT, cluster, 1, end - 1800, end if beat_until is None else beat_until)]
     for node in nodes:
         series.append(_points(INVENTORY, {**cluster, "node": node, "segment_host": node}, 1, end - 1800, end))
         series.append(
@@ -442,17 +447,16 @@ def test_s31_what_is_wrong_now_names_entity_layer_cause_and_since_when(victoriam
 def test_s7_none_firing_is_a_real_0_only_while_the_rule_evaluator_records(victoriametrics, evaluator: str) -> None:
     """No alert fires. The rule file's recorded series are fresh (last written now): the count is 0 and the table
     has its 'none firing' row. The evaluator stopped 10 minutes ago (older than the one staleness bound): both
-    are empty, so the panels read 'rule evaluator silent', never a made-up 0; the verdict list says so in one line."""
+    are empty, so the panels read 'rule evaluator silent', never a made-up 0; the verdict list says so in one line.
+    Only the one-series heartbeat is read: a node's reason recorded until now (fresh case: none at all; silent
+    case: written by something else until now) changes nothing."""
     profile, end = _deployment(f"evaluator-{evaluator}")
     stopped = end if evaluator == "fresh" else end - 600
     assert end - stopped in (0, 600) and first_screen.staleness_seconds(profile) < 600
-    _write(
-        victoriametrics,
-        [
-            *_nodes(profile, end, ("n1",)),
-            _recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, stopped),
-        ],
+    reasons = (
+        [] if evaluator == "fresh" else [_recorded(profile, nodata.LAYER_REASON, "n1", "engine", 0, end - 1800, end)]
     )
+    _write(victoriametrics, [*_nodes(profile, end, ("n1",), beat_until=stopped), *reasons])
     count = [s["value"][1] for s in _instant(victoriametrics, sv.firing_count(profile), end)]
     table = _instant(victoriametrics, now.wrong_now(profile), end)
     if evaluator == "fresh":

@@ -7,6 +7,7 @@ thermal-slowdown bits)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,18 @@ def _disk(
     queue: tuple[float, float | None],
     time: tuple[float, float | None],
     ops: tuple[float, float | None],
+    *,
+    device: str = "nvme0n1",
+    mountpoint: str | None = None,
+    partition: str = "p1",
 ) -> list[dict[str, str]]:
-    labels = {"job": "node", "instance": f"{node}:9100", "node": node, "device": "nvme0n1"}
+    """A disk's diskstats counters, and the filesystem node_exporter reports on it (``/dev/<device><partition>``
+    mounted at ``mountpoint``, the profile's cache mount point unless told)."""
+    labels = {"job": "node", "instance": f"{node}:9100", "node": node, "device": device}
+    mounted = {**labels, "device": f"/dev/{device}{partition}", "fstype": "xfs"}
+    mounted["mountpoint"] = PROFILES[PROFILE].disks.cache_mountpoint if mountpoint is None else mountpoint
     return [
+        series("node_filesystem_size_bytes", mounted, f"{2**40}x180"),
         series("node_disk_io_time_seconds_total", labels, counter(*busy)),
         series("node_disk_io_time_weighted_seconds_total", labels, counter(*queue)),
         series("node_disk_read_time_seconds_total", labels, counter(*time)),
@@ -106,6 +116,45 @@ def test_cache_disk_saturated_fires_on_busy_queued_and_slow_not_on_merely_busy(
                 "expr": health_query("disk"),
                 "eval_time": "150m",
                 "exp_samples": recorded("disk", {saturated: DISK_SATURATED.code}),
+            },
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / f"{PROFILE}.yml", [case])
+
+
+def test_cache_disk_saturated_picks_the_disk_by_mount_point_not_by_device_name(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
+    """The profile's old device pattern (``nvme[0-9]+n1``) matches the model disk too. Node 0: its model disk
+    (nvme1n1 at the model mount point) saturates while weights load, its cache disk (nvme0n1) stays healthy: no
+    CacheDiskSaturated, no disk state recorded. Node 1: its cache is on sdb (a name the pattern never matched) and
+    saturates: it fires naming sdb, and the record says DISK_SATURATED for node 1 only."""
+    loading, sata = NODES[:2]
+    models = PROFILES[PROFILE].disks.model_mountpoint
+    assert models and re.fullmatch(PROFILES[PROFILE].disks.cache_device_regex, "nvme1n1")
+    faulted = ((27, 59.7), (150, 3600), (54, 1440), (180_000, 60_000))
+    healthy = ((27, None), (150, None), (54, None), (180_000, None))
+    inputs = (
+        _disk(loading, *faulted, device="nvme1n1", mountpoint=models)
+        + _disk(loading, *healthy)
+        + _disk(sata, *faulted, device="sdb", partition="1")
+    )
+    labels = {"node": sata, "device": "sdb"}
+    case = {
+        "interval": "1m",
+        "input_series": inputs,
+        "alert_rule_test": [
+            {
+                "eval_time": "150m",
+                "alertname": "CacheDiskSaturated",
+                "exp_alerts": [expected(PROFILE, "CacheDiskSaturated", labels, "99.5%")],
+            },
+        ],
+        "promql_expr_test": [
+            {
+                "expr": health_query("disk"),
+                "eval_time": "150m",
+                "exp_samples": recorded("disk", {sata: DISK_SATURATED.code}),
             },
         ],
     }

@@ -1137,3 +1137,55 @@ def test_every_alert_of_every_rule_file_has_a_promtool_case_a_severity_and_a_run
                 )
                 assert names, (profile.name, alert.alert, alert.summary)
     assert not untested, sorted(untested)
+
+
+def _worker_health(worker: str, values: str) -> dict[str, str]:
+    labels = {"job": "gateway", "node": "lc-node-00", "instance": "gw-0:29000", "worker": worker}
+    return series("smg_worker_health", labels, values)
+
+
+def test_s33_client_fast_burn_keeps_firing_when_the_gateway_stops_sending_traffic(
+    promtool: str, rule_dir: Path, tmp_path: Path
+) -> None:
+    """A backend hangs at 10m: half the responses fail (5xx) until 30m, when the gateway opens its circuit and
+    sends nothing more while that backend stays unhealthy. The error ratio then has no sample over 5m, so an alert
+    on the ratio alone resolves at ~35m; the fast burn keeps firing (same labels, no new hold) until the backend is
+    healthy again at 60m, after which the idle, healthy gateway is silent. The same idle gateway with every backend
+    healthy never fires (no traffic is not a fault by itself)."""
+    from dashgen_queries.client_slo import expected_backends
+
+    from dashgen.deployment.topology import Topology
+
+    replicas = expected_backends(Topology(PROFILES["long-context-64"]))
+    assert replicas >= 2
+    workers = [f"http://lc-node-{i:02d}:30000" for i in range(replicas)]
+    client = {"slo": "client"}
+    fired = [expected("long-context-64", "ClientSloErrorBudgetFastBurn", client)]
+    stopped = {
+        "interval": "1m",
+        "input_series": [
+            _responses("gw-0:29000", "200", "0+100x10 1000+50x20 2000x60"),
+            _responses("gw-0:29000", "500", "0x10 0+50x20 1000x60"),
+            _worker_health(workers[0], "1x10 0x50 1x30"),
+            *(_worker_health(w, "1x90") for w in workers[1:]),
+        ],
+        "alert_rule_test": [
+            {"eval_time": "9m", "alertname": "ClientSloErrorBudgetFastBurn", "exp_alerts": []},
+            *(
+                {"eval_time": t, "alertname": "ClientSloErrorBudgetFastBurn", "exp_alerts": fired}
+                for t in ("25m", "40m", "55m")
+            ),
+            {"eval_time": "70m", "alertname": "ClientSloErrorBudgetFastBurn", "exp_alerts": []},
+        ],
+    }
+    quiet = {
+        "interval": "1m",
+        "input_series": [
+            _responses("gw-0:29000", "200", "500x90"),
+            *(_worker_health(w, "1x90") for w in workers),
+        ],
+        "alert_rule_test": [
+            {"eval_time": t, "alertname": "ClientSloErrorBudgetFastBurn", "exp_alerts": []} for t in ("20m", "80m")
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / "long-context-64.yml", [stopped, quiet])

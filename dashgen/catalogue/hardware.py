@@ -337,9 +337,11 @@ DISK_ROWS = (
             "node_disk_write_time_seconds_total",
             "node_disk_reads_completed_total",
             "node_disk_writes_completed_total",
+            "node_filesystem_size_bytes",
         ),
         entity=("node", "device"),
-        test="the cache device is busy, deeply queued AND slower per I/O than its own baseline",
+        test="the device mounted at the cache mount point (never a device-name pattern: the model disk is nvme*n1 "
+        "too) is busy, deeply queued AND slower per I/O than its own baseline",
         test_reason="a busy disk that answers as fast as usual is working; only all three together is saturation",
         hold="10m",
         hold_reason="a checkpoint or a prefetch burst saturates a disk for minutes",

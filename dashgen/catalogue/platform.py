@@ -285,10 +285,12 @@ SLO_ROWS = (
         alert="ClientSloErrorBudgetFastBurn",
         component="slo",
         layer="",
-        reads=reads("gateway", "smg_http_responses_total"),
+        reads=reads("gateway", "smg_http_responses_total", "smg_worker_health"),
         entity=("slo",),
-        test="client-side error ratio (429, 408 / 504, 5xx) above 14.4 x the budget over 1h and 5m",
-        test_reason="what the client sees, including what no engine saw",
+        test="client-side error ratio (429, 408 / 504, 5xx) above 14.4 x the budget over 1h and 5m, or no valid "
+        "response over 5m while a gateway sees fewer healthy backends than replicas",
+        test_reason="what the client sees, including what no engine saw; a gateway that stopped sending traffic "
+        "(open circuit) leaves no ratio, and the alert must not clear while the backends are still out",
         hold="2m",
         hold_reason="as the engine-side fast burn",
         severity="critical",

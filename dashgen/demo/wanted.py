@@ -14,7 +14,7 @@ from typing import Any
 import promql_parser as pp
 from dashgen_queries.health import LAYER_HEALTH
 from dashgen_queries.inventory import INVENTORY
-from dashgen_queries.nodata import LAYER_REASON
+from dashgen_queries.nodata import EVALUATOR_HEARTBEAT, LAYER_REASON
 
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
@@ -130,9 +130,10 @@ def resolve(
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
         # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series; the
-        # recorded reason codes and health states are vmalert's to write (dashgen.demo.recorder replays their rules)
+        # recorded reason codes, health states and evaluator heartbeat are vmalert's to write (dashgen.demo.recorder
+        # replays their rules)
         if (
-            name in ("up", INVENTORY, LAYER_REASON, LAYER_HEALTH)
+            name in ("up", INVENTORY, LAYER_REASON, LAYER_HEALTH, EVALUATOR_HEARTBEAT)
             or is_diffusion(name)
             or name in COLLECTOR_NAMES
             or name in TIMEX_NAMES

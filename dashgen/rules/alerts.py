@@ -30,7 +30,13 @@ are configuration, not throttling.
 
 from __future__ import annotations
 
-from dashgen_queries.client_slo import RESPONSES, client_error_ratio, client_error_ratio_name
+from dashgen_queries.client_slo import (
+    RESPONSES,
+    client_error_ratio,
+    client_error_ratio_name,
+    expected_backends,
+    silent_with_backends_missing,
+)
 from dashgen_queries.client_slo import SLO_KEY as CLIENT_SLO
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
@@ -126,12 +132,16 @@ def client_slo_records(profile: Profile) -> tuple[RecordingRule, ...]:
 
 
 def _client_burn_alert(
-    profile: Profile, name: str, spec: tuple[str, str, float], for_: str, severity: str
+    profile: Profile, name: str, spec: tuple[str, str, float], for_: str, severity: str, *, stalled: bool = False
 ) -> AlertRule:
     burn = burn_condition(profile, spec, client_error_ratio_name)
+    expr = burn.expr
+    if stalled:  # the same alert (labels slo and deployment) while the gateway sends nothing and backends are out
+        silent = silent_with_backends_missing(profile, burn.short_window, expected_backends(Topology(profile)))
+        expr = f'{expr} or on() label_replace({silent}, "slo", "{CLIENT_SLO}", "", "")'
     return AlertRule(
         alert=name,
-        expr=burn.expr,
+        expr=expr,
         for_=for_,
         severity=severity,
         summary=f"Client-side SLO (at the gateway, slo={{{{ $labels.slo }}}}) burns its error budget "
@@ -146,6 +156,13 @@ def _client_burn_alert(
             "an engine, so the engine-side SLO alerts may stay silent. Which gateway instance and which "
             "class: the first screen's gateway panel and the Gateway group (non-2xx share by class per "
             "instance, admission queue, healthy backends)."
+            + (
+                f" Also firing while no valid response was counted over {burn.short_window} and a gateway instance "
+                "sees fewer healthy backends than the profile's replicas: the gateway stopped sending traffic (open "
+                "circuit, backends out), not the fault going away."
+                if stalled
+                else ""
+            )
         ),
     )
 
@@ -155,7 +172,7 @@ def client_slo_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     if not profile.exported("gateway"):
         return ()
     return (
-        _client_burn_alert(profile, "ClientSloErrorBudgetFastBurn", FAST_BURN, "2m", "critical"),
+        _client_burn_alert(profile, "ClientSloErrorBudgetFastBurn", FAST_BURN, "2m", "critical", stalled=True),
         _client_burn_alert(profile, "ClientSloErrorBudgetSlowBurn", SLOW_BURN, "15m", "warning"),
     )
 

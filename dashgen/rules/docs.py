@@ -104,6 +104,9 @@ def _states() -> str:
         "the Now row's matrix asks for, whose value is the code of the first state (lowest code) that applied on the "
         "node within the last 15 minutes; no series where the node is healthy.",
         "",
+        "`deployment:dashgen_rule_evaluator:heartbeat` (same group): `vector(1)`, one series per deployment; the "
+        'first screen reads only it to say "rule evaluator silent" when it is older than the Now row\'s bound.',
+        "",
         "| Code | State | Layer | Painted by |",
         "|---|---|---|---|",
     ]

@@ -48,7 +48,7 @@ def disk_alert(profile: Profile) -> AlertRule:
         summary=f"{kind} disk {{{{ $labels.device }}}} saturated on {node}",
         description=(
             f"Node {node}, device {{{{ $labels.device }}}} ({what}, "
-            f"{profile.disks.cache_device_regex}): "
+            f"the device mounted at {profile.disks.cache_mountpoint}): "
             f"busy {{{{ $value | humanizePercentage }}}} of the time (above {t.disk_busy_share:.0%}), more "
             f"than {t.disk_queue_depth:g} I/Os queued on average, and each I/O takes more than "
             f"{t.disk_await_factor:g} x the device's own await of the {t.baseline_window} ending "

@@ -71,7 +71,9 @@ def inventory_records(profile: Profile) -> tuple[RecordingRule, ...]:
 def layer_health_records(profile: Profile) -> tuple[RecordingRule, ...]:
     """The Now row's node x layer reason codes (``queries.nodata``): one rule per evidence layer, labelled
     ``layer``, over the last 15 minutes for every node; the matrix reads the newest recorded value. Then the
-    health states (``queries.health``): one rule per layer that has a condition, the same way."""
+    health states (``queries.health``): one rule per layer that has a condition, the same way. First the rule
+    evaluator's heartbeat (``nodata.EVALUATOR_HEARTBEAT``), the one series the first screen reads to tell a silent
+    evaluator from a quiet deployment."""
     reasons = tuple(
         RecordingRule(
             nodata.LAYER_REASON, nodata.recorded_reason_rule(profile, layer), ((nodata.LAYER_LABEL, layer.key),)
@@ -83,7 +85,9 @@ def layer_health_records(profile: Profile) -> tuple[RecordingRule, ...]:
         for key, chain in health_conditions(profile).items()
         if chain
     )
-    return reasons + states
+    # one series per deployment, so "is the evaluator running this file" is read without counting nodes
+    heartbeat = RecordingRule(nodata.EVALUATOR_HEARTBEAT, "vector(1)")
+    return (heartbeat, *reasons, *states)
 
 
 def matrix_layers(profile: Profile) -> tuple[str, ...]:
