@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,23 @@ def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, t
     assert unknown.exit_code == 2 and "h20-16" in unknown.output and not (tmp_path / "other").exists()
     workflow = (team / ".github" / "workflows" / "dashboards.yml").read_text()
     assert "dashgen check --base" in workflow and "dashgen publish" in workflow and "releases/ledger.jsonl" in workflow
+
+
+def test_init_writes_the_runbooks_every_alert_s_runbook_url_points_to(team):
+    """Every alert's runbook_url (default base docs/alerts.md) names a file init wrote and an anchor in it;
+    ``dashgen rules`` keeps that file current once the profile changes."""
+    docs = (team / "docs" / "alerts.md").read_text(encoding="utf-8")
+    urls = re.findall(r"runbook_url: (\S+)", (team / "rules" / "h20-16.yml").read_text(encoding="utf-8"))
+    assert urls
+    for url in urls:
+        path, _, anchor = url.strip("'\"").partition("#")
+        assert path == "docs/alerts.md" and anchor, url
+        assert f'id="{anchor}"' in docs, url
+    profile = team / "profiles" / "h20-16.toml"
+    profile.write_text(profile.read_text().replace("objective = 0.95", "objective = 0.99"))
+    assert dashgen(team, "rules").exit_code == 0
+    assert "(objective 0.95)" in docs
+    assert "(objective 0.99)" in (team / "docs" / "alerts.md").read_text(encoding="utf-8")
 
 
 def test_a_module_written_by_dashgen_import_becomes_rows_checked_and_published(team, grafana):
