@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             datasource.flush()
             print("replaying the rules over the last minutes (vmalert -replay) ...", file=sys.stderr, flush=True)
             replay(server.url, [profile], served - REPLAY_SECONDS, served, every_group=True)
+            datasource.flush()  # the replayed records searchable before the URL is printed
             live = evaluator.start(server.url, profile)
             print("vmalert evaluates the profile's rules beside it (alerts go nowhere)")
         print(f"\nVictoriaMetrics with demo data: {server.url}")
