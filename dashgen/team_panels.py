@@ -33,6 +33,7 @@ from dashgen.errors import InputError
 from dashgen.project import settings_for_profiles
 from dashgen.render.imported import ImportedDashboard
 from dashgen.render.spec import GroupSpec, PanelSpec
+from dashgen.render.team_fit import fit_imported
 
 PACKAGE = "dashgen_team_panels"
 TIME_LIMIT = 60.0  # seconds a team module may take to load, and its build() to run (DASHGEN_MODULE_TIMEOUT)
@@ -44,6 +45,7 @@ class TeamRows:
 
     groups: tuple[GroupSpec, ...] = ()
     variables: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()  # what an imported module's rows were changed in to fit (dashgen.render.team_fit)
 
 
 def module_path(profile: Profile, name: str) -> Path:
@@ -141,11 +143,17 @@ def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[di
     groups: list[GroupSpec] = []
     variables: dict[str, dict[str, Any]] = {str(v.get("name")): v for v in taken_variables}
     added: list[dict[str, Any]] = []
+    notes: list[str] = []
     for name in profile.dashboard.extra_modules:
         path = module_path(profile, name)
         where = f"profile {profile.name}: extra_modules: {name}"
         module = load_module(path, name, where)
         found, module_variables, imported = _groups_of(module, profile, topology, f"{where} ({path})")
+        if imported:
+            heading = getattr(module.DASHBOARD, "title", None) or name
+            fitted = fit_imported(found, module_variables, variables, name, heading)
+            found, module_variables = fitted.groups, fitted.variables
+            notes.extend(f"{where}: {note}" for note in fitted.notes)
         groups.extend(_prefixed(group, name, imported) for group in found)
         for variable in module_variables:
             var_name = str(variable.get("name"))
@@ -160,4 +168,4 @@ def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[di
                 variable = {**variable, "datasource": {"type": "prometheus", "uid": "${datasource}"}}
             variables[var_name] = variable
             added.append(variable)
-    return TeamRows(tuple(groups), tuple(added))
+    return TeamRows(tuple(groups), tuple(added), tuple(notes))

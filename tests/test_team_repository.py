@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,23 @@ def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, t
     assert "dashgen check --base" in workflow and "dashgen publish" in workflow and "releases/ledger.jsonl" in workflow
 
 
+def test_init_writes_the_runbooks_every_alert_s_runbook_url_points_to(team):
+    """Every alert's runbook_url (default base docs/alerts.md) names a file init wrote and an anchor in it;
+    ``dashgen rules`` keeps that file current once the profile changes."""
+    docs = (team / "docs" / "alerts.md").read_text(encoding="utf-8")
+    urls = re.findall(r"runbook_url: (\S+)", (team / "rules" / "h20-16.yml").read_text(encoding="utf-8"))
+    assert urls
+    for url in urls:
+        path, _, anchor = url.strip("'\"").partition("#")
+        assert path == "docs/alerts.md" and anchor, url
+        assert f'id="{anchor}"' in docs, url
+    profile = team / "profiles" / "h20-16.toml"
+    profile.write_text(profile.read_text().replace("objective = 0.95", "objective = 0.99"))
+    assert dashgen(team, "rules").exit_code == 0
+    assert "(objective 0.95)" in docs
+    assert "(objective 0.99)" in (team / "docs" / "alerts.md").read_text(encoding="utf-8")
+
+
 def test_a_module_written_by_dashgen_import_becomes_rows_checked_and_published(team, grafana):
     """The team imports a hand-made dashboard (Mooncake's public master dashboard), lists it in a profile, and
     the next release carries it: rows after dashgen's, keys prefixed, the dashboard's data source, check clean,
@@ -124,14 +142,19 @@ def test_a_build_module_adds_its_row_and_a_broken_module_is_named(team):
     assert missing.exit_code == 2 and "no module file" in missing.output and "example_panels.py" in missing.output
 
 
-def test_an_imported_variable_that_clashes_with_dashgen_s_is_refused_by_name(team):
+def test_an_imported_variable_that_clashes_with_dashgen_s_is_renamed_for_the_module(team):
     dashboard = json.loads(MOONCAKE.read_text())
     dashboard["templating"] = {"list": [{"name": "node", "type": "custom", "query": "a,b"}]}
     (team / "board.json").write_text(json.dumps(dashboard))
     assert dashgen(team, "import", "board.json", "-o", "panels/clash.py").exit_code == 0
     list_module(team, "h20-16", "clash")
     result = dashgen(team, "build")
-    assert result.exit_code == 2 and "variable $node" in result.output and "clash" in result.output
+    assert result.exit_code == 0, result.output[-2000:]
+    (board,) = [
+        json.loads(p.read_text()) for p in (team / "dashboards").rglob("*.json") if "clash_node" in p.read_text()
+    ]
+    variables = {v["name"]: v for v in board["templating"]["list"]}
+    assert variables["clash_node"]["query"] == "a,b" and variables["node"]["query"] != "a,b"
 
 
 @pytest.mark.parametrize(

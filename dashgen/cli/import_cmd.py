@@ -28,6 +28,7 @@ from dashgen.errors import CheckFailed, InputError
 from dashgen.files import atomic_write
 from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
 from dashgen.render.canonical import encode
+from dashgen.render.team_fit import fit_imported
 
 
 def read_source(path: Path) -> Any:
@@ -168,7 +169,19 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
         ]
     else:
         lines.append("round trip: import -> render-module -> dashgen diff: no semantic change")
-    click.echo("\n".join(lines), err=out == "-")
+    click.echo("\n".join([*lines, *_as_team_panels(plan, Path(out).stem if out != "-" else "module")]), err=out == "-")
+
+
+def _as_team_panels(plan: Any, module: str) -> list[str]:
+    """What listing the module in a profile's ``extra_modules`` changes to fit the build, and what it cannot."""
+    fitted = fit_imported(tuple(g.spec() for g in plan.groups), plan.variables, {}, module, plan.title or module)
+    return [
+        f"as team panels (a profile's extra_modules): {len(fitted.notes)} change(s) made when built:",
+        *[f"  - {note}" for note in fitted.notes],
+        f"  - a variable dashgen's dashboard defines differently ($node, $gpu, ...) is renamed ${module}_<name>",
+        "still to do by hand: the queries are not scoped to the deployment; on a shared store add the profile's "
+        "deployment matcher (labels.deployment) and its label names to each selector",
+    ]
 
 
 @click.command("import")

@@ -24,6 +24,7 @@ from dashgen.errors import InputError
 from dashgen.files import atomic_write
 from dashgen.publish import approved_plan
 from dashgen.rules import render_rule_files
+from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 
 APPROVED_PLAN = "releases/approvals.toml"
 DEFAULT_TEMPLATE = "long-context-64"  # live: a team's first repository pages on its critical alerts
@@ -115,7 +116,7 @@ def init_command(
     # merge-to-apply: the publish on main applies only what this committed plan holds (nothing, until a pull
     # request's plan is reviewed and committed here)
     files[APPROVED_PLAN] = approved_plan.render_empty().encode("utf-8")
-    existing = sorted(name for name in files if (directory / name).exists())
+    existing = sorted(name for name in [*files, str(ALERT_DOCS)] if (directory / name).exists())
     if existing:
         raise InputError(
             f"{directory}: already has {', '.join(existing)}; init writes only into a new repository "
@@ -138,6 +139,10 @@ def init_command(
     for path, data in render_rule_files(loaded, directory / "rules").items():
         atomic_write(path, data)
         written.append(str(path))
+    # the runbooks the alerts' runbook_url points to (``[dashboard] runbook_base``, default docs/alerts.md);
+    # ``dashgen rules`` keeps the file current from then on
+    atomic_write(directory / ALERT_DOCS, render_alert_docs(loaded))
+    written.append(str(directory / ALERT_DOCS))
     if output_format == "json":
         emit_json(ctx, {"directory": str(directory), "profile": example, "dashgen_spec": spec, "written": written})
         return

@@ -1,8 +1,15 @@
 """``make demo`` / ``python -m dashgen.demo.server``: a local VictoriaMetrics filled with demo data.
 
 Starts VictoriaMetrics on 127.0.0.1 (``dashgen.demo.vmlauncher``), imports the ``healthy`` scenario of a
-profile ending now, optionally ``five-reasons`` over the window before it, prints the URL to add
-as a Prometheus data source in Grafana, and keeps running until Ctrl-C.
+profile, optionally ``five-reasons`` over the window before it, prints the URL to add as a Prometheus data
+source in Grafana, and keeps running until Ctrl-C.
+
+Generating takes minutes, so data stamped to end when generation starts would be minutes old when served (every
+target drawn missing at "now"). The healthy window therefore runs ``--ahead`` minutes past the start: the store
+answers a query at "now" from the samples up to now, so the data reads as live from the moment it is served until
+the printed end. Then the rule groups are replayed over the last minutes (``dashgen.demo.recorder``) and a real
+vmalert keeps evaluating them beside the store (``dashgen.demo.evaluator``): the first screen shows the rules
+evaluated, not "rule evaluator silent".
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from dashgen.demo import vmlauncher
+from dashgen.demo import evaluator, vmlauncher
+from dashgen.demo.recorder import REPLAY_SECONDS, ReplayError, replay
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import assignments
 from dashgen.deployment.profile import load_profiles
@@ -73,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         help="also import five-reasons, in the window just before the healthy one",
     )
     parser.add_argument("--port", type=int, default=8428)
+    parser.add_argument(
+        "--ahead", type=float, default=20.0, help="minutes the healthy data runs past the start (generation time)"
+    )
+    parser.add_argument("--no-rules", action="store_true", help="neither replay nor evaluate the rules (no vmalert)")
     args = parser.parse_args(argv)
     try:
         (profile,) = load_profiles([args.profile])
@@ -82,9 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     except (DashgenError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    live: evaluator.Evaluator | None = None
     try:
         datasource = Datasource(server.url, timeout=120)
-        now = time.time()
+        now = time.time() + max(args.ahead, 0.0) * 60
         plans = [("healthy", now)]
         if args.five_reasons:
             plans.append(("five-reasons", now - args.hours * 3600))
@@ -111,6 +124,24 @@ def main(argv: list[str] | None = None) -> int:
             )
             for row in assignments(profile, scenario):
                 print(f"  {row.node}: {row.reason_name} - {row.detail}")
+        served = time.time()
+        if now > served:
+            print(
+                f"the healthy data runs until {time.strftime('%H:%M', time.localtime(now))} "
+                f"({(now - served) / 60:.0f} min from now; restart to refresh)"
+            )
+        else:
+            print(
+                f"warning: the data ended {(served - now) / 60:.0f} min ago "
+                f"(generation outlasted --ahead {args.ahead:g} min)"
+            )
+        if not args.no_rules:
+            datasource.flush()
+            print("replaying the rules over the last minutes (vmalert -replay) ...", file=sys.stderr, flush=True)
+            replay(server.url, [profile], served - REPLAY_SECONDS, served, every_group=True)
+            datasource.flush()  # the replayed records searchable before the URL is printed
+            live = evaluator.start(server.url, profile)
+            print("vmalert evaluates the profile's rules beside it (alerts go nowhere)")
         print(f"\nVictoriaMetrics with demo data: {server.url}")
         print(
             "Add it to Grafana as a Prometheus data source, import dashboards/"
@@ -124,10 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
-    except DashgenError as exc:
+    except (DashgenError, ReplayError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
+        if live is not None:
+            live.stop()
         server.stop()
 
 

@@ -57,6 +57,16 @@ def _schema() -> dict[str, Any]:
     return json.loads(resources.files("dashgen").joinpath("render/schema/dashboard.schema.json").read_text())
 
 
+def panel_types() -> tuple[str, ...]:
+    """The panel types the build accepts (the schema's one list)."""
+    return tuple(_schema()["definitions"]["panel"]["properties"]["type"]["enum"])
+
+
+def target_fields() -> frozenset[str]:
+    """The fields of a query target the build accepts (the schema's one list)."""
+    return frozenset(_schema()["definitions"]["target"]["properties"])
+
+
 def _cache_dir() -> Path | None:
     """Where the compiled validator is kept between runs: ``$DASHGEN_CACHE_DIR``, else the user's cache folder."""
     explicit = os.environ.get("DASHGEN_CACHE_DIR")

@@ -1,0 +1,166 @@
+"""An imported dashboard made to fit a dashgen dashboard: what a public dashboard holds that the build refuses,
+rewritten the one way it can be, each change said in a note the build prints.
+
+Pure data -> data over an ``ImportedDashboard``'s rows and variables, applied when a profile lists the module in
+``extra_modules`` (``dashgen.team_panels``); the module file itself stays as ``dashgen import`` wrote it, so its
+round trip against the source still holds. What it does:
+
+* a panel with an empty title gets one (its kind and key): Grafana shows none, the schema needs one;
+* a ``percent`` / ``percentunit`` axis is fixed 0-100 / 0-1 (S5);
+* a target's own hard-coded data source is dropped: every panel reads the dashboard's ``${datasource}``;
+* a query variable stored as an object (``{"query": ..., "refId": ...}``) is written as its query string;
+* a variable whose name dashgen's dashboard already uses differently (``$node``, ``$gpu``, ...) is renamed
+  ``<module>_<name>``, in the variable and in every query, title, legend and link text that uses it;
+* a panel type the build does not draw (``gauge``) is drawn as the kit kind ``dashgen import`` chose (a stat);
+* a target field the build does not carry (``exemplar``, ``intervalFactor``, ``step``) is dropped;
+* a row with no title (the panels Grafana shows above the first row) is titled by the imported dashboard;
+* a ratio unit set by a field override gets that override's 0-100 / 0-1 bounds too (S5);
+* a zero fill ``or <number>`` / ``or vector(<number>)`` closing an expression or parenthesis is dropped: S7
+  (it turns No Data into a number; the bare number is MetricsQL, which PromQL refuses), so no data reads as
+  No Data. One inside an operand (``a or vector(0) * 2``) is left for the lint to name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dashgen.render.spec import RATIO_UNITS, GroupSpec, PanelSpec, Target
+from dashgen.render.validate import panel_types, target_fields
+
+# ``or 0`` / ``or vector(0)`` closing an expression or a parenthesis: the zero fill S7 forbids
+ZERO_FILL = re.compile(r"\s*\bor\s+(?:vector\s*\(\s*-?\d+(?:\.\d+)?\s*\)|-?\d+(?:\.\d+)?)(?=\s*(?:\)|$))")
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The rows and variables as the build accepts them, and one note per change made."""
+
+    groups: tuple[GroupSpec, ...]
+    variables: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...]
+
+
+def _renamer(renames: dict[str, str]) -> Any:
+    if not renames:
+        return lambda text: text
+    names = "|".join(re.escape(name) for name in sorted(renames, key=len, reverse=True))
+    pattern = re.compile(r"\$\{(" + names + r")(?=[}:])|\[\[(" + names + r")(?=[\]:])|\$(" + names + r")\b")
+
+    def rename(text: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            whole = match.group(0)
+            old = match.group(1) or match.group(2) or match.group(3)
+            return whole.replace(old, renames[old], 1)
+
+        return pattern.sub(one, text)
+
+    return rename
+
+
+def _deep(value: Any, rename: Any) -> Any:
+    if isinstance(value, str):
+        return rename(value)
+    if isinstance(value, dict):
+        return {key: _deep(item, rename) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_deep(item, rename) for item in value)
+    return value
+
+
+def _target(target: Target, rename: Any, notes: list[str], key: str) -> Target:
+    expr = ZERO_FILL.sub("", rename(target.expr))
+    if expr != rename(target.expr):
+        notes.append(f"panel {key}: zero fill `or vector(...)` dropped, no data reads as No Data (S7)")
+    carried = target_fields() - {"datasource"}
+    extra = {key: value for key, value in target.extra.items() if key in carried}
+    return replace(target, expr=expr, legend=rename(target.legend), extra=_deep(extra, rename))
+
+
+def _override(override: dict[str, Any]) -> dict[str, Any]:
+    """An override whose ``unit`` property is a ratio, with that ratio's min and max set (S5)."""
+    properties = [p for p in override.get("properties") or () if isinstance(p, dict)]
+    unit = next((p.get("value") for p in properties if p.get("id") == "unit"), None)
+    if unit not in RATIO_UNITS:
+        return override
+    low, high = RATIO_UNITS[str(unit)]
+    kept = [p for p in properties if p.get("id") not in ("min", "max")]
+    return {**override, "properties": [*kept, {"id": "min", "value": low}, {"id": "max", "value": high}]}
+
+
+def _panel(panel: PanelSpec, rename: Any, notes: list[str]) -> PanelSpec:
+    title = rename(panel.title)
+    if not title.strip():
+        title = f"Untitled {panel.kind} ({panel.key})"
+        notes.append(f"panel {panel.key}: no title: titled {title!r}")
+    extra = panel.extra
+    if "type" in extra and extra["type"] not in panel_types():
+        extra = {key: value for key, value in extra.items() if key != "type"}
+        notes.append(
+            f"panel {panel.key}: {panel.extra['type']!r} is no panel type the build draws: drawn as a {panel.kind}"
+        )
+    low, high = panel.min, panel.max
+    if panel.unit in RATIO_UNITS and (low, high) != RATIO_UNITS[str(panel.unit)]:
+        low, high = (float(bound) for bound in RATIO_UNITS[str(panel.unit)])
+        notes.append(f"panel {panel.key}: {panel.unit} axis fixed to {low:g}-{high:g} (S5)")
+    return replace(
+        panel,
+        title=title,
+        extra=extra,
+        min=low,
+        max=high,
+        targets=tuple(_target(t, rename, notes, panel.key) for t in panel.targets),
+        overrides=tuple(_override(o) for o in _deep(panel.overrides, rename)),
+        links=_deep(panel.links, rename),
+        data_links=_deep(panel.data_links, rename),
+        content=rename(panel.content),
+    )
+
+
+def _group(group: GroupSpec, rename: Any, notes: list[str], heading: str) -> GroupSpec:
+    return replace(
+        group,
+        title=rename(group.title) if group.title.strip() else heading,
+        panels=tuple(_panel(p, rename, notes) for p in group.panels),
+        rows=tuple(_group(r, rename, notes, heading) for r in group.rows),
+    )
+
+
+def _variable(variable: dict[str, Any], renames: dict[str, str], rename: Any) -> dict[str, Any]:
+    fitted = dict(variable)
+    name = str(fitted.get("name"))
+    if name in renames:
+        fitted["name"] = renames[name]
+    query = fitted.get("query")
+    if isinstance(query, dict):
+        query = query.get("query", "")
+    if isinstance(query, str):
+        fitted["query"] = rename(query)
+    if isinstance(fitted.get("definition"), str):
+        fitted["definition"] = rename(fitted["definition"])
+    return fitted
+
+
+def fit_imported(
+    groups: Iterable[GroupSpec],
+    variables: Iterable[dict[str, Any]],
+    taken: dict[str, dict[str, Any]],
+    module: str,
+    heading: str,
+) -> Fitted:
+    """``groups`` and ``variables`` of the imported module ``module`` as a dashboard whose own variables are
+    ``taken`` (name -> variable) accepts them; ``heading`` titles a row that has no title."""
+    notes: list[str] = []
+    variables = tuple(variables)
+    renames = {
+        str(v.get("name")): f"{module}_{v.get('name')}"
+        for v in variables
+        if str(v.get("name")) in taken and str(v.get("name")) != "datasource" and taken[str(v.get("name"))] != v
+    }
+    for old, new in renames.items():
+        notes.append(f"variable ${old} is dashgen's own: renamed ${new} in the module's variables and queries")
+    rename = _renamer(renames)
+    fitted_groups = tuple(_group(g, rename, notes, heading) for g in groups)
+    return Fitted(fitted_groups, tuple(_variable(v, renames, rename) for v in variables), tuple(notes))

@@ -1,0 +1,129 @@
+"""An imported public dashboard builds and checks as the team's own panels: every fixture dashboard (real public
+dashboards of several ages and shapes, tests/fixtures/README.md) imported into a team repository made by
+``dashgen init``, listed together in a profile's ``extra_modules``: ``dashgen build`` and ``dashgen check`` exit 0.
+Plus the rewrites of ``dashgen.render.team_fit`` one by one, so each can fail on its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from dashgen.cli.app import main
+from dashgen.importer.vocab import imported
+from dashgen.render.spec import GroupSpec, PanelSpec, Target
+from dashgen.render.team_fit import fit_imported
+from dashgen.render.validate import validate_dashboard
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted((ROOT / "tests" / "fixtures" / "dashboards").glob("*.json"))
+
+
+def dashgen(cwd: Path, *args: str):
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), env={"GRAFANA_URL": ""})
+    finally:
+        os.chdir(old)
+
+
+def test_every_fixture_dashboard_imported_builds_and_checks_as_team_panels(tmp_path: Path) -> None:
+    assert dashgen(tmp_path, "init", "team").exit_code == 0
+    team = tmp_path / "team"
+    names = []
+    for path in FIXTURES:
+        name = re.sub(r"[^a-z0-9]+", "_", path.stem.lower())
+        result = dashgen(team, "import", str(path), "-o", f"panels/{name}.py")
+        assert result.exit_code == 0, f"{path.name}: {result.output[-2000:]}"
+        names.append(name)
+    (profile,) = sorted((team / "profiles").glob("*.toml"))
+    text = profile.read_text(encoding="utf-8")
+    assert "[dashboard]\n" in text
+    profile.write_text(text.replace("[dashboard]\n", f"[dashboard]\nextra_modules = {json.dumps(names)}\n", 1))
+    built = dashgen(team, "build")
+    assert built.exit_code == 0, built.output[-3000:]
+    assert dashgen(team, "rules").exit_code == 0
+    checked = dashgen(team, "check")
+    assert checked.exit_code == 0, "\n".join(line for line in checked.output.splitlines() if "[warning]" not in line)[
+        -3000:
+    ]
+    dashboards = list((team / "dashboards").rglob("*.json"))
+    titles = {p.get("title") for d in dashboards for p in _panels(json.loads(d.read_text(encoding="utf-8")))}
+    assert {"GPU Avg. Temp", "Config error", "Cache Hit Rate"} <= titles  # dcgm, vmalert, sglang rows are there
+
+
+def _panels(doc: dict) -> list[dict]:
+    found = []
+    for panel in doc.get("panels", []):
+        found.append(panel)
+        found.extend(panel.get("panels", []))
+    return found
+
+
+def _panel(**fields) -> PanelSpec:
+    base = {"key": "top.p", "title": "P", "kind": "stat", "evidence": imported(None), "targets": (Target("up"),)}
+    return PanelSpec(**{**base, **fields})
+
+
+def test_fit_titles_rows_and_panels_fixes_ratio_axes_and_drops_what_the_build_refuses() -> None:
+    panel = _panel(
+        title=" ",
+        unit="percentunit",
+        targets=(Target('sum(x{a="1"}) or 0', extra={"exemplar": True, "datasource": {"uid": "abc"}, "hide": False}),),
+        extra={"type": "gauge"},
+        overrides=({"matcher": {"id": "byName", "options": "r"}, "properties": [{"id": "unit", "value": "percent"}]},),
+    )
+    fitted = fit_imported([GroupSpec("top", "", (panel,))], [], {}, "m", "Old dashboard")
+    (group,) = fitted.groups
+    (got,) = group.panels
+    assert group.title == "Old dashboard"
+    assert got.title == "Untitled stat (top.p)"
+    assert (got.min, got.max) == (0, 1)
+    assert got.extra == {}
+    assert got.targets[0].expr == 'sum(x{a="1"})'
+    assert got.targets[0].extra == {"hide": False}
+    props = {p["id"]: p["value"] for p in got.overrides[0]["properties"]}
+    assert props == {"unit": "percent", "min": 0, "max": 100}
+    assert len(fitted.notes) == 4  # title, axis, gauge, zero fill: each said
+
+
+def test_fit_keeps_a_zero_fill_inside_an_operand_and_a_heatmap() -> None:
+    panel = _panel(targets=(Target("a or vector(0) * 2"),), extra={"type": "heatmap"})
+    (got,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "D").groups[0].panels
+    assert got.targets[0].expr == "a or vector(0) * 2"
+    assert got.extra == {"type": "heatmap"}
+
+
+def test_fit_renames_a_variable_dashgen_defines_differently_everywhere_it_is_used() -> None:
+    panel = _panel(
+        title="GPU $gpu on ${node}",
+        targets=(Target('x{gpu=~"$gpu", node="[[node]]", gpus="$gpus"}', legend="{{gpu}} ${gpu:raw}"),),
+    )
+    variables = [
+        {"name": "gpu", "type": "query", "query": {"query": 'label_values(x{node="$node"}, gpu)', "refId": "A"}},
+        {"name": "node", "type": "query", "query": "label_values(x, node)"},
+        {"name": "gpus", "type": "custom", "query": "1,2"},
+        {"name": "same", "type": "custom", "query": "1"},
+    ]
+    taken = {"gpu": {"name": "gpu"}, "node": {"name": "node"}, "same": {"name": "same", "type": "custom", "query": "1"}}
+    fitted = fit_imported([GroupSpec("top", "T $node", (panel,))], variables, taken, "dcgm", "D")
+    (group,) = fitted.groups
+    (got,) = group.panels
+    assert [v["name"] for v in fitted.variables] == ["dcgm_gpu", "dcgm_node", "gpus", "same"]
+    assert fitted.variables[0]["query"] == 'label_values(x{node="$dcgm_node"}, gpu)'
+    assert group.title == "T $dcgm_node"
+    assert got.title == "GPU $dcgm_gpu on ${dcgm_node}"
+    assert got.targets[0].expr == 'x{gpu=~"$dcgm_gpu", node="[[dcgm_node]]", gpus="$gpus"}'
+    assert got.targets[0].legend == "{{gpu}} ${dcgm_gpu:raw}"
+
+
+def test_the_schema_takes_the_string_override_values_grafana_stores() -> None:
+    doc = json.loads((ROOT / "tests" / "fixtures" / "dashboards" / "dynamo__sglang-hicache.json").read_text())
+    overrides = [o for p in _panels(doc) for o in (p.get("fieldConfig") or {}).get("overrides", [])]
+    assert any(isinstance(o["matcher"].get("options"), str) for o in overrides)
+    assert any(isinstance(p.get("value"), str) for o in overrides for p in o["properties"])
+    assert not any("overrides" in problem for problem in validate_dashboard(doc, "hicache"))
