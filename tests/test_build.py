@@ -199,7 +199,7 @@ def _first_data_panel(doc: dict) -> dict:
         (lambda d: _first_data_panel(d)["gridPos"].update(x=20, w=12), "exceeds the 24-column grid"),
         (
             lambda d: (
-                _first_data_panel(d)["fieldConfig"]["defaults"].update(unit="percent", max=None)
+                _first_data_panel(d)["fieldConfig"]["defaults"].update(unit="percent", min=0, max=None)
                 or _first_data_panel(d)["fieldConfig"]["defaults"].pop("max")
             ),
             "max 100 (has min=0, max=None) (S5)",
