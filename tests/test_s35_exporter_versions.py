@@ -198,7 +198,7 @@ def test_every_recorded_series_is_read_by_a_panel_or_a_rule(profile):
 def test_s35_the_readme_shows_the_table_as_it_is():
     from dashgen.exporters.docs import conditions_markdown
 
-    assert conditions_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert conditions_markdown() in (ROOT / "docs" / "profiles.md").read_text(encoding="utf-8")
 
 
 def test_s35_lint_knows_every_name_an_older_version_or_the_router_writes(stated):
