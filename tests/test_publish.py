@@ -345,7 +345,7 @@ def test_backups_and_the_ledger_are_fsynced_and_a_backup_is_never_overwritten(tm
     assert len(synced) == 4  # each backup: the file before it is linked into place, the folder after it
     assert not list(tmp_path.rglob("*.tmp"))
     append(tmp_path / "ledger.jsonl", [LedgerRecord("t", "c", "p", "u", "published", 3, "b", "s")])
-    assert len(synced) == 5 and read(tmp_path / "ledger.jsonl")[0]["uid"] == "u"
+    assert len(synced) == 5 and read(tmp_path / "ledger.jsonl")[0].uid == "u"
 
 
 @pytest.mark.parametrize("mode", ["grafana12", "grafana13"])

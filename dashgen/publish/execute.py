@@ -217,8 +217,8 @@ def newest_stored(context: ReleaseContext) -> dict[str, tuple[Any, str]]:
         return {}  # an unreadable ledger is reported where it is appended to
     newest: dict[str, tuple[Any, str]] = {}
     for record in of_instance(records, context.connection.instance):
-        if record.get("outcome") in STORED_OUTCOMES and record.get("stored_sha"):
-            newest[str(record.get("uid"))] = (record.get("grafana_version"), str(record["stored_sha"]))
+        if record.outcome in STORED_OUTCOMES and record.stored_sha:
+            newest[str(record.uid)] = (record.grafana_version, str(record.stored_sha))
     return newest
 
 

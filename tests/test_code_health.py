@@ -1,0 +1,37 @@
+"""Code-health rules that keep the code readable for the next person: one test of v2-ness, no function in the
+command line over cyclomatic complexity 20, and comments that say why rather than which tracker issue."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCT = ("dashgen", "panels", "queries")
+
+
+def _sources(*tops: str) -> list[Path]:
+    return sorted(p for top in tops for p in (ROOT / top).rglob("*.py"))
+
+
+def test_v2_ness_is_decided_in_one_place():
+    """Every "is this API version v2" question goes through ``is_v2_version``; a second spelling drifts (v2alpha1)."""
+    spelled = re.compile(r"""startswith\(\s*(?:V2_GROUP\s*\+\s*)?["']v2""")
+    sources = _sources("dashgen")
+    assert len(sources) > 100
+    found = [
+        str(path.relative_to(ROOT))
+        for path in sources
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if spelled.search(line)
+    ]
+    assert found == ["dashgen/document/v2view.py"], found  # the helper itself, once
+
+
+def test_is_v2_version_reads_every_spelling():
+    from dashgen.document.v2view import is_v2_version
+
+    assert all(map(is_v2_version, ("v2", "v2beta1", "v2alpha1", "dashboard.grafana.app/v2")))
+    assert not any(map(is_v2_version, ("v1beta1", "v0alpha1", "dashboard.grafana.app/v1", "")))
