@@ -51,3 +51,27 @@ def test_no_command_line_function_is_over_complexity_20():
     strict = ["--config", "lint.mccabe.max-complexity=10"]
     tight = subprocess.run([*args, *strict, "dashgen/cli"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert tight.returncode == 1 and "C901" in tight.stdout
+
+
+TRACKER = re.compile(r"\b(?:issues?|tickets?) #?\d+\b|\bsee #\d+\b", re.I)
+
+
+def test_product_code_says_why_not_which_issue():
+    """A comment names the reason (a cost, a Grafana behaviour, a rule id), not the tracker entry that asked for it:
+    the tracker is not where the next reader looks. Grafana's own issues (``grafana/grafana#127928``) are sources."""
+    sources = _sources(*PRODUCT)
+    assert len(sources) > 150
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in sources
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if TRACKER.search(line)
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_tracker_pattern_finds_references_and_spares_sources():
+    hits = ("(issue 19)", "issue 30: v2", "see #42", "Issues 38-44", "ticket #7")
+    spared = ("grafana/grafana#127928", "S35", "with ``#2``, ``#3``", "colour #ff0000", "an issue with 3 GPUs")
+    assert [bool(TRACKER.search(text)) for text in hits] == [True] * len(hits)
+    assert not any(TRACKER.search(text) for text in spared)

@@ -7,7 +7,7 @@ no drift. Different: diff the release's read-back copy (the ledger's ``published
 dashboard, panel by panel and variable by variable; a difference
 that is only what a Grafana UI save adds is reported as such and is not drift. A dashboard deleted
 in Grafana, one whose read-back copy is gone (without the diff), and one a Grafana 13 UI save turned
-into the v2 schema (not diffable) are drift too; a v2 release (issue 30) is diffed with the live v2
+into the v2 schema (not diffable) are drift too; a v2 release is diffed with the live v2
 dashboard. Grafana is reached as by ``dashgen publish`` (its connection options and ``--context NAME``
 of ``dashgen.toml``, ``dashgen.cli.grafana_opts``).
 Exit 0 no drift, 1 drift, 2 usage or input error, or Grafana could not be read (drift unknown).

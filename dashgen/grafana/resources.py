@@ -72,7 +72,7 @@ class DashboardResource:
 
     def v2_resource(self) -> dict[str, Any]:
         """A v2-read dashboard as dashgen builds it (``dashboard.grafana.app/v2…``, name, spec), so its SHA is
-        that of the stored spec and the plan diffs it with the build (issue 30); ``{}`` when not read as v2."""
+        that of the stored spec and the plan diffs it with the build; ``{}`` when not read as v2."""
         if not is_v2_version(self.api_version):
             return {}
         return {

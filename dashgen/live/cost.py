@@ -1,4 +1,4 @@
-"""What a dashboard's queries cost the data source (``dashgen cost``, issue 19), from its own statistics.
+"""What a dashboard's queries cost the data source (``dashgen cost``), from its own statistics.
 
 Every target is expanded as Grafana would at the dashboard's default time range (``dashgen.live.expand``
 via ``query_check.plan``) and run once with the data source's statistics switched on; per panel the

@@ -373,7 +373,7 @@ def _write(
     encoded: bytes | None = None,
 ) -> int | None:
     """Send the write once; the version Grafana stored, or None when an uncertain write did not land. A v2 build
-    is written through ``/apis`` in its own version (issue 30), whatever the Grafana version."""
+    is written through ``/apis`` in its own version, whatever the Grafana version."""
     v2 = v2_version(document)
     if v2 is not None and connection.apis is None:
         raise GrafanaError(

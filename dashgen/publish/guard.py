@@ -123,7 +123,7 @@ def v2_verdict(uid: str, stored_version: str, losses: tuple[str, ...], approvals
 
 
 def schema_change_verdict(uid: str, stored_version: str, api_version: str, approvals: Approvals) -> Verdict:
-    """A v1-stored dashboard a v2 build would turn into v2 (issue 30): a change the plan names, approved by
+    """A v1-stored dashboard a v2 build would turn into v2: a change the plan names, approved by
     ``schema-v2:<uid>``."""
     return require(
         f"schema-v2:{uid}",

@@ -84,7 +84,7 @@ class LedgerRecord:
     refusals: tuple[str, ...] = field(default=())
     org_id: int = 1
     folder_uid: str | None = None
-    # A v2 release (issue 30): the /apis version written and the stored object's resourceVersion (its generation
+    # A v2 release: the /apis version written and the stored object's resourceVersion (its generation
     # is ``grafana_version``); left out of the line for v1 releases.
     api_version: str | None = None
     resource_version: str | None = None

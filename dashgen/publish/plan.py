@@ -330,7 +330,7 @@ def target_diff(live: dict[str, Any], target: PublishTarget) -> DashboardDiff:
 
 def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDiff:
     """The semantic diff of the live dashboard and the build, with what is exactly equal on both sides left out
-    of it (issue 19: canonicalising every panel of 50 dashboards for a one-query change took seconds):
+    of it (canonicalising every panel of 50 dashboards for a one-query change took seconds):
 
     * each top-level panel equal at the same position on both sides: it has the same id, grid position and
       content, so it would pair with itself and contribute no change; the other panels pair and diff as before;

@@ -204,7 +204,7 @@ class DashboardSpec:
     time_from: str = "now-1h"
     refresh: str = "1m"
     links: tuple[dict[str, Any], ...] = ()
-    # The v2 layout (issue 30): ``(tab title, row keys)`` in tab order; the v1 rendering does not read it.
+    # The v2 layout: ``(tab title, row keys)`` in tab order; the v1 rendering does not read it.
     tabs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def panels(self) -> list[PanelSpec]:
