@@ -301,13 +301,16 @@ def release_history(ctx: click.Context, ledger: Path, release_id: str, output_fo
     if not records and state is None:
         raise InputError(f"{ledger}: no line of release {release_id!r}")
     names = stages.context_names(state)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
-            "context": names.get((str(r.grafana_url), int(r.org_id or 1)), ""),
-            **{
-                k: getattr(r, k)
-                for k in ("grafana_url", "org_id", "uid", "outcome", "grafana_version", "stored_sha", "time")
-            },
+            "context": names.get((r.grafana_url, r.org_id), ""),
+            "grafana_url": r.grafana_url,
+            "org_id": r.org_id,
+            "uid": r.uid,
+            "outcome": str(r.outcome),
+            "grafana_version": r.grafana_version,
+            "stored_sha": r.stored_sha,
+            "time": r.time,
         }
         for r in records
     ]
