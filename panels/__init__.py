@@ -56,7 +56,7 @@ COLLAPSED_ON_OPEN = frozenset(
 # the firing alerts still show a missing or failing GPU at any size.
 PER_GPU_ROWS = frozenset({"gpu_health", "slo_health:gpu_memory"})
 PER_GPU_OPEN_MAX_GPUS = 256
-# The v2 dashboard's tabs (issue 30): the reading order grouped by question, the first screen first. Each tab names
+# The v2 dashboard's tabs: the reading order grouped by question, the first screen first. Each tab names
 # the group modules whose rows it holds (row keys ``<group key>[:<row>]``); a tab without a row is left out, and
 # rows of a module no tab names (a team's ``extra_modules``) go to a last tab, ``TEAM_TAB``.
 TABS = (

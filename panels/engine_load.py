@@ -17,7 +17,7 @@ from dashgen_queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_reques
 
 from dashgen.deployment.profile import Profile
 from dashgen.render.kit import ratio_axis, stat, timeseries
-from dashgen.render.spec import Evidence, FanOut, PanelSpec, Target
+from dashgen.render.spec import Evidence, FanOut, PanelSpec, RankedEnd, Target
 
 KEY = "slo_health"
 KV_STATES = (("green", None), ("yellow", 0.8), ("orange", 0.9), ("red", 0.95))
@@ -115,7 +115,7 @@ def _stage_panel(
     return replace(panel, fan_out=fan_out)
 
 
-def _stages(profile: Profile, role: str, worst: str) -> FanOut:
+def _stages(profile: Profile, role: str, worst: RankedEnd) -> FanOut:
     """One series per (node, PP stage) of the pool ``role``; ``worst`` "top" where high is bad."""
     return FanOut("stage", tuple(stage_key(profile)), worst, role)
 

@@ -14,7 +14,7 @@ which and how to collect it.
 
 For hot and outlier GPUs: sortable, paginated, each column naming its source, quantity and unit.
 
-The group's row is collapsed by default (issue 19): the table is the heaviest query of the dashboard (ten
+The group's row is collapsed by default: the table is the heaviest query of the dashboard (ten
 window statistics per GPU: 0.5 M samples at 64 GPUs, 8 M at 1,024 on one hour of 30 s data), and a
 collapsed row runs no query until it is opened; lost GPUs stay visible on open in the Missing-data reasons
 table ("GPU missing (k of N)") and the GpuMissing alert.

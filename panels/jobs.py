@@ -25,7 +25,7 @@ from dashgen_queries.sglang import QUANTILES, quantile_legend
 from dashgen.deployment.profile import VIDEO, Profile
 from dashgen.deployment.topology import Topology
 from dashgen.render.kit import NO_DATA_TEXT, bargauge, ratio_axis, source_status_panel, timeseries
-from dashgen.render.spec import Evidence, FanOut, GroupSpec, PanelSpec, Target
+from dashgen.render.spec import Evidence, FanOut, GroupSpec, PanelSpec, RankedEnd, Target
 
 TITLE = "Jobs (video generation)"
 KEY = "jobs"
@@ -351,7 +351,7 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
 
 # Per-instance graphs: which instances are worst when there are more than fit a screen (dashgen_panels.screenful):
 # panel key -> (what makes one worse, the labels each instance's series are split by).
-WORST_INSTANCES = {
+WORST_INSTANCES: dict[str, tuple[RankedEnd, tuple[str, ...]]] = {
     "queued": ("top", ()),
     "running": ("top", ()),
     "outcomes": ("top", ("status",)),

@@ -15,7 +15,7 @@ Window statistics (the per-GPU tables):
 - with a validity series (GPM): invalid samples are dropped before the mean and the peak, with a
   subquery over the window at step ``$__interval`` (Grafana's interval: the stored sample interval
   as the Min step, or window / max data points when that is longer), so a table costs at most about
-  max-data-points steps per GPU and quantity at any range (issue 19: at a 1 s step, video-200's 6 h
+  max-data-points steps per GPU and quantity at any range (at a 1 s step, video-200's 6 h
   default was 21,600 steps x 200 GPUs x 10 columns every refresh). Inside the subquery the series
   are reduced to one per (node, gpu), so a series split by exporter labels counts once.
 - without (DCGM): the mean is sum / count of the raw samples per (node, gpu), so a GPU whose series
@@ -256,7 +256,7 @@ def gpu_window(profile: Profile, source: GpuSource, quantity: GpuQuantity, func:
     if source.validity_metric is not None:
         valid = agg("max", labels, source.valid_samples(profile, raw, matchers))
         # step $__interval: at least the Min step (the stored sample interval), and at most about max data points
-        # steps over any window, so the cost is bounded whatever the range (issue 19; the precision it costs is
+        # steps over any window, so the cost is bounded whatever the range (the precision it costs is
         # in the source's window_validity text)
         per_gpu = f"{func}_over_time(({valid})[$__range:$__interval])"
     elif func in ("max", "min"):

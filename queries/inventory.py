@@ -1,4 +1,4 @@
-"""The deployment's node inventory as series, so no query carries the node list in its text (issue 19).
+"""The deployment's node inventory as series, so no query carries the node list in its text.
 
 One recording rule per profile node (``dashgen rules``, group ``dashgen-<profile>-inventory``) writes
 ``node:dashgen_inventory:info{node="<name>", segment_host="<address>", replica="<key>"} 1`` with the

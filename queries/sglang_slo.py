@@ -106,7 +106,7 @@ FAST_BURN = ("1h", "5m", 14.4)
 SLOW_BURN = ("6h", "30m", 6.0)
 BURN_PANEL_WINDOWS = ("1h", "6h", "3d")
 # The windows the burn-rate alerts read (long and short of each pair): the only error ratios recorded. The 3d burn
-# panel reads its raw expression once (instant); a recorded 3d ratio was written and never read (issue 28).
+# panel reads its raw expression once (instant); a recorded 3d ratio was written and never read.
 RECORDED_WINDOWS = (FAST_BURN[1], SLOW_BURN[1], FAST_BURN[0], SLOW_BURN[0])
 # EngineStalled: a stage with waiting requests that processed no token over this window (alert `for` the same).
 STALL_WINDOW = "5m"

@@ -187,6 +187,7 @@ def test_every_change_class_in_the_plan_names_its_approval() -> None:
 
 def test_approval_keys_are_the_keys_the_publish_plan_refuses_with() -> None:
     from dashgen.publish.guard import content_keys as approval_keys
+    from dashgen.publish.ledger import LedgerRecord
     from dashgen.publish.plan import LiveState, PublishTarget, plan_release
     from dashgen.render.canonical import content_sha
 
@@ -196,7 +197,10 @@ def test_approval_keys_are_the_keys_the_publish_plan_refuses_with() -> None:
     live["panels"].append(_panel(7, "Old panel", "up", y=50))
     live["templating"]["list"].append({"name": "gone", "type": "custom", "query": "a,b"})
     state = LiveState("cache-evidence", 3, None, live, None)
-    record = {"uid": "cache-evidence", "outcome": "published", "stored_sha": state.sha, "grafana_version": 3}
+    record = LedgerRecord.from_json(
+        {"uid": "cache-evidence", "outcome": "published", "stored_sha": state.sha, "grafana_version": 3}
+    )
+    assert record is not None
     target = PublishTarget("p", "cache-evidence", build, content_sha(build), {1: "slo.running"})
     (planned,) = plan_release([target], {"cache-evidence": state}, [record]).dashboards
     keys = approval_keys(diff_dashboards(live, build), {1: "slo.running"})

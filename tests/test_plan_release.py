@@ -21,6 +21,7 @@ from test_diff import _panel, generated
 from dashgen.publish.actions import Action, OutcomeKind
 from dashgen.publish.approvals import Approvals, remedy
 from dashgen.publish.execute import _no_write
+from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.plan import (
     LiveState,
     Plan,
@@ -45,9 +46,9 @@ def target_of(document: dict[str, Any], profile: str = "h20-16") -> PublishTarge
     return PublishTarget(profile, document["uid"], document, content_sha(document), PANEL_KEYS)
 
 
-def record(live: LiveState, **fields: Any) -> dict[str, Any]:
-    """The ledger line of the release that left ``live`` in Grafana."""
-    return {
+def record(live: LiveState, **fields: Any) -> LedgerRecord:
+    """The ledger line of the release that left ``live`` in Grafana, read back as the ledger reads it."""
+    line = {
         "uid": live.uid,
         "outcome": "published",
         "stored_sha": live.sha,
@@ -55,6 +56,9 @@ def record(live: LiveState, **fields: Any) -> dict[str, Any]:
         "time": "2026-12-06T00:00:00Z",
         **fields,
     }
+    read = LedgerRecord.from_json(line)
+    assert read is not None, line
+    return read
 
 
 # ---- the build: what it changes against the released dashboard, and the approval keys that change needs

@@ -121,10 +121,10 @@ def test_a_whole_file_problem_names_the_file_and_no_placeholder_field(tmp_path):
     assert "<file>" not in result.output + missing.output and "<toml>" not in result.output
 
 
-def test_the_readme_lists_every_label_role_a_profile_can_set():
+def test_the_profile_reference_lists_every_label_role_a_profile_can_set():
     from dashgen.deployment.model import DEFAULT_LABELS
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "profiles.md").read_text(encoding="utf-8")
     for role, default in DEFAULT_LABELS.items():
         assert f"`{role}` (`{default}`)" in readme, role
 

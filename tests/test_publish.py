@@ -345,7 +345,7 @@ def test_backups_and_the_ledger_are_fsynced_and_a_backup_is_never_overwritten(tm
     assert len(synced) == 4  # each backup: the file before it is linked into place, the folder after it
     assert not list(tmp_path.rglob("*.tmp"))
     append(tmp_path / "ledger.jsonl", [LedgerRecord("t", "c", "p", "u", "published", 3, "b", "s")])
-    assert len(synced) == 5 and read(tmp_path / "ledger.jsonl")[0]["uid"] == "u"
+    assert len(synced) == 5 and read(tmp_path / "ledger.jsonl")[0].uid == "u"
 
 
 @pytest.mark.parametrize("mode", ["grafana12", "grafana13"])
@@ -394,9 +394,17 @@ def test_rollback_to_a_version_matches_it_whole_and_refuses_an_empty_target(tmp_
     from dashgen.cli.history import find_backup
     from dashgen.errors import InputError
     from dashgen.publish.backups import save_backup
+    from dashgen.publish.ledger import LedgerRecord
 
     eleven = save_backup(tmp_path, UID, 11, "20261206T010000Z", {"dashboard": {"title": "v11"}, "meta": {}})
-    records = [{"uid": UID, "outcome": "published", "backup_file": str(eleven), "grafana_version": 12}]
+
+    def record(backup: Path, version: int) -> LedgerRecord:
+        line = {"uid": UID, "outcome": "published", "backup_file": str(backup), "grafana_version": version}
+        read = LedgerRecord.from_json(line)
+        assert read is not None
+        return read
+
+    records = [record(eleven, 12)]
 
     class History:
         def get_version(self, uid, version):
@@ -405,7 +413,7 @@ def test_rollback_to_a_version_matches_it_whole_and_refuses_an_empty_target(tmp_
     document, source = find_backup(UID, "1", records, tmp_path, History())
     assert document == {"title": "Grafana's v1"} and source == "Grafana version 1"
     one = save_backup(tmp_path, UID, 1, "20261206T000000Z", {"dashboard": {"title": "v1"}, "meta": {}})
-    records.append({"uid": UID, "outcome": "published", "backup_file": str(one), "grafana_version": 2})
+    records.append(record(one, 2))
     assert find_backup(UID, "1", records, tmp_path, History())[0] == {"title": "v1"}
     assert find_backup(UID, "11", records, tmp_path, History())[0] == {"title": "v11"}
     with pytest.raises(InputError, match="not an empty value"):

@@ -14,7 +14,7 @@ from standin import GrafanaStandin
 from dashgen.cli.app import main
 from dashgen.errors import InputError
 from dashgen.publish.contexts import load_config, resolve
-from dashgen.publish.ledger import Instance, last_stored
+from dashgen.publish.ledger import Instance, LedgerRecord, last_stored
 
 work = pytest.fixture(work_folder)
 STAGING_TOKEN = "glsa_staging_token_0123456789abcdef"
@@ -195,7 +195,10 @@ def test_a_bad_config_file_is_one_line_naming_file_and_field(tmp_path, text, mes
 
 
 def test_records_written_before_org_ids_belong_to_org_1():
-    old = {"uid": UID, "outcome": "published", "stored_sha": "s", "grafana_url": "https://G.example:443/"}
+    old = LedgerRecord.from_json(
+        {"uid": UID, "outcome": "published", "stored_sha": "s", "grafana_url": "https://G.example:443/"}
+    )
+    assert old is not None and old.org_id == 1
     assert last_stored([old], UID, Instance("https://g.example", 1)) == old
     assert last_stored([old], UID, Instance("https://g.example", 2)) is None
     assert last_stored([old], UID, Instance("https://other.example", 1)) is None

@@ -39,7 +39,7 @@ def test_a_torn_last_line_is_quarantined_and_the_release_goes_on(work, grafana):
     (side,) = [f for f in files(work) if f.startswith("ledger.jsonl.torn-")]
     assert f"moved to {work / side}" in result.output
     assert (work / side).read_bytes() == TORN
-    assert path.read_bytes().startswith(good) and [r["outcome"] for r in read(path)] == ["published", "unchanged"]
+    assert path.read_bytes().startswith(good) and [r.outcome for r in read(path)] == ["published", "unchanged"]
     assert load(path).torn == b""
 
 
@@ -100,3 +100,40 @@ def test_an_append_that_fails_is_cut_back_and_leaves_no_torn_line(tmp_path, monk
         append(path, [LedgerRecord("t2", "c", "p", "u", "published", 2, "b", "s")])
     monkeypatch.undo()
     assert path.read_bytes() == before and load(path).torn == b""
+
+
+def test_the_ledger_reads_back_typed_records_with_every_outcome_a_release_writes(tmp_path):
+    """What is written is read back as the same ``LedgerRecord``, its outcome an ``OutcomeKind`` (diverged and
+    overwritten included), lists as tuples; a line with an outcome no release writes is a hand edit (exit 2)."""
+    from dashgen.errors import InputError
+    from dashgen.publish.actions import OutcomeKind
+
+    path = tmp_path / "ledger.jsonl"
+    written = [
+        LedgerRecord(
+            "2026-12-06T00:00:00Z",
+            "c0ffee",
+            "h20-16",
+            f"u{n}",
+            kind_,
+            3,
+            "b",
+            "s",
+            approvals_used=("a:1",),
+            grants=(("team:sre", "Edit"),) if n == 0 else None,
+        )
+        for n, kind_ in enumerate(OutcomeKind)
+    ]
+    append(path, written)
+    back = read(path)
+    assert back == written and len(back) == len(OutcomeKind) >= 11
+    assert {type(r.outcome) for r in back} == {OutcomeKind}
+    assert {OutcomeKind.DIVERGED, OutcomeKind.OVERWRITTEN} <= {r.outcome for r in back}
+
+    old = json.dumps({"uid": "u", "outcome": "published", "stored_sha": "s", "grafana_url": "https://g"})
+    path.write_text(old + "\n" + json.dumps({"uid": "u", "outcome": "pubilshed"}) + "\n" + old + "\n")
+    with pytest.raises(InputError, match=r"ledger.jsonl:2: not a JSON ledger record"):
+        read(path)
+    path.write_text(old + "\n")
+    (record,) = read(path)
+    assert (record.org_id, record.outcome, record.approvals_used, record.kind) == (1, OutcomeKind.PUBLISHED, (), None)

@@ -78,3 +78,38 @@ def test_runnable_readme_block_succeeds(line, body, tmp_path, grafana):
     assert done.returncode == 0, (
         f"README.md:{line}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     )
+
+
+USER_PART_MAX_LINES = 250  # a user reads the README in ten minutes; reference and contributor notes live elsewhere
+PATH_LIKE = re.compile(r"`([A-Za-z0-9_.][A-Za-z0-9_./-]*)`")
+
+
+def named_paths(text: str) -> list[str]:
+    """The repository paths a Markdown page names in code spans: a span with a ``/`` (a bare ``app.py`` is named
+    inside its folder's row), no placeholders, no URLs."""
+    return [token.rstrip("/") for token in PATH_LIKE.findall(text) if "/" in token and not token.startswith("http")]
+
+
+def test_contributing_names_only_files_that_exist():
+    """The layout and the guides name files; a moved or renamed one fails here instead of misleading a newcomer."""
+    paths = named_paths((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
+    assert len(paths) >= 40
+    missing = sorted({p for p in paths if not (ROOT / p).exists()})
+    assert missing == [], missing
+
+
+def test_named_paths_finds_paths_and_skips_words():
+    text = "`panels/gpu_health.py`, `make test`, `docs/`, `S35`, `app.py`, `dashboards/<profile>/<uid>.json`, `x/y z`"
+    assert named_paths(text) == ["panels/gpu_health.py", "docs"]
+
+
+def test_the_readme_is_short_enough_to_read_and_links_its_reference():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= USER_PART_MAX_LINES
+    for page in ("docs/cli.md", "docs/profiles.md", "docs/reference.md", "docs/glossary.md", "CONTRIBUTING.md"):
+        assert f"]({page})" in text and (ROOT / page).exists(), page
+
+
+def test_the_glossary_says_every_rule_id_once():
+    rows = re.findall(r"^\| (S\d+) \|", (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8"), re.M)
+    assert rows == [f"S{n}" for n in range(1, 39)]

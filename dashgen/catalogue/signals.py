@@ -296,6 +296,37 @@ NOT_SIGNALS: tuple[NotASignal, ...] = (
         f"{COVERED}: a failed scrape writes up == 0, which the CollectionFailed rows read per target",
     ),
     *_all(
+        "sglang",
+        "a speculative-decoding efficiency measure (accepted draft tokens, verify passes): a low acceptance costs "
+        "throughput and latency, which the SLO rows judge; on its own it is the draft model's fit, not a fault",
+        "sglang:spec_accept_length",
+        "sglang:spec_accept_rate",
+        "sglang:spec_verify_calls_total",
+    ),
+    *_all(
+        "gateway",
+        "a load or latency distribution of the gateway's runtime (event-loop wake delay, worker busy share, queue "
+        "depth, retry backoff): high is load; a stall is its own counter, smg_tokio_event_loop_stalls_total",
+        "smg_tokio_event_loop_delay_seconds",
+        "smg_tokio_worker_busy_ratio",
+        "smg_tokio_global_queue_depth",
+        "smg_worker_retry_backoff_seconds",
+    ),
+    *_all(
+        "gateway",
+        f"{COVERED}: GatewayShedding reads the answers the gateway sheds (429s and admission rejections in "
+        "smg_http_responses_total), which an overload veto produces",
+        "smg_worker_overload_shed_total",
+        "smg_workers_overloaded",
+    ),
+    *_all(
+        "gateway",
+        f"{COVERED}: KvTransferFailing reads the engines' own bootstrap and transfer failure counters per stage, "
+        "which name the pool pair; the gateway's counters say only that a dispatch failed",
+        "smg_pd_bootstrap_failures_total",
+        "smg_pd_kv_transfer_failures_total",
+    ),
+    *_all(
         "rule_evaluator",
         "written by the rule evaluator from the catalogue's own alerts: the first screen reads it, no row does",
         "ALERTS",

@@ -1,4 +1,4 @@
-"""``dashgen cost``: what opening each dashboard costs the data source, before it is published (issue 19).
+"""``dashgen cost``: what opening each dashboard costs the data source, before it is published.
 
 Renders the selected profiles' dashboards, runs every target once as Grafana would at the dashboard's
 default time range (``time.from``; ``--window`` overrides) with the data source's statistics on, and

@@ -7,7 +7,7 @@ no drift. Different: diff the release's read-back copy (the ledger's ``published
 dashboard, panel by panel and variable by variable; a difference
 that is only what a Grafana UI save adds is reported as such and is not drift. A dashboard deleted
 in Grafana, one whose read-back copy is gone (without the diff), and one a Grafana 13 UI save turned
-into the v2 schema (not diffable) are drift too; a v2 release (issue 30) is diffed with the live v2
+into the v2 schema (not diffable) are drift too; a v2 release is diffed with the live v2
 dashboard. Grafana is reached as by ``dashgen publish`` (its connection options and ``--context NAME``
 of ``dashgen.toml``, ``dashgen.cli.grafana_opts``).
 Exit 0 no drift, 1 drift, 2 usage or input error, or Grafana could not be read (drift unknown).
@@ -16,7 +16,7 @@ Exit 0 no drift, 1 drift, 2 usage or input error, or Grafana could not be read (
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from dashgen.grafana.errors import GrafanaError
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import Connection, connect, export_one
+from dashgen.publish.ledger import LedgerRecord
 
 
 @dataclass(frozen=True)
@@ -58,28 +59,28 @@ class Drift:
 
 
 def released(
-    records: list[dict[str, Any]], instance: ledger_file.Instance, uids: tuple[str, ...]
-) -> dict[str, dict[str, Any]]:
+    records: list[LedgerRecord], instance: ledger_file.Instance, uids: tuple[str, ...]
+) -> dict[str, LedgerRecord]:
     """uid → the ledger's last verified release of it to ``instance``; every named uid must have one. Where
     that release kept no read-back copy (a no-op release), ``published_file`` is the copy of the newest
     release that stored the same SHA."""
     mine = ledger_file.of_instance(records, instance)
-    wanted = list(uids) or sorted({str(r.get("uid")) for r in mine if r.get("uid")})
+    wanted = list(uids) or sorted({str(r.uid) for r in mine if r.uid})
     found = {}
     for uid in wanted:
         last = ledger_file.last_stored(mine, uid)
         if last is None:
             continue
         copy = ledger_file.read_back_record(mine, last)
-        found[uid] = {**last, "published_file": copy["published_file"]} if copy else last
+        found[uid] = replace(last, published_file=copy.published_file) if copy else last
     unknown = [uid for uid in uids if uid not in found]
     if unknown:
         raise InputError(f"the ledger has no verified release of {', '.join(unknown)} to {instance.label}")
     return found
 
 
-def _recorded_copy(record: dict[str, Any]) -> dict[str, Any] | None:
-    path = Path(record["published_file"]) if record.get("published_file") else None
+def _recorded_copy(record: LedgerRecord) -> dict[str, Any] | None:
+    path = Path(record.published_file) if record.published_file else None
     if path is None or not path.exists():
         return None
     try:
@@ -91,14 +92,14 @@ def _recorded_copy(record: dict[str, Any]) -> dict[str, Any] | None:
         raise InputError(f"{path}: cannot read the release's read-back copy ({exc})") from None
 
 
-def drift_of(connection: Connection, uid: str, record: dict[str, Any]) -> Drift:
+def drift_of(connection: Connection, uid: str, record: LedgerRecord) -> Drift:
     """Compare what Grafana stores now for ``uid`` with the release ``record``."""
-    profile = str(record.get("profile") or "")
-    version = record.get("grafana_version")
+    profile = str(record.profile or "")
+    version = record.grafana_version
     live = export_one(connection, uid)
     if live is None:
         return Drift(uid, profile, "deleted", f"released as v{version}, no longer in Grafana")
-    if live.sha == record.get("stored_sha"):
+    if live.sha == record.stored_sha:
         return Drift(uid, profile, "clean", f"live v{live.version} is the release (SHA {live.sha[:12]})")
     copy = _recorded_copy(record)
     if live.stored_v2 and not is_v2(copy):  # a v1 release a Grafana 13 UI save turned into v2
@@ -109,7 +110,7 @@ def drift_of(connection: Connection, uid: str, record: dict[str, Any]) -> Drift:
             f"released as v{version}; saved since in Grafana 13's v2 schema "
             f"(not diffable: {'; '.join(live.v2_losses) or 'v2'})",
         )
-    edited = f"live v{live.version} SHA {live.sha[:12]} != released v{version} {str(record.get('stored_sha'))[:12]}"
+    edited = f"live v{live.version} SHA {live.sha[:12]} != released v{version} {str(record.stored_sha)[:12]}"
     if copy is None:
         return Drift(uid, profile, "edited", f"{edited}; the release's read-back copy is gone, so no diff")
     diff = diff_dashboards(copy, live.document)

@@ -28,9 +28,11 @@ from dashgen.escape import terminal_text
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import stages
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.alert_rules import recorded_group
 from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import connect
+from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.library import recorded_element
 from dashgen.publish.library_plan import is_library_record
 from dashgen.publish.permissions import recorded_access
@@ -59,24 +61,24 @@ def _dashboard_of(path: Path) -> dict[str, Any]:
 
 
 def find_backup(
-    uid: str, to: str, records: list[dict[str, Any]], backup_dir: Path, client: GrafanaClient
+    uid: str, to: str, records: list[LedgerRecord], backup_dir: Path, client: GrafanaClient
 ) -> tuple[dict[str, Any], str]:
     """The dashboard JSON to roll back to: a release (build SHA prefix) or a Grafana version number."""
-    records = [r for r in records if r.get("uid") == uid]
+    records = [r for r in records if r.uid == uid]
     to = to.strip()
     if not to:
         raise InputError("--to: give a Grafana version number or a release's build SHA prefix, not an empty value")
     if not to.isdigit():
         for record in reversed(records):
-            if str(record.get("build_sha", "")).startswith(to) and record.get("published_file"):
-                return _dashboard_of(Path(record["published_file"])), f"release {to}"
+            if str(record.build_sha).startswith(to) and record.published_file:
+                return _dashboard_of(Path(record.published_file)), f"release {to}"
         raise InputError(f"{uid}: no published release with build SHA starting {to!r} in the ledger of this Grafana")
     version = int(to)
     for record in reversed(records):
-        if record.get("grafana_version") == version and record.get("published_file"):
-            return _dashboard_of(Path(record["published_file"])), f"release v{version}"
+        if record.grafana_version == version and record.published_file:
+            return _dashboard_of(Path(record.published_file)), f"release v{version}"
     for record in reversed(records):
-        backup = record.get("backup_file")
+        backup = record.backup_file
         # the backup's name ends "-v<version>.json" (backups.backup_path): the version is matched whole, so
         # --to 1 is never v11's backup
         if backup and Path(backup).name.endswith(f"-v{version}.json") and Path(backup).exists():
@@ -87,49 +89,45 @@ def find_backup(
     raise InputError(f"{uid}: no backup and no Grafana history for version {version}")
 
 
-def find_library_release(uid: str, to: str, records: list[dict[str, Any]]) -> tuple[LibraryElement, str]:
+def find_library_release(uid: str, to: str, records: list[LedgerRecord]) -> tuple[LibraryElement, str]:
     """The element a recorded release of library panel ``uid`` stored: a build SHA prefix, or the element version
     it stored (Grafana keeps no history of library panels: only dashgen's read-back copies)."""
     to = to.strip()
     if not to:
         raise InputError("--to: give a release's build SHA prefix or the library panel's version, not an empty value")
-    for record in reversed([r for r in records if r.get("uid") == uid and is_library_record(r)]):
-        matches = (
-            str(record.get("grafana_version")) == to
-            if to.isdigit()
-            else str(record.get("build_sha", "")).startswith(to)
-        )
+    for record in reversed([r for r in records if r.uid == uid and is_library_record(r)]):
+        matches = str(record.grafana_version) == to if to.isdigit() else str(record.build_sha).startswith(to)
         element = recorded_element(record, load_backup) if matches else None
         if element is not None:
             return replace(
                 element, key=f"queries:{uid}"
-            ), f"release {str(record.get('build_sha'))[:12]} (v{record.get('grafana_version')})"
+            ), f"release {str(record.build_sha)[:12]} (v{record.grafana_version})"
     raise InputError(
         f"{uid}: no recorded release of this library panel matching {to!r} with its read-back copy on disk"
     )
 
 
-def find_permissions_release(uid: str, to: str, records: list[dict[str, Any]]) -> FolderAccess:
+def find_permissions_release(uid: str, to: str, records: list[LedgerRecord]) -> FolderAccess:
     """The folder permissions a recorded release stored (by the stored SHA's or the build SHA's prefix)."""
     to = to.strip()
-    for record in reversed([r for r in records if r.get("uid") == uid and r.get("kind") == PERMISSIONS_KIND]):
-        if to and (str(record.get("stored_sha", "")).startswith(to) or str(record.get("build_sha", "")).startswith(to)):
+    for record in reversed([r for r in records if r.uid == uid and r.kind == PERMISSIONS_KIND]):
+        if to and (str(record.stored_sha).startswith(to) or str(record.build_sha).startswith(to)):
             access = recorded_access(record)
             if access is not None:
                 return access
     raise InputError(f"{uid}: no recorded release of these folder permissions matching {to!r}")
 
 
-def find_group_release(uid: str, to: str, records: list[dict[str, Any]]) -> tuple[RuleGroupTarget, str]:
+def find_group_release(uid: str, to: str, records: list[LedgerRecord]) -> tuple[RuleGroupTarget, str]:
     """The group a recorded release of rule group ``uid`` stored (by build SHA prefix): its read-back copy."""
     to = to.strip()
     if not to:
         raise InputError("--to: give a release's build SHA prefix, not an empty value")
-    for record in reversed([r for r in records if r.get("uid") == uid and r.get("kind") == RULES_KIND]):
-        if str(record.get("build_sha", "")).startswith(to) or str(record.get("stored_sha", "")).startswith(to):
+    for record in reversed([r for r in records if r.uid == uid and r.kind == RULES_KIND]):
+        if str(record.build_sha).startswith(to) or str(record.stored_sha).startswith(to):
             group = recorded_group(record, load_backup)
             if group is not None:
-                return group, f"release {str(record.get('build_sha'))[:12]} of {record.get('time')}"
+                return group, f"release {str(record.build_sha)[:12]} of {record.time}"
     raise InputError(f"{uid}: no recorded release of this rule group matching {to!r} with its read-back copy on disk")
 
 
@@ -155,24 +153,24 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
     with grafana_client(target, params["timeout"], params["jobs"]) as client:
         instance = connect(client, target.org_id).instance
         records = ledger_file.of_instance(ledger_file.read(params["ledger"]), instance)
-        if any(r.get("kind") == PERMISSIONS_KIND for r in records if r.get("uid") == uid):
+        if any(r.kind == PERMISSIONS_KIND for r in records if r.uid == uid):
             access = find_permissions_release(uid, to, records)
             click.echo(f"rolling the permissions of folder {access.folder_uid!r} back to {to}", err=True)
             release(client, params, [], list, command="dashgen rollback", permissions=(access,))
             return
-        if any(r.get("kind") == RULES_KIND for r in records if r.get("uid") == uid):
+        if any(r.kind == RULES_KIND for r in records if r.uid == uid):
             group, source = find_group_release(uid, to, records)
             click.echo(f"rolling rule group {group.title!r} ({uid}) back to {source}", err=True)
             release(client, params, [], list, command="dashgen rollback", rule_groups=(group,))
             return
-        if any(is_library_record(r) for r in records if r.get("uid") == uid):
+        if any(is_library_record(r) for r in records if r.uid == uid):
             element, source = find_library_release(uid, to, records)
             click.echo(f"rolling library panel {uid} back to {source}", err=True)
             release(client, params, [], list, command="dashgen rollback", library=(element,))
             return
         document, source = find_backup(uid, to, records, params["backup_dir"], client)
         document = {k: v for k, v in document.items() if k not in ("id", "version")}
-        profile = next((r.get("profile", "") for r in reversed(records) if r.get("uid") == uid), "")
+        profile = next((r.profile for r in reversed(records) if r.uid == uid), "")
         click.echo(f"rolling {uid} back to {source}", err=True)
         targets = [target_of(profile, uid, document, _panel_keys(ctx, profile, uid))]
         release(client, params, [uid], lambda: targets, command="dashgen rollback")
@@ -224,14 +222,14 @@ def history(
         click.echo(f"note: {state.torn_note}", err=True)
     with grafana_client(target, params["timeout"]) as client:
         instance = connect(client, target.org_id).instance
-        records = [r for r in ledger_file.of_instance(state.records, instance) if r.get("uid") == uid]
-        library = any(r.get("kind") for r in records)  # not a dashboard: Grafana keeps no versions of it
+        records = [r for r in ledger_file.of_instance(state.records, instance) if r.uid == uid]
+        library = any(r.kind for r in records)  # not a dashboard: Grafana keeps no versions of it
         versions = [] if library else client.list_versions(uid)  # Grafana keeps no history of library panels
-    published = [r for r in records if r.get("outcome") == "published"]
+    published = [r for r in records if r.outcome == OutcomeKind.PUBLISHED]
     if library:  # a rule group has no version in Grafana: its releases are numbered in ledger order
-        by_version = {r.get("grafana_version") or n: r for n, r in enumerate(published, start=1)}
+        by_version = {r.grafana_version or n: r for n, r in enumerate(published, start=1)}
     else:
-        by_version = {r.get("grafana_version"): r for r in published}
+        by_version = {r.grafana_version: r for r in published if r.grafana_version is not None}
     rows: list[_VersionRow] = []
     for version in sorted({v.version for v in versions} | {k for k in by_version if k is not None}):
         grafana = next((v for v in versions if v.version == version), None)
@@ -243,20 +241,28 @@ def history(
                 "grafana_message": grafana.message if grafana else None,
                 "grafana_created": grafana.created if grafana else None,
                 "grafana_created_by": grafana.created_by if grafana else None,
-                "release_time": record.get("time") if record else None,
-                "build_sha": record.get("build_sha") if record else None,
-                "git_commit": record.get("git_commit") if record else None,
+                "release_time": record.time if record else None,
+                "build_sha": record.build_sha if record else None,
+                "git_commit": record.git_commit if record else None,
             }
         )
     if output_format == "json":
         emit_json(
             ctx,
             json.loads(
-                json.dumps({"uid": uid, "instance": instance.label, "versions": rows, "ledger": records}, default=str)
+                json.dumps(
+                    {
+                        "uid": uid,
+                        "instance": instance.label,
+                        "versions": rows,
+                        "ledger": [r.to_dict() for r in records],
+                    },
+                    default=str,
+                )
             ),
         )
         return
-    kind = next((str(r["kind"]).replace("-", " ") for r in records if r.get("kind")), "")
+    kind = next((str(r.kind).replace("-", " ") for r in records if r.kind), "")
     click.echo(f"{uid} on {instance.label}" + (f" ({kind})" if kind else ""))
     table = []
     for row in rows:
@@ -295,13 +301,16 @@ def release_history(ctx: click.Context, ledger: Path, release_id: str, output_fo
     if not records and state is None:
         raise InputError(f"{ledger}: no line of release {release_id!r}")
     names = stages.context_names(state)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
-            "context": names.get((str(r.get("grafana_url")), int(r.get("org_id") or 1)), ""),
-            **{
-                k: r.get(k)
-                for k in ("grafana_url", "org_id", "uid", "outcome", "grafana_version", "stored_sha", "time")
-            },
+            "context": names.get((r.grafana_url, r.org_id), ""),
+            "grafana_url": r.grafana_url,
+            "org_id": r.org_id,
+            "uid": r.uid,
+            "outcome": str(r.outcome),
+            "grafana_version": r.grafana_version,
+            "stored_sha": r.stored_sha,
+            "time": r.time,
         }
         for r in records
     ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
@@ -37,6 +38,9 @@ SIZE_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096)
 TOKEN_BUCKETS = (128, 1024, 8192, 32768, 131072, 262144, 524288)
 GIB = 1 << 30
 WORKERS = ("http://replica-0:30000", "http://replica-1:30000")
+
+
+MetricKind = Literal["gauge", "counter", "histogram"]
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ class Histogram:
 class MetricModel:
     name: str
     source: str
-    kind: str  # gauge | counter | histogram
+    kind: MetricKind
     scope: str
     model: Wave | Rate | Histogram
     labels: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -189,7 +189,7 @@ class DashboardSettings:
     time_from: str
     refresh: str
     min_refresh_interval: str = "5s"
-    # ``dashgen cost`` budgets (issue 19): per panel and per dashboard on open, as the data source counts them
+    # ``dashgen cost`` budgets: per panel and per dashboard on open, as the data source counts them
     cost_panel_series: int = 20_000
     cost_panel_samples: int = 20_000_000
     cost_dashboard_series: int = 200_000
@@ -197,7 +197,7 @@ class DashboardSettings:
     # The team's own panel modules (``<panels_dir>/<name>.py`` of the team repository, ``dashgen.team_panels``),
     # shown as rows after dashgen's groups, in this order.
     extra_modules: tuple[str, ...] = ()
-    # The dashboard model written: "v1" (classic JSON) or "v2" (the ``dashboard.grafana.app`` v2 resource, issue 30)
+    # The dashboard model written: "v1" (classic JSON) or "v2" (the ``dashboard.grafana.app`` v2 resource)
     schema: str = "v1"
     # Where alerts link out (``dashgen.rules.links``): the team's runbook document (an absolute URL lets Alertmanager
     # open it; the default is the document's path in the team repository) and Grafana's root URL ("": a path)

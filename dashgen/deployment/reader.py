@@ -133,5 +133,5 @@ class TableReader:
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise self.fail(
                 unknown[0],
-                f"unknown field ({hint}known here: {', '.join(sorted(self.used))}; see the README's profile reference)",
+                f"unknown field ({hint}known here: {', '.join(sorted(self.used))}; see docs/profiles.md)",
             )

@@ -11,18 +11,21 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
 
 
+RuleChangeKind = Literal["added", "removed", "changed"]
+
+
 @dataclass(frozen=True)
 class AlertChange:
     file: str
     alert: str
-    kind: str  # added | removed | changed
+    kind: RuleChangeKind
     details: tuple[str, ...] = ()
 
     def line(self) -> str:

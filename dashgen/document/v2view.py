@@ -47,6 +47,12 @@ _V1_ABSENT = {("skipUrlSync", False), ("allowCustomValue", True), ("regex", "")}
 _CURSOR = {"Off": 0, "Crosshair": 1, "Tooltip": 2}
 
 
+def is_v2_version(api_version: str) -> bool:
+    """Whether an API version (``v2beta1``, ``v2``, or with its group ``dashboard.grafana.app/v2``) is the v2
+    dashboard model: every v2 version starts with ``v2`` (alpha and beta ones included), v0/v1 do not."""
+    return api_version.rsplit("/", 1)[-1].startswith("v2")
+
+
 def is_v2(doc: Any) -> bool:
     """A v2 dashboard resource: ``apiVersion`` ``dashboard.grafana.app/v2…`` with a spec holding ``elements``."""
     if not isinstance(doc, Mapping):
@@ -54,7 +60,8 @@ def is_v2(doc: Any) -> bool:
     version = doc.get("apiVersion")
     return (
         isinstance(version, str)
-        and version.startswith(V2_GROUP + "v2")
+        and version.startswith(V2_GROUP)
+        and is_v2_version(version)
         and isinstance(doc.get("spec"), Mapping)
         and isinstance(doc["spec"].get("elements"), Mapping)
     )

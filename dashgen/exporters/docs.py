@@ -1,6 +1,6 @@
-"""The exporter table's conditions as the README shows them: one Markdown row per series that is not written by
+"""The exporter table's conditions as docs/profiles.md shows them: one Markdown row per series that is not written by
 every supported version with default flags (a first version, an old name, a flag, a role), and one per source
-whose prefix depends on the scrape path. A test keeps the README's copy equal to this."""
+whose prefix depends on the scrape path. A test keeps the copy in docs/profiles.md equal to this."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _condition(table: SourceTable, series: Series) -> str:
 
 
 def conditions_markdown() -> str:
-    """The README table: series, source, condition."""
+    """The docs/profiles.md table: series, source, condition."""
     rows = ["| series | source | written only when |", "|---|---|---|"]
     for table in TABLES.values():
         for series in table.series:

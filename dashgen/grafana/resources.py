@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from dashgen.document.v2view import is_v2_version
 from dashgen.grafana.answers import answer_error, bad_shape, body_dict, grafana_message, http_fields, parse_json
 from dashgen.grafana.errors import ApiNotServed, FolderNotFound, GrafanaError, WriteOutcomeUnknown
 from dashgen.net.http import EncodedJSON, HttpResponse, HttpTransport, json_object
@@ -53,7 +54,7 @@ class DashboardResource:
 
     @property
     def stored_v2(self) -> bool:
-        return self.stored_version.startswith("v2")
+        return is_v2_version(self.stored_version)
 
     @property
     def converted(self) -> bool:
@@ -71,8 +72,8 @@ class DashboardResource:
 
     def v2_resource(self) -> dict[str, Any]:
         """A v2-read dashboard as dashgen builds it (``dashboard.grafana.app/v2…``, name, spec), so its SHA is
-        that of the stored spec and the plan diffs it with the build (issue 30); ``{}`` when not read as v2."""
-        if not self.api_version.startswith("v2"):
+        that of the stored spec and the plan diffs it with the build; ``{}`` when not read as v2."""
+        if not is_v2_version(self.api_version):
             return {}
         return {
             "apiVersion": f"{GROUP}/{self.api_version}",
@@ -174,7 +175,7 @@ class ResourceApi:
         """
         resp = self._client._send("GET", self._path(first_version, uid))
         stored = _trailing_stored_version(resp.body) if resp.status == 200 else None
-        if stored and stored != first_version and not stored.startswith("v2") and _VERSION_RE.match(stored):
+        if stored and stored != first_version and not is_v2_version(stored) and _VERSION_RE.match(stored):
             again = self.get(uid, stored)
             if again is not None:
                 return again

@@ -1,4 +1,4 @@
-"""What a dashboard's queries cost the data source (``dashgen cost``, issue 19), from its own statistics.
+"""What a dashboard's queries cost the data source (``dashgen cost``), from its own statistics.
 
 Every target is expanded as Grafana would at the dashboard's default time range (``dashgen.live.expand``
 via ``query_check.plan``) and run once with the data source's statistics switched on; per panel the
@@ -25,7 +25,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from dashgen.live.datasource import Datasource, DatasourceError
 from dashgen.live.query_check import PlannedPanel
@@ -35,6 +35,9 @@ _SCANNED = re.compile(r"\bsamplesScanned=(\d+)")
 MAX_TRACE_NODES = 200_000  # a hostile or huge trace is read this far, no further
 
 
+CostOrigin = Literal["victoriametrics-stats", "victoriametrics-trace", "prometheus", "none"]
+
+
 @dataclass(frozen=True)
 class Stats:
     """One query's cost as the data source reported it; None where it reports no such figure."""
@@ -42,7 +45,7 @@ class Stats:
     series_fetched: int | None
     samples_scanned: int | None
     seconds: float | None
-    origin: str  # victoriametrics-stats | victoriametrics-trace | prometheus | none
+    origin: CostOrigin
 
 
 def _int(value: Any) -> int | None:

@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from dashgen.errors import DashgenError, InputError, redact
@@ -34,6 +34,9 @@ RESULT_TYPES = ("vector", "matrix", "scalar", "string")
 # decoded); no dashboard panel needs more, and a query that returns more is itself the problem to report.
 MAX_SERIES = 50_000
 _SERIES_KEY = b'"metric":'  # a key: inside a JSON string its quotes would be escaped
+
+
+ResultType = Literal["vector", "matrix", "scalar", "string"]
 
 
 class DatasourceError(DashgenError):
@@ -61,7 +64,7 @@ class DatasourceError(DashgenError):
 class QueryResult:
     """The ``data`` of a query answer: ``result_type`` (vector, matrix, scalar, string) and the result list."""
 
-    result_type: str
+    result_type: ResultType
     result: list[Any]
 
     @property

@@ -35,6 +35,7 @@ class OutcomeKind(StrEnum):
     FAILED = "failed"
     VERIFY_FAILED = "verify-failed"  # saved, but Grafana stores something else than the build
     OVERWRITTEN = "overwritten"  # saved and verified, then changed by another writer before the release ended
+    DELETED = "deleted"  # a library panel or rule group removed from Grafana (its backup keeps the last content)
 
 
 WRITING: tuple[Action, ...] = (Action.CREATE, Action.UPDATE, Action.MOVE)

@@ -10,7 +10,6 @@ write's read-back is kept (``…-published.json``), which ``dashgen rollback <gr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ RuleGroupOutcome = ResourceOutcome  # what became of a rule group
 def plan_release_rules(
     connection: Connection,
     targets: list[RuleGroupTarget],
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     *,
     cleanup_profiles: tuple[str, ...] = (),
@@ -144,9 +143,9 @@ def run_rules(
     )
 
 
-def recorded_group(record: Mapping[str, Any], load: Any) -> RuleGroupTarget | None:
+def recorded_group(record: LedgerRecord, load: Any) -> RuleGroupTarget | None:
     """The group a ledger line's read-back copy holds, as a target (a rollback republishes it)."""
-    path = record.get("published_file")
+    path = record.published_file
     if not path or not Path(str(path)).exists():
         return None
     group = (load(Path(str(path))) or {}).get("group") or {}
@@ -161,4 +160,4 @@ def recorded_group(record: Mapping[str, Any], load: Any) -> RuleGroupTarget | No
             for r in group["rules"]
         ],
     }
-    return RuleGroupTarget(str(record.get("uid")), str(record.get("profile", "")), body)
+    return RuleGroupTarget(str(record.uid), str(record.profile), body)

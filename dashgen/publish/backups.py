@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from dashgen.document.v2view import is_v2_version
 from dashgen.files import create_exclusive
 
 DEFAULT_BACKUP_DIR = Path("releases/backups")
@@ -113,4 +114,4 @@ def backup_dashboard(data: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _is_v2(resource: dict[str, Any]) -> bool:
-    return str(resource.get("apiVersion", "")).rsplit("/", 1)[-1].startswith("v2")
+    return is_v2_version(str(resource.get("apiVersion", "")))

@@ -217,8 +217,8 @@ def newest_stored(context: ReleaseContext) -> dict[str, tuple[Any, str]]:
         return {}  # an unreadable ledger is reported where it is appended to
     newest: dict[str, tuple[Any, str]] = {}
     for record in of_instance(records, context.connection.instance):
-        if record.get("outcome") in STORED_OUTCOMES and record.get("stored_sha"):
-            newest[str(record.get("uid"))] = (record.get("grafana_version"), str(record["stored_sha"]))
+        if record.outcome in STORED_OUTCOMES and record.stored_sha:
+            newest[str(record.uid)] = (record.grafana_version, str(record.stored_sha))
     return newest
 
 
@@ -373,7 +373,7 @@ def _write(
     encoded: bytes | None = None,
 ) -> int | None:
     """Send the write once; the version Grafana stored, or None when an uncertain write did not land. A v2 build
-    is written through ``/apis`` in its own version (issue 30), whatever the Grafana version."""
+    is written through ``/apis`` in its own version, whatever the Grafana version."""
     v2 = v2_version(document)
     if v2 is not None and connection.apis is None:
         raise GrafanaError(

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from dashgen.diff import DashboardDiff, diff_dashboards, query_changes
 from dashgen.diff.plan_view import panel_key
-from dashgen.publish.actions import Action
+from dashgen.publish.actions import Action, OutcomeKind
 from dashgen.publish.approvals import PROVISIONED_PREFIX, Approvals
+from dashgen.publish.ledger import LedgerRecord
+
+FolderAction = Literal["exists", "create", "missing"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class FolderState:
     """A target folder: ``exists``, or to be created (approved), or missing (refused)."""
 
     uid: str
-    action: str  # exists | create | missing
+    action: FolderAction
     title: str = ""
 
 
@@ -78,7 +81,9 @@ def folder_states(folders: Mapping[str, bool], approvals: Approvals, title: str 
     missing."""
     states = {}
     for uid, exists in sorted(folders.items()):
-        action = "exists" if exists else ("create" if approvals.grants(f"create-folder:{uid}", "") else "missing")
+        action: FolderAction = (
+            "exists" if exists else ("create" if approvals.grants(f"create-folder:{uid}", "") else "missing")
+        )
         states[uid] = FolderState(uid, action, title or uid)
     return states
 
@@ -118,7 +123,7 @@ def v2_verdict(uid: str, stored_version: str, losses: tuple[str, ...], approvals
 
 
 def schema_change_verdict(uid: str, stored_version: str, api_version: str, approvals: Approvals) -> Verdict:
-    """A v1-stored dashboard a v2 build would turn into v2 (issue 30): a change the plan names, approved by
+    """A v1-stored dashboard a v2 build would turn into v2: a change the plan names, approved by
     ``schema-v2:<uid>``."""
     return require(
         f"schema-v2:{uid}",
@@ -141,19 +146,19 @@ def provisioned_verdict(uid: str, provisioned: bool) -> Verdict:
     return Verdict((Refusal(f"{PROVISIONED_PREFIX}{uid}", reason),))
 
 
-def diverged_reason(last: Mapping[str, Any] | None, live_sha: str, build_sha: str) -> str | None:
+def diverged_reason(last: LedgerRecord | None, live_sha: str, build_sha: str) -> str | None:
     """Why pushing the build again cannot converge: the last release of this very build failed verification and
     Grafana still stores what it rewrote it to. None when that is not the case."""
     if (
         last is None
-        or last.get("outcome") != "verify-failed"
-        or last.get("stored_sha") != live_sha
-        or last.get("build_sha") != build_sha
+        or last.outcome != OutcomeKind.VERIFY_FAILED
+        or last.stored_sha != live_sha
+        or last.build_sha != build_sha
     ):
         return None
     return (
-        f"Grafana stores this very build rewritten (verify failed in the release of {last.get('time')}: "
-        f"{str(last.get('message') or '')[:300]}); pushing it again cannot converge: change the "
+        f"Grafana stores this very build rewritten (verify failed in the release of {last.time}: "
+        f"{str(last.message or '')[:300]}); pushing it again cannot converge: change the "
         "build so that Grafana keeps it as sent"
     )
 
@@ -162,14 +167,14 @@ def live_edit(
     live_document: dict[str, Any],
     live_sha: str,
     live_version: int,
-    last: Mapping[str, Any] | None,
+    last: LedgerRecord | None,
     recorded: dict[str, Any] | None,
 ) -> tuple[bool, str]:
     """Whether the live copy holds work the last release did not write, and a summary line when it only looks so.
 
     Edited: the ledger has no release of it here, or Grafana stores another SHA than it recorded — unless the
     ``recorded`` read-back copy of that release differs from the live one only by what a UI save adds."""
-    if last is not None and last.get("stored_sha") == live_sha:
+    if last is not None and last.stored_sha == live_sha:
         return False, ""
     if last is not None and recorded is not None and not diff_dashboards(recorded, live_document).has_semantic_changes:
         return False, (
@@ -179,7 +184,7 @@ def live_edit(
 
 
 def overwrite_live_verdict(
-    uid: str, live_sha: str, live_version: int, last: Mapping[str, Any] | None, approvals: Approvals
+    uid: str, live_sha: str, live_version: int, last: LedgerRecord | None, approvals: Approvals
 ) -> Verdict:
     """Overwriting a person's edit (or a dashboard dashgen never released here) needs ``--overwrite-live``."""
     why = (
@@ -187,7 +192,7 @@ def overwrite_live_verdict(
         "published by dashgen here; publishing overwrites it (a backup is kept)"
         if last is None
         else f"edited in Grafana since the last release (live v{live_version} SHA {live_sha[:12]} != recorded "
-        f"{str(last.get('stored_sha'))[:12]} of v{last.get('grafana_version')}); publishing overwrites "
+        f"{str(last.stored_sha)[:12]} of v{last.grafana_version}); publishing overwrites "
         "the edit (a backup is kept)"
     )
     return require(f"overwrite-live:{uid}", why, uid, approvals)

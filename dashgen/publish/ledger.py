@@ -17,16 +17,19 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from dashgen.errors import InputError
 from dashgen.files import append_durably, atomic_write
+from dashgen.publish.actions import OutcomeKind
 
 DEFAULT_LEDGER = Path("releases/ledger.jsonl")
-STORED_OUTCOMES = ("published", "unchanged")
+STORED_OUTCOMES = (OutcomeKind.PUBLISHED, OutcomeKind.UNCHANGED)
+# What Grafana stores after a line with these outcomes: dashgen's bytes, or dashgen's push stored rewritten.
+WRITTEN_OUTCOMES = (*STORED_OUTCOMES, OutcomeKind.VERIFY_FAILED)
 # One process may run the releases of several Grafanas at once (a staged release): their appends, loads and
 # repairs of the one ledger file are taken in turn, so no load ever sees another thread's half-written line
 # as a torn one.
@@ -57,11 +60,9 @@ class Instance:
     def label(self) -> str:
         return f"{self.url} org {self.org_id}"
 
-    def holds(self, record: dict[str, Any]) -> bool:
-        """Whether ``record`` was written for this instance (records before org ids existed are org 1)."""
-        recorded_org = record.get("org_id")
-        org = recorded_org if isinstance(recorded_org, int) else 1
-        return normalise_url(str(record.get("grafana_url") or "")) == self.url and org == self.org_id
+    def holds(self, record: LedgerRecord) -> bool:
+        """Whether ``record`` was written for this instance (records before org ids existed read as org 1)."""
+        return normalise_url(record.grafana_url) == self.url and record.org_id == self.org_id
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class LedgerRecord:
     git_commit: str
     profile: str
     uid: str
-    outcome: str  # published | unchanged | refused | held | conflict | failed | verify-failed | invalid-queries
+    outcome: OutcomeKind
     grafana_version: int | None
     build_sha: str
     stored_sha: str | None
@@ -83,7 +84,7 @@ class LedgerRecord:
     refusals: tuple[str, ...] = field(default=())
     org_id: int = 1
     folder_uid: str | None = None
-    # A v2 release (issue 30): the /apis version written and the stored object's resourceVersion (its generation
+    # A v2 release: the /apis version written and the stored object's resourceVersion (its generation
     # is ``grafana_version``); left out of the line for v1 releases.
     api_version: str | None = None
     resource_version: str | None = None
@@ -95,6 +96,10 @@ class LedgerRecord:
     grants: tuple[tuple[str, str], ...] | None = None  # folder permissions: (principal, level) Grafana stores
 
     def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The line as JSON types: lists for the tuples, the outcome's string, unset optional fields left out."""
         data = asdict(self)
         for key in ("api_version", "resource_version", "release_id", "kind", "name", "grants"):
             if data[key] is None:
@@ -102,7 +107,67 @@ class LedgerRecord:
         data["approvals_used"] = list(self.approvals_used)
         data["cleanup"] = list(self.cleanup)
         data["refusals"] = list(self.refusals)
-        return json.dumps(data, sort_keys=True, ensure_ascii=False)
+        data["outcome"] = str(self.outcome)
+        if self.grants is not None:
+            data["grants"] = [list(grant) for grant in self.grants]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LedgerRecord | None:
+        """The record a ledger line holds, or None when the line is not one (a field of the wrong type, an outcome
+        no release writes). Lines older than a field read it at its default, as the release that wrote them meant."""
+        try:
+            outcome = OutcomeKind(str(data.get("outcome")))
+        except ValueError:
+            return None
+        values: dict[str, Any] = {"outcome": outcome}
+        for spec in fields(cls):
+            if spec.name == "outcome" or spec.name not in data:
+                continue
+            value = data[spec.name]
+            if spec.name in _TUPLES:
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    return None
+                value = tuple(value)
+            elif spec.name == "grants" and value is not None:
+                if not isinstance(value, list) or not all(
+                    isinstance(g, list) and len(g) == 2 and all(isinstance(x, str) for x in g) for g in value
+                ):
+                    return None
+                value = tuple((g[0], g[1]) for g in value)
+            elif not _fits(spec.name, value):
+                return None
+            values[spec.name] = value
+        for name in _REQUIRED_TEXT:
+            values.setdefault(name, "")
+        values.setdefault("grafana_version", None)
+        values.setdefault("stored_sha", None)
+        return cls(**values)
+
+
+_TUPLES = ("approvals_used", "cleanup", "refusals")
+_REQUIRED_TEXT = ("time", "git_commit", "profile", "uid", "build_sha")
+_INTEGERS = ("grafana_version", "org_id")
+_OPTIONAL_TEXT = (
+    "stored_sha",
+    "backup_file",
+    "published_file",
+    "folder_uid",
+    "api_version",
+    "resource_version",
+    "release_id",
+    "kind",
+    "name",
+)
+
+
+def _fits(name: str, value: Any) -> bool:
+    """Whether a ledger line's ``value`` has the type of the field ``name``."""
+    if name in _INTEGERS:
+        return (isinstance(value, int) and not isinstance(value, bool)) or (value is None and name != "org_id")
+    if name in _OPTIONAL_TEXT:
+        return value is None or isinstance(value, str)
+    return isinstance(value, str)
 
 
 @dataclass(frozen=True)
@@ -110,7 +175,7 @@ class LedgerState:
     """What ``load`` found: the good records, and a torn last line if there is one."""
 
     path: Path
-    records: list[dict[str, Any]]
+    records: list[LedgerRecord]
     good_size: int = 0
     torn: bytes = b""
 
@@ -146,7 +211,7 @@ def _load(path: Path) -> LedgerState:
         raise InputError(f"{path}: cannot read the ledger ({exc.strerror})") from None
     parts = data.split(b"\n")
     complete, tail = parts[:-1], parts[-1]  # every complete line ended with a newline; tail did not
-    records: list[dict[str, Any]] = []
+    records: list[LedgerRecord] = []
     good_size = 0
     for number, raw in enumerate(complete, start=1):
         if raw.strip():
@@ -169,7 +234,7 @@ def _load(path: Path) -> LedgerState:
     return LedgerState(path, records, good_size, b"")
 
 
-def read(path: Path) -> list[dict[str, Any]]:
+def read(path: Path) -> list[LedgerRecord]:
     """All good records, oldest first (a torn last line is left out; ``load`` reports it)."""
     return load(path).records
 
@@ -199,53 +264,48 @@ def _quarantine(state: LedgerState, stamp: str) -> Path | None:
     return side
 
 
-def _parse(raw: bytes) -> dict[str, Any] | None:
+def _parse(raw: bytes) -> LedgerRecord | None:
     try:
         record = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return None
-    return record if isinstance(record, dict) and "uid" in record else None
+    return LedgerRecord.from_json(record) if isinstance(record, dict) and "uid" in record else None
 
 
-def of_instance(records: list[dict[str, Any]], instance: Instance | None) -> list[dict[str, Any]]:
+def of_instance(records: list[LedgerRecord], instance: Instance | None) -> list[LedgerRecord]:
     """The records written for ``instance`` (all when None)."""
     return records if instance is None else [r for r in records if instance.holds(r)]
 
 
-def last_stored(records: list[dict[str, Any]], uid: str, instance: Instance | None = None) -> dict[str, Any] | None:
+def last_stored(records: list[LedgerRecord], uid: str, instance: Instance | None = None) -> LedgerRecord | None:
     """The newest record of ``uid`` on ``instance`` whose content Grafana verifiably stores (published or unchanged)."""
     for record in reversed(of_instance(records, instance)):
-        if record.get("uid") == uid and record.get("outcome") in STORED_OUTCOMES and record.get("stored_sha"):
+        if record.uid == uid and record.outcome in STORED_OUTCOMES and record.stored_sha:
             return record
     return None
 
 
 def read_back_record(
-    records: list[dict[str, Any]], record: dict[str, Any], instance: Instance | None = None
-) -> dict[str, Any] | None:
+    records: list[LedgerRecord], record: LedgerRecord, instance: Instance | None = None
+) -> LedgerRecord | None:
     """The newest record of ``record``'s dashboard on ``instance`` with the same stored SHA whose read-back
     copy (``published_file``) is still on disk: ``record`` itself, or for a no-op release (``unchanged``
     keeps no copy) the release that stored those bytes."""
-    sha = record.get("stored_sha")
     for candidate in reversed(of_instance(records, instance)):
         if (
-            candidate.get("uid") == record.get("uid")
-            and candidate.get("stored_sha") == sha
-            and candidate.get("published_file")
-            and Path(str(candidate["published_file"])).exists()
+            candidate.uid == record.uid
+            and candidate.stored_sha == record.stored_sha
+            and candidate.published_file
+            and Path(candidate.published_file).exists()
         ):
             return candidate
     return None
 
 
-def last_written(records: list[dict[str, Any]], uid: str, instance: Instance | None = None) -> dict[str, Any] | None:
+def last_written(records: list[LedgerRecord], uid: str, instance: Instance | None = None) -> LedgerRecord | None:
     """The newest record of ``uid`` on ``instance`` that says what Grafana stored: published, unchanged, or
     verify-failed (dashgen's own push, stored rewritten)."""
     for record in reversed(of_instance(records, instance)):
-        if (
-            record.get("uid") == uid
-            and record.get("stored_sha")
-            and record.get("outcome") in (*STORED_OUTCOMES, "verify-failed")
-        ):
+        if record.uid == uid and record.stored_sha and record.outcome in WRITTEN_OUTCOMES:
             return record
     return None

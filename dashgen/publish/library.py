@@ -10,7 +10,6 @@ version read at the export, so a person's save in between is a conflict (412), n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ LibraryOutcome = ResourceOutcome  # what became of a library panel
 def plan_release_library(
     connection: Connection,
     elements: list[LibraryElement],
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     *,
     cleanup_profiles: tuple[str, ...] = (),
@@ -172,14 +171,12 @@ def run_library(
     )
 
 
-def recorded_element(record: Mapping[str, Any], load: Any) -> LibraryElement | None:
+def recorded_element(record: LedgerRecord, load: Any) -> LibraryElement | None:
     """The element a ledger line's read-back copy holds (``load`` reads the backup file), for a rollback."""
-    path = record.get("published_file")
+    path = record.published_file
     if not path or not Path(str(path)).exists():
         return None
     result = (load(Path(str(path))) or {}).get("result") or {}
     if not isinstance(result.get("model"), dict):
         return None
-    return LibraryElement(
-        str(result.get("uid")), str(result.get("name")), "", str(record.get("profile", "")), result["model"]
-    )
+    return LibraryElement(str(result.get("uid")), str(result.get("name")), "", str(record.profile), result["model"])

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.grafana.library import LiveElement
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import CONNECTED_PREFIX, Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
-from dashgen.publish.ledger import last_written
+from dashgen.publish.ledger import STORED_OUTCOMES, LedgerRecord, last_written
 from dashgen.render.library import LibraryElement
 
 KIND = "library-panel"  # the ledger's ``kind`` of an element's line
@@ -61,8 +62,8 @@ class LibraryItem:
         return self.element.dashboards if self.element is not None else self.connected
 
 
-def is_library_record(record: Mapping[str, Any]) -> bool:
-    return record.get("kind") == KIND
+def is_library_record(record: LedgerRecord) -> bool:
+    return record.kind == KIND
 
 
 def _queries(model: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -72,7 +73,7 @@ def _queries(model: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _plan_element(
-    element: LibraryElement, live: LiveElement | None, ledger: list[dict[str, Any]], approvals: Approvals
+    element: LibraryElement, live: LiveElement | None, ledger: list[LedgerRecord], approvals: Approvals
 ) -> LibraryItem:
     used = f"used by {', '.join(element.dashboards)}"
     if live is None:
@@ -83,14 +84,14 @@ def _plan_element(
         return LibraryItem(element.uid, element.profile, "unchanged", element, live, ("Grafana stores this build",))
     last = last_written(ledger, element.uid)
     verdict = Verdict()
-    if last is None or last.get("stored_sha") != live.sha:
+    if last is None or last.stored_sha != live.sha:
         why = (
             "Grafana holds this library panel but the ledger has no release of it on this instance; publishing "
             "overwrites it (a backup is kept)"
             if last is None
             else f"edited in Grafana since the last release (live v{live.version}"
             + (f" by {live.updated_by}" if live.updated_by else "")
-            + f", SHA {live.sha[:12]} != recorded {str(last.get('stored_sha'))[:12]}); publishing overwrites the "
+            + f", SHA {live.sha[:12]} != recorded {str(last.stored_sha)[:12]}); publishing overwrites the "
             "edit in every dashboard that uses it (a backup is kept)"
         )
         verdict += require(f"overwrite-live:{element.uid}", why, element.uid, approvals)
@@ -135,7 +136,7 @@ def _plan_delete(
     return LibraryItem(uid, profile, action, None, live, note, verdict.refusals, verdict.used, connected)
 
 
-def stale_uids(ledger: list[dict[str, Any]], profiles: Iterable[str], built: Iterable[str]) -> dict[str, str]:
+def stale_uids(ledger: list[LedgerRecord], profiles: Iterable[str], built: Iterable[str]) -> dict[str, str]:
     """uid -> profile of each element dashgen stored on the instance (a published or unchanged line, and no
     ``deleted`` line after it) for one of ``profiles``, that the build no longer has."""
     wanted, have = set(profiles), set(built)
@@ -143,10 +144,10 @@ def stale_uids(ledger: list[dict[str, Any]], profiles: Iterable[str], built: Ite
     for record in ledger:
         if not is_library_record(record):
             continue
-        uid = str(record.get("uid"))
-        if record.get("outcome") in ("published", "unchanged"):
-            stored[uid] = str(record.get("profile"))
-        elif record.get("outcome") == "deleted":
+        uid = str(record.uid)
+        if record.outcome in STORED_OUTCOMES:
+            stored[uid] = str(record.profile)
+        elif record.outcome == OutcomeKind.DELETED:
             stored.pop(uid, None)
     return {uid: profile for uid, profile in stored.items() if uid not in have and profile in wanted}
 
@@ -154,7 +155,7 @@ def stale_uids(ledger: list[dict[str, Any]], profiles: Iterable[str], built: Ite
 def plan_library(
     elements: list[LibraryElement],
     live: Mapping[str, LiveElement | None],
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     stale: Mapping[str, str] | None = None,
     connections: Mapping[str, tuple[str, ...]] | None = None,

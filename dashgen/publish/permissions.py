@@ -6,10 +6,8 @@ the next release may remove without approval). What Grafana stored before is bac
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from dashgen.grafana.errors import GrafanaError
 from dashgen.grafana.permissions import FolderPermissions
@@ -27,7 +25,7 @@ PermissionOutcome = ResourceOutcome  # what became of a folder's permissions
 def plan_release_permissions(
     connection: Connection,
     accesses: tuple[FolderAccess, ...],
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     creating: frozenset[str] = frozenset(),
 ) -> tuple[tuple[PermissionItem, ...], FolderPermissions]:
@@ -37,7 +35,7 @@ def plan_release_permissions(
     items = []
     for access in accesses:
         last = last_written(ledger, access.uid)
-        granted = [p for p, _ in (last or {}).get("grants") or []]
+        granted = [p for p, _ in (last.grants if last else None) or ()]
         unknown = [p for p, _ in access.grants if api.resolve(p) is None]
         for principal in granted:
             api.resolve(principal)
@@ -126,9 +124,9 @@ def run_permissions(
     return outcomes
 
 
-def recorded_access(record: Mapping[str, Any]) -> FolderAccess | None:
+def recorded_access(record: LedgerRecord) -> FolderAccess | None:
     """The permissions a ledger line says Grafana stored, as the state a rollback asks for."""
-    grants = record.get("grants")
-    if grants is None or not record.get("folder_uid"):
+    grants = record.grants
+    if grants is None or not record.folder_uid:
         return None
-    return FolderAccess(str(record["folder_uid"]), tuple(sorted((str(p), str(lv)) for p, lv in grants)))
+    return FolderAccess(str(record.folder_uid), tuple(sorted((str(p), str(lv)) for p, lv in grants)))

@@ -23,12 +23,11 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from dashgen.errors import InputError
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
-from dashgen.publish.ledger import last_written
+from dashgen.publish.ledger import LedgerRecord, last_written
 
 KIND = "folder-permissions"  # the ledger's ``kind``
 LEVELS = ("View", "Edit", "Admin")
@@ -111,7 +110,7 @@ class PermissionItem:
 def plan_folder(
     access: FolderAccess,
     live: Mapping[str, str] | None,
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     unknown: Iterable[str] = (),
 ) -> PermissionItem:
@@ -120,7 +119,7 @@ def plan_folder(
     wanted = dict(access.grants)
     stored = dict(live or {})
     last = last_written(ledger, access.uid)
-    granted = {str(p): str(level) for p, level in (last.get("grants") or []) if last} if last else {}
+    granted = {str(p): str(level) for p, level in (last.grants or []) if last} if last else {}
     verdict = Verdict()
     missing = tuple(sorted(unknown))
     for principal in missing:

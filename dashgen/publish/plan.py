@@ -25,7 +25,7 @@ from dashgen.publish import guard
 from dashgen.publish.actions import BLOCKING, WRITING, Action
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import FolderState, Refusal
-from dashgen.publish.ledger import Instance, last_written
+from dashgen.publish.ledger import Instance, LedgerRecord, last_written
 from dashgen.publish.library_plan import LibraryItem, library_keys
 from dashgen.publish.permissions_plan import PermissionItem, permission_keys
 from dashgen.publish.rules_plan import RuleGroupItem, rule_keys
@@ -153,7 +153,7 @@ class Plan:
 def plan_release(
     targets: list[PublishTarget],
     live: dict[str, LiveState | None],
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals | None = None,
     folder_uid: str | None = None,
     recorded: Mapping[str, dict[str, Any]] | None = None,
@@ -235,7 +235,7 @@ def _unless_provisioned(item: DashboardPlan) -> DashboardPlan:
 def _plan_one(
     target: PublishTarget,
     live: LiveState | None,
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     folder_uid: str | None,
     recorded_copies: Mapping[str, dict[str, Any]],
@@ -269,7 +269,7 @@ def _plan_one(
     diverged = guard.diverged_reason(last, live.sha, target.build_sha)
     if diverged is not None:
         return DashboardPlan(target, live, Action.DIVERGED, (diverged,), **where)
-    differs = last is not None and last.get("stored_sha") != live.sha
+    differs = last is not None and last.stored_sha != live.sha
     recorded = recorded_copies.get(target.uid) if differs else None  # read only when it can decide
     live_edited, note = guard.live_edit(live.document, live.sha, live.version, last, recorded)
     summary: list[str] = [note] if note else []
@@ -330,7 +330,7 @@ def target_diff(live: dict[str, Any], target: PublishTarget) -> DashboardDiff:
 
 def dashboard_diff(live: dict[str, Any], target: dict[str, Any]) -> DashboardDiff:
     """The semantic diff of the live dashboard and the build, with what is exactly equal on both sides left out
-    of it (issue 19: canonicalising every panel of 50 dashboards for a one-query change took seconds):
+    of it (canonicalising every panel of 50 dashboards for a one-query change took seconds):
 
     * each top-level panel equal at the same position on both sides: it has the same id, grid position and
       content, so it would pair with itself and contribute no change; the other panels pair and diff as before;

@@ -48,6 +48,7 @@ from dashgen.publish.execute import (
 )
 from dashgen.publish.export import Connection, export_and_prepare, parallel, read_back
 from dashgen.publish.guard import Refusal
+from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.library import plan_release_library, run_library
 from dashgen.publish.lock import DEFAULT_STALE_AFTER, ReleaseLock, in_progress, lock_path
 from dashgen.publish.permissions import plan_release_permissions, run_permissions
@@ -124,7 +125,7 @@ class RecordedCopies(Mapping[str, dict[str, Any]]):
     """uid -> the read-back copy of its last release on an instance, read from the backup only when the plan asks
     (it does for a live copy that differs from the last release: was it a person's edit or only a UI save?)."""
 
-    def __init__(self, records: list[dict[str, Any]], instance: ledger_file.Instance | None) -> None:
+    def __init__(self, records: list[LedgerRecord], instance: ledger_file.Instance | None) -> None:
         self._records = records
         self._instance = instance
         self._cache: dict[str, dict[str, Any] | None] = {}
@@ -132,7 +133,7 @@ class RecordedCopies(Mapping[str, dict[str, Any]]):
     def _load(self, uid: str) -> dict[str, Any] | None:
         if uid not in self._cache:
             last = ledger_file.last_written(self._records, uid, self._instance)
-            path = Path(last["published_file"]) if last and last.get("published_file") else None
+            path = Path(last.published_file) if last and last.published_file else None
             backup = load_backup(path) if path is not None and path.exists() else {}
             self._cache[uid] = backup.get("dashboard")
         return self._cache[uid]
@@ -144,14 +145,14 @@ class RecordedCopies(Mapping[str, dict[str, Any]]):
         return copy
 
     def __iter__(self) -> Iterator[str]:
-        return iter(uid for uid in {str(r.get("uid")) for r in self._records} if self._load(uid) is not None)
+        return iter(uid for uid in {str(r.uid) for r in self._records} if self._load(uid) is not None)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
 
 def recorded_copies(
-    records: list[dict[str, Any]], uids: list[str], instance: ledger_file.Instance | None
+    records: list[LedgerRecord], uids: list[str], instance: ledger_file.Instance | None
 ) -> dict[str, dict[str, Any]]:
     """The read-back copy of each uid's last release on ``instance``, where the ledger points to one that exists."""
     copies = RecordedCopies(records, instance)
@@ -269,7 +270,7 @@ def _plan(
     uids: list[str],
     build: Callable[[], list[PublishTarget]],
     options: ReleaseOptions,
-    records: list[dict[str, Any]],
+    records: list[LedgerRecord],
     validator: Validator | None,
 ) -> Plan:
     def diff_ahead(state: LiveState | None, target: PublishTarget) -> DashboardDiff | None:
@@ -303,14 +304,14 @@ def _plan(
     return plan
 
 
-def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, records: list[dict[str, Any]]) -> Plan:
+def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, records: list[LedgerRecord]) -> Plan:
     """The plan with what a release keeps in Grafana besides dashboards: library panels (those the targets reference
     and ``options.library``), Grafana-managed rule groups and folder permissions."""
     elements = [e for d in plan.dashboards for e in d.target.library] + list(options.library)
     mine = ledger_file.of_instance(records, connection.instance)
     profiles = tuple(sorted({d.target.profile for d in plan.dashboards})) if options.library_cleanup else ()
     managed = {d.target.uid for d in plan.dashboards} | {
-        str(r.get("uid")) for r in mine if not r.get("kind") and r.get("outcome") in ledger_file.STORED_OUTCOMES
+        str(r.uid) for r in mine if not r.kind and r.outcome in ledger_file.STORED_OUTCOMES
     }
     items = plan_release_library(
         connection, elements, mine, options.approvals, cleanup_profiles=profiles, managed=tuple(sorted(managed))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
 from dashgen.publish.ledger import LedgerRecord, append
@@ -52,7 +53,7 @@ def ledger_line(
         git_commit=git_commit,
         profile=outcome.profile,
         uid=outcome.uid,
-        outcome=outcome.outcome,
+        outcome=OutcomeKind(outcome.outcome),  # a closed set: a misspelt outcome fails here, not in a later read
         grafana_version=outcome.version,
         build_sha=build_sha,
         stored_sha=outcome.stored_sha,

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.grafana.alerting import provenance_of
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import PROVENANCE_PREFIX, Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
-from dashgen.publish.ledger import last_written
+from dashgen.publish.ledger import STORED_OUTCOMES, LedgerRecord, last_written
 from dashgen.rules.grafana import group_sha
 
 KIND = "alert-rule-group"  # the ledger's ``kind`` of a rule group's line
@@ -111,7 +112,7 @@ def _changes(target: RuleGroupTarget, live: dict[str, Any], approvals: Approvals
 def _plan_group(
     target: RuleGroupTarget,
     live: dict[str, Any] | None,
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     folder_exists: bool,
 ) -> RuleGroupItem:
@@ -141,13 +142,13 @@ def _plan_group(
     if live_sha == target.sha:
         return RuleGroupItem(*where, "unchanged", target, live, ("Grafana stores this build",))
     last = last_written(ledger, target.uid)
-    if last is None or last.get("stored_sha") != live_sha:
+    if last is None or last.stored_sha != live_sha:
         why = (
             "Grafana holds this rule group but the ledger has no release of it on this instance; publishing "
             "replaces it (a backup is kept)"
             if last is None
             else f"a rule of the group was changed in Grafana since the last release (SHA {live_sha[:12]} != "
-            f"recorded {str(last.get('stored_sha'))[:12]}); publishing overwrites it (a backup is kept)"
+            f"recorded {str(last.stored_sha)[:12]}); publishing overwrites it (a backup is kept)"
         )
         verdict += require(f"overwrite-live:{target.uid}", why, target.uid, approvals)
     changes, lines = _changes(target, live, approvals)
@@ -157,19 +158,19 @@ def _plan_group(
 
 
 def stale_groups(
-    ledger: list[dict[str, Any]], profiles: Iterable[str], built: Iterable[str]
+    ledger: list[LedgerRecord], profiles: Iterable[str], built: Iterable[str]
 ) -> dict[str, tuple[str, str, str]]:
     """uid -> (profile, folder uid, title) of each group dashgen stored for one of ``profiles`` (no ``deleted``
     line after it) that the build no longer has."""
     wanted, have = set(profiles), set(built)
     stored: dict[str, tuple[str, str, str]] = {}
     for record in ledger:
-        if record.get("kind") != KIND:
+        if record.kind != KIND:
             continue
-        uid = str(record.get("uid"))
-        if record.get("outcome") in ("published", "unchanged"):
-            stored[uid] = (str(record.get("profile")), str(record.get("folder_uid")), str(record.get("name")))
-        elif record.get("outcome") == "deleted":
+        uid = str(record.uid)
+        if record.outcome in STORED_OUTCOMES:
+            stored[uid] = (str(record.profile), str(record.folder_uid), str(record.name))
+        elif record.outcome == OutcomeKind.DELETED:
             stored.pop(uid, None)
     return {uid: where for uid, where in stored.items() if uid not in have and where[0] in wanted}
 
@@ -177,7 +178,7 @@ def stale_groups(
 def plan_rules(
     targets: list[RuleGroupTarget],
     live: Mapping[str, dict[str, Any] | None],
-    ledger: list[dict[str, Any]],
+    ledger: list[LedgerRecord],
     approvals: Approvals,
     folders: Mapping[str, bool],
     stale: Mapping[str, tuple[str, str, str]] | None = None,

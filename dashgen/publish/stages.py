@@ -24,7 +24,8 @@ from typing import Any
 
 from dashgen.errors import InputError
 from dashgen.files import atomic_write
-from dashgen.publish.ledger import Instance
+from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.ledger import STORED_OUTCOMES, Instance, LedgerRecord
 
 RELEASE_ID = re.compile(r"^r-\d{8}T\d{6}Z-[0-9a-f]{6}\Z")
 # context status: pending -> published (its release ran clean) -> verified (its checks held) | failed
@@ -52,8 +53,8 @@ class ContextRun:
     checks: list[str] = field(default_factory=list)  # what was checked and held
     outcomes: list[dict[str, Any]] = field(default_factory=list)  # uid, outcome, version, stored_sha, detail
 
-    def holds(self, record: Mapping[str, Any]) -> bool:
-        return bool(self.instance) and Instance(self.instance, self.org_id or 1).holds(dict(record))
+    def holds(self, record: LedgerRecord) -> bool:
+        return bool(self.instance) and Instance(self.instance, self.org_id or 1).holds(record)
 
 
 @dataclass
@@ -123,25 +124,19 @@ def build_changes(recorded: Mapping[str, str], now: Mapping[str, str]) -> list[s
     return sorted(changes)
 
 
-def rollback_commands(state: ReleaseState, records: Sequence[Mapping[str, Any]]) -> list[str]:
+def rollback_commands(state: ReleaseState, records: Sequence[LedgerRecord]) -> list[str]:
     """How to put each dashboard this release saved back to what its context held before the release: a
     ``dashgen rollback`` per dashboard (to the build of its last earlier release there), or, for a dashboard the
     release created, that there is nothing to go back to."""
     lines = []
     for run in state.contexts.values():
         mine = [r for r in records if run.holds(r)]
-        saved = [r for r in mine if r.get("release_id") == state.release_id and r.get("outcome") == "published"]
-        for uid in dict.fromkeys(str(r["uid"]) for r in saved):
-            first = next(
-                i for i, r in enumerate(mine) if r.get("uid") == uid and r.get("release_id") == state.release_id
-            )
-            before = [
-                r
-                for r in mine[:first]
-                if r.get("uid") == uid and r.get("outcome") in ("published", "unchanged") and r.get("build_sha")
-            ]
+        saved = [r for r in mine if r.release_id == state.release_id and r.outcome == OutcomeKind.PUBLISHED]
+        for uid in dict.fromkeys(str(r.uid) for r in saved):
+            first = next(i for i, r in enumerate(mine) if r.uid == uid and r.release_id == state.release_id)
+            before = [r for r in mine[:first] if r.uid == uid and r.outcome in STORED_OUTCOMES and r.build_sha]
             if before:
-                sha = str(before[-1]["build_sha"])[:12]
+                sha = before[-1].build_sha[:12]
                 lines.append(f"dashgen rollback {uid} --context {run.name} --to {sha}")
             else:
                 lines.append(f"# {uid} is new on {run.name} (no earlier release there): delete it in Grafana")
@@ -236,9 +231,9 @@ def load_state(ledger_path: Path, release_id: str) -> ReleaseState:
         raise InputError(f"{path}: not a staged release's state ({exc})") from None
 
 
-def release_records(records: Sequence[Mapping[str, Any]], release_id: str) -> list[Mapping[str, Any]]:
+def release_records(records: Sequence[LedgerRecord], release_id: str) -> list[LedgerRecord]:
     """The ledger lines of one release, across every Grafana it reached, in the order they were written."""
-    return [r for r in records if r.get("release_id") == release_id]
+    return [r for r in records if r.release_id == release_id]
 
 
 def context_names(state: ReleaseState | None) -> dict[tuple[str, int], str]:

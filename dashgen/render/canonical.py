@@ -4,7 +4,7 @@ Files: sorted keys, two-space indentation, UTF-8, a trailing newline. The SHA is
 compact form of the same canonical content (sorted keys, no whitespace; CPython's C encoder makes
 it several times faster than the indented form) and ignores only the fields the Grafana server owns
 (``id``, ``version``), so a read-back can be compared with the build. The SHA of a v2 resource
-(``dashboard.grafana.app/v2…``) is that of its ``spec``: the metadata is Grafana's (issue 30).
+(``dashboard.grafana.app/v2…``) is that of its ``spec``: the metadata is Grafana's.
 
 The SHA is *defined* by Python's encoder, and that never changes (the ledger holds SHAs of past
 releases). :func:`content_sha_of_json` computes the same SHA about 10x faster for what a strict JSON

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 PANEL_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline")
 RATIO_UNITS = {"percent": (0, 100), "percentunit": (0, 1)}
+
+
+RankedPer = Literal["stage", "dp_group", "gpu", "node", "instance"]
+RankedEnd = Literal["top", "bottom"]
 
 
 def ratio_axis_problem(unit: object, low: object, high: object) -> str | None:
@@ -79,9 +83,9 @@ class FanOut:
     by (``split``, e.g. an outcome's status). ``dashgen_panels.screenful`` reads it to keep such a graph legible
     at any cluster size."""
 
-    per: str  # stage | dp_group | gpu | node | instance
+    per: RankedPer
     labels: tuple[str, ...]
-    worst: str  # top | bottom
+    worst: RankedEnd
     role: str = ""
     split: tuple[str, ...] = ()
 
@@ -200,7 +204,7 @@ class DashboardSpec:
     time_from: str = "now-1h"
     refresh: str = "1m"
     links: tuple[dict[str, Any], ...] = ()
-    # The v2 layout (issue 30): ``(tab title, row keys)`` in tab order; the v1 rendering does not read it.
+    # The v2 layout: ``(tab title, row keys)`` in tab order; the v1 rendering does not read it.
     tabs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def panels(self) -> list[PanelSpec]:

@@ -5,7 +5,7 @@ Grafana would rewrite on save (edge whitespace of title and uid), so the stored 
 
 Every problem names profile, dashboard, panel title and JSON path.
 
-The schema check runs twice as fast paths go (issue 19: it was two thirds of a build): a validator compiled
+The schema check runs twice as fast paths go (it was two thirds of a build): a validator compiled
 once per process by ``fastjsonschema`` (Draft 7, the same schema file) answers "valid" for a valid document;
 only when it rejects one does ``jsonschema`` run, to list every error with its path and message (the messages
 the build has always printed). Should the two ever disagree, the fast validator's own message is reported, so
