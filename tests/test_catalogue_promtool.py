@@ -187,6 +187,24 @@ CASES = {
         "60m",
         "68m",
     ),
+    "GatewayEventLoopStalling": (
+        [series("smg_tokio_event_loop_stalls_total", GATEWAY, "0+1x10 10+300x30")],
+        {"node": "lc-node-00", "instance": "lc-node-00:29000"},
+        "15m",
+        "22m",
+    ),
+    "GatewayKvEventsFailing": (
+        [
+            series(
+                "smg_kv_event_subscription_failures_total",
+                {**GATEWAY, "worker": "http://b:30000", "reason": "join_error"},
+                "0x10 0+30x40",
+            )
+        ],
+        {"node": "lc-node-00", "instance": "lc-node-00:29000"},
+        "15m",
+        "32m",
+    ),
     "StoreIngestionBacklog": (
         [
             series("vmagent_remotewrite_pending_data_bytes", {"job": "vmagent", "node": node}, f"0x10 {200 * 2**20}x30")

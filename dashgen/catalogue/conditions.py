@@ -1,6 +1,7 @@
 """PromQL of the catalogue rows whose alert the catalogue itself writes (``FailureMode.expr``): host memory, OOM kills,
 CPU and NIC errors; filesystems by role (mount point); NVLink and PCIe errors; the KV pool; the HiCache storage tier;
-the Store's segments and allocations; the transfer engine; the gateway's backends and routing policy.
+the Store's segments and allocations; the transfer engine; the gateway's backends, routing policy,
+event loop and KV-event subscriptions.
 
 Each function keeps the labels of the entity the row names, reads series by the exporter table's names (so the
 profile's stated versions, flags and prefix apply when the rules are written) and is deployment-scoped without any
@@ -37,6 +38,8 @@ SEGMENT_LOSS_SHARE = 0.9  # a node's mounted Store capacity below this share of 
 SEGMENT_WINDOW = "30m"
 ALLOC_FAILURE_SHARE = 0.05  # share of Store puts whose allocation failed
 TRANSFER_FAILURES_PER_SECOND = 0.05  # PD transfer or bootstrap failures per second on one stage
+GATEWAY_STALLS_PER_SECOND = 0.5  # event-loop wake-ups > 5 ms late per second on one gateway (healthy: a few a minute)
+KV_EVENT_FAILURES_PER_SECOND = 0.01  # KV-event subscription failures per second on one gateway (healthy: ~0)
 POLICY_NOW, POLICY_BEFORE = "10m", "30m"  # policies selecting now vs in the 30 minutes ending 30 minutes ago
 BACKLOG_BYTES = 64 * 2**20  # a collector's pending remote-write bytes above this are minutes of data
 BACKLOG_NODE_SHARE = 0.5  # ... on at least this share of the nodes: the store, not one node's network
@@ -274,6 +277,21 @@ def gateway_policy_changed(profile: Profile) -> str:
         f"({now} > 0) unless on ({', '.join(gateway_labels(profile, 'policy'))}) ({before} > 0) "
         f"and on ({', '.join(labels)}) ({routed} > 0)"
     )
+
+
+def gateway_event_loop_stalling(profile: Profile) -> str:
+    """Gateway instances whose Tokio event loop stalls (the canary wakes more than 5 ms late) more than
+    ``GATEWAY_STALLS_PER_SECOND`` times a second. Value: stalls per second."""
+    stalls = gateway(profile, GATEWAY.name("smg_tokio_event_loop_stalls_total"))
+    return f"{agg('sum', gateway_labels(profile), f'rate({stalls}[{WINDOW}])')} > {GATEWAY_STALLS_PER_SECOND:g}"
+
+
+def gateway_kv_events_failing(profile: Profile) -> str:
+    """Gateway instances whose KV-event subscriptions to the engines fail more than
+    ``KV_EVENT_FAILURES_PER_SECOND`` times a second, every worker and reason summed. Value: failures per second."""
+    failures = gateway(profile, GATEWAY.name("smg_kv_event_subscription_failures_total"))
+    rate_of = f"rate({failures}[{SLOW_WINDOW}])"
+    return f"{agg('sum', gateway_labels(profile), rate_of)} > {KV_EVENT_FAILURES_PER_SECOND:g}"
 
 
 # -- the store itself ------------------------------------------------------------------------------------------------

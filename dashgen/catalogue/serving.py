@@ -412,4 +412,45 @@ GATEWAY_ROWS = (
         expr=c.gateway_policy_changed,
         summary="Gateway {{ $labels.instance }} routes with policy {{ $labels.policy }}",
     ),
+    _gateway_row(
+        "gateway-event-loop-stalling",
+        "GatewayEventLoopStalling",
+        f"an instance's event loop stalls (wakes more than 5 ms late) more than "
+        f"{c.GATEWAY_STALLS_PER_SECOND:g} times a second",
+        "a stalled event loop delays every request and health check of the gateway: it stops answering in time "
+        "while the engines behind it are healthy",
+        "5m",
+        "a burst of stalls during a config reload or a GC-heavy neighbour passes within minutes",
+        "warning",
+        "gateway event loop starved (CPU throttling, blocking work on the runtime)",
+        "Gateway: what the client sees",
+        "The gateway pod's CPU limit and throttling, its runtime worker threads' busy ratio; raise the CPU limit "
+        "or the worker threads, or move it off a noisy node.",
+        fault("fault:gateway-event-loop-stalling", "smg_tokio_event_loop_stalls_total climbs at 5/s on one instance"),
+        reads=reads("gateway", "smg_tokio_event_loop_stalls_total"),
+        expr=c.gateway_event_loop_stalling,
+        summary="Gateway {{ $labels.instance }} event loop stalling",
+    ),
+    _gateway_row(
+        "gateway-kv-events-failing",
+        "GatewayKvEventsFailing",
+        f"an instance's KV-event subscriptions to the engines fail more than "
+        f"{c.KV_EVENT_FAILURES_PER_SECOND:g} times a second over {c.SLOW_WINDOW}",
+        "cache-aware routing then routes on a stale view of the engines' KV caches: prefix reuse degrades with no "
+        "error anywhere",
+        "10m",
+        "an engine restarting fails its subscription until it is back",
+        "warning",
+        "gateway lost the engines' KV-event stream (engine events off, network, version mismatch)",
+        "Gateway: routing",
+        "The worker and reason labels of smg_kv_event_subscription_failures_total name the engine; check its "
+        "KV-events flag and that the gateway reaches its events endpoint.",
+        fault(
+            "fault:gateway-kv-events-failing",
+            "smg_kv_event_subscription_failures_total climbs for one worker on one instance",
+        ),
+        reads=reads("gateway", "smg_kv_event_subscription_failures_total"),
+        expr=c.gateway_kv_events_failing,
+        summary="Gateway {{ $labels.instance }} KV-event subscriptions failing",
+    ),
 )

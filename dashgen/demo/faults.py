@@ -57,7 +57,8 @@ def _m(*pairs: str) -> tuple[tuple[str, str], ...]:
 
 N, G = ("node", NODE), ("gpu", GPU)
 GW_RESPONSES, GW_WORKERS, GW_POLICY = ("gw-responses",), ("gw-workers",), ("gw-policy",)
-GATEWAY_ALL = (*GW_RESPONSES, *GW_WORKERS, *GW_POLICY, "gw-target")
+GW_RUNTIME, GW_KV_EVENTS = ("gw-runtime",), ("gw-kv-events",)
+GATEWAY_ALL = (*GW_RESPONSES, *GW_WORKERS, *GW_POLICY, *GW_RUNTIME, *GW_KV_EVENTS, "gw-target")
 MASTER_ALLOC, MASTER_SEGMENTS = ("master-alloc",), ("master-segments",)
 MASTER_ALL = (*MASTER_ALLOC, *MASTER_SEGMENTS, "master-target")
 SCRAPE_USES = {"gateway": GATEWAY_ALL, "mooncake_master": MASTER_ALL}
@@ -189,6 +190,27 @@ FAULTS: tuple[Fault, ...] = (
         ),
         0,
         uses=GW_POLICY,
+    ),
+    Fault(
+        "gateway-event-loop-stalling",
+        (Change("smg_tokio_event_loop_stalls_total", _m(*N), "rate", 5.0),),
+        0,
+        uses=GW_RUNTIME,
+    ),
+    Fault(
+        "gateway-kv-events-failing",  # a first-event counter: the healthy one may not exist yet, so it is written anew
+        (
+            Change("smg_kv_event_subscription_failures_total", _m(*N), "drop"),
+            Change(
+                "smg_worker_selection_total",
+                _m(*N, "policy", "cache_aware", "worker", WORKERS[1]),
+                "copy",
+                0.5,
+                _m("__name__", "smg_kv_event_subscription_failures_total", "reason", "join_error"),
+            ),
+        ),
+        0,
+        uses=GW_KV_EVENTS,
     ),
     Fault("collector-memory-near-limit", (Change("process_resident_memory_bytes", _m(*N), "gauge", 500 * 2**20),), 6),
     Fault(
