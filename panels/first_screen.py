@@ -223,7 +223,8 @@ def firing_table(profile: Profile) -> PanelSpec:
             "labels), and since when it is active; critical first, then the newest",
             limit="'Active since' is when the condition first held (pending), before its 'for' elapsed; an alert "
             f"without a hold (for: 0) has no ALERTS_FOR_STATE: its first ALERTS sample within {now.SINCE_LOOKBACK} "
-            "says it (a subquery), so an alert firing longer shows that bound. An alert about a gateway's "
+            "says it (a subquery at the evaluation step: a firing spike shorter than one step is missed), so an "
+            f"alert firing longer than {now.SINCE_LOOKBACK} shows that bound. An alert about a gateway's "
             "backend names the backend, not the gateway's host. 'all clear' is a line only while the rule "
             f"evaluator recorded within {_staleness(profile)}; no line at all: "
             f"'{serving.EVALUATOR_SILENT_TEXT}' (see Alerts firing). Each alert's runbook is "

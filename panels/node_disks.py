@@ -347,7 +347,7 @@ def host_panels(profile: Profile, topology: Topology) -> list[PanelSpec]:
                 "node_exporter diskstats (node_disk_read_bytes_total, node_disk_written_bytes_total) of the block "
                 f"device behind {model} (profile disks.model_mountpoint), found by its filesystem's device",
                 "bytes read and written per second per node: a replica loading its weights reads here (a slow "
-                "model disk is a long load, not a cache disk problem)",
+                "model disk shows here as a long load, not on the panels of the data disk)",
                 NO_IO,
                 layer="model disk",
             ),

@@ -59,6 +59,9 @@ def _faults(end: float) -> list[dict]:
             _series("node_disk_reads_completed_total", disk, _counter(180_000, 60_000 if saturated else None), end),
         ]
         exporter = {"job": "node", "instance": f"{node}:9100", "node": node}
+        # the cache disk is the device mounted at the profile's cache mount point, as node_exporter says
+        mount = {**exporter, "device": "/dev/nvme0n1", "mountpoint": PROFILE.disks.cache_mountpoint, "fstype": "xfs"}
+        out.append(_series("node_filesystem_size_bytes", mount, _gauge(3.84e12), end))
         out.append(_series("node_timex_offset_seconds", exporter, _gauge(0.001, -100.0 if index == 1 else None), end))
         gpu = {"job": "gpm", "node": node, "gpu": "0", "uuid": f"GPU-{node}-0"}
         out += [

@@ -257,7 +257,9 @@ def test_the_pr_comment_names_a_removed_dashboard(installed, team_repo, tmp_path
     shutil.copytree(team_repo / "dashboards", old)
     (team_repo / "profiles" / "pd-128.toml").unlink()
     shutil.rmtree(team_repo / "dashboards" / "pd-128")
-    (team_repo / "rules" / "pd-128.yml").unlink()
+    # as the README says: rules removes what a deleted profile left (its rule file, its runbooks in docs/alerts.md)
+    assert _dashgen(installed, team_repo, "rules").returncode == 0
+    assert not (team_repo / "rules" / "pd-128.yml").exists()
     check, *diffs = _pr_comments(installed, team_repo, old)
     assert check.returncode == 0 and "dashboard removed" in check.stdout, check.stdout + check.stderr
     for diff in diffs:

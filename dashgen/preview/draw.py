@@ -60,7 +60,8 @@ def draw(panel: Mapping[str, Any], answers: Sequence[Answer] | None, body_id: st
         # nothing for @grafana/data to compute: the panel is its first error, as Grafana's panel shows it
         text = errors[0]
         body = f'<div class="nodata error" title="{html_text(text)}">{html_text(text[:300])}</div>'
-        return Drawn(body, {**attributes, "data-points": "0"})
+        clipped = {"data-clipped-columns": "0"} if kind == "table" else {}  # an error, no column drawn
+        return Drawn(body, {**attributes, "data-points": "0", **clipped})
     spec = {"id": body_id, "request": request(panel, answers, now)}
     if kind == "table":  # the columns past the edge at 1920 px, by render.clipping's rule, on the page's columns
         spec["clip"] = clip_rule(panel)

@@ -71,6 +71,7 @@
     box.dataset.points = String(result.rows.length);
     box.dataset.columns = String(result.columns.length);
     box.dataset.frames = String(result.frames);
+    box.dataset.clippedColumns = "0";  // an empty table clips nothing
     if (!result.rows.length) return noData(host, request);
     var past = clippedColumns(result.columns.map(function (c) { return c.name; }), spec && spec.clip);
     box.dataset.clippedColumns = String(past.length);
@@ -401,6 +402,7 @@
       if (result.kind === "error") {
         // a panel @grafana/data refuses is shown as Grafana shows a panel error, not hidden
         box.dataset.grafanaError = result.error;
+        if (spec.clip) box.dataset.clippedColumns = "0";  // an error, no column drawn
         host.appendChild(el("div", "nodata error", "@grafana/data: " + result.error));
         return;
       }
