@@ -55,7 +55,9 @@ def test_the_bases_come_from_the_profile(tmp_path):
     )
     path = tmp_path / "h20-16.toml"
     path.write_text(text, encoding="utf-8")
-    for rule in alerts(load_profile(path)):
+    found = alerts(load_profile(path))
+    assert found
+    for rule in found:
         notes = rule["annotations"]
         assert notes["runbook_url"].startswith("https://git.example/sre/team/blob/main/docs/alerts.md#")
         assert notes["dashboard_url"].startswith("https://grafana.example/d/dg-h20-16-cluster?from=now-")

@@ -74,6 +74,7 @@ def test_no_now_query_grows_with_the_node_count(name: str) -> None:
 def test_the_matrix_reads_each_recorded_series_by_one_selector() -> None:
     """Issue 42's measure: the matrix used to repeat the inventory and up in each of its layer branches (114 KB
     on video-200); now each is read by one selector, whatever the number of layers."""
+    assert len(PROFILES) >= 4
     for profile in PROFILES.values():
         query = first_screen.matrix_query(profile)
         assert query.count("node:dashgen_inventory:info") <= 1
@@ -88,6 +89,7 @@ def test_what_is_wrong_now_writes_out_every_entity_the_catalogue_names() -> None
 
     from dashgen.catalogue import ENTITIES
 
+    assert len(PROFILES) >= 4 and ENTITIES
     for profile in PROFILES.values():
         written = {label for label, _ in now.entity_parts(profile)}
         missing = {role for role in ENTITIES if profile.labels.get(role, role) not in written}

@@ -32,16 +32,21 @@ def test_runtime_panels_where_the_gateway_is_exported_and_a_text_where_it_is_not
 
 
 def test_pd_failures_only_where_prefill_and_decode_run_apart() -> None:
+    assert len(PROFILES) >= 4
     for name, profile in PROFILES.items():
         pd = any(pool.role in ("prefill", "decode") for pool in profile.pools)
         assert any("pd_failures" in key for key in _keys(profile)) == (pd and profile.exported("sglang")), name
 
 
 def test_per_model_panels_name_the_label_cap() -> None:
-    panels = gateway_runtime.runtime_panels(PROFILES[PD])
-    for panel in panels:
-        if any("model" in target.legend for target in panel.targets):
-            assert 'model="other"' in panel.description and "1,024" in panel.description, panel.title
+    per_model = [
+        panel
+        for panel in gateway_runtime.runtime_panels(PROFILES[PD])
+        if any("model" in target.legend for target in panel.targets)
+    ]
+    assert per_model
+    for panel in per_model:
+        assert 'model="other"' in panel.description and "1,024" in panel.description, panel.title
 
 
 def _values(ds: Datasource, planned, end: float, seconds: float) -> list[list[dict]]:

@@ -125,6 +125,7 @@ def test_the_profile_reference_lists_every_label_role_a_profile_can_set():
     from dashgen.deployment.model import DEFAULT_LABELS
 
     readme = (Path(__file__).resolve().parent.parent / "docs" / "profiles.md").read_text(encoding="utf-8")
+    assert DEFAULT_LABELS
     for role, default in DEFAULT_LABELS.items():
         assert f"`{role}` (`{default}`)" in readme, role
 
