@@ -76,7 +76,11 @@ def test_every_query_of_every_profile_executes(victoriametrics, demo_windows):
     for name in ALL_PROFILES:
         args += ["--profile", name]
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output[-3000:]
+    # the profiles with no data in this store leave most panels empty, which validate-queries names as a profile
+    # that does not describe the store (exit 1); no query fails
+    assert result.exit_code in (0, 1), result.output[-3000:]
+    if result.exit_code == 1:
+        assert "panels return no data" in result.output, result.output[-3000:]
     report = json.loads(result.output)["results"]
     assert report["summary"]["error"] == 0
     assert {p["dashboard"] for p in report["panels"]} >= {f"dg-{name}-cluster" for name in ALL_PROFILES}
