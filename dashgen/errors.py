@@ -23,7 +23,8 @@ class ProfileError(InputError):
     def __init__(self, path: str, field: str, message: str) -> None:
         self.path = path
         self.field = _printable(field, 120)
-        self.detail = " ".join(message.split("\n"))
+        # one line of bounded length whatever value the message quotes (a 400-digit number, a 5,000-character key)
+        self.detail = _printable(" ".join(message.splitlines()), 600)
         # a problem of the whole file (missing, unreadable, not TOML) names no field
         super().__init__(f"{path}: {self.field}: {self.detail}" if self.field else f"{path}: {self.detail}")
 

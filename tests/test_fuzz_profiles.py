@@ -15,7 +15,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 from fuzzing import examples, fuzz_settings, paths
 from hypothesis import event, given, settings
@@ -131,11 +130,6 @@ def _accepts_or_names_the_field(data: dict) -> None:
     assert time.monotonic() - began < HANG_SECONDS
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="a fuzzed capacity value (a list of dicts with a 400-digit integer) gave a ProfileError whose message "
-    "holds a newline; found at integration, not yet fixed",
-)
 @FUZZ
 @given(mutated_profiles())
 def test_fuzzed_profiles_load_or_fail_naming_file_and_field_never_a_traceback(data):

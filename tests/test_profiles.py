@@ -153,10 +153,25 @@ def test_sizes_parse(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("text", ["-1", "1.5 B", "12 parsecs", "", "GiB"])
+@pytest.mark.parametrize("text", ["-1", "1.5 B", "12 parsecs", "", "GiB", 10**400, -(10**400), 2**62 + 1])
 def test_bad_sizes_are_refused(text):
     with pytest.raises(ValueError):
         parse_size(text)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[{"a": 10**400, "b": "x" * 5000}], {"x" * 5000: 1}, ["x" * 5000] * 4, "a\rb\u2028c\x0bd", 10**400],
+    ids=["huge-int-in-list", "huge-key", "long-strings", "line-separators", "huge-int"],
+)
+def test_a_quoted_bad_value_gives_one_bounded_line_naming_file_and_field(value):
+    data = copy.deepcopy(raw())
+    data["capacity"]["host_cache_per_rank"] = value
+    with pytest.raises(ProfileError) as caught:
+        profile_from_dict(data, "team.toml")
+    text = str(caught.value)
+    assert text.startswith("team.toml: capacity.host_cache_per_rank: "), text[:200]
+    assert len(text.splitlines()) == 1 and len(text) < 1000, text[:200]
 
 
 def test_s11_node_addresses_default_to_the_node_name():

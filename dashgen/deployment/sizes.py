@@ -37,7 +37,7 @@ def parse_size(value: int | str) -> int:
         if value < 0:
             raise ValueError(f"size must not be negative, got {value}")
         if value > MAX_SIZE:
-            raise ValueError(f"size must be at most 2^62 bytes (4 EiB), got {value:.3g}")
+            raise ValueError(f"size must be at most 2^62 bytes (4 EiB), got about 2^{value.bit_length() - 1}")
         return value
     if not isinstance(value, str):
         raise ValueError(f"expected a size (integer bytes or a string like '256 GiB'), got {value!r}")
