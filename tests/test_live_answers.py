@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from child_memory import PRINT_OWN_PEAK_KIB, own_peak_mib
 from click.testing import CliRunner
 from test_validate_queries_cli import _json_answer, folder, hostile  # noqa: F401 - fixtures
 
@@ -65,12 +66,7 @@ def test_an_answer_of_a_million_series_is_refused_by_count_in_bounded_memory(hos
         "try:\n"
         "    main(sys.argv[1:])\n"
         "except SystemExit as exc:\n"
-        "    code = exc.code\n"
-        # VmHWM is this program's own peak: getrusage's ru_maxrss keeps the forking test process's peak
-        # across exec, which beside the full suite is the test worker's memory, not dashgen's
-        "hwm = [line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')][0]\n"
-        "print('MAXRSS_KB', hwm, file=sys.stderr)\n"
-        "sys.exit(code)\n"
+        "    code = exc.code\n" + PRINT_OWN_PEAK_KIB + "sys.exit(code)\n"
     )
     path = folder("up")
     run = subprocess.run(
@@ -81,7 +77,7 @@ def test_an_answer_of_a_million_series_is_refused_by_count_in_bounded_memory(hos
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert f"1,000,000 series, over the limit of {MAX_SERIES:,}" in run.stdout + run.stderr
-    rss_mib = int(run.stderr.rsplit("MAXRSS_KB", 1)[1].split()[0]) / 1024
+    rss_mib = own_peak_mib(run.stderr)
     assert rss_mib < 400, rss_mib  # decoded, this answer took 660 MiB (2.1 GiB with real labels)
 
 
