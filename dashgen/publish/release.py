@@ -250,7 +250,7 @@ def _run_release(
             release_id=options.release_id,
         )
         resources = ResourceRelease(
-            connection, options.ledger_path, options.backup_dir, options.git_commit, now_stamp()
+            connection, options.ledger_path, options.backup_dir, options.git_commit, now_stamp(), options.release_id
         )
         held, into = plan.blocked, options.folder_uid
         # a dashboard's library-panel reference must find its element: elements are written first

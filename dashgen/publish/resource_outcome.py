@@ -83,13 +83,14 @@ Item = TypeVar("Item", bound=ResourceItem)
 @dataclass(frozen=True)
 class ResourceRelease:
     """Where one release puts what it does to these resources: the connection, the ledger, the backups, and the
-    commit and time every line carries."""
+    commit, time and release id every line carries."""
 
     connection: Connection
     ledger_path: Path
     backup_dir: Path
     git_commit: str
     stamp: str
+    release_id: str | None = None  # a staged release's id, on every line as on its dashboards'
 
     def line(self, kind: str, item: ResourceItem, outcome: ResourceOutcome) -> LedgerRecord:
         """The ledger line of one item (the dashboards' fields; ``kind`` says which resource)."""
@@ -113,6 +114,7 @@ class ResourceRelease:
             kind=kind,
             name=item.ledger_name,
             grants=outcome.grants,
+            release_id=self.release_id,
         )
 
     def backup(self, uid: str, body: dict[str, Any], kind: str = "", version: int = 0) -> str:
