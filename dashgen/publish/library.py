@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.grafana.errors import GrafanaError, VersionConflict
-from dashgen.grafana.library import LibraryElements, LiveElement
+from dashgen.grafana.library import LibraryElements, LiveElement, model_difference
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
@@ -73,7 +73,10 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
         return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
     published = _backup(release, stored, "published")
     if stored.sha != element.sha:
-        detail = f"Grafana stores another element than the build (SHA {stored.sha[:12]} != {element.sha[:12]})"
+        detail = (
+            f"Grafana stores another element than the build (SHA {stored.sha[:12]} != {element.sha[:12]}): "
+            + model_difference(element.model, stored.model)
+        )
         return ResourceOutcome(
             item.uid, item.profile, "verify-failed", stored.sha, detail, stored.version, published, backup
         )
