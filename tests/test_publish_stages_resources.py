@@ -5,13 +5,13 @@ SHA, and a person's change to one on the canary holds the fleet with nothing wri
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from publishing import ledger, saves, work_folder
 from standin import GrafanaStandin
-from test_publish_stages import CONTEXTS, TOKENS, publish, report
+from test_publish_stages import CONTEXTS, publish, report
+from test_publish_stages import grafanas as grafanas  # the three stand-ins, a fixture
 
 from dashgen.render.library import element_uid
 
@@ -25,17 +25,13 @@ KINDS = {"library-panel", "alert-rule-group", "folder-permissions"}
 
 
 @pytest.fixture
-def grafanas() -> Iterator[dict[str, GrafanaStandin]]:
-    with (
-        GrafanaStandin(token=TOKENS["CANARY_TOKEN"]) as canary,
-        GrafanaStandin(mode="grafana13", token=TOKENS["EU_TOKEN"]) as eu,
-        GrafanaStandin(token=TOKENS["US_TOKEN"]) as us,
-    ):
-        for grafana in (canary, eu, us):
-            grafana.add_folder(ALERTS, "LLM alerts")
-            grafana.add_folder(DASHBOARDS, "LLM clusters")
-            grafana.directory().add_team("sre")
-        yield {"canary": canary, "prod-eu": eu, "prod-us": us}
+def resourced(grafanas: dict[str, GrafanaStandin]) -> dict[str, GrafanaStandin]:
+    """The three stand-ins of ``test_publish_stages``, each with the two folders and the team dashgen.toml names."""
+    for grafana in grafanas.values():
+        grafana.add_folder(ALERTS, "LLM alerts")
+        grafana.add_folder(DASHBOARDS, "LLM clusters")
+        grafana.directory().add_team("sre")
+    return grafanas
 
 
 def configure(work: Path, grafanas: dict[str, GrafanaStandin]) -> None:
@@ -57,7 +53,8 @@ def sre_level(grafana: GrafanaStandin) -> str | None:
     return next((r["permission"] for r in rows if r.get("team") == "sre" and not r["isInherited"]), None)
 
 
-def test_each_stage_publishes_checks_and_records_library_panels_rule_groups_and_permissions(work, grafanas):
+def test_each_stage_publishes_checks_and_records_library_panels_rule_groups_and_permissions(work, resourced):
+    grafanas = resourced
     configure(work, grafanas)
     result = publish(work, "--stages", "canary,fleet", "--profile", PROFILE, "--go", "--format", "json")
     assert result.exit_code == 0, result.output
@@ -79,7 +76,8 @@ def test_each_stage_publishes_checks_and_records_library_panels_rule_groups_and_
         assert {line["release_id"] for line in lines} == {release["release_id"]}
 
 
-def test_a_persons_rule_change_on_the_canary_holds_the_fleet_with_nothing_written_there(work, grafanas):
+def test_a_persons_rule_change_on_the_canary_holds_the_fleet_with_nothing_written_there(work, resourced):
+    grafanas = resourced
     configure(work, grafanas)
     first = publish(work, "--stages", "canary", "--profile", PROFILE, "--go")
     assert first.exit_code == 0, first.output
@@ -98,7 +96,8 @@ def test_a_persons_rule_change_on_the_canary_holds_the_fleet_with_nothing_writte
         assert fleet.rule_group(ALERTS, SLO_GROUP) is None and sre_level(fleet) is None
 
 
-def test_a_library_panel_edited_on_the_canary_during_the_soak_holds_the_fleet(work, grafanas):
+def test_a_library_panel_edited_on_the_canary_during_the_soak_holds_the_fleet(work, resourced):
+    grafanas = resourced
     configure(work, grafanas)
     first = publish(work, "--stages", "canary,fleet", "--profile", PROFILE, "--format", "json")
     assert first.exit_code == 0, first.output
