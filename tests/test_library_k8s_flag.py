@@ -1,39 +1,66 @@
 """A Grafana whose ``libraryelementsKubernetesLibraryPanels`` flag is on stores library panels in its
-``librarypanels`` resource, which keeps fewer model keys than the legacy table (the stand-in follows Grafana's
-``libraryElementsK8sHandler``). The read-back then does not prove the build: publish says verify-failed naming what
-Grafana dropped and why, and pushes no dashboard that would show the lossy element."""
+``librarypanels`` resource, which keeps fewer model keys than the legacy table and gives back empty ones (the
+stand-in follows Grafana's ``libraryElementsK8sHandler``). dashgen's elements prove the same there as on the legacy
+table; a key the resource cannot hold is named when the read-back does not prove the build; and a ledger line
+recorded before empty values counted as absent still proves an element nobody edited."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from publishing import TOKEN, run
+from publishing import TOKEN, ledger, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
 from standin.library import k8s_round_trip
-from test_publish_library import LIB, PROFILE, UID, library_lines, share
+from test_publish_library import LIB, PROFILE, UID, library_lines, rescrape, share
 
 from dashgen.grafana.library import model_difference
+from dashgen.render.library import element_sha, element_sha_before_empties
 
 work = pytest.fixture(work_folder)
 
 
-def test_publish_names_what_a_librarypanels_resource_dropped_and_pushes_no_dashboard_using_it(work):
+def test_a_shared_panel_publishes_and_proves_its_sha_where_grafana_keeps_it_in_its_librarypanels_resource(work):
     share(work)
     with GrafanaStandin(mode="grafana13", token=TOKEN) as grafana:
         grafana.simulate_kubernetes_library_panels()
         result = run(work, grafana, profile=PROFILE)
-        assert result.exit_code == 1, result.output
+        assert result.exit_code == 0, result.output
         (line,) = [r for r in library_lines(work) if r["uid"] == LIB]
-        assert line["outcome"] == "verify-failed"
-        assert "dropped transparent" in line["message"] and "added pluginVersion" in line["message"]
-        assert "libraryelementsKubernetesLibraryPanels" in line["message"]
-        assert grafana.stored(UID) is None  # the dashboard would show what Grafana kept, not the build
+        stored = grafana.library_element(LIB)
+        assert "transparent" not in stored["model"] and stored["model"]["pluginVersion"] == ""  # what it gave back
+        assert line["outcome"] == "published" and line["stored_sha"] == line["build_sha"]
+        assert grafana.stored(UID) is not None
+        again = run(work, grafana, profile=PROFILE)
+        assert again.exit_code == 0 and library_lines(work)[-1]["outcome"] == "unchanged", again.output
 
 
 def test_model_difference_names_keys_the_resource_cannot_hold():
     built = {"title": "t", "type": "timeseries", "interval": "30s", "maxDataPoints": 500, "targets": [{"expr": "up"}]}
-    text = model_difference(built, k8s_round_trip(built))
-    assert text.startswith("dropped interval, maxDataPoints; added datasource, description")
-    assert "loses interval, maxDataPoints" in text
-    assert model_difference(built, built) == "the name differs"
+    stored = k8s_round_trip(built)
+    assert element_sha("n", stored) != element_sha("n", built)
+    text = model_difference(built, stored)
+    assert text.startswith("dropped interval, maxDataPoints (") and "loses interval, maxDataPoints" in text
     assert model_difference(built, {**built, "title": "u"}) == "changed title"
+    same = {"title": "t", "type": "stat", "transparent": False, "description": "", "targets": [{"expr": "up"}]}
+    assert element_sha("n", k8s_round_trip(same)) == element_sha("n", same)
+
+
+def test_a_ledger_line_with_the_sha_before_empties_counted_as_absent_still_proves_an_unedited_element(work):
+    share(work)
+    with GrafanaStandin(token=TOKEN) as grafana:
+        assert run(work, grafana, profile=PROFILE).exit_code == 0
+        stored = grafana.library_element(LIB)
+        old_sha = element_sha_before_empties(stored["name"], stored["model"])
+        assert old_sha != element_sha(stored["name"], stored["model"])  # the element has transparent: false
+        lines = ledger(work)
+        for line in lines:
+            if line.get("uid") == LIB:
+                line["stored_sha"] = line["build_sha"] = old_sha
+        (work / "ledger.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        rescrape(work, "60s")  # the shared panel changes: the plan compares the live element with the ledger
+        updated = run(work, grafana, "--format", "json", "--approve", "*", profile=PROFILE)
+        assert updated.exit_code == 0, updated.output
+        assert library_lines(work)[-1]["outcome"] == "published"
+        assert not any(k.startswith("overwrite-live:") for k in library_lines(work)[-1]["approvals_used"])

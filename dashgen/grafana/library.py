@@ -21,7 +21,7 @@ from typing import Any
 from dashgen.grafana.answers import answer_error, bad_shape, grafana_message, http_fields, parse_json
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.errors import Forbidden
-from dashgen.render.library import LibraryElement, element_sha, model_view
+from dashgen.render.library import LibraryElement, canonical_view, element_sha, element_sha_before_empties
 
 PATH = "/api/library-elements"
 PANEL_KIND = 1
@@ -33,9 +33,9 @@ K8S_SPEC_KEYS = frozenset(
 
 
 def model_difference(built: dict[str, Any], stored: dict[str, Any]) -> str:
-    """What Grafana stores differently from the build's model: keys dropped, added and changed (placement keys
-    left out), and, when keys were dropped or added, the likely cause."""
-    want, have = model_view(built), model_view(stored)
+    """What Grafana stores differently from the build's model: keys dropped, added and changed (as the SHA compares
+    them: ``dashgen.render.library.canonical_view``), and, when keys were dropped or added, the likely cause."""
+    want, have = canonical_view(built), canonical_view(stored)
     dropped = sorted(set(want) - set(have))
     added = sorted(set(have) - set(want))
     changed = sorted(k for k in set(want) & set(have) if want[k] != have[k])
@@ -75,6 +75,11 @@ class LiveElement:
     @property
     def sha(self) -> str:
         return element_sha(self.name, self.model)
+
+    @property
+    def shas(self) -> tuple[str, str]:
+        """Its SHA, and the one a ledger line written before empty values counted as absent holds for it."""
+        return self.sha, element_sha_before_empties(self.name, self.model)
 
     @property
     def updated_by(self) -> str:

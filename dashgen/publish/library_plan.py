@@ -101,7 +101,7 @@ def _plan_element(
         return LibraryItem(element.uid, element.profile, "unchanged", element, live, ("Grafana stores this build",))
     last = last_written(ledger, element.uid)
     verdict = Verdict()
-    if last is None or last.stored_sha != live.sha:
+    if last is None or last.stored_sha not in live.shas:
         why = (
             "Grafana holds this library panel but the ledger has no release of it on this instance; publishing "
             "overwrites it (a backup is kept)"
