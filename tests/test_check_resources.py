@@ -148,6 +148,8 @@ def test_the_pr_comment_and_diff_show_folder_permission_changes(tmp_path):
     assert "Folder permissions changed against `HEAD`: 1" in comment and "team:sre Edit → Admin" in comment
     diff = dg(root, "diff", "--base", "HEAD", str(root / "d"), "--config", str(config))
     assert diff.exit_code == 1 and "folder permissions: folder llm-clusters (context prod)" in diff.output
+    as_json = dg(root, "diff", "--base", "HEAD", str(root / "d"), "--config", str(config), "--format", "json")
+    assert json.loads(as_json.output)["results"]["permission_changes"] == [line]
 
 
 def test_permission_changes_name_each_folder_once_and_what_is_no_longer_managed():

@@ -144,21 +144,20 @@ def diff_command(
                 raise click.UsageError("give OLD and NEW (files or folders), --base GIT_REF, or --live UID")
             old_docs, new_docs = read_side(paths[0]), read_side(paths[1])
         files = compare(old_docs, new_docs)
-        extra = _other_changes(base_ref, rules_dir, config_path) if base_ref is not None else []
+        others = _other_changes(base_ref, rules_dir, config_path) if base_ref is not None else {}
     except DiffInputError as exc:  # handled here: tests and scripts may invoke the command without the group
         emit_error_envelope(ctx, str(exc), 2)
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from exc
     pictures, picture_lines = changed_pictures(ctx, files, old_docs, new_docs, preview)
     where = f"the full report (`{report_path}`)" if report_path else "the full report (`--report FILE`)"
+    extra = [f"{KINDS[kind]}: {line}" for kind, lines in others.items() for line in lines]
+    listed = [f"- {markdown_text(line)}" for line in extra]
     if report_path is not None:
-        write_report(report_path, _with_pictures(render_markdown(files, limit=None), picture_lines + extra))
+        write_report(report_path, _with_pictures(render_markdown(files, limit=None), picture_lines + listed))
     code = 1 if has_changes(files) or extra else 0
     if fmt == "json":
-        results = json.loads(render_json(files))
-        if base_ref is not None:
-            results["rule_changes"] = [line for kind, line in extra_lines(extra) if kind == "alert rules"]
-            results["permission_changes"] = [line for kind, line in extra_lines(extra) if kind != "alert rules"]
+        results = {**json.loads(render_json(files)), **others}
         if preview["preview_dir"] is not None:
             results["previews"] = pictures_json(pictures)
         emit_json(ctx, results, code)
@@ -168,7 +167,7 @@ def diff_command(
     if fmt == "text":  # titles and queries of a live Grafana too: no control sequence but the diff's own colours
         text = terminal_lines(text, keep=COLOURS)
     if fmt == "markdown":
-        text = _with_pictures(text, picture_lines + [f"- {markdown_text(line)}" for line in extra])
+        text = _with_pictures(text, picture_lines + listed)
     elif extra:
         text = text.rstrip("\n") + "\n" + "\n".join(terminal_lines(line) for line in extra) + "\n"
     click.echo(text, nl=False, color=color)
@@ -177,19 +176,14 @@ def diff_command(
     raise SystemExit(code)
 
 
-def _other_changes(base_ref: str, rules_dir: Path, config_path: Path | None) -> list[str]:
-    """``alert rules: …`` and ``folder permissions: …`` lines: what the change does besides the dashboards."""
+KINDS = {"rule_changes": "alert rules", "permission_changes": "folder permissions"}
+
+
+def _other_changes(base_ref: str, rules_dir: Path, config_path: Path | None) -> dict[str, list[str]]:
+    """What the change does besides the dashboards: ``rule_changes`` and ``permission_changes`` lines."""
     from dashgen.cli.resource_changes import resource_changes
 
-    changes = resource_changes(base_ref, rules_dir, config_path, [])
-    return [f"alert rules: {line}" for line in changes["rule_changes"]] + [
-        f"folder permissions: {line}" for line in changes["permission_changes"]
-    ]
-
-
-def extra_lines(lines: list[str]) -> list[tuple[str, str]]:
-    """``(kind, line)`` of the lines ``_other_changes`` wrote."""
-    return [(kind, rest) for kind, _, rest in (line.partition(": ") for line in lines)]
+    return resource_changes(base_ref, rules_dir, config_path, [])
 
 
 def _with_pictures(markdown: str, lines: list[str]) -> str:
