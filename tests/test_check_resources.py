@@ -120,8 +120,12 @@ def test_grafana_managed_alerts_without_a_committed_file_are_named_as_not_shown(
     regenerate(root)
     commit(root)
     result = check(root, "--base", "HEAD", "--format", "json")
-    (note,) = json.loads(result.output)["results"]["rule_changes"]
+    results = json.loads(result.output)["results"]
+    (note,) = results["rules_not_shown"]
     assert "Grafana-managed" in note and f"{PROFILE}.grafana-alerting.yaml is not committed" in note
+    assert results["rule_changes"] == []
+    comment = check(root, "--base", "HEAD", "--format", "markdown").output
+    assert "Alert rules this comment cannot show: 1" in comment and "Alert rules changed" not in comment
 
 
 CONFIG = """[contexts.prod]

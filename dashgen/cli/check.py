@@ -236,13 +236,15 @@ def check_command(
     problems = _problems(report, dashboards_dir, errors)
     changes = resource_changes(base_ref, rules_dir, config_path, profiles) if base_ref is not None else {}
     alert_lines, access_lines = changes.get("rule_changes", []), changes.get("permission_changes", [])
-    report.update(rule_changes=alert_lines, permission_changes=access_lines)
+    unshown = changes.get("rules_not_shown", [])
+    report.update(rule_changes=alert_lines, permission_changes=access_lines, rules_not_shown=unshown)
     others = [format_line(f) for f in findings if f.severity != "error"]
 
     def listed(bounded: bool) -> list[str]:
         against = markdown_code(base_ref)
         return (
             _listed(f"Alert rules changed against {against}: {len(alert_lines)}", alert_lines, bounded)
+            + _listed(f"Alert rules this comment cannot show: {len(unshown)}", unshown, bounded)
             + _listed(f"Folder permissions changed against {against}: {len(access_lines)}", access_lines, bounded)
             + _listed(f"Lint findings (not errors): {len(others)}", others, bounded)
         )
@@ -289,6 +291,8 @@ def check_command(
         )
     else:
         _text(report, dashboards_dir, stale_diff, base_ref, base_diff, findings, summary, failed)
+        for line in report["rules_not_shown"]:
+            click.echo(f"alert rules not shown: {line}")
         for line in report["rule_changes"]:
             click.echo(f"alert rules: {line}")
         for line in report["permission_changes"]:

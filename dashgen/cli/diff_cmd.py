@@ -183,7 +183,8 @@ def _other_changes(base_ref: str, rules_dir: Path, config_path: Path | None) -> 
     """What the change does besides the dashboards: ``rule_changes`` and ``permission_changes`` lines."""
     from dashgen.cli.resource_changes import resource_changes
 
-    return resource_changes(base_ref, rules_dir, config_path, [])
+    changes = resource_changes(base_ref, rules_dir, config_path, [])
+    return {kind: changes[kind] for kind in KINDS}
 
 
 def _with_pictures(markdown: str, lines: list[str]) -> str:

@@ -143,9 +143,10 @@ def unshown_grafana_rules(profiles: list[Any], rules_dir: Path) -> list[str]:
 def resource_changes(
     base_ref: str, rules_dir: Path, config_path: Path | None, profiles: list[Any]
 ) -> dict[str, list[str]]:
-    """``rule_changes`` and ``permission_changes`` lines since ``base_ref`` (the first preceded by a note per
-    profile whose Grafana-managed alerts it cannot show)."""
+    """``rule_changes`` and ``permission_changes`` lines since ``base_ref``, and ``rules_not_shown``: a note per
+    profile whose Grafana-managed alerts the rule changes cannot show."""
     return {
-        "rule_changes": unshown_grafana_rules(profiles, rules_dir) + rule_lines(base_ref, rules_dir),
+        "rule_changes": rule_lines(base_ref, rules_dir),
         "permission_changes": permission_lines(base_ref, config_path),
+        "rules_not_shown": unshown_grafana_rules(profiles, rules_dir),
     }
