@@ -7,6 +7,7 @@ recorded before empty values counted as absent still proves an element nobody ed
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from publishing import TOKEN, ledger, run
@@ -15,7 +16,14 @@ from standin import GrafanaStandin
 from standin.library import k8s_round_trip
 from test_publish_library import LIB, PROFILE, UID, library_lines, rescrape, share
 
-from dashgen.grafana.library import model_difference
+from dashgen.build import build_profile
+from dashgen.deployment.profile import load_profiles
+from dashgen.grafana.client import GrafanaClient
+from dashgen.grafana.library import LibraryElements, model_difference
+from dashgen.publish.export import connect
+from dashgen.publish.library import run_library
+from dashgen.publish.library_plan import LibraryItem
+from dashgen.publish.resource_outcome import ResourceRelease
 from dashgen.render.library import element_sha, element_sha_before_empties
 
 work = pytest.fixture(work_folder)
@@ -64,3 +72,22 @@ def test_a_ledger_line_with_the_sha_before_empties_counted_as_absent_still_prove
         assert updated.exit_code == 0, updated.output
         assert library_lines(work)[-1]["outcome"] == "published"
         assert not any(k.startswith("overwrite-live:") for k in library_lines(work)[-1]["approvals_used"])
+
+
+def test_a_save_after_the_export_is_a_conflict_where_grafana_does_not_compare_the_patch_version(work, tmp_path):
+    share(work)
+    with GrafanaStandin(mode="grafana13", token=TOKEN) as grafana:
+        grafana.simulate_kubernetes_library_panels()
+        assert run(work, grafana, profile=PROFILE).exit_code == 0
+        profile = next(p for p in load_profiles([PROFILE], work / "profiles") if p.name == PROFILE)
+        (element,) = build_profile(profile)[0].library
+        element = replace(element, model={**element.model, "description": "a new description"})
+        with GrafanaClient(grafana.url, token=TOKEN, trust_env=False) as client:
+            connection = connect(client, None, 1)
+            live = LibraryElements(client).get(LIB)  # the export
+            grafana.simulate_library_edit(LIB, lambda model: model.update(title="a person's title"))
+            item = LibraryItem(LIB, PROFILE, "update", element, live)
+            release = ResourceRelease(connection, tmp_path / "ledger.jsonl", tmp_path / "backups", "c0ffee", "t")
+            (outcome,) = run_library((item,), release, phase="write", held=False, folder_uid=None)
+        assert outcome.outcome == "conflict" and "nothing was written" in outcome.detail
+        assert grafana.library_element(LIB)["model"]["title"] == "a person's title"

@@ -61,6 +61,15 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
         if item.live is None:
             api.create(element, folder_uid)
         else:
+            # read again first: a Grafana keeping library panels in its librarypanels resource does not compare the
+            # version a PATCH carries (dashgen.grafana.library), so a save since the export is caught here
+            now = api.get(element.uid)
+            if now is None or now.version != item.live.version:
+                seen = f"v{now.version}" if now is not None else "deleted"
+                detail = (
+                    f"changed in Grafana after the export (v{item.live.version} read, {seen} now); nothing was written"
+                )
+                return replace(base, outcome="conflict", detail=detail)
             api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live.version)
         stored = api.get(element.uid)
     except VersionConflict as exc:
