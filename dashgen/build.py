@@ -156,15 +156,27 @@ def build_all(profiles: list[Profile], schema: str | None = None) -> list[BuiltD
     return built
 
 
+def output_files(built: list[BuiltDashboard]) -> list[tuple[Path, bytes, dict[str, Any]]]:
+    """``(relative path, bytes, document)`` of every file a build writes: each dashboard, then each library
+    panel they reference (what ``dashgen check`` compares with the committed folder)."""
+    files = [(dashboard.relative_path(), dashboard.data, dashboard.document) for dashboard in built]
+    for element in library_elements(built):
+        document = element.document()
+        files.append((library_path(element), encode(document), document))
+    return files
+
+
+def committed_files(out_dir: Path) -> list[Path]:
+    """Every file of the output folder a build may have written (dashboards and library panels)."""
+    return sorted([*out_dir.glob("*/*.json"), *out_dir.glob(f"*/{LIBRARY_DIR}/*.json")])
+
+
 def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = True) -> list[Path]:
     """Write files whose bytes changed (dashboards, and the library panels they reference); with ``prune``,
     remove stale ``*.json`` of the built profiles."""
     written = []
-    wanted = {out_dir / dashboard.relative_path() for dashboard in built}
-    files = [(out_dir / dashboard.relative_path(), dashboard.data) for dashboard in built]
-    for element in library_elements(built):
-        wanted.add(out_dir / library_path(element))
-        files.append((out_dir / library_path(element), encode(element.document())))
+    files = [(out_dir / path, data) for path, data, _ in output_files(built)]
+    wanted = {path for path, _ in files}
     for path, data in files:
         if write_if_changed(path, data):
             written.append(path)

@@ -19,15 +19,15 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from dashgen.build import build_all
+from dashgen.build import build_all, committed_files, output_files
 from dashgen.cli.diff_cmd import compare, use_color, write_report
-from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_git_texts, read_side
+from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option
 from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
+from dashgen.cli.resource_changes import grafana_rule_problems, resource_changes
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
-from dashgen.diff.rule_changes import rule_changes
 from dashgen.diff.values import COLOURS
 from dashgen.errors import BuildValidationError, InputError
 from dashgen.escape import markdown_code, markdown_text, terminal_lines
@@ -41,8 +41,9 @@ from dashgen.rules.render import render_rule_files
 
 
 def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[list[str], list[str], list[str]]:
-    """(changed, missing, extra) relative paths between a fresh build and the committed folder."""
-    on_disk = {p.relative_to(committed_dir).as_posix(): p for p in committed_dir.glob("*/*.json")}
+    """(changed, missing, extra) relative paths between a fresh build and the committed folder (dashboards and
+    library-panel element files)."""
+    on_disk = {p.relative_to(committed_dir).as_posix(): p for p in committed_files(committed_dir)}
     changed = sorted(
         name for name, data in built_files.items() if name in on_disk and on_disk[name].read_bytes() != data
     )
@@ -103,16 +104,6 @@ def _listed(heading: str, entries: list[str], bounded: bool) -> list[str]:
     return lines
 
 
-def _rule_changes(base_ref: str, rules_dir: Path) -> list[str]:
-    """The alerts added, removed or changed in the rule files since ``base_ref`` (lines)."""
-    try:
-        old = read_git_texts(base_ref, rules_dir, ".yml")
-    except DiffInputError:
-        old = {}  # no rules folder at the base: every alert is added
-    new = {p.name: p.read_text(encoding="utf-8") for p in sorted(rules_dir.glob("*.yml"))} if rules_dir.is_dir() else {}
-    return [change.line() for change in rule_changes(old, new)]
-
-
 @click.command("check")
 @click.option(
     "--dashboards",
@@ -159,6 +150,12 @@ def _rule_changes(base_ref: str, rules_dir: Path) -> list[str]:
     help="Where readers find the full report (for example the CI run's artifact URL).",
 )
 @click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="The dashgen.toml whose folder permissions --base compares (default ./dashgen.toml when there is one).",
+)
+@click.option(
     "--bundle",
     "bundle_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -175,6 +172,7 @@ def check_command(
     base_ref: str | None,
     report_path: Path | None,
     report_where: str | None,
+    config_path: Path | None,
     bundle_path: Path | None,
     **preview: Any,
 ) -> None:
@@ -197,7 +195,8 @@ def check_command(
     except BuildValidationError as exc:
         report["validation"] = exc.problems
         built = []
-    files = {b.relative_path().as_posix(): b.data for b in built}
+    outputs = {path.as_posix(): (data, document) for path, data, document in output_files(built)}
+    files = {name: data for name, (data, _) in outputs.items()}
     changed, missing, extra = stale_files(files, dashboards_dir)
     report.update(stale=changed, missing=missing, extra=extra)
     stale_diff: list[FileDiff] = []
@@ -206,7 +205,7 @@ def check_command(
         if changed:
             old = read_side(dashboards_dir)
             old = {name: old[name] for name in changed}
-            new = {b.relative_path().as_posix(): b.document for b in built if b.relative_path().as_posix() in changed}
+            new = {name: outputs[name][1] for name in changed}
             stale_diff = compare(old, new)
         if base_ref is not None:
             base_docs, head_docs = read_git_side(base_ref, dashboards_dir), read_side(dashboards_dir)
@@ -222,7 +221,7 @@ def check_command(
     report["lint_excluded"] = len(excluded)
     errors = [f for f in findings if f.severity == "error"]
     report["lint"] = [f.__dict__ for f in findings]
-    report["rules"] = _rules_staleness(profiles, rules_dir)
+    report["rules"] = _rules_staleness(profiles, rules_dir) + grafana_rule_problems(profiles, rules_dir)
     wants_index = index_path.exists() or ctx.get_parameter_source("index_path") != ParameterSource.DEFAULT
     report["index"] = [problem] if wants_index and (problem := index_problem(profiles, index_path)) else []
     failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
@@ -235,14 +234,20 @@ def check_command(
         f"{len(report['validation'])} validation problems"
     )
     problems = _problems(report, dashboards_dir, errors)
-    alert_lines = _rule_changes(base_ref, rules_dir) if base_ref is not None else []
-    report["rule_changes"] = alert_lines
+    changes = resource_changes(base_ref, rules_dir, config_path, profiles) if base_ref is not None else {}
+    alert_lines, access_lines = changes.get("rule_changes", []), changes.get("permission_changes", [])
+    unshown = changes.get("rules_not_shown", [])
+    report.update(rule_changes=alert_lines, permission_changes=access_lines, rules_not_shown=unshown)
     others = [format_line(f) for f in findings if f.severity != "error"]
 
     def listed(bounded: bool) -> list[str]:
-        return _listed(
-            f"Alert rules changed against {markdown_code(base_ref)}: {len(alert_lines)}", alert_lines, bounded
-        ) + _listed(f"Lint findings (not errors): {len(others)}", others, bounded)
+        against = markdown_code(base_ref)
+        return (
+            _listed(f"Alert rules changed against {against}: {len(alert_lines)}", alert_lines, bounded)
+            + _listed(f"Alert rules this comment cannot show: {len(unshown)}", unshown, bounded)
+            + _listed(f"Folder permissions changed against {against}: {len(access_lines)}", access_lines, bounded)
+            + _listed(f"Lint findings (not errors): {len(others)}", others, bounded)
+        )
 
     sections = [Section(f"Changes against {markdown_code(base_ref)}", base_diff)] if base_ref is not None else []
     if stale_diff:
@@ -286,8 +291,12 @@ def check_command(
         )
     else:
         _text(report, dashboards_dir, stale_diff, base_ref, base_diff, findings, summary, failed)
+        for line in report["rules_not_shown"]:
+            click.echo(f"alert rules not shown: {line}")
         for line in report["rule_changes"]:
             click.echo(f"alert rules: {line}")
+        for line in report["permission_changes"]:
+            click.echo(f"folder permissions: {line}")
         if pictures:
             click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
     raise SystemExit(1 if failed else 0)

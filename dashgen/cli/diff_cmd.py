@@ -25,7 +25,7 @@ from dashgen.diff.pairing import pair_documents
 from dashgen.diff.render import FileDiff, has_changes, render_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import InputError
-from dashgen.escape import terminal_lines
+from dashgen.escape import markdown_text, terminal_lines
 from dashgen.files import atomic_write
 
 FORMATS = ("json", "markdown", "text")
@@ -92,6 +92,19 @@ def _live_sides(ctx: click.Context, uid: str, connection: dict[str, Any]) -> tup
     help="Also write the full markdown report (every change, all details) to this file.",
 )
 @click.option(
+    "--rules-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("rules"),
+    show_default=True,
+    help="With --base: the rule files whose alert changes are listed too.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="With --base: the dashgen.toml whose folder-permission changes are listed (default ./dashgen.toml).",
+)
+@click.option(
     "--color",
     "color_choice",
     type=click.Choice(["auto", "always", "never"]),
@@ -108,6 +121,8 @@ def diff_command(
     base_ref: str | None,
     live_uid: str | None,
     report_path: Path | None,
+    rules_dir: Path,
+    config_path: Path | None,
     color_choice: str,
     **connection: Any,
 ) -> None:
@@ -129,17 +144,20 @@ def diff_command(
                 raise click.UsageError("give OLD and NEW (files or folders), --base GIT_REF, or --live UID")
             old_docs, new_docs = read_side(paths[0]), read_side(paths[1])
         files = compare(old_docs, new_docs)
+        others = _other_changes(base_ref, rules_dir, config_path) if base_ref is not None else {}
     except DiffInputError as exc:  # handled here: tests and scripts may invoke the command without the group
         emit_error_envelope(ctx, str(exc), 2)
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from exc
     pictures, picture_lines = changed_pictures(ctx, files, old_docs, new_docs, preview)
     where = f"the full report (`{report_path}`)" if report_path else "the full report (`--report FILE`)"
+    extra = [f"{KINDS[kind]}: {line}" for kind, lines in others.items() for line in lines]
+    listed = [f"- {markdown_text(line)}" for line in extra]
     if report_path is not None:
-        write_report(report_path, _with_pictures(render_markdown(files, limit=None), picture_lines))
-    code = 1 if has_changes(files) else 0
+        write_report(report_path, _with_pictures(render_markdown(files, limit=None), picture_lines + listed))
+    code = 1 if has_changes(files) or extra else 0
     if fmt == "json":
-        results = json.loads(render_json(files))
+        results = {**json.loads(render_json(files)), **others}
         if preview["preview_dir"] is not None:
             results["previews"] = pictures_json(pictures)
         emit_json(ctx, results, code)
@@ -148,10 +166,25 @@ def diff_command(
     text = render(files, fmt, color, where)
     if fmt == "text":  # titles and queries of a live Grafana too: no control sequence but the diff's own colours
         text = terminal_lines(text, keep=COLOURS)
-    click.echo(_with_pictures(text, picture_lines) if fmt == "markdown" else text, nl=False, color=color)
+    if fmt == "markdown":
+        text = _with_pictures(text, picture_lines + listed)
+    elif extra:
+        text = text.rstrip("\n") + "\n" + "\n".join(terminal_lines(line) for line in extra) + "\n"
+    click.echo(text, nl=False, color=color)
     if fmt == "text" and pictures:
         click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
     raise SystemExit(code)
+
+
+KINDS = {"rule_changes": "alert rules", "permission_changes": "folder permissions"}
+
+
+def _other_changes(base_ref: str, rules_dir: Path, config_path: Path | None) -> dict[str, list[str]]:
+    """What the change does besides the dashboards: ``rule_changes`` and ``permission_changes`` lines."""
+    from dashgen.cli.resource_changes import resource_changes
+
+    changes = resource_changes(base_ref, rules_dir, config_path, [])
+    return {kind: changes[kind] for kind in KINDS}
 
 
 def _with_pictures(markdown: str, lines: list[str]) -> str:

@@ -70,6 +70,13 @@ def read_git_side(ref: str, folder: str | Path) -> dict[str, Any]:
     return docs
 
 
+def git_text(ref: str, path: str | Path) -> str:
+    """The file ``path`` (of the working tree) as committed at ``ref``."""
+    where = Path(path).resolve()
+    top = Path(_git(["rev-parse", "--show-toplevel"], where.parent).strip())
+    return _git(["show", f"{ref}:{where.relative_to(top).as_posix()}"], top)
+
+
 def read_git_texts(ref: str, folder: str | Path, suffix: str) -> dict[str, str]:
     """The text files ending in ``suffix`` directly under ``folder`` at ``ref``, by file name."""
     folder = Path(folder)

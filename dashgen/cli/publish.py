@@ -400,8 +400,11 @@ def publish(ctx: click.Context, **params: Any) -> None:
         hooks = Hooks(
             build_targets,
             lambda profiles: released_commit(profiles, params),
-            lambda context, rid: release_options_of(
-                params, "dashgen publish", context.folder_uid, context.folder_title, rid
+            lambda context, rid, profiles: replace(
+                release_options_of(params, "dashgen publish", context.folder_uid, context.folder_title, rid),
+                library_cleanup=True,
+                rule_groups=grafana_rule_groups(profiles, context),
+                permissions=context.permissions,
             ),
         )
         with terminated_as_interrupt():  # SIGTERM: the contexts in flight finish, the state says where it stopped

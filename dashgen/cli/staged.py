@@ -37,7 +37,8 @@ from dashgen.publish.ledger import normalise_url
 from dashgen.publish.plan import PublishTarget
 from dashgen.publish.query_validation import make_validator
 from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
-from dashgen.publish.stage_checks import check_published
+from dashgen.publish.resource_outcome import ResourceItem
+from dashgen.publish.stage_checks import check_published, check_resources, resource_outcomes
 from dashgen.publish.stages import FAILED, PUBLISHED, VERIFIED, ContextRun, ReleaseState
 
 CONFLICTING = ("grafana_url", "context_name", "folder_uid", "folder_title", "token_file")
@@ -86,7 +87,8 @@ class Hooks:
 
     build: Callable[[list[Profile]], list[PublishTarget]]
     commit: Callable[[list[Profile]], str]
-    options: Callable[[Context, str], ReleaseOptions]  # (context, release id) -> one context's options
+    # (context, release id, profiles) -> one context's options, its rule groups and folder permissions included
+    options: Callable[[Context, str, list[Profile]], ReleaseOptions]
 
 
 def staged_publish(ctx: click.Context, params: dict[str, Any], hooks: Hooks) -> None:
@@ -123,6 +125,11 @@ def staged_publish(ctx: click.Context, params: dict[str, Any], hooks: Hooks) -> 
     _one_context_per_grafana(contexts)
     commit = hooks.commit(profiles)
     params["git_commit"] = commit
+    for name, context in contexts.items():  # a context's Grafana-managed rules need its data source: said now
+        try:
+            hooks.options(context, "", profiles)
+        except InputError as exc:
+            raise InputError(f"context {name}: {exc}") from None
     targets = hooks.build(profiles)
     builds = {t.uid: t.build_sha for t in targets}
     if params["resume"]:
@@ -135,7 +142,7 @@ def staged_publish(ctx: click.Context, params: dict[str, Any], hooks: Hooks) -> 
     else:
         rid = model.new_release_id(datetime.now(UTC), os.urandom(3))
         state = model.new_state(rid, now_stamp(), commit, [p.name for p in profiles], builds, stages)
-    _run(state, contexts, targets, params, hooks)
+    _run(state, contexts, targets, params, hooks, profiles)
     _report(ctx, state, params)
 
 
@@ -172,6 +179,7 @@ def _run(
     targets: list[PublishTarget],
     params: dict[str, Any],
     hooks: Hooks,
+    profiles: list[Profile],
 ) -> None:
     ledger = params["ledger"]
     state.status, state.note = model.RUNNING, ""
@@ -182,7 +190,9 @@ def _run(
             runs = state.stage_runs(stage)
             todo = [run for run in runs if run.status != VERIFIED]
             parallel(
-                params["stage_jobs"], lambda run: _publish(run, contexts[run.name], targets, params, hooks, state), todo
+                params["stage_jobs"],
+                lambda run: _publish(run, contexts[run.name], targets, params, hooks, state, profiles),
+                todo,
             )
             model.save_state(ledger, state)
             last = index == len(state.stages) - 1
@@ -241,12 +251,13 @@ def _publish(
     params: dict[str, Any],
     hooks: Hooks,
     state: ReleaseState,
+    profiles: list[Profile],
 ) -> None:
     run.problems, run.checks, run.outcomes = [], [], []
     with _caught(run), grafana_client(context, params["timeout"], params["jobs"]) as client:
         connection = connect(client, context.org_id, params["jobs"])
         run.instance, run.org_id = connection.instance.url, connection.org_id
-        options = hooks.options(context, state.release_id)
+        options = hooks.options(context, state.release_id, profiles)
         datasource = context.datasource_url or params.get("datasource_url")
         validator = make_validator(datasource) if datasource else None  # new and changed queries, before a push
         result = run_release(connection, [t.uid for t in targets], lambda: targets, options, validator=validator)
@@ -260,6 +271,7 @@ def _publish(
             }
             for o in result.outcomes or []
         ]
+        run.outcomes += resource_outcomes(result)
         run.problems += _problems(result)
         run.status = FAILED if run.problems else PUBLISHED
 
@@ -269,7 +281,14 @@ def _problems(result: ReleaseReport) -> list[str]:
         f"{d.target.uid}: REFUSED: {r.reason} -> {remedy(r.key)}" for d in result.plan.dashboards for r in d.refusals
     ]
     problems += [f"{d.target.uid}: INVALID: {p}" for d in result.plan.dashboards for p in d.problems]
+    plan = result.plan
+    others: list[ResourceItem] = [*plan.library, *plan.rules, *plan.permissions]
+    for item in others:  # a refused one blocks the dashboards too
+        problems += [f"{item.uid}: REFUSED: {r.reason} -> {remedy(r.key)}" for r in item.refusals]
     problems += [f"{o.uid}: {o.outcome}: {o.detail}" for o in result.failed if o.outcome not in ("refused", "held")]
+    problems += [
+        f"{o.uid}: {o.outcome}: {o.detail}" for o in result.library_failed if o.outcome not in ("refused", "held")
+    ]
     problems += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
     problems += [note for note in result.notes if note.startswith("mixed release")]
     return problems
@@ -277,12 +296,14 @@ def _problems(result: ReleaseReport) -> list[str]:
 
 def _check(run: ContextRun, context: Context, documents: dict[str, dict[str, Any]], params: dict[str, Any]) -> None:
     run.problems, run.checks = [], []
-    stored = {o["uid"]: o["stored_sha"] for o in run.outcomes if o["outcome"] in ("published", "unchanged")}
+    kept = [o for o in run.outcomes if o["outcome"] in ("published", "unchanged")]
+    stored = {o["uid"]: o["stored_sha"] for o in kept if not o.get("kind")}
     with _caught(run), grafana_client(context, params["timeout"], params["jobs"]) as client:
         connection = connect(client, context.org_id, params["jobs"])
         datasource = context.datasource_url or params.get("datasource_url")
         result = check_published(connection, stored, documents, datasource, params["timeout"])
-        run.checks, run.problems = result.held, result.problems
+        resources = check_resources(connection, [o for o in kept if o.get("kind")])
+        run.checks, run.problems = result.held + resources.held, result.problems + resources.problems
         run.status = FAILED if run.problems else VERIFIED
 
 

@@ -5,6 +5,12 @@ its answers are wrapped in ``{"result": ...}``. The element's integer ``version`
 token: a PATCH carries the version read, and Grafana answers 412 when someone saved it since
 (``VersionConflict``). Deleting an element a dashboard still uses is refused with 403 "the library element has
 connections" (``ElementConnected``). There is no history endpoint: rollback uses dashgen's own copies.
+
+With the flag ``libraryelementsKubernetesLibraryPanels`` on (12.2+/13), Grafana's legacy handlers store the element
+as a ``dashboard.grafana.app/v0alpha1`` ``LibraryPanel`` (``libraryElementsK8sHandler``): its spec keeps only the
+model keys of ``K8S_SPEC_KEYS`` (``transparent`` only when true) and the model read back is rebuilt from it, and its
+PATCH does not compare the version. ``model_difference`` names what such a Grafana lost, so a read-back that does
+not prove the build says why.
 """
 
 from __future__ import annotations
@@ -15,10 +21,40 @@ from typing import Any
 from dashgen.grafana.answers import answer_error, bad_shape, grafana_message, http_fields, parse_json
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.errors import Forbidden
-from dashgen.render.library import LibraryElement, element_sha
+from dashgen.render.library import LibraryElement, canonical_view, element_sha, element_sha_before_empties
 
 PATH = "/api/library-elements"
 PANEL_KIND = 1
+# The model keys Grafana's librarypanels resource keeps (LibraryPanelSpec, legacyModelToLibraryPanelSpec)
+K8S_SPEC_KEYS = frozenset(
+    {"title", "description", "type", "options", "fieldConfig", "pluginVersion", "datasource", "gridPos"}
+    | {"transparent", "links", "targets"}
+)
+
+
+def model_difference(built: dict[str, Any], stored: dict[str, Any]) -> str:
+    """What Grafana stores differently from the build's model: keys dropped, added and changed (as the SHA compares
+    them: ``dashgen.render.library.canonical_view``), and, when keys were dropped or added, the likely cause."""
+    want, have = canonical_view(built), canonical_view(stored)
+    dropped = sorted(set(want) - set(have))
+    added = sorted(set(have) - set(want))
+    changed = sorted(k for k in set(want) & set(have) if want[k] != have[k])
+    parts = [
+        f"{what} {', '.join(keys)}"
+        for what, keys in (("dropped", dropped), ("added", added), ("changed", changed))
+        if keys
+    ]
+    text = "; ".join(parts) or "the name differs"
+    if dropped or added:
+        lost = [k for k in dropped if k not in K8S_SPEC_KEYS]
+        text += (
+            " (a Grafana whose libraryelementsKubernetesLibraryPanels flag is on keeps library panels in its "
+            "librarypanels resource, which holds only "
+            + ", ".join(sorted(K8S_SPEC_KEYS))
+            + (f" and loses {', '.join(lost)}" if lost else "")
+            + ", drops transparent when false and returns empty fields as empty)"
+        )
+    return text
 
 
 class ElementConnected(Forbidden):
@@ -39,6 +75,11 @@ class LiveElement:
     @property
     def sha(self) -> str:
         return element_sha(self.name, self.model)
+
+    @property
+    def shas(self) -> tuple[str, str]:
+        """Its SHA, and the one a ledger line written before empty values counted as absent holds for it."""
+        return self.sha, element_sha_before_empties(self.name, self.model)
 
     @property
     def updated_by(self) -> str:

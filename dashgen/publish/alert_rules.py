@@ -17,14 +17,11 @@ from typing import Any
 from dashgen.grafana.alerting import RuleGroups
 from dashgen.grafana.errors import GrafanaError
 from dashgen.publish.approvals import Approvals
-from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
-from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line, run_phase
+from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease, run_phase
 from dashgen.publish.rules_plan import KIND, RuleGroupItem, RuleGroupTarget, plan_rules, stale_groups
 from dashgen.rules.grafana import group_sha, rule_view
-
-RuleGroupOutcome = ResourceOutcome  # what became of a rule group
 
 
 def plan_release_rules(
@@ -47,58 +44,36 @@ def plan_release_rules(
     return plan_rules(targets, live, ledger, approvals, folders, stale)
 
 
-def _record(
-    item: RuleGroupItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
-) -> LedgerRecord:
-    return ledger_line(
-        KIND,
-        outcome,
-        connection,
-        commit,
-        stamp,
-        build_sha=item.target.sha if item.target is not None else "",
-        approvals_used=item.approvals_used,
-        refusals=item.refusals,
-        folder_uid=item.folder_uid,
-        name=item.title,
-    )
-
-
-def _backup(backup_dir: Path, uid: str, group: dict[str, Any] | None, stamp: str, kind: str = "") -> str | None:
-    if group is None:
-        return None
-    return str(save_backup(backup_dir, uid, 0, stamp, {"group": group}, kind, reuse_identical=True))
-
-
-def _write_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, stamp: str) -> RuleGroupOutcome:
+def _write_one(item: RuleGroupItem, release: ResourceRelease) -> ResourceOutcome:
     target = item.target
     assert target is not None  # a write always has its group
-    api = RuleGroups(connection.client)
-    base = RuleGroupOutcome(item.uid, item.profile, "failed", None)
+    client = release.connection.client
+    api = RuleGroups(client)
+    base = ResourceOutcome(item.uid, item.profile, "failed", None)
     try:
-        backup = _backup(backup_dir, item.uid, item.live, stamp)
-        if item.create_folder and connection.client.get_folder(target.folder_uid) is None:
-            connection.client.create_folder(target.folder_uid, uid=target.folder_uid)
+        backup = release.backup(item.uid, {"group": item.live}) if item.live is not None else None
+        if item.create_folder and client.get_folder(target.folder_uid) is None:
+            client.create_folder(target.folder_uid, uid=target.folder_uid)
         api.put(target.group)
         stored = api.get(target.folder_uid, target.title)
     except GrafanaError as exc:
         return replace(base, detail=str(exc))
     if stored is None:
         return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
-    published = _backup(backup_dir, item.uid, stored, stamp, "published")
+    published = release.backup(item.uid, {"group": stored}, "published")
     sha = group_sha(stored)
     if sha != target.sha:
         detail = f"Grafana stores another group than the build (SHA {sha[:12]} != {target.sha[:12]})"
-        return RuleGroupOutcome(item.uid, item.profile, "verify-failed", sha, detail, None, published, backup)
+        return ResourceOutcome(item.uid, item.profile, "verify-failed", sha, detail, None, published, backup)
     detail = f"{len(stored['rules'])} rules in folder {target.folder_uid!r}, SHA {sha[:12]} verified"
-    return RuleGroupOutcome(item.uid, item.profile, "published", sha, detail, None, published, backup)
+    return ResourceOutcome(item.uid, item.profile, "published", sha, detail, None, published, backup)
 
 
-def _delete_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, stamp: str) -> RuleGroupOutcome:
-    api = RuleGroups(connection.client)
-    base = RuleGroupOutcome(item.uid, item.profile, "failed", None)
+def _delete_one(item: RuleGroupItem, release: ResourceRelease) -> ResourceOutcome:
+    api = RuleGroups(release.connection.client)
+    base = ResourceOutcome(item.uid, item.profile, "failed", None)
     try:
-        backup = _backup(backup_dir, item.uid, item.live, stamp)
+        backup = release.backup(item.uid, {"group": item.live}) if item.live is not None else None
         now = api.get(item.folder_uid, item.title)
         if now is not None and item.live is not None and group_sha(now) != group_sha(item.live):
             return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
@@ -108,39 +83,11 @@ def _delete_one(item: RuleGroupItem, connection: Connection, backup_dir: Path, s
     return replace(base, outcome="deleted", detail="deleted (the backup keeps its rules)", backup_file=backup)
 
 
-def _no_write(item: RuleGroupItem, held: bool) -> RuleGroupOutcome:
-    if held and item.action != "refused":
-        return RuleGroupOutcome(item.uid, item.profile, "held", None, "not written: the release is refused")
-    if item.action == "unchanged":
-        return RuleGroupOutcome(
-            item.uid, item.profile, "unchanged", item.live_sha, "no write: Grafana stores this build"
-        )
-    reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
-    return RuleGroupOutcome(item.uid, item.profile, "refused", None, reasons)
-
-
 def run_rules(
-    items: tuple[RuleGroupItem, ...],
-    connection: Connection,
-    *,
-    phase: str,
-    held: bool,
-    ledger_path: Path,
-    backup_dir: Path,
-    git_commit: str,
-    stamp: str,
-) -> list[RuleGroupOutcome]:
+    items: tuple[RuleGroupItem, ...], release: ResourceRelease, *, phase: str, held: bool
+) -> list[ResourceOutcome]:
     """One phase of the release's rule groups (``write``: every item but deletions; ``delete``); one ledger append."""
-    return run_phase(
-        items,
-        phase,
-        held,
-        write=lambda item: _write_one(item, connection, backup_dir, stamp),
-        delete=lambda item: _delete_one(item, connection, backup_dir, stamp),
-        no_write=_no_write,
-        record=lambda item, outcome: _record(item, outcome, connection, git_commit, stamp),
-        ledger_path=ledger_path,
-    )
+    return run_phase(KIND, items, phase, held, release, write=_write_one, delete=_delete_one)
 
 
 def recorded_group(record: LedgerRecord, load: Any) -> RuleGroupTarget | None:

@@ -15,16 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.grafana.errors import GrafanaError, VersionConflict
-from dashgen.grafana.library import LibraryElements, LiveElement
+from dashgen.grafana.library import LibraryElements, LiveElement, model_difference
 from dashgen.publish.approvals import Approvals
-from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
-from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line, run_phase
+from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease, run_phase
 from dashgen.render.library import LibraryElement, merge_elements
-
-LibraryOutcome = ResourceOutcome  # what became of a library panel
 
 
 def plan_release_library(
@@ -48,38 +45,31 @@ def plan_release_library(
     return plan_library(elements, live, ledger, approvals, stale, connected, managed)
 
 
-def _record(
-    item: LibraryItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
-) -> LedgerRecord:
-    return ledger_line(
-        KIND,
-        outcome,
-        connection,
-        commit,
-        stamp,
-        build_sha=item.element.sha if item.element is not None else "",
-        approvals_used=item.approvals_used,
-        refusals=item.refusals,
-    )
-
-
-def _backup(backup_dir: Path, live: LiveElement | None, stamp: str) -> str | None:
+def _backup(release: ResourceRelease, live: LiveElement | None, kind: str = "") -> str | None:
     if live is None or not live.raw:
         return None
-    return str(save_backup(backup_dir, live.uid, live.version, stamp, {"result": live.raw}, reuse_identical=True))
+    return release.backup(live.uid, {"result": live.raw}, kind, live.version)
 
 
-def _write_one(
-    item: LibraryItem, api: LibraryElements, folder_uid: str | None, backup_dir: Path, stamp: str
-) -> LibraryOutcome:
+def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | None) -> ResourceOutcome:
     element = item.element
     assert element is not None  # a write always has its element
-    base = LibraryOutcome(item.uid, item.profile, "failed", version=item.live.version if item.live else None)
+    api = LibraryElements(release.connection.client)
+    base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
     try:
-        backup = _backup(backup_dir, item.live, stamp)
+        backup = _backup(release, item.live)
         if item.live is None:
             api.create(element, folder_uid)
         else:
+            # read again first: a Grafana keeping library panels in its librarypanels resource does not compare the
+            # version a PATCH carries (dashgen.grafana.library), so a save since the export is caught here
+            now = api.get(element.uid)
+            if now is None or now.version != item.live.version:
+                seen = f"v{now.version}" if now is not None else "deleted"
+                detail = (
+                    f"changed in Grafana after the export (v{item.live.version} read, {seen} now); nothing was written"
+                )
+                return replace(base, outcome="conflict", detail=detail)
             api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live.version)
         stored = api.get(element.uid)
     except VersionConflict as exc:
@@ -90,38 +80,25 @@ def _write_one(
         return replace(base, detail=str(exc))
     if stored is None:
         return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
-    published = str(
-        save_backup(
-            backup_dir, stored.uid, stored.version, stamp, {"result": stored.raw}, "published", reuse_identical=True
-        )
-    )
+    published = _backup(release, stored, "published")
     if stored.sha != element.sha:
-        return LibraryOutcome(
-            item.uid,
-            item.profile,
-            "verify-failed",
-            stored.sha,
-            f"Grafana stores another element than the build (SHA {stored.sha[:12]} != {element.sha[:12]})",
-            stored.version,
-            published,
-            backup,
+        detail = (
+            f"Grafana stores another element than the build (SHA {stored.sha[:12]} != {element.sha[:12]}): "
+            + model_difference(element.model, stored.model)
         )
-    return LibraryOutcome(
-        item.uid,
-        item.profile,
-        "published",
-        stored.sha,
-        f"stored v{stored.version}, SHA {stored.sha[:12]} verified; used by {', '.join(element.dashboards) or '-'}",
-        stored.version,
-        published,
-        backup,
-    )
+        return ResourceOutcome(
+            item.uid, item.profile, "verify-failed", stored.sha, detail, stored.version, published, backup
+        )
+    users = ", ".join(element.dashboards) or "-"
+    detail = f"stored v{stored.version}, SHA {stored.sha[:12]} verified; used by {users}"
+    return ResourceOutcome(item.uid, item.profile, "published", stored.sha, detail, stored.version, published, backup)
 
 
-def _delete_one(item: LibraryItem, api: LibraryElements, backup_dir: Path, stamp: str) -> LibraryOutcome:
-    base = LibraryOutcome(item.uid, item.profile, "failed", version=item.live.version if item.live else None)
+def _delete_one(item: LibraryItem, release: ResourceRelease) -> ResourceOutcome:
+    api = LibraryElements(release.connection.client)
+    base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
     try:
-        backup = _backup(backup_dir, item.live, stamp)
+        backup = _backup(release, item.live)
         now = api.get(item.uid)
         if now is not None and item.live is not None and now.version != item.live.version:
             return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
@@ -132,43 +109,22 @@ def _delete_one(item: LibraryItem, api: LibraryElements, backup_dir: Path, stamp
     return replace(base, outcome="deleted", detail="deleted (the backup keeps its last content)", backup_file=backup)
 
 
-def _no_write(item: LibraryItem, held: bool) -> LibraryOutcome:
-    version = item.live.version if item.live else None
-    if held and item.action != "refused":
-        return LibraryOutcome(item.uid, item.profile, "held", None, "not written: the release is refused", version)
-    if item.action == "unchanged":
-        sha = item.live.sha if item.live else None
-        return LibraryOutcome(item.uid, item.profile, "unchanged", sha, "no write: Grafana stores this build", version)
-    reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
-    return LibraryOutcome(item.uid, item.profile, "refused", None, reasons, version)
-
-
 def run_library(
     items: tuple[LibraryItem, ...],
-    connection: Connection,
+    release: ResourceRelease,
     *,
     phase: str,
     held: bool,
     folder_uid: str | None,
-    ledger_path: Path,
-    backup_dir: Path,
-    git_commit: str,
-    stamp: str,
-) -> list[LibraryOutcome]:
+) -> list[ResourceOutcome]:
     """One phase of a release's library panels: ``write`` (creates, updates and every non-write line) before the
     dashboards, ``delete`` after them. ``held``: the release is blocked, nothing is written. Ledger lines are
     appended in one write per phase."""
-    api = LibraryElements(connection.client)
-    return run_phase(
-        items,
-        phase,
-        held,
-        write=lambda item: _write_one(item, api, folder_uid, backup_dir, stamp),
-        delete=lambda item: _delete_one(item, api, backup_dir, stamp),
-        no_write=_no_write,
-        record=lambda item, outcome: _record(item, outcome, connection, git_commit, stamp),
-        ledger_path=ledger_path,
-    )
+
+    def write(item: LibraryItem, release: ResourceRelease) -> ResourceOutcome:
+        return _write_one(item, release, folder_uid)
+
+    return run_phase(KIND, items, phase, held, release, write=write, delete=_delete_one)
 
 
 def recorded_element(record: LedgerRecord, load: Any) -> LibraryElement | None:

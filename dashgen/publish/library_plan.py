@@ -61,6 +61,23 @@ class LibraryItem:
         """The dashboards of the build that use it (a delete: those Grafana says use it)."""
         return self.element.dashboards if self.element is not None else self.connected
 
+    # what its ledger line and its not-written outcome say (``dashgen.publish.resource_outcome.ResourceItem``)
+    @property
+    def build_sha(self) -> str:
+        return self.element.sha if self.element is not None else ""
+
+    @property
+    def live_sha(self) -> str | None:
+        return self.live.sha if self.live is not None else None
+
+    @property
+    def live_version(self) -> int | None:
+        return self.live.version if self.live is not None else None
+
+    live_grants = None
+    ledger_folder = None
+    ledger_name = None
+
 
 def is_library_record(record: LedgerRecord) -> bool:
     return record.kind == KIND
@@ -84,7 +101,7 @@ def _plan_element(
         return LibraryItem(element.uid, element.profile, "unchanged", element, live, ("Grafana stores this build",))
     last = last_written(ledger, element.uid)
     verdict = Verdict()
-    if last is None or last.stored_sha != live.sha:
+    if last is None or last.stored_sha not in live.shas:
         why = (
             "Grafana holds this library panel but the ledger has no release of it on this instance; publishing "
             "overwrites it (a backup is kept)"
@@ -170,8 +187,3 @@ def plan_library(
         if state is not None:
             items.append(_plan_delete(uid, profile, state, (connections or {}).get(uid, ()), set(managed), approvals))
     return tuple(items)
-
-
-def library_keys(items: Iterable[LibraryItem]) -> list[tuple[str, str]]:
-    """``(uid, key)`` of every approval used or refused: what ``--approve`` patterns may match."""
-    return [(i.uid, key) for i in items for key in (*i.approvals_used, *(r.key for r in i.refusals))]

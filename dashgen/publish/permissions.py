@@ -7,19 +7,15 @@ the next release may remove without approval). What Grafana stored before is bac
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from dashgen.grafana.errors import GrafanaError
 from dashgen.grafana.permissions import FolderPermissions
 from dashgen.publish.approvals import Approvals
-from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
-from dashgen.publish.ledger import LedgerRecord, append, last_written
+from dashgen.publish.ledger import LedgerRecord, last_written
 from dashgen.publish.permissions_plan import KIND, FolderAccess, PermissionItem, grants_sha, plan_folder
-from dashgen.publish.resource_outcome import ResourceOutcome, ledger_line
-
-PermissionOutcome = ResourceOutcome  # what became of a folder's permissions
+from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease, run_phase
 
 
 def plan_release_permissions(
@@ -56,25 +52,10 @@ def _missing_folder(access: FolderAccess, approvals: Approvals) -> PermissionIte
     return replace(item, action="refused", refusals=(refusal,))
 
 
-def _record(
-    item: PermissionItem, outcome: ResourceOutcome, connection: Connection, commit: str, stamp: str
-) -> LedgerRecord:
-    return ledger_line(
-        KIND,
-        outcome,
-        connection,
-        commit,
-        stamp,
-        build_sha=item.access.sha,
-        approvals_used=item.approvals_used,
-        refusals=item.refusals,
-        folder_uid=item.folder_uid,
-    )
-
-
-def _apply(item: PermissionItem, api: FolderPermissions, backup_dir: Path, stamp: str) -> PermissionOutcome:
-    base = PermissionOutcome(item.uid, "", "failed", None)
-    backup = str(save_backup(backup_dir, item.uid, 0, stamp, {"grants": dict(item.live)}, reuse_identical=True))
+def _apply(item: PermissionItem, release: ResourceRelease) -> ResourceOutcome:
+    api = FolderPermissions(release.connection.client)
+    base = ResourceOutcome(item.uid, "", "failed", None)
+    backup = release.backup(item.uid, {"grants": dict(item.live)})
     try:
         for principal, _ in item.access.grants:  # the read-back names each entry it knows by its id
             api.resolve(principal)
@@ -84,44 +65,20 @@ def _apply(item: PermissionItem, api: FolderPermissions, backup_dir: Path, stamp
     except (GrafanaError, ValueError) as exc:
         return replace(base, detail=str(exc), backup_file=backup)
     pairs = tuple(sorted(stored.items()))
-    published = str(save_backup(backup_dir, item.uid, 0, stamp, {"grants": stored}, "published", reuse_identical=True))
+    published = release.backup(item.uid, {"grants": stored}, "published")
     sha = grants_sha(stored)
     if sha != item.access.sha:
         detail = f"Grafana stores other permissions than dashgen.toml gives: {dict(pairs)}"
-        return PermissionOutcome(item.uid, "", "verify-failed", sha, detail, None, published, backup, pairs)
+        return ResourceOutcome(item.uid, "", "verify-failed", sha, detail, None, published, backup, pairs)
     detail = f"{len(item.changes)} assignment(s) applied; {', '.join(f'{p} {lv}' for p, lv in pairs) or 'no entry'}"
-    return PermissionOutcome(item.uid, "", "published", sha, detail, None, published, backup, pairs)
+    return ResourceOutcome(item.uid, "", "published", sha, detail, None, published, backup, pairs)
 
 
 def run_permissions(
-    items: tuple[PermissionItem, ...],
-    connection: Connection,
-    api: FolderPermissions | None,
-    *,
-    held: bool,
-    ledger_path: Path,
-    backup_dir: Path,
-    git_commit: str,
-    stamp: str,
-) -> list[PermissionOutcome]:
+    items: tuple[PermissionItem, ...], release: ResourceRelease, *, held: bool
+) -> list[ResourceOutcome]:
     """Apply every folder's difference (nothing when ``held``); one ledger append."""
-    api = api or FolderPermissions(connection.client)
-    outcomes = []
-    for item in items:
-        if item.writes and not held:
-            outcomes.append(_apply(item, api, backup_dir, stamp))
-        elif item.action == "unchanged":
-            live = dict(item.live)
-            outcomes.append(
-                PermissionOutcome(item.uid, "", "unchanged", grants_sha(live), "no write", grants=item.live)
-            )
-        elif item.action == "refused":
-            reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
-            outcomes.append(PermissionOutcome(item.uid, "", "refused", None, reasons))
-        else:
-            outcomes.append(PermissionOutcome(item.uid, "", "held", None, "not written: the release is refused"))
-    append(ledger_path, [_record(i, o, connection, git_commit, stamp) for i, o in zip(items, outcomes, strict=True)])
-    return outcomes
+    return run_phase(KIND, items, "write", held, release, write=_apply)
 
 
 def recorded_access(record: LedgerRecord) -> FolderAccess | None:

@@ -106,6 +106,27 @@ class PermissionItem:
     def writes(self) -> bool:
         return self.action == "update"
 
+    # what its ledger line and its not-written outcome say (``dashgen.publish.resource_outcome.ResourceItem``)
+    profile = ""  # a context's folder, no profile's
+    live_version = None
+    ledger_name = None
+
+    @property
+    def build_sha(self) -> str:
+        return self.access.sha
+
+    @property
+    def live_sha(self) -> str:
+        return grants_sha(dict(self.live))
+
+    @property
+    def live_grants(self) -> tuple[tuple[str, str], ...]:
+        return self.live
+
+    @property
+    def ledger_folder(self) -> str:
+        return self.folder_uid
+
 
 def plan_folder(
     access: FolderAccess,
@@ -161,7 +182,3 @@ def plan_folder(
         verdict.used,
         missing,
     )
-
-
-def permission_keys(items: Iterable[PermissionItem]) -> list[tuple[str, str]]:
-    return [(i.uid, key) for i in items for key in (*i.approvals_used, *(r.key for r in i.refusals))]

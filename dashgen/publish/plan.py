@@ -26,9 +26,9 @@ from dashgen.publish.actions import BLOCKING, WRITING, Action
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, LedgerRecord, last_written
-from dashgen.publish.library_plan import LibraryItem, library_keys
-from dashgen.publish.permissions_plan import PermissionItem, permission_keys
-from dashgen.publish.rules_plan import RuleGroupItem, rule_keys
+from dashgen.publish.library_plan import LibraryItem
+from dashgen.publish.permissions_plan import PermissionItem
+from dashgen.publish.rules_plan import RuleGroupItem
 from dashgen.render.canonical import content_sha_of_json
 from dashgen.render.library import LibraryElement, with_models
 
@@ -201,10 +201,19 @@ def with_query_problems(plan: Plan, problems: dict[str, list[str]]) -> Plan:
     return replace(plan, dashboards=items)
 
 
+def _uid(item: DashboardPlan | LibraryItem | RuleGroupItem | PermissionItem) -> str:
+    return item.target.uid if isinstance(item, DashboardPlan) else item.uid
+
+
 def unmatched_approvals(plan: Plan, approvals: Approvals) -> list[str]:
     """A note for each ``--approve`` pattern that matches no key of the plan (a typo approves nothing: say so)."""
-    keys = [(d.target.uid, key) for d in plan.dashboards for key in (*d.approvals_used, *(r.key for r in d.refusals))]
-    keys += library_keys(plan.library) + rule_keys(plan.rules) + permission_keys(plan.permissions)
+    items: list[DashboardPlan | LibraryItem | RuleGroupItem | PermissionItem] = [
+        *plan.dashboards,
+        *plan.library,
+        *plan.rules,
+        *plan.permissions,
+    ]
+    keys = [(_uid(i), key) for i in items for key in (*i.approvals_used, *(r.key for r in i.refusals))]
     return [f"--approve {pattern} matched nothing in this plan" for pattern in approvals.unmatched(keys)]
 
 

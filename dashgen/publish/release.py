@@ -65,7 +65,7 @@ from dashgen.publish.plan import (
     with_preview,
     with_query_problems,
 )
-from dashgen.publish.resource_outcome import ResourceOutcome
+from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease
 from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.canonical import content_sha
 from dashgen.render.library import LibraryElement
@@ -249,16 +249,18 @@ def _run_release(
             deadline=options.deadline,
             release_id=options.release_id,
         )
-        library = _library_phase(plan, connection, options, "write")  # a dashboard's reference must find it
-        rules = _rules_phase(plan, connection, options, "write")
-        permissions = (
-            run_permissions(plan.permissions, connection, None, held=plan.blocked, **_paths(options))
-            if plan.permissions
-            else []
+        resources = ResourceRelease(
+            connection, options.ledger_path, options.backup_dir, options.git_commit, now_stamp(), options.release_id
         )
+        held, into = plan.blocked, options.folder_uid
+        # a dashboard's library-panel reference must find its element: elements are written first
+        library = run_library(plan.library, resources, phase="write", held=held, folder_uid=into)
+        rules = run_rules(plan.rules, resources, phase="write", held=held)
+        permissions = run_permissions(plan.permissions, resources, held=held)
         outcomes = execute_plan(_without_missing_elements(plan, library), context, progress)
-        library += _library_phase(plan, connection, options, "delete")  # no longer connected by our dashboards
-        rules += _rules_phase(plan, connection, options, "delete")
+        # deleted once the dashboards that used them no longer connect them
+        library += run_library(plan.library, resources, phase="delete", held=held, folder_uid=into)
+        rules += run_rules(plan.rules, resources, phase="delete", held=held)
         return ReleaseReport(plan, unmixed(connection, outcomes, notes), notes, False, library, rules, permissions)
     finally:
         if lock is not None and (problem := lock.release()):
@@ -348,28 +350,6 @@ def _without_missing_elements(plan: Plan, library: list[ResourceOutcome]) -> Pla
         return replace(item, action=Action.REFUSED, refusals=refusals)
 
     return replace(plan, dashboards=tuple(held(d) for d in plan.dashboards), partial=True)
-
-
-def _paths(options: ReleaseOptions) -> dict[str, Any]:
-    return {
-        "ledger_path": options.ledger_path,
-        "backup_dir": options.backup_dir,
-        "git_commit": options.git_commit,
-        "stamp": now_stamp(),
-    }
-
-
-def _rules_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[ResourceOutcome]:
-    if not plan.rules:
-        return []
-    return run_rules(plan.rules, connection, phase=phase, held=plan.blocked, **_paths(options))
-
-
-def _library_phase(plan: Plan, connection: Connection, options: ReleaseOptions, phase: str) -> list[ResourceOutcome]:
-    if not plan.library:
-        return []
-    paths = _paths(options)
-    return run_library(plan.library, connection, phase=phase, held=plan.blocked, folder_uid=options.folder_uid, **paths)
 
 
 def unmixed(connection: Connection, outcomes: list[Outcome], notes: list[str]) -> list[Outcome]:

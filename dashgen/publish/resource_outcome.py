@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
 from dashgen.publish.ledger import LedgerRecord, append
@@ -35,44 +36,15 @@ class ResourceOutcome:
         return self.outcome in STORED
 
 
-def ledger_line(
-    kind: str,
-    outcome: ResourceOutcome,
-    connection: Connection,
-    git_commit: str,
-    stamp: str,
-    *,
-    build_sha: str,
-    approvals_used: tuple[str, ...],
-    refusals: Sequence[Refusal],
-    folder_uid: str | None = None,
-    name: str | None = None,
-) -> LedgerRecord:
-    return LedgerRecord(
-        time=stamp,
-        git_commit=git_commit,
-        profile=outcome.profile,
-        uid=outcome.uid,
-        outcome=OutcomeKind(outcome.outcome),  # a closed set: a misspelt outcome fails here, not in a later read
-        grafana_version=outcome.version,
-        build_sha=build_sha,
-        stored_sha=outcome.stored_sha,
-        approvals_used=approvals_used,
-        backup_file=outcome.backup_file,
-        published_file=outcome.published_file,
-        grafana_url=connection.instance.url,
-        message=outcome.detail,
-        refusals=tuple(f"{r.key}: {r.reason}" for r in refusals),
-        org_id=connection.org_id,
-        folder_uid=folder_uid,
-        kind=kind,
-        name=name,
-        grants=outcome.grants,
-    )
+class ResourceItem(Protocol):
+    """A planned item of one kind (library panel, rule group, folder permissions): its decision, and what its
+    ledger line and its not-written outcome say of it."""
 
+    @property
+    def uid(self) -> str: ...
 
-class PhaseItem(Protocol):
-    """A planned item of one kind: its action, and whether it writes."""
+    @property
+    def profile(self) -> str: ...
 
     @property
     def action(self) -> str: ...
@@ -80,20 +52,100 @@ class PhaseItem(Protocol):
     @property
     def writes(self) -> bool: ...
 
+    @property
+    def refusals(self) -> tuple[Refusal, ...]: ...
 
-Item = TypeVar("Item", bound=PhaseItem)
+    @property
+    def approvals_used(self) -> tuple[str, ...]: ...
+
+    @property
+    def build_sha(self) -> str: ...
+
+    @property
+    def live_sha(self) -> str | None: ...
+
+    @property
+    def live_version(self) -> int | None: ...
+
+    @property
+    def live_grants(self) -> tuple[tuple[str, str], ...] | None: ...
+
+    @property
+    def ledger_folder(self) -> str | None: ...
+
+    @property
+    def ledger_name(self) -> str | None: ...
+
+
+Item = TypeVar("Item", bound=ResourceItem)
+
+
+@dataclass(frozen=True)
+class ResourceRelease:
+    """Where one release puts what it does to these resources: the connection, the ledger, the backups, and the
+    commit, time and release id every line carries."""
+
+    connection: Connection
+    ledger_path: Path
+    backup_dir: Path
+    git_commit: str
+    stamp: str
+    release_id: str | None = None  # a staged release's id, on every line as on its dashboards'
+
+    def line(self, kind: str, item: ResourceItem, outcome: ResourceOutcome) -> LedgerRecord:
+        """The ledger line of one item (the dashboards' fields; ``kind`` says which resource)."""
+        return LedgerRecord(
+            time=self.stamp,
+            git_commit=self.git_commit,
+            profile=outcome.profile,
+            uid=outcome.uid,
+            outcome=OutcomeKind(outcome.outcome),  # a closed set: a misspelt outcome fails here, not in a later read
+            grafana_version=outcome.version,
+            build_sha=item.build_sha,
+            stored_sha=outcome.stored_sha,
+            approvals_used=item.approvals_used,
+            backup_file=outcome.backup_file,
+            published_file=outcome.published_file,
+            grafana_url=self.connection.instance.url,
+            message=outcome.detail,
+            refusals=tuple(f"{r.key}: {r.reason}" for r in item.refusals),
+            org_id=self.connection.org_id,
+            folder_uid=item.ledger_folder,
+            kind=kind,
+            name=item.ledger_name,
+            grants=outcome.grants,
+            release_id=self.release_id,
+        )
+
+    def backup(self, uid: str, body: dict[str, Any], kind: str = "", version: int = 0) -> str:
+        """What Grafana stores (or stored after a write: ``kind="published"``) kept under ``<backups>/<uid>/``."""
+        return str(save_backup(self.backup_dir, uid, version, self.stamp, body, kind, reuse_identical=True))
+
+
+def not_written(item: ResourceItem, held: bool) -> ResourceOutcome:
+    """The outcome of an item the release does not write: held (the release is refused), unchanged, or refused."""
+    if held and item.action != "refused":
+        return ResourceOutcome(
+            item.uid, item.profile, "held", None, "not written: the release is refused", item.live_version
+        )
+    if item.action == "unchanged":
+        detail = "no write: Grafana stores this build"
+        return ResourceOutcome(
+            item.uid, item.profile, "unchanged", item.live_sha, detail, item.live_version, grants=item.live_grants
+        )
+    reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
+    return ResourceOutcome(item.uid, item.profile, "refused", None, reasons, item.live_version)
 
 
 def run_phase(
+    kind: str,
     items: Sequence[Item],
     phase: str,
     held: bool,
+    release: ResourceRelease,
     *,
-    write: Callable[[Item], ResourceOutcome],
-    delete: Callable[[Item], ResourceOutcome],
-    no_write: Callable[[Item, bool], ResourceOutcome],
-    record: Callable[[Item, ResourceOutcome], LedgerRecord],
-    ledger_path: Path,
+    write: Callable[[Item, ResourceRelease], ResourceOutcome],
+    delete: Callable[[Item, ResourceRelease], ResourceOutcome] | None = None,
 ) -> list[ResourceOutcome]:
     """One phase of a kind: ``write`` (every item but deletions: the writes, and the lines of what is not written)
     or ``delete``; ``held``: the release is blocked, nothing is written. The ledger lines go in one append."""
@@ -101,10 +153,11 @@ def run_phase(
     outcomes = []
     for item in chosen:
         if held or not (item.writes or item.action == "delete"):
-            outcomes.append(no_write(item, held))
+            outcomes.append(not_written(item, held))
         elif item.action == "delete":
-            outcomes.append(delete(item))
+            assert delete is not None, f"{kind}: a delete item needs a delete step"
+            outcomes.append(delete(item, release))
         else:
-            outcomes.append(write(item))
-    append(ledger_path, [record(i, o) for i, o in zip(chosen, outcomes, strict=True)])
+            outcomes.append(write(item, release))
+    append(release.ledger_path, [release.line(kind, i, o) for i, o in zip(chosen, outcomes, strict=True)])
     return outcomes

@@ -76,6 +76,22 @@ class RuleGroupItem:
     def live_sha(self) -> str | None:
         return group_sha(self.live) if self.live is not None else None
 
+    # what its ledger line says (``dashgen.publish.resource_outcome.ResourceItem``)
+    @property
+    def build_sha(self) -> str:
+        return self.target.sha if self.target is not None else ""
+
+    @property
+    def ledger_folder(self) -> str:
+        return self.folder_uid
+
+    @property
+    def ledger_name(self) -> str:
+        return self.title
+
+    live_version = None  # Grafana keeps no version of a rule group
+    live_grants = None
+
 
 def _queries(rule: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [
@@ -203,7 +219,3 @@ def plan_rules(
             RuleGroupItem(uid, profile, title, folder, action, None, state, (), verdict.refusals, verdict.used)
         )
     return tuple(items)
-
-
-def rule_keys(items: Iterable[RuleGroupItem]) -> list[tuple[str, str]]:
-    return [(i.uid, key) for i in items for key in (*i.approvals_used, *(r.key for r in i.refusals))]

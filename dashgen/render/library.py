@@ -12,7 +12,11 @@ a v2 dashboard holds the element ``{"kind": "LibraryPanel", "spec": {"id", "titl
 under the panel's key, placed by the layout like any panel.
 
 The element's SHA (:func:`element_sha`) is taken of its name and model without the keys a dashboard owns, so the
-same element read back from Grafana, whatever id or position it stores, proves the same content.
+same element read back from Grafana, whatever id or position it stores, proves the same content. A key Grafana's
+``librarypanels`` resource gives back empty when the model lacks it (``description: ""``, ``pluginVersion: ""``,
+``datasource: null``...) or drops when false (``transparent``) counts as absent, so the element proves the same on
+a Grafana that keeps library panels there (the flag ``libraryelementsKubernetesLibraryPanels``) as on the legacy
+table. :func:`element_sha_before_empties` is the SHA without that reading, which older ledger lines recorded.
 """
 
 from __future__ import annotations
@@ -72,12 +76,41 @@ def model_view(model: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in model.items() if k not in PLACEMENT_KEYS}
 
 
-def element_sha(name: str, model: dict[str, Any]) -> str:
-    """SHA-256 of the canonical encoding of the name and the model (placement keys left out)."""
-    encoded = json.dumps(
-        {"name": name, "model": model_view(model)}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+# What Grafana's librarypanels resource answers for a key the model lacks (or drops: transparent when false)
+EMPTY_AS_ABSENT: dict[str, Any] = {
+    "description": "",
+    "pluginVersion": "",
+    "datasource": None,
+    "transparent": False,
+    "options": None,
+    "fieldConfig": None,
+    "links": [],
+    "targets": [],
+}
+
+
+def canonical_view(model: dict[str, Any]) -> dict[str, Any]:
+    """The model as compared: placement keys left out, and an empty value of ``EMPTY_AS_ABSENT`` read as absent."""
+    return {
+        k: v
+        for k, v in model_view(model).items()
+        if not (k in EMPTY_AS_ABSENT and type(v) is type(EMPTY_AS_ABSENT[k]) and v == EMPTY_AS_ABSENT[k])
+    }
+
+
+def _sha(name: str, view: dict[str, Any]) -> str:
+    encoded = json.dumps({"name": name, "model": view}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+def element_sha(name: str, model: dict[str, Any]) -> str:
+    """SHA-256 of the canonical encoding of the name and the model (:func:`canonical_view`)."""
+    return _sha(name, canonical_view(model))
+
+
+def element_sha_before_empties(name: str, model: dict[str, Any]) -> str:
+    """The SHA ledger lines recorded before empty values counted as absent (placement keys left out only)."""
+    return _sha(name, model_view(model))
 
 
 def is_element_document(data: Any) -> bool:

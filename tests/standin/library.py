@@ -7,6 +7,13 @@ element has been changed by someone else" when the version is not the stored one
 (absent name / model / folderUid keep their values); connections are derived from the stored dashboards (v1
 ``libraryPanel.uid``, v2 ``LibraryPanel`` elements), never stored; DELETE of a connected element is 403 "the
 library element has connections"; unknown uid is 404 "library element could not be found".
+
+``kubernetes_library_panels`` (``simulate_kubernetes_library_panels()``) follows Grafana's feature flag
+``libraryelementsKubernetesLibraryPanels`` (``pkg/services/libraryelements/api.go``, ``libraryElementsK8sHandler``):
+the legacy routes then store the element as a ``dashboard.grafana.app/v0alpha1`` ``LibraryPanel`` whose spec holds
+only title (the name), description, panelTitle, type, options, fieldConfig, pluginVersion, datasource, gridPos,
+transparent (when true), links and targets (when not empty); the model read back is rebuilt from that spec (other
+keys are lost, empty ones come back as ``""`` / null); its PATCH does not compare the version sent.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ class LibraryStore:
         self.org = org
         self.elements: dict[str, StoredElement] = {}
         self._ids = itertools.count(1)
+        self.kubernetes_library_panels = False  # Grafana's libraryelementsKubernetesLibraryPanels flag
 
     # ------------------------------------------------------------------ helpers
 
@@ -101,6 +109,10 @@ class LibraryStore:
             if other.uid != uid and other.name == name and other.folder_uid == folder_uid:
                 raise response_error(400, "library element with that name or UID already exists")
 
+    def _stored_model(self, model: dict[str, Any]) -> dict[str, Any]:
+        """The model as a read-back will answer it (the flag: rebuilt from the LibraryPanel spec)."""
+        return k8s_round_trip(model) if self.kubernetes_library_panels else copy.deepcopy(model)
+
     # ------------------------------------------------------------------ endpoints
 
     def create(self, body: Any, actor: str) -> dict[str, Any]:
@@ -124,7 +136,7 @@ class LibraryStore:
                 name,
                 int(body["kind"]),
                 folder_uid,
-                copy.deepcopy(body["model"]),
+                self._stored_model(body["model"]),
                 1,
                 now,
                 now,
@@ -167,7 +179,7 @@ class LibraryStore:
             raise plain_error(400, "bad request data")
         with self.org.lock:
             element = self.require(uid)
-            if body["version"] != element.version:
+            if body["version"] != element.version and not self.kubernetes_library_panels:
                 raise response_error(412, "the library element has been changed by someone else")
             name = str(body["name"]) if body.get("name") else element.name
             folder_uid = self._folder(body["folderUid"]) if "folderUid" in body else element.folder_uid
@@ -179,7 +191,7 @@ class LibraryStore:
         element.history.append({"version": element.version, "name": element.name, "model": element.model})
         element.name, element.folder_uid = name, folder_uid
         if isinstance(model, dict):
-            element.model = copy.deepcopy(model)
+            element.model = self._stored_model(model)
         element.version += 1
         element.updated, element.updated_by = now_rfc3339(), actor
 
@@ -223,6 +235,27 @@ class LibraryStore:
                 element, element.name, element.folder_uid, replaced if isinstance(replaced, dict) else model, user
             )
             return self.dto(element)
+
+
+def k8s_round_trip(model: dict[str, Any]) -> dict[str, Any]:
+    """What Grafana's k8s handler keeps of a legacy model (``legacyModelToLibraryPanelSpec``) and gives back
+    (``unstructuredToLegacyLibraryPanelDTO``); ``id`` and ``libraryPanel`` (which it adds) are placement keys here."""
+    out: dict[str, Any] = {
+        "datasource": copy.deepcopy(model.get("datasource")),
+        "description": model["description"] if isinstance(model.get("description"), str) else "",
+        "fieldConfig": copy.deepcopy(model["fieldConfig"]) if isinstance(model.get("fieldConfig"), dict) else None,
+        "gridPos": copy.deepcopy(model.get("gridPos") or {"h": 0, "w": 0, "x": 0, "y": 0}),
+        "options": copy.deepcopy(model["options"]) if isinstance(model.get("options"), dict) else None,
+        "pluginVersion": model["pluginVersion"] if isinstance(model.get("pluginVersion"), str) else "",
+        "type": model["type"] if isinstance(model.get("type"), str) else "",
+        "title": model["title"] if isinstance(model.get("title"), str) else "",
+    }
+    for key in ("links", "targets"):
+        if isinstance(model.get(key), list) and model[key]:
+            out[key] = copy.deepcopy(model[key])
+    if model.get("transparent") is True:
+        out["transparent"] = True
+    return out
 
 
 def _v1_refs(panels: list[Any]) -> set[str]:

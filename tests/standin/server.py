@@ -646,6 +646,11 @@ class GrafanaStandin:
         """A person edits library panel ``uid`` in the UI and saves it; returns the new DTO."""
         return library_of(self.org(org_id)).person_edit(uid, mutate, user)
 
+    def simulate_kubernetes_library_panels(self, on: bool = True, *, org_id: int = 1) -> None:
+        """Grafana's ``libraryelementsKubernetesLibraryPanels`` flag: the legacy library-element routes store
+        through the ``librarypanels`` resource (``tests/standin/library.py`` says what that keeps)."""
+        library_of(self.org(org_id)).kubernetes_library_panels = on
+
     def library_element(self, uid: str, *, org_id: int = 1) -> dict[str, Any] | None:
         """The stored element's DTO (a copy), or None."""
         store = library_of(self.org(org_id))
