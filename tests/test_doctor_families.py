@@ -37,7 +37,7 @@ def test_families_read_prefixes_suffixes_and_partial_presence() -> None:
     assert states["gateway_runtime"] == "partly present" and states["pd_failures"] == "absent"
     lines = render_families(family_reports(names))
     assert any("--speculative-algorithm" in line for line in lines)
-    assert any(line.startswith("family Gateway runtime health: partly present (smg 1.9") for line in lines)
+    assert any(line.startswith("family Gateway runtime health: partly present (smg 1.6.0") for line in lines)
     assert any("absent: smg_tokio_worker_busy_ratio" in line for line in lines)
 
 

@@ -78,7 +78,8 @@ FAMILIES: tuple[Family, ...] = (
                 "smg_kv_event_subscription_failures_total",
             )
         ),
-        'smg 1.9 and later (model label capped at 1,024 values, the rest model="other")',
+        "smg 1.6.0 for smg_tokio_* and KV-event failures; main's 1.9.0 for overload vetoes and the model-label cap "
+        '(1,024 values, the rest model="other")',
         "always on for smg_tokio_*; overload series with --worker-overload-protection; KV-event failures with "
         "gRPC workers and KV events; counters appear at their first event",
     ),
@@ -92,7 +93,7 @@ FAMILIES: tuple[Family, ...] = (
             GATEWAY.name("smg_pd_bootstrap_failures_total"),
             GATEWAY.name("smg_pd_kv_transfer_failures_total"),
         ),
-        "engine counters in every SGLang version read; the gateway's from smg 1.9",
+        "engine counters in every SGLang version read; the gateway's from smg 1.7.0",
         "a PD deployment (prefill and decode apart); the gateway's KV-transfer counter with vLLM NIXL only",
     ),
 )

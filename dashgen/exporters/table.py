@@ -8,9 +8,11 @@ build (``dashgen.exporters.availability``: what a profile's stated version, feat
 panel and rule) and ``dashgen doctor`` (what the store's names say about the deployment). A new metric is one
 row here plus its query builder and, for the demo, its value model.
 
-Read from SGLang wheels 0.5.10-0.5.23, the model gateway's source (smg @ f8daa88), Mooncake's sources,
-dcgm-exporter's CSVs and a real node_exporter. "since" is the first version read that has the series: a name
-absent from 0.5.16 and present in 0.5.20 says "0.5.20" (releases between were not checked).
+Read from SGLang wheels 0.5.10-0.5.23, the model gateway's tags v1.4.0-v1.9.0 and main (smg @ f8daa88),
+Mooncake's tags v0.3.9-v0.3.12, dcgm-exporter's CSVs and a real node_exporter. "since" is the first version read
+that has the series: a name absent from 0.5.16 and present in 0.5.20 says "0.5.20" (releases between were not
+checked). smg's main after the v1.9.0 tag still calls itself 1.9.0 (model_gateway/Cargo.toml): the names it
+added (admission, overload vetoes, the model-label cap) say "1.9.0", and a v1.9.0-tag build lacks them.
 """
 
 from __future__ import annotations
@@ -175,20 +177,25 @@ HICACHE_STORAGE = SourceTable(
     ),
 )
 
+SMG_VERSIONS = ("1.4.0", "1.5.0", "1.6.0", "1.7.0", "1.8.0", "1.9.0")  # the tags read, and main @ f8daa88 (1.9.0)
+SMG_MAIN = "1.9.0"  # the version main after the v1.9.0 tag reports: its new names say this
+SMG_MODEL_CAP_SINCE = SMG_MAIN  # smg#2093: the model label capped at 1,024 values, the rest model="other"
+
 GATEWAY = SourceTable(
     source="gateway",
     exporter="the model gateway (smg)",
+    versions=SMG_VERSIONS,
     flags=(
         Flag(ENGINE_METRICS, "off by default", ENGINE_METRICS),
         Flag(MAX_CONCURRENT, "default -1: no admission control", f"{MAX_CONCURRENT} N with N > 0"),
     ),
     series=(
-        M("smg_admission_inflight", needs=(MAX_CONCURRENT,)),
-        M("smg_admission_queue_depth", needs=(MAX_CONCURRENT,)),
-        M("smg_admission_queue_rejected_total", needs=(MAX_CONCURRENT,)),
+        M("smg_admission_inflight", needs=(MAX_CONCURRENT,), since=SMG_MAIN),
+        M("smg_admission_queue_depth", needs=(MAX_CONCURRENT,), since=SMG_MAIN),
+        M("smg_admission_queue_rejected_total", needs=(MAX_CONCURRENT,), since=SMG_MAIN),
         M("smg_worker_requests_active"),
-        M("smg_engine_running_requests", needs=(ENGINE_METRICS,)),
-        M("smg_engine_waiting_requests", needs=(ENGINE_METRICS,)),
+        M("smg_engine_running_requests", needs=(ENGINE_METRICS,), since="1.7.0"),
+        M("smg_engine_waiting_requests", needs=(ENGINE_METRICS,), since="1.7.0"),
         M("smg_http_requests_total"),
         M("smg_router_requests_total"),
         M("smg_http_responses_total"),
@@ -197,21 +204,21 @@ GATEWAY = SourceTable(
         M("smg_worker_cb_state"),
         M("smg_worker_selection_total"),
         H("smg_router_request_duration_seconds"),
-        H("smg_pd_prefill_duration_seconds", role=NOT_SGLANG_GRPC),
-        H("smg_pd_kv_transfer_duration_seconds", role=VLLM_GRPC_ONLY),
-        H("smg_pd_ttft_seconds"),
-        # smg 1.9: runtime health (a canary task and a 1 s sampler, always on), overload protection, KV-event
-        # subscriptions and the PD failure counters. The gateway's versions are not tracked here (no "since").
-        H("smg_tokio_event_loop_delay_seconds"),
-        M("smg_tokio_event_loop_stalls_total"),
-        M("smg_tokio_worker_busy_ratio"),
-        M("smg_tokio_global_queue_depth"),
-        M("smg_workers_overloaded"),
-        M("smg_worker_overload_shed_total"),
+        H("smg_pd_prefill_duration_seconds", role=NOT_SGLANG_GRPC, since="1.7.0"),
+        H("smg_pd_kv_transfer_duration_seconds", role=VLLM_GRPC_ONLY, since="1.7.0"),
+        H("smg_pd_ttft_seconds", since="1.7.0"),
+        # Runtime health (a canary task and a 1 s sampler, always on) from 1.6.0, KV-event subscriptions from
+        # 1.6.0, the PD failure counters from 1.7.0, overload protection on main (1.9.0).
+        H("smg_tokio_event_loop_delay_seconds", since="1.6.0"),
+        M("smg_tokio_event_loop_stalls_total", since="1.6.0"),
+        M("smg_tokio_worker_busy_ratio", since="1.6.0", absent_beside="smg_worker_health"),
+        M("smg_tokio_global_queue_depth", since="1.6.0"),
+        M("smg_workers_overloaded", since=SMG_MAIN),
+        M("smg_worker_overload_shed_total", since=SMG_MAIN),
         M("smg_worker_retry_backoff_seconds"),
-        M("smg_kv_event_subscription_failures_total"),
-        M("smg_pd_bootstrap_failures_total"),
-        M("smg_pd_kv_transfer_failures_total", role=VLLM_NIXL_ONLY),
+        M("smg_kv_event_subscription_failures_total", since="1.6.0"),
+        M("smg_pd_bootstrap_failures_total", since="1.7.0"),
+        M("smg_pd_kv_transfer_failures_total", role=VLLM_NIXL_ONLY, since="1.7.0"),
     ),
 )
 
