@@ -20,6 +20,7 @@ from dashgen_panels import (
     reference,
     requests_gateway,
     slo_health,
+    store_tenants,
     video_slo,
 )
 
@@ -39,6 +40,7 @@ GROUPS = (
     gpu_timelines,
     efficiency,
     kv_cache_nvme,
+    store_tenants,
     collector,
     cache_evidence,
     cache_ladder,
@@ -48,7 +50,15 @@ GROUPS = (
 # S34): a collapsed row runs no query until it is opened. Modules with rows of their own (requests_gateway,
 # reference) say per row which start collapsed.
 COLLAPSED_ON_OPEN = frozenset(
-    {"cache_evidence", "cache_ladder", "efficiency", "gateway_runtime", "gpu_window_stats", "kv_cache_nvme"}
+    {
+        "cache_evidence",
+        "cache_ladder",
+        "efficiency",
+        "gateway_runtime",
+        "gpu_window_stats",
+        "kv_cache_nvme",
+        "store_tenants",
+    }
 )
 # Rows that draw one series or one table row per GPU (row keys, ``<group key>[:<row>]``) open with the dashboard
 # only up to this many GPUs: beyond it they start collapsed (1,024 lines on one graph is drill-down, not a first
@@ -65,7 +75,7 @@ TABS = (
     ("Requests and gateway", ("requests_gateway", "gateway_runtime", "pd_balance", "jobs")),
     ("GPUs", ("gpu_health", "gpu_window_stats", "gpu_timelines", "efficiency")),
     ("Cache evidence", ("cache_evidence", "cache_ladder")),
-    ("KV cache, Store and disks", ("kv_cache_nvme",)),
+    ("KV cache, Store and disks", ("kv_cache_nvme", "store_tenants")),
     ("Collector", ("collector",)),
     ("Reference", ("reference",)),
 )

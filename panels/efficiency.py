@@ -11,8 +11,6 @@ exported or does not collect the counter the row is one text saying so, never an
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dashgen_queries import attainment as att
 from dashgen_queries import dcgm
 from dashgen_queries import energy as en
@@ -54,19 +52,12 @@ def _price_text(profile: Profile) -> str:
     return text_
 
 
-def _joined(profile: Profile, build: Callable[[Profile, str], str]) -> str:
-    """One column's query over every pool: each pool's own expression (its own token modes), joined with
-    ``or`` (the pools' engine_type values differ, so nothing is added)."""
-    exprs = [build(profile, pool) for pool in en.pools(profile)]
-    return exprs[0] if len(exprs) == 1 else " or ".join(f"({expr})" for expr in exprs)
+def _kwh(joules: str) -> str:
+    return scale(joules, 1 / en.J_PER_KWH)
 
 
-def _kwh(build: Callable[[Profile, str], str]) -> Callable[[Profile, str], str]:
-    return lambda profile, pool: scale(build(profile, pool), 1 / en.J_PER_KWH)
-
-
-def _priced(profile: Profile, pool: str) -> str:
-    expr = en.usd_per_million_tokens(profile, pool)
+def _priced(profile: Profile) -> str:
+    expr = en.usd_per_million_tokens(profile)
     if expr is None:
         raise ValueError(f"{profile.name}: no [cost] usd_per_kwh, so no dollars per token")
     return expr
@@ -76,14 +67,14 @@ def totals_table(profile: Profile) -> PanelSpec:
     """One row per pool: the window's energy, tokens, J per token, idle energy and dollars per 1M tokens."""
     per = "J / input or output token" if sg.is_pd(profile) else "J / token"
     columns = [
-        Column("GPUs with an energy series", _joined(profile, en.gpus), "engine_type"),
-        Column("GPU energy in the window", _joined(profile, _kwh(en.energy_joules)), "kWh"),
-        Column("Tokens charged in the window", _joined(profile, en.tokens), "tokens"),
-        Column("Energy per token", _joined(profile, en.joules_per_token), per),
-        Column("Idle energy (no token processed)", _joined(profile, _kwh(en.idle_joules)), "kWh"),
+        Column("GPUs with an energy series", en.gpus(profile), "engine_type"),
+        Column("GPU energy in the window", _kwh(en.energy_joules(profile)), "kWh"),
+        Column("Tokens charged in the window", en.tokens(profile), "tokens"),
+        Column("Energy per token", en.joules_per_token(profile), per),
+        Column("Idle energy (no token processed)", _kwh(en.idle_joules(profile)), "kWh"),
     ]
     if profile.cost.usd_per_kwh is not None:
-        columns.append(Column("Cost per 1M tokens", _joined(profile, _priced), "$"))
+        columns.append(Column("Cost per 1M tokens", _priced(profile), "$"))
     charged = (
         "prefill GPUs' energy per input token (prefill_compute + prefill_cache) and decode GPUs' energy per "
         "output token (decode)"
@@ -114,12 +105,10 @@ def totals_table(profile: Profile) -> PanelSpec:
 
 def power_panel(profile: Profile) -> PanelSpec:
     """Each pool's GPU power from the energy counter, and the part drawn while the pool processed nothing."""
-    targets: list[Target] = []
-    for pool in en.pools(profile):
-        targets += [
-            Target(en.power_watts(profile, pool), "{{engine_type}} GPU power"),
-            Target(en.idle_power(profile, pool), "{{engine_type}} idle (no token processed)"),
-        ]
+    targets = (
+        Target(en.power_watts(profile), "{{engine_type}} GPU power"),
+        Target(en.idle_power(profile), "{{engine_type}} idle (no token processed)"),
+    )
     return timeseries(
         f"{GROUP}.power",
         "GPU power per pool from the energy counter, idle apart (W)",
@@ -130,7 +119,7 @@ def power_panel(profile: Profile) -> PanelSpec:
             ENERGY_LIMIT,
             layer=LAYER,
         ),
-        tuple(targets),
+        targets,
         unit="watt",
         min=0,
         width=24,

@@ -15,13 +15,16 @@ from dashgen_queries import sglang as sg
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.render.kit import ratio_axis, source_status_panel, timeseries
+from dashgen.render.kit import ratio_axis, source_status_panel, text, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Gateway runtime and PD transfer failures"
 GROUP = "gateway_runtime"
 WORKLOADS = ("text-generation",)
-SMG_19 = "smg 1.9 and later (an older gateway writes none of these series: absent, not zero)"
+SMG_19 = (
+    "smg 1.6.0 and later (1.7.0 for PD failures, main's 1.9.0 for overload vetoes); an older gateway writes none "
+    "of these series (absent, not zero), and a profile stating its [sources.gateway] version gets a text instead"
+)
 PER_PROCESS = "per gateway process; the gateway's series are not narrowed by $node"
 LABEL_CAP = (
     f"smg records at most {gr.MODEL_CAP:,} values of the model label; requests of further models are recorded "
@@ -108,22 +111,41 @@ def runtime_panels(profile: Profile) -> list[PanelSpec]:
             width=12,
             height=7,
         ),
-        timeseries(
-            f"{GROUP}.model_other",
-            'Gateway requests recorded under model="other" (past the label cap)',
-            Evidence(
-                f"smg ({gr.ROUTER_REQUESTS}{{model}})",
-                f'share of the routed requests recorded under model="{gr.OTHER_MODEL}", per gateway node: above '
-                "0, the per-model gateway panels add several models into that one value",
-                f"{LABEL_CAP}; {SMG_19}",
-                layer="gateway runtime",
-            ),
-            (Target(gr.other_model_share(profile), "{{node}}"),),
-            **ratio_axis("percentunit"),
-            width=12,
-            height=7,
-        ),
+        model_other_panel(profile),
     ]
+
+
+def model_other_panel(profile: Profile) -> PanelSpec:
+    """The share under model="other"; a text on a gateway older than the label cap, which has no such value."""
+    title = 'Gateway requests recorded under model="other" (past the label cap)'
+    if not gr.caps_model_label(profile):
+        version = profile.source("gateway").stated.version
+        return text(
+            f"{GROUP}.model_other",
+            title,
+            f"**{title}**: smg {version} (stated in [sources.gateway]) records every model under its own `model` "
+            f'value; the cap of {gr.MODEL_CAP:,} values and the `model="{gr.OTHER_MODEL}"` bucket came with smg '
+            f"{gr.MODEL_CAP_SINCE} (smg#2093). A model literally named `{gr.OTHER_MODEL}` is that one model.",
+            width=12,
+            height=5,
+        )
+    return timeseries(
+        f"{GROUP}.model_other",
+        title,
+        Evidence(
+            f"smg ({gr.ROUTER_REQUESTS}{{model}})",
+            f'share of the routed requests recorded under model="{gr.OTHER_MODEL}", per gateway node: above '
+            "0, the per-model gateway panels add several models into that one value; 0 while fewer than "
+            f"{gr.MODEL_CAP:,} models have been seen since the gateway started",
+            f"{LABEL_CAP}; the cap counts values since the gateway process started (a restart resets it); "
+            f"smg {gr.MODEL_CAP_SINCE} and later",
+            layer="gateway runtime",
+        ),
+        (Target(gr.other_model_share(profile), "{{node}}"),),
+        **ratio_axis("percentunit"),
+        width=12,
+        height=7,
+    )
 
 
 def pd_failure_panels(profile: Profile) -> list[PanelSpec]:

@@ -9,12 +9,18 @@ adds up (as the health counters do). GPUs are attached to a pool by node from th
 (``prefill_compute`` + ``prefill_cache``) and decode GPUs to output tokens (``decode``); otherwise every
 GPU is charged to every token. GPUs on nodes without an engine are in no pool and in no figure.
 
+Every figure is one expression over all pools, one series per pool (``engine_type``): the GPUs are attached
+to whichever pool their node serves, and only the tokens select each pool's charged modes (a PD profile's
+prefill input modes and decode output mode, joined with ``or``; one selector otherwise).
+
 Idle energy: the energy a pool's GPUs drew in the steps in which the pool processed no token, from the
 same counter's rate integrated over a fixed step (``IDLE_STEP``), so it is apart from, and part of, the
 window's energy; 0 for a pool that never idled.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from dashgen_queries import dcgm, pd
 from dashgen_queries import sglang as sg
@@ -66,73 +72,83 @@ def _per_gpu(profile: Profile, expr: str) -> str:
     return agg("sum", [profile.label("node"), profile.label("gpu")], expr)
 
 
-def _pooled(profile: Profile, per_gpu: str, pool: str) -> str:
+def _pooled(profile: Profile, per_gpu: str) -> str:
     """Per-GPU values attached to their node's pool and summed per pool (engine_type)."""
-    attached = f"{per_gpu} * on({profile.label('node')}) group_left({sg.ENGINE_TYPE}) {pd.pool_of_node(profile, pool)}"
+    attached = f"{per_gpu} * on({profile.label('node')}) group_left({sg.ENGINE_TYPE}) {pd.pool_of_node(profile)}"
     return agg("sum", [sg.ENGINE_TYPE], attached)
 
 
-def energy_joules(profile: Profile, pool: str) -> str:
-    """The pool's GPU energy over the dashboard's window, J."""
-    return scale(_pooled(profile, _per_gpu(profile, increase(_energy(profile))), pool), 1 / MJ_PER_J)
+def energy_joules(profile: Profile) -> str:
+    """Each pool's GPU energy over the dashboard's window, J."""
+    return scale(_pooled(profile, _per_gpu(profile, increase(_energy(profile)))), 1 / MJ_PER_J)
 
 
-def power_watts(profile: Profile, pool: str) -> str:
-    """The pool's GPU power from the energy counter's rate, W (J/s)."""
-    return scale(_pooled(profile, _per_gpu(profile, rate(_energy(profile))), pool), 1 / MJ_PER_J)
+def power_watts(profile: Profile) -> str:
+    """Each pool's GPU power from the energy counter's rate, W (J/s)."""
+    return scale(_pooled(profile, _per_gpu(profile, rate(_energy(profile)))), 1 / MJ_PER_J)
 
 
-def gpus(profile: Profile, pool: str) -> str:
-    """GPUs of the pool with an energy series at the window end."""
+def gpus(profile: Profile) -> str:
+    """GPUs of each pool with an energy series at the window end."""
     present = _per_gpu(profile, f"last_over_time({_energy(profile)}[$__range])")
-    attached = f"{present} * on({profile.label('node')}) group_left({sg.ENGINE_TYPE}) {pd.pool_of_node(profile, pool)}"
+    attached = f"{present} * on({profile.label('node')}) group_left({sg.ENGINE_TYPE}) {pd.pool_of_node(profile)}"
     return agg("count", [sg.ENGINE_TYPE], attached)
+
+
+def _per_pool(profile: Profile, build: Callable[[str], str]) -> str:
+    """``build(pool)`` of each pool joined with ``or`` (the pools' engine_type values differ, nothing is added), in
+    parentheses: an operator applied to the result applies to every pool (``or`` binds looser than ``==``)."""
+    exprs = [build(pool) for pool in pools(profile)]
+    return exprs[0] if len(exprs) == 1 else "(" + " or ".join(f"({expr})" for expr in exprs) + ")"
 
 
 def _token_matchers(profile: Profile, pool: str) -> list[str]:
     return [pd.first_stage(profile), matcher("mode", "=~", modes(profile, pool))] + ([pd.role(pool)] if pool else [])
 
 
-def tokens(profile: Profile, pool: str) -> str:
-    """Tokens the pool processed over the window in its charged modes: first PP stage, TP copies removed with
+def tokens(profile: Profile) -> str:
+    """Tokens each pool processed over the window in its charged modes: first PP stage, TP copies removed with
     max, instances and DP groups added."""
-    series = sg.engine(profile, TOKENS, *_token_matchers(profile, pool))
-    per_scheduler = agg("max", sg.stage_labels(profile, "mode"), increase(series))
+
+    def increases(pool: str) -> str:
+        return increase(sg.engine(profile, TOKENS, *_token_matchers(profile, pool)))
+
+    per_scheduler = agg("max", sg.stage_labels(profile, "mode"), _per_pool(profile, increases))
     return agg("sum", [sg.ENGINE_TYPE], per_scheduler)
 
 
-def token_rate(profile: Profile, pool: str) -> str:
-    """Tokens per second the pool processed in its charged modes."""
-    return pd.pool_tokens(profile, modes(profile, pool), pool or None)
+def token_rate(profile: Profile) -> str:
+    """Tokens per second each pool processed in its charged modes."""
+    return _per_pool(profile, lambda pool: pd.pool_tokens(profile, modes(profile, pool), pool or None))
 
 
-def joules_per_token(profile: Profile, pool: str) -> str:
-    """The window's energy over the window's tokens, J per (input / output) token."""
-    return divide(energy_joules(profile, pool), tokens(profile, pool))
+def joules_per_token(profile: Profile) -> str:
+    """The window's energy over the window's tokens per pool, J per (input / output) token."""
+    return divide(energy_joules(profile), tokens(profile))
 
 
-def idle_power(profile: Profile, pool: str) -> str:
-    """The pool's GPU power in the steps in which it processed no token (W); 0 W while it works (so a pool that
+def idle_power(profile: Profile) -> str:
+    """Each pool's GPU power in the steps in which it processed no token (W); 0 W while it works (so a pool that
     never idles reads 0, not nothing)."""
-    idle = f"({token_rate(profile, pool)} == bool 0)"
-    return f"{power_watts(profile, pool)} * on({sg.ENGINE_TYPE}) {idle}"
+    idle = f"({token_rate(profile)} == bool 0)"
+    return f"{power_watts(profile)} * on({sg.ENGINE_TYPE}) {idle}"
 
 
-def idle_joules(profile: Profile, pool: str) -> str:
-    """Energy the pool's GPUs drew while the pool processed no token over the window, J (the rate integrated
+def idle_joules(profile: Profile) -> str:
+    """Energy each pool's GPUs drew while the pool processed no token over the window, J (the rate integrated
     over ``IDLE_STEP`` steps)."""
     seconds = float(IDLE_STEP.removesuffix("s"))
-    return scale(f"sum_over_time(({idle_power(profile, pool)})[$__range:{IDLE_STEP}])", seconds)
+    return scale(f"sum_over_time(({idle_power(profile)})[$__range:{IDLE_STEP}])", seconds)
 
 
-def usd_per_million_tokens(profile: Profile, pool: str) -> str | None:
-    """Dollars per 1M tokens: energy at ``usd_per_kwh`` plus, where set, GPU time at ``usd_per_gpu_hour``
+def usd_per_million_tokens(profile: Profile) -> str | None:
+    """Dollars per 1M tokens per pool: energy at ``usd_per_kwh`` plus, where set, GPU time at ``usd_per_gpu_hour``
     (the pool's GPUs x the window). None without a price."""
     cost = profile.cost
     if cost.usd_per_kwh is None:
         return None
-    energy_usd = scale(energy_joules(profile, pool), cost.usd_per_kwh / J_PER_KWH)
+    energy_usd = scale(energy_joules(profile), cost.usd_per_kwh / J_PER_KWH)
     if cost.usd_per_gpu_hour is not None:
-        gpu_usd = f"{gpus(profile, pool)} * $__range_s / 3600 * {cost.usd_per_gpu_hour:g}"
+        gpu_usd = f"{gpus(profile)} * $__range_s / 3600 * {cost.usd_per_gpu_hour:g}"
         energy_usd = f"({energy_usd} + {gpu_usd})"
-    return scale(divide(energy_usd, tokens(profile, pool)), TOKENS_PER_PRICE)
+    return scale(divide(energy_usd, tokens(profile)), TOKENS_PER_PRICE)

@@ -23,7 +23,8 @@ from dashgen_queries import sglang as sg
 from dashgen_queries.promql import agg, divide, matcher, rate
 
 from dashgen.deployment.profile import Profile
-from dashgen.exporters.table import GATEWAY, SGLANG
+from dashgen.exporters.model import parse_version
+from dashgen.exporters.table import GATEWAY, SGLANG, SMG_MODEL_CAP_SINCE
 
 STALLS = GATEWAY.name("smg_tokio_event_loop_stalls_total")
 DELAY = GATEWAY.name("smg_tokio_event_loop_delay_seconds")
@@ -44,6 +45,7 @@ ENGINE_PD_FAILURES = {
 ENGINE_REQUESTS = SGLANG.name("sglang:num_requests_total")
 MODEL_CAP = 1024  # smg caps the model label at this many values; the rest are recorded as model="other"
 OTHER_MODEL = "other"
+MODEL_CAP_SINCE = SMG_MODEL_CAP_SINCE
 PAIR = "pool_pair"
 
 
@@ -79,6 +81,12 @@ def backoff_p99(profile: Profile) -> str:
 
 def kv_event_failure_rate(profile: Profile) -> str:
     return gw.counter_rate(profile, KV_EVENT_FAILURES, "worker", "reason")
+
+
+def caps_model_label(profile: Profile) -> bool:
+    """Whether the stated gateway version ("" = the latest read) caps the model label (writes model="other")."""
+    version = profile.source("gateway").stated.version
+    return not version or parse_version(version) >= parse_version(MODEL_CAP_SINCE)
 
 
 def other_model_share(profile: Profile) -> str:

@@ -202,10 +202,11 @@ def master_targets(profile: Profile, metric: str, master_name: str) -> str:
     return master(profile, metric, matcher(profile.label("node"), "=~", nodes))
 
 
-def per_master(profile: Profile, metric: str, over: str = "") -> str:
+def per_master(profile: Profile, metric: str, over: str = "", by: tuple[str, ...] = ()) -> str:
     """A master-global metric once per master: each master's targets labelled ``master="<name>"`` and read
     with ``max`` over its HA copies, the same de-duplication as the per-segment views. ``over``: ``rate`` or
-    ``increase`` of a counter (over $__rate_interval / the dashboard window), "" for a gauge."""
+    ``increase`` of a counter (over $__rate_interval / the dashboard window), "" for a gauge. ``by``: the
+    metric's own labels kept beside ``master`` (a tenant's series stays one series per tenant)."""
     node = profile.label("node")
     parts = []
     for found in profile.masters():
@@ -215,7 +216,7 @@ def per_master(profile: Profile, metric: str, over: str = "") -> str:
         elif over == "increase":
             series = increase(series)
         parts.append(f'label_replace({series}, "{MASTER_LABEL}", "{found.name}", "{node}", ".*")')
-    return agg("max", [MASTER_LABEL], " or ".join(parts))
+    return agg("max", [MASTER_LABEL, *by], " or ".join(parts))
 
 
 def get_hit_share_per_master(profile: Profile) -> str:

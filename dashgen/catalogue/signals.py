@@ -5,6 +5,7 @@ either read by a row (``FailureMode.reads``) or listed here; never both, never n
 from __future__ import annotations
 
 from dashgen.catalogue.model import NotASignal
+from dashgen.catalogue.store_signals import STORE_NOT_SIGNALS
 
 LOAD = "a load or capacity gauge: high or low is traffic, not a fault; the panels draw it beside the failure rows"
 THROUGHPUT = "a throughput counter: its rate is traffic; a stop with requests waiting is EngineStalled's test"
@@ -332,4 +333,5 @@ NOT_SIGNALS: tuple[NotASignal, ...] = (
         "ALERTS",
         "ALERTS_FOR_STATE",
     ),
+    *STORE_NOT_SIGNALS,
 )

@@ -8,8 +8,9 @@ differences from the profile's ``[sources.<name>]`` ``version`` / ``features`` /
 ``--write`` the profile file is updated to state what the store shows (every other line kept). With a profile it
 also checks that the profile describes the store at all (``dashgen.live.profile_fit``): the deployment's label and
 value, each exported source's series, the label names the panels select by — each a named difference with its
-likely fix; ``--write`` sets the label names found. Exit 0 when the profile fits the store (or was written), 1 on
-a difference, 2 on bad input.
+likely fix; ``--write`` sets the label names found. It names two exporters claiming one port (Mooncake's TENT
+metrics server and node_exporter both default to 9100: ``dashgen.exporters.ports``). Exit 0 when the profile fits
+the store (or was written), 1 on a difference or a port clash, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from dashgen.escape import terminal_lines
 from dashgen.exporters.availability import Stated
 from dashgen.exporters.families import family_reports
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
-from dashgen.exporters.table import SGLANG, SPECULATIVE
+from dashgen.exporters.ports import ScrapeTarget, port_clashes
+from dashgen.exporters.table import SGLANG, SPECULATIVE, TENT_PORT
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
 from dashgen.live.profile_fit import ALIASES, Difference, StoreView, profile_differences
@@ -61,6 +63,23 @@ def store_view(datasource: Datasource, profile: Profile, window: float, now: flo
     asked += sorted(label_names - {label, "__name__", *asked})[: max(0, CANDIDATES_ASKED - len(asked))]
     carrying = tuple(name for name in asked if profile.deployment in datasource.label_values(name, [], start, now))
     return StoreView(False, label_names, present, values, carrying)
+
+
+def scrape_targets(datasource: Datasource, profile: Profile | None, now: float) -> list[ScrapeTarget]:
+    """Each target on TENT's default port with what it delivered (``tent_*``, ``node_*`` series) at ``now``."""
+    job = profile.label("job") if profile else "job"
+    instance = profile.label("instance") if profile else "instance"
+    scope = f'{profile.label("deployment")}="{profile.deployment}", ' if profile and profile.deployment else ""
+    port = f'{instance}=~".*:{TENT_PORT}"'
+
+    def keys(selector: str) -> set[tuple[str, str]]:
+        result = datasource.query(f"group by ({job}, {instance}) ({selector})", now).result
+        return {(item["metric"].get(job, ""), item["metric"].get(instance, "")) for item in result}
+
+    tent = keys(f'{{__name__=~"tent_.+", {scope}{port}}}')
+    node = keys(f'{{__name__=~"node_.+", {scope}{port}}}')
+    up = keys(f"up{{{scope}{port}}}")
+    return [ScrapeTarget(j, i, (j, i) in tent, (j, i) in node) for j, i in sorted(up | tent | node)]
 
 
 def stated_of(profile: Profile | None, source: str) -> Stated:
@@ -165,8 +184,9 @@ def doctor_command(
     names = [] if wrong_deployment else store_names(datasource, profile, length, now)
     reports = [source_report(inferred, profile) for inferred in infer(names).values()]
     families = family_reports(names)
+    clashes = [] if wrong_deployment else port_clashes(scrape_targets(datasource, profile, now))
     differing = [r for r in reports if r.get("differences")]
-    code = 1 if differing or fit else 0
+    code = 1 if differing or fit or clashes else 0
     if write and profile is not None and (differing or fit):
         text = Path(profile.path).read_text(encoding="utf-8")
         for report in differing:
@@ -178,19 +198,21 @@ def doctor_command(
         Path(profile.path).write_text(text, encoding="utf-8")
         load_profile(profile.path)  # what was written reads back as a valid profile
         unfixed = [d for d in fit if not d.proposed]
-        code = 1 if unfixed else 0
+        code = 1 if unfixed or clashes else 0
     if output_format == "json":
         meta = {"datasource": redact(datasource_url), "profile": profile.name if profile else None, "written": write}
-        problems = [d.line() for d in fit] + [d for r in differing for d in r["differences"]]
+        problems = [d.line() for d in fit] + [d for r in differing for d in r["differences"]] + clashes
         fitted = [{"field": d.field, "message": d.message, "fix": d.fix, "proposed": dict(d.proposed)} for d in fit]
         emit_json(
             ctx,
-            {**meta, "profile_fit": fitted, "sources": reports, "families": families},
+            {**meta, "profile_fit": fitted, "sources": reports, "families": families, "port_clashes": clashes},
             code,
             problems if code else [],
         )
     else:
-        click.echo(terminal_lines(render_text(reports, profile, fit, families)), nl=False)
+        text_out = render_text(reports, profile, fit, families)
+        text_out += "".join(f"PORT CLASH {clash}\n" for clash in clashes)
+        click.echo(terminal_lines(text_out), nl=False)
         if write and differing:
             click.echo(f"wrote {profile.path if profile else ''}")
     ctx.exit(code)

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from dashgen_queries.gateway_runtime import MODEL_CAP, OTHER_MODEL
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.live.sources import HISTOGRAM_SUFFIXES, is_histogram, source_of
@@ -38,6 +40,19 @@ SIZE_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096)
 TOKEN_BUCKETS = (128, 1024, 8192, 32768, 131072, 262144, 524288)
 GIB = 1 << 30
 WORKERS = ("http://replica-0:30000", "http://replica-1:30000")
+
+
+def capped_models(models: tuple[str, ...], cap: int = MODEL_CAP) -> tuple[str, ...]:
+    """The ``model`` values the gateway writes for ``models`` (in the order it first sees them): the first ``cap``
+    as they are, every later one added into ``model="other"`` (smg#2093). Below the cap there is no "other"."""
+    return models[:cap] + ((OTHER_MODEL,) if len(models) > cap else ())
+
+
+TENANTS = ("tenant-a", "tenant-b")  # the Store's tenants (Mooncake 0.3.12 multi-tenancy)
+GATEWAY_MODELS = capped_models(("demo-model",))  # one served model: far below the cap, so no "other"
+# (source, label, value) written only past an exporter's own cap: a panel's matcher on it (the share under
+# "other") does not make the demo invent it, as a matcher on any other label value does.
+CAP_ONLY_VALUES = frozenset({("gateway", "model", OTHER_MODEL)})
 
 
 MetricKind = Literal["gauge", "counter", "histogram"]
@@ -332,7 +347,7 @@ _MODELS: list[MetricModel] = [
         Rate(1.6),
         router_type=("regular",),
         backend_type=("regular",),
-        model=("demo-model",),
+        model=GATEWAY_MODELS,
         endpoint=("/generate",),
     ),
     _c("smg_http_responses_total", "gateway", Rate(1.6), path=("/generate",), status_code=("200",), error_code=("",)),
@@ -343,7 +358,7 @@ _MODELS: list[MetricModel] = [
         True,
         router_type=("regular",),
         backend_type=("regular",),
-        model=("demo-model",),
+        model=GATEWAY_MODELS,
         endpoint=("/generate",),
         error_type=("upstream_error",),
     ),
@@ -356,7 +371,7 @@ _MODELS: list[MetricModel] = [
         Histogram(1.6, 40, 0.6),
         router_type=("regular",),
         backend_type=("regular",),
-        model=("demo-model",),
+        model=GATEWAY_MODELS,
         endpoint=("/generate",),
     ),
     _h(
@@ -372,7 +387,7 @@ _MODELS: list[MetricModel] = [
         worker=("0", "1", "2", "3"),
     ),
     _g("smg_tokio_global_queue_depth", "gateway", Wave(2, 2, 1, 0, integer=True, load=True)),
-    _g("smg_workers_overloaded", "gateway", Wave(0, integer=True), model=("demo-model",)),
+    _g("smg_workers_overloaded", "gateway", Wave(0, integer=True), model=GATEWAY_MODELS),
     _c("smg_worker_overload_shed_total", "gateway", Rate(0.005), True, stage=("selection", "dispatch")),
     _g(
         "smg_worker_retry_backoff_seconds",
@@ -386,6 +401,43 @@ _MODELS: list[MetricModel] = [
     ),
     _c("smg_pd_bootstrap_failures_total", "gateway", Rate(0.002), True),
     _c("smg_pd_kv_transfer_failures_total", "gateway", Rate(0.002), True),
+    # --- Mooncake master: tenant quotas and L2 -> L1 promotion (0.3.12) -----------------------------------
+    # Two tenants, each with a quota of 40 % of the Store: committed ~25 %, a little reserved, neither over.
+    _g(
+        "mooncake_tenant_quota_effective_bytes",
+        "master",
+        Wave(lambda p, t: _store_total(p, t) * 0.4),
+        tenant_id=TENANTS,
+    ),
+    _g(
+        "mooncake_tenant_quota_used_bytes",
+        "master",
+        Wave(lambda p, t: _store_total(p, t) * 0.25, lambda p, t: _store_total(p, t) * 0.05, 0, 0),
+        tenant_id=TENANTS,
+    ),
+    _g(
+        "mooncake_tenant_quota_reserved_bytes",
+        "master",
+        Wave(lambda p, t: _store_total(p, t) * 0.01),
+        tenant_id=TENANTS,
+    ),
+    _g("mooncake_tenant_quota_over_quota", "master", Wave(0, integer=True), tenant_id=TENANTS),
+    _g("mooncake_tenant_quota_allocatable_capacity_bytes", "master", Wave(lambda p, t: _store_total(p, t) * 0.9)),
+    _c("mooncake_tenant_quota_reject_total", "master", Rate(0.01), True, tenant_id=TENANTS, reason=("quota_exceeded",)),
+    _c("mooncake_tenant_evict_bytes_total", "master", Rate(4 * 2**20), True, tenant_id=TENANTS),
+    _g("master_promotion_in_flight", "master", Wave(3, 2, 1, 0, integer=True, load=True)),
+    _c("master_promotion_admitted_total", "master", Rate(2.0)),
+    _c("master_promotion_completed_total", "master", Rate(1.85)),
+    _c("master_promotion_completed_bytes_total", "master", Rate(1.85 * 2 * 2**20)),
+    _c("master_promotion_failed_total", "master", Rate(0.03)),
+    _c("master_promotion_expired_total", "master", Rate(0.02)),
+    _c("master_promotion_cancelled_total", "master", Rate(0.05)),
+    _c("master_promotion_rejected_frequency_total", "master", Rate(6.0)),
+    _c("master_promotion_rejected_watermark_total", "master", Rate(0.2)),
+    _c("master_promotion_rejected_cap_total", "master", Rate(0.01), True),
+    _c("master_promotion_candidate_recorded_total", "master", Rate(0.5)),
+    _c("master_promotion_candidate_dropped_limit_total", "master", Rate(0.01), True),
+    _c("master_promotion_candidate_expired_unevaluated_total", "master", Rate(0.02), True),
     # --- Mooncake master (one node) -----------------------------------------------------------------
     _g("master_total_capacity_bytes", "master", Wave(_store_total)),
     _g(

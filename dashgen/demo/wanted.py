@@ -16,7 +16,7 @@ from dashgen_queries.health import LAYER_HEALTH
 from dashgen_queries.inventory import INVENTORY
 from dashgen_queries.nodata import EVALUATOR_HEARTBEAT, LAYER_REASON
 
-from dashgen.demo.catalogue import MetricModel
+from dashgen.demo.catalogue import CAP_ONLY_VALUES, MetricModel
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
 from dashgen.demo.diffusion_series import is_diffusion
 from dashgen.demo.incidents import TIMEX_NAMES
@@ -152,7 +152,7 @@ def resolve(
             if label in contract_labels or label in SCOPE_LABELS:
                 continue
             known = set(model.labels.get(label, ()))
-            missing = values - known
+            missing = {v for v in values - known if (model.source, label, v) not in CAP_ONLY_VALUES}
             if missing:
                 extra.setdefault(label, set(model.labels.get(label, ()))).update(missing)
     models = [(model, {k: tuple(sorted(v)) for k, v in extra.items()}) for model, extra in chosen.values()]

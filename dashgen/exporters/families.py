@@ -11,7 +11,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dashgen.exporters.availability import spelling_of
-from dashgen.exporters.table import DCGM, GATEWAY, SGLANG, SPECULATIVE
+from dashgen.exporters.table import (
+    DCGM,
+    GATEWAY,
+    MOONCAKE_MASTER,
+    MOONCAKE_TENT,
+    MULTI_TENANTS,
+    SGLANG,
+    SPECULATIVE,
+    TENT_METRICS,
+    TENT_PORT,
+)
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,8 @@ FAMILIES: tuple[Family, ...] = (
                 "smg_kv_event_subscription_failures_total",
             )
         ),
-        'smg 1.9 and later (model label capped at 1,024 values, the rest model="other")',
+        "smg 1.6.0 for smg_tokio_* and KV-event failures; main's 1.9.0 for overload vetoes and the model-label cap "
+        '(1,024 values, the rest model="other")',
         "always on for smg_tokio_*; overload series with --worker-overload-protection; KV-event failures with "
         "gRPC workers and KV events; counters appear at their first event",
     ),
@@ -92,8 +103,53 @@ FAMILIES: tuple[Family, ...] = (
             GATEWAY.name("smg_pd_bootstrap_failures_total"),
             GATEWAY.name("smg_pd_kv_transfer_failures_total"),
         ),
-        "engine counters in every SGLang version read; the gateway's from smg 1.9",
+        "engine counters in every SGLang version read; the gateway's from smg 1.7.0",
         "a PD deployment (prefill and decode apart); the gateway's KV-transfer counter with vLLM NIXL only",
+    ),
+    Family(
+        "store_tenants",
+        "Store tenant quotas",
+        "mooncake_master",
+        tuple(
+            MOONCAKE_MASTER.name(n)
+            for n in (
+                "mooncake_tenant_quota_used_bytes",
+                "mooncake_tenant_quota_reserved_bytes",
+                "mooncake_tenant_quota_effective_bytes",
+                "mooncake_tenant_quota_over_quota",
+            )
+        ),
+        "Mooncake 0.3.12",
+        f"{MULTI_TENANTS}=true on the master and a tenant holding bytes (the reject and tenant-eviction counters "
+        "appear at their first event)",
+    ),
+    Family(
+        "store_promotion",
+        "Store L2 -> L1 promotion",
+        "mooncake_master",
+        tuple(
+            MOONCAKE_MASTER.name(n)
+            for n in (
+                "master_promotion_in_flight",
+                "master_promotion_admitted_total",
+                "master_promotion_completed_total",
+                "master_promotion_failed_total",
+            )
+        ),
+        "Mooncake 0.3.12",
+        "nothing to be written (every 0.3.12 master writes them); --promotion_on_hit=true for them to count",
+    ),
+    Family(
+        "tent",
+        "Mooncake transfer engine (TENT) metrics",
+        "mooncake_tent",
+        tuple(
+            MOONCAKE_TENT.name(n)
+            for n in ("tent_read_requests_total", "tent_write_requests_total", "tent_deadline_infeasible_total")
+        ),
+        "Mooncake 0.3.9 (deadline counters from 0.3.12; per-attempt counters on main only)",
+        f"Mooncake built with {TENT_METRICS} (compiled out by default) and TENT_METRICS_ENABLED=true; served on "
+        f"TENT_METRICS_HTTP_PORT, default {TENT_PORT}: node_exporter's default port",
     ),
 )
 

@@ -8,9 +8,11 @@ build (``dashgen.exporters.availability``: what a profile's stated version, feat
 panel and rule) and ``dashgen doctor`` (what the store's names say about the deployment). A new metric is one
 row here plus its query builder and, for the demo, its value model.
 
-Read from SGLang wheels 0.5.10-0.5.23, the model gateway's source (smg @ f8daa88), Mooncake's sources,
-dcgm-exporter's CSVs and a real node_exporter. "since" is the first version read that has the series: a name
-absent from 0.5.16 and present in 0.5.20 says "0.5.20" (releases between were not checked).
+Read from SGLang wheels 0.5.10-0.5.23, the model gateway's tags v1.4.0-v1.9.0 and main (smg @ f8daa88),
+Mooncake's tags v0.3.9-v0.3.12, dcgm-exporter's CSVs and a real node_exporter. "since" is the first version read
+that has the series: a name absent from 0.5.16 and present in 0.5.20 says "0.5.20" (releases between were not
+checked). smg's main after the v1.9.0 tag still calls itself 1.9.0 (model_gateway/Cargo.toml): the names it
+added (admission, overload vetoes, the model-label cap) say "1.9.0", and a v1.9.0-tag build lacks them.
 """
 
 from __future__ import annotations
@@ -175,20 +177,25 @@ HICACHE_STORAGE = SourceTable(
     ),
 )
 
+SMG_VERSIONS = ("1.4.0", "1.5.0", "1.6.0", "1.7.0", "1.8.0", "1.9.0")  # the tags read, and main @ f8daa88 (1.9.0)
+SMG_MAIN = "1.9.0"  # the version main after the v1.9.0 tag reports: its new names say this
+SMG_MODEL_CAP_SINCE = SMG_MAIN  # smg#2093: the model label capped at 1,024 values, the rest model="other"
+
 GATEWAY = SourceTable(
     source="gateway",
     exporter="the model gateway (smg)",
+    versions=SMG_VERSIONS,
     flags=(
         Flag(ENGINE_METRICS, "off by default", ENGINE_METRICS),
         Flag(MAX_CONCURRENT, "default -1: no admission control", f"{MAX_CONCURRENT} N with N > 0"),
     ),
     series=(
-        M("smg_admission_inflight", needs=(MAX_CONCURRENT,)),
-        M("smg_admission_queue_depth", needs=(MAX_CONCURRENT,)),
-        M("smg_admission_queue_rejected_total", needs=(MAX_CONCURRENT,)),
+        M("smg_admission_inflight", needs=(MAX_CONCURRENT,), since=SMG_MAIN),
+        M("smg_admission_queue_depth", needs=(MAX_CONCURRENT,), since=SMG_MAIN),
+        M("smg_admission_queue_rejected_total", needs=(MAX_CONCURRENT,), since=SMG_MAIN),
         M("smg_worker_requests_active"),
-        M("smg_engine_running_requests", needs=(ENGINE_METRICS,)),
-        M("smg_engine_waiting_requests", needs=(ENGINE_METRICS,)),
+        M("smg_engine_running_requests", needs=(ENGINE_METRICS,), since="1.7.0"),
+        M("smg_engine_waiting_requests", needs=(ENGINE_METRICS,), since="1.7.0"),
         M("smg_http_requests_total"),
         M("smg_router_requests_total"),
         M("smg_http_responses_total"),
@@ -197,27 +204,39 @@ GATEWAY = SourceTable(
         M("smg_worker_cb_state"),
         M("smg_worker_selection_total"),
         H("smg_router_request_duration_seconds"),
-        H("smg_pd_prefill_duration_seconds", role=NOT_SGLANG_GRPC),
-        H("smg_pd_kv_transfer_duration_seconds", role=VLLM_GRPC_ONLY),
-        H("smg_pd_ttft_seconds"),
-        # smg 1.9: runtime health (a canary task and a 1 s sampler, always on), overload protection, KV-event
-        # subscriptions and the PD failure counters. The gateway's versions are not tracked here (no "since").
-        H("smg_tokio_event_loop_delay_seconds"),
-        M("smg_tokio_event_loop_stalls_total"),
-        M("smg_tokio_worker_busy_ratio"),
-        M("smg_tokio_global_queue_depth"),
-        M("smg_workers_overloaded"),
-        M("smg_worker_overload_shed_total"),
+        H("smg_pd_prefill_duration_seconds", role=NOT_SGLANG_GRPC, since="1.7.0"),
+        H("smg_pd_kv_transfer_duration_seconds", role=VLLM_GRPC_ONLY, since="1.7.0"),
+        H("smg_pd_ttft_seconds", since="1.7.0"),
+        # Runtime health (a canary task and a 1 s sampler, always on) from 1.6.0, KV-event subscriptions from
+        # 1.6.0, the PD failure counters from 1.7.0, overload protection on main (1.9.0).
+        H("smg_tokio_event_loop_delay_seconds", since="1.6.0"),
+        M("smg_tokio_event_loop_stalls_total", since="1.6.0"),
+        M("smg_tokio_worker_busy_ratio", since="1.6.0", absent_beside="smg_worker_health"),
+        M("smg_tokio_global_queue_depth", since="1.6.0"),
+        M("smg_workers_overloaded", since=SMG_MAIN),
+        M("smg_worker_overload_shed_total", since=SMG_MAIN),
         M("smg_worker_retry_backoff_seconds"),
-        M("smg_kv_event_subscription_failures_total"),
-        M("smg_pd_bootstrap_failures_total"),
-        M("smg_pd_kv_transfer_failures_total", role=VLLM_NIXL_ONLY),
+        M("smg_kv_event_subscription_failures_total", since="1.6.0"),
+        M("smg_pd_bootstrap_failures_total", since="1.7.0"),
+        M("smg_pd_kv_transfer_failures_total", role=VLLM_NIXL_ONLY, since="1.7.0"),
     ),
 )
+
+MOONCAKE_VERSIONS = ("0.3.9", "0.3.10", "0.3.11", "0.3.12")  # the tags read
+MULTI_TENANTS = "--enable_multi_tenants"
+PROMOTION_ON_HIT = "--promotion_on_hit"
+TENT_METRICS = "-DTENT_METRICS_ENABLED=ON"
+PROMOTION_ROLE = (
+    "counts only with --promotion_on_hit=true on the master (default false: written, and 0 for ever); "
+    "L2 (the master's LOCAL_DISK replicas) to L1 (MEMORY)"
+)
+TENANT_GAUGE_ROLE = "one series per tenant with quota state; none until a tenant holds or reserves bytes"
 
 MOONCAKE_MASTER = SourceTable(
     source="mooncake_master",
     exporter="the Mooncake master",
+    versions=MOONCAKE_VERSIONS,
+    flags=(Flag(MULTI_TENANTS, "off by default: no tenant quota admission", f"{MULTI_TENANTS}=true"),),
     series=(
         M("master_total_capacity_bytes"),
         M("master_allocated_bytes"),
@@ -231,8 +250,8 @@ MOONCAKE_MASTER = SourceTable(
         M("master_allocated_file_size_bytes"),
         M("mem_cache_hit_nums_"),
         M("file_cache_hit_nums_"),
-        M("mem_cache_hit_bytes_total"),
-        M("file_cache_hit_bytes_total"),
+        M("mem_cache_hit_bytes_total", since="0.3.12"),
+        M("file_cache_hit_bytes_total", since="0.3.12"),
         M("valid_get_nums_"),
         M("total_get_nums_"),
         M("master_successful_evictions_total"),
@@ -241,24 +260,81 @@ MOONCAKE_MASTER = SourceTable(
         M("master_evicted_size_bytes"),
         M("master_put_start_requests_total"),
         M("master_put_start_failures_total"),
-        M("master_put_start_alloc_failures_total"),
+        M("master_put_start_alloc_failures_total", since="0.3.11"),
         M("master_get_replica_list_requests_total"),
         M("master_get_replica_list_failures_total"),
+        # Tenant quotas (0.3.12, master_admin_service.cpp): per-tenant gauges appended to /metrics while the
+        # master holds quota state; the reject and tenant-eviction counters appear at their first event.
+        M("mooncake_tenant_quota_used_bytes", since="0.3.12", needs=(MULTI_TENANTS,), role=TENANT_GAUGE_ROLE),
+        M("mooncake_tenant_quota_reserved_bytes", since="0.3.12", needs=(MULTI_TENANTS,), role=TENANT_GAUGE_ROLE),
+        M("mooncake_tenant_quota_effective_bytes", since="0.3.12", needs=(MULTI_TENANTS,), role=TENANT_GAUGE_ROLE),
+        M("mooncake_tenant_quota_over_quota", since="0.3.12", needs=(MULTI_TENANTS,), role=TENANT_GAUGE_ROLE),
+        M(
+            "mooncake_tenant_quota_allocatable_capacity_bytes",
+            since="0.3.12",
+            absent_beside="master_key_count",
+        ),
+        M("mooncake_tenant_quota_reject_total", since="0.3.12", needs=(MULTI_TENANTS,)),
+        M("mooncake_tenant_evict_bytes_total", since="0.3.12", needs=(MULTI_TENANTS,)),
+        # L2 -> L1 promotion on hit (0.3.12): always serialised, counting only with --promotion_on_hit.
+        M("master_promotion_in_flight", since="0.3.12", role=PROMOTION_ROLE, absent_beside="master_key_count"),
+        M("master_promotion_admitted_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_completed_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_completed_bytes_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_expired_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_failed_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_cancelled_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_rejected_frequency_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_rejected_watermark_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_rejected_cap_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_candidate_recorded_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_candidate_dropped_limit_total", since="0.3.12", role=PROMOTION_ROLE),
+        M("master_promotion_candidate_expired_unevaluated_total", since="0.3.12", role=PROMOTION_ROLE),
     ),
 )
 
 MOONCAKE_CLIENT = SourceTable(
     source="mooncake_client",
     exporter="the Mooncake client",
+    versions=MOONCAKE_VERSIONS,
     series=(
         M("mooncake_transfer_read_bytes"),
         M("mooncake_transfer_write_bytes"),
-        M("mooncake_ssd_read_bytes_total"),
-        M("mooncake_ssd_write_bytes_total"),
-        M("mooncake_ssd_read_ops_total"),
-        M("mooncake_ssd_write_ops_total"),
+        M("mooncake_ssd_read_bytes_total", since="0.3.11"),
+        M("mooncake_ssd_write_bytes_total", since="0.3.11"),
+        M("mooncake_ssd_read_ops_total", since="0.3.11"),
+        M("mooncake_ssd_write_ops_total", since="0.3.11"),
     ),
 )
+
+# The transfer engine's own metrics server (TENT, tent_metrics.h): compiled out unless Mooncake is built with
+# -DTENT_METRICS_ENABLED=ON, then served by each process that runs a transfer engine (an SGLang rank) on
+# TENT_METRICS_HTTP_PORT, default 9100: node_exporter's default port, so on a node running both one of them
+# cannot bind (``dashgen doctor`` names the clash). Unlabelled in 0.3.12 (one series per process); the per-attempt
+# counters (tent_transport_attempts_total ...) are on main after 0.3.12.post1, not in a tag read.
+MOONCAKE_TENT = SourceTable(
+    source="mooncake_tent",
+    exporter="the Mooncake transfer engine's metrics server (TENT, port 9100 by default)",
+    version_of="mooncake_client",
+    versions=MOONCAKE_VERSIONS,
+    switch=TENT_METRICS,
+    series=(
+        M("tent_read_requests_total"),
+        M("tent_write_requests_total"),
+        M("tent_read_failures_total"),
+        M("tent_write_failures_total"),
+        M("tent_read_bytes_total"),
+        M("tent_write_bytes_total"),
+        M("tent_transport_failover_total", since="0.3.11"),
+        M("tent_deadline_infeasible_total", since="0.3.12"),
+        H("tent_read_latency_us"),
+        H("tent_write_latency_us"),
+        H("tent_deadline_mlu_permille", since="0.3.12", absent_beside="tent_read_latency_us"),
+        H("tent_stage_queue_wait_us", since="0.3.12"),
+        H("tent_stage_transport_us", since="0.3.12"),
+    ),
+)
+TENT_PORT = "9100"  # TENT_METRICS_HTTP_PORT's default, and node_exporter's
 
 DCGM = SourceTable(
     source="dcgm",
@@ -400,6 +476,7 @@ TABLES: Mapping[str, SourceTable] = {
         GATEWAY,
         MOONCAKE_MASTER,
         MOONCAKE_CLIENT,
+        MOONCAKE_TENT,
         DCGM,
         GPM,
         NODE_EXPORTER,
