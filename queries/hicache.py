@@ -28,7 +28,7 @@ from dashgen_queries.promql import (
     selector,
     window_increase,
 )
-from dashgen_queries.sglang import stage_key
+from dashgen_queries.sglang import on_logging_ranks, stage_key
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
@@ -128,7 +128,11 @@ def host_tokens(profile: Profile, metric: str) -> str:
 
 def stage_reuse(profile: Profile, mode: str, window: str = WINDOW) -> str:
     """Scheduler-level reuse of one tier (or ``input``) in ``window`` (the dashboard's), per node and stage."""
-    return one_rank(profile, increase(series(profile, PREFILL_EFFECTIVE, matcher("mode", "=", mode)), window))
+    mode_matcher = matcher("mode", "=", mode)
+    return one_rank(
+        profile,
+        on_logging_ranks(profile, lambda m: increase(series(profile, PREFILL_EFFECTIVE, mode_matcher, m), window)),
+    )
 
 
 def entry_nodes(topology: Topology) -> list[str]:
@@ -160,7 +164,7 @@ def shard_bytes_gib(profile: Profile, metric: str) -> str:
 
 def logical_tokens(profile: Profile, metric: str) -> str:
     """A logical token counter (not pre-seeded) in the window, one TP rank per DP group, first event kept."""
-    return one_rank(profile, first_event_increase(series(profile, metric)))
+    return one_rank(profile, on_logging_ranks(profile, lambda m: first_event_increase(series(profile, metric, m))))
 
 
 # hicache_dropped_tokens_total{reason} (S10, S30): what each reason implicates.
@@ -174,13 +178,14 @@ DROPPED_REASONS = {
 def dropped_tokens(profile: Profile, reason: str) -> str:
     """GPU KV destroyed without Host backup for one ``reason``, in the window: one rank per pool, the pools
     added; reasons are never added to one another (S30)."""
-    chosen = series(profile, DROPPED, matcher("reason", "=", reason))
-    return agg("sum", stage_key(profile), one_rank(profile, first_event_increase(chosen), "pool"))
+    chosen = matcher("reason", "=", reason)
+    counted = on_logging_ranks(profile, lambda m: first_event_increase(series(profile, DROPPED, chosen, m)))
+    return agg("sum", stage_key(profile), one_rank(profile, counted, "pool"))
 
 
 def logical_rate(profile: Profile, metric: str, *matchers: str) -> str:
     """A logical token counter's rate per node and stage (one TP rank per DP group), for the ladder over time."""
-    return one_rank(profile, rate(series(profile, metric, *matchers)))
+    return one_rank(profile, on_logging_ranks(profile, lambda m: rate(series(profile, metric, *matchers, m))))
 
 
 def shard_bytes_rate(profile: Profile, metric: str) -> str:
@@ -202,3 +207,10 @@ def traffic_counter(profile: Profile) -> str:
 
 def presence(profile: Profile, metric: str) -> str:
     return series(profile, metric)
+
+
+def storage_presence(profile: Profile) -> str:
+    """The HiCache Store tier's presence series: the deferred-prefetch counter, pre-seeded at 0 for its two
+    reasons from the collector's start, like the unfulfilled-prefetch counter (same first version) but with
+    two series per rank, not eleven (the reasons table reads it for every rank of the deployment)."""
+    return series(profile, DEFERRED)

@@ -29,10 +29,17 @@ code  reason                 recognised by
 
 Shape of every layer's expression (``B`` = one series per node, value irrelevant)::
 
-    c5 or on(node) c4 [or on(node) c_gpu_missing] or on(node) c3 or on(node) c_idle or on(node) (B * 0)
+    c5 or on(node) ((c3_or_enough or on(node) (B * 0 + 4)) != -1) [or on(node) c_idle] or on(node) (B * 0)
+
+and for a GPU layer (``k`` = the node's GPUs reporting, ``N`` = the profile's GPUs per node)::
+
+    c5 or on(node) (((k + 100N) or on(node) (B * 0 + 4)) < 101N) or on(node) c3 or on(node) (B * 0)
 
 ``or`` keeps its left side and adds right-side rows for nodes not yet present, so each node gets
-exactly one row carrying the first reason that applies. Every branch ends with the label set
+exactly one row carrying the first reason that applies. Two reasons that never meet on one node
+(uninitialised needs the presence series absent, insufficient samples and GPU missing need it) share one
+branch, so the series they read is read once: the branch gives every node with that series a value, and a
+comparison at its end drops the nodes neither reason applies to. Every branch ends with the label set
 ``{node}`` only. Activity counters count a series created inside the window as activity (they
 appear only at their first event). The profile's node list enters through the node inventory series
 (``queries.inventory``: one recording rule per profile node, ``max by (node) (inventory) * 0 + 5``),
@@ -75,7 +82,17 @@ from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
 from dashgen_queries.exported import written
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
-from dashgen_queries.promql import agg, job, matcher, newest_per_node, node_var, scoped_job, selector
+from dashgen_queries.promql import (
+    agg,
+    job,
+    matcher,
+    newest_per_node,
+    node_var,
+    scoped_job,
+    selector,
+    window_moved,
+)
+from dashgen_queries.sglang import logging_rank_matchers, node_first_rank_matchers
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.exporters.availability import source_switch
@@ -201,11 +218,6 @@ def _base(profile: Profile, layer: Layer) -> str:
     return node_base(profile, layer.base_job)
 
 
-def _without_presence(profile: Profile, layer: Layer, code: int) -> str:
-    node = profile.label("node")
-    return f"(({_base(profile, layer)} * 0 + {code}) unless on({node}) {_presence_counts(profile, layer)})"
-
-
 def any_unmapped(profile: Profile, layer: Layer) -> str | None:
     """A scalar: 1 when any series of the layer has a host no node maps to in the window, 0 when none
     does while the layer's target is in ``up``. The 0 is carried by ``up`` because VictoriaMetrics
@@ -219,27 +231,47 @@ def any_unmapped(profile: Profile, layer: Layer) -> str | None:
 
 
 def uninitialised(profile: Profile, layer: Layer) -> str:
-    """Code 4: the node's target is up but the presence series has no sample in the window.
+    """Code 4 on every node of the layer's base: the rows the presence (or GPU) check leaves for the nodes it
+    found nothing on (the target up, the presence series without a sample in the window; GPU layers: no GPU
+    reporting at the window end).
 
     For a layer with a host mapping (the Store segments) the same rows read 6, "segment host not
     mapped", when series with unmapped hosts exist: 4 + 2 x any_unmapped. One branch for both keeps
     the mapping chain once in the query (VictoriaMetrics' query length limit, 25 nodes)."""
-    if layer.gpus_seen is not None:  # no GPU reports at the window end: never exported, or every GPU gone
-        node = profile.label("node")
-        return f"(({_base(profile, layer)} * 0 + {UNINITIALISED}) unless on({node}) {layer.gpus_seen})"
-    missing = _without_presence(profile, layer, UNINITIALISED)
+    rows = f"({_base(profile, layer)} * 0 + {UNINITIALISED})"
     unmapped = any_unmapped(profile, layer)
-    if unmapped is None:
-        return missing
-    return f"({missing} + {UNMAPPED - UNINITIALISED} * {unmapped})"
+    return rows if unmapped is None else f"({rows} + {UNMAPPED - UNINITIALISED} * {unmapped})"
 
 
-def gpu_missing(profile: Profile, layer: Layer) -> str | None:
-    """100 x N + k: the node's target is up and k GPUs report, fewer than the profile's N (S22)."""
-    if layer.gpus_seen is None:
-        return None
+# What the presence check gives a node whose layer has enough samples: a value no reason code takes, dropped
+# by the check's last comparison so that the node falls through to the lower-priority branches.
+ENOUGH_SAMPLES = -1
+
+
+def presence_checked(profile: Profile, layer: Layer) -> str:
+    """Codes 4 (uninitialised) and 3 (insufficient samples) of a layer without GPU counts, reading its presence
+    series once: a node with presence samples gets 3 when its sparsest series is below the expected count and
+    ``ENOUGH_SAMPLES`` otherwise (dropped by the final ``!=``, the node falls through); a node of the base with no
+    presence sample at all has no row on the left of ``or`` and gets :func:`uninitialised`'s 4 (or 6). The two
+    reasons never meet on one node (one needs the presence series, the other its absence), so their order
+    is kept. Reading the presence series once instead of once per reason halves that read, which on the
+    HiCache Store layer at 1,024 GPUs was most of the reasons table's series fetched."""
+    node = profile.label("node")
+    low = f"({agg('min', [node], _presence_counts(profile, layer))} < bool {expected_samples(profile, layer)})"
+    counted = f"(({low} * {INSUFFICIENT - ENOUGH_SAMPLES}) + {ENOUGH_SAMPLES})"
+    return f"(({counted} or on({node}) {uninitialised(profile, layer)}) != {ENOUGH_SAMPLES})"
+
+
+def gpus_checked(profile: Profile, layer: Layer) -> str:
+    """Codes 4 (uninitialised) and 100 x N + k (GPU missing, S22) of a GPU layer, reading its GPUs reporting
+    once: a node where k GPUs report gets 100 x N + k, kept by the final ``<`` only while k is below the
+    profile's N = ``cluster.gpus_per_node`` (a full node falls through); a node of the base with no GPU
+    reporting has no row on the left of ``or`` and gets :func:`uninitialised`'s 4. Uninitialised comes
+    first in priority and the two never meet on one node."""
+    node = profile.label("node")
     expected = layer.expected_gpus
-    return f"(({layer.gpus_seen} < {expected}) + {GPU_MISSING_BASE * expected})"
+    seen = f"({layer.gpus_seen} + {GPU_MISSING_BASE * expected})"
+    return f"(({seen} or on({node}) {uninitialised(profile, layer)}) < {GPU_MISSING_BASE * expected + expected})"
 
 
 def expected_samples(profile: Profile, layer: Layer) -> str:
@@ -256,13 +288,15 @@ def insufficient_samples(profile: Profile, layer: Layer) -> str:
 
 def idle(profile: Profile, layer: Layer) -> str | None:
     """Code 1 or 2: no activity counter of the node increased in the window (absent counts as idle:
-    these counters appear only at their first event; a series created inside the window is activity)."""
+    these counters appear only at their first event; a series created inside the window is activity).
+    ``window_moved`` keeps the series whose first-event-aware increase is above 0, reading each counter three
+    times, not the five of the increase itself: the amount is not needed, only whether it is above 0."""
     if layer.idle_code == OK or not layer.activity:
         return None
     node = profile.label("node")
     expr = f"({_base(profile, layer)} * 0 + {layer.idle_code})"
     for counter in layer.activity:
-        moved = f"({agg('max', [node], sg.first_event_increase(counter))} > 0)"  # any series moved; nothing is added
+        moved = agg("max", [node], window_moved(counter))  # any series moved; nothing is added
         expr = f"({expr} unless on({node}) {moved})"
     return expr
 
@@ -270,11 +304,11 @@ def idle(profile: Profile, layer: Layer) -> str | None:
 def reason_code(profile: Profile, layer: Layer) -> str:
     """The layer's reason code per node, highest-priority reason first."""
     node = profile.label("node")
-    branches = [collection_failed(profile, layer), uninitialised(profile, layer)]
-    missing = gpu_missing(profile, layer)
-    if missing:
-        branches.append(missing)
-    branches.append(insufficient_samples(profile, layer))
+    branches = [collection_failed(profile, layer)]
+    if layer.gpus_seen is not None:  # GPU layers: the GPUs reporting decide 4 and GPU missing, before the samples
+        branches += [gpus_checked(profile, layer), insufficient_samples(profile, layer)]
+    else:
+        branches.append(presence_checked(profile, layer))
     idle_branch = idle(profile, layer)
     if idle_branch:
         branches.append(idle_branch)
@@ -348,7 +382,8 @@ def hicache_host_layer(profile: Profile) -> Layer:
         src.job,
         src.sample_interval_seconds,
         sg.presence(profile, sg.HOST_TOTAL),
-        tuple(sg.series(profile, counter) for counter in io),
+        # per-shard counters: one TP rank per node and DP group moves iff the node's cache moves
+        tuple(sg.series(profile, counter, ranks) for counter in io for ranks in node_first_rank_matchers(profile)),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("hicache"),
@@ -356,16 +391,21 @@ def hicache_host_layer(profile: Profile) -> Layer:
 
 
 def hicache_storage_layer(profile: Profile) -> Layer:
-    """HiCache Store tier (engine side): the pre-seeded unfulfilled-reason counter proves the storage
-    collector exists; I/O = Host->Store or Store->Host tokens."""
+    """HiCache Store tier (engine side): a pre-seeded prefetch-reason counter (``sg.storage_presence``) proves
+    the storage collector exists; I/O = Host->Store or Store->Host tokens."""
     src = profile.source("hicache_storage")
     return Layer(
         "hicache_storage",
         "HiCache Store tier (engine)",
         src.job,
         src.sample_interval_seconds,
-        sg.presence(profile, sg.UNFULFILLED),
-        (sg.series(profile, sg.BACKUPED), sg.series(profile, sg.PREFETCHED)),
+        sg.storage_presence(profile),
+        # logical counts: only the logging rank of each DP group counts (``on_logging_ranks``'s two selectors)
+        tuple(
+            sg.series(profile, counter, ranks)
+            for counter in (sg.BACKUPED, sg.PREFETCHED)
+            for ranks in logging_rank_matchers(profile)
+        ),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("hicache_storage"),

@@ -118,6 +118,17 @@ def window_increase(expr: str, window: str = WINDOW) -> str:
     return f"({created} or {plain})"
 
 
+def window_moved(expr: str, window: str = WINDOW) -> str:
+    """The series of a counter that appears only at its first event that moved in the window: exactly those
+    whose :func:`window_increase` is above 0, read three times instead of five. A series moved when its
+    plain ``increase`` is above 0, or when it was created inside the window (no sample in the window before)
+    with a last value above 0: ``window_increase`` is then ``max(increase, last)``, above 0 iff either is."""
+    plain = increase(expr, window)
+    last = over_time("last", expr, window)
+    before = f"last_over_time({expr}[{window}] offset {window})"
+    return f"(({plain} > 0) or (({last} > 0) unless {before}))"
+
+
 def over_time(func: str, expr: str, window: str = WINDOW) -> str:
     return f"{func}_over_time({expr}[{window}])"
 

@@ -14,9 +14,12 @@ state), written for every stage of the deployment.
 
 from __future__ import annotations
 
-from dashgen_queries.promql import agg, job, node_var, rate, selector
+from collections.abc import Callable
+
+from dashgen_queries.promql import agg, job, matcher, node_var, rate, selector
 
 from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import topology_of
 from dashgen.exporters.table import SGLANG
 
 ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode
@@ -44,6 +47,35 @@ def stage_key(profile: Profile, *extra: str) -> list[str]:
     """Node and PP stage: the key of one row or series per stage, the finest grouping the cache tables and
     the SLO group's stage panels use (never coarser: stages are never summed, S3)."""
     return [profile.label("node"), profile.label("pp_rank"), *extra]
+
+
+def on_logging_ranks(profile: Profile, build: Callable[[str], str]) -> str:
+    """``build(matcher)`` read only where a logical count can be non-zero: the stats-logging TP rank of each DP
+    group. Every other rank of a group carries 0 (a pre-seeded counter) or the same count (with
+    ``--enable-metrics-for-all-schedulers``), so a ``max`` over the ranks above this reads the same value from
+    an eighth of the series at TP8. Two reads joined by ``or``: ``tp_rank="0"`` (DP group 0's logging rank,
+    the only group without DP attention) and every rank of the other DP groups (``dp_rank`` neither absent
+    nor "0": nothing without DP attention), whose logging rank the profile does not name."""
+    first, others = (build(ranks) for ranks in logging_rank_matchers(profile))
+    return f"({first} or {others})"
+
+
+def node_first_rank_matchers(profile: Profile) -> tuple[str, str]:
+    """Matchers of two selectors that together hold, on every node, the lowest TP rank it hosts of DP group 0
+    (from the profile's topology: ``tp_rank`` 0, or 8 on the second node of a TP16 stage) and every rank of the
+    other DP groups. For per-shard counters, whose TP ranks all move together (each rank copies its shard of the
+    same pages), one rank per node and DP group tells whether the node moved anything, from an eighth of the
+    series at eight GPUs per node."""
+    first: dict[str, int] = {}
+    for rank in topology_of(profile).ranks:
+        first[rank.node] = min(first.get(rank.node, rank.tp_rank), rank.tp_rank)
+    ranks = "|".join(str(r) for r in sorted(set(first.values())))
+    return matcher(profile.label("tp_rank"), "=~", ranks), matcher(profile.label("dp_rank"), "!~", "|0")
+
+
+def logging_rank_matchers(profile: Profile) -> tuple[str, str]:
+    """The two matchers of :func:`on_logging_ranks`: DP group 0's logging rank, every rank of the other groups."""
+    return matcher(profile.label("tp_rank"), "=", "0"), matcher(profile.label("dp_rank"), "!~", "|0")
 
 
 def stage_labels(profile: Profile, *extra: str) -> list[str]:

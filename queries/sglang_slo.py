@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from dashgen_queries.exported import not_written, written
 from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job, matcher, node_var, rate, selector
-from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, stage_key
+from dashgen_queries.sglang import ENGINE_TYPE, histogram_quantile, on_logging_ranks, stage_key
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import topology_of
@@ -440,14 +440,29 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = ""
     """Final prefix reuse at prefill (S9) as a share of prefill input tokens per stage, from
     ``sglang:prefill_effective_tokens_total`` (the counter of the cache-evidence table's final-reuse columns).
 
-    ``max`` across TP ranks picks the logging rank (the others are pre-seeded at 0, or copies).
+    ``max`` across TP ranks picks the logging rank (the others are pre-seeded at 0, or copies), read only on the
+    logging ranks (``on_logging_ranks``).
     """
     stage = stage_key(profile)
     dp = profile.label("dp_rank")
     metric = SGLANG.name("sglang:prefill_effective_tokens_total")
     scope = scheduler_matchers(profile, role=role)
-    hits = selector(metric, *scope, matcher("mode", "=~", "device_hit|host_hit|storage_hit"))
-    inputs = selector(metric, *scope, matcher("mode", "=", "input"))
-    numerator = agg("sum", stage, agg("max", (*stage, dp, "mode"), rate(hits, window)))
-    denominator = agg("sum", stage, agg("max", (*stage, dp), rate(inputs, window)))
+    hits = matcher("mode", "=~", "device_hit|host_hit|storage_hit")
+    inputs = matcher("mode", "=", "input")
+    numerator = agg(
+        "sum",
+        stage,
+        agg(
+            "max",
+            (*stage, dp, "mode"),
+            on_logging_ranks(profile, lambda m: rate(selector(metric, *scope, hits, m), window)),
+        ),
+    )
+    denominator = agg(
+        "sum",
+        stage,
+        agg(
+            "max", (*stage, dp), on_logging_ranks(profile, lambda m: rate(selector(metric, *scope, inputs, m), window))
+        ),
+    )
     return divide(numerator, denominator)

@@ -452,3 +452,24 @@ def test_reasons_table_shows_reason_text_for_every_layer(name):
     disk = "Cache disk" if PROFILES[name].has_kind(TEXT) else "Scratch disk"  # S25: a video pool has no KV cache
     assert any(t.startswith(disk) for t in titles) == PROFILES[name].disks.has_cache_tier
     assert any(t.startswith("HiCache Host") for t in titles) == PROFILES[name].exported("hicache")
+
+
+LOGICAL_COUNTS = {sg.PREFILL_EFFECTIVE, sg.BACKUPED, sg.PREFETCHED, sg.PREFETCH_HIT, sg.BACKUP_DROPPED, sg.DROPPED}
+
+
+@pytest.mark.parametrize("name", TEXT_NAMES)
+def test_logical_counts_of_the_reuse_table_read_only_the_logging_ranks(name):
+    """Issue 42: a logical count is non-zero only on the logging TP rank of each DP group (or a copy on every
+    rank), so the table reads those ranks alone: ``tp_rank="0"`` or a DP group other than 0, never every rank (at
+    1,024 GPUs the table fetched 55 k series, over the 20 k panel budget). Per-shard bytes still read every rank."""
+    profile = PROFILES[name]
+    tp, dp = profile.label("tp_rank"), profile.label("dp_rank")
+    narrowed = 0
+    for title, expr in columns(specs(name)["reuse_io"]).items():
+        for node, _ in walk(parse(expr)):
+            if not isinstance(node, pp.VectorSelector) or node.name not in LOGICAL_COUNTS:
+                continue
+            found = {(m.name, str(m.op), m.value) for m in node.matchers.matchers}
+            assert (tp, "MatchOp.Equal", "0") in found or (dp, "MatchOp.NotRe", "|0") in found, f"{title}: {node}"
+            narrowed += 1
+    assert narrowed >= 10, narrowed

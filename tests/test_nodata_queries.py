@@ -12,12 +12,13 @@ from pathlib import Path
 
 import promql_parser as pp
 import pytest
-from dashgen_queries import hicache as sg
 from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import nodata
+from dashgen_queries.promql import window_moved
 
 from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.topology import topology_of
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
 from dashgen.rules.render import rule_groups
 
@@ -40,11 +41,32 @@ def or_branches(node):
     return [node]
 
 
-def branch_code(node) -> int:
-    """The reason code a branch yields: the number literal added last (``... + code``) or the
-    constant in ``vector(code)``."""
+def branch_codes(node) -> list[int]:
+    """The reason codes a branch yields, in priority order: one for a plain branch, two for a branch that reads
+    one series for two reasons (``(checked or on(node) uninitialised) != ENOUGH`` or ``... < 100 N + N``),
+    whose codes are 4 and then the checked reason's."""
     while isinstance(node, pp.ParenExpr):
         node = node.expr
+    if isinstance(node, pp.BinaryExpr) and str(node.op) in ("!=", "<") and isinstance(node.rhs, pp.NumberLiteral):
+        checked, rows = or_branches(unparen(node.lhs))
+        assert branch_code(rows) == nodata.UNINITIALISED
+        if str(node.op) == "!=":  # 3 below the expected samples, the sentinel at or above them
+            assert node.rhs.val == nodata.ENOUGH_SAMPLES and "< bool" in str(checked)
+            return [nodata.UNINITIALISED, nodata.INSUFFICIENT]
+        return [nodata.UNINITIALISED, branch_code(checked)]  # k + 100 N kept below 100 N + N
+    return [branch_code(node)]
+
+
+def unparen(node):
+    while isinstance(node, pp.ParenExpr):
+        node = node.expr
+    return node
+
+
+def branch_code(node) -> int:
+    """The reason code a plain branch yields: the number literal added last (``... + code``) or the
+    constant in ``vector(code)``."""
+    node = unparen(node)
     if isinstance(node, pp.BinaryExpr) and str(node.op) == "+" and isinstance(node.rhs, pp.NumberLiteral):
         return int(node.rhs.val)
     if isinstance(node, pp.BinaryExpr) and str(node.op) == "+":  # uninitialised + 2 x any_unmapped: 4 (or 6)
@@ -63,8 +85,7 @@ def test_s6_branches_in_priority_order(profile, layer):
     ast = pp.parse(expand(nodata.reason_code(profile, layer)))
     # the GPU-missing branch adds the GPUs seen to 100 x expected: its literal is 100 x expected
     codes = [
-        nodata.GPU_MISSING if c >= 2 * nodata.GPU_MISSING_BASE else c
-        for c in (branch_code(b) for b in or_branches(ast))
+        nodata.GPU_MISSING if c >= 2 * nodata.GPU_MISSING_BASE else c for b in or_branches(ast) for c in branch_codes(b)
     ]
     # collection failed is itself "up == 0" or "missing from up": both 5.
     collapsed = [c for i, c in enumerate(codes) if i == 0 or c != codes[i - 1]]
@@ -163,12 +184,42 @@ def test_s6_insufficient_samples_compares_with_the_sample_interval(profile, laye
     assert any(func_name(n) == "count_over_time" for n, _ in walk(ast))
 
 
+def selector_reads(expr: str) -> dict[str, int]:
+    """How many times each selector (with its offset) is evaluated: each is a read of every series it matches."""
+    reads: dict[str, int] = {}
+    for node, _ in walk(pp.parse(expand(expr))):
+        if isinstance(node, pp.VectorSelector):
+            reads[str(node)] = reads.get(str(node), 0) + 1
+    return reads
+
+
 @pytest.mark.parametrize(("profile", "layer"), layer_cases())
-def test_s6_uninitialised_needs_the_presence_series(profile, layer):
-    expr = nodata.uninitialised(profile, layer)
-    presence_metrics = metric_names(pp.parse(expand(layer.presence)))
-    assert presence_metrics <= metric_names(pp.parse(expand(expr)))
-    assert "unless on(node)" in expr
+def test_s6_uninitialised_and_the_checked_reason_read_their_series_once(profile, layer):
+    """Uninitialised shares one branch with insufficient samples (GPU layers: with GPU missing): the presence
+    series (GPUs reporting) is read once for both, not once per reason (issue 42: at 1,024 GPUs the second read
+    of the HiCache Store presence was a third of the reasons table's series)."""
+    expr = nodata.reason_code(profile, layer)
+    checked = nodata.gpus_checked if layer.gpus_seen is not None else nodata.presence_checked
+    branch = checked(profile, layer)
+    assert f" or on(node) {branch} or on(node) " in expr
+    read = layer.gpus_seen if layer.gpus_seen is not None else layer.presence
+    (selector,) = [s for s in selector_reads(read) if "offset" not in s]
+    # the Store layer reads its segments once more for its "any host unmapped" flag (a join no node row has)
+    flag = selector_reads(layer.unmapped).get(selector, 0) if layer.unmapped else 0
+    assert selector_reads(branch)[selector] == 1 + flag, selector
+    assert nodata.uninitialised(profile, layer) in branch
+    if layer.gpus_seen is None:  # the sample count: every non-GPU layer's presence is read once in the whole code
+        idle = nodata.idle(profile, layer)  # the disk layer's presence is also one of its activity counters
+        again = selector_reads(idle).get(selector, 0) if idle else 0
+        assert selector_reads(expr)[selector] == 1 + flag + again, selector
+
+
+@pytest.mark.parametrize(("profile", "layer"), [case for case in layer_cases() if case.values[1].activity])
+def test_idle_reads_each_activity_counter_three_times(profile, layer):
+    reads = selector_reads(nodata.idle(profile, layer))
+    for counter in layer.activity:
+        (plain,) = [s for s in selector_reads(counter)]
+        assert reads[plain] == 2 and reads[f"{plain} offset 1h"] == 1, (plain, reads)
 
 
 @pytest.mark.parametrize(("profile", "layer"), layer_cases())
@@ -179,14 +230,25 @@ def test_s7_idle_is_about_counters_increasing_not_zero_filling(profile, layer):
     if layer.idle_code:
         ast = pp.parse(expand(idle))
         assert not any(isinstance(n, pp.AggregateExpr) and str(n.op) == "sum" for n, _ in walk(ast))
-        # each activity counter is read with the first-event-aware increase: a counter created in the
+        # each activity counter is read with the first-event-aware test of movement: a counter created in the
         # window (absent until its first event) is activity, not idle
         for counter in layer.activity:
-            assert f"{sg.first_event_increase(counter)})" in idle, counter
+            assert f"{window_moved(counter)})" in idle, counter
         increases = [n for n, _ in walk(ast) if func_name(n) == "increase"]
-        assert len(increases) == 2 * len(layer.activity)
+        assert len(increases) == len(layer.activity)
     else:
         assert idle is None
+
+
+@pytest.mark.parametrize(("profile", "layer"), [c for c in layer_cases() if c.values[1].key.startswith("hicache")])
+def test_idle_reads_one_rank_per_node_and_dp_group(profile, layer):
+    """Issue 42: the HiCache layers' activity counters are read on one TP rank per node (per-shard bytes move on
+    every rank together) or on the logging rank (logical tokens), plus every rank of DP groups other than 0."""
+    tp, dp = profile.label("tp_rank"), profile.label("dp_rank")
+    firsts = sorted({min(r.tp_rank for r in topology_of(profile).ranks if r.node == n) for n in profile.node_names})
+    for counter in layer.activity:
+        assert f'{tp}="0"' in counter or f'{tp}=~"{"|".join(map(str, firsts))}"' in counter or f'{dp}!~"|0"' in counter
+    assert len(layer.activity) == 4  # two counters, each on two selectors
 
 
 def test_s6_h20_dcgm_expects_one_sample_per_collect_interval_not_per_scrape():
@@ -253,11 +315,12 @@ def test_s22_gpu_layers_count_gpus_against_the_profile_and_check_it_before_the_s
             continue
         assert layer.expected_gpus == profile.gpus_per_node
         reason = nodata.reason_code(profile, layer)
-        missing = nodata.gpu_missing(profile, layer)
-        assert missing == f"(({layer.gpus_seen} < {profile.gpus_per_node}) + {100 * profile.gpus_per_node})"
-        assert reason.index(missing) < reason.index(nodata.insufficient_samples(profile, layer))
-        # uninitialised: no GPU reports at the window end (count by node of the last samples)
-        assert nodata.uninitialised(profile, layer).endswith(f"unless on(node) {layer.gpus_seen})")
+        n = profile.gpus_per_node
+        checked = nodata.gpus_checked(profile, layer)
+        # k GPUs reporting read 100 N + k, kept only below 100 N + N; no GPU reporting: uninitialised's 4
+        assert checked.startswith(f"((({layer.gpus_seen} + {100 * n}) or on(node) ")
+        assert checked.endswith(f") < {100 * n + n})")
+        assert reason.index(checked) < reason.index(nodata.insufficient_samples(profile, layer))
         assert layer.gpus_seen.startswith("count by (node) (max by (node, gpu) (last_over_time(")
         assert 'gpu=~"$gpu"' not in layer.gpus_seen and 'node=~"$node"' in layer.gpus_seen
 
@@ -270,6 +333,7 @@ def test_s11_store_layer_reports_unmapped_hosts_apart_from_uninitialised(profile
     # 4, turned into 6 by the scalar flag when segments with unmapped hosts exist
     flag = nodata.any_unmapped(profile, layer)
     assert uninitialised.endswith(f" + {nodata.UNMAPPED - nodata.UNINITIALISED} * {flag})")
+    assert uninitialised in nodata.presence_checked(profile, layer)
     assert layer.unmapped in flag and f"unless on({inv.SEGMENT_HOST}) {inv.host_to_node(profile)}" in flag
     reason = nodata.reason_code(profile, layer)
     # segment -> node through the recorded inventory, not a per-node chain in the text (issue 19)

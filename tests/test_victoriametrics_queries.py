@@ -286,7 +286,7 @@ def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametr
     for node in (created, grew, flat):
         up_labels = {"job": profile.source("sglang").job, "node": node, "instance": f"{node}:30000"}
         series.append(_series("up", up_labels, earlier, end, 15, 1))
-        series.append(_series(sg.UNFULFILLED, _engine(profile, node, reason="dropped"), earlier, end, 5, 0))
+        series.append(_series(sg.DEFERRED, _engine(profile, node, reason="host_capacity"), earlier, end, 5, 0))
     series.append(_series(sg.BACKUPED, _engine(profile, created), start + 1800, end, 5, 5000))
     series.append(
         _series(sg.BACKUPED, _engine(profile, grew), earlier, end, 5, lambda t: 4000 if t < start + 1800 else 5000)
@@ -364,6 +364,46 @@ def test_s3_dp_groups_are_added_tp_ranks_are_not(victoriametrics, demo_windows):
     ds.flush()
     got = _run(ds, profile, sg.stage_reuse(profile, "input"), end)
     assert got == {two_dp: pytest.approx(140, abs=0.5), one_dp: pytest.approx(100, abs=0.5)}
+
+
+def test_logical_counts_read_on_the_logging_ranks_equal_every_rank(victoriametrics, demo_windows):
+    """Issue 42: the stage counts read only each DP group's logging rank (``on_logging_ranks``), an eighth of the
+    series at TP8, and give what reading every rank gave: DP attention with global TP ranks (group 1 logs on
+    tp_rank 4), zeros on the other ranks; a stage without DP attention; a stage whose every rank reports a copy."""
+    from dashgen_queries import hicache as sg
+
+    (profile,) = load_profiles(["long-context-64"])
+    end = _window_end(demo_windows, 6)
+    start, earlier = end - 3600, end - 7200
+    dp_attention, plain, copies = profile.node_names[1], profile.node_names[2], profile.node_names[3]
+    logging = {dp_attention: {"0": ("0", 100), "4": ("1", 40)}, plain: {"0": ("0", 70)}}
+    series = []
+    for node in (dp_attention, plain, copies):
+        for tp in range(8):
+            dp = ("0" if tp < 4 else "1") if node == dp_attention else "0"
+            _, grows = logging.get(node, {}).get(str(tp), (dp, 0 if node != copies else 30))
+            for mode in ("input", "device_hit"):
+                labels = _engine(profile, node, tp_rank=str(tp), dp_rank=dp, mode=mode)
+                series.append(
+                    _series(
+                        sg.PREFILL_EFFECTIVE,
+                        labels,
+                        earlier,
+                        end,
+                        5,
+                        lambda t, g=grows: 1000 + g * max(0.0, t - start) / 3600,
+                    )
+                )
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    narrowed = sg.stage_reuse(profile, "input")
+    every = sg.series(profile, sg.PREFILL_EFFECTIVE, 'mode="input"')
+    every_rank = sg.one_rank(profile, f"increase({every}[$__range])")
+    assert "tp_rank=" in narrowed and "tp_rank" not in every_rank
+    want = {dp_attention: pytest.approx(140, abs=0.5), plain: pytest.approx(70, abs=0.5), copies: pytest.approx(30)}
+    assert _run(ds, profile, narrowed, end) == want
+    assert _run(ds, profile, every_rank, end) == want
 
 
 @pytest.mark.parametrize("with_unmapped", [True, False], ids=["unmapped-host", "all-mapped"])
