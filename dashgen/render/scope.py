@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import promql_parser as pp
 
@@ -148,19 +149,47 @@ def scope_expr(expr: str, matcher: str) -> Scoped:
     return Scoped("".join(out), count)
 
 
-def parses(expr: str) -> bool:
-    """Whether ``expr`` parses as PromQL once its Grafana variables hold sample values (a duration in a range,
-    ``1`` elsewhere): how a rewrite is checked before it replaces what the author wrote."""
-    filled = re.sub(r"\[\s*(?:" + VARIABLE.pattern + ")", "[5m", expr)
-    filled = re.sub(r":\s*(?:" + VARIABLE.pattern + r")\s*\]", ":1m]", filled)
-    filled = VARIABLE.sub("1", filled)
+def filled(expr: str) -> str:
+    """``expr`` with its Grafana variables holding sample values: a duration in a range, ``1`` elsewhere."""
+    text = re.sub(r"\[\s*(?:" + VARIABLE.pattern + ")", "[5m", expr)
+    text = re.sub(r":\s*(?:" + VARIABLE.pattern + r")\s*\]", ":1m]", text)
+    return VARIABLE.sub("1", text)
+
+
+def _tree(expr: str) -> Any | None:
     try:
-        pp.parse(filled)
+        return pp.parse(filled(expr))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:  # promql-parser raises ValueError; pyo3 panics are BaseException
-        return False
-    return True
+        return None
+
+
+def parses(expr: str) -> bool:
+    """Whether ``expr`` parses as PromQL once its Grafana variables hold sample values: how a rewrite is
+    checked before it replaces what the author wrote."""
+    return _tree(expr) is not None
+
+
+def metric_names(expr: str) -> frozenset[str]:
+    """The metric names ``expr`` selects (by name or ``__name__=``), per the PromQL parser; none when it does
+    not parse."""
+    stack, names = [_tree(expr)], set()
+    while stack:
+        node = stack.pop()
+        if node is None or isinstance(node, str | int | float):
+            continue
+        if isinstance(node, pp.VectorSelector):
+            found = node.name or next(
+                (m.value for m in node.matchers.matchers or () if m.name == "__name__" and m.op == pp.MatchOp.Equal),
+                None,
+            )
+            if found:
+                names.add(str(found))
+            continue
+        stack.extend(getattr(node, attr, None) for attr in ("lhs", "rhs", "expr", "param", "vector_selector"))
+        stack.extend(getattr(node, "args", None) or ())
+    return frozenset(names)
 
 
 LABEL_VALUES = re.compile(r"^\s*label_values\s*\((?P<args>.*)\)\s*$", re.DOTALL)
