@@ -27,6 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from dashgen_queries.promql import deployment
+
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import InputError
@@ -151,7 +153,7 @@ def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[di
         found, module_variables, imported = _groups_of(module, profile, topology, f"{where} ({path})")
         if imported:
             heading = getattr(module.DASHBOARD, "title", None) or name
-            fitted = fit_imported(found, module_variables, variables, name, heading)
+            fitted = fit_imported(found, module_variables, variables, name, heading, deployment(profile))
             found, module_variables = fitted.groups, fitted.variables
             notes.extend(f"{where}: {note}" for note in fitted.notes)
         groups.extend(_prefixed(group, name, imported) for group in found)

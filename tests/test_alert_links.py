@@ -90,3 +90,57 @@ def test_a_bad_base_is_refused_naming_the_field(tmp_path, line, field):
     result = CliRunner().invoke(main, ["--profiles-dir", str(tmp_path), "rules", "--out", str(tmp_path / "r")])
     assert result.exit_code == 2, result.output
     assert f"dashboard.{field}" in result.output and "Traceback" not in result.output
+
+
+def _rendered_panels(profile) -> dict[int, dict]:
+    from dashgen.build import build_profile
+
+    found = {}
+    for built in build_profile(profile):
+        for panel in built.document["panels"]:
+            for item in (panel, *panel.get("panels", [])):
+                found[item["id"]] = item
+    return found
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_the_dashboard_link_opens_a_panel_that_reads_what_the_alert_reads(profile):
+    from dashgen.render.scope import metric_names
+    from dashgen.rules import rule_groups
+
+    recorded = {r.record: r.expr for g in rule_groups(profile) for r in g.rules if hasattr(r, "record")}
+
+    def reads(expr: str) -> set[str]:
+        return {m for name in metric_names(expr) for m in (reads(recorded[name]) if name in recorded else {name})}
+
+    panels = _rendered_panels(profile)
+    found = alerts(profile)
+    opened = {}
+    for rule in found:
+        query = parse_qs(urlsplit(rule["annotations"]["dashboard_url"].split("{{")[0]).query)
+        if "viewPanel" not in query:
+            continue
+        panel = panels[int(query["viewPanel"][0])]  # a panel of the dashboard the link opens
+        shown = set().union(*(reads(t["expr"]) for t in panel["targets"]))
+        assert reads(rule["expr"]) & shown, (rule["alert"], panel["title"])
+        opened[rule["alert"]] = panel["title"]
+    assert len(opened) >= 0.85 * len(found), sorted({r["alert"] for r in found} - set(opened))
+    expected = {  # the panel an on-call would open first, where the profile has the alert
+        "GpuXidFatal": "Xid and row remapping per GPU",
+        "HostCpuSaturated": "CPU busy per node",
+        "CollectorMemoryNearLimit": "Collector resident memory against its limit",
+        "GatewayCircuitBreakerOpen": "Gateway: circuit breaker state per backend",
+        "StoreAllocFailing": "Store allocation failures",
+    }
+    checked = 0
+    for name, title in expected.items():
+        if name in opened:
+            assert opened[name].startswith(title), (name, opened[name])
+            checked += 1
+    assert checked >= 2 or profile.name == "video-200", opened
+
+
+def test_an_alert_no_panel_reads_opens_the_dashboard_without_a_panel():
+    base = LinkBase("https://rb.example/doc.md", "https://g.example", "dg-x-cluster", ())
+    links = alert_links({"alert": "X", "for": "5m", "expr": "nothing_on_any_panel > 0"}, base)
+    assert "viewPanel" not in links["dashboard_url"]

@@ -23,20 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 HOURS = 0.5
 STEP = 30.0
 SLACK = 1e-9  # float sums of parts
-# What this test found in the demo model and is not fixed yet: each profile stays strict (xfail passes -> failure),
-# so a fix shows up as a failure that asks to drop its line here.
-KNOWN = {
-    "long-context-64": "'Error budget left (30 d)' reads -321 %; 'Ladder 2: Store get hit share' 141 %",
-    "pd-128": "SloErrorBudgetFastBurn fires on the healthy demo",
-    "video-200": "'Job error budget left (30 d)' reads -534 % on the healthy demo",
-}
 
 
 def _profiles() -> list:
-    return [
-        pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN[p.name], strict=True)) if p.name in KNOWN else p
-        for p in load_profiles(directory=ROOT / "profiles")
-    ]
+    return list(load_profiles(directory=ROOT / "profiles"))
 
 
 @pytest.mark.slow  # imports a demo per profile and replays its rules with vmalert

@@ -19,7 +19,7 @@ import pytest
 from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.alerts import NODES_PER_RULE, target_missing_alerts
-from dashgen.rules.links import alert_links, link_base
+from dashgen.rules.links import LinkBase, alert_links, link_base
 from dashgen.rules.model import AlertRule
 from dashgen.rules.render import render_rule_file
 
@@ -48,6 +48,16 @@ def alert(profile: str, name: str, variant: Profile | None = None) -> AlertRule:
     raise KeyError(name)
 
 
+_LINKS: dict[int, tuple[Profile, LinkBase]] = {}
+
+
+def links_of(profile: Profile) -> LinkBase:
+    """The profile's link base as the rule file is written with it (its panels read once per profile object)."""
+    if id(profile) not in _LINKS:
+        _LINKS[id(profile)] = (profile, link_base(profile, rule_groups(profile)))
+    return _LINKS[id(profile)][1]
+
+
 def render(template: str, labels: dict[str, str], value: str) -> str:
     """Expand the two template forms the rules use: ``$labels.x`` and ``$value`` (optionally piped)."""
     text = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], template)
@@ -73,7 +83,8 @@ def expected(profile: str, name: str, labels: dict[str, str], value: str = "", v
         deployment.label("deployment"): deployment.deployment,
         "severity": rule.severity,
     }
-    links = alert_links({"alert": rule.alert, "for": rule.for_}, link_base(variant or deployment), rule.anchor)
+    record = {"alert": rule.alert, "for": rule.for_, "expr": rule.expr, "labels": dict(rule.labels)}
+    links = alert_links(record, links_of(variant or deployment), rule.anchor)
     return {
         "exp_labels": final,
         "exp_annotations": {

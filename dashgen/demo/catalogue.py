@@ -26,6 +26,7 @@ from typing import Literal
 
 from dashgen_queries.gateway_runtime import MODEL_CAP, OTHER_MODEL
 
+from dashgen.demo import healthy
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.live.sources import HISTOGRAM_SUFFIXES, is_histogram, source_of
@@ -39,6 +40,7 @@ SHORT_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)
 SIZE_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096)
 TOKEN_BUCKETS = (128, 1024, 8192, 32768, 131072, 262144, 524288)
 GIB = 1 << 30
+REQUESTS = 0.8  # requests per second per engine (tokenizer)
 WORKERS = ("http://replica-0:30000", "http://replica-1:30000")
 
 
@@ -90,6 +92,9 @@ class Rate:
     # (label, value, factor): the series with that label value grows at ``factor`` × the rate — parts of one whole
     # (reuse hits of the input tokens) must stay parts
     factors: tuple[tuple[str, str, float], ...] = ()
+    # a counter counting a part of another (valid gets of all gets): it draws its randomness as the named counter
+    # does, so at every instant it grows at per_second / the whole's per_second of the whole, never past it
+    share_of: str = ""
 
     def for_labels(self, labels: Mapping[str, str]) -> Rate:
         """This rate for the series with ``labels`` (its ``factors`` applied)."""
@@ -110,6 +115,7 @@ class Histogram:
     sigma: float = 0.6
     buckets: tuple[float, ...] = SECONDS_BUCKETS
     traffic: str = "requests"
+    sli: str = ""  # the SLI it measures (ttft / tpot / e2e): its median stays within the SLO (``healthy.median``)
 
 
 @dataclass(frozen=True)
@@ -262,16 +268,26 @@ _MODELS: list[MetricModel] = [
     # --- SGLang tokenizer (API server, node_rank 0 of each replica) -------------------------------
     _c("sglang:prompt_tokens_total", "tokenizer", Rate(6000), is_streaming=("true",)),
     _c("sglang:generation_tokens_total", "tokenizer", Rate(900), is_streaming=("true",)),
-    _c("sglang:num_requests_total", "tokenizer", Rate(0.8), is_streaming=("true",)),
-    _c("sglang:num_aborted_requests_total", "tokenizer", Rate(0.01)),
+    _c("sglang:num_requests_total", "tokenizer", Rate(REQUESTS), is_streaming=("true",)),
+    _c("sglang:num_aborted_requests_total", "tokenizer", Rate(lambda p, _t: REQUESTS * healthy.abort_share(p))),
     _c("sglang:cached_tokens_total", "tokenizer", Rate(2500), True, cache_source=("device", "host", "storage")),
-    _h("sglang:time_to_first_token_seconds", "tokenizer", Histogram(0.8, 1.2, 0.8), is_streaming=("true",)),
-    _h("sglang:e2e_request_latency_seconds", "tokenizer", Histogram(0.8, 40, 0.6, E2E_BUCKETS), is_streaming=("true",)),
+    _h(
+        "sglang:time_to_first_token_seconds",
+        "tokenizer",
+        Histogram(REQUESTS, 1.2, 0.8, sli="ttft"),
+        is_streaming=("true",),
+    ),
+    _h(
+        "sglang:e2e_request_latency_seconds",
+        "tokenizer",
+        Histogram(REQUESTS, 40, 0.6, E2E_BUCKETS, sli="e2e"),
+        is_streaming=("true",),
+    ),
     _h("sglang:inter_token_latency_seconds", "tokenizer", Histogram(900, 0.03, 0.4, SHORT_BUCKETS)),
     _h(
         "sglang:request_time_per_output_token_seconds",
         "tokenizer",
-        Histogram(0.8, 0.035, 0.4, SHORT_BUCKETS),
+        Histogram(REQUESTS, 0.035, 0.4, SHORT_BUCKETS, sli="tpot"),
         is_streaming=("true",),
     ),
     _c("sglang:http_requests_total", "tokenizer", Rate(0.8), endpoint=("/generate",), method=("POST",)),
@@ -368,7 +384,7 @@ _MODELS: list[MetricModel] = [
     _h(
         "smg_router_request_duration_seconds",
         "gateway",
-        Histogram(1.6, 40, 0.6),
+        Histogram(1.6, 40, 0.6, sli="e2e"),
         router_type=("regular",),
         backend_type=("regular",),
         model=GATEWAY_MODELS,
@@ -463,11 +479,11 @@ _MODELS: list[MetricModel] = [
     _g("file_cache_nums_", "master", Wave(500_000, 50_000, 5_000, 0, integer=True)),
     _g("master_total_file_capacity_bytes", "master", Wave(0.0)),
     _g("master_allocated_file_size_bytes", "master", Wave(0.0)),
-    _c("mem_cache_hit_nums_", "master", Rate(300)),
-    _c("file_cache_hit_nums_", "master", Rate(40)),
+    _c("mem_cache_hit_nums_", "master", Rate(280, share_of="total_get_nums_")),
+    _c("file_cache_hit_nums_", "master", Rate(40, share_of="total_get_nums_")),
     _c("mem_cache_hit_bytes_total", "master", Rate(3.0e9)),
     _c("file_cache_hit_bytes_total", "master", Rate(4.0e8)),
-    _c("valid_get_nums_", "master", Rate(330)),
+    _c("valid_get_nums_", "master", Rate(330, share_of="total_get_nums_")),
     _c("total_get_nums_", "master", Rate(420)),
     _c("master_successful_evictions_total", "master", Rate(2)),
     _c("master_attempted_evictions_total", "master", Rate(2.2)),

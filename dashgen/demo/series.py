@@ -79,7 +79,8 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
         fault = plan.fault(spec.node)
         if fault.down or model.source in fault.absent_sources:
             continue
-        rng = series_rng(model.name, spec.labels)
+        share_of = model.model.share_of if isinstance(model.model, Rate) else ""
+        rng = series_rng(share_of or model.name, spec.labels)
         if model.kind == "histogram":
             assert isinstance(model.model, Histogram)
             stamps = timestamps(plan, model.source, fault)

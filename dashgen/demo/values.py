@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from dashgen.demo import healthy
 from dashgen.demo.catalogue import Histogram, Rate, Wave
 from dashgen.demo.scenarios import NodeFault
 from dashgen.demo.scopes import Plan
@@ -114,7 +115,7 @@ def histogram_series(
 ) -> Iterator[dict[str, Any]]:
     """``_bucket{le}`` (cumulative, monotonic), ``_sum`` and ``_count`` of one histogram child."""
     bounds = [*model.buckets, math.inf]
-    median = model.median * rng.uniform(0.8, 1.25)
+    median = healthy.median(plan.profile, model.sli, model.median, model.sigma) * rng.uniform(*healthy.MEDIAN_SPREAD)
     rate = model.per_second * rng.uniform(0.85, 1.15)
     buckets = [0.0] * len(bounds)
     start_count = math.floor(rate * UPTIME_SECONDS * rng.uniform(0.5, 1.0))
@@ -128,7 +129,7 @@ def histogram_series(
         dt = (ms - previous) / 1000
         previous = ms
         if not flat and dt > 0:
-            drift = median * (1 + 0.3 * math.sin(2 * math.pi * ms / 2400000))
+            drift = median * (1 + healthy.MEDIAN_DRIFT * math.sin(2 * math.pi * ms / 2400000))
             observed = max(0, round(rate * dt * rng.uniform(0.7, 1.3)))
             for i, le in enumerate(bounds):
                 buckets[i] += round(observed * _lognormal_cdf(le, drift, model.sigma))

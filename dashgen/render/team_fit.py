@@ -15,6 +15,9 @@ round trip against the source still holds. What it does:
 * a target field the build does not carry (``exemplar``, ``intervalFactor``, ``step``) is dropped;
 * a row with no title (the panels Grafana shows above the first row) is titled by the imported dashboard;
 * a ratio unit set by a field override gets that override's 0-100 / 0-1 bounds too (S5);
+* every selector of every query, and of every query variable, gets the deployment's matcher
+  (``dashgen.render.scope``), so the imported panels read this deployment's series on a shared store (S21); a
+  query that cannot be scoped is named in a note with the reason;
 * a zero fill ``or <number>`` / ``or vector(<number>)`` closing an expression or parenthesis is dropped: S7
   (it turns No Data into a number; the bare number is MetricsQL, which PromQL refuses), so no data reads as
   No Data. One inside an operand (``a or vector(0) * 2``) is left for the lint to name.
@@ -27,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from dashgen.render.scope import Scoped, parses, scope_expr, scope_variable_query
 from dashgen.render.spec import RATIO_UNITS, GroupSpec, PanelSpec, Target
 from dashgen.render.validate import panel_types, target_fields
 
@@ -70,10 +74,35 @@ def _deep(value: Any, rename: Any) -> Any:
     return value
 
 
-def _target(target: Target, rename: Any, notes: list[str], key: str) -> Target:
+@dataclass
+class _Scope:
+    """The deployment matcher every imported query gets, and how many did."""
+
+    matcher: str
+    scoped: int = 0
+    queries: int = 0
+
+    def apply(self, scoped: Scoped, original: str, where: str, notes: list[str]) -> str:
+        if not self.matcher or not original.strip():
+            return original
+        self.queries += 1
+        if scoped.reason:
+            notes.append(f"{where}: not scoped to {self.matcher}: {scoped.reason}; it reads every deployment")
+            return original
+        if not parses(scoped.expr) and parses(original):
+            notes.append(
+                f"{where}: not scoped to {self.matcher}: the rewrite would not parse; it reads every deployment"
+            )
+            return original
+        self.scoped += 1
+        return scoped.expr
+
+
+def _target(target: Target, rename: Any, notes: list[str], key: str, scope: _Scope) -> Target:
     expr = ZERO_FILL.sub("", rename(target.expr))
     if expr != rename(target.expr):
         notes.append(f"panel {key}: zero fill `or vector(...)` dropped, no data reads as No Data (S7)")
+    expr = scope.apply(scope_expr(expr, scope.matcher), expr, f"panel {key} query {target.ref_id or expr!r}", notes)
     carried = target_fields() - {"datasource"}
     extra = {key: value for key, value in target.extra.items() if key in carried}
     return replace(target, expr=expr, legend=rename(target.legend), extra=_deep(extra, rename))
@@ -90,7 +119,7 @@ def _override(override: dict[str, Any]) -> dict[str, Any]:
     return {**override, "properties": [*kept, {"id": "min", "value": low}, {"id": "max", "value": high}]}
 
 
-def _panel(panel: PanelSpec, rename: Any, notes: list[str]) -> PanelSpec:
+def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> PanelSpec:
     title = rename(panel.title)
     if not title.strip():
         title = f"Untitled {panel.kind} ({panel.key})"
@@ -111,7 +140,7 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str]) -> PanelSpec:
         extra=extra,
         min=low,
         max=high,
-        targets=tuple(_target(t, rename, notes, panel.key) for t in panel.targets),
+        targets=tuple(_target(t, rename, notes, panel.key, scope) for t in panel.targets),
         overrides=tuple(_override(o) for o in _deep(panel.overrides, rename)),
         links=_deep(panel.links, rename),
         data_links=_deep(panel.data_links, rename),
@@ -119,16 +148,18 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str]) -> PanelSpec:
     )
 
 
-def _group(group: GroupSpec, rename: Any, notes: list[str], heading: str) -> GroupSpec:
+def _group(group: GroupSpec, rename: Any, notes: list[str], heading: str, scope: _Scope) -> GroupSpec:
     return replace(
         group,
         title=rename(group.title) if group.title.strip() else heading,
-        panels=tuple(_panel(p, rename, notes) for p in group.panels),
-        rows=tuple(_group(r, rename, notes, heading) for r in group.rows),
+        panels=tuple(_panel(p, rename, notes, scope) for p in group.panels),
+        rows=tuple(_group(r, rename, notes, heading, scope) for r in group.rows),
     )
 
 
-def _variable(variable: dict[str, Any], renames: dict[str, str], rename: Any) -> dict[str, Any]:
+def _variable(
+    variable: dict[str, Any], renames: dict[str, str], rename: Any, scope: _Scope, notes: list[str]
+) -> dict[str, Any]:
     fitted = dict(variable)
     name = str(fitted.get("name"))
     if name in renames:
@@ -137,7 +168,10 @@ def _variable(variable: dict[str, Any], renames: dict[str, str], rename: Any) ->
     if isinstance(query, dict):
         query = query.get("query", "")
     if isinstance(query, str):
-        fitted["query"] = rename(query)
+        query = rename(query)
+        if fitted.get("type") == "query":  # its choices come from the deployment's series only
+            query = scope.apply(scope_variable_query(query, scope.matcher), query, f"variable ${name}", notes)
+        fitted["query"] = query
     if isinstance(fitted.get("definition"), str):
         fitted["definition"] = rename(fitted["definition"])
     return fitted
@@ -149,9 +183,11 @@ def fit_imported(
     taken: dict[str, dict[str, Any]],
     module: str,
     heading: str,
+    scope: str = "",
 ) -> Fitted:
     """``groups`` and ``variables`` of the imported module ``module`` as a dashboard whose own variables are
-    ``taken`` (name -> variable) accepts them; ``heading`` titles a row that has no title."""
+    ``taken`` (name -> variable) accepts them; ``heading`` titles a row that has no title; ``scope`` is the
+    deployment matcher every query and query variable gets ("" for a store holding one deployment)."""
     notes: list[str] = []
     variables = tuple(variables)
     renames = {
@@ -162,5 +198,9 @@ def fit_imported(
     for old, new in renames.items():
         notes.append(f"variable ${old} is dashgen's own: renamed ${new} in the module's variables and queries")
     rename = _renamer(renames)
-    fitted_groups = tuple(_group(g, rename, notes, heading) for g in groups)
-    return Fitted(fitted_groups, tuple(_variable(v, renames, rename) for v in variables), tuple(notes))
+    scoping = _Scope(scope)
+    fitted_groups = tuple(_group(g, rename, notes, heading, scoping) for g in groups)
+    fitted_variables = tuple(_variable(v, renames, rename, scoping, notes) for v in variables)
+    if scoping.queries:
+        notes.append(f"{scoping.scoped} of {scoping.queries} queries scoped to the deployment ({scope})")
+    return Fitted(fitted_groups, fitted_variables, tuple(notes))

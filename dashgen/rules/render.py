@@ -163,11 +163,9 @@ def _rule_dict(rule: RecordingRule | AlertRule, links: LinkBase) -> dict[str, An
 
 def rule_groups_data(profile: Profile) -> list[dict[str, Any]]:
     """The profile's rule groups as plain data (Prometheus ``groups:``, also the PrometheusRule ``spec``)."""
-    links = link_base(profile)
-    return [
-        {"name": group.name, "rules": [_rule_dict(rule, links) for rule in group.rules]}
-        for group in rule_groups(profile)
-    ]
+    groups = rule_groups(profile)
+    links = link_base(profile, groups)
+    return [{"name": group.name, "rules": [_rule_dict(rule, links) for rule in group.rules]} for group in groups]
 
 
 FORMATS = ("prometheus", "prometheus-operator", "vmalert", "vmrule", "grafana", "grafana-operator")

@@ -1,0 +1,219 @@
+"""Scope a PromQL expression written by someone else to one deployment: every vector selector gets the
+deployment's matcher (``cluster="prod-a"``), so an imported dashboard reads its own deployment's series on a
+store that several deployments share (S21), as dashgen's own queries do.
+
+Text in, text out, the expression kept as written but for the added matchers: a lexer walks the PromQL (and the
+Grafana variables inside it) and knows where a selector is. Every ``{...}`` outside a string is a selector's
+matcher block (PromQL uses braces for nothing else; Grafana's ``${var}`` is lexed as a variable); an identifier
+that is not a keyword, a function or aggregation (followed by ``(``), a label in a ``by`` / ``without`` / ``on``
+/ ``ignoring`` / ``group_left`` / ``group_right`` list, a number (``Inf``, ``NaN``) or a duration is a metric
+name. What the lexer cannot judge (a metric name that is a Grafana variable, MetricsQL's ``WITH``) is returned
+as a reason, and the caller says it per query instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import promql_parser as pp
+
+KEYWORDS = frozenset(
+    {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset", "atan2"}
+    | {"keep_metric_names", "limit", "if", "ifnot", "default"}  # MetricsQL modifiers and operators
+)
+LABEL_LISTS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right"})
+NUMBERS = frozenset({"inf", "nan"})
+IDENT = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z0-9_]+|\[\[[A-Za-z0-9_:]+\]\]")
+AGGREGATION_CLAUSE = re.compile(r"(?:by|without)\s*\(", re.IGNORECASE)  # sum by (a) (...): sum is no metric
+NUMBER = re.compile(r"(?:0x[0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+)[A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Scoped:
+    """The expression with the matcher in every selector, how many selectors got it, and why not where one
+    could not be scoped ("" when every one was)."""
+
+    expr: str
+    selectors: int
+    reason: str = ""
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index after the string literal opening at ``start`` (``"``, ``'`` or a backtick)."""
+    quote, i = text[start], start + 1
+    while i < len(text):
+        if text[i] == "\\" and quote != "`":
+            i += 2
+            continue
+        if text[i] == quote:
+            return i + 1
+        i += 1
+    return len(text)
+
+
+def _block_end(text: str, start: int) -> int:
+    """The index after the ``{...}`` matcher block opening at ``start`` (strings inside skipped)."""
+    i = start + 1
+    while i < len(text):
+        if text[i] in "\"'`":
+            i = _string_end(text, i)
+            continue
+        if text[i] == "}":
+            return i + 1
+        i += 1
+    return len(text)
+
+
+def _with_matcher(block: str, matcher: str) -> str:
+    """``{a="1"}`` -> ``{a="1", <matcher>}``; ``{}`` -> ``{<matcher>}``; a block holding it already is kept."""
+    inner = block[1:-1].strip().rstrip(",").strip()
+    if matcher in (part.strip() for part in inner.split(",")):
+        return block
+    return "{" + (f"{inner}, {matcher}" if inner else matcher) + "}"
+
+
+def scope_expr(expr: str, matcher: str) -> Scoped:
+    """``expr`` with ``matcher`` added to every vector selector (see the module docstring)."""
+    if not matcher:
+        return Scoped(expr, 0)
+    if re.match(r"\s*WITH\s*\(", expr, re.IGNORECASE):
+        return Scoped(expr, 0, "a MetricsQL WITH template: its selectors are not plain PromQL")
+    out: list[str] = []
+    count, i, after_list_keyword = 0, 0, False
+    while i < len(expr):
+        char = expr[i]
+        if char in "\"'`":
+            end = _string_end(expr, i)
+            out.append(expr[i:end])
+            i = end
+            continue
+        variable = VARIABLE.match(expr, i)
+        if variable:
+            end = variable.end()
+            if end < len(expr) and expr[end] == "{":
+                return Scoped(expr, 0, f"the metric name is the Grafana variable {variable.group(0)}")
+            out.append(variable.group(0))
+            i = end
+            continue
+        if char == "{":
+            end = _block_end(expr, i)
+            out.append(_with_matcher(expr[i:end], matcher))
+            count += 1
+            i = end
+            continue
+        if char == "[":  # a range or subquery step: durations and variables, no selector
+            end = expr.find("]", i)
+            end = len(expr) if end < 0 else end + 1
+            out.append(expr[i:end])
+            i = end
+            continue
+        if char.isdigit() or (char == "." and expr[i + 1 : i + 2].isdigit()):
+            number = NUMBER.match(expr, i)
+            end = number.end() if number else i + 1
+            out.append(expr[i:end])
+            i = end
+            continue
+        ident = IDENT.match(expr, i)
+        if ident:
+            word, end = ident.group(0), ident.end()
+            rest = expr[end:].lstrip()
+            lowered = word.lower()
+            if lowered in LABEL_LISTS:
+                after_list_keyword = True
+                out.append(word)
+            elif lowered in KEYWORDS or lowered in NUMBERS or rest.startswith("(") or AGGREGATION_CLAUSE.match(rest):
+                out.append(word)
+            elif rest.startswith("{"):
+                out.append(word)  # the block that follows gets the matcher
+            else:
+                out.append(f"{word}{{{matcher}}}")
+                count += 1
+            i = end
+            if after_list_keyword and lowered not in LABEL_LISTS:
+                after_list_keyword = False
+            continue
+        if char == "(" and after_list_keyword:  # by (a, b): labels, not selectors
+            end = expr.find(")", i)
+            end = len(expr) if end < 0 else end + 1
+            out.append(expr[i:end])
+            i = end
+            after_list_keyword = False
+            continue
+        if not char.isspace():
+            after_list_keyword = False
+        out.append(char)
+        i += 1
+    return Scoped("".join(out), count)
+
+
+def filled(expr: str) -> str:
+    """``expr`` with its Grafana variables holding sample values: a duration in a range, ``1`` elsewhere."""
+    text = re.sub(r"\[\s*(?:" + VARIABLE.pattern + ")", "[5m", expr)
+    text = re.sub(r":\s*(?:" + VARIABLE.pattern + r")\s*\]", ":1m]", text)
+    return VARIABLE.sub("1", text)
+
+
+def _tree(expr: str) -> Any | None:
+    try:
+        return pp.parse(filled(expr))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # promql-parser raises ValueError; pyo3 panics are BaseException
+        return None
+
+
+def parses(expr: str) -> bool:
+    """Whether ``expr`` parses as PromQL once its Grafana variables hold sample values: how a rewrite is
+    checked before it replaces what the author wrote."""
+    return _tree(expr) is not None
+
+
+def metric_names(expr: str) -> frozenset[str]:
+    """The metric names ``expr`` selects (by name or ``__name__=``), per the PromQL parser; none when it does
+    not parse."""
+    stack, names = [_tree(expr)], set()
+    while stack:
+        node = stack.pop()
+        if node is None or isinstance(node, str | int | float):
+            continue
+        if isinstance(node, pp.VectorSelector):
+            found = node.name or next(
+                (m.value for m in node.matchers.matchers or () if m.name == "__name__" and m.op == pp.MatchOp.Equal),
+                None,
+            )
+            if found:
+                names.add(str(found))
+            continue
+        stack.extend(getattr(node, attr, None) for attr in ("lhs", "rhs", "expr", "param", "vector_selector"))
+        stack.extend(getattr(node, "args", None) or ())
+    return frozenset(names)
+
+
+LABEL_VALUES = re.compile(r"^\s*label_values\s*\((?P<args>.*)\)\s*$", re.DOTALL)
+QUERY_RESULT = re.compile(r"^\s*query_result\s*\((?P<expr>.*)\)\s*$", re.DOTALL)
+
+
+def scope_variable_query(query: str, matcher: str) -> Scoped:
+    """A Grafana Prometheus variable query scoped as ``scope_expr`` scopes a panel query: the selector of
+    ``label_values(<selector>, label)``, the expression of ``query_result(...)``; ``label_values(label)`` (every
+    series in the store) becomes ``label_values({<matcher>}, label)``."""
+    if not matcher or not query.strip():
+        return Scoped(query, 0)
+    found = QUERY_RESULT.match(query)
+    if found:
+        inner = scope_expr(found.group("expr"), matcher)
+        return Scoped(f"query_result({inner.expr})", inner.selectors, inner.reason)
+    found = LABEL_VALUES.match(query)
+    if found:
+        args = found.group("args")
+        head, comma, label = args.rpartition(",")
+        if not comma:
+            return Scoped(f"label_values({{{matcher}}}, {args.strip()})", 1)
+        inner = scope_expr(head, matcher)
+        return Scoped(f"label_values({inner.expr.strip()}, {label.strip()})", inner.selectors, inner.reason)
+    if re.match(r"^\s*(label_names|metrics)\s*\(", query):
+        return Scoped(query, 0, "label_names() / metrics() take no selector Grafana would scope")
+    return scope_expr(query, matcher)

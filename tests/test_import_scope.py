@@ -1,0 +1,242 @@
+"""Imported dashboards read their own deployment on a shared store (S21): every query of every fixture dashboard
+(public dashboards of several kinds, tests/fixtures/README.md), imported and fitted as the build fits an
+``extra_modules`` entry, carries the deployment matcher in every selector (judged by the PromQL parser, not by the
+rewriter's own lexer) or is named in a note with the reason; and on a real VictoriaMetrics holding two deployments
+under the same metric names, each scoped query answers exactly what the imported query answers on a store that
+holds the first deployment alone."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import promql_parser as pp
+import pytest
+from victoriametrics import start_or_skip
+
+from dashgen.importer import exec_module, import_dashboard
+from dashgen.live.datasource import Datasource
+from dashgen.render.scope import VARIABLE, scope_expr, scope_variable_query
+from dashgen.render.team_fit import fit_imported
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted((ROOT / "tests" / "fixtures" / "dashboards").glob("*.json"))
+LABEL = "deployment"
+MATCHER = f'{LABEL}="a"'
+
+
+def _fitted(path: Path, scope: str):
+    result = import_dashboard(json.loads(path.read_text(encoding="utf-8")), path.name)
+    dashboard = exec_module(result.text).DASHBOARD
+    return fit_imported(dashboard.groups, dashboard.variables, {}, "m", dashboard.title or "m", scope)
+
+
+def _targets(groups) -> list[tuple[str, str]]:
+    found = []
+    for group in groups:
+        for panel in group.panels:
+            found.extend((panel.key, target.expr) for target in panel.targets if target.expr.strip())
+        found.extend(_targets(group.rows))
+    return found
+
+
+def _filled(expr: str) -> str:
+    """Grafana variables given sample values: a duration in a range, ``v`` elsewhere (a label value)."""
+    expr = re.sub(r"\[\s*(?:" + VARIABLE.pattern + ")", "[5m", expr)
+    expr = re.sub(r":\s*(?:" + VARIABLE.pattern + r")\s*\]", ":1m]", expr)
+    return VARIABLE.sub("v", expr)
+
+
+def _parse(expr: str) -> Any | None:
+    try:
+        return pp.parse(_filled(expr))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return None
+
+
+def _selectors(node: Any) -> list[Any]:
+    found, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, pp.VectorSelector):
+            found.append(item)
+            continue
+        for attr in ("lhs", "rhs", "expr", "param", "vector_selector"):
+            child = getattr(item, attr, None)
+            if child is not None and not isinstance(child, str | int | float):
+                stack.append(child)
+        stack.extend(getattr(item, "args", None) or ())
+    return found
+
+
+def _scoped(selector: Any) -> bool:
+    return any(
+        m.name == LABEL and m.op == pp.MatchOp.Equal and m.value == "a" for m in selector.matchers.matchers or ()
+    )
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_every_selector_of_an_imported_dashboard_carries_the_deployment_or_a_note_says_why(path: Path) -> None:
+    plain = _targets(_fitted(path, "").groups)
+    fitted = _fitted(path, MATCHER)
+    scoped = _targets(fitted.groups)
+    assert len(plain) == len(scoped) > 0
+    checked = 0
+    for (key, before), (_key, after) in zip(plain, scoped, strict=True):
+        tree = _parse(after)
+        if _parse(before) is None:
+            continue  # MetricsQL the parser does not read (``or 0``): VictoriaMetrics is checked below
+        assert tree is not None, f"{path.name} {key}: the scoped query no longer parses: {after}"
+        unscoped = [s for s in _selectors(tree) if not _scoped(s)]
+        if unscoped:
+            assert any(note.startswith(f"panel {key} query") for note in fitted.notes), (key, after)
+            continue
+        checked += 1
+    assert checked >= len(scoped) * 0.8, (checked, len(scoped), [n for n in fitted.notes if "not scoped" in n])
+    summary = [note for note in fitted.notes if "queries scoped to the deployment" in note]
+    assert summary and summary[0].endswith(f"({MATCHER})"), fitted.notes
+    for variable in fitted.variables:
+        if variable.get("type") == "query" and str(variable.get("query", "")).startswith("label_values("):
+            assert MATCHER in variable["query"] or any(f"variable ${variable['name']}" in n for n in fitted.notes)
+
+
+@pytest.mark.parametrize(
+    ("expr", "want"),
+    [
+        (
+            "sum by (le) (rate(x_bucket[$__rate_interval]))",
+            'sum by (le) (rate(x_bucket{deployment="a"}[$__rate_interval]))',
+        ),
+        ('sum(a{job="j"}) without (b)', 'sum(a{job="j", deployment="a"}) without (b)'),
+        ("x / on(i) group_left(n) y offset 5m", 'x{deployment="a"} / on(i) group_left(n) y{deployment="a"} offset 5m'),
+        (
+            'label_replace(up, "dst", "$1", "src", "(.*)") > bool 1e3',
+            'label_replace(up{deployment="a"}, "dst", "$1", "src", "(.*)") > bool 1e3',
+        ),
+        (
+            '{__name__="y"} unless ignoring(a) z[5m:1m]',
+            '{__name__="y", deployment="a"} unless ignoring(a) z{deployment="a"}[5m:1m]',
+        ),
+        ('topk(5, x{deployment="a"}) or vector(NaN)', 'topk(5, x{deployment="a"}) or vector(NaN)'),
+    ],
+)
+def test_scope_expr_adds_the_matcher_to_each_selector_and_nowhere_else(expr: str, want: str) -> None:
+    assert scope_expr(expr, MATCHER).expr == want
+
+
+def test_what_cannot_be_scoped_says_why() -> None:
+    assert "Grafana variable $metric" in scope_expr('$metric{a="b"}', MATCHER).reason
+    assert "WITH" in scope_expr("WITH (x = up) x", MATCHER).reason
+    assert scope_variable_query("label_names()", MATCHER).reason
+    assert scope_variable_query("label_values(instance)", MATCHER).expr == 'label_values({deployment="a"}, instance)'
+    assert scope_variable_query('label_values(up{job="j"}, instance)', MATCHER).expr == (
+        'label_values(up{job="j", deployment="a"}, instance)'
+    )
+
+
+# -- on a real store --------------------------------------------------------------------------------------
+
+
+def _value_for(matcher: Any) -> str:
+    value = str(matcher.value)
+    if matcher.op == pp.MatchOp.Equal:
+        return value
+    if matcher.op == pp.MatchOp.NotEqual:
+        return value + "_other"
+    if matcher.op == pp.MatchOp.Re:
+        for candidate in (value, "v", *value.split("|"), "x"):
+            try:
+                if re.fullmatch(value, candidate):
+                    return candidate
+            except re.error:
+                break
+        return "v"
+    return "zz_other"
+
+
+def _series(exprs: list[str], deployment: str, slope: float, stamps: list[int]) -> list[dict[str, Any]]:
+    """One linearly growing series per selector of ``exprs`` (histogram buckets per ``le``), labelled so the
+    selector matches it, in ``deployment``; growing at ``slope`` per second."""
+    made: dict[str, dict[str, Any]] = {}
+    for expr in exprs:
+        tree = _parse(expr)
+        for selector in _selectors(tree) if tree is not None else ():
+            labels = {m.name: _value_for(m) for m in selector.matchers.matchers or () if m.name not in ("le", LABEL)}
+            name = selector.name or labels.pop("__name__", None)
+            if not name:
+                continue
+            labels.pop("__name__", None)
+            bounds = ("0.5", "1.0", "+Inf") if name.endswith("_bucket") else (None,)
+            for i, le in enumerate(bounds):
+                full = {"__name__": name, **labels, LABEL: deployment, **({"le": le} if le else {})}
+                factor = slope * (i + 1)
+                made[json.dumps(full, sort_keys=True)] = {
+                    "metric": full,
+                    "values": [round(factor * (ms - stamps[0]) / 1000, 3) for ms in stamps],
+                    "timestamps": stamps,
+                }
+    return list(made.values())
+
+
+def _answer(datasource: Datasource, expr: str, at: float) -> list[tuple[str, float]] | None:
+    try:
+        result = datasource.query(_filled(expr), at).result
+    except Exception:  # the store refuses it: both sides are compared on what they answer
+        return None
+    rows = []
+    for item in result if isinstance(result, list) else []:
+        value = item.get("value", [0, "nan"])[1]
+        rows.append((json.dumps(item.get("metric", {}), sort_keys=True), float(value)))
+    return sorted(rows)
+
+
+def _same(left, right) -> bool:
+    if left is None or right is None:
+        return left is right
+    return len(left) == len(right) and all(
+        a[0] == b[0] and (math.isclose(a[1], b[1], rel_tol=1e-6) or (math.isnan(a[1]) and math.isnan(b[1])))
+        for a, b in zip(left, right, strict=True)
+    )
+
+
+@pytest.mark.slow  # two VictoriaMetrics and every fixture query run three times
+def test_on_a_store_shared_by_two_deployments_each_scoped_query_reads_only_its_own() -> None:
+    shared, alone = start_or_skip(), start_or_skip()
+    try:
+        pairs = []
+        for path in FIXTURES:
+            plain = _targets(_fitted(path, "").groups)
+            scoped = _targets(_fitted(path, MATCHER).groups)
+            pairs.extend(
+                (path.name, key, before, after) for (key, before), (_k, after) in zip(plain, scoped, strict=True)
+            )
+        end = (time.time() // 60) * 60 - 60
+        stamps = [int((end - 3600 + 30 * i) * 1000) for i in range(121)]
+        exprs = [before for _name, _key, before, _after in pairs]
+        own, other = _series(exprs, "a", 1.0, stamps), _series(exprs, "b", 7.0, stamps)
+        store, reference = Datasource(shared.url, timeout=60), Datasource(alone.url, timeout=60)
+        store.import_series([*own, *other])
+        reference.import_series(own)
+        store.flush()
+        reference.flush()
+        wrong, agreed, leaked = [], 0, 0
+        for name, key, before, after in pairs:
+            want = _answer(reference, before, end)
+            got = _answer(store, after, end)
+            if not _same(got, want):
+                wrong.append((name, key, after, got, want))
+            elif want:
+                agreed += 1
+            leaked += bool(want) and not _same(_answer(store, before, end), want)
+        assert not wrong, wrong[:5]
+        # the test can fail: the same queries unscoped read the other deployment's series on the shared store
+        assert agreed >= 200 and leaked >= 150, (agreed, leaked, len(pairs))
+    finally:
+        shared.stop()
+        alone.stop()
