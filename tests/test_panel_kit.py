@@ -5,10 +5,12 @@ the merge / organize / pivot transformations and header units a hand-built table
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 
 import pytest
 
+from dashgen.render import kit
 from dashgen.render.kit import Column, Matrix, RawOptions, Sort, stat, table, text, timeseries
 from dashgen.render.spec import Evidence, Target
 
@@ -135,3 +137,45 @@ def test_raw_options_are_laid_over_what_the_kit_built() -> None:
     assert spec.extra == {"pluginVersion": "1"}
     note = text("g.t", "T", "hello", raw_options=RawOptions("html", options={"mode": "html"}))
     assert note.options == {"mode": "html"} and note.content == "hello"
+
+
+DATA_HELPERS = ("timeseries", "stat", "table", "state_timeline", "bargauge")
+
+
+def test_the_common_panel_fields_are_named_once_and_every_data_kind_takes_them() -> None:
+    """A field every data kind shows (unit, axis bounds, size, thresholds, links, ...) is declared once, in
+    ``Common``: no helper restates it as its own parameter, and each passes it through to the panel unchanged."""
+    common = set(kit.Common.__annotations__)
+    assert len(common) >= 12 and set(kit.COMMON_DEFAULTS) == common
+    target = Target(expr="up", legend="{{node}}")
+    given: kit.Common = {
+        "unit": "s",
+        "min": 0,
+        "max": 9,
+        "decimals": 2,
+        "width": 6,
+        "height": 5,
+        "no_value": "none seen",
+        "thresholds": (("green", None), ("red", 1.0)),
+        "mappings": ({"type": "value", "options": {}},),
+        "links": (kit.link("a", "/d/a"),),
+        "data_links": (kit.link("b", "/d/b"),),
+        "datasource": {"type": "prometheus", "uid": "x"},
+    }
+    assert set(given) == common
+    for name in DATA_HELPERS:
+        helper = getattr(kit, name)
+        own = {p.name for p in inspect.signature(helper).parameters.values() if p.kind is not p.VAR_KEYWORD}
+        assert not own & common, f"{name} restates {sorted(own & common)}"
+        spec = helper("k.x", "X", EVIDENCE, targets=[target], **given)
+        for field, value in given.items():
+            shown = getattr(spec, field)
+            assert shown == (tuple(dict(v) for v in value) if field.endswith(("links", "mappings")) else value), (
+                name,
+                field,
+            )
+        default = helper("k.y", "Y", EVIDENCE, targets=[target])
+        assert all(getattr(default, field) == value for field, value in kit.COMMON_DEFAULTS.items()), name
+    assert {name for name in kit.__all__ if name in DATA_HELPERS} == set(DATA_HELPERS)
+    assert all(common <= kit.parameter_names(name) for name in DATA_HELPERS)
+    assert "unit" not in kit.parameter_names("text") and "width" in kit.parameter_names("text")
