@@ -43,6 +43,8 @@ ROUTER_PREFIX_NOTE = "scraped through the router's combined /engine_metrics endp
 
 SGLANG = SourceTable(
     source="sglang",
+    job="sglang",
+    what="SGLang engine (scheduler, tokenizer)",
     exporter="SGLang",
     switch="--enable-metrics",
     versions=SGLANG_VERSIONS,
@@ -131,6 +133,8 @@ SGLANG = SourceTable(
 
 HICACHE = SourceTable(
     source="hicache",
+    job="sglang",
+    what="SGLang HiCache GPU<->Host tier (--enable-hierarchical-cache)",
     exporter="SGLang HiCache",
     switch="--enable-hierarchical-cache",
     version_of="sglang",
@@ -154,6 +158,8 @@ HICACHE = SourceTable(
 
 HICACHE_STORAGE = SourceTable(
     source="hicache_storage",
+    job="sglang",
+    what="SGLang HiCache Host<->Store tier (storage backend)",
     exporter="SGLang HiCache storage",
     switch="--hicache-storage-backend",
     version_of="sglang",
@@ -177,6 +183,8 @@ HICACHE_STORAGE = SourceTable(
 
 GATEWAY = SourceTable(
     source="gateway",
+    job="gateway",
+    what="SGLang model gateway (smg)",
     exporter="the model gateway (smg)",
     flags=(
         Flag(ENGINE_METRICS, "off by default", ENGINE_METRICS),
@@ -217,6 +225,8 @@ GATEWAY = SourceTable(
 
 MOONCAKE_MASTER = SourceTable(
     source="mooncake_master",
+    job="mooncake-master",
+    what="Mooncake Store master",
     exporter="the Mooncake master",
     series=(
         M("master_total_capacity_bytes"),
@@ -249,6 +259,8 @@ MOONCAKE_MASTER = SourceTable(
 
 MOONCAKE_CLIENT = SourceTable(
     source="mooncake_client",
+    job="mooncake-client",
+    what="Mooncake Store client (incl. SSD metrics)",
     exporter="the Mooncake client",
     series=(
         M("mooncake_transfer_read_bytes"),
@@ -262,6 +274,8 @@ MOONCAKE_CLIENT = SourceTable(
 
 DCGM = SourceTable(
     source="dcgm",
+    job="dcgm",
+    what="NVIDIA DCGM exporter",
     exporter="dcgm-exporter",
     series=(
         M("DCGM_FI_DEV_POWER_USAGE"),
@@ -299,6 +313,8 @@ DCGM = SourceTable(
 
 GPM = SourceTable(
     source="gpm",
+    job="gpm",
+    what="GPM sampler, 1 s per GPU (in-house)",
     exporter="the GPM sampler",
     series=(
         M("gpm_sm_active_ratio"),
@@ -318,6 +334,8 @@ GPM = SourceTable(
 
 NODE_EXPORTER = SourceTable(
     source="node_exporter",
+    job="node",
+    what="Prometheus node_exporter",
     exporter="node_exporter",
     series=(
         M("node_disk_read_bytes_total"),
@@ -397,9 +415,9 @@ TABLES: Mapping[str, SourceTable] = {
         SGLANG,
         HICACHE,
         HICACHE_STORAGE,
-        GATEWAY,
         MOONCAKE_MASTER,
         MOONCAKE_CLIENT,
+        GATEWAY,
         DCGM,
         GPM,
         NODE_EXPORTER,
