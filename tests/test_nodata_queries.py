@@ -213,7 +213,7 @@ def test_layers_follow_the_profile_sources():
 
 
 def test_value_mappings_name_each_reason_with_its_colour():
-    mapping, larger = nodata.value_mappings()
+    mapping, larger = nodata.reason_states().mappings()
     options = mapping["options"]
     assert mapping["type"] == "value"
     reasons = {k: (v["text"], v["color"]) for k, v in options.items() if nodata.reason_of(int(k)) != nodata.GPU_MISSING}

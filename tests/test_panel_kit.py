@@ -179,3 +179,29 @@ def test_the_common_panel_fields_are_named_once_and_every_data_kind_takes_them()
     assert {name for name in kit.__all__ if name in DATA_HELPERS} == set(DATA_HELPERS)
     assert all(common <= kit.parameter_names(name) for name in DATA_HELPERS)
     assert "unit" not in kit.parameter_names("text") and "width" in kit.parameter_names("text")
+
+
+def test_coded_states_are_a_typed_value_and_queries_write_no_grafana_mapping() -> None:
+    """A query module says which code means what (``States``); only ``States.mappings()`` writes Grafana's value
+    mapping JSON, numbered in the order Grafana matches, with the range past the listed codes last."""
+    states = kit.States.by_code({3: ("c", "red"), 1: ("a", "green")}, kit.Beyond(10, 99, "many", "blue"))
+    value, beyond = states.mappings()
+    assert value == {
+        "type": "value",
+        "options": {"1": {"text": "a", "color": "green", "index": 0}, "3": {"text": "c", "color": "red", "index": 1}},
+    }
+    assert beyond == {
+        "type": "range",
+        "options": {"from": 10, "to": 99, "result": {"text": "many", "color": "blue", "index": 2}},
+    }
+    in_order = kit.States.of([kit.State(5, "e", "red"), kit.State(2, "b", "green")]).mappings()
+    assert list(in_order[0]["options"]) == ["5", "2"] and len(in_order) == 1
+    raw = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted((ROOT / "queries").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Dict)
+        and any(isinstance(k, ast.Constant) and k.value == "type" for k in node.keys)
+        and any(isinstance(v, ast.Constant) and v.value in ("value", "range", "special") for v in node.values)
+    ]
+    assert not raw, f"Grafana value mappings written in queries/: {raw}; return a States"

@@ -24,6 +24,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.project import shown_name
 from dashgen.render.raw import RawOptions, deep_merge
 from dashgen.render.spec import RATIO_UNITS, Evidence, PanelSpec, Target
+from dashgen.render.states import Beyond, State, States
 from dashgen.render.tables import (
     Column,
     Matrix,
@@ -37,11 +38,14 @@ from dashgen.render.tables import (
 
 __all__ = [
     "NO_DATA_TEXT",
+    "Beyond",
     "CellColour",
     "Column",
     "Matrix",
     "RawOptions",
     "Sort",
+    "State",
+    "States",
     "StatText",
     "bargauge",
     "link",
