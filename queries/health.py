@@ -37,7 +37,7 @@ from dashgen_queries import node_exporter as fs
 from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.gpu import THROTTLE_BITS
 from dashgen_queries.hicache import PREFILL_EFFECTIVE, one_rank
-from dashgen_queries.promql import agg, divide, job, matcher, newest_per_node, selector
+from dashgen_queries.promql import agg, divide, job, matcher, selector
 
 from dashgen.deployment.profile import Profile
 from dashgen.exporters.table import GATEWAY, NODE_EXPORTER
@@ -108,11 +108,6 @@ STATES: tuple[HealthState, ...] = (
 def health_states() -> States:
     """Each health code with its text and colour, in ``STATES`` order (shown beside ``nodata.reason_states``)."""
     return States.of(State(state.code, state.text, state.colour) for state in STATES)
-
-
-def recorded_health(profile: Profile, layer_key: str, lookback_seconds: float) -> str:
-    """The newest recorded health code of each selected node for one layer (no series where healthy)."""
-    return newest_per_node(profile, LAYER_HEALTH, lookback_seconds, f'layer="{layer_key}"')
 
 
 def worst(profile: Profile, reason: str, health: str, unreadable_from: int) -> str:

@@ -106,17 +106,6 @@ def gpu_missing_code(seen: int, expected: int) -> int:
     return GPU_MISSING_BASE * expected + seen
 
 
-def gpu_missing_counts(code: int) -> tuple[int, int] | None:
-    """(seen, expected) of a GPU-missing cell value, None for the other reason codes."""
-    expected, seen = divmod(code, GPU_MISSING_BASE)
-    return (seen, expected) if expected >= 2 and 0 < seen < expected else None
-
-
-def reason_of(code: int) -> int:
-    """The reason a cell value stands for (GPU_MISSING for every "k of N" value)."""
-    return GPU_MISSING if gpu_missing_counts(code) else code
-
-
 @dataclass(frozen=True)
 class Layer:
     """One evidence layer as the reasons table checks it.
