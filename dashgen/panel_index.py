@@ -114,16 +114,148 @@ def _query_calls(path: Path, mtime_ns: int, size: int, function: str) -> tuple[s
     return tuple(sorted(name for name in found if name[:1].islower() or "." in name))
 
 
-def _tests_by_panel(tests_dir: Path) -> dict[str, list[str]]:
-    """String literal -> the test functions (``file::name``) that contain it."""
-    found: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(tests_dir.glob("test_*.py")):
-        for node in _parsed(path).body:
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-                for const in ast.walk(node):
-                    if isinstance(const, ast.Constant) and isinstance(const.value, str):
-                        found[const.value].append(f"{path.name}::{node.name}")
+_SHORTEST_FSTRING_PREFIX = 6
+
+
+@dataclass(frozen=True)
+class Selectors:
+    """What each test function names: whole strings (a panel's full key or full title selects it) and prefixes
+    (a ``startswith`` argument, or an f-string's text before a placeholder it cannot expand, selects every panel
+    whose key or title starts with it). Strings count where the test writes them, where a module-level constant it
+    reads holds them, and inside the module's own helpers it calls."""
+
+    literals: dict[str, list[str]]  # string -> the tests (``file::name``) that name it
+    prefixes: dict[str, list[str]]  # key or title prefix -> the tests that select by it
+
+
+def _strings(node: ast.AST | None, constants: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The strings an expression stands for: a literal, a tuple of literals, or a module constant holding them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return (node.value,)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return tuple(s for element in node.elts for s in _strings(element, constants))
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, ())
+    return ()
+
+
+def _module_constants(module: ast.Module) -> dict[str, tuple[str, ...]]:
+    """Module-level names bound once to a string or a collection of strings (``LADDER = ("Ladder 1", ...)``)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for node in module.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(node, ast.AnnAssign):
+            target = node.target
+        if isinstance(target, ast.Name) and (values := _strings(getattr(node, "value", None), found)):
+            found[target.id] = values
     return found
+
+
+def _loop_strings(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Loop variables that run over strings (``for step in LADDER``), for ``title.startswith(step)``."""
+    found: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(function):
+        loop = node if isinstance(node, ast.For | ast.comprehension) else None
+        if loop and isinstance(loop.target, ast.Name) and (values := _strings(loop.iter, constants)):
+            found[loop.target.id] = values
+    return found
+
+
+def _expanded(node: ast.JoinedStr, names: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
+    """Every string an f-string stands for when each placeholder is a name over known strings
+    (``f"kv_cache_nvme.{key}"`` with ``for key in MASTER_PANELS``), else None."""
+    found = [""]
+    for part in node.values:
+        if isinstance(part, ast.Constant):
+            found = [text + str(part.value) for text in found]
+        elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) and part.format_spec is None:
+            values = names.get(part.value.id)
+            if values is None:
+                return None
+            found = [text + value for text in found for value in values]
+        else:
+            return None
+    return tuple(found)
+
+
+def _lead(node: ast.JoinedStr) -> str:
+    """An f-string's text before its first placeholder."""
+    first = node.values[0] if node.values else None
+    return str(first.value) if isinstance(first, ast.Constant) else ""
+
+
+def _names_some_panels(prefix: str) -> bool:
+    """Whether an f-string's leading text is specific enough to select panels by: ``f"slo_health.burn_{window}"``
+    is; ``f"S{n}"`` or a bare group ``f"kv_cache_nvme.{key}"`` (with ``key`` unknown) would match by accident."""
+    return len(prefix) >= _SHORTEST_FSTRING_PREFIX and not prefix.endswith(".")
+
+
+def _selectors(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> tuple[set[str], set[str]]:
+    """The whole strings and the prefixes one function's body names (not those of functions it calls)."""
+    names = {**constants, **_loop_strings(function, constants)}
+    literals: set[str] = set()
+    prefixes: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            literals.add(node.value)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            literals.update(constants.get(node.id, ()))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+            prefixes.update(_strings(node.args[0] if node.args else None, names))
+        elif isinstance(node, ast.JoinedStr):
+            if (whole := _expanded(node, names)) is not None:
+                literals.update(whole)
+            elif _names_some_panels(lead := _lead(node)):
+                prefixes.add(lead)
+    return literals, prefixes
+
+
+def _called_helpers(function: ast.AST, helpers: dict[str, ast.FunctionDef]) -> set[str]:
+    """The module's own helper functions ``function`` calls, transitively."""
+    seen: set[str] = set()
+    todo = [function]
+    while todo:
+        for node in ast.walk(todo.pop()):
+            name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
+            if name in helpers and name not in seen:
+                seen.add(name)
+                todo.append(helpers[name])
+    return seen
+
+
+def selectors_of(tests_dir: Path) -> Selectors:
+    """What every test function of ``tests_dir/test_*.py`` names, with what the helpers it calls name."""
+    literals: dict[str, list[str]] = defaultdict(list)
+    prefixes: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(tests_dir.glob("test_*.py")):
+        module = _parsed(path)
+        constants = _module_constants(module)
+        functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
+        helpers = {name: node for name, node in functions.items() if not name.startswith("test_")}
+        named = {name: _selectors(node, constants) for name, node in functions.items()}
+        for name, node in functions.items():
+            if not name.startswith("test_"):
+                continue
+            test = f"{path.name}::{name}"
+            own_literals, own_prefixes = named[name]
+            for helper in _called_helpers(node, helpers):
+                own_literals = own_literals | named[helper][0]
+                own_prefixes = own_prefixes | named[helper][1]
+            for text in own_literals:
+                literals[text].append(test)
+            for text in own_prefixes:
+                prefixes[text].append(test)
+    return Selectors(literals, prefixes)
+
+
+def panel_tests(key: str, titles: tuple[str, ...], selectors: Selectors) -> tuple[str, ...]:
+    """The tests that select a panel: by its full key, its full title, or a prefix of either. A key's short
+    suffix ("queue") is not a selector: it names unrelated tests that say the word."""
+    found = {t for literal in (key, *titles) for t in selectors.literals.get(literal, ())}
+    for prefix, tests in selectors.prefixes.items():
+        if prefix and any(name.startswith(prefix) for name in (key, *titles)):
+            found.update(tests)
+    return tuple(sorted(found))
 
 
 def module_path(module: str) -> Path:
@@ -144,14 +276,12 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                     specs[panel.key].append((profile.name, panel))
         for key, origin in profile_origins.items():
             origins[key].setdefault(origin, []).append(profile.name)
-    by_literal = _tests_by_panel(root / "tests") if (root / "tests").is_dir() else {}
+    selectors = selectors_of(root / "tests") if (root / "tests").is_dir() else Selectors({}, {})
     entries = []
     for key, seen in specs.items():
         definitions = origins[key]
         first = seen[0][1]
-        short = key.split(".", 1)[-1]
-        literals = (key, short, *{p.title for _, p in seen})
-        tests = sorted({t for literal in literals for t in by_literal.get(literal, ())})
+        tests = panel_tests(key, tuple(dict.fromkeys(p.title for _, p in seen)), selectors)
         descriptions: dict[str, list[str]] = defaultdict(list)
         for profile_name, panel in seen:
             descriptions[panel.description].append(profile_name)
@@ -167,7 +297,7 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                 definitions=tuple((f"{m}.{f}", tuple(names)) for (m, f), names in definitions.items()),
                 queries=tuple(sorted({q for m, f in definitions for q in query_calls(module_path(m), f)})),
                 rules=tuple(sorted(cited, key=lambda s: int(s[1:]))),
-                tests=tuple(tests),
+                tests=tests,
                 evidence=tuple((tuple(names), text) for text, names in descriptions.items()),
             )
         )
@@ -206,7 +336,8 @@ def render_index(entries: list[PanelEntry], profiles: list[Profile]) -> bytes:
         "every profile: its stable key, its panel id, its title as Grafana shows it (a grep for the title finds its "
         "definition), the group module and function that define it (per profile where they differ), "
         "the `queries/` functions that function calls, the rules of "
-        "domain.md it proves (S-ids cited in its description or in the names of its tests), the tests that name it, "
+        "domain.md it proves (S-ids cited in its description or in the names of its tests), the tests that select it "
+        "(by its full key or title, or a prefix of either; a word shared with a key selects nothing), "
         "and what it can and cannot prove. Every panel is also checked by `tests/test_every_panel.py` (parsing, "
         "catalogue, S5, S7, units, evidence, keys).",
         "",

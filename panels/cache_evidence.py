@@ -219,7 +219,7 @@ def reasons_table(profile: Profile) -> PanelSpec:
         columns,
         evidence,
         stage=False,
-        extra_mappings=nodata.value_mappings(),
+        extra_mappings=nodata.reason_states().mappings(),
         decimals=0,
         cells="color-text",
     )

@@ -309,7 +309,7 @@ def matrix_panel(profile: Profile) -> PanelSpec:
         width=8,
         height=BOTTOM,
         no_value="every layer ok or idle",
-        mappings=(silent_mapping, *nodata.value_mappings(), *health.value_mappings()),
+        mappings=(silent_mapping, *nodata.reason_states().mappings(), *health.health_states().mappings()),
         thresholds=(("text", None),),
         cells="color-background",
         sort=(Sort("Verdict", descending=True), Sort("Node")),
@@ -352,7 +352,7 @@ def instance_state_panel(profile: Profile) -> PanelSpec:
         width=4,
         height=BOTTOM,
         no_value=NO_DATA_TEXT,
-        mappings=serving.state_mappings(diffusion.INSTANCE_STATES),
+        mappings=serving.replica_state_names(diffusion.INSTANCE_STATES).mappings(),
         cells="color-text",
         min_width=90,
     )
@@ -384,7 +384,7 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
         width=4,
         height=BOTTOM,
         no_value=NO_DATA_TEXT,
-        mappings=serving.state_mappings(),
+        mappings=serving.replica_state_names().mappings(),
         cells="color-text",
         min_width=120,
         # Several queries fill one State column (each returns the replicas in its state, a replica is in exactly

@@ -47,13 +47,6 @@ def modes(profile: Profile, pool: str) -> str:
     return ALL_MODES
 
 
-def token_kind(profile: Profile, pool: str) -> str:
-    """``input token`` / ``output token`` / ``token``: what the pool's J per token divides by."""
-    if sg.is_pd(profile):
-        return {"prefill": "input token", "decode": "output token"}[pool]
-    return "token"
-
-
 def pools(profile: Profile) -> tuple[str, ...]:
     """The engine_type values energy is shown for: the PD pools, else the engines' one value."""
     return ("prefill", "decode") if sg.is_pd(profile) else ("",)

@@ -107,11 +107,6 @@ def _engine_failures(profile: Profile, kind: str) -> str:
     return agg("sum", [sg.ENGINE_TYPE], per_scheduler)
 
 
-def engine_failure_rate(profile: Profile, kind: str) -> str:
-    """An engine PD failure counter per second, per pool (engine_type) of the pair."""
-    return _pair(_engine_failures(profile, kind))
-
-
 def engine_requests(profile: Profile) -> str:
     """Requests per second each pool's tokenizers received."""
     return agg("sum", [sg.ENGINE_TYPE], rate(sg.tokenizer(profile, ENGINE_REQUESTS)))
@@ -124,9 +119,3 @@ def engine_failure_share(profile: Profile, kind: str) -> str:
 
 def gateway_failure_rate(profile: Profile, kind: str) -> str:
     return gw.counter_rate(profile, GATEWAY_PD_FAILURES[kind])
-
-
-def gateway_failure_share(profile: Profile, kind: str) -> str:
-    """The gateway's PD failures over the PD requests it routed (0-1), per gateway process."""
-    routed = gw.counter_rate(profile, ROUTER_REQUESTS, matchers=(matcher("backend_type", "=", "pd"),))
-    return divide(gateway_failure_rate(profile, kind), routed)

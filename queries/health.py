@@ -37,10 +37,11 @@ from dashgen_queries import node_exporter as fs
 from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.gpu import THROTTLE_BITS
 from dashgen_queries.hicache import PREFILL_EFFECTIVE, one_rank
-from dashgen_queries.promql import agg, divide, job, matcher, newest_per_node, selector
+from dashgen_queries.promql import agg, divide, job, matcher, selector
 
 from dashgen.deployment.profile import Profile
 from dashgen.exporters.table import GATEWAY, NODE_EXPORTER
+from dashgen.render.states import State, States
 
 LAYER_HEALTH = "node:dashgen_layer_health:code"
 COLLECTOR_LAYER, CLOCK_LAYER = "collector", "clock"
@@ -104,15 +105,9 @@ STATES: tuple[HealthState, ...] = (
 )
 
 
-def value_mappings() -> tuple[dict, ...]:
-    """Grafana value mappings: each health code to its text and colour (add beside ``nodata.value_mappings``)."""
-    options = {str(s.code): {"text": s.text, "color": s.colour, "index": i} for i, s in enumerate(STATES)}
-    return ({"type": "value", "options": options},)
-
-
-def recorded_health(profile: Profile, layer_key: str, lookback_seconds: float) -> str:
-    """The newest recorded health code of each selected node for one layer (no series where healthy)."""
-    return newest_per_node(profile, LAYER_HEALTH, lookback_seconds, f'layer="{layer_key}"')
+def health_states() -> States:
+    """Each health code with its text and colour, in ``STATES`` order (shown beside ``nodata.reason_states``)."""
+    return States.of(State(state.code, state.text, state.colour) for state in STATES)
 
 
 def worst(profile: Profile, reason: str, health: str, unreadable_from: int) -> str:

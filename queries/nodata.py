@@ -96,6 +96,7 @@ from dashgen_queries.sglang import logging_rank_matchers, node_first_rank_matche
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.exporters.availability import source_switch
+from dashgen.render.states import Beyond, States
 
 OK, NO_TRAFFIC, NO_IO, INSUFFICIENT, UNINITIALISED, FAILED, UNMAPPED, GPU_MISSING = 0, 1, 2, 3, 4, 5, 6, 7
 
@@ -120,17 +121,6 @@ def gpu_missing_code(seen: int, expected: int) -> int:
     if not 0 < seen < expected:
         raise ValueError(f"GPU missing needs 0 < seen < expected, got {seen} of {expected}")
     return GPU_MISSING_BASE * expected + seen
-
-
-def gpu_missing_counts(code: int) -> tuple[int, int] | None:
-    """(seen, expected) of a GPU-missing cell value, None for the other reason codes."""
-    expected, seen = divmod(code, GPU_MISSING_BASE)
-    return (seen, expected) if expected >= 2 and 0 < seen < expected else None
-
-
-def reason_of(code: int) -> int:
-    """The reason a cell value stands for (GPU_MISSING for every "k of N" value)."""
-    return GPU_MISSING if gpu_missing_counts(code) else code
 
 
 @dataclass(frozen=True)
@@ -316,28 +306,20 @@ def reason_code(profile: Profile, layer: Layer) -> str:
     return f" or on({node}) ".join(branches)
 
 
-def value_mappings() -> tuple[dict, ...]:
-    """Grafana value mappings turning each code into its reason text and colour: the reasons, then every
-    "GPU missing (k of N)" up to ``MAX_GPUS_PER_NODE`` in one value mapping, and a range for larger nodes
-    (Grafana takes the first mapping that matches)."""
+def reason_states() -> States:
+    """Each code as its reason text and colour: the reasons, then every "GPU missing (k of N)" up to
+    ``MAX_GPUS_PER_NODE``, and one range for larger nodes (Grafana takes the first mapping that matches)."""
     texts = {code: (text, color) for code, (text, color) in REASONS.items()}
     for expected in range(2, MAX_GPUS_PER_NODE + 1):
         for seen in range(1, expected):
             texts[gpu_missing_code(seen, expected)] = (f"{GPU_MISSING_TEXT} ({seen} of {expected})", GPU_MISSING_COLOUR)
-    options = {
-        str(code): {"text": text, "color": color, "index": index}
-        for index, (code, (text, color)) in enumerate(sorted(texts.items()))
-    }
-    larger = {
-        "from": GPU_MISSING_BASE * (MAX_GPUS_PER_NODE + 1),
-        "to": GPU_MISSING_BASE * 10_000,
-        "result": {
-            "text": f"{GPU_MISSING_TEXT} (fewer GPUs report than cluster.gpus_per_node)",
-            "color": GPU_MISSING_COLOUR,
-            "index": len(options),
-        },
-    }
-    return ({"type": "value", "options": options}, {"type": "range", "options": larger})
+    larger = Beyond(
+        GPU_MISSING_BASE * (MAX_GPUS_PER_NODE + 1),
+        GPU_MISSING_BASE * 10_000,
+        f"{GPU_MISSING_TEXT} (fewer GPUs report than cluster.gpus_per_node)",
+        GPU_MISSING_COLOUR,
+    )
+    return States.by_code(texts, larger)
 
 
 # --- the layers -------------------------------------------------------------------------------

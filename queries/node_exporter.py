@@ -55,11 +55,6 @@ def mount_devices(profile: Profile, mountpoint: str, *, scoped: bool = True) -> 
     return f'label_replace({whole_nvme}, "device", "$1", "device", "((?:s|v|xv|h)d[a-z]+)[0-9]+")'
 
 
-def cache_mount_devices(profile: Profile) -> str:
-    """The block device behind the profile's cache mount point, per node (``mount_devices``)."""
-    return mount_devices(profile, profile.disks.cache_mountpoint)
-
-
 def disk_rate(profile: Profile, metric: str, mountpoint: str | None = None) -> str:
     """Per-second rate of a diskstats counter, per node and device: the device behind ``mountpoint`` (the cache
     mount point by default; ``mount_devices``), not a name pattern that also matches OS and model disks."""

@@ -20,6 +20,7 @@ from dashgen_queries.sglang_slo import STALL_WINDOW, worst_good_ratio
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.exporters.table import RULE_EVALUATOR, SGLANG
+from dashgen.render.states import States
 
 SERVING, STAGE_DOWN, STALLED, IDLE = 0, 1, 2, 3
 STATES: dict[int, tuple[str, str]] = {
@@ -111,10 +112,6 @@ def replica_states(profile: Profile, topology: Topology) -> list[str]:
     return [replica_state(profile)]
 
 
-def state_mappings(states: dict[int, tuple[str, str]] | None = None) -> tuple[dict, ...]:
-    """Value mappings of state codes (``STATES`` by default) to their text and colour."""
-    options = {
-        str(code): {"text": text, "color": colour, "index": index}
-        for index, (code, (text, colour)) in enumerate(sorted((states or STATES).items()))
-    }
-    return ({"type": "value", "options": options},)
+def replica_state_names(states: dict[int, tuple[str, str]] | None = None) -> States:
+    """The state codes (``STATES`` by default) with their text and colour."""
+    return States.by_code(states or STATES)

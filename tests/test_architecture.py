@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -248,3 +249,34 @@ def test_one_place_names_the_content_packages():
     ]
     assert {folder: name for name, folder in folders.items()} == IMPORT_NAMES
     assert len(IMPORT_NAMES) == 3
+
+
+# Functions product code does not call, kept on purpose: what each is for.
+CALLED_BY_TESTS_ONLY = {
+    "conditions_markdown": "writes the conditions table docs/profiles.md holds; its test keeps the copy equal",
+    "per_replica_bytes": "the Store's per-replica capacity query the per-replica panels' numbers are checked against",
+    "recorded_reason": "reads one layer's recorded reason code back, for the tests of the recording rule",
+}
+
+
+def test_no_dead_function_and_none_that_only_tests_call():
+    """Every top-level function and class of dashgen/, panels/ and queries/ is named somewhere else in the product
+    (code, pyproject.toml entry points): one that nothing calls is dead, one only tests call belongs in tests/."""
+    sources = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
+    words: dict[str, int] = defaultdict(int)
+    for path in [*sources, ROOT / "pyproject.toml", *(ROOT / "bench").rglob("*.py")]:
+        for word in re.findall(r"\b[A-Za-z_]\w*\b", path.read_text(encoding="utf-8")):
+            words[word] += 1
+    defined: dict[str, list[str]] = defaultdict(list)
+    for path in sources:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("__"):
+                defined[node.name].append(path.relative_to(ROOT).as_posix())
+    unused = sorted(
+        f"{name} ({', '.join(where)})"
+        for name, where in defined.items()
+        if words[name] <= len(where) and name not in CALLED_BY_TESTS_ONLY
+    )
+    assert len(defined) > 500
+    assert not unused, "defined but not used by the product: " + "; ".join(unused)
+    assert all(words[name] <= len(defined[name]) for name in CALLED_BY_TESTS_ONLY), "used now: drop it from the list"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
 from dashgen.errors import BuildValidationError
 from dashgen.render.document import render_dashboard
-from dashgen.render.ids import dashboard_uid, is_valid_uid
+from dashgen.render.ids import dashboard_uid
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from dashgen.render.validate import validate_dashboard
 
@@ -55,6 +56,14 @@ def test_encoding_is_canonical(built):
         text = dashboard.data.decode("utf-8")
         assert text.endswith("}\n")
         assert text == json.dumps(json.loads(text), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+# What Grafana accepts as a dashboard uid.
+GRAFANA_UID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+def is_valid_uid(uid: str) -> bool:
+    return bool(GRAFANA_UID.match(uid))
 
 
 def test_uids_are_stable_short_and_safe(built):

@@ -25,7 +25,7 @@ from dashgen.render.spec import GroupSpec
 from dashgen.rules.recording import inventory_records
 
 PROFILES = {p.name: p for p in load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")}
-TABLES = ("occupancy", "reuse_io", "reasons")
+TABLES = ("cache_evidence.occupancy", "cache_evidence.reuse_io", "cache_evidence.reasons")
 
 
 # The S17 capacity anatomy: the Store's panels that the Reference group shows at the end of the dashboard (S34)
@@ -45,7 +45,7 @@ def built(name: str):
 
 def specs(name: str) -> dict:
     groups = built(name).spec.groups  # the group's rows (tables, Store), then Reference's capacity anatomy
-    return {panel.key.split(".", 1)[1]: panel for group in groups for panel in group.panels}
+    return {panel.key: panel for group in groups for panel in group.panels}
 
 
 def rendered(name: str) -> dict:
@@ -161,7 +161,7 @@ def test_s7_no_zero_fill(name):
             assert not re.search(r"or\s+(on\s*\([^)]*\)\s*)?vector\(", target.expr), key
             for node, _ in walk(parse(target.expr)):
                 if func_name(node) == "vector":
-                    assert key == "reasons", f"{key}: constant vectors only as reason codes"
+                    assert key == "cache_evidence.reasons", f"{key}: constant vectors only as reason codes"
         for mapping in panel.mappings:
             if mapping["type"] == "special":
                 assert mapping["options"]["result"]["text"].strip() not in ("0", "0.0")
@@ -170,7 +170,7 @@ def test_s7_no_zero_fill(name):
 def test_s8_direction_words_name_the_right_counters():
     for name in TEXT_NAMES:
         profile = PROFILES[name]
-        cols = columns(specs(name)["reuse_io"])
+        cols = columns(specs(name)["cache_evidence.reuse_io"])
         expected = {}
         if profile.exported("hicache"):
             expected |= {"GPU→Host backup": sg.BACKUP_BYTES, "Host→GPU load-back": sg.LOAD_BACK_BYTES}
@@ -186,19 +186,19 @@ def test_s8_direction_words_name_the_right_counters():
             assert metric_names(parse(cols[title])) == {metric}, title
         arrows = [t for t in cols if "→" in t]
         assert len(arrows) == len([prefix for prefix in expected if "→" in prefix]), name
-    assert any("→" in t for t in columns(specs("long-context-64")["reuse_io"]))
+    assert any("→" in t for t in columns(specs("long-context-64")["cache_evidence.reuse_io"]))
 
 
 def test_s30_dropped_before_backup_one_column_per_reason_each_saying_what_it_implicates():
     profile = PROFILES["long-context-64"]
-    cols = columns(specs("long-context-64")["reuse_io"])
+    cols = columns(specs("long-context-64")["cache_evidence.reuse_io"])
     dropped = {t: e for t, e in cols.items() if t.startswith("GPU KV dropped before Host backup")}
     assert len(dropped) == len(sg.DROPPED_REASONS) == 2
     for reason in sg.DROPPED_REASONS:
         (title,) = [t for t in dropped if reason in t]
         assert f'reason="{reason}"' in dropped[title] and "reason=~" not in dropped[title]
         assert "sum by (node, pp_rank) (" in dropped[title] and "reason" not in dropped[title].split("(", 1)[0]
-    description = specs("long-context-64")["reuse_io"].description
+    description = specs("long-context-64")["cache_evidence.reuse_io"].description
     assert "host_pressure implicates Host capacity" in description
     assert "write_through_unbacked_eviction not a Host capacity signal" in description
     assert profile.exported("hicache")
@@ -207,7 +207,7 @@ def test_s30_dropped_before_backup_one_column_per_reason_each_saying_what_it_imp
 def test_s8_bytes_sum_tp_ranks_tokens_read_one_rank():
     profile = PROFILES["long-context-64"]
     dp_rank = profile.label("dp_rank")
-    cols = columns(specs("long-context-64")["reuse_io"])
+    cols = columns(specs("long-context-64")["cache_evidence.reuse_io"])
     assert len([t for t in cols if "(GiB)" in t]) == 2, sorted(cols)
     assert len([t for t in cols if t.startswith(("Host→Store", "Store→Host"))]) == 3, sorted(cols)
     for title, expr in cols.items():
@@ -225,7 +225,7 @@ def test_s8_bytes_sum_tp_ranks_tokens_read_one_rank():
 
 @pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s9_final_reuse_is_the_engine_prefill_report_never_prefetch(name):
-    panel = specs(name)["reuse_io"]
+    panel = specs(name)["cache_evidence.reuse_io"]
     for title, expr in columns(panel).items():
         if title.startswith("Final reuse"):
             assert metric_names(parse(expr)) <= {sg.PREFILL_EFFECTIVE, sg.CACHED, "up", inv.INVENTORY}, title
@@ -234,7 +234,7 @@ def test_s9_final_reuse_is_the_engine_prefill_report_never_prefetch(name):
 
 @pytest.mark.parametrize("name", [n for n in NAMES if PROFILES[n].exported("hicache")])
 def test_s10_dropped_tokens_are_not_host_eviction(name):
-    description = specs(name)["reuse_io"].description
+    description = specs(name)["cache_evidence.reuse_io"].description
     assert "hicache_dropped_tokens_total" in description
     assert "NOT Host eviction" in description
 
@@ -274,7 +274,9 @@ def test_s11_store_per_node_comes_from_the_segment_host(name):
                 assert string_arg(hosts[-1].args[4]) == "(.*)" + mc.PORT_REGEX, key
                 join = _inventory_join(parents)
                 assert join is not None, f"{key}: {sel.name} used without the inventory join"
-                if key == "store_unmapped":  # every segment flagged 1 (unmapped) or 0 (mapped), then counted
+                if (
+                    key == "cache_evidence.store_unmapped"
+                ):  # every segment flagged 1 (unmapped) or 0 (mapped), then counted
                     assert target.expr == mc.unmapped_segments(PROFILES[name])
                 if join == "unmapped":
                     unmapped += 1
@@ -290,9 +292,9 @@ def test_s11_long_context_maps_segments_by_ip():
     assert mc.segment_hosts(profile)["lc-node-00"] == "10.12.0.10"
     recorded = {dict(rule.labels)["node"]: dict(rule.labels)[inv.SEGMENT_HOST] for rule in inventory_records(profile)}
     assert recorded == mc.segment_hosts(profile)
-    occupancy = columns(specs("long-context-64")["occupancy"])["Store allocated (GiB)"]
+    occupancy = columns(specs("long-context-64")["cache_evidence.occupancy"])["Store allocated (GiB)"]
     assert f"group_left(node) {inv.host_to_node(profile)}" in occupancy and "10.12.0" not in occupancy
-    stat = specs("long-context-64")["store_unmapped"]
+    stat = specs("long-context-64")["cache_evidence.store_unmapped"]
     (target,) = stat.targets
     assert f"unless on({inv.SEGMENT_HOST}) {inv.host_to_node(profile)}" in target.expr
 
@@ -334,7 +336,7 @@ def test_s11_store_queries_do_not_grow_with_the_node_count():
 
 
 def test_s12_ram_ssd_share_divides_by_ram_plus_ssd_returns():
-    panel = specs("long-context-64")["ram_ssd_share"]
+    panel = specs("long-context-64")["cache_evidence.ram_ssd_share"]
     assert panel.unit == "percent" and (panel.min, panel.max) == (0, 100)
     for target in panel.targets:
         divisions = [n for n, _ in walk(parse(target.expr)) if isinstance(n, pp.BinaryExpr) and str(n.op) == "/"]
@@ -345,7 +347,7 @@ def test_s12_ram_ssd_share_divides_by_ram_plus_ssd_returns():
 
 
 def test_s13_object_counts_are_never_added():
-    panel = specs("long-context-64")["object_counts"]
+    panel = specs("long-context-64")["cache_evidence.object_counts"]
     assert len(panel.targets) == 3
     for target in panel.targets:
         assert len(metric_names(parse(target.expr))) == 1
@@ -356,7 +358,7 @@ def test_s13_object_counts_are_never_added():
 @pytest.mark.parametrize("name", TEXT_NAMES)
 def test_s14_request_level_reuse_is_na_off_the_entry_node(name):
     profile = PROFILES[name]
-    panel = specs(name)["reuse_io"]
+    panel = specs(name)["cache_evidence.reuse_io"]
     entries = sorted({replica.nodes[0] for replica in Topology(profile).replicas})
     request_level = {t: e for t, e in columns(panel).items() if "request-level" in t}
     assert request_level
@@ -376,7 +378,7 @@ def test_s14_long_context_splits_reuse_only_where_it_can():
 
 
 def test_s15_long_context_names_the_client_metrics_not_exported():
-    panel = specs("long-context-64")["sources_unavailable"]
+    panel = specs("long-context-64")["cache_evidence.sources_unavailable"]
     assert panel.kind == "text"
     assert "not exported by the client" in panel.content and "mooncake_client" in panel.content
 
@@ -385,15 +387,17 @@ def test_s25_video_has_no_cache_tier_panel_only_the_reasons_and_freshness_tables
     """A video-generation pool has no KV cache, HiCache or Store: no cache-evidence panel and no "not deployed"
     placeholder for them, only the missing-data reasons and newest-sample-age tables of its layers."""
     found = specs("video-200")
-    assert set(found) == {"reasons", "freshness"}, sorted(found)
-    exprs = " ".join(target.expr for key in ("reasons", "freshness") for target in found[key].targets)
+    assert set(found) == {"cache_evidence.reasons", "cache_evidence.freshness"}, sorted(found)
+    exprs = " ".join(
+        target.expr for key in ("cache_evidence.reasons", "cache_evidence.freshness") for target in found[key].targets
+    )
     assert "sglang:diffusion_num_queue_reqs" in exprs and "sglang:diffusion_requests_total" in exprs
     assert sg.KV_MAX not in exprs and sg.REALTIME not in exprs
 
 
 def test_s16_each_prefetch_reason_is_its_own_series_and_deferred_is_apart():
     found = specs("long-context-64")
-    unfulfilled, deferred = found["prefetch_unfulfilled"], found["prefetch_deferred"]
+    unfulfilled, deferred = found["cache_evidence.prefetch_unfulfilled"], found["cache_evidence.prefetch_deferred"]
     (target,) = unfulfilled.targets
     assert metric_names(parse(target.expr)) == {sg.UNFULFILLED}
     for agg in aggregations(target.expr):
@@ -406,7 +410,7 @@ def test_s16_each_prefetch_reason_is_its_own_series_and_deferred_is_apart():
 
 
 def test_s17_long_context_anatomy_reads_the_article_numbers():
-    content = specs("long-context-64")["capacity_limits"].content
+    content = specs("long-context-64")["cache_evidence.capacity_limits"].content
     assert "| Store RAM (Mooncake) | 8 GiB | 64 GiB | 256 GiB | 512 GiB |" in content
     assert "| Host KV (HiCache) | 32 GiB | 256 GiB | 1 TiB |" in content
     assert "| NVMe bucket limit | 240 GB | 1.92 TB |" in content
@@ -417,19 +421,19 @@ def test_s17_limit_allocation_filesystem_are_three_panels(name):
     profile = PROFILES[name]
     found = specs(name)
     cap = Topology(profile).capacity
-    content = found["capacity_limits"].content
+    content = found["cache_evidence.capacity_limits"].content
     for value in (cap.store_per_node, cap.host_per_node):
         if value is not None:
             assert format_binary(value) in content
     if cap.nvme_limit_per_node is not None:
         assert format_decimal(cap.nvme_limit_per_node) in content
-    assert found["capacity_limits"].targets == ()
+    assert found["cache_evidence.capacity_limits"].targets == ()
     if profile.exported("node_exporter") and profile.disks.has_cache_tier:
-        fs_panel = found["filesystem_usage"]
+        fs_panel = found["cache_evidence.filesystem_usage"]
         assert all("node_filesystem" in t.expr for t in fs_panel.targets)
         assert "axis maximum is neither capacity nor usage" in fs_panel.description
     if profile.exported("hicache") or profile.exported("mooncake_master"):
-        assert all("node_filesystem" not in t.expr for t in found["logical_allocation"].targets)
+        assert all("node_filesystem" not in t.expr for t in found["cache_evidence.logical_allocation"].targets)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -444,7 +448,7 @@ def test_every_panel_states_its_evidence(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reasons_table_shows_reason_text_for_every_layer(name):
-    panel = specs(name)["reasons"]
+    panel = specs(name)["cache_evidence.reasons"]
     (mapping,) = [m for m in panel.mappings if m["type"] == "value"]
     assert {v["text"] for v in mapping["options"].values()} >= {"collection failed", "uninitialised", "ok"}
     titles = list(columns(panel))

@@ -26,6 +26,18 @@ PROFILES = load_profiles(directory=Path(__file__).resolve().parent.parent / "pro
 RANGE_S = 3600
 
 
+def _gpu_missing_counts(code: int) -> tuple[int, int] | None:
+    """(seen, expected) of a GPU-missing cell value, None for the other reason codes: the inverse of
+    ``nodata.gpu_missing_code``."""
+    expected, seen = divmod(code, nodata.GPU_MISSING_BASE)
+    return (seen, expected) if expected >= 2 and 0 < seen < expected else None
+
+
+def _reason_of(code: int) -> int:
+    """The reason a cell value stands for (GPU_MISSING for every "k of N" value)."""
+    return nodata.GPU_MISSING if _gpu_missing_counts(code) else code
+
+
 def expand(expr: str) -> str:
     return expr.replace("$__range_s", str(RANGE_S)).replace("$__range", f"{RANGE_S}s")
 
@@ -275,10 +287,10 @@ def test_layers_follow_the_profile_sources():
 
 
 def test_value_mappings_name_each_reason_with_its_colour():
-    mapping, larger = nodata.value_mappings()
+    mapping, larger = nodata.reason_states().mappings()
     options = mapping["options"]
     assert mapping["type"] == "value"
-    reasons = {k: (v["text"], v["color"]) for k, v in options.items() if nodata.reason_of(int(k)) != nodata.GPU_MISSING}
+    reasons = {k: (v["text"], v["color"]) for k, v in options.items() if _reason_of(int(k)) != nodata.GPU_MISSING}
     assert reasons == {
         "0": ("ok", "green"),
         "1": ("no traffic", "blue"),
@@ -290,7 +302,7 @@ def test_value_mappings_name_each_reason_with_its_colour():
     }
     # S22: every "k of N" a node of up to MAX_GPUS_PER_NODE GPUs can show, never "ok"; larger nodes: a range
     assert options["807"]["text"] == "GPU missing (7 of 8)" and options["801"]["text"] == "GPU missing (1 of 8)"
-    missing = [k for k in options if nodata.reason_of(int(k)) == nodata.GPU_MISSING]
+    missing = [k for k in options if _reason_of(int(k)) == nodata.GPU_MISSING]
     assert len(missing) == sum(n - 1 for n in range(2, nodata.MAX_GPUS_PER_NODE + 1))
     assert sorted(v["index"] for v in options.values()) == list(range(len(options)))
     assert larger["type"] == "range" and larger["options"]["from"] > max(int(k) for k in options)
@@ -298,9 +310,9 @@ def test_value_mappings_name_each_reason_with_its_colour():
 
 
 def test_s22_gpu_missing_codes_carry_seen_and_expected():
-    assert nodata.gpu_missing_code(7, 8) == 807 and nodata.gpu_missing_counts(807) == (7, 8)
-    assert all(nodata.gpu_missing_counts(code) is None for code in nodata.REASONS)
-    assert nodata.reason_of(1507) == nodata.GPU_MISSING and nodata.reason_of(4) == nodata.UNINITIALISED
+    assert nodata.gpu_missing_code(7, 8) == 807 and _gpu_missing_counts(807) == (7, 8)
+    assert all(_gpu_missing_counts(code) is None for code in nodata.REASONS)
+    assert _reason_of(1507) == nodata.GPU_MISSING and _reason_of(4) == nodata.UNINITIALISED
     with pytest.raises(ValueError):
         nodata.gpu_missing_code(0, 8)  # no GPU reporting while the target is up is uninitialised, not GPU missing
 

@@ -5,10 +5,12 @@ the merge / organize / pivot transformations and header units a hand-built table
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 
 import pytest
 
+from dashgen.render import kit
 from dashgen.render.kit import Column, Matrix, RawOptions, Sort, stat, table, text, timeseries
 from dashgen.render.spec import Evidence, Target
 
@@ -135,3 +137,71 @@ def test_raw_options_are_laid_over_what_the_kit_built() -> None:
     assert spec.extra == {"pluginVersion": "1"}
     note = text("g.t", "T", "hello", raw_options=RawOptions("html", options={"mode": "html"}))
     assert note.options == {"mode": "html"} and note.content == "hello"
+
+
+DATA_HELPERS = ("timeseries", "stat", "table", "state_timeline", "bargauge")
+
+
+def test_the_common_panel_fields_are_named_once_and_every_data_kind_takes_them() -> None:
+    """A field every data kind shows (unit, axis bounds, size, thresholds, links, ...) is declared once, in
+    ``Common``: no helper restates it as its own parameter, and each passes it through to the panel unchanged."""
+    common = set(kit.Common.__annotations__)
+    assert len(common) >= 12 and set(kit.COMMON_DEFAULTS) == common
+    target = Target(expr="up", legend="{{node}}")
+    given: kit.Common = {
+        "unit": "s",
+        "min": 0,
+        "max": 9,
+        "decimals": 2,
+        "width": 6,
+        "height": 5,
+        "no_value": "none seen",
+        "thresholds": (("green", None), ("red", 1.0)),
+        "mappings": ({"type": "value", "options": {}},),
+        "links": (kit.link("a", "/d/a"),),
+        "data_links": (kit.link("b", "/d/b"),),
+        "datasource": {"type": "prometheus", "uid": "x"},
+    }
+    assert set(given) == common
+    for name in DATA_HELPERS:
+        helper = getattr(kit, name)
+        own = {p.name for p in inspect.signature(helper).parameters.values() if p.kind is not p.VAR_KEYWORD}
+        assert not own & common, f"{name} restates {sorted(own & common)}"
+        spec = helper("k.x", "X", EVIDENCE, targets=[target], **given)
+        for field, value in given.items():
+            shown = getattr(spec, field)
+            assert shown == (tuple(dict(v) for v in value) if field.endswith(("links", "mappings")) else value), (
+                name,
+                field,
+            )
+        default = helper("k.y", "Y", EVIDENCE, targets=[target])
+        assert all(getattr(default, field) == value for field, value in kit.COMMON_DEFAULTS.items()), name
+    assert {name for name in kit.__all__ if name in DATA_HELPERS} == set(DATA_HELPERS)
+    assert all(common <= kit.parameter_names(name) for name in DATA_HELPERS)
+    assert "unit" not in kit.parameter_names("text") and "width" in kit.parameter_names("text")
+
+
+def test_coded_states_are_a_typed_value_and_queries_write_no_grafana_mapping() -> None:
+    """A query module says which code means what (``States``); only ``States.mappings()`` writes Grafana's value
+    mapping JSON, numbered in the order Grafana matches, with the range past the listed codes last."""
+    states = kit.States.by_code({3: ("c", "red"), 1: ("a", "green")}, kit.Beyond(10, 99, "many", "blue"))
+    value, beyond = states.mappings()
+    assert value == {
+        "type": "value",
+        "options": {"1": {"text": "a", "color": "green", "index": 0}, "3": {"text": "c", "color": "red", "index": 1}},
+    }
+    assert beyond == {
+        "type": "range",
+        "options": {"from": 10, "to": 99, "result": {"text": "many", "color": "blue", "index": 2}},
+    }
+    in_order = kit.States.of([kit.State(5, "e", "red"), kit.State(2, "b", "green")]).mappings()
+    assert list(in_order[0]["options"]) == ["5", "2"] and len(in_order) == 1
+    raw = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted((ROOT / "queries").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Dict)
+        and any(isinstance(k, ast.Constant) and k.value == "type" for k in node.keys)
+        and any(isinstance(v, ast.Constant) and v.value in ("value", "range", "special") for v in node.values)
+    ]
+    assert not raw, f"Grafana value mappings written in queries/: {raw}; return a States"

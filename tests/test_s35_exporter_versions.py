@@ -11,7 +11,7 @@ from stated_profiles import ROOT, restate, restated
 
 from dashgen.build import build_profile
 from dashgen.deployment.edit import set_source_fields
-from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.deployment.profile import FEATURE_SOURCES, KNOWN_SOURCES, load_profile, load_profiles
 from dashgen.document import iter_panels, unwrap
 from dashgen.errors import ProfileError
 from dashgen.exporters.availability import Stated, adapt, every_name, lookup, missing_reason, switch_of
@@ -288,3 +288,30 @@ def test_s35_the_missing_data_reasons_table_names_each_layers_switch():
     (table,) = [p for p in panels(profile) if p["title"] == "Missing-data reasons per node and evidence layer"]
     for switch in ("--enable-metrics", "--enable-hierarchical-cache", "--hicache-storage-backend"):
         assert f"uninitialised: needs `{switch}`" in table["description"]
+
+
+def test_the_sources_a_profile_declares_and_their_jobs_come_from_the_exporter_table():
+    """One table says which sources there are, their default job and their name: the profile's source list and
+    the feature sources (collectors inside another source's process) are read from it, not restated beside it."""
+    declared = [table for table in TABLES.values() if table.job]
+    assert list(KNOWN_SOURCES) == [table.source for table in declared] and len(declared) >= 9
+    assert all(KNOWN_SOURCES[t.source] == {"job": t.job, "what": t.what} for t in declared)
+    assert (
+        FEATURE_SOURCES
+        == {t.source: t.version_of for t in declared if t.version_of}
+        == {
+            "hicache": "sglang",
+            "hicache_storage": "sglang",
+        }
+    )
+    assert (
+        "vmagent" not in KNOWN_SOURCES and "rule_evaluator" not in KNOWN_SOURCES
+    )  # series of their own, no profile entry
+    written = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "dashgen").rglob("*.py"))
+        if '"Mooncake Store client (incl. SSD metrics)"' in path.read_text(encoding="utf-8")
+    ]
+    assert written == ["dashgen/exporters/table.py"], written
+    profile = load_profiles(["h20-16"], ROOT / "profiles")[0]
+    assert profile.source("hicache").job == profile.source("sglang").job  # a feature source defaults to its host's

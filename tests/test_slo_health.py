@@ -51,16 +51,12 @@ def group(profile):
 
 
 def panel(profile, key):
-    return next(p for p in group(profile).panels if p.key == f"slo_health.{key}")
+    return next(p for p in group(profile).panels if p.key == key)
 
 
 def stage_panels(profile, key):
     """The engine-load panel ``key``: one, or one per pool in a PD deployment (S27)."""
-    found = [
-        p
-        for p in group(profile).panels
-        if p.key in (f"slo_health.{key}", f"slo_health.{key}_prefill", f"slo_health.{key}_decode")
-    ]
+    found = [p for p in group(profile).panels if p.key in (key, f"{key}_prefill", f"{key}_decode")]
     assert found, key
     return found
 
@@ -114,17 +110,17 @@ def test_le_matcher_accepts_both_float_spellings():
 
 def test_thresholds_come_from_the_profile():
     profile = next(p for p in PROFILES if p.name == "long-context-64")
-    before = exprs(panel(profile, "health"))[0]
+    before = exprs(panel(profile, "slo_health.health"))[0]
     assert le_matcher(slo_bucket(profile.slo.ttft_seconds, TTFT_BUCKETS, profile.path, "x")) in before
     changed = dataclasses.replace(profile, slo=dataclasses.replace(profile.slo, ttft_seconds=0.4, objective=0.999))
-    after = exprs(panel(changed, "health"))[0]
+    after = exprs(panel(changed, "slo_health.health"))[0]
     assert after != before
     assert 'le="0.4"' in after
-    assert "/ 0.001" in exprs(panel(changed, "burn_1h"))[0]
-    assert dict(panel(changed, "health").thresholds)["green"] == 0.999
-    assert "evaluated at the bucket bound le=6 s exactly" in panel(profile, "health").description
+    assert "/ 0.001" in exprs(panel(changed, "slo_health.burn_1h"))[0]
+    assert dict(panel(changed, "slo_health.health").thresholds)["green"] == 0.999
+    assert "evaluated at the bucket bound le=6 s exactly" in panel(profile, "slo_health.health").description
     off_bound = dataclasses.replace(profile, slo=dataclasses.replace(profile.slo, ttft_seconds=5.0))
-    description = panel(off_bound, "health").description
+    description = panel(off_bound, "slo_health.health").description
     assert "5 s (slo.ttft_seconds) is not a bucket bound" in description and "le=6 s" in description
 
 
@@ -138,11 +134,11 @@ def test_unreachable_fast_burn_objective_is_an_error_naming_the_field():
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_quantiles_sum_by_le_and_never_average(profile):
-    latency = exprs(panel(profile, "latency"))
+    latency = exprs(panel(profile, "slo_health.latency"))
     assert len(latency) == 6  # P50 and P99 of TTFT, TPOT, E2E on one axis
     for expr in latency:
         assert re.match(r"histogram_quantile\(0\.(5|99), sum by \(le\) \(rate\(", expr), expr
-    assert panel(profile, "latency").unit == "s"
+    assert panel(profile, "slo_health.latency").unit == "s"
     for spec in group(profile).panels:
         for expr in exprs(spec):
             assert "avg(" not in expr and "avg by" not in expr, spec.key
@@ -150,7 +146,7 @@ def test_quantiles_sum_by_le_and_never_average(profile):
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_burn_rate_panels_show_1h_6h_3d_side_by_side(profile):
-    panels = [panel(profile, f"burn_{window}") for window in ("1h", "6h", "3d")]
+    panels = [panel(profile, f"slo_health.burn_{window}") for window in ("1h", "6h", "3d")]
     for window, spec in zip(("1h", "6h", "3d"), panels, strict=True):
         assert all(f"[{window}]" in expr for expr in exprs(spec))
         assert len(spec.targets) == 3  # TTFT, TPOT and E2E
@@ -158,7 +154,7 @@ def test_burn_rate_panels_show_1h_6h_3d_side_by_side(profile):
     start = keys.index("slo_health.burn_1h")
     assert keys[start : start + 3] == ["slo_health.burn_1h", "slo_health.burn_6h", "slo_health.burn_3d"]
     assert sum(p.width for p in panels) == 24
-    budget = exprs(panel(profile, "budget"))
+    budget = exprs(panel(profile, "slo_health.budget"))
     assert all(f"[{profile.slo.window_days}d]" in expr for expr in budget)
 
 
@@ -182,7 +178,13 @@ def test_ratio_axes_fixed_and_no_zero_fill(profile):
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_stage_panels_never_sum_across_pp_rank(profile):
     pp = profile.label("pp_rank")
-    keys = ("running", "queue", "load_state", "kv_usage", "prefix_hit")
+    keys = (
+        "slo_health.running",
+        "slo_health.queue",
+        "slo_health.load_state",
+        "slo_health.kv_usage",
+        "slo_health.prefix_hit",
+    )
     pools = 2 if profile.has_pools else 1  # one panel per pool in a PD deployment (S27)
     assert sum(len(stage_panels(profile, key)) for key in keys) == len(keys) * pools
     sums = 0
@@ -199,14 +201,18 @@ def test_stage_panels_never_sum_across_pp_rank(profile):
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_drill_down_links_keep_time_and_set_node_or_gpu(profile):
     node, gpu = profile.label("node"), profile.label("gpu")
-    staged = [spec for key in ("running", "queue", "kv_usage", "prefix_hit") for spec in stage_panels(profile, key)]
-    for spec in [*staged, panel(profile, "gpu_memory_node")]:
+    staged = [
+        spec
+        for key in ("slo_health.running", "slo_health.queue", "slo_health.kv_usage", "slo_health.prefix_hit")
+        for spec in stage_panels(profile, key)
+    ]
+    for spec in [*staged, panel(profile, "slo_health.gpu_memory_node")]:
         url = spec.data_links[0]["url"]
         assert f"var-node=${{__field.labels.{node}}}" in url and "${__url_time_range}" in url
         assert "${datasource:queryparam}" in url
-    url = panel(profile, "gpu_memory_gpu").data_links[0]["url"]
+    url = panel(profile, "slo_health.gpu_memory_gpu").data_links[0]["url"]
     assert f"var-gpu=${{__field.labels.{gpu}}}" in url and "${__url_time_range}" in url
-    assert "{{" + gpu + "}}" in panel(profile, "gpu_memory_gpu").targets[0].legend
+    assert "{{" + gpu + "}}" in panel(profile, "slo_health.gpu_memory_gpu").targets[0].legend
 
 
 # --- SLO coverage (#7): TTFT, TPOT and E2E; aborted requests are bad events everywhere ----------------
@@ -227,10 +233,13 @@ def test_health_burn_budget_and_rules_share_one_error_ratio_per_sli(profile):
         for window in RECORDED_WINDOWS:
             assert records[(slo_error_ratio_name(window), sli.key)] == error_ratio(profile, sli, window)
         for window in ("1h", "6h", "3d"):
-            assert error_ratio(profile, sli, window) in exprs(panel(profile, f"burn_{window}"))[index]
-        assert error_ratio(profile, sli, f"{profile.slo.window_days}d") in exprs(panel(profile, "budget"))[index]
-        assert "sglang:num_aborted_requests_total" in exprs(panel(profile, "health"))[0]
-    for key in ("health", "health_trend", "budget", "burn_1h"):
+            assert error_ratio(profile, sli, window) in exprs(panel(profile, f"slo_health.burn_{window}"))[index]
+        assert (
+            error_ratio(profile, sli, f"{profile.slo.window_days}d")
+            in exprs(panel(profile, "slo_health.budget"))[index]
+        )
+        assert "sglang:num_aborted_requests_total" in exprs(panel(profile, "slo_health.health"))[0]
+    for key in ("slo_health.health", "slo_health.health_trend", "slo_health.budget", "slo_health.burn_1h"):
         description = panel(profile, key).description
         assert "aborted requests" in description and "TPOT" in description, key
 
@@ -271,7 +280,7 @@ def sample(labels: dict[str, str], value: float) -> dict:
 def test_queue_pressure_shows_stalled_when_requests_wait_and_none_runs(promtool, tmp_path):
     """#8: waiting and none running -> the stalled value (mapped to red text); both 0 -> 0; both absent -> nothing."""
     profile = next(p for p in PROFILES if p.name == "long-context-64")
-    spec = panel(profile, "load_state")
+    spec = panel(profile, "slo_health.load_state")
     mapping = spec.mappings[0]["options"][f"{STALLED_VALUE:.0f}"]
     assert mapping["color"] == "red" and "stalled" in mapping["text"]
     assert "No running requests -> No data" not in spec.description and "stalled" in spec.description
@@ -319,9 +328,9 @@ def test_request_panels_on_a_non_entry_node_still_read_the_replicas_requests(pro
     replica = topology.replicas[1]
     entry, other = replica.nodes[0], replica.nodes[-1]
     assert request_scope_variable(profile) == "replica"
-    health = exprs(panel(profile, "health"))[0]
+    health = exprs(panel(profile, "slo_health.health"))[0]
     assert "$node" not in health and "${replica:pipe}" in health
-    assert "${replica:queryparam}" in panel(profile, "running").data_links[0]["url"]
+    assert "${replica:queryparam}" in panel(profile, "slo_health.running").data_links[0]["url"]
     inputs = _tokenizer(entry, "0+9x20", "0+10x20") + _tokenizer(topology.replicas[0].nodes[0], "0+1x20", "0+10x20")
     evaluate(
         promtool,
@@ -348,12 +357,12 @@ def test_request_scope_matches_where_the_tokenizer_runs(profile):
     assert variable == (
         "" if profile.has_pools else "node" if one_node else "replica" if len(topology.replicas) > 1 else ""
     )
-    for key in ("health", "health_trend", "latency"):
+    for key in ("slo_health.health", "slo_health.health_trend", "slo_health.latency"):
         for expr in exprs(panel(profile, key)):
             assert ("$node" in expr) == (variable == "node"), (key, expr)
             assert ("${replica:pipe}" in expr) == (variable == "replica"), (key, expr)
         assert ("does not narrow" in panel(profile, key).description) == (variable != "node"), key
-    for key in ("budget", "burn_1h", "burn_6h", "burn_3d"):
+    for key in ("slo_health.budget", "slo_health.burn_1h", "slo_health.burn_6h", "slo_health.burn_3d"):
         for expr in exprs(panel(profile, key)):
             assert "$node" not in expr and "$replica" not in expr and "${replica" not in expr
         assert "whole deployment" in panel(profile, key).description
@@ -363,11 +372,11 @@ def test_long_window_burn_rates_and_budget_are_instant_and_need_no_recording_rul
     """#14: a stat needs one value: the 6h / 3d burn rates and the budget are instant queries, evaluated from the
     raw histograms (no recorded series needed); the 1h burn keeps its sparkline."""
     profile = next(p for p in PROFILES if p.name == "long-context-64")
-    specs = {window: panel(profile, f"burn_{window}") for window in ("1h", "6h", "3d")}
+    specs = {window: panel(profile, f"slo_health.burn_{window}") for window in ("1h", "6h", "3d")}
     assert all(t.instant for w in ("6h", "3d") for t in specs[w].targets)
     assert not any(t.instant for t in specs["1h"].targets)
-    assert all(t.instant for t in panel(profile, "budget").targets)
-    for spec in (*specs.values(), panel(profile, "budget")):
+    assert all(t.instant for t in panel(profile, "slo_health.budget").targets)
+    for spec in (*specs.values(), panel(profile, "slo_health.budget")):
         assert "sglang_slo_errors_per_request" not in "".join(exprs(spec))
     raw = _tokenizer("lc-node-00", "0+5x400", "0+10x400")  # error ratio 0.5 -> burn 50 with budget 0.01
     evaluate(
@@ -386,7 +395,7 @@ def test_long_window_burn_rates_and_budget_are_instant_and_need_no_recording_rul
 
 def test_aborted_requests_are_bad_events_and_an_sli_without_histogram_has_no_sample(promtool, tmp_path):
     profile = next(p for p in PROFILES if p.name == "long-context-64")
-    health = expand(exprs(panel(profile, "health"))[0])
+    health = expand(exprs(panel(profile, "slo_health.health"))[0])
     aborted = series(
         "sglang:num_aborted_requests_total",
         {"job": "sglang", "model_name": "m", "engine_type": "unified", "node": "lc-node-00"},
@@ -413,7 +422,7 @@ def test_aborted_requests_are_bad_events_and_an_sli_without_histogram_has_no_sam
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_prefix_reuse_panel_agrees_with_the_cache_evidence_table(profile):
     """#6: the same counter is final reuse at prefill (S9) in both places; not a request hit rate."""
-    specs = stage_panels(profile, "prefix_hit")
+    specs = stage_panels(profile, "slo_health.prefix_hit")
     assert len(specs) == (2 if profile.has_pools else 1), "one panel per pool in a PD deployment (S27)"
     for spec in specs:
         description = spec.description
@@ -423,7 +432,7 @@ def test_prefix_reuse_panel_agrees_with_the_cache_evidence_table(profile):
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_budget_window_ends_at_the_end_of_the_dashboard_range(profile):
-    description = panel(profile, "budget").description
+    description = panel(profile, "slo_health.budget").description
     assert "ending at the end of the dashboard range" in description and "ending now" not in description
 
 

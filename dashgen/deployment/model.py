@@ -11,21 +11,15 @@ from dataclasses import dataclass, field
 from dashgen.deployment.alerts import AlertThresholds
 from dashgen.deployment.collector import Collector
 from dashgen.exporters.availability import Stated
+from dashgen.exporters.table import TABLES
 
-# Metric sources a profile may declare. ``job`` is the default scrape job; feature sources
-# (HiCache, its storage layer) are collectors inside the SGLang process and share its job.
+# Metric sources a profile may declare, from the exporter table: ``job`` is the default scrape job. Feature
+# sources (HiCache, its storage layer) are collectors inside another source's process (``version_of``) and
+# default to its job.
 KNOWN_SOURCES: dict[str, dict[str, str]] = {
-    "sglang": {"job": "sglang", "what": "SGLang engine (scheduler, tokenizer)"},
-    "hicache": {"job": "sglang", "what": "SGLang HiCache GPU<->Host tier (--enable-hierarchical-cache)"},
-    "hicache_storage": {"job": "sglang", "what": "SGLang HiCache Host<->Store tier (storage backend)"},
-    "mooncake_master": {"job": "mooncake-master", "what": "Mooncake Store master"},
-    "mooncake_client": {"job": "mooncake-client", "what": "Mooncake Store client (incl. SSD metrics)"},
-    "gateway": {"job": "gateway", "what": "SGLang model gateway (smg)"},
-    "dcgm": {"job": "dcgm", "what": "NVIDIA DCGM exporter"},
-    "gpm": {"job": "gpm", "what": "GPM sampler, 1 s per GPU (in-house)"},
-    "node_exporter": {"job": "node", "what": "Prometheus node_exporter"},
+    table.source: {"job": table.job, "what": table.what} for table in TABLES.values() if table.job
 }
-FEATURE_SOURCES = {"hicache": "sglang", "hicache_storage": "sglang"}
+FEATURE_SOURCES = {name: TABLES[name].version_of for name in KNOWN_SOURCES if TABLES[name].version_of}
 
 SOURCE_STATUSES = ("exported", "not-exported", "not-deployed")
 POOL_ROLES = ("unified", "prefill", "decode")

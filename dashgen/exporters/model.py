@@ -74,6 +74,10 @@ class SourceTable:
     prefixes: tuple[str, ...] = ()
     prefix_note: str = ""
     switch: str = ""  # what makes the exporter write anything at all (SGLang: --enable-metrics); "" = nothing
+    # A source a profile declares in its [sources] section: its default scrape job and how panels name it
+    # ("" = not one: the collector's and the rule evaluator's own series).
+    job: str = ""
+    what: str = ""
     notes: dict[str, str] = field(default_factory=dict)
 
     @property

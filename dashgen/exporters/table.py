@@ -45,6 +45,8 @@ ROUTER_PREFIX_NOTE = "scraped through the router's combined /engine_metrics endp
 
 SGLANG = SourceTable(
     source="sglang",
+    job="sglang",
+    what="SGLang engine (scheduler, tokenizer)",
     exporter="SGLang",
     switch="--enable-metrics",
     versions=SGLANG_VERSIONS,
@@ -133,6 +135,8 @@ SGLANG = SourceTable(
 
 HICACHE = SourceTable(
     source="hicache",
+    job="sglang",
+    what="SGLang HiCache GPU<->Host tier (--enable-hierarchical-cache)",
     exporter="SGLang HiCache",
     switch="--enable-hierarchical-cache",
     version_of="sglang",
@@ -156,6 +160,8 @@ HICACHE = SourceTable(
 
 HICACHE_STORAGE = SourceTable(
     source="hicache_storage",
+    job="sglang",
+    what="SGLang HiCache Host<->Store tier (storage backend)",
     exporter="SGLang HiCache storage",
     switch="--hicache-storage-backend",
     version_of="sglang",
@@ -183,6 +189,8 @@ SMG_MODEL_CAP_SINCE = SMG_MAIN  # smg#2093: the model label capped at 1,024 valu
 
 GATEWAY = SourceTable(
     source="gateway",
+    job="gateway",
+    what="SGLang model gateway (smg)",
     exporter="the model gateway (smg)",
     versions=SMG_VERSIONS,
     flags=(
@@ -234,6 +242,8 @@ TENANT_GAUGE_ROLE = "one series per tenant with quota state; none until a tenant
 
 MOONCAKE_MASTER = SourceTable(
     source="mooncake_master",
+    job="mooncake-master",
+    what="Mooncake Store master",
     exporter="the Mooncake master",
     versions=MOONCAKE_VERSIONS,
     flags=(Flag(MULTI_TENANTS, "off by default: no tenant quota admission", f"{MULTI_TENANTS}=true"),),
@@ -295,6 +305,8 @@ MOONCAKE_MASTER = SourceTable(
 
 MOONCAKE_CLIENT = SourceTable(
     source="mooncake_client",
+    job="mooncake-client",
+    what="Mooncake Store client (incl. SSD metrics)",
     exporter="the Mooncake client",
     versions=MOONCAKE_VERSIONS,
     series=(
@@ -338,6 +350,8 @@ TENT_PORT = "9100"  # TENT_METRICS_HTTP_PORT's default, and node_exporter's
 
 DCGM = SourceTable(
     source="dcgm",
+    job="dcgm",
+    what="NVIDIA DCGM exporter",
     exporter="dcgm-exporter",
     series=(
         M("DCGM_FI_DEV_POWER_USAGE"),
@@ -375,6 +389,8 @@ DCGM = SourceTable(
 
 GPM = SourceTable(
     source="gpm",
+    job="gpm",
+    what="GPM sampler, 1 s per GPU (in-house)",
     exporter="the GPM sampler",
     series=(
         M("gpm_sm_active_ratio"),
@@ -394,6 +410,8 @@ GPM = SourceTable(
 
 NODE_EXPORTER = SourceTable(
     source="node_exporter",
+    job="node",
+    what="Prometheus node_exporter",
     exporter="node_exporter",
     series=(
         M("node_disk_read_bytes_total"),
@@ -473,9 +491,9 @@ TABLES: Mapping[str, SourceTable] = {
         SGLANG,
         HICACHE,
         HICACHE_STORAGE,
-        GATEWAY,
         MOONCAKE_MASTER,
         MOONCAKE_CLIENT,
+        GATEWAY,
         MOONCAKE_TENT,
         DCGM,
         GPM,

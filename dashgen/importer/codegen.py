@@ -10,7 +10,6 @@ dashboard came from, what was migrated and what is raw. Pure.
 
 from __future__ import annotations
 
-import inspect
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import fields
@@ -104,7 +103,7 @@ def panel_call(extracted: Extracted, shared: Mapping[str, Any]) -> Seq:
     else:
         # a table's fourth positional parameter is its row labels: its queries go by name
         items += [Item(_evidence(spec)), Item(_targets(spec, hatches), "targets=" if spec.kind == "table" else "")]
-    accepted = inspect.signature(getattr(kit, function)).parameters
+    accepted = kit.parameter_names(function)
     raw: dict[str, Any] = {}
     for f in fields(PanelSpec):
         if f.name in SKIPPED:

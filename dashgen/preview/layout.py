@@ -8,7 +8,7 @@ down by their height, as clicking the row in Grafana does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -96,13 +96,6 @@ def compact(items: list[Placed]) -> list[Placed]:
             moved = replace(moved, y=hit.y + hit.h)
         done.append(moved)
     return done
-
-
-def hidden_panels(body: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    """The panels inside collapsed rows (not drawn on open, and not queried unless rows are expanded)."""
-    for raw in body.get("panels") or []:
-        if isinstance(raw, Mapping) and raw.get("type") == "row" and raw.get("collapsed"):
-            yield from (p for p in raw.get("panels") or [] if isinstance(p, Mapping))
 
 
 def pixels(item: Placed, width: int) -> tuple[float, float, float, float]:

@@ -100,12 +100,6 @@ def sizing(panel: Mapping[str, Any], columns: Sequence[str] = ()) -> Sizing:
     return Sizing(float(floor) if isinstance(floor, int | float) and floor > 0 else DEFAULT_MIN_WIDTH, fixed)
 
 
-def panel_clipped(panel: Mapping[str, Any], columns: Sequence[str], screen_width: int = SCREEN_WIDTH) -> list[str]:
-    """The shown ``columns`` of a table panel that lie past its edge on a screen ``screen_width`` pixels wide."""
-    grid = _object(panel, "gridPos")
-    return clipped(columns, table_pixels(int(grid.get("w") or 12), screen_width), sizing(panel, columns))
-
-
 def clip_rule(panel: Mapping[str, Any], screen_width: int = SCREEN_WIDTH) -> dict[str, Any]:
     """What a page needs to apply :func:`clipped` to the columns it computes itself (the preview's script, whose
     columns come from Grafana's transformations): the width the columns share, the auto columns' floor, a width

@@ -10,7 +10,6 @@ import hashlib
 import re
 
 UID_MAX = 40
-_UID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
 def panel_id(key: str) -> int:
@@ -34,7 +33,3 @@ CLUSTER_DASHBOARD = "cluster"
 def cluster_dashboard_uid(profile: str) -> str:
     """The uid of a profile's cluster dashboard, the target of its drill-down links."""
     return dashboard_uid(profile, CLUSTER_DASHBOARD)
-
-
-def is_valid_uid(uid: str) -> bool:
-    return bool(_UID_OK.match(uid))

@@ -12,17 +12,19 @@ queries into one row per key (``dashgen.render.tables``), and Grafana's link sha
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from types import FrameType
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from dashgen.deployment.profile import Profile
 from dashgen.project import shown_name
 from dashgen.render.raw import RawOptions, deep_merge
 from dashgen.render.spec import RATIO_UNITS, Evidence, PanelSpec, Target
+from dashgen.render.states import Beyond, State, States
 from dashgen.render.tables import (
     Column,
     Matrix,
@@ -36,14 +38,18 @@ from dashgen.render.tables import (
 
 __all__ = [
     "NO_DATA_TEXT",
+    "Beyond",
     "CellColour",
     "Column",
     "Matrix",
     "RawOptions",
     "Sort",
+    "State",
+    "States",
     "StatText",
     "bargauge",
     "link",
+    "parameter_names",
     "ratio_axis",
     "recording_origins",
     "ref",
@@ -103,6 +109,41 @@ CellColour = Literal["color-text", "color-background"]
 DEFAULT_THRESHOLDS: Thresholds = (("green", None),)
 
 
+class Common(TypedDict, total=False):
+    """The fields every data panel kind takes, named once: each kind's helper takes them as ``**common`` beside the
+    few options of its own (the way grafanalib's and Perses' panels share one base). Unset ones take
+    ``COMMON_DEFAULTS``."""
+
+    unit: str | None
+    min: float | None
+    max: float | None
+    decimals: int | None
+    width: int
+    height: int
+    no_value: str | None
+    thresholds: Thresholds
+    mappings: Mappings
+    links: Links
+    data_links: Links
+    datasource: dict[str, Any] | None
+
+
+COMMON_DEFAULTS: Common = {
+    "unit": "none",
+    "min": None,
+    "max": None,
+    "decimals": None,
+    "width": 12,
+    "height": 8,
+    "no_value": None,
+    "thresholds": DEFAULT_THRESHOLDS,
+    "mappings": (),
+    "links": (),
+    "data_links": (),
+    "datasource": None,
+}
+
+
 def _panel(
     kind: str,
     key: str,
@@ -126,6 +167,20 @@ def _panel(
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
 
 
+def _data_panel(
+    kind: str,
+    key: str,
+    title: str,
+    evidence: Evidence,
+    targets: Iterable[Target],
+    raw_options: RawOptions | None,
+    common: Common,
+    **own: Any,
+) -> PanelSpec:
+    """A data panel: the common fields (defaults filled in) beside the kind's own."""
+    return _panel(kind, key, title, evidence, targets, raw_options, **{**COMMON_DEFAULTS, **common}, **own)
+
+
 def shared(panel: PanelSpec) -> PanelSpec:
     """The panel published as a Grafana library panel: every dashboard that shows it holds a reference to one
     element (``dashgen.render.library``), so a team's hand-made dashboards can use it too."""
@@ -138,21 +193,10 @@ def timeseries(
     evidence: Evidence,
     targets: Iterable[Target],
     *,
-    unit: str | None = "none",
-    min: float | None = None,  # noqa: A002 - Grafana's name for the axis minimum
-    max: float | None = None,  # noqa: A002
-    decimals: int | None = None,
-    width: int = 12,
-    height: int = 8,
-    no_value: str | None = None,
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
     threshold_style: ThresholdStyle | None = None,
     log_scale: int | None = None,
-    mappings: Mappings = (),
-    links: Links = (),
-    data_links: Links = (),
-    datasource: dict[str, Any] | None = None,
     raw_options: RawOptions | None = None,
+    **common: Unpack[Common],
 ) -> PanelSpec:
     """A graph over time: one series per target result. ``threshold_style`` draws the thresholds as a line
     (or line and area); ``log_scale`` makes the y axis logarithmic to that base."""
@@ -161,26 +205,15 @@ def timeseries(
         custom["thresholdsStyle"] = {"mode": threshold_style}
     if log_scale is not None:
         custom["scaleDistribution"] = {"type": "log", "log": log_scale}
-    return _panel(
+    return _data_panel(
         "timeseries",
         key,
         title,
         evidence,
         targets,
         raw_options,
-        unit=unit,
-        min=min,
-        max=max,
-        decimals=decimals,
-        width=width,
-        height=height,
-        no_value=no_value,
-        thresholds=thresholds,
+        common,
         custom=custom,
-        mappings=mappings,
-        links=links,
-        data_links=data_links,
-        datasource=datasource,
     )
 
 
@@ -190,23 +223,12 @@ def stat(
     evidence: Evidence,
     targets: Iterable[Target],
     *,
-    unit: str | None = "none",
-    min: float | None = None,  # noqa: A002 - Grafana's names
-    max: float | None = None,  # noqa: A002
-    decimals: int | None = None,
-    width: int = 12,
-    height: int = 8,
-    no_value: str | None = None,
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
-    mappings: Mappings = (),
     color_mode: StatColour | None = None,
     text_mode: StatText | None = None,
     graph_mode: StatGraph | None = None,
     orientation: StatOrientation | None = None,
-    links: Links = (),
-    data_links: Links = (),
-    datasource: dict[str, Any] | None = None,
     raw_options: RawOptions | None = None,
+    **common: Unpack[Common],
 ) -> PanelSpec:
     """One number per series: its last non-null value in the window. ``color_mode`` colours the value or the
     background by the thresholds, ``text_mode`` shows the series name too, ``graph_mode`` adds a sparkline;
@@ -221,26 +243,15 @@ def stat(
     ):
         if value is not None:
             options[name] = value
-    return _panel(
+    return _data_panel(
         "stat",
         key,
         title,
         evidence,
         targets,
         raw_options,
-        unit=unit,
-        min=min,
-        max=max,
-        decimals=decimals,
-        width=width,
-        height=height,
-        no_value=no_value,
-        thresholds=thresholds,
-        mappings=mappings,
+        common,
         options={**options, "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
-        links=links,
-        data_links=data_links,
-        datasource=datasource,
     )
 
 
@@ -254,22 +265,11 @@ def table(
     hide: Sequence[str] = (),
     targets: Iterable[Target] = (),
     matrix: Matrix | None = None,
-    unit: str | None = "none",
-    min: float | None = None,  # noqa: A002 - Grafana's names
-    max: float | None = None,  # noqa: A002
-    decimals: int | None = None,
-    width: int = 12,
-    height: int = 8,
-    no_value: str | None = None,
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
-    mappings: Mappings = (),
     cells: CellColour | None = None,
     min_width: int | None = None,
     sort: Sequence[Sort] = (),
-    links: Links = (),
-    data_links: Links = (),
-    datasource: dict[str, Any] | None = None,
     raw_options: RawOptions | None = None,
+    **common: Unpack[Common],
 ) -> PanelSpec:
     """A table. Either ``labels`` (label -> column title, the row keys) and ``columns`` (one instant query each):
     merged into one row per key, ``hide`` naming query labels not to show; or ``targets`` as queried, pivoted
@@ -286,31 +286,20 @@ def table(
         raise ValueError(f"panel {key!r}: labels and hide apply to merged columns; give the columns")
     elif matrix is not None:
         transformations = matrix_transformations(matrix)
-    return _panel(
+    return _data_panel(
         "table",
         key,
         title,
         evidence,
         shown,
         raw_options,
-        unit=unit,
-        min=min,
-        max=max,
-        decimals=decimals,
-        width=width,
-        height=height,
-        no_value=no_value,
-        thresholds=thresholds,
-        mappings=mappings,
+        common,
         custom={
             **({"cellOptions": {"type": cells}} if cells else {}),
             **({"minWidth": min_width} if min_width else {}),
         },
         transformations=transformations,
         options=sort_options(sort),
-        links=links,
-        data_links=data_links,
-        datasource=datasource,
     )
 
 
@@ -320,41 +309,11 @@ def state_timeline(
     evidence: Evidence,
     targets: Iterable[Target],
     *,
-    unit: str | None = "none",
-    min: float | None = None,  # noqa: A002 - Grafana's names
-    max: float | None = None,  # noqa: A002
-    decimals: int | None = None,
-    width: int = 12,
-    height: int = 8,
-    no_value: str | None = None,
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
-    mappings: Mappings = (),
-    links: Links = (),
-    data_links: Links = (),
-    datasource: dict[str, Any] | None = None,
     raw_options: RawOptions | None = None,
+    **common: Unpack[Common],
 ) -> PanelSpec:
     """States over time, one row per series, named and coloured by value mappings."""
-    return _panel(
-        "state-timeline",
-        key,
-        title,
-        evidence,
-        targets,
-        raw_options,
-        unit=unit,
-        min=min,
-        max=max,
-        decimals=decimals,
-        width=width,
-        height=height,
-        no_value=no_value,
-        thresholds=thresholds,
-        mappings=mappings,
-        links=links,
-        data_links=data_links,
-        datasource=datasource,
-    )
+    return _data_panel("state-timeline", key, title, evidence, targets, raw_options, common)
 
 
 def bargauge(
@@ -363,41 +322,11 @@ def bargauge(
     evidence: Evidence,
     targets: Iterable[Target],
     *,
-    unit: str | None = "none",
-    min: float | None = None,  # noqa: A002 - Grafana's names
-    max: float | None = None,  # noqa: A002
-    decimals: int | None = None,
-    width: int = 12,
-    height: int = 8,
-    no_value: str | None = None,
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
-    mappings: Mappings = (),
-    links: Links = (),
-    data_links: Links = (),
-    datasource: dict[str, Any] | None = None,
     raw_options: RawOptions | None = None,
+    **common: Unpack[Common],
 ) -> PanelSpec:
     """Horizontal bars, one per series, at the window end."""
-    return _panel(
-        "bargauge",
-        key,
-        title,
-        evidence,
-        targets,
-        raw_options,
-        unit=unit,
-        min=min,
-        max=max,
-        decimals=decimals,
-        width=width,
-        height=height,
-        no_value=no_value,
-        thresholds=thresholds,
-        mappings=mappings,
-        links=links,
-        data_links=data_links,
-        datasource=datasource,
-    )
+    return _data_panel("bargauge", key, title, evidence, targets, raw_options, common)
 
 
 def text(
@@ -426,6 +355,15 @@ def text(
         links=links,
         datasource=datasource,
     )
+
+
+def parameter_names(helper: str) -> frozenset[str]:
+    """The keyword names the kit helper ``helper`` takes: its own parameters, and the ``Common`` fields where it
+    takes ``**common`` (the importer writes a call with these)."""
+    parameters = inspect.signature(globals()[helper]).parameters.values()
+    own = {p.name for p in parameters if p.kind is not p.VAR_KEYWORD}
+    shares = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    return frozenset(own | (set(Common.__annotations__) if shares else set()))
 
 
 def ratio_axis(unit: str) -> dict[str, Any]:

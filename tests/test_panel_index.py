@@ -1,0 +1,98 @@
+"""The panel index names, for each panel, only the tests that select it: by its full key, its full title, or a
+prefix of either (``startswith``, an f-string's leading text), where the test writes the string, a module constant
+it reads holds it, or a helper of its module it calls writes it. A key's short suffix ("queue") selects nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+from dashgen.panel_index import panel_tests, selectors_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SAMPLE = """
+LADDER = ("Ladder 1", "Ladder 2")
+QUEUE = "slo_health.queue"
+
+
+def _queue_panel(panels):
+    return next(p for p in panels if p.key == QUEUE)
+
+
+def test_says_the_word_queue():
+    assert "queue" in "the queue grows"
+
+
+def test_by_full_key():
+    assert "slo_health.running"
+
+
+def test_by_title():
+    assert "Batch size: running requests"
+
+
+def test_through_a_helper():
+    _queue_panel([])
+
+
+def test_by_a_title_prefix(titles):
+    assert any(t.startswith("Queue pressure") for t in titles)
+
+
+def test_by_a_constant_prefix(titles):
+    for step in LADDER:
+        assert any(t.startswith(step) for t in titles)
+
+
+def test_by_an_fstring_prefix(window):
+    assert f"slo_health.burn_{window}"
+
+
+def test_by_an_expanded_fstring():
+    assert [f"gpu_health.{key}" for key in ("faults", "nvlink_errors")]
+
+
+def test_by_a_bare_group_fstring(key):
+    assert f"gpu_health.{key}"
+"""
+
+
+def _selected(tmp_path: Path, key: str, *titles: str) -> set[str]:
+    tests = tmp_path / "tests"
+    tests.mkdir(exist_ok=True)
+    (tests / "test_sample.py").write_text(dedent(SAMPLE), encoding="utf-8")
+    return {name.split("::")[1] for name in panel_tests(key, titles, selectors_of(tests))}
+
+
+def test_a_short_key_suffix_selects_nothing_and_the_full_key_or_title_does(tmp_path):
+    assert _selected(tmp_path, "collector.queue", "Collector queue") == set()
+    assert _selected(tmp_path, "slo_health.queue", "Queue length") == {"test_through_a_helper"}
+    assert _selected(tmp_path, "slo_health.running", "Batch size: running requests") == {
+        "test_by_full_key",
+        "test_by_title",
+    }
+
+
+def test_title_prefixes_select_where_written_or_held_by_a_constant(tmp_path):
+    assert _selected(tmp_path, "slo_health.load_state", "Queue pressure per stage") == {"test_by_a_title_prefix"}
+    assert _selected(tmp_path, "cache_ladder.occupancy", "Ladder 2: occupancy") == {"test_by_a_constant_prefix"}
+    assert _selected(tmp_path, "cache_ladder.disk", "Ladder 5: disk") == set()
+
+
+def test_fstrings_select_by_their_expansion_or_a_specific_leading_text(tmp_path):
+    assert _selected(tmp_path, "slo_health.burn_6h", "Burn rate over 6h") == {"test_by_an_fstring_prefix"}
+    assert _selected(tmp_path, "gpu_health.nvlink_errors", "NVLink") == {"test_by_an_expanded_fstring"}
+    assert _selected(tmp_path, "gpu_health.pcie_replays", "PCIe replays") == set()  # a bare group names no panel
+
+
+def test_the_real_index_names_no_test_that_only_shares_a_word_with_a_key():
+    """``jobs.stages`` was credited to the staged-publish tests and ``collector.queue`` to the SLO tests because
+    they say "stages" and "queue"; the selectors of the repository's own tests no longer do that."""
+    selectors = selectors_of(ROOT / "tests")
+    stages = panel_tests("jobs.stages", ("Stage time per job",), selectors)
+    assert not [t for t in stages if t.startswith("test_publish_stages.py")], stages
+    queue = panel_tests("collector.queue", ("Collector queue",), selectors)
+    assert not [t for t in queue if t.startswith("test_slo_health.py")], queue
+    slo_queue = panel_tests("slo_health.queue", ("Queue length",), selectors)
+    assert "test_slo_health.py::test_stage_panels_never_sum_across_pp_rank" in slo_queue
