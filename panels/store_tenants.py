@@ -122,7 +122,7 @@ def promotion_panels(profile: Profile) -> list[PanelSpec]:
             width=12,
             height=8,
         ),
-        timeseries(
+        stat(
             f"{GROUP}.promotion_unsuccessful",
             "Store L2 -> L1 promotion: share of ended tasks that failed or expired (window)",
             Evidence(
@@ -132,8 +132,9 @@ def promotion_panels(profile: Profile) -> list[PanelSpec]:
                 f"{PROMOTION_OFF}; a cancelled task lost its key or holder, which is not the promotion failing",
                 layer=LAYER,
             ),
-            (Target(st.unsuccessful_share(profile), "{{master}}"),),
+            (Target(st.unsuccessful_share(profile), "{{master}}", instant=True),),
             **ratio_axis("percentunit"),
+            decimals=1,
             width=6,
             height=8,
             no_value="no promotion task ended in window",

@@ -15,6 +15,7 @@ from dashgen.cli.app import main
 from dashgen.cli.doctor import render_families
 from dashgen.exporters.families import FAMILIES, family_reports
 from dashgen.exporters.ports import ScrapeTarget, port_clashes
+from dashgen.live.datasource import Datasource
 
 
 def _states(names: set[str]) -> dict[str, str]:
@@ -112,6 +113,10 @@ def test_doctor_names_a_port_clash_in_the_store(tmp_path) -> None:
         ]
         requests.post(f"{server.url}/api/v1/import/prometheus", data="\n".join(lines) + "\n", timeout=10)
         requests.get(f"{server.url}/internal/force_flush", timeout=10)
+        ds = Datasource(server.url)
+        deadline = time.monotonic() + 30
+        while len(ds.query("up", now).result) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)  # the imported rows become searchable shortly after the flush
         args = ["doctor", "--datasource-url", server.url, "--window", "1h", "--format", "json"]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1, result.output

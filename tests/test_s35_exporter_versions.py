@@ -74,9 +74,12 @@ def test_s35_a_panel_needing_a_non_default_flag_says_so_in_its_description(profi
             for flag in adapt(target.get("expr", ""), {n: s.stated for n, s in profile.sources.items()}).flags:
                 assert flag[1] in panel.get("description", ""), (panel["title"], flag)
                 seen += 1
-    # The gateway's --engine-metrics / --max-concurrent-requests panels, and the speculative-decoding panels
-    # (--speculative-algorithm) of a profile that states a draft algorithm.
-    assert seen == (5 if profile.exported("gateway") else 0) + (3 if profile.speculative.algorithm else 0)
+    # The gateway's --engine-metrics / --max-concurrent-requests panels, the speculative-decoding panels
+    # (--speculative-algorithm) of a profile that states a draft algorithm, and the Store tenant targets
+    # (--enable_multi_tenants: three quota gauges, the over-quota flag, refusals and tenant evictions).
+    assert seen == (5 if profile.exported("gateway") else 0) + (3 if profile.speculative.algorithm else 0) + (
+        6 if profile.exported("mooncake_master") else 0
+    )
 
 
 def test_s35_a_default_gateway_gets_text_panels_naming_the_flag(stated):

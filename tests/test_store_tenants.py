@@ -77,7 +77,7 @@ def test_an_older_mooncake_or_multi_tenancy_off_gets_the_reason(tmp_path) -> Non
         assert "0.3.12" in old[title]["options"]["content"], title
     single = _built(restate(tmp_path, "lc-mc-single", LC, {"mooncake_master": {"features": []}}))
     assert single[TENANT_BYTES]["type"] == "text" and MULTI_TENANTS in single[TENANT_BYTES]["options"]["content"]
-    assert single[UNSUCCESSFUL]["type"] == "timeseries"
+    assert single[UNSUCCESSFUL]["type"] == "stat"
     latest = _built(PROFILES[LC])
     assert all(latest[title]["type"] != "text" for title in group)
 
