@@ -78,6 +78,42 @@ def _measure(datasource, queries: list[dict[str, Any]]) -> dict[str, dict[str, i
     return sums
 
 
+_OPS = {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~", "MatchOp.NotRe": "!~"}
+
+
+def _selectors(expr: str) -> set[str]:
+    """The series selectors ``expr`` reads, without their offset or ``@``: ``{__name__="x", a="b"}``."""
+    import promql_parser as pp
+
+    from dashgen.lint.promql import walk
+
+    found = set()
+    for node, _ in walk(pp.parse(expr)):
+        if isinstance(node, pp.VectorSelector):
+            matchers = [f"{m.name}{_OPS[str(m.op)]}{json.dumps(m.value)}" for m in node.matchers.matchers]
+            if node.name:
+                matchers.insert(0, f"__name__={json.dumps(node.name)}")
+            found.add("{" + ", ".join(sorted(matchers)) + "}")
+    return found
+
+
+def distinct_series(url: str, queries: list[dict[str, Any]], lookback: float) -> int:
+    """How many distinct series the queries' selectors match between the earliest start less ``lookback`` (range
+    windows and offsets reach back) and the latest end: what reading every series once would fetch."""
+    import requests
+
+    selectors = sorted(set().union(*(_selectors(q["expr"]) for q in queries))) if queries else []
+    start = min(q["start"] for q in queries) - lookback if queries else 0
+    end = max(q["end"] for q in queries) if queries else 0
+    keys: set[tuple[tuple[str, str], ...]] = set()
+    for selector in selectors:
+        answer = requests.post(
+            f"{url}/api/v1/series", data={"match[]": selector, "start": start, "end": end}, timeout=300
+        ).json()
+        keys.update(tuple(sorted(series.items())) for series in answer.get("data") or [])
+    return len(keys)
+
+
 def _import(datasource, profile, documents: list[dict[str, Any]], end: float) -> int:
     """The demo series of ``profile`` that dashgen's dashboard and rules read, and those the peer reads."""
     from dashgen.demo.collector_series import collector_series
@@ -114,10 +150,15 @@ def measure_size(gpus: int, end: float) -> dict[str, Any]:
         def label_values(match: str, label: str) -> list[str]:
             return datasource.label_values(label, [match], end - HOURS * 3600, end)
 
+        ours = _queries(dashgen_doc, end, label_values)
         figures = {
-            "dashgen": _measure(datasource, _queries(dashgen_doc, end, label_values)),
+            "dashgen": _measure(datasource, ours),
             "dcgm-exporter": _measure(datasource, _queries(peer_doc, end, label_values)),
         }
+        first = [q for q in ours if q["first"]]
+        figures["dashgen"]["first"]["series_distinct"] = distinct_series(
+            server.url, first, _default_seconds(dashgen_doc)
+        )
         cost = open_cost(datasource, profile, dashgen_doc, end)
     finally:
         server.stop()
@@ -153,6 +194,11 @@ def run() -> BenchResult:
                 "first screen: series fetched / series returned",
                 _ratio(first["series_fetched"], first["series_returned"]),
                 "target <= 3",
+            ),
+            (
+                "first screen: series fetched / distinct series read",
+                _ratio(first["series_fetched"], first.get("series_distinct", 0)),
+                "each series read once: 1 (a healthy store returns almost nothing: the ratio above is no floor)",
             ),
             (
                 "first screen samples / dcgm-exporter first screen",

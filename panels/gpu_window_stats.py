@@ -216,8 +216,21 @@ def throttle_share(profile: Profile, source: GpuSource, bits: tuple[int, ...]) -
     set. PromQL has no bitwise operators: bit b of x is ``floor(x / b) % 2``; sampled at ``$__interval`` (at least
     the Min step, the stored sample interval), as the window statistics are."""
     reasons = gpu_clock_event_reasons(profile, source)
-    flags = " + ".join(f"(floor({reasons} / {bit}) % 2)" for bit in bits)
+    flags = " + ".join(f"(floor({reasons} / {low}) % {2**width})" for low, width in bit_runs(bits))
     return f"100 * avg_over_time((({flags}) > bool 0)[$__range:$__interval])"
+
+
+def bit_runs(bits: tuple[int, ...]) -> list[tuple[int, int]]:
+    """``bits`` (powers of two) as runs of adjacent bits, ``(lowest bit, run length)``: any bit of a run is set in
+    x iff ``floor(x / lowest) % 2 ** length`` is not 0, so a run costs one read of the mask, not one per bit (the
+    per-GPU table reads the mask of every GPU: 0x4, 0x8 and 0x80 are two reads, 0x20 and 0x40 one)."""
+    runs: list[tuple[int, int]] = []
+    for bit in sorted(bits):
+        if runs and runs[-1][0] * 2 ** runs[-1][1] == bit:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((bit, 1))
+    return runs
 
 
 def xid_text() -> str:

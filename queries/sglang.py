@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dashgen_queries.promql import agg, job, matcher, node_var, rate, selector
 
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import topology_of
+from dashgen.deployment.topology import Topology, topology_of
 from dashgen.exporters.table import SGLANG
 
 ENGINE_TYPE = "engine_type"  # SGLang's own label: unified / prefill / decode
@@ -66,11 +66,27 @@ def node_first_rank_matchers(profile: Profile) -> tuple[str, str]:
     other DP groups. For per-shard counters, whose TP ranks all move together (each rank copies its shard of the
     same pages), one rank per node and DP group tells whether the node moved anything, from an eighth of the
     series at eight GPUs per node."""
-    first: dict[str, int] = {}
-    for rank in topology_of(profile).ranks:
-        first[rank.node] = min(first.get(rank.node, rank.tp_rank), rank.tp_rank)
-    ranks = "|".join(str(r) for r in sorted(set(first.values())))
+    ranks = "|".join(str(r) for r in _node_first_ranks(topology_of(profile)))
     return matcher(profile.label("tp_rank"), "=~", ranks), matcher(profile.label("dp_rank"), "!~", "|0")
+
+
+_FIRST_RANKS: dict[int, tuple[Topology, tuple[int, ...]]] = {}
+
+
+def _node_first_ranks(topology: Topology) -> tuple[int, ...]:
+    """The lowest TP rank of each node, distinct and sorted; one pass over the ranks per topology (10,000 GPUs are
+    10,000 ranks, and the reasons table asks once per counter and layer)."""
+    hit = _FIRST_RANKS.get(id(topology))
+    if hit is not None and hit[0] is topology:  # the topology is held here, so its id is not reused meanwhile
+        return hit[1]
+    first: dict[str, int] = {}
+    for rank in topology.ranks:
+        first[rank.node] = min(first.get(rank.node, rank.tp_rank), rank.tp_rank)
+    found = tuple(sorted(set(first.values())))
+    if len(_FIRST_RANKS) >= 16:
+        _FIRST_RANKS.pop(next(iter(_FIRST_RANKS)))
+    _FIRST_RANKS[id(topology)] = (topology, found)
+    return found
 
 
 def logging_rank_matchers(profile: Profile) -> tuple[str, str]:

@@ -160,10 +160,11 @@ def expected_by_job(profile: Profile) -> str:
 
 
 def missing_by_job(profile: Profile) -> str:
-    """Expected minus up, per job, where positive; a job with no target up misses all its targets."""
+    """Expected minus up, per job, where positive; a job with no target up misses all its targets (its up count
+    reads 0 from the expected job's own row). ``up`` is read once: the expected counts are constants."""
     job = profile.label("job")
     expected, up = expected_by_job(profile), targets_up_by_job(profile)
-    return f"(({expected} - on({job}) {up}) > 0) or on({job}) ({expected} unless on({job}) {up})"
+    return f"({expected} - on({job}) ({up} or on({job}) ({expected} * 0))) > 0"
 
 
 def targets_up_total(profile: Profile) -> str:
@@ -175,12 +176,14 @@ def expected_total_expr(profile: Profile) -> str:
 
 
 def missing_targets(profile: Profile) -> str:
-    """Each target failing now (``FAILING``) or seen in the window but without a sample now (``GONE``)."""
+    """Each target failing now (``FAILING``) or seen in the window but without a sample now (``GONE``). ``up`` is
+    read twice, now and over the window: every target answering now has a row (``FAILING`` or 0) before the
+    window's targets are added, so only those without a sample now read ``GONE``; the 0 rows are dropped last."""
     keys = ", ".join((profile.label("node"), profile.label("job"), profile.label("instance")))
     up = selector("up", deployment(profile))
-    failing = f"(({up} == 0) * 0 + {FAILING})"
-    gone = f"((last_over_time({up}[{WINDOW}]) unless on({keys}) {up}) * 0 + {GONE})"
-    return f"{failing} or on({keys}) {gone}"
+    now = f"(({up} == bool 0) * {FAILING})"
+    gone = f"(last_over_time({up}[{WINDOW}]) * 0 + {GONE})"
+    return f"({now} or on({keys}) {gone}) > 0"
 
 
 def gpm_valid_share(profile: Profile) -> str:

@@ -525,3 +525,30 @@ def test_s17_store_mounted_per_replica_is_the_global_segment_size_on_demo_data(v
     per_replica = {item["metric"]["replica"]: float(item["value"][1]) for item in result}
     assert per_replica == {replica.key: float(profile.capacity.global_segment_size) for replica in topology.replicas}
     assert profile.capacity.global_segment_size == 256 * 2**30
+
+
+def test_missing_targets_read_up_twice_and_name_failing_and_gone_targets(victoriametrics, demo_windows):
+    """Issue 42: the first screen's Missing targets reads ``up`` twice (now, and over the window), not three
+    times, and still lists a target failing now as failing, one seen in the window but silent now as gone, and
+    no target that answers."""
+    import promql_parser as pp
+    from dashgen_queries import vmagent as va
+
+    from dashgen.lint.promql import walk
+
+    (profile,) = load_profiles(["long-context-64"])
+    end = _window_end(demo_windows, 7)
+    earlier = end - 3600
+    ok, failing, gone = profile.node_names[0], profile.node_names[1], profile.node_names[2]
+    series = [
+        _series("up", {"job": "node", "node": ok, "instance": f"{ok}:9100"}, earlier, end, 15, 1),
+        _series("up", {"job": "node", "node": failing, "instance": f"{failing}:9100"}, earlier, end, 15, 0),
+        _series("up", {"job": "node", "node": gone, "instance": f"{gone}:9100"}, earlier, end - 1200, 15, 1),
+    ]
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    expr = va.missing_targets(profile)
+    reads = [n for n, _ in walk(pp.parse(expr.replace("$__range", "3600s"))) if isinstance(n, pp.VectorSelector)]
+    assert len(reads) == 2, expr
+    assert _run(ds, profile, expr, end) == {failing: va.FAILING, gone: va.GONE}
