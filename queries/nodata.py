@@ -138,6 +138,7 @@ class Layer:
     gpus_seen: str | None = None
     expected_gpus: int = 0
     switch: str = ""  # what an uninitialised layer needs switched on (the exporter table's, S35); "" = nothing
+    source: str = ""  # the profile source whose series the layer reads (``[sources.<name>]``)
 
 
 def expected_nodes(profile: Profile, code: int = FAILED) -> str:
@@ -314,6 +315,7 @@ def engine_layer(profile: Profile) -> Layer:
         NO_TRAFFIC,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("sglang"),
+        source=src.name,
     )
 
 
@@ -334,6 +336,7 @@ def hicache_host_layer(profile: Profile) -> Layer:
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("hicache"),
+        source=src.name,
     )
 
 
@@ -351,6 +354,7 @@ def hicache_storage_layer(profile: Profile) -> Layer:
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("hicache_storage"),
+        source=src.name,
     )
 
 
@@ -370,6 +374,7 @@ def mooncake_layer(profile: Profile) -> Layer:
         base_job=profile.source("sglang").job,
         scrape_seconds=src.scrape_interval_seconds,
         unmapped=mc.unmapped_in_window(profile),
+        source=src.name,
     )
 
 
@@ -387,6 +392,7 @@ def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
         scrape_seconds=src.scrape_interval_seconds,
         gpus_seen=gpus_seen(profile, source),
         expected_gpus=profile.gpus_per_node,
+        source=src.name,
     )
 
 
@@ -403,6 +409,7 @@ def disk_layer(profile: Profile) -> Layer:
         (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
+        source=src.name,
     )
 
 
