@@ -24,7 +24,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit
 from dashgen.render.ids import panel_id
-from dashgen.render.spec import PanelSpec
+from dashgen.render.spec import NOTES_POINTER, PanelSpec
 
 INDEX_PATH = Path("docs") / "panels.md"
 RULE_ID = re.compile(r"\bS([1-9]|[12][0-9]|30)\b")
@@ -48,6 +48,7 @@ class PanelEntry:
     rules: tuple[str, ...]
     tests: tuple[str, ...]
     evidence: tuple[tuple[tuple[str, ...], str], ...]  # (profiles, description) per distinct description
+    notes: tuple[tuple[tuple[str, ...], str], ...] = ()  # (profiles, notes) per distinct notes text
 
 
 def _parsed(path: Path) -> ast.Module:
@@ -283,8 +284,11 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
         first = seen[0][1]
         tests = panel_tests(key, tuple(dict.fromkeys(p.title for _, p in seen)), selectors)
         descriptions: dict[str, list[str]] = defaultdict(list)
+        notes: dict[str, list[str]] = defaultdict(list)
         for profile_name, panel in seen:
             descriptions[panel.description].append(profile_name)
+            if panel.evidence is not None and panel.evidence.notes:
+                notes[panel.evidence.notes].append(profile_name)
         cited = {f"S{m}" for text in descriptions for m in RULE_ID.findall(text)}
         cited |= {f"S{m.group(1)}" for t in tests if (m := TEST_RULE.match(t.split("::")[1]))}
         entries.append(
@@ -299,6 +303,7 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                 rules=tuple(sorted(cited, key=lambda s: int(s[1:]))),
                 tests=tests,
                 evidence=tuple((tuple(names), text) for text, names in descriptions.items()),
+                notes=tuple((tuple(names), text) for text, names in notes.items()),
             )
         )
     return entries
@@ -309,7 +314,7 @@ def _cell(text: str) -> str:
 
 
 def _evidence_lines(description: str) -> list[str]:
-    match = _EVIDENCE.match(description)
+    match = _EVIDENCE.match(description.removesuffix(f" {NOTES_POINTER}."))
     if not match:
         return [f"  - {description}"] if description else ["  - (text panel: no data, no evidence)"]
     lines = [f"  - **Layer:** {match['layer']}"] if match["layer"] else []
@@ -370,6 +375,9 @@ def render_index(entries: list[PanelEntry], profiles: list[Profile]) -> bytes:
                 scope = "all profiles" if list(profiles_of) == list(e.profiles) else ", ".join(profiles_of)
                 lines.append(f"- As built for {scope}:")
                 lines += _evidence_lines(description)
+            for profiles_of, text in e.notes:
+                scope = "all profiles" if list(profiles_of) == list(e.profiles) else ", ".join(profiles_of)
+                lines.append(f"- Notes ({scope}): {text}.".replace("..", "."))
             lines.append("")
     return ("\n".join(lines).rstrip() + "\n").encode("utf-8")
 

@@ -137,30 +137,30 @@ def reuse_table(profile: Profile, topology: Topology) -> PanelSpec:
         "storage_prefetch_hit_tokens_total, backuped_tokens_total, prefetched_tokens_total, "
         "hicache_backup_dropped_tokens_total (logical, one TP rank)",
         quantity="increase over the dashboard window ($__range), one row per node and PP stage. Final reuse per "
-        "tier is what the engine reports as reused at prefill (S9). Directions: GPU→Host backup is D2H bytes "
-        "(hicache_backup_bytes_total), Host→GPU load-back is H2D bytes, Host→Store backed-up is acknowledged L3 "
-        "writes (backuped_tokens_total), Store→Host prefetched is L3 reads (prefetched_tokens_total) (S8). "
+        "tier is what the engine reports as reused at prefill (S9). "
         "'GPU KV dropped before Host backup' (hicache_dropped_tokens_total) is device KV destroyed without a Host "
         "copy, one column per reason, never added (S30): "
         + "; ".join(f"{reason} {meaning}" for reason, meaning in sg.DROPPED_REASONS.items())
-        + ". It is NOT Host eviction "
-        "(S10). 'Store query hit' (storage_prefetch_hit_tokens_total) is the metadata layer: tokens an L3 query "
-        "found in the Store before any allocation or transfer — a lookup, not a transfer and not a reuse. "
-        "'Host→Store dropped before backup' (hicache_backup_dropped_tokens_total) is backup tokens that never "
-        "reached the Store. 'Reuse share from <tier>' is that tier's stage-scheduler final reuse / the stage's "
-        f"prefill input, in %, over the window and over the {RECENT_TITLE} side by side (S34): a recent collapse "
-        "shows in the second while an hour of health still holds up the first",
+        + ". It is NOT Host eviction (S10)",
         limit=f"a prefetch is an attempt, not a reuse: prefetched tokens may be dropped afterwards (S9). Each PP "
-        "stage counts the same request once, so rows are never added (S3); under DP attention the DP groups "
-        "of a stage are added (disjoint requests), the TP ranks of a group read once. Counters that appear "
-        "only at their first event (cached_tokens_total, the two byte counters, dropped, backed-up and "
-        "prefetched tokens) count a series created inside the window from 0, so its first event is kept; a "
-        "reset after creation inside the window can undercount by the creation value; "
-        "prefill_effective_tokens_total is pre-seeded and uses the plain increase. Request-level reuse comes from the "
+        "stage counts the same request once, so rows are never added (S3). Request-level reuse comes from the "
         f"tokenizer of each replica's entry node ({entries}) and has no node or rank label: other nodes show "
-        f"'{NOT_SPLITTABLE}' (the query's marker value -1, never a count) instead of a faked split (S14); "
-        "Store reuse is never split by Store node (the "
-        "master's hit counter has no storage-node label). " + ABSENT_NOTE,
+        f"'{NOT_SPLITTABLE}' (the query's marker value -1, never a count) instead of a faked split (S14). "
+        + ABSENT_NOTE,
+        notes="Under DP attention the DP groups of a stage are added (disjoint requests), the TP ranks of a group "
+        "read once. Store reuse is never split by Store node (the master's hit counter has no storage-node label). "
+        "Directions: GPU→Host backup is D2H bytes (hicache_backup_bytes_total), Host→GPU load-back is H2D "
+        "bytes, Host→Store backed-up is acknowledged L3 writes (backuped_tokens_total), Store→Host prefetched is L3 "
+        "reads (prefetched_tokens_total) (S8). 'Store query hit' (storage_prefetch_hit_tokens_total) is the "
+        "metadata layer: tokens an L3 query found in the Store before any allocation or transfer — a lookup, not a "
+        "transfer and not a reuse. 'Host→Store dropped before backup' (hicache_backup_dropped_tokens_total) is "
+        "backup tokens that never reached the Store. 'Reuse share from <tier>' is that tier's stage-scheduler final "
+        f"reuse / the stage's prefill input, in %, over the window and over the {RECENT_TITLE} side by side (S34): a "
+        "recent collapse shows in the second while an hour of health still holds up the first. Counters that appear "
+        "only at their first event (cached_tokens_total, the two byte counters, dropped, backed-up and prefetched "
+        "tokens) count a series created inside the window from 0, so its first event is kept; a reset after "
+        "creation inside the window can undercount by the creation value; prefill_effective_tokens_total is "
+        "pre-seeded and uses the plain increase",
     )
     marker = {"type": "value", "options": {str(sg.NOT_SPLITTABLE): {"text": NOT_SPLITTABLE, "index": 0}}}
     return per_node_table(
@@ -183,8 +183,7 @@ def reasons_table(profile: Profile) -> PanelSpec:
         layer="collection health (missing-data reasons, S6)",
         source="the scraper's up{job} per node, each layer's own series ("
         + "; ".join(
-            f"{layer.title}: presence {layer.presence.split('{')[0]}, scrape {layer.scrape_seconds:g} s, "
-            f"one sample expected per {layer.sample_seconds:g} s"
+            f"{layer.title}: presence {layer.presence.split('{')[0]}"
             + (f", uninitialised: {layer.switch}" if layer.switch else "")  # S35: name the switch
             for layer in layers
         )
@@ -192,25 +191,27 @@ def reasons_table(profile: Profile) -> PanelSpec:
         f"({INVENTORY}: one rule per node in rules/{profile.name}.yml)",
         quantity="one row per node, one column per evidence layer; each cell is the first reason that applies, in "
         "priority order: collection failed (up == 0, or the target missing from up) > segment host not mapped "
-        "(Store layer: no segment with the node's profile address, while segments with hosts the profile does "
-        "not know exist) > uninitialised (target up, series absent in the window; GPU layers: no GPU reporting at the "
+        "(Store layer) > uninitialised (target up, series absent in the window; GPU layers: no GPU reporting at the "
         "window end) > GPU missing (GPU layers: fewer (node, GPU) series than cluster.gpus_per_node, shown "
         "'GPU missing (k of N)', S22) > insufficient samples (fewer "
-        f"than {share} x window / sample interval; the sample interval is the spacing the central store keeps, "
-        "the scrape interval unless the profile sets sample_interval, e.g. for an exporter that collects more "
-        "slowly than it is scraped or a store that deduplicates) > no traffic (engine token counter flat or "
-        "absent) / no I/O (the layer's read/write counters flat or absent; a counter created inside the window "
-        "is activity) > ok",
+        f"than {share} x window / sample interval) > no traffic (engine token counter flat or "
+        "absent) / no I/O (the layer's read/write counters flat or absent) > ok",
         limit="the codes are reason codes, not metric values: building rows from the profile's node list (the "
-        "recorded inventory) is not zero-filling (S7); without the rule file loaded (vmalert or Prometheus) there "
-        "is no inventory, and a node missing from up then has no row at all. Nodes missing from up are listed "
-        "even when not selected in $node (a gone node cannot be selected). up is read at the window end: "
-        "a target that failed earlier "
-        "shows as insufficient samples. The sample count is the node's sparsest series. The Store segment "
-        "layer depends on the single master target and on the profile's segment hosts (cluster.node_addresses, "
-        "else node names, recorded in the inventory's segment_host label) (S11): 'segment host not mapped' "
+        "recorded inventory) is not zero-filling (S7). 'segment host not mapped' "
         "means fix the profile, not that the Store is empty; "
         "'ok' means the layer can be read, not that its numbers are good",
+        notes="Without the rule file loaded (vmalert or Prometheus) there is no inventory, and a node missing from up "
+        "then has no row at all. Nodes missing from up are listed even when not selected in $node (a gone node "
+        "cannot be selected). A counter created inside the window is activity, not no I/O. Segment host not "
+        "mapped: no segment with the node's profile address, while segments with hosts the profile does not know "
+        "exist. Scrape interval and one sample expected per: "
+        + "; ".join(f"{layer.title} {layer.scrape_seconds:g} s, {layer.sample_seconds:g} s" for layer in layers)
+        + ". The sample interval is the spacing the central store keeps, the scrape interval unless the profile "
+        "sets sample_interval, e.g. for an exporter that collects more slowly than it is scraped or a store that "
+        "deduplicates. up is read at the window end: a target that failed earlier shows as insufficient samples. "
+        "The sample count is the node's sparsest series. The Store segment layer depends on the single master "
+        "target and on the profile's segment hosts (cluster.node_addresses, else node names, recorded in the "
+        "inventory's segment_host label) (S11)",
     )
     return per_node_table(
         profile,

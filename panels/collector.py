@@ -38,9 +38,35 @@ def _source(profile: Profile, metrics: str) -> str:
     )
 
 
+def _against_bound(
+    key: str,
+    title: str,
+    evidence: Evidence,
+    targets: tuple[Target, ...],
+    *,
+    unit: str,
+    bound: float,
+    near_share: float | None = None,
+) -> PanelSpec:
+    """A per-node line against a bound of the profile's ``[collector]``: the bound as a red threshold line, and
+    where its alert fires (``near_share`` of it) as an orange one."""
+    near = (("orange", near_share * bound),) if near_share is not None else ()
+    return timeseries(
+        key=key,
+        title=title,
+        evidence=evidence,
+        targets=targets,
+        unit=unit,
+        min=0,
+        width=8,
+        thresholds=(("green", None), *near, ("red", float(bound))),
+        threshold_style="line",
+    )
+
+
 def cpu_panel(profile: Profile) -> PanelSpec:
     quota = va.collector(profile).cpu_quota_cores
-    return timeseries(
+    return _against_bound(
         key=f"{KEY}.cpu",
         title="Collector CPU against its quota (cores)",
         evidence=Evidence(
@@ -57,16 +83,13 @@ def cpu_panel(profile: Profile) -> PanelSpec:
             Target(va.cpu_available_cores(profile), legend=f"{NODE} allowed (vmagent)"),
         ),
         unit="short",
-        min=0,
-        width=8,
-        thresholds=(("green", None), ("red", quota)),
-        threshold_style="line",
+        bound=quota,
     )
 
 
 def memory_panel(profile: Profile) -> PanelSpec:
     limit = va.collector(profile).memory_limit_bytes
-    return timeseries(
+    return _against_bound(
         key=f"{KEY}.memory",
         title="Collector resident memory against its limit",
         evidence=Evidence(
@@ -82,16 +105,14 @@ def memory_panel(profile: Profile) -> PanelSpec:
             Target(va.memory_limit_bytes(profile), legend=f"{NODE} limit (vmagent)"),
         ),
         unit="bytes",
-        min=0,
-        width=8,
-        thresholds=(("green", None), ("orange", va.MEMORY_NEAR_SHARE * limit), ("red", float(limit))),
-        threshold_style="line",
+        bound=limit,
+        near_share=va.MEMORY_NEAR_SHARE,
     )
 
 
 def threads_panel(profile: Profile) -> PanelSpec:
     tasks = va.collector(profile).tasks_max
-    return timeseries(
+    return _against_bound(
         key=f"{KEY}.threads",
         title="Collector threads against TasksMax",
         evidence=Evidence(
@@ -102,16 +123,13 @@ def threads_panel(profile: Profile) -> PanelSpec:
         ),
         targets=(Target(va.threads(profile), legend=NODE),),
         unit="short",
-        min=0,
-        width=8,
-        thresholds=(("green", None), ("red", float(tasks))),
-        threshold_style="line",
+        bound=tasks,
     )
 
 
 def queue_panel(profile: Profile) -> PanelSpec:
     bound = va.collector(profile).send_queue_limit_bytes
-    return timeseries(
+    return _against_bound(
         key=f"{KEY}.queue",
         title="Send queue: pending bytes against the bound",
         evidence=Evidence(
@@ -129,10 +147,8 @@ def queue_panel(profile: Profile) -> PanelSpec:
             Target(va.queue_pending_bytes(profile), legend=f"{NODE} persistent queue"),
         ),
         unit="bytes",
-        min=0,
-        width=8,
-        thresholds=(("green", None), ("orange", va.QUEUE_NEAR_SHARE * bound), ("red", float(bound))),
-        threshold_style="line",
+        bound=bound,
+        near_share=va.QUEUE_NEAR_SHARE,
     )
 
 

@@ -284,16 +284,10 @@ def matrix_panel(profile: Profile) -> PanelSpec:
             f"group dashgen-{profile.name}-layer-health, each read once for every node and layer; the node "
             "inventory and up (the collector's silence)",
             quantity="one line per node and layer whose verdict is not ok: the worst of the missing-data reason and "
-            "the health state. Colour families: yellow insufficient samples; orange uninitialised; red / dark "
-            "red collection failed / GPU missing (k of N); purple segment host not mapped; dark purple collector "
-            f"silent (missing data) or rule evaluator silent; magenta a health state (dark: critical, e.g. "
-            f"'{health.ENGINE_STALLED.text}', '{health.GPU_XID_FATAL.text}'; light: warning, e.g. "
-            f"'{health.GPU_THERMAL.text}', '{health.CLOCK_OFF.text}'). Ok and idle (no traffic, no I/O) layers "
+            "the health state. Ok and idle (no traffic, no I/O) layers "
             "are not listed: an empty list is every layer of every selected node ok or idle. docs/first-screen.md "
             "says which row to open for each",
-            limit=collector + f"One staleness bound for every line: the newest recorded value counts while at most "
-            f"{bound:g} s old ({nodata.RECORDED_LOOKBACK_INTERVALS} rule evaluations plus the store's latency "
-            f"offset), the same number as the collector's silence. Unreadable data (collection failed, "
+            limit=collector + "Unreadable data (collection failed, "
             "segment host not mapped, uninitialised, GPU missing) wins over a health state, which cannot be "
             "judged without it; a health state wins over insufficient samples (an engine with requests waiting "
             f"reads '{health.ENGINE_STALLED.text}', never 'no traffic'). The verdicts are the last "
@@ -301,6 +295,14 @@ def matrix_panel(profile: Profile) -> PanelSpec:
             f"records, one line says '{now.EVALUATOR_SILENT_TEXT}' instead of an empty, all-ok list. The Cache "
             "evidence group has the reasons of every layer over the dashboard's range, with their full "
             "explanation",
+            notes=f"One staleness bound for every line: the newest recorded value counts while at most {bound:g} s "
+            f"old ({nodata.RECORDED_LOOKBACK_INTERVALS} rule evaluations plus the store's latency offset), the same "
+            "number as the collector's silence. Colour families: yellow insufficient samples; orange "
+            "uninitialised; red / dark red collection failed / GPU missing (k of N); purple segment host not "
+            "mapped; dark purple collector silent (missing data) or rule evaluator silent; magenta a health "
+            "state (dark: critical, e.g. "
+            f"'{health.ENGINE_STALLED.text}', '{health.GPU_XID_FATAL.text}'; light: warning, e.g. "
+            f"'{health.GPU_THERMAL.text}', '{health.CLOCK_OFF.text}')",
         ),
         labels={node: "Node", nodata.LAYER_LABEL: "Layer"},
         columns=[Column("Verdict", matrix_query(profile), aliases=("Value",))],

@@ -97,6 +97,9 @@ def _validity(source: GpuSource) -> str:
     )
 
 
+HOW_TO_COLLECT = " To collect "  # where an uncollected column's sentence turns to how to collect it
+
+
 def _caveat(source: GpuSource) -> str:
     return (
         f"{source.sampling()}. Mean and peak over [$__range] see only these samples; the values depend on the "
@@ -155,13 +158,15 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
     cells.append(Column("UUID", gpu_uuids(profile, source), hidden=True))  # brings the uuid label into each row
     described = [*shown, *dict.fromkeys(key for key, _, _ in heat)]
     quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in described)
+    throttle_notes = ""
     if throttled:
-        quantities += "; " + "; ".join(
+        throttle_notes = "; ".join(
             f"{header}: the share of the window's samples with a clock-event reason bit of "
             + " / ".join(THROTTLE_MEANINGS[bit] for bit in bits)
             + f" set ({source.metric(CLOCK_EVENT_REASONS)})"
             for header, bits in THROTTLE_COLUMNS
         )
+        quantities += "; " + ", ".join(header for header, _ in THROTTLE_COLUMNS) + ": see the notes"
     if xid:
         quantities += f"; {xid_text()}"
     if not heat or not throttled or not xid:
@@ -183,13 +188,26 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         metrics += f", {source.validity_metric}"
         counted += f"; '{valid_title(source)}' is the share of {source.validity_metric} samples equal to 1, 0-100"
     where = placement(profile, topology)
+    # which samples count stays in the tooltip; how the subquery reads the window goes to the notes
+    validity, _, how_read = source.window_validity().partition(" (")
     evidence = Evidence(
         source=f"{source.name} ({metrics}; {job(profile, source.key)}) and the profile's topology (pool, replica, "
         "PP stage of each node)",
         quantity="window mean and window peak of each quantity over the dashboard window side by side, one row per "
         f"GPU with its node (and where it sits: pool / replica / PP stage), index and UUID ({uuid} label). "
-        f"{quantities}. {counted}. Sorted by peak power; every column sorts",
-        limit=f"{_validity(source)}. {_caveat(source)}" + (". " + "; ".join(notes) if notes else ""),
+        f"{quantities}",
+        # what is missing stays in the tooltip; how to collect it goes to the notes (docs/panels.md)
+        limit=f"{validity}. {_caveat(source)}"
+        + (". " + "; ".join(note.split(HOW_TO_COLLECT)[0].rstrip(".") for note in notes) if notes else ""),
+        notes=". ".join(
+            [
+                f"Sorted by peak power; every column sorts. {counted}. "
+                + _validity(source).removeprefix(f"{source.window_validity()}. ")
+                + (f". How the window is read: {how_read.removesuffix(')')}" if how_read else ""),
+                *([throttle_notes] if throttle_notes else []),
+                *(n[n.index(HOW_TO_COLLECT) + 1 :] for n in notes if HOW_TO_COLLECT in n),
+            ]
+        ),
     )
     node_names = {
         "type": "value",

@@ -84,8 +84,10 @@ BURN_TITLES = {"1h": "Burn rate over 1h", "6h": "Burn rate over 6h", "3d": "Burn
 BURN_STATES = (("green", None), ("yellow", 1.0), ("orange", SLOW_BURN[2]), ("red", FAST_BURN[2]))
 
 
-def _slo_notes(profile: Profile) -> str:
-    notes = "; ".join(sli.evaluation_note() for sli in slis(profile)) + f". Buckets: {BUCKET_SOURCE}"
+def _slo_notes(profile: Profile, buckets: bool = True) -> str:
+    notes = "; ".join(sli.evaluation_note() for sli in slis(profile)) + (
+        f". Buckets: {BUCKET_SOURCE}" if buckets else ""
+    )
     return notes + left_out_notes(profile)
 
 
@@ -150,7 +152,8 @@ def health_panel(profile: Profile) -> PanelSpec:
                 f"{_engine_side(profile)}over the dashboard window, the lowest of the TTFT, TPOT and E2E good "
                 f"shares per model (1 - bad "
                 f"events / all events, rates summed across engines, then divided; never an average of "
-                f"per-series ratios); {BAD_EVENTS}. Objective {profile.slo.objective:g}. {_slo_notes(profile)}"
+                f"per-series ratios); {BAD_EVENTS}. Objective {profile.slo.objective:g}. "
+                f"{_slo_notes(profile, buckets=False)}"
             ),
             limit=(
                 "the SLIs come from separate histograms, so the share of requests meeting all of them is not "
@@ -160,6 +163,7 @@ def health_panel(profile: Profile) -> PanelSpec:
                 f"the budget up to {SLOW_BURN[2]:g}x, orange (high) up to {FAST_BURN[2]:g}x, red (overloaded) "
                 "beyond. No requests in the window -> No data, not 100 %"
             ),
+            notes=f"Buckets: {BUCKET_SOURCE}",
         ),
         targets=(Target(worst_good_ratio(profile, WINDOW), legend="{{model_name}}", instant=True),),
         **ratio_axis("percentunit"),

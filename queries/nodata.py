@@ -155,6 +155,7 @@ class Layer:
     gpus_seen: str | None = None
     expected_gpus: int = 0
     switch: str = ""  # what an uninitialised layer needs switched on (the exporter table's, S35); "" = nothing
+    source: str = ""  # the profile source whose series the layer reads (``[sources.<name>]``)
 
 
 def expected_nodes(profile: Profile, code: int = FAILED) -> str:
@@ -348,6 +349,7 @@ def engine_layer(profile: Profile) -> Layer:
         NO_TRAFFIC,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("sglang"),
+        source=src.name,
     )
 
 
@@ -369,6 +371,7 @@ def hicache_host_layer(profile: Profile) -> Layer:
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("hicache"),
+        source=src.name,
     )
 
 
@@ -391,6 +394,7 @@ def hicache_storage_layer(profile: Profile) -> Layer:
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
         switch=source_switch("hicache_storage"),
+        source=src.name,
     )
 
 
@@ -410,6 +414,7 @@ def mooncake_layer(profile: Profile) -> Layer:
         base_job=profile.source("sglang").job,
         scrape_seconds=src.scrape_interval_seconds,
         unmapped=mc.unmapped_in_window(profile),
+        source=src.name,
     )
 
 
@@ -427,6 +432,7 @@ def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
         scrape_seconds=src.scrape_interval_seconds,
         gpus_seen=gpus_seen(profile, source),
         expected_gpus=profile.gpus_per_node,
+        source=src.name,
     )
 
 
@@ -443,6 +449,7 @@ def disk_layer(profile: Profile) -> Layer:
         (fs.disk(profile, fs.READS), fs.disk(profile, fs.WRITES)),
         NO_IO,
         scrape_seconds=src.scrape_interval_seconds,
+        source=src.name,
     )
 
 

@@ -24,6 +24,7 @@ from dashgen.dashboard import serving
 from dashgen.lint.exclusions import apply_exclusions, shipped_exclusions
 from dashgen.lint.runner import lint_dashboard
 from dashgen.render.ids import panel_id
+from dashgen.render.spec import MAX_DESCRIPTION, NOTES_POINTER
 
 ROOT = Path(__file__).resolve().parent.parent
 EXCLUSIONS = shipped_exclusions()
@@ -126,6 +127,24 @@ def test_every_data_panel_states_its_source_quantity_and_limit(name: str) -> Non
     for panel in data:
         for part in ("Source:", "Quantity:", "Limit:"):
             assert part in (panel.get("description") or ""), f"{panel['title']}: description lacks {part}"
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_description_fits_a_tooltip_and_its_notes_are_in_the_panel_index(name: str) -> None:
+    """A description is read in a tooltip: at most MAX_DESCRIPTION characters; what a panel has to say beyond
+    that is its Evidence's notes, which docs/panels.md shows under the panel's key and the description points to."""
+    data = [panel for panels in every_group(name).values() for panel in panels if panel["type"] != "text"]
+    lengths = {p["title"]: len(p.get("description") or "") for p in data}
+    assert not {t: n for t, n in lengths.items() if n > MAX_DESCRIPTION}, f"{name}: over {MAX_DESCRIPTION} characters"
+    pointing = {p["title"] for p in data if NOTES_POINTER in (p.get("description") or "")}
+    index = (ROOT / "docs" / "panels.md").read_text(encoding="utf-8")
+    with_notes = set()
+    for module in _serving(name):
+        for spec in group_spec(name, module).panels:
+            if spec.evidence is not None and spec.evidence.notes:
+                with_notes.add(spec.title)
+                assert spec.evidence.notes.rstrip(".") in index, f"{spec.key}: notes missing from docs/panels.md"
+    assert pointing == with_notes and len(with_notes) >= 3, (pointing, with_notes)
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)

@@ -138,7 +138,7 @@ def test_s2_dcgm_series_split_by_pod_counts_once_and_keeps_one_exact_mean(dcgm_s
     assert not source.collects("clock_event_reasons")  # h20-16's DCGM runs the default field list: no mask
     # mean and peak per quantity, temperature and clock, last Xid, samples, UUID: no validity column
     assert len(table.targets) == 2 * count + heat + 1 + 2
-    assert "split by Kubernetes pod labels" in table.evidence.limit
+    assert "split by Kubernetes pod labels" in table.evidence.notes  # the tooltip points there
 
 
 HOT_NODE = "wstat-hot"
@@ -309,7 +309,7 @@ def test_s19_window_table_subquery_steps_are_bounded_at_any_range(name: str) -> 
         steps = parse_duration(window) / parse_duration(step)
         assert parse_duration(step) >= stored
         assert steps <= max(2 * DEFAULT_MAX_DATA_POINTS, hours * 3600 / stored)
-    assert "can miss a spike shorter than that step" in table.evidence.limit
+    assert "can miss a spike shorter than that step" in table.evidence.notes  # the tooltip points there
 
 
 def test_s31_the_per_gpu_throttle_columns_count_the_bits_the_health_matrix_and_alerts_count():

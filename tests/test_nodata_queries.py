@@ -20,6 +20,7 @@ from dashgen_queries.promql import window_moved
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import topology_of
 from dashgen.lint.promql import func_name, grouping, metric_names, walk
+from dashgen.live.reasons import ReasonFinder
 from dashgen.rules.render import rule_groups
 
 PROFILES = load_profiles(directory=Path(__file__).resolve().parent.parent / "profiles")
@@ -351,3 +352,16 @@ def test_s11_store_layer_reports_unmapped_hosts_apart_from_uninitialised(profile
     # segment -> node through the recorded inventory, not a per-node chain in the text (issue 19)
     assert f"* on({inv.SEGMENT_HOST}) group_left(node) {inv.host_to_node(profile)}" in reason
     assert not [host for host in mc.segment_hosts(profile).values() if host in reason]
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_every_layer_names_the_profile_source_it_reads(profile):
+    """A layer carries its source, so validate-queries explains an empty layer by that source's status and no
+    second table maps layer keys to sources."""
+    found = nodata.layers(profile)
+    assert len(found) >= 3
+    for layer in found:
+        assert layer.source in profile.sources, layer.key
+        assert profile.source(layer.source).job == layer.job, layer.key
+    grouped = ReasonFinder.layer_queries(profile)
+    assert {layer.source for layer in found} == set(grouped)

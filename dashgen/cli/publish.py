@@ -152,7 +152,7 @@ def target_of(
 
 def bundle_of(profiles: list[Any], built: list[Any], commit: str) -> release_bundle.Bundle:
     """The release bundle of a build (``dashgen check --bundle``): what the publish job pushes without building."""
-    minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
+    minimum = {p.name: p.dashboard.min_refresh_interval for p in profiles}
     return release_bundle.Bundle(
         commit,
         tuple(
@@ -483,7 +483,7 @@ def released_commit(profiles: list[Profile], params: dict[str, Any]) -> str:
 
 def build_targets(profiles: list[Profile]) -> list[PublishTarget]:
     """The build of ``profiles`` as publish targets."""
-    minimum = {p.name: getattr(p.dashboard, "min_refresh_interval", "5s") for p in profiles}
+    minimum = {p.name: p.dashboard.min_refresh_interval for p in profiles}
     return [
         target_of(
             b.profile, b.uid, b.document, keys_by_panel_id(b.spec), minimum.get(b.profile, "5s"), library=b.library

@@ -25,8 +25,6 @@ from dashgen.live.selectors import functions, matcher_op, selector_name, selecto
 from dashgen.live.sources import scrape_seconds_for, source_of
 
 COUNTER_FUNCTIONS = {"rate", "irate", "increase", "delta", "idelta", "resets"}
-# queries.nodata layer keys -> the profile source they describe (others match by key).
-LAYER_SOURCES = {"engine": "sglang", "hicache_host": "hicache", "mooncake": "mooncake_master", "disk": "node_exporter"}
 
 
 class ReasonFinder:
@@ -43,7 +41,7 @@ class ReasonFinder:
         """(layer key, title, switch, per-node reason-code PromQL) per profile source, from queries.nodata."""
         found: dict[str, list[tuple[str, str, str, str]]] = {}
         for layer in nodata.layers(profile):
-            source = LAYER_SOURCES.get(layer.key, layer.key)
+            source = layer.source
             if source not in profile.sources:
                 source = next((s.name for s in profile.sources.values() if s.job == layer.job), "")
             found.setdefault(source, []).append(

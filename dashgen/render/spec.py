@@ -41,6 +41,11 @@ def _number(value: object) -> float | None:
         return None
 
 
+# A Grafana description is a tooltip: past this many characters the on-call stops reading, so the rest is notes.
+MAX_DESCRIPTION = 2000
+NOTES_POINTER = "More: the panel index, docs/panels.md, under this panel's key"
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What a panel can prove (S8-S20): its source, the quantity it shows, and its limit."""
@@ -49,6 +54,9 @@ class Evidence:
     quantity: str
     limit: str
     layer: str = ""
+    # The longer explanation a reader wants once, not in every tooltip: docs/panels.md holds it under the
+    # panel's key and the description says so (descriptions stay under MAX_DESCRIPTION characters).
+    notes: str = ""
 
     def describe(self) -> str:
         parts = []
@@ -57,6 +65,8 @@ class Evidence:
         parts.append(f"Source: {self.source}.")
         parts.append(f"Quantity: {self.quantity}.")
         parts.append(f"Limit: {self.limit}.")
+        if self.notes:
+            parts.append(f"{NOTES_POINTER}.")
         return " ".join(part.replace("..", ".") for part in parts)
 
 
