@@ -279,11 +279,7 @@ MOONCAKE_MASTER = SourceTable(
         M("mooncake_tenant_quota_reserved_bytes", since="0.3.12", needs=(MULTI_TENANTS,), role=TENANT_GAUGE_ROLE),
         M("mooncake_tenant_quota_effective_bytes", since="0.3.12", needs=(MULTI_TENANTS,), role=TENANT_GAUGE_ROLE),
         M("mooncake_tenant_quota_over_quota", since="0.3.12", needs=(MULTI_TENANTS,), role=TENANT_GAUGE_ROLE),
-        M(
-            "mooncake_tenant_quota_allocatable_capacity_bytes",
-            since="0.3.12",
-            absent_beside="master_key_count",
-        ),
+        M("mooncake_tenant_quota_allocatable_capacity_bytes", since="0.3.12"),
         M("mooncake_tenant_quota_reject_total", since="0.3.12", needs=(MULTI_TENANTS,)),
         M("mooncake_tenant_evict_bytes_total", since="0.3.12", needs=(MULTI_TENANTS,)),
         # L2 -> L1 promotion on hit (0.3.12): always serialised, counting only with --promotion_on_hit.
