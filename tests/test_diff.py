@@ -15,6 +15,8 @@ from diff_documents import generated, panel, write
 from dashgen.cli.diff_cmd import diff_command
 from dashgen.diff import canonicalise_for_diff, diff_dashboards
 from dashgen.diff.compare import ABSENT, leaf_changes
+from dashgen.diff.noise import canonicalise_target
+from dashgen.render.tables import ref
 
 
 def ui_saved(doc: dict[str, Any]) -> dict[str, Any]:
@@ -446,3 +448,13 @@ def test_the_trimmed_word_matcher_gives_difflib_s_opcodes(old, new):
     want = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     changed = lambda ops: [(t, i1, i2, j1, j2) for t, i1, i2, j1, j2 in ops if t != "equal"]  # noqa: E731
     assert changed(_opcodes(a, b)) == changed(want)
+
+
+def test_default_ref_ids_are_noise_past_26_queries_as_the_renderer_names_them() -> None:
+    """The 27th query is AA, as the renderer and Grafana name it: leaving it out or writing it is no change, and a
+    refId that is not the default one stays (the diff and the renderer share one naming rule)."""
+    assert [ref(i) for i in (0, 25, 26, 27, 701, 702)] == ["A", "Z", "AA", "AB", "ZZ", "AAA"]
+    for index in (0, 25, 26, 40):
+        named = canonicalise_target({"refId": ref(index), "expr": "up"}, index, None)
+        assert named == canonicalise_target({"expr": "up"}, index, None) == {"expr": "up"}, index
+    assert canonicalise_target({"refId": "[", "expr": "up"}, 26, None)["refId"] == "["
