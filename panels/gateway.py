@@ -13,6 +13,8 @@ from dashgen_queries import sglang as sg
 from dashgen_queries.promql import FIRST_EVENT_RATE
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.availability import flag_text
+from dashgen.exporters.table import ENGINE_METRICS, GATEWAY, MAX_CONCURRENT
 from dashgen.render.kit import source_status_panel, state_timeline, timeseries
 from dashgen.render.spec import Evidence, PanelSpec, Target
 
@@ -27,6 +29,12 @@ GATEWAY_SCOPE = (
     "the gateway's series are not narrowed by $node: the gateway is an entry layer serving every pool, and its "
     "node label names where the gateway runs"
 )
+
+
+def _only_with(flag: str) -> str:
+    """What a panel of series the gateway writes only behind ``flag`` says: the switch, from the exporter table."""
+    needs = flag_text(GATEWAY, flag)
+    return f"written only with a switch a default gateway leaves off, so No data there is that: it {needs}"
 
 
 def _ts(
@@ -75,15 +83,9 @@ def gateway_panels(profile: Profile) -> list[PanelSpec]:
         "upstream smg exports the admission gauges without labels (no entry or backend label): one "
         "series per gateway process; per-backend load is on the worker/engine panels"
     )
-    # S35: series a default gateway does not write say which switch they need (metrics.md §12)
-    admission = (
-        "written only when the gateway runs with --max-concurrent-requests above 0 (the default, -1, has "
-        "no admission control and no smg_admission_* series): No data on a default gateway is that"
-    )
-    engine_metrics = (
-        "written only when the gateway runs with --engine-metrics (off by default; it polls each "
-        "engine's /v1/loads): No data on a default gateway is that"
-    )
+    # S35: series a default gateway does not write say which switch they need, as the exporter table states it
+    admission = _only_with(MAX_CONCURRENT) + " (no smg_admission_* series without admission control)"
+    engine_metrics = _only_with(ENGINE_METRICS) + " (it polls each engine's /v1/loads)"
     panels = [
         _ts(
             "gateway_admission_inflight",

@@ -82,6 +82,8 @@ def health_states(profile: Profile) -> tuple[tuple[str, float | None], ...]:
 
 BURN_TITLES = {"1h": "Burn rate over 1h", "6h": "Burn rate over 6h", "3d": "Burn rate over 3d"}
 BURN_STATES = (("green", None), ("yellow", 1.0), ("orange", SLOW_BURN[2]), ("red", FAST_BURN[2]))
+# Error budget left: red once overspent, orange under a quarter, yellow under a half.
+BUDGET_STATES = (("red", None), ("orange", 0.0), ("yellow", 0.25), ("green", 0.5))
 
 
 def _slo_notes(profile: Profile, buckets: bool = True) -> str:
@@ -238,7 +240,7 @@ def budget_panel(profile: Profile) -> PanelSpec:
         width=8,
         height=7,
         no_value="No requests in window",
-        thresholds=(("red", None), ("orange", 0.0), ("yellow", 0.25), ("green", 0.5)),
+        thresholds=BUDGET_STATES,
     )
 
 

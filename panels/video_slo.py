@@ -11,7 +11,7 @@ alerts see them, evaluated from the raw histograms so they work without the rule
 
 from __future__ import annotations
 
-from dashgen_panels.slo_health import BURN_STATES, health_states
+from dashgen_panels.slo_health import BUDGET_STATES, BURN_STATES, health_states
 from dashgen_queries import diffusion as df
 from dashgen_queries.promql import WINDOW
 from dashgen_queries.sglang_slo import (
@@ -125,7 +125,7 @@ def budget_panel(profile: Profile) -> PanelSpec:
         width=8,
         height=7,
         no_value="No jobs finished in window",
-        thresholds=(("red", None), ("orange", 0.0), ("yellow", 0.25), ("green", 0.5)),
+        thresholds=BUDGET_STATES,
     )
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from dashgen_queries.exported import not_written, written
 from dashgen_queries.promql import RATE_WINDOW, agg, divide, in_deployment, job, matcher, node_var, rate, selector
@@ -121,11 +122,14 @@ TPOT_METRIC = SGLANG.name("sglang:request_time_per_output_token_seconds")
 E2E_METRIC = SGLANG.name("sglang:e2e_request_latency_seconds")
 
 
+SliKey = Literal["ttft", "tpot", "e2e"]
+
+
 @dataclass(frozen=True)
 class Sli:
     """One latency SLI: requests whose latency is at or under ``bound`` count as good."""
 
-    key: str  # "ttft" | "tpot" | "e2e"
+    key: SliKey
     name: str
     metric: str  # histogram base name (without _bucket/_count)
     field: str  # the profile field the threshold comes from

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_diff import _panel, generated
+from diff_documents import generated, panel
 
 from dashgen.cli.app import main
 
@@ -210,7 +210,7 @@ def _profile_files(changes: int, query_chars: int = 3000) -> dict[str, dict[str,
             doc["uid"] = f"dg-{profile}-cluster"
             label = "node" if side == "old" else "hostname"
             doc["panels"] = [
-                _panel(
+                panel(
                     i,
                     f"panel {i}",
                     " or ".join(

@@ -10,53 +10,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from diff_documents import generated, panel, write
 
 from dashgen.cli.diff_cmd import diff_command
 from dashgen.diff import canonicalise_for_diff, diff_dashboards
 from dashgen.diff.compare import ABSENT, leaf_changes
-
-
-def _panel(pid: int, title: str, expr: str, unit: str = "short", y: int = 0) -> dict[str, Any]:
-    return {
-        "id": pid,
-        "type": "timeseries",
-        "title": title,
-        "description": f"{title}, per node.",
-        "datasource": "$datasource",
-        "gridPos": {"x": 0, "y": y, "w": 12, "h": 8},
-        "fieldConfig": {"defaults": {"unit": unit, "min": 0}},
-        "targets": [{"expr": expr, "legendFormat": "{{node}}"}],
-    }
-
-
-def generated() -> dict[str, Any]:
-    return {
-        "uid": "cache-evidence",
-        "title": "Cache evidence",
-        "tags": ["dashgen"],
-        "time": {"from": "now-1h", "to": "now"},
-        "refresh": "1m",
-        "schemaVersion": 41,
-        "panels": [
-            _panel(1, "Running requests", "max by (node) (sglang:num_running_reqs)"),
-            _panel(2, "Queued requests", "max by (node) (sglang:num_queue_reqs)", y=8),
-            _panel(3, "KV usage", "max by (node) (sglang:token_usage)", unit="percentunit", y=16),
-        ],
-        "templating": {
-            "list": [
-                {"name": "datasource", "type": "datasource", "query": "prometheus"},
-                {
-                    "name": "node",
-                    "type": "query",
-                    "datasource": "$datasource",
-                    "query": "label_values(up, node)",
-                    "multi": True,
-                    "includeAll": True,
-                    "current": {"text": "All", "value": "$__all"},
-                },
-            ]
-        },
-    }
+from dashgen.diff.noise import canonicalise_target
+from dashgen.render.tables import ref
 
 
 def ui_saved(doc: dict[str, Any]) -> dict[str, Any]:
@@ -168,7 +128,7 @@ def test_threshold_and_span_nulls_edits_in_the_ui_are_real_changes() -> None:
 def test_added_and_removed_panels_are_reported() -> None:
     def edit(n: dict[str, Any]) -> None:
         n["panels"].pop(1)
-        n["panels"].append(_panel(9, "Gateway inflight", "smg_admission_inflight", y=24))
+        n["panels"].append(panel(9, "Gateway inflight", "smg_admission_inflight", y=24))
 
     d = _changed(edit)
     assert [p.title for p in d.added_panels] == ["Gateway inflight"]
@@ -266,7 +226,7 @@ def test_two_140_panel_dashboards_find_exactly_the_one_real_change() -> None:
     """Speed is measured in make bench (bench/diff.py, a same-run ratio), not here."""
     big = generated()
     big["panels"] = [
-        _panel(i, f"panel {i}", f'max by (node) (sglang:num_running_reqs{{pp_rank="{i}"}})', y=i * 8)
+        panel(i, f"panel {i}", f'max by (node) (sglang:num_running_reqs{{pp_rank="{i}"}})', y=i * 8)
         for i in range(1, 141)
     ]
     live = ui_saved(big)
@@ -278,14 +238,9 @@ def test_two_140_panel_dashboards_find_exactly_the_one_real_change() -> None:
 # --- command ------------------------------------------------------------------------------
 
 
-def _write(path: Path, doc: Any) -> str:
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return str(path)
-
-
 def test_cli_noise_only_exits_0_and_says_so(tmp_path: Path) -> None:
-    old = _write(tmp_path / "old.json", generated())
-    new = _write(tmp_path / "new.json", ui_saved(generated()))
+    old = write(tmp_path / "old.json", generated())
+    new = write(tmp_path / "new.json", ui_saved(generated()))
     result = CliRunner().invoke(diff_command, [old, new])
     assert result.exit_code == 0
     assert result.output.startswith("no semantic changes (")
@@ -296,7 +251,7 @@ def test_cli_change_exits_1_and_names_panel(tmp_path: Path) -> None:
     live = ui_saved(generated())
     live["panels"][1]["fieldConfig"]["defaults"]["unit"] = "reqps"
     result = CliRunner().invoke(
-        diff_command, [_write(tmp_path / "a.json", generated()), _write(tmp_path / "b.json", live)]
+        diff_command, [write(tmp_path / "a.json", generated()), write(tmp_path / "b.json", live)]
     )
     assert result.exit_code == 1
     assert 'panel "Queued requests"' in result.output and "[unit]" in result.output
@@ -306,7 +261,7 @@ def test_cli_markdown_has_collapsible_details_per_panel(tmp_path: Path) -> None:
     live = ui_saved(generated())
     live["panels"][0]["targets"][0]["expr"] = "up"
     live["panels"][2]["fieldConfig"]["defaults"]["max"] = 1
-    args = ["--format", "markdown", _write(tmp_path / "a.json", generated()), _write(tmp_path / "b.json", live)]
+    args = ["--format", "markdown", write(tmp_path / "a.json", generated()), write(tmp_path / "b.json", live)]
     result = CliRunner().invoke(diff_command, args)
     assert result.exit_code == 1
     assert result.output.count("<details>") == 2
@@ -320,7 +275,7 @@ def test_cli_markdown_has_collapsible_details_per_panel(tmp_path: Path) -> None:
 def test_cli_json_shape(tmp_path: Path) -> None:
     live = ui_saved(generated())
     live["templating"]["list"][1]["current"] = {"value": "n3"}
-    args = ["--format", "json", _write(tmp_path / "a.json", generated()), _write(tmp_path / "b.json", live)]
+    args = ["--format", "json", write(tmp_path / "a.json", generated()), write(tmp_path / "b.json", live)]
     result = CliRunner().invoke(diff_command, args)
     data = json.loads(result.output)["results"]
     assert result.exit_code == 1 and data["semantic_changes"] is True
@@ -333,11 +288,11 @@ def test_cli_json_shape(tmp_path: Path) -> None:
 def test_cli_folders_pair_by_path_then_uid_and_report_added_files(tmp_path: Path) -> None:
     (tmp_path / "old").mkdir()
     (tmp_path / "new").mkdir()
-    _write(tmp_path / "old" / "cache.json", generated())
-    _write(tmp_path / "new" / "renamed.json", ui_saved(generated()))  # same uid
+    write(tmp_path / "old" / "cache.json", generated())
+    write(tmp_path / "new" / "renamed.json", ui_saved(generated()))  # same uid
     other = generated()
     other["uid"] = "other"
-    _write(tmp_path / "new" / "other.json", other)
+    write(tmp_path / "new" / "other.json", other)
     result = CliRunner().invoke(diff_command, [str(tmp_path / "old"), str(tmp_path / "new")])
     assert result.exit_code == 1
     assert "other.json: dashboard added" in result.output
@@ -353,7 +308,7 @@ def test_cli_bad_input_exits_2(tmp_path: Path, args: list[str]) -> None:
 def test_cli_invalid_json_exits_2_naming_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")
-    result = CliRunner().invoke(diff_command, [str(bad), _write(tmp_path / "ok.json", generated())])
+    result = CliRunner().invoke(diff_command, [str(bad), write(tmp_path / "ok.json", generated())])
     assert result.exit_code == 2 and "bad.json" in result.output
 
 
@@ -363,14 +318,14 @@ def test_cli_base_ref_compares_committed_dashboards_with_working_tree(tmp_path: 
 
     git("init", "-q")
     (tmp_path / "dashboards").mkdir()
-    _write(tmp_path / "dashboards" / "cache.json", generated())
+    write(tmp_path / "dashboards" / "cache.json", generated())
     git("add", "dashboards")
     git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "base")
     same = CliRunner().invoke(diff_command, ["--base", "HEAD", str(tmp_path / "dashboards")])
     assert same.exit_code == 0, same.output
     changed = generated()
     changed["panels"][0]["targets"][0]["expr"] = "up"
-    _write(tmp_path / "dashboards" / "cache.json", changed)
+    write(tmp_path / "dashboards" / "cache.json", changed)
     result = CliRunner().invoke(diff_command, ["--base", "HEAD", str(tmp_path / "dashboards")])
     assert result.exit_code == 1 and 'panel "Running requests"' in result.output
     bad_ref = CliRunner().invoke(diff_command, ["--base", "no-such-ref", str(tmp_path / "dashboards")])
@@ -493,3 +448,13 @@ def test_the_trimmed_word_matcher_gives_difflib_s_opcodes(old, new):
     want = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     changed = lambda ops: [(t, i1, i2, j1, j2) for t, i1, i2, j1, j2 in ops if t != "equal"]  # noqa: E731
     assert changed(_opcodes(a, b)) == changed(want)
+
+
+def test_default_ref_ids_are_noise_past_26_queries_as_the_renderer_names_them() -> None:
+    """The 27th query is AA, as the renderer and Grafana name it: leaving it out or writing it is no change, and a
+    refId that is not the default one stays (the diff and the renderer share one naming rule)."""
+    assert [ref(i) for i in (0, 25, 26, 27, 701, 702)] == ["A", "Z", "AA", "AB", "ZZ", "AAA"]
+    for index in (0, 25, 26, 40):
+        named = canonicalise_target({"refId": ref(index), "expr": "up"}, index, None)
+        assert named == canonicalise_target({"expr": "up"}, index, None) == {"expr": "up"}, index
+    assert canonicalise_target({"refId": "[", "expr": "up"}, 26, None)["refId"] == "["

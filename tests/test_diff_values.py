@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from test_diff import _panel, _write, generated
+from diff_documents import generated, panel, write
 
 from dashgen.cli.diff_cmd import diff_command
 from dashgen.diff import diff_dashboards
@@ -46,7 +46,7 @@ def test_a_change_at_the_end_of_a_1000_character_query_is_visible_in_text_markdo
     from dashgen.diff import first_difference, plan_lines
 
     old, new = _query_change_docs()
-    paths = [_write(tmp_path / "old.json", old), _write(tmp_path / "new.json", new)]
+    paths = [write(tmp_path / "old.json", old), write(tmp_path / "new.json", new)]
     text = CliRunner().invoke(diff_command, paths)
     assert text.exit_code == 1
     _shows_the_end_change(text.output.splitlines())
@@ -118,7 +118,7 @@ def test_short_values_stay_on_one_line() -> None:
 
 def test_terminal_colours_only_on_a_tty_or_when_asked(tmp_path: Path) -> None:
     old, new = _query_change_docs()
-    paths = [_write(tmp_path / "old.json", old), _write(tmp_path / "new.json", new)]
+    paths = [write(tmp_path / "old.json", old), write(tmp_path / "new.json", new)]
     assert "\x1b[" not in CliRunner().invoke(diff_command, paths).output  # CliRunner is not a terminal
     coloured = CliRunner().invoke(diff_command, ["--color", "always", *paths]).output
     assert "\x1b[31m" in coloured and "\x1b[32m" in coloured and "\x1b[7m5m\x1b[27m" in coloured
@@ -151,8 +151,8 @@ def test_every_change_class_in_the_plan_names_its_approval() -> None:
     build["panels"][0]["targets"][0]["expr"] = "sum(sglang:num_running_reqs)"
     build["panels"][1]["fieldConfig"]["defaults"]["unit"] = "reqps"
     build["panels"][2]["gridPos"]["y"] = 40
-    live["panels"].append(_panel(7, "Old panel", "up", y=50))
-    build["panels"].append(_panel(8, "New panel", "up", y=60))
+    live["panels"].append(panel(7, "Old panel", "up", y=50))
+    build["panels"].append(panel(8, "New panel", "up", y=60))
     build["templating"]["list"][1]["query"] = "label_values(sglang:num_running_reqs, node)"
     live["templating"]["list"].append({"name": "gone", "type": "custom", "query": "a,b"})
     build["templating"]["list"].append({"name": "fresh", "type": "custom", "query": "a,b"})
@@ -194,7 +194,7 @@ def test_approval_keys_are_the_keys_the_publish_plan_refuses_with() -> None:
     live, build = generated(), generated()
     build["panels"][0]["targets"][0]["expr"] = "sum(sglang:num_running_reqs)"
     build["templating"]["list"][1]["query"] = "label_values(sglang:num_running_reqs, node)"
-    live["panels"].append(_panel(7, "Old panel", "up", y=50))
+    live["panels"].append(panel(7, "Old panel", "up", y=50))
     live["templating"]["list"].append({"name": "gone", "type": "custom", "query": "a,b"})
     state = LiveState("cache-evidence", 3, None, live, None)
     record = LedgerRecord.from_json(

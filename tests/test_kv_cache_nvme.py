@@ -20,6 +20,8 @@ from group_checks import (
 from dashgen.build import build_profile
 from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
+from dashgen.exporters.availability import flag_text
+from dashgen.exporters.table import ENGINE_METRICS, GATEWAY, MAX_CONCURRENT
 
 TITLE = kv_cache_nvme.TITLE
 
@@ -231,9 +233,9 @@ def test_s35_gateway_panels_name_the_flag_their_series_need() -> None:
         "Gateway admission: queue depth (layer 1)",
         "Gateway admission rejections by reason (req/s)",
     ):
-        assert "--max-concurrent-requests above 0" in panels[title]["description"], title
+        assert flag_text(GATEWAY, MAX_CONCURRENT) in panels[title]["description"], title
     for title in (
         "Gateway view: engine running requests per backend",
         "Gateway view: engine waiting requests per backend",
     ):
-        assert "--engine-metrics (off by default" in panels[title]["description"], title
+        assert flag_text(GATEWAY, ENGINE_METRICS) in panels[title]["description"], title

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from diff_documents import generated, panel
 from standin.ui_save import ui_normalise
-from test_diff import _panel, generated
 
 from dashgen.publish.actions import Action, OutcomeKind
 from dashgen.publish.approvals import Approvals, remedy
@@ -76,7 +76,7 @@ BUILDS: dict[str, tuple[Callable[[dict[str, Any]], Any], list[str]]] = {
     "same": (lambda d: None, []),
     "retitled": (lambda d: d.update(title="Cache evidence, renamed"), []),
     "legend-renamed": (lambda d: _first_target(d).update(legendFormat="{{node}} renamed"), []),
-    "panel-added": (lambda d: d["panels"].append(_panel(4, "Added", "sum(up)", y=24)), []),
+    "panel-added": (lambda d: d["panels"].append(panel(4, "Added", "sum(up)", y=24)), []),
     "query-changed": (lambda d: _first_target(d).update(expr="sum(sglang:num_running_reqs)"), ["slo.running"]),
     "unkeyed-query-changed": (lambda d: _first_target(d, 1).update(expr="sum(sglang:num_queue_reqs)"), ["panel:2"]),
     "variable-changed": (

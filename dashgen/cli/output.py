@@ -250,12 +250,9 @@ def insecure_warned_once() -> None:
     from dashgen.net.http import InsecureTLSWarning
 
     warnings.filterwarnings("ignore", category=InsecureTLSWarning)
-    try:
-        from urllib3.exceptions import InsecureRequestWarning
+    from urllib3.exceptions import InsecureRequestWarning  # urllib3 comes with requests, a declared dependency
 
-        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
-    except ImportError:  # pragma: no cover - urllib3 comes with requests
-        pass
+    warnings.filterwarnings("ignore", category=InsecureRequestWarning)
     for name in ("dashgen.net", "dashgen.grafana", "dashgen.live"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, _DropTlsOff) for f in logger.filters):

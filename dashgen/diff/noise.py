@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dashgen.document import iter_panels, raw_variables, unwrap, variable_name
+from dashgen.render.tables import ref
 
 DROP_DASHBOARD_KEYS = frozenset(
     {
@@ -243,7 +244,7 @@ def canonicalise_field_config(fc: Mapping[str, Any], panel_type: str = "") -> di
 
 def canonicalise_target(target: Mapping[str, Any], index: int, panel_ds: Any) -> dict[str, Any]:
     out = {k: v for k, v in target.items() if k not in DROP_TARGET_KEYS}
-    if out.get("refId") == chr(65 + index) or out.get("refId") == "":
+    if out.get("refId") in (ref(index), ""):  # the name dashgen and Grafana give the index-th query
         out.pop("refId")
     if "datasource" in out:
         ds = canonical_datasource(out["datasource"])

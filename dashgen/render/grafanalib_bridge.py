@@ -15,6 +15,7 @@ import attr
 import grafanalib.core as G
 
 from dashgen.render.layout import GridPos
+from dashgen.render.raw import deep_merge
 from dashgen.render.spec import PanelSpec, Target
 from dashgen.render.tables import ref as ref_id
 
@@ -93,8 +94,7 @@ def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
         defaults["mappings"] = copy.deepcopy(list(spec.mappings))
     if spec.data_links:
         defaults["links"] = copy.deepcopy(list(spec.data_links))
-    _deep_merge(defaults, copy.deepcopy(spec.field_defaults))
-    return defaults
+    return deep_merge(defaults, copy.deepcopy(spec.field_defaults))
 
 
 def _thresholds(spec: PanelSpec) -> list[dict[str, Any]]:
@@ -118,8 +118,7 @@ def _extra(spec: PanelSpec, options: dict[str, Any] | None = None) -> dict[str, 
     extra: dict[str, Any] = {"fieldConfig": {"defaults": _field_defaults(spec)}}
     if spec.custom:
         extra["fieldConfig"]["defaults"]["custom"] = copy.deepcopy(spec.custom)
-    merged_options = copy.deepcopy(options or {})
-    _deep_merge(merged_options, copy.deepcopy(spec.options))
+    merged_options = deep_merge(copy.deepcopy(options or {}), copy.deepcopy(spec.options))
     if merged_options:
         extra["options"] = merged_options
     return extra
@@ -236,7 +235,7 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
         "showUnfilled": True,
         "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
     }
-    _deep_merge(base_options, copy.deepcopy(spec.options))
+    base_options = deep_merge(base_options, copy.deepcopy(spec.options))
     return ModernPanel(
         **common,
         panelType=spec.kind,
@@ -260,11 +259,3 @@ def build_row(
         collapsed=collapsed,
         panels=nested if collapsed else [],
     )
-
-
-def _deep_merge(target: dict[str, Any], extra: dict[str, Any]) -> None:
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
-            _deep_merge(target[key], value)
-        else:
-            target[key] = value
