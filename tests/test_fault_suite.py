@@ -1,8 +1,12 @@
-"""The catalogue's fault suite (S36): one demo fault scenario per catalogue row, on ONE production-like
-VictoriaMetrics (long-context-64's ``[store]`` flags), every rule group of every deployment replayed by the real
+"""The catalogue's fault suite (S36): one demo fault scenario per catalogue row, on a production-like
+VictoriaMetrics per suite profile (its ``[store]`` flags), every rule group of every deployment replayed by the real
 vmalert, then per row: its alert fires naming its entity within the row's hold + 5 minutes of the fault, and nothing
 else fires in that deployment but the alerts the fault's rows allow (their ``also``); the healthy deployment, in the
 same shared store, fires no alert and records no health state.
+
+Every row of the catalogue runs in one suite: long-context-64 runs every row that applies to it; the rows it cannot
+show (the PD transfer engine, the Mooncake Store client's targets, the video pools) run on the shipped profile they
+apply to (``SUITES``), that profile's healthy baseline beside them.
 
 Fast: the catalogue's own faults (``fault:<key>``, ``dashgen.demo.faults``) strike different nodes, so several share
 one deployment (one import each); the incident drills' scenarios keep a deployment each; one vmalert replay covers
@@ -18,30 +22,44 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from dashgen_queries import dcgm, health, sglang_slo
+from dashgen_queries import dcgm, health
+from dashgen_queries.sglang_slo import FAST_BURN, SLOW_BURN
 from drills import DRILL_BASELINE
 from victoriametrics import program_or_skip, start_production_store
 
 from dashgen.catalogue import ROWS, FailureMode, conditions, entity_labels, rows_for
 from dashgen.demo import recorder
 from dashgen.demo.faults import entity as fault_entity
-from dashgen.demo.faults import fault_of
+from dashgen.demo.faults import fault_of, starts
 from dashgen.demo.run import import_demo
-from dashgen.demo.scenarios import INCIDENTS, entity, fault_time, incident, lost_gpu
+from dashgen.demo.scenarios import INCIDENTS, entity, incident, lost_gpu
 from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.live.datasource import Datasource
 
 PROFILE = "long-context-64"
+# The suites, in order: a row runs in the first whose profile it applies to. Per profile, the sources the suite
+# exports although the shipped profile does not (the Store client's metrics exist but pd-128 does not deploy them).
+SUITES: dict[str, tuple[str, ...]] = {PROFILE: (), "pd-128": ("mooncake_client",), "video-200": ()}
 HOURS, STEP = 1.0, 30.0
 REPLAY_SECONDS = 1800.0
 SLACK = 300.0  # "within the row's hold + 5 minutes"
 
 
-def suite_profile() -> Profile:
-    (base,) = load_profiles([PROFILE])
-    fields = (*dcgm.fields(base), *conditions.NVLINK_COUNTERS)
-    sources = {**base.sources, "dcgm": dataclasses.replace(base.source("dcgm"), fields=fields)}
+def suite_profile(name: str = PROFILE) -> Profile:
+    (base,) = load_profiles([name])
+    sources = dict(base.sources)
+    if name == PROFILE:
+        fields = (*dcgm.fields(base), *conditions.NVLINK_COUNTERS)
+        sources["dcgm"] = dataclasses.replace(base.source("dcgm"), fields=fields)
+    for source in SUITES[name]:
+        sources[source] = dataclasses.replace(base.source(source), status="exported")
     return dataclasses.replace(base, sources=sources, alerts=dataclasses.replace(base.alerts, **DRILL_BASELINE))
+
+
+def suite_rows(name: str) -> tuple[FailureMode, ...]:
+    """The rows the suite of profile ``name`` runs: those that apply to it and to no suite before it."""
+    earlier = {row.id for before in list(SUITES)[: list(SUITES).index(name)] for row in rows_for(suite_profile(before))}
+    return tuple(row for row in rows_for(suite_profile(name)) if row.id not in earlier)
 
 
 @dataclass
@@ -59,32 +77,43 @@ DRILL_USES = {
     "replica-hung": {"slo"},
     "replica-restart": {"slo"},
     "collector-dropping": {"collector-all"},
+    "stuck-instance": {"video-all"},
 }
 
 
-DRILLS = ("gpu-missing", *INCIDENTS)
+DRILLS = ("gpu-missing", "stuck-instance", *INCIDENTS)
 # Rows whose test reads a rate over a window longer than the time its fault needs to show (the host tier's share over
 # 10 minutes must fall for most of its window): they fire within hold + that window + 5 minutes.
-WINDOW_FIRST = {
-    "hicache-host-tier-collapsed": 600.0,
-    # the fast burn's 1h window reaches 14.4 x the budget after that share of an hour of every request failing (the
-    # SRE workbook's detection time: 8.6 min at a 1 % budget) on a demo that spends almost none of it while healthy
-    "slo-fast-burn": sglang_slo.FAST_BURN[2] * sglang_slo.error_budget(suite_profile()) * 3600,
-}
+# The video pools' stuck rows see no job finish over 2 x the 10-minute job bound first.
+WINDOW_FIRST = {"hicache-host-tier-collapsed": 600.0, "video-pool-stuck": 1200.0, "video-instance-stuck": 1200.0}
+# A burn-rate row holds once its long window's error ratio passes burn x budget: with every request bad from the
+# fault on, after that share of the window (of the hour imported, when the window is longer).
+# The engine's fast burn: the SRE workbook's detection time, 8.6 min at a 1 % budget, on a demo that spends almost
+# none of the budget while healthy.
+BURNS = {"video-job-slo-fast-burn": FAST_BURN, "video-job-slo-slow-burn": SLOW_BURN, "slo-fast-burn": FAST_BURN}
+
+
+def window_first(profile: Profile, row: FailureMode) -> float:
+    if row.id in BURNS:
+        long, _short, burn = BURNS[row.id]
+        return min(parse_seconds(long), HOURS * 3600) * burn * (1 - profile.slo.objective)
+    return WINDOW_FIRST.get(row.id, 0.0)
 
 
 def _drill_uses(profile: Profile, scenario: str) -> set[str]:
     if scenario == "gpu-missing":
         return {f"node{profile.node_names.index(lost_gpu(profile)[0])}"}
+    if scenario == "stuck-instance":
+        return {f"node{profile.node_names.index(entity(profile, scenario)[profile.label('node')])}", "video-all"}
     found = incident(profile, scenario)
     nodes = {*found.nodes, *found.idle}
     return {f"node{profile.node_names.index(n)}" for n in nodes} | DRILL_USES.get(scenario, set())
 
 
-def plan(profile: Profile) -> list[Deployment]:
+def plan(profile: Profile, rows: tuple[FailureMode, ...]) -> list[Deployment]:
     """The deployments: healthy alone; each drill scenario in its own, with the catalogue's faults packed into them
     (and into further deployments) so that no two scenarios of one deployment use the same node or part."""
-    scenarios = sorted({row.demo.scenario for row in rows_for(profile)})
+    scenarios = sorted({row.demo.scenario for row in rows})
     deployments = [
         Deployment(f"suite-{scenario}", [scenario], _drill_uses(profile, scenario))
         for scenario in scenarios
@@ -106,6 +135,8 @@ def plan(profile: Profile) -> list[Deployment]:
 
 @dataclass
 class Suite:
+    name: str
+    rows: tuple[FailureMode, ...]
     url: str
     end: float
     profiles: dict[str, Profile]  # deployment name -> profile
@@ -116,11 +147,16 @@ class Suite:
         return Datasource(self.url, timeout=60).query(expr, at).result
 
 
+# The suite fixture's profile, by name (indirect: one store per profile, shared by its tests).
+EACH_SUITE = pytest.mark.parametrize("suite", list(SUITES), indirect=True)
+
+
 @pytest.fixture(scope="module")
-def suite() -> Iterator[Suite]:
+def suite(request: pytest.FixtureRequest) -> Iterator[Suite]:
     program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics')")
-    base = suite_profile()
-    deployments = plan(base)
+    base = suite_profile(request.param)
+    rows = suite_rows(request.param)
+    deployments = plan(base, rows)
     timings: dict[str, float] = {}
     began = time.monotonic()
     server = start_production_store(base)
@@ -140,7 +176,7 @@ def suite() -> Iterator[Suite]:
         datasource.flush()
         timings["replay"] = time.monotonic() - replayed
         timings["total"] = time.monotonic() - began
-        yield Suite(server.url, end, profiles, deployments, timings)
+        yield Suite(request.param, rows, server.url, end, profiles, deployments, timings)
     finally:
         server.stop()
 
@@ -162,19 +198,34 @@ def _allowed(profile: Profile, scenarios: list[str]) -> set[str]:
     return {row.alert for row in rows} | {row.alert for row in ROWS if row.id in also}
 
 
+def test_every_catalogue_row_runs_in_one_suite() -> None:
+    """No row is left without a fault run: every row of the catalogue applies to one suite profile, runs there only,
+    and its scenario is a deployment's (a drill, or a ``fault:<key>`` that ``dashgen.demo.faults`` has)."""
+    ran = [row.id for name in SUITES for row in suite_rows(name)]
+    assert sorted(ran) == sorted(row.id for row in ROWS), sorted({row.id for row in ROWS} - set(ran))
+    for name in SUITES:
+        profile, rows = suite_profile(name), suite_rows(name)
+        assert rows, name
+        planned = {s for d in plan(profile, rows) for s in d.scenarios}
+        assert {row.demo.scenario for row in rows} == planned, name
+        for scenario in planned:
+            assert fault_of(scenario) is not None or scenario in DRILLS, (name, scenario)
+
+
+@EACH_SUITE
 def test_the_suite_runs_one_scenario_per_catalogue_row(suite: Suite) -> None:
-    profile = next(iter(suite.profiles.values()))
     covered = {s for d in suite.deployments for s in d.scenarios}
-    rows = rows_for(profile)
-    assert len(rows) >= 40
-    assert {row.demo.scenario for row in rows} == covered
-    assert len(suite.deployments) <= len(rows) / 2, "scenarios share deployments"
+    assert {row.demo.scenario for row in suite.rows} == covered
+    if suite.name == PROFILE:
+        assert len(suite.rows) >= 40
+        assert len(suite.deployments) <= len(suite.rows) / 2, "scenarios share deployments"
     print(
-        f"\nfault suite: {len(rows)} rows, {len(covered)} scenarios, {len(suite.deployments)} deployments, "
-        f"{suite.timings}"
+        f"\nfault suite {suite.name}: {len(suite.rows)} rows, {len(covered)} scenarios, "
+        f"{len(suite.deployments)} deployments, {suite.timings}"
     )
 
 
+@EACH_SUITE
 def test_healthy_and_shared_store_baselines_fire_nothing_and_paint_nothing(suite: Suite) -> None:
     scope = 'cluster="suite-healthy"'
     window = f"{int(REPLAY_SECONDS)}s"
@@ -184,22 +235,26 @@ def test_healthy_and_shared_store_baselines_fire_nothing_and_paint_nothing(suite
     assert not painted, [item["metric"] for item in painted]
 
 
-def _deployment_rows() -> list[tuple[str, str]]:
-    profile = suite_profile()
-    return [(d.name, s) for d in plan(profile) for s in d.scenarios]
+def _deployments(name: str) -> list[Deployment]:
+    return plan(suite_profile(name), suite_rows(name))
 
 
-@pytest.mark.parametrize(("deployment", "scenario"), _deployment_rows())
+def _deployment_rows() -> list[tuple[str, str, str]]:
+    return [(name, d.name, s) for name in SUITES for d in _deployments(name) for s in d.scenarios]
+
+
+@pytest.mark.parametrize(("suite", "deployment", "scenario"), _deployment_rows(), indirect=["suite"])
 def test_each_fault_fires_its_rows_alert_naming_its_entity_within_hold_plus_5_minutes(
     suite: Suite, deployment: str, scenario: str
 ) -> None:
     profile = suite.profiles[deployment]
     scope = f'{profile.label("deployment")}="{deployment}"'
-    at = fault_time(scenario, suite.end - HOURS * 3600, suite.end)
+    # an alert's hold cannot start before the replay does (a fault struck earlier is judged from there)
+    at = max(starts(scenario, suite.end - HOURS * 3600, suite.end), suite.end - REPLAY_SECONDS)
     named = _scenario_entity(profile, scenario)
     missed = []
-    for row in _rows(profile, scenario):
-        by = min(at + parse_seconds(row.hold) + WINDOW_FIRST.get(row.id, 0.0) + SLACK, suite.end)
+    for row in [row for row in suite.rows if row.demo.scenario == scenario]:
+        by = min(at + parse_seconds(row.hold) + window_first(profile, row) + SLACK, suite.end)
         window = max(int(by - at), 60)
         expr = f'max_over_time(ALERTS{{alertstate="firing", alertname="{row.alert}", {scope}}}[{window}s])'
         found = [item["metric"] for item in suite.query(expr, by)]
@@ -210,7 +265,11 @@ def test_each_fault_fires_its_rows_alert_naming_its_entity_within_hold_plus_5_mi
     assert not missed, missed
 
 
-@pytest.mark.parametrize("deployment", [d.name for d in plan(suite_profile()) if d.scenarios])
+@pytest.mark.parametrize(
+    ("suite", "deployment"),
+    [(name, d.name) for name in SUITES for d in _deployments(name) if d.scenarios],
+    indirect=["suite"],
+)
 def test_nothing_else_of_note_fires(suite: Suite, deployment: str) -> None:
     profile = suite.profiles[deployment]
     scenarios = next(d.scenarios for d in suite.deployments if d.name == deployment)

@@ -335,9 +335,10 @@ SLO_ROWS = (
         cause="video jobs failing or late",
         look="Jobs: outcomes per instance",
         runbook="Outcomes and latency per instance in the Jobs group; a stuck instance is VideoInstanceStuck.",
-        demo=fault("stuck-instance", "one instance stops finishing jobs"),
+        demo=fault("fault:video-jobs-late", "every job finishes past the job-latency bound"),
         applies=exports("sglang", video=True),
         scope="cluster",
+        also=("video-job-slo-slow-burn",),  # a fast burn spends the slow windows' budget too
     ),
     FailureMode(
         id="video-job-slo-slow-burn",
@@ -354,9 +355,10 @@ SLO_ROWS = (
         cause="video jobs failing or late (slowly)",
         look="Jobs: outcomes per instance",
         runbook="As VideoJobSloFastBurn.",
-        demo=fault("stuck-instance", "one instance stops finishing jobs"),
+        demo=fault("fault:video-jobs-late", "every job finishes past the job-latency bound"),
         applies=exports("sglang", video=True),
         scope="cluster",
+        also=("video-job-slo-fast-burn",),
     ),
     FailureMode(
         id="video-instance-stuck",
@@ -395,5 +397,6 @@ SLO_ROWS = (
         demo=fault("fault:video-pool-stuck", "every instance stops finishing jobs"),
         applies=exports("sglang", video=True),
         scope="cluster",
+        also=("video-instance-stuck",),  # every instance of the pool is stuck as well
     ),
 )

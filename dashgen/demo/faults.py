@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dashgen.demo.catalogue import WORKERS
+from dashgen.demo.scenarios import fault_time
 from dashgen.deployment.profile import Profile
 
 Kind = Literal["gauge", "rate", "flat", "step", "stop", "drop", "copy"]
@@ -45,6 +46,9 @@ class Fault:
     # parts on node 0 (the gateway, the Mooncake master) the part it reshapes.
     uses: tuple[str, ...] = ()
     every_node: bool = False  # the sources' targets end on every node (a cluster-wide source gone), not one
+    # The share of the window the fault starts at, for a fault whose row's test looks back longer than the window
+    # leaves after ``scenarios.fault_time`` (None: that time).
+    share: float | None = None
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -212,6 +216,25 @@ FAULTS: tuple[Fault, ...] = (
         0,
         uses=GW_KV_EVENTS,
     ),
+    Fault(  # every video job finishes past the job-latency bound: no observation under a finite bucket any more
+        "video-jobs-late",
+        (Change("sglang:diffusion_request_latency_seconds_bucket", _m("le", "~[^+].*"), "flat"),),
+        0,
+        needs=("sglang",),
+        uses=("video-all",),
+        share=0.1,  # a fast burn of a 95 % objective needs 72 % of the last hour's jobs bad
+    ),
+    Fault(  # every video instance's jobs queue and none finishes: the counters stop on every node
+        "video-pool-stuck",
+        (
+            Change("sglang:diffusion_requests_total", (), "flat"),
+            Change("sglang:diffusion_num_queue_reqs", (), "gauge", 3),
+        ),
+        0,
+        needs=("sglang",),
+        uses=("video-all",),
+        share=0.25,  # stuck = no job finished over 2 x the 10-minute job bound, then held 5 minutes
+    ),
     Fault("collector-memory-near-limit", (Change("process_resident_memory_bytes", _m(*N), "gauge", 500 * 2**20),), 6),
     Fault(
         "store-ingestion-backlog",
@@ -248,6 +271,15 @@ def fault_of(scenario: str) -> Fault | None:
         return BY_KEY[scenario.removeprefix(PREFIX)]
     except KeyError:
         raise KeyError(f"{scenario}: no such fault scenario in dashgen/demo/faults.py") from None
+
+
+def starts(scenario: str, start: float, end: float) -> float:
+    """When a scenario's fault starts in the window ``start``..``end``: a catalogue fault's own share of the window,
+    else the incident drills' time (``scenarios.fault_time``)."""
+    fault = fault_of(scenario)
+    if fault is not None and fault.share is not None:
+        return start + (end - start) * fault.share
+    return fault_time(scenario, start, end)
 
 
 def entity(profile: Profile, fault: Fault) -> dict[str, str]:

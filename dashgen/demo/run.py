@@ -14,9 +14,9 @@ from typing import Any
 from dashgen.build import build_profile
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import collector_series
-from dashgen.demo.faults import fault_of, reshape
+from dashgen.demo.faults import fault_of, reshape, starts
 from dashgen.demo.incidents import DRILL_METRICS, apply
-from dashgen.demo.scenarios import INCIDENTS, fault_time, faults
+from dashgen.demo.scenarios import INCIDENTS, faults
 from dashgen.demo.scopes import Plan
 from dashgen.demo.series import generate
 from dashgen.demo.wanted import add_rule_expressions, resolve, wanted_from_dashboards
@@ -97,7 +97,7 @@ def import_demo(
     for name in (scenario, *more):
         fault = fault_of(name)
         if fault is not None:
-            stream = reshape(profile, fault, fault_time(name, plan.start, plan.end), stream)
+            stream = reshape(profile, fault, starts(name, plan.start, plan.end), stream)
     datasource.import_series(_counted(stream, counts, progress))
     datasource.flush()
     return ImportSummary(
