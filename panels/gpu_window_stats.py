@@ -28,6 +28,7 @@ from dashgen_queries import dcgm
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
     GPU_SOURCE_KEYS,
+    HW_SLOWDOWN_BITS,
     POWER_BITS,
     QUANTITIES,
     THERMAL_BITS,
@@ -61,8 +62,12 @@ HEAT_COLUMNS = (
     ("sm_clock", "mean", "avg"),
     ("sm_clock", "low", "min"),
 )
-# Clock-event reason bits per throttle column (DCGM's layout, queries.gpu.CLOCK_EVENT_BITS): heat, power.
-THROTTLE_COLUMNS = (("Thermal throttle (% of window)", THERMAL_BITS), ("Power throttle (% of window)", POWER_BITS))
+# Clock-event reason bits per throttle column (DCGM's layout, queries.gpu.CLOCK_EVENT_BITS): heat; power, with HW
+# slowdown (its own alert and matrix state, but two columns hold the table inside its panel).
+THROTTLE_COLUMNS = (
+    ("Thermal throttle (% of window)", THERMAL_BITS),
+    ("Power throttle (% of window)", POWER_BITS + HW_SLOWDOWN_BITS),
+)
 XID_HEADER = "Last Xid (DCGM)"
 SAMPLES_HEADER = "Samples in window"
 VALID_HEADER = "Valid samples (%)"

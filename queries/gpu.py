@@ -352,12 +352,14 @@ CLOCK_EVENT_BITS = (
 # The bits that mean the clock is held down by power or heat; the others are benign (idle, an
 # application-clock setting, sync boost, display clocks).
 THROTTLE_BITS = (0x4, 0x8, 0x20, 0x40, 0x80)
-# Their power / thermal split, the one definition the health matrix, the per-GPU table and the alerts read:
-# SW / HW thermal slowdown are thermal; the SW power cap, the HW power brake and HW slowdown (set with the power
-# brake or fast power-draw protection; with heat the thermal bits are set too, and thermal comes first) are power.
+# Their thermal / power / HW slowdown split, the one definition the health matrix, the per-GPU table and the alerts
+# read: SW / HW thermal slowdown are thermal; the SW power cap and the HW power brake are power; HW slowdown alone
+# (0x8: the board's own protection - fast power-draw or an external slowdown signal, a failing PSU or sensor) is a
+# failure mode of its own. With heat the thermal bits are set beside it, and thermal comes first.
 THERMAL_BITS = (0x20, 0x40)
-POWER_BITS = (0x4, 0x8, 0x80)
-assert sorted(THERMAL_BITS + POWER_BITS) == sorted(THROTTLE_BITS)
+POWER_BITS = (0x4, 0x80)
+HW_SLOWDOWN_BITS = (0x8,)
+assert sorted(THERMAL_BITS + POWER_BITS + HW_SLOWDOWN_BITS) == sorted(THROTTLE_BITS)
 THROTTLE_MEANINGS = {
     0x4: "SW power cap",
     0x8: "HW slowdown",

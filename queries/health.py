@@ -77,6 +77,7 @@ KV_EXHAUSTED = HealthState(24, "KV pool exhausted, requests wait", WARNING_COLOU
 KV_RETRACTING = HealthState(25, "requests retracted (KV pool thrashing)", WARNING_COLOUR, "warning")
 TRANSFER_FAILING = HealthState(26, "PD KV transfers failing", CRITICAL_COLOUR, "critical")
 GPU_NVLINK = HealthState(35, "NVLink errors climbing", WARNING_COLOUR, "warning")
+GPU_HW_SLOWDOWN = HealthState(36, "GPU HW slowdown (no power or thermal cause)", WARNING_COLOUR, "warning")
 STORAGE_DROPPING = HealthState(43, "storage tier dropping backups", WARNING_COLOUR, "warning")
 SEGMENTS_LOST = HealthState(44, "Store segments lost", WARNING_COLOUR, "warning")
 DISK_FULL = HealthState(50, "filesystem full (ENOSPC)", CRITICAL_COLOUR, "critical")
@@ -92,6 +93,7 @@ STATES: tuple[HealthState, ...] = (
     GPU_REMAP_FAILED,
     GPU_THERMAL,
     GPU_POWER,
+    GPU_HW_SLOWDOWN,
     GPU_NVLINK,
     TIER_COLLAPSED,
     STORE_RESET,

@@ -313,13 +313,12 @@ def test_s19_window_table_subquery_steps_are_bounded_at_any_range(name: str) -> 
 
 
 def test_s31_the_per_gpu_throttle_columns_count_the_bits_the_health_matrix_and_alerts_count():
-    """One power / thermal split (queries.gpu): a GPU in HW slowdown (0x8) reads as power-throttled in the matrix,
-    so its per-GPU power column counts 0x8 too (it counted only 0x4 and 0x80 before), and every throttle bit is in
-    exactly one column."""
-    from dashgen_queries.gpu import POWER_BITS, THERMAL_BITS
+    """One thermal / power / HW slowdown split (queries.gpu): the per-GPU power column counts HW slowdown (0x8) beside
+    the power cap and brake (its own alert and matrix state), and every throttle bit is in exactly one column."""
+    from dashgen_queries.gpu import HW_SLOWDOWN_BITS, POWER_BITS, THERMAL_BITS
 
     columns = dict(gpu_window_stats.THROTTLE_COLUMNS)
-    assert list(columns.values()) == [THERMAL_BITS, POWER_BITS]
+    assert list(columns.values()) == [THERMAL_BITS, POWER_BITS + HW_SLOWDOWN_BITS]
     counted = [bit for bits in columns.values() for bit in bits]
     assert sorted(counted) == sorted(THROTTLE_BITS) and len(counted) == 5
 

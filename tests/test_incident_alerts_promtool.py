@@ -15,6 +15,7 @@ from dashgen_queries.health import (
     CLOCK_OFF,
     DISK_SATURATED,
     ENGINE_STALLED,
+    GPU_HW_SLOWDOWN,
     GPU_POWER,
     GPU_THERMAL,
     LAYER_HEALTH,
@@ -413,8 +414,9 @@ def test_clock_skew_fires_on_an_offset_or_an_unsynchronised_clock(
 
 def test_gpu_health_state_splits_thermal_from_power_throttling(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
     """GPM clock-event reasons: node 0 GPU 3 has the thermal-slowdown bits (0x20 SW + 0x40 HW, with 0x8 HW
-    slowdown) -> GPU thermal; node 1 GPU 0 the SW power cap (0x4) -> GPU power; node 2 is idle (0x1) and node 3
-    has locked application clocks (0x2): nothing. Both GPU layers of the matrix read the same state."""
+    slowdown) -> GPU thermal; node 1 GPU 0 the SW power cap (0x4) -> GPU power; node 2 is idle (0x1); node 3 has
+    locked application clocks (0x2) on GPU 0, nothing, and HW slowdown alone (0x8) on GPU 1 -> GPU HW slowdown.
+    Both GPU layers of the matrix read the same state."""
 
     def reasons(node: str, gpu: str, value: int) -> list[dict[str, str]]:
         labels = {"job": "gpm", "node": node, "gpu": gpu, "uuid": f"GPU-{node}-{gpu}"}
@@ -426,8 +428,9 @@ def test_gpu_health_state_splits_thermal_from_power_throttling(promtool: str, ru
         + reasons(NODES[1], "0", 0x4)
         + reasons(NODES[2], "0", 0x1)
         + reasons(NODES[3], "0", 0x2)
+        + reasons(NODES[3], "1", 0x8)
     )
-    codes = {NODES[0]: GPU_THERMAL.code, NODES[1]: GPU_POWER.code}
+    codes = {NODES[0]: GPU_THERMAL.code, NODES[1]: GPU_POWER.code, NODES[3]: GPU_HW_SLOWDOWN.code}
     case = {
         "interval": "1m",
         "input_series": inputs,

@@ -520,9 +520,12 @@ def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(
 
     # Silent: 0x1 idle, 0x0, 0x2 clocks setting (locked clocks), 0x10 sync boost, 0x100 display clocks, 0x113.
     # Fire: 0x4 SW power cap, 0x40 HW thermal, 0x44 both, 0x41 idle + HW thermal, 0x80 HW power brake.
+    # HW slowdown alone (0x8, 0x9 with idle) is GpuHwSlowdown's, not a power or thermal throttle; beside a thermal
+    # bit (0x28) the thermal cause is named and GpuHwSlowdown stays silent.
     silent = {"0": 0x1, "1": 0x0, "2": 0x2, "3": 0x10, "4": 0x100, "5": 0x113}
     fire = {"6": 0x4, "7": 0x40, "8": 0x44, "9": 0x41, "10": 0x80, "11": 0x8 | 0x20}
-    inputs = [s for gpu, value in {**silent, **fire}.items() for s in reasons(gpu, f"{value}x10")]
+    slowdown = {"12": 0x8, "13": 0x9}
+    inputs = [s for gpu, value in {**silent, **fire, **slowdown}.items() for s in reasons(gpu, f"{value}x10")]
     case = {
         "interval": "1m",
         "input_series": inputs,
@@ -533,6 +536,14 @@ def test_clock_throttle_alert_fires_on_power_and_thermal_bits_only(
                 "exp_alerts": [
                     expected(profile, "GpuClockThrottled", {"node": node, "gpu": gpu}, str(value), variant)
                     for gpu, value in fire.items()
+                ],
+            },
+            {
+                "eval_time": "7m",
+                "alertname": "GpuHwSlowdown",
+                "exp_alerts": [
+                    expected(profile, "GpuHwSlowdown", {"node": node, "gpu": gpu}, str(value), variant)
+                    for gpu, value in slowdown.items()
                 ],
             },
         ],

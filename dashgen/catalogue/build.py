@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from dashgen_queries import dcgm, health
 from dashgen_queries import mooncake as mc
-from dashgen_queries.gpu import CLOCK_EVENT_REASONS, POWER_BITS, THERMAL_BITS, gpu_clock_event_reasons, gpu_source
+from dashgen_queries.gpu import (
+    CLOCK_EVENT_REASONS,
+    HW_SLOWDOWN_BITS,
+    POWER_BITS,
+    THERMAL_BITS,
+    gpu_clock_event_reasons,
+    gpu_source,
+)
 from dashgen_queries.inventory import node_to_replica
 from dashgen_queries.sglang import restarted_ranks
 from dashgen_queries.sglang_slo import stalled_stages
@@ -60,6 +67,16 @@ def power(profile: Profile) -> str:
     assert source is not None
     reasons = f"({gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)})"
     return health.clock_events_set(profile, reasons, POWER_BITS)
+
+
+def hw_slowdown(profile: Profile) -> str:
+    """GPUs whose HW slowdown bit is set and no power or thermal bit (those rows name the cause then)."""
+    source = gpu_source(profile)
+    assert source is not None
+    reasons = f"({gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)})"
+    keys = f"{profile.label('node')}, {profile.label('gpu')}"
+    caused = health.clock_events_set(profile, reasons, THERMAL_BITS + POWER_BITS)
+    return f"({health.clock_events_set(profile, reasons, HW_SLOWDOWN_BITS)}) unless on ({keys}) ({caused})"
 
 
 def store_reset_served(profile: Profile) -> str:

@@ -11,6 +11,7 @@ from dashgen.catalogue.build import (
     dcgm_field,
     exports,
     fault,
+    hw_slowdown,
     power,
     reads,
     thermal,
@@ -168,20 +169,41 @@ GPU_ROWS = (
         layer="gpu",
         reads=reads("dcgm", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS") + reads("gpm", "gpm_clock_event_reasons"),
         entity=("node", "gpu"),
-        test="a power (SW power cap 0x4, HW power brake 0x80), thermal (SW 0x20, HW 0x40) or HW slowdown (0x8) bit "
-        "of the clock-event reasons is set",
+        test="a power (SW power cap 0x4, HW power brake 0x80) or thermal (SW 0x20, HW 0x40) bit of the clock-event "
+        "reasons is set",
         test_reason="those bits lower SM clocks: the replica's TPOT grows with no software cause; 0x2 / 0x10 / 0x100 "
         "are configuration",
         hold="5m",
         hold_reason="a short power-cap event under a load step is normal",
         severity="warning",
-        cause="GPU clocks throttled (power brake / thermal / HW slowdown)",
+        cause="GPU clocks throttled (power cap or brake / thermal)",
         look="GPU health: clock-event reasons per GPU",
         runbook="Thermal: check the node's fans and inlet temperature; power brake (0x80): the PSU or the rack's "
         "power; drain the node if the replica's TPOT is out of line with its peers.",
         demo=fault("thermal-throttling", "one GPU's temperature at 92 °C and its clock-event bitmask with 0x20|0x40"),
         applies=clock_reasons_collected,
         paints=(Paint(health.GPU_THERMAL, thermal), Paint(health.GPU_POWER, power)),
+    ),
+    FailureMode(
+        id="gpu-hw-slowdown",
+        alert="GpuHwSlowdown",
+        component="gpu",
+        layer="gpu",
+        reads=reads("dcgm", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS") + reads("gpm", "gpm_clock_event_reasons"),
+        entity=("node", "gpu"),
+        test="the HW slowdown bit (0x8) of the clock-event reasons is set and no power or thermal bit",
+        test_reason="the board halves its clocks on its own protection (fast power-draw, the baseboard's slowdown "
+        "line): with no power cap or heat beside it the cause is the PSU, a power sensor or the board",
+        hold="5m",
+        hold_reason="a load step can trip it for seconds",
+        severity="warning",
+        cause="GPU HW slowdown (PSU, power sensor or board)",
+        look="GPU health: clock-event reasons per GPU",
+        runbook="`nvidia-smi -q -d PERFORMANCE` on the node (HW Slowdown Active); the PSUs and the BMC's power log; "
+        "drain the node if it persists: its replica's TPOT trails its peers.",
+        demo=fault("fault:gpu-hw-slowdown", "one GPU's clock-event bitmask reads 0x8 alone"),
+        applies=clock_reasons_collected,
+        paints=(Paint(health.GPU_HW_SLOWDOWN, hw_slowdown),),
     ),
     FailureMode(
         id="gpu-temperature-high",

@@ -89,6 +89,15 @@ FAULTS: tuple[Fault, ...] = (
         ),
         3,
     ),
+    Fault(
+        "gpu-hw-slowdown",
+        (
+            Change("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", _m(*N, *G), "gauge", 0x8),
+            Change("gpm_clock_event_reasons", _m(*N, *G), "gauge", 0x8),
+        ),
+        6,
+        gpu=4,
+    ),
     Fault("gpu-pcie-replays", (Change("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", _m(*N, *G), "rate", 50),), 4),
     Fault(
         "gpu-memory-near-full",

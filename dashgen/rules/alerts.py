@@ -23,9 +23,9 @@ all for the job" (``absent``).
 Each GPU alert is written only where the source collects the metrics it reads (DCGM: the clock-event
 reasons, field 112, are not in the default CSV; an alert that can never fire is not written, S22).
 Clock throttling: PromQL has no bitwise operators; bit b of an integer bitmask x >= 0 is
-``floor(x / 2^b) % 2``. Only power and thermal reasons alert (0x4, 0x8, 0x20, 0x40, 0x80): 0x2
-(application clocks set, common with locked clocks), 0x10 (sync boost) and 0x100 (display clocks)
-are configuration, not throttling.
+``floor(x / 2^b) % 2``. Power and thermal reasons (0x4, 0x20, 0x40, 0x80) alert as GpuClockThrottled, HW slowdown
+alone (0x8, no power or thermal bit beside it) as GpuHwSlowdown; 0x2 (application clocks set, common with locked
+clocks), 0x10 (sync boost) and 0x100 (display clocks) are configuration, not throttling.
 """
 
 from __future__ import annotations
@@ -40,9 +40,11 @@ from dashgen_queries.client_slo import (
 from dashgen_queries.client_slo import SLO_KEY as CLIENT_SLO
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
+    HW_SLOWDOWN_BITS,
     MEMORY_FULL_SHARE,
+    POWER_BITS,
     TEMPERATURE_HIGH_CELSIUS,
-    THROTTLE_BITS,
+    THERMAL_BITS,
     THROTTLE_MEANINGS,
     GpuSource,
     gpu_memory_used_share_formula,
@@ -204,7 +206,14 @@ def memory_growth_expr(profile: Profile) -> str:
 
 def throttle_expr(profile: Profile) -> str:
     """The clock-event bitmask, kept only where a power or thermal bit is set (alert value = the bitmask)."""
-    return clock_events_set(profile, in_deployment(profile, GPU_CLOCK_REASONS), THROTTLE_BITS)
+    return clock_events_set(profile, in_deployment(profile, GPU_CLOCK_REASONS), THERMAL_BITS + POWER_BITS)
+
+
+def hw_slowdown_expr(profile: Profile) -> str:
+    """The clock-event bitmask where HW slowdown is set and no power or thermal bit (those name the cause)."""
+    keys = f"{profile.label('node')}, {profile.label('gpu')}"
+    slowed = clock_events_set(profile, in_deployment(profile, GPU_CLOCK_REASONS), HW_SLOWDOWN_BITS)
+    return f"({slowed}) unless on ({keys}) ({throttle_expr(profile)})"
 
 
 def _memory_reservation(profile: Profile) -> str:
@@ -217,7 +226,7 @@ def _memory_reservation(profile: Profile) -> str:
 def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
     measured = f"{source.name} {source.caption()}"
     memory_metrics = gpu_memory_used_share_formula(source)
-    bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THROTTLE_BITS)
+    bits = ", ".join(f"0x{bit:x} {THROTTLE_MEANINGS[bit]}" for bit in THERMAL_BITS + POWER_BITS)
     alerts = (
         _gpu_alert(
             profile,
@@ -254,14 +263,27 @@ def gpu_alerts(profile: Profile, source: GpuSource) -> tuple[AlertRule, ...]:
             "warning",
             "GPU clocks throttled for power or thermal reasons",
             f"clock-event reasons bitmask {{{{ $value }}}} has a power or thermal bit set for 5m ({measured}). "
-            f"Alerting bits: {bits}; 0x1 idle, 0x2 clocks setting, 0x10 sync boost and 0x100 display clocks alone "
-            "do not alert.",
+            f"Alerting bits: {bits}; 0x8 HW slowdown alone is GpuHwSlowdown; 0x1 idle, 0x2 clocks setting, 0x10 "
+            "sync boost and 0x100 display clocks alone do not alert.",
+        ),
+        _gpu_alert(
+            profile,
+            source,
+            "GpuHwSlowdown",
+            hw_slowdown_expr(profile),
+            "5m",
+            "warning",
+            "GPU clocks held down by HW slowdown with no power or thermal cause",
+            f"clock-event reasons bitmask {{{{ $value }}}} has 0x8 HW slowdown set and no power or thermal bit for 5m "
+            f"({measured}): the board's own protection (fast power-draw, an external slowdown signal) holds the "
+            "clocks; a failing PSU, power sensor or the baseboard's slowdown line.",
         ),
     )
     reads = {
         "GpuMemoryNearlyFull": (source.metric("memory_used"), *source.memory_total_metrics),
         "GpuTemperatureHigh": (source.metric("temperature"),),
         "GpuClockThrottled": (source.metric(CLOCK_EVENT_REASONS),),
+        "GpuHwSlowdown": (source.metric(CLOCK_EVENT_REASONS),),
     }
     return tuple(a for a in alerts if not source.missing(reads[a.alert]))
 
