@@ -325,7 +325,7 @@ MOONCAKE_TENT = SourceTable(
     job="mooncake-tent",
     what="Mooncake transfer engine metrics (TENT, built with -DTENT_METRICS_ENABLED=ON)",
     unstated="not-exported",
-    exporter="the Mooncake transfer engine's metrics server (TENT, port 9100 by default)",
+    exporter="Mooncake's TENT server (port 9100)",
     version_of="mooncake_client",
     versions=MOONCAKE_VERSIONS,
     switch=TENT_METRICS,
