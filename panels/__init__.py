@@ -21,6 +21,7 @@ from dashgen_panels import (
     requests_gateway,
     slo_health,
     store_tenants,
+    store_tent,
     video_slo,
 )
 
@@ -41,6 +42,7 @@ GROUPS = (
     efficiency,
     kv_cache_nvme,
     store_tenants,
+    store_tent,
     collector,
     cache_evidence,
     cache_ladder,
@@ -58,6 +60,7 @@ COLLAPSED_ON_OPEN = frozenset(
         "gpu_window_stats",
         "kv_cache_nvme",
         "store_tenants",
+        "store_tent",
     }
 )
 # Rows that draw one series or one table row per GPU (row keys, ``<group key>[:<row>]``) open with the dashboard
@@ -75,7 +78,7 @@ TABS = (
     ("Requests and gateway", ("requests_gateway", "gateway_runtime", "pd_balance", "jobs")),
     ("GPUs", ("gpu_health", "gpu_window_stats", "gpu_timelines", "efficiency")),
     ("Cache evidence", ("cache_evidence", "cache_ladder")),
-    ("KV cache, Store and disks", ("kv_cache_nvme", "store_tenants")),
+    ("KV cache, Store and disks", ("kv_cache_nvme", "store_tenants", "store_tent")),
     ("Collector", ("collector",)),
     ("Reference", ("reference",)),
 )

@@ -80,6 +80,7 @@ from dashgen_queries import hicache as sg
 from dashgen_queries import inventory as inv
 from dashgen_queries import mooncake as mc
 from dashgen_queries import node_exporter as fs
+from dashgen_queries import store_tent as tq
 from dashgen_queries.exported import written
 from dashgen_queries.gpu import GpuSource, gpu_sources, gpus_seen
 from dashgen_queries.promql import (
@@ -436,6 +437,25 @@ def gpu_layer(profile: Profile, source: GpuSource) -> Layer:
     )
 
 
+def tent_layer(profile: Profile) -> Layer:
+    """The Mooncake transfer engine's metrics server (TENT, one per process running an engine): its read-request
+    counter proves the server runs (compiled in and switched on); I/O = transfer requests in either direction."""
+    src = profile.source(tq.SOURCE)
+    requests = tuple(selector(tq.REQUESTS[d], scoped_job(profile, src.job), node_var(profile)) for d in tq.DIRECTIONS)
+    return Layer(
+        "tent",
+        "Transfer engine (TENT)",
+        src.job,
+        src.sample_interval_seconds,
+        requests[0],
+        requests,
+        NO_IO,
+        scrape_seconds=src.scrape_interval_seconds,
+        switch=source_switch(tq.SOURCE),
+        source=src.name,
+    )
+
+
 def disk_layer(profile: Profile) -> Layer:
     """Cache disks (node_exporter): initialised when the cache devices' counters exist; I/O = ops."""
     src = profile.source("node_exporter")
@@ -464,6 +484,8 @@ def layers(profile: Profile) -> list[Layer]:
         found.append(hicache_storage_layer(profile))
     if profile.exported("mooncake_master") and profile.exported("sglang"):
         found.append(mooncake_layer(profile))
+    if profile.exported(tq.SOURCE):
+        found.append(tent_layer(profile))
     found.extend(gpu_layer(profile, source) for source in gpu_sources(profile))
     if profile.exported("node_exporter") and profile.disks.has_cache_tier:
         found.append(disk_layer(profile))

@@ -298,13 +298,14 @@ def test_the_sources_a_profile_declares_and_their_jobs_come_from_the_exporter_ta
     the feature sources (collectors inside another source's process) are read from it, not restated beside it."""
     declared = [table for table in TABLES.values() if table.job]
     assert list(KNOWN_SOURCES) == [table.source for table in declared] and len(declared) >= 9
-    assert all(KNOWN_SOURCES[t.source] == {"job": t.job, "what": t.what} for t in declared)
+    assert all(KNOWN_SOURCES[t.source] == {"job": t.job, "what": t.what, "unstated": t.unstated} for t in declared)
     assert (
         FEATURE_SOURCES
         == {t.source: t.version_of for t in declared if t.version_of}
         == {
             "hicache": "sglang",
             "hicache_storage": "sglang",
+            "mooncake_tent": "mooncake_client",
         }
     )
     assert (

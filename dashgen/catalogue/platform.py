@@ -173,15 +173,20 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-SCRAPED = ("dcgm", "gpm", "node_exporter", "gateway", "mooncake_master", "mooncake_client")
+SCRAPED = ("dcgm", "gpm", "node_exporter", "gateway", "mooncake_master", "mooncake_client", "mooncake_tent")
 CLUSTER_SOURCES = ("mooncake_master", "gateway")
+COMPONENTS = {
+    "dcgm": "gpu",
+    "gpm": "gpu",
+    "node_exporter": "host",
+    "mooncake_client": "mooncake_store",
+    "mooncake_tent": "mooncake_store",
+}
 
 
 def _collection_row(source: str) -> FailureMode:
     what = TABLES[source].exporter
-    component = {"dcgm": "gpu", "gpm": "gpu", "node_exporter": "host", "mooncake_client": "mooncake_store"}.get(
-        source, source
-    )
+    component = COMPONENTS.get(source, source)
     return FailureMode(
         id=f"{source.replace('_', '-')}-scrape-failing",
         alert=f"{_camel(source)}CollectionFailed",
@@ -206,9 +211,7 @@ def _collection_row(source: str) -> FailureMode:
 
 def _missing_row(source: str) -> FailureMode:
     what = TABLES[source].exporter
-    component = {"dcgm": "gpu", "gpm": "gpu", "node_exporter": "host", "mooncake_client": "mooncake_store"}.get(
-        source, source
-    )
+    component = COMPONENTS.get(source, source)
     cluster = source in CLUSTER_SOURCES
     return FailureMode(
         id=f"{source.replace('_', '-')}-target-missing",

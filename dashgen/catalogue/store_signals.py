@@ -22,9 +22,10 @@ PROMOTION_LOSS = (
     "latency cost the SLO rows judge; the share is drawn in the Store promotion panels"
 )
 TENT_UNSCOPED = (
-    "TENT's metrics are compiled out by default and come from no profile source, so no rule can select them by "
-    "job; the transfer they count as failed fails the engine's request, which KvTransferFailing (PD) and the Store's "
-    "own get/put failure counters read"
+    "TENT's metrics are compiled out by default (a profile states mooncake_tent not exported unless Mooncake is "
+    "built with -DTENT_METRICS_ENABLED=ON), so a rule on them would be silent on every such deployment; the transfer "
+    "they count as failed fails the engine's request, which KvTransferFailing (PD) and the Store's own get/put "
+    "failure counters read; the transfer engine panels draw the share"
 )
 TENT_TRAFFIC = "transfer-engine traffic or latency: its rate is load, its latency the SLO rows' business"
 

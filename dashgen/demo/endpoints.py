@@ -16,6 +16,8 @@ PORTS = {
     "mooncake_master": 9003,
     "gateway": 29000,
     "mooncake_client": 12300,
+    # TENT's default (9100) is node_exporter's: the demo moves it, as a deployment running both must
+    "mooncake_tent": 9101,
 }
 _DEVICE_CANDIDATES = ("nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1", "nvme0n2", "sdb", "vdb")
 SYSTEM_DISK = "sda"

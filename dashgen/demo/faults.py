@@ -263,7 +263,7 @@ FAULTS: tuple[Fault, ...] = (
     *(
         _scrape(source, 0 if source in ("gateway", "mooncake_master") else index + 1, down)
         for index, source in enumerate(
-            ("dcgm", "gpm", "node_exporter", "gateway", "mooncake_master", "mooncake_client")
+            ("dcgm", "gpm", "node_exporter", "gateway", "mooncake_master", "mooncake_client", "mooncake_tent")
         )
         for down in (True, False)
     ),

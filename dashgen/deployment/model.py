@@ -15,9 +15,12 @@ from dashgen.exporters.table import TABLES
 
 # Metric sources a profile may declare, from the exporter table: ``job`` is the default scrape job. Feature
 # sources (HiCache, its storage layer) are collectors inside another source's process (``version_of``) and
-# default to its job.
+# default to its job, unless the table gives them a job of their own (TENT: its own metrics port, so its own
+# scrape job). ``unstated``: the status of a source the profile leaves out ("" = it must state it).
 KNOWN_SOURCES: dict[str, dict[str, str]] = {
-    table.source: {"job": table.job, "what": table.what} for table in TABLES.values() if table.job
+    table.source: {"job": table.job, "what": table.what, "unstated": table.unstated}
+    for table in TABLES.values()
+    if table.job
 }
 FEATURE_SOURCES = {name: TABLES[name].version_of for name in KNOWN_SOURCES if TABLES[name].version_of}
 

@@ -211,16 +211,20 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
             raise reader.fail(key, f"unknown source; known sources are {', '.join(KNOWN_SOURCES)}")
     parsed: dict[str, Source] = {}
     for name, defaults in KNOWN_SOURCES.items():
+        parent = FEATURE_SOURCES.get(name)
+        own_job = parent is None or defaults["job"] != KNOWN_SOURCES[parent]["job"]
+        default_job = parsed[parent].job if parent and parent in parsed and not own_job else defaults["job"]
         if name not in reader.table:
-            raise reader.fail(
-                name, "missing: every profile states each source as exported, not-exported or not-deployed"
-            )
+            if not defaults["unstated"]:
+                raise reader.fail(
+                    name, "missing: every profile states each source as exported, not-exported or not-deployed"
+                )
+            parsed[name] = _unstated(name, defaults, default_job, parsed.get(parent) if parent else None, store)
+            continue
         sub = reader.table_at(name)
         status = sub.string("status", required=True)
         if status not in SOURCE_STATUSES:
             raise sub.fail("status", f"{status!r} is not one of {', '.join(SOURCE_STATUSES)}")
-        parent = FEATURE_SOURCES.get(name)
-        default_job = parsed[parent].job if parent and parent in parsed else defaults["job"]
         job = sub.string("job", default_job)
         if problem := name_problem(job, JOB_RE, JOB_FORM):
             raise sub.fail("job", problem)
@@ -262,6 +266,21 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
         if parsed[feature].deployed and not parsed[parent].deployed:
             raise reader.fail(f"{feature}.status", f"cannot be deployed while {parent} is not-deployed")
     return parsed
+
+
+def _unstated(name: str, defaults: dict[str, str], job: str, parent: Source | None, store: Store | None) -> Source:
+    """A source the profile leaves out that may be left out (an exporter off by default): its ``unstated`` status
+    (not deployed with its parent), default job and interval, and its parent's version and prefix."""
+    version, prefix = (parent.version, parent.metric_prefix) if parent else ("", "")
+    interval, seconds = "15s", parse_duration("15s")
+    sample, sample_seconds = interval, seconds
+    if store is not None and store.resolution_seconds > seconds:
+        sample, sample_seconds = store.resolution, store.resolution_seconds
+    # Not deployed where the process it runs in is not: a profile without the Store client runs no transfer engine.
+    status = "not-deployed" if parent is not None and not parent.deployed else defaults["unstated"]
+    return Source(
+        name, status, job, interval, seconds, defaults["what"], sample, sample_seconds, None, version, None, prefix
+    )
 
 
 def _stated(reader: TableReader, name: str, parent: Source | None) -> tuple[str, tuple[str, ...] | None, str]:

@@ -78,6 +78,9 @@ class SourceTable:
     # ("" = not one: the collector's and the rule evaluator's own series).
     job: str = ""
     what: str = ""
+    # The status a profile that leaves the source out gets ("" = every profile must state it): an exporter added
+    # after profiles were written, and off by default, reads as not exported there.
+    unstated: str = ""
     notes: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -322,7 +322,10 @@ MOONCAKE_CLIENT = SourceTable(
 # counters (tent_transport_attempts_total ...) are on main after 0.3.12.post1, not in a tag read.
 MOONCAKE_TENT = SourceTable(
     source="mooncake_tent",
-    exporter="the Mooncake transfer engine's metrics server (TENT, port 9100 by default)",
+    job="mooncake-tent",
+    what="Mooncake transfer engine metrics (TENT, built with -DTENT_METRICS_ENABLED=ON)",
+    unstated="not-exported",
+    exporter="Mooncake's TENT server (port 9100)",
     version_of="mooncake_client",
     versions=MOONCAKE_VERSIONS,
     switch=TENT_METRICS,

@@ -1,0 +1,136 @@
+"""The Mooncake transfer engine's own metrics (TENT): transfer requests and the share that failed, failovers
+(a request retried on another transport) per request, and requests whose deadline no transport could meet, per
+node. TENT is compiled out unless Mooncake is built with -DTENT_METRICS_ENABLED=ON; where the profile's
+``mooncake_tent`` source is deployed but not exported, one text names that flag and the port its server takes
+(node_exporter's default) instead of charts that could only be empty; where it is not deployed, nothing."""
+
+from __future__ import annotations
+
+from dashgen_queries import store_tent as tq
+
+from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
+from dashgen.exporters.table import TENT_METRICS, TENT_PORT
+from dashgen.render.kit import ratio_axis, stat, text, timeseries
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
+
+TITLE = "Mooncake transfer engine (TENT)"
+GROUP = "store_tent"
+WORKLOADS = ("text-generation",)
+LAYER = "Transfer engine (TENT)"
+PER_NODE = "per node, summed over the processes that run a transfer engine there (TENT series carry no labels)"
+NO_RETRY_DETAIL = (
+    "0.3.12 counts failovers only: a retry on the same transport, and the attempts of one request, are not "
+    "counted (the per-attempt counters are on Mooncake's main, not in a tag)"
+)
+
+
+def tent_panels(profile: Profile) -> list[PanelSpec]:
+    """Requests and failures per second, the window's failure share, failovers per request, deadline expiries."""
+    source = f"Mooncake transfer engine (TENT, {TENT_METRICS})"
+    return [
+        timeseries(
+            f"{GROUP}.requests",
+            "Transfer engine: requests and failures per second, by direction",
+            Evidence(
+                f"{source}: tent_{{read,write}}_requests_total, tent_{{read,write}}_failures_total",
+                "transfer requests per second the engine was handed, and per second the ones that failed, "
+                "per node and direction (read = fetch from a remote segment, write = push to one)",
+                f"{PER_NODE}; a failed transfer fails the engine request that asked for it, which the PD and "
+                "Store panels count on their side",
+                layer=LAYER,
+            ),
+            (
+                *(Target(tq.request_rate(profile, d), f"{d} requests/s · {{{{node}}}}") for d in tq.DIRECTIONS),
+                *(Target(tq.failure_rate(profile, d), f"{d} failures/s · {{{{node}}}}") for d in tq.DIRECTIONS),
+            ),
+            unit="reqps",
+            min=0,
+            width=12,
+            height=8,
+        ),
+        stat(
+            f"{GROUP}.failure_share",
+            "Transfer engine: share of requests that failed (window)",
+            Evidence(
+                f"{source}: tent_{{read,write}}_failures_total over tent_{{read,write}}_requests_total",
+                "over the dashboard's window, failed transfer requests over every request, both directions, per "
+                "node; no request -> no value, not 0",
+                f"{PER_NODE}; a request that failed over and then succeeded is not a failure here",
+                layer=LAYER,
+            ),
+            (Target(tq.failure_share(profile), "{{node}}", instant=True),),
+            **ratio_axis("percentunit"),
+            decimals=2,
+            width=6,
+            height=8,
+            no_value="no transfer request in window",
+        ),
+        stat(
+            f"{GROUP}.failovers_per_request",
+            "Transfer engine: failovers per request (window)",
+            Evidence(
+                f"{source}: tent_transport_failover_total (0.3.11) over tent_{{read,write}}_requests_total",
+                "over the dashboard's window, requests retried on another transport per transfer request, per "
+                "node: 0.01 is one request in a hundred moved off its first transport",
+                f"{NO_RETRY_DETAIL}; {PER_NODE}",
+                layer=LAYER,
+            ),
+            (Target(tq.failovers_per_request(profile), "{{node}}", instant=True),),
+            decimals=3,
+            width=6,
+            height=8,
+            no_value="no transfer request in window",
+        ),
+        timeseries(
+            f"{GROUP}.deadlines",
+            "Transfer engine: failovers and requests with an infeasible deadline, per second",
+            Evidence(
+                f"{source}: tent_transport_failover_total (0.3.11), tent_deadline_infeasible_total (0.3.12)",
+                "per second the requests moved to another transport, and the requests whose deadline no "
+                "transport could meet when they were planned, per node",
+                f"{NO_RETRY_DETAIL}; a deadline missed after planning is not counted here; {PER_NODE}",
+                layer=LAYER,
+            ),
+            (
+                Target(tq.failover_rate(profile), "failovers/s · {{node}}"),
+                Target(tq.deadline_infeasible_rate(profile), "deadline infeasible/s · {{node}}"),
+            ),
+            unit="reqps",
+            min=0,
+            width=24,
+            height=8,
+        ),
+    ]
+
+
+def not_built_text(profile: Profile) -> PanelSpec:
+    """Why there is no TENT chart: the metrics are compiled out, and the port their server would take."""
+    source = profile.source(tq.SOURCE)
+    content = "\n".join(
+        (
+            f"**Transfer engine (TENT) metrics** are not shown for this deployment ({profile.name}): "
+            f"{source.what} (`{tq.SOURCE}`) is stated not exported.",
+            "",
+            f"TENT's metrics are compiled out unless Mooncake is built with `{TENT_METRICS}` and run with "
+            f"`TENT_METRICS_ENABLED=true`; its server listens on `TENT_METRICS_HTTP_PORT`, default {TENT_PORT}, "
+            "which is node_exporter's default port (`dashgen doctor` names the clash). Export it with its own "
+            f'scrape job (default `{source.job}`) and state `[sources.{tq.SOURCE}] status = "exported"`.',
+            "",
+            "Absent data here is a build fact, not a zero.",
+        )
+    )
+    return text(f"{GROUP}.unavailable", "Transfer engine (TENT) metrics: not available", content, width=24, height=6)
+
+
+def build(profile: Profile, topology: Topology) -> GroupSpec:
+    """TENT panels where the profile exports it, the text naming the build flag where it is deployed but not
+    exported, nothing where the deployment runs no transfer engine."""
+    del topology
+    source = profile.source(tq.SOURCE)
+    panels: list[PanelSpec] = []
+    if source.exported:
+        panels = tent_panels(profile)
+    elif source.deployed:
+        panels = [not_built_text(profile)]
+    return GroupSpec(key=GROUP, title=TITLE, panels=tuple(panels))

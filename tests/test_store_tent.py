@@ -1,0 +1,116 @@
+"""The Mooncake transfer engine's metrics (TENT) as a profile source: a profile that leaves ``mooncake_tent`` out
+still loads (not exported beside a deployed Store client, not deployed without one), its default scrape job is
+its own (its own port), the panels where it is exported and the text naming the build flag where it is not, its
+No-Data layer, and on a real VictoriaMetrics holding a demo window of long-context-64 with TENT exported the
+failure share and failovers per request against hand computations on the same store."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+from dashgen_panels import store_tent
+from dashgen_queries import nodata
+from dashgen_queries import store_tent as tq
+from group_checks import PROFILES
+
+from dashgen.demo.run import import_demo
+from dashgen.deployment.profile import profile_from_dict
+from dashgen.deployment.topology import Topology
+from dashgen.errors import ProfileError
+from dashgen.exporters.table import TENT_METRICS, TENT_PORT
+from dashgen.live.datasource import Datasource
+
+LC = "long-context-64"
+
+
+def _with_tent(profile, status: str = "exported", deployment: str = ""):
+    sources = dict(profile.sources)
+    sources[tq.SOURCE] = dataclasses.replace(sources[tq.SOURCE], status=status)
+    return dataclasses.replace(profile, sources=sources, deployment=deployment or profile.deployment)
+
+
+def _raw(name: str) -> dict:
+    import tomllib
+
+    from dashgen.deployment.profile import profiles_dir
+
+    return tomllib.loads((profiles_dir() / f"{name}.toml").read_text(encoding="utf-8"))
+
+
+def test_a_profile_may_leave_tent_out_and_its_job_is_its_own() -> None:
+    raw = _raw(LC)
+    del raw["sources"]["mooncake_tent"]
+    raw["sources"]["mooncake_client"]["job"] = "store-client"
+    left_out = profile_from_dict(raw, "lc.toml", LC).source(tq.SOURCE)
+    assert (left_out.status, left_out.job) == ("not-exported", "mooncake-tent")
+    assert PROFILES["h20-16"].source(tq.SOURCE).status == "not-deployed"  # no Store client: no transfer engine
+    assert PROFILES[LC].source(tq.SOURCE).status == "not-exported"  # stated where the deployment runs it
+    # every other source must still be stated
+    del raw["sources"]["gpm"]
+    with pytest.raises(ProfileError, match="gpm"):
+        profile_from_dict(raw, "lc.toml", LC)
+
+
+def test_tent_cannot_be_exported_without_the_store_client() -> None:
+    raw = _raw("pd-128")
+    raw["sources"]["mooncake_tent"] = {"status": "exported"}
+    with pytest.raises(ProfileError, match="mooncake_tent"):
+        profile_from_dict(raw, "pd.toml", "pd-128")
+
+
+def test_panels_where_exported_and_the_build_flag_where_not() -> None:
+    shipped = store_tent.build(PROFILES[LC], Topology(PROFILES[LC])).panels
+    assert [p.key for p in shipped] == ["store_tent.unavailable"]
+    assert TENT_METRICS in shipped[0].content and TENT_PORT in shipped[0].content
+    assert store_tent.build(PROFILES["h20-16"], Topology(PROFILES["h20-16"])).panels == ()
+    exported = _with_tent(PROFILES[LC])
+    panels = store_tent.build(exported, Topology(exported)).panels
+    assert [p.key for p in panels] == [
+        "store_tent.requests",
+        "store_tent.failure_share",
+        "store_tent.failovers_per_request",
+        "store_tent.deadlines",
+    ]
+    exprs = [t.expr for p in panels for t in p.targets]
+    assert exprs and all('job="mooncake-tent"' in e for e in exprs)
+
+
+def test_the_no_data_layer_exists_only_where_exported() -> None:
+    assert "tent" not in [layer.key for layer in nodata.layers(PROFILES[LC])]
+    (layer,) = [layer for layer in nodata.layers(_with_tent(PROFILES[LC])) if layer.key == "tent"]
+    assert layer.job == "mooncake-tent" and TENT_METRICS in layer.switch and layer.idle_code == nodata.NO_IO
+
+
+def test_values_on_a_demo_store(victoriametrics) -> None:
+    """Per node, the failure share and failovers per request equal the counters' increases divided by hand,
+    within 1 %; the share within [0, 1] and not 0 (the demo fails 0.1-0.2 % of transfers)."""
+    profile = _with_tent(PROFILES[LC], deployment="lc-tent")
+    end = (time.time() // 3600) * 3600 - 7 * 3600
+    seconds = 3600
+    ds = Datasource(victoriametrics.url, timeout=120)
+    import_demo(ds, profile, "healthy", end, seconds / 3600)
+    ds.flush()
+
+    def instant(expr: str) -> dict[str, float]:
+        expr = expr.replace("$node", ".+").replace("$__range", f"{seconds}s")
+        return {r["metric"]["node"]: float(r["value"][1]) for r in ds.query(expr, end).result}
+
+    def by_hand(metrics: tuple[str, ...]) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for metric in metrics:
+            selector = f'{metric}{{cluster="lc-tent", job="mooncake-tent"}}'
+            for node, value in instant(f"sum by (node) (increase({selector}[{seconds}s]))").items():
+                totals[node] = totals.get(node, 0.0) + value
+        return totals
+
+    requests = by_hand(tuple(tq.REQUESTS.values()))
+    failures = by_hand(tuple(tq.FAILURES.values()))
+    failovers = by_hand((tq.FAILOVER,))
+    share, per_request = instant(tq.failure_share(profile)), instant(tq.failovers_per_request(profile))
+    assert set(share) == set(profile.node_names) == set(per_request)
+    for node, value in share.items():
+        assert 0.0 < value <= 1.0
+        assert abs(value - failures[node] / requests[node]) <= 0.01 * value
+        assert abs(per_request[node] - failovers[node] / requests[node]) <= 0.01 * per_request[node]
