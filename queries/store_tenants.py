@@ -86,7 +86,3 @@ def unsuccessful_share(profile: Profile) -> str:
     bad = " + ".join(per_master(profile, OUTCOMES[o], "increase") for o in ("failed", "expired"))
     ended = " + ".join(per_master(profile, OUTCOMES[o], "increase") for o in ENDED)
     return divide(f"({bad})", f"({ended})")
-
-
-def promoted_bytes_rate(profile: Profile) -> str:
-    return per_master(profile, PROMOTED_BYTES, "rate")

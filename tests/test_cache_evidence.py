@@ -469,7 +469,7 @@ def test_logical_counts_of_the_reuse_table_read_only_the_logging_ranks(name):
     profile = PROFILES[name]
     tp, dp = profile.label("tp_rank"), profile.label("dp_rank")
     narrowed = 0
-    for title, expr in columns(specs(name)["reuse_io"]).items():
+    for title, expr in columns(specs(name)["cache_evidence.reuse_io"]).items():
         for node, _ in walk(parse(expr)):
             if not isinstance(node, pp.VectorSelector) or node.name not in LOGICAL_COUNTS:
                 continue

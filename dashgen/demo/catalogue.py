@@ -417,43 +417,6 @@ _MODELS: list[MetricModel] = [
     ),
     _c("smg_pd_bootstrap_failures_total", "gateway", Rate(0.002), True),
     _c("smg_pd_kv_transfer_failures_total", "gateway", Rate(0.002), True),
-    # --- Mooncake master: tenant quotas and L2 -> L1 promotion (0.3.12) -----------------------------------
-    # Two tenants, each with a quota of 40 % of the Store: committed ~25 %, a little reserved, neither over.
-    _g(
-        "mooncake_tenant_quota_effective_bytes",
-        "master",
-        Wave(lambda p, t: _store_total(p, t) * 0.4),
-        tenant_id=TENANTS,
-    ),
-    _g(
-        "mooncake_tenant_quota_used_bytes",
-        "master",
-        Wave(lambda p, t: _store_total(p, t) * 0.25, lambda p, t: _store_total(p, t) * 0.05, 0, 0),
-        tenant_id=TENANTS,
-    ),
-    _g(
-        "mooncake_tenant_quota_reserved_bytes",
-        "master",
-        Wave(lambda p, t: _store_total(p, t) * 0.01),
-        tenant_id=TENANTS,
-    ),
-    _g("mooncake_tenant_quota_over_quota", "master", Wave(0, integer=True), tenant_id=TENANTS),
-    _g("mooncake_tenant_quota_allocatable_capacity_bytes", "master", Wave(lambda p, t: _store_total(p, t) * 0.9)),
-    _c("mooncake_tenant_quota_reject_total", "master", Rate(0.01), True, tenant_id=TENANTS, reason=("quota_exceeded",)),
-    _c("mooncake_tenant_evict_bytes_total", "master", Rate(4 * 2**20), True, tenant_id=TENANTS),
-    _g("master_promotion_in_flight", "master", Wave(3, 2, 1, 0, integer=True, load=True)),
-    _c("master_promotion_admitted_total", "master", Rate(2.0)),
-    _c("master_promotion_completed_total", "master", Rate(1.85)),
-    _c("master_promotion_completed_bytes_total", "master", Rate(1.85 * 2 * 2**20)),
-    _c("master_promotion_failed_total", "master", Rate(0.03)),
-    _c("master_promotion_expired_total", "master", Rate(0.02)),
-    _c("master_promotion_cancelled_total", "master", Rate(0.05)),
-    _c("master_promotion_rejected_frequency_total", "master", Rate(6.0)),
-    _c("master_promotion_rejected_watermark_total", "master", Rate(0.2)),
-    _c("master_promotion_rejected_cap_total", "master", Rate(0.01), True),
-    _c("master_promotion_candidate_recorded_total", "master", Rate(0.5)),
-    _c("master_promotion_candidate_dropped_limit_total", "master", Rate(0.01), True),
-    _c("master_promotion_candidate_expired_unevaluated_total", "master", Rate(0.02), True),
     # --- Mooncake master (one node) -----------------------------------------------------------------
     _g("master_total_capacity_bytes", "master", Wave(_store_total)),
     _g(

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dashgen.demo.catalogue import lookup
 from dashgen.demo.endpoints import PORTS
+from dashgen.demo.pd_models import lookup
 from dashgen.demo.scenarios import FATAL_XID, SKEW_SECONDS, fault_time, incident, standby_master
 from dashgen.demo.scopes import Plan, target_labels
 from dashgen.demo.values import import_object, series_rng, timestamps

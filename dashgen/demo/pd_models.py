@@ -1,6 +1,7 @@
 """Demo value models the P:D balance row reads beyond ``dashgen.demo.catalogue`` (which is at its size
 limit): the model gateway's PD legs (``smg_pd_*`` histograms, metric catalogue §2) and the Mooncake transfer
-engine's own metrics (TENT, written only where the profile exports ``mooncake_tent``). ``CATALOGUE`` and
+engine's own metrics (TENT, written only where the profile exports ``mooncake_tent``), and the Mooncake master's
+tenant quotas and L2 -> L1 promotion (0.3.12). ``CATALOGUE`` and
 ``lookup`` here are the whole demo catalogue, the base one's models plus these; the demo resolves
 metric names through them.
 """
@@ -8,7 +9,19 @@ metric names through them.
 from __future__ import annotations
 
 from dashgen.demo import catalogue as base
-from dashgen.demo.catalogue import SECONDS_BUCKETS, SHORT_BUCKETS, Histogram, MetricModel, Rate, _c, _h
+from dashgen.demo.catalogue import (
+    SECONDS_BUCKETS,
+    SHORT_BUCKETS,
+    TENANTS,
+    Histogram,
+    MetricModel,
+    Rate,
+    Wave,
+    _c,
+    _g,
+    _h,
+    _store_total,
+)
 
 GATEWAY_PD = {"backend_type": ("pd",), "model": ("demo-model",), "runtime": ("sglang",)}
 
@@ -37,9 +50,49 @@ TENT_MODELS: list[MetricModel] = [
     _h("tent_stage_transport_us", "client", Histogram(200, 700, 0.6, TENT_US_BUCKETS)),
 ]
 
+# Mooncake master: tenant quotas and L2 -> L1 promotion (0.3.12).
+STORE_0312_MODELS: list[MetricModel] = [
+    # Two tenants, each with a quota of 40 % of the Store: committed ~25 %, a little reserved, neither over.
+    _g(
+        "mooncake_tenant_quota_effective_bytes",
+        "master",
+        Wave(lambda p, t: _store_total(p, t) * 0.4),
+        tenant_id=TENANTS,
+    ),
+    _g(
+        "mooncake_tenant_quota_used_bytes",
+        "master",
+        Wave(lambda p, t: _store_total(p, t) * 0.25, lambda p, t: _store_total(p, t) * 0.05, 0, 0),
+        tenant_id=TENANTS,
+    ),
+    _g(
+        "mooncake_tenant_quota_reserved_bytes",
+        "master",
+        Wave(lambda p, t: _store_total(p, t) * 0.01),
+        tenant_id=TENANTS,
+    ),
+    _g("mooncake_tenant_quota_over_quota", "master", Wave(0, integer=True), tenant_id=TENANTS),
+    _g("mooncake_tenant_quota_allocatable_capacity_bytes", "master", Wave(lambda p, t: _store_total(p, t) * 0.9)),
+    _c("mooncake_tenant_quota_reject_total", "master", Rate(0.01), True, tenant_id=TENANTS, reason=("quota_exceeded",)),
+    _c("mooncake_tenant_evict_bytes_total", "master", Rate(4 * 2**20), True, tenant_id=TENANTS),
+    _g("master_promotion_in_flight", "master", Wave(3, 2, 1, 0, integer=True, load=True)),
+    _c("master_promotion_admitted_total", "master", Rate(2.0)),
+    _c("master_promotion_completed_total", "master", Rate(1.85)),
+    _c("master_promotion_completed_bytes_total", "master", Rate(1.85 * 2 * 2**20)),
+    _c("master_promotion_failed_total", "master", Rate(0.03)),
+    _c("master_promotion_expired_total", "master", Rate(0.02)),
+    _c("master_promotion_cancelled_total", "master", Rate(0.05)),
+    _c("master_promotion_rejected_frequency_total", "master", Rate(6.0)),
+    _c("master_promotion_rejected_watermark_total", "master", Rate(0.2)),
+    _c("master_promotion_rejected_cap_total", "master", Rate(0.01), True),
+    _c("master_promotion_candidate_recorded_total", "master", Rate(0.5)),
+    _c("master_promotion_candidate_dropped_limit_total", "master", Rate(0.01), True),
+    _c("master_promotion_candidate_expired_unevaluated_total", "master", Rate(0.02), True),
+]
+
 CATALOGUE: dict[str, MetricModel] = {
     **base.CATALOGUE,
-    **{model.name: model for model in (*PD_MODELS, *TENT_MODELS)},
+    **{model.name: model for model in (*PD_MODELS, *TENT_MODELS, *STORE_0312_MODELS)},
 }
 
 
