@@ -42,7 +42,6 @@ GATES = {
     "candidate list full (dropped)": MOONCAKE_MASTER.name("master_promotion_candidate_dropped_limit_total"),
     "candidate aged out unevaluated": MOONCAKE_MASTER.name("master_promotion_candidate_expired_unevaluated_total"),
 }
-PROMOTED_BYTES = MOONCAKE_MASTER.name("master_promotion_completed_bytes_total")
 ENDED = ("completed", "failed", "expired", "cancelled")
 
 
