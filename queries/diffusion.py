@@ -190,24 +190,36 @@ def job_slo_error_ratio_name(profile: Profile, window: str) -> str:
     return f"{profile.label('deployment')}:sglang_diffusion_job_errors:ratio_rate{window}"
 
 
+def _held(profile: Profile, metric: str, by: tuple[str, ...] | list[str], scoped: bool) -> str:
+    """``metric`` summed ``by``, at its lowest over ``stuck_window``: above 0 only when work waited throughout."""
+    return agg("sum", by, f"min_over_time({series(profile, metric, scoped=scoped)}[{stuck_window(profile)}])")
+
+
 def stuck_instances(profile: Profile, scoped: bool = False) -> str:
-    """Instances with jobs queued or running and no non-warm-up job finished over ``stuck_window``: the value is
-    the jobs waiting or running. ``unless`` also covers an instance whose counter was never created."""
+    """Instances that held jobs queued or running throughout ``stuck_window`` and finished no non-warm-up job in
+    it: the value is the jobs waiting or running now. Work held throughout, not merely now: an idle instance
+    (about 11 jobs an hour) that has just taken its first job after a quiet spell has finished none in the window
+    and is not stuck. ``unless`` also covers an instance whose counter was never created."""
     by = instance(profile)
     waiting = (
         f"{agg('sum', by, series(profile, QUEUE, scoped=scoped))} + "
         f"{agg('sum', by, series(profile, RUNNING, scoped=scoped))}"
     )
+    held = f"{_held(profile, QUEUE, by, scoped)} + {_held(profile, RUNNING, by, scoped)}"
     finished = agg("sum", by, increase(series(profile, REQUESTS, NOT_WARMUP, scoped=scoped), stuck_window(profile)))
-    return f"(({waiting}) > 0) unless on ({', '.join(by)}) ({finished} > 0)"
+    on = ", ".join(by)
+    return f"(({waiting}) > 0) and on ({on}) (({held}) > 0) unless on ({on}) ({finished} > 0)"
 
 
 def stuck_pool(profile: Profile) -> str:
-    """The deployment's video pools with jobs queued and none finished over ``stuck_window`` (value: queued jobs)."""
+    """The deployment's video pools with jobs queued throughout ``stuck_window`` and none finished in it (value:
+    queued jobs now)."""
     by = pool_key(profile)
     queued = agg("sum", by, series(profile, QUEUE, scoped=False))
+    held = _held(profile, QUEUE, by, False)
     finished = agg("sum", by, increase(series(profile, REQUESTS, NOT_WARMUP, scoped=False), stuck_window(profile)))
-    return f"({queued} > 0) unless on ({', '.join(by)}) ({finished} > 0)"
+    on = ", ".join(by)
+    return f"({queued} > 0) and on ({on}) ({held} > 0) unless on ({on}) ({finished} > 0)"
 
 
 def presence(profile: Profile) -> str:
