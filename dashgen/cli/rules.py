@@ -96,7 +96,8 @@ def grafana_beside(
     "prometheus (default: <profile>.yml), prometheus-operator "
     "(<profile>.prometheusrule.yaml), vmalert (<profile>.vmalert.yml) or vmrule "
     "(<profile>.vmrule.yaml, vm-operator), grafana (<profile>.grafana-alerting.yaml, Grafana's alerting file "
-    "provisioning) or grafana-operator (<profile>.grafanaalertrulegroup.yaml): the last two hold what the "
+    "provisioning; the default writes it too for a profile whose ruler is grafana or both) or "
+    "grafana-operator (<profile>.grafanaalertrulegroup.yaml): the last two hold what the "
     "profile's [dashboard] ruler gives Grafana",
 )
 @click.option("--namespace", help="metadata.namespace of the PrometheusRule / VMRule.")
