@@ -152,6 +152,16 @@ def test_plain_dashgen_rules_writes_the_grafana_rule_file_of_a_grafana_ruled_pro
     removed = dg(root, "rules", "--out", str(root / "r"))
     assert not path.exists() and "removed (its profile's ruler is prometheus)" in removed.output
     assert "rules: " not in check(root).output
+    # a profile that no longer exists: its Grafana rule file goes with its .yml
+    profile.write_text(profile.read_text().replace('ruler = "prometheus"', 'ruler = "grafana"', 1))
+    regenerate(root)
+    assert path.is_file()
+    profile.with_name("renamed.toml").write_text(
+        profile.read_text().replace(f'name = "{PROFILE}"', 'name = "renamed"', 1)
+    )
+    profile.unlink()
+    gone = dg(root, "rules", "--out", str(root / "r"))
+    assert gone.exit_code == 0 and not path.exists() and (root / "r" / "renamed.grafana-alerting.yaml").is_file()
 
 
 def test_a_corrupt_grafana_rule_file_is_an_input_error_naming_it(tmp_path):

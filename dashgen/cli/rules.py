@@ -174,6 +174,10 @@ def rules_command(
         for path in no_longer:
             path.unlink()
             results.append({"path": str(path), "format": "grafana", "removed": True, "reason": "ruler"})
+        if not profile_names:
+            for path in removed_rule_files(out_dir, SUFFIX["grafana"], {p.name for p in profiles}):
+                path.unlink()
+                results.append({"path": str(path), "format": "grafana", "removed": True})
     # The runbooks of every profile's alerts, from the catalogue: rewritten beside the rules folder where the repository
     # keeps them (dashgen's own; a team repository, or another --out, gets no docs file it did not ask for).
     docs = out_dir.parent / ALERT_DOCS
