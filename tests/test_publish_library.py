@@ -16,6 +16,7 @@ from crds import crd_problems
 from publishing import MODES, TOKEN, ledger, plan_json, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
+from standin.library import library_of
 
 from dashgen.build import build_profile
 from dashgen.cli.app import main
@@ -28,6 +29,13 @@ UID = f"dg-{PROFILE}-cluster"
 KEY = "gpu_health.pcie_replays"
 LIB = element_uid(PROFILE, KEY)
 LIBRARY_WRITES = r"/api/library-elements.*"
+RESOURCES = "/apis/dashboard.grafana.app/v0alpha1/namespaces/default/librarypanels"
+
+
+def element_path(grafana: GrafanaStandin) -> str:
+    """Where publish writes library panels: the librarypanels resource where Grafana serves it (13), else the
+    legacy route."""
+    return RESOURCES if grafana.mode == "grafana13" else "/api/library-elements"
 
 
 @pytest.fixture(params=MODES)
@@ -104,7 +112,7 @@ def test_publish_creates_the_element_before_the_dashboard_reads_it_back_and_reco
     published = run(work, grafana, profile=PROFILE)
     assert published.exit_code == 0, published.output
     order = [(r.method, r.path) for r in grafana.writes()]
-    assert order[0] == ("POST", "/api/library-elements") and len(order) == 2  # the element, then the dashboard
+    assert order[0] == ("POST", element_path(grafana)) and len(order) == 2  # the element, then the dashboard
     stored = grafana.library_element(LIB)
     assert stored is not None and stored["version"] == 1
     assert stored["meta"]["connectedDashboards"] == 1
@@ -215,12 +223,17 @@ def test_an_update_patches_with_the_version_read_and_a_rollback_restores_the_rec
     assert run(work, grafana, profile=PROFILE).exit_code == 0
     first = library_lines(work)[-1]
     original = grafana.library_element(LIB)["model"]
+    read = str(library_of(grafana.org(1)).elements[LIB].resource_version)
     rescrape(work, "60s")
     grafana.clear_log()
     updated = run(work, grafana, "--approve", "*", profile=PROFILE)  # the other DCGM panels' queries change too
     assert updated.exit_code == 0, updated.output
-    patch = next(r for r in grafana.writes() if r.method == "PATCH")
-    assert patch.path == f"/api/library-elements/{LIB}" and patch.json()["version"] == 1
+    patch = next(r for r in grafana.writes() if r.method in ("PATCH", "PUT") and "dashboards" not in r.path)
+    assert patch.path == f"{element_path(grafana)}/{LIB}"
+    if grafana.mode == "grafana13":  # the resourceVersion read at the export, Kubernetes' optimistic lock
+        assert patch.json()["metadata"]["resourceVersion"] == read
+    else:
+        assert patch.json()["version"] == 1
     assert grafana.library_element(LIB)["model"] != original and library_lines(work)[-1]["grafana_version"] == 2
     assert (
         "60s" in library_lines(work)[-1]["message"]

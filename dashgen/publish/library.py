@@ -6,6 +6,10 @@ Every element about to be changed or deleted is backed up first (``<backups>/<ui
 answer Grafana gave); each save's read-back is kept (``…-published.json``): that copy is what ``dashgen
 rollback <element uid>`` republishes, as Grafana keeps no history of library panels. The write carries the
 version read at the export, so a person's save in between is a conflict (412), never overwritten.
+
+Where Grafana serves the ``librarypanels`` resource of ``/apis`` (learnt as dashboards' ``/apis`` is: tried on a
+Grafana that reads ``/apis``, dropped at its first ``ApiNotServed``), elements are read, created and updated
+through it, a ``PUT`` carrying the ``resourceVersion`` read (409 on a save since); else ``/api/library-elements``.
 """
 
 from __future__ import annotations
@@ -14,14 +18,35 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dashgen.grafana.errors import GrafanaError, VersionConflict
+from dashgen.grafana.errors import ApiNotServed, GrafanaError, VersionConflict
 from dashgen.grafana.library import LibraryElements, LiveElement, model_difference
+from dashgen.grafana.library_resources import LibraryPanelResources
+from dashgen.grafana.server import namespace
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
 from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease, run_phase
 from dashgen.render.library import LibraryElement, merge_elements
+
+
+def library_api(connection: Connection) -> LibraryElements | LibraryPanelResources:
+    """The ``/apis`` form where it is (still) thought served, else the legacy routes."""
+    if connection.library_resources:
+        return LibraryPanelResources(connection.client, namespace(connection.org_id))
+    return LibraryElements(connection.client)
+
+
+def read_element(connection: Connection, uid: str) -> LiveElement | None:
+    """The element as Grafana stores it, through ``/apis`` where served (the first ``ApiNotServed`` falls back to
+    the legacy route for the rest of the release)."""
+    api = library_api(connection)
+    if isinstance(api, LibraryPanelResources):
+        try:
+            return api.get(uid)
+        except ApiNotServed:
+            connection.library_resources_not_served()
+    return LibraryElements(connection.client).get(uid)
 
 
 def plan_release_library(
@@ -35,12 +60,13 @@ def plan_release_library(
 ) -> tuple[LibraryItem, ...]:
     """Read each element (and each stale one of ``cleanup_profiles`` with its connections), then plan (pure)."""
     elements = merge_elements(elements)[0]
-    api = LibraryElements(connection.client)
     stale = stale_uids(ledger, cleanup_profiles, [e.uid for e in elements]) if cleanup_profiles else {}
     uids = [e.uid for e in elements] + sorted(stale)
     if not uids:
         return ()
-    live = dict(zip(uids, parallel(connection.jobs, api.get, uids), strict=True))
+    read_element(connection, uids[0])  # learns whether /apis serves library panels before reading in parallel
+    live = dict(zip(uids, parallel(connection.jobs, lambda uid: read_element(connection, uid), uids), strict=True))
+    api = LibraryElements(connection.client)
     connected = {uid: tuple(api.connections(uid)) for uid in stale if live.get(uid) is not None}
     return plan_library(elements, live, ledger, approvals, stale, connected, managed)
 
@@ -54,7 +80,7 @@ def _backup(release: ResourceRelease, live: LiveElement | None, kind: str = "") 
 def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | None) -> ResourceOutcome:
     element = item.element
     assert element is not None  # a write always has its element
-    api = LibraryElements(release.connection.client)
+    api = library_api(release.connection)
     base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
     try:
         backup = _backup(release, item.live)
@@ -70,7 +96,7 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
                     f"changed in Grafana after the export (v{item.live.version} read, {seen} now); nothing was written"
                 )
                 return replace(base, outcome="conflict", detail=detail)
-            api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live.version)
+            api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live)
         stored = api.get(element.uid)
     except VersionConflict as exc:
         return replace(
@@ -95,7 +121,7 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
 
 
 def _delete_one(item: LibraryItem, release: ResourceRelease) -> ResourceOutcome:
-    api = LibraryElements(release.connection.client)
+    api = library_api(release.connection)
     base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
     try:
         backup = _backup(release, item.live)
