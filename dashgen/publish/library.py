@@ -22,6 +22,7 @@ from dashgen.grafana.errors import ApiNotServed, GrafanaError, VersionConflict
 from dashgen.grafana.library import LibraryElements, LiveElement, model_difference
 from dashgen.grafana.library_resources import LibraryPanelResources
 from dashgen.grafana.server import namespace
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
@@ -81,7 +82,7 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
     element = item.element
     assert element is not None  # a write always has its element
     api = library_api(release.connection)
-    base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
+    base = ResourceOutcome(item.uid, item.profile, OutcomeKind.FAILED, version=item.live_version)
     try:
         backup = _backup(release, item.live)
         if item.live is None:
@@ -95,17 +96,19 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
                 detail = (
                     f"changed in Grafana after the export (v{item.live.version} read, {seen} now); nothing was written"
                 )
-                return replace(base, outcome="conflict", detail=detail)
+                return replace(base, outcome=OutcomeKind.CONFLICT, detail=detail)
             api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live)
         stored = api.get(element.uid)
     except VersionConflict as exc:
         return replace(
-            base, outcome="conflict", detail=f"someone saved it after the export; nothing was overwritten ({exc})"
+            base,
+            outcome=OutcomeKind.CONFLICT,
+            detail=f"someone saved it after the export; nothing was overwritten ({exc})",
         )
     except GrafanaError as exc:
         return replace(base, detail=str(exc))
     if stored is None:
-        return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
+        return replace(base, outcome=OutcomeKind.VERIFY_FAILED, detail="saved, but Grafana returns 404 on read-back")
     published = _backup(release, stored, "published")
     if stored.sha != element.sha:
         detail = (
@@ -113,26 +116,32 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
             + model_difference(element.model, stored.model)
         )
         return ResourceOutcome(
-            item.uid, item.profile, "verify-failed", stored.sha, detail, stored.version, published, backup
+            item.uid, item.profile, OutcomeKind.VERIFY_FAILED, stored.sha, detail, stored.version, published, backup
         )
     users = ", ".join(element.dashboards) or "-"
     detail = f"stored v{stored.version}, SHA {stored.sha[:12]} verified; used by {users}"
-    return ResourceOutcome(item.uid, item.profile, "published", stored.sha, detail, stored.version, published, backup)
+    return ResourceOutcome(
+        item.uid, item.profile, OutcomeKind.PUBLISHED, stored.sha, detail, stored.version, published, backup
+    )
 
 
 def _delete_one(item: LibraryItem, release: ResourceRelease) -> ResourceOutcome:
     api = library_api(release.connection)
-    base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
+    base = ResourceOutcome(item.uid, item.profile, OutcomeKind.FAILED, version=item.live_version)
     try:
         backup = _backup(release, item.live)
         now = api.get(item.uid)
         if now is not None and item.live is not None and now.version != item.live.version:
-            return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
+            return replace(
+                base, outcome=OutcomeKind.CONFLICT, detail="changed in Grafana after the export; not deleted"
+            )
         if now is not None:
             api.delete(item.uid)
     except GrafanaError as exc:
         return replace(base, detail=str(exc))
-    return replace(base, outcome="deleted", detail="deleted (the backup keeps its last content)", backup_file=backup)
+    return replace(
+        base, outcome=OutcomeKind.DELETED, detail="deleted (the backup keeps its last content)", backup_file=backup
+    )
 
 
 def run_library(
