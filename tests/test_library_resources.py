@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from library_work import LIB, PROFILE, UID, library_lines, share
 from publishing import TOKEN, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
-from test_publish_library import LIB, PROFILE, UID, library_lines, share
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from crds import crd_problems
-from publishing import MODES, TOKEN, ledger, plan_json, run
+from library_work import KEY, LIB, PROFILE, UID, library_lines, rescrape, share
+from publishing import MODES, TOKEN, plan_json, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
 from standin.library import library_of
@@ -21,13 +22,9 @@ from standin.library import library_of
 from dashgen.build import build_profile
 from dashgen.cli.app import main
 from dashgen.deployment.profile import load_profiles
-from dashgen.render.library import element_sha, element_uid
+from dashgen.render.library import element_sha
 
 work = pytest.fixture(work_folder)
-PROFILE = "long-context-64"
-UID = f"dg-{PROFILE}-cluster"
-KEY = "gpu_health.pcie_replays"
-LIB = element_uid(PROFILE, KEY)
 LIBRARY_WRITES = r"/api/library-elements.*"
 RESOURCES = "/apis/dashboard.grafana.app/v0alpha1/namespaces/default/librarypanels"
 
@@ -42,17 +39,6 @@ def element_path(grafana: GrafanaStandin) -> str:
 def grafana(request):
     with GrafanaStandin(mode=request.param, token=TOKEN) as standin:
         yield standin
-
-
-def share(work: Path, keys: tuple[str, ...] = (KEY,)) -> None:
-    path = work / "profiles" / f"{PROFILE}.toml"
-    listed = ", ".join(f'"{k}"' for k in keys)
-    text = path.read_text().replace("[dashboard]\n", f"[dashboard]\nlibrary_panels = [{listed}]\n", 1)
-    path.write_text(text)
-
-
-def library_lines(work: Path) -> list[dict]:
-    return [r for r in ledger(work) if r.get("kind") == "library-panel"]
 
 
 def test_a_shared_panel_builds_a_v1_reference_and_its_element(work):
@@ -206,16 +192,6 @@ def test_an_element_no_longer_built_is_deleted_with_approval_unless_a_foreign_da
     assert deleted.exit_code == 0, deleted.output
     assert grafana.library_element(LIB) is None
     assert library_lines(work)[-1]["outcome"] == "deleted"
-
-
-def rescrape(work: Path, interval: str) -> None:
-    """A profile change that changes the shared panel: DCGM's interval is in its title and its query's step."""
-    path = work / "profiles" / f"{PROFILE}.toml"
-    text = path.read_text().replace(
-        '[sources.dcgm]\nstatus = "exported"\nscrape_interval = "30s"',
-        f'[sources.dcgm]\nstatus = "exported"\nscrape_interval = "{interval}"',
-    )
-    path.write_text(text)
 
 
 def test_an_update_patches_with_the_version_read_and_a_rollback_restores_the_recorded_release(work, grafana):
