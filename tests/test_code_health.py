@@ -1,6 +1,7 @@
 """Code-health rules that keep the code readable for the next person: one test of v2-ness, no function in the
-command line over cyclomatic complexity 20, comments that say why rather than which tracker issue, and the sets
-of a release's outcomes and actions spelled once (in ``dashgen.publish.actions``)."""
+command line over cyclomatic complexity 20, comments that say why rather than which tracker issue, the sets
+of a release's outcomes and actions spelled once (in ``dashgen.publish.actions``), and test modules that share
+helpers through helper modules, never by importing each other."""
 
 from __future__ import annotations
 
@@ -142,3 +143,30 @@ def test_the_restated_set_finder_finds_the_spellings_seen():
     )
     assert [len(restated_sets(ast.parse(text), words)) for text in restated] == [1] * len(restated)
     assert not any(restated_sets(ast.parse(text), words) for text in spared)
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    """The top-level names of every module ``tree`` imports (at any depth: a function's own import counts)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+    return names
+
+
+def test_no_test_module_imports_another():
+    """What two test modules share (documents, fixtures, servers) lives in a helper module under tests/ with public
+    names; importing a test module runs its module-level set-up and ties one test file to another's internals."""
+    tests = sorted((ROOT / "tests").glob("test_*.py"))
+    assert len(tests) > 100
+    found = [
+        f"{path.name} imports {name}"
+        for path in tests
+        for name in sorted(imported_modules(ast.parse(path.read_text(encoding="utf-8"))))
+        if name.startswith("test_")
+    ]
+    assert found == [], found
+    spelled = "def f():\n    from test_diff import panel\nimport test_x.y\nfrom diff_documents import panel\n"
+    assert imported_modules(ast.parse(spelled)) == {"test_diff", "test_x", "diff_documents"}
