@@ -58,6 +58,7 @@ from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target, split_ro
 TITLE = "SLO and health"
 WORKLOADS = (TEXT,)  # S25: the workload kinds this group serves (dashgen.dashboard)
 KEY = "slo_health"
+# Burn windows read once at the range end (a stat needs one value, not a long-window rate at every step).
 INSTANT_BURN_WINDOWS = ("6h", "3d")
 AT_ENGINE = "at the engine"  # S33: which SLI a panel shows, where both stand side by side
 AS_CLIENT = "as the client sees it (at the gateway)"

@@ -11,7 +11,7 @@ alerts see them, evaluated from the raw histograms so they work without the rule
 
 from __future__ import annotations
 
-from dashgen_panels.slo_health import BUDGET_STATES, BURN_STATES, health_states
+from dashgen_panels.slo_health import BUDGET_STATES, BURN_STATES, INSTANT_BURN_WINDOWS, health_states
 from dashgen_queries import diffusion as df
 from dashgen_queries.promql import WINDOW
 from dashgen_queries.sglang_slo import (
@@ -32,7 +32,6 @@ TITLE = "Job SLO and health (video generation)"
 KEY = "video_slo"
 WORKLOADS = (VIDEO,)
 BURN_TITLES = {"1h": "Job burn rate over 1h", "6h": "Job burn rate over 6h", "3d": "Job burn rate over 3d"}
-INSTANT_BURN_WINDOWS = ("6h", "3d")
 
 
 def _source(profile: Profile) -> str:

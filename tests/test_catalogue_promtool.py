@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from dashgen_queries import dcgm
-from test_rules_promtool import PROFILES, alert, run_tests, series
+from promtool_rules import PROFILES, alert, run_tests, series
 
 from dashgen.catalogue import conditions
 from dashgen.deployment.profile import Profile

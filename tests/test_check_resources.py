@@ -97,6 +97,19 @@ def test_a_committed_grafana_rule_file_is_checked_fresh_with_the_options_it_was_
     assert stale.exit_code == 1 and f"rules: {path}: stale" in stale.output
 
 
+def test_the_pr_comment_shows_a_grafana_managed_alert_change_after_plain_dashgen_rules(tmp_path):
+    root = make_repo(tmp_path, ruler="grafana")
+    regenerate(root)
+    commit(root)
+    set_objective(root, "0.995")
+    regenerate(root)
+    result = check(root, "--base", "HEAD", "--format", "json")
+    results = json.loads(result.output)["results"]
+    assert results["rules_not_shown"] == [] and results["rules"] == []
+    changes = results["rule_changes"]
+    assert changes and all(f"{PROFILE}.grafana-alerting.yaml" in line for line in changes), changes
+
+
 def test_the_pr_comment_shows_a_grafana_managed_alert_change_once(tmp_path):
     root = make_repo(tmp_path, ruler="grafana")
     regenerate(root, "--format", "prometheus", "--format", "grafana", "--format", "grafana-operator")
@@ -115,15 +128,63 @@ def test_the_pr_comment_shows_a_grafana_managed_alert_change_once(tmp_path):
     assert f"Alert rules changed against `HEAD`: {len(changes)}" in comment
 
 
+def test_plain_dashgen_rules_writes_the_grafana_rule_file_of_a_grafana_ruled_profile(tmp_path):
+    for ruler in ("grafana", "both"):
+        root = make_repo(tmp_path / ruler, ruler=ruler)
+        regenerate(root)
+        path = root / "r" / f"{PROFILE}.grafana-alerting.yaml"
+        assert path.is_file() and 'condition: "C"' in path.read_text(), ruler
+        assert (root / "r" / f"{PROFILE}.yml").is_file()
+        assert "rules: " not in check(root).output
+    # the file keeps the data source and folder it was written with; options given again replace them
+    regenerate(root, "--format", "grafana", "--datasource-uid", "vm-eu", "--folder-title", "LLM alerts")
+    written = path.read_text()
+    assert 'datasourceUid: "vm-eu"' in written and 'folder: "LLM alerts"' in written
+    regenerate(root)
+    assert path.read_text() == written
+    regenerate(root, "--datasource-uid", "vm-us")
+    assert 'datasourceUid: "vm-us"' in path.read_text() and 'folder: "LLM alerts"' in path.read_text()
+    # back to the Prometheus ruler: the file dashgen wrote goes, and check says so until it is gone
+    profile = root / "profiles" / f"{PROFILE}.toml"
+    profile.write_text(profile.read_text().replace('ruler = "both"', 'ruler = "prometheus"', 1))
+    left = check(root)
+    assert left.exit_code == 1 and f"rules: {path}: its profile's ruler is prometheus" in left.output
+    removed = dg(root, "rules", "--out", str(root / "r"))
+    assert not path.exists() and "removed (its profile's ruler is prometheus)" in removed.output
+    assert "rules: " not in check(root).output
+    # a profile that no longer exists: its Grafana rule file goes with its .yml
+    profile.write_text(profile.read_text().replace('ruler = "prometheus"', 'ruler = "grafana"', 1))
+    regenerate(root)
+    assert path.is_file()
+    profile.with_name("renamed.toml").write_text(
+        profile.read_text().replace(f'name = "{PROFILE}"', 'name = "renamed"', 1)
+    )
+    profile.unlink()
+    gone = dg(root, "rules", "--out", str(root / "r"))
+    assert gone.exit_code == 0 and not path.exists() and (root / "r" / "renamed.grafana-alerting.yaml").is_file()
+
+
+def test_a_corrupt_grafana_rule_file_is_an_input_error_naming_it(tmp_path):
+    root = make_repo(tmp_path, ruler="grafana")
+    regenerate(root)
+    path = root / "r" / f"{PROFILE}.grafana-alerting.yaml"
+    path.write_text("groups: [unclosed\n")
+    result = dg(root, "rules", "--out", str(root / "r"))
+    assert result.exit_code == 2 and str(path) in result.output and "Traceback" not in result.output
+
+
 def test_grafana_managed_alerts_without_a_committed_file_are_named_as_not_shown(tmp_path):
     root = make_repo(tmp_path, ruler="grafana")
     regenerate(root)
+    path = root / "r" / f"{PROFILE}.grafana-alerting.yaml"
+    path.unlink()
     commit(root)
     result = check(root, "--base", "HEAD", "--format", "json")
     results = json.loads(result.output)["results"]
     (note,) = results["rules_not_shown"]
     assert "Grafana-managed" in note and f"{PROFILE}.grafana-alerting.yaml is not committed" in note
     assert results["rule_changes"] == []
+    assert f"{path}: missing; run dashgen rules and commit it" in results["rules"]
     comment = check(root, "--base", "HEAD", "--format", "markdown").output
     assert "Alert rules this comment cannot show: 1" in comment and "Alert rules changed" not in comment
 

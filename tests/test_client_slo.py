@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from dashgen_panels import client_health, first_screen, slo_health
 from dashgen_queries import client_slo as cs
-from test_rules_replay import firing, replay_group
+from vmalert_replay import firing, replay_group
 
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
@@ -150,7 +150,7 @@ def test_s33_class_shares_name_the_shedding_gateway_instance(promtool, tmp_path)
     """gateway-shedding under promtool: gw-0 answers 40 % 429, 10 % 504 and 5 % 500; gw-1 only 200s and 404s (a
     client's own mistake, in neither share). Each class reads its share per instance; the deployment's error ratio
     is the bad share of both together; an idle gateway (flat counters) has no sample at all."""
-    from test_rules_promtool import PROFILES, run_tests, series
+    from promtool_rules import PROFILES, run_tests, series
 
     from dashgen.rules import render_rule_files
 

@@ -1,8 +1,11 @@
 """Code-health rules that keep the code readable for the next person: one test of v2-ness, no function in the
-command line over cyclomatic complexity 20, and comments that say why rather than which tracker issue."""
+command line over cyclomatic complexity 20, comments that say why rather than which tracker issue, the sets
+of a release's outcomes and actions spelled once (in ``dashgen.publish.actions``), and test modules that share
+helpers through helper modules, never by importing each other."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -75,3 +78,95 @@ def test_the_tracker_pattern_finds_references_and_spares_sources():
     spared = ("grafana/grafana#127928", "S35", "with ``#2``, ``#3``", "colour #ff0000", "an issue with 3 GPUs")
     assert [bool(TRACKER.search(text)) for text in hits] == [True] * len(hits)
     assert not any(TRACKER.search(text) for text in spared)
+
+
+VOCABULARY = Path("dashgen/publish/actions.py")  # where the sets of outcomes and of actions are defined
+
+
+def _vocabulary_word(node: ast.expr, words: frozenset[str]) -> bool:
+    """``OutcomeKind.X`` / ``Action.X``, or a string that is one of their values."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.value.id in ("OutcomeKind", "Action")
+    return isinstance(node, ast.Constant) and node.value in words
+
+
+def restated_sets(tree: ast.AST, words: frozenset[str]) -> list[int]:
+    """Lines that list two or more outcomes or actions as a literal set: a membership test against one, or a
+    named set made of nothing else. One of them is a second definition of a set ``actions.py`` names."""
+
+    def listed(node: ast.expr) -> bool:
+        elements = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else []
+        return len(elements) >= 2 and all(_vocabulary_word(e, words) for e in elements)
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            tested = [c for op, c in zip(node.ops, node.comparators, strict=True) if isinstance(op, ast.In | ast.NotIn)]
+            lines += [node.lineno for c in tested if listed(c)]
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and listed(node.value):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_outcome_and_action_sets_are_defined_once():
+    """Which outcomes leave Grafana storing the build, which actions write, what is refused rather than failed:
+    each set is named once in ``dashgen.publish.actions`` and used by name, so adding an outcome is one edit."""
+    from dashgen.publish.actions import Action, OutcomeKind
+
+    words = frozenset(str(w) for w in (*OutcomeKind, *Action))
+    sources = [p for p in _sources("dashgen") if p.relative_to(ROOT) != VOCABULARY]
+    assert len(sources) > 100
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sources
+        for line in restated_sets(ast.parse(path.read_text(encoding="utf-8")), words)
+    ]
+    assert found == [], found
+    assert restated_sets(ast.parse((ROOT / VOCABULARY).read_text(encoding="utf-8")), words)  # the definitions
+
+
+def test_the_restated_set_finder_finds_the_spellings_seen():
+    from dashgen.publish.actions import Action, OutcomeKind
+
+    words = frozenset(str(w) for w in (*OutcomeKind, *Action))
+    restated = (
+        'ok = o.outcome in ("published", "unchanged")',
+        "ok = o.outcome not in [OutcomeKind.REFUSED, OutcomeKind.HELD]",
+        'STORED = ("published", "unchanged", "deleted")',
+        "x = a in (Action.CREATE, Action.UPDATE, Action.MOVE) and b",
+    )
+    spared = (
+        'ok = status in ("edited", "deleted")',
+        'A, B = "pending", "published"',
+        "ok = o.outcome in STORED_OUTCOMES",
+        'ok = o.outcome == "published"',
+    )
+    assert [len(restated_sets(ast.parse(text), words)) for text in restated] == [1] * len(restated)
+    assert not any(restated_sets(ast.parse(text), words) for text in spared)
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    """The top-level names of every module ``tree`` imports (at any depth: a function's own import counts)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+    return names
+
+
+def test_no_test_module_imports_another():
+    """What two test modules share (documents, fixtures, servers) lives in a helper module under tests/ with public
+    names; importing a test module runs its module-level set-up and ties one test file to another's internals."""
+    tests = sorted((ROOT / "tests").glob("test_*.py"))
+    assert len(tests) > 100
+    found = [
+        f"{path.name} imports {name}"
+        for path in tests
+        for name in sorted(imported_modules(ast.parse(path.read_text(encoding="utf-8"))))
+        if name.startswith("test_")
+    ]
+    assert found == [], found
+    spelled = "def f():\n    from test_diff import panel\nimport test_x.y\nfrom diff_documents import panel\n"
+    assert imported_modules(ast.parse(spelled)) == {"test_diff", "test_x", "diff_documents"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_rules_promtool import PROFILES, expected, run_tests, series, written_rule_files
+from promtool_rules import PROFILES, expected, run_tests, series, written_rule_files
 
 from dashgen.deployment.targets import expected_targets
 

@@ -22,7 +22,7 @@ from dashgen_queries.health import (
     STORE_RESET,
     TIER_COLLAPSED,
 )
-from test_rules_promtool import PROFILES, expected, run_tests, series, written_rule_files
+from promtool_rules import PROFILES, expected, run_tests, series, written_rule_files
 
 PROFILE = "long-context-64"
 NODES = PROFILES[PROFILE].node_names

@@ -11,7 +11,7 @@ from dataclasses import replace
 from dashgen_queries import health
 from dashgen_queries.nodata import LAYER_LABEL
 from dashgen_queries.promql import in_deployment
-from test_rules_promtool import PROFILES
+from promtool_rules import PROFILES
 
 from dashgen.demo import recorder
 from dashgen.demo.series import inventory_series

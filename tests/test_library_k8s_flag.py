@@ -10,11 +10,11 @@ import json
 from dataclasses import replace
 
 import pytest
+from library_work import LIB, PROFILE, UID, library_lines, rescrape, share
 from publishing import TOKEN, ledger, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
 from standin.library import k8s_round_trip
-from test_publish_library import LIB, PROFILE, UID, library_lines, rescrape, share
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles

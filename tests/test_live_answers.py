@@ -11,7 +11,7 @@ import sys
 import pytest
 from child_memory import PRINT_OWN_PEAK_KIB, own_peak_mib
 from click.testing import CliRunner
-from test_validate_queries_cli import _json_answer, folder, hostile  # noqa: F401 - fixtures
+from datasource_stubs import folder, hostile, json_answer  # noqa: F401 - fixtures
 
 from dashgen.cli import main
 from dashgen.live.datasource import MAX_SERIES
@@ -36,7 +36,7 @@ def _validate(url: str, path) -> tuple[int, list[dict]]:
     ids=["word", "null", "matrix-of-words", "scalar-word"],
 )
 def test_sample_values_that_are_not_numbers_are_a_query_error(hostile, folder, data):  # noqa: F811
-    server = hostile(lambda path: _json_answer(data))
+    server = hostile(lambda path: json_answer(data))
     code, targets = _validate(server.url, folder("up"))
     assert code == 1 and [t["status"] for t in targets] == ["error"], targets
     assert "numeric sample value" in targets[0]["error_message"]
@@ -47,7 +47,7 @@ def test_numbers_nan_and_infinities_are_values(hostile, folder):  # noqa: F811
         "resultType": "vector",
         "result": [{"metric": {"a": str(i)}, "value": [1, v]} for i, v in enumerate(("NaN", "+Inf", "1.5"))],
     }
-    server = hostile(lambda path: _json_answer(data))
+    server = hostile(lambda path: json_answer(data))
     code, targets = _validate(server.url, folder("up"))
     assert code == 0 and [t["status"] for t in targets] == ["ok"] and targets[0]["series"] == 3
 
@@ -83,7 +83,7 @@ def test_an_answer_of_a_million_series_is_refused_by_count_in_bounded_memory(hos
 
 def test_cost_without_statistics_never_says_within_budget(hostile):  # noqa: F811
     data = {"resultType": "vector", "result": [{"metric": {"a": "b"}, "value": [1, "1"]}]}
-    server = hostile(lambda path: _json_answer(data))
+    server = hostile(lambda path: json_answer(data))
     args = ["cost", "--datasource-url", server.url, "--profile", "h20-16", "--timeout", "5"]
     text = CliRunner().invoke(main, args)
     assert text.exit_code == 1, text.output

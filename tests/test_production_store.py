@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 from dashgen_queries import nodata
-from test_victoriametrics_queries import expected_code
+from demo_queries import expected_code
 from victoriametrics import DemoWindow, start_production_store
 
 from dashgen.build import build_profile

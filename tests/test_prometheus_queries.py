@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from dashgen_panels.first_screen import HEALTHY_EMPTY
 from dashgen_queries import nodata
+from demo_queries import merged_rows, panels_by_row
 from prometheus import DemoPrometheus, start_demo
-from test_victoriametrics_queries import merged_rows, panels_by_row
 
 from dashgen.build import build_profile
 from dashgen.deployment.model import TEXT

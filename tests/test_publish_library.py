@@ -13,38 +13,32 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from crds import crd_problems
-from publishing import MODES, TOKEN, ledger, plan_json, run
+from library_work import KEY, LIB, PROFILE, UID, library_lines, rescrape, share
+from publishing import MODES, TOKEN, plan_json, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
+from standin.library import library_of
 
 from dashgen.build import build_profile
 from dashgen.cli.app import main
 from dashgen.deployment.profile import load_profiles
-from dashgen.render.library import element_sha, element_uid
+from dashgen.render.library import element_sha
 
 work = pytest.fixture(work_folder)
-PROFILE = "long-context-64"
-UID = f"dg-{PROFILE}-cluster"
-KEY = "gpu_health.pcie_replays"
-LIB = element_uid(PROFILE, KEY)
 LIBRARY_WRITES = r"/api/library-elements.*"
+RESOURCES = "/apis/dashboard.grafana.app/v0alpha1/namespaces/default/librarypanels"
+
+
+def element_path(grafana: GrafanaStandin) -> str:
+    """Where publish writes library panels: the librarypanels resource where Grafana serves it (13), else the
+    legacy route."""
+    return RESOURCES if grafana.mode == "grafana13" else "/api/library-elements"
 
 
 @pytest.fixture(params=MODES)
 def grafana(request):
     with GrafanaStandin(mode=request.param, token=TOKEN) as standin:
         yield standin
-
-
-def share(work: Path, keys: tuple[str, ...] = (KEY,)) -> None:
-    path = work / "profiles" / f"{PROFILE}.toml"
-    listed = ", ".join(f'"{k}"' for k in keys)
-    text = path.read_text().replace("[dashboard]\n", f"[dashboard]\nlibrary_panels = [{listed}]\n", 1)
-    path.write_text(text)
-
-
-def library_lines(work: Path) -> list[dict]:
-    return [r for r in ledger(work) if r.get("kind") == "library-panel"]
 
 
 def test_a_shared_panel_builds_a_v1_reference_and_its_element(work):
@@ -104,7 +98,7 @@ def test_publish_creates_the_element_before_the_dashboard_reads_it_back_and_reco
     published = run(work, grafana, profile=PROFILE)
     assert published.exit_code == 0, published.output
     order = [(r.method, r.path) for r in grafana.writes()]
-    assert order[0] == ("POST", "/api/library-elements") and len(order) == 2  # the element, then the dashboard
+    assert order[0] == ("POST", element_path(grafana)) and len(order) == 2  # the element, then the dashboard
     stored = grafana.library_element(LIB)
     assert stored is not None and stored["version"] == 1
     assert stored["meta"]["connectedDashboards"] == 1
@@ -200,27 +194,22 @@ def test_an_element_no_longer_built_is_deleted_with_approval_unless_a_foreign_da
     assert library_lines(work)[-1]["outcome"] == "deleted"
 
 
-def rescrape(work: Path, interval: str) -> None:
-    """A profile change that changes the shared panel: DCGM's interval is in its title and its query's step."""
-    path = work / "profiles" / f"{PROFILE}.toml"
-    text = path.read_text().replace(
-        '[sources.dcgm]\nstatus = "exported"\nscrape_interval = "30s"',
-        f'[sources.dcgm]\nstatus = "exported"\nscrape_interval = "{interval}"',
-    )
-    path.write_text(text)
-
-
 def test_an_update_patches_with_the_version_read_and_a_rollback_restores_the_recorded_release(work, grafana):
     share(work)
     assert run(work, grafana, profile=PROFILE).exit_code == 0
     first = library_lines(work)[-1]
     original = grafana.library_element(LIB)["model"]
+    read = str(library_of(grafana.org(1)).elements[LIB].resource_version)
     rescrape(work, "60s")
     grafana.clear_log()
     updated = run(work, grafana, "--approve", "*", profile=PROFILE)  # the other DCGM panels' queries change too
     assert updated.exit_code == 0, updated.output
-    patch = next(r for r in grafana.writes() if r.method == "PATCH")
-    assert patch.path == f"/api/library-elements/{LIB}" and patch.json()["version"] == 1
+    patch = next(r for r in grafana.writes() if r.method in ("PATCH", "PUT") and "dashboards" not in r.path)
+    assert patch.path == f"{element_path(grafana)}/{LIB}"
+    if grafana.mode == "grafana13":  # the resourceVersion read at the export, Kubernetes' optimistic lock
+        assert patch.json()["metadata"]["resourceVersion"] == read
+    else:
+        assert patch.json()["version"] == 1
     assert grafana.library_element(LIB)["model"] != original and library_lines(work)[-1]["grafana_version"] == 2
     assert (
         "60s" in library_lines(work)[-1]["message"]

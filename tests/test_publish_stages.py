@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from publishing import UID, ledger, saves, work_folder
-from standin import GrafanaStandin
+from staged_contexts import CONTEXTS, TOKENS, configure, publish, report
+from staged_contexts import grafanas as grafanas  # the three stand-ins, a fixture
 
 from dashgen.cli.app import main
 from dashgen.errors import InputError
@@ -21,42 +20,6 @@ from dashgen.publish.contexts import parse_config
 from dashgen.publish.stages import build_changes, stages_of
 
 work = pytest.fixture(work_folder)
-TOKENS = {
-    "CANARY_TOKEN": "glsa_canary_token_0123456789abcdef",
-    "EU_TOKEN": "glsa_eu_token_0123456789abcdef0123",
-    "US_TOKEN": "glsa_us_token_0123456789abcdef0123",
-}
-CONTEXTS = {"canary": "CANARY_TOKEN", "prod-eu": "EU_TOKEN", "prod-us": "US_TOKEN"}
-
-
-@pytest.fixture
-def grafanas() -> Iterator[dict[str, GrafanaStandin]]:
-    with (
-        GrafanaStandin(token=TOKENS["CANARY_TOKEN"]) as canary,
-        GrafanaStandin(mode="grafana13", token=TOKENS["EU_TOKEN"]) as eu,
-        GrafanaStandin(token=TOKENS["US_TOKEN"]) as us,
-    ):
-        yield {"canary": canary, "prod-eu": eu, "prod-us": us}
-
-
-def configure(work: Path, grafanas: dict[str, GrafanaStandin], datasources: dict[str, str] | None = None) -> None:
-    text = "".join(
-        f'[contexts.{name}]\nurl = "{grafanas[name].url}"\ntoken_env = "{token}"\n'
-        + (f'datasource_url = "{datasources[name]}"\n' if name in (datasources or {}) else "")
-        for name, token in CONTEXTS.items()
-    )
-    text += '[stages]\ncanary = ["canary"]\nfleet = ["prod-eu", "prod-us"]\n'
-    (work / "dashgen.toml").write_text(text)
-
-
-def publish(work: Path, *args: str) -> Result:
-    argv = ["--profiles-dir", str(work / "profiles"), "publish", "--config", str(work / "dashgen.toml")]
-    argv += ["--ledger", str(work / "ledger.jsonl"), "--backup-dir", str(work / "backups"), "--timeout", "2"]
-    return CliRunner().invoke(main, [*argv, *args], env={"GRAFANA_TOKEN": "", "GRAFANA_URL": "", **TOKENS})
-
-
-def report(result: Result) -> dict:
-    return json.loads(result.stdout)
 
 
 def test_the_canarys_failure_holds_the_fleet_with_nothing_written_there_and_a_resume_finishes(work, grafanas):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from publishing import ledger, saves, work_folder
+from staged_contexts import CONTEXTS, publish, report
+from staged_contexts import grafanas as grafanas  # the three stand-ins, a fixture
 from standin import GrafanaStandin
-from test_publish_stages import CONTEXTS, publish, report
-from test_publish_stages import grafanas as grafanas  # the three stand-ins, a fixture
 
 from dashgen.render.library import element_uid
 

@@ -11,7 +11,7 @@ import pytest
 from publishing import TOKEN, ledger, run
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
-from test_publish_v2 import PROFILE, UID, as_v2, retitle
+from v2_work import PROFILE, UID, as_v2, retitle
 
 work = pytest.fixture(work_folder)
 

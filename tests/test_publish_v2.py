@@ -12,27 +12,13 @@ from click.testing import CliRunner
 from publishing import TOKEN, ledger, plan_json, run, saves
 from publishing import work_folder as work_folder
 from standin import GrafanaStandin
+from v2_work import PROFILE, UID, as_v2, retitle
 
 from dashgen.cli.app import main
 from dashgen.render.canonical import content_sha
 
 work = pytest.fixture(work_folder)
-PROFILE = "long-context-64"
-UID = "dg-long-context-64-cluster"
 APIS_V2 = rf"/apis/dashboard\.grafana\.app/v2/namespaces/default/dashboards(/{UID})?"
-
-
-def as_v2(work: Path, grafana_version: str = "13.0") -> None:
-    """Opt the work folder's long-context-64 into v2 for a Grafana ``grafana_version``."""
-    path = work / "profiles" / f"{PROFILE}.toml"
-    text = path.read_text().replace('grafana_version = "12.3"', f'grafana_version = "{grafana_version}"\nschema = "v2"')
-    path.write_text(text)
-
-
-def retitle(work: Path, title: str) -> None:
-    path = work / "profiles" / f"{PROFILE}.toml"
-    lines = [f'title = "{title}"' if line.startswith("title = ") else line for line in path.read_text().splitlines()]
-    path.write_text("\n".join(lines) + "\n")
 
 
 def drift(work: Path, grafana: GrafanaStandin):

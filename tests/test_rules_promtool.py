@@ -8,127 +8,29 @@ when promtool is missing; with CI=true a missing promtool fails.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import subprocess
 from pathlib import Path
-from urllib.parse import quote_plus
 
 import pytest
+from promtool_rules import (
+    PROFILES,
+    ROOT,
+    expected,
+    run_tests,
+    series,
+    written_rule_files,
+)
 
-from dashgen.deployment.profile import Profile, load_profiles
+from dashgen.deployment.profile import Profile
 from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.alerts import NODES_PER_RULE, target_missing_alerts
-from dashgen.rules.links import LinkBase, alert_links, link_base
-from dashgen.rules.model import AlertRule
 from dashgen.rules.render import render_rule_file
-
-ROOT = Path(__file__).resolve().parent.parent
-PROFILES = {profile.name: profile for profile in load_profiles(directory=ROOT / "profiles")}
-
-
-def written_rule_files(tmp_path_factory: pytest.TempPathFactory, profiles: list[Profile]) -> Path:
-    """A fresh folder holding the rule files of ``profiles``, as ``dashgen rules`` writes them."""
-    out = tmp_path_factory.mktemp("rules")
-    for path, data in render_rule_files(profiles, out).items():
-        path.write_bytes(data)
-    return out
 
 
 @pytest.fixture(scope="module")
 def rule_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return written_rule_files(tmp_path_factory, list(PROFILES.values()))
-
-
-def alert(profile: str, name: str, variant: Profile | None = None) -> AlertRule:
-    for group in rule_groups(variant or PROFILES[profile]):
-        for rule in group.alerts():
-            if rule.alert == name:
-                return rule
-    raise KeyError(name)
-
-
-_LINKS: dict[int, tuple[Profile, LinkBase]] = {}
-
-
-def links_of(profile: Profile) -> LinkBase:
-    """The profile's link base as the rule file is written with it (its panels read once per profile object)."""
-    if id(profile) not in _LINKS:
-        _LINKS[id(profile)] = (profile, link_base(profile, rule_groups(profile)))
-    return _LINKS[id(profile)][1]
-
-
-def render(template: str, labels: dict[str, str], value: str) -> str:
-    """Expand the two template forms the rules use: ``$labels.x`` and ``$value`` (optionally piped)."""
-    text = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], template)
-    return re.sub(r"\{\{ \$value( \| \w+)? \}\}", value, text)
-
-
-def expand_links(template: str, labels: dict[str, str]) -> str:
-    """The dashboard link as the evaluator expands it: each ``{{ with $labels.x }}…{{ . | urlquery }}{{ end }}``
-    kept (its value URL-quoted) when the alert carries the label, left out when it does not."""
-    return re.sub(
-        r"\{\{ with \$labels\.(\w+) \}\}(.*?)\{\{ \. \| urlquery \}\}\{\{ end \}\}",
-        lambda m: m.group(2) + quote_plus(labels[m.group(1)]) if m.group(1) in labels else "",
-        template,
-    )
-
-
-def expected(profile: str, name: str, labels: dict[str, str], value: str = "", variant: Profile | None = None) -> dict:
-    rule = alert(profile, name, variant)
-    deployment = PROFILES[profile]
-    final = {
-        **labels,
-        **dict(rule.labels),  # the catalogue's labels (component, layer, failure, cause, look)
-        deployment.label("deployment"): deployment.deployment,
-        "severity": rule.severity,
-    }
-    record = {"alert": rule.alert, "for": rule.for_, "expr": rule.expr, "labels": dict(rule.labels)}
-    links = alert_links(record, links_of(variant or deployment), rule.anchor)
-    return {
-        "exp_labels": final,
-        "exp_annotations": {
-            "summary": render(rule.summary, labels, value),
-            "description": render(rule.description, labels, value),
-            **({"first_steps": rule.first_steps} if rule.first_steps else {}),
-            "runbook_url": links["runbook_url"],
-            "dashboard_url": expand_links(links["dashboard_url"], final),
-        },
-    }
-
-
-def in_deployment(profile: str, tests: list[dict]) -> list[dict]:
-    """The test cases with every input series labelled with the profile's deployment (as vmagent labels them),
-    unless a case gives a series its own deployment label."""
-    deployment = PROFILES[profile]
-    label = f'{deployment.label("deployment")}="{deployment.deployment}"'
-    scoped = []
-    for case in tests:
-        inputs = []
-        for item in case.get("input_series", []):
-            name, _, rest = item["series"].partition("{")
-            if f"{deployment.label('deployment')}=" not in rest:
-                rest = f"{label}, {rest}" if rest != "}" else f"{label}}}"
-            inputs.append({**item, "series": f"{name}{{{rest}"})
-        scoped.append({**case, "input_series": inputs})
-    return scoped
-
-
-def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict]) -> None:
-    document = {
-        "rule_files": [str(rule_file)],
-        "evaluation_interval": "1m",
-        "tests": in_deployment(rule_file.stem, tests),
-    }
-    test_file = tmp_path / "test.yml"
-    test_file.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
-    result = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
-    inner = ", ".join(f'{key}="{value}"' for key, value in labels.items())
-    return {"series": f"{name}{{{inner}}}", "values": values}
 
 
 def test_every_generated_rule_file_passes_promtool_check(promtool: str, rule_dir: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_team_repository import dashgen, list_module, team  # noqa: F401 - the team fixture
+from team_init import dashgen, list_module, team  # noqa: F401 - the team fixture
 
 COMMANDS = (("build",), ("check",), ("export", "--out", "deploy-out"))
 

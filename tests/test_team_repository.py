@@ -6,16 +6,14 @@ linted, keyed and published like dashgen's own; ``dashgen.toml`` says where the 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from gitrepo import commit_all, git
+from gitrepo import commit_all
 from publishing import TOKEN, grafana12_standin
+from team_init import dashgen, list_module, team  # noqa: F401 - the team fixture
 
-from dashgen.cli.app import main
 from dashgen.document import iter_panels
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,43 +21,12 @@ MOONCAKE = ROOT / "tests" / "fixtures" / "dashboards" / "mooncake__mooncake-mast
 grafana = pytest.fixture(scope="module")(grafana12_standin)
 
 
-def dashgen(cwd: Path, *args: str, env: dict[str, str] | None = None):
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, list(args), env={"GRAFANA_URL": "", **(env or {})})
-    finally:
-        os.chdir(old)
-
-
-def list_module(repo: Path, profile: str, *names: str) -> None:
-    path = repo / "profiles" / f"{profile}.toml"
-    text = path.read_text(encoding="utf-8")
-    listed = "extra_modules = [" + ", ".join(f'"{n}"' for n in names) + "]"
-    text = (
-        text.replace("[dashboard]\n", f"[dashboard]\n{listed}\n", 1)
-        if "[dashboard]\n" in text
-        else (text + f"\n[dashboard]\n{listed}\n")
-    )
-    path.write_text(text, encoding="utf-8")
-
-
-@pytest.fixture()
-def team(tmp_path: Path) -> Path:
-    repo = tmp_path / "team"
-    result = dashgen(tmp_path, "init", "team", "--from", "h20-16")  # a small profile
-    assert result.exit_code == 0, result.output
-    git(repo, "init", "-q")
-    commit_all(repo, "dashboards as code")
-    return repo
-
-
 def panels_of(repo: Path, profile: str = "h20-16") -> dict[str, dict]:
     document = json.loads((repo / "dashboards" / profile / f"dg-{profile}-cluster.json").read_text())
     return {site.raw["title"]: site.raw for site in iter_panels(document)}
 
 
-def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, tmp_path):
+def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, tmp_path):  # noqa: F811
     for name in (
         "dashgen.toml",
         ".dashgen-lint.toml",
@@ -84,7 +51,7 @@ def test_init_writes_a_repository_that_checks_clean_and_never_overwrites(team, t
     assert "dashgen check --base" in workflow and "dashgen publish" in workflow and "releases/ledger.jsonl" in workflow
 
 
-def test_init_writes_the_runbooks_every_alert_s_runbook_url_points_to(team):
+def test_init_writes_the_runbooks_every_alert_s_runbook_url_points_to(team):  # noqa: F811
     """Every alert's runbook_url (default base docs/alerts.md) names a file init wrote and an anchor in it;
     ``dashgen rules`` keeps that file current once the profile changes."""
     docs = (team / "docs" / "alerts.md").read_text(encoding="utf-8")
@@ -101,7 +68,7 @@ def test_init_writes_the_runbooks_every_alert_s_runbook_url_points_to(team):
     assert "(objective 0.99)" in (team / "docs" / "alerts.md").read_text(encoding="utf-8")
 
 
-def test_a_module_written_by_dashgen_import_becomes_rows_checked_and_published(team, grafana):
+def test_a_module_written_by_dashgen_import_becomes_rows_checked_and_published(team, grafana):  # noqa: F811
     """The team imports a hand-made dashboard (Mooncake's public master dashboard), lists it in a profile, and
     the next release carries it: rows after dashgen's, keys prefixed, the dashboard's data source, check clean,
     published and read back, the ledger where dashgen.toml keeps it."""
@@ -130,7 +97,7 @@ def test_a_module_written_by_dashgen_import_becomes_rows_checked_and_published(t
     assert stored is not None and any(p.get("title") == "Cluster Overview" for p in stored["panels"])
 
 
-def test_a_build_module_adds_its_row_and_a_broken_module_is_named(team):
+def test_a_build_module_adds_its_row_and_a_broken_module_is_named(team):  # noqa: F811
     list_module(team, "h20-16", "example_panels")
     assert dashgen(team, "build").exit_code == 0
     row = panels_of(team)["Team panels (example)"]
@@ -143,7 +110,7 @@ def test_a_build_module_adds_its_row_and_a_broken_module_is_named(team):
     assert missing.exit_code == 2 and "no module file" in missing.output and "example_panels.py" in missing.output
 
 
-def test_an_imported_variable_that_clashes_with_dashgen_s_is_renamed_for_the_module(team):
+def test_an_imported_variable_that_clashes_with_dashgen_s_is_renamed_for_the_module(team):  # noqa: F811
     dashboard = json.loads(MOONCAKE.read_text())
     dashboard["templating"] = {"list": [{"name": "node", "type": "custom", "query": "a,b"}]}
     (team / "board.json").write_text(json.dumps(dashboard))
@@ -162,7 +129,7 @@ def test_an_imported_variable_that_clashes_with_dashgen_s_is_renamed_for_the_mod
     ("value", "fragment"),
     [('["Our-Board"]', "is not a module name"), ('"our_board"', "expected a list"), ('["a", "a"]', "listed twice")],
 )
-def test_extra_modules_must_be_module_names(team, value, fragment):
+def test_extra_modules_must_be_module_names(team, value, fragment):  # noqa: F811
     path = team / "profiles" / "h20-16.toml"
     text = path.read_text(encoding="utf-8")
     path.write_text(

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 from dashgen_panels import GROUPS
-from test_workload_kinds import mixed
+from mixed_profile import mixed
 
 from dashgen.build import build_profile
 from dashgen.dashboard import dashboard_specs

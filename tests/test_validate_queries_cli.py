@@ -7,6 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from datasource_stubs import VARIABLES, folder, hostile, json_answer  # noqa: F401 - fixtures
 
 from dashgen.cli.app import main
 from dashgen.live.expand import (
@@ -19,35 +20,6 @@ from dashgen.live.expand import (
 )
 
 WINDOW = Window(end=1_790_000_000.0, length=3600.0)
-VARIABLES = [
-    {"name": "datasource", "type": "datasource", "current": {"value": "default"}},
-    {
-        "name": "node",
-        "type": "query",
-        "includeAll": True,
-        "multi": True,
-        "allValue": ".+",
-        "current": {"value": ["$__all"]},
-        "query": "label_values(up, node)",
-    },
-    {
-        "name": "replica",
-        "type": "custom",
-        "includeAll": True,
-        "multi": True,
-        "current": {"value": ["$__all"]},
-        "query": "r0 : a|b,r1 : c|d",
-    },
-    {
-        "name": "stage",
-        "type": "custom",
-        "includeAll": False,
-        "multi": True,
-        "current": {"value": ["0", "1"]},
-        "options": [{"value": "0"}, {"value": "1"}, {"value": "2"}],
-    },
-    {"name": "one", "type": "custom", "current": {"value": "x.y"}, "options": [{"value": "x.y"}]},
-]
 
 
 def test_variables_expand_to_all_value_option_join_and_selection():
@@ -85,33 +57,7 @@ def test_instant_and_range_flags_choose_the_queries():
     assert expand_target(panel, {"expr": "up", "hide": True}, {}, WINDOW) == []
 
 
-def _dashboard(*exprs: str) -> dict:
-    return {
-        "uid": "t",
-        "title": "t",
-        "templating": {"list": VARIABLES},
-        "panels": [
-            {
-                "id": i + 1,
-                "type": "timeseries",
-                "title": f"p{i}",
-                "targets": [{"refId": "A", "expr": e, "instant": True}],
-            }
-            for i, e in enumerate(exprs)
-        ],
-    }
-
-
-@pytest.fixture()
-def folder(tmp_path):
-    def write(*exprs: str):
-        (tmp_path / "d.json").write_text(json.dumps(_dashboard(*exprs)))
-        return tmp_path
-
-    return write
-
-
-def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, folder):
+def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, folder):  # noqa: F811
     path = folder('up{node=~"$node"}', "sum(rate(up[5m])) by (", "no_such_metric_xyz")
     result = CliRunner().invoke(
         main,
@@ -129,7 +75,7 @@ def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, f
     assert reason["code"] == 4 and "no known scrape job" in reason["text"]
 
 
-def test_empty_results_exit_0_with_text_report(victoriametrics, folder):
+def test_empty_results_exit_0_with_text_report(victoriametrics, folder):  # noqa: F811
     result = CliRunner().invoke(
         main,
         [
@@ -146,7 +92,7 @@ def test_empty_results_exit_0_with_text_report(victoriametrics, folder):
     assert "empty" in result.output and "1 empty" in result.output
 
 
-def test_unreachable_datasource_is_a_query_error(folder):
+def test_unreachable_datasource_is_a_query_error(folder):  # noqa: F811
     result = CliRunner().invoke(
         main,
         [
@@ -185,75 +131,7 @@ def test_a_url_without_scheme_is_an_input_error():
 # -- hostile data sources on loopback (issue 18) ------------------------------------------------------
 
 
-class HostileServer:
-    """A data source on 127.0.0.1 that answers every request with ``answer(path) -> (status, body bytes)``,
-    or drips ``drip`` bytes a second; counts the requests it got."""
-
-    def __init__(self, answer=None, drip: float = 0.0) -> None:
-        import http.server
-        import threading
-
-        owner = self
-        self.requests = 0
-        self.answer = answer or (lambda path: (200, b'{"status":"success","data":{"resultType":"vector","result":[]}}'))
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet
-                pass
-
-            def _any(self):
-                owner.requests += 1
-                length = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(length)
-                status, body = owner.answer(self.path)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body) if not drip else 10_000))
-                self.end_headers()
-                if drip:
-                    import time
-
-                    try:
-                        for _ in range(int(20 * drip) + 5):
-                            self.wfile.write(b" ")
-                            self.wfile.flush()
-                            time.sleep(1 / drip)
-                    except OSError:
-                        pass
-                    return
-                self.wfile.write(body)
-
-            do_GET = do_POST = _any
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture()
-def hostile():
-    servers = []
-
-    def start(answer=None, drip: float = 0.0) -> HostileServer:
-        servers.append(HostileServer(answer, drip))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
-
-
-def _json_answer(data) -> tuple[int, bytes]:
-    return 200, json.dumps({"status": "success", "data": data}).encode()
-
-
-def test_credentials_in_the_datasource_url_never_reach_text_or_json_output(hostile, folder):
+def test_credentials_in_the_datasource_url_never_reach_text_or_json_output(hostile, folder):  # noqa: F811
     server = hostile(lambda path: (500, b'{"status":"error","error":"boom for http://user:s3cret@x/"}'))
     url = server.url.replace("http://", "http://user:s3cret@")
     for fmt in ("text", "json"):
@@ -264,7 +142,7 @@ def test_credentials_in_the_datasource_url_never_reach_text_or_json_output(hosti
         assert "s3cret" not in result.output and "user:" not in result.output, result.output
 
 
-def test_a_server_dripping_one_byte_a_second_is_cut_off_by_the_total_deadline_per_request(hostile, folder):
+def test_a_server_dripping_one_byte_a_second_is_cut_off_by_the_total_deadline_per_request(hostile, folder):  # noqa: F811
     import time
 
     server = hostile(drip=1.0)
@@ -288,8 +166,8 @@ def test_a_server_dripping_one_byte_a_second_is_cut_off_by_the_total_deadline_pe
         ({"resultType": "scalar", "result": {"a": 1}}, "pair"),
     ],
 )
-def test_a_malformed_answer_is_a_query_error_not_ok_and_not_a_traceback(hostile, folder, data, expected):
-    server = hostile(lambda path: _json_answer(data))
+def test_a_malformed_answer_is_a_query_error_not_ok_and_not_a_traceback(hostile, folder, data, expected):  # noqa: F811
+    server = hostile(lambda path: json_answer(data))
     result = CliRunner().invoke(
         main,
         [
@@ -309,7 +187,7 @@ def test_a_malformed_answer_is_a_query_error_not_ok_and_not_a_traceback(hostile,
     assert all(expected in m for m in messages), messages
 
 
-def test_a_dead_datasource_stops_after_n_consecutive_connection_failures(folder):
+def test_a_dead_datasource_stops_after_n_consecutive_connection_failures(folder):  # noqa: F811
     exprs = [f'up{{i="{i}"}}' for i in range(40)]
     result = CliRunner().invoke(
         main,
@@ -335,7 +213,7 @@ def test_a_dead_datasource_stops_after_n_consecutive_connection_failures(folder)
     assert sum("fail fast" in m for m in messages) == 37
 
 
-def test_the_command_deadline_bounds_the_whole_run(hostile, folder):
+def test_the_command_deadline_bounds_the_whole_run(hostile, folder):  # noqa: F811
     import time
 
     server = hostile(drip=1.0)

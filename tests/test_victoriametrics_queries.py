@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from dashgen_panels.first_screen import HEALTHY_EMPTY
 from dashgen_queries import nodata
+from demo_queries import expected_code, merged_rows, panels_by_row
 
 from dashgen.build import build_profile
 from dashgen.cli.app import main
@@ -21,10 +22,9 @@ from dashgen.demo.scenarios import FIVE_REASONS_NODES, uninitialised_layer
 from dashgen.demo.series import inventory_series
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
-from dashgen.document import iter_panels
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import ExpandedQuery, Window, expand_text, globals_for, variable_values
-from dashgen.live.query_check import DashboardInput, ReasonFinder, plan
+from dashgen.live.query_check import ReasonFinder
 from dashgen.render.ids import panel_id
 
 ALL_PROFILES = [p.name for p in load_profiles()]
@@ -86,29 +86,11 @@ def test_every_query_of_every_profile_executes(victoriametrics, demo_windows):
     assert {p["dashboard"] for p in report["panels"]} >= {f"dg-{name}-cluster" for name in ALL_PROFILES}
 
 
-def panels_by_row(document) -> list[tuple[str, dict]]:
-    """(row title, panel): a non-collapsed row owns the top-level panels after it, a collapsed one its nested panels."""
-    return [(site.section or "", site.raw) for site in iter_panels(document) if site.raw.get("type") != "row"]
-
-
 def _group_tables(profile, group_title: str):
     (built,) = build_profile(profile)
     return built.document, [
         raw for row, raw in panels_by_row(built.document) if row == group_title and raw.get("type") == "table"
     ]
-
-
-def merged_rows(ds: Datasource, document, panel, window, keys: tuple[str, ...]) -> set[tuple[str, ...]]:
-    """Run a table panel's instant queries and merge their frames on ``keys`` (Grafana's merge)."""
-    span = Window(window.end, window.hours * 3600)
-    planned = plan([DashboardInput("t", {**document, "panels": [panel]}, window.profile)], span)
-    rows: set[tuple[str, ...]] = set()
-    for planned_panel in planned:
-        for query in planned_panel.queries:
-            assert query.kind == "instant", f"{panel['title']}: table target {query.ref_id} is not instant"
-            for item in ds.query(query.expr, query.end).result:
-                rows.add(tuple(item["metric"].get(k, "") for k in keys))
-    return rows
 
 
 @pytest.mark.parametrize("scenario,missing", [("healthy", 0), ("five-reasons", 1)])
@@ -143,25 +125,6 @@ def test_s2_cache_evidence_tables_one_row_per_node(victoriametrics, demo_windows
         rows = merged_rows(ds, built.document, table, window, (profile.label("node"),))
         assert {r[0] for r in rows} == set(profile.node_names), key
         assert len(rows) == profile.nodes == 8, key
-
-
-def expected_code(nodata, profile, node: str, layer) -> int:
-    """The reason the five-reasons scenario puts on (node, layer), from the scenario's definition."""
-    code = FIVE_REASONS_NODES.get(profile.node_names.index(node), 0)
-    shared_target = not getattr(layer, "per_node_target", True)  # Mooncake master: one target for all nodes
-    if code == 5:
-        return 0 if shared_target else 5
-    if code == 4:
-        return 4 if layer.key == uninitialised_layer(profile) else 0
-    if code == 3:
-        return 0 if shared_target else 3
-    if code == 1:  # no traffic: the engine is idle, so its HiCache tiers move no bytes either
-        if layer.idle_code == nodata.NO_TRAFFIC:
-            return 1
-        return nodata.NO_IO if layer.key.startswith("hicache") else 0
-    if code == 2:
-        return 2 if layer.key == "disk" else 0
-    return 0
 
 
 @pytest.mark.parametrize("scenario", ["five-reasons", "healthy"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_victoriametrics_queries import expected_code
+from demo_queries import expected_code
 
 from dashgen.build import build_profile
 from dashgen.demo import recorder

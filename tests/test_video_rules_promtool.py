@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_rules_promtool import PROFILES, expected, run_tests, series
+from promtool_rules import PROFILES, expected, run_tests, series
 
 from dashgen.rules import render_rule_files, rule_groups
 

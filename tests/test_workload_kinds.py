@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import copy
 import re
-import tomllib
-from pathlib import Path
 
 import pytest
 from dashgen_panels import GROUPS, jobs, slo_health, video_slo
 from dashgen_queries import nodata
+from mixed_profile import PROFILES, mixed, raw
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles, profile_from_dict
@@ -19,17 +18,12 @@ from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
 from dashgen.rules import rule_groups
 
-PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 ALL = {profile.name: profile for profile in load_profiles(directory=PROFILES)}
 # What a video pool's panels must never read (S25): text-engine series, tokens, TTFT/TPOT/ITL, KV, cache evidence.
 TEXT_QUANTITY = re.compile(
     r"token|ttft|tpot|time_to_first|per_output|inter_token|kv_|hicache|prefill|cache_hit|"
     r"mooncake|storage_|smg_"
 )
-
-
-def raw(name: str) -> dict:
-    return tomllib.loads((PROFILES / f"{name}.toml").read_text())
 
 
 def panels(document: dict) -> list[dict]:
@@ -97,19 +91,6 @@ def test_s25_text_dashboards_have_no_jobs_group():
         (built,) = build_profile(profile)
         assert not [p for p in panels(built.document) if "sglang:diffusion_" in exprs(p)], name
         assert jobs.TITLE not in {p["title"] for p in built.document["panels"] if p["type"] == "row"}, name
-
-
-def mixed() -> dict:
-    """2 text nodes (one TP8 replica each) and 2 video nodes (one instance each)."""
-    data = copy.deepcopy(raw("h20-16"))
-    data["name"], data["title"] = "mixed-4", "Mixed text and video"
-    data["cluster"].update(nodes=4, node_name_format="mx-node-{index:02d}")
-    data["pools"] = [
-        {"name": "text", "role": "unified", "replicas": 2, "tp": 8, "pp": 1},
-        {"name": "video", "kind": "video-generation", "role": "unified", "replicas": 2, "tp": 8},
-    ]
-    data["slo"]["job_latency_seconds"] = 600.0
-    return data
 
 
 def test_s25_a_mixed_profile_gets_both_kinds_groups_slos_layers_and_rules():

@@ -37,7 +37,7 @@ from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
 from dashgen.panel_index import INDEX_PATH, index_problem
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
-from dashgen.rules.render import render_rule_files
+from dashgen.rules.render import SUFFIX, render_rule_files
 
 
 def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[list[str], list[str], list[str]]:
@@ -60,6 +60,10 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
             problems.append(f"{committed}: missing; run dashgen rules and commit it")
         elif committed.read_bytes() != data:
             problems.append(f"{committed}: stale; run dashgen rules and commit it")
+    for profile in profiles:  # dashgen rules writes a Grafana-ruled profile's Grafana rule file beside its .yml
+        grafana = rules_dir / f"{profile.name}{SUFFIX['grafana']}"
+        if profile.dashboard.ruler != "prometheus" and not grafana.exists():
+            problems.append(f"{grafana}: missing; run dashgen rules and commit it")
     docs = rules_dir.parent / ALERT_DOCS
     if docs.exists() and docs.read_bytes() != render_alert_docs(profiles):
         problems.append(f"{docs}: stale; run dashgen rules and commit it")

@@ -43,6 +43,7 @@ from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish import approved_plan as approved_plan_file
 from dashgen.publish import bundle as release_bundle
+from dashgen.publish.actions import STORED_OUTCOMES
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.contexts import Context
 from dashgen.publish.execute import Outcome
@@ -182,7 +183,7 @@ def _read_approved_plan(path: Path) -> approved_plan_file.ApprovedPlan:
 
 def _release_problem(failed: list[Outcome], total: int) -> str | None:
     """What went wrong, saves that landed but were not fully recorded apart from dashboards not published."""
-    landed = [o for o in failed if o.outcome in ("published", "unchanged")]
+    landed = [o for o in failed if o.outcome in STORED_OUTCOMES]
     not_published = [o for o in failed if o not in landed]
     parts = []
     if not_published:

@@ -29,6 +29,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, DashgenError, InputError, redact
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import stages as model
+from dashgen.publish.actions import NOT_ATTEMPTED_OUTCOMES, STORED_OUTCOMES
 from dashgen.publish.approvals import remedy
 from dashgen.publish.contexts import Context, load_config
 from dashgen.publish.execute import now_stamp
@@ -285,9 +286,9 @@ def _problems(result: ReleaseReport) -> list[str]:
     others: list[ResourceItem] = [*plan.library, *plan.rules, *plan.permissions]
     for item in others:  # a refused one blocks the dashboards too
         problems += [f"{item.uid}: REFUSED: {r.reason} -> {remedy(r.key)}" for r in item.refusals]
-    problems += [f"{o.uid}: {o.outcome}: {o.detail}" for o in result.failed if o.outcome not in ("refused", "held")]
+    problems += [f"{o.uid}: {o.outcome}: {o.detail}" for o in result.failed if o.outcome not in NOT_ATTEMPTED_OUTCOMES]
     problems += [
-        f"{o.uid}: {o.outcome}: {o.detail}" for o in result.library_failed if o.outcome not in ("refused", "held")
+        f"{o.uid}: {o.outcome}: {o.detail}" for o in result.library_failed if o.outcome not in NOT_ATTEMPTED_OUTCOMES
     ]
     problems += [f"not in the ledger: {o.ledger_line}" for o in result.unrecorded]
     problems += [note for note in result.notes if note.startswith("mixed release")]
@@ -296,7 +297,7 @@ def _problems(result: ReleaseReport) -> list[str]:
 
 def _check(run: ContextRun, context: Context, documents: dict[str, dict[str, Any]], params: dict[str, Any]) -> None:
     run.problems, run.checks = [], []
-    kept = [o for o in run.outcomes if o["outcome"] in ("published", "unchanged")]
+    kept = [o for o in run.outcomes if o["outcome"] in STORED_OUTCOMES]
     stored = {o["uid"]: o["stored_sha"] for o in kept if not o.get("kind")}
     with _caught(run), grafana_client(context, params["timeout"], params["jobs"]) as client:
         connection = connect(client, context.org_id, params["jobs"])

@@ -140,6 +140,8 @@ def answer_error(resp: HttpResponse, what: str, http: HttpTransport, *, sent_ver
         since = (
             f" since version {sent_version} was read"
             if isinstance(sent_version, int)
+            else f" since resourceVersion {sent_version} was read"
+            if isinstance(sent_version, str) and sent_version
             else " (no version was sent: read it first, or save with overwrite)"
         )
         return VersionConflict(

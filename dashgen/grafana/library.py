@@ -71,6 +71,7 @@ class LiveElement:
     model: dict[str, Any]
     version: int
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    resource_version: str = ""  # metadata.resourceVersion where read through /apis (dashgen.grafana.library_resources)
 
     @property
     def sha(self) -> str:
@@ -140,8 +141,9 @@ class LibraryElements:
             raise answer_error(resp, f"library panel {element.uid!r}", self._client._http)  # noqa: SLF001
         return _live(parse_json(resp), f"library panel {element.uid!r}", resp)
 
-    def update(self, element: LibraryElement, folder_uid: str | None, version: int) -> LiveElement:
-        """PATCH with the version read: ``VersionConflict`` when someone saved it since."""
+    def update(self, element: LibraryElement, folder_uid: str | None, live: LiveElement) -> LiveElement:
+        """PATCH with the version of ``live``: ``VersionConflict`` when someone saved it since."""
+        version = live.version
         body = {
             "uid": element.uid,
             "name": element.name,

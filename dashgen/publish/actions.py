@@ -39,6 +39,8 @@ class OutcomeKind(StrEnum):
 
 
 WRITING: tuple[Action, ...] = (Action.CREATE, Action.UPDATE, Action.MOVE)
+# A library panel, rule group or folder's permissions never moves (its folder is part of what it is).
+RESOURCE_WRITING: tuple[Action, ...] = tuple(a for a in WRITING if a is not Action.MOVE)
 BLOCKING: tuple[Action, ...] = (Action.REFUSED, Action.INVALID, Action.DIVERGED)
 ACTIONS: tuple[Action, ...] = tuple(Action)  # in the order a plan counts them
 NO_WRITE_OUTCOME: dict[Action, OutcomeKind] = {
@@ -47,3 +49,14 @@ NO_WRITE_OUTCOME: dict[Action, OutcomeKind] = {
     Action.INVALID: OutcomeKind.INVALID_QUERIES,
     Action.DIVERGED: OutcomeKind.DIVERGED,
 }
+
+# What Grafana stores after a line with these outcomes is dashgen's build.
+STORED_OUTCOMES: tuple[OutcomeKind, ...] = (OutcomeKind.PUBLISHED, OutcomeKind.UNCHANGED)
+# A resource besides the dashboards also ends as planned when it is deleted (its backup keeps the last content).
+RESOURCE_STORED_OUTCOMES: tuple[OutcomeKind, ...] = (*STORED_OUTCOMES, OutcomeKind.DELETED)
+# Grafana received dashgen's push: stored as built, or stored rewritten.
+SAVED_OUTCOMES: tuple[OutcomeKind, ...] = (OutcomeKind.PUBLISHED, OutcomeKind.VERIFY_FAILED)
+# What Grafana stores after a line with these outcomes: dashgen's bytes, or dashgen's push stored rewritten.
+WRITTEN_OUTCOMES: tuple[OutcomeKind, ...] = (*STORED_OUTCOMES, OutcomeKind.VERIFY_FAILED)
+# Not attempted by choice (an approval is missing, or the release is refused): not a failure of the write.
+NOT_ATTEMPTED_OUTCOMES: tuple[OutcomeKind, ...] = (OutcomeKind.REFUSED, OutcomeKind.HELD)

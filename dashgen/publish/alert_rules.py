@@ -16,6 +16,7 @@ from typing import Any
 
 from dashgen.grafana.alerting import RuleGroups
 from dashgen.grafana.errors import GrafanaError
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
@@ -49,7 +50,7 @@ def _write_one(item: RuleGroupItem, release: ResourceRelease) -> ResourceOutcome
     assert target is not None  # a write always has its group
     client = release.connection.client
     api = RuleGroups(client)
-    base = ResourceOutcome(item.uid, item.profile, "failed", None)
+    base = ResourceOutcome(item.uid, item.profile, OutcomeKind.FAILED, None)
     try:
         backup = release.backup(item.uid, {"group": item.live}) if item.live is not None else None
         if item.create_folder and client.get_folder(target.folder_uid) is None:
@@ -59,28 +60,30 @@ def _write_one(item: RuleGroupItem, release: ResourceRelease) -> ResourceOutcome
     except GrafanaError as exc:
         return replace(base, detail=str(exc))
     if stored is None:
-        return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
+        return replace(base, outcome=OutcomeKind.VERIFY_FAILED, detail="saved, but Grafana returns 404 on read-back")
     published = release.backup(item.uid, {"group": stored}, "published")
     sha = group_sha(stored)
     if sha != target.sha:
         detail = f"Grafana stores another group than the build (SHA {sha[:12]} != {target.sha[:12]})"
-        return ResourceOutcome(item.uid, item.profile, "verify-failed", sha, detail, None, published, backup)
+        return ResourceOutcome(item.uid, item.profile, OutcomeKind.VERIFY_FAILED, sha, detail, None, published, backup)
     detail = f"{len(stored['rules'])} rules in folder {target.folder_uid!r}, SHA {sha[:12]} verified"
-    return ResourceOutcome(item.uid, item.profile, "published", sha, detail, None, published, backup)
+    return ResourceOutcome(item.uid, item.profile, OutcomeKind.PUBLISHED, sha, detail, None, published, backup)
 
 
 def _delete_one(item: RuleGroupItem, release: ResourceRelease) -> ResourceOutcome:
     api = RuleGroups(release.connection.client)
-    base = ResourceOutcome(item.uid, item.profile, "failed", None)
+    base = ResourceOutcome(item.uid, item.profile, OutcomeKind.FAILED, None)
     try:
         backup = release.backup(item.uid, {"group": item.live}) if item.live is not None else None
         now = api.get(item.folder_uid, item.title)
         if now is not None and item.live is not None and group_sha(now) != group_sha(item.live):
-            return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
+            return replace(
+                base, outcome=OutcomeKind.CONFLICT, detail="changed in Grafana after the export; not deleted"
+            )
         api.delete(item.folder_uid, item.title)
     except GrafanaError as exc:
         return replace(base, detail=str(exc))
-    return replace(base, outcome="deleted", detail="deleted (the backup keeps its rules)", backup_file=backup)
+    return replace(base, outcome=OutcomeKind.DELETED, detail="deleted (the backup keeps its rules)", backup_file=backup)
 
 
 def run_rules(

@@ -32,10 +32,10 @@ from dashgen.errors import InputError, ReleaseInterrupted
 from dashgen.grafana.errors import GrafanaError, VersionConflict, WriteOutcomeUnknown
 from dashgen.grafana.normalise import normalisation_notes
 from dashgen.grafana.resources import WRITE_VERSION
-from dashgen.publish.actions import NO_WRITE_OUTCOME, Action, OutcomeKind
+from dashgen.publish.actions import NO_WRITE_OUTCOME, SAVED_OUTCOMES, STORED_OUTCOMES, Action, OutcomeKind
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection, read_back
-from dashgen.publish.ledger import STORED_OUTCOMES, LedgerRecord, append, of_instance, read
+from dashgen.publish.ledger import LedgerRecord, append, of_instance, read
 from dashgen.publish.plan import DashboardPlan, LiveState, Plan
 from dashgen.render.canonical import content_view
 
@@ -55,11 +55,11 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.outcome in (OutcomeKind.PUBLISHED, OutcomeKind.UNCHANGED) and self.recorded and self.copy_kept
+        return self.outcome in STORED_OUTCOMES and self.recorded and self.copy_kept
 
     @property
     def saved(self) -> bool:
-        return self.outcome in (OutcomeKind.PUBLISHED, OutcomeKind.VERIFY_FAILED)
+        return self.outcome in SAVED_OUTCOMES
 
 
 def now_stamp() -> str:

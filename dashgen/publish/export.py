@@ -39,6 +39,17 @@ class Connection:
         self.instance = Instance(client.url, org_id)
         self._apis: ResourceApi | None = client.resources(org_id) if info.reads_apis else None
         self._lock = threading.Lock()
+        # whether the /apis form of library panels is tried: learnt from its first answer (ApiNotServed: no)
+        self._library_resources = self._apis is not None
+
+    @property
+    def library_resources(self) -> bool:
+        with self._lock:
+            return self._library_resources and self._apis is not None
+
+    def library_resources_not_served(self) -> None:
+        with self._lock:
+            self._library_resources = False
 
     @property
     def apis(self) -> ResourceApi | None:

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from dashgen.diff import DashboardDiff, diff_dashboards, query_changes
 from dashgen.diff.plan_view import panel_key
-from dashgen.publish.actions import Action, OutcomeKind
+from dashgen.publish.actions import WRITING, Action, OutcomeKind
 from dashgen.publish.approvals import PROVISIONED_PREFIX, Approvals
 from dashgen.publish.ledger import LedgerRecord
 
@@ -239,4 +239,4 @@ def action_of(verdict: Verdict, otherwise: Action) -> Action:
 def action_with_problems(action: Action, problems: list[str] | tuple[str, ...]) -> Action:
     """A dashboard that would be written while the data source rejects one of its new or changed queries is
     ``invalid``; one that is not written keeps its action."""
-    return Action.INVALID if problems and action in (Action.CREATE, Action.UPDATE, Action.MOVE) else action
+    return Action.INVALID if problems and action in WRITING else action

@@ -24,12 +24,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from dashgen.errors import InputError
 from dashgen.files import append_durably, atomic_write
-from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.actions import STORED_OUTCOMES, WRITTEN_OUTCOMES, OutcomeKind
 
 DEFAULT_LEDGER = Path("releases/ledger.jsonl")
-STORED_OUTCOMES = (OutcomeKind.PUBLISHED, OutcomeKind.UNCHANGED)
-# What Grafana stores after a line with these outcomes: dashgen's bytes, or dashgen's push stored rewritten.
-WRITTEN_OUTCOMES = (*STORED_OUTCOMES, OutcomeKind.VERIFY_FAILED)
 # One process may run the releases of several Grafanas at once (a staged release): their appends, loads and
 # repairs of the one ledger file are taken in turn, so no load ever sees another thread's half-written line
 # as a torn one.

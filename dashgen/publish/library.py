@@ -6,6 +6,10 @@ Every element about to be changed or deleted is backed up first (``<backups>/<ui
 answer Grafana gave); each save's read-back is kept (``…-published.json``): that copy is what ``dashgen
 rollback <element uid>`` republishes, as Grafana keeps no history of library panels. The write carries the
 version read at the export, so a person's save in between is a conflict (412), never overwritten.
+
+Where Grafana serves the ``librarypanels`` resource of ``/apis`` (learnt as dashboards' ``/apis`` is: tried on a
+Grafana that reads ``/apis``, dropped at its first ``ApiNotServed``), elements are read, created and updated
+through it, a ``PUT`` carrying the ``resourceVersion`` read (409 on a save since); else ``/api/library-elements``.
 """
 
 from __future__ import annotations
@@ -14,14 +18,36 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dashgen.grafana.errors import GrafanaError, VersionConflict
+from dashgen.grafana.errors import ApiNotServed, GrafanaError, VersionConflict
 from dashgen.grafana.library import LibraryElements, LiveElement, model_difference
+from dashgen.grafana.library_resources import LibraryPanelResources
+from dashgen.grafana.server import namespace
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
 from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease, run_phase
 from dashgen.render.library import LibraryElement, merge_elements
+
+
+def library_api(connection: Connection) -> LibraryElements | LibraryPanelResources:
+    """The ``/apis`` form where it is (still) thought served, else the legacy routes."""
+    if connection.library_resources:
+        return LibraryPanelResources(connection.client, namespace(connection.org_id))
+    return LibraryElements(connection.client)
+
+
+def read_element(connection: Connection, uid: str) -> LiveElement | None:
+    """The element as Grafana stores it, through ``/apis`` where served (the first ``ApiNotServed`` falls back to
+    the legacy route for the rest of the release)."""
+    api = library_api(connection)
+    if isinstance(api, LibraryPanelResources):
+        try:
+            return api.get(uid)
+        except ApiNotServed:
+            connection.library_resources_not_served()
+    return LibraryElements(connection.client).get(uid)
 
 
 def plan_release_library(
@@ -35,12 +61,13 @@ def plan_release_library(
 ) -> tuple[LibraryItem, ...]:
     """Read each element (and each stale one of ``cleanup_profiles`` with its connections), then plan (pure)."""
     elements = merge_elements(elements)[0]
-    api = LibraryElements(connection.client)
     stale = stale_uids(ledger, cleanup_profiles, [e.uid for e in elements]) if cleanup_profiles else {}
     uids = [e.uid for e in elements] + sorted(stale)
     if not uids:
         return ()
-    live = dict(zip(uids, parallel(connection.jobs, api.get, uids), strict=True))
+    read_element(connection, uids[0])  # learns whether /apis serves library panels before reading in parallel
+    live = dict(zip(uids, parallel(connection.jobs, lambda uid: read_element(connection, uid), uids), strict=True))
+    api = LibraryElements(connection.client)
     connected = {uid: tuple(api.connections(uid)) for uid in stale if live.get(uid) is not None}
     return plan_library(elements, live, ledger, approvals, stale, connected, managed)
 
@@ -54,8 +81,8 @@ def _backup(release: ResourceRelease, live: LiveElement | None, kind: str = "") 
 def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | None) -> ResourceOutcome:
     element = item.element
     assert element is not None  # a write always has its element
-    api = LibraryElements(release.connection.client)
-    base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
+    api = library_api(release.connection)
+    base = ResourceOutcome(item.uid, item.profile, OutcomeKind.FAILED, version=item.live_version)
     try:
         backup = _backup(release, item.live)
         if item.live is None:
@@ -69,17 +96,19 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
                 detail = (
                     f"changed in Grafana after the export (v{item.live.version} read, {seen} now); nothing was written"
                 )
-                return replace(base, outcome="conflict", detail=detail)
-            api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live.version)
+                return replace(base, outcome=OutcomeKind.CONFLICT, detail=detail)
+            api.update(element, item.live.folder_uid if folder_uid is None else folder_uid, item.live)
         stored = api.get(element.uid)
     except VersionConflict as exc:
         return replace(
-            base, outcome="conflict", detail=f"someone saved it after the export; nothing was overwritten ({exc})"
+            base,
+            outcome=OutcomeKind.CONFLICT,
+            detail=f"someone saved it after the export; nothing was overwritten ({exc})",
         )
     except GrafanaError as exc:
         return replace(base, detail=str(exc))
     if stored is None:
-        return replace(base, outcome="verify-failed", detail="saved, but Grafana returns 404 on read-back")
+        return replace(base, outcome=OutcomeKind.VERIFY_FAILED, detail="saved, but Grafana returns 404 on read-back")
     published = _backup(release, stored, "published")
     if stored.sha != element.sha:
         detail = (
@@ -87,26 +116,32 @@ def _write_one(item: LibraryItem, release: ResourceRelease, folder_uid: str | No
             + model_difference(element.model, stored.model)
         )
         return ResourceOutcome(
-            item.uid, item.profile, "verify-failed", stored.sha, detail, stored.version, published, backup
+            item.uid, item.profile, OutcomeKind.VERIFY_FAILED, stored.sha, detail, stored.version, published, backup
         )
     users = ", ".join(element.dashboards) or "-"
     detail = f"stored v{stored.version}, SHA {stored.sha[:12]} verified; used by {users}"
-    return ResourceOutcome(item.uid, item.profile, "published", stored.sha, detail, stored.version, published, backup)
+    return ResourceOutcome(
+        item.uid, item.profile, OutcomeKind.PUBLISHED, stored.sha, detail, stored.version, published, backup
+    )
 
 
 def _delete_one(item: LibraryItem, release: ResourceRelease) -> ResourceOutcome:
-    api = LibraryElements(release.connection.client)
-    base = ResourceOutcome(item.uid, item.profile, "failed", version=item.live_version)
+    api = library_api(release.connection)
+    base = ResourceOutcome(item.uid, item.profile, OutcomeKind.FAILED, version=item.live_version)
     try:
         backup = _backup(release, item.live)
         now = api.get(item.uid)
         if now is not None and item.live is not None and now.version != item.live.version:
-            return replace(base, outcome="conflict", detail="changed in Grafana after the export; not deleted")
+            return replace(
+                base, outcome=OutcomeKind.CONFLICT, detail="changed in Grafana after the export; not deleted"
+            )
         if now is not None:
             api.delete(item.uid)
     except GrafanaError as exc:
         return replace(base, detail=str(exc))
-    return replace(base, outcome="deleted", detail="deleted (the backup keeps its last content)", backup_file=backup)
+    return replace(
+        base, outcome=OutcomeKind.DELETED, detail="deleted (the backup keeps its last content)", backup_file=backup
+    )
 
 
 def run_library(

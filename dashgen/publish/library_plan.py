@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.grafana.library import LiveElement
-from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.actions import RESOURCE_WRITING, STORED_OUTCOMES, OutcomeKind
 from dashgen.publish.approvals import CONNECTED_PREFIX, Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
-from dashgen.publish.ledger import STORED_OUTCOMES, LedgerRecord, last_written
+from dashgen.publish.ledger import LedgerRecord, last_written
 from dashgen.render.library import LibraryElement
 
 KIND = "library-panel"  # the ledger's ``kind`` of an element's line
@@ -48,7 +48,7 @@ class LibraryItem:
 
     @property
     def writes(self) -> bool:
-        return self.action in ("create", "update")
+        return self.action in RESOURCE_WRITING
 
     @property
     def name(self) -> str:

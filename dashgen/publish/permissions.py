@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from dashgen.grafana.errors import GrafanaError
 from dashgen.grafana.permissions import FolderPermissions
+from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
@@ -54,7 +55,7 @@ def _missing_folder(access: FolderAccess, approvals: Approvals) -> PermissionIte
 
 def _apply(item: PermissionItem, release: ResourceRelease) -> ResourceOutcome:
     api = FolderPermissions(release.connection.client)
-    base = ResourceOutcome(item.uid, "", "failed", None)
+    base = ResourceOutcome(item.uid, "", OutcomeKind.FAILED, None)
     backup = release.backup(item.uid, {"grants": dict(item.live)})
     try:
         for principal, _ in item.access.grants:  # the read-back names each entry it knows by its id
@@ -69,9 +70,9 @@ def _apply(item: PermissionItem, release: ResourceRelease) -> ResourceOutcome:
     sha = grants_sha(stored)
     if sha != item.access.sha:
         detail = f"Grafana stores other permissions than dashgen.toml gives: {dict(pairs)}"
-        return ResourceOutcome(item.uid, "", "verify-failed", sha, detail, None, published, backup, pairs)
+        return ResourceOutcome(item.uid, "", OutcomeKind.VERIFY_FAILED, sha, detail, None, published, backup, pairs)
     detail = f"{len(item.changes)} assignment(s) applied; {', '.join(f'{p} {lv}' for p, lv in pairs) or 'no entry'}"
-    return ResourceOutcome(item.uid, "", "published", sha, detail, None, published, backup, pairs)
+    return ResourceOutcome(item.uid, "", OutcomeKind.PUBLISHED, sha, detail, None, published, backup, pairs)
 
 
 def run_permissions(

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from dashgen.errors import InputError
+from dashgen.publish.actions import RESOURCE_WRITING
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
 from dashgen.publish.ledger import LedgerRecord, last_written
@@ -104,7 +105,7 @@ class PermissionItem:
 
     @property
     def writes(self) -> bool:
-        return self.action == "update"
+        return self.action in RESOURCE_WRITING
 
     # what its ledger line and its not-written outcome say (``dashgen.publish.resource_outcome.ResourceItem``)
     profile = ""  # a context's folder, no profile's

@@ -33,7 +33,7 @@ from dashgen.grafana.errors import GrafanaError, VersionConflict
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import preflight
-from dashgen.publish.actions import Action, OutcomeKind
+from dashgen.publish.actions import NOT_ATTEMPTED_OUTCOMES, STORED_OUTCOMES, Action, OutcomeKind
 from dashgen.publish.alert_rules import plan_release_rules, run_rules
 from dashgen.publish.approvals import LIBRARY_PREFIX, Approvals
 from dashgen.publish.approved_plan import ApprovedPlan
@@ -313,7 +313,7 @@ def _with_library(connection: Connection, plan: Plan, options: ReleaseOptions, r
     mine = ledger_file.of_instance(records, connection.instance)
     profiles = tuple(sorted({d.target.profile for d in plan.dashboards})) if options.library_cleanup else ()
     managed = {d.target.uid for d in plan.dashboards} | {
-        str(r.uid) for r in mine if not r.kind and r.outcome in ledger_file.STORED_OUTCOMES
+        str(r.uid) for r in mine if not r.kind and r.outcome in STORED_OUTCOMES
     }
     items = plan_release_library(
         connection, elements, mine, options.approvals, cleanup_profiles=profiles, managed=tuple(sorted(managed))
@@ -332,7 +332,7 @@ def _without_missing_elements(plan: Plan, library: list[ResourceOutcome]) -> Pla
     """The plan to execute once the library panels are written: a dashboard whose library panel could not be written
     is not pushed (Grafana would show "library panel not found" in it); it is refused with the reason, the others
     go on (``partial``: the operator asked for this release, only the element failed)."""
-    failed = {o.uid: o for o in library if not o.ok and o.outcome != "refused" and o.outcome != "held"}
+    failed = {o.uid: o for o in library if not o.ok and o.outcome not in NOT_ATTEMPTED_OUTCOMES}
     if not failed or plan.blocked:
         return plan
 

@@ -8,22 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.actions import RESOURCE_STORED_OUTCOMES, OutcomeKind
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
 from dashgen.publish.ledger import LedgerRecord, append
 
-STORED = ("published", "unchanged", "deleted")
-
 
 @dataclass(frozen=True)
 class ResourceOutcome:
-    """``outcome``: published | unchanged | deleted | refused | held | conflict | failed | verify-failed."""
+    """What became of one resource (``outcome``: one of the ledger's outcomes)."""
 
     uid: str
     profile: str
-    outcome: str
+    outcome: OutcomeKind
     stored_sha: str | None = None
     detail: str = ""
     version: int | None = None  # a library panel's version (Grafana keeps none for the others)
@@ -33,7 +31,7 @@ class ResourceOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.outcome in STORED
+        return self.outcome in RESOURCE_STORED_OUTCOMES
 
 
 class ResourceItem(Protocol):
@@ -99,7 +97,7 @@ class ResourceRelease:
             git_commit=self.git_commit,
             profile=outcome.profile,
             uid=outcome.uid,
-            outcome=OutcomeKind(outcome.outcome),  # a closed set: a misspelt outcome fails here, not in a later read
+            outcome=outcome.outcome,
             grafana_version=outcome.version,
             build_sha=item.build_sha,
             stored_sha=outcome.stored_sha,
@@ -126,15 +124,21 @@ def not_written(item: ResourceItem, held: bool) -> ResourceOutcome:
     """The outcome of an item the release does not write: held (the release is refused), unchanged, or refused."""
     if held and item.action != "refused":
         return ResourceOutcome(
-            item.uid, item.profile, "held", None, "not written: the release is refused", item.live_version
+            item.uid, item.profile, OutcomeKind.HELD, None, "not written: the release is refused", item.live_version
         )
     if item.action == "unchanged":
         detail = "no write: Grafana stores this build"
         return ResourceOutcome(
-            item.uid, item.profile, "unchanged", item.live_sha, detail, item.live_version, grants=item.live_grants
+            item.uid,
+            item.profile,
+            OutcomeKind.UNCHANGED,
+            item.live_sha,
+            detail,
+            item.live_version,
+            grants=item.live_grants,
         )
     reasons = "; ".join(f"{r.reason} (approve: {r.key})" for r in item.refusals)
-    return ResourceOutcome(item.uid, item.profile, "refused", None, reasons, item.live_version)
+    return ResourceOutcome(item.uid, item.profile, OutcomeKind.REFUSED, None, reasons, item.live_version)
 
 
 def run_phase(

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.grafana.alerting import provenance_of
-from dashgen.publish.actions import OutcomeKind
+from dashgen.publish.actions import RESOURCE_WRITING, STORED_OUTCOMES, OutcomeKind
 from dashgen.publish.approvals import PROVENANCE_PREFIX, Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
-from dashgen.publish.ledger import STORED_OUTCOMES, LedgerRecord, last_written
+from dashgen.publish.ledger import LedgerRecord, last_written
 from dashgen.rules.grafana import group_sha
 
 KIND = "alert-rule-group"  # the ledger's ``kind`` of a rule group's line
@@ -70,7 +70,7 @@ class RuleGroupItem:
 
     @property
     def writes(self) -> bool:
-        return self.action in ("create", "update")
+        return self.action in RESOURCE_WRITING
 
     @property
     def live_sha(self) -> str | None:

@@ -18,13 +18,13 @@ from typing import Any
 
 from dashgen.grafana.alerting import RuleGroups
 from dashgen.grafana.errors import GrafanaError
-from dashgen.grafana.library import LibraryElements
 from dashgen.grafana.permissions import FolderPermissions
 from dashgen.grafana.resources import WRITE_VERSION
 from dashgen.live.datasource import Datasource
 from dashgen.live.query_check import DashboardInput
 from dashgen.publish.execute import v2_version
 from dashgen.publish.export import Connection, parallel, read_back
+from dashgen.publish.library import read_element
 from dashgen.publish.library_plan import KIND as LIBRARY_KIND
 from dashgen.publish.permissions_plan import KIND as PERMISSIONS_KIND
 from dashgen.publish.permissions_plan import grants_sha
@@ -115,7 +115,7 @@ def _stored_sha(connection: Connection, outcome: Mapping[str, Any]) -> str | Non
     """The SHA of what Grafana stores now of a resource outcome (None: it is gone)."""
     client, kind = connection.client, outcome["kind"]
     if kind == LIBRARY_KIND:
-        element = LibraryElements(client).get(str(outcome["uid"]))
+        element = read_element(connection, str(outcome["uid"]))  # through /apis where it is served
         return element.sha if element is not None else None
     if kind == RULES_KIND:
         group = RuleGroups(client).get(str(outcome["folder_uid"]), str(outcome["name"]))

@@ -24,8 +24,8 @@ from typing import Any
 
 from dashgen.errors import InputError
 from dashgen.files import atomic_write
-from dashgen.publish.actions import OutcomeKind
-from dashgen.publish.ledger import STORED_OUTCOMES, Instance, LedgerRecord
+from dashgen.publish.actions import STORED_OUTCOMES, OutcomeKind
+from dashgen.publish.ledger import Instance, LedgerRecord
 
 RELEASE_ID = re.compile(r"^r-\d{8}T\d{6}Z-[0-9a-f]{6}\Z")
 # context status: pending -> published (its release ran clean) -> verified (its checks held) | failed

@@ -14,6 +14,14 @@ the legacy routes then store the element as a ``dashboard.grafana.app/v0alpha1``
 only title (the name), description, panelTitle, type, options, fieldConfig, pluginVersion, datasource, gridPos,
 transparent (when true), links and targets (when not empty); the model read back is rebuilt from that spec (other
 keys are lost, empty ones come back as ``""`` / null); its PATCH does not compare the version sent.
+
+The ``librarypanels`` resource itself (``/apis/dashboard.grafana.app/v0alpha1/namespaces/<ns>/librarypanels``, served
+by the Grafana 13 flavour; ``resource_*``): a ``LibraryPanel`` object whose ``metadata.name`` is the uid, the folder
+the ``grafana.app/folder`` annotation, ``metadata.generation`` the legacy version and ``metadata.resourceVersion``
+an opaque counter; its spec is the name as ``title``, the panel's title as ``panelTitle`` and the spec keys above
+(``legacyLibraryPanelToUnstructured`` / ``LibraryPanelToLegacyModel``). ``PUT`` with a stale ``resourceVersion`` is
+a 409 Conflict ``Status``, without one it is unconditional; ``POST`` of an existing name is 409 AlreadyExists; an
+unknown name is 404 NotFound naming it.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ class StoredElement:
     created_by: str
     updated_by: str
     history: list[dict[str, Any]] = field(default_factory=list)
+    resource_version: int = 0
 
 
 class LibraryStore:
@@ -54,6 +63,7 @@ class LibraryStore:
         self.org = org
         self.elements: dict[str, StoredElement] = {}
         self._ids = itertools.count(1)
+        self._resource_versions = itertools.count(7001)
         self.kubernetes_library_panels = False  # Grafana's libraryelementsKubernetesLibraryPanels flag
 
     # ------------------------------------------------------------------ helpers
@@ -143,6 +153,7 @@ class LibraryStore:
                 actor,
                 actor,
             )
+            element.resource_version = next(self._resource_versions)
             self.elements[uid] = element
             return {"result": self.dto(element)}
 
@@ -193,7 +204,79 @@ class LibraryStore:
         if isinstance(model, dict):
             element.model = self._stored_model(model)
         element.version += 1
+        element.resource_version = next(self._resource_versions)
         element.updated, element.updated_by = now_rfc3339(), actor
+
+    # ------------------------------------------------------------------ the librarypanels resource (/apis)
+
+    def resource_object(self, element: StoredElement) -> dict[str, Any]:
+        model = k8s_round_trip(element.model)
+        spec = {k: v for k, v in model.items() if k != "title"}
+        spec.update(title=element.name, panelTitle=model["title"])
+        annotations = {"grafana.app/createdBy": element.created_by, "grafana.app/updatedBy": element.updated_by}
+        if element.folder_uid:
+            annotations["grafana.app/folder"] = element.folder_uid
+        namespace = "default" if self.org.org_id == 1 else f"org-{self.org.org_id}"
+        return {
+            "apiVersion": f"{RESOURCE_GROUP}/v0alpha1",
+            "kind": "LibraryPanel",
+            "metadata": {
+                "name": element.uid,
+                "namespace": namespace,
+                "generation": element.version,
+                "resourceVersion": str(element.resource_version),
+                "creationTimestamp": element.created,
+                "annotations": annotations,
+                "labels": {"grafana.app/deprecatedInternalID": str(element.id)},
+            },
+            "spec": spec,
+        }
+
+    def resource_get(self, uid: str) -> dict[str, Any]:
+        with self.org.lock:
+            element = self.elements.get(uid)
+            if element is None:
+                raise _status(404, "NotFound", f'librarypanels.{RESOURCE_GROUP} "{uid}" not found', uid)
+            return self.resource_object(element)
+
+    def resource_write(self, name: str | None, body: Any, actor: str) -> tuple[int, dict[str, Any]]:
+        """``POST`` (``name`` None) or ``PUT`` of a ``LibraryPanel`` object."""
+        metadata = body.get("metadata") if isinstance(body, dict) else None
+        spec = body.get("spec") if isinstance(body, dict) else None
+        if not isinstance(metadata, dict) or not isinstance(spec, dict) or body.get("kind") != "LibraryPanel":
+            raise _status(400, "BadRequest", "the body is not a LibraryPanel object")
+        uid = str(metadata.get("name") or "")
+        if not uid or (name is not None and uid != name):
+            raise _status(400, "BadRequest", "the name of the object does not match the name on the URL")
+        model = {k: copy.deepcopy(v) for k, v in spec.items() if k not in ("title", "panelTitle")}
+        model["title"] = str(spec.get("panelTitle") or "")
+        model = k8s_round_trip(model)  # the resource holds only its spec keys
+        annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
+        folder_uid = str(annotations.get("grafana.app/folder") or "")
+        title = str(spec.get("title") or "")
+        if name is None:
+            with self.org.lock:
+                if uid in self.elements:
+                    raise _status(409, "AlreadyExists", f'librarypanels.{RESOURCE_GROUP} "{uid}" already exists', uid)
+            self.create({"uid": uid, "name": title, "kind": 1, "model": model, "folderUid": folder_uid}, actor)
+            return 201, self.resource_get(uid)
+        with self.org.lock:
+            element = self.elements.get(uid)
+            if element is None:
+                raise _status(404, "NotFound", f'librarypanels.{RESOURCE_GROUP} "{uid}" not found', uid)
+            sent = str(metadata.get("resourceVersion") or "")
+            if sent and sent != str(element.resource_version):
+                raise _status(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on librarypanels.{RESOURCE_GROUP} "{uid}": the object has been '
+                    "modified; please apply your changes to the latest version and try again",
+                    uid,
+                )
+            folder = self._folder(folder_uid)
+            self._check_unique(uid, title, folder)
+            self._store(element, title, folder, model, actor)
+            return 200, self.resource_object(element)
 
     def delete(self, uid: str) -> dict[str, Any]:
         with self.org.lock:
@@ -235,6 +318,18 @@ class LibraryStore:
                 element, element.name, element.folder_uid, replaced if isinstance(replaced, dict) else model, user
             )
             return self.dto(element)
+
+
+RESOURCE_GROUP = "dashboard.grafana.app"
+
+
+def _status(code: int, reason: str, message: str, name: str | None = None) -> ApiError:
+    """A Kubernetes ``Status`` failure object of the librarypanels resource."""
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+    body.update(message=message, reason=reason, code=code)
+    if name is not None:
+        body["details"] = {"name": name, "group": RESOURCE_GROUP, "kind": "librarypanels"}
+    return ApiError(code, body)
 
 
 def k8s_round_trip(model: dict[str, Any]) -> dict[str, Any]:

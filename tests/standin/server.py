@@ -528,6 +528,8 @@ class GrafanaStandin:
     def _library_routes(self, route: Callable[..., _Route]) -> list[_Route]:
         """``/api/library-elements`` (§14), with its RBAC actions."""
         lib = r"/api/library-elements"
+        panels = rf"/apis/dashboard\.grafana\.app/{_UID}/namespaces/{_UID}/librarypanels"
+        read = ("library.panels:read",)
 
         def store(ctx: _Context) -> Any:
             return library_of(ctx.store)
@@ -552,7 +554,25 @@ class GrafanaStandin:
                 "library.panels:write",
             ),
             route("DELETE", rf"{lib}/{_UID}", lambda c: store(c).delete(c.params[0]), "library.panels:delete"),
+            route("GET", rf"{panels}/{_UID}", lambda c: store(self._panels(c)).resource_get(c.params[2]), *read),
+            route("POST", rf"{panels}/?", lambda c: self._panels_write(c, None), "library.panels:create"),
+            route("PUT", rf"{panels}/{_UID}", lambda c: self._panels_write(c, c.params[2]), "library.panels:write"),
         ]
+
+    def _panels(self, ctx: _Context) -> _Context:
+        """The caller's context once the librarypanels resource is known served: Grafana 13's v0alpha1 only (12 and
+        other versions answer a 404 that names no object, as an unserved resource does)."""
+        if self.mode != GRAFANA13 or ctx.params[0] != "v0alpha1":
+            raise apis.status_error(404, "NotFound", "the server could not find the requested resource")
+        if apis.org_of(ctx.params[1]) != ctx.store.org_id:
+            raise apis.status_error(
+                403, "Forbidden", f"namespace {ctx.params[1]!r} is not the organisation of the caller"
+            )
+        return ctx
+
+    def _panels_write(self, ctx: _Context, name: str | None) -> _Answer:
+        status, body = library_of(self._panels(ctx).store).resource_write(name, _parse_json(ctx.body), ctx.actor)
+        return _Answer(status, _encode(body))
 
     def _alerting_routes(self, route: Callable[..., _Route]) -> list[_Route]:
         """``/api/v1/provisioning`` rule groups and rules (§15)."""
