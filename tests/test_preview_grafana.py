@@ -301,3 +301,37 @@ def test_format_value_and_display_agree(value):
     """The page's two ways to a text (a cell's display processor, an axis' getValueFormat) agree without decimals."""
     (shown,) = call("display", {"unit": "short"}, [value])
     assert shown["text"] == call("formatValue", "short", value, None)
+
+
+def _shipped_panel(profile: str, title_start: str) -> dict:
+    document = json.loads((ROOT / "dashboards" / profile / f"dg-{profile}-cluster.json").read_text())
+
+    def every(panels):
+        for panel in panels:
+            yield panel
+            yield from every(panel.get("panels") or [])
+
+    (panel,) = [p for p in every(document["panels"]) if p.get("title", "").startswith(title_start)]
+    return panel
+
+
+@pytest.mark.parametrize("profile", ["h20-16", "long-context-64", "pd-128", "video-200"])
+def test_the_first_screens_problem_list_shows_its_labels_as_text_beside_the_date_unit(profile):
+    """The list's value is a time (unit dateTimeFromNow); Grafana parses every value of a field with a date unit
+    as a date, so label columns without an override read "NaN" (the all-clear row's Alert did)."""
+    panel = _shipped_panel(profile, "What is wrong now")
+    clear = _instant("A", [({"alertname": "none firing"}, "0")])
+    texts = _texts(_apply(panel, [clear]))
+    assert texts[0][0] == "none firing" and texts[0][-1].startswith("all clear"), texts
+    labels = {
+        "severity": "critical",
+        "entity": "node-3 GPU 5",
+        "layer": "GPU",
+        "alertname": "GpuXidError",
+        "cause": "GPU Xid error",
+        "look": "GPU health",
+    }
+    firing = _instant("A", [(labels, str(60_000 - 300_000))])
+    (row,) = _texts(_apply(panel, [firing]))
+    assert row[:-1] == ["critical", "node-3 GPU 5", "GPU", "GpuXidError", "GPU Xid error", "GPU health"], row
+    assert "NaN" not in row and "ago" in row[-1], row

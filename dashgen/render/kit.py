@@ -163,6 +163,8 @@ def _panel(
         raw = raw_options.fields()
         if "options" in raw:
             raw["options"] = deep_merge(fields.get("options", {}), raw["options"])
+        if "overrides" in raw:
+            raw["overrides"] = (*fields.get("overrides", ()), *raw["overrides"])
         fields.update(raw)
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
 
@@ -255,6 +257,20 @@ def stat(
     )
 
 
+def is_date_unit(unit: str | None) -> bool:
+    """Grafana's date units (``timeFormats`` and ``time:<format>``): its display processor parses any value of a
+    field with one as a date, a label's text too, which then reads "NaN"."""
+    return bool(unit) and (str(unit).startswith(("dateTime", "time:")))
+
+
+def text_columns_as_text(unit: str | None) -> tuple[dict[str, Any], ...]:
+    """A table whose values carry a date unit shows its label columns as text: an override giving string fields
+    the ``string`` unit, so the date unit reaches the value columns only."""
+    if not is_date_unit(unit):
+        return ()
+    return ({"matcher": {"id": "byType", "options": "string"}, "properties": [{"id": "unit", "value": "string"}]},)
+
+
 def table(
     key: str,
     title: str,
@@ -300,6 +316,7 @@ def table(
         },
         transformations=transformations,
         options=sort_options(sort),
+        overrides=text_columns_as_text(common.get("unit")),
     )
 
 
