@@ -183,6 +183,26 @@ def test_no_table_of_any_first_screen_has_a_column_past_its_edge_at_1920_px(draw
     assert checked >= 5 * len(PROFILES)
 
 
+def test_no_stat_of_any_first_screen_cuts_its_value(drawn):
+    """A stat's value fits its tile on every profile's first screen (``data-cut-values``): "99.95%" cut at the
+    tile's edge reads "9.95%"."""
+    checked = 0
+    for profile in load_profiles(PROFILES):
+        for built in build_all([profile]):
+            by_id = {panel_id(panel.key): panel.key for panel in built.spec.panels()}
+            items = layout(built.document)
+            folded = next((i for i, item in enumerate(items) if item.folded), len(items))
+            for item in items[:folded]:
+                if item.is_row or item.raw.get("type") != "stat":
+                    continue
+                box = drawn[built.uid][by_id[item.raw["id"]]]
+                if "data-cut-values" not in box:  # no value: Grafana's empty-panel text
+                    continue
+                assert box["data-cut-values"] == "0", (built.uid, item.raw["title"])
+                checked += 1
+    assert checked >= 3 * len(PROFILES)
+
+
 WARNING_TINTS = {"#fade2a": "yellow", "#ff9830": "orange"}  # Grafana's yellow and orange, as the preview paints
 # The SLO and burn-rate panels colour what the demo's latencies measure against each profile's objective, and the
 # healthy demo's latency distributions do not meet every profile's objective (e.g. 98.7 % of requests within

@@ -163,6 +163,15 @@
       wrap.appendChild(tile);
     });
     host.appendChild(wrap);
+    // Grafana's big value sizes its text to the tile (BigValue's calculateFontSize): shrink until it fits, and
+    // report any value still wider than its tile (data-cut-values), since a cut number reads as another number
+    var cut = 0;
+    Array.prototype.forEach.call(wrap.querySelectorAll(".big"), function (big) {
+      var room = big.parentNode.clientWidth - 4;
+      for (var size = 30; size > 9 && big.scrollWidth > room; size--) big.style.fontSize = (size - 1) + "px";
+      if (big.scrollWidth > room) cut++;
+    });
+    box.dataset.cutValues = String(cut);
   }
 
   function bars(host, box, result, request) {
