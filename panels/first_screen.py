@@ -45,6 +45,8 @@ HEALTHY_EMPTY = frozenset(
         (MATRIX_TITLE, "A"),  # lists only the cells that are not ok
         ("Missing targets", "A"),
         ("Targets per source: up, expected, missing", "C"),
+        # the Jobs group's list of stuck video instances (video_slo.stuck_panel): empty while none is stuck
+        ("Stuck instances: jobs waiting or running, none finished", "A"),
     }
 )
 TOP, BOTTOM = 6, 12  # the heights of the two lines: 1 + 6 + 12 = 19 grid units with the row header
@@ -343,9 +345,10 @@ def instance_state_panel(profile: Profile) -> PanelSpec:
             source="SGLang Diffusion per instance: sglang:diffusion_requests_total (non-warm-up), "
             "sglang:diffusion_num_queue_reqs and sglang:diffusion_num_running_reqs",
             quantity=f"the first that applies over {diffusion.stuck_window(profile)} (2 x the job-latency bound): "
-            "finishing jobs > stuck (jobs wait or run, none finished) > idle",
+            "finishing jobs > stuck (jobs waited or ran at every sample of the window, none finished) > idle",
             limit="an instance whose engine is not scraped is not listed (the matrix and Missing targets show it); "
-            "counts are per job, not per video",
+            "counts are per job, not per video; 'waited throughout' is judged at the scrape step, so a spike of "
+            "idleness shorter than one scrape between two samples is missed",
         ),
         labels={node: "Node", endpoint: "Instance"},
         columns=[Column("State", diffusion.instance_state(profile))],

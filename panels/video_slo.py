@@ -177,14 +177,15 @@ def stuck_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             source=f'{df.ENGINE}: {df.QUEUE}, {df.RUNNING}, {df.REQUESTS}{{is_warmup="false"}}',
             quantity=(
-                f"per instance at the window end, the jobs queued + running where no non-warm-up "
-                f"job finished over the last {window} ({df.STUCK_FACTOR} x the job-latency bound); "
-                "the VideoInstanceStuck alert's expression"
+                f"per instance at the window end, the jobs queued + running where jobs waited or ran at every "
+                f"sample of the last {window} ({df.STUCK_FACTOR} x the job-latency bound) and no non-warm-up "
+                "job finished in it; the VideoInstanceStuck alert's expression"
             ),
             limit=(
                 "an empty table means no instance is stuck or no engine reports (see Missing-data "
                 "reasons); a hung engine that stopped updating its gauges keeps its last queue; a "
-                "single job legitimately longer than the window reads stuck"
+                "single job legitimately longer than the window reads stuck; 'waited throughout' is judged at "
+                "the scrape step, so a spike of idleness shorter than one scrape is missed"
             ),
         ),
         # the instance's labels and its count, named: the columns are known before any data comes back
