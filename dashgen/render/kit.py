@@ -163,8 +163,9 @@ def _panel(
         raw = raw_options.fields()
         if "options" in raw:
             raw["options"] = deep_merge(fields.get("options", {}), raw["options"])
-        if "overrides" in raw:
-            raw["overrides"] = (*fields.get("overrides", ()), *raw["overrides"])
+        if "overrides" in raw:  # the kit's own first; an imported copy of one of them is not added twice
+            own = tuple(fields.get("overrides", ()))
+            raw["overrides"] = (*own, *(o for o in raw["overrides"] if o not in own))
         fields.update(raw)
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
 
