@@ -339,7 +339,7 @@ def test_legend_and_stat_text_is_grafana_s(drawn, previews):
             inner = by_body[spec["id"]]["inner"]
             if spec["request"]["panel"]["type"] == "stat":
                 shown = [v["text"] for v in answer["values"] if v["numeric"] is not None or v["text"]]
-                assert [html.unescape(t) for t in re.findall(r'<div class="big">(.*?)</div>', inner)] == shown
+                assert [html.unescape(t) for t in re.findall(r'<div class="big"[^>]*>(.*?)</div>', inner)] == shown
                 checked += len(shown)
                 continue
             drawn_series = [s for s in answer["series"] if any(v is not None for v in s["values"])]
