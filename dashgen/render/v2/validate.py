@@ -24,16 +24,22 @@ GRID_COLUMNS = 24
 def schema(api_version: str) -> dict[str, Any]:
     """The v2 schema of ``api_version`` (``v2`` or ``v2beta1``) with ``Dashboard`` as its root."""
     text = resources.files("dashgen").joinpath(f"render/schema/{SCHEMA_FILES[api_version]}").read_text()
-    loaded = json.loads(text)
-    # Grafana's CUE declares an override's property value and a matcher's options as any value (``value?: _``,
-    # ``options?: _`` in dashboard_spec.cue); the generated JSON Schema renders that as an object, which would
-    # refuse ``{"id": "unit", "value": "string"}`` and ``{"id": "byName", "options": "Node"}`` that Grafana stores.
+    loaded = any_valued_overrides(json.loads(text))
+    return {**loaded, "$ref": "#/definitions/Dashboard"}
+
+
+def any_valued_overrides(loaded: dict[str, Any]) -> dict[str, Any]:
+    """A Foundation SDK schema with an override's property value and a matcher's options read as any value.
+
+    Grafana's CUE declares both as any value (``value?: _``, ``options?: _``); the generated JSON Schema renders
+    that as an object, which would refuse ``{"id": "unit", "value": "string"}`` and ``{"id": "byName",
+    "options": "Node"}`` that Grafana stores."""
     definitions = loaded["definitions"]
     definitions["DynamicConfigValue"]["properties"]["value"] = {}
     definitions["MatcherConfig"]["properties"]["options"] = {
         "description": definitions["MatcherConfig"]["properties"]["options"].get("description", "")
     }
-    return {**loaded, "$ref": "#/definitions/Dashboard"}
+    return loaded
 
 
 @cache
