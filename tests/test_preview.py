@@ -161,25 +161,26 @@ def test_every_panel_of_the_first_row_is_drawn(drawn):
     assert checked >= 4 * len(PROFILES)
 
 
-def test_no_table_of_any_first_screen_has_a_column_past_its_edge_at_1920_px(drawn):
-    """The preview reports the columns past a table's edge (``data-clipped-columns``, from the columns the data
-    brought): on every profile's first screen (the rows above the first collapsed row) there are none."""
-    checked = 0
+def _first_screen_boxes(drawn, panel_type: str):
+    """(dashboard uid, panel title, drawn box) of every ``panel_type`` panel on each profile's first screen (the
+    rows above the first collapsed row)."""
     for profile in load_profiles(PROFILES):
         for built in build_all([profile]):
             by_id = {panel_id(panel.key): panel.key for panel in built.spec.panels()}
             items = layout(built.document)
             folded = next((i for i, item in enumerate(items) if item.folded), len(items))
             for item in items[:folded]:
-                if item.is_row or item.raw.get("type") != "table":
-                    continue
-                box = drawn[built.uid][by_id[item.raw["id"]]]
-                assert box["data-clipped-columns"] == "0", (
-                    built.uid,
-                    item.raw["title"],
-                    box.get("data-clipped"),
-                )
-                checked += 1
+                if not item.is_row and item.raw.get("type") == panel_type:
+                    yield built.uid, item.raw["title"], drawn[built.uid][by_id[item.raw["id"]]]
+
+
+def test_no_table_of_any_first_screen_has_a_column_past_its_edge_at_1920_px(drawn):
+    """The preview reports the columns past a table's edge (``data-clipped-columns``, from the columns the data
+    brought): on every profile's first screen (the rows above the first collapsed row) there are none."""
+    checked = 0
+    for uid, title, box in _first_screen_boxes(drawn, "table"):
+        assert box["data-clipped-columns"] == "0", (uid, title, box.get("data-clipped"))
+        checked += 1
     assert checked >= 5 * len(PROFILES)
 
 
@@ -187,19 +188,11 @@ def test_no_stat_of_any_first_screen_cuts_its_value(drawn):
     """A stat's value fits its tile on every profile's first screen (``data-cut-values``): "99.95%" cut at the
     tile's edge reads "9.95%"."""
     checked = 0
-    for profile in load_profiles(PROFILES):
-        for built in build_all([profile]):
-            by_id = {panel_id(panel.key): panel.key for panel in built.spec.panels()}
-            items = layout(built.document)
-            folded = next((i for i, item in enumerate(items) if item.folded), len(items))
-            for item in items[:folded]:
-                if item.is_row or item.raw.get("type") != "stat":
-                    continue
-                box = drawn[built.uid][by_id[item.raw["id"]]]
-                if "data-cut-values" not in box:  # no value: Grafana's empty-panel text
-                    continue
-                assert box["data-cut-values"] == "0", (built.uid, item.raw["title"])
-                checked += 1
+    for uid, title, box in _first_screen_boxes(drawn, "stat"):
+        if "data-cut-values" not in box:  # no value: Grafana's empty-panel text
+            continue
+        assert box["data-cut-values"] == "0", (uid, title)
+        checked += 1
     assert checked >= 3 * len(PROFILES)
 
 
