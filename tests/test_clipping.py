@@ -7,29 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from clipped_columns import panel_clipped
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles
 from dashgen.render.clipping import (
-    SCREEN_WIDTH,
     Sizing,
     clipped,
     column_widths,
     panel_pixels,
-    sizing,
     table_pixels,
     visible_columns,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = {p.name: p for p in load_profiles([], ROOT / "profiles")}
-
-
-def panel_clipped(panel, columns, screen_width: int = SCREEN_WIDTH) -> list[str]:
-    """The shown ``columns`` of a table panel that lie past its edge on a screen ``screen_width`` pixels wide."""
-    return clipped(
-        columns, table_pixels(int(panel.get("gridPos", {}).get("w") or 12), screen_width), sizing(panel, columns)
-    )
 
 
 def test_the_grid_at_1920_px() -> None:

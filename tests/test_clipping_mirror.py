@@ -10,9 +10,10 @@ import re
 import subprocess
 from importlib import resources
 
+from clipped_columns import panel_clipped
 from grafana_node import node_or_skip
 
-from dashgen.render.clipping import clip_rule, panel_clipped
+from dashgen.render.clipping import clip_rule
 
 SCRIPT = resources.files("dashgen").joinpath("data", "preview", "preview.js").read_text()
 

@@ -326,11 +326,12 @@ def test_s31_the_per_gpu_throttle_columns_count_the_bits_the_health_matrix_and_a
 def test_throttle_columns_read_the_mask_once_per_run_of_adjacent_bits_and_test_the_same_bits():
     """Issue 42: a run of adjacent bits is tested with one read of the mask (``floor(x / low) % 2 ** n``); for every
     8-bit mask the runs say "set" exactly when one of the column's bits is set."""
-    from dashgen_queries.gpu import POWER_BITS, THERMAL_BITS
+    from dashgen_queries.gpu import HW_SLOWDOWN_BITS, POWER_BITS, THERMAL_BITS
 
     assert gpu_window_stats.bit_runs(THERMAL_BITS) == [(0x20, 2)]
-    assert gpu_window_stats.bit_runs(POWER_BITS) == [(0x4, 2), (0x80, 1)]
-    for bits in (THERMAL_BITS, POWER_BITS, (0x1, 0x4, 0x8, 0x10, 0x40), (0x2,)):
+    assert gpu_window_stats.bit_runs(POWER_BITS) == [(0x4, 1), (0x80, 1)]
+    assert gpu_window_stats.bit_runs(POWER_BITS + HW_SLOWDOWN_BITS) == [(0x4, 2), (0x80, 1)]
+    for bits in (THERMAL_BITS, POWER_BITS, POWER_BITS + HW_SLOWDOWN_BITS, (0x1, 0x4, 0x8, 0x10, 0x40), (0x2,)):
         runs = gpu_window_stats.bit_runs(bits)
         for mask in range(512):
             assert any((mask // low) % 2**width for low, width in runs) == any(mask & bit for bit in bits), (bits, mask)
