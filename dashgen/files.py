@@ -1,4 +1,5 @@
-"""Writing files: the one atomic replace (temporary file + rename), write-if-changed, and durable append.
+"""Writing files: the one atomic replace (temporary file + rename), write-if-changed, and durable append; and
+where dashgen keeps what it caches between runs (:func:`cache_dir`).
 
 Every file dashgen writes (dashboards, rule files, release backups, the ledger, the release lock) goes
 through here, so the guarantees are stated once: a reader sees the old bytes or the new ones, never a
@@ -147,3 +148,13 @@ def _fsync_directory(directory: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def cache_dir() -> Path | None:
+    """Where dashgen keeps what it caches between runs (the compiled schema validator, the panel index's test
+    selectors): ``$DASHGEN_CACHE_DIR``, else the user's cache folder; None when there is none."""
+    explicit = os.environ.get("DASHGEN_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or (str(Path.home() / ".cache") if Path.home().is_dir() else "")
+    return Path(base) / "dashgen" if base else None

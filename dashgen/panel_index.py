@@ -4,14 +4,19 @@ rules (S-ids of domain.md) it proves, the tests that check it by name, and its d
 source / quantity / limit. It doubles as the reading guide: what each panel proves and what not.
 
 Pure apart from reading source files: profiles -> specs (while the kit notes which function made
-each panel) -> the Python source of ``panels/`` and ``tests/`` (``ast``) -> markdown bytes.
+each panel) -> the Python source of ``panels/`` and ``tests/`` (``ast``) -> markdown bytes. What each test module
+selects is kept in dashgen's cache folder by the hash of the module's bytes (``check`` builds the index every run).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
 import importlib
+import json
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
@@ -21,6 +26,7 @@ import dashgen_panels as panels
 
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
+from dashgen.files import atomic_write, cache_dir
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit
 from dashgen.render.ids import panel_id
@@ -152,10 +158,10 @@ def _module_constants(module: ast.Module) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def _loop_strings(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+def _loop_strings(nodes: list[ast.AST], constants: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     """Loop variables that run over strings (``for step in LADDER``), for ``title.startswith(step)``."""
     found: dict[str, tuple[str, ...]] = {}
-    for node in ast.walk(function):
+    for node in nodes:
         loop = node if isinstance(node, ast.For | ast.comprehension) else None
         if loop and isinstance(loop.target, ast.Name) and (values := _strings(loop.iter, constants)):
             found[loop.target.id] = values
@@ -191,61 +197,132 @@ def _names_some_panels(prefix: str) -> bool:
     return len(prefix) >= _SHORTEST_FSTRING_PREFIX and not prefix.endswith(".")
 
 
-def _selectors(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> tuple[set[str], set[str]]:
-    """The whole strings and the prefixes one function's body names (not those of functions it calls)."""
-    names = {**constants, **_loop_strings(function, constants)}
+@dataclass(frozen=True)
+class _Named:
+    """What one function's own body names (not the functions it calls), and the module-level names it calls."""
+
+    literals: frozenset[str]
+    prefixes: frozenset[str]
+    calls: frozenset[str]
+
+
+def _named(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> _Named:
+    """One walk of ``function``: the whole strings and prefixes it names, and the plain names it calls."""
+    nodes = list(ast.walk(function))
+    names = {**constants, **_loop_strings(nodes, constants)}
     literals: set[str] = set()
     prefixes: set[str] = set()
-    for node in ast.walk(function):
+    calls: set[str] = set()
+    for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             literals.add(node.value)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             literals.update(constants.get(node.id, ()))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
-            prefixes.update(_strings(node.args[0] if node.args else None, names))
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                calls.add(node.func.id)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+                prefixes.update(_strings(node.args[0] if node.args else None, names))
         elif isinstance(node, ast.JoinedStr):
             if (whole := _expanded(node, names)) is not None:
                 literals.update(whole)
             elif _names_some_panels(lead := _lead(node)):
                 prefixes.add(lead)
-    return literals, prefixes
+    return _Named(frozenset(literals), frozenset(prefixes), frozenset(calls))
 
 
-def _called_helpers(function: ast.AST, helpers: dict[str, ast.FunctionDef]) -> set[str]:
-    """The module's own helper functions ``function`` calls, transitively."""
+def _called_helpers(test: str, named: dict[str, _Named], helpers: set[str]) -> set[str]:
+    """The module's own helper functions the function ``test`` calls, transitively."""
     seen: set[str] = set()
-    todo = [function]
+    todo = [test]
     while todo:
-        for node in ast.walk(todo.pop()):
-            name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
-            if name in helpers and name not in seen:
+        for name in named[todo.pop()].calls & helpers:
+            if name not in seen:
                 seen.add(name)
-                todo.append(helpers[name])
+                todo.append(name)
     return seen
 
 
+FileSelectors = dict[str, tuple[list[str], list[str]]]  # test function -> (sorted literals, sorted prefixes)
+_CACHED_MODULES = 1000  # test module versions the selector cache keeps (about 3 KB each)
+
+
+def file_selectors(source: bytes) -> FileSelectors:
+    """What every test function of one test module names, with what the module's helpers it calls name."""
+    module = ast.parse(source)
+    constants = _module_constants(module)
+    functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
+    helpers = {name for name in functions if not name.startswith("test_")}
+    named = {name: _named(node, constants) for name, node in functions.items()}
+    found: FileSelectors = {}
+    for name in functions:
+        if name.startswith("test_"):
+            own = [named[name], *(named[helper] for helper in _called_helpers(name, named, helpers))]
+            found[name] = (
+                sorted(set().union(*(n.literals for n in own))),
+                sorted(set().union(*(n.prefixes for n in own))),
+            )
+    return found
+
+
+def _cache_file() -> Path | None:
+    """The cache of :func:`file_selectors` results, keyed by this module's own source (a change to how selectors
+    are read starts a new cache) and the Python version (``ast`` differs between versions)."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    me = hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode()).hexdigest()[:16]
+    return folder / f"panel-index-selectors-{me}.json"
+
+
+def _read_cache(path: Path | None) -> dict[str, FileSelectors]:
+    """Cached results by the sha256 of a test module's bytes; {} when missing or unreadable (then read afresh)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        key: {name: (list(pair[0]), list(pair[1])) for name, pair in value.items()}
+        for key, value in data.items()
+        if isinstance(value, dict)
+        and all(
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, list) for p in pair)
+            for pair in value.values()
+        )
+    }
+
+
 def selectors_of(tests_dir: Path) -> Selectors:
-    """What every test function of ``tests_dir/test_*.py`` names, with what the helpers it calls name."""
+    """What every test function of ``tests_dir/test_*.py`` names, with what the helpers it calls name.
+
+    ``check`` builds the index on every run, and reading ~140 test modules' syntax trees was half of a ``check``
+    at 10,000 GPUs; each module's result is kept in the cache folder by the hash of its bytes, so only the test
+    modules edited since the last run are parsed again."""
     literals: dict[str, list[str]] = defaultdict(list)
     prefixes: dict[str, list[str]] = defaultdict(list)
+    path_of_cache = _cache_file()
+    cached = _read_cache(path_of_cache)
+    used: dict[str, FileSelectors] = {}
     for path in sorted(tests_dir.glob("test_*.py")):
-        module = _parsed(path)
-        constants = _module_constants(module)
-        functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
-        helpers = {name: node for name, node in functions.items() if not name.startswith("test_")}
-        named = {name: _selectors(node, constants) for name, node in functions.items()}
-        for name, node in functions.items():
-            if not name.startswith("test_"):
-                continue
+        source = path.read_bytes()
+        digest = hashlib.sha256(source).hexdigest()
+        per_test = used[digest] = cached[digest] if digest in cached else file_selectors(source)
+        for name, (own_literals, own_prefixes) in per_test.items():
             test = f"{path.name}::{name}"
-            own_literals, own_prefixes = named[name]
-            for helper in _called_helpers(node, helpers):
-                own_literals = own_literals | named[helper][0]
-                own_prefixes = own_prefixes | named[helper][1]
             for text in own_literals:
                 literals[text].append(test)
             for text in own_prefixes:
                 prefixes[text].append(test)
+    if path_of_cache is not None and used.keys() - cached.keys():
+        with contextlib.suppress(OSError):  # no cache is only slower
+            path_of_cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # other trees' modules stay (a worktree, a test's sample module), the newest first, up to a bound
+            kept = dict(list({**used, **cached}.items())[:_CACHED_MODULES])
+            atomic_write(path_of_cache, json.dumps(kept, separators=(",", ":")).encode())
     return Selectors(literals, prefixes)
 
 

@@ -96,3 +96,45 @@ def test_the_real_index_names_no_test_that_only_shares_a_word_with_a_key():
     assert not [t for t in queue if t.startswith("test_slo_health.py")], queue
     slo_queue = panel_tests("slo_health.queue", ("Queue length",), selectors)
     assert "test_slo_health.py::test_stage_panels_never_sum_across_pp_rank" in slo_queue
+
+
+CACHED = """
+def test_one():
+    assert "cache_group.first_panel"
+"""
+
+
+def test_selectors_are_read_from_the_cache_until_a_test_module_changes(tmp_path, monkeypatch):
+    """``check`` builds the index on every run: each test module's selectors are kept by the hash of its bytes, so
+    an unchanged module is not parsed again, and an edited one is (its new strings select, its old ones do not)."""
+    import dashgen.panel_index as index
+
+    monkeypatch.setenv("DASHGEN_CACHE_DIR", str(tmp_path / "cache"))
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_sample.py").write_text(dedent(SAMPLE), encoding="utf-8")
+    (tests / "test_cached.py").write_text(CACHED, encoding="utf-8")
+    first = selectors_of(tests)
+    assert first.literals["cache_group.first_panel"] == ["test_cached.py::test_one"]
+    parsed: list[int] = []
+    real = index.file_selectors
+    monkeypatch.setattr(index, "file_selectors", lambda source: parsed.append(len(source)) or real(source))
+    assert selectors_of(tests) == first
+    assert parsed == []  # every module came from the cache
+    (tests / "test_cached.py").write_text(CACHED.replace("first_panel", "second_panel"), encoding="utf-8")
+    edited = selectors_of(tests)
+    assert parsed == [len(CACHED) + 1]  # the edited module only
+    assert "cache_group.first_panel" not in edited.literals
+    assert edited.literals["cache_group.second_panel"] == ["test_cached.py::test_one"]
+
+
+def test_an_unreadable_selector_cache_is_read_afresh(tmp_path, monkeypatch):
+    monkeypatch.setenv("DASHGEN_CACHE_DIR", str(tmp_path / "cache"))
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_sample.py").write_text(dedent(SAMPLE), encoding="utf-8")
+    fresh = selectors_of(tests)
+    (cached,) = (tmp_path / "cache").glob("panel-index-selectors-*.json")
+    for broken in ("{not json", "[1, 2]", '{"abc": {"test_x": ["not", "lists"]}}'):
+        cached.write_text(broken, encoding="utf-8")
+        assert selectors_of(tests) == fresh, broken

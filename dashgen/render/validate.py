@@ -32,6 +32,7 @@ from typing import Any
 import fastjsonschema
 
 from dashgen.document import iter_panels
+from dashgen.files import cache_dir
 from dashgen.render.spec import ratio_axis_problem
 
 GRAFANA_GLOBALS = frozenset(
@@ -67,15 +68,6 @@ def target_fields() -> frozenset[str]:
     return frozenset(_schema()["definitions"]["target"]["properties"])
 
 
-def _cache_dir() -> Path | None:
-    """Where the compiled validator is kept between runs: ``$DASHGEN_CACHE_DIR``, else the user's cache folder."""
-    explicit = os.environ.get("DASHGEN_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or (str(Path.home() / ".cache") if Path.home().is_dir() else "")
-    return Path(base) / "dashgen" if base else None
-
-
 def _trusted(path: Path) -> bool:
     """A cache file this user owns and no one else can write: only then is its code loaded."""
     info = path.stat()
@@ -91,7 +83,7 @@ def _fast_validator() -> Any:
     Any problem with the cache just means compiling again."""
     text = json.dumps(_schema(), sort_keys=True)
     key = hashlib.sha256(f"{text}|{fastjsonschema.VERSION}|{sys.version}".encode()).hexdigest()[:24]
-    folder = _cache_dir()
+    folder = cache_dir()
     path = folder / f"schema-validator-{key}.marshal" if folder else None
     code = None
     if path is not None:
