@@ -1,6 +1,8 @@
 """The first screen's queries at 1,024 GPUs: every query of the Now row of every shipped profile, and of the same
 profile scaled to 128 nodes x 8 GPUs, stays within VictoriaMetrics' default 16 KiB ``-search.maxQueryLen``, and its
-text does not grow with the node count (a node is a label value the store matches, never a term of the query)."""
+text does not grow with the node count (a node is a label value the store matches, never a term of the query).
+So does every other query of the scaled profiles: each panel's, as Grafana sends it, and each rule's, as vmalert
+sends it."""
 
 from __future__ import annotations
 
@@ -94,3 +96,35 @@ def test_what_is_wrong_now_writes_out_every_entity_the_catalogue_names() -> None
         written = {label for label, _ in now.entity_parts(profile)}
         missing = {role for role in ENTITIES if profile.labels.get(role, role) not in written}
         assert not missing, (profile.name, missing)
+
+
+def _every_value(match: str, label: str) -> list[str]:
+    """What a store of 1,024 GPUs answers a variable's ``label_values`` with: as many values as GPUs (used only
+    where a variable selects All without an ``allValue``, when Grafana writes every value into the query)."""
+    return [f"{label}-{i:04d}" for i in range(SCALED_NODES * 8)]
+
+
+@pytest.mark.slow  # about 1 s per profile: the build and rules of 1,024 GPUs
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_panel_and_rule_query_fits_16_kib_at_1024_gpus(name: str) -> None:
+    """Issue 42: every query of every profile at 1,024 GPUs, collapsed rows and rules included, within the 16 KiB a
+    stock VictoriaMetrics accepts (a longer one is an error on the panel, or a rule that never evaluates)."""
+    import time
+
+    from dashgen.build import build_profile
+    from dashgen.live.expand import Window
+    from dashgen.live.query_check import DashboardInput, plan
+    from dashgen.rules.render import rule_groups_data
+
+    big = scaled(name)
+    inputs = [DashboardInput(built.uid, built.document, big) for built in build_profile(big)]
+    sent = {
+        (str(panel.raw.get("title")), query.ref_id): query.expr
+        for panel in plan(inputs, Window(time.time(), 3600), label_values=_every_value)
+        for query in panel.queries
+    }
+    rules = [rule for group in rule_groups_data(big) for rule in group["rules"]]
+    sent |= {(str(rule.get("record") or rule.get("alert")), str(i)): rule["expr"] for i, rule in enumerate(rules)}
+    assert len(sent) > 250, len(sent)  # every panel target and every rule, not a handful
+    too_long = {key: len(q.encode()) for key, q in sent.items() if len(q.encode()) > VM_MAX_QUERY_BYTES}
+    assert not too_long, too_long
