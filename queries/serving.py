@@ -95,16 +95,20 @@ def _engine(profile: Profile, metric: str) -> str:
 
 
 def replica_state(profile: Profile) -> str:
-    """Every replica's state code, ``{replica}``: the first of stage down, stalled, idle, serving that applies."""
+    """Every replica's state code, ``{replica}``: the first of stage down, serving, stalled, idle that applies.
+
+    Each series is read once (the first screen runs this for every replica at once): a stage is down when an
+    inventory node of the replica has no engine target up (absent or 0); a replica whose tokens move serves;
+    of the rest, one with requests waiting is stalled and the others idle (serving and stalled exclude each
+    other by the tokens, so serving may be tested first)."""
     by = [REPLICA_LABEL]
-    expected = agg("count", by, node_to_replica(profile))
-    up = agg("count", by, _per_replica(profile, f"({_engine(profile, 'up')} == 1)"))
-    down = f"({STAGE_DOWN} + 0 * (({expected} - ({up} or {expected} * 0)) > 0))"
+    node = profile.label("node")
+    missing = agg("count", by, f"({node_to_replica(profile)} unless on({node}) ({_engine(profile, 'up')} == 1))")
+    down = f"({STAGE_DOWN} + 0 * {missing})"
     tokens = f"({agg('sum', by, _per_replica(profile, rate(_engine(profile, TOKENS), STALL_WINDOW)))} > 0)"
     waiting = f"({agg('sum', by, _per_replica(profile, _engine(profile, WAITING)))} > 0)"
-    stalled = f"(({STALLED} + 0 * {waiting}) unless on({REPLICA_LABEL}) {tokens})"
-    idle = f"(({IDLE} + 0 * {expected}) unless on({REPLICA_LABEL}) {tokens})"
-    return f"{down} or {stalled} or {idle} or ({SERVING} + 0 * {expected})"
+    expected = agg("count", by, node_to_replica(profile))
+    return f"{down} or ({SERVING} + 0 * {tokens}) or ({STALLED} + 0 * {waiting}) or ({IDLE} + 0 * {expected})"
 
 
 def replica_states(profile: Profile, topology: Topology) -> list[str]:

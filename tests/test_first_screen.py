@@ -594,3 +594,52 @@ def test_s33_the_top_line_leads_with_what_is_wrong_and_leaves_the_client_health_
         assert by_title[client.title]["gridPos"]["w"] == first_screen.CLIENT_SLOT
         assert by_title[client.title]["gridPos"]["x"] == slo["gridPos"]["x"] + slo["gridPos"]["w"]
         assert wide == first_screen.WRONG_NOW_WIDTH
+
+
+def test_s26_replica_serving_state_reads_each_series_once_and_names_every_state(victoriametrics) -> None:
+    """Replicas r0 serving (both nodes up, tokens move), r1 a stage down (b1 has no engine target at all), r2
+    stalled (requests wait, no token moves), r3 idle, r4 a stage down though its tokens move (e0's target reads
+    0), r5 serving with two engine targets on its node, one of them down beside one up. The query reads the
+    inventory, up, the token counter and the queue each once per use, not once per state (issue 42: the first
+    screen's replica state read the inventory eight times)."""
+    from dashgen_queries.inventory import INVENTORY
+
+    profile, end = _deployment("replicas")
+    query = sv.replica_state(profile)
+    assert query.count(INVENTORY) <= 4 and query.count(sv.TOKENS) == 1 and query.count("up{") == 1, query
+    start = end - 1800
+    cluster = {"cluster": profile.deployment}
+    nodes = {"a0": "r0", "a1": "r0", "b0": "r1", "b1": "r1", "c0": "r2", "d0": "r3", "e0": "r4", "f0": "r5"}
+    series = []
+    for node, replica in nodes.items():
+        series.append(
+            _points(INVENTORY, {**cluster, "node": node, "segment_host": node, "replica": replica}, 1, start, end)
+        )
+    engine = {**cluster, "job": "sglang"}
+    targets = {"a0": 1, "a1": 1, "b0": 1, "c0": 1, "d0": 1, "e0": 0, "f0": 1}
+    for node, value in targets.items():
+        series.append(_points("up", {**engine, "node": node, "instance": f"{node}:30000"}, value, start, end))
+    series.append(_points("up", {**engine, "node": "f0", "instance": "f0:30001"}, 0, start, end))
+    stamps = list(range(start, end + 1, STEP))
+    for node in ("a0", "a1", "e0", "f0"):  # tokens move
+        series.append(
+            {
+                "metric": {"__name__": sv.TOKENS, **engine, "node": node, "instance": f"{node}:30000"},
+                "values": [10.0 * i for i in range(len(stamps))],
+                "timestamps": [t * 1000 for t in stamps],
+            }
+        )
+    for node in ("c0", "d0"):  # tokens stand still
+        series.append(_points(sv.TOKENS, {**engine, "node": node, "instance": f"{node}:30000"}, 500, start, end))
+    for node, waiting in {"a0": 2, "c0": 3, "d0": 0}.items():
+        series.append(_points(sv.WAITING, {**engine, "node": node, "instance": f"{node}:30000"}, waiting, start, end))
+    _write(victoriametrics, series)
+    states = {s["metric"][sv.REPLICA_LABEL]: int(s["value"][1]) for s in _instant(victoriametrics, query, end)}
+    assert states == {
+        "r0": sv.SERVING,
+        "r1": sv.STAGE_DOWN,
+        "r2": sv.STALLED,
+        "r3": sv.IDLE,
+        "r4": sv.STAGE_DOWN,
+        "r5": sv.SERVING,
+    }
