@@ -376,8 +376,8 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
             source="per replica (which nodes hold its PP stages: the node inventory series node:dashgen_inventory:info "
             "of rules/<profile>.yml): up of the engine job on those nodes, sglang:realtime_tokens_total and "
             "sglang:num_queue_reqs",
-            quantity=f"the first that applies: PP stage not scraped (fewer engine targets up than the replica's "
-            f"nodes) > stalled (requests wait, no token moved over {serving.STALL_WINDOW}) > idle (no token "
+            quantity=f"the first that applies: PP stage not scraped (a node of the replica with no engine "
+            f"target up) > stalled (requests wait, no token moved over {serving.STALL_WINDOW}) > idle (no token "
             "moved, nothing waits) > serving",
             limit="a replica sharing a node with others is read from the node's series, so one busy replica makes "
             "its node's neighbours look busy too; 'PP stage not scraped' does not prove the ranks are down "
