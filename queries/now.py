@@ -34,6 +34,9 @@ EVALUATOR_SILENT = 9  # the verdict list's code for "no rule of this deployment 
 EVALUATOR_SILENT_TEXT = "rule evaluator silent: no verdict is recorded"
 EVALUATOR_NODE, EVALUATOR_LAYER = "all nodes", "rule evaluator"
 NOT_OK_FROM = nodata.INSUFFICIENT  # reason codes from here up are shown; below: ok, no traffic, no I/O
+# Above every reason code (GPU missing: GPU_MISSING_BASE x expected + seen GPUs, at most 1,615) and health state
+# code: the worst-of encoding of not_ok_cells keeps the codes apart by it.
+BAND = nodata.GPU_MISSING_BASE * (nodata.MAX_GPUS_PER_NODE + 1)
 
 
 def entity_parts(profile: Profile) -> tuple[tuple[str, str], ...]:
@@ -124,10 +127,18 @@ def not_ok_cells(profile: Profile) -> str:
     title."""
     node, layer = profile.label("node"), nodata.LAYER_LABEL
     reason, state = _newest(profile, nodata.LAYER_REASON), _newest(profile, health.LAYER_HEALTH)
-    cells = (
-        f"(({reason}) >= {nodata.UNINITIALISED}) or on({node}, {layer}) ({state}) "
-        f"or on({node}, {layer}) (({reason}) >= {NOT_OK_FROM})"
+    # The worst of the two with each recorded series read once (reading the reasons on both sides of the states
+    # fetched every node x layer twice): a state s becomes BAND + s; a reason r >= NOT_OK_FROM becomes
+    # r + 2 BAND (r - NOT_OK_FROM), one linear term, so insufficient samples stay below every state and
+    # unreadable data (r >= UNINITIALISED) above; the highest per cell wins, and % BAND gives its code back.
+    lift = 2 * BAND
+    lifted = f"({reason}) >= {NOT_OK_FROM}) * {lift + 1} - {lift * NOT_OK_FROM}"
+    verdict = "verdict"  # keeps a cell's reason and state apart until the worst is taken
+    both = (
+        f'label_replace(({lifted}, "{verdict}", "reason", "", "") '
+        f'or label_replace(({state}) + {BAND}, "{verdict}", "state", "", "")'
     )
+    cells = f"{agg('max', [node, layer], both)} % {BAND}"
     if profile.collector:
         bound = nodata.recorded_lookback_seconds(profile)
         silent = va.silent_nodes(profile, after_seconds=bound)

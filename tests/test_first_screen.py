@@ -87,9 +87,10 @@ def test_s26_now_queries_alerts_of_this_deployment_and_the_profiles_expected_cou
     assert coverage["B"] == f"vector({expected_total(profile)})"
     matrix = panels[first_screen.MATRIX_TITLE]
     (query,) = [t["expr"] for t in matrix["targets"]]  # every node and layer in one query, not ok ones only
-    # each recorded series is read by one selector for all layers (the S32 order reads the reasons on both sides
-    # of the health states), the inventory and up once (the collector's silence): nothing per layer or per node
-    assert query.count(nodata.LAYER_REASON) == 2  # the cells, twice; the evaluator's freshness never reads it
+    # each recorded series is read by one selector for all layers (the S32 order taken in one worst-of, not by
+    # reading the reasons on both sides of the health states), the inventory and up once (the collector's
+    # silence): nothing per layer or per node
+    assert query.count(nodata.LAYER_REASON) == 1  # the cells; the evaluator's freshness never reads it
     assert query.count(nodata.EVALUATOR_HEARTBEAT) == 1  # the evaluator's freshness: one series per deployment
     assert nodata.LAYER_REASON not in firing and nodata.EVALUATOR_HEARTBEAT in firing
     assert query.count(health.LAYER_HEALTH) == 1
@@ -643,3 +644,36 @@ def test_s26_replica_serving_state_reads_each_series_once_and_names_every_state(
         "r4": sv.STAGE_DOWN,
         "r5": sv.SERVING,
     }
+
+
+def test_s32_the_worst_of_reason_and_health_holds_for_every_code_with_each_series_read_once(victoriametrics) -> None:
+    """The matrix reads the recorded reasons and health states once each and still takes the worst per cell:
+    insufficient samples lose to any state and stand alone without one; every unreadable reason (uninitialised
+    up to 'k of N GPUs missing') wins over the highest state code; a state alone is itself."""
+    profile, end = _deployment("worst-codes")
+    start = end - 1800
+    engine = nodata.engine_layer(profile).key
+    reason, state = nodata.LAYER_REASON, health.LAYER_HEALTH
+    query = first_screen.matrix_query(profile)
+    assert query.count(reason) == 1 and query.count(state) == 1, query
+    highest = max(s.code for s in health.STATES)
+    most = nodata.MAX_GPUS_PER_NODE
+    assert highest < now.BAND and nodata.GPU_MISSING_BASE * most + most - 1 < now.BAND
+    missing = (nodata.GPU_MISSING_BASE * profile.gpus_per_node + 5, nodata.GPU_MISSING_BASE * most + most - 1)
+    unreadable = (nodata.UNINITIALISED, nodata.FAILED, nodata.UNMAPPED, *missing)
+    cases = {  # node -> (recorded reason, recorded state or None, the cell's code or None when not listed)
+        "i1": (nodata.INSUFFICIENT, health.ENGINE_STALLED.code, health.ENGINE_STALLED.code),
+        "i2": (nodata.INSUFFICIENT, None, nodata.INSUFFICIENT),
+        "i3": (nodata.NO_TRAFFIC, highest, highest),
+        "i4": (nodata.OK, None, None),
+        **{f"u{i}": (code, highest, code) for i, code in enumerate(unreadable)},
+    }
+    series = [*_nodes(profile, end, tuple(cases))]
+    for node, (code, health_code, _) in cases.items():
+        series.append(_recorded(profile, reason, node, engine, code, start, end))
+        if health_code is not None:
+            series.append(_recorded(profile, state, node, engine, health_code, start, end))
+    _write(victoriametrics, series)
+    cells = _matrix(_instant(victoriametrics, query, end))
+    expected = {node: str(cell) for node, (_, _, cell) in cases.items() if cell is not None}
+    assert cells == {nodata.engine_layer(profile).title: expected}
