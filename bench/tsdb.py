@@ -29,6 +29,8 @@ FIRST_SCREEN_UNITS = 19  # grid units (30 px + margin) a 1080p browser shows bel
 HOURS = 1.0
 SPACING = 30.0
 FIGURES = ("series_fetched", "samples_scanned", "series_returned", "bytes_returned")
+GRAPHS = ("timeseries",)  # panel types that draw one line per series returned
+GRAPH_SERIES_TARGET = 64  # issue 42: no graph that opens with the dashboard draws more
 
 
 def _default_seconds(document: dict[str, Any]) -> float:
@@ -52,16 +54,29 @@ def _queries(document: dict[str, Any], end: float, label_values) -> list[dict[st
         for target in panel.get("targets") or []:
             for q in expand_target(panel, target, values, window, scrape_seconds=SPACING):
                 found.append(
-                    {"expr": q.expr, "kind": q.kind, "start": q.start, "end": q.end, "step": q.step, "first": first}
+                    {
+                        "expr": q.expr,
+                        "kind": q.kind,
+                        "start": q.start,
+                        "end": q.end,
+                        "step": q.step,
+                        "first": first,
+                        "title": str(panel.get("title")),
+                        "graph": str(panel.get("title")) if panel.get("type") in GRAPHS else None,
+                    }
                 )
     return found
 
 
 def _measure(datasource, queries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """The store's figures summed over the first screen and over everything on open."""
+    """The store's figures summed over the first screen and over everything on open, and under ``graphs`` the
+    series each graph on open draws (the series its queries return), by title, and under ``first_fetched`` the
+    series each first-screen panel fetches."""
     from dashgen.live.cost import stats_from_answer
 
     sums = {part: dict.fromkeys(FIGURES, 0) for part in ("first", "open")}
+    graphs: dict[str, int] = {}
+    first_fetched: dict[str, int] = {}
     for query in queries:
         step = query["step"] if query["kind"] == "range" else 0.0
         result, answer = datasource.query_with_stats(query["expr"], query["start"], query["end"], step, 300)
@@ -75,7 +90,11 @@ def _measure(datasource, queries: list[dict[str, Any]]) -> dict[str, dict[str, i
         for part in ("first", "open") if query["first"] else ("open",):
             for name, value in figures.items():
                 sums[part][name] += value
-    return sums
+        if query["first"]:
+            first_fetched[query["title"]] = first_fetched.get(query["title"], 0) + figures["series_fetched"]
+        if query["graph"] is not None:
+            graphs[query["graph"]] = graphs.get(query["graph"], 0) + result.series
+    return {**sums, "graphs": graphs, "first_fetched": first_fetched}
 
 
 _OPS = {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~", "MatchOp.NotRe": "!~"}
@@ -219,6 +238,19 @@ def run() -> BenchResult:
         for case, value, note in checks:
             if value is not None:
                 result.add(Row("tsdb", f"{gpus} GPUs: {case}", "ratio", [value], note=note))
+        graphs = ours["graphs"]
+        widest = max(graphs.items(), key=lambda item: item[1], default=("", 0))
+        over = sorted((title for title, n in graphs.items() if n > GRAPH_SERIES_TARGET), key=lambda t: -graphs[t])
+        result.add(
+            Row(
+                "tsdb",
+                f"{gpus} GPUs: most series one graph on open draws",
+                "count",
+                [float(widest[1])],
+                note=f"{widest[0]}; target <= {GRAPH_SERIES_TARGET}"
+                + (f"; {len(over)} graphs over it: {', '.join(over[:3])}" if over else "; every graph within it"),
+            )
+        )
         cost = measured["cost"]
         result.add(
             Row(
