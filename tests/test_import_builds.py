@@ -193,3 +193,36 @@ def test_check_and_doctor_name_an_imported_query_that_cannot_be_fitted(team: Pat
         line.removeprefix("[warning] imported query: ") for line in warned
     ]
     assert "states what the store shows" not in doctor.output
+
+
+def test_fit_writes_a_tables_label_columns_with_the_profiles_names_and_keeps_their_headers() -> None:
+    """A table's columns are label names: the organize maps, a byName override and a link's
+    ``${__field.labels.<name>}`` follow the profile's names; a column keeps the header it showed."""
+    panel = _panel(
+        kind="table",
+        targets=(Target('max by (Hostname, gpu) (x{Hostname=~"$h"})', legend="{{Hostname}}"),),
+        transformations=(
+            {
+                "id": "organize",
+                "options": {
+                    "excludeByName": {"Time": True},
+                    "indexByName": {"Hostname": 0, "gpu": 1, "Value": 2},
+                    "renameByName": {"gpu": "GPU"},
+                },
+            },
+        ),
+        overrides=({"matcher": {"id": "byName", "options": "Hostname"}, "properties": [{"id": "custom.width"}]},),
+        data_links=({"title": "node", "url": "/d/x?var-node=${__field.labels.Hostname}"},),
+    )
+    labels = {"node": "host", "gpu": "gpu_index"}
+    (got,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "D", "", labels).groups[0].panels
+    assert got.targets[0].expr == 'max by (host, gpu_index) (x{host=~"$h"})'
+    assert got.targets[0].legend == "{{host}}"
+    options = got.transformations[0]["options"]
+    assert options["indexByName"] == {"host": 0, "gpu_index": 1, "Value": 2}
+    assert options["renameByName"] == {"gpu_index": "GPU", "host": "Hostname"}
+    assert got.overrides[0]["matcher"]["options"] == "host"
+    assert got.data_links[0]["url"].endswith("${__field.labels.host}")
+    # without the profile's names nothing moves
+    (kept,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "D").groups[0].panels
+    assert kept.transformations == panel.transformations and kept.targets[0].expr == panel.targets[0].expr
