@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dashgen.render.scope import IDENT, LABEL_LISTS, NUMBER, VARIABLE, _block_end, _string_end
+from dashgen.render.scope import IDENT, LABEL_LISTS, VARIABLE, block_end, inert_end, string_end
 
 # function -> the positions (0-based) of its arguments that are label names; None: every one from the second on
 LABEL_ARGUMENTS: dict[str, frozenset[int] | None] = {
@@ -51,7 +51,7 @@ def _block(block: str, renames: dict[str, str]) -> tuple[str, int]:
     out, count, i = [], 0, 0
     while i < len(block):
         if block[i] in "\"'`":
-            end = _string_end(block, i)
+            end = string_end(block, i)
             out.append(block[i:end])
             i = end
             continue
@@ -96,7 +96,7 @@ def relabel_expr(expr: str, renames: dict[str, str]) -> Relabelled:
     while i < len(expr):
         char = expr[i]
         if char in "\"'`":
-            end = _string_end(expr, i)
+            end = string_end(expr, i)
             literal = expr[i:end]
             if calls and _label_argument(str(calls[-1][0]), int(str(calls[-1][1]))):
                 body = literal[1:-1]
@@ -113,23 +113,16 @@ def relabel_expr(expr: str, renames: dict[str, str]) -> Relabelled:
             i = variable.end()
             continue
         if char == "{":
-            end = _block_end(expr, i)
+            end = block_end(expr, i)
             block, renamed = _block(expr[i:end], renames)
             out.append(block)
             count += renamed
             i = end
             continue
-        if char == "[":  # a range or subquery step: no label name
-            end = expr.find("]", i)
-            end = len(expr) if end < 0 else end + 1
-            out.append(expr[i:end])
-            i = end
-            continue
-        if char.isdigit() or (char == "." and expr[i + 1 : i + 2].isdigit()):
-            number = NUMBER.match(expr, i)
-            end = number.end() if number else i + 1
-            out.append(expr[i:end])
-            i = end
+        skipped = inert_end(expr, i)
+        if skipped is not None:
+            out.append(expr[i:skipped])
+            i = skipped
             continue
         ident = IDENT.match(expr, i)
         if ident:
