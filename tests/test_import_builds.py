@@ -223,6 +223,11 @@ def test_fit_writes_a_tables_label_columns_with_the_profiles_names_and_keeps_the
     assert options["renameByName"] == {"gpu_index": "GPU", "host": "Hostname"}
     assert got.overrides[0]["matcher"]["options"] == "host"
     assert got.data_links[0]["url"].endswith("${__field.labels.host}")
+    # a query that cannot be relabelled keeps the legend naming its own labels; one with nothing to rename does not
+    kept_legend = _panel(targets=(Target("sum by ($by) (x)", legend="{{Hostname}}"), Target("x", legend="{{gpu}}")))
+    fitted = fit_imported([GroupSpec("top", "T", (kept_legend,))], [], {}, "m", "D", "", labels)
+    assert [t.legend for t in fitted.groups[0].panels[0].targets] == ["{{Hostname}}", "{{gpu_index}}"]
+    assert len(fitted.unscoped) == 1 and "$by" in fitted.unscoped[0]
     # without the profile's names nothing moves
     (kept,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "D").groups[0].panels
     assert kept.transformations == panel.transformations and kept.targets[0].expr == panel.targets[0].expr

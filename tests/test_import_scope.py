@@ -7,6 +7,7 @@ holds the first deployment alone."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -32,9 +33,14 @@ LABEL = "deployment"
 MATCHER = f'{LABEL}="a"'
 
 
+@functools.cache
+def _imported(path: Path):
+    """The fixture's module as ``dashgen import`` writes it, imported once per run (5 s for all ten)."""
+    return exec_module(import_dashboard(json.loads(path.read_text(encoding="utf-8")), path.name).text).DASHBOARD
+
+
 def _fitted(path: Path, scope: str):
-    result = import_dashboard(json.loads(path.read_text(encoding="utf-8")), path.name)
-    dashboard = exec_module(result.text).DASHBOARD
+    dashboard = _imported(path)
     return fit_imported(dashboard.groups, dashboard.variables, {}, "m", dashboard.title or "m", scope)
 
 
@@ -259,8 +265,7 @@ LABELS = {
 
 
 def _with_labels(path: Path, scope: str, labels: dict[str, str] | None):
-    result = import_dashboard(json.loads(path.read_text(encoding="utf-8")), path.name)
-    dashboard = exec_module(result.text).DASHBOARD
+    dashboard = _imported(path)
     return fit_imported(dashboard.groups, dashboard.variables, {}, "m", dashboard.title or "m", scope, labels)
 
 

@@ -131,11 +131,13 @@ def _target(target: Target, rename: Any, notes: list[str], key: str, scope: _Sco
     if expr != rename(target.expr):
         notes.append(f"panel {key}: zero fill `or vector(...)` dropped, no data reads as No Data (S7)")
     where = f"panel {key} query {target.ref_id or expr!r}"
-    expr = scope.relabel(relabel_expr(expr, scope.renames), expr, where, notes)
-    expr = scope.apply(scope_expr(expr, scope.matcher), expr, where, notes)
+    refused = len(scope.unscoped)
+    relabelled = scope.relabel(relabel_expr(expr, scope.renames), expr, where, notes)
+    # a query left with the imported names keeps the legend that names them
+    legend = relabel_legend(rename(target.legend), scope.renames if len(scope.unscoped) == refused else {})
+    expr = scope.apply(scope_expr(relabelled, scope.matcher), relabelled, where, notes)
     carried = target_fields() - {"datasource"}
     extra = {key: value for key, value in target.extra.items() if key in carried}
-    legend = relabel_legend(rename(target.legend), scope.renames)
     return replace(target, expr=expr, legend=legend, extra=_deep(extra, rename))
 
 
