@@ -37,10 +37,12 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
         for row in pool_kind_rows(profile, module, group.shown_rows())
     )
     variables = tuple(dashboard_variables(profile, topology, gpu_metric))
+    unscoped: tuple[str, ...] = ()
     if profile.dashboard.extra_modules:
         team = team_rows(profile, topology, variables)
         built += tuple(with_min_steps(profile, row) for group in team.groups for row in group.shown_rows())
         variables += team.variables
+        unscoped = team.unscoped
     rows = legible_rows(tuple(group for group in built if group is not None), topology)
     return [
         DashboardSpec(
@@ -56,6 +58,7 @@ def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[Dashb
             time_from=profile.dashboard.time_from,
             refresh=profile.dashboard.refresh,
             tabs=tabs_of(rows),
+            unscoped=unscoped,
         )
     ]
 

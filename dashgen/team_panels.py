@@ -7,7 +7,8 @@ A module is written in the panel kit's vocabulary and gives its rows in one of t
 * ``DASHBOARD = ImportedDashboard(...)``: exactly what ``dashgen import`` writes. Its rows come in its order; its
   own layout, uid, title and dashboard fields are the imported dashboard's and are not used; every panel reads
   the profile dashboard's ``${datasource}`` (one data source per dashgen dashboard); its variables are added
-  to the dashboard's after dashgen's own, a name dashgen already defines differently being an error.
+  to the dashboard's after dashgen's own, a name dashgen already defines differently being an error; its queries
+  are scoped to the deployment and read by the profile's label names (``dashgen.render.team_fit``).
 * ``build(profile, topology) -> GroupSpec | Iterable[GroupSpec] | None``: as dashgen's own group modules.
 
 Every panel and row key is prefixed with the module name (``<name>.<key>``), so the ids derived from keys
@@ -48,6 +49,7 @@ class TeamRows:
     groups: tuple[GroupSpec, ...] = ()
     variables: tuple[dict[str, Any], ...] = ()
     notes: tuple[str, ...] = ()  # what an imported module's rows were changed in to fit (dashgen.render.team_fit)
+    unscoped: tuple[str, ...] = ()  # the imported queries that read beyond the deployment or by foreign label names
 
 
 def module_path(profile: Profile, name: str) -> Path:
@@ -146,6 +148,7 @@ def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[di
     variables: dict[str, dict[str, Any]] = {str(v.get("name")): v for v in taken_variables}
     added: list[dict[str, Any]] = []
     notes: list[str] = []
+    unscoped: list[str] = []
     for name in profile.dashboard.extra_modules:
         path = module_path(profile, name)
         where = f"profile {profile.name}: extra_modules: {name}"
@@ -153,9 +156,12 @@ def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[di
         found, module_variables, imported = _groups_of(module, profile, topology, f"{where} ({path})")
         if imported:
             heading = getattr(module.DASHBOARD, "title", None) or name
-            fitted = fit_imported(found, module_variables, variables, name, heading, deployment(profile))
+            fitted = fit_imported(
+                found, module_variables, variables, name, heading, deployment(profile), dict(profile.labels)
+            )
             found, module_variables = fitted.groups, fitted.variables
             notes.extend(f"{where}: {note}" for note in fitted.notes)
+            unscoped.extend(f"{where}: {note}" for note in fitted.unscoped)
         groups.extend(_prefixed(group, name, imported) for group in found)
         for variable in module_variables:
             var_name = str(variable.get("name"))
@@ -170,4 +176,4 @@ def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[di
                 variable = {**variable, "datasource": {"type": "prometheus", "uid": "${datasource}"}}
             variables[var_name] = variable
             added.append(variable)
-    return TeamRows(tuple(groups), tuple(added), tuple(notes))
+    return TeamRows(tuple(groups), tuple(added), tuple(notes), tuple(unscoped))

@@ -1,12 +1,14 @@
 """The Mooncake transfer engine's own metrics (TENT): transfer requests and the share that failed, failovers
-(a request retried on another transport) per request, and requests whose deadline no transport could meet, per
-node. TENT is compiled out unless Mooncake is built with -DTENT_METRICS_ENABLED=ON; where the profile's
+(a request retried on another transport) per request, requests whose deadline no transport could meet, and the
+latency quantiles its histograms allow (per direction; per stage of a request from 0.3.12), per node. TENT is
+compiled out unless Mooncake is built with -DTENT_METRICS_ENABLED=ON; where the profile's
 ``mooncake_tent`` source is deployed but not exported, one text names that flag and the port its server takes
 (node_exporter's default) instead of charts that could only be empty; where it is not deployed, nothing."""
 
 from __future__ import annotations
 
 from dashgen_queries import store_tent as tq
+from dashgen_queries.sglang import quantile_legend
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
@@ -23,6 +25,13 @@ NO_RETRY_DETAIL = (
     "0.3.12 counts failovers only: a retry on the same transport, and the attempts of one request, are not "
     "counted (the per-attempt counters are on Mooncake's main, not in a tag)"
 )
+QUANTILES = (0.5, 0.99)
+BUCKETS = (
+    "a quantile is interpolated inside the histogram bucket it falls in, so it is no finer than the bucket "
+    "bounds (latency 100 us, 500 us, 1 ms, 5 ms ... 1 s by default; stages 10 us ... 500 ms), and one beyond the "
+    "top finite bound reads as that bound"
+)
+NO_TRANSFER = "no transfer request in window"
 
 
 def tent_panels(profile: Profile) -> list[PanelSpec]:
@@ -64,7 +73,7 @@ def tent_panels(profile: Profile) -> list[PanelSpec]:
             decimals=2,
             width=6,
             height=8,
-            no_value="no transfer request in window",
+            no_value=NO_TRANSFER,
         ),
         stat(
             f"{GROUP}.failovers_per_request",
@@ -80,7 +89,7 @@ def tent_panels(profile: Profile) -> list[PanelSpec]:
             decimals=3,
             width=6,
             height=8,
-            no_value="no transfer request in window",
+            no_value=NO_TRANSFER,
         ),
         timeseries(
             f"{GROUP}.deadlines",
@@ -100,6 +109,57 @@ def tent_panels(profile: Profile) -> list[PanelSpec]:
             min=0,
             width=24,
             height=8,
+        ),
+        *latency_panels(profile, source),
+    ]
+
+
+def latency_panels(profile: Profile, source: str) -> list[PanelSpec]:
+    """p50 / p99 of the read and write latency histograms, and p99 of the queue-wait and transport stages."""
+    return [
+        timeseries(
+            f"{GROUP}.latency",
+            "Transfer engine: read and write latency p50 / p99, per node",
+            Evidence(
+                f"{source}: tent_{{read,write}}_latency_us histograms",
+                "the p50 and p99 over the rate interval of the time the engine took per transfer request, in "
+                "microseconds, per node and direction; a node whose p99 stands above its peers' is the one to "
+                "open (its NIC, its transport, or the remote segments it reads)",
+                f"{BUCKETS}; it cannot say which request or peer was slow; {PER_NODE}",
+                layer=LAYER,
+            ),
+            tuple(
+                Target(tq.latency_quantile(profile, tq.LATENCY[d], q), f"{d} {quantile_legend(q)} · {{{{node}}}}")
+                for d in tq.DIRECTIONS
+                for q in QUANTILES
+            ),
+            unit="µs",
+            min=0,
+            width=12,
+            height=8,
+            no_value=NO_TRANSFER,
+        ),
+        timeseries(
+            f"{GROUP}.stages",
+            "Transfer engine: p99 queue wait and transport execution, per node",
+            Evidence(
+                f"{source}: tent_stage_queue_wait_us, tent_stage_transport_us histograms (0.3.12)",
+                "the p99 over the rate interval of the time a request waited in the engine's queue before a "
+                "transport took it, and of the transport's execution, per node: a queue wait near the transport "
+                "time is an engine short of workers, a transport time alone is the wire or the remote side",
+                f"{BUCKETS}; the p99 of two stages does not add up to the p99 of a request (each is its own "
+                f"distribution); the dispatch stage is not read; {PER_NODE}",
+                layer=LAYER,
+            ),
+            tuple(
+                Target(tq.latency_quantile(profile, histogram, 0.99), f"{stage} p99 · {{{{node}}}}")
+                for stage, histogram in tq.STAGES.items()
+            ),
+            unit="µs",
+            min=0,
+            width=12,
+            height=8,
+            no_value=NO_TRANSFER,
         ),
     ]
 

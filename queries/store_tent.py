@@ -5,12 +5,14 @@ TENT's series carry no label of their own in 0.3.12 (one series per process that
 node's value is the sum over its processes. Requests and failures are counted per direction (read, write); a
 failover is a request retried on another transport, the only retry 0.3.12 counts (the per-attempt counters are
 on Mooncake's main, not in a tag); a deadline-infeasible count is a request whose deadline could not be met by
-any transport when it was planned.
+any transport when it was planned. Latency is a histogram per direction (microseconds, buckets 100 us to 1 s by
+default) and, from 0.3.12, per stage of a request's causal chain (queue wait, transport execution; 10 us to 500 ms).
 """
 
 from __future__ import annotations
 
 from dashgen_queries.promql import agg, divide, increase, job, node_var, rate, selector, window_increase
+from dashgen_queries.sglang import histogram_quantile
 
 from dashgen.deployment.profile import Profile
 from dashgen.exporters.table import MOONCAKE_TENT
@@ -21,6 +23,11 @@ REQUESTS = {d: MOONCAKE_TENT.name(f"tent_{d}_requests_total") for d in DIRECTION
 FAILURES = {d: MOONCAKE_TENT.name(f"tent_{d}_failures_total") for d in DIRECTIONS}
 FAILOVER = MOONCAKE_TENT.name("tent_transport_failover_total")
 DEADLINE_INFEASIBLE = MOONCAKE_TENT.name("tent_deadline_infeasible_total")
+LATENCY = {d: MOONCAKE_TENT.name(f"tent_{d}_latency_us") for d in DIRECTIONS}
+STAGES = {
+    "queue wait": MOONCAKE_TENT.name("tent_stage_queue_wait_us"),
+    "transport": MOONCAKE_TENT.name("tent_stage_transport_us"),
+}
 
 
 def _series(profile: Profile, metric: str) -> str:
@@ -62,3 +69,9 @@ def failover_rate(profile: Profile) -> str:
 def deadline_infeasible_rate(profile: Profile) -> str:
     """Requests per second whose deadline no transport could meet, per node (0.3.12)."""
     return per_node(profile, rate(_series(profile, DEADLINE_INFEASIBLE)))
+
+
+def latency_quantile(profile: Profile, histogram: str, q: float) -> str:
+    """The ``q`` quantile (microseconds) of one TENT latency histogram, per node: the node's processes' buckets
+    summed, then interpolated (``histogram_quantile``)."""
+    return histogram_quantile(q, _series(profile, f"{histogram}_bucket"), (profile.label("node"),))

@@ -129,3 +129,36 @@ def test_validate_queries_fails_when_most_panels_are_empty(store, tmp_path):
         + ["--profile", "h20-16", "--at", str(int(end)), "--format", "json"],
     )
     assert fitting.exit_code == 0, fitting.output[-2000:]
+
+
+def test_an_imported_query_that_reads_every_deployment_is_named(store, tmp_path):
+    """A profile that fits its store but lists an imported module with a query no matcher can scope (its metric
+    name is a Grafana variable): doctor exits 1 naming the module, the panel and why, and nothing else; the same
+    module without that query fits (exit 0)."""
+    url, _ = store
+    folder = profile_copy(tmp_path / "profiles").parent
+    path = folder / "h20-16.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("[dashboard]\n", '[dashboard]\nextra_modules = ["gpus"]\n', 1), encoding="utf-8")
+    (tmp_path / "panels").mkdir()
+
+    def imported(*exprs: str) -> None:
+        panels = [
+            {"id": i + 1, "type": "timeseries", "title": f"P{i}", "gridPos": {"x": 0, "y": 8 * i, "w": 12, "h": 8}}
+            | {"targets": [{"refId": "A", "expr": expr}]}
+            for i, expr in enumerate(exprs)
+        ]
+        variable = {"name": "metric", "type": "custom", "query": "DCGM_FI_DEV_GPU_TEMP"}
+        source = tmp_path / "gpus.json"
+        source.write_text(json.dumps({"title": "G", "panels": panels, "templating": {"list": [variable]}}))
+        out = tmp_path / "panels" / "gpus.py"
+        assert CliRunner().invoke(main, ["import", str(source), "-o", str(out), "--force"]).exit_code == 0
+
+    imported('avg by (Hostname) (DCGM_FI_DEV_GPU_TEMP{gpu="0"})')
+    code, answer = doctor(folder, url)
+    assert (code, answer["results"]["imported_unscoped"]) == (0, []), answer["errors"]
+    imported('avg by (Hostname) (DCGM_FI_DEV_GPU_TEMP{gpu="0"})', 'max($metric{gpu="0"})')
+    code, answer = doctor(folder, url)
+    (note,) = answer["results"]["imported_unscoped"]
+    assert code == 1 and [error["message"] for error in answer["errors"]] == [note]
+    assert "extra_modules: gpus" in note and "Grafana variable $metric" in note and "reads every deployment" in note

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
+from team_init import list_module, team  # noqa: F401 - the team fixture
 
 from dashgen.cli.app import main
 from dashgen.importer.vocab import imported
@@ -33,7 +34,7 @@ def dashgen(cwd: Path, *args: str):
 
 def test_every_fixture_dashboard_imported_builds_and_checks_as_team_panels(tmp_path: Path) -> None:
     assert dashgen(tmp_path, "init", "team").exit_code == 0
-    team = tmp_path / "team"
+    team = tmp_path / "team"  # noqa: F811 - a local folder, not the fixture
     names = []
     for path in FIXTURES:
         name = re.sub(r"[^a-z0-9]+", "_", path.stem.lower())
@@ -127,3 +128,106 @@ def test_the_schema_takes_the_string_override_values_grafana_stores() -> None:
     assert any(isinstance(o["matcher"].get("options"), str) for o in overrides)
     assert any(isinstance(p.get("value"), str) for o in overrides for p in o["properties"])
     assert not any("overrides" in problem for problem in validate_dashboard(doc, "hicache"))
+
+
+def _dashboard(*exprs: str) -> dict:
+    panels = [
+        {
+            "id": i + 1,
+            "type": "timeseries",
+            "title": f"Panel {i + 1}",
+            "gridPos": {"x": 0, "y": 8 * i, "w": 12, "h": 8},
+            "targets": [{"refId": "A", "expr": expr, "legendFormat": "{{Hostname}}"}],
+        }
+        for i, expr in enumerate(exprs)
+    ]
+    variables = [
+        {"name": name, "type": "custom", "query": value, "current": {"text": value, "value": value}}
+        for name, value in (("metric", "DCGM_FI_DEV_GPU_TEMP"), ("group", "gpu"))
+    ]
+    return {
+        "title": "Team GPUs",
+        "uid": "team-gpus",
+        "schemaVersion": 39,
+        "panels": panels,
+        "templating": {"list": variables},
+    }
+
+
+def test_check_and_doctor_name_an_imported_query_that_cannot_be_fitted(team: Path, victoriametrics) -> None:  # noqa: F811
+    """An imported query whose metric name or label list is a Grafana variable is named, with its reason, by
+    ``check`` (a warning: the module's author decides) and by ``doctor`` (exit 1: on the shared store it reads
+    other deployments' series); the query that can be rewritten reads the profile's label names."""
+    source = team / "team-gpus.json"
+    source.write_text(
+        json.dumps(
+            _dashboard(
+                'avg by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP{gpu=~"$gpu"})',
+                '$metric{job="dcgm"}',
+                "sum by ($group) (DCGM_FI_DEV_POWER_USAGE)",
+            )
+        )
+    )
+    assert dashgen(team, "import", str(source), "-o", "panels/gpus.py").exit_code == 0
+    (profile,) = sorted((team / "profiles").glob("*.toml"))
+    list_module(team, profile.stem, "gpus")
+    text = profile.read_text(encoding="utf-8")
+    profile.write_text(text + '\n[labels]\nnode = "host"\n' if "[labels]" not in text else text)
+    built = dashgen(team, "build")
+    assert built.exit_code == 0, built.output[-2000:]
+    assert dashgen(team, "rules").exit_code == 0
+    documents = [json.loads(path.read_text(encoding="utf-8")) for path in (team / "dashboards").rglob("*.json")]
+    exprs = [t.get("expr", "") for d in documents for p in _panels(d) for t in p.get("targets", [])]
+    mine = [e for e in exprs if "DCGM_FI_DEV_GPU_TEMP{gpu" in e]
+    assert mine and "by (host, gpu)" in mine[0] and "Hostname" not in mine[0], mine
+    checked = dashgen(team, "check")
+    assert checked.exit_code == 0, checked.output[-2000:]
+    warned = [line for line in checked.output.splitlines() if line.startswith("[warning] imported query:")]
+    assert len(warned) == 2, warned
+    assert "extra_modules: gpus" in warned[0] and "Grafana variable $metric" in warned[0]
+    assert "Grafana variable $group" in warned[1] and "label names not rewritten" in warned[1]
+    doctor = dashgen(team, "doctor", "--datasource-url", victoriametrics.url, "--profile", profile.stem)
+    assert doctor.exit_code == 1
+    unscoped = [line for line in doctor.output.splitlines() if line.startswith("UNSCOPED ")]
+    assert [line.removeprefix("UNSCOPED ") for line in unscoped] == [
+        line.removeprefix("[warning] imported query: ") for line in warned
+    ]
+    assert "states what the store shows" not in doctor.output
+
+
+def test_fit_writes_a_tables_label_columns_with_the_profiles_names_and_keeps_their_headers() -> None:
+    """A table's columns are label names: the organize maps, a byName override and a link's
+    ``${__field.labels.<name>}`` follow the profile's names; a column keeps the header it showed."""
+    panel = _panel(
+        kind="table",
+        targets=(Target('max by (Hostname, gpu) (x{Hostname=~"$h"})', legend="{{Hostname}}"),),
+        transformations=(
+            {
+                "id": "organize",
+                "options": {
+                    "excludeByName": {"Time": True},
+                    "indexByName": {"Hostname": 0, "gpu": 1, "Value": 2},
+                    "renameByName": {"gpu": "GPU"},
+                },
+            },
+        ),
+        overrides=({"matcher": {"id": "byName", "options": "Hostname"}, "properties": [{"id": "custom.width"}]},),
+        data_links=({"title": "node", "url": "/d/x?var-node=${__field.labels.Hostname}"},),
+    )
+    labels = {"node": "host", "gpu": "gpu_index"}
+    (got,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "D", "", labels).groups[0].panels
+    assert got.targets[0].expr == 'max by (host, gpu_index) (x{host=~"$h"})'
+    assert got.targets[0].legend == "{{host}}"
+    options = got.transformations[0]["options"]
+    assert options["indexByName"] == {"host": 0, "gpu_index": 1, "Value": 2}
+    assert options["renameByName"] == {"gpu_index": "GPU", "host": "Hostname"}
+    assert got.overrides[0]["matcher"]["options"] == "host"
+    assert got.data_links[0]["url"].endswith("${__field.labels.host}")
+    # a query that cannot be relabelled keeps the legend naming its own labels; one with nothing to rename does not
+    kept_legend = _panel(targets=(Target("sum by ($by) (x)", legend="{{Hostname}}"), Target("x", legend="{{gpu}}")))
+    fitted = fit_imported([GroupSpec("top", "T", (kept_legend,))], [], {}, "m", "D", "", labels)
+    assert [t.legend for t in fitted.groups[0].panels[0].targets] == ["{{Hostname}}", "{{gpu_index}}"]
+    assert len(fitted.unscoped) == 1 and "$by" in fitted.unscoped[0]
+    # without the profile's names nothing moves
+    (kept,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "D").groups[0].panels
+    assert kept.transformations == panel.transformations and kept.targets[0].expr == panel.targets[0].expr

@@ -7,6 +7,7 @@ holds the first deployment alone."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -18,8 +19,11 @@ import promql_parser as pp
 import pytest
 from victoriametrics import start_or_skip
 
+from dashgen.deployment.label_roles import renames as role_renames
+from dashgen.deployment.model import DEFAULT_LABELS
 from dashgen.importer import exec_module, import_dashboard
 from dashgen.live.datasource import Datasource
+from dashgen.render.relabel import relabel_expr, relabel_variable_query
 from dashgen.render.scope import VARIABLE, scope_expr, scope_variable_query
 from dashgen.render.team_fit import fit_imported
 
@@ -29,9 +33,14 @@ LABEL = "deployment"
 MATCHER = f'{LABEL}="a"'
 
 
+@functools.cache
+def _imported(path: Path):
+    """The fixture's module as ``dashgen import`` writes it, imported once per run (5 s for all ten)."""
+    return exec_module(import_dashboard(json.loads(path.read_text(encoding="utf-8")), path.name).text).DASHBOARD
+
+
 def _fitted(path: Path, scope: str):
-    result = import_dashboard(json.loads(path.read_text(encoding="utf-8")), path.name)
-    dashboard = exec_module(result.text).DASHBOARD
+    dashboard = _imported(path)
     return fit_imported(dashboard.groups, dashboard.variables, {}, "m", dashboard.title or "m", scope)
 
 
@@ -240,3 +249,136 @@ def test_on_a_store_shared_by_two_deployments_each_scoped_query_reads_only_its_o
     finally:
         shared.stop()
         alone.stop()
+
+
+# -- the profile's label names ------------------------------------------------------------------------------
+
+# a profile whose label roles are named otherwise than the exporters and public dashboards name them
+LABELS = {
+    "node": "host",
+    "gpu": "gpu_index",
+    "dcgm_uuid": "gpu_uuid",
+    "instance": "target",
+    "job": "scrape_job",
+    "model_name": "model",
+}
+
+
+def _with_labels(path: Path, scope: str, labels: dict[str, str] | None):
+    dashboard = _imported(path)
+    return fit_imported(dashboard.groups, dashboard.variables, {}, "m", dashboard.title or "m", scope, labels)
+
+
+def _named(rows: list[tuple[str, float]] | None, renames: dict[str, str]) -> list[tuple[str, float]] | None:
+    """An answer's label names as the profile names them (a reference answer, compared with a relabelled one)."""
+    if rows is None:
+        return None
+    named = [
+        (json.dumps({renames.get(k, k): v for k, v in json.loads(key).items()}, sort_keys=True), value)
+        for key, value in rows
+    ]
+    return sorted(named)
+
+
+def test_relabel_writes_every_place_a_label_name_stands_and_names_what_it_cannot() -> None:
+    renames = role_renames({**DEFAULT_LABELS, **LABELS})
+    assert renames["Hostname"] == renames["node"] == "host" and "device" not in renames
+    got = relabel_expr(
+        'sum by (Hostname, gpu) (label_replace(x{instance=~"$i", UUID!=""}, "node", "$1", "instance", "(.*)"))'
+        ' / on (gpu) group_left (modelName) count_values("gpu", y)',
+        renames,
+    )
+    assert got.expr == (
+        'sum by (host, gpu_index) (label_replace(x{target=~"$i", gpu_uuid!=""}, "host", "$1", "target", "(.*)"))'
+        ' / on (gpu_index) group_left (modelName) count_values("gpu_index", y)'
+    )
+    assert got.renamed == 8
+    assert "$by" in relabel_expr("sum by ($by) (x)", renames).reason
+    assert relabel_variable_query('label_values(x{Hostname="$h"}, gpu)', renames).expr == (
+        'label_values(x{host="$h"}, gpu_index)'
+    )
+    assert "$label" in relabel_variable_query("label_values(x, $label)", renames).reason
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_no_selector_of_an_imported_dashboard_keeps_a_label_name_the_profile_calls_otherwise(path: Path) -> None:
+    """Every parsed query of every fixture dashboard, fitted to a profile with other label names, selects and
+    groups by the profile's names only, or a note names the query and why; legends and query variables too."""
+    fitted = _with_labels(path, MATCHER, LABELS)
+    renames = role_renames(LABELS)
+    checked = 0
+    for key, expr in _targets(fitted.groups):
+        tree = _parse(expr)
+        if tree is None:
+            continue
+        stale = {m.name for s in _selectors(tree) for m in s.matchers.matchers or () if m.name in renames}
+        stale |= {
+            label
+            for label in re.findall(r"\b(?:by|without|on|ignoring)\s*\(([^)]*)\)", expr)
+            for label in re.split(r"\s*,\s*", label.strip())
+            if label in renames
+        }
+        if stale:
+            assert any(note.startswith(f"panel {key} query") for note in fitted.unscoped), (key, expr, stale)
+            continue
+        checked += 1
+    assert checked > 0
+    legends = [t.legend for g in fitted.groups for p in _panels_of(g) for t in p.targets]
+    assert not [text for text in legends if re.search(r"\{\{\s*(" + "|".join(renames) + r")\s*\}\}", text)]
+    for variable in fitted.variables:
+        query = str(variable.get("query", ""))
+        if variable.get("type") == "query" and query.startswith("label_values("):
+            label = query.rsplit(",", 1)[-1].rstrip(") ").strip()
+            assert label not in renames or any(f"variable ${variable['name']}" in n for n in fitted.unscoped), query
+
+
+def _panels_of(group) -> list:
+    return [*group.panels, *(p for row in group.rows for p in _panels_of(row))]
+
+
+@pytest.mark.slow  # every fixture query on the session store, three times
+def test_on_a_shared_store_with_other_label_names_each_imported_query_answers_as_on_the_exporters_names(
+    victoriametrics,
+) -> None:
+    """Two deployments write their series with the profile's label names (``host``, ``gpu_index``, ``target``,
+    ``scrape_job``, ...); a reference deployment writes the same series with the names the public dashboards
+    select by. Each query fitted to the profile answers on its deployment what the query as imported (scoped,
+    not relabelled) answers on the reference, label names read the profile's way; the test can fail: without
+    the relabelling most of them answer nothing."""
+    renames = role_renames(LABELS)
+    rows = []
+    for path in FIXTURES:
+        plain = _targets(_with_labels(path, 'deployment="ref"', None).groups)
+        unrenamed = _targets(_with_labels(path, MATCHER, None).groups)
+        fitted = _targets(_with_labels(path, MATCHER, LABELS).groups)
+        raw = _targets(_fitted(path, "").groups)
+        rows.extend(zip(raw, plain, unrenamed, fitted, strict=True))
+    end = (time.time() // 60) * 60 - 3 * 3600
+    stamps = [int((end - 3600 + 30 * i) * 1000) for i in range(121)]
+    exprs = [raw for (_k, raw), *_ in rows]
+
+    def profile_named(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{**s, "metric": {renames.get(k, k): v for k, v in s["metric"].items()}} for s in series]
+
+    store = Datasource(victoriametrics.url, timeout=60)
+    store.import_series(
+        [
+            *_series(exprs, "ref", 1.0, stamps),
+            *profile_named(_series(exprs, "a", 1.0, stamps)),
+            *profile_named(_series(exprs, "b", 7.0, stamps)),
+        ]
+    )
+    store.flush()
+    wrong, agreed, empty_without = [], 0, 0
+    for (key, _raw), (_k1, reference), (_k2, unrenamed), (_k3, after) in rows:
+        want = _answer(store, reference, end)
+        if want is not None:
+            want = [(k.replace('"deployment": "ref"', '"deployment": "a"'), v) for k, v in _named(want, renames)]
+        got = _answer(store, after, end)
+        if not _same(got, want):
+            wrong.append((key, after, got, want))
+        elif want:
+            agreed += 1
+            empty_without += not _same(_answer(store, unrenamed, end), want)
+    assert not wrong, wrong[:5]
+    assert agreed >= 350 and empty_without >= 200, (agreed, empty_without, len(rows))

@@ -2,11 +2,12 @@
 still loads (not exported beside a deployed Store client, not deployed without one), its default scrape job is
 its own (its own port), the panels where it is exported and the text naming the build flag where it is not, its
 No-Data layer, and on a real VictoriaMetrics holding a demo window of long-context-64 with TENT exported the
-failure share and failovers per request against hand computations on the same store."""
+failure share, failovers per request and the latency quantiles against hand computations on the same store."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 import pytest
@@ -21,6 +22,7 @@ from dashgen.deployment.topology import Topology
 from dashgen.errors import ProfileError
 from dashgen.exporters.table import TENT_METRICS, TENT_PORT
 from dashgen.live.datasource import Datasource
+from dashgen.render.exporters import for_deployment, stated_sources
 
 LC = "long-context-64"
 
@@ -72,9 +74,44 @@ def test_panels_where_exported_and_the_build_flag_where_not() -> None:
         "store_tent.failure_share",
         "store_tent.failovers_per_request",
         "store_tent.deadlines",
+        "store_tent.latency",
+        "store_tent.stages",
     ]
     exprs = [t.expr for p in panels for t in p.targets]
     assert exprs and all('job="mooncake-tent"' in e for e in exprs)
+
+
+def test_the_stage_latency_needs_0_3_12_and_the_request_latency_does_not() -> None:
+    """The stage histograms are first written by Mooncake 0.3.12: on a deployment stating 0.3.11 the stages panel
+    is the text naming that version, the per-direction latency still a chart; each names TENT's build flag."""
+    exported = _with_tent(PROFILES[LC])
+    sources = dict(exported.sources)
+    for name in ("mooncake_client", tq.SOURCE):
+        sources[name] = dataclasses.replace(sources[name], version="0.3.11")
+    older = dataclasses.replace(exported, sources=sources)
+    for profile, stage_kind in ((exported, "timeseries"), (older, "text")):
+        stated = stated_sources(profile.sources)
+        shown = {p.key: for_deployment(p, stated) for p in store_tent.build(profile, Topology(profile)).panels}
+        assert shown["store_tent.latency"].kind == "timeseries"
+        assert shown["store_tent.stages"].kind == stage_kind, shown["store_tent.stages"]
+        assert TENT_METRICS in shown["store_tent.latency"].evidence.describe()
+    assert "0.3.12" in shown["store_tent.stages"].content
+
+
+def _quantile_by_hand(buckets: dict[float, float], q: float) -> float:
+    """Prometheus' histogram_quantile over cumulative ``buckets`` (upper bound -> count): the rank's bucket,
+    linear inside it from the bound below (0 below the first); the top finite bound past it."""
+    bounds = sorted(buckets)
+    total = buckets[math.inf]
+    rank = q * total
+    below, count_below = 0.0, 0.0
+    for bound in bounds:
+        if buckets[bound] >= rank:
+            if math.isinf(bound):
+                return below
+            return below + (bound - below) * (rank - count_below) / (buckets[bound] - count_below)
+        below, count_below = bound, buckets[bound]
+    return below
 
 
 def test_the_no_data_layer_exists_only_where_exported() -> None:
@@ -114,3 +151,21 @@ def test_values_on_a_demo_store(victoriametrics) -> None:
         assert 0.0 < value <= 1.0
         assert abs(value - failures[node] / requests[node]) <= 0.01 * value
         assert abs(per_request[node] - failovers[node] / requests[node]) <= 0.01 * per_request[node]
+    # the latency quantiles: histogram_quantile of the node's summed buckets equals the interpolation by hand
+    checked = 0
+    for histogram in (*tq.LATENCY.values(), *tq.STAGES.values()):
+        raw = ds.query(
+            f'sum by (node, le) (increase({histogram}_bucket{{cluster="lc-tent", job="mooncake-tent"}}[5m]))', end
+        ).result
+        per_node: dict[str, dict[float, float]] = {}
+        for row in raw:
+            per_node.setdefault(row["metric"]["node"], {})[float(row["metric"]["le"])] = float(row["value"][1])
+        for q in (0.5, 0.99):
+            got = instant(tq.latency_quantile(profile, histogram, q).replace("$__rate_interval", "5m"))
+            assert set(got) == set(profile.node_names) == set(per_node), histogram
+            for node, value in got.items():
+                want = _quantile_by_hand(per_node[node], q)
+                assert abs(value - want) <= 0.01 * want, (histogram, q, node, value, want)
+                assert 0 < value <= max(b for b in per_node[node] if not math.isinf(b))
+                checked += 1
+    assert checked == 4 * 2 * len(profile.node_names)

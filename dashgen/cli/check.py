@@ -226,6 +226,9 @@ def check_command(
     errors = [f for f in findings if f.severity == "error"]
     report["lint"] = [f.__dict__ for f in findings]
     report["rules"] = _rules_staleness(profiles, rules_dir) + grafana_rule_problems(profiles, rules_dir)
+    # an imported query that reads every deployment of a shared store, or by label names the profile does not use:
+    # reported, not failed (the module's author decides; the note says why it could not be rewritten)
+    report["imported_unscoped"] = [note for b in built for note in b.spec.unscoped]
     wants_index = index_path.exists() or ctx.get_parameter_source("index_path") != ParameterSource.DEFAULT
     report["index"] = [problem] if wants_index and (problem := index_problem(profiles, index_path)) else []
     failed = bool(report["validation"] or changed or missing or extra or errors or report["rules"] or report["index"])
@@ -251,6 +254,11 @@ def check_command(
             + _listed(f"Alert rules this comment cannot show: {len(unshown)}", unshown, bounded)
             + _listed(f"Folder permissions changed against {against}: {len(access_lines)}", access_lines, bounded)
             + _listed(f"Lint findings (not errors): {len(others)}", others, bounded)
+            + _listed(
+                f"Imported queries not fitted to the deployment: {len(report['imported_unscoped'])}",
+                report["imported_unscoped"],
+                bounded,
+            )
         )
 
     sections = [Section(f"Changes against {markdown_code(base_ref)}", base_diff)] if base_ref is not None else []
@@ -341,6 +349,8 @@ def _text(
         click.echo(f"extra: {dashboards_dir / name} is not produced by any profile (remove it)")
     for finding in findings:
         click.echo(format_line(finding))
+    for note in report["imported_unscoped"]:
+        click.echo(f"[warning] imported query: {note}")
     for problem in report["rules"]:
         click.echo(f"rules: {problem}")
     for problem in report["index"]:

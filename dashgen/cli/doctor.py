@@ -25,7 +25,9 @@ import click
 
 from dashgen.cli.options import HTTP_URL, SECONDS, selected_profiles
 from dashgen.cli.output import emit_json, format_option
+from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.edit import set_label_names, set_source_fields
+from dashgen.deployment.label_roles import ALIASES
 from dashgen.deployment.profile import Profile, load_profile
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines
@@ -36,7 +38,7 @@ from dashgen.exporters.ports import ScrapeTarget, port_clashes
 from dashgen.exporters.table import SGLANG, SPECULATIVE, TENT_PORT
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
-from dashgen.live.profile_fit import ALIASES, Difference, StoreView, profile_differences
+from dashgen.live.profile_fit import Difference, StoreView, profile_differences
 
 CANDIDATES_ASKED = 40  # label names asked for the deployment's value when the stated label does not carry it
 
@@ -127,6 +129,7 @@ def render_text(
     profile: Profile | None,
     fit: list[Difference] | None = None,
     families: Sequence[Mapping[str, Any]] = (),
+    unscoped: Sequence[str] = (),
 ) -> str:
     fit = fit or []
     lines = [f"DIFFERENCE {d.line()}" for d in fit]
@@ -143,9 +146,18 @@ def render_text(
     if absent:
         lines.append(f"no series of: {', '.join(absent)}")
     lines += render_families(families)
-    if profile is not None and not fit and not any(r.get("differences") for r in reports):
+    lines += [f"UNSCOPED {note}" for note in unscoped]
+    if profile is not None and not fit and not unscoped and not any(r.get("differences") for r in reports):
         lines.append(f"profile {profile.name} states what the store shows")
     return "\n".join(lines) + "\n"
+
+
+def imported_unscoped(profile: Profile | None) -> list[str]:
+    """The profile's imported (team) queries that read every deployment of its shared store or select by label
+    names it does not use, each with the reason it could not be rewritten (none without ``extra_modules``)."""
+    if profile is None or not profile.dashboard.extra_modules:
+        return []
+    return [note for spec in dashboard_specs(profile) for note in spec.unscoped]
 
 
 @click.command("doctor")
@@ -185,8 +197,9 @@ def doctor_command(
     reports = [source_report(inferred, profile) for inferred in infer(names).values()]
     families = family_reports(names)
     clashes = [] if wrong_deployment else port_clashes(scrape_targets(datasource, profile, now))
+    unscoped = imported_unscoped(profile)
     differing = [r for r in reports if r.get("differences")]
-    code = 1 if differing or fit or clashes else 0
+    code = 1 if differing or fit or clashes or unscoped else 0
     if write and profile is not None and (differing or fit):
         text = Path(profile.path).read_text(encoding="utf-8")
         for report in differing:
@@ -198,19 +211,26 @@ def doctor_command(
         Path(profile.path).write_text(text, encoding="utf-8")
         load_profile(profile.path)  # what was written reads back as a valid profile
         unfixed = [d for d in fit if not d.proposed]
-        code = 1 if unfixed or clashes else 0
+        code = 1 if unfixed or clashes or unscoped else 0
     if output_format == "json":
         meta = {"datasource": redact(datasource_url), "profile": profile.name if profile else None, "written": write}
-        problems = [d.line() for d in fit] + [d for r in differing for d in r["differences"]] + clashes
+        problems = [d.line() for d in fit] + [d for r in differing for d in r["differences"]] + clashes + unscoped
         fitted = [{"field": d.field, "message": d.message, "fix": d.fix, "proposed": dict(d.proposed)} for d in fit]
         emit_json(
             ctx,
-            {**meta, "profile_fit": fitted, "sources": reports, "families": families, "port_clashes": clashes},
+            {
+                **meta,
+                "profile_fit": fitted,
+                "sources": reports,
+                "families": families,
+                "port_clashes": clashes,
+                "imported_unscoped": unscoped,
+            },
             code,
             problems if code else [],
         )
     else:
-        text_out = render_text(reports, profile, fit, families)
+        text_out = render_text(reports, profile, fit, families, unscoped)
         text_out += "".join(f"PORT CLASH {clash}\n" for clash in clashes)
         click.echo(terminal_lines(text_out), nl=False)
         if write and differing:

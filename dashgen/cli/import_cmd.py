@@ -179,8 +179,8 @@ def _as_team_panels(plan: Any, module: str) -> list[str]:
         f"as team panels (a profile's extra_modules): {len(fitted.notes)} change(s) made when built:",
         *[f"  - {note}" for note in fitted.notes],
         f"  - a variable dashgen's dashboard defines differently ($node, $gpu, ...) is renamed ${module}_<name>",
-        "still to do by hand: the queries are not scoped to the deployment; on a shared store add the profile's "
-        "deployment matcher (labels.deployment) and its label names to each selector",
+        "  - built for a profile, every query gets the profile's deployment matcher and its label names by role "
+        "(node, gpu, instance, job, ...); `dashgen check` and `dashgen doctor` name a query that cannot",
     ]
 
 

@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from dashgen.deployment.label_roles import ALIASES
 from dashgen.deployment.profile import TEXT, Profile
 
 # Label roles whose label every deployment's data carries when the source that writes it is exported, and the
@@ -34,15 +35,6 @@ ROLE_SOURCES: dict[str, tuple[str, ...]] = {
 }
 # Roles a pool kind's engine writes (S25): SGLang Diffusion's series carry no model_name
 ROLE_KINDS: dict[str, str] = {"model_name": TEXT}
-ALIASES: dict[str, tuple[str, ...]] = {
-    "deployment": ("cluster", "deployment", "k8s_cluster", "cluster_name", "env", "environment"),
-    "node": ("node", "Hostname", "hostname", "host", "kubernetes_node", "nodename", "node_name"),
-    "job": ("job",),
-    "instance": ("instance",),
-    "gpu": ("gpu", "gpu_index", "GPU", "device", "minor_number"),
-    "dcgm_uuid": ("UUID", "uuid", "gpu_uuid"),
-    "model_name": ("model_name", "model", "served_model_name"),
-}
 LISTED = 12  # label names or values listed in one message
 
 

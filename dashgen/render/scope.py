@@ -41,7 +41,7 @@ class Scoped:
     reason: str = ""
 
 
-def _string_end(text: str, start: int) -> int:
+def string_end(text: str, start: int) -> int:
     """The index after the string literal opening at ``start`` (``"``, ``'`` or a backtick)."""
     quote, i = text[start], start + 1
     while i < len(text):
@@ -54,12 +54,12 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-def _block_end(text: str, start: int) -> int:
+def block_end(text: str, start: int) -> int:
     """The index after the ``{...}`` matcher block opening at ``start`` (strings inside skipped)."""
     i = start + 1
     while i < len(text):
         if text[i] in "\"'`":
-            i = _string_end(text, i)
+            i = string_end(text, i)
             continue
         if text[i] == "}":
             return i + 1
@@ -75,6 +75,18 @@ def _with_matcher(block: str, matcher: str) -> str:
     return "{" + (f"{inner}, {matcher}" if inner else matcher) + "}"
 
 
+def inert_end(expr: str, i: int) -> int | None:
+    """The index after the range or subquery step (``[5m]``, ``[$__range:1m]``) or the number starting at ``i``:
+    text that holds no selector and no label name; None when neither starts there."""
+    if expr[i] == "[":
+        end = expr.find("]", i)
+        return len(expr) if end < 0 else end + 1
+    if expr[i].isdigit() or (expr[i] == "." and expr[i + 1 : i + 2].isdigit()):
+        number = NUMBER.match(expr, i)
+        return number.end() if number else i + 1
+    return None
+
+
 def scope_expr(expr: str, matcher: str) -> Scoped:
     """``expr`` with ``matcher`` added to every vector selector (see the module docstring)."""
     if not matcher:
@@ -86,7 +98,7 @@ def scope_expr(expr: str, matcher: str) -> Scoped:
     while i < len(expr):
         char = expr[i]
         if char in "\"'`":
-            end = _string_end(expr, i)
+            end = string_end(expr, i)
             out.append(expr[i:end])
             i = end
             continue
@@ -99,22 +111,15 @@ def scope_expr(expr: str, matcher: str) -> Scoped:
             i = end
             continue
         if char == "{":
-            end = _block_end(expr, i)
+            end = block_end(expr, i)
             out.append(_with_matcher(expr[i:end], matcher))
             count += 1
             i = end
             continue
-        if char == "[":  # a range or subquery step: durations and variables, no selector
-            end = expr.find("]", i)
-            end = len(expr) if end < 0 else end + 1
-            out.append(expr[i:end])
-            i = end
-            continue
-        if char.isdigit() or (char == "." and expr[i + 1 : i + 2].isdigit()):
-            number = NUMBER.match(expr, i)
-            end = number.end() if number else i + 1
-            out.append(expr[i:end])
-            i = end
+        skipped = inert_end(expr, i)
+        if skipped is not None:
+            out.append(expr[i:skipped])
+            i = skipped
             continue
         ident = IDENT.match(expr, i)
         if ident:

@@ -216,6 +216,9 @@ class DashboardSpec:
     links: tuple[dict[str, Any], ...] = ()
     # The v2 layout: ``(tab title, row keys)`` in tab order; the v1 rendering does not read it.
     tabs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Imported (team) queries that read beyond the deployment or by label names the profile does not use, each
+    # with its reason (``dashgen.render.team_fit``): what ``check`` and ``doctor`` report.
+    unscoped: tuple[str, ...] = ()
 
     def panels(self) -> list[PanelSpec]:
         return [panel for group in self.groups for panel in group.panels]

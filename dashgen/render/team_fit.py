@@ -15,6 +15,10 @@ round trip against the source still holds. What it does:
 * a target field the build does not carry (``exemplar``, ``intervalFactor``, ``step``) is dropped;
 * a row with no title (the panels Grafana shows above the first row) is titled by the imported dashboard;
 * a ratio unit set by a field override gets that override's 0-100 / 0-1 bounds too (S5);
+* a label name that plays a profile label role (``Hostname`` / ``node`` for the node, ``gpu``, ``UUID``, ...:
+  ``dashgen.deployment.label_roles``) is written with the profile's name for that role, in matchers, ``by`` /
+  ``on`` lists, label functions, legends, query variables and a table's column options (``dashgen.render
+  .relabel``); a query where a label name is a Grafana variable is named in a note with the reason;
 * every selector of every query, and of every query variable, gets the deployment's matcher
   (``dashgen.render.scope``), so the imported panels read this deployment's series on a shared store (S21); a
   query that cannot be scoped is named in a note with the reason;
@@ -27,9 +31,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dashgen.deployment.label_roles import renames as role_renames
+from dashgen.render.relabel import Relabelled, relabel_expr, relabel_legend, relabel_variable_query
 from dashgen.render.scope import Scoped, parses, scope_expr, scope_variable_query
 from dashgen.render.spec import RATIO_UNITS, GroupSpec, PanelSpec, Target
 from dashgen.render.validate import panel_types, target_fields
@@ -45,6 +51,8 @@ class Fitted:
     groups: tuple[GroupSpec, ...]
     variables: tuple[dict[str, Any], ...]
     notes: tuple[str, ...]
+    # the notes of queries that read beyond the deployment or by label names the profile does not use
+    unscoped: tuple[str, ...] = ()
 
 
 def _renamer(renames: dict[str, str]) -> Any:
@@ -76,22 +84,42 @@ def _deep(value: Any, rename: Any) -> Any:
 
 @dataclass
 class _Scope:
-    """The deployment matcher every imported query gets, and how many did."""
+    """The deployment matcher every imported query gets, the profile's label names (imported name -> the
+    profile's), and how many queries got them; the notes of those that could not."""
 
     matcher: str
+    renames: dict[str, str] = field(default_factory=dict)
     scoped: int = 0
     queries: int = 0
+    relabelled: int = 0
+    unscoped: list[str] = field(default_factory=list)
+
+    def _unscoped(self, note: str, notes: list[str]) -> None:
+        notes.append(note)
+        self.unscoped.append(note)
+
+    def relabel(self, relabelled: Relabelled, original: str, where: str, notes: list[str]) -> str:
+        if not self.renames or not original.strip():
+            return original
+        if relabelled.reason:
+            self._unscoped(f"{where}: label names not rewritten to the profile's: {relabelled.reason}", notes)
+            return original
+        if not parses(relabelled.expr) and parses(original):
+            self._unscoped(f"{where}: label names not rewritten to the profile's: the rewrite would not parse", notes)
+            return original
+        self.relabelled += relabelled.renamed > 0
+        return relabelled.expr
 
     def apply(self, scoped: Scoped, original: str, where: str, notes: list[str]) -> str:
         if not self.matcher or not original.strip():
             return original
         self.queries += 1
         if scoped.reason:
-            notes.append(f"{where}: not scoped to {self.matcher}: {scoped.reason}; it reads every deployment")
+            self._unscoped(f"{where}: not scoped to {self.matcher}: {scoped.reason}; it reads every deployment", notes)
             return original
         if not parses(scoped.expr) and parses(original):
-            notes.append(
-                f"{where}: not scoped to {self.matcher}: the rewrite would not parse; it reads every deployment"
+            self._unscoped(
+                f"{where}: not scoped to {self.matcher}: the rewrite would not parse; it reads every deployment", notes
             )
             return original
         self.scoped += 1
@@ -102,10 +130,55 @@ def _target(target: Target, rename: Any, notes: list[str], key: str, scope: _Sco
     expr = ZERO_FILL.sub("", rename(target.expr))
     if expr != rename(target.expr):
         notes.append(f"panel {key}: zero fill `or vector(...)` dropped, no data reads as No Data (S7)")
-    expr = scope.apply(scope_expr(expr, scope.matcher), expr, f"panel {key} query {target.ref_id or expr!r}", notes)
+    where = f"panel {key} query {target.ref_id or expr!r}"
+    refused = len(scope.unscoped)
+    relabelled = scope.relabel(relabel_expr(expr, scope.renames), expr, where, notes)
+    # a query left with the imported names keeps the legend that names them
+    legend = relabel_legend(rename(target.legend), scope.renames if len(scope.unscoped) == refused else {})
+    expr = scope.apply(scope_expr(relabelled, scope.matcher), relabelled, where, notes)
     carried = target_fields() - {"datasource"}
     extra = {key: value for key, value in target.extra.items() if key in carried}
-    return replace(target, expr=expr, legend=rename(target.legend), extra=_deep(extra, rename))
+    return replace(target, expr=expr, legend=legend, extra=_deep(extra, rename))
+
+
+def _field_names(value: Any, renames: dict[str, str]) -> Any:
+    """A table's column options with the profile's label names: keys of ``organize``'s by-name maps, a
+    ``byName`` override's field, and ``${__field.labels.<name>}`` in links and display names. A renamed column
+    keeps the header it had (``renameByName``) unless the author renamed it already."""
+    if not renames:
+        return value
+    if isinstance(value, str):
+        return re.sub(
+            r"(__field\.labels\.)([A-Za-z_][A-Za-z0-9_]*)",
+            lambda m: m.group(1) + renames.get(m.group(2), m.group(2)),
+            value,
+        )
+    if isinstance(value, list | tuple):
+        return type(value)(_field_names(item, renames) for item in value)
+    if not isinstance(value, dict):
+        return value
+    fitted = {key: _field_names(item, renames) for key, item in value.items()}
+    matcher = fitted.get("matcher")
+    if isinstance(matcher, dict) and matcher.get("id") == "byName" and matcher.get("options") in renames:
+        fitted["matcher"] = {**matcher, "options": renames[str(matcher["options"])]}
+    if fitted.get("id") == "organize" and isinstance(fitted.get("options"), dict):
+        options = dict(fitted["options"])
+        maps = [
+            name for name in ("excludeByName", "indexByName", "renameByName") if isinstance(options.get(name), dict)
+        ]
+        named = {key for name in maps for key in options[name]}
+        headers = {old: old for old in renames if old in named}  # a column the author placed keeps its header
+        for name in maps:
+            options[name] = {renames.get(k, k): v for k, v in options[name].items()}
+        headers = {
+            renames[old]: title
+            for old, title in {**headers, **(fitted["options"].get("renameByName") or {})}.items()
+            if old in renames
+        }
+        if headers:
+            options["renameByName"] = {**options.get("renameByName", {}), **headers}
+        fitted["options"] = options
+    return fitted
 
 
 def _override(override: dict[str, Any]) -> dict[str, Any]:
@@ -141,9 +214,11 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> Pa
         min=low,
         max=high,
         targets=tuple(_target(t, rename, notes, panel.key, scope) for t in panel.targets),
-        overrides=tuple(_override(o) for o in _deep(panel.overrides, rename)),
+        overrides=tuple(_override(o) for o in _field_names(_deep(panel.overrides, rename), scope.renames)),
+        transformations=_field_names(panel.transformations, scope.renames),
+        field_defaults=_field_names(panel.field_defaults, scope.renames),
         links=_deep(panel.links, rename),
-        data_links=_deep(panel.data_links, rename),
+        data_links=_field_names(_deep(panel.data_links, rename), scope.renames),
         content=rename(panel.content),
     )
 
@@ -169,8 +244,10 @@ def _variable(
         query = query.get("query", "")
     if isinstance(query, str):
         query = rename(query)
-        if fitted.get("type") == "query":  # its choices come from the deployment's series only
-            query = scope.apply(scope_variable_query(query, scope.matcher), query, f"variable ${name}", notes)
+        if fitted.get("type") == "query":  # its choices come from the deployment's series, by the profile's names
+            where = f"variable ${name}"
+            query = scope.relabel(relabel_variable_query(query, scope.renames), query, where, notes)
+            query = scope.apply(scope_variable_query(query, scope.matcher), query, where, notes)
         fitted["query"] = query
     if isinstance(fitted.get("definition"), str):
         fitted["definition"] = rename(fitted["definition"])
@@ -184,10 +261,12 @@ def fit_imported(
     module: str,
     heading: str,
     scope: str = "",
+    labels: dict[str, str] | None = None,
 ) -> Fitted:
     """``groups`` and ``variables`` of the imported module ``module`` as a dashboard whose own variables are
     ``taken`` (name -> variable) accepts them; ``heading`` titles a row that has no title; ``scope`` is the
-    deployment matcher every query and query variable gets ("" for a store holding one deployment)."""
+    deployment matcher every query and query variable gets ("" for a store holding one deployment); ``labels``
+    the profile's label names by role (None: the imported names are kept)."""
     notes: list[str] = []
     variables = tuple(variables)
     renames = {
@@ -198,9 +277,12 @@ def fit_imported(
     for old, new in renames.items():
         notes.append(f"variable ${old} is dashgen's own: renamed ${new} in the module's variables and queries")
     rename = _renamer(renames)
-    scoping = _Scope(scope)
+    scoping = _Scope(scope, role_renames(labels) if labels else {})
     fitted_groups = tuple(_group(g, rename, notes, heading, scoping) for g in groups)
     fitted_variables = tuple(_variable(v, renames, rename, scoping, notes) for v in variables)
     if scoping.queries:
         notes.append(f"{scoping.scoped} of {scoping.queries} queries scoped to the deployment ({scope})")
-    return Fitted(fitted_groups, fitted_variables, tuple(notes))
+    if scoping.relabelled:
+        named = ", ".join(f"{old} -> {new}" for old, new in sorted(scoping.renames.items()))
+        notes.append(f"{scoping.relabelled} queries read with the profile's label names ({named})")
+    return Fitted(fitted_groups, fitted_variables, tuple(notes), tuple(scoping.unscoped))
