@@ -16,6 +16,7 @@ from dashgen_queries.promql import budget_pieces
 
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.dashboard_section import SCHEMAS, v2_refusal
+from dashgen.deployment.model import Schema
 from dashgen.deployment.profile import Profile
 from dashgen.document import NotADashboard, Reference, is_v2, iter_panels, substitute, unwrap
 from dashgen.errors import BuildValidationError, ProfileError
@@ -51,7 +52,7 @@ class BuiltDashboard:
         return Path(self.profile) / f"{self.uid}.json"
 
     @property
-    def schema(self) -> str:
+    def schema(self) -> Schema:
         """``v1`` (classic JSON) or ``v2`` (the ``dashboard.grafana.app`` v2 / v2beta1 resource)."""
         return "v2" if is_v2(self.document) else "v1"
 

@@ -7,6 +7,7 @@ loader (``dashgen.deployment.profile``) builds these; everything downstream only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from dashgen.deployment.alerts import AlertThresholds
 from dashgen.deployment.collector import Collector
@@ -24,7 +25,17 @@ KNOWN_SOURCES: dict[str, dict[str, str]] = {
 }
 FEATURE_SOURCES = {name: TABLES[name].version_of for name in KNOWN_SOURCES if TABLES[name].version_of}
 
-SOURCE_STATUSES = ("exported", "not-exported", "not-deployed")
+# The dashboard model a profile writes: classic JSON, or the ``dashboard.grafana.app`` v2 resource.
+Schema = Literal["v1", "v2"]
+SourceStatus = Literal["exported", "not-exported", "not-deployed"]
+SOURCE_STATUSES: tuple[SourceStatus, ...] = get_args(SourceStatus)
+
+
+def source_status(value: object) -> SourceStatus | None:
+    """The source status ``value`` spells, None when it spells none."""
+    return next((status for status in SOURCE_STATUSES if status == value), None)
+
+
 POOL_ROLES = ("unified", "prefill", "decode")
 # Workload kinds (S25): what a pool serves, which decides its engine metrics, panels, No Data layer, SLO and alerts.
 TEXT, VIDEO = "text-generation", "video-generation"
@@ -50,7 +61,7 @@ class Source:
     """One metric source and what the deployment says about it (S15)."""
 
     name: str
-    status: str
+    status: SourceStatus
     job: str
     scrape_interval: str
     scrape_interval_seconds: float
@@ -195,7 +206,7 @@ class DashboardSettings:
     # shown as rows after dashgen's groups, in this order.
     extra_modules: tuple[str, ...] = ()
     # The dashboard model written: "v1" (classic JSON) or "v2" (the ``dashboard.grafana.app`` v2 resource)
-    schema: str = "v1"
+    schema: Schema = "v1"
     # Where alerts link out (``dashgen.rules.links``): the team's runbook document (an absolute URL lets Alertmanager
     # open it; the default is the document's path in the team repository) and Grafana's root URL ("": a path)
     runbook_base: str = "docs/alerts.md"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from dashgen.publish.actions import RESOURCE_STORED_OUTCOMES, OutcomeKind
+from dashgen.publish.actions import RESOURCE_STORED_OUTCOMES, OutcomeKind, ResourceAction
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
@@ -45,7 +45,7 @@ class ResourceItem(Protocol):
     def profile(self) -> str: ...
 
     @property
-    def action(self) -> str: ...
+    def action(self) -> ResourceAction: ...
 
     @property
     def writes(self) -> bool: ...

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypedDict, Unpack
 from dashgen.deployment.profile import Profile
 from dashgen.project import shown_name
 from dashgen.render.raw import RawOptions, deep_merge
-from dashgen.render.spec import RATIO_UNITS, Evidence, PanelSpec, Target
+from dashgen.render.spec import RATIO_UNITS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.states import Beyond, State, States
 from dashgen.render.tables import (
     Column,
@@ -145,7 +145,7 @@ COMMON_DEFAULTS: Common = {
 
 
 def _panel(
-    kind: str,
+    kind: PanelKind,
     key: str,
     title: str,
     evidence: Evidence | None,
@@ -171,7 +171,7 @@ def _panel(
 
 
 def _data_panel(
-    kind: str,
+    kind: PanelKind,
     key: str,
     title: str,
     evidence: Evidence,
