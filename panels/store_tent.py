@@ -1,8 +1,9 @@
 """The Mooncake transfer engine's own metrics (TENT): transfer requests and the share that failed, failovers
 (a request retried on another transport) per request, and requests whose deadline no transport could meet, per
 node. TENT is compiled out unless Mooncake is built with -DTENT_METRICS_ENABLED=ON; where the profile's
-``mooncake_tent`` source is deployed but not exported, one text names that flag and the port its server takes
-(node_exporter's default) instead of charts that could only be empty; where it is not deployed, nothing."""
+``mooncake_tent`` source is deployed but not exported, the kit's source-status text (S15) with the exporter
+table's note naming that flag and the port its server takes (node_exporter's default) instead of charts that
+could only be empty; where it is not deployed, nothing."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dashgen_queries import store_tent as tq
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.exporters.table import TENT_METRICS, TENT_PORT
-from dashgen.render.kit import ratio_axis, stat, text, timeseries
+from dashgen.exporters.table import TENT_METRICS
+from dashgen.render.kit import ratio_axis, source_status_panel, stat, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Mooncake transfer engine (TENT)"
@@ -104,25 +105,6 @@ def tent_panels(profile: Profile) -> list[PanelSpec]:
     ]
 
 
-def not_built_text(profile: Profile) -> PanelSpec:
-    """Why there is no TENT chart: the metrics are compiled out, and the port their server would take."""
-    source = profile.source(tq.SOURCE)
-    content = "\n".join(
-        (
-            f"**Transfer engine (TENT) metrics** are not shown for this deployment ({profile.name}): "
-            f"{source.what} (`{tq.SOURCE}`) is stated not exported.",
-            "",
-            f"TENT's metrics are compiled out unless Mooncake is built with `{TENT_METRICS}` and run with "
-            f"`TENT_METRICS_ENABLED=true`; its server listens on `TENT_METRICS_HTTP_PORT`, default {TENT_PORT}, "
-            "which is node_exporter's default port (`dashgen doctor` names the clash). Export it with its own "
-            f'scrape job (default `{source.job}`) and state `[sources.{tq.SOURCE}] status = "exported"`.',
-            "",
-            "Absent data here is a build fact, not a zero.",
-        )
-    )
-    return text(f"{GROUP}.unavailable", "Transfer engine (TENT) metrics: not available", content, width=24, height=6)
-
-
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     """TENT panels where the profile exports it, the text naming the build flag where it is deployed but not
     exported, nothing where the deployment runs no transfer engine."""
@@ -132,5 +114,9 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     if source.exported:
         panels = tent_panels(profile)
     elif source.deployed:
-        panels = [not_built_text(profile)]
+        panels = [
+            source_status_panel(
+                f"{GROUP}.unavailable", profile, [tq.SOURCE], "Transfer engine (TENT) metrics: not available"
+            )
+        ]
     return GroupSpec(key=GROUP, title=TITLE, panels=tuple(panels))
