@@ -299,7 +299,11 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                 kind=first.kind,
                 panel_id=panel_id(key),
                 definitions=tuple((f"{m}.{f}", tuple(names)) for (m, f), names in definitions.items()),
-                queries=tuple(sorted({q for m, f in definitions for q in query_calls(module_path(m), f)})),
+                # a panel with no query in any profile (a source's "not available" text) reads none, whatever else
+                # the function that defines it builds
+                queries=tuple(sorted({q for m, f in definitions for q in query_calls(module_path(m), f)}))
+                if any(panel.targets for _, panel in seen)
+                else (),
                 rules=tuple(sorted(cited, key=lambda s: int(s[1:]))),
                 tests=tests,
                 evidence=tuple((tuple(names), text) for text, names in descriptions.items()),

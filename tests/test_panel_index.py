@@ -96,3 +96,16 @@ def test_the_real_index_names_no_test_that_only_shares_a_word_with_a_key():
     assert not [t for t in queue if t.startswith("test_slo_health.py")], queue
     slo_queue = panel_tests("slo_health.queue", ("Queue length",), selectors)
     assert "test_slo_health.py::test_stage_panels_never_sum_across_pp_rank" in slo_queue
+
+
+def test_a_text_panel_lists_no_query_though_its_function_builds_charts_too():
+    """A source's "not available" text is defined in the group's ``build``, which also builds the charts; the index
+    lists no query for it (it reads none), and still lists the charts' queries for the charts."""
+    from dashgen.deployment.profile import load_profiles
+    from dashgen.panel_index import collect
+
+    entries = {e.key: e for e in collect(load_profiles(["long-context-64"]), ROOT)}
+    texts = [e for e in entries.values() if e.kind == "text"]
+    assert len(texts) >= 3 and [e.key for e in texts if e.queries] == []
+    assert entries["store_tent.unavailable"].definitions[0][0] == "panels.store_tent.build"
+    assert entries["store_tenants.tenant_bytes"].queries
