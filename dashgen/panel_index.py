@@ -24,7 +24,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit
 from dashgen.render.ids import panel_id
-from dashgen.render.spec import NOTES_POINTER, PanelSpec
+from dashgen.render.spec import NOTES_POINTER, PanelKind, PanelSpec
 
 INDEX_PATH = Path("docs") / "panels.md"
 RULE_ID = re.compile(r"\bS([1-9]|[12][0-9]|30)\b")
@@ -41,7 +41,7 @@ class PanelEntry:
     key: str
     profiles: tuple[str, ...]
     titles: tuple[str, ...]
-    kind: str
+    kind: PanelKind
     panel_id: int
     definitions: tuple[tuple[str, tuple[str, ...]], ...]  # ("module.function", profiles) per defining function
     queries: tuple[str, ...]

@@ -105,6 +105,14 @@ def tent_panels(profile: Profile) -> list[PanelSpec]:
     ]
 
 
+def unavailable_text(profile: Profile) -> PanelSpec:
+    """Why there is no TENT chart (S15): the source's state and the exporter table's note (the build flag, the port
+    its server takes)."""
+    return source_status_panel(
+        f"{GROUP}.unavailable", profile, [tq.SOURCE], "Transfer engine (TENT) metrics: not available"
+    )
+
+
 def build(profile: Profile, topology: Topology) -> GroupSpec:
     """TENT panels where the profile exports it, the text naming the build flag where it is deployed but not
     exported, nothing where the deployment runs no transfer engine."""
@@ -114,9 +122,5 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     if source.exported:
         panels = tent_panels(profile)
     elif source.deployed:
-        panels = [
-            source_status_panel(
-                f"{GROUP}.unavailable", profile, [tq.SOURCE], "Transfer engine (TENT) metrics: not available"
-            )
-        ]
+        panels = [unavailable_text(profile)]
     return GroupSpec(key=GROUP, title=TITLE, panels=tuple(panels))

@@ -172,7 +172,13 @@ def test_no_test_module_imports_another():
     assert imported_modules(ast.parse(spelled)) == {"test_diff", "test_x", "diff_documents"}
 
 
-CLOSED_FIELDS = ("action", "status", "outcome", "schema")  # fields that hold one of a few words, never free text
+CLOSED_FIELDS = (
+    "action",
+    "status",
+    "outcome",
+    "schema",
+    "phase",
+)  # fields that hold one of a few words, never free text
 COMMENT_TYPED = re.compile(r":\s*str\b[^#]*#\s*[\w-]+\s*\|\s*[\w-]+")  # ``status: str = "ok"  # ok | empty | error``
 
 

@@ -107,5 +107,5 @@ def test_a_text_panel_lists_no_query_though_its_function_builds_charts_too():
     entries = {e.key: e for e in collect(load_profiles(["long-context-64"]), ROOT)}
     texts = [e for e in entries.values() if e.kind == "text"]
     assert len(texts) >= 3 and [e.key for e in texts if e.queries] == []
-    assert entries["store_tent.unavailable"].definitions[0][0] == "panels.store_tent.build"
+    assert entries["store_tent.unavailable"].definitions[0][0] == "panels.store_tent.unavailable_text"
     assert entries["store_tenants.tenant_bytes"].queries

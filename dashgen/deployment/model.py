@@ -7,12 +7,14 @@ loader (``dashgen.deployment.profile``) builds these; everything downstream only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Final, Literal, TypeVar, get_args
 
 from dashgen.deployment.alerts import AlertThresholds
 from dashgen.deployment.collector import Collector
 from dashgen.exporters.availability import Stated
 from dashgen.exporters.table import TABLES
+
+W = TypeVar("W", bound=str)  # a word of a closed set
 
 # Metric sources a profile may declare, from the exporter table: ``job`` is the default scrape job. Feature
 # sources (HiCache, its storage layer) are collectors inside another source's process (``version_of``) and
@@ -33,13 +35,23 @@ SOURCE_STATUSES: tuple[SourceStatus, ...] = get_args(SourceStatus)
 
 def source_status(value: object) -> SourceStatus | None:
     """The source status ``value`` spells, None when it spells none."""
-    return next((status for status in SOURCE_STATUSES if status == value), None)
+    return spelled(value, SOURCE_STATUSES)
 
 
-POOL_ROLES = ("unified", "prefill", "decode")
+PoolRole = Literal["unified", "prefill", "decode"]
+POOL_ROLES: tuple[PoolRole, ...] = get_args(PoolRole)
 # Workload kinds (S25): what a pool serves, which decides its engine metrics, panels, No Data layer, SLO and alerts.
-TEXT, VIDEO = "text-generation", "video-generation"
-WORKLOAD_KINDS = (TEXT, VIDEO)
+WorkloadKind = Literal["text-generation", "video-generation"]
+TEXT: Final = "text-generation"
+VIDEO: Final = "video-generation"
+WORKLOAD_KINDS: tuple[WorkloadKind, ...] = get_args(WorkloadKind)
+
+
+def spelled(value: object, words: tuple[W, ...]) -> W | None:
+    """The word of ``words`` that ``value`` is, None when it is none of them: a profile's string read as one of a
+    closed set."""
+    return next((word for word in words if word == value), None)
+
 
 DEFAULT_LABELS: dict[str, str] = {
     "deployment": "cluster",
@@ -100,11 +112,11 @@ class Pool:
     """A group of identical engine replicas (the whole cluster, or a prefill / decode pool)."""
 
     name: str
-    role: str
+    role: PoolRole
     replicas: int
     tp: int
     pp: int
-    kind: str = TEXT  # one of WORKLOAD_KINDS
+    kind: WorkloadKind = TEXT
 
     @property
     def gpus_per_replica(self) -> int:

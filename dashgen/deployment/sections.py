@@ -39,6 +39,7 @@ from dashgen.deployment.model import (
     Speculative,
     Store,
     source_status,
+    spelled,
 )
 from dashgen.deployment.reader import TableReader, parse_duration
 from dashgen.errors import ProfileError
@@ -102,12 +103,14 @@ def parse_node_addresses(cluster: TableReader, node_names: tuple[str, ...]) -> d
 
 
 def parse_pool(reader: TableReader) -> Pool:
-    role = reader.string("role", "unified")
-    if role not in POOL_ROLES:
-        raise reader.fail("role", f"{role!r} is not one of {', '.join(POOL_ROLES)}")
-    kind = reader.string("kind", TEXT)
-    if kind not in WORKLOAD_KINDS:
-        raise reader.fail("kind", f"{kind!r} is not one of {', '.join(WORKLOAD_KINDS)}")
+    stated_role = reader.string("role", "unified")
+    role = spelled(stated_role, POOL_ROLES)
+    if role is None:
+        raise reader.fail("role", f"{stated_role!r} is not one of {', '.join(POOL_ROLES)}")
+    stated_kind = reader.string("kind", TEXT)
+    kind = spelled(stated_kind, WORKLOAD_KINDS)
+    if kind is None:
+        raise reader.fail("kind", f"{stated_kind!r} is not one of {', '.join(WORKLOAD_KINDS)}")
     pool = Pool(
         name=reader.string("name", required=True),
         role=role,

@@ -10,6 +10,8 @@ from typing import Literal
 
 from dashgen_queries import nodata
 
+from dashgen.live.expand import QueryKind
+
 TargetStatus = Literal["ok", "empty", "error"]
 # A panel is partial when some of its queries answer and others are empty.
 PanelStatus = Literal["ok", "empty", "partial", "error"]
@@ -31,7 +33,7 @@ class Reason:
 @dataclass
 class TargetCheck:
     ref_id: str
-    kind: str
+    kind: QueryKind
     expr: str
     query: str
     status: TargetStatus = "ok"

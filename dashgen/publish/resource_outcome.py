@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from dashgen.publish.actions import RESOURCE_STORED_OUTCOMES, OutcomeKind, ResourceAction
 from dashgen.publish.backups import save_backup
@@ -141,10 +141,14 @@ def not_written(item: ResourceItem, held: bool) -> ResourceOutcome:
     return ResourceOutcome(item.uid, item.profile, OutcomeKind.REFUSED, None, reasons, item.live_version)
 
 
+# A release writes the resources first and deletes the ones the build no longer has last.
+Phase = Literal["write", "delete"]
+
+
 def run_phase(
     kind: str,
     items: Sequence[Item],
-    phase: str,
+    phase: Phase,
     held: bool,
     release: ResourceRelease,
     *,
