@@ -16,6 +16,7 @@ from dashgen_queries.promql import budget_pieces
 
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.dashboard_section import SCHEMAS, v2_refusal
+from dashgen.deployment.model import Schema
 from dashgen.deployment.profile import Profile
 from dashgen.document import NotADashboard, Reference, is_v2, iter_panels, substitute, unwrap
 from dashgen.errors import BuildValidationError, ProfileError
@@ -51,7 +52,7 @@ class BuiltDashboard:
         return Path(self.profile) / f"{self.uid}.json"
 
     @property
-    def schema(self) -> str:
+    def schema(self) -> Schema:
         """``v1`` (classic JSON) or ``v2`` (the ``dashboard.grafana.app`` v2 / v2beta1 resource)."""
         return "v2" if is_v2(self.document) else "v1"
 
@@ -67,11 +68,11 @@ def schema_of(profile: Profile, override: str | None = None) -> str:
     return schema
 
 
-def _v2(profile: Profile, spec: DashboardSpec, document: dict[str, Any], problems: list[str]) -> dict[str, Any]:
-    """The v2 resource of a rendered dashboard, its problems (schema, structure) added to ``problems``."""
+def _v2(profile: Profile, spec: DashboardSpec, problems: list[str]) -> dict[str, Any]:
+    """The v2 resource of a dashboard, its problems (schema, structure) added to ``problems``."""
     where = f"{profile.name}/{spec.uid}"
     try:
-        resource = render_v2(spec, document, profile.dashboard.v2_api_version)
+        resource = render_v2(spec, profile.dashboard.v2_api_version)
     except UnsupportedVariable as exc:
         problems.append(f"{profile.path}: {where}: {exc}")
         return {}
@@ -97,7 +98,7 @@ def build_profile(profile: Profile, groups: tuple | None = None, schema: str | N
         referencing, elements = share_v1(document, shared, profile.name)
         library = tuple(elements.values())
         if v2:
-            resource = _v2(profile, spec, document, problems)
+            resource = _v2(profile, spec, problems)
             if resource:
                 resource = share_v2(resource, {e.key: (pid, e) for pid, e in elements.items()})
             built.append(BuiltDashboard(profile.name, spec, resource, encode(resource), content_sha(resource), library))

@@ -30,7 +30,7 @@ from dashgen.files import atomic_write, cache_dir
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit
 from dashgen.render.ids import panel_id
-from dashgen.render.spec import NOTES_POINTER, PanelSpec
+from dashgen.render.spec import NOTES_POINTER, PanelKind, PanelSpec
 
 INDEX_PATH = Path("docs") / "panels.md"
 RULE_ID = re.compile(r"\bS([1-9]|[12][0-9]|30)\b")
@@ -47,7 +47,7 @@ class PanelEntry:
     key: str
     profiles: tuple[str, ...]
     titles: tuple[str, ...]
-    kind: str
+    kind: PanelKind
     panel_id: int
     definitions: tuple[tuple[str, tuple[str, ...]], ...]  # ("module.function", profiles) per defining function
     queries: tuple[str, ...]
@@ -376,7 +376,11 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                 kind=first.kind,
                 panel_id=panel_id(key),
                 definitions=tuple((f"{m}.{f}", tuple(names)) for (m, f), names in definitions.items()),
-                queries=tuple(sorted({q for m, f in definitions for q in query_calls(module_path(m), f)})),
+                # a panel with no query in any profile (a source's "not available" text) reads none, whatever else
+                # the function that defines it builds
+                queries=tuple(sorted({q for m, f in definitions for q in query_calls(module_path(m), f)}))
+                if any(panel.targets for _, panel in seen)
+                else (),
                 rules=tuple(sorted(cited, key=lambda s: int(s[1:]))),
                 tests=tests,
                 evidence=tuple((tuple(names), text) for text, names in descriptions.items()),

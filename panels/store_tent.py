@@ -1,9 +1,10 @@
 """The Mooncake transfer engine's own metrics (TENT): transfer requests and the share that failed, failovers
 (a request retried on another transport) per request, requests whose deadline no transport could meet, and the
 latency quantiles its histograms allow (per direction; per stage of a request from 0.3.12), per node. TENT is
-compiled out unless Mooncake is built with -DTENT_METRICS_ENABLED=ON; where the profile's
-``mooncake_tent`` source is deployed but not exported, one text names that flag and the port its server takes
-(node_exporter's default) instead of charts that could only be empty; where it is not deployed, nothing."""
+compiled out unless Mooncake is built with -DTENT_METRICS_ENABLED=ON; where the profile's ``mooncake_tent`` source is
+deployed but not exported, the kit's source-status text (S15) with the exporter table's note naming that flag and the
+port its server takes (node_exporter's default) instead of charts that could only be empty; where it is not deployed,
+nothing."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from dashgen_queries.sglang import quantile_legend
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
-from dashgen.exporters.table import TENT_METRICS, TENT_PORT
-from dashgen.render.kit import ratio_axis, stat, text, timeseries
+from dashgen.exporters.table import TENT_METRICS
+from dashgen.render.kit import ratio_axis, source_status_panel, stat, timeseries
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Mooncake transfer engine (TENT)"
@@ -164,23 +165,12 @@ def latency_panels(profile: Profile, source: str) -> list[PanelSpec]:
     ]
 
 
-def not_built_text(profile: Profile) -> PanelSpec:
-    """Why there is no TENT chart: the metrics are compiled out, and the port their server would take."""
-    source = profile.source(tq.SOURCE)
-    content = "\n".join(
-        (
-            f"**Transfer engine (TENT) metrics** are not shown for this deployment ({profile.name}): "
-            f"{source.what} (`{tq.SOURCE}`) is stated not exported.",
-            "",
-            f"TENT's metrics are compiled out unless Mooncake is built with `{TENT_METRICS}` and run with "
-            f"`TENT_METRICS_ENABLED=true`; its server listens on `TENT_METRICS_HTTP_PORT`, default {TENT_PORT}, "
-            "which is node_exporter's default port (`dashgen doctor` names the clash). Export it with its own "
-            f'scrape job (default `{source.job}`) and state `[sources.{tq.SOURCE}] status = "exported"`.',
-            "",
-            "Absent data here is a build fact, not a zero.",
-        )
+def unavailable_text(profile: Profile) -> PanelSpec:
+    """Why there is no TENT chart (S15): the source's state and the exporter table's note (the build flag, the port
+    its server takes)."""
+    return source_status_panel(
+        f"{GROUP}.unavailable", profile, [tq.SOURCE], "Transfer engine (TENT) metrics: not available"
     )
-    return text(f"{GROUP}.unavailable", "Transfer engine (TENT) metrics: not available", content, width=24, height=6)
 
 
 def build(profile: Profile, topology: Topology) -> GroupSpec:
@@ -192,5 +182,5 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
     if source.exported:
         panels = tent_panels(profile)
     elif source.deployed:
-        panels = [not_built_text(profile)]
+        panels = [unavailable_text(profile)]
     return GroupSpec(key=GROUP, title=TITLE, panels=tuple(panels))

@@ -170,3 +170,64 @@ def test_no_test_module_imports_another():
     assert found == [], found
     spelled = "def f():\n    from test_diff import panel\nimport test_x.y\nfrom diff_documents import panel\n"
     assert imported_modules(ast.parse(spelled)) == {"test_diff", "test_x", "diff_documents"}
+
+
+CLOSED_FIELDS = (
+    "action",
+    "status",
+    "outcome",
+    "schema",
+    "phase",
+)  # fields that hold one of a few words, never free text
+COMMENT_TYPED = re.compile(r":\s*str\b[^#]*#\s*[\w-]+\s*\|\s*[\w-]+")  # ``status: str = "ok"  # ok | empty | error``
+
+
+def plain_str_fields(tree: ast.AST) -> list[str]:
+    """Fields of a class named in ``CLOSED_FIELDS`` annotated plain ``str``, and properties of those names
+    returning ``str``: each holds one of a closed set of words, which a ``Literal`` names and mypy checks."""
+    found = []
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for item in cls.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                name, annotation = item.target.id, item.annotation
+            elif isinstance(item, ast.FunctionDef) and item.returns is not None:
+                name, annotation = item.name, item.returns
+            else:
+                continue
+            if name in CLOSED_FIELDS and isinstance(annotation, ast.Name) and annotation.id == "str":
+                found.append(f"{cls.name}.{name}:{item.lineno}")
+    return found
+
+
+def test_closed_sets_of_words_are_literals():
+    """A plan's action, a result's status, a dashboard's schema: each is one of a few words, typed as a ``Literal``
+    (or an enum) so mypy refuses a misspelling, never ``str`` with the words in a comment."""
+    sources = _sources("dashgen")
+    found = []
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(ROOT)}: {where}" for where in plain_str_fields(ast.parse(text))]
+        found += [
+            f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+            for n, line in enumerate(text.splitlines(), start=1)
+            if COMMENT_TYPED.search(line)
+        ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_plain_str_finder_finds_the_spellings_seen():
+    seen = (
+        "class A:\n    action: str\n",
+        'class R:\n    status: str = "ok"\n',
+        "class P:\n    @property\n    def status(self) -> str: ...\n",
+    )
+    spared = (
+        "class A:\n    action: Action\n",
+        'class R:\n    status: TargetStatus = "ok"\n',
+        "class T:\n    title: str\n",
+        "def status() -> str: ...\n",
+    )
+    assert [len(plain_str_fields(ast.parse(text))) for text in seen] == [1] * len(seen)
+    assert not any(plain_str_fields(ast.parse(text)) for text in spared)
+    assert COMMENT_TYPED.search('    status: str = "ok"  # ok | empty | error')
+    assert not COMMENT_TYPED.search('    status: TargetStatus = "ok"  # ok | empty')

@@ -24,7 +24,7 @@ from dashgen.deployment.model import DEFAULT_LABELS
 from dashgen.importer import exec_module, import_dashboard
 from dashgen.live.datasource import Datasource
 from dashgen.render.relabel import relabel_expr, relabel_variable_query
-from dashgen.render.scope import VARIABLE, scope_expr, scope_variable_query
+from dashgen.render.scope import filled, parses, scope_expr, scope_variable_query, selectors
 from dashgen.render.team_fit import fit_imported
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,37 +53,6 @@ def _targets(groups) -> list[tuple[str, str]]:
     return found
 
 
-def _filled(expr: str) -> str:
-    """Grafana variables given sample values: a duration in a range, ``v`` elsewhere (a label value)."""
-    expr = re.sub(r"\[\s*(?:" + VARIABLE.pattern + ")", "[5m", expr)
-    expr = re.sub(r":\s*(?:" + VARIABLE.pattern + r")\s*\]", ":1m]", expr)
-    return VARIABLE.sub("v", expr)
-
-
-def _parse(expr: str) -> Any | None:
-    try:
-        return pp.parse(_filled(expr))
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException:
-        return None
-
-
-def _selectors(node: Any) -> list[Any]:
-    found, stack = [], [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, pp.VectorSelector):
-            found.append(item)
-            continue
-        for attr in ("lhs", "rhs", "expr", "param", "vector_selector"):
-            child = getattr(item, attr, None)
-            if child is not None and not isinstance(child, str | int | float):
-                stack.append(child)
-        stack.extend(getattr(item, "args", None) or ())
-    return found
-
-
 def _scoped(selector: Any) -> bool:
     return any(
         m.name == LABEL and m.op == pp.MatchOp.Equal and m.value == "a" for m in selector.matchers.matchers or ()
@@ -98,11 +67,10 @@ def test_every_selector_of_an_imported_dashboard_carries_the_deployment_or_a_not
     assert len(plain) == len(scoped) > 0
     checked = 0
     for (key, before), (_key, after) in zip(plain, scoped, strict=True):
-        tree = _parse(after)
-        if _parse(before) is None:
+        if not parses(before):
             continue  # MetricsQL the parser does not read (``or 0``): VictoriaMetrics is checked below
-        assert tree is not None, f"{path.name} {key}: the scoped query no longer parses: {after}"
-        unscoped = [s for s in _selectors(tree) if not _scoped(s)]
+        assert parses(after), f"{path.name} {key}: the scoped query no longer parses: {after}"
+        unscoped = [s for s in selectors(after) if not _scoped(s)]
         if unscoped:
             assert any(note.startswith(f"panel {key} query") for note in fitted.notes), (key, after)
             continue
@@ -174,8 +142,7 @@ def _series(exprs: list[str], deployment: str, slope: float, stamps: list[int]) 
     selector matches it, in ``deployment``; growing at ``slope`` per second."""
     made: dict[str, dict[str, Any]] = {}
     for expr in exprs:
-        tree = _parse(expr)
-        for selector in _selectors(tree) if tree is not None else ():
+        for selector in selectors(expr):
             labels = {m.name: _value_for(m) for m in selector.matchers.matchers or () if m.name not in ("le", LABEL)}
             name = selector.name or labels.pop("__name__", None)
             if not name:
@@ -195,7 +162,7 @@ def _series(exprs: list[str], deployment: str, slope: float, stamps: list[int]) 
 
 def _answer(datasource: Datasource, expr: str, at: float) -> list[tuple[str, float]] | None:
     try:
-        result = datasource.query(_filled(expr), at).result
+        result = datasource.query(filled(expr), at).result
     except Exception:  # the store refuses it: both sides are compared on what they answer
         return None
     rows = []
@@ -308,10 +275,9 @@ def test_no_selector_of_an_imported_dashboard_keeps_a_label_name_the_profile_cal
     renames = role_renames(LABELS)
     checked = 0
     for key, expr in _targets(fitted.groups):
-        tree = _parse(expr)
-        if tree is None:
+        if not parses(expr):
             continue
-        stale = {m.name for s in _selectors(tree) for m in s.matchers.matchers or () if m.name in renames}
+        stale = {m.name for s in selectors(expr) for m in s.matchers.matchers or () if m.name in renames}
         stale |= {
             label
             for label in re.findall(r"\b(?:by|without|on|ignoring)\s*\(([^)]*)\)", expr)

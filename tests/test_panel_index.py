@@ -138,3 +138,16 @@ def test_an_unreadable_selector_cache_is_read_afresh(tmp_path, monkeypatch):
     for broken in ("{not json", "[1, 2]", '{"abc": {"test_x": ["not", "lists"]}}'):
         cached.write_text(broken, encoding="utf-8")
         assert selectors_of(tests) == fresh, broken
+
+
+def test_a_text_panel_lists_no_query_though_its_function_builds_charts_too():
+    """A source's "not available" text is defined in the group's ``build``, which also builds the charts; the index
+    lists no query for it (it reads none), and still lists the charts' queries for the charts."""
+    from dashgen.deployment.profile import load_profiles
+    from dashgen.panel_index import collect
+
+    entries = {e.key: e for e in collect(load_profiles(["long-context-64"]), ROOT)}
+    texts = [e for e in entries.values() if e.kind == "text"]
+    assert len(texts) >= 3 and [e.key for e in texts if e.queries] == []
+    assert entries["store_tent.unavailable"].definitions[0][0] == "panels.store_tent.unavailable_text"
+    assert entries["store_tenants.tenant_bytes"].queries

@@ -205,3 +205,33 @@ def test_coded_states_are_a_typed_value_and_queries_write_no_grafana_mapping() -
         and any(isinstance(v, ast.Constant) and v.value in ("value", "range", "special") for v in node.values)
     ]
     assert not raw, f"Grafana value mappings written in queries/: {raw}; return a States"
+
+
+def test_a_source_not_exported_gets_the_kit_text_with_the_exporter_tables_note():
+    """Every "not available" text is the kit's (S15): the source's state, the exporter table's note where it has one
+    (how TENT is built in, and the port it shares), then the closing line, the same for every group."""
+    from dashgen.deployment.profile import load_profiles
+    from dashgen.exporters.table import TABLES
+
+    (profile,) = load_profiles(["long-context-64"])
+    assert profile.source("mooncake_tent").status == "not-exported" and TABLES["mooncake_tent"].not_exported
+    panel = kit.source_status_panel("g.unavailable", profile, ["mooncake_tent"], "TENT metrics: not available")
+    lines = panel.content.splitlines()
+    assert lines[0] == "**TENT metrics** is not shown for this deployment (long-context-64):"
+    assert lines[2].startswith("- ") and "(`mooncake_tent`): not exported in this deployment." in lines[2]
+    assert lines[4] == TABLES["mooncake_tent"].not_exported
+    assert lines[-1].startswith("These panels would otherwise be empty")
+    assert [name for name, table in TABLES.items() if table.not_exported] == ["mooncake_tent"]
+
+
+def test_no_group_writes_its_own_not_available_text():
+    """A group shows a missing source through ``kit.source_status_panel``, never a text of its own: one shape for
+    the reader, and the exporter table's note in it."""
+    found = []
+    for path in sorted(Path(__file__).resolve().parent.parent.joinpath("panels").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "text":
+                titles = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant)]
+                if any(str(t).endswith(kit.NOT_AVAILABLE) for t in titles):
+                    found.append(f"{path.name}:{node.lineno}")
+    assert found == [], found

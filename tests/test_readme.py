@@ -113,3 +113,51 @@ def test_the_readme_is_short_enough_to_read_and_links_its_reference():
 def test_the_glossary_says_every_rule_id_once():
     rows = re.findall(r"^\| (S\d+) \|", (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8"), re.M)
     assert rows == [f"S{n}" for n in range(1, 39)]
+
+
+GUIDES = ("## How to add a panel", "## How to add a metric source", "## How to add a profile field")
+CODE_NAME = re.compile(r"`([A-Za-z_]\w*)(?:\([^`]*\))?`")
+
+
+def _guide(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end >= 0 else len(text)]
+
+
+def unknown_names(guide: str, root: Path) -> list[str]:
+    """The code names a guide writes in code spans (``parse_sources``, ``SourceTable``, ``integer(minimum=…)``) that
+    none of the Python files it names (a folder: every file under it) holds: a name renamed or removed in the code
+    but still in the guide."""
+    files: list[Path] = []
+    for name in named_paths(guide):
+        path = root / name
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path] if path.suffix == ".py" else []
+    code = "\n".join(path.read_text(encoding="utf-8") for path in files if path.exists())
+    names = dict.fromkeys(CODE_NAME.findall(guide))
+    return [name for name in names if not re.search(rf"\b{re.escape(name)}\b", code)]
+
+
+def test_the_three_guides_name_what_the_code_has():
+    """Each guide (a panel, a metric source, a profile field) names only code its files hold, and the metric-source
+    guide lists the sources a profile may state today (the exporter table's)."""
+    from dashgen.deployment.model import KNOWN_SOURCES
+
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    checked = 0
+    for heading in GUIDES:
+        guide = _guide(text, heading)
+        assert unknown_names(guide, ROOT) == [], heading
+        checked += len(CODE_NAME.findall(guide))
+    assert checked >= 40
+    listed = re.search(r"\(today: ([^)]*)\)", _guide(text, GUIDES[1]))
+    assert listed is not None
+    assert sorted(re.findall(r"`(\w+)`", listed.group(1))) == sorted(KNOWN_SOURCES)
+
+
+def test_unknown_names_finds_a_name_the_named_files_lack(tmp_path):
+    (tmp_path / "m.py").write_text("def parse_sources():\n    pass\nTABLES = []\n", encoding="utf-8")
+    guide = "Edit `tmp/m.py`: `parse_sources` reads `TABLES`, `integer(minimum=…)` and `gone_function`."
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "tmp" / "m.py").write_text((tmp_path / "m.py").read_text(encoding="utf-8"), encoding="utf-8")
+    assert unknown_names(guide, tmp_path) == ["integer", "gone_function"]

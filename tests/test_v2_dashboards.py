@@ -40,7 +40,7 @@ def _v2(name: str, api_version: str = "v2beta1") -> tuple[dict, dict, dict]:
     """(spec-less v1 document, v2 resource, DashboardSpec) of a shipped profile's cluster dashboard."""
     spec = dashboard_specs(PROFILES[name])[0]
     document = render_dashboard(spec)
-    return document, render_v2(spec, document, api_version), spec
+    return document, render_v2(spec, api_version), spec
 
 
 def _panels(body: dict) -> dict:
@@ -299,16 +299,15 @@ def test_a_v2_file_of_a_removed_profile_is_recognised_as_dashgens(tmp_path):
 
 def test_dashboard_links_and_other_variable_types_become_valid_v2_and_read_back():
     spec = dashboard_specs(PROFILES["video-200"])[0]
-    document = render_dashboard(spec)
     link = {"title": "Runbook", "type": "link", "url": "https://runbooks.example/gpu", "targetBlank": True}
-    document["links"] = [link, {"title": "Cluster", "type": "dashboards", "tags": ["dashgen"], "asDropdown": True}]
+    links = (link, {"title": "Cluster", "type": "dashboards", "tags": ["dashgen"], "asDropdown": True})
     extra = [
         {"type": "textbox", "name": "filter", "label": "Filter", "query": "", "current": {"text": "", "value": ""}},
         {"type": "constant", "name": "site", "query": "eu-1", "hide": 2, "current": {"text": "eu-1", "value": "eu-1"}},
         {"type": "interval", "name": "step", "query": "1m,5m", "current": {"text": "1m", "value": "1m"}},
     ]
-    document["templating"]["list"] += extra
-    resource = render_v2(spec, document, "v2")
+    spec = replace(spec, links=links, variables=(*spec.variables, *extra))
+    resource = render_v2(spec, "v2")
     assert validate_v2(resource, "video-200") == []
     kinds = [v["kind"] for v in resource["spec"]["variables"][-3:]]
     assert kinds == ["TextVariable", "ConstantVariable", "IntervalVariable"]
@@ -316,9 +315,8 @@ def test_dashboard_links_and_other_variable_types_become_valid_v2_and_read_back(
     assert [v["type"] for v in view["templating"]["list"][-3:]] == ["textbox", "constant", "interval"]
     assert view["templating"]["list"][-2]["hide"] == 2
     assert view["links"][0]["url"] == link["url"] and view["links"][1]["type"] == "dashboards"
-    document["templating"]["list"].append({"type": "adhoc", "name": "filters"})
     with pytest.raises(ValueError, match="'filters'"):
-        render_v2(spec, document, "v2")
+        render_v2(replace(spec, variables=(*spec.variables, {"type": "adhoc", "name": "filters"})), "v2")
 
 
 def test_a_malformed_v2_file_is_not_a_dashboard_with_a_reason_not_a_crash(tmp_path):
@@ -356,3 +354,21 @@ def test_the_foundation_sdk_decodes_the_v2_spec_to_the_same_panels_queries_units
         steps = [(s.color, s.value) for s in defaults.thresholds.steps] if defaults.thresholds else None
         want = [(s["color"], s["value"]) for s in expected["thresholds"]["steps"]] if "thresholds" in expected else None
         assert steps == want
+
+
+def test_a_shared_panel_stays_a_library_reference_in_every_v2_deploy_form():
+    """``dashgen export`` renders v2 from the spec as ``dashgen build`` does: a panel the profile shares as a library
+    panel is a ``LibraryPanel`` element in the provisioning file and the operator's manifest, the others panels."""
+    from dashgen.manifests.v2_files import v2_dashboards
+
+    base = PROFILES["pd-128"]
+    key = dashboard_specs(base)[0].panels()[3].key
+    profile = replace(base, dashboard=replace(base.dashboard, library_panels=(key,)))
+    (built,) = build_profile(profile, schema="v1")
+    (v2,) = v2_dashboards([built], {"pd-128": "v2"})
+    for resource in (json.loads(v2.file_data), v2.manifest):
+        elements = resource["spec"]["elements"]
+        assert elements[key]["kind"] == "LibraryPanel", elements[key]
+        assert elements[key]["spec"]["libraryPanel"]["uid"] == built.library[0].uid
+        assert sum(element["kind"] == "Panel" for element in elements.values()) == len(elements) - 1
+        assert validate_v2(resource, "pd-128") == []

@@ -40,8 +40,7 @@ def _only_some_kinds(profile) -> set[str]:
 def test_a_mixed_profile_shows_the_rows_of_one_pool_kind_only_while_they_have_data(api_version):
     profile = profile_from_dict(mixed(), "profiles/mixed-4.toml")
     (spec,) = dashboard_specs(profile)
-    document = render_dashboard(spec)
-    resource = render_v2(spec, document, api_version)
+    resource = render_v2(spec, api_version)
     assert validate_v2(resource, "mixed-4") == []
     conditional = {row["spec"]["title"] for row in _rows(resource) if "conditionalRendering" in row["spec"]}
     expected = _only_some_kinds(profile)
@@ -58,7 +57,7 @@ def test_a_mixed_profile_shows_the_rows_of_one_pool_kind_only_while_they_have_da
 def test_a_single_kind_profile_has_no_conditional_row_and_its_v1_build_is_unchanged():
     (profile,) = load_profiles(["pd-128"])
     (spec,) = dashboard_specs(profile)
-    resource = render_v2(spec, render_dashboard(spec), "v2beta1")
+    resource = render_v2(spec, "v2beta1")
     assert not [row for row in _rows(resource) if "conditionalRendering" in row["spec"]]
     mixed_profile = profile_from_dict(mixed(), "profiles/mixed-4.toml")
     (built,) = build_profile(mixed_profile, schema="v1")
@@ -71,7 +70,7 @@ def test_a_group_that_asks_for_the_auto_grid_gets_an_autogridlayout_row(api_vers
     (spec,) = dashboard_specs(profile)
     index, group = next((i, g) for i, g in enumerate(spec.groups) if len(g.panels) >= 3)
     asked = replace(spec, groups=(*spec.groups[:index], replace(group, auto_grid=True), *spec.groups[index + 1 :]))
-    resource = render_v2(asked, render_dashboard(asked), api_version)
+    resource = render_v2(asked, api_version)
     assert validate_v2(resource, "pd-128") == []
     (row,) = [r for r in _rows(resource) if r["spec"]["title"] == group.title]
     layout = row["spec"]["layout"]

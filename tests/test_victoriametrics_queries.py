@@ -223,6 +223,25 @@ def _run(ds: Datasource, profile, expr: str, end: float) -> dict[str, float]:
     return {item["metric"].get(profile.label("node"), ""): float(item["value"][1]) for item in result}
 
 
+def _loaded(victoriametrics, series: list[dict]) -> Datasource:
+    """The store with ``series`` imported and searchable."""
+    ds = Datasource(victoriametrics.url)
+    ds.import_series(series)
+    ds.flush()
+    return ds
+
+
+def _prefill_counter(profile, node: str, tp: str, dp: str, mode: str, grows: float, start: float, end: float) -> dict:
+    """One rank's logical prefill counter (``mode``) from an hour before ``start`` to ``end``: 1000 until
+    ``start``, then ``grows`` more an hour."""
+    from dashgen_queries import hicache as sg
+
+    labels = _engine(profile, node, tp_rank=tp, dp_rank=dp, mode=mode)
+    return _series(
+        sg.PREFILL_EFFECTIVE, labels, start - 3600, end, 5, lambda t: 1000 + grows * max(0.0, t - start) / 3600
+    )
+
+
 def _engine(profile, node: str, **extra: str) -> dict:
     return {
         "job": profile.source("sglang").job,
@@ -255,9 +274,7 @@ def test_s7_counter_created_inside_the_window_keeps_its_first_event(victoriametr
         _series(sg.BACKUPED, _engine(profile, grew), earlier, end, 5, lambda t: 4000 if t < start + 1800 else 5000)
     )
     series.append(_series(sg.BACKUPED, _engine(profile, flat), earlier, end, 5, 4000))
-    ds = Datasource(victoriametrics.url)
-    ds.import_series(series)
-    ds.flush()
+    ds = _loaded(victoriametrics, series)
 
     column = dict(reuse_columns(profile, Topology(profile)))["Host→Store backed-up (tokens)"]
     got = _run(ds, profile, column, end)
@@ -288,9 +305,7 @@ def test_s7_first_event_increase_never_counts_the_first_value_twice(victoriametr
         _series(sg.BACKUPED, _engine(profile, node, tp_rank=rank), start + 1800, end, 5, shape)
         for rank, (shape, _) in shapes.items()
     ]
-    ds = Datasource(victoriametrics.url)
-    ds.import_series(series)
-    ds.flush()
+    ds = _loaded(victoriametrics, series)
     expr = sg.first_event_increase(sg.series(profile, sg.BACKUPED))
     (built,) = build_profile(profile)
     values = {**variable_values(built.document["templating"]["list"]), **globals_for(Window(end, 3600), 60, 60)}
@@ -305,26 +320,15 @@ def test_s3_dp_groups_are_added_tp_ranks_are_not(victoriametrics, demo_windows):
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 3)
-    start, earlier = end - 3600, end - 7200
+    start = end - 3600
     two_dp, one_dp = profile.node_names[4], profile.node_names[5]
-    series = []
-    for node, groups in ((two_dp, {"0": 100, "1": 40}), (one_dp, {"0": 100})):
-        for dp, grows in groups.items():
-            for tp in ("0", "1"):  # both TP ranks of a DP group carry the same logical count
-                labels = _engine(profile, node, tp_rank=tp, dp_rank=dp, mode="input")
-                series.append(
-                    _series(
-                        sg.PREFILL_EFFECTIVE,
-                        labels,
-                        earlier,
-                        end,
-                        5,
-                        lambda t, g=grows: 1000 + g * max(0.0, t - start) / 3600,
-                    )
-                )
-    ds = Datasource(victoriametrics.url)
-    ds.import_series(series)
-    ds.flush()
+    series = [
+        _prefill_counter(profile, node, tp, dp, "input", grows, start, end)
+        for node, groups in ((two_dp, {"0": 100, "1": 40}), (one_dp, {"0": 100}))
+        for dp, grows in groups.items()
+        for tp in ("0", "1")  # both TP ranks of a DP group carry the same logical count
+    ]
+    ds = _loaded(victoriametrics, series)
     got = _run(ds, profile, sg.stage_reuse(profile, "input"), end)
     assert got == {two_dp: pytest.approx(140, abs=0.5), one_dp: pytest.approx(100, abs=0.5)}
 
@@ -337,7 +341,7 @@ def test_logical_counts_read_on_the_logging_ranks_equal_every_rank(victoriametri
 
     (profile,) = load_profiles(["long-context-64"])
     end = _window_end(demo_windows, 6)
-    start, earlier = end - 3600, end - 7200
+    start = end - 3600
     dp_attention, plain, copies = profile.node_names[1], profile.node_names[2], profile.node_names[3]
     logging = {dp_attention: {"0": ("0", 100), "4": ("1", 40)}, plain: {"0": ("0", 70)}}
     series = []
@@ -345,21 +349,11 @@ def test_logical_counts_read_on_the_logging_ranks_equal_every_rank(victoriametri
         for tp in range(8):
             dp = ("0" if tp < 4 else "1") if node == dp_attention else "0"
             _, grows = logging.get(node, {}).get(str(tp), (dp, 0 if node != copies else 30))
-            for mode in ("input", "device_hit"):
-                labels = _engine(profile, node, tp_rank=str(tp), dp_rank=dp, mode=mode)
-                series.append(
-                    _series(
-                        sg.PREFILL_EFFECTIVE,
-                        labels,
-                        earlier,
-                        end,
-                        5,
-                        lambda t, g=grows: 1000 + g * max(0.0, t - start) / 3600,
-                    )
-                )
-    ds = Datasource(victoriametrics.url)
-    ds.import_series(series)
-    ds.flush()
+            series += [
+                _prefill_counter(profile, node, str(tp), dp, mode, grows, start, end)
+                for mode in ("input", "device_hit")
+            ]
+    ds = _loaded(victoriametrics, series)
     narrowed = sg.stage_reuse(profile, "input")
     every = sg.series(profile, sg.PREFILL_EFFECTIVE, 'mode="input"')
     every_rank = sg.one_rank(profile, f"increase({every}[$__range])")
@@ -401,9 +395,7 @@ def test_s11_segments_map_to_nodes_by_ip_and_unmapped_hosts_are_reported(victori
         series.append(_series(mc.ALLOCATED, {**master, "segment": segment}, earlier, end, 15, 2**30))
     # the node inventory as the rule file's recorder writes it: segment host -> node comes from it (issue 19)
     series.extend(inventory_series(profile, Topology(profile), earlier, end))
-    ds = Datasource(victoriametrics.url)
-    ds.import_series(series)
-    ds.flush()
+    ds = _loaded(victoriametrics, series)
 
     assert profile.node_address(holder) == "10.12.0.10"
     assert _run(ds, profile, mc.per_node_gib(profile, mc.ALLOCATED), end) == {holder: 2.0}
@@ -508,9 +500,7 @@ def test_missing_targets_read_up_twice_and_name_failing_and_gone_targets(victori
         _series("up", {"job": "node", "node": failing, "instance": f"{failing}:9100"}, earlier, end, 15, 0),
         _series("up", {"job": "node", "node": gone, "instance": f"{gone}:9100"}, earlier, end - 1200, 15, 1),
     ]
-    ds = Datasource(victoriametrics.url)
-    ds.import_series(series)
-    ds.flush()
+    ds = _loaded(victoriametrics, series)
     expr = va.missing_targets(profile)
     reads = [n for n, _ in walk(pp.parse(expr.replace("$__range", "3600s"))) if isinstance(n, pp.VectorSelector)]
     assert len(reads) == 2, expr

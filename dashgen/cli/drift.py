@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -42,14 +42,17 @@ from dashgen.publish.backups import backup_dashboard, load_backup
 from dashgen.publish.export import Connection, connect, export_one
 from dashgen.publish.ledger import LedgerRecord
 
+# ui-save-only: Grafana's own save rewrote the layout or defaults, no query or panel changed
+DriftStatus = Literal["clean", "ui-save-only", "edited", "deleted"]
+
 
 @dataclass(frozen=True)
 class Drift:
-    """One dashboard's state against its last release. ``status``: clean | ui-save-only | edited | deleted."""
+    """One dashboard's state against its last release."""
 
     uid: str
     profile: str
-    status: str
+    status: DriftStatus
     detail: str
     diff: DashboardDiff | None = None
 

@@ -27,7 +27,7 @@ import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from dashgen_queries import diffusion as df
 
@@ -39,6 +39,7 @@ from dashgen.deployment.profile import VIDEO
 ARRIVALS_PER_HOUR = 11.0
 SERVICE_MEDIAN, SERVICE_SIGMA = 100.0, 0.35
 BATCH_OF_TWO_FACTOR = 1.6
+JobStatus = Literal["success", "error"]  # the status label of a finished job, in the order series are written
 ERROR_SHARE = 0.004
 DENOISING_STEPS = 40
 STAGE_SHARES = {"TextEncodingStage": 0.01, "DenoisingStep": 0.9, "DecodingStage": 0.09}
@@ -59,7 +60,7 @@ class Job:
     arrival: float
     dispatch: float = math.inf
     finish: float = math.inf
-    status: str = "success"
+    status: JobStatus = "success"
     batch: int = 1
     service: float = 0.0
 
@@ -194,7 +195,7 @@ def instance_series(plan: Plan, node: str, fault: NodeFault) -> Iterator[dict[st
     if sim.jobs:
         cold = {**labels, "is_warmup": "false"}
         queue_time = Cumulative(df.LATENCY_BUCKETS)
-        by_status = {status: (Cumulative(None), Cumulative(df.LATENCY_BUCKETS)) for status in ("success", "error")}
+        by_status = {status: (Cumulative(None), Cumulative(df.LATENCY_BUCKETS)) for status in get_args(JobStatus)}
         for job in sim.jobs:
             if job.dispatch != math.inf:
                 queue_time.observe(job.dispatch, job.dispatch - job.arrival)

@@ -4,8 +4,9 @@ the ``dashgen cost`` budgets, and the team's own panel modules (``extra_modules`
 from __future__ import annotations
 
 import re
+from typing import get_args
 
-from dashgen.deployment.model import DashboardSettings
+from dashgen.deployment.model import DashboardSettings, Schema
 from dashgen.deployment.reader import TableReader, parse_duration
 
 
@@ -24,7 +25,7 @@ COST_BUDGETS = {
 }
 
 
-SCHEMAS = ("v1", "v2")
+SCHEMAS: tuple[Schema, ...] = get_args(Schema)
 RULERS = ("prometheus", "grafana", "both")  # dashgen.rules.grafana: who evaluates the alerts
 V2_MIN_GRAFANA = (12, 2)
 
@@ -46,6 +47,10 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
     major = int(version.split(".")[0])
     if major < 11:
         raise reader.fail("grafana_version", f"dashgen targets Grafana 11.6 and newer, got {version}")
+    stated_schema = reader.string("schema", "v1")
+    schema = next((known for known in SCHEMAS if known == stated_schema), None)
+    if schema is None:
+        raise reader.fail("schema", f'expected "v1" or "v2", got {stated_schema!r}')
     settings = DashboardSettings(
         grafana_version=version,
         time_from=reader.string("time_from", "now-1h"),
@@ -53,7 +58,7 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
         min_refresh_interval=reader.string("min_refresh_interval", "5s"),
         **{key: reader.integer(key, default, maximum=10**12) for key, default in COST_BUDGETS.items()},
         extra_modules=_module_names(reader, "extra_modules"),
-        schema=reader.string("schema", "v1"),
+        schema=schema,
         runbook_base=reader.string("runbook_base", DashboardSettings.runbook_base),
         grafana_url=reader.string("grafana_url", ""),
         library_panels=_panel_keys(reader, "library_panels"),
@@ -69,8 +74,6 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
             )
     if settings.ruler not in RULERS:
         raise reader.fail("ruler", f'expected "prometheus", "grafana" or "both", got {settings.ruler!r}')
-    if settings.schema not in SCHEMAS:
-        raise reader.fail("schema", f'expected "v1" or "v2", got {settings.schema!r}')
     if settings.schema == "v2" and (problem := v2_refusal(settings)) is not None:
         raise reader.fail("schema", problem)
     if not _TIME_FROM.match(settings.time_from):

@@ -7,11 +7,14 @@ loader (``dashgen.deployment.profile``) builds these; everything downstream only
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final, Literal, TypeVar, get_args
 
 from dashgen.deployment.alerts import AlertThresholds
 from dashgen.deployment.collector import Collector
 from dashgen.exporters.availability import Stated
 from dashgen.exporters.table import TABLES
+
+W = TypeVar("W", bound=str)  # a word of a closed set
 
 # Metric sources a profile may declare, from the exporter table: ``job`` is the default scrape job. Feature
 # sources (HiCache, its storage layer) are collectors inside another source's process (``version_of``) and
@@ -24,11 +27,31 @@ KNOWN_SOURCES: dict[str, dict[str, str]] = {
 }
 FEATURE_SOURCES = {name: TABLES[name].version_of for name in KNOWN_SOURCES if TABLES[name].version_of}
 
-SOURCE_STATUSES = ("exported", "not-exported", "not-deployed")
-POOL_ROLES = ("unified", "prefill", "decode")
+# The dashboard model a profile writes: classic JSON, or the ``dashboard.grafana.app`` v2 resource.
+Schema = Literal["v1", "v2"]
+SourceStatus = Literal["exported", "not-exported", "not-deployed"]
+SOURCE_STATUSES: tuple[SourceStatus, ...] = get_args(SourceStatus)
+
+
+def source_status(value: object) -> SourceStatus | None:
+    """The source status ``value`` spells, None when it spells none."""
+    return spelled(value, SOURCE_STATUSES)
+
+
+PoolRole = Literal["unified", "prefill", "decode"]
+POOL_ROLES: tuple[PoolRole, ...] = get_args(PoolRole)
 # Workload kinds (S25): what a pool serves, which decides its engine metrics, panels, No Data layer, SLO and alerts.
-TEXT, VIDEO = "text-generation", "video-generation"
-WORKLOAD_KINDS = (TEXT, VIDEO)
+WorkloadKind = Literal["text-generation", "video-generation"]
+TEXT: Final = "text-generation"
+VIDEO: Final = "video-generation"
+WORKLOAD_KINDS: tuple[WorkloadKind, ...] = get_args(WorkloadKind)
+
+
+def spelled(value: object, words: tuple[W, ...]) -> W | None:
+    """The word of ``words`` that ``value`` is, None when it is none of them: a profile's string read as one of a
+    closed set."""
+    return next((word for word in words if word == value), None)
+
 
 DEFAULT_LABELS: dict[str, str] = {
     "deployment": "cluster",
@@ -50,7 +73,7 @@ class Source:
     """One metric source and what the deployment says about it (S15)."""
 
     name: str
-    status: str
+    status: SourceStatus
     job: str
     scrape_interval: str
     scrape_interval_seconds: float
@@ -89,11 +112,11 @@ class Pool:
     """A group of identical engine replicas (the whole cluster, or a prefill / decode pool)."""
 
     name: str
-    role: str
+    role: PoolRole
     replicas: int
     tp: int
     pp: int
-    kind: str = TEXT  # one of WORKLOAD_KINDS
+    kind: WorkloadKind = TEXT
 
     @property
     def gpus_per_replica(self) -> int:
@@ -195,7 +218,7 @@ class DashboardSettings:
     # shown as rows after dashgen's groups, in this order.
     extra_modules: tuple[str, ...] = ()
     # The dashboard model written: "v1" (classic JSON) or "v2" (the ``dashboard.grafana.app`` v2 resource)
-    schema: str = "v1"
+    schema: Schema = "v1"
     # Where alerts link out (``dashgen.rules.links``): the team's runbook document (an absolute URL lets Alertmanager
     # open it; the default is the document's path in the team repository) and Grafana's root URL ("": a path)
     runbook_base: str = "docs/alerts.md"

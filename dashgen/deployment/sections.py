@@ -38,6 +38,8 @@ from dashgen.deployment.model import (
     Source,
     Speculative,
     Store,
+    source_status,
+    spelled,
 )
 from dashgen.deployment.reader import TableReader, parse_duration
 from dashgen.errors import ProfileError
@@ -101,12 +103,14 @@ def parse_node_addresses(cluster: TableReader, node_names: tuple[str, ...]) -> d
 
 
 def parse_pool(reader: TableReader) -> Pool:
-    role = reader.string("role", "unified")
-    if role not in POOL_ROLES:
-        raise reader.fail("role", f"{role!r} is not one of {', '.join(POOL_ROLES)}")
-    kind = reader.string("kind", TEXT)
-    if kind not in WORKLOAD_KINDS:
-        raise reader.fail("kind", f"{kind!r} is not one of {', '.join(WORKLOAD_KINDS)}")
+    stated_role = reader.string("role", "unified")
+    role = spelled(stated_role, POOL_ROLES)
+    if role is None:
+        raise reader.fail("role", f"{stated_role!r} is not one of {', '.join(POOL_ROLES)}")
+    stated_kind = reader.string("kind", TEXT)
+    kind = spelled(stated_kind, WORKLOAD_KINDS)
+    if kind is None:
+        raise reader.fail("kind", f"{stated_kind!r} is not one of {', '.join(WORKLOAD_KINDS)}")
     pool = Pool(
         name=reader.string("name", required=True),
         role=role,
@@ -222,9 +226,10 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
             parsed[name] = _unstated(name, defaults, default_job, parsed.get(parent) if parent else None, store)
             continue
         sub = reader.table_at(name)
-        status = sub.string("status", required=True)
-        if status not in SOURCE_STATUSES:
-            raise sub.fail("status", f"{status!r} is not one of {', '.join(SOURCE_STATUSES)}")
+        stated = sub.string("status", required=True)
+        status = source_status(stated)
+        if status is None:
+            raise sub.fail("status", f"{stated!r} is not one of {', '.join(SOURCE_STATUSES)}")
         job = sub.string("job", default_job)
         if problem := name_problem(job, JOB_RE, JOB_FORM):
             raise sub.fail("job", problem)
@@ -277,7 +282,9 @@ def _unstated(name: str, defaults: dict[str, str], job: str, parent: Source | No
     if store is not None and store.resolution_seconds > seconds:
         sample, sample_seconds = store.resolution, store.resolution_seconds
     # Not deployed where the process it runs in is not: a profile without the Store client runs no transfer engine.
-    status = "not-deployed" if parent is not None and not parent.deployed else defaults["unstated"]
+    status = "not-deployed" if parent is not None and not parent.deployed else source_status(defaults["unstated"])
+    if status is None:
+        raise ValueError(f"{name}: the exporter table's unstated status {defaults['unstated']!r} is no source status")
     return Source(
         name, status, job, interval, seconds, defaults["what"], sample, sample_seconds, None, version, None, prefix
     )

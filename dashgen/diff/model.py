@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashgen.deployment.model import Schema
 from dashgen.diff.noise import (
     canonicalise_dashboard_fields,
     canonicalise_panel,
@@ -54,7 +55,7 @@ class DashboardModel:
     panels: tuple[PanelEntry, ...]
     variables: Mapping[str, VariableEntry]
     raw_fields: Mapping[str, Any] = field(repr=False)
-    schema: str = "v1"  # "v2": a dashboard.grafana.app/v2* resource (read through its classic view)
+    schema: Schema = "v1"  # v2: read through its classic view
     api_version: str | None = None
     outline: str = ""  # v2: its tabs and their row counts; v1: its row count
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from dashgen.diff.compare import ABSENT
 from dashgen.diff.engine import DashboardDiff, FieldChange, LayoutMove
 from dashgen.diff.values import describe_change
 
 _MAX_VALUE = 160
+Pairing = Literal["compared", "added", "removed"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class FileDiff:
 
     name: str
     diff: DashboardDiff | None = None
-    status: str = "compared"  # compared | added | removed
+    status: Pairing = "compared"
 
 
 def has_changes(files: Sequence[FileDiff]) -> bool:

@@ -4,7 +4,7 @@ and exporter versions as comparable tuples. Data only; ``dashgen.exporters.table
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-].*)?\Z")
@@ -81,7 +81,9 @@ class SourceTable:
     # The status a profile that leaves the source out gets ("" = every profile must state it): an exporter added
     # after profiles were written, and off by default, reads as not exported there.
     unstated: str = ""
-    notes: dict[str, str] = field(default_factory=dict)
+    # What the text shown instead of its panels adds where a deployment does not export it: how the exporter is
+    # built in or switched on, beyond ``switch`` ("" = nothing to add).
+    not_exported: str = ""
 
     @property
     def oldest(self) -> str:

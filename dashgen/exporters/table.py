@@ -234,6 +234,8 @@ MOONCAKE_VERSIONS = ("0.3.9", "0.3.10", "0.3.11", "0.3.12")  # the tags read
 MULTI_TENANTS = "--enable_multi_tenants"
 PROMOTION_ON_HIT = "--promotion_on_hit"
 TENT_METRICS = "-DTENT_METRICS_ENABLED=ON"
+TENT_PORT = "9100"  # TENT_METRICS_HTTP_PORT's default, and node_exporter's
+TENT_JOB = "mooncake-tent"
 PROMOTION_ROLE = (
     "counts only with --promotion_on_hit=true on the master (default false: written, and 0 for ever); "
     "L2 (the master's LOCAL_DISK replicas) to L1 (MEMORY)"
@@ -322,13 +324,19 @@ MOONCAKE_CLIENT = SourceTable(
 # counters (tent_transport_attempts_total ...) are on main after 0.3.12.post1, not in a tag read.
 MOONCAKE_TENT = SourceTable(
     source="mooncake_tent",
-    job="mooncake-tent",
+    job=TENT_JOB,
     what="Mooncake transfer engine metrics (TENT, built with -DTENT_METRICS_ENABLED=ON)",
     unstated="not-exported",
     exporter="Mooncake's TENT server (port 9100)",
     version_of="mooncake_client",
     versions=MOONCAKE_VERSIONS,
     switch=TENT_METRICS,
+    not_exported=(
+        f"TENT's metrics are compiled out unless Mooncake is built with `{TENT_METRICS}` and run with "
+        f"`TENT_METRICS_ENABLED=true`; its server listens on `TENT_METRICS_HTTP_PORT`, default {TENT_PORT}, which "
+        "is node_exporter's default port (`dashgen doctor` names the clash). Export it with its own scrape job "
+        f'(default `{TENT_JOB}`) and state `[sources.mooncake_tent] status = "exported"`.'
+    ),
     series=(
         M("tent_read_requests_total"),
         M("tent_write_requests_total"),
@@ -345,7 +353,6 @@ MOONCAKE_TENT = SourceTable(
         H("tent_stage_transport_us", since="0.3.12"),
     ),
 )
-TENT_PORT = "9100"  # TENT_METRICS_HTTP_PORT's default, and node_exporter's
 
 DCGM = SourceTable(
     source="dcgm",

@@ -30,11 +30,10 @@ from dashgen.importer.vocab import Place, imported
 from dashgen.render.grafanalib_bridge import DATASOURCE
 from dashgen.render.ids import panel_id
 from dashgen.render.layout import GridPos
-from dashgen.render.spec import Evidence, PanelSpec, Target
+from dashgen.render.spec import PANEL_KINDS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.tables import ref as ref_id
 
-KIT_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline")
-BASE_KIND = {
+BASE_KIND: dict[str, PanelKind] = {
     "gauge": "stat",
     "piechart": "stat",
     "status-history": "state-timeline",
@@ -133,10 +132,11 @@ def _thresholds(defaults: Mapping[str, Any]) -> tuple[tuple[str, float | None], 
     return tuple(found) or (("green", None),)
 
 
-def kind_of(raw: Mapping[str, Any]) -> str:
+def kind_of(raw: Mapping[str, Any]) -> PanelKind:
     plugin = raw.get("type")
-    if plugin in KIT_KINDS:
-        return str(plugin)
+    kit_kind = next((kind for kind in PANEL_KINDS if kind == plugin), None)
+    if kit_kind is not None:
+        return kit_kind
     if plugin in BASE_KIND:
         return BASE_KIND[str(plugin)]
     has_query = any(isinstance(t, Mapping) and t.get("expr") for t in raw.get("targets") or [])

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from dashgen.live.datasource import Datasource, DatasourceError
+from dashgen.live.expand import QueryKind
 from dashgen.live.query_check import PlannedPanel
 
 _FETCH = re.compile(r"\bfetch unique series=(\d+), blocks=\d+, samples=(\d+)")
@@ -126,7 +127,7 @@ def _total(values: Iterable[int | float | None]) -> int | float | None:
 @dataclass
 class QueryCost:
     ref_id: str
-    kind: str
+    kind: QueryKind
     query: str
     series_returned: int = 0
     series_fetched: int | None = None

@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from dashgen.document import Reference, substitute
 
@@ -183,12 +183,15 @@ def expand_text(text: str, values: Mapping[str, str]) -> str:
 # -- targets --------------------------------------------------------------------------------------
 
 
+QueryKind = Literal["instant", "range"]
+
+
 @dataclass(frozen=True)
 class ExpandedQuery:
     """One query to send: ``kind`` instant (at ``end``) or range ([start, end] by ``step``)."""
 
     ref_id: str
-    kind: str
+    kind: QueryKind
     expr: str
     original: str
     start: float

@@ -6,9 +6,15 @@ finder and the reports.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from dashgen_queries import nodata
 
+from dashgen.live.expand import QueryKind
+
+TargetStatus = Literal["ok", "empty", "error"]
+# A panel is partial when some of its queries answer and others are empty.
+PanelStatus = Literal["ok", "empty", "partial", "error"]
 REASON_NAMES = {code: name for code, (name, _colour) in sorted(nodata.REASONS.items())}  # the dashboards' own
 
 
@@ -27,10 +33,10 @@ class Reason:
 @dataclass
 class TargetCheck:
     ref_id: str
-    kind: str
+    kind: QueryKind
     expr: str
     query: str
-    status: str = "ok"  # ok | empty | error
+    status: TargetStatus = "ok"
     series: int = 0
     reasons: list[Reason] = field(default_factory=list)
     error_status: int | None = None
@@ -47,7 +53,7 @@ class PanelCheck:
     targets: list[TargetCheck]
 
     @property
-    def status(self) -> str:
+    def status(self) -> PanelStatus:
         states = {t.status for t in self.targets}
         if "error" in states:
             return "error"

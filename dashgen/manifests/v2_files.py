@@ -32,6 +32,8 @@ from dashgen.manifests.dashboards import (
     metadata_of,
     provider,
 )
+from dashgen.render.ids import panel_id
+from dashgen.render.library import share_v2
 from dashgen.render.v2 import render_v2, validate_v2
 from dashgen.render.yamlemit import dump, dump_all
 
@@ -58,8 +60,10 @@ def v2_dashboards(built: list[BuiltDashboard], api_versions: Mapping[str, str]) 
     out = []
     for item in built:
         where = f"{item.profile}/{item.uid}"
-        as_file = render_v2(item.spec, item.document, FILE_API_VERSION)
-        manifest = render_v2(item.spec, item.document, api_versions[item.profile])
+        # the library panels the build shares stay references, as in ``dashgen build``'s v2 file
+        library = {element.key: (panel_id(element.key), element) for element in item.library}
+        as_file = share_v2(render_v2(item.spec, FILE_API_VERSION), library)
+        manifest = share_v2(render_v2(item.spec, api_versions[item.profile]), library)
         problems += validate_v2(as_file, where)
         if api_versions[item.profile] != FILE_API_VERSION:
             problems += validate_v2(manifest, where)

@@ -8,6 +8,7 @@ have always used (``create``, ``verify-failed`` ...), so typing them changes no 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 
 class Action(StrEnum):
@@ -37,6 +38,14 @@ class OutcomeKind(StrEnum):
     OVERWRITTEN = "overwritten"  # saved and verified, then changed by another writer before the release ended
     DELETED = "deleted"  # a library panel or rule group removed from Grafana (its backup keeps the last content)
 
+
+# What a release does with a resource besides the dashboards (a library panel, a rule group): it never moves
+# (its folder is part of what it is) and it is deleted when the build no longer has it.
+ResourceAction = Literal["create", "update", "unchanged", "delete", "refused"]
+# A folder's permissions are always there: they are changed or left, never created or deleted.
+PermissionAction = Literal["update", "unchanged", "refused"]
+# Where a dashboard's folder goes: a new dashboard, another folder, the same.
+FolderMove = Literal["new", "move", "unchanged"]
 
 WRITING: tuple[Action, ...] = (Action.CREATE, Action.UPDATE, Action.MOVE)
 # A library panel, rule group or folder's permissions never moves (its folder is part of what it is).

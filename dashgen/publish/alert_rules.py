@@ -20,7 +20,7 @@ from dashgen.publish.actions import OutcomeKind
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
-from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease, run_phase
+from dashgen.publish.resource_outcome import Phase, ResourceOutcome, ResourceRelease, run_phase
 from dashgen.publish.rules_plan import KIND, RuleGroupItem, RuleGroupTarget, plan_rules, stale_groups
 from dashgen.rules.grafana import group_sha, rule_view
 
@@ -87,7 +87,7 @@ def _delete_one(item: RuleGroupItem, release: ResourceRelease) -> ResourceOutcom
 
 
 def run_rules(
-    items: tuple[RuleGroupItem, ...], release: ResourceRelease, *, phase: str, held: bool
+    items: tuple[RuleGroupItem, ...], release: ResourceRelease, *, phase: Phase, held: bool
 ) -> list[ResourceOutcome]:
     """One phase of the release's rule groups (``write``: every item but deletions; ``delete``); one ledger append."""
     return run_phase(KIND, items, phase, held, release, write=_write_one, delete=_delete_one)

@@ -27,7 +27,7 @@ from dashgen.publish.approvals import Approvals
 from dashgen.publish.export import Connection, parallel
 from dashgen.publish.ledger import LedgerRecord
 from dashgen.publish.library_plan import KIND, LibraryItem, plan_library, stale_uids
-from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease, run_phase
+from dashgen.publish.resource_outcome import Phase, ResourceOutcome, ResourceRelease, run_phase
 from dashgen.render.library import LibraryElement, merge_elements
 
 
@@ -148,7 +148,7 @@ def run_library(
     items: tuple[LibraryItem, ...],
     release: ResourceRelease,
     *,
-    phase: str,
+    phase: Phase,
     held: bool,
     folder_uid: str | None,
 ) -> list[ResourceOutcome]:

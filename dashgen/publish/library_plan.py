@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.grafana.library import LiveElement
-from dashgen.publish.actions import RESOURCE_WRITING, STORED_OUTCOMES, OutcomeKind
+from dashgen.publish.actions import RESOURCE_WRITING, STORED_OUTCOMES, OutcomeKind, ResourceAction
 from dashgen.publish.approvals import CONNECTED_PREFIX, Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
 from dashgen.publish.ledger import LedgerRecord, last_written
@@ -38,7 +38,7 @@ class LibraryItem:
 
     uid: str
     profile: str
-    action: str
+    action: ResourceAction
     element: LibraryElement | None
     live: LiveElement | None
     summary: tuple[str, ...] = ()
@@ -119,7 +119,7 @@ def _plan_element(
     summary = [f'library panel "{element.title}" changes (v{live.version}); {used}']
     if live.name != element.name:
         summary.append(f"renamed {live.name!r} -> {element.name!r}")
-    action = "refused" if verdict.refusals else "update"
+    action: ResourceAction = "refused" if verdict.refusals else "update"
     return LibraryItem(
         element.uid, element.profile, action, element, live, tuple(summary), verdict.refusals, verdict.used
     )
@@ -148,7 +148,7 @@ def _plan_delete(
         uid,
         approvals,
     )
-    action = "refused" if verdict.refusals else "delete"
+    action: ResourceAction = "refused" if verdict.refusals else "delete"
     note = (f"deleted after the dashboards that used it ({', '.join(connected)}) are published",) if connected else ()
     return LibraryItem(uid, profile, action, None, live, note, verdict.refusals, verdict.used, connected)
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from dashgen.errors import InputError
-from dashgen.publish.actions import RESOURCE_WRITING
+from dashgen.publish.actions import RESOURCE_WRITING, PermissionAction
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
 from dashgen.publish.ledger import LedgerRecord, last_written
@@ -94,7 +94,7 @@ class PermissionItem:
 
     uid: str
     folder_uid: str
-    action: str
+    action: PermissionAction
     access: FolderAccess
     live: tuple[tuple[str, str], ...]
     changes: tuple[tuple[str, str], ...] = ()
@@ -170,7 +170,7 @@ def plan_folder(
                 approvals,
             )
     live_pairs = tuple(sorted(stored.items()))
-    action = "refused" if verdict.refusals else ("update" if changes else "unchanged")
+    action: PermissionAction = "refused" if verdict.refusals else ("update" if changes else "unchanged")
     return PermissionItem(
         access.uid,
         access.folder_uid,

@@ -22,7 +22,7 @@ from dashgen.diff import DashboardDiff, diff_dashboards, query_changes
 from dashgen.diff.values import describe_change
 from dashgen.document import is_v2, iter_panels, unwrap
 from dashgen.publish import guard
-from dashgen.publish.actions import BLOCKING, WRITING, Action
+from dashgen.publish.actions import BLOCKING, WRITING, Action, FolderMove
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.guard import FolderState, Refusal
 from dashgen.publish.ledger import Instance, LedgerRecord, last_written
@@ -112,7 +112,7 @@ class DashboardPlan:
         return self.action in WRITING
 
     @property
-    def folder_action(self) -> str:
+    def folder_action(self) -> FolderMove:
         if self.live is None:
             return "new"
         return "move" if self.folder_from != self.folder_to else "unchanged"

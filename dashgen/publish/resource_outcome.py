@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
-from dashgen.publish.actions import RESOURCE_STORED_OUTCOMES, OutcomeKind
+from dashgen.publish.actions import RESOURCE_STORED_OUTCOMES, OutcomeKind, ResourceAction
 from dashgen.publish.backups import save_backup
 from dashgen.publish.export import Connection
 from dashgen.publish.guard import Refusal
@@ -45,7 +45,7 @@ class ResourceItem(Protocol):
     def profile(self) -> str: ...
 
     @property
-    def action(self) -> str: ...
+    def action(self) -> ResourceAction: ...
 
     @property
     def writes(self) -> bool: ...
@@ -141,10 +141,14 @@ def not_written(item: ResourceItem, held: bool) -> ResourceOutcome:
     return ResourceOutcome(item.uid, item.profile, OutcomeKind.REFUSED, None, reasons, item.live_version)
 
 
+# A release writes the resources first and deletes the ones the build no longer has last.
+Phase = Literal["write", "delete"]
+
+
 def run_phase(
     kind: str,
     items: Sequence[Item],
-    phase: str,
+    phase: Phase,
     held: bool,
     release: ResourceRelease,
     *,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.grafana.alerting import provenance_of
-from dashgen.publish.actions import RESOURCE_WRITING, STORED_OUTCOMES, OutcomeKind
+from dashgen.publish.actions import RESOURCE_WRITING, STORED_OUTCOMES, OutcomeKind, ResourceAction
 from dashgen.publish.approvals import PROVENANCE_PREFIX, Approvals
 from dashgen.publish.guard import Refusal, Verdict, require
 from dashgen.publish.ledger import LedgerRecord, last_written
@@ -60,7 +60,7 @@ class RuleGroupItem:
     profile: str
     title: str
     folder_uid: str
-    action: str
+    action: ResourceAction
     target: RuleGroupTarget | None
     live: dict[str, Any] | None
     summary: tuple[str, ...] = ()
@@ -143,7 +143,7 @@ def _plan_group(
         )
     if live is None:
         rules = len(target.group["rules"])
-        action = "refused" if verdict.refusals else "create"
+        action: ResourceAction = "refused" if verdict.refusals else "create"
         summary = (f"new rule group with {rules} rules in folder {target.folder_uid!r}",)
         return RuleGroupItem(*where, action, target, None, summary, verdict.refusals, verdict.used, not folder_exists)
     provenance = provenance_of(live)
@@ -214,7 +214,7 @@ def plan_rules(
         verdict = require(
             f"remove:rule-group:{uid}", f"rule group {title!r} is in Grafana but no longer built", uid, approvals
         )
-        action = "refused" if verdict.refusals else "delete"
+        action: ResourceAction = "refused" if verdict.refusals else "delete"
         items.append(
             RuleGroupItem(uid, profile, title, folder, action, None, state, (), verdict.refusals, verdict.used)
         )

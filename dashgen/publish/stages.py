@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from dashgen.errors import InputError
 from dashgen.files import atomic_write
@@ -29,9 +29,16 @@ from dashgen.publish.ledger import Instance, LedgerRecord
 
 RELEASE_ID = re.compile(r"^r-\d{8}T\d{6}Z-[0-9a-f]{6}\Z")
 # context status: pending -> published (its release ran clean) -> verified (its checks held) | failed
-PENDING, PUBLISHED, VERIFIED, FAILED = "pending", "published", "verified", "failed"
-# release status
-RUNNING, HELD, AWAITING_GO, DONE = "running", "held", "awaiting-go", "done"
+ContextStatus = Literal["pending", "published", "verified", "failed"]
+PENDING: Final = "pending"
+PUBLISHED: Final = "published"
+VERIFIED: Final = "verified"
+FAILED: Final = "failed"
+ReleaseStatus = Literal["running", "held", "awaiting-go", "done"]
+RUNNING: Final = "running"
+HELD: Final = "held"
+AWAITING_GO: Final = "awaiting-go"
+DONE: Final = "done"
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class ContextRun:
 
     name: str
     stage: str
-    status: str = PENDING
+    status: ContextStatus = PENDING
     instance: str = ""  # the normalised Grafana URL, once connected
     org_id: int | None = None
     problems: list[str] = field(default_factory=list)
@@ -66,7 +73,7 @@ class ReleaseState:
     builds: dict[str, str]  # uid -> build SHA: a resume publishes exactly this build
     stages: list[Stage]
     contexts: dict[str, ContextRun]
-    status: str = RUNNING
+    status: ReleaseStatus = RUNNING
     note: str = ""  # why it is held / what it waits for
 
     def stage_runs(self, stage: Stage) -> list[ContextRun]:

@@ -21,9 +21,10 @@ from types import FrameType
 from typing import Any, Literal, TypedDict, Unpack
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import TABLES
 from dashgen.project import shown_name
 from dashgen.render.raw import RawOptions, deep_merge
-from dashgen.render.spec import RATIO_UNITS, Evidence, PanelSpec, Target
+from dashgen.render.spec import RATIO_UNITS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.states import Beyond, State, States
 from dashgen.render.tables import (
     Column,
@@ -145,7 +146,7 @@ COMMON_DEFAULTS: Common = {
 
 
 def _panel(
-    kind: str,
+    kind: PanelKind,
     key: str,
     title: str,
     evidence: Evidence | None,
@@ -171,7 +172,7 @@ def _panel(
 
 
 def _data_panel(
-    kind: str,
+    kind: PanelKind,
     key: str,
     title: str,
     evidence: Evidence,
@@ -421,12 +422,18 @@ def source_status_panel(key: str, profile: Profile, names: list[str], title: str
     lines = [f"**{what}** is not shown for this deployment ({profile.name}):", ""]
     for name in names:
         source = profile.source(name)
-        if source.status == "not-exported":
+        if source.status == "not-exported" and TABLES[name].not_exported:
+            state = "not exported in this deployment"  # the exporter table's note below says how it is built in
+        elif source.status == "not-exported":
             state = "not exported by the client in this deployment (the metric exists in its code)"
         elif source.status == "not-deployed":
             state = "not deployed"
         else:
             continue
         lines.append(f"- {source.what} (`{name}`): {state}.")
+    # what the exporter table says a deployment that does not export the source should know (how it is built in)
+    notes = [TABLES[name].not_exported for name in names if profile.source(name).status == "not-exported"]
+    for note in (note for note in notes if note):
+        lines += ["", note]
     lines += ["", "These panels would otherwise be empty; absent data here is a deployment fact, not a zero."]
     return text(key, title, "\n".join(lines), width=width, height=2 + len(names) + 3)

@@ -46,6 +46,21 @@ def normalise_dashboard(doc: dict[str, Any], schema_version: int) -> dict[str, A
     return _clean(doc)
 
 
+def normalised_panel(panel: dict[str, Any]) -> dict[str, Any]:
+    """One panel of grafanalib's JSON as ``normalise_dashboard`` leaves it in the document."""
+    return _clean(_panel(panel))
+
+
+def normalised(value: Any) -> Any:
+    """Any other part of grafanalib's JSON (a dashboard link) as ``normalise_dashboard`` leaves it: no nulls."""
+    return _clean(value)
+
+
+def normalised_variable(variable: dict[str, Any]) -> dict[str, Any]:
+    """One templating variable as ``normalise_dashboard`` leaves it in the document."""
+    return _clean(_variable(variable))
+
+
 def _panel(panel: dict[str, Any]) -> dict[str, Any]:
     panel = dict(panel)
     if panel.get("type") == "row":

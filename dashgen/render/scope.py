@@ -179,22 +179,30 @@ def parses(expr: str) -> bool:
 def metric_names(expr: str) -> frozenset[str]:
     """The metric names ``expr`` selects (by name or ``__name__=``), per the PromQL parser; none when it does
     not parse."""
-    stack, names = [_tree(expr)], set()
+    names = (
+        node.name
+        or next(
+            (m.value for m in node.matchers.matchers or () if m.name == "__name__" and m.op == pp.MatchOp.Equal), None
+        )
+        for node in selectors(expr)
+    )
+    return frozenset(str(name) for name in names if name)
+
+
+def selectors(expr: str) -> list[Any]:
+    """The vector selectors (``promql_parser.VectorSelector``) of ``expr`` per the PromQL parser, its Grafana
+    variables holding sample values (``filled``); none when it does not parse."""
+    stack, found = [_tree(expr)], []
     while stack:
         node = stack.pop()
         if node is None or isinstance(node, str | int | float):
             continue
         if isinstance(node, pp.VectorSelector):
-            found = node.name or next(
-                (m.value for m in node.matchers.matchers or () if m.name == "__name__" and m.op == pp.MatchOp.Equal),
-                None,
-            )
-            if found:
-                names.add(str(found))
+            found.append(node)
             continue
         stack.extend(getattr(node, attr, None) for attr in ("lhs", "rhs", "expr", "param", "vector_selector"))
         stack.extend(getattr(node, "args", None) or ())
-    return frozenset(names)
+    return found
 
 
 LABEL_VALUES = re.compile(r"^\s*label_values\s*\((?P<args>.*)\)\s*$", re.DOTALL)

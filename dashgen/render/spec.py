@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-PANEL_KINDS = ("timeseries", "table", "stat", "text", "bargauge", "state-timeline")
+PanelKind = Literal["timeseries", "table", "stat", "text", "bargauge", "state-timeline"]
+PANEL_KINDS: tuple[PanelKind, ...] = get_args(PanelKind)
 RATIO_UNITS = {"percent": (0, 100), "percentunit": (0, 1)}
 
 
@@ -113,7 +114,7 @@ class PanelSpec:
 
     key: str
     title: str
-    kind: str
+    kind: PanelKind
     evidence: Evidence | None
     targets: tuple[Target, ...] = ()
     unit: str | None = "none"  # None: no unit at all (an imported panel that sets none)

@@ -1,7 +1,7 @@
-"""One rendered v1 panel -> one v2 ``Panel`` element: queries as ``PanelQuery`` of a ``QueryGroup`` (the data
-source as the query's ``group`` and ``datasource.name``), options and field config as ``VizConfig``,
-transformations in the API version's shape, panel links as v2 ``DataLink``. The inverse is
-``dashgen.document.v2view``. Pure."""
+"""One rendered panel (``dashgen.render.document.render_panel``) -> one v2 ``Panel`` element: queries as
+``PanelQuery`` of a ``QueryGroup`` (the data source as the query's ``group`` and ``datasource.name``), options and
+field config as ``VizConfig``, transformations in the API version's shape, panel links as v2 ``DataLink``. The
+inverse is ``dashgen.document.v2view``. Pure."""
 
 from __future__ import annotations
 
@@ -52,15 +52,17 @@ def data_link(link: dict[str, Any]) -> dict[str, Any]:
 
 
 def panel_element(panel: dict[str, Any], api_version: str) -> dict[str, Any]:
-    """The v2 element of one rendered v1 panel (not a row)."""
+    """The v2 element of one rendered panel (not a row). What the renderer writes on every panel is read as
+    written; what it leaves out (a text panel's queries and field config, links, a plugin version) is optional in
+    v2 too, or set by a team's raw patch (``PanelSpec.extra``)."""
     datasource = panel.get("datasource")
     field_config = copy.deepcopy(panel.get("fieldConfig") or {"defaults": {}, "overrides": []})
     field_config.setdefault("defaults", {})
     field_config.setdefault("overrides", [])
     spec: dict[str, Any] = {
         "id": panel["id"],
-        "title": str(panel.get("title", "")),
-        "description": str(panel.get("description", "")),
+        "title": panel["title"],
+        "description": panel["description"],
         "links": [data_link(link) for link in panel.get("links") or []],
         "data": {
             "kind": "QueryGroup",
