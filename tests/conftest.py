@@ -9,7 +9,13 @@ stand-in, a stand-in HTTP server, a subprocess (git, a child Python, a wheel or 
 every hypothesis property test. A new test that uses such a fixture or helper is classified without anyone
 marking it. What this cannot see (a server started through dashgen's own code, a helper reached through an
 attribute of another object) and in-process tests of more than about a second are marked by hand
-(``@pytest.mark.slow`` with a comment saying why)."""
+(``@pytest.mark.slow`` with a comment saying why).
+
+Under pytest-xdist (``make test``: ``-n auto --dist loadgroup``) every test that uses a module- or class-scoped
+fixture starting a real server or program (the fault suite's production-like store per profile, the incident
+drills, a preview's Chromium) is put in one ``xdist_group`` per test module and fixture parameter, so that the
+fixture is built once, on one worker, instead of once per worker and again each time a worker comes back to the
+module; those groups are queued before the single tests, largest first."""
 
 from __future__ import annotations
 
@@ -122,7 +128,31 @@ def is_slow(item: pytest.Item) -> bool:
     return any(starts_a_server(f) for f in functions)
 
 
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+
+
+def shared_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test using a module- or class-scoped fixture that starts a server: its module and the
+    parameters of those fixtures (one store per parameter), or None."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    shared = sorted(
+        name
+        for name, defs in info.name2fixturedefs.items()
+        if defs and defs[-1].scope in SHARED_SCOPES and starts_a_server(defs[-1].func)
+    )
+    if not shared:
+        return None
+    keys = [f"{name}={params[name]}" for name in shared if name in params]
+    return "::".join([item.nodeid.split("::", 1)[0], *keys])
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if not item.get_closest_marker("slow") and is_slow(item):
             item.add_marker(pytest.mark.slow)
+        group = None if item.get_closest_marker("xdist_group") else shared_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
