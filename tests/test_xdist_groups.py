@@ -4,7 +4,10 @@ nothing or are session-scoped (each worker starts those once anyway)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -41,12 +44,15 @@ def test_a_module_scoped_server_groups_its_tests_by_module_and_parameter() -> No
         shared_group(_item("tests/test_b.py::TestB::test_one[pd-128]", store, {"store": "pd-128"})),
     ]
     assert groups == [
-        "tests/test_a.py::store=pd-128",
-        "tests/test_a.py::store=pd-128",
-        "tests/test_a.py::store=video-200",
-        "tests/test_b.py::store=pd-128",
+        "group:tests/test_a.py::store=pd-128",
+        "group:tests/test_a.py::store=pd-128",
+        "group:tests/test_a.py::store=video-200",
+        "group:tests/test_b.py::store=pd-128",
     ]
-    assert shared_group(_item("tests/test_c.py::TestC::test_one", {"store": ("class", "store")})) == "tests/test_c.py"
+    assert (
+        shared_group(_item("tests/test_c.py::TestC::test_one", {"store": ("class", "store")}))
+        == "group:tests/test_c.py"
+    )
 
 
 def test_tests_without_a_shared_server_stay_ungrouped() -> None:
@@ -55,4 +61,27 @@ def test_tests_without_a_shared_server_stay_ungrouped() -> None:
     assert shared_group(_item("tests/test_a.py::test_one", {"tables": ("module", "tables")})) is None
     assert shared_group(SimpleNamespace(nodeid="tests/test_a.py::doc")) is None
     mixed = {"tables": ("module", "tables"), "store": ("module", "store")}
-    assert shared_group(_item("tests/test_a.py::test_one", mixed, {"tables": "t"})) == "tests/test_a.py"
+    assert shared_group(_item("tests/test_a.py::test_one", mixed, {"tables": "t"})) == "group:tests/test_a.py"
+
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = "tests/fixtures/xdist/probe_groups.py"
+
+
+def test_under_two_workers_each_shared_server_is_built_once_and_its_tests_run_where_it_is(tmp_path: Path) -> None:
+    """The real scheduling (xdist's own loadgroup stopped grouping on pytest 9.2): two parameters of a module-scoped
+    fixture that starts a program, 6 tests each, beside 12 single tests, on two workers."""
+    log = tmp_path / "log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DASHGEN_TEST_GROUPS"))}
+    env["DASHGEN_PROBE_LOG"] = str(log)
+    command = [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", PROBE]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    lines = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    setups = sorted((param, worker) for worker, kind, param in lines if kind == "setup")
+    assert [param for param, _ in setups] == ["a", "b"], setups  # once per parameter, not once per worker
+    ran = {param: {worker for worker, kind, p in lines if kind == "test" and p == param} for param, _ in setups}
+    assert ran == {param: {worker} for param, worker in setups}
+    assert sum(kind == "test" for _, kind, _ in lines) == 12
+    assert sum(kind == "alone" for _, kind, _ in lines) == 12
+    assert {worker for worker, _, _ in lines} == {"gw0", "gw1"}
