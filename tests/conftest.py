@@ -9,18 +9,29 @@ stand-in, a stand-in HTTP server, a subprocess (git, a child Python, a wheel or 
 every hypothesis property test. A new test that uses such a fixture or helper is classified without anyone
 marking it. What this cannot see (a server started through dashgen's own code, a helper reached through an
 attribute of another object) and in-process tests of more than about a second are marked by hand
-(``@pytest.mark.slow`` with a comment saying why)."""
+(``@pytest.mark.slow`` with a comment saying why).
+
+Under pytest-xdist (``make test``: ``-n auto``, ``--dist loadgroup`` from pyproject.toml) every test that uses a
+module- or class-scoped fixture starting a real server or program (the fault suite's production-like store per
+profile, the incident drills, a preview's Chromium) is put in one group per test module and fixture parameter, and
+each group runs on one worker (``xdist_scheduling``), so that the fixture is built once instead of once per worker
+and again each time a worker comes back to the module; the groups are queued before the single tests, largest
+first."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import os
+import shutil
+import tempfile
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 from victoriametrics import import_all, program_or_skip, start_or_skip
+from xdist_scheduling import GROUPS_ENV, SharedFixtureScheduling, write_groups
 
 from dashgen.demo.vmlauncher import find_program
 
@@ -122,7 +133,64 @@ def is_slow(item: pytest.Item) -> bool:
     return any(starts_a_server(f) for f in functions)
 
 
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+
+
+def shared_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test using a module- or class-scoped fixture that starts a server: its module and the
+    parameters of those fixtures (one store per parameter), or None."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    shared = sorted(
+        name
+        for name, defs in info.name2fixturedefs.items()
+        if defs and defs[-1].scope in SHARED_SCOPES and starts_a_server(defs[-1].func)
+    )
+    if not shared:
+        return None
+    keys = [f"{name}={params[name]}" for name in shared if name in params]
+    return "::".join([f"group:{item.nodeid.split('::', 1)[0]}", *keys])
+
+
+GROUPS_FOLDER = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the xdist controller of a ``--dist loadgroup`` run: the folder the workers write their groups to (the
+    workers, started later, inherit the environment)."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") != "loadgroup":
+        return
+    if not config.getoption("tx", None):
+        return
+    folder = tempfile.mkdtemp(prefix="dashgen-test-groups-")
+    os.environ[GROUPS_ENV] = folder
+    config.stash[GROUPS_FOLDER] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(GROUPS_FOLDER, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(GROUPS_ENV, None)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    folder = config.stash.get(GROUPS_FOLDER, None)
+    return None if folder is None else SharedFixtureScheduling(config, log, folder)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups = {}
     for item in items:
         if not item.get_closest_marker("slow") and is_slow(item):
             item.add_marker(pytest.mark.slow)
+        group = shared_group(item)
+        if group is not None:
+            groups[item.nodeid] = group
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    folder = os.environ.get(GROUPS_ENV)
+    if worker is not None and folder is not None and os.path.isdir(folder):
+        write_groups(folder, worker, groups)

@@ -32,8 +32,15 @@ GATEWAY_FLAG_PANELS = {
 }
 
 
+_BUILT: dict[int, tuple] = {}  # id(profile) -> (profile, its panels): a profile's build, once per session
+
+
 def panels(profile):
-    return [site.raw for built in build_profile(profile) for site in iter_panels(unwrap(built.document))]
+    """The panels of ``profile``'s build (built once per profile object; the tests only read them)."""
+    if id(profile) not in _BUILT:
+        built = build_profile(profile)
+        _BUILT[id(profile)] = (profile, tuple(site.raw for b in built for site in iter_panels(unwrap(b.document))))
+    return _BUILT[id(profile)][1]
 
 
 def exprs(profile):
