@@ -293,11 +293,12 @@ HELD_OUT: tuple[Fault, ...] = (
     Fault(
         "held-out-clock-behind", (Change("node_timex_offset_seconds", _m(*N), "gauge", -1.5),), 2
     ),  # NTP stepped back
-    Fault(  # NTP lost: the kernel reports the clock unsynchronised and its estimated error grows (offset still small)
+    Fault(  # NTP lost: the kernel marks the clock unsynchronised and its estimated error reaches its 16 s limit within
+        # a scrape or two (the offset it last knew stays small)
         "held-out-clock-unsynchronised",
         (
             Change("node_timex_offset_seconds", _m(*N), "copy", 0.0, _m("__name__", "node_timex_sync_status")),
-            Change("node_timex_offset_seconds", _m(*N), "copy", 0.05, _m("__name__", "node_timex_maxerror_seconds")),
+            Change("node_timex_offset_seconds", _m(*N), "copy", 1.0, _m("__name__", "node_timex_maxerror_seconds")),
         ),
         5,
     ),
