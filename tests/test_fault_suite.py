@@ -111,7 +111,6 @@ def window_first(profile: Profile, row: FailureMode) -> float:
 HELD_OUT: dict[str, tuple[str, ...]] = {
     "fault:held-out-nic-transmit-errors": ("host-nic-errors",),
     "fault:held-out-clock-behind": ("clock-skew",),
-    "fault:held-out-clock-unsynchronised": ("clock-skew",),
     "fault:held-out-root-disk-nearly-full": ("disk-root-full",),
     "fault:held-out-hbm-row-remap-failure": ("gpu-row-remap-failure",),
     "fault:held-out-hbm-double-bit-ecc": ("gpu-xid-fatal", "gpu-hbm-uncorrectable"),

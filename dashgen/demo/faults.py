@@ -293,15 +293,6 @@ HELD_OUT: tuple[Fault, ...] = (
     Fault(
         "held-out-clock-behind", (Change("node_timex_offset_seconds", _m(*N), "gauge", -1.5),), 2
     ),  # NTP stepped back
-    Fault(  # NTP lost: the kernel marks the clock unsynchronised and its estimated error reaches its 16 s limit within
-        # a scrape or two (the offset it last knew stays small)
-        "held-out-clock-unsynchronised",
-        (
-            Change("node_timex_offset_seconds", _m(*N), "copy", 0.0, _m("__name__", "node_timex_sync_status")),
-            Change("node_timex_offset_seconds", _m(*N), "copy", 1.0, _m("__name__", "node_timex_maxerror_seconds")),
-        ),
-        5,
-    ),
     Fault(  # logs fill the root filesystem to 1 % free, not to 0
         "held-out-root-disk-nearly-full",
         (Change("node_filesystem_avail_bytes", _m(*N, "mountpoint", "/"), "scale", 0.02),),  # 40-60 % free -> about 1 %
