@@ -62,6 +62,20 @@ def case(profile: Profile, name: str, inputs: list[dict], entity: dict[str, str]
 
 
 LC = PROFILES["long-context-64"]
+ENGINE_UP = {"job": "sglang", "node": N1, "instance": f"{N1}:30000"}
+MODEL_FS = {**NODE, "mountpoint": "/models", "device": "/dev/sda3"}  # the model disk is sda: its diskstats device
+
+
+def loading(reads: str) -> list[dict]:
+    """The engine of N1 stops answering at 10 m while its model disk reads ``reads`` (bytes, promtool notation)."""
+    return [
+        series("up", ENGINE_UP, "1x10 0x30"),
+        series("node_disk_read_bytes_total", {**NODE, "device": "sda"}, reads),
+        series("node_filesystem_size_bytes", MODEL_FS, "2000000000000x40"),
+    ]
+
+
+LOADING = loading("0+9000000000x40")  # 150 MB/s
 CASES = {
     "HostMemoryPressure": (
         [
@@ -205,6 +219,7 @@ CASES = {
         "15m",
         "32m",
     ),
+    "EngineLoadingSlow": (LOADING, {"node": N1, "replica": "main-0"}, "19m", "22m"),
     "StoreIngestionBacklog": (
         [
             series("vmagent_remotewrite_pending_data_bytes", {"job": "vmagent", "node": node}, f"0x10 {200 * 2**20}x30")
@@ -223,6 +238,19 @@ def test_catalogue_alert_fires_on_its_fault_naming_its_entity(promtool: str, tmp
     rule_file = tmp_path / "long-context-64.yml"
     rule_file.write_bytes(render_rule_file(LC))
     run_tests(promtool, tmp_path, rule_file, [case(LC, name, inputs, entity, before, after)])
+
+
+def test_a_crashed_engine_is_not_loading(promtool: str, tmp_path: Path) -> None:
+    """The engine stops answering and its model disk reads nothing: a crash (EngineMetricsScrapeFailing's), not a
+    load."""
+    rule_file = tmp_path / "long-context-64.yml"
+    rule_file.write_bytes(render_rule_file(LC))
+    quiet = {
+        "interval": "1m",
+        "input_series": loading("0+9000000000x10 90000000000x30"),
+        "promql_expr_test": [silent("EngineLoadingSlow", "25m"), silent("EngineLoadingSlow", "38m")],
+    }
+    run_tests(promtool, tmp_path, rule_file, [quiet])
 
 
 def test_nvlink_errors_alert_where_the_exporter_collects_the_fields(promtool: str, tmp_path: Path) -> None:

@@ -3,6 +3,8 @@ conditions of the health states whose condition is not the row's alert expressio
 
 from __future__ import annotations
 
+from typing import Any
+
 from dashgen_queries import dcgm, health
 from dashgen_queries import mooncake as mc
 from dashgen_queries.gpu import (
@@ -17,7 +19,7 @@ from dashgen_queries.inventory import node_to_replica
 from dashgen_queries.sglang import restarted_ranks
 from dashgen_queries.sglang_slo import stalled_stages
 
-from dashgen.catalogue.model import Applies, DemoFault, Read
+from dashgen.catalogue.model import Applies, Component, DemoFault, Entity, FailureMode, Layer, Read, Severity
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 
 
@@ -45,6 +47,50 @@ def reads(source: str, *names: str) -> tuple[Read, ...]:
 
 def fault(scenario: str, shows: str) -> DemoFault:
     return DemoFault(scenario, shows)
+
+
+def row(
+    component: Component,
+    id: str,
+    alert: str,
+    test: str,
+    test_reason: str,
+    hold: str,
+    hold_reason: str,
+    severity: Severity,
+    cause: str,
+    look: str,
+    runbook: str,
+    demo: DemoFault,
+    *,
+    layer: Layer,
+    reads: tuple[Read, ...],
+    entity: tuple[Entity, ...],
+    applies: Applies,
+    **extra: Any,
+) -> FailureMode:
+    """A row of ``component``: the fields every row states in the order a row reads (what, its test and hold,
+    severity, the on-call's cause, row to open and first steps, its demo fault), the rest by name. A component's
+    builder (``hardware._gpu_row``) passes what its rows share."""
+    return FailureMode(
+        id=id,
+        alert=alert,
+        component=component,
+        layer=layer,
+        reads=reads,
+        entity=entity,
+        test=test,
+        test_reason=test_reason,
+        hold=hold,
+        hold_reason=hold_reason,
+        severity=severity,
+        cause=cause,
+        look=look,
+        runbook=runbook,
+        demo=demo,
+        applies=applies,
+        **extra,
+    )
 
 
 # -- paints: per-node conditions of the health states ----------------------------------------------------------------

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dashgen_queries import mooncake as mc
 from dashgen_queries import vmagent as va
 from dashgen_queries.gateway import gateway, gateway_labels
+from dashgen_queries.inventory import REPLICA, node_to_replica
+from dashgen_queries.node_exporter import mount_devices
 from dashgen_queries.promql import agg, job, matcher, selector
 from dashgen_queries.sglang import ENGINE_TYPE, stage_key
 
@@ -44,6 +46,9 @@ POLICY_NOW, POLICY_BEFORE = "10m", "30m"  # policies selecting now vs in the 30 
 BACKLOG_BYTES = 64 * 2**20  # a collector's pending remote-write bytes above this are minutes of data
 BACKLOG_NODE_SHARE = 0.5  # ... on at least this share of the nodes: the store, not one node's network
 
+# The model disk read faster than this while the node's engine does not answer: weights loading (a serving engine
+# reads ~nothing from its model disk; a slow disk still streams tens of MB/s).
+LOADING_READ_BYTES_PER_SECOND = 20e6
 WINDOW = "5m"
 SLOW_WINDOW = "10m"
 ROOT_MOUNTPOINT = "/"
@@ -158,6 +163,23 @@ def gpu_pcie_replays(profile: Profile) -> str:
 
 
 # -- engine: KV pool, transfer engine --------------------------------------------------------------------------------
+
+
+def engine_loading(profile: Profile) -> str:
+    """Engine nodes whose SGLang target does not answer (up == 0) while the node's model disk (the device behind the
+    model mount point) reads more than ``LOADING_READ_BYTES_PER_SECOND``, with the replica the node serves (value:
+    bytes/s read): SGLang answers /metrics only once its weights are loaded."""
+    node = _node(profile)
+    disk = [node, "device"]
+    read = selector(NODE_EXPORTER.name("node_disk_read_bytes_total"), job(profile, "node_exporter"))
+    model = mount_devices(profile, profile.disks.model_mountpoint, scoped=False)
+    rates = agg("sum", disk, f"rate({read}[{WINDOW}])")
+    reading = agg("sum", [node], f"{rates} and on ({', '.join(disk)}) {model}")
+    down = agg("max", [node], f"{selector('up', job(profile, 'sglang'))} == 0")
+    return (
+        f"(({reading} > {LOADING_READ_BYTES_PER_SECOND:g}) and on ({node}) {down}) "
+        f"* on ({node}) group_left ({REPLICA}) {node_to_replica(profile)}"
+    )
 
 
 def _stage(profile: Profile) -> list[str]:

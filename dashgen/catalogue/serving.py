@@ -57,6 +57,37 @@ ENGINE_ROWS = (
         also=("collector-coverage",),
     ),
     FailureMode(
+        id="engine-loading-slow",
+        alert="EngineLoadingSlow",
+        component="engine",
+        layer="",
+        reads=reads("vmagent", "up")
+        + reads("node_exporter", "node_disk_read_bytes_total", "node_filesystem_size_bytes"),
+        entity=("node", "replica"),
+        test="the SGLang target does not answer (up == 0) while the node's model disk (the device mounted at the "
+        f"model mount point) reads more than {c.LOADING_READ_BYTES_PER_SECOND / 1e6:g} MB/s over {c.WINDOW}",
+        test_reason="SGLang answers /metrics only once its weights are loaded, and a serving engine reads almost "
+        "nothing from its model disk: both together is a replica loading its weights, and the alert's active-since "
+        "time (its pending start) is when the load began",
+        hold="10m",
+        hold_reason="a few hundred GB of weights load from a local NVMe disk in minutes; still loading after ten is "
+        "a slow model disk or a stuck load",
+        severity="warning",
+        cause="replica loading weights for long (slow model disk)",
+        look="Node disks: model disk read / write bandwidth",
+        runbook="The first screen's 'Active since' of this line is when the load began. `iostat -x 5` on the node: "
+        "the model disk's read MB/s against the model's size says how long is left; reads that stop while the "
+        "engine still does not answer are a stuck load (restart the engine); a slow disk: move the weights.",
+        demo=fault(
+            "fault:engine-loading-slow",
+            "the SGLang targets of one node answer up 0 while its model disk reads 150 MB/s",
+        ),
+        applies=lambda p: exports("sglang", "node_exporter", text=True)(p) and bool(p.disks.model_mountpoint),
+        expr=c.engine_loading,
+        summary="Replica {{ $labels.replica }} loading its weights on {{ $labels.node }} for 10 minutes or more",
+        also=("engine-scrape-failing", "collector-coverage"),
+    ),
+    FailureMode(
         id="engine-restarted",
         alert="EngineRestarted",
         component="engine",

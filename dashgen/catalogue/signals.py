@@ -243,7 +243,6 @@ NOT_SIGNALS: tuple[NotASignal, ...] = (
     *_all(
         "node_exporter",
         LOAD,
-        "node_disk_read_bytes_total",
         "node_disk_written_bytes_total",
         "node_disk_reads_merged_total",
         "node_disk_writes_merged_total",

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dashgen.demo.catalogue import WORKERS
+from dashgen.demo.endpoints import SYSTEM_DISK
 from dashgen.demo.scenarios import fault_time
 from dashgen.deployment.profile import Profile
 
-Kind = Literal["gauge", "rate", "flat", "step", "stop", "drop", "copy"]
+Kind = Literal["gauge", "scale", "rate", "flat", "step", "stop", "drop", "copy"]
 GIB = 2**30
 NODE, GPU = "$node", "$gpu"  # placeholders: the fault's node name / GPU index
 
@@ -29,7 +30,7 @@ class Change:
     metric: str
     match: tuple[tuple[str, str], ...] = ()  # label -> value ("$node", "$gpu", "*" any, "~<regex>")
     kind: Kind = "gauge"
-    value: float = 0.0  # gauge: the value; rate / copy: per second; step: the increment
+    value: float = 0.0  # gauge: the value; scale: the factor; rate / copy: per second; step: the increment
     relabel: tuple[tuple[str, str], ...] = ()  # copy: the labels the copy changes
 
 
@@ -77,6 +78,9 @@ def _scrape(source: str, node: int, down: bool) -> Fault:
         key, (), node=node, sources=(source,), up=0.0 if down else None, needs=(source,), uses=uses, every_node=every
     )
 
+
+ENGINE_SOURCES = ("sglang", "hicache", "hicache_storage")  # the engine process's targets
+MODEL_DISK_IDLE = Change("node_disk_read_bytes_total", _m(*N, "device", SYSTEM_DISK), "flat")
 
 FAULTS: tuple[Fault, ...] = (
     Fault("gpu-row-remap-failure", (Change("DCGM_FI_DEV_ROW_REMAP_FAILURE", _m(*N, *G), "gauge", 1),), 1),
@@ -258,8 +262,16 @@ FAULTS: tuple[Fault, ...] = (
         0,
         uses=("slo",),
     ),
-    Fault("engine-scrape-failing", (), 2, sources=("sglang", "hicache", "hicache_storage"), up=0.0),
-    Fault("engine-target-missing", (), 3, sources=("sglang", "hicache", "hicache_storage")),
+    # a crashed engine reads nothing from its model disk; a loading one streams its weights from it
+    Fault("engine-scrape-failing", (MODEL_DISK_IDLE,), 2, sources=ENGINE_SOURCES, up=0.0),
+    Fault(
+        "engine-loading-slow",
+        (Change("node_disk_read_bytes_total", _m(*N, "device", SYSTEM_DISK), "rate", 150e6),),
+        4,
+        sources=ENGINE_SOURCES,
+        up=0.0,
+    ),
+    Fault("engine-target-missing", (), 3, sources=ENGINE_SOURCES),
     *(
         _scrape(source, 0 if source in ("gateway", "mooncake_master") else index + 1, down)
         for index, source in enumerate(
@@ -268,7 +280,82 @@ FAULTS: tuple[Fault, ...] = (
         for down in (True, False)
     ),
 )
-BY_KEY = {fault.key: fault for fault in FAULTS}
+# Held out: faults written apart from the catalogue's rows, as the exporters show an incident the catalogue's own
+# demo faults do not (another counter of the same device, another GPU, another mount, a partial value, a fault of
+# two signals at once). The fault suite judges them by the checks of the catalogue's rows (an alert naming the entity,
+# a first-screen line naming entity and cause), to measure that coverage holds beyond the faults it was built on.
+HELD_OUT: tuple[Fault, ...] = (
+    Fault(  # a bad optic corrupts outgoing frames only
+        "held-out-nic-transmit-errors",
+        (Change("node_network_transmit_errs_total", _m(*N, "device", "*"), "rate", 5),),
+        6,
+    ),
+    Fault(
+        "held-out-clock-behind", (Change("node_timex_offset_seconds", _m(*N), "gauge", -1.5),), 2
+    ),  # NTP stepped back
+    Fault(  # logs fill the root filesystem to 1 % free, not to 0
+        "held-out-root-disk-nearly-full",
+        (Change("node_filesystem_avail_bytes", _m(*N, "mountpoint", "/"), "scale", 0.02),),  # 40-60 % free -> about 1 %
+        3,
+    ),
+    Fault(  # an HBM row-remap failure on the last GPU: Xid 64 reported beside the latched flag
+        "held-out-hbm-row-remap-failure",
+        (
+            Change("DCGM_FI_DEV_ROW_REMAP_FAILURE", _m(*N, *G), "gauge", 1),
+            Change("DCGM_FI_DEV_XID_ERRORS", _m(*N, *G), "gauge", 64),
+        ),
+        4,
+        gpu=7,
+    ),
+    Fault(  # a double-bit ECC error: Xid 48, and the row remapped at the next reset
+        "held-out-hbm-double-bit-ecc",
+        (
+            Change("DCGM_FI_DEV_XID_ERRORS", _m(*N, *G), "gauge", 48),
+            Change("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", _m(*N, *G), "step", 1),
+        ),
+        5,
+        gpu=0,
+    ),
+    Fault(  # the rack's PSU trips the power brake of one GPU
+        "held-out-gpu-power-brake",
+        (
+            Change("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", _m(*N, *G), "gauge", 0x80),
+            Change("gpm_clock_event_reasons", _m(*N, *G), "gauge", 0x80),
+        ),
+        7,
+        gpu=1,
+    ),
+    Fault(  # the model disk's filesystem hits an I/O error and is remounted read-only
+        "held-out-model-disk-read-only",
+        (Change("node_filesystem_readonly", _m(*N, "mountpoint", "$model"), "gauge", 1),),
+        1,
+    ),
+    Fault(  # a riser going bad: a few PCIe replays a second on one GPU
+        "held-out-pcie-link-degraded",
+        (Change("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", _m(*N, *G), "rate", 3),),
+        2,
+        gpu=5,
+    ),
+    Fault(  # an engine OOM-killed: the kernel counts the kill, the engine's targets stop answering
+        "held-out-engine-oom-killed",
+        (Change("node_vmstat_oom_kill", _m(*N), "step", 1), MODEL_DISK_IDLE),
+        7,
+        sources=ENGINE_SOURCES,
+        up=0.0,
+    ),
+    Fault(  # one gateway's event loop stalls now and then (a blocking call on a worker thread)
+        "held-out-gateway-event-loop-stall",
+        (Change("smg_tokio_event_loop_stalls_total", _m(*N), "rate", 1.0),),
+        0,
+        uses=GW_RUNTIME,
+    ),
+    Fault(  # a decode instance's KV transfers time out at bootstrap (the prefill side cannot reach it)
+        "held-out-decode-kv-transfer-timeouts",
+        (Change("sglang:num_bootstrap_failed_reqs_total", _m(*N), "rate", 0.3),),
+        13,
+    ),
+)
+BY_KEY = {fault.key: fault for fault in (*FAULTS, *HELD_OUT)}
 PREFIX = "fault:"
 
 
@@ -292,7 +379,11 @@ def starts(scenario: str, start: float, end: float) -> float:
 
 
 def entity(profile: Profile, fault: Fault) -> dict[str, str]:
-    """The label values the fault's alert must name: the node (and GPU) it strikes, where it has them."""
+    """The label values the fault's alert must name: the node (and GPU) it strikes, where it has them; a gateway's
+    backend (``worker``) instead of the gateway's host when the fault strikes one backend."""
+    workers = {dict(c.match).get("worker", "*") for c in fault.changes if c.kind != "copy"} - {"*"}
+    if len(workers) == 1:
+        return {"worker": workers.pop()}
     node = profile.node_names[min(fault.node, profile.nodes - 1)]
     named = {profile.label("node"): node}
     if any(dict(c.match).get("gpu") == GPU for c in fault.changes):
@@ -346,6 +437,8 @@ def _changed(item: dict[str, Any], change: Change, at_ms: int) -> dict[str, Any]
             values[i] = change.value
         elif change.kind == "flat":
             values[i] = base
+        elif change.kind == "scale":
+            values[i] = values[i] * change.value
         elif change.kind == "step":
             values[i] = values[i] + change.value
         elif change.kind == "rate":
