@@ -246,6 +246,39 @@ def test_the_legend_sorts_as_the_panel_says_with_grafana_s_calculation_names():
     assert [c["text"] for c in result["series"][0]["calcs"]] == ["300%", "300%", "300%"]
 
 
+def test_a_per_node_series_that_stopped_shows_no_last_value_and_a_live_one_keeps_its_own():
+    """The shipped per-node Store panel with two nodes: node-1 reported to the end, node-2's segments were lost at
+    minute 5 of 10. Grafana's own null insert and reducers (both shipped minors) leave node-2's Last empty (its
+    old 64 GiB read as current before) and node-1's at 64 GiB; the columns other than Last still cover the range."""
+    panel = _shipped_panel("long-context-64", "Store memory mounted per node")
+    gib64 = str(64 * 2**30)
+    live = ({"node": "node-1"}, [[t, gib64] for t in range(0, 601, 60)])
+    lost = ({"node": "node-2"}, [[t, gib64] for t in range(0, 301, 60)])
+    result = _apply(panel, [_range("A", [live, lost], "{{node}}")])
+    # the column named Last* / Last, whichever the panel asks for: the old "lastNotNull" read 64 GiB for node-2
+    last = {s["name"]: [c["text"] for c in s["calcs"] if c["name"].startswith("Last")] for s in result["series"]}
+    assert last == {"node-1": ["64 GiB"], "node-2": [""]}, last
+    maxima = {s["name"]: {c["id"]: c["text"] for c in s["calcs"]}["max"] for s in result["series"]}
+    assert maxima == {"node-1": "64 GiB", "node-2": "64 GiB"}, maxima
+
+
+def test_every_shipped_time_series_legend_shows_last_rather_than_last_not_null():
+    """The column above holds on every time series of every profile (one definition in the renderer), and a
+    calculation outside Grafana's cached standard set is asked for, so the legend recomputes on the nulled series."""
+    legends = set()
+    for path in sorted((ROOT / "dashboards").glob("*/*.json")):
+
+        def every(panels):
+            for panel in panels:
+                yield panel
+                yield from every(panel.get("panels") or [])
+
+        for panel in every(json.loads(path.read_text()).get("panels") or []):
+            if panel.get("type") == "timeseries":
+                legends.add(tuple(panel["options"]["legend"]["calcs"]))
+    assert legends == {("mean", "median", "max", "last")}, legends
+
+
 def test_thresholds_mappings_and_overrides_colour_and_name_the_cells():
     defaults = {
         "unit": "percentunit",

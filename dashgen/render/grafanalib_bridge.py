@@ -21,6 +21,16 @@ from dashgen.render.tables import ref as ref_id
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 
+# A time series legend's columns. "last" (not "lastNotNull") so that a series that stopped before the range
+# end (a node whose Store segments were lost, an engine that died) shows an empty Last instead of its old value
+# as if current: Grafana inserts a null after a series' last sample when the gap to the range end exceeds the
+# query step (applyNullInsertThreshold with the time field's interval), and "last" reads that null; a live
+# series has a sample within one step of the end and keeps its value. "median" is there for a second reason:
+# Grafana caches the standard calculations (mean, max, last, ...) on the field while it finds the axis range,
+# before the null is inserted, and reuses that cache when every requested calculation is in it; a calculation
+# outside the standard set (median) makes the legend compute them all again on the series it draws.
+LEGEND_CALCS = ("mean", "median", "max", "last")
+
 
 @attr.s
 class PromTarget(G.Target):
@@ -173,10 +183,10 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             spanNulls=False,
             legendDisplayMode="table",
             legendPlacement="bottom",
-            legendCalcs=["mean", "max", "lastNotNull"],
             tooltipMode="multi",
             tooltipSort="desc",
-            extraJson=_extra(spec, {"legend": {"showLegend": True}}),
+            # through the JSON: grafanalib's legendCalcs validator does not know "median"
+            extraJson=_extra(spec, {"legend": {"showLegend": True, "calcs": list(LEGEND_CALCS)}}),
         )
     if spec.kind == "table":
         return G.Table(
