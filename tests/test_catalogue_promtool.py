@@ -219,6 +219,26 @@ CASES = {
         "15m",
         "32m",
     ),
+    # NTP lost on N1 at 10 m: unsynchronised, its error at the kernel's 16 s limit, the offset it last knew small;
+    # N2 stays synchronised (offset 1 ms, error 0.1 s) and stays quiet.
+    "ClockSkew": (
+        [
+            series("node_timex_offset_seconds", NODE, "0.001x40"),
+            series("node_timex_sync_status", NODE, "1x10 0x30"),
+            series("node_timex_maxerror_seconds", NODE, "0.1x10 16x30"),
+            *(
+                series(name, {**NODE, "instance": f"{N2}:9100", "node": N2}, values)
+                for name, values in (
+                    ("node_timex_offset_seconds", "0.001x40"),
+                    ("node_timex_sync_status", "1x40"),
+                    ("node_timex_maxerror_seconds", "0.1x40"),
+                )
+            ),
+        ],
+        {"node": N1},
+        "17m",
+        "22m",
+    ),
     "EngineLoadingSlow": (LOADING, {"node": N1, "replica": "main-0"}, "19m", "22m"),
     "StoreIngestionBacklog": (
         [

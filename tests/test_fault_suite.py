@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -31,9 +32,9 @@ from victoriametrics import program_or_skip, start_production_store
 from dashgen.build import build_profile
 from dashgen.catalogue import ROWS, FailureMode, by_id, conditions, entity_labels, rows_for
 from dashgen.demo import recorder
+from dashgen.demo.faults import BY_KEY, PREFIX, fault_of, reshape, starts
 from dashgen.demo.faults import entity as fault_entity
-from dashgen.demo.faults import fault_of, starts
-from dashgen.demo.run import import_demo
+from dashgen.demo.run import demo_models, demo_plan, demo_series, import_demo
 from dashgen.demo.scenarios import INCIDENTS, entity, incident, lost_gpu
 from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.live.datasource import Datasource
@@ -111,6 +112,7 @@ def window_first(profile: Profile, row: FailureMode) -> float:
 HELD_OUT: dict[str, tuple[str, ...]] = {
     "fault:held-out-nic-transmit-errors": ("host-nic-errors",),
     "fault:held-out-clock-behind": ("clock-skew",),
+    "fault:held-out-clock-unsynchronised": ("clock-skew",),
     "fault:held-out-root-disk-nearly-full": ("disk-root-full",),
     "fault:held-out-hbm-row-remap-failure": ("gpu-row-remap-failure",),
     "fault:held-out-hbm-double-bit-ecc": ("gpu-xid-fatal", "gpu-hbm-uncorrectable"),
@@ -252,6 +254,29 @@ def test_every_catalogue_row_runs_in_one_suite() -> None:
         assert {row.demo.scenario for row in rows} | set(held_out(rows)) == planned, name
         for scenario in planned:
             assert fault_of(scenario) is not None or scenario in DRILLS, (name, scenario)
+
+
+@pytest.mark.parametrize("name", sorted(SUITES))
+def test_no_fault_writes_a_second_series_beside_one_the_demo_writes(name: str) -> None:
+    """A fault's series must not share its label set with another series of the import (a copy onto a series the
+    demo already writes): the store merges the two, the healthy samples stay beside the fault's, and an alert that
+    reads the series (ClockSkew's ``max_over_time(node_timex_sync_status[5m]) == 0``) never sees the fault."""
+    profile = suite_profile(name)
+    scenarios = [f"{PREFIX}{key}" for key in sorted(BY_KEY)]
+    models, _ = demo_models(profile, "healthy", scenarios)
+    plan = demo_plan(profile, "healthy", 1_800_000_000.0, 0.1, STEP)
+    healthy = list(demo_series(plan, models, ()))
+    seen = {tuple(sorted(item["metric"].items())) for item in healthy}
+    assert len(seen) == len(healthy), "the healthy import has two series with one label set"
+    twice = []
+    for scenario in scenarios:
+        fault = fault_of(scenario)
+        assert fault is not None
+        written = Counter(
+            tuple(sorted(item["metric"].items())) for item in reshape(profile, fault, plan.start, healthy)
+        )
+        twice += [(scenario, dict(key)["__name__"]) for key, count in written.items() if count > 1]
+    assert not twice, twice
 
 
 @EACH_SUITE

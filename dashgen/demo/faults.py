@@ -31,7 +31,9 @@ class Change:
     match: tuple[tuple[str, str], ...] = ()  # label -> value ("$node", "$gpu", "*" any, "~<regex>")
     kind: Kind = "gauge"
     value: float = 0.0  # gauge: the value; scale: the factor; rate / copy: per second; step: the increment
-    relabel: tuple[tuple[str, str], ...] = ()  # copy: the labels the copy changes
+    # copy: the labels the copy changes; the copy must be a series the demo does not already write (two series
+    # with one label set merge in the store, and the healthy samples stay beside the fault's)
+    relabel: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -293,6 +295,16 @@ HELD_OUT: tuple[Fault, ...] = (
     Fault(
         "held-out-clock-behind", (Change("node_timex_offset_seconds", _m(*N), "gauge", -1.5),), 2
     ),  # NTP stepped back
+    Fault(  # NTP lost: the kernel marks the clock unsynchronised and its estimated error sits at its 16 s limit (the
+        # offset it last knew stays small). The demo writes both series on every node, so the fault changes them in
+        # place: a copy onto them would leave the synchronised samples beside it in the store.
+        "held-out-clock-unsynchronised",
+        (
+            Change("node_timex_sync_status", _m(*N), "gauge", 0.0),
+            Change("node_timex_maxerror_seconds", _m(*N), "gauge", 16.0),
+        ),
+        5,
+    ),
     Fault(  # logs fill the root filesystem to 1 % free, not to 0
         "held-out-root-disk-nearly-full",
         (Change("node_filesystem_avail_bytes", _m(*N, "mountpoint", "/"), "scale", 0.02),),  # 40-60 % free -> about 1 %

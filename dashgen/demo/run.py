@@ -62,6 +62,19 @@ def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: f
     return Plan(profile, Topology(profile), end - hours * 3600, end, step, faults(profile, healthy))
 
 
+def demo_series(
+    plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ...]]]], scenarios: Sequence[str]
+) -> Iterator[dict[str, Any]]:
+    """The plan's import objects (its drill's, every node's clock series), each catalogue fault of ``scenarios``
+    applied from its start on."""
+    stream = apply(plan, chain(generate(plan, models), collector_series(plan)))
+    for name in scenarios:
+        fault = fault_of(name)
+        if fault is not None:
+            stream = reshape(plan.profile, fault, starts(name, plan.start, plan.end), stream)
+    return stream
+
+
 def _counted(
     series: Iterator[dict[str, Any]], counts: list[int], progress: Callable[[int], None] | None = None
 ) -> Iterator[dict[str, Any]]:
@@ -93,11 +106,7 @@ def import_demo(
         warn(f"{profile.name}: no demo model for metric {name!r}; it gets no series")
     plan = demo_plan(profile, scenario, end, hours, step)
     counts = [0, 0]
-    stream = apply(plan, chain(generate(plan, models), collector_series(plan)))
-    for name in (scenario, *more):
-        fault = fault_of(name)
-        if fault is not None:
-            stream = reshape(profile, fault, starts(name, plan.start, plan.end), stream)
+    stream = demo_series(plan, models, (scenario, *more))
     datasource.import_series(_counted(stream, counts, progress))
     datasource.flush()
     return ImportSummary(
