@@ -250,3 +250,18 @@ def test_insecure_warns_once(work, grafana):
     _stdout, code, stderr = _grafana(work, grafana, "history", UID, "--insecure")
     assert code == 0, stderr
     assert stderr.count("verification is OFF") == 1, stderr
+
+
+def test_insecure_silences_the_library_for_that_command_only(work, grafana, caplog):
+    """A program that runs the CLI in-process and then uses the client itself still hears its own warning."""
+    import logging
+
+    from dashgen.grafana.client import GrafanaClient
+    from dashgen.net.http import InsecureTLSWarning
+
+    _stdout, code, stderr = _grafana(work, grafana, "history", UID, "--insecure")
+    assert code in (0, 1), stderr
+    assert not [f for name in ("dashgen.net", "dashgen.grafana") for f in logging.getLogger(name).filters]
+    with pytest.warns(InsecureTLSWarning, match="verification is OFF"):
+        GrafanaClient("https://grafana.example.com", token=TOKEN, insecure=True).close()
+    assert "verification is OFF" in caplog.text

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -247,16 +247,32 @@ def insecure_warned_once() -> None:
         "WARNING: TLS certificate verification is OFF (--insecure): anyone on the network path can read "
         "the credentials and change what is published"
     )
-    from dashgen.net.http import InsecureTLSWarning
-
-    warnings.filterwarnings("ignore", category=InsecureTLSWarning)
     from urllib3.exceptions import InsecureRequestWarning  # urllib3 comes with requests, a declared dependency
 
+    from dashgen.net.http import InsecureTLSWarning
+
+    saved_filters = list(warnings.filters)
+    warnings.filterwarnings("ignore", category=InsecureTLSWarning)
     warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+    added: list[tuple[logging.Logger, _DropTlsOff]] = []
     for name in ("dashgen.net", "dashgen.grafana", "dashgen.live"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, _DropTlsOff) for f in logger.filters):
-            logger.addFilter(_DropTlsOff())
+            drop = _DropTlsOff()
+            logger.addFilter(drop)
+            added.append((logger, drop))
+
+    def restore() -> None:
+        # The silencing belongs to this command only: a program that runs the CLI in-process and then uses
+        # the library itself must still hear about its own unverified connections.
+        cast(list[Any], warnings.filters)[:] = saved_filters  # typeshed says Sequence; it is the live list
+        getattr(warnings, "_filters_mutated", lambda: None)()  # CPython caches the filter list's version
+        for logger, drop in added:
+            logger.removeFilter(drop)
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().call_on_close(restore)
 
 
 def summarise_causes(causes: Sequence[str]) -> list[str]:
