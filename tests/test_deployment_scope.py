@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from promtool_rules import PROMTOOL_TIMEOUT_S
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles
@@ -160,5 +161,7 @@ def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error
     }
     test_file = tmp_path / "together.yml"
     test_file.write_text(json.dumps(document, indent=1), encoding="utf-8")
-    result = subprocess.run([promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=PROMTOOL_TIMEOUT_S
+    )
     assert result.returncode == 0, result.stdout + result.stderr
