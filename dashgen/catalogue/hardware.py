@@ -376,7 +376,8 @@ DISK_ROWS = (
         "critical",
         "cache filesystem full (ENOSPC)",
         "Cache disk: filesystem",
-        "`df -h <mount>` on the node; the Store / HiCache file backend's eviction is not keeping up or its "
+        "`df -h <mount>` and `df -i <mount>` (inodes: a file-per-page backend, frames) on the node; the Store / "
+        "HiCache file backend's eviction is not keeping up or its "
         "capacity is set above the filesystem's: lower it or free the disk.",
         fault("fault:disk-cache-full", "node_filesystem_avail_bytes of the cache mount falls to 0"),
         layer="disk",
@@ -396,7 +397,8 @@ DISK_ROWS = (
         "warning",
         "model filesystem full",
         "Node disks: filesystems",
-        "`df -h <mount>`; remove old model versions; verify the checksums of the weights being loaded.",
+        "`df -h <mount>`, `df -i <mount>`; remove old model versions; verify the checksums of the weights "
+        "being loaded.",
         fault("fault:disk-model-full", "node_filesystem_avail_bytes of the model mount falls to 0"),
         applies=lambda p: p.exported("node_exporter") and bool(p.disks.model_mountpoint),
         expr=_model_full,
@@ -413,7 +415,8 @@ DISK_ROWS = (
         "warning",
         "root filesystem full (logs, core dumps)",
         "Node disks: filesystems",
-        "`du -xh / | sort -h | tail` on the node; core dumps and container logs are the usual fill.",
+        "`df -h /` and `df -i /`, then `du -xh / | sort -h | tail` on the node; core dumps and container logs are "
+        "the usual fill (many small logs use up the inodes first).",
         fault("fault:disk-root-full", "node_filesystem_avail_bytes of / falls to 0"),
         applies=exports("node_exporter"),
         expr=_root_full,
