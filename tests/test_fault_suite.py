@@ -301,6 +301,38 @@ def test_no_fault_writes_a_second_series_beside_one_the_demo_writes(name: str) -
     assert not twice, twice
 
 
+def test_a_flapping_target_fails_every_other_scrape_of_its_node_only() -> None:
+    """A flapping fault (``Fault.flapping``) writes what vmagent stores for a target that times out every other
+    scrape: ``up`` 0 at those scrapes and 1 between, the target's other series missing exactly those scrapes; its
+    series before the fault, and every other node's, untouched."""
+    profile = suite_profile("video-200")
+    scenario = "fault:held-out-node-exporter-flapping"
+    fault = fault_of(scenario)
+    assert fault is not None and fault.flapping
+    models, _ = demo_models(profile, "healthy", [scenario])
+    plan = demo_plan(profile, "healthy", 1_800_000_000.0, 0.5, STEP)
+    healthy = [item for item in demo_series(plan, models, ()) if item["metric"].get("job") == "node"]
+    at = plan.start + 900
+    after = {tuple(sorted(i["metric"].items())): i for i in reshape(profile, fault, at, healthy)}
+    node = profile.node_names[fault.node]
+    checked = 0
+    for item in healthy:
+        key = tuple(sorted(item["metric"].items()))
+        stamps, got = item["timestamps"], after[key]
+        late = [ms for ms in stamps if ms >= at * 1000]
+        if item["metric"].get("node") != node:
+            assert got["timestamps"] == stamps and got["values"] == item["values"], key
+        elif item["metric"]["__name__"] == "up":
+            assert got["timestamps"] == stamps
+            ups = got["values"][len(stamps) - len(late) :]
+            assert ups[0::2] == [1.0] * len(ups[0::2]) and ups[1::2] == [0.0] * len(ups[1::2]), ups
+            checked += 1
+        else:
+            assert got["timestamps"] == [ms for ms in stamps if ms < at * 1000] + late[0::2], key
+            checked += 1
+    assert checked > 10, "the node's up and node_exporter series were checked"
+
+
 @EACH_SUITE
 def test_the_suite_runs_one_scenario_per_catalogue_row(suite: Suite) -> None:
     covered = {s for d in suite.deployments for s in d.scenarios}
