@@ -420,24 +420,36 @@ def queue_per_running(profile: Profile, role: str = "") -> str:
 
 
 def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
-    """Stages (node, PP stage, engine type) with waiting requests that processed no token over ``window``: waiting > 0
-    ``unless`` ``sglang:realtime_tokens_total`` (all modes: prefill compute, prefill cache, decode) rose.
+    """Stages (node, PP stage, engine type) with requests waiting or running that processed no token over
+    ``window``: waiting + running > 0 ``unless`` ``sglang:realtime_tokens_total`` (all modes: prefill compute,
+    prefill cache, decode) rose. Value: the requests waiting and running.
 
-    ``unless`` also covers a stage whose token counter was never created. Both series come from the
+    ``unless`` also covers a stage whose token counter was never created. The series come from the
     stats-logging rank; a hung scheduler stops updating the counter while /metrics keeps serving the
-    last queue gauge. Any DP group's progress counts for the stage (one stuck DP group is not caught).
+    last gauges it set: a stage wedged at light load shows requests running and none waiting, so both count.
+    Any DP group's progress counts for the stage (one stuck DP group is not caught).
     """
     stage = stage_key(profile, ENGINE_TYPE)  # the engine's role names the pool of a PD deployment (S31)
-    series = selector(
+    per_dp = (*stage, profile.label("dp_rank"))
+    queued = selector(
         SGLANG.name("sglang:num_queue_reqs"),
         *scheduler_matchers(profile, with_vars=False),
         matcher("priority", "=", ""),
     )
-    waiting = agg("sum", stage, agg("max", (*stage, profile.label("dp_rank")), series))
+    running = selector(SGLANG.name("sglang:num_running_reqs"), *scheduler_matchers(profile, with_vars=False))
+    # each gauge kept apart by a label before the sum (a stage that writes one of them still counts)
+    held = agg(
+        "sum",
+        stage,
+        " or ".join(
+            f'label_replace({agg("max", per_dp, series)}, "gauge", "{kind}", "", "")'
+            for kind, series in (("queued", queued), ("running", running))
+        ),
+    )
     tokens = agg(
         "sum", stage, rate(selector(SGLANG.name("sglang:realtime_tokens_total"), job(profile, "sglang")), window)
     )
-    return f"({waiting} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
+    return f"({held} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
 
 
 def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = "") -> str:

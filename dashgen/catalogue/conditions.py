@@ -1,4 +1,5 @@
-"""PromQL of the catalogue rows whose alert the catalogue itself writes (``FailureMode.expr``): host memory, OOM kills,
+"""PromQL of the catalogue rows whose alert the catalogue itself writes (``FailureMode.expr``), and of a failing
+scrape target (the collection rows, written by ``dashgen.rules.alerts``): host memory, OOM kills,
 CPU and NIC errors; filesystems by role (mount point); NVLink and PCIe errors; the KV pool; the HiCache storage tier;
 the Store's segments and allocations; the transfer engine; the gateway's backends, routing policy,
 event loop and KV-event subscriptions.
@@ -20,7 +21,7 @@ from dashgen_queries import vmagent as va
 from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.inventory import REPLICA, node_to_replica
 from dashgen_queries.node_exporter import mount_devices
-from dashgen_queries.promql import agg, job, matcher, selector
+from dashgen_queries.promql import agg, job, matcher, scoped_job, selector
 from dashgen_queries.sglang import ENGINE_TYPE, stage_key
 
 from dashgen.deployment.profile import Profile
@@ -46,6 +47,12 @@ POLICY_NOW, POLICY_BEFORE = "10m", "30m"  # policies selecting now vs in the 30 
 BACKLOG_BYTES = 64 * 2**20  # a collector's pending remote-write bytes above this are minutes of data
 BACKLOG_NODE_SHARE = 0.5  # ... on at least this share of the nodes: the store, not one node's network
 
+# A scrape target is failing when more than this share of its scrapes failed over SCRAPE_WINDOW: a target that
+# times out every other scrape never reads up == 0 for minutes on end, and a restart's scrape or two (2 of the
+# window's 10 at a 30 s interval) stays above it.
+SCRAPE_FAILED_SHARE = 0.25
+SCRAPE_WINDOW = "5m"
+
 # The model disk read faster than this while the node's engine does not answer: weights loading (a serving engine
 # reads ~nothing from its model disk; a slow disk still streams tens of MB/s).
 LOADING_READ_BYTES_PER_SECOND = 20e6
@@ -67,6 +74,16 @@ def summed_rates(names: tuple[str, ...], matchers: tuple[str, ...], window: str,
         f'label_replace(rate({selector(name, *matchers)}[{window}]), "counter", "{name}", "", "")' for name in names
     )
     return agg("sum", by, parts)
+
+
+# -- scrape targets --------------------------------------------------------------------------------------------------
+
+
+def scrape_failing(profile: Profile, job_name: str) -> str:
+    """The targets of scrape job ``job_name`` that failed more than ``SCRAPE_FAILED_SHARE`` of their scrapes over
+    ``SCRAPE_WINDOW`` (value: the share that succeeded): down, or flapping."""
+    up = selector("up", scoped_job(profile, job_name))
+    return f"avg_over_time({up}[{SCRAPE_WINDOW}]) < {1 - SCRAPE_FAILED_SHARE:g}"
 
 
 # -- host ------------------------------------------------------------------------------------------------------------
@@ -112,13 +129,21 @@ def host_nic_errors(profile: Profile) -> str:
 
 def filesystem_full(profile: Profile, mountpoint: str) -> str:
     """The filesystem mounted at ``mountpoint`` on each node with less than ``FILESYSTEM_FREE_SHARE`` of its size
-    available to unprivileged writers (value: the available share)."""
+    available to unprivileged writers, or of its inodes free (value: the available share). Either way a create
+    fails with ENOSPC: many small files (logs, a file-per-page cache, frames) use up the inodes while bytes are free.
+    A filesystem that reports no inode total (btrfs, some network filesystems) is judged by its bytes alone."""
     exporter = job(profile, "node_exporter")
     mount = matcher("mountpoint", "=", mountpoint)
     by = [_node(profile), "mountpoint"]
-    avail = agg("max", by, selector(NODE_EXPORTER.name("node_filesystem_avail_bytes"), exporter, mount))
-    size = agg("max", by, selector(NODE_EXPORTER.name("node_filesystem_size_bytes"), exporter, mount))
-    return f"({avail} / ({size} > 0)) < {FILESYSTEM_FREE_SHARE:g}"
+
+    def share(free: str, total: str) -> str:
+        available = agg("max", by, selector(NODE_EXPORTER.name(free), exporter, mount))
+        size = agg("max", by, selector(NODE_EXPORTER.name(total), exporter, mount))
+        return f"({available} / ({size} > 0)) < {FILESYSTEM_FREE_SHARE:g}"
+
+    bytes_low = share("node_filesystem_avail_bytes", "node_filesystem_size_bytes")
+    inodes_low = share("node_filesystem_files_free", "node_filesystem_files")
+    return f"({bytes_low}) or on ({', '.join(by)}) ({inodes_low})"
 
 
 def role_mountpoints(profile: Profile) -> tuple[str, ...]:

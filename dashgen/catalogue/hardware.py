@@ -25,6 +25,8 @@ from dashgen.deployment.profile import Profile
 # -- a row builder per component: what the component's rows share ---------------------------------------------------
 
 _FILESYSTEM = reads("node_exporter", "node_filesystem_avail_bytes", "node_filesystem_size_bytes")
+# a filesystem is full when its bytes or its inodes run out (``conditions.filesystem_full``)
+_FULL = _FILESYSTEM + reads("node_exporter", "node_filesystem_files_free", "node_filesystem_files")
 
 
 def _gpu_row(*fields: Any, **named: Any) -> FailureMode:
@@ -366,52 +368,59 @@ DISK_ROWS = (
     _disk_row(
         "disk-cache-full",
         "CacheFilesystemFull",
-        f"the cache mount (a video pool's scratch mount) has less than {c.FILESYSTEM_FREE_SHARE:.0%} available",
+        f"the cache mount (a video pool's scratch mount) has less than {c.FILESYSTEM_FREE_SHARE:.0%} of its bytes "
+        "or inodes available",
         "at ENOSPC the cache's writes stop and the disk looks idle: I/O panels read healthy",
         "5m",
         "the cache evicts in bursts; a full disk that stays full is the fault",
         "critical",
         "cache filesystem full (ENOSPC)",
         "Cache disk: filesystem",
-        "`df -h <mount>` on the node; the Store / HiCache file backend's eviction is not keeping up or its "
+        "`df -h <mount>` and `df -i <mount>` (inodes: a file-per-page backend, frames) on the node; the Store / "
+        "HiCache file backend's eviction is not keeping up or its "
         "capacity is set above the filesystem's: lower it or free the disk.",
         fault("fault:disk-cache-full", "node_filesystem_avail_bytes of the cache mount falls to 0"),
         layer="disk",
         applies=lambda p: p.exported("node_exporter") and bool(p.disks.cache_mountpoint),
         expr=_cache_full,
+        reads=_FULL,
         summary="Cache filesystem {{ $labels.mountpoint }} full on {{ $labels.node }}",
         paints=(Paint(health.DISK_FULL),),
     ),
     _disk_row(
         "disk-model-full",
         "ModelFilesystemFull",
-        f"the model-weights mount has less than {c.FILESYSTEM_FREE_SHARE:.0%} available",
+        f"the model-weights mount has less than {c.FILESYSTEM_FREE_SHARE:.0%} of its bytes or inodes available",
         "a model download or conversion onto a full disk fails half-written; the next load fails",
         "5m",
         "a download fills a disk for seconds before its clean-up",
         "warning",
         "model filesystem full",
         "Node disks: filesystems",
-        "`df -h <mount>`; remove old model versions; verify the checksums of the weights being loaded.",
+        "`df -h <mount>`, `df -i <mount>`; remove old model versions; verify the checksums of the weights "
+        "being loaded.",
         fault("fault:disk-model-full", "node_filesystem_avail_bytes of the model mount falls to 0"),
         applies=lambda p: p.exported("node_exporter") and bool(p.disks.model_mountpoint),
         expr=_model_full,
+        reads=_FULL,
         summary="Model filesystem {{ $labels.mountpoint }} full on {{ $labels.node }}",
     ),
     _disk_row(
         "disk-root-full",
         "RootFilesystemFull",
-        f"the root filesystem has less than {c.FILESYSTEM_FREE_SHARE:.0%} available",
+        f"the root filesystem has less than {c.FILESYSTEM_FREE_SHARE:.0%} of its bytes or inodes available",
         "logs, core dumps and container layers stop; the collector's persistent queue cannot grow",
         "5m",
         "log rotation frees space within minutes",
         "warning",
         "root filesystem full (logs, core dumps)",
         "Node disks: filesystems",
-        "`du -xh / | sort -h | tail` on the node; core dumps and container logs are the usual fill.",
+        "`df -h /` and `df -i /`, then `du -xh / | sort -h | tail` on the node; core dumps and container logs are "
+        "the usual fill (many small logs use up the inodes first).",
         fault("fault:disk-root-full", "node_filesystem_avail_bytes of / falls to 0"),
         applies=exports("node_exporter"),
         expr=_root_full,
+        reads=_FULL,
         summary="Root filesystem full on {{ $labels.node }}",
     ),
     _disk_row(

@@ -194,8 +194,9 @@ def _collection_row(source: str) -> FailureMode:
         layer="",
         reads=reads("vmagent", "up"),
         entity=("node", "job"),
-        test=f"up == 0 for the {source} job",
-        test_reason=f"{what} is down or not answering: its panels read 'collection failed', not zero",
+        test=f"more than {c.SCRAPE_FAILED_SHARE:.0%} of the {source} job's scrapes failed over {c.SCRAPE_WINDOW}",
+        test_reason=f"{what} is down or times out now and then (a flapping target never reads 0 for minutes): its "
+        "panels read 'collection failed', not zero",
         hold="5m",
         hold_reason="an exporter restart fails a scrape or two",
         severity="warning",

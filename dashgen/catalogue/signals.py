@@ -23,7 +23,6 @@ NOT_SIGNALS: tuple[NotASignal, ...] = (
     *_all(
         "sglang",
         LOAD,
-        "sglang:num_running_reqs",
         "sglang:num_grammar_queue_reqs",
         "sglang:num_paused_reqs",
         "sglang:full_token_usage",
@@ -249,7 +248,6 @@ NOT_SIGNALS: tuple[NotASignal, ...] = (
         "node_disk_discards_completed_total",
         "node_disk_flush_requests_total",
         "node_disk_io_now",
-        "node_filesystem_files",
         "node_memory_MemFree_bytes",
         "node_memory_Cached_bytes",
         "node_memory_Buffers_bytes",
@@ -263,11 +261,6 @@ NOT_SIGNALS: tuple[NotASignal, ...] = (
         "node_exporter",
         "node_filesystem_free_bytes",
         f"{COVERED}: the filesystem rows read node_filesystem_avail_bytes, what an unprivileged writer can use",
-    ),
-    NotASignal(
-        "node_exporter",
-        "node_filesystem_files_free",
-        "inode exhaustion: the cache and model filesystems hold few large files, so it does not happen there",
     ),
     *_all("node_exporter", SIZE, "node_disk_info", "node_filesystem_mount_info", "node_uname_info"),
     NotASignal(

@@ -1,9 +1,10 @@
 """The catalogue's demo fault scenarios (``fault:<key>``, ``dashgen.catalogue`` ``DemoFault.scenario``): each reshapes
 the healthy series of ONE entity from ``scenarios.fault_time`` on, as the real exporter would show the fault.
 
-A fault is a list of ``Change``s: which series (metric name and label values, ``*`` for every value, a regex for
-``segment``), what happens to them from the fault on (a gauge set, a counter growing at a rate, a counter stopped,
-a step, the series ended, or a copy with other labels growing at a rate). The node is given by its index
+A fault is a list of ``Change``s: which series (metric name, or ``~<regex>`` for several, and label values, ``*``
+for every value, a regex for ``segment``), what happens to them from the fault on (a gauge set, a counter growing at
+a rate, a counter stopped, a step, the series ended, or a copy with other labels growing at a rate); a fault's
+``sources`` end on its node, or fail every other scrape (``flapping``). The node is given by its index
 (``Fault.node``) so several faults can strike different nodes of one deployment (one store, one rule replay).
 Pure: :func:`reshape` wraps the stream of import objects ``dashgen.demo.run`` makes.
 """
@@ -49,6 +50,9 @@ class Fault:
     # parts on node 0 (the gateway, the Mooncake master) the part it reshapes.
     uses: tuple[str, ...] = ()
     every_node: bool = False  # the sources' targets end on every node (a cluster-wide source gone), not one
+    # the sources' scrapes fail every other time from the fault on (a target timing out now and then): up reads 0
+    # and the target's other series miss those scrapes, instead of ending
+    flapping: bool = False
     # The share of the window the fault starts at, for a fault whose row's test looks back longer than the window
     # leaves after ``scenarios.fault_time`` (None: that time).
     share: float | None = None
@@ -367,7 +371,68 @@ HELD_OUT: tuple[Fault, ...] = (
         13,
     ),
 )
-BY_KEY = {fault.key: fault for fault in (*FAULTS, *HELD_OUT)}
+# A second held-out round: classes of fault that neither the catalogue's rows nor the first round name (a GPU lost to
+# the bus, a filesystem out of inodes, HBM heat, a target failing every other scrape, an engine wedged at light load),
+# spread over the suite's profiles (``tests/test_fault_suite.py`` names the profile of each).
+HELD_OUT_AGAIN: tuple[Fault, ...] = (
+    Fault(  # Xid 79 on one GPU of a decode node: NVML no longer reaches it, so the GPM sampler loses it and
+        # dcgm-exporter skips its blank fields, keeping only the Xid it last read
+        "held-out-gpu-fell-off-the-bus",
+        (
+            Change("DCGM_FI_DEV_XID_ERRORS", _m(*N, *G), "gauge", 79),
+            Change("~DCGM_FI_(?!DEV_XID_ERRORS$).*", _m(*N, *G), "stop"),
+            Change("~gpm_.*", _m(*N, *G), "stop"),
+        ),
+        13,
+        gpu=6,
+    ),
+    Fault(  # container logs of many small files use up the root filesystem's inodes while half its bytes are free
+        "held-out-root-inodes-exhausted",
+        (Change("node_filesystem_files_free", _m(*N, "mountpoint", "/"), "gauge", 0),),
+        5,
+    ),
+    Fault(  # frames written as small files fill the video scratch filesystem's inode table: ENOSPC with bytes free
+        "held-out-scratch-inodes-exhausted",
+        (Change("node_filesystem_files_free", _m(*N, "mountpoint", "$cache"), "gauge", 1200),),
+        9,
+    ),
+    Fault(  # a failed HBM cooling plate: the memory, not the die, runs hot and the GPU slows its clocks (HW thermal)
+        "held-out-hbm-overheating",
+        (
+            Change("DCGM_FI_DEV_MEMORY_TEMP", _m(*N, *G), "gauge", 97),
+            Change("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", _m(*N, *G), "gauge", 0x40),
+            Change("gpm_clock_event_reasons", _m(*N, *G), "gauge", 0x40),
+        ),
+        2,
+        gpu=3,
+    ),
+    Fault(  # a scheduler wedged in a collective at light load: its last logged gauges stay (requests running, none
+        # waiting), every counter of the node's engine stops
+        "held-out-engine-wedged-at-light-load",
+        (
+            Change("~sglang:.*(_total|_bucket|_count|_sum)", _m(*N), "flat"),
+            Change("sglang:num_running_reqs", _m(*N), "gauge", 6),
+            Change("sglang:num_queue_reqs", _m(*N), "gauge", 0),
+            Change("sglang:gen_throughput", _m(*N), "gauge", 0),
+        ),
+        6,
+    ),
+    Fault(  # the engine's /metrics (a multiprocess collector) times out every other scrape under load
+        "held-out-engine-metrics-flapping", (), 7, sources=ENGINE_SOURCES, flapping=True
+    ),
+    Fault(  # node_exporter's scrape exceeds its timeout every other time (a hung NFS mount stalls its collector)
+        "held-out-node-exporter-flapping", (), 7, sources=("node_exporter",), flapping=True
+    ),
+    Fault(  # the Store client's metrics endpoint answers every other scrape (its HTTP thread starved)
+        "held-out-mooncake-client-flapping",
+        (),
+        3,
+        sources=("mooncake_client",),
+        flapping=True,
+        needs=("mooncake_client",),
+    ),
+)
+BY_KEY = {fault.key: fault for fault in (*FAULTS, *HELD_OUT, *HELD_OUT_AGAIN)}
 PREFIX = "fault:"
 
 
@@ -415,7 +480,8 @@ def _resolve(profile: Profile, fault: Fault, value: str) -> str:
 
 
 def _matches(profile: Profile, fault: Fault, change: Change, labels: dict[str, str]) -> bool:
-    if labels.get("__name__") != change.metric:
+    name = labels.get("__name__", "")
+    if not (re.fullmatch(change.metric[1:], name) if change.metric.startswith("~") else name == change.metric):
         return False
     for label, wanted in change.match:
         name = profile.labels.get(label, label) if label in ("node", "gpu") else label
@@ -458,6 +524,17 @@ def _changed(item: dict[str, Any], change: Change, at_ms: int) -> dict[str, Any]
     return {**item, "values": values}
 
 
+def _flapped(item: dict[str, Any], at_ms: int, up: bool) -> dict[str, Any]:
+    """Every other scrape from ``at_ms`` on failed: ``up`` reads 0 then, any other series has no sample."""
+    stamps, values = item["timestamps"], item["values"]
+    first = _after(stamps, at_ms)
+    failed = [i >= first and (i - first) % 2 == 1 for i in range(len(stamps))]
+    if up:
+        return {**item, "values": [0.0 if bad else v for v, bad in zip(values, failed, strict=True)]}
+    kept = [i for i, bad in enumerate(failed) if not bad]
+    return {**item, "values": [values[i] for i in kept], "timestamps": [stamps[i] for i in kept]}
+
+
 def _copy(item: dict[str, Any], change: Change, at_ms: int) -> dict[str, Any] | None:
     stamps = item["timestamps"]
     first = _after(stamps, at_ms)
@@ -485,7 +562,9 @@ def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str
     for item in stream:
         labels = item["metric"]
         if fault.sources and _ends(profile, fault, labels, {}):
-            if labels.get("__name__") == "up" and fault.up is not None and "*" not in fault.sources:
+            if fault.flapping:
+                item = _flapped(item, at_ms, labels.get("__name__") == "up")
+            elif labels.get("__name__") == "up" and fault.up is not None and "*" not in fault.sources:
                 item = _changed(item, Change("up", (), "gauge", fault.up), at_ms)
             else:
                 item = _changed(item, Change(labels["__name__"], (), "stop"), at_ms)

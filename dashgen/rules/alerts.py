@@ -2,14 +2,15 @@
 engine-side SLIs and, where the gateway is exported, on the client-side SLI counted at the gateway (S33:
 ``queries.client_slo``, with its recording rules), GPU memory / temperature / clock-throttle alerts, the engine
 alerts (metrics scrape failing, a PP stage restarted, a stage stalled), and per exported source's scrape job a
-collection alert (``up == 0``) and a target-missing alert (no ``up`` series where the profile says one must
-exist). Only exported sources get alerts. Every alert keeps the labels of what it is about (S31).
+collection alert (more than a quarter of its scrapes failing: ``catalogue.conditions.scrape_failing``) and a
+target-missing alert (no ``up`` series where the profile says one must exist). Only exported sources get alerts.
+Every alert keeps the labels of what it is about (S31).
 
 Engine: SGLang exports no /health metric, and ``up{job=<sglang>}`` only proves the /metrics scrape.
 A failed scrape does not prove the ranks are down (vmagent or network), and a hung scheduler keeps
 serving /metrics (multiprocess collector), so the scrape alert is named for what it sees
-(EngineMetricsScrapeFailing). What the data can show of a hung engine is a stage with waiting
-requests whose token counter stopped (EngineStalled). A blackbox ``probe_success`` of
+(EngineMetricsScrapeFailing). What the data can show of a hung engine is a stage with waiting or
+running requests whose token counter stopped (EngineStalled). A blackbox ``probe_success`` of
 /health_generate would catch it directly; no profile deploys a blackbox exporter.
 
 Target missing: ``up`` is written by each node's vmagent, which also adds the ``node`` label, so a
@@ -64,6 +65,7 @@ from dashgen_queries.sglang_slo import (
     stalled_stages,
 )
 
+from dashgen.catalogue.conditions import SCRAPE_FAILED_SHARE, SCRAPE_WINDOW, scrape_failing
 from dashgen.deployment.profile import TEXT, Profile, Source
 from dashgen.deployment.topology import Topology
 from dashgen.rules.model import AlertRule, RecordingRule
@@ -295,16 +297,17 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
     return (
         AlertRule(
             alert="EngineMetricsScrapeFailing",
-            expr=f"{selector('up', scoped_job(profile, job_name))} == 0",
+            expr=scrape_failing(profile, job_name),
             for_="1m",
             severity="critical",
             summary=f"SGLang /metrics scrape failing on {{{{ $labels.{node} }}}}",
             description=(
-                f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of the SGLang /metrics "
-                f"endpoint (job {job_name}) have failed for 1m. This does not prove the engine ranks are "
-                "down (the node's vmagent or the network can fail the scrape), and a hung scheduler keeps "
-                "serving /metrics, so this alert is silent for a hung engine (see EngineStalled). The node's "
-                "engine panels show collection failed (S6)."
+                f"Node {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): more than "
+                f"{SCRAPE_FAILED_SHARE:.0%} of the scrapes of the SGLang /metrics endpoint (job {job_name}) over "
+                f"{SCRAPE_WINDOW} failed, for 1m (down, or timing out now and then). This does not prove the "
+                "engine ranks are down (the node's vmagent or the network can fail the scrape), and a hung "
+                "scheduler keeps serving /metrics, so this alert is silent for a hung engine (see EngineStalled). "
+                "The node's engine panels show collection failed (S6)."
             ),
         ),
         AlertRule(
@@ -340,7 +343,7 @@ def engine_alerts(profile: Profile) -> tuple[AlertRule, ...]:
             description=(
                 f"Node {{{{ $labels.{node} }}}}, PP stage {{{{ $labels.{stage} }}}} "
                 f"({{{{ $labels.engine_type }}}}): {{{{ $value }}}} "
-                f"requests waiting (sglang:num_queue_reqs) and no token processed "
+                f"requests waiting or running (sglang:num_queue_reqs, sglang:num_running_reqs) and no token processed "
                 f"(sglang:realtime_tokens_total, prefill and decode, absent or flat) over {window}, for "
                 f"{window}: the scheduler makes no progress for at least twice {window}. A hung scheduler "
                 "keeps serving /metrics with its last queue length, so EngineMetricsScrapeFailing stays "
@@ -433,7 +436,8 @@ def target_missing_alerts(profile: Profile) -> tuple[AlertRule, ...]:
 
 
 def collection_alerts(profile: Profile) -> tuple[AlertRule, ...]:
-    """``up == 0`` per exported source's job; the engine job is covered by EngineMetricsScrapeFailing."""
+    """A failing scrape (``scrape_failing``) per exported source's job; the engine job is covered by
+    EngineMetricsScrapeFailing."""
     node = profile.label("node")
     alerts = []
     for name, source in _exported_jobs(profile):
@@ -448,13 +452,14 @@ def collection_alerts(profile: Profile) -> tuple[AlertRule, ...]:
         alerts.append(
             AlertRule(
                 alert=f"{_camel(name)}CollectionFailed",
-                expr=f"{selector('up', scoped_job(profile, source.job))} == 0",
+                expr=scrape_failing(profile, source.job),
                 for_="5m",
                 severity="warning",
                 summary=f"{source.what}: scrape failing on {{{{ $labels.{node} }}}}",
                 description=(
-                    f"{where} {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): scrapes of job {source.job} "
-                    f"({source.what}) have failed for 5m. {effect}"
+                    f"{where} {{{{ $labels.{node} }}}} ({{{{ $labels.instance }}}}): more than "
+                    f"{SCRAPE_FAILED_SHARE:.0%} of the scrapes of job {source.job} ({source.what}) over "
+                    f"{SCRAPE_WINDOW} failed, for 5m (down, or timing out now and then). {effect}"
                 ),
                 anchor="collectionfailed",
             )
