@@ -164,6 +164,7 @@ def measure_size(gpus: int, end: float) -> dict[str, Any]:
         series = _import(datasource, profile, [dashgen_doc, peer_doc], end)
         datasource.flush()
         recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)
+        recorder.replay(server.url, [profile], end - HOURS * 3600, end, groups=(recorder.GPU_WINDOW,))
         datasource.flush()
 
         def label_values(match: str, label: str) -> list[str]:
