@@ -174,8 +174,7 @@ def measure_size(gpus: int, end: float) -> dict[str, Any]:
         datasource = Datasource(server.url, timeout=300)
         series = _import(datasource, profile, [dashgen_doc, peer_doc], end)
         datasource.flush()
-        recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)
-        recorder.replay(server.url, [profile], end - HOURS * 3600, end, groups=(recorder.GPU_WINDOW,))
+        recorder.replay_for_dashboards(server.url, [profile], end - HOURS * 3600, end)
         datasource.flush()
         loaded = time.perf_counter() - began
 

@@ -131,10 +131,7 @@ def _record(
         return False
     datasource.flush()
     try:
-        start = max(end - hours * 3600, end - recorder.REPLAY_SECONDS)
-        recorder.replay(url, [profile], start, end, write_url=import_url)
-        # the per-GPU table combines its statistics over its whole window
-        recorder.replay(url, [profile], end - hours * 3600, end, write_url=import_url, groups=(recorder.GPU_WINDOW,))
+        recorder.replay_for_dashboards(url, [profile], end - hours * 3600, end, write_url=import_url)
     except recorder.ReplayError as exc:
         if record:  # asked for: the command fails; by default the import stands and the matrix stays empty
             raise InputError(f"recording the layer-health rules failed: {exc}") from None

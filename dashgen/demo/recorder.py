@@ -140,6 +140,17 @@ def replay(
         _replay_once(found, _text(groups_of_pass), store_url, start, end, write_url, interval, timeout)
 
 
+def replay_for_dashboards(
+    store_url: str, profiles: Iterable[Profile], start: float, end: float, *, write_url: str | None = None
+) -> None:
+    """What the dashboards read recorded over a window from ``start`` to ``end``: the layer-health rules over its
+    last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window rules over all of it (the per-GPU
+    table combines them over its window)."""
+    chosen = list(profiles)
+    replay(store_url, chosen, max(start, end - REPLAY_SECONDS), end, write_url=write_url)
+    replay(store_url, chosen, start, end, write_url=write_url, groups=(GPU_WINDOW,))
+
+
 def _replay_once(
     found: str,
     text: str,
