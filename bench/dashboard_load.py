@@ -126,7 +126,7 @@ def measure(dataset: Dataset, end: float, repeat: int) -> dict[str, Any]:
         summary = import_demo(datasource, profile, "healthy", end, WINDOW_HOURS, dataset.step)
         datasource.flush()
         # the Now row's recorded reason codes, as a vmalert beside the store records them (dashgen rules)
-        recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)
+        recorder.replay_for_dashboards(server.url, [profile], end - WINDOW_HOURS * 3600, end)
         datasource.flush()
         loaded = time.perf_counter() - began
 

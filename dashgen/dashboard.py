@@ -12,7 +12,7 @@ from typing import Any
 from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, PER_GPU_OPEN_MAX_GPUS, PER_GPU_ROWS, TABS, TEAM_TAB
 from dashgen_panels.screenful import legible_rows
 from dashgen_queries.gpu import gpu_source
-from dashgen_queries.promql import min_step
+from dashgen_queries.promql import coarser_step, min_step
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import topology_of
@@ -100,7 +100,11 @@ def with_min_steps(profile: Profile, group: GroupSpec | None) -> GroupSpec | Non
     stated = stated_sources(profile.sources)
     panels = tuple(
         replace(
-            panel, targets=tuple(replace(target, interval=min_step(profile, target.expr)) for target in panel.targets)
+            panel,
+            targets=tuple(
+                replace(target, interval=coarser_step(target.interval, min_step(profile, target.expr)))
+                for target in panel.targets
+            ),
         )
         for panel in (for_deployment(panel, stated) for panel in group.panels)
     )

@@ -14,10 +14,11 @@ which and how to collect it.
 
 For hot and outlier GPUs: sortable, paginated, each column naming its source, quantity and unit.
 
-The group's row is collapsed by default: the table is the heaviest query of the dashboard (ten
-window statistics per GPU: 0.5 M samples at 64 GPUs, 8 M at 1,024 on one hour of 30 s data), and a
-collapsed row runs no query until it is opened; lost GPUs stay visible on open in the Missing-data reasons
-table ("GPU missing (k of N)") and the GpuMissing alert.
+The statistics are read from dashgen's recorded per-interval statistics (``queries.gpu_window``: one read of
+one recorded series per GPU and column, where the raw series cost two: 36,864 series at 1,024 GPUs before,
+over ``dashgen cost``'s 20,000 per panel); the samples count stays on the raw series and brings each row its
+UUID. The group's row is collapsed by default: a collapsed row runs no query until it is opened; lost GPUs
+stay visible on open in the Missing-data reasons table ("GPU missing (k of N)") and the GpuMissing alert.
 Cells carry no per-column unit (Grafana's schema admits no scalar field overrides), so each query
 returns the value in the unit its header states.
 """
@@ -28,20 +29,25 @@ from dashgen_queries import dcgm
 from dashgen_queries.gpu import (
     CLOCK_EVENT_REASONS,
     GPU_SOURCE_KEYS,
-    HW_SLOWDOWN_BITS,
-    POWER_BITS,
     QUANTITIES,
-    THERMAL_BITS,
     THROTTLE_MEANINGS,
     GpuSource,
-    gpu_clock_event_reasons,
     gpu_source,
-    gpu_uuids,
-    gpu_window,
-    gpu_window_samples,
-    gpu_window_valid_percent,
     gpus_reporting,
     seen_window,
+)
+from dashgen_queries.gpu_window import (
+    HEAT_STATISTICS,
+    INTERVAL_SECONDS,
+    QUANTITY_KEYS,
+    RECORD_PREFIX,
+    THROTTLES,
+    over_window,
+    quantity_statistic,
+    samples_with_uuid,
+    throttle_statistic,
+    throttled,
+    valid_statistic,
 )
 from dashgen_queries.promql import agg, job, over_time
 
@@ -52,22 +58,13 @@ from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
 TITLE = "Per-GPU window statistics"
 WORKLOADS = (TEXT, VIDEO)  # S25: the workload kinds this group serves (dashgen.dashboard)
-COLUMNS = ("power", "memory_used", "sm_active", "dram_active", "busy")
+COLUMNS = QUANTITY_KEYS
 # statistic -> (PromQL *_over_time function, what the column shows)
 STATISTICS = {"mean": ("avg", "window mean"), "peak": ("max", "window peak")}
-# The thermal / clock columns (S34): (quantity key, statistic title, *_over_time function).
-HEAT_COLUMNS = (
-    ("temperature", "mean", "avg"),
-    ("temperature", "peak", "max"),
-    ("sm_clock", "mean", "avg"),
-    ("sm_clock", "low", "min"),
-)
-# Clock-event reason bits per throttle column (DCGM's layout, queries.gpu.CLOCK_EVENT_BITS): heat; power, with HW
-# slowdown (its own alert and matrix state, but two columns hold the table inside its panel).
-THROTTLE_COLUMNS = (
-    ("Thermal throttle (% of window)", THERMAL_BITS),
-    ("Power throttle (% of window)", POWER_BITS + HW_SLOWDOWN_BITS),
-)
+HEAT_COLUMNS = HEAT_STATISTICS  # the thermal / clock columns (S34): (quantity key, statistic title, function)
+# Clock-event reason bits per throttle column (queries.gpu_window.THROTTLES): heat; power, with HW slowdown.
+THROTTLE_HEADERS = {"thermal": "Thermal throttle (% of window)", "power": "Power throttle (% of window)"}
+THROTTLE_COLUMNS = tuple((THROTTLE_HEADERS[what], bits) for what, bits in THROTTLES)
 XID_HEADER = "Last Xid (DCGM)"
 SAMPLES_HEADER = "Samples in window"
 VALID_HEADER = "Valid samples (%)"
@@ -93,12 +90,13 @@ def _validity(source: GpuSource) -> str:
     if source.validity_metric is not None:
         return (
             f"{source.window_validity()}. '{SAMPLES_HEADER}' counts every stored sample, valid or not; "
-            f"'{VALID_HEADER}' is the share of them that were valid"
+            f"'{VALID_HEADER}' is the share of them that were valid (the mean of the rule intervals' shares)"
         )
     return (
-        f"{source.window_validity()}. The mean is sum / count of the samples, and '{SAMPLES_HEADER}' their "
-        "count, both summed over the GPU's series, so a series split by Kubernetes pod labels (a pod moved) "
-        "still gives one exact row; scraped faster than collected, repeated values count as samples"
+        f"{source.window_validity()}. The mean is sum / count of the samples in each rule interval (the window's "
+        f"mean is the mean of the intervals'), and '{SAMPLES_HEADER}' their count, both summed over the GPU's "
+        "series, so a series split by Kubernetes pod labels (a pod moved) still gives one row; scraped faster "
+        "than collected, repeated values count as samples"
     )
 
 
@@ -143,28 +141,32 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         labels = ", ".join(QUANTITIES[key].label for key in dropped)
         notes.append(f"No {labels} column: {source.not_collected(profile, [source.metric(k) for k in dropped])}")
     for key in shown:
-        quantity = QUANTITIES[key]
+        factor = QUANTITIES[key].display_factor
         for statistic, (func, _title) in STATISTICS.items():
-            cells.append(Column(column_title(source, key, statistic), gpu_window(profile, source, quantity, func)))
+            recorded = quantity_statistic(profile, source, key, func)
+            cells.append(Column(column_title(source, key, statistic), over_window(profile, recorded, factor)))
     heat = [(key, statistic, func) for key, statistic, func in HEAT_COLUMNS if source.collects(key)]
     for key, statistic, func in heat:
-        cells.append(Column(column_title(source, key, statistic), gpu_window(profile, source, QUANTITIES[key], func)))
-    throttled = source.collects(CLOCK_EVENT_REASONS)
-    if throttled:
-        for header, bits in THROTTLE_COLUMNS:
-            cells.append(Column(f"{header} · {source.title_caption()}", throttle_share(profile, source, bits)))
+        recorded = quantity_statistic(profile, source, key, func)
+        factor = QUANTITIES[key].display_factor
+        cells.append(Column(column_title(source, key, statistic), over_window(profile, recorded, factor)))
+    throttles = throttled(source)
+    if throttles:
+        for what, bits in THROTTLES:
+            header = f"{THROTTLE_HEADERS[what]} · {source.title_caption()}"
+            cells.append(Column(header, over_window(profile, throttle_statistic(profile, source, what, bits), 100)))
     xid = profile.exported("dcgm") and dcgm.collects(profile, dcgm.XID)
     if xid:
         cells.append(Column(XID_HEADER, last_xid(profile)))
     presence = source.presence_metric()
-    cells.append(Column(samples_title(source), gpu_window_samples(profile, source, presence)))
+    # the raw count, keyed by UUID too: it brings the uuid label into each row (no read of its own)
+    cells.append(Column(samples_title(source), samples_with_uuid(profile, source)))
     if source.validity_metric is not None:
-        cells.append(Column(valid_title(source), gpu_window_valid_percent(profile, source)))
-    cells.append(Column("UUID", gpu_uuids(profile, source), hidden=True))  # brings the uuid label into each row
+        cells.append(Column(valid_title(source), over_window(profile, valid_statistic(profile, source), 100)))
     described = [*shown, *dict.fromkeys(key for key, _, _ in heat)]
     quantities = "; ".join(f"{QUANTITIES[k].label}: {QUANTITIES[k].describe(source, table=True)}" for k in described)
     throttle_notes = ""
-    if throttled:
+    if throttled(source):
         throttle_notes = "; ".join(
             f"{header}: the share of the window's samples with a clock-event reason bit of "
             + " / ".join(THROTTLE_MEANINGS[bit] for bit in bits)
@@ -174,24 +176,31 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         quantities += "; " + ", ".join(header for header, _ in THROTTLE_COLUMNS) + ": see the notes"
     if xid:
         quantities += f"; {xid_text()}"
-    if not heat or not throttled or not xid:
+    if not heat or not throttles or not xid:
         notes.append(
             "Not shown: "
             + ", ".join(
                 what
                 for what, shown_ in (
                     ("temperature / SM clock", bool(heat)),
-                    ("throttle reasons", throttled),
+                    ("throttle reasons", throttles),
                     ("last Xid (DCGM not exported or not collecting it)", xid),
                 )
                 if not shown_
             )
         )
     metrics = ", ".join(source.metric(k) for k in shown)
-    counted = f"'{samples_title(source)}' counts the stored {presence} samples per GPU"
+    counted = (
+        f"'{samples_title(source)}' counts the stored {presence} samples per GPU and UUID (a GPU replaced within "
+        "the window has a row per UUID)"
+    )
     if source.validity_metric is not None:
         metrics += f", {source.validity_metric}"
         counted += f"; '{valid_title(source)}' is the share of {source.validity_metric} samples equal to 1, 0-100"
+    from_rules = (
+        f"The statistics are dashgen's recording rules {RECORD_PREFIX}* (rules/<profile>.yml, group gpu-window: "
+        f"each GPU's mean, peak, low and shares per {INTERVAL_SECONDS:g} s rule interval), combined over the window"
+    )
     where = placement(profile, topology)
     # which samples count stays in the tooltip; how the subquery reads the window goes to the notes
     validity, _, how_read = source.window_validity().partition(" (")
@@ -206,7 +215,7 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         + (". " + "; ".join(note.split(HOW_TO_COLLECT)[0].rstrip(".") for note in notes) if notes else ""),
         notes=". ".join(
             [
-                f"Sorted by peak power; every column sorts. {counted}. "
+                f"Sorted by peak power; every column sorts. {from_rules}. {counted}. "
                 + _validity(source).removeprefix(f"{source.window_validity()}. ")
                 + (f". How the window is read: {how_read.removesuffix(')')}" if how_read else ""),
                 *([throttle_notes] if throttle_notes else []),
@@ -232,28 +241,6 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         mappings=(node_names,),
         sort=(Sort(column_title(source, shown[0], "peak"), descending=True),),
     )
-
-
-def throttle_share(profile: Profile, source: GpuSource, bits: tuple[int, ...]) -> str:
-    """Per GPU, the share (0-100 %) of the window's samples whose clock-event reason bitmask has any of ``bits``
-    set. PromQL has no bitwise operators: bit b of x is ``floor(x / b) % 2``; sampled at ``$__interval`` (at least
-    the Min step, the stored sample interval), as the window statistics are."""
-    reasons = gpu_clock_event_reasons(profile, source)
-    flags = " + ".join(f"(floor({reasons} / {low}) % {2**width})" for low, width in bit_runs(bits))
-    return f"100 * avg_over_time((({flags}) > bool 0)[$__range:$__interval])"
-
-
-def bit_runs(bits: tuple[int, ...]) -> list[tuple[int, int]]:
-    """``bits`` (powers of two) as runs of adjacent bits, ``(lowest bit, run length)``: any bit of a run is set in
-    x iff ``floor(x / lowest) % 2 ** length`` is not 0, so a run costs one read of the mask, not one per bit (the
-    per-GPU table reads the mask of every GPU: 0x4, 0x8 and 0x80 are two reads, 0x20 and 0x40 one)."""
-    runs: list[tuple[int, int]] = []
-    for bit in sorted(bits):
-        if runs and runs[-1][0] * 2 ** runs[-1][1] == bit:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((bit, 1))
-    return runs
 
 
 def xid_text() -> str:

@@ -72,12 +72,11 @@ class GpmSource(GpuSource):
 
     def window_validity(self) -> str:
         return (
-            f"Samples whose {VALIDITY_METRIC} is not 1 are excluded from the mean and the peak (a subquery over "
-            f"the window at Grafana's $__interval: every stored sample while the window is under about 1,000 x "
-            f"{self.sample_interval}; beyond that one sample per $__interval (window / max data points), so the "
-            "mean is the mean of evenly spaced samples and the peak can miss a spike shorter than that step "
-            "(S19: the price of a bounded cost at any range); a gap in the data repeats the sample before it "
-            "for up to the store's look-back, which weighs that sample more in the mean)"
+            f"Samples whose {VALIDITY_METRIC} is not 1 are excluded from the mean and the peak (dashgen's "
+            "recording rules take the valid samples of each rule interval per GPU, every stored sample at the "
+            f"stored interval of {self.sample_interval}; the peak is the highest valid sample of the window, the mean "
+            "the mean of the intervals' means, so an interval holding fewer valid samples weighs as much as a full "
+            "one; a gap in the data repeats the sample before it for up to the store's look-back)"
         )
 
     def valid_only(self, profile: Profile, expr: str, matchers: list[str]) -> str:

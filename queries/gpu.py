@@ -11,18 +11,13 @@ has a validity series and how to filter on it); they never compare source keys. 
 carries the source's scrape job (a second scrape of the same exporter under another job is never
 merged in) and, on the dashboards (``scoped``), the ``$node``/``$gpu`` selection.
 
-Window statistics (the per-GPU tables):
+Window statistics (the per-GPU table reads them per rule interval, recorded: ``queries.gpu_window``):
 - with a validity series (GPM): invalid samples are dropped before the mean and the peak, with a
-  subquery over the window at step ``$__interval`` (Grafana's interval: the stored sample interval
-  as the Min step, or window / max data points when that is longer), so a table costs at most about
-  max-data-points steps per GPU and quantity at any range (at a 1 s step, video-200's 6 h
-  default was 21,600 steps x 200 GPUs x 10 columns every refresh). Inside the subquery the series
-  are reduced to one per (node, gpu), so a series split by exporter labels counts once.
+  subquery stepping at the stored sample interval, so it sees every stored sample. Inside the subquery
+  the series are reduced to one per (node, gpu), so a series split by exporter labels counts once.
 - without (DCGM): the mean is sum / count of the raw samples per (node, gpu), so a GPU whose series
   is split (Kubernetes pod labels, a driver-version label change) keeps one exact mean; the peak is
   the max over the split series.
-- Samples in window: the sum over a GPU's series of ``count_over_time`` on the raw samples
-  (a split series adds up instead of undercounting; no subquery, so no step-filled samples).
 
 GPUs reporting (S22): a GPU reports when its source's presence series (power, or the first metric
 the exporter collects) has a sample within ``seen_window`` before the evaluation time: four of the
@@ -244,48 +239,36 @@ def _validity_metric(source: GpuSource) -> str:
     return source.validity_metric
 
 
-def gpu_window(profile: Profile, source: GpuSource, quantity: GpuQuantity, func: str) -> str:
-    """The window mean (``avg``), peak (``max``) or low (``min``) per (node, gpu) over ``$__range``, in the unit
-    its table header states (W, GiB, %, °C, MHz). See the module docstring for the validity filter
-    and the split-series handling."""
+def gpu_window(
+    profile: Profile,
+    source: GpuSource,
+    quantity: GpuQuantity,
+    func: str,
+    *,
+    window: str = "$__range",
+    step: str = "$__interval",
+    scoped: bool = True,
+) -> str:
+    """The mean (``avg``), peak (``max``) or low (``min``) per (node, gpu) over ``window``, in the common unit
+    (the per-GPU table reads it per rule interval, recorded: ``queries.gpu_window``). See the module docstring
+    for the validity filter and the split-series handling."""
     if func not in ("avg", "max", "min"):
         raise ValueError(f"window statistic {func!r} is not avg, max or min")
     labels = _per_gpu_labels(profile)
-    matchers = _matchers(profile, source)
+    matchers = _matchers(profile, source, scoped)
     raw = selector(source.metric(quantity.key), *matchers)
     if source.validity_metric is not None:
         valid = agg("max", labels, source.valid_samples(profile, raw, matchers))
-        # step $__interval: at least the Min step (the stored sample interval), and at most about max data points
-        # steps over any window, so the cost is bounded whatever the range (the precision it costs is
-        # in the source's window_validity text)
-        per_gpu = f"{func}_over_time(({valid})[$__range:$__interval])"
+        # the subquery steps at ``step`` (the stored sample interval in the recording rule), so it sees every
+        # stored sample and only the valid ones
+        per_gpu = f"{func}_over_time(({valid})[{window}:{step}])"
     elif func in ("max", "min"):
-        per_gpu = agg(func, labels, over_time(func, raw))
+        per_gpu = agg(func, labels, over_time(func, raw, window))
     else:
-        per_gpu = divide(agg("sum", labels, over_time("sum", raw)), agg("sum", labels, over_time("count", raw)))
-    return scale(per_gpu, quantity.display_factor * source.scale(quantity.key))
-
-
-def gpu_window_samples(profile: Profile, source: GpuSource, metric: str) -> str:
-    """Raw samples the window holds per (node, gpu), summed over the GPU's series (a series split by
-    pod or driver labels adds up instead of undercounting)."""
-    return agg("sum", _per_gpu_labels(profile), over_time("count", selector(metric, *_matchers(profile, source))))
-
-
-def gpu_uuids(profile: Profile, source: GpuSource) -> str:
-    """One series per (node, gpu, UUID) at the window end, for the per-GPU table's UUID column (value 1)."""
-    keys = [*_per_gpu_labels(profile), source.uuid_label]
-    return (
-        agg("max", keys, over_time("count", selector(source.presence_metric(), *_matchers(profile, source)))) + " > 0"
-    )
-
-
-def gpu_window_valid_percent(profile: Profile, source: GpuSource) -> str:
-    """Share of the window's samples that were valid per (node, gpu), in % (0-100); only for a source
-    with a validity series."""
-    labels = _per_gpu_labels(profile)
-    raw = selector(_validity_metric(source), *_matchers(profile, source))
-    return scale(divide(agg("sum", labels, over_time("sum", raw)), agg("sum", labels, over_time("count", raw))), 100)
+        per_gpu = divide(
+            agg("sum", labels, over_time("sum", raw, window)), agg("sum", labels, over_time("count", raw, window))
+        )
+    return scale(per_gpu, source.scale(quantity.key))
 
 
 def gpu_valid_share(profile: Profile, source: GpuSource, window: str) -> str:

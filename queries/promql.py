@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from dashgen.deployment.profile import Profile
+from dashgen.deployment.reader import parse_duration
 
 RATE_WINDOW = "$__rate_interval"
 WINDOW = "$__range"
@@ -74,6 +75,16 @@ def min_step(profile: Profile, expr: str) -> str:
     if collector is not None and collector.job in jobs:  # the collector's self-scrape, at the store's resolution
         seconds.append(max(collector.scrape_interval_seconds, profile.store.resolution_seconds))
     return f"{max(seconds):g}s" if seconds else ""
+
+
+def coarser_step(own: str, source: str) -> str:
+    """The longer of a target's own Min step and its sources' (``min_step``): a panel may step coarser than its
+    sources where every point already covers a much longer fixed window, never finer."""
+    if not own:
+        return source
+    if not source:
+        return own
+    return own if parse_duration(own) > parse_duration(source) else source
 
 
 def newest_sample_age(labels: list[str] | tuple[str, ...], timestamps: str) -> str:

@@ -5,6 +5,7 @@ tests/test_prometheus_queries.py (its module's Prometheus)."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -24,6 +25,15 @@ def run_cost(url: str, end: float, *extra: str) -> tuple[int, dict | str]:
     if result.exit_code == 2:
         return 2, result.output
     return result.exit_code, json.loads(result.output)["results"][0]
+
+
+@functools.cache
+def healthy_cost(url: str, name: str, end: float) -> tuple[int, dict]:
+    """``dashgen cost --format json`` of a profile's healthy demo hour, run once per session (tests only read it)."""
+    args = ["cost", "--datasource-url", url, "--profile", name, "--at", str(end), "--format", "json"]
+    result = CliRunner().invoke(main, args)
+    (data,) = json.loads(result.output)["results"]
+    return result.exit_code, data
 
 
 @pytest.fixture(scope="module")
@@ -54,20 +64,7 @@ def test_cost_of_the_healthy_dashboard_is_within_the_profile_budget(victoriametr
     """The shipped defaults (1 h range, the per-GPU window table collapsed) keep the open cost of the demo's
     healthy hour within the profile's budgets."""
     window = demo_windows[(name, "healthy")]
-    args = [
-        "cost",
-        "--datasource-url",
-        victoriametrics.url,
-        "--profile",
-        name,
-        "--at",
-        str(window.end),
-        "--format",
-        "json",
-    ]
-    result = CliRunner().invoke(main, args)
-    (data,) = json.loads(result.output)["results"]
-    code = result.exit_code
+    code, data = healthy_cost(victoriametrics.url, name, window.end)
     assert code == 0, data["over_budget"] + data["errors"]
     (total,) = data["dashboards"]
     assert total["series_fetched"] > 0 and total["samples_scanned"] > 0
@@ -75,6 +72,33 @@ def test_cost_of_the_healthy_dashboard_is_within_the_profile_budget(victoriametr
     budget = data["budget"]
     assert total["samples_scanned"] <= budget["dashboard_samples"]
     assert all(p["samples_scanned"] <= budget["panel_samples"] for p in data["panels"])
+
+
+SCALE_GPUS = 1024
+
+
+@pytest.mark.parametrize("name", ["long-context-64", "h20-16", "pd-128"])
+def test_every_panel_collapsed_rows_included_is_within_the_panel_budget_at_1024_gpus(
+    victoriametrics, demo_windows, name
+):
+    """Issue 42: what each panel fetches grows with the deployment (per GPU, per node, per rank), so the demo's
+    healthy hour at the profile's own size, scaled linearly to 1,024 GPUs, must stay within the profile's panel
+    budgets, for every panel, those of collapsed rows included (the per-GPU window table fetched 36,864 series at
+    1,024 GPUs reading its quantities raw). A per-deployment series scales too: the check errs on the strict side."""
+    window = demo_windows[(name, "healthy")]
+    _code, data = healthy_cost(victoriametrics.url, name, window.end)
+    assert not data["errors"]
+    factor = SCALE_GPUS / window.profile.total_gpus
+    budget = data["budget"]
+    over = [
+        f"{p['title']}: {p[figure] * factor:,.0f} {figure} at {SCALE_GPUS} GPUs"
+        for p in data["panels"]
+        for figure, limit in (("series_fetched", budget["panel_series"]), ("samples_scanned", budget["panel_samples"]))
+        if (p[figure] or 0) * factor > limit
+    ]
+    assert over == []
+    table = [p for p in data["panels"] if p["title"].startswith("Window mean and peak per GPU")]
+    assert table and table[0]["series_fetched"] >= window.profile.total_gpus  # the recorded statistics were read
 
 
 def test_cost_total_on_open_leaves_out_the_panels_of_collapsed_rows(healthy):

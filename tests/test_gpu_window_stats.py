@@ -1,7 +1,9 @@
 """Per-GPU window statistics and the clock-event panel, run against a real VictoriaMetrics with
-hand-made series: GPM validity (an invalid sample with a garbage value is no window peak or mean),
+hand-made series, the table's recorded statistics written by the real evaluator (vmalert -replay of the
+gpu-window group): GPM validity (an invalid sample with a garbage value is no window peak or mean),
 series split by exporter labels (Kubernetes pod) counted once per GPU (S2), the bits of a combined
-clock-event reason mask each drawn and coloured, and descriptions that name the real source (S18)."""
+clock-event reason mask each drawn and coloured, and descriptions that name the real source (S18). The
+table reads each GPU's series few enough times to stay within ``dashgen cost``'s budget at 1,024 GPUs."""
 
 from __future__ import annotations
 
@@ -9,16 +11,21 @@ from dataclasses import replace
 
 import pytest
 from dashgen_panels import gpu_timelines, gpu_window_stats
-from dashgen_queries import dcgm
+from dashgen_queries import dcgm, gpu_window
 from dashgen_queries.gpu import CLOCK_EVENT_BITS, THROTTLE_BITS, gpu_source
 from group_checks import PROFILE_NAMES, PROFILES, group_panels
 
+from dashgen.demo import recorder
+from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
+from dashgen.lint.promql import expand_variables
 from dashgen.live.datasource import Datasource
+from dashgen.live.selectors import metric_names
 
 BIT_OF = {name: bit for bit, name in CLOCK_EVENT_BITS}
 
 WINDOW = 600  # seconds
+BAD = 40  # seconds of invalid GPM samples
 NODE = "wstat-node"
 
 
@@ -59,6 +66,13 @@ def _value(ds: Datasource, expr: str, at: int) -> float:
     return float(item["value"][1])
 
 
+def _record(url: str, ds: Datasource, profile: Profile, end: int) -> None:
+    """The profile's gpu-window rules evaluated over the window, as a vmalert beside the store writes them (the
+    evaluation at ``end`` included)."""
+    recorder.replay(url, [profile], end - WINDOW, end + 60, groups=(recorder.GPU_WINDOW,))
+    ds.flush()
+
+
 def _table(profile_name: str):
     profile = PROFILES[profile_name]
     source = gpu_source(profile)
@@ -74,20 +88,23 @@ def _expr(table, header: str) -> str:
 
 @pytest.fixture(scope="module")
 def gpm_split(victoriametrics):
-    """One GPM GPU whose series split at mid-window (pod label) with one invalid 9999 W sample."""
+    """One GPM GPU (1 s samples) whose series split at mid-window (pod label), with invalid 9999 W samples for
+    ``BAD`` seconds: longer than the stored sample interval the rules step at, so they are read and must be
+    dropped."""
     end = _end()
     start = end - WINDOW + 1
     half = start + WINDOW // 2
-    bad = start + 400
+    bad = range(start + 400, start + 400 + BAD)
     series = []
     for pod, first, last in (("a", start, half), ("b", half, end + 1)):
         labels = {"job": "gpm", "uuid": "GPU-x", "pod": pod}
         times = range(first, last)
-        series.append(_series("gpm_power_watts", labels, [(t, 9999.0 if t == bad else 100.0) for t in times]))
-        series.append(_series("gpm_sample_valid", labels, [(t, 0.0 if t == bad else 1.0) for t in times]))
+        series.append(_series("gpm_power_watts", labels, [(t, 9999.0 if t in bad else 100.0) for t in times]))
+        series.append(_series("gpm_sample_valid", labels, [(t, 0.0 if t in bad else 1.0) for t in times]))
     ds = Datasource(victoriametrics.url)
     ds.import_series(series)
     ds.flush()
+    _record(victoriametrics.url, ds, PROFILES["long-context-64"], end)
     return ds, end
 
 
@@ -109,6 +126,7 @@ def dcgm_split(victoriametrics):
     ds = Datasource(victoriametrics.url)
     ds.import_series(series)
     ds.flush()
+    _record(victoriametrics.url, ds, PROFILES["h20-16"], end)
     return ds, end, len(times)
 
 
@@ -120,7 +138,7 @@ def test_s19_invalid_gpm_samples_are_no_peak_or_mean_and_their_share_is_shown(gp
     assert _value(ds, _expr(table, power(source, "power", "mean")), end) == pytest.approx(100.0)
     assert _value(ds, _expr(table, gpu_window_stats.samples_title(source)), end) == WINDOW  # every sample, both pods
     assert _value(ds, _expr(table, gpu_window_stats.valid_title(source)), end) == pytest.approx(
-        100 * (WINDOW - 1) / WINDOW
+        100 * (WINDOW - BAD) / WINDOW
     )
     assert "excluded from the mean and the peak" in table.evidence.limit
 
@@ -136,12 +154,18 @@ def test_s2_dcgm_series_split_by_pod_counts_once_and_keeps_one_exact_mean(dcgm_s
     assert _value(ds, _expr(table, gpu_window_stats.samples_title(source)), end) == samples
     heat = sum(1 for key, _, _ in gpu_window_stats.HEAT_COLUMNS if source.collects(key))
     assert not source.collects("clock_event_reasons")  # h20-16's DCGM runs the default field list: no mask
-    # mean and peak per quantity, temperature and clock, last Xid, samples, UUID: no validity column
-    assert len(table.targets) == 2 * count + heat + 1 + 2
+    # mean and peak per quantity, temperature and clock, last Xid, samples (with the UUID): no validity column
+    assert len(table.targets) == 2 * count + heat + 1 + 1
     assert "split by Kubernetes pod labels" in table.evidence.notes  # the tooltip points there
 
 
 HOT_NODE = "wstat-hot"
+
+
+def _collecting_the_mask(h20: Profile) -> Profile:
+    """h20-16 with DCGM collecting the clock-event reason mask (not in its default field list)."""
+    fields = (*dcgm.fields(h20), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+    return replace(h20, sources={**h20.sources, "dcgm": replace(h20.source("dcgm"), fields=fields)})
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +205,7 @@ def dcgm_thermal(victoriametrics):
     ds = Datasource(victoriametrics.url)
     ds.import_series(series)
     ds.flush()
+    _record(victoriametrics.url, ds, _collecting_the_mask(PROFILES["h20-16"]), end)
     return ds, end, half / len(times)
 
 
@@ -188,9 +213,7 @@ def test_s34_the_hot_gpu_of_a_thermal_event_is_found_in_the_window_table(dcgm_th
     """Temperature (mean, peak), SM clock (mean, low), thermal / power throttle share and the last Xid are
     columns of the per-GPU table: the hot, throttled GPU stands out from its cool neighbour on the same rows."""
     ds, end, cool_share = dcgm_thermal
-    h20 = PROFILES["h20-16"]
-    fields = (*dcgm.fields(h20), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")  # the mask collected (not by default)
-    profile = replace(h20, sources={**h20.sources, "dcgm": replace(h20.source("dcgm"), fields=fields)})
+    profile = _collecting_the_mask(PROFILES["h20-16"])
     source = gpu_source(profile)
     table = gpu_window_stats.window_table(profile, Topology(profile), source)
     title = gpu_window_stats.column_title
@@ -288,28 +311,49 @@ def test_each_power_and_thermal_bit_of_a_combined_mask_is_its_own_coloured_row(v
         assert str(benign) not in options
 
 
-@pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if gpu_source(PROFILES[n]).validity_metric])
-def test_s19_window_table_subquery_steps_are_bounded_at_any_range(name: str) -> None:
-    """Issue 19: the validity-filtered window statistics step at Grafana's $__interval, never finer than the
-    stored sample interval and never more than about max-data-points steps, at 1 h as at 30 days."""
-    import re
-
-    from dashgen_queries.promql import min_step
-
-    from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS, Window, expand_target, parse_duration
-
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_s19_window_columns_read_one_recorded_series_each_and_the_rules_see_every_stored_sample(name: str) -> None:
+    """Issue 42: each statistic column combines one recorded series over the window (no subquery, so no cost
+    that grows with the range's steps), every recorded statistic is read by a column, and the rules step at the
+    stored sample interval over one rule interval, so they see every stored sample."""
+    profile = PROFILES[name]
     table, source = _table(name)
-    (target,) = [t for t in table.targets if t.expr.startswith("max_over_time(")][:1]
-    interval = min_step(PROFILES[name], target.expr)  # the Min step the dashboard gives the target (with_min_steps)
-    panel = {"targets": [{"refId": target.ref_id, "expr": target.expr, "instant": True, "interval": interval}]}
-    stored = parse_duration(source.sample_interval)
-    for hours in (1, 6, 24 * 7, 24 * 30):
-        (query,) = expand_target(panel, panel["targets"][0], {"node": ".+", "gpu": ".+"}, Window(0, hours * 3600))
-        (window, step) = re.search(r"\[(\w+):(\w+)\]\)", query.expr).groups()
-        steps = parse_duration(window) / parse_duration(step)
-        assert parse_duration(step) >= stored
-        assert steps <= max(2 * DEFAULT_MAX_DATA_POINTS, hours * 3600 / stored)
-    assert "can miss a spike shorter than that step" in table.evidence.notes  # the tooltip points there
+    records = {statistic.record: statistic for statistic in gpu_window.window_records(profile, source)}
+    read = []
+    for target in table.targets:
+        names = metric_names(expand_variables(target.expr, {}))
+        recorded = [n for n in names if gpu_window.is_window_record(n)]
+        if recorded:
+            assert names == recorded and len(recorded) == 1, target.expr
+            assert "[$__range]" in target.expr and ":$__interval" not in target.expr, target.expr
+            combine = records[recorded[0]].combine
+            assert f"{combine}_over_time({recorded[0]}{{" in target.expr
+            read += recorded
+    assert sorted(read) == sorted(records)
+    interval = f"{gpu_window.INTERVAL_SECONDS:g}s"
+    for statistic in records.values():
+        assert "$" not in statistic.rule  # a rule has no dashboard variable
+        subquery = f"[{interval}:{source.sample_interval}])"
+        assert subquery in statistic.rule or f"[{interval}]" in statistic.rule, statistic.rule
+    assert "every stored sample at the stored interval" in table.evidence.notes or source.validity_metric is None
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_the_table_reads_each_gpus_series_within_the_panel_budget_at_1024_gpus(name: str) -> None:
+    """Issue 42: every selector of the table matches one series per GPU (a recorded statistic, the samples count, the
+    last Xid), so at 1,024 GPUs it fetches selectors x 1,024 series; that must stay within the profile's
+    ``cost_panel_series`` (reading the quantity and the validity series per column, it fetched 36,864)."""
+    import promql_parser as pp
+
+    from dashgen.lint.promql import walk
+
+    profile = PROFILES[name]
+    table, _source = _table(name)
+    selectors = 0
+    for target in table.targets:
+        tree = pp.parse(expand_variables(target.expr, {}))
+        selectors += sum(1 for node, _ in walk(tree) if isinstance(node, pp.VectorSelector))
+    assert selectors * 1024 <= profile.dashboard.cost_panel_series, f"{name}: {selectors} reads per GPU"
 
 
 def test_s31_the_per_gpu_throttle_columns_count_the_bits_the_health_matrix_and_alerts_count():
@@ -328,14 +372,14 @@ def test_throttle_columns_read_the_mask_once_per_run_of_adjacent_bits_and_test_t
     8-bit mask the runs say "set" exactly when one of the column's bits is set."""
     from dashgen_queries.gpu import HW_SLOWDOWN_BITS, POWER_BITS, THERMAL_BITS
 
-    assert gpu_window_stats.bit_runs(THERMAL_BITS) == [(0x20, 2)]
-    assert gpu_window_stats.bit_runs(POWER_BITS) == [(0x4, 1), (0x80, 1)]
-    assert gpu_window_stats.bit_runs(POWER_BITS + HW_SLOWDOWN_BITS) == [(0x4, 2), (0x80, 1)]
+    assert gpu_window.bit_runs(THERMAL_BITS) == [(0x20, 2)]
+    assert gpu_window.bit_runs(POWER_BITS) == [(0x4, 1), (0x80, 1)]
+    assert gpu_window.bit_runs(POWER_BITS + HW_SLOWDOWN_BITS) == [(0x4, 2), (0x80, 1)]
     for bits in (THERMAL_BITS, POWER_BITS, POWER_BITS + HW_SLOWDOWN_BITS, (0x1, 0x4, 0x8, 0x10, 0x40), (0x2,)):
-        runs = gpu_window_stats.bit_runs(bits)
+        runs = gpu_window.bit_runs(bits)
         for mask in range(512):
             assert any((mask // low) % 2**width for low, width in runs) == any(mask & bit for bit in bits), (bits, mask)
     table, source = _table("h20-16")
-    for header, bits in gpu_window_stats.THROTTLE_COLUMNS:
-        expr = gpu_window_stats.throttle_share(PROFILES["h20-16"], source, bits)
-        assert expr.count("floor(") == len(gpu_window_stats.bit_runs(bits)) < len(bits), header
+    for what, bits in gpu_window.THROTTLES:
+        expr = gpu_window.throttle_statistic(PROFILES["h20-16"], source, what, bits).rule
+        assert expr.count("floor(") == len(gpu_window.bit_runs(bits)) < len(bits), what

@@ -18,6 +18,7 @@ from dashgen.exporters.availability import Stated, adapt, every_name, lookup, mi
 from dashgen.exporters.inference import differences, infer, proposed
 from dashgen.exporters.table import ALL_SCHEDULERS, ENGINE_METRICS, MAX_CONCURRENT, SPECULATIVE, TABLES
 from dashgen.lint.catalogue import load_catalogue
+from dashgen.lint.promql import expand_variables
 from dashgen.live.selectors import metric_names
 from dashgen.rules.render import rule_groups
 
@@ -44,7 +45,8 @@ def panels(profile):
 
 
 def exprs(profile):
-    found = [t.get("expr", "") for panel in panels(profile) for t in panel.get("targets") or []]
+    # Grafana's globals expanded ($__range in a range selector does not parse), the dashboard variables kept
+    found = [expand_variables(t.get("expr", ""), {}) for panel in panels(profile) for t in panel.get("targets") or []]
     found += [rule.expr for group in rule_groups(profile) for rule in group.rules]
     return found
 

@@ -42,7 +42,7 @@ def store(tmp_path_factory):
         datasource.flush()
         program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics')")
         for name, end in ends.items():
-            recorder.replay(server.url, [profiles[name]], end - recorder.REPLAY_SECONDS, end)
+            recorder.replay_for_dashboards(server.url, [profiles[name]], end - 3600, end)
         datasource.flush()
         yield server.url, folder, ends
     finally:

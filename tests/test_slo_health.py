@@ -452,3 +452,31 @@ def test_s27_pd_stage_panels_draw_prefill_and_decode_apart_and_say_instance():
     (built,) = build_profile(profile)
     pool = next(v for v in built.document["templating"]["list"] if v["name"] == "pool")
     assert pool["type"] == "query" and "engine_type)" in pool["query"]
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_the_1h_burn_sparkline_steps_coarser_than_its_sources_and_every_other_target_keeps_theirs(profile):
+    """Issue 42: each point of the 1h burn's sparkline rereads the whole hour, so the built dashboard steps it at
+    ``SPARKLINE_STEP`` (5m: 12 rereads per hour drawn, not 120); the Min step never goes below the sources'
+    stored interval, and no other target of the dashboard is stepped coarser than its sources."""
+    from dashgen_queries.promql import coarser_step, min_step
+
+    from dashgen.live.expand import Window, expand_target, parse_duration
+
+    assert coarser_step("5m", "30s") == "5m" and coarser_step("1s", "30s") == "30s" and coarser_step("", "1s") == "1s"
+    document = build_profile(profile)[0].document
+    titles = {slo_health.BURN_TITLES["1h"]}
+    seen = 0
+    for site in iter_panels(document):
+        raw = site.raw
+        for target in raw.get("targets") or []:
+            expected = min_step(profile, target["expr"])
+            if raw.get("title") in titles:
+                seen += 1
+                assert target["interval"] == coarser_step(slo_health.SPARKLINE_STEP, expected)
+                (query,) = expand_target(raw, target, {}, Window(end=3600 * 1000, length=3600))
+                assert query.kind == "range" and query.step == parse_duration(slo_health.SPARKLINE_STEP)
+            else:
+                assert target.get("interval", "") == expected, (raw.get("title"), target["expr"][:80])
+    assert seen == len(slis(profile))
+    assert f"every {slo_health.SPARKLINE_STEP} at least" in panel(profile, "slo_health.burn_1h").description

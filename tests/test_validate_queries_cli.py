@@ -75,6 +75,20 @@ def test_a_failing_query_exits_1_and_names_status_and_message(victoriametrics, f
     assert reason["code"] == 4 and "no known scrape job" in reason["text"]
 
 
+def test_an_empty_recorded_series_is_explained_by_the_rule_file_not_a_scrape_job(victoriametrics, folder):  # noqa: F811
+    """The per-GPU table and the Now row read dashgen's recorded series: on a store without the rule evaluator their
+    reason names the rule file to load, not a failed collection."""
+    path = folder('max by (node, gpu) (max_over_time(node_gpu:dashgen_gpu_window_power:max{cluster="nowhere"}[1h]))')
+    result = CliRunner().invoke(
+        main,
+        ["validate-queries", "--datasource-url", victoriametrics.url, "--dashboards", str(path), "--format", "json"],
+    )
+    report = json.loads(result.output)["results"]
+    (reason,) = report["panels"][0]["targets"][0]["reasons"]
+    assert reason["code"] == 4 and "dashgen's recording rule" in reason["text"] and "rule evaluator" in reason["text"]
+    assert "no known scrape job" not in reason["text"]
+
+
 def test_empty_results_exit_0_with_text_report(victoriametrics, folder):  # noqa: F811
     result = CliRunner().invoke(
         main,

@@ -47,8 +47,8 @@ def video(victoriametrics):
         ends[scenario] = anchor - before * 3600
         import_demo(datasource, profile, scenario, ends[scenario], HOURS + LEAD_IN.get(scenario, 0.0), STEP)
     datasource.flush()
-    for end in ends.values():  # the Now row's recorded reason codes, as vmalert records them
-        recorder.replay(victoriametrics.url, [profile], end - recorder.REPLAY_SECONDS, end)
+    for end in ends.values():  # the Now row's recorded reason codes and the per-GPU table's, as vmalert records them
+        recorder.replay_for_dashboards(victoriametrics.url, [profile], end - HOURS * 3600, end)
     datasource.flush()
     (built,) = build_profile(profile)
     return profile, built.document, ends, Datasource(victoriametrics.url)

@@ -102,6 +102,6 @@ def import_all(server: vmlauncher.VictoriaMetrics) -> dict[tuple[str, str], Demo
     )
     for in_window, end in recorded:
         for profile in in_window:  # one at a time: the shadow deployment's rule groups have its profile's names
-            recorder.replay(server.url, [profile], end - recorder.REPLAY_SECONDS, end)
+            recorder.replay_for_dashboards(server.url, [profile], end - HOURS * 3600, end)
     datasource.flush()
     return windows

@@ -43,7 +43,8 @@ from dashgen.live.expand import parse_duration, parse_time
     "record",
     default=None,
     help="Replay the Now row's recording rules (rules/<profile>.yml, layer-health group) over the window's "
-    "last minutes with vmalert -replay, so the node x layer matrix has its recorded codes. "
+    "last minutes and the per-GPU table's (gpu-window group) over the whole window with vmalert -replay, so the "
+    "node x layer matrix has its recorded codes and the per-GPU table its statistics. "
     "Default: when vmalert is installed.",
 )
 @format_option("text", "json")
@@ -103,7 +104,8 @@ def demo_data(
         click.echo(f"  {row.node}: {row.reason_name} ({row.reason}) - {row.detail}")
     if recorded:
         click.echo(
-            f"  recorded the layer-health rules over the last {recorder.REPLAY_SECONDS / 60:g} min (vmalert -replay)"
+            f"  recorded the layer-health rules over the last {recorder.REPLAY_SECONDS / 60:g} min and the per-GPU "
+            "statistics over the window (vmalert -replay)"
         )
 
 
@@ -129,8 +131,7 @@ def _record(
         return False
     datasource.flush()
     try:
-        start = max(end - hours * 3600, end - recorder.REPLAY_SECONDS)
-        recorder.replay(url, [profile], start, end, write_url=import_url)
+        recorder.replay_for_dashboards(url, [profile], end - hours * 3600, end, write_url=import_url)
     except recorder.ReplayError as exc:
         if record:  # asked for: the command fails; by default the import stands and the matrix stays empty
             raise InputError(f"recording the layer-health rules failed: {exc}") from None

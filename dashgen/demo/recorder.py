@@ -4,7 +4,9 @@ store, as a vmalert running beside the store would have written it live.
 
 The demo writes the inventory rules itself (each is ``vector(1)``: there is nothing to evaluate). Rules that
 compute from the data, such as the Now row's reason codes (group ``dashgen-<profile>-layer-health``), need the
-evaluator: only those groups are replayed, so the demo's alerts stay the ones the scenario states. The incident
+evaluator: only those groups are replayed, so the demo's alerts stay the ones the scenario states; the per-GPU
+table's statistics (group ``dashgen-<profile>-gpu-window``, ``GPU_WINDOW``) are replayed the same way, over the
+whole window the table reads. The incident
 drills (``tests/drills.py``) replay every group (``every_group=True``), alerts included: vmalert writes ``ALERTS``
 and ``ALERTS_FOR_STATE`` back as it would live.
 """
@@ -25,9 +27,10 @@ from dashgen.demo.vmlauncher import find_program
 from dashgen.deployment.profile import Profile
 from dashgen.live.datasource import Datasource
 from dashgen.render.yamlemit import dump
-from dashgen.rules.render import rule_groups_data
+from dashgen.rules.render import GPU_WINDOW_GROUP, rule_groups_data
 
 LAYER_HEALTH = "layer-health"
+GPU_WINDOW = GPU_WINDOW_GROUP
 # How much of a window's end to replay: the matrix reads a recorded code at most a few evaluation intervals old
 # (``queries.nodata.recorded_lookback_seconds``), so the last minutes are enough.
 REPLAY_SECONDS = 300.0
@@ -43,15 +46,16 @@ def find_vmalert(explicit: str | None = None) -> str | None:
     return find_program("VMALERT_BIN", VMALERT_CANDIDATES, explicit)
 
 
-def _groups(profiles: Iterable[Profile], suffix: str | None) -> list[dict[str, Any]]:
-    """Each profile's group ``dashgen-<profile>-<suffix>`` (every group when ``suffix`` is None). Deployments of one
+def _groups(profiles: Iterable[Profile], suffix: str | tuple[str, ...] | None) -> list[dict[str, Any]]:
+    """Each profile's groups ``dashgen-<profile>-<suffix>`` (every group when ``suffix`` is None). Deployments of one
     profile write groups of the same name, which vmalert refuses in one file: a repeated name gets
     ``@<deployment>``."""
     groups = []
     seen: set[str] = set()
+    suffixes = (suffix,) if isinstance(suffix, str) else suffix
     for profile in profiles:
         for group in rule_groups_data(profile):
-            if suffix is not None and group["name"] != f"dashgen-{profile.name}-{suffix}":
+            if suffixes is not None and group["name"] not in {f"dashgen-{profile.name}-{s}" for s in suffixes}:
                 continue
             if group["name"] in seen:
                 group = {**group, "name": f"{group['name']}@{profile.deployment}"}
@@ -115,8 +119,10 @@ def replay(
     interval: float = RULE_INTERVAL_SECONDS,
     timeout: float = 300.0,
     every_group: bool = False,
+    groups: tuple[str, ...] = (LAYER_HEALTH,),
 ) -> None:
-    """Evaluate the profiles' layer-health rules (``every_group``: all their groups, alerts included) every
+    """Evaluate the profiles' layer-health rules (``groups``: the groups of those names; ``every_group``: all their
+    groups, alerts included) every
     ``interval`` from ``start`` to ``end`` (epoch seconds) against ``store_url`` and write the results into it (or
     into ``write_url``, a VictoriaMetrics cluster's ``http://vminsert:8480/insert/0/prometheus``); returns when
     vmalert has finished."""
@@ -125,11 +131,24 @@ def replay(
         raise ReplayError(
             "vmalert not found (install the Debian package 'victoria-metrics': `make debian-deps`, or set VMALERT_BIN)"
         )
-    groups = _groups(profiles, None if every_group else LAYER_HEALTH)
-    for number, groups_of_pass in enumerate(rule_passes(groups) if every_group else [groups]):
+    chosen = _groups(profiles, None if every_group else groups)
+    if not chosen:
+        return  # no such group (a profile without a per-GPU source has no gpu-window group): nothing to evaluate
+    for number, groups_of_pass in enumerate(rule_passes(chosen) if every_group else [chosen]):
         if number:  # the previous pass's records must be searchable (single-node VictoriaMetrics; best effort)
             Datasource(store_url, import_url=write_url).flush()
         _replay_once(found, _text(groups_of_pass), store_url, start, end, write_url, interval, timeout)
+
+
+def replay_for_dashboards(
+    store_url: str, profiles: Iterable[Profile], start: float, end: float, *, write_url: str | None = None
+) -> None:
+    """What the dashboards read recorded over a window from ``start`` to ``end``: the layer-health rules over its
+    last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window rules over all of it (the per-GPU
+    table combines them over its window)."""
+    chosen = list(profiles)
+    replay(store_url, chosen, max(start, end - REPLAY_SECONDS), end, write_url=write_url)
+    replay(store_url, chosen, start, end, write_url=write_url, groups=(GPU_WINDOW,))
 
 
 def _replay_once(

@@ -32,6 +32,7 @@ _SUMMARY_SUFFIXES = ("_sum", "_count")
 EXTRA_NAMES = (
     "node:dashgen_inventory:info",  # dashgen's own node inventory recording rule (queries.inventory)
     "node:dashgen_layer_reason:code",  # dashgen's own recorded reason codes of the Now row (queries.nodata)
+    "node_gpu:dashgen_gpu_window_*",  # per-interval GPU statistics of the per-GPU table (queries.gpu_window)
 )
 
 

@@ -24,6 +24,8 @@ from dashgen.live.results import REASON_NAMES, Reason
 from dashgen.live.selectors import functions, matcher_op, selector_name, selectors
 from dashgen.live.sources import scrape_seconds_for, source_of
 
+RECORDED_BY_DASHGEN = ":dashgen_"  # node:dashgen_layer_reason:code, node_gpu:dashgen_gpu_window_power:max ...
+
 COUNTER_FUNCTIONS = {"rate", "irate", "increase", "delta", "idelta", "resets"}
 
 
@@ -87,6 +89,13 @@ class ReasonFinder:
                 if profile and source in profile.sources
                 else KNOWN_SOURCES.get(source or "", {}).get("job")
             )
+            if RECORDED_BY_DASHGEN in name:  # written by dashgen's recording rules, not scraped
+                where = f"rules/{profile.name}.yml" if profile else "the profile's rule file (dashgen rules)"
+                return Reason(
+                    4,
+                    f"{name}: no series in the window: dashgen's recording rule, written only where a rule "
+                    f"evaluator (vmalert, Prometheus) loads {where}",
+                )
             if not job:
                 return Reason(
                     4, f"{name}: no series in the window and no known scrape job (uninitialised or collection failed)"

@@ -22,6 +22,7 @@ from dashgen_queries.gpu import (
     gpu_sources,
     gpu_timeline,
 )
+from dashgen_queries.gpu_window import window_records
 from dashgen_queries.inventory import INVENTORY, inventory_labels
 from dashgen_queries.promql import agg
 from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_error_ratio_name
@@ -32,7 +33,14 @@ from dashgen.deployment.topology import Topology
 from dashgen.rules.collector import dropping_alert, queue_alert
 from dashgen.rules.model import RecordingRule
 
-__all__ = ["slo_error_ratio_name", "slo_records", "gpu_records", "inventory_records", "layer_health_records"]
+__all__ = [
+    "slo_error_ratio_name",
+    "slo_records",
+    "gpu_records",
+    "gpu_window_records",
+    "inventory_records",
+    "layer_health_records",
+]
 
 GPU_MEMORY = "node_gpu:dashgen_gpu_memory_used:ratio"
 GPU_TEMPERATURE = "node_gpu:dashgen_gpu_temperature:celsius"
@@ -58,6 +66,12 @@ def gpu_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...
         ),
         RecordingRule(GPU_CLOCK_REASONS, gpu_clock_event_reasons(profile, source, scoped=False, valid_only=True)),
     )
+
+
+def gpu_window_records(profile: Profile, source: GpuSource) -> tuple[RecordingRule, ...]:
+    """Per GPU and rule interval, the statistics the per-GPU window table combines over its window
+    (``queries.gpu_window``: means, peaks, lows, throttle and valid shares of the columns the source fills)."""
+    return tuple(RecordingRule(statistic.record, statistic.rule) for statistic in window_records(profile, source))
 
 
 def inventory_records(profile: Profile) -> tuple[RecordingRule, ...]:

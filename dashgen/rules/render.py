@@ -37,9 +37,16 @@ from dashgen.rules.incident import incident_alerts
 from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
 from dashgen.rules.links import LinkBase, alert_links, link_base
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
-from dashgen.rules.recording import gpu_records, inventory_records, layer_health_records, slo_records
+from dashgen.rules.recording import (
+    gpu_records,
+    gpu_window_records,
+    inventory_records,
+    layer_health_records,
+    slo_records,
+)
 
 RULES_DIR = Path("rules")
+GPU_WINDOW_GROUP = "gpu-window"  # the per-GPU table's recorded statistics (queries.gpu_window)
 Rule = RecordingRule | AlertRule
 
 
@@ -74,6 +81,8 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
                 + health_alerts(profile),
             )
         )
+        # apart from the alerts: the demo and the bench replay this group alone, over the whole window
+        groups.append((GPU_WINDOW_GROUP, gpu_window_records(profile, source)))
     if engine:  # a video-only deployment keeps the scrape alert; the others read token series
         groups.append(
             (
