@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import promql_parser as pp
@@ -176,9 +177,11 @@ def parses(expr: str) -> bool:
     return _tree(expr) is not None
 
 
+@lru_cache(maxsize=8192)
 def metric_names(expr: str) -> frozenset[str]:
     """The metric names ``expr`` selects (by name or ``__name__=``), per the PromQL parser; none when it does
-    not parse."""
+    not parse. Remembered by text: the rule files' links ask it of every panel query and of each recording
+    rule's expression once per alert that reads the recorded series."""
     names = (
         node.name
         or next(
