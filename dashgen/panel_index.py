@@ -329,10 +329,12 @@ def selectors_of(tests_dir: Path) -> Selectors:
 def panel_tests(key: str, titles: tuple[str, ...], selectors: Selectors) -> tuple[str, ...]:
     """The tests that select a panel: by its full key, its full title, or a prefix of either. A key's short
     suffix ("queue") is not a selector: it names unrelated tests that say the word."""
-    found = {t for literal in (key, *titles) for t in selectors.literals.get(literal, ())}
-    for prefix, tests in selectors.prefixes.items():
-        if prefix and any(name.startswith(prefix) for name in (key, *titles)):
-            found.update(tests)
+    names = (key, *titles)
+    found = {t for literal in names for t in selectors.literals.get(literal, ())}
+    # every non-empty prefix of each name looked up, not every prefix the tests hold tried on each name
+    heads = {name[:end] for name in names for end in range(1, len(name) + 1)}
+    for prefix in heads & selectors.prefixes.keys():
+        found.update(selectors.prefixes[prefix])
     return tuple(sorted(found))
 
 
