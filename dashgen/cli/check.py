@@ -25,7 +25,7 @@ from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option
 from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
-from dashgen.cli.resource_changes import grafana_rule_problems, resource_changes
+from dashgen.cli.rule_files import grafana_rule_problems
 from dashgen.dashboard import specs_reused
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
@@ -246,7 +246,11 @@ def check_command(
         f"{len(report['validation'])} validation problems"
     )
     problems = _problems(report, dashboards_dir, errors)
-    changes = resource_changes(base_ref, rules_dir, config_path, profiles) if base_ref is not None else {}
+    changes: dict[str, Any] = {}
+    if base_ref is not None:  # what a pull request changes besides dashboards: its imports are for --base only
+        from dashgen.cli.resource_changes import resource_changes
+
+        changes = resource_changes(base_ref, rules_dir, config_path, profiles)
     alert_lines, access_lines = changes.get("rule_changes", []), changes.get("permission_changes", [])
     unshown = changes.get("rules_not_shown", [])
     report.update(rule_changes=alert_lines, permission_changes=access_lines, rules_not_shown=unshown)
