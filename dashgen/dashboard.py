@@ -6,6 +6,9 @@ for anything."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -16,15 +19,47 @@ from dashgen_queries.promql import coarser_step, min_step
 
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import topology_of
+from dashgen.render import kit
 from dashgen.render.exporters import for_deployment, stated_sources
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
 from dashgen.render.spec import DashboardSpec, GroupSpec
 from dashgen.team_panels import team_rows
 from dashgen.variables import dashboard_variables
 
+# Profile object -> (the profile, its dashboards, the origins of their panels) while ``specs_reused`` is active.
+_reused: ContextVar[dict[int, tuple[Profile, list[DashboardSpec], dict[str, tuple[str, str]]]] | None] = ContextVar(
+    "dashgen_reused_specs", default=None
+)
+
+
+@contextmanager
+def specs_reused() -> Iterator[None]:
+    """Within the block each profile (the same object) is composed into dashboards once: ``dashgen check`` asks for
+    them for the build, the rule files' dashboard links and the panel index, and composing is a third of a build.
+    A profile is immutable, so the answer cannot change within the block; outside it every call composes anew
+    (a team's module file may change between two calls)."""
+    token = _reused.set({})
+    try:
+        yield
+    finally:
+        _reused.reset(token)
+
 
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
     """The profile's dashboards. ``groups`` overrides the panel-group modules (tests use it)."""
+    memo = _reused.get()
+    if memo is None or groups is not None:
+        return _composed(profile, groups)
+    if id(profile) not in memo:
+        specs, origins = kit.recorded_while(lambda: _composed(profile, None))
+        memo[id(profile)] = (profile, specs, origins)  # the profile kept: its id stays its own
+        return list(specs)
+    _, specs, origins = memo[id(profile)]
+    kit.note_origins(origins)
+    return list(specs)
+
+
+def _composed(profile: Profile, groups: tuple | None) -> list[DashboardSpec]:
     groups = serving(profile, GROUPS if groups is None else groups)
     topology = topology_of(profile)
     source = gpu_source(profile)

@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import dashgen_panels as panels
 
@@ -265,14 +266,50 @@ def file_selectors(source: bytes) -> FileSelectors:
     return found
 
 
-def _cache_file() -> Path | None:
-    """The cache of :func:`file_selectors` results, keyed by this module's own source (a change to how selectors
-    are read starts a new cache) and the Python version (``ast`` differs between versions)."""
+def _cache_file(kind: str = "selectors") -> Path | None:
+    """The cache of :func:`file_selectors` results (or, ``kind`` "queries", of :func:`query_calls`), keyed by this
+    module's own source (a change to how they are read starts a new cache) and the Python version (``ast`` differs
+    between versions)."""
     folder = cache_dir()
     if folder is None:
         return None
     me = hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode()).hexdigest()[:16]
-    return folder / f"panel-index-selectors-{me}.json"
+    return folder / f"panel-index-{kind}-{me}.json"
+
+
+class _QueryCalls:
+    """:func:`query_calls` remembered across runs in the cache folder by the sha256 of the module's bytes and the
+    function's name: ``check`` builds the index on every run, and parsing the panel modules again was half of it."""
+
+    def __init__(self) -> None:
+        self.path = _cache_file("queries")
+        data: Any = {}
+        if self.path is not None:
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(self.path.read_bytes())
+        valid = isinstance(data, dict) and all(
+            isinstance(calls, dict) and all(isinstance(c, list) for c in calls.values()) for calls in data.values()
+        )
+        self.cached: dict[str, dict[str, list[str]]] = data if valid else {}
+        self.digests: dict[Path, str] = {}
+        self.added = False
+
+    def __call__(self, path: Path, function: str) -> tuple[str, ...]:
+        if path not in self.digests:
+            self.digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        known = self.cached.setdefault(self.digests[path], {})
+        if function not in known:
+            known[function] = list(query_calls(path, function))
+            self.added = True
+        return tuple(known[function])
+
+    def save(self) -> None:
+        if self.path is not None and self.added:
+            with contextlib.suppress(OSError):  # no cache is only slower
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                used = {digest: self.cached[digest] for digest in self.digests.values()}  # this tree's modules first
+                kept = dict(list({**used, **self.cached}.items())[:_CACHED_MODULES])
+                atomic_write(self.path, json.dumps(kept, separators=(",", ":")).encode())
 
 
 def _read_cache(path: Path | None) -> dict[str, FileSelectors]:
@@ -329,10 +366,12 @@ def selectors_of(tests_dir: Path) -> Selectors:
 def panel_tests(key: str, titles: tuple[str, ...], selectors: Selectors) -> tuple[str, ...]:
     """The tests that select a panel: by its full key, its full title, or a prefix of either. A key's short
     suffix ("queue") is not a selector: it names unrelated tests that say the word."""
-    found = {t for literal in (key, *titles) for t in selectors.literals.get(literal, ())}
-    for prefix, tests in selectors.prefixes.items():
-        if prefix and any(name.startswith(prefix) for name in (key, *titles)):
-            found.update(tests)
+    names = (key, *titles)
+    found = {t for literal in names for t in selectors.literals.get(literal, ())}
+    # every non-empty prefix of each name looked up, not every prefix the tests hold tried on each name
+    heads = {name[:end] for name in names for end in range(1, len(name) + 1)}
+    for prefix in heads & selectors.prefixes.keys():
+        found.update(selectors.prefixes[prefix])
     return tuple(sorted(found))
 
 
@@ -355,6 +394,7 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
         for key, origin in profile_origins.items():
             origins[key].setdefault(origin, []).append(profile.name)
     selectors = selectors_of(root / "tests") if (root / "tests").is_dir() else Selectors({}, {})
+    calls = _QueryCalls()
     entries = []
     for key, seen in specs.items():
         definitions = origins[key]
@@ -378,7 +418,7 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                 definitions=tuple((f"{m}.{f}", tuple(names)) for (m, f), names in definitions.items()),
                 # a panel with no query in any profile (a source's "not available" text) reads none, whatever else
                 # the function that defines it builds
-                queries=tuple(sorted({q for m, f in definitions for q in query_calls(module_path(m), f)}))
+                queries=tuple(sorted({q for m, f in definitions for q in calls(module_path(m), f)}))
                 if any(panel.targets for _, panel in seen)
                 else (),
                 rules=tuple(sorted(cited, key=lambda s: int(s[1:]))),
@@ -387,6 +427,7 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                 notes=tuple((tuple(names), text) for text, names in notes.items()),
             )
         )
+    calls.save()
     return entries
 
 

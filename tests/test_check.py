@@ -260,3 +260,52 @@ def test_identical_changes_are_grouped_and_the_most_important_come_first() -> No
         old_docs[f"{profile}/d.json"], new_docs[f"{profile}/d.json"] = old, new
     items = group_items(compare(old_docs, new_docs))
     assert [(i.kind, len(i.members)) for i in items] == [("panel removed", 1), ("query", 2), ("unit", 3), ("layout", 3)]
+
+
+# --- what check does once (issue 42: check at 10,000 GPUs within 1.5 x the build) ---------------------------------
+
+
+def test_check_composes_each_profile_once_and_reads_back_only_rule_files_that_changed(fresh, tmp_path, monkeypatch):
+    """The build, the rule files' dashboard links and the panel index read the same dashboards: each profile is
+    composed once. A rule file equal to the committed one is not read back again (dashgen rules read those bytes
+    back before writing them); one that differs is, so an emitter fault is still refused."""
+    import dashgen.dashboard
+    import dashgen.render.yamlemit
+    from dashgen.errors import BuildValidationError
+
+    composed: list[str] = []
+    topology_of = dashgen.dashboard.topology_of
+    monkeypatch.setattr(dashgen.dashboard, "topology_of", lambda p: composed.append(p.name) or topology_of(p))
+    read_back: list[str] = []
+    reads_back = dashgen.render.yamlemit.check_reads_back
+    monkeypatch.setattr(
+        dashgen.render.yamlemit,
+        "check_reads_back",
+        lambda text, value: read_back.append(text) or reads_back(text, value),
+    )
+    committed = {path.name: path.read_text() for path in (fresh / "r").glob("*.yml")}
+    assert committed
+
+    result = check(fresh, "--format", "json")
+    assert json.loads(result.output)["results"]["rules"] == [], result.output
+    profiles = sorted(p.stem for p in (ROOT / "profiles").glob("*.toml"))
+    assert sorted(composed) == profiles  # once each (three times each before)
+    assert not set(read_back) & set(committed.values())
+
+    tree = copy_tree(fresh, tmp_path)
+    name, text = sorted(committed.items())[0]
+    (tree / "r" / name).write_text(text + "# edited\n")
+    read_back.clear()
+    result = check(tree, "--format", "json")
+    assert json.loads(result.output)["results"]["rules"] == [
+        f"{tree / 'r' / name}: stale; run dashgen rules and commit it"
+    ]
+    assert [t for t in read_back if t in committed.values()] == [text]
+
+    def refused(text, value):
+        raise BuildValidationError(["generated YAML does not read back as written: a fault"])
+
+    monkeypatch.setattr(dashgen.render.yamlemit, "check_reads_back", refused)
+    result = check(tree)
+    assert result.exit_code != 0 and "does not read back as written: a fault" in result.output
+    assert "Traceback" not in result.output

@@ -84,6 +84,48 @@ def test_a_document_over_the_depth_budget_names_the_path():
         lint_dashboard(doc)
 
 
+def _spelled_path_problem(doc, max_depth=64):
+    """The depth check with every value's path spelled as it is reached (the message the runner must give)."""
+    stack = [(doc, "$", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > max_depth:
+            return f"{path}: nested more than {max_depth} deep, over the depth budget"
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if len(path) < 200 else path, depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]" if len(path) < 200 else path, depth + 1) for i, v in enumerate(value))
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_depth_error_names_the_path_however_the_document_nests(seed):
+    """Keys of every length (the path stops growing at 200 characters), list indexes, a dict key that is a number
+    (an in-memory document): the path is only spelled once a value is over, and must read as if spelled all along."""
+    import random
+
+    from dashgen.document import NotADashboard
+
+    chance = random.Random(seed)
+    doc: dict = {"panels": []}
+    node = doc
+    for _ in range(chance.randint(66, 90)):
+        key = chance.choice(["x", "panels", "k" * chance.randint(1, 40), 7])
+        if chance.random() < 0.4:
+            items: list = [None] * chance.randint(1, 3)
+            child: dict = {}
+            items[chance.randrange(len(items))] = child
+            node[key] = items
+        else:
+            child = node[key] = {}
+        node = child
+    expected = _spelled_path_problem(doc)
+    assert expected is not None
+    with pytest.raises(NotADashboard) as raised:
+        lint_dashboard(doc)
+    assert str(raised.value) == expected
+
+
 @pytest.mark.parametrize(
     "doc",
     [

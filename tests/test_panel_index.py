@@ -151,3 +151,37 @@ def test_a_text_panel_lists_no_query_though_its_function_builds_charts_too():
     assert len(texts) >= 3 and [e.key for e in texts if e.queries] == []
     assert entries["store_tent.unavailable"].definitions[0][0] == "panels.store_tent.unavailable_text"
     assert entries["store_tenants.tenant_bytes"].queries
+
+
+PANEL_MODULE = """
+from dashgen_queries.promql import selector
+
+
+def first_panel(profile):
+    return selector("up")
+"""
+
+
+def test_query_calls_are_read_from_the_cache_until_a_panel_module_changes(tmp_path, monkeypatch):
+    """The queries each panel function calls are kept by the hash of its module's bytes (``check`` builds the index
+    on every run): an unchanged module is not parsed again, an edited one is, and a broken cache file is read
+    afresh."""
+    import dashgen.panel_index as index
+
+    monkeypatch.setenv("DASHGEN_CACHE_DIR", str(tmp_path / "cache"))
+    module = tmp_path / "sample_panels.py"
+    module.write_text(PANEL_MODULE, encoding="utf-8")
+    calls = index._QueryCalls()
+    assert calls(module, "first_panel") == ("queries.promql.selector",)
+    calls.save()
+    parsed: list[str] = []
+    real = index._parse
+    monkeypatch.setattr(index, "_parse", lambda path, *key: parsed.append(path.name) or real(path, *key))
+    assert index._QueryCalls()(module, "first_panel") == ("queries.promql.selector",)
+    assert parsed == []  # from the cache
+    module.write_text(PANEL_MODULE.replace('selector("up")', "rate_of('up')").replace("selector", "rate_of"))
+    assert index._QueryCalls()(module, "first_panel") == ("queries.promql.rate_of",)
+    assert set(parsed) == {"sample_panels.py"}  # parsed again, the edited module only
+    (cached,) = (tmp_path / "cache").glob("panel-index-queries-*.json")
+    cached.write_text('{"x": [1]}', encoding="utf-8")
+    assert index._QueryCalls()(module, "first_panel") == ("queries.promql.rate_of",)

@@ -25,7 +25,8 @@ from dashgen.cli.diff_sources import DiffInputError, read_git_side, read_side
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option
 from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
-from dashgen.cli.resource_changes import grafana_rule_problems, resource_changes
+from dashgen.cli.rule_files import grafana_rule_problems
+from dashgen.dashboard import specs_reused
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.diff.values import COLOURS
@@ -37,7 +38,7 @@ from dashgen.lint.report import format_line
 from dashgen.lint.runner import lint_dashboard
 from dashgen.panel_index import INDEX_PATH, index_problem
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
-from dashgen.rules.render import SUFFIX, render_rule_files
+from dashgen.rules.render import SUFFIX, render_rule_file
 
 
 def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[list[str], list[str], list[str]]:
@@ -54,12 +55,14 @@ def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[lis
 
 def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
     problems = []
-    for path, data in render_rule_files(profiles).items():
-        committed = rules_dir / Path(path).name
-        if not committed.exists():
-            problems.append(f"{committed}: missing; run dashgen rules and commit it")
-        elif committed.read_bytes() != data:
-            problems.append(f"{committed}: stale; run dashgen rules and commit it")
+    for profile in profiles:
+        committed = rules_dir / f"{profile.name}{SUFFIX['prometheus']}"
+        # not read back when equal to the committed file: dashgen rules read these bytes back before writing them
+        data = render_rule_file(profile, read_back=False)
+        if committed.exists() and committed.read_bytes() == data:
+            continue
+        render_rule_file(profile)  # read back: a text that does not read back is refused as dashgen rules refuses it
+        problems.append(f"{committed}: {'stale' if committed.exists() else 'missing'}; run dashgen rules and commit it")
     for profile in profiles:  # dashgen rules writes a Grafana-ruled profile's Grafana rule file beside its .yml
         grafana = rules_dir / f"{profile.name}{SUFFIX['grafana']}"
         if profile.dashboard.ruler != "prometheus" and not grafana.exists():
@@ -185,6 +188,8 @@ def check_command(
     if preview.get("preview_dir") is not None and base_ref is None:
         raise click.UsageError("--preview-dir draws the panels changed against --base GIT_REF: give --base")
     profiles = selected_profiles(ctx, [])
+    # the build, the rule files' dashboard links and the panel index each read every profile's dashboards
+    ctx.with_resource(specs_reused())
     report: dict[str, Any] = {
         "validation": [],
         "stale": [],
@@ -241,7 +246,11 @@ def check_command(
         f"{len(report['validation'])} validation problems"
     )
     problems = _problems(report, dashboards_dir, errors)
-    changes = resource_changes(base_ref, rules_dir, config_path, profiles) if base_ref is not None else {}
+    changes: dict[str, Any] = {}
+    if base_ref is not None:  # what a pull request changes besides dashboards: its imports are for --base only
+        from dashgen.cli.resource_changes import resource_changes
+
+        changes = resource_changes(base_ref, rules_dir, config_path, profiles)
     alert_lines, access_lines = changes.get("rule_changes", []), changes.get("permission_changes", [])
     unshown = changes.get("rules_not_shown", [])
     report.update(rule_changes=alert_lines, permission_changes=access_lines, rules_not_shown=unshown)

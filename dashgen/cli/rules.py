@@ -15,7 +15,7 @@ import yaml
 
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, key_values, kind_format_option, split_kinds
-from dashgen.cli.resource_changes import written_target
+from dashgen.cli.rule_files import written_target
 from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
 from dashgen.files import write_if_changed

@@ -159,8 +159,13 @@ TYPE_OPTIONS_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
+_LEAVES = (str, int, bool, type(None))  # most values of a dashboard: told apart before the costlier Mapping test
+
+
 def normalise_numbers(value: Any) -> Any:
     """``1.0`` → ``1`` everywhere (booleans untouched); recurses into lists and dicts."""
+    if type(value) in _LEAVES:
+        return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, Mapping):
@@ -172,6 +177,8 @@ def normalise_numbers(value: Any) -> Any:
 
 def prune(value: Any) -> Any:
     """Drop None, ``{}`` and ``[]`` values from dicts, recursively (absent ≡ empty ≡ null)."""
+    if type(value) in _LEAVES:
+        return value
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():

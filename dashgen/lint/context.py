@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from dashgen_queries.promql import query_size
+from dashgen_queries.promql import query_size, surely_within_budget
 
 from dashgen.document import Dashboard, Panel, Target, Variable
 from dashgen.lint.catalogue import Catalogue
-from dashgen.lint.promql import OverBudget, PromQLError, expand_variables, parse
+from dashgen.lint.promql import OverBudget, PromQLError, expand_variables, metric_names_in, parse, walk
 
 NON_PROMQL_TYPES = frozenset(
     {"loki", "tempo", "elasticsearch", "influxdb", "mysql", "postgres", "graphite", "testdata", "grafana"}
@@ -28,6 +28,17 @@ class ParsedQuery:
     ast: Any | None
     error: str | None
     over_budget: bool = False  # not parsed: over the parse budget (a warning, not a syntax error)
+
+    @cached_property
+    def nodes(self) -> tuple[tuple[Any, tuple[Any, ...]], ...]:
+        """Every node of the AST with its ancestors, in ``walk``'s order: walked once, whichever rules read it
+        (each node the parser hands out is a new Python object, so a walk costs more than it looks)."""
+        return tuple(walk(self.ast)) if self.ast is not None else ()
+
+    @cached_property
+    def metrics(self) -> frozenset[str]:
+        """The metric names the query selects (``promql.metric_names``)."""
+        return frozenset(metric_names_in(self.nodes))
 
 
 @dataclass(frozen=True)
@@ -56,7 +67,8 @@ def _is_promql(panel: Panel, target: Target) -> bool:
 
 
 def parse_query(panel: Panel, target: Target, variables: Mapping[str, Variable]) -> ParsedQuery:
-    over = query_size(target.expr).over_budget()  # before expansion too: its cost grows with the text
+    # before expansion too: its cost grows with the text
+    over = None if surely_within_budget(target.expr) else query_size(target.expr).over_budget()
     if over is not None:
         return ParsedQuery(panel, target, target.expr, None, f"not parsed: {over}", over_budget=True)
     expanded = expand_variables(target.expr, variables)

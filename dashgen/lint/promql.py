@@ -12,13 +12,13 @@ copies). ``walk`` yields each AST node with the stack of its ancestors.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import promql_parser as pp
-from dashgen_queries.promql import query_size
+from dashgen_queries.promql import query_size, surely_within_budget
 
 from dashgen.document import Reference, Variable, substitute
 
@@ -107,7 +107,7 @@ def parse(expr: str) -> Any:
     """Parse PromQL; raise :class:`PromQLError` with the parser's message, :class:`OverBudget` without
     calling the parser when the expression is over the parse budget (its cost is quadratic in the terms,
     and a long enough chain crashes the process)."""
-    over = query_size(expr).over_budget()
+    over = None if surely_within_budget(expr) else query_size(expr).over_budget()
     if over is not None:
         raise OverBudget(f"not parsed: {over}")
     try:
@@ -174,9 +174,17 @@ def grouping(node: Any) -> Grouping:
     return Grouping(by=modifier.type == pp.AggModifierType.By, labels=frozenset(modifier.labels))
 
 
+Walked = Iterable[tuple[Any, tuple[Any, ...]]]  # what ``walk`` yields: each node with its ancestors
+
+
 def selectors(node: Any) -> Iterator[tuple[Any, tuple[Any, ...]]]:
     """Every VectorSelector with its ancestors."""
-    for n, parents in walk(node):
+    return selectors_in(walk(node))
+
+
+def selectors_in(walked: Walked) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """The VectorSelectors (with their ancestors) of an expression already walked."""
+    for n, parents in walked:
         if isinstance(n, pp.VectorSelector):
             yield n, parents
 
@@ -192,7 +200,11 @@ def metric_name(selector: Any) -> str | None:
 
 
 def metric_names(node: Any) -> set[str]:
-    return {name for sel, _ in selectors(node) if (name := metric_name(sel))}
+    return metric_names_in(walk(node))
+
+
+def metric_names_in(walked: Walked) -> set[str]:
+    return {name for sel, _ in selectors_in(walked) if (name := metric_name(sel))}
 
 
 def matcher_labels(selector: Any) -> set[str]:
@@ -201,8 +213,13 @@ def matcher_labels(selector: Any) -> set[str]:
 
 def outer_aggregations(node: Any) -> list[Any]:
     """The aggregations nearest the root on each path (not those nested inside another)."""
+    return outer_aggregations_in(walk(node))
+
+
+def outer_aggregations_in(walked: Walked) -> list[Any]:
+    """``outer_aggregations`` of an expression already walked."""
     found: list[Any] = []
-    for n, parents in walk(node):
+    for n, parents in walked:
         if isinstance(n, pp.AggregateExpr) and not any(isinstance(p, pp.AggregateExpr) for p in parents):
             found.append(n)
     return found

@@ -20,13 +20,13 @@ from dashgen.document import Panel
 from dashgen.lint.context import LintContext
 from dashgen.lint.findings import Hit, Rule, Severity
 from dashgen.lint.promql import (
+    Walked,
     agg_op,
     func_name,
     grouping,
     metric_names,
-    outer_aggregations,
+    outer_aggregations_in,
     unparen,
-    walk,
 )
 from dashgen.render.spec import RATIO_UNITS, ratio_axis_problem
 
@@ -96,7 +96,7 @@ def is_per_node_table(panel: Panel, ctx: LintContext) -> bool:
     return any(
         grouping(agg).by and grouping(agg).labels & (NODE_LABELS | STAGE_LABELS)
         for q in ctx.parsed_of(panel)
-        for agg in outer_aggregations(q.ast)
+        for agg in outer_aggregations_in(q.nodes)
     )
 
 
@@ -116,7 +116,7 @@ def check_s3(ctx: LintContext) -> Iterator[Hit]:
         if _footer_sums(panel):
             yield Hit(panel, "per-node table has a footer sum: it adds the PP stages into a cluster total")
         for q in ctx.parsed_of(panel):
-            for node, _ in walk(q.ast):
+            for node, _ in q.nodes:
                 if agg_op(node) in MERGING_AGGREGATIONS and not _keeps_node_or_stage(node):
                     yield Hit(
                         panel,
@@ -186,8 +186,8 @@ def _is_vector_literal(node: Any) -> bool:
     return func_name(node) == "vector" and isinstance(unparen(node.args[0]), pp.NumberLiteral)
 
 
-def _zero_fill_in_query(ast: Any) -> str | None:
-    for node, _ in walk(ast):
+def _zero_fill_in_query(walked: Walked) -> str | None:
+    for node, _ in walked:
         if not isinstance(node, pp.BinaryExpr):
             continue
         if str(node.op) == "or" and _is_vector_literal(node.rhs):
@@ -231,7 +231,7 @@ def check_s7(ctx: LintContext) -> Iterator[Hit]:
         if panel.type == "row":
             continue
         for q in ctx.parsed_of(panel):
-            if problem := _zero_fill_in_query(q.ast):
+            if problem := _zero_fill_in_query(q.nodes):
                 yield Hit(panel, f"target {q.target.ref_id or q.target.index}: {problem}")
         for key in ("nullValueMode", "nullPointMode"):
             for holder in (panel.raw, panel.field_defaults):
@@ -257,8 +257,8 @@ def check_s7(ctx: LintContext) -> Iterator[Hit]:
 # --- S12 --------------------------------------------------------------------------------
 
 
-def _share_problem(ast: Any) -> str | None:
-    for node, _ in walk(ast):
+def _share_problem(walked: Walked) -> str | None:
+    for node, _ in walked:
         if not (isinstance(node, pp.BinaryExpr) and str(node.op) == "/"):
             continue
         num, den = metric_names(node.lhs), metric_names(node.rhs)
@@ -278,7 +278,7 @@ def _share_problem(ast: Any) -> str | None:
 
 def check_s12(ctx: LintContext) -> Iterator[Hit]:
     for q in ctx.queries:
-        if q.ast is not None and (problem := _share_problem(q.ast)):
+        if q.ast is not None and (problem := _share_problem(q.nodes)):
             yield Hit(q.panel, f"target {q.target.ref_id or q.target.index}: {problem}")
 
 
@@ -286,7 +286,7 @@ def check_s12(ctx: LintContext) -> Iterator[Hit]:
 
 
 def utilisation_quantities(panel: Panel, ctx: LintContext) -> set[tuple[str, str]]:
-    return {UTILISATION[name] for q in ctx.parsed_of(panel) for name in metric_names(q.ast) if name in UTILISATION}
+    return {UTILISATION[name] for q in ctx.parsed_of(panel) for name in q.metrics if name in UTILISATION}
 
 
 def check_s18(ctx: LintContext) -> Iterator[Hit]:

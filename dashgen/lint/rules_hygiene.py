@@ -25,10 +25,9 @@ from dashgen.lint.promql import (
     grouping,
     matcher_labels,
     metric_name,
-    metric_names,
     metricsql_functions,
-    outer_aggregations,
-    selectors,
+    outer_aggregations_in,
+    selectors_in,
     walk,
 )
 from dashgen.lint.rules_evidence import NODE_LABELS
@@ -178,7 +177,7 @@ def check_rate_interval(ctx: LintContext) -> Iterator[Hit]:
             continue
         literals = _LITERAL_WINDOW.findall(q.target.expr)
         problems: list[str] = []
-        for node, parents in walk(q.ast):
+        for node, parents in q.nodes:
             if isinstance(node, pp.MatrixSelector) and parents and func_name(parents[-1]) in RATE_FUNCS:
                 literal = pp.display_duration(node.range) if literals else None
                 if literal is not None and literal not in literals:
@@ -192,9 +191,7 @@ def check_rate_interval(ctx: LintContext) -> Iterator[Hit]:
 
 def check_metric_known(ctx: LintContext) -> Iterator[Hit]:
     for panel in ctx.dashboard.panels:
-        unknown = sorted(
-            {n for q in ctx.parsed_of(panel) for n in metric_names(q.ast) if not ctx.catalogue.is_known(n)}
-        )
+        unknown = sorted({n for q in ctx.parsed_of(panel) for n in q.metrics if not ctx.catalogue.is_known(n)})
         if unknown:
             yield Hit(panel, f"metric not in the catalogue: {', '.join(unknown)}")
 
@@ -210,7 +207,7 @@ def check_histogram_quantile(ctx: LintContext) -> Iterator[Hit]:
     for q in ctx.queries:
         if q.ast is None:
             continue
-        for node, _ in walk(q.ast):
+        for node, _ in q.nodes:
             if func_name(node) != "histogram_quantile" or len(node.args) < 2:
                 continue
             for inner, _ in walk(node.args[1]):
@@ -230,7 +227,7 @@ def check_counter_raw(ctx: LintContext) -> Iterator[Hit]:
         raw = sorted(
             {
                 name
-                for sel, parents in selectors(q.ast)
+                for sel, parents in selectors_in(q.nodes)
                 if (name := metric_name(sel))
                 and name.endswith("_total")
                 and not any(func_name(p) in COUNTER_SAFE_FUNCS for p in parents)
@@ -249,12 +246,12 @@ def check_counter_raw(ctx: LintContext) -> Iterator[Hit]:
 
 def keeps_gpu(q: ParsedQuery) -> bool:
     """Does the query's result keep one series per GPU?"""
-    aggs = outer_aggregations(q.ast)
+    aggs = outer_aggregations_in(q.nodes)
     if aggs:
         return all(grouping(a).by and "gpu" in grouping(a).labels for a in aggs)
     if _LEGEND_GPU.search(q.target.legend_format):
         return True
-    for sel, _ in selectors(q.ast):
+    for sel, _ in selectors_in(q.nodes):
         name = metric_name(sel) or ""
         if "gpu" in matcher_labels(sel) or name.startswith(("DCGM_FI_", "gpm_")):
             return True

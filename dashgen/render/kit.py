@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from types import FrameType
@@ -76,6 +76,28 @@ def recording_origins() -> Iterator[dict[str, tuple[str, str]]]:
         yield _origins
     finally:
         _origins = None
+
+
+def recorded_while(compose: Callable[[], Any]) -> tuple[Any, dict[str, tuple[str, str]]]:
+    """``compose()``'s value and the origins of the panels it made, recorded whether or not a recording is
+    active; an active recording gets them too (``note_origins``). What lets composed dashboards be reused by a
+    caller that records origins (the panel index) as if they had been composed again."""
+    global _origins
+    outer = _origins
+    _origins = {}
+    try:
+        value = compose()
+        recorded = _origins
+    finally:
+        _origins = outer
+    note_origins(recorded)
+    return value, recorded
+
+
+def note_origins(recorded: Mapping[str, tuple[str, str]]) -> None:
+    """Add ``recorded`` origins to the active recording, in their order (nothing when none is active)."""
+    if _origins is not None:
+        _origins.update(recorded)
 
 
 def _defining_function(title: str) -> tuple[str, str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import promql_parser as pp
@@ -176,9 +177,11 @@ def parses(expr: str) -> bool:
     return _tree(expr) is not None
 
 
+@lru_cache(maxsize=8192)
 def metric_names(expr: str) -> frozenset[str]:
     """The metric names ``expr`` selects (by name or ``__name__=``), per the PromQL parser; none when it does
-    not parse."""
+    not parse. Remembered by text: the rule files' links ask it of every panel query and of each recording
+    rule's expression once per alert that reads the recorded series."""
     names = (
         node.name
         or next(
@@ -197,12 +200,33 @@ def selectors(expr: str) -> list[Any]:
         node = stack.pop()
         if node is None or isinstance(node, str | int | float):
             continue
-        if isinstance(node, pp.VectorSelector):
+        kind = type(node)
+        if kind is pp.VectorSelector:
             found.append(node)
-            continue
-        stack.extend(getattr(node, attr, None) for attr in ("lhs", "rhs", "expr", "param", "vector_selector"))
-        stack.extend(getattr(node, "args", None) or ())
+        elif kind in _OPERANDS:  # each attribute read builds its subtree's Python objects: only those that exist
+            stack.extend(getattr(node, attr) for attr in _OPERANDS[kind])
+            if kind is pp.Call:
+                stack.extend(node.args or ())
+        elif isinstance(node, pp.VectorSelector):
+            found.append(node)
+        else:
+            stack.extend(getattr(node, attr, None) for attr in ("lhs", "rhs", "expr", "param", "vector_selector"))
+            stack.extend(getattr(node, "args", None) or ())
     return found
+
+
+# The operands of each node type, in the order the generic walk above pushes them (its results keep their order).
+_OPERANDS: dict[type, tuple[str, ...]] = {
+    pp.BinaryExpr: ("lhs", "rhs"),
+    pp.AggregateExpr: ("expr", "param"),
+    pp.Call: (),
+    pp.ParenExpr: ("expr",),
+    pp.UnaryExpr: ("expr",),
+    pp.SubqueryExpr: ("expr",),
+    pp.MatrixSelector: ("vector_selector",),
+    pp.NumberLiteral: (),
+    pp.StringLiteral: (),
+}
 
 
 LABEL_VALUES = re.compile(r"^\s*label_values\s*\((?P<args>.*)\)\s*$", re.DOTALL)

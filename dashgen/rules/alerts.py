@@ -67,7 +67,7 @@ from dashgen_queries.sglang_slo import (
 
 from dashgen.catalogue.conditions import SCRAPE_FAILED_SHARE, SCRAPE_WINDOW, scrape_failing
 from dashgen.deployment.profile import TEXT, Profile, Source
-from dashgen.deployment.topology import Topology
+from dashgen.deployment.topology import topology_of
 from dashgen.rules.model import AlertRule, RecordingRule
 from dashgen.rules.recording import GPU_CLOCK_REASONS, GPU_MEMORY, GPU_TEMPERATURE, slo_error_ratio_name
 
@@ -141,7 +141,7 @@ def _client_burn_alert(
     burn = burn_condition(profile, spec, client_error_ratio_name)
     expr = burn.expr
     if stalled:  # the same alert (labels slo and deployment) while the gateway sends nothing and backends are out
-        silent = silent_with_backends_missing(profile, burn.short_window, expected_backends(Topology(profile)))
+        silent = silent_with_backends_missing(profile, burn.short_window, expected_backends(topology_of(profile)))
         expr = f'{expr} or on() label_replace({silent}, "slo", "{CLIENT_SLO}", "", "")'
     return AlertRule(
         alert=name,
@@ -364,7 +364,7 @@ def _alert_prefix(name: str) -> str:
 def _expected_nodes(profile: Profile, name: str) -> tuple[str, ...]:
     """Nodes that must have an ``up`` series for the source: engine nodes for SGLang, every node otherwise."""
     if name == "sglang":
-        return tuple(role.name for role in Topology(profile).nodes if role.gpus)
+        return tuple(role.name for role in topology_of(profile).nodes if role.gpus)
     return profile.node_names
 
 

@@ -29,7 +29,7 @@ from dashgen_queries.sglang_slo import RECORDED_WINDOWS, error_ratio, slis, slo_
 
 from dashgen.catalogue import FailureMode, Paint, rows_for
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
+from dashgen.deployment.topology import topology_of
 from dashgen.rules.collector import dropping_alert, queue_alert
 from dashgen.rules.model import RecordingRule
 
@@ -78,7 +78,7 @@ def inventory_records(profile: Profile) -> tuple[RecordingRule, ...]:
     """The node inventory (``queries.inventory``): one ``vector(1)`` rule per profile node, labelled with
     the node, its segment host and its engine replica. Each rule is a few bytes of PromQL whatever the
     node count, which is what keeps every dashboard query's text independent of it."""
-    rows = inventory_labels(profile, Topology(profile))
+    rows = inventory_labels(profile, topology_of(profile))
     return tuple(RecordingRule(INVENTORY, "vector(1)", labels) for labels in rows)
 
 

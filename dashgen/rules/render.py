@@ -194,6 +194,7 @@ def render_rule_file(
     namespace: str | None = None,
     labels: Mapping[str, str] | None = None,
     grafana: GrafanaTarget | None = None,
+    read_back: bool = True,
 ) -> bytes:
     """One profile's rules, byte-for-byte deterministic, as a Prometheus rule file (``rule_files:``), a
     prometheus-operator ``PrometheusRule`` (``monitoring.coreos.com/v1``; ``labels`` are what the Prometheus
@@ -234,7 +235,7 @@ def render_rule_file(
         comments = [source, "Load with Prometheus `rule_files:` or vmalert `-rule=`. Runbooks: docs/alerts.md."]
     else:
         raise ValueError(f"unknown rule format {fmt!r} (one of {', '.join(FORMATS)})")
-    return dump(document, comments).encode("utf-8")
+    return dump(document, comments, read_back).encode("utf-8")
 
 
 def render_rule_files(
