@@ -20,6 +20,7 @@ from dashgen.diff.permission_changes import Grants, permission_changes
 from dashgen.diff.rule_changes import rule_changes
 from dashgen.errors import InputError
 from dashgen.publish.contexts import CONFIG_FILE, Config, load_config, parse_config
+from dashgen.render import yamlcheck
 from dashgen.rules.render import GRAFANA_FORMATS, SUFFIX, GrafanaTarget, render_rule_file
 
 RULE_SUFFIXES = (".yml", ".yaml")
@@ -74,7 +75,7 @@ def permission_lines(base_ref: str, config_path: Path | None) -> list[str]:
 def written_target(fmt: str, text: str) -> tuple[GrafanaTarget, str | None, dict[str, str] | None]:
     """The folder, data source, namespace and instance labels a committed Grafana rule file was written with (so
     the check re-renders it with the same options); the defaults where the file holds no group."""
-    data = yaml.safe_load(text)
+    data = yamlcheck.load(text)
     default = GrafanaTarget()
     if fmt == "grafana":
         groups = data.get("groups") or [] if isinstance(data, Mapping) else []
