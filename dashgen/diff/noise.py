@@ -159,11 +159,18 @@ TYPE_OPTIONS_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
+# The leaves of a JSON document, returned as they are before the (much slower) ``Mapping`` ABC check is reached:
+# the two walks below visit every leaf of every panel of both sides of a diff.
+_LEAVES = (str, int, type(None))
+
+
 def normalise_numbers(value: Any) -> Any:
     """``1.0`` → ``1`` everywhere (booleans untouched); recurses into lists and dicts."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, _LEAVES):
+        return value
+    if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
         return {k: normalise_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
         return [normalise_numbers(v) for v in value]
@@ -172,7 +179,9 @@ def normalise_numbers(value: Any) -> Any:
 
 def prune(value: Any) -> Any:
     """Drop None, ``{}`` and ``[]`` values from dicts, recursively (absent ≡ empty ≡ null)."""
-    if isinstance(value, Mapping):
+    if isinstance(value, _LEAVES):
+        return value
+    if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
         out = {}
         for k, v in value.items():
             v = prune(v)
