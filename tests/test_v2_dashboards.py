@@ -113,6 +113,21 @@ def test_the_compiled_validator_accepts_what_jsonschema_accepts_and_writes_nothi
     assert checked == len(PROFILES) >= 4
 
 
+def test_a_valid_resource_never_reaches_jsonschema(monkeypatch):
+    """The fast path holds: jsonschema (~1.7 s a spec) runs only for a spec the compiled validator rejects."""
+
+    def refuse(spec, api_version):
+        raise AssertionError("jsonschema ran on a valid spec")
+
+    monkeypatch.setattr(v2_validate, "_jsonschema_errors", refuse)
+    _, resource, _ = _v2("long-context-64", "v2")
+    assert validate_v2(resource, "lc") == []
+    broken = copy.deepcopy(resource)
+    broken["spec"]["title"] = 7
+    with pytest.raises(AssertionError, match="jsonschema ran"):
+        validate_v2(broken, "lc")
+
+
 def _first_row(spec: dict) -> dict:
     return spec["layout"]["spec"]["tabs"][0]["spec"]["layout"]["spec"]["rows"][0]["spec"]
 
