@@ -8,12 +8,12 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from dashgen.cli.app import main
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profile, load_profiles
+from dashgen.render import yamlcheck
 from dashgen.rules import render_rule_files
 from dashgen.rules.links import LinkBase, alert_links
 
@@ -30,7 +30,7 @@ def with_dashboard(lines: str) -> str:
 
 def alerts(profile) -> list[dict]:
     (data,) = render_rule_files([profile]).values()
-    return [r for g in yaml.safe_load(data)["groups"] for r in g["rules"] if "alert" in r]
+    return [r for g in yamlcheck.load(data)["groups"] for r in g["rules"] if "alert" in r]
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from source_trees import source, tree
 
 from dashgen.deployment.profile import load_profiles
 from dashgen.panel_index import INDEX_PATH, build_index, collect
@@ -81,7 +82,7 @@ def layer_of(module: str) -> str:
 def imports_of(path: Path) -> set[str]:
     """Every module of the project that ``path`` imports, at any depth of the file (function-level too)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # ``from package import submodule`` imports the submodule; anything else comes from node.module
             submodules = [f"{node.module}.{alias.name}" for alias in node.names]
@@ -137,23 +138,21 @@ def test_no_import_cycle():
 
 
 def test_no_module_over_the_size_limit():
-    big = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    big = {m: n for m, p in MODULES.items() if (n := len(source(p).splitlines())) > MAX_LINES}
     assert not big, big
 
 
 def test_the_engine_top_level_is_short_and_every_module_says_what_it_owns():
     top = [p.name for p in (ROOT / "dashgen").glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
     assert len(top) <= MAX_TOP_LEVEL_MODULES, top
-    undocumented = [
-        m for m, p in MODULES.items() if ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) is None
-    ]
+    undocumented = [m for m, p in MODULES.items() if ast.get_docstring(tree(p)) is None]
     assert not undocumented, undocumented
 
 
 def _literals(path: Path) -> set[str]:
     """String constants of a module, and the literal text before the first placeholder of each f-string."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.add(node.value)
         elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
@@ -241,10 +240,10 @@ def test_s25_every_group_module_declares_the_workload_kinds_it_serves():
 
 def test_one_place_names_the_content_packages():
     """setup.py installs panels/, queries/, profiles/ under the names dashgen.project translates; the two agree."""
-    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    setup = tree(ROOT / "setup.py")
     (folders,) = [
         ast.literal_eval(node.value)
-        for node in tree.body
+        for node in setup.body
         if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["FOLDERS"]
     ]
     assert {folder: name for name, folder in folders.items()} == IMPORT_NAMES
@@ -265,11 +264,11 @@ def test_no_dead_function_and_none_that_only_tests_call():
     sources = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
     words: dict[str, int] = defaultdict(int)
     for path in [*sources, ROOT / "pyproject.toml", *(ROOT / "bench").rglob("*.py")]:
-        for word in re.findall(r"\b[A-Za-z_]\w*\b", path.read_text(encoding="utf-8")):
+        for word in re.findall(r"\b[A-Za-z_]\w*\b", source(path)):
             words[word] += 1
     defined: dict[str, list[str]] = defaultdict(list)
     for path in sources:
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in tree(path).body:
             if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("__"):
                 defined[node.name].append(path.relative_to(ROOT).as_posix())
     unused = sorted(

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from source_trees import source, tree
+
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("dashgen", "panels", "queries")
 
@@ -25,10 +27,7 @@ def test_v2_ness_is_decided_in_one_place():
     sources = _sources("dashgen")
     assert len(sources) > 100
     found = [
-        str(path.relative_to(ROOT))
-        for path in sources
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if spelled.search(line)
+        str(path.relative_to(ROOT)) for path in sources for line in source(path).splitlines() if spelled.search(line)
     ]
     assert found == ["dashgen/document/v2view.py"], found  # the helper itself, once
 
@@ -67,7 +66,7 @@ def test_product_code_says_why_not_which_issue():
     found = [
         f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
         for path in sources
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        for n, line in enumerate(source(path).splitlines(), start=1)
         if TRACKER.search(line)
     ]
     assert found == [], "\n".join(found)
@@ -116,13 +115,9 @@ def test_outcome_and_action_sets_are_defined_once():
     words = frozenset(str(w) for w in (*OutcomeKind, *Action))
     sources = [p for p in _sources("dashgen") if p.relative_to(ROOT) != VOCABULARY]
     assert len(sources) > 100
-    found = [
-        f"{path.relative_to(ROOT)}:{line}"
-        for path in sources
-        for line in restated_sets(ast.parse(path.read_text(encoding="utf-8")), words)
-    ]
+    found = [f"{path.relative_to(ROOT)}:{line}" for path in sources for line in restated_sets(tree(path), words)]
     assert found == [], found
-    assert restated_sets(ast.parse((ROOT / VOCABULARY).read_text(encoding="utf-8")), words)  # the definitions
+    assert restated_sets(tree(ROOT / VOCABULARY), words)  # the definitions
 
 
 def test_the_restated_set_finder_finds_the_spellings_seen():
@@ -164,7 +159,7 @@ def test_no_test_module_imports_another():
     found = [
         f"{path.name} imports {name}"
         for path in tests
-        for name in sorted(imported_modules(ast.parse(path.read_text(encoding="utf-8"))))
+        for name in sorted(imported_modules(tree(path)))
         if name.startswith("test_")
     ]
     assert found == [], found
@@ -205,8 +200,8 @@ def test_closed_sets_of_words_are_literals():
     sources = _sources("dashgen")
     found = []
     for path in sources:
-        text = path.read_text(encoding="utf-8")
-        found += [f"{path.relative_to(ROOT)}: {where}" for where in plain_str_fields(ast.parse(text))]
+        text = source(path)
+        found += [f"{path.relative_to(ROOT)}: {where}" for where in plain_str_fields(tree(path))]
         found += [
             f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
             for n, line in enumerate(text.splitlines(), start=1)

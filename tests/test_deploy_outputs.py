@@ -23,6 +23,7 @@ from dashgen.build import build_all
 from dashgen.cli import main
 from dashgen.demo import recorder
 from dashgen.deployment.profile import load_profiles
+from dashgen.render import yamlcheck
 from dashgen.render.yamlemit import dump
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def export_to(out: Path):
 
 
 def _documents(path: Path) -> list[dict]:
-    return [doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc is not None]
+    return [doc for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=yamlcheck.LOADER) if doc is not None]
 
 
 def test_grafana_operator_resource_is_a_v1beta1_grafanadashboard_embedding_the_build_byte_for_byte(exported, built):
@@ -126,7 +127,7 @@ def test_provisioning_provider_points_at_the_profile_folder_and_the_json_is_the_
     assert len(built) == len(list(PROFILES.glob("*.toml")))
     assert len(list((exported / "provisioning").glob("dashgen-*.yaml"))) == len(built)
     for b in built.values():
-        provider = yaml.safe_load((exported / "provisioning" / f"dashgen-{b.profile}.yaml").read_text())
+        provider = yamlcheck.load((exported / "provisioning" / f"dashgen-{b.profile}.yaml").read_text())
         assert provider["apiVersion"] == 1
         (entry,) = provider["providers"]
         assert entry["type"] == "file" and entry["folder"] == "LLM clusters" and entry["folderUid"] == "llm"
@@ -207,7 +208,7 @@ def test_prometheusrule_is_monitoring_coreos_v1_and_its_groups_pass_promtool(rul
         assert (doc["apiVersion"], doc["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
         assert doc["metadata"]["labels"]["release"] == "kube-prometheus-stack"
         assert crd_problems(doc) == []
-        plain = yaml.safe_load((rule_outputs / path.name.replace(".prometheusrule.yaml", ".yml")).read_text())
+        plain = yamlcheck.load((rule_outputs / path.name.replace(".prometheusrule.yaml", ".yml")).read_text())
         assert doc["spec"] == plain, "the PrometheusRule carries exactly the groups of the Prometheus rule file"
         extracted = tmp_path / f"{path.stem}.yml"
         extracted.write_text(yaml.safe_dump(doc["spec"]), encoding="utf-8")
@@ -224,7 +225,7 @@ def test_vmrule_is_vm_operator_v1beta1_with_the_rule_file_groups_and_valid_again
         (doc,) = _documents(path)
         assert (doc["apiVersion"], doc["kind"]) == ("operator.victoriametrics.com/v1beta1", "VMRule")
         assert doc["metadata"]["namespace"] == "monitoring" and doc["metadata"]["labels"]["release"]
-        plain = yaml.safe_load((rule_outputs / path.name.replace(".vmrule.yaml", ".yml")).read_text())
+        plain = yamlcheck.load((rule_outputs / path.name.replace(".vmrule.yaml", ".yml")).read_text())
         assert doc["spec"] == plain
         assert crd_problems(doc) == []
 
@@ -238,7 +239,7 @@ def test_vmalert_file_passes_vmalert_dry_run(rule_outputs, vmalert):
     files = sorted(rule_outputs.glob("*.vmalert.yml"))
     assert files
     for path in files:
-        for group in yaml.safe_load(path.read_text())["groups"]:
+        for group in yamlcheck.load(path.read_text())["groups"]:
             assert group["type"] == "prometheus"
         check = subprocess.run([vmalert, "-dryRun", f"-rule={path}"], capture_output=True, text=True, timeout=120)
         assert check.returncode == 0, check.stdout + check.stderr

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from crds import crd_problems
 
 from dashgen.cli import main
+from dashgen.render import yamlcheck
 from dashgen.render.v2 import validate_v2
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +52,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 @cache
 def _documents(path: Path) -> list[dict]:
     """The YAML documents of ``path``, parsed once (the manifests are large; no test changes them)."""
-    return [doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc is not None]
+    return [doc for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=yamlcheck.LOADER) if doc is not None]
 
 
 def _assert_enveloped_v2beta1(resource: dict, uid: str) -> None:
@@ -67,7 +68,7 @@ def test_file_provisioning_gets_the_enveloped_v2beta1_resource_valid_against_the
     out, _ = exported
     resource = json.loads((out / "provisioning" / profile / f"{UIDS[profile]}.json").read_text(encoding="utf-8"))
     _assert_enveloped_v2beta1(resource, UIDS[profile])
-    (entry,) = yaml.safe_load((out / "provisioning" / f"dashgen-{profile}.yaml").read_text())["providers"]
+    (entry,) = yamlcheck.load((out / "provisioning" / f"dashgen-{profile}.yaml").read_text())["providers"]
     assert entry["type"] == "file" and entry["options"]["path"].endswith(f"/{profile}")
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 from crds import crd_problems
 
 from dashgen.cli.app import main
 from dashgen.deployment.profile import load_profiles
+from dashgen.render import yamlcheck
 from dashgen.rules.grafana import grafana_groups, group_sha, prometheus_side
 from dashgen.rules.render import rule_groups_data
 
@@ -81,7 +81,7 @@ def rules(profiles: Path, out: Path, *args: str):
 def test_recording_rules_in_grafana_operator_crs_are_valid_too(tmp_path, groups):
     out = tmp_path / "rules"
     assert rules(with_ruler(tmp_path, "grafana"), out, "--format", "grafana-operator").exit_code == 0
-    items = yaml.safe_load((out / f"{PROFILE}.grafanaalertrulegroup.yaml").read_text())["items"]
+    items = yamlcheck.load((out / f"{PROFILE}.grafanaalertrulegroup.yaml").read_text())["items"]
     records = [r for item in items for r in item["spec"]["rules"] if "record" in r]
     assert len(records) == len(names(groups, "record")) and all(crd_problems(item) == [] for item in items)
 
@@ -104,16 +104,16 @@ def test_rules_format_grafana_and_grafana_operator_hold_what_the_ruler_gives_gra
         "llm-alerts",
     )
     assert result.exit_code == 0, result.output
-    prometheus = yaml.safe_load((out / f"{PROFILE}.yml").read_text())
+    prometheus = yamlcheck.load((out / f"{PROFILE}.yml").read_text())
     assert names(prometheus["groups"], "alert") == [] and names(prometheus["groups"], "record") == names(
         groups, "record"
     )
-    provisioning = yaml.safe_load((out / f"{PROFILE}.grafana-alerting.yaml").read_text())
+    provisioning = yamlcheck.load((out / f"{PROFILE}.grafana-alerting.yaml").read_text())
     assert provisioning["apiVersion"] == 1
     titles = [r["title"] for g in provisioning["groups"] for r in g["rules"]]
     assert len(titles) == len(names(groups, "alert")) == len(set(titles))
     assert {g["folder"] for g in provisioning["groups"]} == {"dashgen alerts"}
-    listed = yaml.safe_load((out / f"{PROFILE}.grafanaalertrulegroup.yaml").read_text())
+    listed = yamlcheck.load((out / f"{PROFILE}.grafanaalertrulegroup.yaml").read_text())
     assert listed["kind"] == "List" and listed["items"]
     for item in listed["items"]:
         assert crd_problems(item) == [], item["metadata"]["name"]

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from source_trees import tree
 
 TESTS = Path(__file__).resolve().parent
 ASSERTING_CALLS = ("assert", "check")  # assert_*/check_* helpers and pytest.fail count as assertions
@@ -64,8 +65,13 @@ def _assertions(node: ast.AST, in_loop: bool, found: list[bool]) -> None:
 def loop_only_tests(source: str, filename: str = "<test>") -> list[str]:
     """``file:line:name`` of every test function that asserts, and asserts only in loops that may run zero
     times."""
+    return loops_only(ast.parse(source, filename), filename)
+
+
+def loops_only(module: ast.Module, filename: str) -> list[str]:
+    """``loop_only_tests`` of a parsed module."""
     found = []
-    for function in ast.walk(ast.parse(source, filename)):
+    for function in ast.walk(module):
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name.startswith("test_"):
             where: list[bool] = []
             _assertions(function, False, where)
@@ -77,7 +83,7 @@ def loop_only_tests(source: str, filename: str = "<test>") -> list[str]:
 def test_no_test_asserts_only_inside_loops_that_may_run_zero_times() -> None:
     files = sorted(TESTS.glob("test_*.py"))
     assert len(files) >= 80, "the scan finds the test files"
-    found = [hit for path in files for hit in loop_only_tests(path.read_text(encoding="utf-8"), path.name)]
+    found = [hit for path in files for hit in loops_only(tree(path), path.name)]
     assert found == [], (
         "these tests pass when their loop runs zero times; assert how many items they checked, outside the "
         "loop:\n" + "\n".join(found)

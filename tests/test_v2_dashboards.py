@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
+import fastjsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -25,6 +26,7 @@ from dashgen.errors import ProfileError
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import panel_id
 from dashgen.render.v2 import render_v2, validate_v2
+from dashgen.render.v2 import validate as v2_validate
 from dashgen.render.v2.validate import SCHEMA_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +88,77 @@ def test_the_validator_names_the_path_of_a_schema_error_and_a_missing_element():
     problems = validate_v2(broken, "lc")
     assert any("$.spec.layout.spec.tabs[0].spec.layout.spec.rows[0].spec.collapse" in p for p in problems)
     assert any(f"element {key!r} is not in spec.elements" in p for p in problems)
+
+
+def _fast_accepts(spec: dict, api_version: str) -> bool:
+    try:
+        v2_validate._fast_validator(api_version)(spec)
+    except fastjsonschema.JsonSchemaValueException:
+        return False
+    return True
+
+
+@pytest.mark.slow  # jsonschema over every shipped v2 spec: ~1.7 s of CPU each
+@pytest.mark.parametrize("api_version", ["v2", "v2beta1"])
+def test_the_compiled_validator_accepts_what_jsonschema_accepts_and_writes_nothing_into_the_spec(api_version):
+    """The build's fast path (fastjsonschema) answers "valid" only where jsonschema finds no error, and leaves
+    the spec as it was (the schema has ``default`` values fastjsonschema would otherwise fill in)."""
+    checked = 0
+    for name in sorted(PROFILES):
+        spec = _v2(name, api_version)[1]["spec"]
+        before = json.dumps(spec, sort_keys=True)
+        assert _fast_accepts(spec, api_version), name
+        assert json.dumps(spec, sort_keys=True) == before, f"{name}: the validator changed the spec"
+        assert list(v2_validate._validator(api_version).iter_errors(spec)) == [], name
+        checked += 1
+    assert checked == len(PROFILES) >= 4
+
+
+def test_a_valid_resource_never_reaches_jsonschema(monkeypatch):
+    """The fast path holds: jsonschema (~1.7 s a spec) runs only for a spec the compiled validator rejects."""
+
+    def refuse(spec, api_version):
+        raise AssertionError("jsonschema ran on a valid spec")
+
+    monkeypatch.setattr(v2_validate, "_jsonschema_errors", refuse)
+    _, resource, _ = _v2("long-context-64", "v2")
+    assert validate_v2(resource, "lc") == []
+    broken = copy.deepcopy(resource)
+    broken["spec"]["title"] = 7
+    with pytest.raises(AssertionError, match="jsonschema ran"):
+        validate_v2(broken, "lc")
+
+
+def _first_row(spec: dict) -> dict:
+    return spec["layout"]["spec"]["tabs"][0]["spec"]["layout"]["spec"]["rows"][0]["spec"]
+
+
+def _first_element(spec: dict) -> dict:
+    return next(iter(spec["elements"].values()))
+
+
+BROKEN_V2 = {  # what a build must refuse: the mutation, and the JSON path jsonschema's message names
+    "row collapse not a boolean": (lambda s: _first_row(s).update(collapse="no"), ".rows[0].spec.collapse"),
+    "title not a string": (lambda s: s.update(title=7), "$.spec.title"),
+    "element of an unknown kind": (lambda s: _first_element(s).update(kind="Gauge"), "$.spec.elements."),
+    "panel id a string": (lambda s: _first_element(s)["spec"].update(id="1"), ".spec.id"),
+    "layout of an unknown kind": (lambda s: s["layout"].update(kind="FlowLayout"), "$.spec.layout"),
+    "no elements": (lambda s: s.pop("elements"), "$.spec"),
+}
+
+
+@pytest.mark.slow  # jsonschema lists every error of a whole spec: ~1.5 s of CPU a case
+@pytest.mark.parametrize("api_version", ["v2", "v2beta1"])
+@pytest.mark.parametrize("case", BROKEN_V2, ids=list(BROKEN_V2))
+def test_the_compiled_validator_rejects_what_jsonschema_rejects_and_the_message_names_the_path(case, api_version):
+    mutate, path = BROKEN_V2[case]
+    spec = copy.deepcopy(_v2("long-context-64", api_version)[1]["spec"])
+    mutate(spec)
+    assert not _fast_accepts(spec, api_version)
+    assert list(v2_validate._validator(api_version).iter_errors(spec))
+    problems = v2_validate.schema_errors(spec, api_version)
+    assert problems and all(p.startswith("$.spec") for p in problems), problems
+    assert any(path in p.split(": ", 1)[0] for p in problems), problems
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))

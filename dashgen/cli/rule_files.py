@@ -11,13 +11,14 @@ from typing import Any
 
 import yaml
 
+from dashgen.render import yamlcheck
 from dashgen.rules.render import GRAFANA_FORMATS, SUFFIX, GrafanaTarget, render_rule_file
 
 
 def written_target(fmt: str, text: str) -> tuple[GrafanaTarget, str | None, dict[str, str] | None]:
     """The folder, data source, namespace and instance labels a committed Grafana rule file was written with (so
     the check re-renders it with the same options); the defaults where the file holds no group."""
-    data = yaml.safe_load(text)
+    data = yamlcheck.load(text)
     default = GrafanaTarget()
     if fmt == "grafana":
         groups = data.get("groups") or [] if isinstance(data, Mapping) else []

@@ -159,16 +159,18 @@ TYPE_OPTIONS_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
-_LEAVES = (str, int, bool, type(None))  # most values of a dashboard: told apart before the costlier Mapping test
+# The leaves of a JSON document, returned as they are before the (much slower) ``Mapping`` ABC check is reached:
+# the two walks below visit every leaf of every panel of both sides of a diff.
+_LEAVES = (str, int, type(None))
 
 
 def normalise_numbers(value: Any) -> Any:
     """``1.0`` → ``1`` everywhere (booleans untouched); recurses into lists and dicts."""
-    if type(value) in _LEAVES:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, _LEAVES):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
         return {k: normalise_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
         return [normalise_numbers(v) for v in value]
@@ -177,9 +179,9 @@ def normalise_numbers(value: Any) -> Any:
 
 def prune(value: Any) -> Any:
     """Drop None, ``{}`` and ``[]`` values from dicts, recursively (absent ≡ empty ≡ null)."""
-    if type(value) in _LEAVES:
+    if isinstance(value, _LEAVES):
         return value
-    if isinstance(value, Mapping):
+    if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
         out = {}
         for k, v in value.items():
             v = prune(v)

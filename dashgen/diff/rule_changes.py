@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import yaml
 
+from dashgen.render import yamlcheck
+
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
 
 
@@ -77,7 +79,7 @@ def alerts_of(text: str) -> dict[str, dict[str, Any]]:
     (Prometheus ``groups:``, a PrometheusRule / VMRule ``spec.groups``, or Grafana-managed rule groups as file
     provisioning or grafana-operator CRs write them); an unreadable file has none."""
     try:
-        data = yaml.safe_load(text)
+        data = yamlcheck.load(text)
     except yaml.YAMLError:
         return {}
     found: dict[str, dict[str, Any]] = {}

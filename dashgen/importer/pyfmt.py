@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 LINE = 120
@@ -55,6 +56,8 @@ class Seq:
 
 def quote(value: str) -> str:
     """The string literal ruff would write."""
+    if "\\" not in value and value.isprintable():  # nothing to escape but a quote (most strings): no char loop
+        return _quoted(value)
     body = []
     for ch in value:
         if ch == "\\":
@@ -69,7 +72,11 @@ def quote(value: str) -> str:
             body.append(escaped(ch))
         else:
             body.append(ch)
-    text = "".join(body)
+    return _quoted("".join(body))
+
+
+def _quoted(text: str) -> str:
+    """``text`` (its other escapes done) between ruff's quotes: double, unless single ones need fewer escapes."""
     if text.count('"') > text.count("'"):
         return "'" + text.replace("'", "\\'") + "'"
     return '"' + text.replace('"', '\\"') + '"'
@@ -136,6 +143,7 @@ def flat(node: Any) -> str | None:
     return node.open + ", ".join(parts) + comma + node.close
 
 
+@cache
 def _escaped_length(ch: str) -> int:
     return len(quote(ch)) - 2
 

@@ -14,25 +14,17 @@ nothing it refuses is let through.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import marshal
-import os
 import re
-import stat
-import sys
-import tempfile
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import fastjsonschema
 
 from dashgen.document import iter_panels
-from dashgen.files import cache_dir
+from dashgen.render.compiled_schema import compiled_validator
 from dashgen.render.spec import ratio_axis_problem
 
 GRAFANA_GLOBALS = frozenset(
@@ -68,43 +60,10 @@ def target_fields() -> frozenset[str]:
     return frozenset(_schema()["definitions"]["target"]["properties"])
 
 
-def _trusted(path: Path) -> bool:
-    """A cache file this user owns and no one else can write: only then is its code loaded."""
-    info = path.stat()
-    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 @cache
 def _fast_validator() -> Any:
-    """The schema compiled to Python code (``fastjsonschema``): raises on the first error, returns on none.
-
-    The generated code is ~160 KB, whose ``compile()`` alone takes ~40 ms a process; its code object is kept
-    (``marshal``) in the user's cache, keyed by the schema, fastjsonschema's version and the Python version.
-    Any problem with the cache just means compiling again."""
-    text = json.dumps(_schema(), sort_keys=True)
-    key = hashlib.sha256(f"{text}|{fastjsonschema.VERSION}|{sys.version}".encode()).hexdigest()[:24]
-    folder = cache_dir()
-    path = folder / f"schema-validator-{key}.marshal" if folder else None
-    code = None
-    if path is not None:
-        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-            if path.is_file() and _trusted(path):
-                code = marshal.loads(path.read_bytes())
-    if code is None:
-        source = fastjsonschema.compile_to_code(_schema())
-        code = compile(source, "<dashgen dashboard schema>", "exec")
-        if path is not None:
-            with contextlib.suppress(OSError):
-                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".schema-")
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(marshal.dumps(code))
-                os.replace(temporary, path)
-    namespace: dict[str, Any] = {}
-    exec(code, namespace)  # the code fastjsonschema generated from our own schema file
-    # the generated module defines the root schema's function first (then one per definition)
-    root = next(name for name in code.co_names if name.startswith("validate_"))
-    return namespace[root]
+    """The schema compiled to Python code (``compiled_schema``): raises on the first error, returns on none."""
+    return compiled_validator(_schema(), "schema")
 
 
 @cache

@@ -16,7 +16,13 @@ import yaml
 
 from dashgen.errors import BuildValidationError
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: 1 MB in milliseconds
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: 1 MB in milliseconds
+
+
+def load(text: str) -> Any:
+    """One YAML document, read as ``yaml.safe_load`` reads it, by libyaml where the wheel has it (the pure-Python
+    parser takes seconds on a dashboard manifest); raises ``yaml.YAMLError`` on bad input."""
+    return yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader, chosen above
 
 
 def first_difference(written: Any, loaded: Any, path: str = "") -> str | None:
@@ -61,7 +67,7 @@ def _shown(value: Any) -> str:
 def check_reads_back(text: str, written: Mapping[str, Any]) -> None:
     """Refuse ``text`` unless a YAML parser reads it as exactly ``written``."""
     try:
-        loaded = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, chosen above
+        loaded = load(text)
     except yaml.YAMLError as exc:
         raise BuildValidationError([f"generated YAML does not parse ({exc}); nothing was written"]) from None
     difference = first_difference(written, {} if loaded is None else loaded)

@@ -2,19 +2,26 @@
 v2beta1 JSON Schema (the copies in ``dashgen/render/schema``, ``#/definitions/Dashboard``), its wrapper, and what a
 schema cannot say: every element placed exactly once, every layout reference resolving, unique panel ids, grids
 within 24 columns without overlaps. Every problem names the dashboard and the JSON path. Pure but for reading the
-schema files once."""
+schema files once.
+
+The schema check has a fast path, as the v1 check has: the schema compiled by ``fastjsonschema`` (neither filling
+in defaults nor checking formats, as ``jsonschema`` does not) answers "valid"; ``jsonschema`` runs only on a
+spec it rejects, for every error in the words the build has always printed. jsonschema took ~1.7 s a spec."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
 
+import fastjsonschema
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import best_match
+
+from dashgen.render.compiled_schema import compiled_validator
 
 SCHEMA_FILES = {"v2": "dashboardv2.schema.json", "v2beta1": "dashboardv2beta1.schema.json"}
 GRID_COLUMNS = 24
@@ -43,6 +50,11 @@ def any_valued_overrides(loaded: dict[str, Any]) -> dict[str, Any]:
 
 
 @cache
+def _fast_validator(api_version: str) -> Any:
+    return compiled_validator(schema(api_version), f"dashboard{api_version}", pure=True)
+
+
+@cache
 def _validator(api_version: str) -> Draft7Validator:
     return Draft7Validator(schema(api_version))
 
@@ -67,11 +79,24 @@ def _explain(error: Any) -> Any:
 
 def schema_errors(spec: Any, api_version: str) -> list[str]:
     """``<json path>: <message>`` per schema error of a v2 spec (a ``oneOf`` error shows its closest branch)."""
+    try:
+        _fast_validator(api_version)(spec)
+    except fastjsonschema.JsonSchemaValueException as fast:
+        found = _jsonschema_errors(spec, api_version)
+        # the two validators disagree: keep the refusal, in the fast validator's words
+        return found or [f"{_json_path(str(p) for p in (fast.path or [])[1:])}: {fast.message[:300]}"]
+    return []
+
+
+def _json_path(parts: Iterable[int | str]) -> str:
+    return "$.spec" + "".join(f"[{p}]" if isinstance(p, int) or p.isdigit() else f".{p}" for p in parts)
+
+
+def _jsonschema_errors(spec: Any, api_version: str) -> list[str]:
     out = []
     for error in sorted(_validator(api_version).iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))):
         shown = _explain(error)
-        path = "$.spec" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shown.absolute_path)
-        out.append(f"{path}: {shown.message[:300]}")
+        out.append(f"{_json_path(shown.absolute_path)}: {shown.message[:300]}")
     return out
 
 
