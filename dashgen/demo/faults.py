@@ -12,7 +12,7 @@ Pure: :func:`reshape` wraps the stream of import objects ``dashgen.demo.run`` ma
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -479,16 +479,24 @@ def _resolve(profile: Profile, fault: Fault, value: str) -> str:
     )
 
 
-def _matches(profile: Profile, fault: Fault, change: Change, labels: dict[str, str]) -> bool:
-    name = labels.get("__name__", "")
-    if not (re.fullmatch(change.metric[1:], name) if change.metric.startswith("~") else name == change.metric):
+def _matcher(profile: Profile, fault: Fault, change: Change) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A change's metric and its label matches, the fault's node, GPU and mount points filled in: once per reshape,
+    not once per series (the series of a whole import go through every change of a fault)."""
+    return change.metric, tuple(
+        (profile.labels.get(label, label) if label in ("node", "gpu") else label, _resolve(profile, fault, wanted))
+        for label, wanted in change.match
+    )
+
+
+def _matches(matcher: tuple[str, tuple[tuple[str, str], ...]], labels: dict[str, str]) -> bool:
+    metric, match = matcher
+    series = labels.get("__name__", "")
+    if not (re.fullmatch(metric[1:], series) if metric.startswith("~") else series == metric):
         return False
-    for label, wanted in change.match:
-        name = profile.labels.get(label, label) if label in ("node", "gpu") else label
+    for name, want in match:
         have = labels.get(name)
         if have is None:
             return False
-        want = _resolve(profile, fault, wanted)
         if want == "*":
             continue
         if want.startswith("~"):
@@ -545,31 +553,37 @@ def _copy(item: dict[str, Any], change: Change, at_ms: int) -> dict[str, Any] | 
     return {"metric": {**item["metric"], **dict(change.relabel)}, "values": values, "timestamps": kept}
 
 
-def _ends(profile: Profile, fault: Fault, labels: dict[str, str], source_of: dict[str, str]) -> bool:
-    """Whether the series belongs to a target the fault takes down on its node (every target: ``*``)."""
+def _ending(profile: Profile, fault: Fault) -> Callable[[dict[str, str]], bool]:
+    """Whether a series belongs to a target the fault takes down on its node (every target: ``*``)."""
+    node_label, job_label = profile.label("node"), profile.label("job")
     node = profile.node_names[min(fault.node, profile.nodes - 1)]
-    if labels.get(profile.label("node")) != node and not fault.every_node:
-        return False
-    if "*" in fault.sources:
-        return True
-    job = labels.get(profile.label("job"), "")
-    return any(profile.sources[s].job == job for s in fault.sources if s in profile.sources)
+    every_source = "*" in fault.sources
+    jobs = {profile.sources[s].job for s in fault.sources if s in profile.sources}
+
+    def ends(labels: dict[str, str]) -> bool:
+        if labels.get(node_label) != node and not fault.every_node:
+            return False
+        return every_source or labels.get(job_label, "") in jobs
+
+    return ends
 
 
 def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The stream with ``fault`` applied from ``at`` (epoch seconds) on."""
     at_ms = int(at * 1000)
+    ends = _ending(profile, fault)
+    changes = [(change, _matcher(profile, fault, change)) for change in fault.changes]
     for item in stream:
         labels = item["metric"]
-        if fault.sources and _ends(profile, fault, labels, {}):
+        if fault.sources and ends(labels):
             if fault.flapping:
                 item = _flapped(item, at_ms, labels.get("__name__") == "up")
             elif labels.get("__name__") == "up" and fault.up is not None and "*" not in fault.sources:
                 item = _changed(item, Change("up", (), "gauge", fault.up), at_ms)
             else:
                 item = _changed(item, Change(labels["__name__"], (), "stop"), at_ms)
-        for change in fault.changes:
-            if _matches(profile, fault, change, labels):
+        for change, matcher in changes:
+            if _matches(matcher, labels):
                 if change.kind == "drop":
                     item = {**item, "values": [], "timestamps": []}
                 elif change.kind == "copy":
