@@ -424,7 +424,8 @@ def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
     ``window``: waiting + running > 0 ``unless`` ``sglang:realtime_tokens_total`` (all modes: prefill compute,
     prefill cache, decode) rose. Value: the requests waiting and running.
 
-    ``unless`` also covers a stage whose token counter was never created. The series come from the
+    ``unless`` also covers a stage whose token counter was never created; gauges scraped fewer than twice in
+    ``window`` say too little to tell (insufficient samples, not a stall). The series come from the
     stats-logging rank; a hung scheduler stops updating the counter while /metrics keeps serving the
     last gauges it set: a stage wedged at light load shows requests running and none waiting, so both count.
     Any DP group's progress counts for the stage (one stuck DP group is not caught).
@@ -449,7 +450,14 @@ def stalled_stages(profile: Profile, window: str = STALL_WINDOW) -> str:
     tokens = agg(
         "sum", stage, rate(selector(SGLANG.name("sglang:realtime_tokens_total"), job(profile, "sglang")), window)
     )
-    return f"({held} > 0) unless on ({', '.join(stage)}) ({tokens} > 0)"
+    # Judged only on gauges scraped at least twice in the window: a hung scheduler's /metrics keeps answering with
+    # its last gauges, while a node whose scrapes are too sparse to show progress says too little to tell (the
+    # insufficient-samples reason says so; a store may carry a sparse gauge's last value much further than 5m).
+    fresh = " or ".join(
+        f"{agg('max', stage, f'count_over_time({series}[{window}])')} >= 2" for series in (queued, running)
+    )
+    on = f"on ({', '.join(stage)})"
+    return f"(({held} > 0) and {on} ({fresh})) unless {on} ({tokens} > 0)"
 
 
 def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = "") -> str:
