@@ -316,3 +316,18 @@ def test_issue32_the_read_back_check_compares_types_not_only_text():
         check_reads_back('k:\n  - "x"\n  - "y"\n', {"k": ("z", "y")})
     with pytest.raises(BuildValidationError, match="does not parse"):
         check_reads_back('k: "unterminated\n', {"k": "unterminated"})
+
+
+def test_every_rule_group_states_the_interval_its_windows_are_built_for() -> None:
+    """An evaluator left to its own default (vmalert's -evaluationInterval, Prometheus' global one) could run the
+    groups every 2 minutes and the per-interval statistics would skip samples: every file says 60 s, as written."""
+    from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
+
+    from dashgen.rules.grafana import grafana_groups
+    from dashgen.rules.render import rule_groups_data
+
+    for profile in load_profiles(directory=PROFILES):
+        groups = rule_groups_data(profile)
+        assert groups and {g["interval"] for g in groups} == {f"{RULE_INTERVAL_SECONDS:g}s"}, profile.name
+        converted = grafana_groups(groups, "grafana", profile=profile.name, folder_uid="f", datasource_uid="d")
+        assert {g["interval"] for g in converted} == {RULE_INTERVAL_SECONDS}, profile.name

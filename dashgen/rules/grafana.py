@@ -169,7 +169,14 @@ def grafana_groups(
             _rule(raw, title, group["name"], profile, folder_uid, datasource_uid)
             for raw, title in zip(rules, titles, strict=True)
         ]
-        out.append({"title": group["name"], "folderUid": folder_uid, "interval": seconds(interval), "rules": converted})
+        out.append(
+            {
+                "title": group["name"],
+                "folderUid": folder_uid,
+                "interval": seconds(str(group.get("interval") or interval)),
+                "rules": converted,
+            }
+        )
     return out
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen_queries.gpu import GpuSource, gpu_source
+from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 from dashgen_queries.sglang_slo import check_objective
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
@@ -174,7 +175,13 @@ def rule_groups_data(profile: Profile) -> list[dict[str, Any]]:
     """The profile's rule groups as plain data (Prometheus ``groups:``, also the PrometheusRule ``spec``)."""
     groups = rule_groups(profile)
     links = link_base(profile, groups)
-    return [{"name": group.name, "rules": [_rule_dict(rule, links) for rule in group.rules]} for group in groups]
+    # The interval is written, not left to the evaluator's default: the recorded windows and the per-interval GPU
+    # statistics are built for one evaluation every RULE_INTERVAL_SECONDS (an evaluator set to 2m would skip samples).
+    interval = f"{RULE_INTERVAL_SECONDS:g}s"
+    return [
+        {"name": group.name, "interval": interval, "rules": [_rule_dict(rule, links) for rule in group.rules]}
+        for group in groups
+    ]
 
 
 FORMATS = ("prometheus", "prometheus-operator", "vmalert", "vmrule", "grafana", "grafana-operator")
