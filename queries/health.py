@@ -59,7 +59,7 @@ class HealthState:
 # says by its colour alone whether its data is missing or its numbers are bad.
 CRITICAL_COLOUR, WARNING_COLOUR = "#C41A8A", "#E87BD0"
 
-ENGINE_STALLED = HealthState(21, "stalled: requests wait, no token moves", CRITICAL_COLOUR, "critical")
+ENGINE_STALLED = HealthState(21, "stalled: requests in flight, no token moves", CRITICAL_COLOUR, "critical")
 ENGINE_RESTARTED = HealthState(22, "restarted (last 15 min)", WARNING_COLOUR, "warning")
 GPU_XID_FATAL = HealthState(31, "GPU fatal Xid", CRITICAL_COLOUR, "critical")
 GPU_REMAP_FAILED = HealthState(32, "GPU row remap failed", CRITICAL_COLOUR, "critical")

@@ -599,7 +599,7 @@ def test_s33_the_top_line_leads_with_what_is_wrong_and_leaves_the_client_health_
 
 def test_s26_replica_serving_state_reads_each_series_once_and_names_every_state(victoriametrics) -> None:
     """Replicas r0 serving (both nodes up, tokens move), r1 a stage down (b1 has no engine target at all), r2
-    stalled (requests wait, no token moves), r3 idle, r4 a stage down though its tokens move (e0's target reads
+    stalled (requests in flight, no token moves), r3 idle, r4 a stage down though its tokens move (e0's target reads
     0), r5 serving with two engine targets on its node, one of them down beside one up. The query reads the
     inventory, up, the token counter and the queue each once per use, not once per state (issue 42: the first
     screen's replica state read the inventory eight times)."""

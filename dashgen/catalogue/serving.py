@@ -120,7 +120,7 @@ ENGINE_ROWS = (
         hold="5m",
         hold_reason="twice the window: a long prefill never holds the counter for 10 minutes",
         severity="critical",
-        cause="engine hung with requests queued",
+        cause="engine hung with requests in flight",
         look="Engine: queue and throughput per stage",
         runbook="`py-spy dump` of the scheduler on the node, then restart the replica; check NCCL (a peer rank "
         "died) and the GPUs' Xid.",
