@@ -31,6 +31,8 @@ import json
 from collections import Counter
 from typing import Any
 
+from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
+
 from dashgen.deployment.dashboard_section import RULERS
 
 __all__ = ["RULERS", "file_provisioning", "grafana_groups", "group_sha", "operator_groups", "prometheus_side"]
@@ -153,9 +155,10 @@ def grafana_groups(
     profile: str,
     folder_uid: str,
     datasource_uid: str,
-    interval: str = "1m",
 ) -> list[dict[str, Any]]:
-    """The Grafana rule groups (the provisioning API's ``AlertRuleGroup``) of the rule groups under ``ruler``."""
+    """The Grafana rule groups (the provisioning API's ``AlertRuleGroup``) of the rule groups under ``ruler``, each
+    evaluated at the interval its rule group states (dashgen's own groups state ``RULE_INTERVAL_SECONDS``, which a
+    group that states none gets too)."""
     if ruler == "prometheus":
         return []
     out = []
@@ -173,7 +176,7 @@ def grafana_groups(
             {
                 "title": group["name"],
                 "folderUid": folder_uid,
-                "interval": seconds(str(group.get("interval") or interval)),
+                "interval": seconds(group["interval"]) if group.get("interval") else RULE_INTERVAL_SECONDS,
                 "rules": converted,
             }
         )
