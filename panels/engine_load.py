@@ -12,8 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from dashgen_panels.drilldown import node_link
+from dashgen_queries import request_rates, stage_rates
 from dashgen_queries.sglang import stage_key
-from dashgen_queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, prefix_hit_ratio, queue_per_running
+from dashgen_queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, queue_per_running
 
 from dashgen.deployment.profile import Profile
 from dashgen.render.kit import ratio_axis, stat, timeseries
@@ -98,16 +99,17 @@ def _stage_panel(
     evidence: Evidence,
     expr: str,
     fan_out: FanOut,
+    interval: str = "",
     **fields: Any,
 ) -> PanelSpec:
     """A per-(node, PP stage) panel of the kit kind ``make``: one series per stage, drilling down to the
     clicked node; ``fan_out`` says which stages are worst when there are too many to draw
-    (``dashgen_panels.screenful``)."""
+    (``dashgen_panels.screenful``); ``interval`` the Min step of a query reading recorded series."""
     panel = make(
         f"{KEY}.{key}",
         title,
         evidence,
-        (Target(expr, legend=_stage_legend(profile)),),
+        (Target(expr, legend=_stage_legend(profile), interval=interval),),
         height=8,
         data_links=(node_link(profile),),
         **fields,
@@ -224,14 +226,20 @@ def prefix_hit_panel(profile: Profile, role: str = "") -> PanelSpec:
             limit=(
                 "scheduler-level final reuse at prefill (S9): the same counter as the final-reuse columns of the "
                 "cache-evidence table, as a token share; not a request hit rate; every PP stage counts the same "
-                "request, so stages are never added (S3). No prefill in the interval -> No data"
+                "request, so stages are never added (S3). No prefill in the interval -> No data. The two rates "
+                f"are dashgen's recording rules (rules/{profile.name}.yml, group {stage_rates.GROUP}: reused and "
+                f"input prefill tokens per (node, PP stage) over each {request_rates.INTERVAL_SECONDS:g} s rule "
+                "interval), averaged over the rate window: the rate over that window, to the rule interval. "
+                f"Without the rules loaded: '{stage_rates.NO_VALUE}'"
             ),
             layer="final reuse at prefill (scheduler)",
         ),
-        prefix_hit_ratio(profile, role=role),
+        stage_rates.prefix_hit_ratio(profile, role=role),
         _stages(profile, role, "bottom"),
+        interval=request_rates.min_step_of(profile),
         **ratio_axis("percentunit"),
         width=12,
+        no_value=stage_rates.NO_VALUE,
     )
 
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from dashgen_panels.drilldown import gpu_link, node_link, per_gpu_rows_link
 from dashgen_panels.engine_load import stage_panels
-from dashgen_queries import client_slo
+from dashgen_queries import client_slo, request_rates
 from dashgen_queries.gpu import (
     GPU_SOURCE_KEYS,
     MEMORY_FULL_SHARE,
@@ -44,7 +44,6 @@ from dashgen_queries.sglang_slo import (
     check_objective,
     error_budget,
     good_ratio,
-    latency_quantile,
     left_out_notes,
     request_scope_variable,
     slis,
@@ -68,11 +67,7 @@ INSTANT_BURN_WINDOWS = ("6h", "3d")
 SPARKLINE_STEP = "5m"
 AT_ENGINE = "at the engine"  # S33: which SLI a panel shows, where both stand side by side
 AS_CLIENT = "as the client sees it (at the gateway)"
-LATENCY_METRICS = (
-    ("TTFT", "sglang:time_to_first_token_seconds"),
-    ("TPOT", "sglang:request_time_per_output_token_seconds"),
-    ("E2E", "sglang:e2e_request_latency_seconds"),
-)
+LATENCY_METRICS = request_rates.LATENCY_METRICS
 
 
 def health_states(profile: Profile) -> tuple[tuple[str, float | None], ...]:
@@ -184,6 +179,17 @@ def health_panel(profile: Profile) -> PanelSpec:
     )
 
 
+def _recorded(profile: Profile, what: str) -> str:
+    """What a panel reading the request-rates records says about them: what they are, the rate window, and what
+    the panel shows without them."""
+    return (
+        f"{what} from dashgen's recording rules (rules/{profile.name}.yml, group {request_rates.GROUP}: the rates of "
+        f"the same series over each {request_rates.INTERVAL_SECONDS:g} s rule interval, summed over the deployment "
+        "per model), averaged over the window: the rate over that window, to the rule interval. Without the rules "
+        f"loaded: '{request_rates.NO_VALUE}'"
+    )
+
+
 def health_trend_panel(profile: Profile) -> PanelSpec:
     targets = tuple(
         Target(
@@ -254,15 +260,23 @@ def budget_panel(profile: Profile) -> PanelSpec:
 def burn_panel(profile: Profile, window: str) -> PanelSpec:
     # Long windows are evaluated once (instant): a stat needs one value, not a long-window rate at every step.
     instant = window in INSTANT_BURN_WINDOWS
-    targets = _per_sli(profile, lambda sli: burn_rate(profile, sli, window), instant=instant)
+    # the sparkline's window is short enough to read from the request-rates records; a long instant window reads
+    # the raw histograms (records younger than 6 h or 3 d would shorten the window silently)
+    read = None if instant else request_rates.reader(profile)
+    targets = _per_sli(profile, lambda sli: burn_rate(profile, sli, window, read), instant=instant)
     if not instant:  # each point of the sparkline reads the whole window again: one point per SPARKLINE_STEP
         targets = tuple(replace(target, interval=SPARKLINE_STEP) for target in targets)
-    recorded = (
-        f"the same expression as the recording rule {slo_error_ratio_name(window)}{{slo}} "
-        f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules"
-        if window in RECORDED_WINDOWS
-        else "evaluated from the raw histograms (no alert reads this window, so no rule records it)"
-    )
+    if read is not None:
+        recorded = _recorded(
+            profile, f"the same error ratio as the recording rule {slo_error_ratio_name(window)}{{slo}}, its rates read"
+        )
+    elif window in RECORDED_WINDOWS:
+        recorded = (
+            f"the same expression as the recording rule {slo_error_ratio_name(window)}{{slo}} "
+            f"(rules/{profile.name}.yml), evaluated from the raw histograms so the panel works without the rules"
+        )
+    else:
+        recorded = "evaluated from the raw histograms (no alert reads this window, so no rule records it)"
     shown = (
         "one instant value at the end of the dashboard range"
         if instant
@@ -292,7 +306,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
         decimals=2,
         width=8,
         height=6,
-        no_value="No requests in window",
+        no_value="No requests in window" if read is None else request_rates.NO_VALUE,
         thresholds=BURN_STATES,
         graph_mode="none" if instant else "area",
     )
@@ -300,7 +314,11 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
 
 def latency_panel(profile: Profile) -> PanelSpec:
     targets = tuple(
-        Target(latency_quantile(profile, metric, q), legend=f"{name} P{int(q * 100)}")
+        Target(
+            request_rates.latency_quantile(profile, metric, q),
+            legend=f"{name} P{int(q * 100)}",
+            interval=request_rates.min_step_of(profile),
+        )
         for name, metric in LATENCY_METRICS
         for q in (0.5, 0.99)
     )
@@ -313,13 +331,14 @@ def latency_panel(profile: Profile) -> PanelSpec:
             quantity=(
                 "P50 and P99 of time to first token, time per output token (per request) and end-to-end "
                 "latency of finished requests, in seconds: histogram_quantile over bucket rates summed by (le) "
-                f"across engines. Profile SLO thresholds: TTFT {slo.ttft_seconds:g} s, TPOT "
+                f"across engines; {_recorded(profile, 'the bucket rates are read')}. Profile SLO thresholds: "
+                f"TTFT {slo.ttft_seconds:g} s, TPOT "
                 f"{slo.tpot_seconds:g} s, E2E {slo.e2e_seconds:g} s"
             ),
             limit=(
                 "a quantile interpolates linearly inside one bucket, so it is only as precise as the bucket "
                 "bounds; beyond the largest finite bound it returns that bound; aborted requests have no "
-                f"latency and are not in it. {_request_scope(profile)}. Log axis"
+                f"latency and are not in it. {_whole_deployment()}. Log axis"
             ),
         ),
         targets=targets,
@@ -327,6 +346,7 @@ def latency_panel(profile: Profile) -> PanelSpec:
         width=24,
         height=9,
         log_scale=10,
+        no_value=request_rates.NO_VALUE,
     )
 
 

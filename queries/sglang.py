@@ -170,7 +170,12 @@ def histogram_quantile(q: float, bucket_series: str, labels: list[str] | tuple[s
     where VictoriaMetrics returns nothing: ``>= 0`` drops the NaN (a comparison with NaN is false), so
     an idle node reads No data on both stores, never a NaN point.
     """
-    return f"histogram_quantile({q:g}, {agg('sum', ['le', *labels], rate(bucket_series))}) >= 0"
+    return histogram_quantile_of(q, agg("sum", ["le", *labels], rate(bucket_series)))
+
+
+def histogram_quantile_of(q: float, bucket_rates: str) -> str:
+    """``histogram_quantile(q, bucket_rates) >= 0`` over rates already summed by ``le`` (see ``histogram_quantile``)."""
+    return f"histogram_quantile({q:g}, {bucket_rates}) >= 0"
 
 
 def quantile_legend(q: float) -> str:

@@ -312,34 +312,60 @@ def request_matchers(profile: Profile, scoped: bool) -> tuple[str, ...]:
     return tuple(m for m in matchers if m)
 
 
-def error_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,), scoped: bool = False) -> str:
+# How an error ratio reads a rate: (raw series name, extra matchers, window) -> the rate's PromQL. The raw reader
+# rates the scraped series; ``queries.request_rates.reader`` reads the recorded rates of the same series.
+RateReader = Callable[[str, tuple[str, ...], str], str]
+
+
+def raw_reader(profile: Profile, scoped: bool) -> RateReader:
+    """Rates of the raw tokenizer series (``scoped``: narrowed by the request scope)."""
+    base = request_matchers(profile, scoped)
+    return lambda metric, extra, window: rate(selector(metric, *base, *extra), window)
+
+
+def error_ratio(
+    profile: Profile,
+    sli: Sli,
+    window: str,
+    by: tuple[str, ...] = (MODEL,),
+    scoped: bool = False,
+    reader: RateReader | None = None,
+) -> str:
     """Bad events / all events of the SLI over ``window``, bucket and abort rates summed across engines first.
 
     bad = (finished - finished at or under the bound) + aborted; all = finished + aborted. The abort
     counter appears only at the first abort: while it is absent the SLI reads the histogram alone
     (``or``), which is exact (no abort since the engine started). No finished request ever (no
     histogram series) gives no sample; an idle window gives no sample (guarded division), not 0.
+    ``reader`` reads each rate (the raw series by default).
     """
-    base = request_matchers(profile, scoped)
-    good = agg("sum", by, rate(selector(f"{sli.metric}_bucket", *base, le_matcher(sli.bound)), window))
-    total = agg("sum", by, rate(selector(f"{sli.metric}_count", *base), window))
-    aborted = agg("sum", by, rate(selector(ABORTED, *base), window))
+    read = reader or raw_reader(profile, scoped)
+    good = agg("sum", by, read(f"{sli.metric}_bucket", (le_matcher(sli.bound),), window))
+    total = agg("sum", by, read(f"{sli.metric}_count", (), window))
+    aborted = agg("sum", by, read(ABORTED, (), window))
     slow = f"({total} - {good})"
     bad = f"({slow} + {aborted} or {slow})"
     every = f"({total} + {aborted} or {total})"
     return divide(bad, every)
 
 
-def good_ratio(profile: Profile, sli: Sli, window: str, by: tuple[str, ...] = (MODEL,), scoped: bool = False) -> str:
+def good_ratio(
+    profile: Profile,
+    sli: Sli,
+    window: str,
+    by: tuple[str, ...] = (MODEL,),
+    scoped: bool = False,
+    reader: RateReader | None = None,
+) -> str:
     """Share of requests meeting the SLI over ``window`` (1 - error ratio); no sample when nothing happened."""
-    return f"1 - ({error_ratio(profile, sli, window, by, scoped)})"
+    return f"1 - ({error_ratio(profile, sli, window, by, scoped, reader)})"
 
 
-def burn_rate(profile: Profile, sli: Sli, window: str) -> str:
+def burn_rate(profile: Profile, sli: Sli, window: str, reader: RateReader | None = None) -> str:
     """Error ratio over ``window`` divided by the error budget (1 = spending exactly the budget), per model
-    over the whole deployment, as the alerts see it. The raw expression, so the dashboard works whether or
-    not the rule files are loaded (the recorded series are the same expression: ``dashgen.rules.recording``)."""
-    return f"({error_ratio(profile, sli, window)}) / {error_budget(profile):g}"
+    over the whole deployment, as the alerts see it. From the raw series unless ``reader`` reads recorded rates
+    (``queries.request_rates``)."""
+    return f"({error_ratio(profile, sli, window, reader=reader)}) / {error_budget(profile):g}"
 
 
 def slo_error_ratio_name(window: str) -> str:
@@ -467,10 +493,18 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = ""
     ``max`` across TP ranks picks the logging rank (the others are pre-seeded at 0, or copies), read only on the
     logging ranks (``on_logging_ranks``).
     """
-    stage = stage_key(profile)
+    return divide(*prefix_token_rates(profile, window, role))
+
+
+def prefix_token_rates(
+    profile: Profile, window: str = RATE_WINDOW, role: str = "", with_vars: bool = True, keep: tuple[str, ...] = ()
+) -> tuple[str, str]:
+    """The two rates of ``prefix_hit_ratio`` per stage (and the ``keep`` labels): reused prefill tokens (device,
+    host and storage hits) and input prefill tokens. ``with_vars=False`` for the recording rules."""
+    stage = (*stage_key(profile), *keep)
     dp = profile.label("dp_rank")
     metric = SGLANG.name("sglang:prefill_effective_tokens_total")
-    scope = scheduler_matchers(profile, role=role)
+    scope = scheduler_matchers(profile, with_vars, role=role)
     hits = matcher("mode", "=~", "device_hit|host_hit|storage_hit")
     inputs = matcher("mode", "=", "input")
     numerator = agg(
@@ -489,4 +523,4 @@ def prefix_hit_ratio(profile: Profile, window: str = RATE_WINDOW, role: str = ""
             "max", (*stage, dp), on_logging_ranks(profile, lambda m: rate(selector(metric, *scope, inputs, m), window))
         ),
     )
-    return divide(numerator, denominator)
+    return numerator, denominator

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from dashgen_panels import GROUPS, slo_health
+from dashgen_queries import request_rates
 from dashgen_queries.sglang_slo import (
     E2E_BUCKETS,
     RECORDED_WINDOWS,
@@ -137,7 +138,8 @@ def test_quantiles_sum_by_le_and_never_average(profile):
     latency = exprs(panel(profile, "slo_health.latency"))
     assert len(latency) == 6  # P50 and P99 of TTFT, TPOT, E2E on one axis
     for expr in latency:
-        assert re.match(r"histogram_quantile\(0\.(5|99), sum by \(le\) \(rate\(", expr), expr
+        # the bucket rates recorded for the whole deployment (queries.request_rates), summed by le before the quantile
+        assert re.match(r"histogram_quantile\(0\.(5|99), sum by \(le\) \(avg_over_time\(model_le:dashgen_", expr), expr
     assert panel(profile, "slo_health.latency").unit == "s"
     for spec in group(profile).panels:
         for expr in exprs(spec):
@@ -233,7 +235,10 @@ def test_health_burn_budget_and_rules_share_one_error_ratio_per_sli(profile):
         for window in RECORDED_WINDOWS:
             assert records[(slo_error_ratio_name(window), sli.key)] == error_ratio(profile, sli, window)
         for window in ("1h", "6h", "3d"):
-            assert error_ratio(profile, sli, window) in exprs(panel(profile, f"slo_health.burn_{window}"))[index]
+            # the 1h sparkline reads the same ratio's rates recorded (queries.request_rates), the instants the raw ones
+            reader = request_rates.reader(profile) if window == "1h" else None
+            expected = error_ratio(profile, sli, window, reader=reader)
+            assert expected in exprs(panel(profile, f"slo_health.burn_{window}"))[index]
         assert (
             error_ratio(profile, sli, f"{profile.slo.window_days}d")
             in exprs(panel(profile, "slo_health.budget"))[index]
@@ -357,12 +362,20 @@ def test_request_scope_matches_where_the_tokenizer_runs(profile):
     assert variable == (
         "" if profile.has_pools else "node" if one_node else "replica" if len(topology.replicas) > 1 else ""
     )
-    for key in ("slo_health.health", "slo_health.health_trend", "slo_health.latency"):
+    for key in ("slo_health.health", "slo_health.health_trend"):
         for expr in exprs(panel(profile, key)):
             assert ("$node" in expr) == (variable == "node"), (key, expr)
             assert ("${replica:pipe}" in expr) == (variable == "replica"), (key, expr)
         assert ("does not narrow" in panel(profile, key).description) == (variable != "node"), key
-    for key in ("slo_health.budget", "slo_health.burn_1h", "slo_health.burn_6h", "slo_health.burn_3d"):
+    # the latency quantiles are the whole deployment's, as the SLO counts it (read from deployment-wide records)
+    whole = (
+        "slo_health.budget",
+        "slo_health.burn_1h",
+        "slo_health.burn_6h",
+        "slo_health.burn_3d",
+        "slo_health.latency",
+    )
+    for key in whole:
         for expr in exprs(panel(profile, key)):
             assert "$node" not in expr and "$replica" not in expr and "${replica" not in expr
         assert "whole deployment" in panel(profile, key).description
@@ -470,7 +483,9 @@ def test_the_1h_burn_sparkline_steps_coarser_than_its_sources_and_every_other_ta
     for site in iter_panels(document):
         raw = site.raw
         for target in raw.get("targets") or []:
-            expected = min_step(profile, target["expr"])
+            # a read of recorded request rates keeps the raw tokenizer query's Min step (queries.request_rates)
+            recorded = ":dashgen_sglang_" in target["expr"]
+            expected = request_rates.min_step_of(profile) if recorded else min_step(profile, target["expr"])
             if raw.get("title") in titles:
                 seen += 1
                 assert target["interval"] == coarser_step(slo_health.SPARKLINE_STEP, expected)

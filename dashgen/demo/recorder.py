@@ -5,10 +5,10 @@ store, as a vmalert running beside the store would have written it live.
 The demo writes the inventory rules itself (each is ``vector(1)``: there is nothing to evaluate). Rules that
 compute from the data, such as the Now row's reason codes (group ``dashgen-<profile>-layer-health``), need the
 evaluator: only those groups are replayed, so the demo's alerts stay the ones the scenario states; the per-GPU
-table's statistics (group ``dashgen-<profile>-gpu-window``, ``GPU_WINDOW``) are replayed the same way, over the
-whole window the table reads. The incident
-drills (``tests/drills.py``) replay every group (``every_group=True``), alerts included: vmalert writes ``ALERTS``
-and ``ALERTS_FOR_STATE`` back as it would live.
+table's statistics (group ``dashgen-<profile>-gpu-window``, ``GPU_WINDOW``) and the SLO group's request and stage
+reuse rates (``request-rates``, ``stage-reuse``) are replayed the same way, over the whole window the panels
+read. The incident drills (``tests/drills.py``) replay every group (``every_group=True``), alerts included:
+vmalert writes ``ALERTS`` and ``ALERTS_FOR_STATE`` back as it would live.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ from dashgen.demo.vmlauncher import find_program
 from dashgen.deployment.profile import Profile
 from dashgen.live.datasource import Datasource
 from dashgen.render.yamlemit import dump
-from dashgen.rules.render import GPU_WINDOW_GROUP, rule_groups_data
+from dashgen.rules.render import GPU_WINDOW_GROUP, REQUEST_RATES_GROUP, STAGE_REUSE_GROUP, rule_groups_data
 
 LAYER_HEALTH = "layer-health"
 GPU_WINDOW = GPU_WINDOW_GROUP
+# The groups the dashboards read over their whole window (each record one rule interval of its series).
+WHOLE_WINDOW = (GPU_WINDOW, REQUEST_RATES_GROUP, STAGE_REUSE_GROUP)
 # How much of a window's end to replay: the matrix reads a recorded code at most a few evaluation intervals old
 # (``queries.nodata.recorded_lookback_seconds``), so the last minutes are enough.
 REPLAY_SECONDS = 300.0
@@ -144,11 +146,11 @@ def replay_for_dashboards(
     store_url: str, profiles: Iterable[Profile], start: float, end: float, *, write_url: str | None = None
 ) -> None:
     """What the dashboards read recorded over a window from ``start`` to ``end``: the layer-health rules over its
-    last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window rules over all of it (the per-GPU
-    table combines them over its window)."""
+    last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window, request-rates and stage-reuse
+    rules over all of it (the per-GPU table and the SLO group's graphs read them across the window)."""
     chosen = list(profiles)
     replay(store_url, chosen, max(start, end - REPLAY_SECONDS), end, write_url=write_url)
-    replay(store_url, chosen, start, end, write_url=write_url, groups=(GPU_WINDOW,))
+    replay(store_url, chosen, start, end, write_url=write_url, groups=WHOLE_WINDOW)
 
 
 def _replay_once(

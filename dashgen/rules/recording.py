@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dashgen_queries import health, nodata
+from dashgen_queries import health, nodata, request_rates, stage_rates
 from dashgen_queries.gpu import (
     QUANTITIES,
     GpuSource,
@@ -38,6 +38,8 @@ __all__ = [
     "slo_records",
     "gpu_records",
     "gpu_window_records",
+    "request_rate_records",
+    "stage_reuse_records",
     "inventory_records",
     "layer_health_records",
 ]
@@ -72,6 +74,17 @@ def gpu_window_records(profile: Profile, source: GpuSource) -> tuple[RecordingRu
     """Per GPU and rule interval, the statistics the per-GPU window table combines over its window
     (``queries.gpu_window``: means, peaks, lows, throttle and valid shares of the columns the source fills)."""
     return tuple(RecordingRule(statistic.record, statistic.rule) for statistic in window_records(profile, source))
+
+
+def request_rate_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """Per rule interval, the request rates the SLO group's graphs read (``queries.request_rates``: bucket, count
+    and abort rates per entry node and model)."""
+    return tuple(RecordingRule(rate.record, rate.rule) for rate in request_rates.records(profile))
+
+
+def stage_reuse_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """Per rule interval, the reused and input prefill token rates per stage (``queries.stage_rates``)."""
+    return tuple(RecordingRule(rate.record, rate.rule) for rate in stage_rates.records(profile))
 
 
 def inventory_records(profile: Profile) -> tuple[RecordingRule, ...]:

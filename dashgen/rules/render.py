@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dashgen_queries import request_rates, stage_rates
 from dashgen_queries.gpu import GpuSource, gpu_source
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 from dashgen_queries.sglang_slo import check_objective
@@ -43,11 +44,15 @@ from dashgen.rules.recording import (
     gpu_window_records,
     inventory_records,
     layer_health_records,
+    request_rate_records,
     slo_records,
+    stage_reuse_records,
 )
 
 RULES_DIR = Path("rules")
 GPU_WINDOW_GROUP = "gpu-window"  # the per-GPU table's recorded statistics (queries.gpu_window)
+REQUEST_RATES_GROUP = request_rates.GROUP  # the SLO group's request rates (queries.request_rates)
+STAGE_REUSE_GROUP = stage_rates.GROUP  # the per-stage prefix reuse rates (queries.stage_rates)
 Rule = RecordingRule | AlertRule
 
 
@@ -64,6 +69,9 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     if engine and profile.has_kind(TEXT):
         check_objective(profile)
         groups.append(("slo", slo_records(profile) + slo_alerts(profile)))
+        # apart from the alerts, like gpu-window: what the SLO group's graphs read, replayed alone by the demo
+        groups.append((REQUEST_RATES_GROUP, request_rate_records(profile)))
+        groups.append((STAGE_REUSE_GROUP, stage_reuse_records(profile)))
     if engine and profile.has_kind(VIDEO):  # S25: the job SLO and stuck alerts, never TTFT / TPOT / tokens
         check_objective(profile)
         groups.append(("jobs", job_slo_records(profile) + job_slo_alerts(profile) + stuck_alerts(profile)))

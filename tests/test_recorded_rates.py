@@ -1,0 +1,110 @@
+"""The request-rates and stage-reuse recording rules (``queries.request_rates``, ``queries.stage_rates``): the
+graphs that read them draw what they drew from the raw series. On the session's demo store, the records written by
+the real evaluator (vmalert -replay of the groups, as ``recorder.replay_for_dashboards`` does for every demo
+window), each recorded panel query against the raw expression it replaced, point by point; and, for every
+profile, the rule file writes exactly the records the dashboards read, each a rate over one rule interval."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from dashgen_panels import engine_load, slo_health
+from dashgen_queries import request_rates, stage_rates
+from dashgen_queries.sglang_slo import burn_rate, latency_quantile, prefix_hit_ratio, slis
+
+from dashgen.build import build_profile
+from dashgen.deployment.profile import TEXT, load_profiles
+from dashgen.document import iter_panels
+from dashgen.live.datasource import Datasource
+from dashgen.rules.render import rule_groups_data
+
+RATE_INTERVAL = 120  # Grafana's $__rate_interval at the default 1 h range on the store's 30 s resolution
+STEP = 60
+RECORDED = re.compile(r"[a-z_]+:dashgen_sglang_[a-z0-9_]+:rate\w+")
+
+
+def _all(expr: str) -> str:
+    """The query with every variable at All and Grafana's rate interval of the default range."""
+    for variable in ("${replica:pipe}", "$node", "$stage"):
+        expr = expr.replace(variable, ".+")
+    return expr.replace("$__rate_interval", f"{RATE_INTERVAL}s")
+
+
+def _points(ds: Datasource, expr: str, start: float, end: float) -> dict[tuple, dict[float, float]]:
+    result = ds.query_range(_all(expr), start, end, STEP).result
+    return {
+        tuple(sorted((k, v) for k, v in item["metric"].items() if k != "__name__")): {
+            float(t): float(v) for t, v in item["values"]
+        }
+        for item in result
+    }
+
+
+def _pairs(profile) -> list[tuple[str, str, str]]:
+    """(what, recorded query, the raw query it replaced) of every panel reading the records."""
+    found = []
+    latency = slo_health.latency_panel(profile)
+    raw_latency = [
+        latency_quantile(profile, metric, q) for _, metric in slo_health.LATENCY_METRICS for q in (0.5, 0.99)
+    ]
+    found += [(t.legend, t.expr, raw) for t, raw in zip(latency.targets, raw_latency, strict=True)]
+    burn = slo_health.burn_panel(profile, "1h")
+    found += [
+        (t.legend, t.expr, burn_rate(profile, sli, "1h")) for t, sli in zip(burn.targets, slis(profile), strict=True)
+    ]
+    for role in engine_load.pd_roles(profile):
+        (target,) = engine_load.prefix_hit_panel(profile, role).targets
+        found.append((f"prefix reuse {role or 'unified'}", target.expr, prefix_hit_ratio(profile, role=role)))
+    return found
+
+
+@pytest.mark.parametrize("window_key", [("long-context-64", "healthy"), ("pd-128", "healthy")], ids=lambda k: k[0])
+def test_each_recorded_panel_query_draws_what_the_raw_query_drew(victoriametrics, demo_windows, window_key):
+    """Issue 42: every point of the recorded queries equals the raw one's (same series, same value to 1e-6), over
+    the last 40 minutes of the demo window at the rule interval's step: a record summing the wrong labels, reading
+    another deployment (the long-context window holds a second deployment on the same nodes), missing the prefill
+    exclusion, or a rate window that is not the panel's own would differ."""
+    window = demo_windows[window_key]
+    profile = window.profile
+    ds = Datasource(victoriametrics.url)
+    end = window.end
+    start = end - 40 * 60
+    compared = 0
+    for what, recorded, raw in _pairs(profile):
+        assert RECORDED.search(recorded), (what, recorded)
+        got, want = _points(ds, recorded, start, end), _points(ds, raw, start, end)
+        assert set(got) == set(want), (what, sorted(got), sorted(want))
+        for labels, points in want.items():
+            assert set(got[labels]) == set(points), (what, labels)
+            for at, value in points.items():
+                assert math.isclose(got[labels][at], value, rel_tol=1e-6, abs_tol=1e-9), (what, labels, at)
+                compared += 1
+    assert compared >= 100, compared
+
+
+@pytest.mark.parametrize("profile", [p for p in load_profiles() if p.has_kind(TEXT)], ids=lambda p: p.name)
+def test_the_rule_file_records_exactly_what_the_dashboards_read_each_over_one_rule_interval(profile):
+    """Issue 42: the request-rates and stage-reuse groups write every recorded rate a built dashboard reads and no
+    other, each group states the rule interval, and each rule rates its raw series over exactly one interval (the
+    panels average the intervals within their own window, so a longer rule window would count an increase twice)."""
+    if not profile.exported("sglang"):
+        pytest.skip("no engine: no SLO group")
+    groups = {g["name"]: g for g in rule_groups_data(profile)}
+    interval = f"{request_rates.INTERVAL_SECONDS:g}s"
+    written = set()
+    for name in (request_rates.GROUP, stage_rates.GROUP):
+        group = groups[f"dashgen-{profile.name}-{name}"]
+        assert group["interval"] == interval
+        for rule in group["rules"]:
+            windows = re.findall(r"\[([^\]]+)\]", rule["expr"])
+            assert windows and set(windows) == {interval}, rule
+            assert "$" not in rule["expr"], rule
+            written.add(rule["record"])
+    read = set()
+    for built in build_profile(profile):
+        for site in iter_panels(built.document):
+            for target in site.raw.get("targets") or []:
+                read.update(RECORDED.findall(target.get("expr", "")))
+    assert read == written, (sorted(read ^ written), profile.name)
