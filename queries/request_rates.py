@@ -99,6 +99,12 @@ def _names() -> dict[str, str]:
     return found
 
 
+def is_rate_record(name: str) -> bool:
+    """Whether ``name`` is one of dashgen's recorded rates (this module's or ``queries.stage_rates``'s): written by
+    a rule evaluator, never scraped."""
+    return ":dashgen_sglang_" in name and name.endswith(f":rate{window()}")
+
+
 def records(profile: Profile) -> tuple[RecordedRate, ...]:
     """Every recorded rate the SLO group reads: the one definition of the rules. Each is the raw series' rate over
     one rule interval summed over the deployment by model (and ``le`` for buckets)."""

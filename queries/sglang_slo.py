@@ -96,6 +96,7 @@ BUCKET_SOURCE = (
     "inter-token-latency defaults (check the le values on /metrics: a missing bound gives the TPOT SLI no sample)"
 )
 ABORTED = SGLANG.name("sglang:num_aborted_requests_total")
+ABORT_TAG = "event"  # the label that keeps the abort rate apart from the count's in one sum (never shown)
 BAD_EVENTS = (
     "bad events: finished requests over the SLI's bound plus aborted requests (sglang:num_aborted_requests_total, "
     "each a bad event of every SLI); gateway sheds (429/503) never reach the engine and are not counted; an SLI "
@@ -323,6 +324,20 @@ def raw_reader(profile: Profile, scoped: bool) -> RateReader:
     return lambda metric, extra, window: rate(selector(metric, *base, *extra), window)
 
 
+def _good_and_events(
+    profile: Profile, sli: Sli, window: str, by: tuple[str, ...], scoped: bool, reader: RateReader | None
+) -> tuple[str, str]:
+    """The SLI's good-event rate (finished at or under the bound) and every event's rate (finished + aborted),
+    each summed ``by`` across engines, each series read once: the abort rate joins the count's with ``or`` under
+    a label of its own (``ABORT_TAG``), so the sum adds both where the abort counter exists and reads the count
+    alone where it does not yet (it appears at the first abort: exact, no abort since the engine started)."""
+    read = reader or raw_reader(profile, scoped)
+    good = agg("sum", by, read(f"{sli.metric}_bucket", (le_matcher(sli.bound),), window))
+    aborted = f'label_replace({read(ABORTED, (), window)}, "{ABORT_TAG}", "aborted", "", "")'
+    events = agg("sum", by, f"{read(f'{sli.metric}_count', (), window)} or {aborted}")
+    return good, events
+
+
 def error_ratio(
     profile: Profile,
     sli: Sli,
@@ -333,20 +348,12 @@ def error_ratio(
 ) -> str:
     """Bad events / all events of the SLI over ``window``, bucket and abort rates summed across engines first.
 
-    bad = (finished - finished at or under the bound) + aborted; all = finished + aborted. The abort
-    counter appears only at the first abort: while it is absent the SLI reads the histogram alone
-    (``or``), which is exact (no abort since the engine started). No finished request ever (no
-    histogram series) gives no sample; an idle window gives no sample (guarded division), not 0.
-    ``reader`` reads each rate (the raw series by default).
+    all = finished + aborted; bad = all - finished at or under the bound, so the ratio is 1 - good / all
+    (``_good_and_events``: each series read once). No finished request ever (no histogram series) gives no
+    sample; an idle window gives no sample (guarded division), not 0. ``reader`` reads each rate (the raw series
+    by default).
     """
-    read = reader or raw_reader(profile, scoped)
-    good = agg("sum", by, read(f"{sli.metric}_bucket", (le_matcher(sli.bound),), window))
-    total = agg("sum", by, read(f"{sli.metric}_count", (), window))
-    aborted = agg("sum", by, read(ABORTED, (), window))
-    slow = f"({total} - {good})"
-    bad = f"({slow} + {aborted} or {slow})"
-    every = f"({total} + {aborted} or {total})"
-    return divide(bad, every)
+    return f"1 - {divide(*_good_and_events(profile, sli, window, by, scoped, reader))}"
 
 
 def good_ratio(
@@ -357,8 +364,9 @@ def good_ratio(
     scoped: bool = False,
     reader: RateReader | None = None,
 ) -> str:
-    """Share of requests meeting the SLI over ``window`` (1 - error ratio); no sample when nothing happened."""
-    return f"1 - ({error_ratio(profile, sli, window, by, scoped, reader)})"
+    """Share of requests meeting the SLI over ``window`` (good / all events, 1 - the error ratio); no sample when
+    nothing happened."""
+    return divide(*_good_and_events(profile, sli, window, by, scoped, reader))
 
 
 def burn_rate(profile: Profile, sli: Sli, window: str, reader: RateReader | None = None) -> str:

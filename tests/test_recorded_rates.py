@@ -101,6 +101,7 @@ def test_the_rule_file_records_exactly_what_the_dashboards_read_each_over_one_ru
             windows = re.findall(r"\[([^\]]+)\]", rule["expr"])
             assert windows and set(windows) == {interval}, rule
             assert "$" not in rule["expr"], rule
+            assert request_rates.is_rate_record(rule["record"]), rule  # the demo leaves it to the evaluator
             written.add(rule["record"])
     read = set()
     for built in build_profile(profile):
