@@ -13,10 +13,10 @@ from typing import Any
 
 import promql_parser as pp
 from dashgen_queries.gpu_window import is_window_record
-from dashgen_queries.request_rates import is_rate_record
 from dashgen_queries.health import LAYER_HEALTH
 from dashgen_queries.inventory import INVENTORY
 from dashgen_queries.nodata import EVALUATOR_HEARTBEAT, LAYER_REASON
+from dashgen_queries.request_rates import is_rate_record
 
 from dashgen.demo.catalogue import CAP_ONLY_VALUES, MetricModel
 from dashgen.demo.collector_series import NAMES as COLLECTOR_NAMES
