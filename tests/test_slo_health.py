@@ -495,3 +495,23 @@ def test_the_1h_burn_sparkline_steps_coarser_than_its_sources_and_every_other_ta
                 assert target.get("interval", "") == expected, (raw.get("title"), target["expr"][:80])
     assert seen == len(slis(profile))
     assert f"every {slo_health.SPARKLINE_STEP} at least" in panel(profile, "slo_health.burn_1h").description
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_each_slo_query_reads_each_of_its_series_once(profile):
+    """Issue 42: an SLI's good share and error ratio read the good bucket, the count and the abort counter once each
+    (the count was read four times, the good bucket and the abort counter twice: most of what the SLO stats and the
+    good share over time scanned on open)."""
+    import promql_parser as pp
+
+    from dashgen.lint.promql import expand_variables, walk
+
+    keys = ["slo_health.health", "slo_health.health_trend", "slo_health.budget"]
+    keys += [f"slo_health.burn_{window}" for window in ("1h", "6h", "3d")]
+    for key in keys:
+        for expr in exprs(panel(profile, key)):
+            tree = pp.parse(expand_variables(expr, {}))
+            read = [str(node) for node, _ in walk(tree) if isinstance(node, pp.VectorSelector)]
+            histograms = [r for r in read if "num_aborted_requests" not in r]
+            # per SLI its good bucket, its count and the abort counter (the health stat takes the lowest SLI)
+            assert len(histograms) == len(set(histograms)) == 2 * (len(read) - len(histograms)) >= 2, (key, read)
