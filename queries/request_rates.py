@@ -53,6 +53,9 @@ from dashgen.deployment.profile import Profile
 
 INTERVAL_SECONDS = RULE_INTERVAL_SECONDS  # what one recorded sample summarises: one evaluation interval
 GROUP = "request-rates"
+# The level of every record: summed over the deployment's nodes and engines (the model and bucket bound kept), like
+# the client-side SLO's deployment:... records; no node label.
+LEVEL = "deployment"
 # The latency histograms the SLO group draws (TTFT, TPOT, E2E), by the name the panels show.
 LATENCY_METRICS = (("TTFT", TTFT_METRIC), ("TPOT", TPOT_METRIC), ("E2E", E2E_METRIC))
 NO_VALUE = "No data: no requests, or the request-rates rules not loaded"
@@ -76,18 +79,18 @@ def _stem(metric: str) -> str:
 
 
 def bucket_record(metric: str) -> str:
-    """``model_le:dashgen_sglang_time_to_first_token_seconds_bucket:rate60s``."""
-    return f"model_le:dashgen_{_stem(metric)}_bucket:rate{window()}"
+    """``deployment:dashgen_sglang_time_to_first_token_seconds_bucket:rate60s`` (labels ``model_name``, ``le``)."""
+    return f"{LEVEL}:dashgen_{_stem(metric)}_bucket:rate{window()}"
 
 
 def count_record(metric: str) -> str:
-    """``model:dashgen_sglang_time_to_first_token_seconds_count:rate60s``."""
-    return f"model:dashgen_{_stem(metric)}_count:rate{window()}"
+    """``deployment:dashgen_sglang_time_to_first_token_seconds_count:rate60s`` (label ``model_name``)."""
+    return f"{LEVEL}:dashgen_{_stem(metric)}_count:rate{window()}"
 
 
 def aborted_record() -> str:
-    """``model:dashgen_sglang_num_aborted_requests_total:rate60s``."""
-    return f"model:dashgen_{_stem(ABORTED)}:rate{window()}"
+    """``deployment:dashgen_sglang_num_aborted_requests_total:rate60s`` (label ``model_name``)."""
+    return f"{LEVEL}:dashgen_{_stem(ABORTED)}:rate{window()}"
 
 
 def _names() -> dict[str, str]:

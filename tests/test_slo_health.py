@@ -139,7 +139,9 @@ def test_quantiles_sum_by_le_and_never_average(profile):
     assert len(latency) == 6  # P50 and P99 of TTFT, TPOT, E2E on one axis
     for expr in latency:
         # the bucket rates recorded for the whole deployment (queries.request_rates), summed by le before the quantile
-        assert re.match(r"histogram_quantile\(0\.(5|99), sum by \(le\) \(avg_over_time\(model_le:dashgen_", expr), expr
+        assert re.match(r"histogram_quantile\(0\.(5|99), sum by \(le\) \(avg_over_time\(deployment:dashgen_", expr), (
+            expr
+        )
     assert panel(profile, "slo_health.latency").unit == "s"
     for spec in group(profile).panels:
         for expr in exprs(spec):

@@ -33,8 +33,7 @@ EXTRA_NAMES = (
     "node:dashgen_inventory:info",  # dashgen's own node inventory recording rule (queries.inventory)
     "node:dashgen_layer_reason:code",  # dashgen's own recorded reason codes of the Now row (queries.nodata)
     "node_gpu:dashgen_gpu_window_*",  # per-interval GPU statistics of the per-GPU table (queries.gpu_window)
-    "model_le:dashgen_sglang_*",  # recorded request bucket rates of the SLO group (queries.request_rates)
-    "model:dashgen_sglang_*",  # recorded request count and abort rates of the SLO group (queries.request_rates)
+    "deployment:dashgen_sglang_*",  # recorded request rates of the SLO group (queries.request_rates)
     "node_stage:dashgen_sglang_*",  # recorded per-stage prefix reuse rates (queries.stage_rates)
 )
 
