@@ -67,7 +67,6 @@ INSTANT_BURN_WINDOWS = ("6h", "3d")
 SPARKLINE_STEP = "5m"
 AT_ENGINE = "at the engine"  # S33: which SLI a panel shows, where both stand side by side
 AS_CLIENT = "as the client sees it (at the gateway)"
-LATENCY_METRICS = request_rates.LATENCY_METRICS
 
 
 def health_states(profile: Profile) -> tuple[tuple[str, float | None], ...]:
@@ -319,7 +318,7 @@ def latency_panel(profile: Profile) -> PanelSpec:
             legend=f"{name} P{int(q * 100)}",
             interval=request_rates.min_step_of(profile),
         )
-        for name, metric in LATENCY_METRICS
+        for name, metric in request_rates.latency_metrics(profile)
         for q in (0.5, 0.99)
     )
     slo = profile.slo

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashgen_queries.exported import written
 from dashgen_queries.gpu_source import seconds_text
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 from dashgen_queries.promql import agg, coarser_step, in_deployment, min_step, over_time, rate, selector
@@ -93,10 +94,16 @@ def aborted_record() -> str:
     return f"{LEVEL}:dashgen_{_stem(ABORTED)}:rate{window()}"
 
 
-def _names() -> dict[str, str]:
-    """Raw series name -> the record of its rate."""
+def latency_metrics(profile: Profile) -> tuple[tuple[str, str], ...]:
+    """The latency histograms the profile's stated SGLang version writes (TPOT's is newer: S35), by panel name: a
+    record of a histogram never written would be a target that can only read No data."""
+    return tuple((name, metric) for name, metric in LATENCY_METRICS if written(profile, f"{metric}_bucket"))
+
+
+def _names(profile: Profile) -> dict[str, str]:
+    """Raw series name -> the record of its rate, for the histograms the profile's engine writes."""
     found = {ABORTED: aborted_record()}
-    for _name, metric in LATENCY_METRICS:
+    for _name, metric in latency_metrics(profile):
         found[f"{metric}_bucket"] = bucket_record(metric)
         found[f"{metric}_count"] = count_record(metric)
     return found
@@ -113,7 +120,7 @@ def records(profile: Profile) -> tuple[RecordedRate, ...]:
     one rule interval summed over the deployment by model (and ``le`` for buckets)."""
     base = request_matchers(profile, scoped=False)
     found = []
-    for raw, record in _names().items():
+    for raw, record in _names(profile).items():
         by = (MODEL, "le") if raw.endswith("_bucket") else (MODEL,)
         found.append(RecordedRate(record, agg("sum", by, rate(selector(raw, *base), window()))))
     return tuple(found)
@@ -126,7 +133,7 @@ def recorded_rate(profile: Profile, record: str, rate_window: str, *matchers: st
 
 def reader(profile: Profile) -> RateReader:
     """``sglang_slo.error_ratio``'s rates read from the records (the whole deployment: never narrowed)."""
-    names = _names()
+    names = _names(profile)
 
     def read(metric: str, extra: tuple[str, ...], rate_window: str) -> str:
         return recorded_rate(profile, names[metric], rate_window, *extra)

@@ -15,16 +15,20 @@ interval. Without the rules loaded the panel reads No data and says why.
 
 from __future__ import annotations
 
+from dashgen_queries.exported import written
 from dashgen_queries.promql import agg, divide, matcher, node_var
 from dashgen_queries.request_rates import RecordedRate, recorded_rate, window
 from dashgen_queries.sglang import ENGINE_TYPE, stage_key
+from dashgen_queries.sglang_slo import prefix_hit_ratio as raw_prefix_hit_ratio
 from dashgen_queries.sglang_slo import prefix_token_rates
 
 from dashgen.deployment.profile import Profile
+from dashgen.exporters.table import SGLANG
 
 GROUP = "stage-reuse"
 REUSED = f"node_stage:dashgen_sglang_prefill_reused_tokens:rate{window()}"
 INPUT = f"node_stage:dashgen_sglang_prefill_input_tokens:rate{window()}"
+COUNTER = SGLANG.name("sglang:prefill_effective_tokens_total")
 NO_VALUE = "No data: no prefill, or the stage-reuse rules not loaded"
 
 
@@ -36,7 +40,11 @@ def records(profile: Profile) -> tuple[RecordedRate, ...]:
 
 def prefix_hit_ratio(profile: Profile, role: str = "") -> str:
     """``sglang_slo.prefix_hit_ratio`` from the records: reused ÷ input prefill tokens per (node, PP stage) over
-    ``$__rate_interval``, narrowed by the Node and Stage variables and to the pool ``role``."""
+    ``$__rate_interval``, narrowed by the Node and Stage variables and to the pool ``role``. Where the stated SGLang
+    version never writes the counter (S35) no rule can record it: the raw expression, which the composition turns
+    into a panel naming the version that writes it, instead of a chart that can only be empty."""
+    if not written(profile, COUNTER):
+        return raw_prefix_hit_ratio(profile, role=role)
     matchers = [matcher(ENGINE_TYPE, "=", role) if role else "", node_var(profile)]
     if profile.has_pp:
         matchers.append(f'{profile.label("pp_rank")}=~"$stage"')

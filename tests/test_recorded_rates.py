@@ -47,7 +47,9 @@ def _pairs(profile) -> list[tuple[str, str, str]]:
     found = []
     latency = slo_health.latency_panel(profile)
     raw_latency = [
-        latency_quantile(profile, metric, q) for _, metric in slo_health.LATENCY_METRICS for q in (0.5, 0.99)
+        latency_quantile(profile, metric, q)
+        for _, metric in request_rates.latency_metrics(profile)
+        for q in (0.5, 0.99)
     ]
     found += [(t.legend, t.expr, raw) for t, raw in zip(latency.targets, raw_latency, strict=True)]
     burn = slo_health.burn_panel(profile, "1h")
