@@ -337,7 +337,7 @@ def latency_panel(profile: Profile) -> PanelSpec:
             limit=(
                 "a quantile interpolates linearly inside one bucket, so it is only as precise as the bucket "
                 "bounds; beyond the largest finite bound it returns that bound; aborted requests have no "
-                f"latency and are not in it. {_whole_deployment()}. Log axis"
+                f"latency and are not in it; {_whole_deployment()}. Log axis"
             ),
         ),
         targets=targets,
