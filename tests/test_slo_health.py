@@ -510,6 +510,7 @@ def test_each_slo_query_reads_each_of_its_series_once(profile):
 
     keys = ["slo_health.health", "slo_health.health_trend", "slo_health.budget"]
     keys += [f"slo_health.burn_{window}" for window in ("1h", "6h", "3d")]
+    checked = 0
     for key in keys:
         for expr in exprs(panel(profile, key)):
             tree = pp.parse(expand_variables(expr, {}))
@@ -517,3 +518,5 @@ def test_each_slo_query_reads_each_of_its_series_once(profile):
             histograms = [r for r in read if "num_aborted_requests" not in r]
             # per SLI its good bucket, its count and the abort counter (the health stat takes the lowest SLI)
             assert len(histograms) == len(set(histograms)) == 2 * (len(read) - len(histograms)) >= 2, (key, read)
+            checked += 1
+    assert checked == 1 + 5 * len(slis(profile))  # the health stat's one query, one per SLI on the others
