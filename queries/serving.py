@@ -85,30 +85,43 @@ def slo_health(profile: Profile, window: str) -> str:
     return f"min({worst_good_ratio(profile, window)})"
 
 
-def _per_replica(profile: Profile, expr: str) -> str:
-    """``expr`` (per node) with each node's ``replica`` from the inventory."""
-    return f"({expr} * on({profile.label('node')}) group_left({REPLICA_LABEL}) {node_to_replica(profile)})"
-
-
 def _engine(profile: Profile, metric: str) -> str:
     return selector(metric, scoped_job(profile, profile.source("sglang").job))
+
+
+# Each node's rank in the replica state's one ``max`` (``replica_state``): the node's engine up term plus its
+# token / queue term, shifted by ``RANK_SHIFT``: an idle node that is scraped ranks 0, stalled 3, serving 5, and
+# every node whose stage is down ranks at least 6 (``RANK_DOWN``). Then (rank + 3) % 4 is the state code:
+# 0 -> IDLE, 3 -> STALLED, 5 -> SERVING, 6 -> STAGE_DOWN.
+RANK_SHIFT, RANK_WAITING, RANK_TOKENS, RANK_DOWN = 100, 3, 5, 6
 
 
 def replica_state(profile: Profile) -> str:
     """Every replica's state code, ``{replica}``: the first of stage down, serving, stalled, idle that applies.
 
-    Each series is read once (the first screen runs this for every replica at once): a stage is down when an
-    inventory node of the replica has no engine target up (absent or 0); a replica whose tokens move serves;
-    of the rest, one with requests waiting is stalled and the others idle (serving and stalled exclude each
-    other by the tokens, so serving may be tested first)."""
-    by = [REPLICA_LABEL]
+    The first screen runs this for every replica at once, and it reads up, the token counter and the queue once
+    and the inventory twice (the join that names each node's replica, and the nodes with no series at all). Per
+    node, a sum of two terms: ``-RANK_SHIFT`` when an engine target of the node is up (else 0, and no term when
+    the node has no engine up series), plus ``RANK_TOKENS`` when its tokens moved over the stall window, else
+    ``RANK_WAITING`` when requests wait. Shifted by ``RANK_SHIFT``, a scraped node ranks 0 / 3 / 5 and a node
+    without an engine target up at least ``RANK_DOWN``, as does an inventory node with no series; the replica
+    takes its nodes' highest rank (a stage down wins, then serving, then stalled: serving and stalled exclude each
+    other by the tokens, so serving may be tested first), and ``(rank + 3) % 4`` is its code."""
     node = profile.label("node")
-    missing = agg("count", by, f"({node_to_replica(profile)} unless on({node}) ({_engine(profile, 'up')} == 1))")
-    down = f"({STAGE_DOWN} + 0 * {missing})"
-    tokens = f"({agg('sum', by, _per_replica(profile, rate(_engine(profile, TOKENS), STALL_WINDOW)))} > 0)"
-    waiting = f"({agg('sum', by, _per_replica(profile, _engine(profile, WAITING)))} > 0)"
-    expected = agg("count", by, node_to_replica(profile))
-    return f"{down} or ({SERVING} + 0 * {tokens}) or ({STALLED} + 0 * {waiting}) or ({IDLE} + 0 * {expected})"
+    tokens = f"({rate(_engine(profile, TOKENS), STALL_WINDOW)} > 0) * 0 + {RANK_TOKENS}"
+    waiting = f"({_engine(profile, WAITING)} > 0) * 0 + {RANK_WAITING}"
+    moving = agg("max", [node], f"{tokens} or {waiting}")
+    scraped = f"({agg('max', [node], _engine(profile, 'up'))} == bool 1) * -{RANK_SHIFT}"
+    term = "dashgen_term"  # keeps a node's two terms apart until they are summed
+    ranks = agg(
+        "sum",
+        [node],
+        f'label_replace({moving}, "{term}", "moving", "", "") or label_replace({scraped}, "{term}", "up", "", "")',
+    )
+    replicas = node_to_replica(profile)
+    per_node = f"({replicas} * on({node}) group_left() {ranks}) or on({node}) ({replicas} * 0)"
+    highest = agg("max", [REPLICA_LABEL], per_node)
+    return f"(clamp_max({highest} + {RANK_SHIFT}, {RANK_DOWN}) + 3) % 4"
 
 
 def replica_states(profile: Profile, topology: Topology) -> list[str]:

@@ -4,6 +4,7 @@ covering the alert's ``for``), on every shipped profile's rule file; bad bases a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -144,3 +145,41 @@ def test_an_alert_no_panel_reads_opens_the_dashboard_without_a_panel():
     base = LinkBase("https://rb.example/doc.md", "https://g.example", "dg-x-cluster", ())
     links = alert_links({"alert": "X", "for": "5m", "expr": "nothing_on_any_panel > 0"}, base)
     assert "viewPanel" not in links["dashboard_url"]
+
+
+def test_the_links_metric_names_are_read_from_the_cache_folder_on_the_next_run(tmp_path, monkeypatch) -> None:
+    """The rule files' links remember each query's metric names in the cache folder: a later run reads them
+    without parsing; a broken cache file is read afresh and rewritten; a run with nothing new writes nothing."""
+    import promql_parser
+
+    from dashgen.render import scope
+
+    real_parse = promql_parser.parse
+    monkeypatch.setenv("DASHGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(scope, "_KNOWN", scope._KnownNames())
+    scope.metric_names.cache_clear()
+    exprs = ['sum by (node) (rate(dashgen_links_cache_a_total{job="x"}[5m]))', 'dashgen_links_cache_b{node=~"$node"}']
+    first = [scope.metric_names(e) for e in exprs]
+    assert first == [frozenset({"dashgen_links_cache_a_total"}), frozenset({"dashgen_links_cache_b"})]
+    scope.save_known_names()
+    (written,) = tmp_path.glob("metric-names-*.json")
+
+    def refused(text: str):
+        raise AssertionError(f"parsed again: {text}")
+
+    monkeypatch.setattr(scope, "_KNOWN", scope._KnownNames())  # a new process: nothing in memory
+    scope.metric_names.cache_clear()
+    monkeypatch.setattr(scope.pp, "parse", refused)
+    assert [scope.metric_names(e) for e in exprs] == first
+    stamp = written.stat().st_mtime_ns
+    scope.save_known_names()
+    assert written.stat().st_mtime_ns == stamp  # nothing new: not rewritten
+
+    written.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(scope, "_KNOWN", scope._KnownNames())
+    scope.metric_names.cache_clear()
+    monkeypatch.setattr(scope.pp, "parse", real_parse)
+    assert [scope.metric_names(e) for e in exprs] == first
+    scope.save_known_names()
+    assert len(json.loads(written.read_text(encoding="utf-8"))) == 2
+    scope.metric_names.cache_clear()

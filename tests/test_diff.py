@@ -14,7 +14,14 @@ from diff_documents import generated, panel, write
 
 from dashgen.cli.diff_cmd import diff_command
 from dashgen.diff import canonicalise_for_diff, diff_dashboards
-from dashgen.diff.compare import ABSENT, leaf_changes
+from dashgen.diff.compare import (
+    ABSENT,
+    count_leaf_differences,
+    deepdiff_leaves,
+    field_path,
+    leaf_changes,
+    leaves,
+)
 from dashgen.diff.noise import canonicalise_target
 from dashgen.render.tables import ref
 
@@ -220,6 +227,89 @@ def test_leaf_paths_map_to_the_engines_field_paths() -> None:
         ("x.y", ABSENT, 1.0),
     ]
     assert leaf_changes({"min": 0, "max": 1.0, "show": True}, {"min": 0.0, "max": 1, "show": 1}) == []
+
+
+def _flat_leaf_differences(old: Any, new: Any) -> int:
+    """The noise count's definition: flatten both sides, count the paths whose leaves differ."""
+    a, b = leaves(old), leaves(new)
+    return sum(1 for path in a.keys() | b.keys() if a.get(path, ABSENT) != b.get(path, ABSENT))
+
+
+def test_the_noise_count_skips_equal_subtrees_and_counts_as_flattening_both_sides_does() -> None:
+    """count_leaf_differences descends only where the sides differ; its count is still the flattened one, for
+    empty containers, a list against an object, lists of other lengths, 1 against 1.0 and keys on one side only."""
+    import random
+
+    rng = random.Random(42)
+    atoms: list[Any] = [0, 1, 1.0, 2.5, True, None, "a", "b", "", {}, []]
+
+    def value(depth: int) -> Any:
+        kind = rng.random()
+        if depth == 0 or kind < 0.35:
+            return rng.choice(atoms)
+        if kind < 0.7:
+            return {rng.choice("pqrs"): value(depth - 1) for _ in range(rng.randint(0, 3))}
+        return [value(depth - 1) for _ in range(rng.randint(0, 3))]
+
+    def mutated(v: Any) -> Any:
+        if rng.random() < 0.3:
+            return value(2)
+        if isinstance(v, dict):
+            return {k: mutated(x) for k, x in v.items() if rng.random() > 0.1} | (
+                {"t": value(1)} if rng.random() < 0.2 else {}
+            )
+        if isinstance(v, list):
+            return [mutated(x) for x in v] + ([value(1)] if rng.random() < 0.2 else [])
+        return v
+
+    differing = 0
+    for _ in range(400):
+        old = value(4)
+        new = mutated(copy.deepcopy(old))
+        assert count_leaf_differences(old, new) == _flat_leaf_differences(old, new), (old, new)
+        differing += _flat_leaf_differences(old, new) > 0
+    assert differing > 100  # the pairs are not all equal
+    assert count_leaf_differences({"x": 1, "y": [1, 2]}, {"x": 1.0, "y": [1, 2, {}]}) == 1
+    assert count_leaf_differences({"x": {}}, {"x": {"a": 1}}) == 2  # the empty object is a leaf of its own
+
+
+def test_lists_of_objects_pair_by_index_as_deepdiff_pairs_them() -> None:
+    """leaf_changes descends itself into lists of one length whose differing elements are objects (a panel's
+    targets, mappings, overrides), leaving DeepDiff the smallest part; the changes are DeepDiff's own over the
+    whole list, for changed, added and removed keys, nested tags lists and elements that stop being objects."""
+    import random
+
+    rng = random.Random(7)
+
+    def element() -> dict[str, Any]:
+        return {
+            "expr": rng.choice(["up", "sum(up)", "rate(x[5m])"]),
+            "refId": rng.choice("AB"),
+            "tags": rng.sample(["a", "b", "c"], rng.randint(0, 3)),
+            **({"hide": rng.choice([True, False, 1, 1.0])} if rng.random() < 0.5 else {}),
+            **({"legendFormat": "{{node}}"} if rng.random() < 0.3 else {}),
+        }
+
+    def changed(v: dict[str, Any]) -> Any:
+        roll = rng.random()
+        if roll < 0.1:
+            return "not an object"
+        if roll < 0.6:
+            return element()
+        return v
+
+    compared = 0
+    for _ in range(300):
+        old = {"targets": [element() for _ in range(rng.randint(1, 4))], "title": "t"}
+        new = {"targets": [changed(copy.deepcopy(v)) for v in old["targets"]], "title": "t"}
+        if old == new:
+            continue
+        reference: dict[Any, list[Any]] = {}
+        deepdiff_leaves(old["targets"], new["targets"], ("targets",), reference)
+        want = sorted(((field_path(p), a, b) for p, (a, b) in reference.items()), key=lambda change: change[0])
+        assert leaf_changes(old, new) == want, (old, new)
+        compared += 1
+    assert compared > 150
 
 
 def test_two_140_panel_dashboards_find_exactly_the_one_real_change() -> None:

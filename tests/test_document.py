@@ -43,6 +43,23 @@ def test_walker_visits_rows_nested_and_legacy_panels_in_reading_order() -> None:
     assert raw_variables(BODY) == [{"name": "node"}]
 
 
+def test_the_object_walk_visits_what_the_walker_visits_in_its_order() -> None:
+    """iter_panel_objects (the publish plan's lookup by id) is iter_panels without the places, on this body and
+    on every generated dashboard (nested panels of a panel that is not a row included)."""
+    import json
+    from pathlib import Path
+
+    from dashgen.document import iter_panel_objects
+
+    odd = {"panels": [{"id": 1, "panels": [{"id": 2}]}, {"id": 3, "type": "row", "panels": "junk"}, 4]}
+    bodies = [BODY, odd]
+    for path in sorted((Path(__file__).resolve().parent.parent / "dashboards").rglob("*.json")):
+        bodies.append(unwrap(json.loads(path.read_text(encoding="utf-8"))))
+    assert len(bodies) > 4
+    for body in bodies:
+        assert [id(p) for p in iter_panel_objects(body)] == [id(s.raw) for s in iter_panels(body)]
+
+
 def test_references_split_name_and_format_at_the_first_colon() -> None:
     seen: list[Reference] = []
     substitute("$a ${b} ${c:csv} [[d:regex]] ${e:date:iso}", lambda ref: seen.append(ref) or "")

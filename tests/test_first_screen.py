@@ -600,17 +600,20 @@ def test_s33_the_top_line_leads_with_what_is_wrong_and_leaves_the_client_health_
 def test_s26_replica_serving_state_reads_each_series_once_and_names_every_state(victoriametrics) -> None:
     """Replicas r0 serving (both nodes up, tokens move), r1 a stage down (b1 has no engine target at all), r2
     stalled (requests in flight, no token moves), r3 idle, r4 a stage down though its tokens move (e0's target reads
-    0), r5 serving with two engine targets on its node, one of them down beside one up. The query reads the
-    inventory, up, the token counter and the queue each once per use, not once per state (issue 42: the first
-    screen's replica state read the inventory eight times)."""
+    0), r5 serving with two engine targets on its node, one of them down beside one up, r6 a stage down though
+    its tokens move (g0 has no up series at all: its target left the scrape, its counter's last samples remain).
+    The query reads up, the token counter and the queue once and the inventory twice (issue 42: the first
+    screen's replica state read the inventory eight times, then four)."""
     from dashgen_queries.inventory import INVENTORY
 
     profile, end = _deployment("replicas")
     query = sv.replica_state(profile)
-    assert query.count(INVENTORY) <= 4 and query.count(sv.TOKENS) == 1 and query.count("up{") == 1, query
+    assert query.count(INVENTORY) == 2 and query.count(sv.TOKENS) == 1 and query.count("up{") == 1, query
+    assert query.count(sv.WAITING) == 1, query
     start = end - 1800
     cluster = {"cluster": profile.deployment}
     nodes = {"a0": "r0", "a1": "r0", "b0": "r1", "b1": "r1", "c0": "r2", "d0": "r3", "e0": "r4", "f0": "r5"}
+    nodes |= {"g0": "r6"}
     series = []
     for node, replica in nodes.items():
         series.append(
@@ -622,7 +625,7 @@ def test_s26_replica_serving_state_reads_each_series_once_and_names_every_state(
         series.append(_points("up", {**engine, "node": node, "instance": f"{node}:30000"}, value, start, end))
     series.append(_points("up", {**engine, "node": "f0", "instance": "f0:30001"}, 0, start, end))
     stamps = list(range(start, end + 1, STEP))
-    for node in ("a0", "a1", "e0", "f0"):  # tokens move
+    for node in ("a0", "a1", "e0", "f0", "g0"):  # tokens move
         series.append(
             {
                 "metric": {"__name__": sv.TOKENS, **engine, "node": node, "instance": f"{node}:30000"},
@@ -643,6 +646,7 @@ def test_s26_replica_serving_state_reads_each_series_once_and_names_every_state(
         "r3": sv.IDLE,
         "r4": sv.STAGE_DOWN,
         "r5": sv.SERVING,
+        "r6": sv.STAGE_DOWN,
     }
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from dashgen.diff.compare import count_leaf_differences, leaf_changes
 from dashgen.diff.model import DashboardModel, PanelEntry, load_model, match_panels
-from dashgen.diff.noise import normalise_numbers
 
 _AXIS_KEYS = frozenset(
     {
@@ -157,7 +156,8 @@ def dashboard_category(path: str) -> str:
 
 
 def _noise(raw_old: Any, raw_new: Any, semantic: int) -> int:
-    return max(0, count_leaf_differences(normalise_numbers(raw_old), normalise_numbers(raw_new)) - semantic)
+    # no normalise_numbers copy first: leaves compare by ==, so 1.0 and 1 are already one value
+    return max(0, count_leaf_differences(raw_old, raw_new) - semantic)
 
 
 def _panel_changes(old: PanelEntry, new: PanelEntry) -> tuple[FieldChange, ...]:

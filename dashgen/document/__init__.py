@@ -23,7 +23,7 @@ from dashgen.document.model import (
 )
 from dashgen.document.v2view import classic_view, is_v2
 from dashgen.document.variables import REFERENCE_RE, Policy, Reference, substitute, variable_name
-from dashgen.document.walk import NotADashboard, PanelSite, iter_panels, raw_variables, unwrap
+from dashgen.document.walk import NotADashboard, PanelSite, iter_panel_objects, iter_panels, raw_variables, unwrap
 
 __all__ = [
     "BUILTIN_DATASOURCE_UIDS",
@@ -40,6 +40,7 @@ __all__ = [
     "classic_view",
     "datasource_ref",
     "is_v2",
+    "iter_panel_objects",
     "iter_panels",
     "load_dashboard",
     "raw_variables",

@@ -20,7 +20,7 @@ from typing import Any
 
 from dashgen.diff import DashboardDiff, diff_dashboards, query_changes
 from dashgen.diff.values import describe_change
-from dashgen.document import is_v2, iter_panels, unwrap
+from dashgen.document import is_v2, iter_panel_objects, unwrap
 from dashgen.publish import guard
 from dashgen.publish.actions import BLOCKING, WRITING, Action, FolderMove
 from dashgen.publish.approvals import Approvals
@@ -398,8 +398,7 @@ def _queries(document: dict[str, Any], panel_ids: set[Any] | None) -> list[NewQu
     if panel_ids is not None and not panel_ids:  # no query changed: the panels need no walk
         return []
     found = []
-    for site in iter_panels(unwrap(document)):
-        candidate = site.raw
+    for candidate in iter_panel_objects(unwrap(document)):
         if panel_ids is not None and candidate.get("id") not in panel_ids:
             continue
         for target in candidate.get("targets", []) or []:

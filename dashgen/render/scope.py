@@ -13,12 +13,19 @@ as a reason, and the caller says it per query instead of guessing.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import promql_parser as pp
+
+from dashgen.files import atomic_write, cache_dir
 
 KEYWORDS = frozenset(
     {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset", "atan2"}
@@ -177,11 +184,71 @@ def parses(expr: str) -> bool:
     return _tree(expr) is not None
 
 
+class _KnownNames:
+    """:func:`metric_names` remembered across runs in the cache folder, by the sha256 of the query text, in a
+    file named after this module's bytes and the parser's version (a change to either starts a new file): the rule
+    files' links parse every panel query of a profile on each ``check`` and ``rules`` run (955 texts for the two
+    scale profiles, a sixth of a check). Read on first use; written by :func:`save_known_names`."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, list[str]] | None = None
+        self.added = False
+
+    @staticmethod
+    def file() -> Path | None:
+        folder = cache_dir()
+        if folder is None:
+            return None
+        me = hashlib.sha256(Path(__file__).read_bytes() + version("promql-parser").encode()).hexdigest()[:16]
+        return folder / f"metric-names-{me}.json"
+
+    def known(self) -> dict[str, list[str]]:
+        if self.names is None:
+            data: Any = {}
+            with contextlib.suppress(OSError, ValueError):
+                path = self.file()
+                data = json.loads(path.read_bytes()) if path is not None else {}
+            valid = isinstance(data, dict) and all(
+                isinstance(names, list) and all(isinstance(n, str) for n in names) for names in data.values()
+            )
+            self.names = data if valid else {}
+        return self.names
+
+    def save(self) -> None:
+        if not self.added:
+            return
+        with contextlib.suppress(OSError):  # no cache is only slower
+            path = self.file()
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                kept = dict(list(self.known().items())[-NAMES_KEPT:])
+                atomic_write(path, json.dumps(kept, separators=(",", ":")).encode())
+                self.added = False
+
+
+NAMES_KEPT = 20_000  # texts in the cache file (the four shipped and two scale profiles have about 3,000)
+_KNOWN = _KnownNames()
+
+
+def save_known_names() -> None:
+    """Write the metric names found in this run to the cache folder (see ``_KnownNames``)."""
+    _KNOWN.save()
+
+
 @lru_cache(maxsize=8192)
 def metric_names(expr: str) -> frozenset[str]:
     """The metric names ``expr`` selects (by name or ``__name__=``), per the PromQL parser; none when it does
     not parse. Remembered by text: the rule files' links ask it of every panel query and of each recording
-    rule's expression once per alert that reads the recorded series."""
+    rule's expression once per alert that reads the recorded series; across runs in the cache folder."""
+    key = hashlib.sha256(expr.encode()).hexdigest()
+    known = _KNOWN.known()
+    if key not in known:
+        known[key] = sorted(_parsed_names(expr))
+        _KNOWN.added = True
+    return frozenset(known[key])
+
+
+def _parsed_names(expr: str) -> frozenset[str]:
     names = (
         node.name
         or next(

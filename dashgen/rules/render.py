@@ -21,6 +21,7 @@ from dashgen_queries.sglang_slo import check_objective
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.exporters.availability import adapt
+from dashgen.render.scope import save_known_names
 from dashgen.render.yamlemit import dump
 from dashgen.rules.alerts import (
     client_slo_alerts,
@@ -186,10 +187,12 @@ def rule_groups_data(profile: Profile) -> list[dict[str, Any]]:
     # The interval is written, not left to the evaluator's default: the recorded windows and the per-interval GPU
     # statistics are built for one evaluation every RULE_INTERVAL_SECONDS (an evaluator set to 2m would skip samples).
     interval = f"{RULE_INTERVAL_SECONDS:g}s"
-    return [
+    data = [
         {"name": group.name, "interval": interval, "rules": [_rule_dict(rule, links) for rule in group.rules]}
         for group in groups
     ]
+    save_known_names()  # the links' metric names, for the next run
+    return data
 
 
 FORMATS = ("prometheus", "prometheus-operator", "vmalert", "vmrule", "grafana", "grafana-operator")
