@@ -22,7 +22,7 @@ from dashgen.deployment.model import Profile
 K = TypeVar("K")
 V = TypeVar("V")
 
-MEMOS: list[Memo[Any, Any]] = []
+MEMOS: list[Memo[Any, Any]] = []  # every memo of the process (a test that counts work empties them first)
 
 
 class Memo(Generic[K, V]):
@@ -51,12 +51,6 @@ class Memo(Generic[K, V]):
 
     def clear(self) -> None:
         self._answers.clear()
-
-
-def forget_all() -> None:
-    """Empty every memo (a test that counts the work of one command starts from nothing)."""
-    for memo in MEMOS:
-        memo.clear()
 
 
 def profile_key(profile: Profile) -> str:
