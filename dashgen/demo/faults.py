@@ -490,24 +490,14 @@ def _matcher(profile: Profile, fault: Fault, change: Change) -> tuple[tuple[str,
 
 def _names(metric: str) -> Callable[[str], bool]:
     """Whether a series name is a change's metric: the name itself, or ``~<regex>`` matching the whole name."""
-    if metric.startswith("~"):
-        pattern = re.compile(metric[1:])
-        return lambda series: pattern.fullmatch(series) is not None
-    return metric.__eq__
+    return (lambda series: re.fullmatch(metric[1:], series) is not None) if metric[:1] == "~" else metric.__eq__
 
 
 def _matches(match: tuple[tuple[str, str], ...], labels: dict[str, str]) -> bool:
     """Whether a series (its metric already matched) has the change's labels."""
     for name, want in match:
         have = labels.get(name)
-        if have is None:
-            return False
-        if want == "*":
-            continue
-        if want.startswith("~"):
-            if not re.fullmatch(want[1:], have):
-                return False
-        elif have != want:
+        if have is None or (want != "*" and not (re.fullmatch(want[1:], have) if want[:1] == "~" else have == want)):
             return False
     return True
 
@@ -578,8 +568,7 @@ def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str
     at_ms = int(at * 1000)
     ends = _ending(profile, fault)
     changes = [(change, _names(change.metric), _matcher(profile, fault, change)) for change in fault.changes]
-    # series name -> the changes of that metric, in the fault's order: a whole import's series go through every
-    # change, and most changes name one metric (the name test once per name, not once per series and change)
+    # series name -> its changes in the fault's order (each name tested once, not once per series and change)
     named: dict[str, list[tuple[Change, tuple[tuple[str, str], ...]]]] = {}
     for item in stream:
         labels = item["metric"]
