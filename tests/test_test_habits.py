@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from source_trees import tree
+from source_trees import tree, walked
 
 TESTS = Path(__file__).resolve().parent
 ASSERTING_CALLS = ("assert", "check")  # assert_*/check_* helpers and pytest.fail count as assertions
@@ -71,7 +71,7 @@ def loop_only_tests(source: str, filename: str = "<test>") -> list[str]:
 def loops_only(module: ast.Module, filename: str) -> list[str]:
     """``loop_only_tests`` of a parsed module."""
     found = []
-    for function in ast.walk(module):
+    for function in walked(module):
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name.startswith("test_"):
             where: list[bool] = []
             _assertions(function, False, where)
