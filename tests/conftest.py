@@ -21,6 +21,7 @@ first."""
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import os
 import shutil
@@ -194,3 +195,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     folder = os.environ.get(GROUPS_ENV)
     if worker is not None and folder is not None and os.path.isdir(folder):
         write_groups(folder, worker, groups)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, its tables and profiles, the compiled schemas) lives until the
+    session ends: moved out of the cyclic garbage collector's reach (``gc.freeze``), so the full collections the
+    tests' allocations trigger, and pytest's own at the end, do not scan it again each time (a quarter of a second
+    of CPU per full collection late in a run)."""
+    gc.freeze()
