@@ -7,7 +7,7 @@ panel writes nothing. Files are ``<out>/<profile>/<uid>.json`` in canonical enco
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import panel_id
 from dashgen.render.library import LibraryElement, merge_elements, share_v1, share_v2
+from dashgen.render.memo import JsonCopies, Memo, profile_key
 from dashgen.render.spec import DashboardSpec
 from dashgen.render.v2 import render_v2, validate_v2
 from dashgen.render.v2.variables import UnsupportedVariable
@@ -80,9 +81,50 @@ def _v2(profile: Profile, spec: DashboardSpec, problems: list[str]) -> dict[str,
     return resource
 
 
+# (a profile's content, the schema) -> its build: each dashboard (its documents as bytes) and its library models.
+_BUILDS: Memo[tuple[str, str], list[tuple[BuiltDashboard, JsonCopies, tuple[JsonCopies, ...]]]] = Memo("builds", 16)
+
+
 def build_profile(profile: Profile, groups: tuple | None = None, schema: str | None = None) -> list[BuiltDashboard]:
     """Render and validate every dashboard of one profile, in ``schema`` (default: the profile's); raises
-    BuildValidationError, or ProfileError when v2 is asked of a Grafana before 12.2."""
+    BuildValidationError, or ProfileError when v2 is asked of a Grafana before 12.2. A profile without a team's
+    modules is built once per content and schema in the process (``render.memo``); each call gets its own
+    documents and library models to change."""
+    if groups is not None or profile.dashboard.extra_modules:
+        return _build_profile(profile, groups, schema)
+    key = (profile_key(profile), schema_of(profile, schema))
+    kept = _BUILDS.get(key)
+    if kept is None:
+        built = _build_profile(profile, None, schema)
+        if (copies := _kept(built)) is not None:
+            _BUILDS.put(key, copies)
+        return built
+    return [
+        replace(
+            dashboard,
+            document=document.copy(),
+            library=tuple(replace(e, model=m.copy()) for e, m in zip(dashboard.library, models, strict=True)),
+        )
+        for dashboard, document, models in kept
+    ]
+
+
+def _kept(built: list[BuiltDashboard]) -> list[tuple[BuiltDashboard, JsonCopies, tuple[JsonCopies, ...]]] | None:
+    """What the memo keeps of a build, or None when a document or a library model would not copy faithfully."""
+    kept = []
+    for dashboard in built:
+        document = JsonCopies.of(dashboard.document)
+        models = [JsonCopies.of(e.model) for e in dashboard.library]
+        if document is None:
+            return None
+        emptied = replace(dashboard, document={}, library=tuple(replace(e, model={}) for e in dashboard.library))
+        kept.append((emptied, document, tuple(m for m in models if m is not None)))  # the caller's trees not held
+        if len(kept[-1][2]) != len(models):
+            return None
+    return kept
+
+
+def _build_profile(profile: Profile, groups: tuple | None, schema: str | None) -> list[BuiltDashboard]:
     v2 = schema_of(profile, schema) == "v2"
     built = []
     problems: list[str] = []

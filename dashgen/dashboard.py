@@ -22,22 +22,29 @@ from dashgen.deployment.topology import topology_of
 from dashgen.render import kit
 from dashgen.render.exporters import for_deployment, stated_sources
 from dashgen.render.ids import CLUSTER_DASHBOARD, dashboard_uid
+from dashgen.render.memo import Memo, profile_key
 from dashgen.render.spec import DashboardSpec, GroupSpec
 from dashgen.team_panels import team_rows
 from dashgen.variables import dashboard_variables
 
-# Profile object -> (the profile, its dashboards, the origins of their panels) while ``specs_reused`` is active.
+# Profile object -> (the profile, its dashboards, the origins of their panels) of a profile with a team's modules
+# while ``specs_reused`` is active.
 _reused: ContextVar[dict[int, tuple[Profile, list[DashboardSpec], dict[str, tuple[str, str]]]] | None] = ContextVar(
     "dashgen_reused_specs", default=None
 )
 
 
+# A profile's content -> (its dashboards, the origins of their panels), for every profile without a team's modules.
+_COMPOSED: Memo[str, tuple[list[DashboardSpec], dict[str, tuple[str, str]]]] = Memo("composed dashboards", 16)
+
+
 @contextmanager
 def specs_reused() -> Iterator[None]:
-    """Within the block each profile (the same object) is composed into dashboards once: ``dashgen check`` asks for
-    them for the build, the rule files' dashboard links and the panel index, and composing is a third of a build.
-    A profile is immutable, so the answer cannot change within the block; outside it every call composes anew
-    (a team's module file may change between two calls)."""
+    """Within the block each profile with a team's modules (the same object) is composed into dashboards once:
+    ``dashgen check`` asks for them for the build, the rule files' dashboard links and the panel index, and
+    composing is a third of a build. Outside it such a profile is composed anew on every call (a team's module
+    file may change between two calls); every other profile is composed once per content in the process
+    (``render.memo``: the shipped panels cannot change while it runs)."""
     token = _reused.set({})
     try:
         yield
@@ -47,9 +54,20 @@ def specs_reused() -> Iterator[None]:
 
 def dashboard_specs(profile: Profile, groups: tuple | None = None) -> list[DashboardSpec]:
     """The profile's dashboards. ``groups`` overrides the panel-group modules (tests use it)."""
-    memo = _reused.get()
-    if memo is None or groups is not None:
+    if groups is not None:
         return _composed(profile, groups)
+    if not profile.dashboard.extra_modules:
+        key = profile_key(profile)
+        hit = _COMPOSED.get(key)
+        if hit is None:
+            hit = kit.recorded_while(lambda: _composed(profile, None))
+            _COMPOSED.put(key, hit)
+        else:
+            kit.note_origins(hit[1])
+        return list(hit[0])
+    memo = _reused.get()
+    if memo is None:
+        return _composed(profile, None)
     if id(profile) not in memo:
         specs, origins = kit.recorded_while(lambda: _composed(profile, None))
         memo[id(profile)] = (profile, specs, origins)  # the profile kept: its id stays its own

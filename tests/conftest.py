@@ -21,6 +21,7 @@ first."""
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import os
 import shutil
@@ -194,3 +195,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     folder = os.environ.get(GROUPS_ENV)
     if worker is not None and folder is not None and os.path.isdir(folder):
         write_groups(folder, worker, groups)
+
+
+# The cyclic collector's first threshold: a collection every 10,000 net allocations instead of every 700. A test
+# session allocates millions of objects that stay (rendered documents, series, parsed trees), and each full collection
+# scans them all: in one make test-fast run the collector took 10.0 s of CPU (40 full collections) at the default
+# thresholds with the frozen heap, 3.1 s (10) at this one.
+GC_THRESHOLDS = (10_000, 10, 10)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, its tables and profiles, the compiled schemas) lives until the
+    session ends: moved out of the cyclic garbage collector's reach (``gc.freeze``), so the full collections of the
+    run do not scan it again each time; and those collections made rarer (``GC_THRESHOLDS``)."""
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)

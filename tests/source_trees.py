@@ -17,3 +17,11 @@ def source(path: Path) -> str:
 @cache
 def tree(path: Path) -> ast.Module:
     return ast.parse(source(path), str(path))
+
+
+@cache
+def walked(node: ast.AST) -> tuple[ast.AST, ...]:
+    """``ast.walk(node)`` of a shared tree, once per session: the checks each walk the same few hundred trees (a
+    generator of ``iter_child_nodes`` per node; walking them again per check was most of what is left of their
+    time). Same nodes, same order."""
+    return tuple(ast.walk(node))

@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from source_trees import source, tree
+from source_trees import source, tree, walked
 
 from dashgen.deployment.profile import load_profiles
 from dashgen.panel_index import INDEX_PATH, build_index, collect
@@ -82,7 +82,7 @@ def layer_of(module: str) -> str:
 def imports_of(path: Path) -> set[str]:
     """Every module of the project that ``path`` imports, at any depth of the file (function-level too)."""
     found = set()
-    for node in ast.walk(tree(path)):
+    for node in walked(tree(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # ``from package import submodule`` imports the submodule; anything else comes from node.module
             submodules = [f"{node.module}.{alias.name}" for alias in node.names]
@@ -152,7 +152,7 @@ def test_the_engine_top_level_is_short_and_every_module_says_what_it_owns():
 def _literals(path: Path) -> set[str]:
     """String constants of a module, and the literal text before the first placeholder of each f-string."""
     found = set()
-    for node in ast.walk(tree(path)):
+    for node in walked(tree(path)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.add(node.value)
         elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):

@@ -6,6 +6,7 @@ import copy
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from dashgen.document import iter_panels
 from dashgen.errors import BuildValidationError
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import dashboard_uid
+from dashgen.render.memo import MEMOS, JsonCopies
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from dashgen.render.validate import validate_dashboard
 
@@ -37,6 +39,8 @@ def test_four_profiles_render(built):
 
 
 def test_two_consecutive_builds_are_byte_identical(built):
+    for memo in MEMOS:  # two builds, not one build and its memo
+        memo.clear()
     again = build_all(load_profiles(directory=PROFILES))
     assert [(b.relative_path(), b.data) for b in built] == [(b.relative_path(), b.data) for b in again]
 
@@ -359,3 +363,44 @@ def test_build_and_rules_remove_the_files_of_a_deleted_profile_and_say_so(tmp_pa
     assert removed == [str(rules / "pd-128.yml")] and (rules / "ours.yml").exists()
     one = runner.invoke(main, ["--profiles-dir", str(PROFILES), "build", "--out", str(out), "--profile", "h20-16"])
     assert "removed" not in one.output  # building one profile prunes no other
+
+
+# --- one build per profile content in a process (render.memo): what keeps make test-fast's CPU down -----------------
+
+
+def test_a_profile_is_composed_built_and_rendered_once_per_content_and_each_caller_gets_its_own_documents(tmp_path):
+    """The same profile read twice (another object, another path, the same content) is not composed, built or
+    rendered again; each call gets its own documents, so a test that changes one cannot change another's; a
+    changed profile is built anew. Were the memo lost, every build of a test session would be computed again
+    (issue 42: about 30 s of make test-fast's CPU)."""
+    from dashgen import build, dashboard
+    from dashgen.render import document as v1_render
+
+    first_profile = load_profile(PROFILES / "h20-16.toml")
+    (tmp_path / "h20-16.toml").write_bytes((PROFILES / "h20-16.toml").read_bytes())
+    same_content = load_profile(tmp_path / "h20-16.toml")
+    (first,) = build_profile(first_profile)
+    counts = (build._BUILDS.misses, dashboard._COMPOSED.misses, v1_render._RENDERED.misses)
+    (second,) = build_profile(same_content)
+    (spec,) = dashboard_specs(same_content)
+    assert render_dashboard(spec) == first.document
+    assert (build._BUILDS.misses, dashboard._COMPOSED.misses, v1_render._RENDERED.misses) == counts
+    assert second.data == first.data and second.document == first.document
+    assert second.document is not first.document and second.spec is first.spec
+    second.document["title"] = "changed by a test"
+    second.document["panels"][0]["title"] = "changed by a test"
+    (third,) = build_profile(first_profile)
+    assert third.document == first.document and third.document["title"] != "changed by a test"
+    assert render_dashboard(spec) is not render_dashboard(spec)
+
+    (retitled,) = build_profile(replace(first_profile, title="Another title"))
+    assert build._BUILDS.misses == counts[0] + 1 and dashboard._COMPOSED.misses == counts[1] + 1
+    assert retitled.document["title"] == "Another title"
+
+
+def test_only_a_tree_that_copies_faithfully_is_kept():
+    assert JsonCopies.of({"a": [1, 2.5, None, True, "x"], "b": {"c": {}}}) is not None
+    for unfaithful in ({"a": (1, 2)}, {"a": float("nan")}, {1: "a"}, {"a": 2**70}, {"a": object()}):
+        assert JsonCopies.of(unfaithful) is None, unfaithful
+    kept = JsonCopies.of({"a": [{"b": 1}]})
+    assert kept is not None and kept.copy() == kept.copy() and kept.copy() is not kept.copy()

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from source_trees import source, tree
+from source_trees import source, tree, walked
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("dashgen", "panels", "queries")
@@ -98,7 +98,7 @@ def restated_sets(tree: ast.AST, words: frozenset[str]) -> list[int]:
         return len(elements) >= 2 and all(_vocabulary_word(e, words) for e in elements)
 
     lines = []
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Compare):
             tested = [c for op, c in zip(node.ops, node.comparators, strict=True) if isinstance(op, ast.In | ast.NotIn)]
             lines += [node.lineno for c in tested if listed(c)]
@@ -143,7 +143,7 @@ def test_the_restated_set_finder_finds_the_spellings_seen():
 def imported_modules(tree: ast.AST) -> set[str]:
     """The top-level names of every module ``tree`` imports (at any depth: a function's own import counts)."""
     names = set()
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
         elif isinstance(node, ast.Import):
@@ -181,7 +181,7 @@ def plain_str_fields(tree: ast.AST) -> list[str]:
     """Fields of a class named in ``CLOSED_FIELDS`` annotated plain ``str``, and properties of those names
     returning ``str``: each holds one of a closed set of words, which a ``Literal`` names and mypy checks."""
     found = []
-    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+    for cls in (node for node in walked(tree) if isinstance(node, ast.ClassDef)):
         for item in cls.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 name, annotation = item.target.id, item.annotation

@@ -318,6 +318,22 @@ def test_issue32_the_read_back_check_compares_types_not_only_text():
         check_reads_back('k: "unterminated\n', {"k": "unterminated"})
 
 
+def test_a_text_that_read_back_is_not_parsed_again_for_the_same_value_only(monkeypatch):
+    """The read-back is remembered per (text, value): the same rule file written again is not parsed again (a test
+    session writes each dozens of times), while the same text written from a value of another type is checked."""
+    from dashgen.errors import BuildValidationError
+    from dashgen.render import yamlcheck
+
+    text = "k: 1\nv: [2.5, x]\n"
+    yamlcheck.check_reads_back(text, {"k": 1, "v": [2.5, "x"]})
+    monkeypatch.setattr(yamlcheck, "load", lambda text: pytest.fail("parsed again"))
+    yamlcheck.check_reads_back(text, {"k": 1, "v": [2.5, "x"]})
+    monkeypatch.undo()
+    for other in ({"k": "1", "v": [2.5, "x"]}, {"k": True, "v": [2.5, "x"]}, {"k": 1.0, "v": [2.5, "x"]}):
+        with pytest.raises(BuildValidationError, match="k: .* written, 1 read"):
+            yamlcheck.check_reads_back(text, other)
+
+
 def test_every_rule_group_states_the_interval_its_windows_are_built_for() -> None:
     """An evaluator left to its own default (vmalert's -evaluationInterval, Prometheus' global one) could run the
     groups every 2 minutes and the per-interval statistics would skip samples: every file says 60 s, as written."""

@@ -494,6 +494,31 @@ def test_output_files_are_regular_files_never_a_symlink_fifo_or_device(tmp_path,
     assert to_stdout.exit_code == 0 and "## dashgen diff" in to_stdout.output, to_stdout.output[:300]
 
 
+def test_a_special_output_path_is_refused_before_any_work(tmp_path, monkeypatch):
+    """A FIFO given to ``--report`` or ``import -o`` is refused before the dashboards are compared or imported (the
+    refusal used to come after seconds of work)."""
+    import os as _os
+
+    import dashgen.cli.diff_cmd
+    import dashgen.cli.import_cmd
+    from dashgen.cli.app import main
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the work ran before the output path was refused")
+
+    monkeypatch.setattr(dashgen.cli.diff_cmd, "compare", refuse)
+    monkeypatch.setattr(dashgen.cli.import_cmd, "import_dashboard", refuse)
+    dashboard = Path(__file__).resolve().parent.parent / "dashboards" / "h20-16" / "dg-h20-16-cluster.json"
+    target = tmp_path / "fifo"
+    _os.mkfifo(target)
+    report = CliRunner().invoke(main, ["diff", str(dashboard), str(dashboard), "--report", str(target)])
+    assert report.exit_code == 2 and f"{target}: cannot write the report (is a FIFO" in report.output, report.output
+    module = CliRunner().invoke(
+        main, ["import", str(dashboard), "-o", str(tmp_path / "m.py"), "--migrated-out", str(target)]
+    )
+    assert module.exit_code == 2 and f"{target}: cannot write (is a FIFO" in module.output, module.output
+
+
 def test_a_query_of_thousands_of_terms_diffs_without_crashing(tmp_path):
     """Issue 32: the PromQL prettifier recurses on the native stack, and an 8,000-term chain crashed the process
     (SIGSEGV); its word diff was quadratic. Over the parse budget the query is diffed as text, and the diff marks

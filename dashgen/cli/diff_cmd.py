@@ -26,7 +26,7 @@ from dashgen.diff.render import FileDiff, has_changes, render_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import InputError
 from dashgen.escape import markdown_text, terminal_lines
-from dashgen.files import atomic_write
+from dashgen.files import NotARegularFile, atomic_write, refuse_special
 
 FORMATS = ("json", "markdown", "text")
 
@@ -46,6 +46,17 @@ def compare(old_docs: dict, new_docs: dict) -> list[FileDiff]:
             except ValueError as exc:
                 raise DiffInputError(f"{name}: {exc}") from exc
     return files
+
+
+def refuse_report_path(path: Path | None) -> None:
+    """A ``--report`` path that is not a regular file (a symlink, FIFO, device) refused before the comparison runs,
+    in the words the write would refuse it with."""
+    if path is None or str(path) == "-":
+        return
+    try:
+        refuse_special(path)
+    except NotARegularFile as exc:
+        raise InputError(f"{path}: cannot write the report ({exc.strerror})") from None
 
 
 def write_report(path: Path, text: str) -> None:
@@ -129,6 +140,7 @@ def diff_command(
     """Semantic diff of OLD and NEW dashboards (files or folders), of --base REF vs the working tree, or of
     --live UID (Grafana) vs the current build. With --preview-dir: before/after PNGs of each changed panel."""
     preview = {name: connection.pop(name, None) for name in PREVIEW_PARAMS}
+    refuse_report_path(report_path)
     try:
         if live_uid is not None:
             if paths or base_ref:

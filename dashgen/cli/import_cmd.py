@@ -25,7 +25,7 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.render import dashboard_text
 from dashgen.document import NotADashboard, is_v2
 from dashgen.errors import CheckFailed, InputError
-from dashgen.files import atomic_write
+from dashgen.files import NotARegularFile, atomic_write, refuse_special
 from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
 from dashgen.render.canonical import encode
 from dashgen.render.team_fit import fit_imported
@@ -227,6 +227,12 @@ def import_command(
         raise click.UsageError("give a SOURCE file or --live UID (one of them)")
     if output != "-" and Path(output).exists() and not force:
         raise InputError(f"{output}: exists; use --force to overwrite it")
+    written = [Path(output)] if output != "-" else []
+    for path in [*written, *([migrated_out] if migrated_out is not None else [])]:
+        try:  # refused before the import's work, in the words the write would refuse it with
+            refuse_special(path)
+        except NotARegularFile as exc:
+            raise InputError(f"{path}: cannot write ({exc.strerror})") from None
     if live is not None:
         with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
             found = client.get_dashboard(live)

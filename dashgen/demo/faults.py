@@ -479,30 +479,25 @@ def _resolve(profile: Profile, fault: Fault, value: str) -> str:
     )
 
 
-def _matcher(profile: Profile, fault: Fault, change: Change) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A change's metric and its label matches, the fault's node, GPU and mount points filled in: once per reshape,
-    not once per series (the series of a whole import go through every change of a fault)."""
-    return change.metric, tuple(
+def _matcher(profile: Profile, fault: Fault, change: Change) -> tuple[tuple[str, str], ...]:
+    """A change's label matches, the fault's node, GPU and mount points filled in: once per reshape, not once per
+    series (the series of a whole import go through every change of a fault)."""
+    return tuple(
         (profile.labels.get(label, label) if label in ("node", "gpu") else label, _resolve(profile, fault, wanted))
         for label, wanted in change.match
     )
 
 
-def _matches(matcher: tuple[str, tuple[tuple[str, str], ...]], labels: dict[str, str]) -> bool:
-    metric, match = matcher
-    series = labels.get("__name__", "")
-    if not (re.fullmatch(metric[1:], series) if metric.startswith("~") else series == metric):
-        return False
+def _names(metric: str) -> Callable[[str], bool]:
+    """Whether a series name is a change's metric: the name itself, or ``~<regex>`` matching the whole name."""
+    return (lambda series: re.fullmatch(metric[1:], series) is not None) if metric[:1] == "~" else metric.__eq__
+
+
+def _matches(match: tuple[tuple[str, str], ...], labels: dict[str, str]) -> bool:
+    """Whether a series (its metric already matched) has the change's labels."""
     for name, want in match:
         have = labels.get(name)
-        if have is None:
-            return False
-        if want == "*":
-            continue
-        if want.startswith("~"):
-            if not re.fullmatch(want[1:], have):
-                return False
-        elif have != want:
+        if have is None or (want != "*" and not (re.fullmatch(want[1:], have) if want[:1] == "~" else have == want)):
             return False
     return True
 
@@ -572,9 +567,14 @@ def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str
     """The stream with ``fault`` applied from ``at`` (epoch seconds) on."""
     at_ms = int(at * 1000)
     ends = _ending(profile, fault)
-    changes = [(change, _matcher(profile, fault, change)) for change in fault.changes]
+    changes = [(change, _names(change.metric), _matcher(profile, fault, change)) for change in fault.changes]
+    # series name -> its changes in the fault's order (each name tested once, not once per series and change)
+    named: dict[str, list[tuple[Change, tuple[tuple[str, str], ...]]]] = {}
     for item in stream:
         labels = item["metric"]
+        name = labels.get("__name__", "")
+        if (applying := named.get(name)) is None:
+            applying = named[name] = [(change, match) for change, is_it, match in changes if is_it(name)]
         if fault.sources and ends(labels):
             if fault.flapping:
                 item = _flapped(item, at_ms, labels.get("__name__") == "up")
@@ -582,8 +582,8 @@ def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str
                 item = _changed(item, Change("up", (), "gauge", fault.up), at_ms)
             else:
                 item = _changed(item, Change(labels["__name__"], (), "stop"), at_ms)
-        for change, matcher in changes:
-            if _matches(matcher, labels):
+        for change, match in applying:
+            if _matches(match, labels):
                 if change.kind == "drop":
                     item = {**item, "values": [], "timestamps": []}
                 elif change.kind == "copy":

@@ -70,13 +70,61 @@ def gauge_values(
         return [float(round(value)) if model.integer else round(value, 4)] * len(stamps)
     omega = 2 * math.pi / model.period / 1000
     # A per-series table of gaussian noise, walked with a stride: cheap, deterministic, not periodic to the eye.
-    table = [noise * rng.gauss(0, 1) for _ in range(_NOISE_TABLE)]
+    table = [noise * z for z in gaussians(rng, _NOISE_TABLE)]
     offset = rng.randrange(_NOISE_TABLE)
     sin = math.sin
     raw = [base + amp * sin(omega * ms + phase) + table[(offset + 7 * i) % _NOISE_TABLE] for i, ms in enumerate(stamps)]
+    inside = lo <= min(raw, default=lo) and max(raw, default=hi) <= hi  # then clamping changes no value
     if model.integer:
-        return [float(round(min(max(v, lo), hi))) for v in raw]
-    return [round(min(max(v, lo), hi), 4) for v in raw]
+        return [float(round(v)) for v in raw] if inside else [float(round(min(max(v, lo), hi))) for v in raw]
+    return [round(v, 4) for v in raw] if inside else [round(min(max(v, lo), hi), 4) for v in raw]
+
+
+def gaussians(rng: random.Random, count: int) -> list[float]:
+    """``[rng.gauss(0, 1) for _ in range(count)]``: the same numbers, and the generator left as those calls leave it,
+    without a method call per number (the demo draws millions). Where this Python's ``gauss`` is not the pairs of
+    Box-Muller draws :func:`_pairs` repeats (checked once, at import), ``gauss`` itself is called."""
+    if not _PAIRS_AS_GAUSS:
+        return [rng.gauss(0, 1) for _ in range(count)]
+    return _pairs(rng, count)
+
+
+def _pairs(rng: random.Random, count: int) -> list[float]:
+    """CPython's ``gauss``: each pair of uniform draws gives two normal numbers, the second kept in ``gauss_next``
+    for the next call."""
+    state = vars(rng)
+    out: list[float] = []
+    if count and state.get("gauss_next") is not None:
+        out.append(0 + state["gauss_next"] * 1)
+        state["gauss_next"] = None
+    draw, log, sqrt, cos, sin, two_pi = rng.random, math.log, math.sqrt, math.cos, math.sin, 2 * math.pi
+    while len(out) < count:
+        x2pi = draw() * two_pi
+        g2rad = sqrt(-2.0 * log(1.0 - draw()))
+        out.append(0 + cos(x2pi) * g2rad * 1)
+        if len(out) < count:
+            out.append(0 + sin(x2pi) * g2rad * 1)
+        else:
+            state["gauss_next"] = sin(x2pi) * g2rad
+    return out
+
+
+def _pairs_as_gauss() -> bool:
+    """Whether :func:`_pairs` gives what ``gauss`` gives, number for number and state for state."""
+    for seed, counts in ((7, (3, 4, 1, 0, 5, 2)), (11, (509, 509, 1, 1))):
+        fast, slow = random.Random(seed), random.Random(seed)
+        for count in counts:
+            try:
+                if _pairs(fast, count) != [slow.gauss(0, 1) for _ in range(count)]:
+                    return False
+            except (KeyError, TypeError, AttributeError):
+                return False
+            if fast.getstate() != slow.getstate() or vars(fast).get("gauss_next") != vars(slow).get("gauss_next"):
+                return False
+    return True
+
+
+_PAIRS_AS_GAUSS = _pairs_as_gauss()
 
 
 def counter_values(
@@ -125,14 +173,24 @@ def histogram_series(
     series_buckets: list[list[float]] = [[] for _ in bounds]
     sums: list[float] = []
     previous = stamps[0] if stamps else 0
+    # _lognormal_cdf's terms that do not change from sample to sample, computed once (the same operations, so the
+    # same numbers): the log of each finite positive bound, the divisor
+    logs = [math.log(le) if 0 < le < math.inf else None for le in bounds]
+    root = model.sigma * math.sqrt(2)
     for ms in stamps:
         dt = (ms - previous) / 1000
         previous = ms
         if not flat and dt > 0:
             drift = median * (1 + healthy.MEDIAN_DRIFT * math.sin(2 * math.pi * ms / 2400000))
             observed = max(0, round(rate * dt * rng.uniform(0.7, 1.3)))
-            for i, le in enumerate(bounds):
-                buckets[i] += round(observed * _lognormal_cdf(le, drift, model.sigma))
+            log_drift = math.log(drift)
+            for i, log_le in enumerate(logs):
+                share = (
+                    0.5 * (1 + math.erf((log_le - log_drift) / root))
+                    if log_le is not None
+                    else (1.0 if bounds[i] == math.inf else 0.0)
+                )
+                buckets[i] += round(observed * share)
             total_sum += observed * drift * math.exp(model.sigma**2 / 2)
         for i in range(len(bounds)):
             series_buckets[i].append(float(buckets[i]))

@@ -311,8 +311,16 @@ def extract_panel(raw: Mapping[str, Any], key: str) -> Extracted:
     source = canonicalise_panel(raw)
     spec = readable_spec(raw, key)
 
+    seen: list[
+        tuple[PanelSpec, dict[str, Any]]
+    ] = []  # the last candidate rendered: tried, then kept, it is asked again
+
     def canonical(candidate: PanelSpec) -> dict[str, Any]:
-        return canonicalise_panel(render_panel(candidate, GridPos(x, y, candidate.width, candidate.height), pid))
+        if seen and seen[-1][0] is candidate:
+            return seen[-1][1]
+        rendered = canonicalise_panel(render_panel(candidate, GridPos(x, y, candidate.width, candidate.height), pid))
+        seen.append((candidate, rendered))
+        return rendered
 
     try:
         base = canonical(spec)

@@ -16,6 +16,7 @@ from grafanalib._gen import DashboardEncoder
 from dashgen.render.grafanalib_bridge import build_panel, build_row
 from dashgen.render.ids import panel_id
 from dashgen.render.layout import GridPos, layout_groups
+from dashgen.render.memo import JsonMemo, Memo, json_answer
 from dashgen.render.normalise import normalise_dashboard, normalised, normalised_panel, normalised_variable
 from dashgen.render.spec import DashboardSpec, GroupSpec, PanelSpec
 
@@ -71,9 +72,18 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value, cls=DashboardEncoder))
 
 
+_RENDERED: JsonMemo = Memo("rendered dashboards", 32)
+
+
 def render_dashboard(spec: DashboardSpec) -> dict[str, Any]:
-    """The normalised dashboard dict, ready for canonical encoding and validation."""
-    return normalise_dashboard(_json(to_grafanalib(spec).to_json_data()), spec.schema_version)
+    """The normalised dashboard dict, ready for canonical encoding and validation (rendered once per spec object in
+    the process, ``render.memo``; each call gets its own dict)."""
+    return json_answer(
+        _RENDERED,
+        spec,
+        (),
+        lambda: normalise_dashboard(_json(to_grafanalib(spec).to_json_data()), spec.schema_version),
+    )
 
 
 def render_panel(panel: PanelSpec, pos: GridPos) -> dict[str, Any]:

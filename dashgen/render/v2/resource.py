@@ -25,6 +25,7 @@ from dashgen.render.document import (
     render_variables,
 )
 from dashgen.render.layout import GridPos
+from dashgen.render.memo import JsonMemo, Memo, json_answer
 from dashgen.render.normalise import BUILTIN_ANNOTATION
 from dashgen.render.spec import DashboardSpec
 from dashgen.render.v2.elements import panel_element
@@ -129,8 +130,16 @@ def _time_settings(spec: DashboardSpec) -> dict[str, Any]:
     }
 
 
+_RENDERED: JsonMemo = Memo("rendered v2 resources", 32)
+
+
 def render_v2(spec: DashboardSpec, api_version: str) -> dict[str, Any]:
-    """The v2 resource of a dashboard spec. Raises ``UnsupportedVariable`` for a variable type without a v2 form."""
+    """The v2 resource of a dashboard spec. Raises ``UnsupportedVariable`` for a variable type without a v2 form.
+    Rendered once per spec object and API version in the process (``render.memo``); each call gets its own dict."""
+    return json_answer(_RENDERED, spec, (api_version,), lambda: _render_v2(spec, api_version))
+
+
+def _render_v2(spec: DashboardSpec, api_version: str) -> dict[str, Any]:
     placed = placements(spec)
     elements = {
         panel.key: panel_element(render_panel(panel, pos), api_version) for _, _, row in placed for panel, pos in row
