@@ -296,8 +296,9 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
             ),
             limit=(
                 f"the {window} window is fixed by design (not the dashboard range); {shown}; {recorded}. "
-                + _slo_notes(profile)
+                + _slo_notes(profile, buckets=False)
             ),
+            notes=f"Buckets: {BUCKET_SOURCE}",
         ),
         targets=targets,
         unit="none",
