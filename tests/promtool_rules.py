@@ -4,13 +4,16 @@ of promtool over test cases."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
+import yaml
 
 from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.rules import render_rule_files, rule_groups
@@ -108,9 +111,88 @@ def in_deployment(profile: str, tests: list[dict]) -> list[dict]:
     return scoped
 
 
-def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict]) -> None:
+# What an expression reads, by name: metric and recording-rule names (and anything spelt like one, which only ever
+# adds a group); a read through __name__ matchers cannot be told apart and keeps every group.
+NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+ALERT_NAME = re.compile(r'alertname\s*=\s*"([^"]*)"')
+
+
+@functools.cache
+def _parsed(text: str) -> tuple[dict[str, Any], ...]:
+    return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["groups"])
+
+
+def load_groups(rule_file: Path) -> tuple[dict[str, Any], ...]:
+    """The rule groups of a Prometheus rule file (parsed once per distinct text)."""
+    return _parsed(rule_file.read_text(encoding="utf-8"))
+
+
+def _reads(expr: str, alert_groups: dict[str, set[int]], every_alert: set[int]) -> tuple[set[str], set[int]]:
+    """The names ``expr`` reads, and the groups whose alerts it reads through ``ALERTS`` / ``ALERTS_FOR_STATE``
+    (by ``alertname="..."``, or every group holding an alert when it names none)."""
+    names = set(NAME.findall(expr))
+    groups: set[int] = set()
+    if names & {"ALERTS", "ALERTS_FOR_STATE"}:
+        named = ALERT_NAME.findall(expr)
+        groups = set().union(*(alert_groups.get(name, set()) for name in named)) if named else set(every_alert)
+    return names, groups
+
+
+def needed_groups(groups: tuple[dict[str, Any], ...], tests: list[dict]) -> list[int]:
+    """The indexes (in file order) of the rule groups ``tests`` can observe: those holding an alert a case asserts
+    on (``alert_rule_test``) or a series a ``promql_expr_test`` reads, and, transitively, every group recording a
+    series one of those groups reads. Groups are kept whole and in their order, so each kept rule is evaluated
+    exactly as in the whole file (same group, same rules before it); what is left out is only rules no assertion
+    can see. Every group when an expression reads by ``__name__``."""
+    records: dict[str, set[int]] = {}
+    alert_groups: dict[str, set[int]] = {}
+    for index, group in enumerate(groups):
+        for rule in group["rules"]:
+            if "record" in rule:
+                records.setdefault(rule["record"], set()).add(index)
+            else:
+                alert_groups.setdefault(rule["alert"], set()).add(index)
+    every_alert = set().union(*alert_groups.values()) if alert_groups else set()
+
+    wanted: set[int] = set()
+    pending: list[str] = []  # expressions whose reads are still to be followed
+    for case in tests:
+        for check in case.get("alert_rule_test", []):
+            wanted |= alert_groups.get(check["alertname"], set())
+        pending += [check["expr"] for check in case.get("promql_expr_test", [])]
+    pending += [rule["expr"] for index in wanted for rule in groups[index]["rules"]]
+    while pending:
+        expr = pending.pop()
+        if "__name__" in expr:
+            return list(range(len(groups)))
+        names, via_alerts = _reads(expr, alert_groups, every_alert)
+        more = set().union(via_alerts, *(records.get(name, set()) for name in names)) - wanted
+        wanted |= more
+        pending += [rule["expr"] for index in more for rule in groups[index]["rules"]]
+    return sorted(wanted)
+
+
+def restricted_rule_file(tmp_path: Path, rule_file: Path, tests: list[dict]) -> Path:
+    """``rule_file`` cut down to the groups ``tests`` need (``needed_groups``), under the same file name (the
+    deployment is read from it). promtool evaluates every group of the file at every step of every case, and most of
+    a case's time went to groups it never asserts on (the node x layer matrix's subqueries; absence alerts firing
+    for every expected target, their annotations expanded at each step): test_whole_rule_files_evaluate_in_promtool
+    runs each whole file."""
+    groups = load_groups(rule_file)
+    kept = needed_groups(groups, tests)
+    out = tmp_path / "restricted"
+    out.mkdir(exist_ok=True)
+    path = out / rule_file.name
+    path.write_text(json.dumps({"groups": [groups[index] for index in kept]}, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict], whole_file: bool = False) -> None:
+    """``tests`` (promtool test cases) run by promtool against ``rule_file``, restricted to the rule groups the cases
+    can observe unless ``whole_file``."""
+    loaded = rule_file if whole_file else restricted_rule_file(tmp_path, rule_file, tests)
     document = {
-        "rule_files": [str(rule_file)],
+        "rule_files": [str(loaded)],
         "evaluation_interval": "1m",
         "tests": in_deployment(rule_file.stem, tests),
     }
