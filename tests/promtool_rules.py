@@ -172,34 +172,49 @@ def needed_groups(groups: tuple[dict[str, Any], ...], tests: list[dict]) -> list
     return sorted(wanted)
 
 
-def restricted_rule_file(tmp_path: Path, rule_file: Path, tests: list[dict]) -> Path:
-    """``rule_file`` cut down to the groups ``tests`` need (``needed_groups``), under the same file name (the
-    deployment is read from it). promtool evaluates every group of the file at every step of every case, and most of
-    a case's time went to groups it never asserts on (the node x layer matrix's subqueries; absence alerts firing
-    for every expected target, their annotations expanded at each step): test_whole_rule_files_evaluate_in_promtool
-    runs each whole file."""
+def restricted_rule_files(tmp_path: Path, rule_file: Path, tests: list[dict]) -> list[tuple[Path, list[dict]]]:
+    """The cases of ``tests``, each named ``case <n>`` (its place in ``tests``) unless it has a name, grouped by the
+    rule groups they need (``needed_groups``): per group of cases, ``rule_file`` cut down to those rule groups (under
+    the same file name: the deployment is read from it). promtool evaluates every group of the file at every step of
+    every case, and most of a case's time went to groups it never asserts on (the node x layer matrix's subqueries;
+    absence alerts firing for every expected target, their annotations expanded at each step);
+    test_whole_rule_files_evaluate_in_promtool runs each whole file."""
     groups = load_groups(rule_file)
-    kept = needed_groups(groups, tests)
-    out = tmp_path / "restricted"
-    out.mkdir(exist_ok=True)
-    path = out / rule_file.name
-    path.write_text(json.dumps({"groups": [groups[index] for index in kept]}, ensure_ascii=False), encoding="utf-8")
-    return path
+    by_need: dict[tuple[int, ...], list[dict]] = {}
+    for number, case in enumerate(tests, 1):
+        named = {"name": f"case {number}", **case}
+        by_need.setdefault(tuple(needed_groups(groups, [case])), []).append(named)
+    files = []
+    for number, (kept, cases) in enumerate(by_need.items()):
+        out = tmp_path / "restricted" / str(number)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / rule_file.name
+        document = {"groups": [groups[index] for index in kept]}
+        path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        files.append((path, cases))
+    return files
 
 
 def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict], whole_file: bool = False) -> None:
-    """``tests`` (promtool test cases) run by promtool against ``rule_file``, restricted to the rule groups the cases
-    can observe unless ``whole_file``."""
-    loaded = rule_file if whole_file else restricted_rule_file(tmp_path, rule_file, tests)
-    document = {
-        "rule_files": [str(loaded)],
-        "evaluation_interval": "1m",
-        "tests": in_deployment(rule_file.stem, tests),
-    }
-    test_file = tmp_path / "test.yml"
-    test_file.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
+    """``tests`` (promtool test cases) run by one promtool against ``rule_file``, each case with only the rule
+    groups it can observe unless ``whole_file``. A failure names the case (``case <n>``, its place in ``tests``)."""
+    runs = (
+        [(rule_file, [{"name": f"case {n}", **case} for n, case in enumerate(tests, 1)])]
+        if whole_file
+        else restricted_rule_files(tmp_path, rule_file, tests)
+    )
+    test_files = []
+    for number, (loaded, cases) in enumerate(runs):
+        document = {
+            "rule_files": [str(loaded)],
+            "evaluation_interval": "1m",
+            "tests": in_deployment(rule_file.stem, cases),
+        }
+        test_file = tmp_path / f"test-{number}.yml"
+        test_file.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
+        test_files.append(str(test_file))
     result = subprocess.run(
-        [promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=PROMTOOL_TIMEOUT_S
+        [promtool, "test", "rules", *test_files], capture_output=True, text=True, timeout=PROMTOOL_TIMEOUT_S
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

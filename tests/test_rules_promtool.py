@@ -78,6 +78,22 @@ def test_whole_rule_files_evaluate_in_promtool(promtool: str, rule_dir: Path, tm
     run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case], whole_file=True)
 
 
+def test_a_failing_promtool_case_is_named_by_its_place(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """Cases needing different rule groups run from different test files of one promtool run; a failure still names
+    the case that failed (``case <n>``, its place in the list), and only it."""
+    node = PROFILES["h20-16"].node_names[0]
+    hot = {
+        "interval": "1m",
+        "input_series": [series("DCGM_FI_DEV_GPU_TEMP", {"job": "dcgm", "node": node, "gpu": "0"}, "90x6")],
+        "alert_rule_test": [{"eval_time": "5m", "alertname": "GpuTemperatureHigh", "exp_alerts": []}],  # wrong
+    }
+    quiet = {"interval": "1m", "alert_rule_test": [{"eval_time": "5m", "alertname": "HostOomKill", "exp_alerts": []}]}
+    with pytest.raises(AssertionError) as failed:
+        run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [quiet, hot])
+    assert "name: case 2," in str(failed.value) and "case 1" not in str(failed.value)
+    assert len(list(tmp_path.glob("test-*.yml"))) == 2  # two sets of rule groups
+
+
 def _group_names(rule_dir: Path, profile: str, tests: list[dict]) -> set[str]:
     groups = load_groups(rule_dir / f"{profile}.yml")
     prefix = f"dashgen-{profile}-"
