@@ -137,16 +137,28 @@ SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 
 def shared_group(item: pytest.Item) -> str | None:
-    """The xdist group of a test using a module- or class-scoped fixture that starts a server: its module and the
-    parameters of those fixtures (one store per parameter), or None."""
+    """The xdist group of a test using a module- or class-scoped fixture that starts a server, or that fills one
+    started by a fixture it uses (the session's VictoriaMetrics): its module and the parameters of those fixtures
+    (one store per parameter), or None."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
     params = getattr(getattr(item, "callspec", None), "params", {})
+    fixtures = info.name2fixturedefs
+
+    def serves(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether fixture ``name`` starts a server or program, or fills one a fixture it uses starts (a module's
+        data imported into the session's VictoriaMetrics costs as much as a store of its own, on every worker)."""
+        defs = fixtures.get(name)
+        if not defs or name in seen:
+            return False
+        fixture = defs[-1]
+        return starts_a_server(fixture.func) or any(
+            serves(arg, seen | {name}) for arg in getattr(fixture, "argnames", ())
+        )
+
     shared = sorted(
-        name
-        for name, defs in info.name2fixturedefs.items()
-        if defs and defs[-1].scope in SHARED_SCOPES and starts_a_server(defs[-1].func)
+        name for name, defs in fixtures.items() if defs and defs[-1].scope in SHARED_SCOPES and serves(name)
     )
     if not shared:
         return None
