@@ -20,8 +20,9 @@ from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.links import LinkBase, alert_links, link_base
 from dashgen.rules.model import AlertRule
 
-# A bound, not a budget: the larger unit-test files take 50-80 s on an idle 2-core machine and over 120 s when it
-# is loaded; the suite's own limit is what keeps them honest.
+# A bound, not a budget: with only the rule groups its cases observe, a run takes seconds (the longest, those reading
+# the node x layer matrix's subqueries over 3 h of steps, about 10 s on a loaded 2-core machine); it is there to stop
+# a hung promtool, and the suite's own limit is what keeps the runs honest.
 PROMTOOL_TIMEOUT_S = 600
 
 ROOT = Path(__file__).resolve().parent.parent
