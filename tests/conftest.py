@@ -1,5 +1,6 @@
 """Shared fixtures. ``victoriametrics``: one real VictoriaMetrics per test session (127.0.0.1, a free
-port, a temporary data path); ``demo_windows``: the demo scenarios imported into it once;
+port, a temporary data path); ``demo_windows``: the demo scenarios imported into it once (under xdist built
+once for all workers and imported into each from VictoriaMetrics' native export);
 ``promtool``: the binary the rule tests run.
 
 The ``slow`` mark (``make test-fast`` leaves these tests out) is applied here, at collection, to every test
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from victoriametrics import import_all, program_or_skip, start_or_skip
+from victoriametrics import import_all, import_all_once, program_or_skip, start_or_skip
 from xdist_scheduling import GROUPS_ENV, SharedFixtureScheduling, write_groups
 
 from dashgen.demo.vmlauncher import find_program
@@ -47,6 +48,10 @@ def victoriametrics():
 
 @pytest.fixture(scope="session")
 def demo_windows(victoriametrics):
+    """The demo windows in the session's store; under xdist built once for all workers (``import_all_once``)."""
+    folder = os.environ.get(GROUPS_ENV)
+    if folder is not None and os.path.isdir(folder):
+        return import_all_once(victoriametrics, Path(folder))
     return import_all(victoriametrics)
 
 
