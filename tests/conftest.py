@@ -1,5 +1,6 @@
 """Shared fixtures. ``victoriametrics``: one real VictoriaMetrics per test session (127.0.0.1, a free
-port, a temporary data path); ``demo_windows``: the demo scenarios imported into it once;
+port, a temporary data path); ``demo_windows``: the demo scenarios imported into it once (under xdist built
+once for all workers and imported into each from VictoriaMetrics' native export);
 ``promtool``: the binary the rule tests run.
 
 The ``slow`` mark (``make test-fast`` leaves these tests out) is applied here, at collection, to every test
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from victoriametrics import import_all, program_or_skip, start_or_skip
+from victoriametrics import import_all, import_all_once, program_or_skip, start_or_skip
 from xdist_scheduling import GROUPS_ENV, SharedFixtureScheduling, write_groups
 
 from dashgen.demo.vmlauncher import find_program
@@ -48,6 +49,10 @@ def victoriametrics():
 
 @pytest.fixture(scope="session")
 def demo_windows(victoriametrics):
+    """The demo windows in the session's store; under xdist built once for all workers (``import_all_once``)."""
+    folder = os.environ.get(GROUPS_ENV)
+    if folder is not None and os.path.isdir(folder):
+        return import_all_once(victoriametrics, Path(folder))
     return import_all(victoriametrics)
 
 
@@ -138,16 +143,28 @@ SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 
 def shared_group(item: pytest.Item) -> str | None:
-    """The xdist group of a test using a module- or class-scoped fixture that starts a server: its module and the
-    parameters of those fixtures (one store per parameter), or None."""
+    """The xdist group of a test using a module- or class-scoped fixture that starts a server, or that fills one
+    started by a fixture it uses (the session's VictoriaMetrics): its module and the parameters of those fixtures
+    (one store per parameter), or None."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
     params = getattr(getattr(item, "callspec", None), "params", {})
+    fixtures = info.name2fixturedefs
+
+    def serves(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether fixture ``name`` starts a server or program, or fills one a fixture it uses starts (a module's
+        data imported into the session's VictoriaMetrics costs as much as a store of its own, on every worker)."""
+        defs = fixtures.get(name)
+        if not defs or name in seen:
+            return False
+        fixture = defs[-1]
+        return starts_a_server(fixture.func) or any(
+            serves(arg, seen | {name}) for arg in getattr(fixture, "argnames", ())
+        )
+
     shared = sorted(
-        name
-        for name, defs in info.name2fixturedefs.items()
-        if defs and defs[-1].scope in SHARED_SCOPES and starts_a_server(defs[-1].func)
+        name for name, defs in fixtures.items() if defs and defs[-1].scope in SHARED_SCOPES and serves(name)
     )
     if not shared:
         return None

@@ -4,21 +4,25 @@ of promtool over test cases."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
+import yaml
 
 from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.links import LinkBase, alert_links, link_base
 from dashgen.rules.model import AlertRule
 
-# A bound, not a budget: the larger unit-test files take 50-80 s on an idle 2-core machine and over 120 s when it
-# is loaded; the suite's own limit is what keeps them honest.
+# A bound, not a budget: with only the rule groups its cases observe, a run takes seconds (the longest, those reading
+# the node x layer matrix's subqueries over 3 h of steps, about 10 s on a loaded 2-core machine); it is there to stop
+# a hung promtool, and the suite's own limit is what keeps the runs honest.
 PROMTOOL_TIMEOUT_S = 600
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,16 +112,110 @@ def in_deployment(profile: str, tests: list[dict]) -> list[dict]:
     return scoped
 
 
-def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict]) -> None:
-    document = {
-        "rule_files": [str(rule_file)],
-        "evaluation_interval": "1m",
-        "tests": in_deployment(rule_file.stem, tests),
-    }
-    test_file = tmp_path / "test.yml"
-    test_file.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
+# What an expression reads, by name: metric and recording-rule names (and anything spelt like one, which only ever
+# adds a group); a read through __name__ matchers cannot be told apart and keeps every group.
+NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+ALERT_NAME = re.compile(r'alertname\s*=\s*"([^"]*)"')
+
+
+@functools.cache
+def _parsed(text: str) -> tuple[dict[str, Any], ...]:
+    return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["groups"])
+
+
+def load_groups(rule_file: Path) -> tuple[dict[str, Any], ...]:
+    """The rule groups of a Prometheus rule file (parsed once per distinct text)."""
+    return _parsed(rule_file.read_text(encoding="utf-8"))
+
+
+def _reads(expr: str, alert_groups: dict[str, set[int]], every_alert: set[int]) -> tuple[set[str], set[int]]:
+    """The names ``expr`` reads, and the groups whose alerts it reads through ``ALERTS`` / ``ALERTS_FOR_STATE``
+    (by ``alertname="..."``, or every group holding an alert when it names none)."""
+    names = set(NAME.findall(expr))
+    groups: set[int] = set()
+    if names & {"ALERTS", "ALERTS_FOR_STATE"}:
+        named = ALERT_NAME.findall(expr)
+        groups = set().union(*(alert_groups.get(name, set()) for name in named)) if named else set(every_alert)
+    return names, groups
+
+
+def needed_groups(groups: tuple[dict[str, Any], ...], tests: list[dict]) -> list[int]:
+    """The indexes (in file order) of the rule groups ``tests`` can observe: those holding an alert a case asserts
+    on (``alert_rule_test``) or a series a ``promql_expr_test`` reads, and, transitively, every group recording a
+    series one of those groups reads. Groups are kept whole and in their order, so each kept rule is evaluated
+    exactly as in the whole file (same group, same rules before it); what is left out is only rules no assertion
+    can see. Every group when an expression reads by ``__name__``."""
+    records: dict[str, set[int]] = {}
+    alert_groups: dict[str, set[int]] = {}
+    for index, group in enumerate(groups):
+        for rule in group["rules"]:
+            if "record" in rule:
+                records.setdefault(rule["record"], set()).add(index)
+            else:
+                alert_groups.setdefault(rule["alert"], set()).add(index)
+    every_alert = set().union(*alert_groups.values()) if alert_groups else set()
+
+    wanted: set[int] = set()
+    pending: list[str] = []  # expressions whose reads are still to be followed
+    for case in tests:
+        for check in case.get("alert_rule_test", []):
+            wanted |= alert_groups.get(check["alertname"], set())
+        pending += [check["expr"] for check in case.get("promql_expr_test", [])]
+    pending += [rule["expr"] for index in wanted for rule in groups[index]["rules"]]
+    while pending:
+        expr = pending.pop()
+        if "__name__" in expr:
+            return list(range(len(groups)))
+        names, via_alerts = _reads(expr, alert_groups, every_alert)
+        more = set().union(via_alerts, *(records.get(name, set()) for name in names)) - wanted
+        wanted |= more
+        pending += [rule["expr"] for index in more for rule in groups[index]["rules"]]
+    return sorted(wanted)
+
+
+def restricted_rule_files(tmp_path: Path, rule_file: Path, tests: list[dict]) -> list[tuple[Path, list[dict]]]:
+    """The cases of ``tests``, each named ``case <n>`` (its place in ``tests``) unless it has a name, grouped by the
+    rule groups they need (``needed_groups``): per group of cases, ``rule_file`` cut down to those rule groups (under
+    the same file name: the deployment is read from it). promtool evaluates every group of the file at every step of
+    every case, and most of a case's time went to groups it never asserts on (the node x layer matrix's subqueries;
+    absence alerts firing for every expected target, their annotations expanded at each step);
+    test_whole_rule_files_evaluate_in_promtool runs each whole file."""
+    groups = load_groups(rule_file)
+    by_need: dict[tuple[int, ...], list[dict]] = {}
+    for number, case in enumerate(tests, 1):
+        named = {"name": f"case {number}", **case}
+        by_need.setdefault(tuple(needed_groups(groups, [case])), []).append(named)
+    files = []
+    for number, (kept, cases) in enumerate(by_need.items()):
+        out = tmp_path / "restricted" / str(number)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / rule_file.name
+        document = {"groups": [groups[index] for index in kept]}
+        path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        files.append((path, cases))
+    return files
+
+
+def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict], whole_file: bool = False) -> None:
+    """``tests`` (promtool test cases) run by one promtool against ``rule_file``, each case with only the rule
+    groups it can observe unless ``whole_file``. A failure names the case (``case <n>``, its place in ``tests``)."""
+    runs = (
+        [(rule_file, [{"name": f"case {n}", **case} for n, case in enumerate(tests, 1)])]
+        if whole_file
+        else restricted_rule_files(tmp_path, rule_file, tests)
+    )
+    test_files = []
+    for number, (loaded, cases) in enumerate(runs):
+        document = {
+            "rule_files": [str(loaded)],
+            "evaluation_interval": "1m",
+            "tests": in_deployment(rule_file.stem, cases),
+        }
+        test_file = tmp_path / f"test-{number}.yml"
+        test_file.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
+        test_files.append(str(test_file))
     result = subprocess.run(
-        [promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=PROMTOOL_TIMEOUT_S
+        [promtool, "test", "rules", *test_files], capture_output=True, text=True, timeout=PROMTOOL_TIMEOUT_S
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

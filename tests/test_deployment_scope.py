@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from promtool_rules import PROMTOOL_TIMEOUT_S
+from promtool_rules import PROMTOOL_TIMEOUT_S, load_groups, needed_groups
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles
@@ -120,7 +120,8 @@ def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error
 ) -> None:
     """All four rule files evaluated together over one store holding two deployments with the same node and
     model names: each deployment's recorded TTFT error ratio is its own (0.5 and 1), never a mix, and no
-    other profile writes one."""
+    other profile writes one. Each file loads every group that writes the ratio or a series it reads (the other
+    groups cannot write it; all four whole files load together in the test above)."""
     files = sorted(render_rule_files(list(PROFILES.values()), tmp_path).items())
     for path, data in files:
         path.write_bytes(data)
@@ -136,8 +137,18 @@ def test_s21_four_rule_files_in_one_prometheus_record_each_deployments_own_error
         ] + [{"series": f"sglang:time_to_first_token_seconds_count{{{labels}}}", "values": "0+100x30"}]
 
     record = "model_name:sglang_slo_errors_per_request:ratio_rate5m"
+    observed = tmp_path / "observed"
+    observed.mkdir()
+    reads = [{"promql_expr_test": [{"expr": record}]}]
+    writing = set()
+    for path, _ in files:
+        groups = load_groups(path)
+        kept = [groups[index] for index in needed_groups(groups, reads)]
+        writing |= {path.stem} if kept else set()
+        (observed / path.name).write_text(json.dumps({"groups": kept}), encoding="utf-8")
+    assert writing == {"h20-16", "long-context-64", "pd-128"}  # video-200 has no token SLOs
     document = {
-        "rule_files": [str(path) for path, _ in files],
+        "rule_files": [str(observed / path.name) for path, _ in files],
         "evaluation_interval": "1m",
         "tests": [
             {

@@ -17,12 +17,15 @@ from promtool_rules import (
     PROFILES,
     ROOT,
     expected,
+    load_groups,
+    needed_groups,
     run_tests,
     series,
     written_rule_files,
 )
 
 from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import topology_of
 from dashgen.rules import render_rule_files, rule_groups
 from dashgen.rules.alerts import NODES_PER_RULE, target_missing_alerts
 from dashgen.rules.render import render_rule_file
@@ -40,6 +43,97 @@ def test_every_generated_rule_file_passes_promtool_check(promtool: str, rule_dir
         result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, f"{path.name}: {result.stdout}{result.stderr}"
         assert "SUCCESS" in result.stdout
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_whole_rule_files_evaluate_in_promtool(promtool: str, rule_dir: Path, tmp_path: Path, profile: str) -> None:
+    """Each profile's whole rule file, every group evaluated together at every step (the other cases load only the
+    groups they can observe): with no series at all, the evaluator's heartbeat is recorded and every engine node's
+    target is missing."""
+    deployment = PROFILES[profile]
+    engines = [role.name for role in topology_of(deployment).nodes if role.gpus]
+    heartbeat = (
+        f'deployment:dashgen_rule_evaluator:heartbeat{{{deployment.label("deployment")}="{deployment.deployment}"}}'
+    )
+    case = {
+        "interval": "1m",
+        "input_series": [],
+        "promql_expr_test": [
+            {
+                "expr": "deployment:dashgen_rule_evaluator:heartbeat",
+                "eval_time": "7m",
+                "exp_samples": [{"labels": heartbeat, "value": 1}],
+            }
+        ],
+        "alert_rule_test": [
+            {
+                "eval_time": "7m",
+                "alertname": "EngineMetricsTargetMissing",
+                "exp_alerts": [
+                    expected(profile, "EngineMetricsTargetMissing", {"node": node, "job": "sglang"}) for node in engines
+                ],
+            }
+        ],
+    }
+    run_tests(promtool, tmp_path, rule_dir / f"{profile}.yml", [case], whole_file=True)
+
+
+def test_a_failing_promtool_case_is_named_by_its_place(promtool: str, rule_dir: Path, tmp_path: Path) -> None:
+    """Cases needing different rule groups run from different test files of one promtool run; a failure still names
+    the case that failed (``case <n>``, its place in the list), and only it."""
+    node = PROFILES["h20-16"].node_names[0]
+    hot = {
+        "interval": "1m",
+        "input_series": [series("DCGM_FI_DEV_GPU_TEMP", {"job": "dcgm", "node": node, "gpu": "0"}, "90x6")],
+        "alert_rule_test": [{"eval_time": "5m", "alertname": "GpuTemperatureHigh", "exp_alerts": []}],  # wrong
+    }
+    quiet = {"interval": "1m", "alert_rule_test": [{"eval_time": "5m", "alertname": "HostOomKill", "exp_alerts": []}]}
+    with pytest.raises(AssertionError) as failed:
+        run_tests(promtool, tmp_path, rule_dir / "h20-16.yml", [quiet, hot])
+    assert "name: case 2," in str(failed.value) and "case 1" not in str(failed.value)
+    assert len(list(tmp_path.glob("test-*.yml"))) == 2  # two sets of rule groups
+
+
+def _group_names(rule_dir: Path, profile: str, tests: list[dict]) -> set[str]:
+    groups = load_groups(rule_dir / f"{profile}.yml")
+    prefix = f"dashgen-{profile}-"
+    return {groups[index]["name"].removeprefix(prefix) for index in needed_groups(groups, tests)}
+
+
+def test_a_promtool_case_loads_the_groups_its_assertions_read_and_what_those_read(rule_dir: Path) -> None:
+    """The groups a promtool case is run with: the group of each alert it asserts on or expression it reads, and every
+    group recording a series those groups read (found here by plain substring, not by the helper's tokens); not the
+    groups nothing it asserts on can see."""
+    assert _group_names(
+        rule_dir, "long-context-64", [{"alert_rule_test": [{"alertname": "SloErrorBudgetFastBurn"}]}]
+    ) == {"slo"}
+    # failures reads the inventory records; the layer matrix and the absence alerts are not loaded
+    assert _group_names(rule_dir, "long-context-64", [{"alert_rule_test": [{"alertname": "HostOomKill"}]}]) == {
+        "failures",
+        "inventory",
+    }
+    alerts_read = [{"promql_expr_test": [{"expr": 'ALERTS{alertname="HostOomKill"}'}]}]
+    assert _group_names(rule_dir, "long-context-64", alerts_read) == {"failures", "inventory"}
+    every_alert = _group_names(rule_dir, "long-context-64", [{"promql_expr_test": [{"expr": "ALERTS"}]}])
+    assert {"slo", "targets", "failures", "incident", "gpu"} <= every_alert and "inventory" in every_alert
+    record_read = [{"promql_expr_test": [{"expr": "max(node:dashgen_layer_health:code)"}]}]
+    assert _group_names(rule_dir, "long-context-64", record_read) == {"layer-health", "inventory"}
+    by_name = [{"promql_expr_test": [{"expr": '{__name__=~"node:.*"}'}]}]
+    groups = load_groups(rule_dir / "long-context-64.yml")
+    assert needed_groups(groups, by_name) == list(range(len(groups)))
+    for profile in PROFILES:
+        groups = load_groups(rule_dir / f"{profile}.yml")
+        records = {rule["record"] for group in groups for rule in group["rules"] if "record" in rule}
+        for group in groups:
+            for rule in (rule for rule in group["rules"] if "alert" in rule):
+                kept = [
+                    groups[index]
+                    for index in needed_groups(groups, [{"alert_rule_test": [{"alertname": rule["alert"]}]}])
+                ]
+                assert group in kept, rule["alert"]
+                recorded = {r["record"] for g in kept for r in g["rules"] if "record" in r}
+                read = {name for name in records for g in kept for r in g["rules"] if name in r["expr"]}
+                assert read <= recorded, (profile, rule["alert"], read - recorded)
 
 
 # --- SLO burn rate (long-context-64: objective 0.99, TTFT 6 s -> le 6, TPOT 0.1 s -> le 0.1, E2E 200 s) ----

@@ -1,6 +1,7 @@
 """The xdist groups tests/conftest.py gives tests that share a module-scoped server fixture (``make test`` runs
 ``--dist loadgroup``): one group per test module and fixture parameter, none for tests whose shared fixtures start
-nothing or are session-scoped (each worker starts those once anyway)."""
+nothing or are session-scoped (each worker starts those once anyway); a module fixture filling the session store
+counts."""
 
 from __future__ import annotations
 
@@ -26,9 +27,18 @@ def _tables() -> dict[str, str]:  # a fixture body that starts nothing
 BODIES = {"store": _store, "tables": _tables}
 
 
-def _item(nodeid: str, fixtures: dict[str, tuple[str, str]], params: dict[str, Any] | None = None) -> Any:
-    """A collected test's shape as shared_group reads it: fixture name -> (scope, body)."""
-    defs = {name: [SimpleNamespace(scope=scope, func=BODIES[body])] for name, (scope, body) in fixtures.items()}
+def _item(
+    nodeid: str,
+    fixtures: dict[str, tuple[str, str]],
+    params: dict[str, Any] | None = None,
+    uses: dict[str, tuple[str, ...]] | None = None,
+) -> Any:
+    """A collected test's shape as shared_group reads it: fixture name -> (scope, body), and the fixtures each
+    fixture uses (``uses``)."""
+    defs = {
+        name: [SimpleNamespace(scope=scope, func=BODIES[body], argnames=(uses or {}).get(name, ()))]
+        for name, (scope, body) in fixtures.items()
+    }
     item = SimpleNamespace(nodeid=nodeid, _fixtureinfo=SimpleNamespace(name2fixturedefs=defs))
     if params is not None:
         item.callspec = SimpleNamespace(params=params)
@@ -62,6 +72,26 @@ def test_tests_without_a_shared_server_stay_ungrouped() -> None:
     assert shared_group(SimpleNamespace(nodeid="tests/test_a.py::doc")) is None
     mixed = {"tables": ("module", "tables"), "store": ("module", "store")}
     assert shared_group(_item("tests/test_a.py::test_one", mixed, {"tables": "t"})) == "group:tests/test_a.py"
+
+
+def test_a_module_fixture_filling_the_session_store_groups_its_tests() -> None:
+    """A module-scoped fixture that starts nothing itself but imports into the session's server (a fixture it uses,
+    directly or through another) is built once per worker it runs on, like a store of its own: grouped."""
+    fixtures = {
+        "victoriametrics": ("session", "store"),
+        "windows": ("session", "tables"),
+        "video": ("module", "tables"),
+    }
+    direct = _item("tests/test_v.py::test_one", fixtures, uses={"video": ("victoriametrics",)})
+    assert shared_group(direct) == "group:tests/test_v.py"
+    through = _item(
+        "tests/test_v.py::test_two", fixtures, uses={"video": ("windows",), "windows": ("victoriametrics",)}
+    )
+    assert shared_group(through) == "group:tests/test_v.py"
+    alone = _item("tests/test_v.py::test_three", fixtures, uses={"video": ("windows",)})  # nothing starts a server
+    assert shared_group(alone) is None
+    looping = _item("tests/test_v.py::test_four", fixtures, uses={"video": ("windows",), "windows": ("video",)})
+    assert shared_group(looping) is None
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -79,22 +79,25 @@ def layout(body: Mapping[str, Any], expand_rows: bool = False) -> list[Placed]:
     return compact(placed)
 
 
-def _overlap(a: Placed, b: Placed) -> bool:
-    return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
-
-
 def compact(items: list[Placed]) -> list[Placed]:
     """Grafana's vertical compaction (react-grid-layout's): in (y, x) order each item floats up until it
-    would touch an item above it, so a gap in the stored ``y`` values is not a gap on the screen."""
+    would touch an item above it, so a gap in the stored ``y`` values is not a gap on the screen.
+
+    Each item's stop is found in one pass over the items already placed in its columns, not one cell at a time (an
+    expanded dashboard's panels float up to hundreds of cells, past hundreds of items)."""
     done: list[Placed] = []
     for item in sorted(items, key=lambda i: (i.y, i.x)):
+        beside = [o for o in done if item.x < o.x + o.w and o.x < item.x + item.w]  # sharing a column
         y = item.y
-        while y > 0 and not any(_overlap(replace(item, y=y - 1), other) for other in done):
-            y -= 1
-        moved = replace(item, y=y)
-        while (hit := next((o for o in done if _overlap(moved, o)), None)) is not None:
-            moved = replace(moved, y=hit.y + hit.h)
-        done.append(moved)
+        if y > 0:
+            # At y - 1 the item would touch ``o`` when o.y - item.h < y - 1 < o.y + o.h: it stops at the highest such
+            # y - 1 at or below its own, or at the top.
+            stops = [min(item.y - 1, o.y + o.h - 1) for o in beside]
+            touching = [s for s, o in zip(stops, beside, strict=True) if s >= max(o.y - item.h + 1, 0)]
+            y = max(touching) + 1 if touching else 0
+        while (hit := next((o for o in beside if o.y < y + item.h and y < o.y + o.h), None)) is not None:
+            y = hit.y + hit.h
+        done.append(replace(item, y=y))
     return done
 
 
