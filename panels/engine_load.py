@@ -229,7 +229,7 @@ def prefix_hit_panel(profile: Profile, role: str = "") -> PanelSpec:
                 "request, so stages are never added (S3). No prefill in the interval -> No data. The two rates "
                 f"are dashgen's recording rules (rules/{profile.name}.yml, group {stage_rates.GROUP}: reused and "
                 f"input prefill tokens per (node, PP stage) over each {request_rates.INTERVAL_SECONDS:g} s rule "
-                "interval), averaged over the rate window: the rate over that window, to the rule interval. "
+                f"interval), {request_rates.AVERAGED}. "
                 f"Without the rules loaded: '{stage_rates.NO_VALUE}'"
             ),
             layer="final reuse at prefill (scheduler)",

@@ -184,8 +184,7 @@ def _recorded(profile: Profile, what: str) -> str:
     return (
         f"{what} from dashgen's recording rules (rules/{profile.name}.yml, group {request_rates.GROUP}: the rates of "
         f"the same series over each {request_rates.INTERVAL_SECONDS:g} s rule interval, summed over the deployment "
-        "per model), averaged over the window: the rate over that window, to the rule interval. Without the rules "
-        f"loaded: '{request_rates.NO_VALUE}'"
+        f"per model), {request_rates.AVERAGED}. Without the rules loaded: '{request_rates.NO_VALUE}'"
     )
 
 
@@ -279,8 +278,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
     shown = (
         "one instant value at the end of the dashboard range"
         if instant
-        else f"the sparkline shows the value every {SPARKLINE_STEP} at least (each point is the whole {window} "
-        f"window, so a finer step would reread it for points that differ by a few minutes of {window})"
+        else f"the sparkline shows a point every {SPARKLINE_STEP} at least (each point reads the whole {window})"
     )
     return stat(
         key=f"{KEY}.burn_{window}",

@@ -60,6 +60,11 @@ LEVEL = "deployment"
 # The latency histograms the SLO group draws (TTFT, TPOT, E2E), by the name the panels show.
 LATENCY_METRICS = (("TTFT", TTFT_METRIC), ("TPOT", TPOT_METRIC), ("E2E", E2E_METRIC))
 NO_VALUE = "No data: no requests, or the request-rates rules not loaded"
+# What a panel averaging these records over its window shows, said the same way on every such panel.
+AVERAGED = (
+    "averaged over the window: the rate over that window, to the rule interval (counters miss no event, so a "
+    "spike within the window is counted)"
+)
 
 
 @dataclass(frozen=True)
