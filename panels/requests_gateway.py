@@ -17,6 +17,7 @@ from typing import Any
 
 from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers
 from dashgen_panels.gateway import gateway_panels
+from dashgen_queries import request_rates, stage_rates
 from dashgen_queries import sglang as sg
 from dashgen_queries.promql import FIRST_EVENT_RATE, scale
 
@@ -381,6 +382,26 @@ def _stage_title(profile: Profile, key: str, role: str) -> str:
     return f"{title} ({role} pool)" if role else title
 
 
+def _retracted_recorded(profile: Profile) -> bool:
+    return stage_rates.RETRACTED in stage_rates.retracted_rate(profile)
+
+
+def _retracted_record_note(profile: Profile) -> str:
+    """Where the retraction rate comes from when it is recorded (``queries.stage_rates``)."""
+    if not _retracted_recorded(profile):
+        return ""
+    return (
+        f". The rate is dashgen's recording rule (rules/{profile.name}.yml, group {stage_rates.GROUP}: retracted "
+        f"requests per (node, PP stage, DP group) over each {request_rates.INTERVAL_SECONDS:g} s rule interval), "
+        f"{request_rates.AVERAGED}. Without the rules loaded: '{stage_rates.RETRACTED_NO_VALUE}'"
+    )
+
+
+def _retracted_step(profile: Profile) -> str:
+    """A recorded read's Min step (``request_rates.min_step_of``); the raw read's default otherwise."""
+    return request_rates.min_step_of(profile) if _retracted_recorded(profile) else ""
+
+
 def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
     """Running, waiting and retracted requests per stage: once per pool in a PD deployment (S27)."""
     legend = sg.stage_legend(profile)
@@ -438,18 +459,19 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
                         "requests retracted (pushed back to waiting for lack of KV slots) per second, per stage",
                         SCHEDULER_LIMIT
                         + "; the counter is absent, not 0, until the first retraction, and "
-                        + FIRST_EVENT_RATE,
+                        + FIRST_EVENT_RATE
+                        + _retracted_record_note(profile),
                     ),
                     [
                         Target(
-                            sg.named_stage(
-                                profile, sg.per_stage_rate(profile, "sglang:num_retracted_requests_total", *pool)
-                            ),
+                            sg.named_stage(profile, stage_rates.retracted_rate(profile, *pool)),
                             legend,
+                            interval=_retracted_step(profile),
                         )
                     ],
                     "reqps",
                     width=8,
+                    **({"no_value": stage_rates.RETRACTED_NO_VALUE} if _retracted_recorded(profile) else {}),
                 ),
             )
         ]

@@ -1,5 +1,6 @@
-"""The per-stage prefix-cache reuse rates recorded once per rule interval (group ``dashgen-<profile>-stage-reuse``),
-read by *Prefix-cache reuse share per stage* (per instance without PP).
+"""The per-stage rates recorded once per rule interval (group ``dashgen-<profile>-stage-reuse``): the prefix-cache
+reuse rates read by *Prefix-cache reuse share per stage* (per instance without PP), and the retraction rate read by
+*Retracted requests per PP stage*.
 
 Computed from the raw counter on every refresh, the panel read every logging rank's
 ``sglang:prefill_effective_tokens_total`` by mode, and where the deployment has more than a screenful of stages
@@ -11,14 +12,22 @@ rates the share divides: reused prefill tokens (device, host and storage hits) a
 The rate window is the request-rates records' (``queries.request_rates``): one rule interval per record, the panel
 averaging the evaluations within its own ``$__rate_interval``, which is the rate over that window to the rule
 interval. Without the rules loaded the panel reads No data and says why.
+
+The retracted-requests graph read every TP rank's ``sglang:num_retracted_requests_total`` four times where the
+deployment has more than a screenful of stages (the worst stages and the three reads of the band: 195 k samples on
+open at 1,024 GPUs). Its record is the same expression at one rule interval: the counter's rate per (node, PP
+stage, DP group, engine type), ``max`` across TP ranks (``sglang.per_stage_rate``). A counter misses no event, so
+the average of the interval rates is the rate over the panel's window (a spike is counted, not smoothed away);
+the scheduler gauges (running, waiting, batch, KV usage) are left raw: a gauge recorded per rule interval would
+be drawn at the rule interval, not at the store's resolution.
 """
 
 from __future__ import annotations
 
 from dashgen_queries.exported import written
-from dashgen_queries.promql import agg, divide, matcher, node_var
+from dashgen_queries.promql import agg, divide, job, matcher, node_var, rate, selector
 from dashgen_queries.request_rates import RecordedRate, recorded_rate, window
-from dashgen_queries.sglang import ENGINE_TYPE, stage_key
+from dashgen_queries.sglang import ENGINE_TYPE, per_stage_rate, stage_key, stage_labels, stage_var
 from dashgen_queries.sglang_slo import prefix_hit_ratio as raw_prefix_hit_ratio
 from dashgen_queries.sglang_slo import prefix_token_rates
 
@@ -30,12 +39,19 @@ REUSED = f"node_stage:dashgen_sglang_prefill_reused_tokens:rate{window()}"
 INPUT = f"node_stage:dashgen_sglang_prefill_input_tokens:rate{window()}"
 COUNTER = SGLANG.name("sglang:prefill_effective_tokens_total")
 NO_VALUE = "No data: no prefill, or the stage-reuse rules not loaded"
+RETRACTED_COUNTER = SGLANG.name("sglang:num_retracted_requests_total")
+RETRACTED = f"node_stage:dashgen_sglang_num_retracted_requests_total:rate{window()}"
+RETRACTED_NO_VALUE = "No data: no retraction yet, or the stage-reuse rules not loaded"
 
 
 def records(profile: Profile) -> tuple[RecordedRate, ...]:
     """The two recorded rates per (node, PP stage, engine type): the one definition of the rules."""
     reused, inputs = prefix_token_rates(profile, window(), with_vars=False, keep=(ENGINE_TYPE,))
-    return RecordedRate(REUSED, reused), RecordedRate(INPUT, inputs)
+    found = [RecordedRate(REUSED, reused), RecordedRate(INPUT, inputs)]
+    if written(profile, RETRACTED_COUNTER):
+        retracted = rate(selector(RETRACTED_COUNTER, job(profile, "sglang")), window())
+        found.append(RecordedRate(RETRACTED, agg("max", stage_labels(profile), retracted)))
+    return tuple(found)
 
 
 def prefix_hit_ratio(profile: Profile, role: str = "") -> str:
@@ -53,3 +69,13 @@ def prefix_hit_ratio(profile: Profile, role: str = "") -> str:
         agg("sum", stage, recorded_rate(profile, name, "$__rate_interval", *matchers)) for name in (REUSED, INPUT)
     )
     return divide(reused, inputs)
+
+
+def retracted_rate(profile: Profile, *matchers: str) -> str:
+    """``sglang.per_stage_rate`` of the retraction counter from the record: per (node, PP stage, DP group, engine
+    type) over ``$__rate_interval``, narrowed by the Node and Stage variables and the pool ``matchers``. Where the
+    stated SGLang version never writes the counter (S35), the raw expression, as ``prefix_hit_ratio``."""
+    if not written(profile, RETRACTED_COUNTER):
+        return per_stage_rate(profile, RETRACTED_COUNTER, *matchers)
+    recorded = recorded_rate(profile, RETRACTED, "$__rate_interval", *matchers, node_var(profile), stage_var(profile))
+    return agg("max", stage_labels(profile), recorded)

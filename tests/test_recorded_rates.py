@@ -1,4 +1,5 @@
-"""The request-rates and stage-reuse recording rules (``queries.request_rates``, ``queries.stage_rates``): the
+"""The request-rates and stage-reuse recording rules (``queries.request_rates``, ``queries.stage_rates``: the
+per-stage reuse and retraction rates): the
 graphs that read them draw what they drew from the raw series. On the session's demo store, the records written by
 the real evaluator (vmalert -replay of the groups, as ``recorder.replay_for_dashboards`` does for every demo
 window), each recorded panel query against the raw expression it replaced, point by point; and, for every
@@ -10,8 +11,9 @@ import math
 import re
 
 import pytest
-from dashgen_panels import engine_load, slo_health
+from dashgen_panels import engine_load, requests_gateway, slo_health
 from dashgen_queries import request_rates, stage_rates
+from dashgen_queries import sglang as sg
 from dashgen_queries.sglang_slo import burn_rate, latency_quantile, prefix_hit_ratio, slis
 
 from dashgen.build import build_profile
@@ -59,6 +61,12 @@ def _pairs(profile) -> list[tuple[str, str, str]]:
     for role in engine_load.pd_roles(profile):
         (target,) = engine_load.prefix_hit_panel(profile, role).targets
         found.append((f"prefix reuse {role or 'unified'}", target.expr, prefix_hit_ratio(profile, role=role)))
+    for panel in requests_gateway.engine_queue_panels(profile):
+        if panel.key.split(".")[-1].startswith("retractions"):
+            (target,) = panel.targets
+            pool = engine_load.pool_matchers(panel.fan_out.role if panel.fan_out else "")
+            raw = sg.named_stage(profile, sg.per_stage_rate(profile, stage_rates.RETRACTED_COUNTER, *pool))
+            found.append((panel.title, target.expr, raw))
     return found
 
 
@@ -74,6 +82,7 @@ def test_each_recorded_panel_query_draws_what_the_raw_query_drew(victoriametrics
     end = window.end
     start = end - 40 * 60
     compared = 0
+    drawn = set()
     for what, recorded, raw in _pairs(profile):
         assert RECORDED.search(recorded), (what, recorded)
         got, want = _points(ds, recorded, start, end), _points(ds, raw, start, end)
@@ -83,7 +92,9 @@ def test_each_recorded_panel_query_draws_what_the_raw_query_drew(victoriametrics
             for at, value in points.items():
                 assert math.isclose(got[labels][at], value, rel_tol=1e-6, abs_tol=1e-9), (what, labels, at)
                 compared += 1
+                drawn.add(what)
     assert compared >= 100, compared
+    assert any(what.startswith("Retracted") for what in drawn), sorted(drawn)  # the store retracts: compared
 
 
 @pytest.mark.parametrize("profile", [p for p in load_profiles() if p.has_kind(TEXT)], ids=lambda p: p.name)
