@@ -12,9 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from dashgen_panels.drilldown import node_link
-from dashgen_queries import request_rates, stage_rates
+from dashgen_queries import request_rates, stage_bands, stage_rates
 from dashgen_queries.sglang import stage_key
-from dashgen_queries.sglang_slo import STALLED_VALUE, kv_usage, per_stage_requests, queue_per_running
+from dashgen_queries.sglang_slo import STALLED_VALUE, queue_per_running
 
 from dashgen.deployment.profile import Profile
 from dashgen.render.kit import ratio_axis, stat, timeseries
@@ -123,6 +123,10 @@ def _stages(profile: Profile, role: str, worst: RankedEnd) -> FanOut:
 
 
 def requests_panel(profile: Profile, key: str, metric: str, quantity: str, role: str = "") -> PanelSpec:
+    band_key = {
+        "sglang:num_running_reqs": stage_bands.RUNNING_PER_STAGE,
+        "sglang:num_queue_reqs": stage_bands.WAITING_PER_STAGE,
+    }[metric]
     return _stage_panel(
         profile,
         _key(key, role),
@@ -137,8 +141,8 @@ def requests_panel(profile: Profile, key: str, metric: str, quantity: str, role:
                 "sampled at the log interval can miss short bursts"
             ),
         ),
-        per_stage_requests(profile, metric, role=role),
-        _stages(profile, role, "top"),
+        stage_bands.expression(profile, band_key, role),
+        replace(_stages(profile, role, "top"), band=stage_bands.read(profile, band_key, role)),
         unit="short",
         min=0,
         width=9,
@@ -198,8 +202,8 @@ def kv_usage_panel(profile: Profile, role: str = "") -> PanelSpec:
                 "(busy) 80 %, orange (high) 90 %, red (overloaded) 95 %, where retraction becomes likely"
             ),
         ),
-        kv_usage(profile, role),
-        _stages(profile, role, "top"),
+        stage_bands.expression(profile, stage_bands.KV_PER_STAGE, role),
+        replace(_stages(profile, role, "top"), band=stage_bands.read(profile, stage_bands.KV_PER_STAGE, role)),
         **ratio_axis("percentunit"),
         width=12,
         thresholds=KV_STATES,

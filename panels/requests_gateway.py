@@ -17,8 +17,8 @@ from typing import Any
 
 from dashgen_panels.engine_load import pd_roles, pool_key, pool_matchers
 from dashgen_panels.gateway import gateway_panels
-from dashgen_queries import request_rates, stage_rates
 from dashgen_queries import sglang as sg
+from dashgen_queries import stage_bands, stage_rates
 from dashgen_queries.promql import FIRST_EVENT_RATE, scale
 
 from dashgen.deployment.profile import TEXT, Profile
@@ -382,26 +382,6 @@ def _stage_title(profile: Profile, key: str, role: str) -> str:
     return f"{title} ({role} pool)" if role else title
 
 
-def _retracted_recorded(profile: Profile) -> bool:
-    return stage_rates.RETRACTED in stage_rates.retracted_rate(profile)
-
-
-def _retracted_record_note(profile: Profile) -> str:
-    """Where the retraction rate comes from when it is recorded (``queries.stage_rates``)."""
-    if not _retracted_recorded(profile):
-        return ""
-    return (
-        f". The rate is dashgen's recording rule (rules/{profile.name}.yml, group {stage_rates.GROUP}: retracted "
-        f"requests per (node, PP stage, DP group) over each {request_rates.INTERVAL_SECONDS:g} s rule interval), "
-        f"{request_rates.AVERAGED}. Without the rules loaded: '{stage_rates.RETRACTED_NO_VALUE}'"
-    )
-
-
-def _retracted_step(profile: Profile) -> str:
-    """A recorded read's Min step (``request_rates.min_step_of``); the raw read's default otherwise."""
-    return request_rates.min_step_of(profile) if _retracted_recorded(profile) else ""
-
-
 def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
     """Running, waiting and retracted requests per stage: once per pool in a PD deployment (S27)."""
     legend = sg.stage_legend(profile)
@@ -409,8 +389,14 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
     for role in pd_roles(profile):
         pool = pool_matchers(role)
         fan_out = FanOut("dp_group", (*sg.stage_labels(profile), sg.STAGE_NAME), "top", role)
+        retracted = stage_rates.retracted_read(profile, *pool)
+        running, waiting = stage_bands.RUNNING_PER_DP_GROUP, stage_bands.WAITING_PER_DP_GROUP
+        bands = {
+            pool_key(key, role): stage_bands.read(profile, band, role)
+            for key, band in (("running_per_stage", running), ("waiting_per_stage", waiting))
+        }
         panels += [
-            replace(panel, fan_out=fan_out)
+            replace(panel, fan_out=replace(fan_out, band=bands.get(panel.key.removeprefix(f"{GROUP}."), "")))
             for panel in (
                 _ts(
                     pool_key("running_per_stage", role),
@@ -422,12 +408,7 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
                         "stage; the two answer different questions and are named apart)",
                         SCHEDULER_LIMIT,
                     ),
-                    [
-                        Target(
-                            sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_running_reqs", *pool)),
-                            legend,
-                        )
-                    ],
+                    [Target(sg.named_stage(profile, stage_bands.expression(profile, running, role)), legend)],
                     "short",
                     width=8,
                     decimals=0,
@@ -442,11 +423,7 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
                         SCHEDULER_LIMIT + "; this is the engine layer only: gateway admission queues are on their "
                         "own panels and are not added here (S4)",
                     ),
-                    [
-                        Target(
-                            sg.named_stage(profile, sg.per_stage_gauge(profile, "sglang:num_queue_reqs", *pool)), legend
-                        )
-                    ],
+                    [Target(sg.named_stage(profile, stage_bands.expression(profile, waiting, role)), legend)],
                     "short",
                     width=8,
                     decimals=0,
@@ -460,18 +437,12 @@ def engine_queue_panels(profile: Profile) -> list[PanelSpec]:
                         SCHEDULER_LIMIT
                         + "; the counter is absent, not 0, until the first retraction, and "
                         + FIRST_EVENT_RATE
-                        + _retracted_record_note(profile),
+                        + retracted.note,
                     ),
-                    [
-                        Target(
-                            sg.named_stage(profile, stage_rates.retracted_rate(profile, *pool)),
-                            legend,
-                            interval=_retracted_step(profile),
-                        )
-                    ],
+                    [Target(sg.named_stage(profile, retracted.expr), legend, interval=retracted.step)],
                     "reqps",
                     width=8,
-                    **({"no_value": stage_rates.RETRACTED_NO_VALUE} if _retracted_recorded(profile) else {}),
+                    **({"no_value": retracted.no_value} if retracted.no_value else {}),
                 ),
             )
         ]
@@ -608,7 +579,7 @@ def build(profile: Profile, topology: Topology) -> GroupSpec:
                 "queues",
                 "Requests: engine queues" + (" per PP stage" if profile.has_pp else " per instance"),
                 engine_queue_panels(profile),
-                not profile.has_pp,
+                not stage_bands.queues_open(profile),
             ),
             ("latency", "Requests: latency per pool and instance", latency_panels(profile), True),
         ]

@@ -15,30 +15,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dashgen_queries.promql import BAND_LABEL, band, worst_series
+from dashgen_queries.stage_bands import GROUP as BAND_GROUP
 
 from dashgen.deployment.topology import Topology
-from dashgen.render.spec import Evidence, FanOut, GroupSpec, PanelSpec, Target
+from dashgen.render.fanout import SCREENFUL, series_count
+from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 
-SCREENFUL = 64  # series one graph that opens with the dashboard may draw
 WORST = 10  # the worst series a narrowed graph draws beside its band
 WORST_SPLIT = 5  # the worst entities where each draws several series (one per status, per pipeline stage)
 EVERY_ROW = "every_series"  # row key suffix of the collapsed row holding the full panels
 NOUNS = {"stage": "stage", "dp_group": "DP group", "gpu": "GPU", "node": "node", "instance": "instance"}
 WORST_WORDS = {"top": "highest", "bottom": "lowest"}
-
-
-def series_count(fan_out: FanOut, topology: Topology) -> int:
-    """How many series the panel draws with every variable at All: the (node, PP stage) pairs of its pool, or
-    its GPUs, nodes or (node, replica) pairs. A DP group counts as its stage (the profile states no DP size): a
-    lower bound there."""
-    roles = {pool.name: pool.role for pool in topology.profile.pools}
-    ranks = [r for r in topology.ranks if not fan_out.role or roles.get(r.pool) == fan_out.role]
-    keys = {
-        "gpu": lambda r: (r.node, r.gpu),
-        "node": lambda r: r.node,
-        "instance": lambda r: (r.node, r.pool, r.replica),
-    }.get(fan_out.per, lambda r: (r.node, r.pp_rank))
-    return len({keys(r) for r in ranks})
 
 
 def narrowed(panel: PanelSpec, count: int, every_row: str) -> PanelSpec:
@@ -52,11 +39,18 @@ def narrowed(panel: PanelSpec, count: int, every_row: str) -> PanelSpec:
     ]
     drawn = f"the {k} {noun}s with the {WORST_WORDS[fan.worst]} value at the end of the range"
     if panel.kind == "timeseries" and not fan.split:  # split: already several series an entity; no band on top
-        targets += [
-            replace(target, expr=band(target.expr, fan.labels), legend=f"{{{{{BAND_LABEL}}}}} of every {noun}")
-            for target in panel.targets
-        ]
+        legend = f"{{{{{BAND_LABEL}}}}} of every {noun}"
+        if fan.band:  # recorded: one read of three series a pool instead of three reads of every entity
+            (target,) = panel.targets
+            targets.append(replace(target, expr=fan.band, legend=legend))
+        else:
+            targets += [replace(target, expr=band(target.expr, fan.labels), legend=legend) for target in panel.targets]
         drawn += f", and the min / median / max of all {count} (a band per pool: any {noun}'s spike shows in max)"
+        if fan.band:
+            drawn += (
+                f"; the band is recorded at each stored sample (rule group {BAND_GROUP}) and covers every {noun} "
+                "of the pool whatever the Node variable chooses; without the rules loaded it reads nothing"
+            )
     note = (
         f"at this deployment's {count} {noun}s (more than a screenful of {SCREENFUL}) the panel draws {drawn}; "
         f"every {noun}: the collapsed row '{every_row}' right below, or choose nodes in the Node variable"

@@ -433,11 +433,10 @@ def per_stage_requests(profile: Profile, metric: str, with_vars: bool = True, ro
     return agg("sum", stage, per_dp)
 
 
-def kv_usage(profile: Profile, role: str = "") -> str:
+def kv_usage(profile: Profile, role: str = "", with_vars: bool = True) -> str:
     """``sglang:token_usage`` (the fullest KV pool's used share) per (node, PP stage): the fullest DP group."""
-    return agg(
-        "max", stage_key(profile), selector(SGLANG.name("sglang:token_usage"), *scheduler_matchers(profile, role=role))
-    )
+    scope = scheduler_matchers(profile, with_vars, role=role)
+    return agg("max", stage_key(profile), selector(SGLANG.name("sglang:token_usage"), *scope))
 
 
 def queue_per_running(profile: Profile, role: str = "") -> str:

@@ -24,9 +24,11 @@ be drawn at the rule interval, not at the store's resolution.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dashgen_queries.exported import written
 from dashgen_queries.promql import agg, divide, job, matcher, node_var, rate, selector
-from dashgen_queries.request_rates import RecordedRate, recorded_rate, window
+from dashgen_queries.request_rates import AVERAGED, INTERVAL_SECONDS, RecordedRate, min_step_of, recorded_rate, window
 from dashgen_queries.sglang import ENGINE_TYPE, per_stage_rate, stage_key, stage_labels, stage_var
 from dashgen_queries.sglang_slo import prefix_hit_ratio as raw_prefix_hit_ratio
 from dashgen_queries.sglang_slo import prefix_token_rates
@@ -71,11 +73,27 @@ def prefix_hit_ratio(profile: Profile, role: str = "") -> str:
     return divide(reused, inputs)
 
 
-def retracted_rate(profile: Profile, *matchers: str) -> str:
+@dataclass(frozen=True)
+class RetractedRead:
+    """What *Retracted requests per PP stage* reads: the expression, the sentence its description adds, the Min
+    step and the no-value text ("" for the raw read)."""
+
+    expr: str
+    note: str = ""
+    step: str = ""
+    no_value: str = ""
+
+
+def retracted_read(profile: Profile, *matchers: str) -> RetractedRead:
     """``sglang.per_stage_rate`` of the retraction counter from the record: per (node, PP stage, DP group, engine
     type) over ``$__rate_interval``, narrowed by the Node and Stage variables and the pool ``matchers``. Where the
     stated SGLang version never writes the counter (S35), the raw expression, as ``prefix_hit_ratio``."""
     if not written(profile, RETRACTED_COUNTER):
-        return per_stage_rate(profile, RETRACTED_COUNTER, *matchers)
+        return RetractedRead(per_stage_rate(profile, RETRACTED_COUNTER, *matchers))
     recorded = recorded_rate(profile, RETRACTED, "$__rate_interval", *matchers, node_var(profile), stage_var(profile))
-    return agg("max", stage_labels(profile), recorded)
+    note = (
+        f". The rate is dashgen's recording rule (rules/{profile.name}.yml, group {GROUP}: retracted requests per "
+        f"(node, PP stage, DP group) over each {INTERVAL_SECONDS:g} s rule interval), {AVERAGED}. Without the "
+        f"rules loaded: '{RETRACTED_NO_VALUE}'"
+    )
+    return RetractedRead(agg("max", stage_labels(profile), recorded), note, min_step_of(profile), RETRACTED_NO_VALUE)

@@ -1,6 +1,7 @@
 """An upper bound on the series a PromQL query returns, from its shape and the deployment's size: a raw
 selector is unbounded, ``by (labels)`` bounds it by the labels' cardinalities, ``topk(k, ...)`` by ``k``,
-``x and on (labels) y`` by ``y`` where ``x`` has one series per ``labels``. Tests use it to hold every graph
+``x and on (labels) y`` by ``y`` where ``x`` has one series per ``labels``, a recorded band
+(``queries.stage_bands``) by its three series per pool. Tests use it to hold every graph
 that opens with the dashboard to a screenful at any cluster size without loading a 4,096-GPU store."""
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import promql_parser as pp
+from dashgen_queries import stage_bands
+from dashgen_queries.promql import BAND_LABEL
 
 from dashgen.lint.promql import agg_op, func_name, grouping, unparen
 
 INF = math.inf
+BAND_POOLS = ("prefill", "decode")  # the most pools one band record holds (``stage_bands.roles``)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,10 @@ def bound(node: object, sizes: Mapping[str, float], per_node: float) -> Bound:
         return one
     if isinstance(node, pp.UnaryExpr):
         return bound(node.expr, sizes, per_node)
+    if isinstance(node, pp.VectorSelector) and (node.name or "").startswith("pool:dashgen_"):
+        # a recorded band: min, median and max per pool, one pool where the read names it
+        named = any(m.name == stage_bands.POOL and str(m.op).endswith("Equal") for m in node.matchers.matchers)
+        return Bound(3 * (1 if named else len(BAND_POOLS)), frozenset({BAND_LABEL, stage_bands.POOL}))
     if isinstance(node, pp.VectorSelector | pp.MatrixSelector):
         return Bound(INF, None)
     if isinstance(node, pp.SubqueryExpr):

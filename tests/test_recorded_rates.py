@@ -12,19 +12,25 @@ import re
 
 import pytest
 from dashgen_panels import engine_load, requests_gateway, slo_health
-from dashgen_queries import request_rates, stage_rates
+from dashgen_queries import request_rates, stage_bands, stage_rates
 from dashgen_queries import sglang as sg
+from dashgen_queries.promql import band, in_deployment
 from dashgen_queries.sglang_slo import burn_rate, latency_quantile, prefix_hit_ratio, slis
+from scaled_profiles import at_size
 
 from dashgen.build import build_profile
+from dashgen.dashboard import dashboard_specs
+from dashgen.demo import recorder
 from dashgen.deployment.profile import TEXT, load_profiles
 from dashgen.document import iter_panels
 from dashgen.live.datasource import Datasource
 from dashgen.rules.render import rule_groups_data
 
+PROFILES = {p.name: p for p in load_profiles()}
 RATE_INTERVAL = 120  # Grafana's $__rate_interval at the default 1 h range on the store's 30 s resolution
 STEP = 60
 RECORDED = re.compile(r"[a-z_]+:dashgen_sglang_[a-z0-9_]+:rate\w+")
+RECORD = re.compile(r"pool:dashgen_[a-z0-9_]+:band")
 
 
 def _all(expr: str) -> str:
@@ -34,8 +40,8 @@ def _all(expr: str) -> str:
     return expr.replace("$__rate_interval", f"{RATE_INTERVAL}s")
 
 
-def _points(ds: Datasource, expr: str, start: float, end: float) -> dict[tuple, dict[float, float]]:
-    result = ds.query_range(_all(expr), start, end, STEP).result
+def _points(ds: Datasource, expr: str, start: float, end: float, step: float = STEP) -> dict[tuple, dict[float, float]]:
+    result = ds.query_range(_all(expr), start, end, step).result
     return {
         tuple(sorted((k, v) for k, v in item["metric"].items() if k != "__name__")): {
             float(t): float(v) for t, v in item["values"]
@@ -122,3 +128,79 @@ def test_the_rule_file_records_exactly_what_the_dashboards_read_each_over_one_ru
             for target in site.raw.get("targets") or []:
                 read.update(RECORDED.findall(target.get("expr", "")))
     assert read == written, (sorted(read ^ written), profile.name)
+
+
+def _pool(role: str) -> tuple[str, ...]:
+    return (f'{stage_bands.POOL}="{role}"',) if role else ()
+
+
+def _replay_every_band(url: str, profile, start: float, end: float) -> None:
+    """The demo profiles draw every stage (no band is written for them): every band rule of the profile, as the
+    rule file would write it at a larger size, replayed by vmalert at the engine's sample interval."""
+    label, value = profile.label("deployment"), profile.deployment
+    rules = [
+        {"record": r.record, "expr": r.rule, "labels": {**dict(r.labels), label: value}}
+        for r in stage_bands.records(profile, every=True)
+    ]
+    seconds = stage_bands.interval_seconds(profile)
+    group = {"name": f"bands-{profile.name}", "interval": f"{seconds:g}s", "rules": rules}
+    found = recorder.find_vmalert()
+    if found is None:
+        pytest.skip("vmalert not found")
+    recorder._replay_once(found, recorder._text([group]), url, start, end, None, seconds, 300.0)
+    Datasource(url).flush()
+
+
+@pytest.mark.parametrize("window_key", [("long-context-64", "healthy"), ("pd-128", "healthy")], ids=lambda k: k[0])
+def test_each_recorded_band_draws_the_band_of_the_raw_gauges(victoriametrics, demo_windows, window_key):
+    """Issue 42: the stage-bands records (``queries.stage_bands``, replayed at the engine's sample interval as the
+    rule file states) draw, point by point, the min / median / max band the narrowed graphs computed from the raw
+    gauges, per pool: a band of another pool, a record evaluated at a coarser interval (a gauge's step would be
+    lost), missing the ``priority=""`` total or summing TP copies would differ."""
+    window = demo_windows[window_key]
+    profile = window.profile
+    ds = Datasource(victoriametrics.url)
+    end = window.end
+    start = end - 40 * 60
+    _replay_every_band(victoriametrics.url, profile, start - 600, end)
+    compared = 0
+    keys = set()
+    for key, spec in stage_bands.BANDS.items():
+        for role in stage_bands.roles(profile):
+            assert not stage_bands.read(profile, key, role)  # below a screenful: no band drawn, none written
+            recorded = in_deployment(profile, stage_bands.record_name(key), *(_pool(role)))
+            raw = band(stage_bands.expression(profile, key, role), spec.labels(profile))
+            step = stage_bands.interval_seconds(profile)  # every stored sample: a coarser record would differ
+            got = {
+                tuple(kv for kv in k if kv[0] not in ("cluster", stage_bands.POOL)): v
+                for k, v in _points(ds, recorded, start, end, step).items()
+            }
+            want = _points(ds, raw, start, end, step)
+            assert set(got) == set(want) and len(want) == 3, (key, role, sorted(got), sorted(want))
+            for labels, points in want.items():
+                assert set(got[labels]) == set(points), (key, role, labels)
+                for at, value in points.items():
+                    assert math.isclose(got[labels][at], value, rel_tol=1e-9, abs_tol=1e-12), (key, role, labels, at)
+                    compared += 1
+            keys.add(key)
+    assert keys == set(stage_bands.BANDS) and compared >= 3 * 60 * len(keys), compared
+
+
+@pytest.mark.parametrize("name", ["long-context-64", "pd-128"])
+def test_the_band_group_records_what_the_narrowed_graphs_read_at_the_engines_sample_interval(name):
+    """Issue 42: at 4,096 GPUs the stage-bands group is evaluated every stored sample of the engine job (a longer
+    interval would draw a gauge's band at a coarser step than the raw band), and writes every band a narrowed graph
+    reads, once per pool, and no other; the shipped sizes (every stage drawn) write none."""
+    assert not any(g["name"].endswith(stage_bands.GROUP) for g in rule_groups_data(PROFILES[name]))
+    profile = at_size(name)
+    groups = {g["name"]: g for g in rule_groups_data(profile)}
+    group = groups[f"dashgen-{profile.name}-{stage_bands.GROUP}"]
+    assert group["interval"] == f"{profile.source('sglang').sample_interval_seconds:g}s"
+    written = {(r["record"], r.get("labels", {}).get(stage_bands.POOL, "")) for r in group["rules"]}
+    (spec,) = dashboard_specs(profile)
+    read = {(m.group(0), p.fan_out.role) for p in spec.panels() if p.fan_out and (m := RECORD.search(p.fan_out.band))}
+    drawn = {m.group(0) for p in spec.panels() for t in p.targets if (m := RECORD.search(t.expr))}
+    assert read == written and {r for r, _ in read} == drawn, sorted(read ^ written)
+    # the engine-load graphs' three bands open everywhere; the per-DP-group queues' two where the pool has PP stages
+    keys = len(stage_bands.BANDS) if profile.has_pp else 3
+    assert len(read) == keys * len(stage_bands.roles(profile)), sorted(read)

@@ -6,48 +6,27 @@ from __future__ import annotations
 
 import re
 import time
-import tomllib
-from functools import cache
 from pathlib import Path
 
 import promql_parser as pp
 import pytest
 from dashgen_panels.screenful import EVERY_ROW, SCREENFUL, WORST
 from dashgen_queries.promql import band, worst_series
+from scaled_profiles import GPUS, at_size
 from series_bound import bound
 
 from dashgen.build import build_profile
 from dashgen.dashboard import dashboard_specs
-from dashgen.deployment.profile import Profile, load_profiles, profile_from_dict
+from dashgen.deployment.profile import Profile, load_profiles
 from dashgen.live.datasource import Datasource
 
 ROOT = Path(__file__).resolve().parent.parent
-GPUS = 4096
 GRAFANA_GLOBALS = re.compile(r"\$__(rate_interval|interval|range)\b|\$\{__(rate_interval|interval|range)\}")
 SHIPPED = sorted(p.stem for p in (ROOT / "profiles").glob("*.toml"))
 # labels a graph may keep whose count does not grow with the cluster (the band's three, a pool's two roles)
 SMALL = {"band": 3, "engine_type": 2, "class": 4, "model_name": 1, "mode": 3, "tier": 4, "cluster": 1, "status": 3}
 SMALL["stage"] = 8  # named pipeline / request stages (a fixed list in the engine), not PP ranks
 GATEWAY_NODES = 4  # gateway replicas: the profile states none; a handful whatever the cluster size
-
-
-@cache
-def at_size(name: str, gpus: int = GPUS) -> Profile:
-    """A shipped profile grown to ``gpus`` GPUs: the same nodes and replicas, proportionally more of each."""
-    path = ROOT / "profiles" / f"{name}.toml"
-    raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    cluster = raw["cluster"]
-    nodes = gpus // cluster["gpus_per_node"]
-    factor = nodes / cluster["nodes"]
-    cluster["nodes"] = nodes
-    cluster.pop("node_addresses", None)
-    for pool in raw["pools"]:
-        pool["replicas"] = round(pool["replicas"] * factor)
-    names = [f"{pool['name']}-{i}" for pool in raw["pools"] for i in range(pool["replicas"])]
-    for master in raw.get("mooncake", {}).get("masters", []):
-        master["replicas"] = [n for n in names if n.startswith(raw["pools"][0]["name"] + "-")]
-    raw["name"] = f"{name}-at-{gpus}"
-    return profile_from_dict(raw, str(path))
 
 
 def open_graphs(document: dict) -> list[dict]:
@@ -92,7 +71,10 @@ def test_the_per_stage_graphs_draw_the_worst_stages_and_a_band_with_every_stage_
         labels = panel.fan_out.labels
         assert panel.targets[0].expr == worst_series(original.expr, labels, WORST, panel.fan_out.worst)
         assert panel.targets[0].legend == original.legend
-        if panel.kind == "timeseries":
+        if panel.kind == "timeseries" and panel.fan_out.band:  # a gauge: its band recorded (queries.stage_bands)
+            assert [t.expr for t in panel.targets[1:]] == [panel.fan_out.band]
+            assert ":band{" in panel.fan_out.band and "stage-bands" in panel.description
+        elif panel.kind == "timeseries":
             assert [t.expr for t in panel.targets[1:]] == [band(original.expr, labels)]
         else:
             assert len(panel.targets) == 1

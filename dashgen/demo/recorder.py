@@ -21,13 +21,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from dashgen_queries import stage_bands
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 
 from dashgen.demo.vmlauncher import find_program
 from dashgen.deployment.profile import Profile
 from dashgen.live.datasource import Datasource
 from dashgen.render.yamlemit import dump
-from dashgen.rules.render import GPU_WINDOW_GROUP, REQUEST_RATES_GROUP, STAGE_REUSE_GROUP, rule_groups_data
+from dashgen.rules.render import (
+    GPU_WINDOW_GROUP,
+    REQUEST_RATES_GROUP,
+    STAGE_BANDS_GROUP,
+    STAGE_REUSE_GROUP,
+    rule_groups_data,
+)
 
 LAYER_HEALTH = "layer-health"
 GPU_WINDOW = GPU_WINDOW_GROUP
@@ -146,11 +153,17 @@ def replay_for_dashboards(
     store_url: str, profiles: Iterable[Profile], start: float, end: float, *, write_url: str | None = None
 ) -> None:
     """What the dashboards read recorded over a window from ``start`` to ``end``: the layer-health rules over its
-    last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window, request-rates and stage-reuse
-    rules over all of it (the per-GPU table and the SLO group's graphs read them across the window)."""
+    last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window, request-rates, stage-reuse and
+    stage-bands rules over all of it (the per-GPU table and the SLO group's graphs read them across the window)."""
     chosen = list(profiles)
     replay(store_url, chosen, max(start, end - REPLAY_SECONDS), end, write_url=write_url)
     replay(store_url, chosen, start, end, write_url=write_url, groups=WHOLE_WINDOW)
+    by_interval: dict[float, list[Profile]] = {}  # the bands are evaluated at each profile's engine sample interval
+    for profile in chosen:
+        if profile.exported("sglang"):
+            by_interval.setdefault(stage_bands.interval_seconds(profile), []).append(profile)
+    for seconds, banded in by_interval.items():
+        replay(store_url, banded, start, end, write_url=write_url, groups=(STAGE_BANDS_GROUP,), interval=seconds)
 
 
 def _replay_once(

@@ -34,7 +34,8 @@ EXTRA_NAMES = (
     "node:dashgen_layer_reason:code",  # dashgen's own recorded reason codes of the Now row (queries.nodata)
     "node_gpu:dashgen_gpu_window_*",  # per-interval GPU statistics of the per-GPU table (queries.gpu_window)
     "deployment:dashgen_sglang_*",  # recorded request rates of the SLO group (queries.request_rates)
-    "node_stage:dashgen_sglang_*",  # recorded per-stage prefix reuse rates (queries.stage_rates)
+    "node_stage:dashgen_sglang_*",  # recorded per-stage prefix reuse and retraction rates (queries.stage_rates)
+    "pool:dashgen_sglang_*",  # recorded per-stage gauge bands of the narrowed graphs (queries.stage_bands)
 )
 
 

@@ -90,15 +90,17 @@ class Target:
 class FanOut:
     """A panel that draws one series per entity of the deployment (a PP stage, a DP group, a GPU, a node, an
     instance): which entity, the labels that name one, what makes one worse (``top``: a high value, ``bottom``: a
-    low one), the engine pool it is drawn for ("" for all) and the labels each entity's series are further split
-    by (``split``, e.g. an outcome's status). ``dashgen_panels.screenful`` reads it to keep such a graph legible
-    at any cluster size."""
+    low one), the engine pool it is drawn for ("" for all), the labels each entity's series are further split
+    by (``split``, e.g. an outcome's status) and a query reading the band recorded for it (``band``, labelled
+    ``band="min|median|max"``; "" to aggregate the panel's query). ``dashgen_panels.screenful`` reads it to keep
+    such a graph legible at any cluster size."""
 
     per: RankedPer
     labels: tuple[str, ...]
     worst: RankedEnd
     role: str = ""
     split: tuple[str, ...] = ()
+    band: str = ""  # a recorded min / median / max band to draw instead of three aggregations of the query
 
     def __post_init__(self) -> None:
         if self.per not in FAN_OUTS or self.worst not in ("top", "bottom") or not self.labels:

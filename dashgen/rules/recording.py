@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dashgen_queries import health, nodata, request_rates, stage_rates
+from dashgen_queries import health, nodata, request_rates, stage_bands, stage_rates
 from dashgen_queries.gpu import (
     QUANTITIES,
     GpuSource,
@@ -39,6 +39,7 @@ __all__ = [
     "gpu_records",
     "gpu_window_records",
     "request_rate_records",
+    "stage_band_records",
     "stage_reuse_records",
     "inventory_records",
     "layer_health_records",
@@ -85,6 +86,12 @@ def request_rate_records(profile: Profile) -> tuple[RecordingRule, ...]:
 def stage_reuse_records(profile: Profile) -> tuple[RecordingRule, ...]:
     """Per rule interval, the reused and input prefill token rates per stage (``queries.stage_rates``)."""
     return tuple(RecordingRule(rate.record, rate.rule) for rate in stage_rates.records(profile))
+
+
+def stage_band_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """At the engine's sample interval, the min / median / max band of the per-stage gauges the narrowed graphs
+    draw (``queries.stage_bands``)."""
+    return tuple(RecordingRule(b.record, b.rule, b.labels) for b in stage_bands.records(profile))
 
 
 def inventory_records(profile: Profile) -> tuple[RecordingRule, ...]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dashgen_queries import request_rates, stage_rates
+from dashgen_queries import request_rates, stage_bands, stage_rates
 from dashgen_queries.gpu import GpuSource, gpu_source
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 from dashgen_queries.sglang_slo import check_objective
@@ -47,6 +47,7 @@ from dashgen.rules.recording import (
     layer_health_records,
     request_rate_records,
     slo_records,
+    stage_band_records,
     stage_reuse_records,
 )
 
@@ -54,6 +55,7 @@ RULES_DIR = Path("rules")
 GPU_WINDOW_GROUP = "gpu-window"  # the per-GPU table's recorded statistics (queries.gpu_window)
 REQUEST_RATES_GROUP = request_rates.GROUP  # the SLO group's request rates (queries.request_rates)
 STAGE_REUSE_GROUP = stage_rates.GROUP  # the per-stage prefix reuse rates (queries.stage_rates)
+STAGE_BANDS_GROUP = stage_bands.GROUP  # the per-stage gauges' bands, at the engine's sample interval
 Rule = RecordingRule | AlertRule
 
 
@@ -73,6 +75,7 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
         # apart from the alerts, like gpu-window: what the SLO group's graphs read, replayed alone by the demo
         groups.append((REQUEST_RATES_GROUP, request_rate_records(profile)))
         groups.append((STAGE_REUSE_GROUP, stage_reuse_records(profile)))
+        groups.append((STAGE_BANDS_GROUP, stage_band_records(profile)))
     if engine and profile.has_kind(VIDEO):  # S25: the job SLO and stuck alerts, never TTFT / TPOT / tokens
         check_objective(profile)
         groups.append(("jobs", job_slo_records(profile) + job_slo_alerts(profile) + stuck_alerts(profile)))
@@ -186,9 +189,15 @@ def rule_groups_data(profile: Profile) -> list[dict[str, Any]]:
     links = link_base(profile, groups)
     # The interval is written, not left to the evaluator's default: the recorded windows and the per-interval GPU
     # statistics are built for one evaluation every RULE_INTERVAL_SECONDS (an evaluator set to 2m would skip samples).
+    # The bands record each stored sample of the gauges they band: the engine's sample interval.
     interval = f"{RULE_INTERVAL_SECONDS:g}s"
+    intervals = {f"dashgen-{profile.name}-{STAGE_BANDS_GROUP}": stage_bands.interval(profile)}
     data = [
-        {"name": group.name, "interval": interval, "rules": [_rule_dict(rule, links) for rule in group.rules]}
+        {
+            "name": group.name,
+            "interval": intervals.get(group.name, interval),
+            "rules": [_rule_dict(rule, links) for rule in group.rules],
+        }
         for group in groups
     ]
     save_known_names()  # the links' metric names, for the next run
