@@ -37,6 +37,31 @@ def test_every_dashboard_metric_has_a_demo_model(profile):
     assert not unknown, f"metrics the dashboards query but the demo cannot generate: {unknown}"
 
 
+def test_the_deployments_of_one_profile_share_its_models_and_a_drill_or_fault_gets_its_own():
+    """The fault suite imports fifteen deployments of long-context-64: their models are resolved once (the
+    deployment's value is a contract label's, left to the scope), equal to what each resolves afresh; a drill or a
+    catalogue fault adds its metrics and is resolved on its own; a caller's copy is its own."""
+    from dataclasses import replace
+
+    from dashgen.demo import run
+
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    run._MODELS.clear()
+    before = run._MODELS.misses
+    first = demo_models(replace(profile, deployment="suite-a"))
+    first[0].clear()
+    shared = demo_models(replace(profile, deployment="suite-b"))
+    assert run._MODELS.misses == before + 1, "the second deployment resolved the models again"
+    run._MODELS.clear()
+    assert shared == demo_models(replace(profile, deployment="suite-b")) == demo_models(profile)
+    assert run._MODELS.misses == before + 2
+    drill = demo_models(replace(profile, deployment="suite-a"), INCIDENTS[0])
+    fault = demo_models(profile, "healthy", ["fault:gateway-errors"])
+    assert run._MODELS.misses == before + 4
+    names = {model.name for model, _ in shared[0]}
+    assert names < {model.name for model, _ in drill[0]} and names <= {model.name for model, _ in fault[0]}
+
+
 def test_the_sources_table_and_the_demo_catalogue_list_the_same_metrics():
     """validate-queries and the demo read one metric -> source table; every listed metric has a model."""
     listed = {name for exports in METRIC_SOURCES.values() for name in (*exports.metrics, *exports.histograms)}

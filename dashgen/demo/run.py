@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
 
@@ -23,6 +23,7 @@ from dashgen.demo.wanted import add_rule_expressions, resolve, wanted_from_dashb
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
+from dashgen.render.memo import Memo, profile_key
 from dashgen.rules.render import rule_groups_data
 
 
@@ -38,22 +39,34 @@ class ImportSummary:
     unknown: tuple[str, ...]
 
 
-def demo_models(
-    profile: Profile, scenario: str = "healthy", more: Sequence[str] = ()
-) -> tuple[list[tuple[MetricModel, dict[str, tuple[str, ...]]]], list[str]]:
+Models = list[tuple[MetricModel, dict[str, tuple[str, ...]]]]
+
+# The resolved models by the profile's content less its deployment value, and the metrics a drill or fault adds:
+# a deployment's value is a contract label's (``labels.deployment``), which ``resolve`` leaves to the scope, so
+# the deployments of one profile in a shared store (the fault suite's fifteen) read the same models; resolving
+# them parses every panel and rule query of the profile (~0.4 s of CPU for long-context-64).
+_MODELS: Memo[tuple[str, tuple[str, ...]], tuple[Models, tuple[str, ...]]] = Memo("demo.models", 16)
+
+
+def demo_models(profile: Profile, scenario: str = "healthy", more: Sequence[str] = ()) -> tuple[Models, list[str]]:
     """The metrics the profile's dashboards and rules query (an alert may read a metric no panel draws), and those
     an incident drill reshapes, resolved to models; and the names without a model."""
-    documents = [built.document for built in build_profile(profile)]
-    wanted = wanted_from_dashboards(documents)
-    add_rule_expressions(wanted, rule_groups_data(profile))
-    if scenario in INCIDENTS:
-        for name in DRILL_METRICS:
-            wanted.add(name)
+    added: list[str] = list(DRILL_METRICS) if scenario in INCIDENTS else []
     for name in (scenario, *more):
         fault = fault_of(name)
-        for change in fault.changes if fault else ():
-            wanted.add(change.metric)
-    return resolve(wanted, set(profile.labels.values()))
+        added += [change.metric for change in fault.changes] if fault else []
+    key = (profile_key(replace(profile, deployment="")), tuple(dict.fromkeys(added)))
+    found = _MODELS.get(key)
+    if found is None:
+        documents = [built.document for built in build_profile(profile)]
+        wanted = wanted_from_dashboards(documents)
+        add_rule_expressions(wanted, rule_groups_data(profile))
+        for name in added:
+            wanted.add(name)
+        models, unknown = resolve(wanted, set(profile.labels.values()))
+        found = (models, tuple(unknown))
+        _MODELS.put(key, found)
+    return list(found[0]), list(found[1])
 
 
 def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: float = 0.0) -> Plan:
