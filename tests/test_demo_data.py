@@ -420,3 +420,34 @@ def test_the_noise_draws_are_gausss_numbers_without_its_calls():
             assert fast.random() == slow.random()
             checked += 1
     assert checked == 9
+
+
+def test_an_import_line_reads_back_as_the_json_line_it_replaces():
+    """``Datasource.import_series`` writes each object with orjson, and with ``json`` what orjson would refuse or
+    write as null: every line reads back as the ``json`` line did (NaN and infinities as NaN / Infinity, a
+    non-string key, a 65-bit integer), and the demo's own series take the fast path."""
+    import json
+
+    import orjson
+
+    from dashgen.live.datasource import import_line
+
+    def same(a: object, b: object) -> bool:  # NaN == NaN, as the store reads it
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    demo = _series(profile, "five-reasons", 0.1)
+    assert len(demo) > 1000
+    for item in demo:
+        line = import_line(item)
+        assert line == orjson.dumps(item) and json.loads(line) == item
+    odd = [
+        {"metric": {"__name__": "m"}, "values": [float("nan"), float("inf"), -float("inf"), 1e-05], "timestamps": [1]},
+        {"metric": {"__name__": "m", "v": "null"}, "values": [1], "timestamps": [1]},
+        {"metric": {1: "x"}, "values": [1], "timestamps": [1]},
+        {"metric": {"__name__": "m"}, "values": [2**65], "timestamps": [1]},
+    ]
+    for item in odd:
+        line = import_line(item)
+        assert b"\n" not in line and same(json.loads(line), json.loads(json.dumps(item))), line
+    assert b"NaN" in import_line(odd[0]) and b"Infinity" in import_line(odd[0])
