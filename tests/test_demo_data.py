@@ -37,28 +37,33 @@ def test_every_dashboard_metric_has_a_demo_model(profile):
     assert not unknown, f"metrics the dashboards query but the demo cannot generate: {unknown}"
 
 
-def test_the_deployments_of_one_profile_share_its_models_and_a_drill_or_fault_gets_its_own():
-    """The fault suite imports fifteen deployments of long-context-64: their models are resolved once (the
-    deployment's value is a contract label's, left to the scope), equal to what each resolves afresh; a drill or a
-    catalogue fault adds its metrics and is resolved on its own; a caller's copy is its own."""
+def test_the_deployments_of_one_profile_read_its_queries_once_and_resolve_the_same_models():
+    """The fault suite imports fifteen deployments of long-context-64, each with its own drill or faults: what the
+    profile's dashboards and rules query is read once for all (the deployment's value is a contract label's, left
+    to the scope), and each gets the models it resolves afresh, a drill's and a fault's metrics added to its own
+    copy only."""
     from dataclasses import replace
 
     from dashgen.demo import run
 
     profile = next(p for p in PROFILES if p.name == "long-context-64")
-    run._MODELS.clear()
-    before = run._MODELS.misses
-    first = demo_models(replace(profile, deployment="suite-a"))
-    first[0].clear()
-    shared = demo_models(replace(profile, deployment="suite-b"))
-    assert run._MODELS.misses == before + 1, "the second deployment resolved the models again"
-    run._MODELS.clear()
-    assert shared == demo_models(replace(profile, deployment="suite-b")) == demo_models(profile)
-    assert run._MODELS.misses == before + 2
-    drill = demo_models(replace(profile, deployment="suite-a"), INCIDENTS[0])
-    fault = demo_models(profile, "healthy", ["fault:gateway-errors"])
-    assert run._MODELS.misses == before + 4
-    names = {model.name for model, _ in shared[0]}
+    run._QUERIED.clear()
+    before = run._QUERIED.misses
+    healthy = demo_models(replace(profile, deployment="suite-a"))
+    drill = demo_models(replace(profile, deployment="suite-b"), INCIDENTS[0])
+    fault = demo_models(profile, "healthy", ["fault:gateway-errors", "fault:gpu-pcie-replays"])
+    again = demo_models(replace(profile, deployment="suite-c"))
+    assert run._QUERIED.misses == before + 1, "a second deployment read the profile's queries again"
+    fresh = []
+    for deployment, scenario, more in (("", "healthy", []), ("suite-b", INCIDENTS[0], [])):
+        run._QUERIED.clear()
+        fresh.append(demo_models(replace(profile, deployment=deployment), scenario, more))
+    assert healthy == again == fresh[0] and drill == fresh[1]
+    run._QUERIED.clear()
+    assert fault == demo_models(
+        replace(profile, deployment="suite-f"), "healthy", ["fault:gateway-errors", "fault:gpu-pcie-replays"]
+    )
+    names = {model.name for model, _ in healthy[0]}
     assert names < {model.name for model, _ in drill[0]} and names <= {model.name for model, _ in fault[0]}
 
 

@@ -19,7 +19,7 @@ from dashgen.demo.incidents import DRILL_METRICS, apply
 from dashgen.demo.scenarios import INCIDENTS, faults
 from dashgen.demo.scopes import Plan
 from dashgen.demo.series import generate
-from dashgen.demo.wanted import add_rule_expressions, resolve, wanted_from_dashboards
+from dashgen.demo.wanted import Wanted, add_rule_expressions, resolve, wanted_from_dashboards
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
@@ -41,32 +41,31 @@ class ImportSummary:
 
 Models = list[tuple[MetricModel, dict[str, tuple[str, ...]]]]
 
-# The resolved models by the profile's content less its deployment value, and the metrics a drill or fault adds:
-# a deployment's value is a contract label's (``labels.deployment``), which ``resolve`` leaves to the scope, so
-# the deployments of one profile in a shared store (the fault suite's fifteen) read the same models; resolving
-# them parses every panel and rule query of the profile (~0.4 s of CPU for long-context-64).
-_MODELS: Memo[tuple[str, tuple[str, ...]], tuple[Models, tuple[str, ...]]] = Memo("demo.models", 16)
+# What the profile's dashboards and rules query, by the profile's content less its deployment value: that value
+# is a contract label's (``labels.deployment``), which ``resolve`` leaves to the scope, so the deployments of one
+# profile in a shared store (the fault suite's fifteen, the drills' thirteen) read it once; reading it parses
+# every panel and rule query of the profile (~0.4 s of CPU for long-context-64). Each call gets its own copy.
+_QUERIED: Memo[str, Wanted] = Memo("demo.queried", 16)
 
 
 def demo_models(profile: Profile, scenario: str = "healthy", more: Sequence[str] = ()) -> tuple[Models, list[str]]:
     """The metrics the profile's dashboards and rules query (an alert may read a metric no panel draws), and those
     an incident drill reshapes, resolved to models; and the names without a model."""
-    added: list[str] = list(DRILL_METRICS) if scenario in INCIDENTS else []
+    key = profile_key(replace(profile, deployment=""))
+    queried = _QUERIED.get(key)
+    if queried is None:
+        queried = wanted_from_dashboards([built.document for built in build_profile(profile)])
+        add_rule_expressions(queried, rule_groups_data(profile))
+        _QUERIED.put(key, queried)
+    wanted = queried.copy()
+    if scenario in INCIDENTS:
+        for name in DRILL_METRICS:
+            wanted.add(name)
     for name in (scenario, *more):
         fault = fault_of(name)
-        added += [change.metric for change in fault.changes] if fault else []
-    key = (profile_key(replace(profile, deployment="")), tuple(dict.fromkeys(added)))
-    found = _MODELS.get(key)
-    if found is None:
-        documents = [built.document for built in build_profile(profile)]
-        wanted = wanted_from_dashboards(documents)
-        add_rule_expressions(wanted, rule_groups_data(profile))
-        for name in added:
-            wanted.add(name)
-        models, unknown = resolve(wanted, set(profile.labels.values()))
-        found = (models, tuple(unknown))
-        _MODELS.put(key, found)
-    return list(found[0]), list(found[1])
+        for change in fault.changes if fault else ():
+            wanted.add(change.metric)
+    return resolve(wanted, set(profile.labels.values()))
 
 
 def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: float = 0.0) -> Plan:
