@@ -37,6 +37,36 @@ def test_every_dashboard_metric_has_a_demo_model(profile):
     assert not unknown, f"metrics the dashboards query but the demo cannot generate: {unknown}"
 
 
+def test_the_deployments_of_one_profile_read_its_queries_once_and_resolve_the_same_models():
+    """The fault suite imports fifteen deployments of long-context-64, each with its own drill or faults: what the
+    profile's dashboards and rules query is read once for all (the deployment's value is a contract label's, left
+    to the scope), and each gets the models it resolves afresh, a drill's and a fault's metrics added to its own
+    copy only."""
+    from dataclasses import replace
+
+    from dashgen.demo import run
+
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    run._QUERIED.clear()
+    before = run._QUERIED.misses
+    healthy = demo_models(replace(profile, deployment="suite-a"))
+    drill = demo_models(replace(profile, deployment="suite-b"), INCIDENTS[0])
+    fault = demo_models(profile, "healthy", ["fault:gateway-errors", "fault:gpu-pcie-replays"])
+    again = demo_models(replace(profile, deployment="suite-c"))
+    assert run._QUERIED.misses == before + 1, "a second deployment read the profile's queries again"
+    fresh = []
+    for deployment, scenario, more in (("", "healthy", []), ("suite-b", INCIDENTS[0], [])):
+        run._QUERIED.clear()
+        fresh.append(demo_models(replace(profile, deployment=deployment), scenario, more))
+    assert healthy == again == fresh[0] and drill == fresh[1]
+    run._QUERIED.clear()
+    assert fault == demo_models(
+        replace(profile, deployment="suite-f"), "healthy", ["fault:gateway-errors", "fault:gpu-pcie-replays"]
+    )
+    names = {model.name for model, _ in healthy[0]}
+    assert names < {model.name for model, _ in drill[0]} and names <= {model.name for model, _ in fault[0]}
+
+
 def test_the_sources_table_and_the_demo_catalogue_list_the_same_metrics():
     """validate-queries and the demo read one metric -> source table; every listed metric has a model."""
     listed = {name for exports in METRIC_SOURCES.values() for name in (*exports.metrics, *exports.histograms)}
@@ -396,3 +426,34 @@ def test_the_noise_draws_are_gausss_numbers_without_its_calls():
             assert fast.random() == slow.random()
             checked += 1
     assert checked == 9
+
+
+def test_an_import_line_reads_back_as_the_json_line_it_replaces():
+    """``Datasource.import_series`` writes each object with orjson, and with ``json`` what orjson would refuse or
+    write as null: every line reads back as the ``json`` line did (NaN and infinities as NaN / Infinity, a
+    non-string key, a 65-bit integer), and the demo's own series take the fast path."""
+    import json
+
+    import orjson
+
+    from dashgen.live.datasource import import_line
+
+    def same(a: object, b: object) -> bool:  # NaN == NaN, as the store reads it
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+    profile = next(p for p in PROFILES if p.name == "long-context-64")
+    demo = _series(profile, "five-reasons", 0.1)
+    assert len(demo) > 1000
+    for item in demo:
+        line = import_line(item)
+        assert line == orjson.dumps(item) and json.loads(line) == item
+    odd = [
+        {"metric": {"__name__": "m"}, "values": [float("nan"), float("inf"), -float("inf"), 1e-05], "timestamps": [1]},
+        {"metric": {"__name__": "m", "v": "null"}, "values": [1], "timestamps": [1]},
+        {"metric": {1: "x"}, "values": [1], "timestamps": [1]},
+        {"metric": {"__name__": "m"}, "values": [2**65], "timestamps": [1]},
+    ]
+    for item in odd:
+        line = import_line(item)
+        assert b"\n" not in line and same(json.loads(line), json.loads(json.dumps(item))), line
+    assert b"NaN" in import_line(odd[0]) and b"Infinity" in import_line(odd[0])

@@ -43,6 +43,13 @@ class Wanted:
         if label is not None and value is not None:
             labels.setdefault(label, set()).add(value)
 
+    def copy(self) -> Wanted:
+        """A copy whose additions leave this one as it is."""
+        return Wanted(
+            {name: {label: set(values) for label, values in labels.items()} for name, labels in self.metrics.items()},
+            list(self.unparsed),
+        )
+
 
 def _expressions(document: Mapping[str, Any]) -> Iterable[str]:
     body = unwrap(document)
