@@ -353,7 +353,7 @@ def error_ratio(
     sample; an idle window gives no sample (guarded division), not 0. ``reader`` reads each rate (the raw series
     by default).
     """
-    return f"1 - {divide(*_good_and_events(profile, sli, window, by, scoped, reader))}"
+    return f"1 - {good_ratio(profile, sli, window, by, scoped, reader)}"
 
 
 def good_ratio(
