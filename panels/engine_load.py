@@ -231,10 +231,10 @@ def prefix_hit_panel(profile: Profile, role: str = "") -> PanelSpec:
                 "scheduler-level final reuse at prefill (S9): the same counter as the final-reuse columns of the "
                 "cache-evidence table, as a token share; not a request hit rate; every PP stage counts the same "
                 "request, so stages are never added (S3). No prefill in the interval -> No data. The two rates "
-                f"are dashgen's recording rules (rules/{profile.name}.yml, group {stage_rates.GROUP}: reused and "
-                f"input prefill tokens per (node, PP stage) over each {request_rates.INTERVAL_SECONDS:g} s rule "
-                f"interval), {request_rates.AVERAGED}. "
-                f"Without the rules loaded: '{stage_rates.NO_VALUE}'"
+                "are dashgen's recording rules "
+                + stage_rates.recorded_note(
+                    profile, "reused and input prefill tokens per (node, PP stage)", stage_rates.NO_VALUE
+                )
             ),
             layer="final reuse at prefill (scheduler)",
         ),

@@ -73,6 +73,15 @@ def prefix_hit_ratio(profile: Profile, role: str = "") -> str:
     return divide(reused, inputs)
 
 
+def recorded_note(profile: Profile, content: str, no_value: str) -> str:
+    """What a panel reading this group's records says of them: the rule file and group, what each record holds
+    (``content``) per rule interval, how the panel reads it and what it shows without the rules."""
+    return (
+        f"(rules/{profile.name}.yml, group {GROUP}: {content} over each {INTERVAL_SECONDS:g} s rule interval), "
+        f"{AVERAGED}. Without the rules loaded: '{no_value}'"
+    )
+
+
 @dataclass(frozen=True)
 class RetractedRead:
     """What *Retracted requests per PP stage* reads: the expression, the sentence its description adds, the Min
@@ -91,9 +100,7 @@ def retracted_read(profile: Profile, *matchers: str) -> RetractedRead:
     if not written(profile, RETRACTED_COUNTER):
         return RetractedRead(per_stage_rate(profile, RETRACTED_COUNTER, *matchers))
     recorded = recorded_rate(profile, RETRACTED, "$__rate_interval", *matchers, node_var(profile), stage_var(profile))
-    note = (
-        f". The rate is dashgen's recording rule (rules/{profile.name}.yml, group {GROUP}: retracted requests per "
-        f"(node, PP stage, DP group) over each {INTERVAL_SECONDS:g} s rule interval), {AVERAGED}. Without the "
-        f"rules loaded: '{RETRACTED_NO_VALUE}'"
+    note = ". The rate is dashgen's recording rule " + recorded_note(
+        profile, "retracted requests per (node, PP stage, DP group)", RETRACTED_NO_VALUE
     )
     return RetractedRead(agg("max", stage_labels(profile), recorded), note, min_step_of(profile), RETRACTED_NO_VALUE)
