@@ -20,9 +20,9 @@ from dataclasses import replace
 from dashgen_panels.client_health import client_now_panel
 from dashgen_panels.slo_health import health_states
 from dashgen_queries import client_slo as cs
-from dashgen_queries import diffusion, health, nodata, now, serving, sglang_slo
+from dashgen_queries import diffusion, health, nodata, now, now_records, serving, sglang_slo
 from dashgen_queries import vmagent as va
-from dashgen_queries.promql import WINDOW
+from dashgen_queries.promql import WINDOW, node_var
 
 from dashgen.deployment.profile import TEXT, Profile
 from dashgen.deployment.targets import expected_targets, expected_total
@@ -171,24 +171,33 @@ def coverage_panel(profile: Profile) -> PanelSpec:
         key=f"{KEY}.coverage",
         title="Targets up / expected",
         evidence=Evidence(
-            source="the scraper's up series of every job of this deployment, and the profile: "
+            source="the scraper's up series of every job of this deployment, counted per job by "
+            + _recorded(profile, now_records.TARGETS_UP)
+            + ", and the profile: "
             + parts
             + " (dashgen.deployment.targets: one target per node for each exported per-node source and the "
             "collector, [collector.targets] for the sources on some nodes)",
-            quantity=f"targets whose last scrape succeeded (up == 1) at the window end, beside the {total} the profile "
-            "expects",
+            quantity=f"targets whose last scrape succeeded (up == 1) at the newest evaluation, beside the {total} the "
+            "profile expects",
             limit="a dead collector takes all its node's targets with it: read the matrix's Collector column "
-            "before blaming the targets (S23). A target missing from up is counted as not up",
+            "before blaming the targets (S23). A target missing from up is counted as not up. "
+            f"'{serving.EVALUATOR_SILENT_TEXT}' when no rule of the file was evaluated within {_staleness(profile)}: "
+            "no count is recorded, so none is shown",
         ),
         targets=(
-            Target(va.targets_up_total(profile), legend="up", instant=True, ref_id="A"),
-            Target(va.expected_total_expr(profile), legend="expected", instant=True, ref_id="B"),
+            Target(now_records.targets_up_total(profile), legend="up", instant=True, ref_id="A"),
+            Target(
+                now_records.when_fresh(profile, va.expected_total_expr(profile)),
+                legend="expected",
+                instant=True,
+                ref_id="B",
+            ),
         ),
         unit="short",
         decimals=0,
         width=3,
         height=TOP,
-        no_value="no target up",
+        no_value=serving.EVALUATOR_SILENT_TEXT,
         thresholds=(("text", None),),
         color_mode="value",
         text_mode="value_and_name",
@@ -247,14 +256,23 @@ def firing_table(profile: Profile) -> PanelSpec:
     )
 
 
+def _recorded(profile: Profile, record: str) -> str:
+    """Where a first-screen panel's record comes from and how it is read (one phrase for every such panel)."""
+    return (
+        f"dashgen's recording rule {record} (rules/{profile.name}.yml, group dashgen-{profile.name}-"
+        f"{now_records.GROUP}; the newest value at most {_staleness(profile)} old, the Now row's one staleness bound)"
+    )
+
+
 def staleness_seconds(profile: Profile) -> float:
     """The Now row's one staleness bound (S32): recorded cells, the collector's silence, the evaluator's freshness."""
     return nodata.recorded_lookback_seconds(profile)
 
 
 def matrix_query(profile: Profile) -> str:
-    """The node x layer verdicts that are not ok, one series per (node, layer): ``queries.now.not_ok_cells``."""
-    return now.not_ok_cells(profile)
+    """The node x layer verdicts that are not ok, one series per (node, layer), as recorded
+    (``queries.now_records``: the rule is ``queries.now.verdicts``), or the evaluator-silent line."""
+    return now_records.not_ok_cells(profile, node_var(profile))
 
 
 def matrix_panel(profile: Profile) -> PanelSpec:
@@ -280,10 +298,10 @@ def matrix_panel(profile: Profile) -> PanelSpec:
         title=MATRIX_TITLE,
         evidence=Evidence(
             layer="collection health and layer health (S6, S23, S32)",
-            source=f"the reason codes of the Missing-data reasons table (Cache evidence group) per evidence layer, as "
-            f"dashgen's recording rule {nodata.LAYER_REASON} records them, and the health states "
-            f"{health.LAYER_HEALTH} per layer (plus 'collector' and 'clock'), both in rules/{profile.name}.yml "
-            f"group dashgen-{profile.name}-layer-health, each read once for every node and layer; the node "
+            source=f"the not-ok cells as {_recorded(profile, now_records.NOT_OK)} records them from the reason "
+            "codes of the Missing-data reasons table (Cache evidence group) per evidence layer, as dashgen's "
+            f"recording rule {nodata.LAYER_REASON} records them, and the health states {health.LAYER_HEALTH} per "
+            f"layer (plus 'collector' and 'clock'), both in group dashgen-{profile.name}-layer-health, with the node "
             "inventory and up (the collector's silence)",
             quantity="one line per node and layer whose verdict is not ok: the worst of the missing-data reason and "
             "the health state. Ok and idle (no traffic, no I/O) layers "
@@ -299,10 +317,11 @@ def matrix_panel(profile: Profile) -> PanelSpec:
             "explanation",
             notes=f"One staleness bound for every line: the newest recorded value counts while at most {bound:g} s "
             f"old ({nodata.RECORDED_LOOKBACK_INTERVALS} rule evaluations plus the store's latency offset), the same "
-            "number as the collector's silence. Colour families: yellow insufficient samples; orange "
-            "uninitialised; red / dark red collection failed / GPU missing (k of N); purple segment host not "
-            "mapped; dark purple collector silent (missing data) or rule evaluator silent; magenta a health "
-            "state (dark: critical, e.g. "
+            "number as the collector's silence; the recorded cell reads the codes with that bound and the panel "
+            "reads the cell with it, so a cell that turned ok can stay listed up to twice it. Colour families: "
+            "yellow insufficient samples; orange uninitialised; red / dark red collection failed / GPU missing "
+            "(k of N); purple segment host not mapped; dark purple collector silent (missing data) or rule "
+            "evaluator silent; magenta a health state (dark: critical, e.g. "
             f"'{health.ENGINE_STALLED.text}', '{health.GPU_XID_FATAL.text}'; light: warning, e.g. "
             f"'{health.GPU_THERMAL.text}', '{health.CLOCK_OFF.text}')",
         ),
@@ -368,20 +387,25 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
         return None
     if not profile.has_kind(TEXT):
         return instance_state_panel(profile)
-    queries = serving.replica_states(profile, topology)
+    queries = [now_records.replica_states(profile)]
+    evaluator_row = {
+        "type": "value",
+        "options": {str(now.EVALUATOR_SILENT): {"text": now.EVALUATOR_SILENT_TEXT, "color": va.SILENT_COLOUR}},
+    }
     return table(
         key=f"{KEY}.serving",
         title="Replica serving state",
         evidence=Evidence(
-            source="per replica (which nodes hold its PP stages: the node inventory series node:dashgen_inventory:info "
-            "of rules/<profile>.yml): up of the engine job on those nodes, sglang:realtime_tokens_total and "
-            "sglang:num_queue_reqs",
+            source="per replica, as " + _recorded(profile, now_records.SERVING) + " records it from which nodes hold "
+            "its PP stages (the node inventory series node:dashgen_inventory:info of the same file), up of the "
+            "engine job on those nodes, sglang:realtime_tokens_total and sglang:num_queue_reqs",
             quantity=f"the first that applies: PP stage not scraped (a node of the replica with no engine "
             f"target up) > stalled (requests wait, no token moved over {serving.STALL_WINDOW}) > idle (no token "
             "moved, nothing waits) > serving",
             limit="a replica sharing a node with others is read from the node's series, so one busy replica makes "
             "its node's neighbours look busy too; 'PP stage not scraped' does not prove the ranks are down "
-            "(the collector may be, see the matrix); without the inventory rules loaded the table is empty",
+            "(the collector may be, see the matrix); without the inventory rules loaded the table is empty; while "
+            f"no rule evaluator records, one line says '{now.EVALUATOR_SILENT_TEXT}'",
         ),
         targets=tuple(Target(q, instant=True, table=True, ref_id=ref(i)) for i, q in enumerate(queries)),
         unit="none",
@@ -389,7 +413,7 @@ def serving_panel(profile: Profile, topology: Topology) -> PanelSpec | None:
         width=4,
         height=BOTTOM,
         no_value=NO_DATA_TEXT,
-        mappings=serving.replica_state_names().mappings(),
+        mappings=(*serving.replica_state_names().mappings(), evaluator_row),
         cells="color-text",
         min_width=120,
         # Several queries fill one State column (each returns the replicas in its state, a replica is in exactly
@@ -419,22 +443,27 @@ def coverage_table(profile: Profile) -> PanelSpec:
         key=f"{KEY}.coverage_by_source",
         title="Targets per source: up, expected, missing",
         evidence=Evidence(
-            source="up of each job of this deployment; the expected counts of the profile (dashgen.deployment.targets)",
-            quantity="per scrape job at the window end: targets up, expected, and expected minus up where positive",
+            source="up of each job of this deployment, counted per job by "
+            + _recorded(profile, now_records.TARGETS_UP)
+            + "; the expected counts of the profile (dashgen.deployment.targets)",
+            quantity="per scrape job at the newest evaluation: targets up, expected, and expected minus up where "
+            "positive",
             limit="expected is the profile's number, written into the query as a constant per job (not a value of a "
-            "metric, so nothing is zero-filled, S7); more targets up than expected shows no 'missing'",
+            "metric, so nothing is zero-filled, S7); more targets up than expected shows no 'missing'. While no "
+            f"rule evaluator records (no rule evaluated within {_staleness(profile)}) no column is shown and the "
+            f"table says '{serving.EVALUATOR_SILENT_TEXT}', never every target missing",
         ),
         labels={job: "Source (job)"},
         columns=[
-            Column("Up", va.targets_up_by_job(profile)),
-            Column("Expected", va.expected_by_job(profile)),
-            Column("Missing", va.missing_by_job(profile)),
+            Column("Up", now_records.newest(profile, now_records.TARGETS_UP)),
+            Column("Expected", now_records.when_fresh(profile, va.expected_by_job(profile))),
+            Column("Missing", now_records.missing_by_job(profile)),
         ],
         unit="short",
         decimals=0,
         width=5,
         height=BOTTOM,
-        no_value="—",
+        no_value=serving.EVALUATOR_SILENT_TEXT,
         min_width=85,
     )
 
@@ -445,20 +474,27 @@ def missing_panel(profile: Profile) -> PanelSpec:
         "options": {
             str(va.FAILING): {"text": "scrape failing (up = 0)", "color": "red", "index": 0},
             str(va.GONE): {"text": "gone (seen in the window, no sample now)", "color": "orange", "index": 1},
+            str(now.EVALUATOR_SILENT): {"text": now.EVALUATOR_SILENT_TEXT, "color": va.SILENT_COLOUR, "index": 2},
         },
     }
+    window = f"{now_records.MISSING_WINDOW_SECONDS // 60:g} minutes"
     return table(
         key=f"{KEY}.missing",
         title="Missing targets",
         evidence=Evidence(
-            source="up of every job of this deployment over the dashboard window",
-            quantity="each target whose last scrape failed at the window end, or that had an up sample in the "
-            "window and has none now",
-            limit="a target never seen in the window is not listed (the per-source counts and the matrix show it "
-            "against the profile); a gone node lists all its targets: check the Collector column first",
+            source=f"up of every job of this deployment over the last {window}, as "
+            + _recorded(profile, now_records.MISSING)
+            + " records the targets missing (only those)",
+            quantity="each target whose last scrape failed at the newest evaluation, or that had an up sample in "
+            f"the last {window} and has none now",
+            limit=f"the window is the recorded {window} (the matrix's 'now'), not the dashboard's range: a target "
+            f"gone longer ago is not listed, nor one never seen (the per-source counts and the matrix show it "
+            "against the profile); a gone node lists all its targets: check the Collector column first. 'none "
+            "missing' only while the rule evaluator records; otherwise one line says "
+            f"'{now.EVALUATOR_SILENT_TEXT}'",
         ),
         labels={profile.label("node"): "Node", profile.label("job"): "Job", profile.label("instance"): "Target"},
-        columns=[Column("State", va.missing_targets(profile))],
+        columns=[Column("State", now_records.missing_targets(profile))],
         unit="none",
         decimals=0,
         width=7,

@@ -113,20 +113,28 @@ def layer_titles(profile: Profile) -> dict[str, str]:
     return titles
 
 
-def _newest(profile: Profile, metric: str) -> str:
-    """The newest recorded code of every selected node and layer, at most the Now row's staleness bound old."""
-    recorded = selector(metric, deployment(profile), node_var(profile))
+def _newest(profile: Profile, metric: str, selected: bool = True) -> str:
+    """The newest recorded code of every (selected) node and layer, at most the Now row's staleness bound old."""
+    recorded = selector(metric, deployment(profile), node_var(profile) if selected else "")
     bound = nodata.recorded_lookback_seconds(profile)
     return agg("max", [profile.label("node"), nodata.LAYER_LABEL], f"last_over_time({recorded}[{bound:g}s])")
 
 
 def not_ok_cells(profile: Profile) -> str:
+    """Each selected (node, layer) whose verdict is not ok (``verdicts``), or while no rule evaluator records, the one
+    ``EVALUATOR_SILENT`` line (``evaluator_silent``) instead of an empty, all-ok list."""
+    named = {profile.label("node"): EVALUATOR_NODE, nodata.LAYER_LABEL: EVALUATOR_LAYER}
+    return f"{verdicts(profile)} or {evaluator_silent(profile, named)}"
+
+
+def verdicts(profile: Profile, *, selected: bool = True) -> str:
     """Each (node, layer) whose verdict is not ok, valued by its code (``nodata`` reasons, ``health`` states,
-    ``vmagent.SILENT``, ``EVALUATOR_SILENT``): a silent collector overrides its node's cells; unreadable data wins
-    over a health state, which wins over too few samples (the S32 order). The ``layer`` label reads as the layer's
-    title."""
+    ``vmagent.SILENT``): a silent collector overrides its node's cells; unreadable data wins over a health state,
+    which wins over too few samples (the S32 order). The ``layer`` label reads as the layer's title. ``selected``:
+    the nodes of the Node variable (the panel), else every node (the recording rule, ``now_records``)."""
     node, layer = profile.label("node"), nodata.LAYER_LABEL
-    reason, state = _newest(profile, nodata.LAYER_REASON), _newest(profile, health.LAYER_HEALTH)
+    reason = _newest(profile, nodata.LAYER_REASON, selected)
+    state = _newest(profile, health.LAYER_HEALTH, selected)
     # The worst of the two with each recorded series read once (reading the reasons on both sides of the states
     # fetched every node x layer twice): a state s becomes BAND + s; a reason r >= NOT_OK_FROM becomes
     # r + 2 BAND (r - NOT_OK_FROM), one linear term, so insufficient samples stay below every state and
@@ -145,12 +153,16 @@ def not_ok_cells(profile: Profile) -> str:
         cells = f'label_replace({silent}, "{layer}", "{health.COLLECTOR_LAYER}", "", "") or on({node}) ({cells})'
     for key, title in layer_titles(profile).items():
         cells = f'label_replace({cells}, "{layer}", "{title}", "{layer}", "{key}")'
-    # no heartbeat within the bound: the evaluator is silent (serving.evaluator_fresh's test, negated)
+    return cells
+
+
+def evaluator_silent(profile: Profile, labels: dict[str, str]) -> str:
+    """One line valued ``EVALUATOR_SILENT`` while no rule evaluator records this deployment's rule file (no
+    heartbeat within the Now row's staleness bound: ``serving.evaluator_fresh``'s test, negated), labelled
+    ``labels`` (the table's own columns, label -> value): what a recorded list shows instead of an empty one, which
+    would read as all ok."""
     beat = selector(nodata.EVALUATOR_HEARTBEAT, deployment(profile))
-    silent_evaluator = f"absent_over_time({beat}[{nodata.recorded_lookback_seconds(profile):g}s]) * {EVALUATOR_SILENT}"
-    named = (
-        f'label_replace(label_replace({silent_evaluator}, "{node}", "{EVALUATOR_NODE}", "", ""), '
-        f'"{layer}", "{EVALUATOR_LAYER}", "", "")'
-    )
-    evaluator = agg("max", [node, layer], named)
-    return f"{cells} or {evaluator}"
+    expr = f"absent_over_time({beat}[{nodata.recorded_lookback_seconds(profile):g}s]) * {EVALUATOR_SILENT}"
+    for label, value in labels.items():
+        expr = f'label_replace({expr}, "{label}", "{value}", "", "")'
+    return agg("max", list(labels), expr)

@@ -18,7 +18,6 @@ from dashgen_queries.promql import agg, deployment, matcher, rate, scoped_job, s
 from dashgen_queries.sglang_slo import STALL_WINDOW, worst_good_ratio
 
 from dashgen.deployment.profile import Profile
-from dashgen.deployment.topology import Topology
 from dashgen.exporters.table import RULE_EVALUATOR, SGLANG
 from dashgen.render.states import States
 
@@ -122,11 +121,6 @@ def replica_state(profile: Profile) -> str:
     per_node = f"({replicas} * on({node}) group_left() {ranks}) or on({node}) ({replicas} * 0)"
     highest = agg("max", [REPLICA_LABEL], per_node)
     return f"(clamp_max({highest} + {RANK_SHIFT}, {RANK_DOWN}) + 3) % 4"
-
-
-def replica_states(profile: Profile, topology: Topology) -> list[str]:
-    """The state query (one, whatever the replica count; ``topology`` is what the inventory rules record)."""
-    return [replica_state(profile)]
 
 
 def replica_state_names(states: dict[int, tuple[str, str]] | None = None) -> States:

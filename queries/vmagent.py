@@ -159,11 +159,13 @@ def expected_by_job(profile: Profile) -> str:
     return "(" + f" or on({job}) ".join(terms) + ")"
 
 
-def missing_by_job(profile: Profile) -> str:
+def missing_by_job(profile: Profile, up: str | None = None) -> str:
     """Expected minus up, per job, where positive; a job with no target up misses all its targets (its up count
-    reads 0 from the expected job's own row). ``up`` is read once: the expected counts are constants."""
+    reads 0 from the expected job's own row). ``up`` is read once: the expected counts are constants. ``up``: the
+    targets up per job to subtract (``targets_up_by_job`` by default; the first screen passes its record)."""
     job = profile.label("job")
-    expected, up = expected_by_job(profile), targets_up_by_job(profile)
+    expected = expected_by_job(profile)
+    up = targets_up_by_job(profile) if up is None else up
     return f"({expected} - on({job}) ({up} or on({job}) ({expected} * 0))) > 0"
 
 
@@ -175,14 +177,14 @@ def expected_total_expr(profile: Profile) -> str:
     return f"vector({expected_total(profile)})"
 
 
-def missing_targets(profile: Profile) -> str:
-    """Each target failing now (``FAILING``) or seen in the window but without a sample now (``GONE``). ``up`` is
+def missing_targets(profile: Profile, window: str = WINDOW) -> str:
+    """Each target failing now (``FAILING``) or seen in ``window`` but without a sample now (``GONE``). ``up`` is
     read twice, now and over the window: every target answering now has a row (``FAILING`` or 0) before the
     window's targets are added, so only those without a sample now read ``GONE``; the 0 rows are dropped last."""
     keys = ", ".join((profile.label("node"), profile.label("job"), profile.label("instance")))
     up = selector("up", deployment(profile))
     now = f"(({up} == bool 0) * {FAILING})"
-    gone = f"(last_over_time({up}[{WINDOW}]) * 0 + {GONE})"
+    gone = f"(last_over_time({up}[{window}]) * 0 + {GONE})"
     return f"({now} or on({keys}) {gone}) > 0"
 
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import pytest
-from dashgen_panels.first_screen import matrix_query
 from dashgen_queries import health
+from dashgen_queries.now import not_ok_cells
 
 from dashgen.catalogue import COMPONENTS, ENTITIES, LAYERS, NO_LAYER, ROWS, by_alert, rows_for
 from dashgen.catalogue.signals import NOT_SIGNALS
@@ -111,8 +111,9 @@ def test_an_alert_without_a_row_or_disagreeing_with_its_row_is_refused() -> None
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 def test_the_layers_recorded_are_the_layers_the_matrix_asks_for(profile: object) -> None:
-    # the matrix reads every layer with one selector and titles each key it shows: those keys are what it asks for
-    expr = matrix_query(profile)  # type: ignore[arg-type]
+    # the matrix's verdicts (recorded: group now) read every layer with one selector and title each key they show:
+    # those keys are what it asks for
+    expr = not_ok_cells(profile)  # type: ignore[arg-type]
     asked = set(re.findall(r'"layer", "[^"]+", "layer", "([^"]+)"', expr))
     assert asked and health.LAYER_HEALTH in expr
     assert set(health_conditions(profile)) <= asked  # type: ignore[arg-type]

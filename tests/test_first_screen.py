@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from dashgen_panels import COLLAPSED_ON_OPEN, GROUPS, client_health, collector, first_screen
-from dashgen_queries import health, nodata, now
+from dashgen_queries import health, nodata, now, now_records
 from dashgen_queries import serving as sv
 from dashgen_queries import vmagent as va
 
@@ -84,9 +84,14 @@ def test_s26_now_queries_alerts_of_this_deployment_and_the_profiles_expected_cou
     firing = panels["Alerts firing"]["targets"][0]["expr"]
     assert f'cluster="{profile.deployment}"' in firing and 'alertstate="firing"' in firing
     coverage = {t["refId"]: t["expr"] for t in panels["Targets up / expected"]["targets"]}
-    assert coverage["B"] == f"vector({expected_total(profile)})"
+    assert coverage["B"].startswith(f"(vector({expected_total(profile)})) and on() ")  # while the evaluator records
+    assert nodata.EVALUATOR_HEARTBEAT in coverage["B"] and now_records.TARGETS_UP in coverage["A"]
     matrix = panels[first_screen.MATRIX_TITLE]
-    (query,) = [t["expr"] for t in matrix["targets"]]  # every node and layer in one query, not ok ones only
+    (panel_query,) = [t["expr"] for t in matrix["targets"]]  # the recorded not-ok cells, or the evaluator's line
+    assert panel_query.count(now_records.NOT_OK) == 1 and nodata.LAYER_REASON not in panel_query
+    assert panel_query.count(nodata.EVALUATOR_HEARTBEAT) == 1 and "up{" not in panel_query
+    # the record's rule: every node and layer in one query, not ok ones only
+    query = now_records.record(profile, now_records.NOT_OK).rule + " or " + panel_query
     # each recorded series is read by one selector for all layers (the S32 order taken in one worst-of, not by
     # reading the reasons on both sides of the health states), the inventory and up once (the collector's
     # silence): nothing per layer or per node
@@ -468,7 +473,7 @@ def test_s7_none_firing_is_a_real_0_only_while_the_rule_evaluator_records(victor
     else:
         assert count == [] and table == []
     # the verdicts: none to list while the evaluator records; one line saying it is silent, never an empty list
-    verdicts = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
+    verdicts = _matrix(_instant(victoriametrics, now.not_ok_cells(profile), end))
     silent = {now.EVALUATOR_LAYER: {now.EVALUATOR_NODE: str(now.EVALUATOR_SILENT)}}
     assert verdicts == ({} if evaluator == "fresh" else silent)
 
@@ -498,7 +503,7 @@ def test_s32_a_cell_is_the_worst_of_its_missing_data_reason_and_its_health(victo
         _recorded(profile, state, "n5", health.COLLECTOR_LAYER, health.COLLECTOR_DROPPING.code, start, end),
     ]
     _write(victoriametrics, series)
-    cells = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
+    cells = _matrix(_instant(victoriametrics, now.not_ok_cells(profile), end))
     assert cells == {  # n3 and the ok cells of the others are not listed
         nodata.engine_layer(profile).title: {"n1": str(health.ENGINE_STALLED.code), "n2": str(nodata.FAILED)},
         "Clock": {"n4": str(health.CLOCK_OFF.code)},
@@ -522,7 +527,7 @@ def test_s32_one_staleness_bound_for_the_collector_and_every_cell(victoriametric
         _recorded(profile, nodata.LAYER_REASON, "n2", engine, nodata.OK, end - 1800, inside),
     ]
     _write(victoriametrics, series)
-    cells = _matrix(_instant(victoriametrics, first_screen.matrix_query(profile), end))
+    cells = _matrix(_instant(victoriametrics, now.not_ok_cells(profile), end))
     # n2 is one line, its collector silent (standing for every layer); n1 is ok: not listed
     assert cells == {"Collector (vmagent)": {"n2": str(va.SILENT)}}
 
@@ -658,7 +663,7 @@ def test_s32_the_worst_of_reason_and_health_holds_for_every_code_with_each_serie
     start = end - 1800
     engine = nodata.engine_layer(profile).key
     reason, state = nodata.LAYER_REASON, health.LAYER_HEALTH
-    query = first_screen.matrix_query(profile)
+    query = now.not_ok_cells(profile)
     assert query.count(reason) == 1 and query.count(state) == 1, query
     highest = max(s.code for s in health.STATES)
     most = nodata.MAX_GPUS_PER_NODE

@@ -3,12 +3,13 @@ window (the Debian package ``victoria-metrics`` ships vmalert), writing what it 
 store, as a vmalert running beside the store would have written it live.
 
 The demo writes the inventory rules itself (each is ``vector(1)``: there is nothing to evaluate). Rules that
-compute from the data, such as the Now row's reason codes (group ``dashgen-<profile>-layer-health``), need the
-evaluator: only those groups are replayed, so the demo's alerts stay the ones the scenario states; the per-GPU
-table's statistics (group ``dashgen-<profile>-gpu-window``, ``GPU_WINDOW``) and the SLO group's request and stage
-reuse rates (``request-rates``, ``stage-reuse``) are replayed the same way, over the whole window the panels
-read. The incident drills (``tests/drills.py``) replay every group (``every_group=True``), alerts included:
-vmalert writes ``ALERTS`` and ``ALERTS_FOR_STATE`` back as it would live.
+compute from the data, such as the Now row's reason codes (group ``dashgen-<profile>-layer-health``) and the first
+screen's lists and counts that read them (group ``dashgen-<profile>-now``, ``NOW``), need the evaluator: only those
+groups are replayed, in passes (a rule reading another group's records after it), so the demo's alerts stay the
+ones the scenario states; the per-GPU table's statistics (group ``dashgen-<profile>-gpu-window``, ``GPU_WINDOW``)
+and the SLO group's request and stage reuse rates (``request-rates``, ``stage-reuse``) are replayed the same way,
+over the whole window the panels read. The incident drills (``tests/drills.py``) replay every group
+(``every_group=True``), alerts included: vmalert writes ``ALERTS`` and ``ALERTS_FOR_STATE`` back as it would live.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dashgen.live.datasource import Datasource
 from dashgen.render.yamlemit import dump
 from dashgen.rules.render import (
     GPU_WINDOW_GROUP,
+    NOW_GROUP,
     REQUEST_RATES_GROUP,
     STAGE_BANDS_GROUP,
     STAGE_REUSE_GROUP,
@@ -37,6 +39,7 @@ from dashgen.rules.render import (
 )
 
 LAYER_HEALTH = "layer-health"
+NOW = NOW_GROUP  # the first screen's records, reading layer-health's: replayed with it, in a later pass
 GPU_WINDOW = GPU_WINDOW_GROUP
 # The groups the dashboards read over their whole window (each record one rule interval of its series).
 WHOLE_WINDOW = (GPU_WINDOW, REQUEST_RATES_GROUP, STAGE_REUSE_GROUP)
@@ -128,10 +131,10 @@ def replay(
     interval: float = RULE_INTERVAL_SECONDS,
     timeout: float = 300.0,
     every_group: bool = False,
-    groups: tuple[str, ...] = (LAYER_HEALTH,),
+    groups: tuple[str, ...] = (LAYER_HEALTH, NOW),
 ) -> None:
-    """Evaluate the profiles' layer-health rules (``groups``: the groups of those names; ``every_group``: all their
-    groups, alerts included) every
+    """Evaluate the profiles' layer-health and now rules (``groups``: the groups of those names; ``every_group``: all
+    their groups, alerts included), a rule reading another's records in a later pass, every
     ``interval`` from ``start`` to ``end`` (epoch seconds) against ``store_url`` and write the results into it (or
     into ``write_url``, a VictoriaMetrics cluster's ``http://vminsert:8480/insert/0/prometheus``); returns when
     vmalert has finished."""
@@ -143,7 +146,7 @@ def replay(
     chosen = _groups(profiles, None if every_group else groups)
     if not chosen:
         return  # no such group (a profile without a per-GPU source has no gpu-window group): nothing to evaluate
-    for number, groups_of_pass in enumerate(rule_passes(chosen) if every_group else [chosen]):
+    for number, groups_of_pass in enumerate(rule_passes(chosen)):
         if number:  # the previous pass's records must be searchable (single-node VictoriaMetrics; best effort)
             Datasource(store_url, import_url=write_url).flush()
         _replay_once(found, _text(groups_of_pass), store_url, start, end, write_url, interval, timeout)
@@ -152,8 +155,8 @@ def replay(
 def replay_for_dashboards(
     store_url: str, profiles: Iterable[Profile], start: float, end: float, *, write_url: str | None = None
 ) -> None:
-    """What the dashboards read recorded over a window from ``start`` to ``end``: the layer-health rules over its
-    last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window, request-rates, stage-reuse and
+    """What the dashboards read recorded over a window from ``start`` to ``end``: the layer-health and now rules over
+    its last ``REPLAY_SECONDS`` (the Now row reads the newest codes) and the gpu-window, request-rates, stage-reuse and
     stage-bands rules over all of it (the per-GPU table and the SLO group's graphs read them across the window)."""
     chosen = list(profiles)
     replay(store_url, chosen, max(start, end - REPLAY_SECONDS), end, write_url=write_url)

@@ -16,6 +16,7 @@ from dashgen_queries.gpu_window import is_window_record
 from dashgen_queries.health import LAYER_HEALTH
 from dashgen_queries.inventory import INVENTORY
 from dashgen_queries.nodata import EVALUATOR_HEARTBEAT, LAYER_REASON
+from dashgen_queries.now_records import is_record as is_now_record
 from dashgen_queries.request_rates import is_rate_record
 
 from dashgen.demo.catalogue import CAP_ONLY_VALUES, MetricModel
@@ -139,12 +140,13 @@ def resolve(
     unknown = []
     for name, labels in sorted(wanted.metrics.items()):
         # generated elsewhere: up (series.up_series), the inventory, diffusion_series, collector_series; the
-        # recorded reason codes, health states, evaluator heartbeat, per-GPU window statistics and request and stage
-        # rates are vmalert's to write (dashgen.demo.recorder replays their rules)
+        # recorded reason codes, health states, evaluator heartbeat, first-screen lists, per-GPU window statistics and
+        # request and stage rates are vmalert's to write (dashgen.demo.recorder replays their rules)
         if (
             name in ("up", INVENTORY, LAYER_REASON, LAYER_HEALTH, EVALUATOR_HEARTBEAT)
             or is_window_record(name)
             or is_rate_record(name)
+            or is_now_record(name)
             or is_diffusion(name)
             or name in COLLECTOR_NAMES
             or name in TIMEX_NAMES

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dashgen_queries import health, nodata, request_rates, stage_bands, stage_rates
+from dashgen_queries import health, nodata, now_records, request_rates, stage_bands, stage_rates
 from dashgen_queries.gpu import (
     QUANTITIES,
     GpuSource,
@@ -43,6 +43,7 @@ __all__ = [
     "stage_reuse_records",
     "inventory_records",
     "layer_health_records",
+    "first_screen_records",
 ]
 
 GPU_MEMORY = "node_gpu:dashgen_gpu_memory_used:ratio"
@@ -122,6 +123,12 @@ def layer_health_records(profile: Profile) -> tuple[RecordingRule, ...]:
     # one series per deployment, so "is the evaluator running this file" is read without counting nodes
     heartbeat = RecordingRule(nodata.EVALUATOR_HEARTBEAT, "vector(1)")
     return (heartbeat, *reasons, *states)
+
+
+def first_screen_records(profile: Profile) -> tuple[RecordingRule, ...]:
+    """The first screen's lists and counts (``queries.now_records``): the not-ok node x layer cells, the targets up
+    per job, the missing targets and the replica serving states, each the expression its panel ran."""
+    return tuple(RecordingRule(r.record, r.rule) for r in now_records.records(profile))
 
 
 def matrix_layers(profile: Profile) -> tuple[str, ...]:

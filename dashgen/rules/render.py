@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dashgen_queries import request_rates, stage_bands, stage_rates
+from dashgen_queries import now_records, request_rates, stage_bands, stage_rates
 from dashgen_queries.gpu import GpuSource, gpu_source
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 from dashgen_queries.sglang_slo import check_objective
@@ -41,6 +41,7 @@ from dashgen.rules.jobs import job_slo_alerts, job_slo_records, stuck_alerts
 from dashgen.rules.links import LinkBase, alert_links, link_base
 from dashgen.rules.model import AlertRule, RecordingRule, RuleGroup
 from dashgen.rules.recording import (
+    first_screen_records,
     gpu_records,
     gpu_window_records,
     inventory_records,
@@ -56,6 +57,7 @@ GPU_WINDOW_GROUP = "gpu-window"  # the per-GPU table's recorded statistics (quer
 REQUEST_RATES_GROUP = request_rates.GROUP  # the SLO group's request rates (queries.request_rates)
 STAGE_REUSE_GROUP = stage_rates.GROUP  # the per-stage prefix reuse rates (queries.stage_rates)
 STAGE_BANDS_GROUP = stage_bands.GROUP  # the per-stage gauges' bands, at the engine's sample interval
+NOW_GROUP = now_records.GROUP  # the first screen's lists and counts (queries.now_records)
 Rule = RecordingRule | AlertRule
 
 
@@ -68,6 +70,8 @@ def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     layer_health = layer_health_records(profile)
     if layer_health:
         groups.append(("layer-health", layer_health))
+    # apart from layer-health, whose records its not-ok cells read: a rule reads what another group recorded
+    groups.append((NOW_GROUP, first_screen_records(profile)))
     engine = profile.exported("sglang")
     if engine and profile.has_kind(TEXT):
         check_objective(profile)
