@@ -32,6 +32,11 @@ _SUMMARY_SUFFIXES = ("_sum", "_count")
 EXTRA_NAMES = (
     "node:dashgen_inventory:info",  # dashgen's own node inventory recording rule (queries.inventory)
     "node:dashgen_layer_reason:code",  # dashgen's own recorded reason codes of the Now row (queries.nodata)
+    # the first screen's recorded lists and counts (queries.now_records)
+    "node:dashgen_layer_not_ok:code",
+    "job:dashgen_targets_up:count",
+    "target:dashgen_target_missing:state",
+    "replica:dashgen_serving_state:code",
     "node_gpu:dashgen_gpu_window_*",  # per-interval GPU statistics of the per-GPU table (queries.gpu_window)
     "deployment:dashgen_sglang_*",  # recorded request rates of the SLO group (queries.request_rates)
     "node_stage:dashgen_sglang_*",  # recorded per-stage prefix reuse and retraction rates (queries.stage_rates)
