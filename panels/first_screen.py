@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dashgen_panels.client_health import client_now_panel
-from dashgen_panels.slo_health import health_states
+from dashgen_panels.slo_health import health_states, recorded_note
 from dashgen_queries import client_slo as cs
-from dashgen_queries import diffusion, health, nodata, now, now_records, serving, sglang_slo
+from dashgen_queries import diffusion, health, nodata, now, now_records, request_rates, serving, sglang_slo
 from dashgen_queries import vmagent as va
 from dashgen_queries.promql import WINDOW, node_var
 
@@ -92,22 +92,33 @@ def slo_panel(profile: Profile) -> PanelSpec | None:
     if not profile.has_kind(TEXT):
         return job_slo_panel(profile)
     slis = ", ".join(sli.name for sli in sglang_slo.slis(profile))
-    engine = serving.slo_health(profile, WINDOW)
+    engine = serving.slo_health(profile, WINDOW, request_rates.reader(profile))
     if profile.exported("gateway"):
         return client_and_engine_slo_panel(profile, engine, slis)
     return _slo_stat(
         profile,
         title="SLO health (lowest model and SLI)",
         evidence=Evidence(
-            source="SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
+            source=_engine_slo_source(profile),
             quantity="over the dashboard window, the lowest good share of any model and any SLI "
             f"({slis}); objective {profile.slo.objective:g}",
             limit="one number: the lowest, never an average of models; the SLO and health group below has it per "
-            "model and over time. No requests in the window -> No data, not 100 %",
+            f"model and over time. {_ENGINE_SLO_SCOPE} No requests in the window -> No data, not 100 %",
         ),
-        target=Target(engine, legend="lowest", instant=True),
-        no_value="No requests in window",
+        target=Target(engine, legend="lowest", instant=True, interval=request_rates.min_step_of(profile)),
+        no_value=request_rates.NO_VALUE,
     )
+
+
+# The engine's SLO on the first screen reads the deployment's recorded request rates, which no variable narrows.
+_ENGINE_SLO_SCOPE = (
+    "The engine's share is the whole deployment's, whatever a Replica variable selects (the SLO and health group's "
+    "Health panel narrows to it), and over a range longer than the records exist, the recorded part's."
+)
+
+
+def _engine_slo_source(profile: Profile) -> str:
+    return recorded_note(profile, "the SGLang tokenizer request histograms (the SLIs of SLO and health's Health panel)")
 
 
 VIEW = "view"  # the label naming whose SLO a tile of the first screen's SLO stat shows
@@ -126,7 +137,7 @@ def client_and_engine_slo_panel(profile: Profile, engine: str, slis: str) -> Pan
         title="SLO health: client and engine, worse first",
         evidence=Evidence(
             source=f"the model gateway: {cs.RESPONSES}{{status_code}} and {cs.ROUTED} (its routed-request "
-            "duration histogram); SGLang tokenizer request histograms (the same as SLO and health's Health panel)",
+            f"duration histogram); the engine: {_engine_slo_source(profile)}",
             quantity="over the dashboard window: the client's good share (valid gateway responses neither shed, "
             f"failed nor timed out, less the share of routed requests slower than the {profile.slo.e2e_seconds:g} s "
             f"E2E bound) and the engine's lowest good share of any model and SLI ({slis}); the lower first; "
@@ -134,9 +145,10 @@ def client_and_engine_slo_panel(profile: Profile, engine: str, slis: str) -> Pan
             limit="the gateway's duration histogram has no status code: a request both failed and slow counts "
             "twice (the client share never reads better than the client saw), and where its buckets have no "
             "bound at the E2E objective only failures count. The gateway exports TTFT only in gRPC mode, so the "
-            "client's TTFT is not counted. No requests in the window -> No data, not 100 %",
+            f"client's TTFT is not counted. {_ENGINE_SLO_SCOPE} No requests in the window -> No data, not 100 %",
         ),
-        target=Target(both, legend=f"{{{{{VIEW}}}}}", instant=True),
+        # a read of the recorded request rates keeps the raw tokenizer query's Min step (queries.request_rates)
+        target=Target(both, legend=f"{{{{{VIEW}}}}}", instant=True, interval=request_rates.min_step_of(profile)),
         no_value="No requests in window",
         text_mode="value_and_name",
     )

@@ -178,7 +178,7 @@ def health_panel(profile: Profile) -> PanelSpec:
     )
 
 
-def _recorded(profile: Profile, what: str) -> str:
+def recorded_note(profile: Profile, what: str) -> str:
     """What a panel reading the request-rates records says about them: what they are, the rate window, and what
     the panel shows without them."""
     return (
@@ -265,7 +265,7 @@ def burn_panel(profile: Profile, window: str) -> PanelSpec:
     if not instant:  # each point of the sparkline reads the whole window again: one point per SPARKLINE_STEP
         targets = tuple(replace(target, interval=SPARKLINE_STEP) for target in targets)
     if read is not None:
-        recorded = _recorded(
+        recorded = recorded_note(
             profile, f"the same error ratio as the recording rule {slo_error_ratio_name(window)}{{slo}}, its rates read"
         )
     elif window in RECORDED_WINDOWS:
@@ -329,7 +329,7 @@ def latency_panel(profile: Profile) -> PanelSpec:
             quantity=(
                 "P50 and P99 of time to first token, time per output token (per request) and end-to-end "
                 "latency of finished requests, in seconds: histogram_quantile over bucket rates summed by (le) "
-                f"across engines; {_recorded(profile, 'the bucket rates are read')}. Profile SLO thresholds: "
+                f"across engines; {recorded_note(profile, 'the bucket rates are read')}. Profile SLO thresholds: "
                 f"TTFT {slo.ttft_seconds:g} s, TPOT "
                 f"{slo.tpot_seconds:g} s, E2E {slo.e2e_seconds:g} s"
             ),

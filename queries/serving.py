@@ -15,7 +15,7 @@ from __future__ import annotations
 from dashgen_queries.inventory import REPLICA, node_to_replica
 from dashgen_queries.nodata import EVALUATOR_HEARTBEAT, recorded_lookback_seconds
 from dashgen_queries.promql import agg, deployment, matcher, rate, scoped_job, selector
-from dashgen_queries.sglang_slo import STALL_WINDOW, worst_good_ratio
+from dashgen_queries.sglang_slo import STALL_WINDOW, RateReader, worst_good_ratio
 
 from dashgen.deployment.profile import Profile
 from dashgen.exporters.table import RULE_EVALUATOR, SGLANG
@@ -79,9 +79,10 @@ def firing_table(profile: Profile) -> str:
     return f"{firing_alerts(profile)} or {evaluator_state(profile)}"
 
 
-def slo_health(profile: Profile, window: str) -> str:
-    """The lowest good share of any model and SLI over ``window``: one number for the deployment."""
-    return f"min({worst_good_ratio(profile, window)})"
+def slo_health(profile: Profile, window: str, reader: RateReader | None = None) -> str:
+    """The lowest good share of any model and SLI over ``window``: one number for the deployment (its rates read by
+    ``reader``: the recorded ones on the first screen)."""
+    return f"min({worst_good_ratio(profile, window, reader)})"
 
 
 def _engine(profile: Profile, metric: str) -> str:

@@ -393,9 +393,12 @@ def tagged(expr: str, label: str, value: str) -> str:
     return f'label_replace({expr}, "{label}", "{value}", "", "")'
 
 
-def worst_good_ratio(profile: Profile, window: str) -> str:
-    """Health: the lowest of the SLIs' good shares per model (an upper bound of the share meeting all)."""
-    parts = [tagged(good_ratio(profile, sli, window, scoped=True), "sli", sli.key) for sli in slis(profile)]
+def worst_good_ratio(profile: Profile, window: str, reader: RateReader | None = None) -> str:
+    """Health: the lowest of the SLIs' good shares per model (an upper bound of the share meeting all); the raw
+    series narrowed by the request scope, or the rates ``reader`` reads (the deployment's recorded rates)."""
+    parts = [
+        tagged(good_ratio(profile, sli, window, scoped=True, reader=reader), "sli", sli.key) for sli in slis(profile)
+    ]
     return agg("min", (MODEL,), " or ".join(parts))
 
 

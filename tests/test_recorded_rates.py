@@ -11,10 +11,10 @@ import math
 import re
 
 import pytest
-from dashgen_panels import engine_load, requests_gateway, slo_health
-from dashgen_queries import request_rates, stage_bands, stage_rates
+from dashgen_panels import engine_load, first_screen, requests_gateway, slo_health
+from dashgen_queries import request_rates, serving, stage_bands, stage_rates
 from dashgen_queries import sglang as sg
-from dashgen_queries.promql import band, in_deployment
+from dashgen_queries.promql import WINDOW, band, in_deployment
 from dashgen_queries.sglang_slo import burn_rate, latency_quantile, prefix_hit_ratio, slis
 from scaled_profiles import at_size
 
@@ -64,6 +64,14 @@ def _pairs(profile) -> list[tuple[str, str, str]]:
     found += [
         (t.legend, t.expr, burn_rate(profile, sli, "1h")) for t, sli in zip(burn.targets, slis(profile), strict=True)
     ]
+    # the first screen's SLO: the whole deployment's lowest good share over the dashboard's default hour
+    (slo,) = first_screen.slo_panel(profile).targets
+    recorded_engine, raw_engine = (
+        serving.slo_health(profile, WINDOW, r) for r in (request_rates.reader(profile), None)
+    )
+    assert recorded_engine in slo.expr
+    hour = (slo.expr, slo.expr.replace(recorded_engine, raw_engine))
+    found.append(("first-screen SLO health", *(expr.replace(WINDOW, "3600s") for expr in hour)))
     for role in engine_load.pd_roles(profile):
         (target,) = engine_load.prefix_hit_panel(profile, role).targets
         found.append((f"prefix reuse {role or 'unified'}", target.expr, prefix_hit_ratio(profile, role=role)))
@@ -101,6 +109,7 @@ def test_each_recorded_panel_query_draws_what_the_raw_query_drew(victoriametrics
                 drawn.add(what)
     assert compared >= 100, compared
     assert any(what.startswith("Retracted") for what in drawn), sorted(drawn)  # the store retracts: compared
+    assert "first-screen SLO health" in drawn, sorted(drawn)
 
 
 @pytest.mark.parametrize("profile", [p for p in load_profiles() if p.has_kind(TEXT)], ids=lambda p: p.name)
