@@ -570,17 +570,16 @@ def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str
     changes = [(change, _names(change.metric), _matcher(profile, fault, change)) for change in fault.changes]
     # series name -> its changes in the fault's order (each name tested once, not once per series and change)
     named: dict[str, list[tuple[Change, tuple[tuple[str, str], ...]]]] = {}
-    sources = bool(fault.sources)
     for item in stream:
         labels = item["metric"]
         name = labels.get("__name__", "")
         if (applying := named.get(name)) is None:
             applying = named[name] = [(change, match) for change, is_it, match in changes if is_it(name)]
-        if not applying and not (sources and ends(labels)):  # most series: nothing of the fault's reaches them
+        if not applying and not (fault.sources and ends(labels)):  # most series: nothing of the fault's reaches them
             if item["timestamps"]:
                 yield item
             continue
-        if sources and ends(labels):
+        if fault.sources and ends(labels):
             if fault.flapping:
                 item = _flapped(item, at_ms, labels.get("__name__") == "up")
             elif labels.get("__name__") == "up" and fault.up is not None and "*" not in fault.sources:
