@@ -6,12 +6,12 @@ panel writes nothing. Files are ``<out>/<profile>/<uid>.json`` in canonical enco
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import promql_parser
 from dashgen_queries.promql import budget_pieces
 
 from dashgen.dashboard import dashboard_specs
@@ -21,6 +21,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.document import NotADashboard, Reference, is_v2, iter_panels, substitute, unwrap
 from dashgen.errors import BuildValidationError, ProfileError
 from dashgen.files import write_if_changed
+from dashgen.render import promql_trees
 from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import panel_id
@@ -286,17 +287,19 @@ def _placeholder(ref: Reference) -> str:
     return _PLACEHOLDERS.get(name, name if name.isidentifier() else "x")
 
 
+@functools.lru_cache(maxsize=16_384)
 def syntax_problem(expr: str) -> str | None:
     """Why ``expr`` (Grafana variables expanded) is not PromQL, or None. An expression over the parse
     budget is checked operand by operand of its outermost ``or`` / ``and`` / ``unless`` chain, so the
-    parser (quadratic in terms, and able to crash the process) never sees more than the budget."""
+    parser (quadratic in terms, and able to crash the process) never sees more than the budget. Once per
+    text per process: the builds of profiles that differ in a field or two share most of their queries."""
     expanded = substitute(expr, _placeholder, skip_double_quoted=True)
     operands, over = budget_pieces(expanded)
     if over is not None:
         return f"over the parse budget and not a chain of smaller parts: {over}"
     for operand in operands:
         try:
-            promql_parser.parse(operand)
+            promql_trees.parse(operand)
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as exc:  # promql-parser raises ValueError; a pyo3 panic is a BaseException

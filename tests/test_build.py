@@ -398,6 +398,33 @@ def test_a_profile_is_composed_built_and_rendered_once_per_content_and_each_call
     assert retitled.document["title"] == "Another title"
 
 
+def test_a_query_is_parsed_once_per_process_whoever_reads_it():
+    """The build's syntax check, the linter, the scope rewrites, validate-queries' selectors and the demo share one
+    parse tree per expression text, and a profile that differs in its title parses none of its queries again:
+    were the sharing lost, make test-fast would parse ~37,000 expressions instead of a few thousand (issue 42)."""
+    from dashgen import build
+    from dashgen.lint.promql import parse as lint_parse
+    from dashgen.live import selectors
+    from dashgen.render import promql_trees
+
+    expr = 'sum by (node) (rate(vllm:request_success_total{deployment="a"}[5m])) / on (node) group_left up'
+    assert lint_parse(expr) is promql_trees.parse(expr) is promql_trees.parse(expr)
+    names = selectors.metric_names(expr)
+    assert names == ["up", "vllm:request_success_total"] or names == ["vllm:request_success_total", "up"]
+    names.append("changed by a caller")
+    assert "changed by a caller" not in selectors.metric_names(expr) and selectors.metric_names(expr) is not names
+    with pytest.raises(ValueError):
+        promql_trees.parse("sum(")
+
+    profile = load_profile(PROFILES / "h20-16.toml")
+    build_profile(profile)
+    parsed, checked = promql_trees.TREES.misses, build.syntax_problem.cache_info().misses
+    (retitled,) = build_profile(replace(profile, title="Parsed once"))
+    assert retitled.document["title"] == "Parsed once"
+    assert (promql_trees.TREES.misses, build.syntax_problem.cache_info().misses) == (parsed, checked)
+    assert build.syntax_problem.cache_info().hits > 50
+
+
 def test_only_a_tree_that_copies_faithfully_is_kept():
     assert JsonCopies.of({"a": [1, 2.5, None, True, "x"], "b": {"c": {}}}) is not None
     for unfaithful in ({"a": (1, 2)}, {"a": float("nan")}, {1: "a"}, {"a": 2**70}, {"a": object()}):

@@ -428,6 +428,40 @@ def test_the_noise_draws_are_gausss_numbers_without_its_calls():
     assert checked == 9
 
 
+def test_a_short_window_computes_only_the_noise_it_walks_and_draws_the_same_numbers(monkeypatch):
+    """``values.drawn_gaussians`` takes a table's uniform draws at once and computes a number only when it is read:
+    each number is ``gauss``'s, the generator left as ``gauss`` leaves it (a number kept from an odd count
+    included); and a gauge of a window shorter than the table is the gauge ``gauss``'s full table gives."""
+    import random
+
+    from dashgen.demo import values
+    from dashgen.demo.catalogue import Wave
+
+    checked = 0
+    for seed, counts in ((1, (509, 3, 0, 2, 509)), (99, (1, 1, 508, 0, 7))):
+        fast, slow = random.Random(seed), random.Random(seed)
+        for count in counts:
+            drawn = values.drawn_gaussians(fast, count)
+            wanted = [slow.gauss(0, 1) for _ in range(count)]
+            assert drawn.at(range(count)) == wanted and drawn.at([count - 1, 0][: count and 2]) == (
+                [wanted[-1], wanted[0]] if count else []
+            )
+            assert fast.getstate() == slow.getstate() and vars(fast).get("gauss_next") == vars(slow).get("gauss_next")
+            checked += 1
+    assert checked == 10
+    wave = Wave(base=50, amp=10, noise=3, period=600, lo=0, hi=100)
+    shapes = 0
+    for count in (0, 1, 12, 120, 254, 255, 600):
+        stamps = [1_800_000_000_000 + 30_000 * i for i in range(count)]
+        lazy = [values.gauge_values(None, wave, random.Random(seed), stamps, False) for seed in range(20)]  # type: ignore[arg-type]
+        with monkeypatch.context() as patched:
+            patched.setattr(values, "_PAIRS_AS_GAUSS", False)  # every table drawn by gauss itself
+            full = [values.gauge_values(None, wave, random.Random(seed), stamps, False) for seed in range(20)]  # type: ignore[arg-type]
+        assert lazy == full, count
+        shapes += 1
+    assert shapes == 7
+
+
 def test_an_import_line_reads_back_as_the_json_line_it_replaces():
     """``Datasource.import_series`` writes each object with orjson, and with ``json`` what orjson would refuse or
     write as null: every line reads back as the ``json`` line did (NaN and infinities as NaN / Infinity, a

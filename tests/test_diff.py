@@ -573,3 +573,25 @@ def test_default_ref_ids_are_noise_past_26_queries_as_the_renderer_names_them() 
         named = canonicalise_target({"refId": ref(index), "expr": "up"}, index, None)
         assert named == canonicalise_target({"expr": "up"}, index, None) == {"expr": "up"}, index
     assert canonicalise_target({"refId": "[", "expr": "up"}, 26, None)["refId"] == "["
+
+
+def test_a_panel_is_canonicalised_once_per_exact_text_and_each_caller_gets_its_own_copy() -> None:
+    """The importer and the diff share each panel's canonical form by the panel's exact JSON text: an equal panel
+    (another object) is not canonicalised again, each caller can change its copy, and a panel whose text would read
+    back as another value (a tuple, 1.0 written as 1.0 but equal to 1) is told apart. Were the memo lost, importing
+    the fixtures and diffing them back would canonicalise each panel three times (issue 42: ~6 s of make
+    test-fast's CPU)."""
+    from dashgen.diff import noise
+
+    base = {"type": "timeseries", "title": "t", "id": 3, "gridPos": {"x": 0}, "targets": [{"expr": "up", "refId": "A"}]}
+    first = noise.canonicalise_panel(copy.deepcopy(base))
+    misses = noise._CANONICAL.misses
+    second = noise.canonicalise_panel(copy.deepcopy(base))
+    assert second == first and second is not first and noise._CANONICAL.misses == misses
+    second["title"] = "changed by a caller"
+    assert noise.canonicalise_panel(base)["title"] == "t"
+    as_tuple = {**base, "targets": ({"expr": "up", "refId": "A"},)}  # not JSON: canonicalised, never remembered
+    assert noise.canonicalise_panel(as_tuple) == noise._canonical_panel(as_tuple) and noise._CANONICAL.misses == misses
+    floats = {**base, "options": {"a": 1.0}}
+    assert noise.canonicalise_panel(floats) == noise._canonical_panel(floats) == {**first, "options": {"a": 1}}
+    assert noise.canonicalise_panel({**base, "title": "u"})["title"] == "u" and noise._CANONICAL.misses == misses + 2

@@ -72,7 +72,7 @@ def test_fast_validator_rejects_what_jsonschema_rejects_and_the_message_names_th
     doc = copy.deepcopy(documents()[0])
     mutate(doc)
     assert not _fast_accepts(doc)
-    assert list(validate._validator().iter_errors(doc))
+    assert next(iter(validate._validator().iter_errors(doc)), None) is not None  # jsonschema rejects it too
     problems = validate.schema_errors(doc, "h20-16/uid")
     assert problems and all(p.startswith("h20-16/uid: panel ") for p in problems)
     assert any(f": {path}: " in p or f": {path}." in p for p in problems), problems

@@ -575,6 +575,10 @@ def reshape(profile: Profile, fault: Fault, at: float, stream: Iterable[dict[str
         name = labels.get("__name__", "")
         if (applying := named.get(name)) is None:
             applying = named[name] = [(change, match) for change, is_it, match in changes if is_it(name)]
+        if not applying and not (fault.sources and ends(labels)):  # most series: nothing of the fault's reaches them
+            if item["timestamps"]:
+                yield item
+            continue
         if fault.sources and ends(labels):
             if fault.flapping:
                 item = _flapped(item, at_ms, labels.get("__name__") == "up")

@@ -28,6 +28,7 @@ from dashgen.demo.scopes import SCOPE_LABELS
 from dashgen.document import iter_panels, raw_variables, unwrap
 from dashgen.exporters.availability import latest_spelling
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
+from dashgen.render import promql_trees
 
 _WINDOW = Window(end=3600.0, length=3600.0)
 
@@ -100,7 +101,7 @@ def add_rule_expressions(wanted: Wanted, groups: Iterable[Mapping[str, Any]]) ->
 def _add_expressions(wanted: Wanted, expressions: Iterable[str]) -> None:
     for expr in expressions:
         try:
-            tree = pp.parse(expr)
+            tree = promql_trees.parse(expr)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # promql-parser raises ValueError, pyo3 panics are BaseException

@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from dashgen.document import iter_panels, raw_variables, unwrap, variable_name
+from dashgen.render.memo import JsonCopies, Memo
 from dashgen.render.tables import ref
 
 DROP_DASHBOARD_KEYS = frozenset(
@@ -266,8 +269,32 @@ def canonicalise_target(target: Mapping[str, Any], index: int, panel_ds: Any) ->
     return strip_defaults(out, TARGET_DEFAULTS)
 
 
+# exact JSON text of a panel -> its canonical form's copies: the importer canonicalises each panel it reads and
+# renders, the diff each panel of both sides, and a process that imports and then diffs, or diffs the same dashboards
+# again (a test session: the generated dashboards against their UI saves, imports and plans), canonicalised the same
+# panel many times
+_CANONICAL: Memo[bytes, JsonCopies] = Memo("canonical panels", 8_192)
+
+
 def canonicalise_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
-    """A panel without identity, layout and defaults (its ``id`` and ``gridPos`` are compared elsewhere)."""
+    """A panel without identity, layout and defaults (its ``id`` and ``gridPos`` are compared elsewhere); once per
+    exact JSON text per process, each caller its own copy (a panel that is not plain JSON is canonicalised each time:
+    a tuple or NaN would read back from its text as another value)."""
+    try:
+        key: bytes | None = orjson.dumps(panel)
+    except TypeError:
+        key = None
+    if key is not None and orjson.loads(key) != panel:
+        key = None
+    if key is not None and (kept := _CANONICAL.get(key)) is not None:
+        return kept.copy()
+    out = _canonical_panel(panel)
+    if key is not None and (copies := JsonCopies.of(out)) is not None:
+        _CANONICAL.put(key, copies)
+    return out
+
+
+def _canonical_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
     out = prune(normalise_numbers({k: v for k, v in panel.items() if k not in DROP_PANEL_KEYS}))
     out = strip_defaults(out, PANEL_DEFAULTS)
     ds = canonical_datasource(out.get("datasource"))

@@ -11,9 +11,10 @@ nested layouts, conditional rendering) is not in the view; ``layout_outline`` sa
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
+
+from dashgen.document.copying import tree_copy
 
 V2_GROUP = "dashboard.grafana.app/"
 LATEST_SCHEMA_VERSION = 42  # what Grafana's v2 -> v1 conversion writes
@@ -77,7 +78,7 @@ def _datasource(query: Mapping[str, Any]) -> dict[str, Any] | None:
 def _target(panel_query: Mapping[str, Any]) -> dict[str, Any]:
     spec = panel_query.get("spec") or {}
     query = spec.get("query") or {}
-    target = copy.deepcopy(dict(query.get("spec") or {}))
+    target = tree_copy(dict(query.get("spec") or {}))
     datasource = _datasource(query)
     if datasource is not None:
         target["datasource"] = datasource
@@ -90,9 +91,9 @@ def _target(panel_query: Mapping[str, Any]) -> dict[str, Any]:
 def _transformation(raw: Mapping[str, Any]) -> dict[str, Any]:
     spec = dict(raw.get("spec") or {})
     if raw.get("kind") == "Transformation":  # v2: the id is the group
-        return {"id": raw.get("group", ""), **copy.deepcopy(spec)}
+        return {"id": raw.get("group", ""), **tree_copy(spec)}
     spec.setdefault("id", raw.get("kind", ""))  # v2beta1: the kind is the id, the spec is the v1 transformation
-    return copy.deepcopy(spec)
+    return tree_copy(spec)
 
 
 def element_panel(element: Mapping[str, Any]) -> dict[str, Any]:
@@ -100,7 +101,7 @@ def element_panel(element: Mapping[str, Any]) -> dict[str, Any]:
     spec = element.get("spec") or {}
     if element.get("kind") == "LibraryPanel":
         ref = spec.get("libraryPanel") or {}
-        return {"id": spec.get("id"), "title": spec.get("title", ""), "libraryPanel": copy.deepcopy(dict(ref))}
+        return {"id": spec.get("id"), "title": spec.get("title", ""), "libraryPanel": tree_copy(dict(ref))}
     viz = spec.get("vizConfig") or {}
     data = (spec.get("data") or {}).get("spec") or {}
     targets = [_target(q) for q in data.get("queries") or [] if isinstance(q, Mapping)]
@@ -111,20 +112,20 @@ def element_panel(element: Mapping[str, Any]) -> dict[str, Any]:
         panel["datasource"] = next((t["datasource"] for t in targets if "datasource" in t), None)
         panel["targets"] = targets
     viz_spec = viz.get("spec") or {}
-    field_config = copy.deepcopy(dict(viz_spec.get("fieldConfig") or {}))
+    field_config = tree_copy(dict(viz_spec.get("fieldConfig") or {}))
     if targets or field_config.get("defaults") or field_config.get("overrides"):
         panel["fieldConfig"] = field_config
-    panel["options"] = copy.deepcopy(viz_spec.get("options") or {})
+    panel["options"] = tree_copy(viz_spec.get("options") or {})
     if "transparent" in spec:
         panel["transparent"] = spec["transparent"]
     if data.get("transformations"):
         panel["transformations"] = [_transformation(t) for t in data["transformations"] if isinstance(t, Mapping)]
     if spec.get("links"):
-        panel["links"] = copy.deepcopy(list(spec["links"]))
+        panel["links"] = tree_copy(list(spec["links"]))
     if viz.get("version"):
         panel["pluginVersion"] = viz["version"]
     for option, value in (data.get("queryOptions") or {}).items():
-        panel[option] = copy.deepcopy(value)
+        panel[option] = tree_copy(value)
     return panel
 
 
@@ -148,21 +149,21 @@ def variable(kind: Mapping[str, Any]) -> dict[str, Any]:
         elif key == "query" and isinstance(value, Mapping):
             query_spec = value.get("spec") or {}
             legacy = query_spec.get("__legacyStringValue") if isinstance(query_spec, Mapping) else None
-            out["query"] = legacy if legacy is not None else copy.deepcopy(query_spec)
+            out["query"] = legacy if legacy is not None else tree_copy(query_spec)
             datasource = _datasource(value)
             if datasource is not None:
                 out["datasource"] = datasource
         elif isinstance(value, (str, bool)) and (key, value) in _V1_ABSENT:
             continue
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = tree_copy(value)
     return out
 
 
 def _annotation(kind: Mapping[str, Any]) -> dict[str, Any]:
     spec = dict(kind.get("spec") or {})
     query = spec.pop("query", None) or {}
-    out: dict[str, Any] = {k: copy.deepcopy(v) for k, v in spec.items()}
+    out: dict[str, Any] = {k: tree_copy(v) for k, v in spec.items()}
     if out.get("builtIn"):
         out["builtIn"] = 1
         out["type"] = "dashboard"
@@ -170,12 +171,12 @@ def _annotation(kind: Mapping[str, Any]) -> dict[str, Any]:
     if datasource is not None:
         out["datasource"] = datasource
     if query.get("spec"):
-        out["target"] = copy.deepcopy(dict(query["spec"]))
+        out["target"] = tree_copy(dict(query["spec"]))
     return out
 
 
 def _link(link: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: copy.deepcopy(v) for k, v in link.items() if k not in ("placement", "origin")}
+    return {k: tree_copy(v) for k, v in link.items() if k not in ("placement", "origin")}
 
 
 class _Placer:

@@ -21,6 +21,7 @@ import promql_parser as pp
 from dashgen_queries.promql import query_size, surely_within_budget
 
 from dashgen.document import Reference, Variable, substitute
+from dashgen.render import promql_trees
 
 RATE_INTERVAL_MS = 4234567890
 INTERVAL_MS = 4123456789
@@ -111,7 +112,7 @@ def parse(expr: str) -> Any:
     if over is not None:
         raise OverBudget(f"not parsed: {over}")
     try:
-        return pp.parse(expr)
+        return promql_trees.parse(expr)
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # promql-parser raises ValueError, pyo3 panics are BaseException

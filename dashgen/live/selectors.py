@@ -6,10 +6,13 @@ source reports the error itself).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import promql_parser as pp
 from dashgen_queries.promql import query_size
+
+from dashgen.render import promql_trees
 
 _CHILD_ATTRS = ("lhs", "rhs", "expr", "param", "vector_selector")
 
@@ -20,7 +23,7 @@ def _nodes(expr: str) -> Iterator[Any]:
     if query_size(expr).over_budget() is not None:
         return
     try:
-        tree = pp.parse(expr)
+        tree = promql_trees.parse(expr)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:  # promql-parser raises ValueError; pyo3 panics are BaseException
@@ -40,7 +43,15 @@ def _nodes(expr: str) -> Iterator[Any]:
 
 def selectors(expr: str) -> list[Any]:
     """The vector selectors of ``expr``."""
-    return [node for node in _nodes(expr) if isinstance(node, pp.VectorSelector)]
+    return list(_selectors(expr))
+
+
+@lru_cache(maxsize=16_384)
+def _selectors(expr: str) -> tuple[Any, ...]:
+    """Once per text per process: validate-queries and the demo read the same expanded queries of each build, and
+    walking a tree costs more than parsing it (every attribute read builds a Python object); the nodes are
+    read-only."""
+    return tuple(node for node in _nodes(expr) if isinstance(node, pp.VectorSelector))
 
 
 def selector_name(selector: Any) -> str | None:
@@ -55,7 +66,12 @@ def selector_name(selector: Any) -> str | None:
 
 def metric_names(expr: str) -> list[str]:
     """The metric names ``expr`` selects, in :func:`selectors` order."""
-    return [name for sel in selectors(expr) if (name := selector_name(sel))]
+    return list(_metric_names(expr))
+
+
+@lru_cache(maxsize=16_384)
+def _metric_names(expr: str) -> tuple[str, ...]:
+    return tuple(name for sel in _selectors(expr) if (name := selector_name(sel)))
 
 
 def functions(expr: str) -> set[str]:

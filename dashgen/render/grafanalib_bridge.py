@@ -8,12 +8,12 @@ The bar gauge, which grafanalib only knows in its pre-Grafana-7 shape, is emitte
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import attr
 import grafanalib.core as G
 
+from dashgen.document.copying import tree_copy
 from dashgen.render.layout import GridPos
 from dashgen.render.raw import deep_merge
 from dashgen.render.spec import PanelSpec, Target
@@ -87,7 +87,7 @@ def _targets(spec: PanelSpec) -> list[PromTarget]:
 
 
 def _datasource(spec: PanelSpec) -> dict[str, Any]:
-    return copy.deepcopy(spec.datasource) if spec.datasource is not None else DATASOURCE
+    return tree_copy(spec.datasource) if spec.datasource is not None else DATASOURCE
 
 
 def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
@@ -101,10 +101,10 @@ def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
     if spec.no_value is not None:
         defaults["noValue"] = spec.no_value
     if spec.mappings:
-        defaults["mappings"] = copy.deepcopy(list(spec.mappings))
+        defaults["mappings"] = tree_copy(list(spec.mappings))
     if spec.data_links:
-        defaults["links"] = copy.deepcopy(list(spec.data_links))
-    return deep_merge(defaults, copy.deepcopy(spec.field_defaults))
+        defaults["links"] = tree_copy(list(spec.data_links))
+    return deep_merge(defaults, tree_copy(spec.field_defaults))
 
 
 def _thresholds(spec: PanelSpec) -> list[dict[str, Any]]:
@@ -119,16 +119,16 @@ def _common(spec: PanelSpec, panel_id: int, pos: GridPos) -> dict[str, Any]:
         "targets": _targets(spec),
         "gridPos": G.GridPos(h=pos.h, w=pos.w, x=pos.x, y=pos.y),
         "id": panel_id,
-        "links": copy.deepcopy(list(spec.links)),
-        "transformations": copy.deepcopy(list(spec.transformations)),
+        "links": tree_copy(list(spec.links)),
+        "transformations": tree_copy(list(spec.transformations)),
     }
 
 
 def _extra(spec: PanelSpec, options: dict[str, Any] | None = None) -> dict[str, Any]:
     extra: dict[str, Any] = {"fieldConfig": {"defaults": _field_defaults(spec)}}
     if spec.custom:
-        extra["fieldConfig"]["defaults"]["custom"] = copy.deepcopy(spec.custom)
-    merged_options = deep_merge(copy.deepcopy(options or {}), copy.deepcopy(spec.options))
+        extra["fieldConfig"]["defaults"]["custom"] = tree_copy(spec.custom)
+    merged_options = deep_merge(tree_copy(options or {}), tree_copy(spec.options))
     if merged_options:
         extra["options"] = merged_options
     return extra
@@ -155,7 +155,7 @@ class PatchedPanel:
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: an object patch merges key by key (null deletes), anything else replaces. Returns a new value."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return tree_copy(patch)
     out = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
@@ -168,7 +168,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 def build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel | PatchedPanel:
     """The grafanalib object for one spec at its computed position (with its raw ``extra``, if any)."""
     panel = _build_panel(spec, panel_id, pos)
-    return PatchedPanel(panel, copy.deepcopy(spec.extra)) if spec.extra else panel
+    return PatchedPanel(panel, tree_copy(spec.extra)) if spec.extra else panel
 
 
 def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
@@ -224,7 +224,7 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
         )
     if spec.kind == "text":
         common.pop("targets")
-        text_extra = copy.deepcopy({"options": spec.options}) if spec.options else None
+        text_extra = tree_copy({"options": spec.options}) if spec.options else None
         return G.Text(**common, content=spec.content, mode="markdown", extraJson=text_extra)
     if spec.kind == "state-timeline":
         return G.StateTimeline(
@@ -238,14 +238,14 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
     defaults = _field_defaults(spec)
     defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
     if spec.custom:
-        defaults["custom"] = copy.deepcopy(spec.custom)
+        defaults["custom"] = tree_copy(spec.custom)
     base_options = {
         "displayMode": "gradient",
         "orientation": "horizontal",
         "showUnfilled": True,
         "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
     }
-    base_options = deep_merge(base_options, copy.deepcopy(spec.options))
+    base_options = deep_merge(base_options, tree_copy(spec.options))
     return ModernPanel(
         **common,
         panelType=spec.kind,
@@ -256,7 +256,7 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
 
 
 def _overrides(spec: PanelSpec) -> list[dict[str, Any]]:
-    return copy.deepcopy(list(spec.overrides))
+    return tree_copy(list(spec.overrides))
 
 
 def build_row(

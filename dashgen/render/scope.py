@@ -26,6 +26,7 @@ from typing import Any
 import promql_parser as pp
 
 from dashgen.files import atomic_write, cache_dir
+from dashgen.render import promql_trees
 
 KEYWORDS = frozenset(
     {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset", "atan2"}
@@ -171,7 +172,7 @@ def filled(expr: str) -> str:
 
 def _tree(expr: str) -> Any | None:
     try:
-        return pp.parse(filled(expr))
+        return promql_trees.parse(filled(expr))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:  # promql-parser raises ValueError; pyo3 panics are BaseException

@@ -5,8 +5,9 @@ inverse is ``dashgen.document.v2view``. Pure."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from dashgen.document.copying import tree_copy
 
 # What a v2 panel link holds (v1 panel links written as dashboard links carry inert extras: icon, tooltip, ...)
 DATA_LINK_KEYS = ("title", "url", "targetBlank")
@@ -24,7 +25,7 @@ def data_query(datasource: Any, spec: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def panel_query(target: dict[str, Any], panel_datasource: Any) -> dict[str, Any]:
-    spec = {k: copy.deepcopy(v) for k, v in target.items() if k not in _QUERY_KEYS_NOT_IN_SPEC}
+    spec = {k: tree_copy(v) for k, v in target.items() if k not in _QUERY_KEYS_NOT_IN_SPEC}
     return {
         "kind": "PanelQuery",
         "spec": {
@@ -37,7 +38,7 @@ def panel_query(target: dict[str, Any], panel_datasource: Any) -> dict[str, Any]
 
 def transformation(raw: dict[str, Any], api_version: str) -> dict[str, Any]:
     """v2: ``{kind: Transformation, group: <id>, spec: {options, ...}}``; v2beta1: ``{kind: <id>, spec: {id, ...}}``."""
-    rest = {k: copy.deepcopy(v) for k, v in raw.items() if k != "id"}
+    rest = {k: tree_copy(v) for k, v in raw.items() if k != "id"}
     rest.setdefault("options", {})
     if api_version == "v2beta1":
         return {"kind": str(raw.get("id", "")), "spec": {"id": str(raw.get("id", "")), **rest}}
@@ -56,7 +57,7 @@ def panel_element(panel: dict[str, Any], api_version: str) -> dict[str, Any]:
     written; what it leaves out (a text panel's queries and field config, links, a plugin version) is optional in
     v2 too, or set by a team's raw patch (``PanelSpec.extra``)."""
     datasource = panel.get("datasource")
-    field_config = copy.deepcopy(panel.get("fieldConfig") or {"defaults": {}, "overrides": []})
+    field_config = tree_copy(panel.get("fieldConfig") or {"defaults": {}, "overrides": []})
     field_config.setdefault("defaults", {})
     field_config.setdefault("overrides", [])
     spec: dict[str, Any] = {
@@ -76,12 +77,12 @@ def panel_element(panel: dict[str, Any], api_version: str) -> dict[str, Any]:
             "kind": "VizConfig",
             "group": str(panel.get("type", "")),
             "version": str(panel.get("pluginVersion", "")),
-            "spec": {"options": copy.deepcopy(panel.get("options") or {}), "fieldConfig": field_config},
+            "spec": {"options": tree_copy(panel.get("options") or {}), "fieldConfig": field_config},
         },
     }
     if "transparent" in panel:
         spec["transparent"] = bool(panel["transparent"])
     for option in ("maxDataPoints", "interval", "timeFrom", "timeShift", "hideTimeOverride", "cacheTimeout"):
         if option in panel:
-            spec["data"]["spec"]["queryOptions"][option] = copy.deepcopy(panel[option])
+            spec["data"]["spec"]["queryOptions"][option] = tree_copy(panel[option])
     return {"kind": "Panel", "spec": spec}

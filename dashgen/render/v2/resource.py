@@ -9,9 +9,9 @@ pool kind of a profile that mixes kinds. Pure."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from dashgen.document.copying import tree_copy
 from dashgen.render.document import (
     EDITABLE,
     GRAPH_TOOLTIP,
@@ -91,7 +91,7 @@ def _row(placement: Placement) -> dict[str, Any]:
         grid = {"kind": "GridLayout", "spec": {"items": [_grid_item(p.key, pos, top) for p, pos in placed]}}
     spec: dict[str, Any] = {"title": group.title, "collapse": group.collapsed}
     if group.when_data:
-        spec["conditionalRendering"] = copy.deepcopy(WHEN_DATA)
+        spec["conditionalRendering"] = tree_copy(WHEN_DATA)
     spec["layout"] = grid
     return {"kind": "RowsLayoutRow", "spec": spec}
 
@@ -163,5 +163,5 @@ def _render_v2(spec: DashboardSpec, api_version: str) -> dict[str, Any]:
         "apiVersion": f"{API_GROUP}/{api_version}",
         "kind": "Dashboard",
         "metadata": {"name": spec.uid, "annotations": {PROFILE_ANNOTATION: spec.profile}},
-        "spec": copy.deepcopy(body),
+        "spec": tree_copy(body),
     }

@@ -6,9 +6,9 @@ query becomes ``{"__legacyStringValue": ...}``, as Grafana's own conversion writ
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from dashgen.document.copying import tree_copy
 from dashgen.document.v2view import HIDE, REFRESH, SORT, VARIABLE_TYPES
 from dashgen.render.v2.elements import data_query
 
@@ -29,7 +29,7 @@ def _code(names: tuple[str, ...], value: Any, default: int) -> str:
 
 def _option(raw: Any) -> dict[str, Any]:
     raw = raw if isinstance(raw, dict) else {}
-    out = {"text": copy.deepcopy(raw.get("text", "")), "value": copy.deepcopy(raw.get("value", ""))}
+    out = {"text": tree_copy(raw.get("text", "")), "value": tree_copy(raw.get("value", ""))}
     if "selected" in raw:
         out["selected"] = bool(raw["selected"])
     return out
@@ -47,7 +47,7 @@ def variable_kind(variable: dict[str, Any]) -> dict[str, Any]:
         "hide": _code(HIDE, variable.get("hide"), 0),
         "skipUrlSync": bool(variable.get("skipUrlSync", False)),
     }
-    spec.update({key: copy.deepcopy(variable[key]) for key in _OPTIONAL if key in variable})
+    spec.update({key: tree_copy(variable[key]) for key in _OPTIONAL if key in variable})
     query = variable.get("query", "")
     if kind in ("QueryVariable", "CustomVariable", "DatasourceVariable"):
         spec["options"] = [_option(o) for o in variable.get("options") or []]
@@ -58,7 +58,7 @@ def variable_kind(variable: dict[str, Any]) -> dict[str, Any]:
         text = query if isinstance(query, str) else None
         spec["query"] = data_query(
             variable.get("datasource"),
-            {"__legacyStringValue": text} if text is not None else copy.deepcopy(query),
+            {"__legacyStringValue": text} if text is not None else tree_copy(query),
         )
         spec["refresh"] = _code(REFRESH, variable.get("refresh"), 1)
         spec["regex"] = str(variable.get("regex", ""))
@@ -85,7 +85,7 @@ def variable_kind(variable: dict[str, Any]) -> dict[str, Any]:
 
 def annotation_kind(annotation: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "query": data_query(annotation.get("datasource"), copy.deepcopy(annotation.get("target") or {})),
+        "query": data_query(annotation.get("datasource"), tree_copy(annotation.get("target") or {})),
         "enable": bool(annotation.get("enable", True)),
         "hide": bool(annotation.get("hide", False)),
         "iconColor": str(annotation.get("iconColor", "")),
