@@ -127,22 +127,26 @@ def label_rename(fresh, tmp_path_factory):
     return result, report.read_text(encoding="utf-8"), profiles
 
 
-def expected_diff(fresh: Path, profiles: Path):
+@pytest.fixture(scope="module")
+def expected_diff(fresh: Path, label_rename):
+    """The diff of the committed build and the renamed profiles' build, computed apart from ``check`` (once: the
+    tests only read it)."""
     from dashgen.build import build_all
     from dashgen.cli.diff_cmd import compare
     from dashgen.deployment.profile import load_profiles
 
+    _result, _report, profiles = label_rename
     new = {b.relative_path().as_posix(): b.document for b in build_all(load_profiles(directory=profiles))}
     old = {name: json.loads((fresh / "d" / name).read_text()) for name in new}
     return compare(old, new)
 
 
-def test_a_label_rename_across_all_profiles_gives_a_comment_github_accepts(fresh, label_rename):
-    result, _report, profiles = label_rename
+def test_a_label_rename_across_all_profiles_gives_a_comment_github_accepts(label_rename, expected_diff):
+    result, _report, _profiles = label_rename
     assert result.exit_code == 1  # stale
     comment = result.output
     assert len(comment) <= 60_000
-    files = expected_diff(fresh, profiles)
+    files = expected_diff
     assert len(files) == 4 and all(f.diff and f.diff.has_semantic_changes for f in files)
     for f in files:
         assert f"| {f.name.split('/')[0]} | `{f.diff.uid}` | {f.diff.change_count} |" in comment
@@ -156,11 +160,11 @@ def test_a_label_rename_across_all_profiles_gives_a_comment_github_accepts(fresh
     assert ranks and ranks == sorted(ranks) and ranks[0] == RANKS["query"]  # the most important first
 
 
-def test_the_report_holds_every_change(fresh, label_rename):
-    _result, report, profiles = label_rename
+def test_the_report_holds_every_change(label_rename, expected_diff):
+    _result, report, _profiles = label_rename
     assert "left out" not in report and "details in the full report" not in report
     summaries = [html.unescape(s) for s in re.findall(r"<summary>(.*?)</summary>", report)]
-    for f in expected_diff(fresh, profiles):
+    for f in expected_diff:
         profile = f.name.split("/")[0]
         for pc in f.diff.changed_panels:
             label = f'panel "{pc.title}" (id {pc.id}) · {len(pc.changes)} field change(s)'
@@ -230,7 +234,9 @@ def test_markdown_stays_within_the_limit_whatever_the_change() -> None:
     from dashgen.cli.diff_cmd import compare
     from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment, render_markdown
 
-    sides = _profile_files(changes=120)
+    # 30 changed panels a profile: the full report is about 7x the limit (the assertion below holds it above 4x);
+    # each changed query's block diff costs ~10 ms of difflib, so 120 a profile took ~6 s for the same property
+    sides = _profile_files(changes=30)
     files = compare(sides["old"], sides["new"])
     full = render_markdown(files, limit=None)
     assert len(full) > 4 * COMMENT_LIMIT

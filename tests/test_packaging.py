@@ -54,8 +54,20 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [sys.executable, "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True, timeout=300
     )
     assert made.returncode == 0, made.stderr
+    # --no-compile: the dependencies' modules (pygments' hundreds of lexers among them) are not byte-compiled ahead of
+    # time, ~4 s of CPU; the commands below compile what they import on first use (``_environment`` lets them write it)
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-compile",
+            str(wheel),
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -69,8 +81,15 @@ def _site(venv: Path) -> Path:
     return site
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment less what would point the installed wheel's Python elsewhere; bytecode written (the
+    virtualenv is installed without it and is this module's own)."""
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
 def _run(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = _environment()
     return subprocess.run(
         [str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
@@ -176,23 +195,33 @@ def test_bash_completion_script_is_what_the_readme_evaluates(tmp_path):
 def _dashgen(
     venv: Path, cwd: Path, *args: str, extra_env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | (extra_env or {})
+    env = _environment() | (extra_env or {})
     return subprocess.run(
         [str(venv / "bin" / "dashgen"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
 
 
-@pytest.fixture()
-def team_repo(installed: Path, tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def team_template(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A team's own repository as ``dashgen init`` writes it from the installed wheel (one profile, its dashboards
-    and rules, no docs/panels.md), then ``git init`` and ``dashgen build``, committed."""
-    made = _dashgen(installed, tmp_path, "init", "team", "--from", "h20-16")  # a small profile
+    and rules, no docs/panels.md), then ``git init`` and ``dashgen build``, committed: made once for the module."""
+    where = tmp_path_factory.mktemp("team-template")
+    made = _dashgen(installed, where, "init", "team", "--from", "h20-16")  # a small profile
     assert made.returncode == 0, made.stdout + made.stderr
-    repo = tmp_path / "team"
+    repo = where / "team"
     git(repo, "init", "-q")
     built = _dashgen(installed, repo, "build")
     assert built.returncode == 0 and "unchanged" in built.stdout, built.stdout + built.stderr
     commit_all(repo, "our cluster")
+    return repo
+
+
+@pytest.fixture()
+def team_repo(team_template: Path, tmp_path: Path) -> Path:
+    """A copy of the team's repository, its git history included, for one test to change (the same files as
+    ``init`` and ``build`` write there: the repository holds no absolute path)."""
+    repo = tmp_path / "team"
+    shutil.copytree(team_template, repo, symlinks=True)
     return repo
 
 
@@ -227,14 +256,23 @@ def test_pre_commit_runs_the_generated_config_with_the_installed_command(install
     assert done.returncode == 0 and "dashgen check" in done.stdout, done.stdout + done.stderr
 
 
+def _in_process(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``dashgen *args`` run in this process from ``cwd`` (click's runner), answered as ``_dashgen`` answers."""
+    from team_init import dashgen
+
+    result = dashgen(cwd, *args)
+    return subprocess.CompletedProcess(["dashgen", *args], result.exit_code, result.stdout, result.stderr)
+
+
 def _pr_comments(venv: Path, repo: Path, old: Path) -> list[subprocess.CompletedProcess[str]]:
+    """``check --base`` and each ``diff`` the pull request's comment can come from: from the installed wheel's
+    command, and the other formats of the same two-folder diff in this process (what the wheel adds, its files and
+    its entry point, the markdown run has shown; the formats are the same code either way)."""
     return [
         _dashgen(venv, repo, "check", "--base", "HEAD", "--format", "markdown"),
         _dashgen(venv, repo, "diff", "--base", "HEAD", "--format", "markdown"),
-        *(
-            _dashgen(venv, repo, "diff", str(old), "dashboards", "--format", fmt)
-            for fmt in ("markdown", "text", "json")
-        ),
+        _dashgen(venv, repo, "diff", str(old), "dashboards", "--format", "markdown"),
+        *(_in_process(repo, "diff", str(old), "dashboards", "--format", fmt) for fmt in ("text", "json")),
     ]
 
 

@@ -19,7 +19,7 @@ from grafana_node import call
 from victoriametrics import program_or_skip, start_or_skip
 
 from dashgen.build import build_all
-from dashgen.cli import main
+from dashgen.cli import main, preview_cmd
 from dashgen.demo.run import import_demo
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
@@ -29,7 +29,7 @@ from dashgen.live.expand import Window
 from dashgen.live.query_check import DashboardInput, plan
 from dashgen.preview.browser import Browser, find_browser
 from dashgen.preview.layout import layout
-from dashgen.preview.run import Settings, Source, draw_dashboard, write_drawing
+from dashgen.preview.run import Settings, Source, draw_dashboard, screenshot, write_drawing
 from dashgen.render.ids import panel_id
 
 PROFILES = sorted(p.stem for p in (Path(__file__).resolve().parent.parent / "profiles").glob("*.toml"))
@@ -60,27 +60,36 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def previews(store, chromium, tmp_path_factory):
-    """``dashgen preview --expand-rows`` of every profile (every panel drawn): the JSON report and the folder."""
+    """``dashgen preview --expand-rows`` of every profile (every panel drawn): the JSON report, the folder, the
+    seconds it took, and per written page the DOM as Chromium drew it for the command's screenshot."""
     url, end = store
     out = tmp_path_factory.mktemp("preview")
+    doms: dict[str, str] = {}
+
+    def kept(browser, html_path, png_path, height, *args):
+        doms[str(html_path)] = dom = screenshot(browser, html_path, png_path, height, *args)
+        return dom
+
     began = time.monotonic()
-    result = CliRunner().invoke(
-        main,
-        ["preview", "--datasource-url", url, "--at", str(end), "--out", str(out), "--format", "json", "--expand-rows"],
-    )
+    with pytest.MonkeyPatch.context() as patch:  # the command's own screenshot, its DOM kept: not a second Chromium
+        patch.setattr(preview_cmd, "screenshot", kept)
+        result = CliRunner().invoke(
+            main,
+            ["preview", "--datasource-url", url, "--at", str(end), "--out", str(out), "--format", "json"]
+            + ["--expand-rows"],
+        )
     assert result.exit_code == 0, result.output
-    return json.loads(result.output), out, time.monotonic() - began
+    return json.loads(result.output), out, time.monotonic() - began, doms
 
 
 @pytest.fixture(scope="module")
 def drawn(previews, chromium):
-    """Per dashboard uid: the panel boxes of the page as Chromium drew it (attributes and inner HTML)."""
-    report, out, _seconds = previews
-    pages = {}
-    with Browser(chromium) as browser:
-        for item in report["results"]["dashboards"]:
-            dom = browser.render(Path(item["html"]), None, 1632, 1000)
-            pages[item["uid"]] = boxes(dom)
+    """Per dashboard uid: the panel boxes of the page as Chromium drew it (attributes and inner HTML), from the
+    DOM of the command's whole-page screenshot (the page at its full height, 1,632 CSS pixels wide: the layout
+    depends on the width only)."""
+    report, _out, _seconds, doms = previews
+    pages = {item["uid"]: boxes(doms[item["html"]]) for item in report["results"]["dashboards"]}
+    assert len(pages) == len(PROFILES) == len(doms)
     return pages
 
 
@@ -118,7 +127,7 @@ def returned_series(url: str, end: float) -> dict[str, dict[str, int]]:
 
 
 def test_every_shipped_profile_is_previewed_as_html_and_png(previews):
-    report, out, _seconds = previews
+    report, out, _seconds, _doms = previews
     expected = {b.uid for b in build_all(load_profiles(PROFILES))}
     assert {d["uid"] for d in report["results"]["dashboards"]} == expected
     for uid in expected:
@@ -128,7 +137,7 @@ def test_every_shipped_profile_is_previewed_as_html_and_png(previews):
 
 
 def test_the_page_needs_no_network(previews):
-    _report, out, _seconds = previews
+    _report, out, _seconds, _doms = previews
     pages = sorted(out.glob("*.html"))
     for page in pages:
         text = page.read_text(encoding="utf-8")
@@ -258,7 +267,7 @@ def drawn_cells(inner: str) -> list[list[str]]:
 def grafana_tables(previews):
     """Per dashboard uid: (panel box id, title, @grafana/data's answer in Node) for every table panel, from the
     same requests the written pages computed in Chromium."""
-    report, _out, _seconds = previews
+    report, _out, _seconds, _doms = previews
     found = {}
     for item in report["results"]["dashboards"]:
         minor, every = page_specs(Path(item["html"]))
@@ -317,7 +326,7 @@ def test_tables_named_per_node_gpu_or_replica_have_one_row_each(grafana_tables):
 def test_legend_and_stat_text_is_grafana_s(drawn, previews):
     """Every time-series legend row (name and calculations) and every stat value drawn equals @grafana/data's
     answer in Node for the same request."""
-    report, _out, _seconds = previews
+    report, _out, _seconds, _doms = previews
     checked = 0
     for item in report["results"]["dashboards"]:
         minor, every = page_specs(Path(item["html"]))
