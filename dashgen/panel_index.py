@@ -18,6 +18,7 @@ import json
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -30,6 +31,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.files import atomic_write, cache_dir
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit
+from dashgen.render.collector import collector_paused
 from dashgen.render.ids import panel_id
 from dashgen.render.spec import NOTES_POINTER, PanelKind, PanelSpec
 
@@ -67,7 +69,8 @@ def _parsed(path: Path) -> ast.Module:
 
 @cache
 def _parse(path: Path, mtime_ns: int, size: int) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"))
+    with collector_paused():  # see _selectors_paused
+        return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _module_functions(path: Path) -> dict[str, ast.FunctionDef]:
@@ -159,7 +162,7 @@ def _module_constants(module: ast.Module) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def _loop_strings(nodes: list[ast.AST], constants: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+def _loop_strings(nodes: Sequence[ast.AST], constants: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
     """Loop variables that run over strings (``for step in LADDER``), for ``title.startswith(step)``."""
     found: dict[str, tuple[str, ...]] = {}
     for node in nodes:
@@ -208,27 +211,52 @@ class _Named:
 
 
 def _named(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> _Named:
-    """One walk of ``function``: the whole strings and prefixes it names, and the plain names it calls."""
-    nodes = list(ast.walk(function))
-    names = {**constants, **_loop_strings(nodes, constants)}
+    """One walk of ``function``: the whole strings and prefixes it names, and the plain names it calls.
+
+    Breadth first in ``ast.walk``'s order (what the loop strings depend on: a later loop over the same name wins),
+    but without its generators: the loops, ``startswith`` calls and f-strings are set aside during the walk and read
+    after it, once every loop variable is known (an uncached index walks ~230,000 nodes of the test modules)."""
     literals: set[str] = set()
-    prefixes: set[str] = set()
     calls: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            literals.add(node.value)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            literals.update(constants.get(node.id, ()))
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name):
-                calls.add(node.func.id)
-            elif isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
-                prefixes.update(_strings(node.args[0] if node.args else None, names))
-        elif isinstance(node, ast.JoinedStr):
-            if (whole := _expanded(node, names)) is not None:
-                literals.update(whole)
-            elif _names_some_panels(lead := _lead(node)):
-                prefixes.add(lead)
+    loops: list[ast.For | ast.comprehension] = []
+    starts: list[ast.Call] = []
+    fstrings: list[ast.JoinedStr] = []
+    todo: list[ast.AST] = [function]
+    for node in todo:  # the list grows as it is read: breadth first
+        kind = type(node)
+        if kind is ast.Constant:  # no child node
+            if isinstance(node.value, str):  # type: ignore[attr-defined]
+                literals.add(node.value)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Name:  # its only child is its context
+            if isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                literals.update(constants.get(node.id, ()))  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Name):
+                calls.add(func.id)
+            elif isinstance(func, ast.Attribute) and func.attr == "startswith":
+                starts.append(node)  # type: ignore[arg-type]
+        elif kind is ast.JoinedStr:
+            fstrings.append(node)  # type: ignore[arg-type]
+        elif kind is ast.For or kind is ast.comprehension:
+            loops.append(node)  # type: ignore[arg-type]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+    names = {**constants, **_loop_strings(loops, constants)}
+    prefixes: set[str] = set()
+    for call in starts:
+        prefixes.update(_strings(call.args[0] if call.args else None, names))
+    for fstring in fstrings:
+        if (whole := _expanded(fstring, names)) is not None:
+            literals.update(whole)
+        elif _names_some_panels(lead := _lead(fstring)):
+            prefixes.add(lead)
     return _Named(frozenset(literals), frozenset(prefixes), frozenset(calls))
 
 
@@ -333,6 +361,14 @@ def _read_cache(path: Path | None) -> dict[str, FileSelectors]:
     }
 
 
+def _selectors_paused(source: bytes) -> FileSelectors:
+    """:func:`file_selectors` without cyclic garbage collection: a syntax tree holds no cycle, and ``check`` holds
+    both profiles' builds by the time it builds the index, so each collection that the ~230,000 nodes of the test
+    modules trigger walked all of that again (about half of an uncached index's CPU)."""
+    with collector_paused():
+        return file_selectors(source)
+
+
 def selectors_of(tests_dir: Path) -> Selectors:
     """What every test function of ``tests_dir/test_*.py`` names, with what the helpers it calls name.
 
@@ -347,7 +383,7 @@ def selectors_of(tests_dir: Path) -> Selectors:
     for path in sorted(tests_dir.glob("test_*.py")):
         source = path.read_bytes()
         digest = hashlib.sha256(source).hexdigest()
-        per_test = used[digest] = cached[digest] if digest in cached else file_selectors(source)
+        per_test = used[digest] = cached[digest] if digest in cached else _selectors_paused(source)
         for name, (own_literals, own_prefixes) in per_test.items():
             test = f"{path.name}::{name}"
             for text in own_literals:

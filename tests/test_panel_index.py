@@ -4,9 +4,12 @@ it reads holds it, or a helper of its module it calls writes it. A key's short s
 
 from __future__ import annotations
 
+import ast
+import gc
 from pathlib import Path
 from textwrap import dedent
 
+from dashgen import panel_index as index
 from dashgen.panel_index import panel_tests, selectors_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +99,93 @@ def test_the_real_index_names_no_test_that_only_shares_a_word_with_a_key():
     assert not [t for t in queue if t.startswith("test_slo_health.py")], queue
     slo_queue = panel_tests("slo_health.queue", ("Queue length",), selectors)
     assert "test_slo_health.py::test_stage_panels_never_sum_across_pp_rank" in slo_queue
+
+
+def _named_by_ast_walk(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> index._Named:
+    """What ``_named`` finds, written plainly over ``ast.walk`` (its definition before the walk was made one pass):
+    the reference the faster walk is held to."""
+    nodes = list(ast.walk(function))
+    names = {**constants, **index._loop_strings(nodes, constants)}
+    literals: set[str] = set()
+    prefixes: set[str] = set()
+    calls: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            literals.add(node.value)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            literals.update(constants.get(node.id, ()))
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                calls.add(node.func.id)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+                prefixes.update(index._strings(node.args[0] if node.args else None, names))
+        elif isinstance(node, ast.JoinedStr):
+            if (whole := index._expanded(node, names)) is not None:
+                literals.update(whole)
+            elif index._names_some_panels(lead := index._lead(node)):
+                prefixes.add(lead)
+    return index._Named(frozenset(literals), frozenset(prefixes), frozenset(calls))
+
+
+# loops that bind the same name twice (the later wins in ast.walk's order), nested and in comprehensions, f-strings
+# inside f-strings and calls, startswith over a loop variable, a constant and a tuple
+ORDERED = """
+GROUPS = ("slo_health", "kv_cache")
+TITLES = ("Ladder 1", "Ladder 2")
+
+
+def test_loops(panels):
+    for key in ("a.first", "a.second"):
+        assert f"{key}" in panels
+    for key in GROUPS:
+        for title in TITLES:
+            assert any(p.title.startswith(title) for p in panels if p.key.startswith(key))
+    assert [f"{g}.burn_{w}" for g in GROUPS for w in ("1h", "6h")]
+    assert [t for t in TITLES if helper(f"x {t}", f"{missing}.tail", f"slo_health.queue_{t}")]
+    if panels:
+        key = "late.binding"
+        assert f"{key}" and str(key).startswith(("Queue", "Batch"))
+
+
+def helper(*texts):
+    return texts
+"""
+
+
+def test_the_one_pass_walk_finds_what_ast_walk_finds_in_every_test_module():
+    """Every function of every test module (and a sample of loops rebinding one name): the same literals, prefixes
+    and calls as the plain ``ast.walk`` definition."""
+    sources = [ORDERED, *(path.read_text(encoding="utf-8") for path in sorted((ROOT / "tests").glob("test_*.py")))]
+    compared = 0
+    for source in sources:
+        module = ast.parse(source)
+        constants = index._module_constants(module)
+        for node in module.body:
+            if isinstance(node, ast.FunctionDef):
+                assert index._named(node, constants) == _named_by_ast_walk(node, constants), node.name
+                compared += 1
+    assert compared > 1000
+
+
+def test_selectors_are_read_with_the_collector_as_it_was(tmp_path, monkeypatch):
+    """The collector is paused while a module is read, and runs again after it (and stays off if it was off)."""
+    monkeypatch.setenv("DASHGEN_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "test_sample.py").write_text(SAMPLE, encoding="utf-8")
+    seen: list[bool] = []
+    real = index.file_selectors
+    monkeypatch.setattr(index, "file_selectors", lambda source: seen.append(gc.isenabled()) or real(source))
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        selectors_of(tmp_path)
+        assert seen == [False] and gc.isenabled()
+        gc.disable()
+        selectors_of(tmp_path / "cache")  # no module there: nothing read, the collector left off
+        (tmp_path / "test_sample.py").write_text(SAMPLE + "\n", encoding="utf-8")
+        selectors_of(tmp_path)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 CACHED = """

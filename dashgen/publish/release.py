@@ -19,8 +19,6 @@ walks all of them again, although JSON values hold no reference cycles (refcount
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -68,6 +66,7 @@ from dashgen.publish.plan import (
 from dashgen.publish.resource_outcome import ResourceOutcome, ResourceRelease
 from dashgen.publish.rules_plan import RuleGroupTarget
 from dashgen.render.canonical import content_sha
+from dashgen.render.collector import collector_paused
 from dashgen.render.library import LibraryElement
 
 Validator = Callable[[DashboardPlan], list[str]]
@@ -157,18 +156,6 @@ def recorded_copies(
     """The read-back copy of each uid's last release on ``instance``, where the ledger points to one that exists."""
     copies = RecordedCopies(records, instance)
     return {uid: copies[uid] for uid in uids if uid in copies}
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside the block (as it was before it: enabled again only if it was)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def run_release(
