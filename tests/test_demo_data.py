@@ -428,6 +428,31 @@ def test_the_noise_draws_are_gausss_numbers_without_its_calls():
     assert checked == 9
 
 
+def test_the_noise_walk_is_the_whole_tables_walk_and_leaves_the_generator_as_it_did():
+    """A series' noise: the table of ``_NOISE_TABLE`` gaussians walked from a random offset with a stride of 7. Below
+    the table's size only the entries read are computed; the numbers, and the generator's state after (the pending
+    odd gaussian included), are those of drawing the whole table, for counts below, at and above the size."""
+    import random
+
+    from dashgen.demo import values
+
+    size = values._NOISE_TABLE
+
+    def eager(rng: random.Random, noise: float, count: int) -> list[float]:
+        table = [noise * z for z in [rng.gauss(0, 1) for _ in range(size)]]
+        offset = rng.randrange(size)
+        return [table[(offset + 7 * i) % size] for i in range(count)]
+
+    checked = 0
+    for seed, count in ((3, 0), (5, 1), (8, 15), (13, 120), (21, size - 1), (34, size), (55, size + 1), (89, 3600)):
+        fast, slow = random.Random(seed), random.Random(seed)
+        fast.uniform(0, 1), slow.uniform(0, 1)  # as gauge_values draws its phase first
+        assert values._noise_walk(fast, 0.25, count) == eager(slow, 0.25, count), count
+        assert fast.getstate() == slow.getstate() and fast.gauss(0, 1) == slow.gauss(0, 1), count
+        checked += 1
+    assert checked == 8
+
+
 def test_an_import_line_reads_back_as_the_json_line_it_replaces():
     """``Datasource.import_series`` writes each object with orjson, and with ``json`` what orjson would refuse or
     write as null: every line reads back as the ``json`` line did (NaN and infinities as NaN / Infinity, a

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -70,14 +70,49 @@ def gauge_values(
         return [float(round(value)) if model.integer else round(value, 4)] * len(stamps)
     omega = 2 * math.pi / model.period / 1000
     # A per-series table of gaussian noise, walked with a stride: cheap, deterministic, not periodic to the eye.
-    table = [noise * z for z in gaussians(rng, _NOISE_TABLE)]
-    offset = rng.randrange(_NOISE_TABLE)
+    noise_at = _noise_walk(rng, noise, len(stamps))
     sin = math.sin
-    raw = [base + amp * sin(omega * ms + phase) + table[(offset + 7 * i) % _NOISE_TABLE] for i, ms in enumerate(stamps)]
+    raw = [base + amp * sin(omega * ms + phase) + z for ms, z in zip(stamps, noise_at, strict=True)]
     inside = lo <= min(raw, default=lo) and max(raw, default=hi) <= hi  # then clamping changes no value
     if model.integer:
         return [float(round(v)) for v in raw] if inside else [float(round(min(max(v, lo), hi))) for v in raw]
     return [round(v, 4) for v in raw] if inside else [round(min(max(v, lo), hi), 4) for v in raw]
+
+
+def _noise_walk(rng: random.Random, noise: float, count: int) -> list[float]:
+    """The noise of ``count`` samples: ``noise`` times a table of ``_NOISE_TABLE`` gaussians (``gaussians``) read
+    from a random offset with a stride of 7, the generator left as drawing the whole table and the offset leaves it.
+    A series of fewer samples than the table computes only the entries it reads (the 30 s imports read a quarter
+    of them an hour): the uniform draws of the others are made, their logarithms and sines are not."""
+    size = _NOISE_TABLE
+    lazy = _lazy_gaussians(rng, size) if count < size else None
+    table = [noise * z for z in gaussians(rng, size)] if lazy is None else None
+    offset = rng.randrange(size)
+    if table is None:
+        assert lazy is not None
+        return [noise * lazy((offset + 7 * i) % size) for i in range(count)]
+    walk = [table[(offset + 7 * i) % size] for i in range(min(count, size))]  # 7 and the size are coprime: a cycle
+    return walk * (count // size) + walk[: count % size]
+
+
+def _lazy_gaussians(rng: random.Random, count: int) -> Callable[[int], float] | None:
+    """``gaussians(rng, count)`` as a function of the index, the generator advanced as that call advances it (every
+    uniform draw made, the last odd number kept in ``gauss_next``); None where :func:`_pairs` is not this Python's
+    ``gauss`` or a number is already pending (then ``gaussians`` is called)."""
+    state = vars(rng)
+    if not _PAIRS_AS_GAUSS or not count or state.get("gauss_next") is not None:
+        return None
+    draw, log, sqrt, cos, sin, two_pi = rng.random, math.log, math.sqrt, math.cos, math.sin, 2 * math.pi
+    draws = [draw() for _ in range(count + count % 2)]
+    if count % 2:
+        state["gauss_next"] = sin(draws[-2] * two_pi) * sqrt(-2.0 * log(1.0 - draws[-1]))
+
+    def number(index: int) -> float:
+        x2pi = draws[index & ~1] * two_pi
+        g2rad = sqrt(-2.0 * log(1.0 - draws[index | 1]))
+        return 0 + (sin(x2pi) if index & 1 else cos(x2pi)) * g2rad * 1
+
+    return number
 
 
 def gaussians(rng: random.Random, count: int) -> list[float]:
