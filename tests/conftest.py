@@ -206,18 +206,36 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return None if folder is None else SharedFixtureScheduling(config, log, folder)
 
 
+GROUP = pytest.StashKey[str | None]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     groups = {}
     for item in items:
         if not item.get_closest_marker("slow") and is_slow(item):
             item.add_marker(pytest.mark.slow)
-        group = shared_group(item)
+        group = item.stash[GROUP] = shared_group(item)
         if group is not None:
             groups[item.nodeid] = group
     worker = getattr(config, "workerinput", {}).get("workerid")
     folder = os.environ.get(GROUPS_ENV)
     if worker is not None and folder is not None and os.path.isdir(folder):
         write_groups(folder, worker, groups)
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_groups_together(items: list[pytest.Item]) -> None:
+    """The tests of one shared server's group run one after another, where the first of them ran (the others keep
+    their order). pytest orders a module-scoped fixture's tests by the index of its parameter in each parametrize
+    list, so tests parametrized by other lists (the fault suite's per-deployment tests) took turns between the
+    profiles: in one process (``pytest tests/test_fault_suite.py``) each profile's store was built four times, not
+    once. xdist sends each group whole to one worker already."""
+    first: dict[str, int] = {}
+    keyed = []
+    for index, item in enumerate(items):
+        group = item.stash.get(GROUP, None)
+        keyed.append((index if group is None else first.setdefault(group, index), index, item))
+    items[:] = [item for _, _, item in sorted(keyed, key=lambda entry: entry[:2])]
 
 
 # The cyclic collector's first threshold: a collection every 10,000 net allocations instead of every 700. A test

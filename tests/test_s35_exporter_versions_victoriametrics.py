@@ -25,6 +25,10 @@ STEP = 30.0  # one sample per 30 s (the shipped stores' resolution) keeps the im
 SHIPPED = ("long-context-64", "pd-128", "h20-16", "video-200")
 # 1 h windows, 2 h apart: the restated profiles, then every shipped one
 HOURS_BEFORE = {"lc-router": 0, "pd-old": 3, **{name: 6 + 3 * index for index, name in enumerate(SHIPPED)}}
+# The profiles whose charts validate-queries reads (recorded series included): their rule groups are replayed. The
+# shipped profiles are read by doctor alone, which infers from the names of the exporters' own series and reads no
+# recorded series (four replays of their groups, ~10 s of the store's and vmalert's CPU, were for nothing).
+CHARTED = ("lc-router", "pd-old")
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +45,8 @@ def store(tmp_path_factory):
             import_demo(datasource, profiles[name], "healthy", ends[name], 1.0, STEP)
         datasource.flush()
         program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics')")
-        for name, end in ends.items():
-            recorder.replay_for_dashboards(server.url, [profiles[name]], end - 3600, end)
+        for name in CHARTED:
+            recorder.replay_for_dashboards(server.url, [profiles[name]], ends[name] - 3600, ends[name])
         datasource.flush()
         yield server.url, folder, ends
     finally:
@@ -54,7 +58,7 @@ def run(folder, *args):
     return result.exit_code, json.loads(result.output)
 
 
-@pytest.mark.parametrize("name", ["lc-router", "pd-old"])
+@pytest.mark.parametrize("name", CHARTED)
 def test_s35_demo_data_in_the_stated_shape_leaves_no_chart_empty(store, name):
     url, folder, ends = store
     code, answer = run(

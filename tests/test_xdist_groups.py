@@ -115,3 +115,15 @@ def test_under_two_workers_each_shared_server_is_built_once_and_its_tests_run_wh
     assert sum(kind == "test" for _, kind, _ in lines) == 12
     assert sum(kind == "alone" for _, kind, _ in lines) == 12
     assert {worker for worker, _, _ in lines} == {"gw0", "gw1"}
+
+
+def test_the_tests_of_one_group_run_one_after_another_where_its_first_ran() -> None:
+    """pytest orders a module-scoped fixture's tests by each parametrize list's index, so tests of one store taken
+    from different lists took turns with another store's (each turn a new build in one process): conftest moves the
+    tests of each group to where its first test ran and leaves every other test in its order."""
+    from conftest import GROUP, pytest_collection_modifyitems_groups_together
+
+    order = [("a1", "A"), ("b1", "B"), ("x", None), ("a2", "A"), ("b2", "B"), ("y", None), ("a3", "A")]
+    items = [SimpleNamespace(name=name, stash={GROUP: group}) for name, group in order]
+    pytest_collection_modifyitems_groups_together(items)  # type: ignore[arg-type]
+    assert [item.name for item in items] == ["a1", "a2", "a3", "b1", "b2", "x", "y"]
