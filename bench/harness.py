@@ -97,13 +97,14 @@ def interleaved(
 
 @dataclass(frozen=True)
 class ChildRun:
-    """A finished child process: wall seconds, its own peak RSS (MiB, from wait4), exit code and output."""
+    """A finished child process: wall seconds, its own peak RSS (MiB, from wait4), exit code, output and CPU."""
 
     seconds: float
     max_rss_mib: float
     returncode: int
     stdout: str
     stderr: str
+    cpu_seconds: float = 0.0  # user + system time of the child and what it waited for (from wait4)
 
 
 def run_child(
@@ -150,7 +151,7 @@ def run_child(
         os.unlink(rss_file)
         if text and text[-1].isdigit():
             max_rss = int(text[-1]) / 1024.0
-    return ChildRun(seconds, max_rss, process.returncode, out, err)
+    return ChildRun(seconds, max_rss, process.returncode, out, err, usage.ru_utime + usage.ru_stime)
 
 
 def peak_rss_mib() -> float:

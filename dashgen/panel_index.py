@@ -210,6 +210,12 @@ class _Named:
     calls: frozenset[str]
 
 
+# Fields that never hold a node the walk looks into: names and flags, and the expression context (Load, Store) of
+# attributes, subscripts, lists and tuples; the node types' other fields, remembered per type.
+_LEAF_FIELDS = frozenset({"ctx", "id", "name", "attr", "arg", "module", "level", "conversion", "type_comment"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _named(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> _Named:
     """One walk of ``function``: the whole strings and prefixes it names, and the plain names it calls.
 
@@ -242,7 +248,10 @@ def _named(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> _Named:
             fstrings.append(node)  # type: ignore[arg-type]
         elif kind is ast.For or kind is ast.comprehension:
             loops.append(node)  # type: ignore[arg-type]
-        for field in node._fields:
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _LEAF_FIELDS)
+        for field in fields:
             value = getattr(node, field, None)
             if isinstance(value, list):
                 todo.extend(item for item in value if isinstance(item, ast.AST))

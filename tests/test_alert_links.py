@@ -15,7 +15,7 @@ from dashgen.cli.app import main
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profile, load_profiles
 from dashgen.render import yamlcheck
-from dashgen.rules import render_rule_files
+from dashgen.rules import links, render_rule_files
 from dashgen.rules.links import LinkBase, alert_links
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,3 +183,47 @@ def test_the_links_metric_names_are_read_from_the_cache_folder_on_the_next_run(t
     scope.save_known_names()
     assert len(json.loads(written.read_text(encoding="utf-8"))) == 2
     scope.metric_names.cache_clear()
+
+
+def _panel_to_open_scoring_every_panel(alert, base):
+    """panel_to_open as first written: every panel scored, the best kept only if it reads some of the alert."""
+    read = links._read_metrics(str(alert.get("expr", "")), dict(base.recorded))
+    read = read - {"up"} or read
+    if not read or not base.panels:
+        return None
+    look = links._words(str(alert["labels"].get("look", "")))
+
+    def score(panel):
+        return (round(len(read & panel.metrics) / len(read), 2), len(look & panel.words), -len(panel.metrics))
+
+    best = max(base.panels, key=score)
+    return best.id if read & best.metrics else None
+
+
+def test_scoring_only_the_panels_that_read_the_alert_opens_the_panel_scoring_every_panel_opens() -> None:
+    """Random panels and alerts, among them alerts reading over 200 metrics (a share of one rounds to 0 and ties
+    with the panels that read none) and panels tied on every score: the same panel, or none."""
+    import random
+
+    rng = random.Random(5)
+    pool = [f"m{i}" for i in range(300)]
+    words = ["gpu", "queue", "cache", "node", "health", "rate"]
+    chosen = 0
+    for _ in range(400):
+        count = rng.choice([1, 2, 3, 250])
+        most = 1 if count == 250 else 4  # one metric of 250 read: a share of 0.004, rounded to 0
+        panels = tuple(
+            links.PanelLink(
+                i, frozenset(rng.sample(words, rng.randint(0, 3))), frozenset(rng.sample(pool, rng.randint(1, most)))
+            )
+            for i in range(rng.randint(0, 30))
+        )
+        base = links.LinkBase("https://r", "https://g", "uid", (), panels)
+        alert = {
+            "expr": " + ".join(rng.sample(pool, count)),
+            "labels": {"look": " ".join(rng.sample(words, rng.randint(0, 2)))},
+        }
+        expected = _panel_to_open_scoring_every_panel(alert, base)
+        assert links.panel_to_open(alert, base) == expected, alert
+        chosen += expected is not None
+    assert chosen > 50

@@ -22,7 +22,7 @@ from dashgen.diff.compare import (
     leaf_changes,
     leaves,
 )
-from dashgen.diff.noise import canonicalise_target
+from dashgen.diff.noise import canonicalise_target, normalise_numbers, prune, pruned_numbers
 from dashgen.render.tables import ref
 
 
@@ -271,6 +271,40 @@ def test_the_noise_count_skips_equal_subtrees_and_counts_as_flattening_both_side
     assert differing > 100  # the pairs are not all equal
     assert count_leaf_differences({"x": 1, "y": [1, 2]}, {"x": 1.0, "y": [1, 2, {}]}) == 1
     assert count_leaf_differences({"x": {}}, {"x": {"a": 1}}) == 2  # the empty object is a leaf of its own
+
+
+def test_one_walk_prunes_and_normalises_numbers_as_the_two_walks_do() -> None:
+    """pruned_numbers is prune(normalise_numbers(...)) on random JSON trees with floats, booleans, NaN, nulls and
+    containers that become empty only once their own empty values are pruned."""
+    import random
+
+    rng = random.Random(11)
+    atoms: list[Any] = [0, 1, 1.0, -0.0, 2.5, float("nan"), True, False, None, "a", "", {}, [], (1,)]
+
+    def value(depth: int) -> Any:
+        kind = rng.random()
+        if depth == 0 or kind < 0.3:
+            return rng.choice(atoms)
+        if kind < 0.7:
+            return {rng.choice("pqrs"): value(depth - 1) for _ in range(rng.randint(0, 3))}
+        return [value(depth - 1) for _ in range(rng.randint(0, 3))]
+
+    emptied = 0
+    for _ in range(2000):
+        tree = value(5)
+        expected, got = prune(normalise_numbers(tree)), pruned_numbers(tree)
+        assert json.dumps(got) == json.dumps(expected) and [got] == [expected], tree  # NaN: the same object
+        assert [type(x) for x in leaves_of(got)] == [type(x) for x in leaves_of(expected)], tree
+        emptied += isinstance(tree, dict) and got != tree
+    assert emptied > 100
+
+
+def leaves_of(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in leaves_of(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in leaves_of(v)]
+    return [value]
 
 
 def test_lists_of_objects_pair_by_index_as_deepdiff_pairs_them() -> None:

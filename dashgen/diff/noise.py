@@ -197,6 +197,26 @@ def prune(value: Any) -> Any:
     return value
 
 
+def pruned_numbers(value: Any) -> Any:
+    """``prune(normalise_numbers(value))`` in one walk instead of two (each side of every changed panel, variable
+    and dashboard body is canonicalised twice; a plan diffs every changed panel of 50 dashboards)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, _LEAVES):
+        return value
+    if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
+        out = {}
+        for k, v in value.items():
+            v = pruned_numbers(v)
+            if v is None or v == {} or v == []:
+                continue
+            out[k] = v
+        return out
+    if isinstance(value, list):
+        return [pruned_numbers(v) for v in value]
+    return value
+
+
 def strip_defaults(value: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
     """Remove keys equal to their default; nested dict defaults are stripped key by key."""
     out: dict[str, Any] = {}
@@ -295,7 +315,7 @@ def canonicalise_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _canonical_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
-    out = prune(normalise_numbers({k: v for k, v in panel.items() if k not in DROP_PANEL_KEYS}))
+    out = pruned_numbers({k: v for k, v in panel.items() if k not in DROP_PANEL_KEYS})
     out = strip_defaults(out, PANEL_DEFAULTS)
     ds = canonical_datasource(out.get("datasource"))
     if ds is None:
@@ -318,7 +338,7 @@ def _canonical_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("options"), Mapping):
         options = strip_defaults(out["options"], TYPE_OPTIONS_DEFAULTS.get(panel_type, {}))
         out["options"] = strip_defaults(options, OPTIONS_DEFAULTS)
-    return prune(normalise_numbers(out))
+    return pruned_numbers(out)
 
 
 def _panel_link(link: Any) -> Any:
@@ -339,7 +359,7 @@ def _selection(current: Any) -> Any:
 
 
 def canonicalise_variable(variable: Mapping[str, Any]) -> dict[str, Any]:
-    out = prune(normalise_numbers({k: v for k, v in variable.items() if k not in DROP_VARIABLE_KEYS}))
+    out = pruned_numbers({k: v for k, v in variable.items() if k not in DROP_VARIABLE_KEYS})
     if "datasource" in out:
         out["datasource"] = canonical_datasource(out["datasource"])
     if isinstance(out.get("query"), Mapping) and set(out["query"]) <= {"query", "refId", "qryType"}:
@@ -349,12 +369,12 @@ def canonicalise_variable(variable: Mapping[str, Any]) -> dict[str, Any]:
     out["current"] = _selection(out.get("current"))
     if variable.get("type") != "query":
         out.pop("sort", None)  # Grafana sorts only a query variable's options (v2 has no sort on the others)
-    return prune(normalise_numbers(strip_defaults(out, VARIABLE_DEFAULTS)))
+    return pruned_numbers(strip_defaults(out, VARIABLE_DEFAULTS))
 
 
 def canonicalise_dashboard_fields(body: Mapping[str, Any]) -> dict[str, Any]:
     """Dashboard-level fields (title, tags, time, refresh, links, …) without panels and variables."""
-    out = prune(normalise_numbers({k: v for k, v in body.items() if k not in DROP_DASHBOARD_KEYS}))
+    out = pruned_numbers({k: v for k, v in body.items() if k not in DROP_DASHBOARD_KEYS})
     annotations = out.get("annotations")
     if isinstance(annotations, Mapping):
         out["annotations"] = {
@@ -368,7 +388,7 @@ def canonicalise_dashboard_fields(body: Mapping[str, Any]) -> dict[str, Any]:
         )
     if "refresh" in out and out["refresh"] in (False, ""):
         out.pop("refresh")
-    return prune(normalise_numbers(strip_defaults(out, DASHBOARD_DEFAULTS)))
+    return pruned_numbers(strip_defaults(out, DASHBOARD_DEFAULTS))
 
 
 def canonicalise_for_diff(doc: Any) -> dict[str, Any]:

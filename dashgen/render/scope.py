@@ -26,7 +26,7 @@ from typing import Any
 import promql_parser as pp
 
 from dashgen.files import atomic_write, cache_dir
-from dashgen.render import promql_trees
+from dashgen.render import metric_lexer, promql_trees
 
 KEYWORDS = frozenset(
     {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset", "atan2"}
@@ -187,9 +187,9 @@ def parses(expr: str) -> bool:
 
 class _KnownNames:
     """:func:`metric_names` remembered across runs in the cache folder, by the sha256 of the query text, in a
-    file named after this module's bytes and the parser's version (a change to either starts a new file): the rule
-    files' links parse every panel query of a profile on each ``check`` and ``rules`` run (955 texts for the two
-    scale profiles, a sixth of a check). Read on first use; written by :func:`save_known_names`."""
+    file named after this module's and the lexer's bytes and the parser's version (a change to any starts a new
+    file): the rule files' links read every panel query of a profile on each ``check`` and ``rules`` run (955 texts
+    for the two scale profiles). Read on first use; written by :func:`save_known_names`."""
 
     def __init__(self) -> None:
         self.names: dict[str, list[str]] | None = None
@@ -200,7 +200,8 @@ class _KnownNames:
         folder = cache_dir()
         if folder is None:
             return None
-        me = hashlib.sha256(Path(__file__).read_bytes() + version("promql-parser").encode()).hexdigest()[:16]
+        sources = Path(__file__).read_bytes() + Path(metric_lexer.__file__ or "").read_bytes()
+        me = hashlib.sha256(sources + version("promql-parser").encode()).hexdigest()[:16]
         return folder / f"metric-names-{me}.json"
 
     def known(self) -> dict[str, list[str]]:
@@ -238,24 +239,32 @@ def save_known_names() -> None:
 
 @lru_cache(maxsize=8192)
 def metric_names(expr: str) -> frozenset[str]:
-    """The metric names ``expr`` selects (by name or ``__name__=``), per the PromQL parser; none when it does
-    not parse. Remembered by text: the rule files' links ask it of every panel query and of each recording
-    rule's expression once per alert that reads the recorded series; across runs in the cache folder."""
+    """The metric names ``expr`` selects (by name or ``__name__=``), its Grafana variables holding sample values:
+    per ``metric_lexer`` (equal to the parser's on every expression the parser accepts, at about a third of its
+    CPU), per the parser where the lexer does not judge (none when it does not parse). Remembered by text: the rule
+    files' links ask it of every panel query and of each recording rule's expression once per alert that reads the
+    recorded series; across runs in the cache folder."""
     key = hashlib.sha256(expr.encode()).hexdigest()
     known = _KNOWN.known()
     if key not in known:
-        known[key] = sorted(_parsed_names(expr))
+        lexed = metric_lexer.lexed_names(filled(expr))
+        known[key] = sorted(_parsed_names(expr) if lexed is None else lexed)
         _KNOWN.added = True
     return frozenset(known[key])
 
 
 def _parsed_names(expr: str) -> frozenset[str]:
+    return tree_names(_tree(expr))
+
+
+def tree_names(tree: Any | None) -> frozenset[str]:
+    """The metric names of a parse tree's selectors (by name, else by their first ``__name__=`` matcher)."""
     names = (
         node.name
         or next(
             (m.value for m in node.matchers.matchers or () if m.name == "__name__" and m.op == pp.MatchOp.Equal), None
         )
-        for node in selectors(expr)
+        for node in tree_selectors(tree)
     )
     return frozenset(str(name) for name in names if name)
 
@@ -263,7 +272,12 @@ def _parsed_names(expr: str) -> frozenset[str]:
 def selectors(expr: str) -> list[Any]:
     """The vector selectors (``promql_parser.VectorSelector``) of ``expr`` per the PromQL parser, its Grafana
     variables holding sample values (``filled``); none when it does not parse."""
-    stack, found = [_tree(expr)], []
+    return tree_selectors(_tree(expr))
+
+
+def tree_selectors(tree: Any | None) -> list[Any]:
+    """The vector selectors of a parse tree (none of None)."""
+    stack, found = [tree], []
     while stack:
         node = stack.pop()
         if node is None or isinstance(node, str | int | float):
