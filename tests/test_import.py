@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from imported_dashboards import imported as imported_dashboard
 from standin import GrafanaStandin
 
 from dashgen.cli.app import main
@@ -41,11 +42,18 @@ def imported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("modules")
     found = {}
     for path in [*FIXTURES, *GENERATED]:
-        result = import_dashboard(_load(path), str(path.relative_to(ROOT)))
+        result = imported_dashboard(path)
         module = folder / f"{path.stem.replace('-', '_').replace('.', '_')}.py"
         module.write_text(result.text, encoding="utf-8")
         found[path.name] = (result, module)
     return found
+
+
+def test_the_round_trip_cases_share_the_sessions_imports(imported):
+    """Each fixture is imported once per session (``imported_dashboards``) for these cases and the scope cases
+    (``test_import_scope``): were the module fixture to import them again, make test-fast would pay ~1 s more."""
+    assert len(imported) == len(FIXTURES) + len(GENERATED) > 10
+    assert all(imported[path.name][0] is imported_dashboard(path) for path in [*FIXTURES, *GENERATED])
 
 
 def test_fixtures_are_there_with_their_licence_notice():

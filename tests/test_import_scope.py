@@ -17,11 +17,12 @@ from typing import Any
 
 import promql_parser as pp
 import pytest
+from imported_dashboards import imported
 from victoriametrics import start_or_skip
 
 from dashgen.deployment.label_roles import renames as role_renames
 from dashgen.deployment.model import DEFAULT_LABELS
-from dashgen.importer import exec_module, import_dashboard
+from dashgen.importer import exec_module
 from dashgen.live.datasource import Datasource
 from dashgen.render.relabel import relabel_expr, relabel_variable_query
 from dashgen.render.scope import filled, parses, scope_expr, scope_variable_query, selectors
@@ -36,7 +37,7 @@ MATCHER = f'{LABEL}="a"'
 @functools.cache
 def _imported(path: Path):
     """The fixture's module as ``dashgen import`` writes it, imported once per run (5 s for all ten)."""
-    return exec_module(import_dashboard(json.loads(path.read_text(encoding="utf-8")), path.name).text).DASHBOARD
+    return exec_module(imported(path).text).DASHBOARD
 
 
 def _fitted(path: Path, scope: str):
