@@ -173,32 +173,118 @@ def needed_groups(groups: tuple[dict[str, Any], ...], tests: list[dict]) -> list
     return sorted(wanted)
 
 
+# An equality matcher inside a selector's braces, and the whole of a selector's matchers (a name followed by braces
+# that do not parse as plain matchers is read as matching every series of that name).
+MATCHER = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(,|\})')
+
+
+def _selectors(expr: str) -> list[tuple[str, dict[str, str]]]:
+    """Each name ``expr`` reads with the equality matchers of its selector (``{}`` when it has none or they do not
+    parse): a recording rule whose static labels contradict one of them cannot write a series that selector reads."""
+    found = []
+    for match in NAME.finditer(expr):
+        equal: dict[str, str] = {}
+        position = match.end()
+        if expr.startswith("{", position):
+            position += 1
+            while (matcher := MATCHER.match(expr, position)) is not None:
+                if matcher.group(2) == "=":
+                    equal[matcher.group(1)] = matcher.group(3)
+                position = matcher.end()
+                if matcher.group(4) == "}":
+                    break
+            else:
+                equal = {}  # not plain matchers: read as every series of the name
+        found.append((match.group(0), equal))
+    return found
+
+
+def _can_write(rule: dict[str, Any], equal: dict[str, str]) -> bool:
+    labels = rule.get("labels") or {}
+    return all(labels.get(label, value) == value for label, value in equal.items())
+
+
+def needed_rules(groups: tuple[dict[str, Any], ...], tests: list[dict]) -> dict[int, list[int]]:
+    """Per group index (in file order), the indexes of its rules ``tests`` can observe: every rule of an alert a case
+    asserts on (``alert_rule_test``), every recording rule that can write a series a ``promql_expr_test`` reads
+    (its name, and no static label of the rule contradicting an equality matcher of the selector: the per-layer
+    health records share one name), and, transitively, the same for what those rules read (``ALERTS`` by
+    ``alertname`` as in ``needed_groups``). A rule only ever reads series, so one whose output no kept rule and no
+    assertion can read changes nothing that is observed; the kept rules stay in their groups, in their order.
+    Every rule when an expression reads by ``__name__``."""
+    records: dict[str, list[tuple[int, int]]] = {}
+    alerts: dict[str, list[tuple[int, int]]] = {}
+    for index, group in enumerate(groups):
+        for position, rule in enumerate(group["rules"]):
+            if "record" in rule:
+                records.setdefault(rule["record"], []).append((index, position))
+            else:
+                alerts.setdefault(rule["alert"], []).append((index, position))
+    every_alert = [place for places in alerts.values() for place in places]
+    everything = {index: list(range(len(group["rules"]))) for index, group in enumerate(groups)}
+
+    wanted: set[tuple[int, int]] = set()
+    for case in tests:
+        for check in case.get("alert_rule_test", []):
+            wanted.update(alerts.get(check["alertname"], []))
+    pending = [check["expr"] for case in tests for check in case.get("promql_expr_test", [])]
+    pending += [groups[index]["rules"][position]["expr"] for index, position in wanted]
+    while pending:
+        expr = pending.pop()
+        if "__name__" in expr:
+            return everything
+        more: set[tuple[int, int]] = set()
+        for name, equal in _selectors(expr):
+            more.update(
+                (index, position)
+                for index, position in records.get(name, [])
+                if _can_write(groups[index]["rules"][position], equal)
+            )
+            if name in ("ALERTS", "ALERTS_FOR_STATE"):
+                named = ALERT_NAME.findall(expr)
+                more.update(every_alert if not named else [place for n in named for place in alerts.get(n, [])])
+        more -= wanted
+        wanted |= more
+        pending += [groups[index]["rules"][position]["expr"] for index, position in more]
+    kept: dict[int, list[int]] = {}
+    for index, position in sorted(wanted):
+        kept.setdefault(index, []).append(position)
+    return kept
+
+
 def restricted_rule_files(tmp_path: Path, rule_file: Path, tests: list[dict]) -> list[tuple[Path, list[dict]]]:
     """The cases of ``tests``, each named ``case <n>`` (its place in ``tests``) unless it has a name, grouped by the
-    rule groups they need (``needed_groups``): per group of cases, ``rule_file`` cut down to those rule groups (under
-    the same file name: the deployment is read from it). promtool evaluates every group of the file at every step of
-    every case, and most of a case's time went to groups it never asserts on (the node x layer matrix's subqueries;
-    absence alerts firing for every expected target, their annotations expanded at each step);
-    test_whole_rule_files_evaluate_in_promtool runs each whole file."""
+    rules they need (``needed_rules``): per group of cases, ``rule_file`` cut down to those rules, in their groups and
+    order (under the same file name: the deployment is read from it). promtool evaluates every rule of the file at
+    every step of every case, and most of a case's time went to rules it never asserts on (the node x layer matrix's
+    subqueries, every layer's when a case reads one layer's health; absence alerts firing for every expected
+    target, their annotations expanded at each step); test_whole_rule_files_evaluate_in_promtool runs each whole
+    file."""
     groups = load_groups(rule_file)
-    by_need: dict[tuple[int, ...], list[dict]] = {}
+    by_need: dict[tuple[tuple[int, tuple[int, ...]], ...], list[dict]] = {}
     for number, case in enumerate(tests, 1):
         named = {"name": f"case {number}", **case}
-        by_need.setdefault(tuple(needed_groups(groups, [case])), []).append(named)
+        need = tuple((index, tuple(rules)) for index, rules in needed_rules(groups, [case]).items())
+        by_need.setdefault(need, []).append(named)
     files = []
     for number, (kept, cases) in enumerate(by_need.items()):
         out = tmp_path / "restricted" / str(number)
         out.mkdir(parents=True, exist_ok=True)
         path = out / rule_file.name
-        document = {"groups": [groups[index] for index in kept]}
+        document = {
+            "groups": [
+                {**groups[index], "rules": [groups[index]["rules"][position] for position in rules]}
+                for index, rules in kept
+            ]
+        }
         path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
         files.append((path, cases))
     return files
 
 
 def run_tests(promtool: str, tmp_path: Path, rule_file: Path, tests: list[dict], whole_file: bool = False) -> None:
-    """``tests`` (promtool test cases) run by one promtool against ``rule_file``, each case with only the rule
-    groups it can observe unless ``whole_file``. A failure names the case (``case <n>``, its place in ``tests``)."""
+    """``tests`` (promtool test cases) run by one promtool against ``rule_file``, each case with only the rules
+    it can observe unless ``whole_file``. A failure names the case (``case <n>``, its place in ``tests``)."""
     runs = (
         [(rule_file, [{"name": f"case {n}", **case} for n, case in enumerate(tests, 1)])]
         if whole_file

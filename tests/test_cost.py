@@ -19,8 +19,8 @@ from dashgen.live.datasource import Datasource
 PROFILE = "long-context-64"
 
 
-def run_cost(url: str, end: float, *extra: str) -> tuple[int, dict | str]:
-    args = ["cost", "--datasource-url", url, "--profile", PROFILE, "--at", str(end), *extra]
+def run_cost(url: str, end: float, *extra: str, profile: str = PROFILE) -> tuple[int, dict | str]:
+    args = ["cost", "--datasource-url", url, "--profile", profile, "--at", str(end), *extra]
     result = CliRunner().invoke(main, [*args, "--format", "json"])
     if result.exit_code == 2:
         return 2, result.output
@@ -36,11 +36,27 @@ def healthy_cost(url: str, name: str, end: float) -> tuple[int, dict]:
     return result.exit_code, data
 
 
+# The budget gate's tests cost the smallest demo profile: the gate compares each figure with a budget each test sets
+# one below the figure it read from the same store, so what it proves does not depend on the deployment's size, and
+# h20-16 (16 GPUs) costs about a third of long-context-64 (64) per run.
+GATE_PROFILE = "h20-16"
+
+
+def _healthy(server, demo_windows, name: str):
+    """The profile's healthy hour and its cost, the session's one run of it (``healthy_cost``)."""
+    window = demo_windows[(name, "healthy")]
+    code, data = healthy_cost(server.url, name, window.end)
+    return server, window, code, data
+
+
 @pytest.fixture(scope="module")
 def healthy(victoriametrics, demo_windows):
-    window = demo_windows[(PROFILE, "healthy")]
-    code, data = run_cost(victoriametrics.url, window.end)
-    return victoriametrics, window, code, data
+    return _healthy(victoriametrics, demo_windows, PROFILE)
+
+
+@pytest.fixture(scope="module")
+def gate(victoriametrics, demo_windows):
+    return _healthy(victoriametrics, demo_windows, GATE_PROFILE)
 
 
 def test_cost_figures_are_victoriametrics_own_statistics(victoriametrics, demo_windows):
@@ -109,19 +125,21 @@ def test_cost_total_on_open_leaves_out_the_panels_of_collapsed_rows(healthy):
     assert {p["row"] for p in data["panels"] if not p["on_open"]} - {""}
 
 
-def test_cost_gate_exits_1_when_a_panel_is_over_its_budget(healthy):
-    server, window, _, data = healthy
+def test_cost_gate_exits_1_when_a_panel_is_over_its_budget(gate):
+    server, window, _, data = gate
     heaviest = max(data["panels"], key=lambda p: p["samples_scanned"] or 0)
-    code, gated = run_cost(server.url, window.end, "--budget-samples", str(heaviest["samples_scanned"] - 1))
+    budget = str(heaviest["samples_scanned"] - 1)
+    code, gated = run_cost(server.url, window.end, "--budget-samples", budget, profile=GATE_PROFILE)
     assert code == 1
     assert any(f"panel {heaviest['title']!r}: samples scanned" in m for m in gated["over_budget"])
     assert not [m for m in gated["over_budget"] if "dashboard on open" in m]
 
 
-def test_cost_gate_exits_1_when_the_dashboard_is_over_its_budget(healthy):
-    server, window, _, data = healthy
+def test_cost_gate_exits_1_when_the_dashboard_is_over_its_budget(gate):
+    server, window, _, data = gate
     (total,) = data["dashboards"]
-    code, gated = run_cost(server.url, window.end, "--budget-dashboard-series", str(total["series_fetched"] - 1))
+    budget = str(total["series_fetched"] - 1)
+    code, gated = run_cost(server.url, window.end, "--budget-dashboard-series", budget, profile=GATE_PROFILE)
     assert code == 1
     assert [m for m in gated["over_budget"] if "dashboard on open: series fetched" in m]
 

@@ -19,6 +19,8 @@ from promtool_rules import (
     expected,
     load_groups,
     needed_groups,
+    needed_rules,
+    restricted_rule_files,
     run_tests,
     series,
     written_rule_files,
@@ -134,6 +136,56 @@ def test_a_promtool_case_loads_the_groups_its_assertions_read_and_what_those_rea
                 recorded = {r["record"] for g in kept for r in g["rules"] if "record" in r}
                 read = {name for name in records for g in kept for r in g["rules"] if name in r["expr"]}
                 assert read <= recorded, (profile, rule["alert"], read - recorded)
+
+
+def _kept_rules(rule_dir: Path, profile: str, tests: list[dict]) -> list[dict]:
+    groups = load_groups(rule_dir / f"{profile}.yml")
+    return [
+        groups[index]["rules"][position] for index, rules in needed_rules(groups, tests).items() for position in rules
+    ]
+
+
+def test_a_promtool_case_loads_only_the_rules_its_assertions_can_see(rule_dir: Path, tmp_path: Path) -> None:
+    """Within a group, only the rules an assertion can read: a read of one layer's health record loads the one rule
+    writing that layer (the nine layers' rules share the record's name and differ by their static ``layer``
+    label); a read without an equality matcher on ``layer`` (none, ``!=``, ``=~``, braces that are not plain
+    matchers) loads every layer's. Whatever is loaded, every recording rule that could write a series a loaded
+    rule reads is loaded too (found here by plain substring and the rule's labels, not by the helper's parser)."""
+    health = "node:dashgen_layer_health:code"
+    one = _kept_rules(rule_dir, "long-context-64", [{"promql_expr_test": [{"expr": f'{health}{{layer="disk"}}'}]}])
+    assert [(rule.get("record"), rule["labels"]["layer"]) for rule in one if rule.get("record") == health] == [
+        (health, "disk")
+    ]
+    assert not [rule for rule in one if rule.get("record") == "node:dashgen_layer_reason:code"]
+    groups = load_groups(rule_dir / "long-context-64.yml")
+    layers = {rule["labels"]["layer"] for group in groups for rule in group["rules"] if rule.get("record") == health}
+    assert len(layers) > 1
+    for expr in (health, f'max({health}{{layer!="disk"}})', f'{health}{{layer=~"disk"}}', f"{health}{{layer=disk}}"):
+        kept = _kept_rules(rule_dir, "long-context-64", [{"promql_expr_test": [{"expr": expr}]}])
+        assert {rule["labels"]["layer"] for rule in kept if rule.get("record") == health} == layers, expr
+    # the file promtool runs holds the cut groups, each rule as written, in the file's order
+    case = {"promql_expr_test": [{"expr": f'{health}{{layer="disk"}}', "eval_time": "1m", "exp_samples": []}]}
+    ((path, _),) = restricted_rule_files(tmp_path, rule_dir / "long-context-64.yml", [case])
+    written = [rule for group in load_groups(path) for rule in group["rules"]]
+    assert written == one and len(written) < sum(len(group["rules"]) for group in groups)
+    for profile in PROFILES:
+        groups = load_groups(rule_dir / f"{profile}.yml")
+        records = [rule for group in groups for rule in group["rules"] if "record" in rule]
+        for rule in (rule for group in groups for rule in group["rules"] if "alert" in rule):
+            kept = _kept_rules(rule_dir, profile, [{"alert_rule_test": [{"alertname": rule["alert"]}]}])
+            assert rule in kept, rule["alert"]
+            for reader in kept:
+                for record in records:
+                    selectors = re.findall(re.escape(record["record"]) + r"(?![\w:])(\{[^}]*\})?", reader["expr"])
+                    contradicted = all(
+                        any(
+                            re.search(rf'\b{label}="(?!{re.escape(value)}")', selector)
+                            for label, value in (record.get("labels") or {}).items()
+                        )
+                        for selector in selectors
+                    )
+                    if selectors and not contradicted:
+                        assert record in kept, (profile, rule["alert"], record["record"])
 
 
 # --- SLO burn rate (long-context-64: objective 0.99, TTFT 6 s -> le 6, TPOT 0.1 s -> le 0.1, E2E 200 s) ----
