@@ -4,13 +4,15 @@ missing against the profile's expected count, the node x layer health matrix (th
 reason of S6 and the health state of S32 per cell, with the collector's own state, S23, and the node's clock),
 whether each replica is serving, and the SLO as one number.
 
-Only cheap queries: instant ones, over ``up``, ``ALERTS`` / ``ALERTS_FOR_STATE`` and the recorded codes; the
-heavy groups load below, collapsed. Every panel here answers "is something wrong, and where"; the rows below
-localise it (S34). The top line leaves a width-4 slot after the SLO for the client-visible health of a
+Only cheap queries: instant ones, over ``ALERTS`` / ``ALERTS_FOR_STATE`` and recorded series: the lists and counts
+read what group ``dashgen-<profile>-now`` records (``queries.now_records``: not-ok cells, targets up per job,
+missing targets, replica states), the SLO the request-rates records, so the screen reads about as many series as
+it shows; the heavy groups load below, collapsed. Every panel here answers "is something wrong, and where"; the
+rows below localise it (S34). The top line leaves a width-4 slot after the SLO for the client-visible health of a
 deployment with a gateway (S33; ``CLIENT_SLOT``): without it the firing table takes the width.
 
-One staleness bound (S32): every matrix cell, the collector's silence and the rule evaluator's freshness
-read ``nodata.recorded_lookback_seconds``.
+One staleness bound (S32): every matrix cell, every recorded list, the collector's silence and the rule
+evaluator's freshness read ``nodata.recorded_lookback_seconds``.
 """
 
 from __future__ import annotations

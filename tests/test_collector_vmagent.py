@@ -144,19 +144,21 @@ def test_s23_every_collector_panel_returns_vmagents_own_series(stack) -> None:
 def test_s23_coverage_reads_the_profiles_expected_count(stack) -> None:
     datasource, _agent = stack
     assert expected_total(PROFILE) == 45
-    panels, document = panels_of("Now")
-    coverage = next(p for p in panels if p["title"] == "Targets up / expected")
-    by_ref = {t["refId"]: t["expr"] for t in coverage["targets"]}
+    # No rule evaluator runs in this stack: the counts as the now group's rule records them (queries.now_records)
+    from dashgen_queries import now_records
+    from dashgen_queries import vmagent as va
+
+    up_by_job = now_records.record(PROFILE, now_records.TARGETS_UP).rule
 
     def check() -> str | None:
-        up = instant(datasource, by_ref["A"])
+        up = instant(datasource, f"sum({up_by_job})")
         return None if up and up[0]["value"][1] == "2" else f"targets up: {up}"
 
     poll(check)
-    expected = instant(datasource, by_ref["B"])
+    expected = instant(datasource, va.expected_total_expr(PROFILE))
     assert [float(s["value"][1]) for s in expected] == [45.0]
-    per_job = next(p for p in panels if p["title"] == "Targets per source: up, expected, missing")
-    missing = {s["metric"]["job"]: float(s["value"][1]) for s in instant(datasource, per_job["targets"][2]["expr"])}
+    per_job = va.missing_by_job(PROFILE, up=up_by_job)
+    missing = {s["metric"]["job"]: float(s["value"][1]) for s in instant(datasource, per_job)}
     want = {
         entry.job: float(entry.count - (1 if entry.job in ("vmagent", "gpm") else 0))
         for entry in expected_targets(PROFILE)
@@ -193,12 +195,11 @@ def test_s23_collector_alerts_read_vmagents_series_and_fire_past_their_bounds(st
 
 def _matrix_collector(datasource: Datasource, at: float | None = None) -> dict[str, float]:
     """The Now row's verdicts of the Collector layer (its lines of the one query; a node not listed is ok) at
-    ``at`` (default: now)."""
-    from dashgen_panels.first_screen import MATRIX_TITLE
+    ``at`` (default: now). No rule evaluator runs in this stack: the verdicts as the now group's rule computes them
+    (what the matrix reads recorded, ``queries.now_records``)."""
+    from dashgen_queries.now import not_ok_cells
 
-    panels, document = panels_of("Now")
-    matrix = next(p for p in panels if p["title"] == MATRIX_TITLE)
-    (query,) = (t["expr"].replace("$node", ".*") for t in matrix["targets"])
+    query = not_ok_cells(PROFILE).replace("$node", ".*")
     column = "Collector (vmagent)"
     result = datasource.query(query, time.time() if at is None else at).result
     return {s["metric"]["node"]: float(s["value"][1]) for s in result if s["metric"].get("layer") == column}

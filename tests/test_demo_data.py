@@ -254,8 +254,9 @@ def test_imported_demo_keeps_the_contract_in_victoriametrics(victoriametrics, de
     window = demo_windows[("long-context-64", "healthy")]
     ds = Datasource(victoriametrics.url)
     # every demo series names its node; recorded series aggregated above the nodes (deployment:… / cluster:… /
-    # pool:…, e.g. the client-side SLO and the stage bands tests replay into this shared store) name none
-    above = "(deployment|cluster|pool):.+"
+    # pool:…, e.g. the client-side SLO and the stage bands tests replay into this shared store; job:… / replica:…,
+    # the first screen's targets up per job and replica states) name none
+    above = "(deployment|cluster|pool|job|replica):.+"
     unlabelled = ds.query(f'count({{__name__=~".+", __name__!~"{above}", node=""}})', window.end).result
     assert not unlabelled, unlabelled
     gpus = ds.query("count(count by (node, gpu, uuid) (last_over_time(gpm_power_watts[5m])))", window.end).result

@@ -20,6 +20,7 @@ from victoriametrics import program_or_skip, start_or_skip
 
 from dashgen.build import build_all
 from dashgen.cli import main, preview_cmd
+from dashgen.demo import recorder
 from dashgen.demo.run import import_demo
 from dashgen.deployment.profile import load_profiles
 from dashgen.deployment.topology import Topology
@@ -40,13 +41,18 @@ STEP = 30.0  # demo samples thinned to one per 30 s: the preview draws the same 
 @pytest.fixture(scope="module")
 def store():
     """A VictoriaMetrics with the healthy demo of every shipped profile in one window (each profile its own
-    cluster label), ending at a whole minute ``end``."""
+    cluster label), ending at a whole minute ``end``, and the Now row's records (the layer-health and now groups,
+    vmalert -replay over the window's last minutes): what the first screen reads."""
     server = start_or_skip()
     try:
         end = (time.time() // 60) * 60 - 60
         datasource = Datasource(server.url, timeout=120)
-        for profile in load_profiles(PROFILES):
+        profiles = load_profiles(PROFILES)
+        for profile in profiles:
             import_demo(datasource, profile, "healthy", end, HOURS, STEP)
+        datasource.flush()
+        program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics')")
+        recorder.replay(server.url, profiles, end - recorder.REPLAY_SECONDS, end)
         datasource.flush()
         yield server.url, end
     finally:
