@@ -313,7 +313,7 @@ def matrix_panel(profile: Profile) -> PanelSpec:
         evidence=Evidence(
             layer="collection health and layer health (S6, S23, S32)",
             source=f"the not-ok cells as {_recorded(profile, now_records.NOT_OK)} records them from the reason "
-            "codes of the Missing-data reasons table (Cache evidence group) per evidence layer, as dashgen's "
+            "codes of the Missing-data reasons table per evidence layer, as dashgen's "
             f"recording rule {nodata.LAYER_REASON} records them, and the health states {health.LAYER_HEALTH} per "
             f"layer (plus 'collector' and 'clock'), both in group dashgen-{profile.name}-layer-health, with the node "
             "inventory and up (the collector's silence)",
