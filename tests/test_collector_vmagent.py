@@ -83,7 +83,7 @@ def poll(check: Callable[[], str | None], deadline: float = DEADLINE) -> None:
         problem = check()
         if problem is None:
             return
-        time.sleep(0.5)
+        time.sleep(0.1)
     pytest.fail(f"within {deadline:g} s: {problem}")
 
 
