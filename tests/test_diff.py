@@ -22,7 +22,7 @@ from dashgen.diff.compare import (
     leaf_changes,
     leaves,
 )
-from dashgen.diff.noise import canonicalise_target, normalise_numbers, prune, pruned_numbers
+from dashgen.diff.noise import canonicalise_target, normalise_numbers, pruned_numbers
 from dashgen.render.tables import ref
 
 
@@ -235,6 +235,28 @@ def _flat_leaf_differences(old: Any, new: Any) -> int:
     return sum(1 for path in a.keys() | b.keys() if a.get(path, ABSENT) != b.get(path, ABSENT))
 
 
+def _random_tree(rng: Any, atoms: list[Any], depth: int, leaf_share: float) -> Any:
+    """A random JSON-like tree: an atom (at depth 0, or with probability ``leaf_share``), else an object of up to
+    three keys from "pqrs" or a list of up to three values, each ``depth - 1`` deep."""
+    kind = rng.random()
+    if depth == 0 or kind < leaf_share:
+        return rng.choice(atoms)
+    if kind < 0.7:
+        return {rng.choice("pqrs"): _random_tree(rng, atoms, depth - 1, leaf_share) for _ in range(rng.randint(0, 3))}
+    return [_random_tree(rng, atoms, depth - 1, leaf_share) for _ in range(rng.randint(0, 3))]
+
+
+def _prune(value: Any) -> Any:
+    """The two-walk definition ``pruned_numbers`` is held to (after ``normalise_numbers``): None, ``{}`` and ``[]``
+    values dropped from dicts, recursively."""
+    if isinstance(value, dict):
+        pruned = {k: _prune(v) for k, v in value.items()}
+        return {k: v for k, v in pruned.items() if not (v is None or v == {} or v == [])}
+    if isinstance(value, list):
+        return [_prune(v) for v in value]
+    return value
+
+
 def test_the_noise_count_skips_equal_subtrees_and_counts_as_flattening_both_sides_does() -> None:
     """count_leaf_differences descends only where the sides differ; its count is still the flattened one, for
     empty containers, a list against an object, lists of other lengths, 1 against 1.0 and keys on one side only."""
@@ -244,12 +266,7 @@ def test_the_noise_count_skips_equal_subtrees_and_counts_as_flattening_both_side
     atoms: list[Any] = [0, 1, 1.0, 2.5, True, None, "a", "b", "", {}, []]
 
     def value(depth: int) -> Any:
-        kind = rng.random()
-        if depth == 0 or kind < 0.35:
-            return rng.choice(atoms)
-        if kind < 0.7:
-            return {rng.choice("pqrs"): value(depth - 1) for _ in range(rng.randint(0, 3))}
-        return [value(depth - 1) for _ in range(rng.randint(0, 3))]
+        return _random_tree(rng, atoms, depth, leaf_share=0.35)
 
     def mutated(v: Any) -> Any:
         if rng.random() < 0.3:
@@ -274,25 +291,16 @@ def test_the_noise_count_skips_equal_subtrees_and_counts_as_flattening_both_side
 
 
 def test_one_walk_prunes_and_normalises_numbers_as_the_two_walks_do() -> None:
-    """pruned_numbers is prune(normalise_numbers(...)) on random JSON trees with floats, booleans, NaN, nulls and
+    """pruned_numbers is _prune(normalise_numbers(...)) on random JSON trees with floats, booleans, NaN, nulls and
     containers that become empty only once their own empty values are pruned."""
     import random
 
     rng = random.Random(11)
     atoms: list[Any] = [0, 1, 1.0, -0.0, 2.5, float("nan"), True, False, None, "a", "", {}, [], (1,)]
-
-    def value(depth: int) -> Any:
-        kind = rng.random()
-        if depth == 0 or kind < 0.3:
-            return rng.choice(atoms)
-        if kind < 0.7:
-            return {rng.choice("pqrs"): value(depth - 1) for _ in range(rng.randint(0, 3))}
-        return [value(depth - 1) for _ in range(rng.randint(0, 3))]
-
     emptied = 0
     for _ in range(2000):
-        tree = value(5)
-        expected, got = prune(normalise_numbers(tree)), pruned_numbers(tree)
+        tree = _random_tree(rng, atoms, 5, leaf_share=0.3)
+        expected, got = _prune(normalise_numbers(tree)), pruned_numbers(tree)
         assert json.dumps(got) == json.dumps(expected) and [got] == [expected], tree  # NaN: the same object
         assert [type(x) for x in leaves_of(got)] == [type(x) for x in leaves_of(expected)], tree
         emptied += isinstance(tree, dict) and got != tree

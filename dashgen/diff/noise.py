@@ -180,25 +180,9 @@ def normalise_numbers(value: Any) -> Any:
     return value
 
 
-def prune(value: Any) -> Any:
-    """Drop None, ``{}`` and ``[]`` values from dicts, recursively (absent ≡ empty ≡ null)."""
-    if isinstance(value, _LEAVES):
-        return value
-    if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
-        out = {}
-        for k, v in value.items():
-            v = prune(v)
-            if v is None or v == {} or v == []:
-                continue
-            out[k] = v
-        return out
-    if isinstance(value, list):
-        return [prune(v) for v in value]
-    return value
-
-
 def pruned_numbers(value: Any) -> Any:
-    """``prune(normalise_numbers(value))`` in one walk instead of two (each side of every changed panel, variable
+    """``1.0`` → ``1`` as ``normalise_numbers`` does, and None, ``{}`` and ``[]`` values dropped from dicts,
+    recursively (absent ≡ empty ≡ null), in one walk instead of two (each side of every changed panel, variable
     and dashboard body is canonicalised twice; a plan diffs every changed panel of 50 dashboards)."""
     if isinstance(value, float):
         return int(value) if value.is_integer() else value
