@@ -182,7 +182,7 @@ def drift_command(
     records = ledger_file.read(ledger)
     target = resolve_target(params)
     try:
-        with grafana_client(target, params["timeout"]) as client:
+        with grafana_client(target, params) as client:
             live = connect(client, target.org_id)
             releases = released(records, live.instance, uids)
             if not releases:

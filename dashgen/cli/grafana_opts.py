@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from dashgen.cli.connection import connection_options
+from dashgen.cli.connection import connection_options, retry_policy
 from dashgen.cli.output import format_option, insecure_warned_once
 from dashgen.cli.paramtypes import SECONDS
 from dashgen.deployment.reader import parse_duration
@@ -195,9 +195,10 @@ def credentials(target: Context, env: Mapping[str, str]) -> tuple[str | None, tu
 
 
 def grafana_client(
-    target: Context, timeout: float, jobs: int = 1, env: Mapping[str, str] | None = None
+    target: Context, params: Mapping[str, Any], jobs: int = 1, env: Mapping[str, str] | None = None
 ) -> GrafanaClient:
-    """The client of a resolved target; one pooled connection per parallel job."""
+    """The client of a resolved target with the connection options' timeout and retries (``params``: the command's
+    parameters); one pooled connection per parallel job."""
     token, basic = credentials(target, os.environ if env is None else env)
     if target.insecure:
         insecure_warned_once()
@@ -208,7 +209,8 @@ def grafana_client(
         org_id=target.org_id,
         ca_bundle=target.ca_bundle,
         insecure=target.insecure,
-        read_timeout=timeout,
+        read_timeout=params["timeout"],
+        retry=retry_policy(params.get("retries"), params.get("retry_backoff")),
         pool_size=max(10, jobs),
     )
 
@@ -220,10 +222,12 @@ def make_client(
     ca_bundle: str | None,
     insecure: bool,
     timeout: float,
+    retries: int | None = None,
+    retry_backoff: float | None = None,
 ) -> GrafanaClient:
-    """The client of the plain connection options, without a context (``drift`` and ``diff --live``)."""
+    """The client of the plain connection options, without a context (``diff --live`` and ``import --live``)."""
     url = grafana_url or os.environ.get("GRAFANA_URL", "")
     if not url:
         raise InputError("no Grafana URL: give --grafana-url or set GRAFANA_URL")
     target = Context("", url, org_id, token_file=token_file, ca_bundle=ca_bundle, insecure=insecure)
-    return grafana_client(target, timeout)
+    return grafana_client(target, {"timeout": timeout, "retries": retries, "retry_backoff": retry_backoff})

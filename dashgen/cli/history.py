@@ -150,7 +150,7 @@ def rollback(ctx: click.Context, uid: str, to: str, **params: Any) -> None:
     target = resolve_target(params)
     resolve_release_paths(params)
     params["org_id_resolved"] = target.org_id
-    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+    with grafana_client(target, params, params["jobs"]) as client:
         instance = connect(client, target.org_id).instance
         records = ledger_file.of_instance(ledger_file.read(params["ledger"]), instance)
         if any(r.kind == PERMISSIONS_KIND for r in records if r.uid == uid):
@@ -220,7 +220,7 @@ def history(
     state = ledger_file.load(ledger)
     if state.torn:
         click.echo(f"note: {state.torn_note}", err=True)
-    with grafana_client(target, params["timeout"]) as client:
+    with grafana_client(target, params) as client:
         instance = connect(client, target.org_id).instance
         records = [r for r in ledger_file.of_instance(state.records, instance) if r.uid == uid]
         library = any(r.kind for r in records)  # not a dashboard: Grafana keeps no versions of it

@@ -221,6 +221,8 @@ def import_command(
     ca_bundle: str | None,
     insecure: bool,
     timeout: float,
+    retries: int,
+    retry_backoff: float,
 ) -> None:
     """Turn a Grafana dashboard (SOURCE file or --live UID) into a dashgen panel module."""
     if (source is None) == (live is None):
@@ -234,7 +236,9 @@ def import_command(
         except NotARegularFile as exc:
             raise InputError(f"{path}: cannot write ({exc.strerror})") from None
     if live is not None:
-        with make_client(grafana_url, token_file, org_id, ca_bundle, insecure, timeout) as client:
+        with make_client(
+            grafana_url, token_file, org_id, ca_bundle, insecure, timeout, retries, retry_backoff
+        ) as client:
             found = client.get_dashboard(live)
         if found is None:
             raise InputError(f"--live {live}: Grafana has no dashboard with this uid")

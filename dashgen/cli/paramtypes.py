@@ -10,22 +10,25 @@ import click
 
 
 class PositiveSeconds(click.ParamType):
-    """A positive, finite number of seconds (``0``, ``-1``, ``nan`` and ``inf`` are refused), at most ``maximum``."""
+    """A positive, finite number of seconds (``0``, ``-1``, ``nan`` and ``inf`` are refused), at most ``maximum``;
+    with ``zero=True`` ``0`` is taken as well."""
 
     name = "seconds"
 
-    def __init__(self, maximum: float = 7 * 86400.0, unit: str = "seconds") -> None:
+    def __init__(self, maximum: float = 7 * 86400.0, unit: str = "seconds", *, zero: bool = False) -> None:
         self.maximum = maximum
         self.unit = unit
         self.name = unit
+        self.zero = zero
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
             number = float(value)
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of {self.unit}", param, ctx)
-        if not math.isfinite(number) or number <= 0:
-            self.fail(f"{value!r} must be a positive, finite number of {self.unit}", param, ctx)
+        if not math.isfinite(number) or number < 0 or (number == 0 and not self.zero):
+            kind = "a finite number of at least 0" if self.zero else "a positive, finite number of"
+            self.fail(f"{value!r} must be {kind} {self.unit}", param, ctx)
         if number > self.maximum:
             self.fail(f"{value!r} is over the maximum of {self.maximum:g} {self.unit}", param, ctx)
         return number

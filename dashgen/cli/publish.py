@@ -427,7 +427,7 @@ def publish(ctx: click.Context, **params: Any) -> None:
         return build_targets(profiles)
 
     validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
-    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+    with grafana_client(target, params, params["jobs"]) as client:
         release(
             client,
             params,
@@ -507,7 +507,7 @@ def _publish_bundle(params: dict[str, Any], target: Any) -> None:
         return [target_of(d.profile, d.uid, d.document, d.panel_keys, d.min_refresh_interval) for d in entries]
 
     validator = _query_validator(params["datasource_url"]) if params["datasource_url"] else None
-    with grafana_client(target, params["timeout"], params["jobs"]) as client:
+    with grafana_client(target, params, params["jobs"]) as client:
         release(
             client,
             params,

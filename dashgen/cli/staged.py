@@ -255,7 +255,7 @@ def _publish(
     profiles: list[Profile],
 ) -> None:
     run.problems, run.checks, run.outcomes = [], [], []
-    with _caught(run), grafana_client(context, params["timeout"], params["jobs"]) as client:
+    with _caught(run), grafana_client(context, params, params["jobs"]) as client:
         connection = connect(client, context.org_id, params["jobs"])
         run.instance, run.org_id = connection.instance.url, connection.org_id
         options = hooks.options(context, state.release_id, profiles)
@@ -299,7 +299,7 @@ def _check(run: ContextRun, context: Context, documents: dict[str, dict[str, Any
     run.problems, run.checks = [], []
     kept = [o for o in run.outcomes if o["outcome"] in STORED_OUTCOMES]
     stored = {o["uid"]: o["stored_sha"] for o in kept if not o.get("kind")}
-    with _caught(run), grafana_client(context, params["timeout"], params["jobs"]) as client:
+    with _caught(run), grafana_client(context, params, params["jobs"]) as client:
         connection = connect(client, context.org_id, params["jobs"])
         datasource = context.datasource_url or params.get("datasource_url")
         result = check_published(connection, stored, documents, datasource, params["timeout"])
