@@ -91,7 +91,9 @@ def test_a_dashboard_deleted_in_grafana_is_drift(released, grafana):
 
 @pytest.mark.parametrize("grafana", ["grafana12"], indirect=True)  # no Grafana answers: no version to vary
 def test_unreachable_grafana_is_exit_2_not_drift(released, grafana):
-    result = invoke(released, grafana, "drift", url=f"http://127.0.0.1:{free_port()}")
+    # every read is still retried three times; the waits between (tests/test_retry_options.py holds the default's)
+    # change nothing of the verdict
+    result = invoke(released, grafana, "drift", "--retry-backoff", "0.01", url=f"http://127.0.0.1:{free_port()}")
     assert result.exit_code == 2 and "drift unknown" in result.output and "Traceback" not in result.output
 
 
@@ -123,7 +125,8 @@ def test_diff_live_shows_the_ui_edit_against_the_current_build(released, grafana
 
 @pytest.mark.parametrize("grafana", ["grafana13"], indirect=True)  # no Grafana answers: no version to vary
 def test_diff_live_is_exit_2_when_grafana_cannot_be_read(released, grafana):
-    result = invoke(released, grafana, "diff", "--live", UID, url=f"http://127.0.0.1:{free_port()}", ledger=False)
+    dead = f"http://127.0.0.1:{free_port()}"  # retried as by default, with short waits (as in the test above)
+    result = invoke(released, grafana, "diff", "--live", UID, "--retry-backoff", "0.01", url=dead, ledger=False)
     assert result.exit_code == 2 and "cannot read it from Grafana" in result.output
 
 

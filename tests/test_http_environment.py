@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from dashgen.net.http import HttpTransport, NoAnswer
+from dashgen.net.http import NO_RETRY, HttpTransport, NoAnswer
 
 
 class _Proxy(BaseHTTPRequestHandler):
@@ -32,7 +32,8 @@ class _Proxy(BaseHTTPRequestHandler):
 def proxy():
     _Proxy.seen = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: 0.5 s by default
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}", _Proxy.seen
     server.shutdown()
@@ -57,7 +58,10 @@ def test_no_proxy_naming_the_host_bypasses_the_proxy(proxy, monkeypatch):
     url, seen = proxy
     monkeypatch.setenv("HTTP_PROXY", url)
     monkeypatch.setenv("NO_PROXY", "grafana.invalid")
-    transport = HttpTransport("Grafana", "http://grafana.invalid:3000", connect_timeout=1, read_timeout=1)
+    # no retry: a request through the proxy would be answered at the first attempt, so one attempt proves it
+    transport = HttpTransport(
+        "Grafana", "http://grafana.invalid:3000", connect_timeout=1, read_timeout=1, retry=NO_RETRY
+    )
     try:
         with pytest.raises(NoAnswer):  # straight to a host that does not resolve, not through the proxy
             transport.request("GET", "http://grafana.invalid:3000/api/health")
@@ -69,8 +73,8 @@ def test_no_proxy_naming_the_host_bypasses_the_proxy(proxy, monkeypatch):
 def test_trust_env_false_ignores_the_proxy(proxy, monkeypatch):
     url, seen = proxy
     monkeypatch.setenv("HTTP_PROXY", url)
-    transport = HttpTransport(
-        "Grafana", "http://grafana.invalid:3000", connect_timeout=1, read_timeout=1, trust_env=False
+    transport = HttpTransport(  # no retry, as above
+        "Grafana", "http://grafana.invalid:3000", connect_timeout=1, read_timeout=1, trust_env=False, retry=NO_RETRY
     )
     try:
         with pytest.raises(NoAnswer):

@@ -239,7 +239,9 @@ def test_timeout_on_a_landed_save_is_resolved_by_reading_back(work, grafana):
 
 @pytest.mark.parametrize("grafana", ["grafana12"], indirect=True)  # no Grafana answers: no version to vary
 def test_connection_refused_is_reported(work, grafana):
-    result = run(work, grafana, url=f"http://127.0.0.1:{free_port()}")
+    # each read still retried three times, with short waits: what is reported does not depend on them
+    # (tests/test_retry_options.py holds the default's)
+    result = run(work, grafana, "--retry-backoff", "0.01", url=f"http://127.0.0.1:{free_port()}")
     assert result.exit_code != 0
     assert "127.0.0.1" in result.output and ledger(work) == []
     written = [p.read_text() for p in work.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".lock")]
@@ -487,19 +489,23 @@ def test_past_the_deadline_no_new_save_starts_and_every_outcome_is_recorded(work
     """Issue 32: publish has an overall --deadline. The first save, sent before it, finishes and is recorded; the
     dashboards not yet sent are recorded as held; exit 1."""
     import time as clock
+    import types
 
     import dashgen.publish.execute as execute
 
-    real = execute.push_one
+    real, late = execute.push_one, [0.0]
+    # The release's own clock (execute's ``time``): what it reads of the deadline. It runs on with the real one and
+    # jumps past the deadline when the first save is done, as if that save had taken ten seconds: the deadline
+    # stays far enough off for the export on a loaded machine (no race with it), without sleeping through it.
+    release_clock = types.SimpleNamespace(monotonic=lambda: clock.monotonic() + late[0], sleep=clock.sleep)
 
     def slow_push(item, context):
         result = real(item, context)
-        # a save that takes the release past its deadline (set from the context, not a race with the export's time
-        # on a loaded machine)
-        clock.sleep(max(0.0, context.deadline - clock.monotonic()) + 0.1)
+        late[0] = max(late[0], context.deadline - clock.monotonic() + 0.1)  # a save that took it past its deadline
         return result
 
     monkeypatch.setattr(execute, "push_one", slow_push)
+    monkeypatch.setattr(execute, "time", release_clock)
     result = run(work, grafana, "--jobs", "1", "--deadline", "10", profile=None)
     assert result.exit_code == 1, result.output
     outcomes = [r["outcome"] for r in ledger(work)]
