@@ -47,7 +47,8 @@ class _Hostile(BaseHTTPRequestHandler):
 def hostile() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() returns at serve_forever's next poll: half a second later by default
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
@@ -87,7 +88,8 @@ def test_a_retry_after_past_the_deadline_is_not_waited():
     """Issue 32: Retry-After counts against publish --deadline: a 30 s pause that would end past the deadline
     is not taken; the 429 in hand is the answer."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _RateLimited)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() returns at serve_forever's next poll: half a second later by default
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         transport = HttpTransport("Grafana", url, read_timeout=2, trust_env=False)

@@ -67,7 +67,8 @@ class _Sink(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def sink():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() returns at serve_forever's next poll: half a second later by default
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
