@@ -116,7 +116,7 @@ def test_doctor_names_a_port_clash_in_the_store(tmp_path) -> None:
         ds = Datasource(server.url)
         deadline = time.monotonic() + 30
         while len(ds.query("up", now).result) < 2 and time.monotonic() < deadline:
-            time.sleep(0.5)  # the imported rows become searchable shortly after the flush
+            time.sleep(0.05)  # the imported rows become searchable shortly after the flush
         args = ["doctor", "--datasource-url", server.url, "--window", "1h", "--format", "json"]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1, result.output

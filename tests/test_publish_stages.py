@@ -250,12 +250,16 @@ def test_a_fleet_context_that_fails_leaves_the_others_published_and_a_resume_ret
     assert len(saves(grafanas["prod-eu"])) == eu_saves  # a context that passed is checked again, not republished
 
 
-def test_stage_wait_checks_the_canary_after_the_wait_so_an_edit_made_during_it_holds_the_fleet(work, grafanas):
-    import threading
+def test_stage_wait_checks_the_canary_after_the_wait_so_an_edit_made_during_it_holds_the_fleet(
+    work, grafanas, monkeypatch
+):
+    import types
+
+    import dashgen.cli.staged as staged
 
     configure(work, grafanas)
     canary = grafanas["canary"]
-    done = threading.Event()
+    soaked: list[tuple[float, bool]] = []
 
     def canary_published() -> bool:  # its release is over: the state file says so
         for path in (work / "stages").glob("r-*.json"):
@@ -265,19 +269,14 @@ def test_stage_wait_checks_the_canary_after_the_wait_so_an_edit_made_during_it_h
                 return False
         return False
 
-    def edit_once_published() -> None:  # a person edits the canary while the release soaks it
-        while not done.wait(0.02):
-            if canary_published():
-                canary.simulate_ui_save(UID, lambda d: d.update(title="edited during the soak"))
-                return
+    def soak(seconds: float) -> None:
+        # a person edits the canary while the release soaks it: during the wait itself, not in a race with it
+        soaked.append((seconds, canary_published()))
+        canary.simulate_ui_save(UID, lambda d: d.update(title="edited during the soak"))
 
-    watcher = threading.Thread(target=edit_once_published, daemon=True)
-    watcher.start()
-    try:
-        held = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--stage-wait", "1.5")
-    finally:
-        done.set()
-        watcher.join(5)
+    monkeypatch.setattr(staged, "time", types.SimpleNamespace(sleep=soak))
+    held = publish(work, "--stages", "canary,fleet", "--profile", "h20-16", "--stage-wait", "1.5")
+    assert soaked == [(1.5, True)]  # one wait of the seconds given, after the canary's release
     assert held.exit_code == 1, held.output
     assert "held at stage canary" in held.output and "not the" in held.output
     assert saves(grafanas["prod-eu"]) == [] and saves(grafanas["prod-us"]) == []
