@@ -36,11 +36,19 @@ from dashgen.rules import rule_groups
 ROOT = Path(__file__).resolve().parent.parent
 BASE = load_profile(ROOT / "profiles" / "long-context-64.toml")
 assert BASE.collector is not None
+GPM = BASE.source("gpm")
 PROFILE: Profile = replace(
     BASE,
     deployment="lc64-vmagent-test",
     store=Store(),
     collector=replace(BASE.collector, scrape_interval="1s", scrape_interval_seconds=1.0),
+    # the GPM source as this stack samples it: vmagent scrapes the exporter every second into a store that keeps
+    # every sample (what the profile loads as with such a store). At the production store's 30 s the GPM panel
+    # steps by 30 s, aligned: it had no point after vmagent's first scrape until the next 30 s boundary (0-30 s).
+    sources={
+        **BASE.sources,
+        "gpm": replace(GPM, sample_interval=GPM.scrape_interval, sample_interval_seconds=GPM.scrape_interval_seconds),
+    },
 )
 # The same deployment with bounds vmagent really crosses: 1 MiB of memory, 1 KiB of send queue.
 TIGHT: Profile = replace(
@@ -75,11 +83,14 @@ def stack(victoriametrics):
         exporter.stop()
 
 
-def poll(check: Callable[[], str | None], deadline: float = DEADLINE) -> None:
-    """Call ``check`` until it returns None (done) or the deadline passes; then fail with its last word."""
+def poll(datasource: Datasource, check: Callable[[], str | None], deadline: float = DEADLINE) -> None:
+    """Call ``check`` until it returns None (done) or the deadline passes; then fail with its last word. Each look
+    first makes what vmagent wrote searchable (``force_flush``): the store shows new samples only seconds later by
+    itself (every panel had data ~10 s after vmagent's start, 2-3 s with the flush)."""
     end = time.monotonic() + deadline
     problem = "not checked"
     while time.monotonic() < end:
+        datasource.flush()
         problem = check()
         if problem is None:
             return
@@ -136,7 +147,7 @@ def test_s23_every_collector_panel_returns_vmagents_own_series(stack) -> None:
         }
         return f"panels without data: {empty}" if empty else None
 
-    poll(check)
+    poll(datasource, check)
     nodes = {s["metric"].get("node") for s in instant(datasource, 'up{cluster="lc64-vmagent-test"}')}
     assert nodes == {NODE}
 
@@ -154,7 +165,7 @@ def test_s23_coverage_reads_the_profiles_expected_count(stack) -> None:
         up = instant(datasource, f"sum({up_by_job})")
         return None if up and up[0]["value"][1] == "2" else f"targets up: {up}"
 
-    poll(check)
+    poll(datasource, check)
     expected = instant(datasource, va.expected_total_expr(PROFILE))
     assert [float(s["value"][1]) for s in expected] == [45.0]
     per_job = va.missing_by_job(PROFILE, up=up_by_job)
@@ -183,7 +194,7 @@ def test_s23_collector_alerts_read_vmagents_series_and_fire_past_their_bounds(st
         }
         return None if all(v == {NODE} for v in fired.values()) else f"with 1 MiB / 1 KiB bounds: {fired}"
 
-    poll(tight_fire)
+    poll(datasource, tight_fire)
     # At the profile's real bounds (512 MiB, 1 GB) a fresh vmagent is far below both, and it dropped nothing.
     for name in ("CollectorMemoryNearLimit", "CollectorSendQueueNearBound", "CollectorDroppingSamples"):
         assert nodes(alert_expr(PROFILE, name)) == set(), name
@@ -218,7 +229,7 @@ def test_s23_a_stopped_vmagent_turns_its_node_collector_silent(stack) -> None:
         cells = _matrix_collector(datasource)
         return None if NODE not in cells else f"collector cells: {cells}"
 
-    poll(serving)
+    poll(datasource, serving)
     assert {n for n, v in _matrix_collector(datasource).items() if v == SILENT} == set(PROFILE.node_names) - {NODE}
     agent.stop()
     stopped = time.time()
@@ -227,7 +238,7 @@ def test_s23_a_stopped_vmagent_turns_its_node_collector_silent(stack) -> None:
         alert = {s["metric"]["node"] for s in instant(datasource, alert_expr(PROFILE, "CollectorSilent"))}
         return None if NODE in alert else f"after the stop: CollectorSilent {sorted(alert)}"
 
-    poll(silent)
+    poll(datasource, silent)
     bound = staleness_seconds(PROFILE)
     assert bound > 60
     assert NODE not in _matrix_collector(datasource, stopped + bound - 30)  # its last sample is inside the bound
