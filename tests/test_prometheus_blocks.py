@@ -45,7 +45,7 @@ def _per_sample(series: list[dict], kinds: dict[str, tuple[str, str]]) -> bytes:
 
 
 def test_openmetrics_text_is_the_per_sample_definition_byte_for_byte(tmp_path: Path) -> None:
-    (profile,) = load_profiles(["long-context-64"])
+    (profile,) = load_profiles(["h20-16"])  # every kind of series the demo writes, in a second
     models, _ = demo_models(profile)
     series = list(generate(demo_plan(profile, "healthy", window_end(0), 5 / 60), models))
     odd = [  # what the demo's series do not hold: non-finite and integer values, part seconds, quotes, no samples
@@ -66,7 +66,7 @@ def test_openmetrics_text_is_the_per_sample_definition_byte_for_byte(tmp_path: P
     written = write_openmetrics([*series, *odd], kinds, tmp_path / "demo.om")
     got = (tmp_path / "demo.om").read_bytes()
     want = _per_sample([*series, *odd], kinds)
-    assert len(series) > 1000
+    assert len(series) > 500
     assert written.samples == sum(len(item["timestamps"]) for item in [*series, *odd])
     assert hashlib.sha256(got).hexdigest() == hashlib.sha256(want).hexdigest()
     with pytest.raises(ValueError, match="odd_short"):
