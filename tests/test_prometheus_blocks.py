@@ -10,7 +10,7 @@ from pathlib import Path
 
 import prometheus
 import pytest
-from prometheus import BACKFILLS, Backfill, DemoBlocks, demo_blocks, metric_kinds, window_end, write_openmetrics
+from prometheus import Backfill, DemoBlocks, demo_blocks, metric_kinds, window_end, write_openmetrics
 from xdist_scheduling import GROUPS_ENV
 
 from dashgen.demo.run import demo_models, demo_plan
@@ -73,12 +73,6 @@ def test_openmetrics_text_is_the_per_sample_definition_byte_for_byte(tmp_path: P
         write_openmetrics(
             [{"metric": {"__name__": "odd_short"}, "values": [1.0], "timestamps": [1000, 2000]}], kinds, tmp_path / "x"
         )
-
-
-def test_the_rule_tests_read_the_query_tests_blocks() -> None:
-    import test_rules_prometheus
-
-    assert test_rules_prometheus.BACKFILLS is BACKFILLS
 
 
 def _fake_build(calls: list[Path]):
