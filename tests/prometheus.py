@@ -20,7 +20,12 @@ Grafana sets it for short ranges) and the large profiles' samples are thinned (:
 
 from __future__ import annotations
 
+import atexit
+import fcntl
+import hashlib
+import json
 import math
+import os
 import shutil
 import subprocess
 import tempfile
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from victoriametrics import DemoWindow, program_or_skip
+from xdist_scheduling import GROUPS_ENV
 
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.run import demo_models, demo_plan
@@ -138,16 +144,36 @@ def write_openmetrics(series: Iterable[Mapping[str, Any]], kinds: Mapping[str, t
     keyed.sort(key=lambda entry: entry[:3])
     samples = 0
     current = None
+    stamp_texts: dict[tuple[int, ...], list[str]] = {}  # the series of one source share their scrape times
     with open(path, "w", encoding="utf-8") as out:
         for family, name, text, kind, values, stamps in keyed:
             if family != current:
                 current = family
                 out.write(f"# TYPE {family} {kind}\n")
             prefix = f"{name}{{{text}}} " if text else f"{name} "
-            out.write("".join(f"{prefix}{_value(v)} {_seconds(ms)}\n" for v, ms in zip(values, stamps, strict=True)))
+            out.write(_sample_lines(prefix, values, stamps, stamp_texts))
             samples += len(stamps)
         out.write("# EOF\n")
     return Written(samples, frozenset(entry[1] for entry in keyed))
+
+
+def _sample_lines(
+    prefix: str, values: list[float], stamps: list[int], stamp_texts: dict[tuple[int, ...], list[str]]
+) -> str:
+    """``"".join(f"{prefix}{_value(v)} {_seconds(ms)}\n" for v, ms in zip(values, stamps, strict=True))`` without a
+    Python call per sample (the Prometheus demo writes 1.6 million): the values' texts by ``repr`` in one pass when
+    every one is finite, the timestamps' texts once per distinct list of scrape times, the lines joined in C."""
+    if len(values) != len(stamps):
+        raise ValueError(f"{prefix.strip()}: {len(values)} values for {len(stamps)} timestamps")
+    if not stamps:
+        return ""
+    floats = list(map(float, values))
+    texts = list(map(repr, floats)) if all(map(math.isfinite, floats)) else list(map(_value, floats))
+    key = tuple(stamps)
+    seconds = stamp_texts.get(key)
+    if seconds is None:
+        seconds = stamp_texts[key] = list(map(_seconds, stamps))
+    return prefix + ("\n" + prefix).join(map(" ".join, zip(texts, seconds, strict=True))) + "\n"
 
 
 # -- promtool and prometheus --------------------------------------------------------------------------
@@ -260,38 +286,103 @@ def window_end(slot: int, now: float | None = None) -> float:
     return newest - slot * BLOCK_SECONDS + 5400
 
 
-def start_demo(backfills: Mapping[str, Backfill] = BACKFILLS) -> DemoPrometheus:
-    """Render and backfill every profile of ``backfills`` (each promtool run overlapping the next
-    rendering), then start Prometheus on the blocks. Skips (fails in CI) without the binaries."""
-    binary, promtool = binaries_or_skip()
-    directory = Path(tempfile.mkdtemp(prefix="dashgen-prom-"))
-    (directory / "data").mkdir()
+@dataclass(frozen=True)
+class DemoBlocks:
+    """Every profile of a backfill's TSDB blocks in ``folder`` (one sub-folder per block), each window's end, the
+    metric names written per profile and the sample count."""
+
+    folder: Path
+    ends: dict[str, float]
+    names: dict[str, frozenset[str]]
+    samples: int
+
+
+# One set of blocks per process and backfill: the query tests and the rule tests read the same demo data
+# (generating, writing and backfilling it is ~10 s of CPU); under xdist the first worker to ask builds it into the
+# run's shared folder and the others copy it from there.
+_BLOCKS: dict[tuple[tuple[str, Backfill], ...], DemoBlocks] = {}
+
+
+def demo_blocks(backfills: Mapping[str, Backfill] = BACKFILLS) -> DemoBlocks:
+    """The blocks of ``backfills``, built once per test run (per process, and once for all xdist workers when
+    ``GROUPS_ENV`` names their shared folder); never modified by a caller (:func:`start_demo` starts Prometheus
+    on a copy). Skips (fails in CI) without the binaries."""
+    key = tuple(sorted(backfills.items()))
+    if key in _BLOCKS:
+        return _BLOCKS[key]
+    _, promtool = binaries_or_skip()
+    shared = os.environ.get(GROUPS_ENV)
+    if shared is None or not os.path.isdir(shared):
+        folder = Path(tempfile.mkdtemp(prefix="dashgen-prom-blocks-"))
+        atexit.register(shutil.rmtree, folder, True)
+        blocks = _BLOCKS[key] = _build_blocks(promtool, backfills, folder)
+        return blocks
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    folder = Path(shared) / f"prometheus-demo-{digest}"
+    manifest = folder / "manifest.json"
+    with (Path(shared) / f"prometheus-demo-{digest}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait for the blocks; released when the file closes
+        if not manifest.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed half way left
+            folder.mkdir()
+            built = _build_blocks(promtool, backfills, folder)
+            text = {
+                "ends": built.ends,
+                "names": {n: sorted(v) for n, v in built.names.items()},
+                "samples": built.samples,
+            }
+            manifest.write_text(json.dumps(text), encoding="utf-8")
+        read = json.loads(manifest.read_text(encoding="utf-8"))
+    names = {name: frozenset(values) for name, values in read["names"].items()}
+    blocks = _BLOCKS[key] = DemoBlocks(folder / "data", read["ends"], names, read["samples"])
+    return blocks
+
+
+def _build_blocks(promtool: str, backfills: Mapping[str, Backfill], folder: Path) -> DemoBlocks:
+    """Render and backfill every profile of ``backfills`` (each promtool run overlapping the next rendering) into
+    ``folder / "data"``."""
+    (folder / "data").mkdir()
     profiles = {p.name: p for p in load_profiles(sorted(backfills))}
-    windows: dict[str, DemoWindow] = {}
+    ends: dict[str, float] = {}
     names: dict[str, frozenset[str]] = {}
     samples = 0
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = []
+        for name, spec in backfills.items():
+            profile = profiles[name]
+            end = ends[name] = window_end(spec.slot)
+            models, _unknown = demo_models(profile)
+            text = folder / f"{name}.om"
+            plan = demo_plan(profile, SCENARIO, end, spec.hours, spec.step)
+            written = write_openmetrics(generate(plan, models), metric_kinds(m for m, _ in models), text)
+            samples += written.samples
+            names[name] = written.names
+            runs.append(pool.submit(backfill, promtool, text, folder / f"{name}.blocks"))
+        for run in runs:
+            run.result()
+    for name in backfills:
+        for block in (folder / f"{name}.blocks").iterdir():
+            block.rename(folder / "data" / block.name)
+        (folder / f"{name}.blocks").rmdir()
+        (folder / f"{name}.om").unlink()
+    return DemoBlocks(folder / "data", ends, names, samples)
+
+
+def start_demo(backfills: Mapping[str, Backfill] = BACKFILLS) -> DemoPrometheus:
+    """A Prometheus of its own on a copy of :func:`demo_blocks` (it may compact the blocks it loads). Skips (fails
+    in CI) without the binaries."""
+    binary, _ = binaries_or_skip()
+    blocks = demo_blocks(backfills)
+    profiles = {p.name: p for p in load_profiles(sorted(backfills))}
+    windows = {
+        name: DemoWindow(profiles[name], Topology(profiles[name]), SCENARIO, blocks.ends[name], spec.hours)
+        for name, spec in backfills.items()
+    }
+    directory = Path(tempfile.mkdtemp(prefix="dashgen-prom-"))
     try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            runs = []
-            for name, spec in backfills.items():
-                profile = profiles[name]
-                end = window_end(spec.slot)
-                models, _unknown = demo_models(profile)
-                text = directory / f"{name}.om"
-                plan = demo_plan(profile, SCENARIO, end, spec.hours, spec.step)
-                written = write_openmetrics(generate(plan, models), metric_kinds(m for m, _ in models), text)
-                samples += written.samples
-                names[name] = written.names
-                windows[name] = DemoWindow(profile, Topology(profile), SCENARIO, end, spec.hours)
-                runs.append(pool.submit(backfill, promtool, text, directory / f"{name}.blocks"))
-            for run in runs:
-                run.result()
-        for name in backfills:
-            for block in (directory / f"{name}.blocks").iterdir():
-                block.rename(directory / "data" / block.name)
-            (directory / f"{name}.om").unlink()
+        shutil.copytree(blocks.folder, directory / "data")
         server = start(binary, directory, owns_dir=True)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    return DemoPrometheus(server, windows, names, samples)
+    return DemoPrometheus(server, windows, dict(blocks.names), blocks.samples)

@@ -463,6 +463,45 @@ def test_a_short_window_computes_only_the_noise_it_walks_and_draws_the_same_numb
     assert shapes == 7
 
 
+# The sha256 of the demo's import lines for two windows of ten minutes (long-context-64's five-reasons faults, 1 s GPM
+# gauges walking their whole noise table; h20-16's DCGM and histograms), as generated before the gauges' noise walk
+# repeated one period and the rounding went through map(): the store holds the same bytes. CPython's random and the
+# C library's sin, log and erf (glibc) define these numbers; a change of either changes the digest.
+DEMO_BYTES = "bd0a129823a3c1327ef0ace4ea19bc2972dab2b3fcaa6e317cb5812d1d6b77af"
+
+
+@pytest.mark.slow  # about a second of generation: 4,879 series, 624,311 samples
+def test_the_demo_series_are_the_same_bytes_as_before_the_faster_noise_walk_and_rounding():
+    import hashlib
+
+    from dashgen.demo.run import demo_series
+    from dashgen.live.datasource import import_line
+
+    digest, series, samples = hashlib.sha256(), 0, 0
+    for name, scenario in (("long-context-64", "five-reasons"), ("h20-16", "healthy")):
+        profile = next(p for p in PROFILES if p.name == name)
+        models, _ = demo_models(profile, scenario)
+        for item in demo_series(demo_plan(profile, scenario, 1796000400.0, 10 / 60), models, (scenario,)):
+            digest.update(import_line(item))
+            series, samples = series + 1, samples + len(item["values"])
+    assert (series, samples) == (4879, 624311)
+    assert digest.hexdigest() == DEMO_BYTES
+
+
+def test_a_gauges_noise_walk_is_the_strided_index_for_every_length_and_offset():
+    """``values.walk`` repeats one period of the stride instead of indexing every sample: the same list as the
+    per-sample index below, at, around and several times the table's length."""
+    from dashgen.demo import values
+
+    table = [float(i) * 0.5 for i in range(509)]
+    checked = 0
+    for count in (0, 1, 7, 508, 509, 510, 1018, 1019, 3600, 7201):
+        for offset in (0, 1, 254, 508):
+            assert values.walk(table, offset, count) == [table[(offset + 7 * i) % 509] for i in range(count)]
+            checked += 1
+    assert checked == 40
+
+
 def test_an_import_line_reads_back_as_the_json_line_it_replaces():
     """``Datasource.import_series`` writes each object with orjson, and with ``json`` what orjson would refuse or
     write as null: every line reads back as the ``json`` line did (NaN and infinities as NaN / Infinity, a

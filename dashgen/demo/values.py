@@ -13,6 +13,7 @@ import math
 import random
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from itertools import repeat
 from typing import Any
 
 from dashgen.demo import healthy
@@ -78,13 +79,23 @@ def gauge_values(
     else:
         table = [noise * z for z in gaussians(rng, _NOISE_TABLE)]
         offset = rng.randrange(_NOISE_TABLE)
-        noises = [table[(offset + 7 * i) % _NOISE_TABLE] for i in range(len(stamps))]
+        noises = walk(table, offset, len(stamps))
     sin = math.sin
     raw = [base + amp * sin(omega * ms + phase) + z for ms, z in zip(stamps, noises, strict=True)]
     inside = lo <= min(raw, default=lo) and max(raw, default=hi) <= hi  # then clamping changes no value
+    # map() calls round without a bytecode loop: the demo rounds millions of samples
     if model.integer:
-        return [float(round(v)) for v in raw] if inside else [float(round(min(max(v, lo), hi))) for v in raw]
-    return [round(v, 4) for v in raw] if inside else [round(min(max(v, lo), hi), 4) for v in raw]
+        return list(map(float, map(round, raw))) if inside else [float(round(min(max(v, lo), hi))) for v in raw]
+    return list(map(round, raw, repeat(4))) if inside else [round(min(max(v, lo), hi), 4) for v in raw]
+
+
+def walk(table: list[float], offset: int, count: int) -> list[float]:
+    """``[table[(offset + 7 * i) % len(table)] for i in range(count)]``: the stride comes back to ``offset`` after
+    ``len(table)`` steps, so one period is indexed and the list repeats it (a 1 s gauge of an hour: 509 indexings,
+    not 3,600)."""
+    size = len(table)
+    period = [table[(offset + 7 * i) % size] for i in range(min(count, size))]
+    return (period * (count // size + 1))[:count] if count > size else period
 
 
 def gaussians(rng: random.Random, count: int) -> list[float]:
@@ -210,8 +221,8 @@ def counter_values(
         previous = ms
         values.append(total)
     if model.integer:
-        return [float(math.floor(v)) for v in values]
-    return [round(v, 3) for v in values]
+        return list(map(float, map(math.floor, values)))
+    return list(map(round, values, repeat(3)))
 
 
 def histogram_series(

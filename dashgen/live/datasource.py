@@ -20,6 +20,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
@@ -283,15 +284,26 @@ class Datasource:
     # -- VictoriaMetrics writes -------------------------------------------------------------------
 
     def import_lines(self, lines: Iterable[bytes], chunk_bytes: int = 16 << 20, timeout: float = 120.0) -> int:
-        """POST JSON lines to ``<import_url>/api/v1/import`` in bodies of about ``chunk_bytes``; returns lines sent."""
+        """POST JSON lines to ``<import_url>/api/v1/import`` in bodies of about ``chunk_bytes``; returns lines sent.
+        The next body is made (the demo's series generated) while the store ingests the one before: one request in
+        flight, in order; a refused body stops the import at the next one."""
         url = f"{self.import_url}/api/v1/import"
         sent = 0
-        for body, count in _chunks(lines, chunk_bytes):
-            response = self._request("POST", url, timeout=timeout, data=body)
-            if response.status >= 300:
-                raise DatasourceError(url, response.status, response.text.strip()[:500] or response.reason)
-            sent += count
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashgen-import") as sender:
+            pending: Future[int] | None = None
+            for body, count in _chunks(lines, chunk_bytes):
+                if pending is not None:
+                    sent += pending.result()
+                pending = sender.submit(self._import_body, url, body, count, timeout)
+            if pending is not None:
+                sent += pending.result()
         return sent
+
+    def _import_body(self, url: str, body: bytes, count: int, timeout: float) -> int:
+        response = self._request("POST", url, timeout=timeout, data=body)
+        if response.status >= 300:
+            raise DatasourceError(url, response.status, response.text.strip()[:500] or response.reason)
+        return count
 
     def import_series(self, series: Iterable[dict[str, Any]], chunk_bytes: int = 16 << 20) -> int:
         """Import ``{"metric": {...}, "values": [...], "timestamps": [ms, ...]}`` objects."""
