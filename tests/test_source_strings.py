@@ -67,6 +67,7 @@ def _forms(names: frozenset[str]) -> list[str]:
     key, title = _key(names), _title(names)
     group, rest = key.split(".")
     cut = len(title) // 2
+    first, others = title.split(" ", 1)
     escaped = "".join(f"\\u{ord(c):04x}" if i == 2 else c for i, c in enumerate(title))
     return [
         f'def test_x():\n    assert "{key}"\n',
@@ -87,6 +88,10 @@ def _forms(names: frozenset[str]) -> list[str]:
         f'def test_x():\n    for g in ("{group}",):\n        assert f"{{g!r}}" f".{rest}"\n',
         f'def test_x():\n    for a, b in [("x", "y")]:\n        assert f"{{a}}" "{title}"\n',
         f'def test_x():\n    assert f"{{0}}{title}"\n',
+        f'GROUP: str = "{group}"\n\n\ndef test_x():\n    assert f"{{GROUP}}.{rest}"\n',
+        f'x = 1; GROUP = "{group}"\n\n\ndef test_x():\n    assert f"{{GROUP}}.{rest}"\n',
+        f'def test_x():\n    assert [f"{{g}}.{rest}" for (g) in ("{group}",)]\n',
+        f'def test_x():\n    for w in ("{first}",):\n        assert f"{{w}} {others}"\n',
         f'def test_x():\n    assert {{"k": "{key}"}}["k"]\n',
     ]
 
@@ -127,6 +132,8 @@ def test_it_skips_a_module_that_names_no_panel():
         b"def test_x():\n    assert 'hello' and \"world\" and f'{1}x' and b'gpu_health.faults'\n",
         b"def test_x(t):\n    # 'gpu_health.faults' in a comment\n    assert t.startswith('zz')\n",
         b"def test_x(t):\n    assert r'\\d+' and '''\nmulti'''\n",
+        b"def test_x(group, key):\n    assert f'{group}.{key}' and f'{group}'\n",  # parameters: not expanded
+        b"def test_x():\n    group = 'slo_health'\n    assert f'{group}.{group}'\n",  # a function's own name: neither
     ):
         assert strings_of(source) is not None
         assert not _selects(source, names, heads) and not may_select(source, names, heads), source

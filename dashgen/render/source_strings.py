@@ -47,6 +47,7 @@ class Strings:
     fstrings: tuple[ast.JoinedStr, ...]
     starts: frozenset[str]
     other_starts: bool
+    code: str = ""  # the module's text outside its strings and comments
 
 
 def _spans(segments: list[list[int]]) -> list[tuple[int, int]]:
@@ -138,7 +139,7 @@ def strings_of(source: bytes) -> Strings | None:
             if isinstance(argument, str):
                 starts.add(argument)
     calls = sum(1 for m in _STARTSWITH.finditer(every_code) if not every_code[m.start() - 1 : m.start()].isidentifier())
-    return Strings(frozenset(values), tuple(fstrings), frozenset(starts), literal_calls < calls)
+    return Strings(frozenset(values), tuple(fstrings), frozenset(starts), literal_calls < calls, every_code)
 
 
 def _is_bytes(token: str) -> bool:
@@ -171,6 +172,7 @@ def may_select(source: bytes, names: frozenset[str], heads: frozenset[str]) -> b
         return True
     joined = "\n".join(names)
     some_head = bool(values & heads)
+    bound: frozenset[str] | None = None  # read once, when an f-string needs it
     for fstring in found.fstrings:
         if not fstring.values:
             continue
@@ -180,12 +182,39 @@ def may_select(source: bytes, names: frozenset[str], heads: frozenset[str]) -> b
             return True
         expands = all(
             isinstance(part, ast.Constant)
-            or (isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) and part.format_spec is None)
+            or (
+                isinstance(part, ast.FormattedValue)
+                and isinstance(part.value, ast.Name)
+                and part.format_spec is None
+                and part.value.id in (bound := _string_names(found.code) if bound is None else bound)
+            )
             for part in fstring.values
         )
         if not expands or not (lead in heads if lead is not None else some_head):
             continue
         pieces = [str(part.value) for part in fstring.values if isinstance(part, ast.Constant) and part.value]
-        if all(piece in joined for piece in pieces) and any(all(p in name for p in pieces) for name in names):
+        if all(piece in joined for piece in pieces) and _expands_to_one(fstring, joined):
             return True
     return False
+
+
+def _expands_to_one(fstring: ast.JoinedStr, joined: str) -> bool:
+    """Whether some line of ``joined`` (one name a line) is the f-string with each placeholder replaced by any text
+    without a line break (what the index expands it to is one of the module's strings: any text, conservatively)."""
+    pattern = "".join(
+        re.escape(str(part.value)) if isinstance(part, ast.Constant) else "[^\n]*" for part in fstring.values
+    )
+    return re.search(f"^{pattern}$", joined, re.M) is not None
+
+
+_LOOP_TARGET = re.compile(r"(?<!\w)for\b[\s(\\]*([A-Za-z_]\w*)[\s)\\]*\bin(?!\w)")
+# a module-level statement starts a line (no indent) or follows a ``;``
+_STATEMENT_TARGET = re.compile(r"(?:^|;[ \t]*)(?:\\\r?\n)*([A-Za-z_]\w*)[ \t]*(?:\\\r?\n[ \t]*)*(?::|=(?!=))", re.M)
+
+
+def _string_names(code: str) -> frozenset[str]:
+    """The names a placeholder can expand by where the index expands it: loop variables (``for name in``, anywhere)
+    and module constants (``name =`` or ``name: T =`` starting a statement at the module's level; any line or ``;``
+    that starts so counts, conservatively). A parameter, an imported name, or a name assigned only inside a
+    function leaves the f-string unexpanded."""
+    return frozenset(_LOOP_TARGET.findall(code)) | frozenset(_STATEMENT_TARGET.findall(code))
