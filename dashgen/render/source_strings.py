@@ -31,7 +31,9 @@ _TOKEN = re.compile(
 _PREFIX = re.compile(r"(?<!\w)(?:[uU]|[rR][fFbB]?|[fFbB][rR]?)$")
 _BLANK = re.compile(r"(?:[ \t\f]|\\\r?\n)*")  # between two tokens of one statement
 _SOFT = re.compile(r"(?:\s|\\\r?\n)*")  # a line break too: maybe one statement (in brackets), maybe two
-_STARTSWITH = re.compile(r"startswith(?!\w)")
+_BLANKS = r"(?:\s|\\\r?\n)*"
+# a startswith call's first argument as the code outside strings shows it: a name, or a tuple / list / set
+_STARTSWITH = re.compile(rf"(?<!\w)startswith{_BLANKS}\({_BLANKS}(?:([A-Za-z_]\w*){_BLANKS}[,)]|([(\[{{]))")
 _CALL_OPENS = re.compile(r"(?<!\w)startswith\s*\(\s*$")
 _ARG_ENDS = re.compile(r"\s*[,)]")
 _PREFIX_LETTERS = frozenset("rRbBuUfF")
@@ -128,18 +130,21 @@ def strings_of(source: bytes) -> Strings | None:
             elif isinstance(inner, ast.JoinedStr):
                 fstrings.append(inner)
     starts: set[str] = set()
-    literal_calls = 0
     for segments in groups:  # a whole group right after ``startswith(`` and before ``,`` or ``)``: its first argument
         first, last = segments[0][0], segments[-1][-1]
         if "startswith" in code[first] and _CALL_OPENS.search(code[first]) and _ARG_ENDS.match(code[last + 1]):
-            literal_calls += 1
             plain = plains[first : last + 1]
             found = element.get((first, last))
             argument = "".join(plain) if None not in plain else found.value if isinstance(found, ast.Constant) else None  # type: ignore[arg-type]
             if isinstance(argument, str):
                 starts.add(argument)
-    calls = sum(1 for m in _STARTSWITH.finditer(every_code) if not every_code[m.start() - 1 : m.start()].isidentifier())
-    return Strings(frozenset(values), tuple(fstrings), frozenset(starts), literal_calls < calls, every_code)
+    # an argument the index reads strings from, other than a literal: a collection, or a name bound to strings (a
+    # parameter or any other expression gives it none; a literal, whole, is read above)
+    arguments = _STARTSWITH.findall(every_code)
+    other = any(collection for _, collection in arguments)
+    if not other and any(name for name, _ in arguments):
+        other = bool({name for name, _ in arguments} & _string_names(every_code))
+    return Strings(frozenset(values), tuple(fstrings), frozenset(starts), other, every_code)
 
 
 def _is_bytes(token: str) -> bool:
@@ -148,6 +153,9 @@ def _is_bytes(token: str) -> bool:
 
 def _plain(token: str) -> str | None:
     """The value of a str token Python would read as written (no f-string, no escape unless raw), else None."""
+    first = token[0]
+    if first in "'\"" and "\\" not in token:  # most tokens: no prefix, no escape
+        return token[3:-3] if len(token) >= 6 and token.startswith(first * 3) else token[1:-1]
     quote = token.find(token[-1])
     prefix = token[:quote].lower()
     if "f" in prefix or "b" in prefix or ("\\" in token and "r" not in prefix):
