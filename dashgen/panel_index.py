@@ -369,6 +369,11 @@ def _read_cache(path: Path | None) -> dict[str, FileSelectors]:
     }
 
 
+def _may_select_paused(source: bytes, names: frozenset[str], heads: frozenset[str]) -> bool:
+    with collector_paused():  # see _selectors_paused: the lexer's tokens and runs hold no cycle either
+        return may_select(source, names, heads)
+
+
 def _selectors_paused(source: bytes) -> FileSelectors:
     """:func:`file_selectors` without cyclic garbage collection: a syntax tree holds no cycle, and ``check`` holds
     both profiles' builds by the time it builds the index, so each collection that the ~230,000 nodes of the test
@@ -398,7 +403,7 @@ def selectors_of(tests_dir: Path, names: Collection[str] | None = None) -> Selec
         source = path.read_bytes()
         digest = hashlib.sha256(source).hexdigest()
         fresh = digest not in cached and names is not None
-        if fresh and (skips.get(digest) == names_key or not may_select(source, chosen, heads)):
+        if fresh and (skips.get(digest) == names_key or not _may_select_paused(source, chosen, heads)):
             skipped[digest] = names_key  # it selects none of these panels: its selectors are not needed
             continue
         per_test = used[digest] = cached[digest] if digest in cached else _selectors_paused(source)
