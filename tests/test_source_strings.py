@@ -81,6 +81,8 @@ def _forms(names: frozenset[str]) -> list[str]:
         f'def test_x(t):\n    assert t.startswith(  # why\n        "{title[:2]}", 0)\n',
         f'HEAD = "{title[:4]}"\n\n\ndef test_x(t):\n    assert t.startswith(HEAD)\n',
         f'def test_x(t):\n    assert t.startswith(("zzz", "{title[:4]}"))\n',
+        f"def test_x(t):\n    assert f\"{{t.startswith('{title[:3]}')}}\"\n",
+        f'HEAD = "{title[:3]}"\n\n\ndef test_x(t):\n    assert f"{{t.startswith(HEAD)}}"\n',
         f'def test_x(t):\n    for h in ("{title[:3]}",):\n        assert t . startswith(h)\n',
         f'HEAD: str = "{title[:2]}"\n\n\ndef test_x(t):\n    assert t.startswith(\\\n        HEAD\n    )\n',
         f'def test_x(w):\n    assert f"{key[:7]}{{w}}"\n',

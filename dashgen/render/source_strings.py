@@ -8,9 +8,9 @@ string is made of the module's string literals, so the lexer reads only those: e
 quotes, escapes) and each run of adjacent tokens (implicit concatenation, both ways where a line break may end the
 statement between them), evaluated by Python's own parser as one small list expression. From them it answers
 conservatively: False only when no literal equals a key or title, no ``startswith`` literal (or, where an argument
-is not a literal, no literal at all) begins one, and no f-string can begin or expand to one. Where it cannot tell
-(a quote outside a token, an identifier that is not ASCII, a coding line, a run Python refuses), the module may
-select: the caller parses it.
+is a collection or a name a loop or a module-level statement binds, no literal at all) begins one, and no f-string
+can begin or expand to one. Where it cannot tell (a quote outside a token, an identifier that is not ASCII, a
+coding line, a run Python refuses), the module may select: the caller parses it.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.M)
 @dataclass(frozen=True)
 class Strings:
     """The string literals of one module: every str value (f-string pieces too), its f-strings, the literal first
-    arguments of its ``startswith`` calls, and whether some call's argument is not a literal."""
+    arguments of its ``startswith`` calls, and whether some call's argument may hold other strings (a collection,
+    a name a loop or a module-level statement binds)."""
 
     values: frozenset[str]
     fstrings: tuple[ast.JoinedStr, ...]
@@ -119,6 +120,7 @@ def strings_of(source: bytes) -> Strings | None:
         return None
     element = dict(zip(hard, parsed.elts if isinstance(parsed, ast.List) else [], strict=True))
     fstrings: list[ast.JoinedStr] = []
+    inner_calls: list[ast.expr] = []  # the first arguments of startswith calls inside f-string placeholders
     for node in element.values():
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
@@ -129,7 +131,11 @@ def strings_of(source: bytes) -> Strings | None:
                 values.add(inner.value)
             elif isinstance(inner, ast.JoinedStr):
                 fstrings.append(inner)
-    starts: set[str] = set()
+            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.args:
+                inner_calls += [inner.args[0]] if inner.func.attr == "startswith" else []
+    starts: set[str] = {
+        arg.value for arg in inner_calls if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+    }
     for segments in groups:  # a whole group right after ``startswith(`` and before ``,`` or ``)``: its first argument
         first, last = segments[0][0], segments[-1][-1]
         if "startswith" in code[first] and _CALL_OPENS.search(code[first]) and _ARG_ENDS.match(code[last + 1]):
@@ -141,7 +147,7 @@ def strings_of(source: bytes) -> Strings | None:
     # an argument the index reads strings from, other than a literal: a collection, or a name bound to strings (a
     # parameter or any other expression gives it none; a literal, whole, is read above)
     arguments = _STARTSWITH.findall(every_code)
-    other = any(collection for _, collection in arguments)
+    other = any(collection for _, collection in arguments) or any(not isinstance(a, ast.Constant) for a in inner_calls)
     if not other and any(name for name, _ in arguments):
         other = bool({name for name, _ in arguments} & _string_names(every_code))
     return Strings(frozenset(values), tuple(fstrings), frozenset(starts), other, every_code)
