@@ -18,7 +18,7 @@ import json
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -30,9 +30,10 @@ from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.files import atomic_write, cache_dir
 from dashgen.project import import_name, shown_name
-from dashgen.render import kit
+from dashgen.render import kit, source_strings
 from dashgen.render.collector import collector_paused
 from dashgen.render.ids import panel_id
+from dashgen.render.source_strings import SHORTEST_FSTRING_PREFIX, heads_of, may_select
 from dashgen.render.spec import NOTES_POINTER, PanelKind, PanelSpec
 
 INDEX_PATH = Path("docs") / "panels.md"
@@ -125,9 +126,6 @@ def _query_calls(path: Path, mtime_ns: int, size: int, function: str) -> tuple[s
     return tuple(sorted(name for name in found if name[:1].islower() or "." in name))
 
 
-_SHORTEST_FSTRING_PREFIX = 6
-
-
 @dataclass(frozen=True)
 class Selectors:
     """What each test function names: whole strings (a panel's full key or full title selects it) and prefixes
@@ -198,7 +196,7 @@ def _lead(node: ast.JoinedStr) -> str:
 def _names_some_panels(prefix: str) -> bool:
     """Whether an f-string's leading text is specific enough to select panels by: ``f"slo_health.burn_{window}"``
     is; ``f"S{n}"`` or a bare group ``f"kv_cache_nvme.{key}"`` (with ``key`` unknown) would match by accident."""
-    return len(prefix) >= _SHORTEST_FSTRING_PREFIX and not prefix.endswith(".")
+    return len(prefix) >= SHORTEST_FSTRING_PREFIX and not prefix.endswith(".")
 
 
 @dataclass(frozen=True)
@@ -310,7 +308,8 @@ def _cache_file(kind: str = "selectors") -> Path | None:
     folder = cache_dir()
     if folder is None:
         return None
-    me = hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode()).hexdigest()[:16]
+    readers = Path(__file__).read_bytes() + Path(source_strings.__file__ or "").read_bytes()
+    me = hashlib.sha256(readers + sys.version.encode()).hexdigest()[:16]
     return folder / f"panel-index-{kind}-{me}.json"
 
 
@@ -370,6 +369,11 @@ def _read_cache(path: Path | None) -> dict[str, FileSelectors]:
     }
 
 
+def _may_select_paused(source: bytes, names: frozenset[str], heads: frozenset[str]) -> bool:
+    with collector_paused():  # see _selectors_paused: the lexer's tokens and runs hold no cycle either
+        return may_select(source, names, heads)
+
+
 def _selectors_paused(source: bytes) -> FileSelectors:
     """:func:`file_selectors` without cyclic garbage collection: a syntax tree holds no cycle, and ``check`` holds
     both profiles' builds by the time it builds the index, so each collection that the ~230,000 nodes of the test
@@ -378,20 +382,30 @@ def _selectors_paused(source: bytes) -> FileSelectors:
         return file_selectors(source)
 
 
-def selectors_of(tests_dir: Path) -> Selectors:
-    """What every test function of ``tests_dir/test_*.py`` names, with what the helpers it calls name.
+def selectors_of(tests_dir: Path, names: Collection[str] | None = None) -> Selectors:
+    """What every test function of ``tests_dir/test_*.py`` names, with what the helpers it calls name; given the
+    panels' keys and titles ``names``, only of the modules whose string literals can select one of them.
 
     ``check`` builds the index on every run, and reading ~140 test modules' syntax trees was half of a ``check``
     at 10,000 GPUs; each module's result is kept in the cache folder by the hash of its bytes, so only the test
-    modules edited since the last run are parsed again."""
+    modules edited since the last run are parsed again, and of those only the ones that can select a panel
+    (``source_strings``: most name none; that verdict is kept too, for the same names)."""
     literals: dict[str, list[str]] = defaultdict(list)
     prefixes: dict[str, list[str]] = defaultdict(list)
-    path_of_cache = _cache_file()
-    cached = _read_cache(path_of_cache)
+    path_of_cache, path_of_skips = _cache_file(), _cache_file("skips")
+    cached, skips = _read_cache(path_of_cache), _read_skips(path_of_skips)
     used: dict[str, FileSelectors] = {}
+    chosen = frozenset(names or ())
+    heads = heads_of(chosen) if names is not None else frozenset()
+    names_key = hashlib.sha256("\n".join(sorted(chosen)).encode()).hexdigest()[:16]
+    skipped: dict[str, str] = {}
     for path in sorted(tests_dir.glob("test_*.py")):
         source = path.read_bytes()
         digest = hashlib.sha256(source).hexdigest()
+        fresh = digest not in cached and names is not None
+        if fresh and (skips.get(digest) == names_key or not _may_select_paused(source, chosen, heads)):
+            skipped[digest] = names_key  # it selects none of these panels: its selectors are not needed
+            continue
         per_test = used[digest] = cached[digest] if digest in cached else _selectors_paused(source)
         for name, (own_literals, own_prefixes) in per_test.items():
             test = f"{path.name}::{name}"
@@ -399,13 +413,27 @@ def selectors_of(tests_dir: Path) -> Selectors:
                 literals[text].append(test)
             for text in own_prefixes:
                 prefixes[text].append(test)
-    if path_of_cache is not None and used.keys() - cached.keys():
-        with contextlib.suppress(OSError):  # no cache is only slower
-            path_of_cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            # other trees' modules stay (a worktree, a test's sample module), the newest first, up to a bound
-            kept = dict(list({**used, **cached}.items())[:_CACHED_MODULES])
-            atomic_write(path_of_cache, json.dumps(kept, separators=(",", ":")).encode())
+    _keep(path_of_cache, used, cached)
+    _keep(path_of_skips, skipped, skips)
     return Selectors(literals, prefixes)
+
+
+def _read_skips(path: Path | None) -> dict[str, str]:
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_bytes()) if path is not None else {}
+        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+            return data
+    return {}
+
+
+def _keep(path: Path | None, used: dict[str, Any], cached: dict[str, Any]) -> None:
+    """Write the cache file ``path`` when this run added to it: other trees' modules stay (a worktree, a test's
+    sample module), the newest first, up to a bound."""
+    if path is not None and any(cached.get(key) != value for key, value in used.items()):
+        with contextlib.suppress(OSError):  # no cache is only slower
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            kept = {**used, **{key: value for key, value in cached.items() if key not in used}}
+            atomic_write(path, json.dumps(dict(list(kept.items())[:_CACHED_MODULES]), separators=(",", ":")).encode())
 
 
 def panel_tests(key: str, titles: tuple[str, ...], selectors: Selectors) -> tuple[str, ...]:
@@ -438,7 +466,8 @@ def collect(profiles: list[Profile], root: Path) -> list[PanelEntry]:
                     specs[panel.key].append((profile.name, panel))
         for key, origin in profile_origins.items():
             origins[key].setdefault(origin, []).append(profile.name)
-    selectors = selectors_of(root / "tests") if (root / "tests").is_dir() else Selectors({}, {})
+    names = {text for key, seen in specs.items() for text in (key, *(panel.title for _, panel in seen))}
+    selectors = selectors_of(root / "tests", names) if (root / "tests").is_dir() else Selectors({}, {})
     calls = _QueryCalls()
     entries = []
     for key, seen in specs.items():
