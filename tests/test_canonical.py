@@ -121,3 +121,46 @@ def test_strict_parse_reads_what_orjson_cannot_as_json_loads_does(text: str) -> 
 def test_strict_parse_refuses_malformed_json_with_a_value_error(text: str) -> None:
     with pytest.raises(ValueError):
         loads_strict(text)
+
+
+FLOAT_DOCS = [
+    {"a": 1e-9, "b": "rate(x[5m]) > 1e-9 or 0.00001", "c": [1e-5, 1e-4, 9.99e-5, 5e-324, -1e-7, (2e-9, "z")]},
+    {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "zeros": [0.0, -0.0], "big": 1e16},
+    {"query": "histogram_quantile(0.99, x) > 1e-9", "le": 1e-9, "nested": {"deep": [[{"x": 1.5e-300}]]}},
+    [{"k": "é\u2028", "v": 0.0001}, True, None, 2**63 - 1, 1e22],
+]
+
+
+@pytest.mark.parametrize("doc", FLOAT_DOCS)
+def test_file_bytes_of_small_floats_nan_and_false_alarms_are_pythons_without_pythons_encoder(doc, monkeypatch) -> None:
+    """A float orjson writes otherwise (below 1e-4, NaN, infinities) is laid in as Python's bytes for it, and a
+    query string holding ``1e-9`` (a false alarm) keeps orjson's bytes: Python's indented encoder, pure Python, is
+    not asked, and the bytes are its bytes."""
+    expected = canonical.python_encode(doc)
+
+    def refused(doc):
+        raise AssertionError("Python's indented encoder was asked")
+
+    monkeypatch.setattr(canonical, "python_encode", refused)
+    assert canonical.encode(doc) == expected
+
+
+def test_file_bytes_of_every_fixture_dashboard_are_pythons() -> None:
+    """The public fixtures hold real ``1e-09`` bucket bounds and ``1e-9`` in query strings."""
+    paths = sorted((ROOT / "tests" / "fixtures" / "dashboards").glob("*.json"))
+    for path in paths:
+        doc = json.loads(path.read_bytes())
+        assert canonical.encode(doc) == canonical.python_encode(doc), path
+    assert len(paths) >= 10
+
+
+@settings(max_examples=max(EXAMPLES // 3, 1), deadline=None, derandomize=True)  # ~2 s at 100
+@given(
+    st.recursive(
+        scalars | st.floats() | st.sampled_from([float("nan"), float("inf"), -1e-9]),
+        lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+        max_leaves=40,
+    )
+)
+def test_file_bytes_are_pythons_for_every_json_value_with_nan_and_infinities(doc) -> None:
+    assert canonical.encode(doc) == canonical.python_encode(doc)

@@ -38,11 +38,12 @@ TARGET_DEFAULTS = {"legend": "", "instant": False, "table": False, "ref_id": "",
 DATASOURCE_NAME = "DATASOURCE"
 
 
+_PANEL_FIELDS = {f.name: f for f in fields(PanelSpec)}  # read for every field of every panel
+
+
 def _field_default(name: str) -> Any:
-    for f in fields(PanelSpec):
-        if f.name == name:
-            return f.default_factory() if callable(f.default_factory) else f.default
-    raise KeyError(name)
+    f = _PANEL_FIELDS[name]
+    return f.default_factory() if callable(f.default_factory) else f.default
 
 
 def _todo(hatches: list[Hatch]) -> list[Comment]:

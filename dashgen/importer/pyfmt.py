@@ -125,21 +125,32 @@ def call(name: str, *args: Any, **kwargs: Any) -> Seq:
     return Seq(f"{name}(", ")", tuple(items))
 
 
-def flat(node: Any) -> str | None:
-    """The one-line form, or None when the node cannot be one line (it holds a comment)."""
+def flat(node: Any, room: int) -> str | None:
+    """The one-line form when it is at most ``room`` characters long, else None (or when the node holds a comment,
+    which cannot be one line). It stops as soon as the line is too long: :func:`render` asks it of every node and
+    then of each child of a node that did not fit, so forming whole subtrees made the work grow with the depth
+    (about a fifth of an import's CPU)."""
     if isinstance(node, Raw):
-        return node.text
+        return node.text if len(node.text) <= room else None
     if isinstance(node, Str):
-        return quote(node.value)
-    parts = []
+        if len(node.value) + 2 > room:  # a literal is never shorter than its text + 2
+            return None
+        text = quote(node.value)
+        return text if len(text) <= room else None
+    comma = "," if node.tuple_like and len(node.items) == 1 else ""
+    used = len(node.open) + len(comma) + len(node.close)
+    if used > room:
+        return None
+    parts: list[str] = []
     for item in node.items:
         if isinstance(item, Comment):
             return None
-        inner = flat(item.node)
+        used += len(item.prefix) + (2 if parts else 0)
+        inner = flat(item.node, room - used)
         if inner is None:
             return None
+        used += len(inner)
         parts.append(item.prefix + inner)
-    comma = "," if node.tuple_like and len(parts) == 1 else ""
     return node.open + ", ".join(parts) + comma + node.close
 
 
@@ -159,12 +170,16 @@ def _split(value: str, width: int) -> list[str]:
             break
         # the longest head whose literal fits, counted char by char over at most ``width`` characters (linear in
         # the string, where quoting every longer head was quadratic: a 100 KB description took 20 s)
-        total, cut = 2, 0
-        for ch in rest[:width]:
-            total += _escaped_length(ch)
-            if total > width:
-                break
-            cut += 1
+        head = rest[: max(width - 2, 0)]
+        if "\\" not in head and head.isprintable():  # every character its own literal (most text): no char loop
+            cut = len(head)
+        else:
+            total, cut = 2, 0
+            for ch in rest[:width]:
+                total += _escaped_length(ch)
+                if total > width:
+                    break
+                cut += 1
         cut = max(cut, 1)
         while cut > 1 and len(quote(rest[:cut])) > width:  # the quote style chosen may escape a quote
             cut -= 1
@@ -196,8 +211,8 @@ def _comment_lines(text: str, indent: int) -> list[str]:
 def render(node: Any, indent: int = 0, prefix: str = "", suffix: str = "") -> list[str]:
     """Lines of ``prefix + node + suffix`` at ``indent``."""
     pad = " " * indent
-    one = flat(node)
-    if one is not None and _fits(pad + prefix + one + suffix):
+    one = flat(node, LINE - len(pad) - len(prefix) - len(suffix))
+    if one is not None:
         return [pad + prefix + one + suffix]
     inner = " " * (indent + INDENT)
     if isinstance(node, Raw):

@@ -32,7 +32,7 @@ SERVER_OWNED = ("id", "version")
 def encode(doc: Any) -> bytes:
     """The file bytes: Python's ``json.dumps(sort_keys, indent=2, ensure_ascii=False)`` and a newline. Written by
     orjson where that gives the same bytes (see :func:`content_sha_of_json`; indented, Python's encoder is its
-    pure-Python path, a fifth of a build's time)."""
+    pure-Python path, a fifth of a build's time), a float it writes otherwise laid in as Python's bytes for it."""
     if _FAST_PATH:
         try:
             fast = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
@@ -40,7 +40,41 @@ def encode(doc: Any) -> bytes:
             fast = b""
         if fast and not _may_differ(fast) and _finite(doc):
             return fast
+        if fast:  # a float Python writes otherwise (a false alarm: "1e-9" inside a query string), or NaN
+            patched, changed = _python_floats(doc)
+            if not changed:
+                return fast
+            try:
+                return orjson.dumps(
+                    patched, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+                )
+            except TypeError:
+                pass
     return python_encode(doc)
+
+
+def _python_floats(tree: Any) -> tuple[Any, bool]:
+    """``tree`` with each float orjson writes otherwise (below 1e-4 in magnitude but not zero, NaN, infinities)
+    as Python's bytes for it (an ``orjson.Fragment``, written as is), and whether there was one; the parts without
+    one are the tree's own. An imported dashboard's ``1e-09`` bucket bound no longer sends the whole document
+    through Python's indented encoder (pure Python: ~0.3 s for a shipped dashboard with its team's rows)."""
+    if isinstance(tree, float):
+        if tree != tree or tree in (math.inf, -math.inf) or (tree != 0.0 and -1e-4 < tree < 1e-4):
+            return orjson.Fragment(json.dumps(tree).encode("ascii")), True
+        return tree, False
+    if isinstance(tree, dict):
+        changed = False
+        out = {}
+        for key, value in tree.items():
+            out[key], one = _python_floats(value)
+            changed = changed or one
+        return (out, True) if changed else (tree, False)
+    if isinstance(tree, list | tuple):
+        items = [_python_floats(item) for item in tree]
+        if any(one for _, one in items):
+            return [item for item, _ in items], True
+        return tree, False
+    return tree, False
 
 
 def _finite(doc: Any) -> bool:
