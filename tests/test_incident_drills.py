@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from dashgen_panels import first_screen
 from dashgen_queries import health, nodata, now
-from drills import HOURS, SCENARIOS, Drill, drills_fixture
+from drills import HOURS, SCENARIOS, SHARED_STORE, Drill, drills_fixture
 
 from dashgen.build import build_profile
 from dashgen.demo.recorder import rule_passes
@@ -20,6 +20,7 @@ from dashgen.errors import InputError
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
 drills = drills_fixture()
+pytestmark = SHARED_STORE  # the store long-context-64's fault suite reads too: one xdist group with its tests
 
 # scenario -> the alerts that name its fault (any one of them)
 EXPECTED_ALERTS = {
