@@ -145,7 +145,7 @@ SHARED_SCOPES = frozenset({"module", "class", "package"})
 def shared_group(item: pytest.Item) -> str | None:
     """The xdist group of a test using a module- or class-scoped fixture that starts a server, or that fills one
     started by a fixture it uses (the session's VictoriaMetrics): its module and the parameters of those fixtures
-    (one store per parameter), or None."""
+    (one store per parameter), or the store's name where the test is marked ``shared_store(name)``; or None."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
@@ -168,6 +168,9 @@ def shared_group(item: pytest.Item) -> str | None:
     )
     if not shared:
         return None
+    marker = getattr(item, "get_closest_marker", lambda name: None)("shared_store")
+    if marker is not None:  # one store read by several modules (tests/drills.py): one group across them
+        return f"group:shared_store={marker.args[0]}"
     keys = [f"{name}={params[name]}" for name in shared if name in params]
     return "::".join([f"group:{item.nodeid.split('::', 1)[0]}", *keys])
 

@@ -4,35 +4,45 @@ deployment (``cluster="drill-<scenario>"``, the same node names: several deploym
 production), every window ending at the same anchor; then the real vmalert replays ALL rule groups of every
 deployment (alerts included, so ``ALERTS`` is written back) over the last ``REPLAY_SECONDS`` of the windows.
 
-:func:`start_drills` does it once; :func:`drills_fixture` makes a pytest fixture of it. Each :class:`Drill` answers
-instant queries at its window's end and lists the alerts firing there for its deployment.
+The same store holds long-context-64's fault suite (``tests/fault_plan.py``: the suite's drill scenarios are these
+deployments, its catalogue faults packed into ``suite-faults-<n>``): one import of each scenario and one replay for
+both modules instead of two stores building thirteen of the same scenarios. :func:`shared_store` starts it once per
+process (the first of the two modules to ask) and stops it when the session ends; both modules mark their tests of it
+``shared_store`` so that under xdist they run on one worker (``tests/conftest.py``). :func:`drills_fixture` makes a
+pytest fixture of the drills. Each :class:`Drill` answers instant queries at its window's end and lists the alerts
+firing there for its deployment.
 
 Imported at the store's resolution (30 s, what the deduplicated store keeps of every faster source anyway): the
-whole fixture (16 imports of a 1 h window, 3 vmalert passes) takes about 30 s on an idle 2-core machine, about a
-minute when the cores are shared; ``Drill.timings`` holds the measure.
+whole store (25 imports of a 1 h window, 3 vmalert passes) takes about 60 s of CPU on an idle 2-core machine;
+``Store.timings`` holds the measure.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
+from fault_plan import HOURS, PROFILE, REPLAY_SECONDS, STEP, Deployment, suite_plan, suite_profile
 from victoriametrics import program_or_skip, start_production_store
 
 from dashgen.demo import recorder, vmlauncher
+from dashgen.demo.incidents import DRILL_METRICS
 from dashgen.demo.run import import_demo
 from dashgen.demo.scenarios import INCIDENTS, entity
-from dashgen.deployment.profile import Profile, load_profiles
+from dashgen.deployment.profile import Profile
 from dashgen.live.datasource import Datasource
 
-PROFILE = "long-context-64"
 SCENARIOS = ("healthy", "gpu-missing", *INCIDENTS)
-HOURS = 1.0
-STEP = 30.0  # import spacing: the production store keeps one sample per 30 s ([store] resolution)
-REPLAY_SECONDS = 1800.0  # longer than the longest `for:` of the alerts (15 min) plus a few rate windows
+# What the tests read of the stores besides what the rules read (``dashgen.demo.run.demo_models``): the metrics the
+# incidents reshape, which the drills' checks read in each drill's deployment and compare with the healthy one's
+# (tests/test_incident_drills.py holds that every metric a check selects is there). The first screen's queries read
+# records and ALERTS only. The dashboards' other metrics (three tenths of the series) are left out.
+READS = tuple(sorted(DRILL_METRICS))
+# The marker (and xdist group) of the tests reading the shared store.
+SHARED_STORE = pytest.mark.shared_store(f"{PROFILE}-drills-and-fault-suite")
 
 
 @dataclass
@@ -65,69 +75,86 @@ class Drill:
         return [{k: v for k, v in item["metric"].items() if k != "__name__"} for item in self.query(expr)]
 
 
-# The drills' windows are 1 h long, so the own-baseline alerts (disk await, host-tier hit share) compare with the
-# 20 minutes ending 25 minutes before each evaluation instead of the default 6 h ending 1 h before (which a 1 h
-# window has no data for). The fault starts at 60 % of the window, after that baseline; every other threshold is the
-# default, and the promtool cases test the default baseline.
-DRILL_BASELINE = {"baseline_window": "20m", "baseline_offset": "25m"}
+@dataclass
+class Store:
+    """A production-like store holding each deployment's scenarios over the window ending at ``end``."""
+
+    url: str
+    end: float
+    profiles: dict[str, Profile]  # deployment name -> its profile
+    deployments: list[Deployment]
+    timings: dict[str, float]
 
 
-def drill_profile(base: Profile, scenario: str) -> Profile:
-    """``base`` as deployment ``drill-<scenario>`` with the drills' baseline window (``DRILL_BASELINE``)."""
-    return replace(base, deployment=f"drill-{scenario}", alerts=replace(base.alerts, **DRILL_BASELINE))
-
-
-def start_drills(
-    scenarios: Sequence[str] = SCENARIOS, replay: bool = True
-) -> tuple[vmlauncher.VictoriaMetrics, dict[str, Drill], dict[str, float]]:
-    """Start the store, import each scenario into ``drill-<scenario>`` and replay every rule group; the server (the
-    caller stops it), the drills by scenario, and how long each step took (seconds)."""
-    (base,) = load_profiles([PROFILE])
-    if replay:
-        program_or_skip(
-            recorder.find_vmalert(),
-            "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)",
-        )
+def start_store(base: Profile, deployments: Sequence[Deployment]) -> tuple[vmlauncher.VictoriaMetrics, Store]:
+    """Start a store with ``base``'s ``[store]`` flags, import each deployment's scenarios (healthy when it has none;
+    the metrics ``READS`` says) over the hour ending at the last but one whole hour, and replay every rule group of
+    every deployment over the last ``REPLAY_SECONDS``; the server (the caller stops it) and what it holds."""
+    program_or_skip(
+        recorder.find_vmalert(),
+        "vmalert not found (Debian package 'victoria-metrics', `make debian-deps`, or set VMALERT_BIN)",
+    )
     timings: dict[str, float] = {}
     began = time.monotonic()
     server = start_production_store(base)
     try:
         end = (time.time() // 3600) * 3600 - 3600
         datasource = Datasource(server.url, timeout=120)
-        drills = {}
-        for scenario in scenarios:
-            profile = drill_profile(base, scenario)
-            import_demo(datasource, profile, scenario, end, HOURS, STEP)
-            drills[scenario] = Drill(profile, scenario, entity(profile, scenario), end, server.url)
+        profiles = {}
+        for deployment in deployments:
+            profile = profiles[deployment.name] = replace(base, deployment=deployment.name)
+            scenarios = deployment.scenarios or ["healthy"]
+            import_demo(datasource, profile, scenarios[0], end, HOURS, STEP, more=scenarios[1:], reads=READS)
         datasource.flush()
         timings["import"] = time.monotonic() - began
-        if replay:
-            replayed = time.monotonic()
-            recorder.replay(
-                server.url, [d.profile for d in drills.values()], end - REPLAY_SECONDS, end, every_group=True
-            )
-            datasource.flush()
-            timings["replay"] = time.monotonic() - replayed
+        replayed = time.monotonic()
+        recorder.replay(server.url, list(profiles.values()), end - REPLAY_SECONDS, end, every_group=True)
+        datasource.flush()
+        timings["replay"] = time.monotonic() - replayed
         timings["total"] = time.monotonic() - began
     except BaseException:
         server.stop()
         raise
-    return server, drills, timings
+    return server, Store(server.url, end, profiles, list(deployments), timings)
 
 
-def drills_fixture(
-    scenarios: Sequence[str] = SCENARIOS, scope: str = "module"
-) -> Callable[[], Iterator[dict[str, Drill]]]:
-    """A pytest fixture (``scope``) yielding the drills by scenario; the store stops after the last test."""
+def store_plan() -> list[Deployment]:
+    """The shared store's deployments: long-context-64's fault suite plan (its healthy and drill scenarios are the
+    drills' ``drill-…`` deployments) and the drill scenarios the suite does not run, each in ``drill-<scenario>``."""
+    deployments = suite_plan(PROFILE)
+    names = {d.name for d in deployments}
+    return [*deployments, *(Deployment(f"drill-{s}", [s]) for s in SCENARIOS if f"drill-{s}" not in names)]
+
+
+_RUNNING: dict[str, Store] = {}
+
+
+def shared_store(config: pytest.Config) -> Store:
+    """The store the drills and long-context-64's fault suite share: started by the first test to ask in this process
+    (``start_drills``), stopped when the session ends."""
+    found = _RUNNING.get(PROFILE)
+    if found is None:
+        server, found = start_drills()
+        config.add_cleanup(server.stop)
+        _RUNNING[PROFILE] = found
+    return found
+
+
+def start_drills() -> tuple[vmlauncher.VictoriaMetrics, Store]:
+    """The shared store started (the caller stops the server)."""
+    return start_store(suite_profile(PROFILE), store_plan())
+
+
+def drills_fixture(scope: str = "module") -> Callable[[pytest.FixtureRequest], dict[str, Drill]]:
+    """A pytest fixture (``scope``) giving the drills by scenario, read from :func:`shared_store`."""
 
     @pytest.fixture(scope=scope)  # type: ignore[call-overload]
-    def drills() -> Iterator[dict[str, Drill]]:
-        server, found, timings = start_drills(scenarios)
-        for drill in found.values():
-            drill.timings = timings
-        try:
-            yield found
-        finally:
-            server.stop()
+    def drills(request: pytest.FixtureRequest) -> dict[str, Drill]:
+        store = shared_store(request.config)
+        found = {}
+        for scenario in SCENARIOS:
+            profile = store.profiles[f"drill-{scenario}"]
+            found[scenario] = Drill(profile, scenario, entity(profile, scenario), store.end, store.url, store.timings)
+        return found
 
     return drills

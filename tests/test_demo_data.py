@@ -67,6 +67,44 @@ def test_the_deployments_of_one_profile_read_its_queries_once_and_resolve_the_sa
     assert names < {model.name for model, _ in drill[0]} and names <= {model.name for model, _ in fault[0]}
 
 
+def test_a_store_read_by_the_rules_and_known_queries_imports_their_metrics_each_series_as_the_full_import_has_it():
+    """``reads`` (the fault suite's and the drills' stores): the models are the rules' metrics and those the given
+    expressions select, fewer than every dashboard's; each series kept is byte for byte the full import's (the same
+    labels, samples and JSON line: sha256 of the lines), so the left-out metrics change nothing of what is read."""
+    import hashlib
+
+    from dashgen.demo.run import demo_series
+    from dashgen.demo.wanted import Wanted, add_rule_expressions
+    from dashgen.live.datasource import import_line
+    from dashgen.rules.render import rule_groups_data
+
+    profile = next(p for p in PROFILES if p.name == "h20-16")  # the smallest: what holds is the same on every profile
+    extra = "sglang:num_requests_total"  # a metric no rule of the profile reads
+    ruled = Wanted()
+    add_rule_expressions(ruled, rule_groups_data(profile))
+    assert extra not in ruled.metrics
+    full, _ = demo_models(profile)
+    read, unknown = demo_models(profile, reads=(f"rate({extra}[5m])",))
+    assert not unknown
+    names = {model.name for model, _ in read}
+    assert names == {model.name for model, _ in demo_models(profile, reads=())[0]} | {extra}
+    assert names < {model.name for model, _ in full} and len(names) < 0.7 * len(full)
+    # a label value only a dashboard asks for (``priority=""``) stays on the rules' metrics: their series are seeded
+    # from their labels, so the values too are the full import's
+    rules_only = {model.name: extra for model, extra in demo_models(profile, reads=())[0]}
+    assert any("priority" in extra for extra in rules_only.values()), rules_only
+    plan = demo_plan(
+        profile, "healthy", END, 0.02, 30.0
+    )  # three samples a series: the labels and bytes, not the length, are compared
+    lines = {}
+    for models in (full, read):
+        lines[len(models)] = {tuple(sorted(i["metric"].items())): import_line(i) for i in demo_series(plan, models, ())}
+    whole, kept = lines[len(full)], lines[len(read)]
+    assert len(kept) < len(whole) and {key[0] for key in kept} >= {("__name__", extra)}
+    digest = [hashlib.sha256(b"".join(rows[key] for key in sorted(kept))).hexdigest() for rows in (whole, kept)]
+    assert digest[0] == digest[1]
+
+
 def test_the_sources_table_and_the_demo_catalogue_list_the_same_metrics():
     """validate-queries and the demo read one metric -> source table; every listed metric has a model."""
     listed = {name for exports in METRIC_SOURCES.values() for name in (*exports.metrics, *exports.histograms)}

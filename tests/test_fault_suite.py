@@ -16,77 +16,44 @@ every deployment. The suite's profile is long-context-64 whose dcgm-exporter als
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
-from dashgen_queries import dcgm, health, now
+from dashgen_queries import health, now
 from dashgen_queries.sglang_slo import FAST_BURN, SLOW_BURN
-from drills import DRILL_BASELINE
-from victoriametrics import program_or_skip, start_production_store
+from drills import SHARED_STORE, shared_store, start_store
+from fault_plan import (
+    DRILLS,
+    HELD_OUT,
+    HOURS,
+    PROFILE,
+    REPLAY_SECONDS,
+    SHARED,
+    STEP,
+    SUITES,
+    Deployment,
+    held_out,
+    suite_plan,
+    suite_profile,
+    suite_rows,
+)
 
 from dashgen.build import build_profile
 from dashgen.catalogue import ROWS, FailureMode, by_id, conditions, entity_labels, rows_for
-from dashgen.demo import recorder
 from dashgen.demo.faults import BY_KEY, PREFIX, fault_of, reshape, starts
 from dashgen.demo.faults import entity as fault_entity
-from dashgen.demo.run import demo_models, demo_plan, demo_series, import_demo
-from dashgen.demo.scenarios import INCIDENTS, entity, incident, lost_gpu
-from dashgen.deployment.profile import Profile, load_profiles
+from dashgen.demo.run import demo_models, demo_plan, demo_series
+from dashgen.demo.scenarios import entity
+from dashgen.deployment.profile import Profile
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
-PROFILE = "long-context-64"
-# The suites, in order: a row runs in the first whose profile it applies to. Per profile, the sources the suite
-# exports although the shipped profile does not (the Store client's metrics exist but pd-128 does not deploy them;
-# the transfer engine's, TENT, are compiled out in every shipped profile).
-SUITES: dict[str, tuple[str, ...]] = {PROFILE: (), "pd-128": ("mooncake_client", "mooncake_tent"), "video-200": ()}
-HOURS, STEP = 1.0, 30.0
-REPLAY_SECONDS = 1800.0
 SLACK = 300.0  # "within the row's hold + 5 minutes"
 
 
-def suite_profile(name: str = PROFILE) -> Profile:
-    (base,) = load_profiles([name])
-    sources = dict(base.sources)
-    if name == PROFILE:
-        fields = (*dcgm.fields(base), *conditions.NVLINK_COUNTERS)
-        sources["dcgm"] = dataclasses.replace(base.source("dcgm"), fields=fields)
-    for source in SUITES[name]:
-        sources[source] = dataclasses.replace(base.source(source), status="exported")
-    return dataclasses.replace(base, sources=sources, alerts=dataclasses.replace(base.alerts, **DRILL_BASELINE))
-
-
-def suite_rows(name: str) -> tuple[FailureMode, ...]:
-    """The rows the suite of profile ``name`` runs: those that apply to it and to no suite before it."""
-    earlier = {row.id for before in list(SUITES)[: list(SUITES).index(name)] for row in rows_for(suite_profile(before))}
-    return tuple(row for row in rows_for(suite_profile(name)) if row.id not in earlier)
-
-
-@dataclass
-class Deployment:
-    name: str
-    scenarios: list[str] = field(default_factory=list)
-    uses: set[str] = field(default_factory=set)
-
-
-# What a drill scenario occupies besides its nodes (``dashgen.demo.faults.Fault.resources``).
-DRILL_USES = {
-    "gateway-shedding": {"gw-responses", "slo"},
-    "gateway-no-backend": {"gw-workers", "slo"},
-    "master-failover": {"master-alloc", "master-segments", "master-target"},
-    "replica-hung": {"slo"},
-    "replica-restart": {"slo"},
-    "collector-dropping": {"collector-all"},
-    "stuck-instance": {"video-all"},
-}
-
-
-DRILLS = ("gpu-missing", "stuck-instance", *INCIDENTS)
 # Rows whose test reads a rate over a window longer than the time its fault needs to show (the host tier's share over
 # 10 minutes must fall for most of its window): they fire within hold + that window + 5 minutes.
 # The video pools' stuck rows see no job finish over 2 x the 10-minute job bound first.
@@ -103,87 +70,6 @@ def window_first(profile: Profile, row: FailureMode) -> float:
         long, _short, burn = BURNS[row.id]
         return min(parse_seconds(long), HOURS * 3600) * burn * (1 - profile.slo.objective)
     return WINDOW_FIRST.get(row.id, 0.0)
-
-
-# Faults written apart from the catalogue's rows (``dashgen.demo.faults.HELD_OUT``, classes and shapes no row's own
-# demo fault has) -> the rows that must name them: each runs in the first suite that runs all its rows, beside the
-# catalogue's faults, and is judged by the same checks (an alert naming the entity within the hold + 5 minutes, a
-# first-screen line naming entity and cause).
-HELD_OUT: dict[str, tuple[str, ...]] = {
-    "fault:held-out-nic-transmit-errors": ("host-nic-errors",),
-    "fault:held-out-clock-behind": ("clock-skew",),
-    "fault:held-out-clock-unsynchronised": ("clock-skew",),
-    "fault:held-out-root-disk-nearly-full": ("disk-root-full",),
-    "fault:held-out-hbm-row-remap-failure": ("gpu-row-remap-failure",),
-    "fault:held-out-hbm-double-bit-ecc": ("gpu-xid-fatal", "gpu-hbm-uncorrectable"),
-    "fault:held-out-gpu-power-brake": ("gpu-clocks-throttled",),
-    "fault:held-out-model-disk-read-only": ("disk-filesystem-errors",),
-    "fault:held-out-pcie-link-degraded": ("gpu-pcie-replays",),
-    "fault:held-out-engine-oom-killed": ("host-oom-kill", "engine-scrape-failing"),
-    "fault:held-out-gateway-event-loop-stall": ("gateway-event-loop-stalling",),
-    "fault:held-out-decode-kv-transfer-timeouts": ("transfer-engine-failing",),
-    # the second round (``dashgen.demo.faults.HELD_OUT_AGAIN``), each on the profile ``HELD_OUT_ON`` names
-    "fault:held-out-gpu-fell-off-the-bus": ("gpu-xid-fatal", "gpu-missing"),
-    "fault:held-out-root-inodes-exhausted": ("disk-root-full",),
-    "fault:held-out-scratch-inodes-exhausted": ("disk-cache-full",),
-    "fault:held-out-hbm-overheating": ("gpu-clocks-throttled",),
-    "fault:held-out-engine-wedged-at-light-load": ("engine-stalled",),
-    "fault:held-out-engine-metrics-flapping": ("engine-scrape-failing",),
-    "fault:held-out-node-exporter-flapping": ("node-exporter-scrape-failing",),
-    "fault:held-out-mooncake-client-flapping": ("mooncake-client-scrape-failing",),
-}
-# Held-out faults run on a suite profile of their own rather than the first whose rows include their judged rows:
-# the measure is spread over the profiles (a PD decode node, the video pool's scratch disk and 25 nodes).
-HELD_OUT_ON: dict[str, str] = {
-    "fault:held-out-gpu-fell-off-the-bus": "pd-128",
-    "fault:held-out-scratch-inodes-exhausted": "video-200",
-    "fault:held-out-node-exporter-flapping": "video-200",
-    "fault:held-out-mooncake-client-flapping": "pd-128",
-}
-
-
-def held_out(name: str, rows: tuple[FailureMode, ...]) -> list[str]:
-    """The held-out scenarios the suite of profile ``name`` (running ``rows``) runs: those ``HELD_OUT_ON`` gives it,
-    and the others all of whose judged rows it runs."""
-    ids = {row.id for row in rows}
-    return [
-        scenario
-        for scenario, judged in HELD_OUT.items()
-        if HELD_OUT_ON.get(scenario) == name or (scenario not in HELD_OUT_ON and set(judged) <= ids)
-    ]
-
-
-def _drill_uses(profile: Profile, scenario: str) -> set[str]:
-    if scenario == "gpu-missing":
-        return {f"node{profile.node_names.index(lost_gpu(profile)[0])}"}
-    if scenario == "stuck-instance":
-        return {f"node{profile.node_names.index(entity(profile, scenario)[profile.label('node')])}", "video-all"}
-    found = incident(profile, scenario)
-    nodes = {*found.nodes, *found.idle}
-    return {f"node{profile.node_names.index(n)}" for n in nodes} | DRILL_USES.get(scenario, set())
-
-
-def plan(profile: Profile, rows: tuple[FailureMode, ...]) -> list[Deployment]:
-    """The deployments: healthy alone; each drill scenario in its own, with the catalogue's faults packed into them
-    (and into further deployments) so that no two scenarios of one deployment use the same node or part."""
-    scenarios = sorted({row.demo.scenario for row in rows})
-    deployments = [
-        Deployment(f"suite-{scenario}", [scenario], _drill_uses(profile, scenario))
-        for scenario in scenarios
-        if scenario in DRILLS
-    ]
-    for scenario in [*scenarios, *held_out(profile.name, rows)]:
-        fault = fault_of(scenario)
-        if fault is None:
-            continue
-        uses = set(fault.resources)
-        target = next((d for d in deployments if not d.uses & uses), None)
-        if target is None:
-            target = Deployment(f"suite-faults-{len(deployments)}")
-            deployments.append(target)
-        target.scenarios.append(scenario)
-        target.uses |= uses
-    return [Deployment("suite-healthy"), *deployments]
 
 
 Line = tuple[dict[str, str], list[tuple[float, float]]]  # a problem-list line's labels and its (time, value) samples
@@ -208,36 +94,28 @@ class Suite:
         return [(item["metric"], [(float(t), float(v)) for t, v in item["values"]]) for item in result]
 
 
+def suite_param(name: str, *more: str) -> object:
+    """A parameter of the tests of suite ``name`` (and ``more`` values): long-context-64's read the store it shares
+    with the incident drills, marked so that they run where the drills run (one xdist group)."""
+    return pytest.param(name, *more, marks=SHARED_STORE if name == SHARED else ())
+
+
 # The suite fixture's profile, by name (indirect: one store per profile, shared by its tests).
-EACH_SUITE = pytest.mark.parametrize("suite", list(SUITES), indirect=True)
+EACH_SUITE = pytest.mark.parametrize("suite", [suite_param(name) for name in SUITES], indirect=True)
 
 
 @pytest.fixture(scope="module")
 def suite(request: pytest.FixtureRequest) -> Iterator[Suite]:
-    program_or_skip(recorder.find_vmalert(), "vmalert not found (Debian package 'victoria-metrics')")
-    base = suite_profile(request.param)
-    rows = suite_rows(request.param)
-    deployments = plan(base, rows)
-    timings: dict[str, float] = {}
-    began = time.monotonic()
-    server = start_production_store(base)
+    name = request.param
+    deployments = suite_plan(name)
+    if name == SHARED:  # the drills' store, which holds this suite's deployments too (``tests/drills.py``)
+        store = shared_store(request.config)
+        profiles = {d.name: store.profiles[d.name] for d in deployments}
+        yield Suite(name, suite_rows(name), store.url, store.end, profiles, deployments, store.timings)
+        return
+    server, own = start_store(suite_profile(name), deployments)
     try:
-        end = (time.time() // 3600) * 3600 - 3600
-        datasource = Datasource(server.url, timeout=120)
-        profiles = {}
-        for deployment in deployments:
-            profile = dataclasses.replace(base, deployment=deployment.name)
-            profiles[deployment.name] = profile
-            scenarios = deployment.scenarios or ["healthy"]
-            import_demo(datasource, profile, scenarios[0], end, HOURS, STEP, more=scenarios[1:])
-        datasource.flush()
-        timings["import"] = time.monotonic() - began
-        replayed = time.monotonic()
-        recorder.replay(server.url, list(profiles.values()), end - REPLAY_SECONDS, end, every_group=True)
-        datasource.flush()
-        timings["replay"] = time.monotonic() - replayed
-        timings["total"] = time.monotonic() - began
-        yield Suite(request.param, rows, server.url, end, profiles, deployments, timings)
+        yield Suite(name, suite_rows(name), own.url, own.end, own.profiles, deployments, own.timings)
     finally:
         server.stop()
 
@@ -270,9 +148,9 @@ def test_every_catalogue_row_runs_in_one_suite() -> None:
     assert sorted(judged) == sorted(HELD_OUT), "every held-out fault runs in one suite"
     assert sorted(ran) == sorted(row.id for row in ROWS), sorted({row.id for row in ROWS} - set(ran))
     for name in SUITES:
-        profile, rows = suite_profile(name), suite_rows(name)
+        rows = suite_rows(name)
         assert rows, name
-        planned = {s for d in plan(profile, rows) for s in d.scenarios}
+        planned = {s for d in suite_plan(name) for s in d.scenarios}
         assert {row.demo.scenario for row in rows} | set(held_out(name, rows)) == planned, name
         for scenario in planned:
             assert fault_of(scenario) is not None or scenario in DRILLS, (name, scenario)
@@ -374,7 +252,9 @@ def test_the_suite_runs_one_scenario_per_catalogue_row(suite: Suite) -> None:
 
 @EACH_SUITE
 def test_healthy_and_shared_store_baselines_fire_nothing_and_paint_nothing(suite: Suite) -> None:
-    scope = 'cluster="suite-healthy"'
+    healthy = suite.deployments[0]
+    assert not healthy.scenarios
+    scope = f'{suite.profiles[healthy.name].label("deployment")}="{healthy.name}"'
     window = f"{int(REPLAY_SECONDS)}s"
     firing = suite.query(f'max_over_time(ALERTS{{alertstate="firing", {scope}}}[{window}])', suite.end)
     assert not firing, [item["metric"] for item in firing]
@@ -382,12 +262,14 @@ def test_healthy_and_shared_store_baselines_fire_nothing_and_paint_nothing(suite
     assert not painted, [item["metric"] for item in painted]
 
 
-def _deployments(name: str) -> list[Deployment]:
-    return plan(suite_profile(name), suite_rows(name))
-
-
-def _deployment_rows() -> list[tuple[str, str, str]]:
-    return [(name, d.name, s) for name in SUITES for d in _deployments(name) for s in d.scenarios if s not in HELD_OUT]
+def _deployment_rows() -> list[object]:
+    return [
+        suite_param(name, d.name, s)
+        for name in SUITES
+        for d in suite_plan(name)
+        for s in d.scenarios
+        if s not in HELD_OUT
+    ]
 
 
 @pytest.mark.parametrize(("suite", "deployment", "scenario"), _deployment_rows(), indirect=["suite"])
@@ -419,7 +301,7 @@ def alert_misses(suite: Suite, deployment: str, scenario: str, rows: list[Failur
 
 @pytest.mark.parametrize(
     ("suite", "deployment"),
-    [(name, d.name) for name in SUITES for d in _deployments(name) if d.scenarios],
+    [suite_param(name, d.name) for name in SUITES for d in suite_plan(name) if d.scenarios],
     indirect=["suite"],
 )
 def test_nothing_else_of_note_fires(suite: Suite, deployment: str) -> None:
@@ -514,7 +396,7 @@ def fault_start(suite: Suite, scenario: str) -> float:
 
 @pytest.mark.parametrize(
     ("suite", "deployment"),
-    [(name, d.name) for name in SUITES for d in _deployments(name) if d.scenarios],
+    [suite_param(name, d.name) for name in SUITES for d in suite_plan(name) if d.scenarios],
     indirect=["suite"],
 )
 def test_each_faults_first_screen_line_names_its_entity_and_cause(suite: Suite, deployment: str) -> None:

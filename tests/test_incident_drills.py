@@ -5,12 +5,14 @@ alert naming its entity, with a severity, still firing at the end of the persist
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable
 
 import pytest
 from dashgen_panels import first_screen
 from dashgen_queries import health, nodata, now
-from drills import HOURS, SCENARIOS, Drill, drills_fixture
+from drills import HOURS, SCENARIOS, SHARED_STORE, Drill, drills_fixture
 
 from dashgen.build import build_profile
 from dashgen.demo.recorder import rule_passes
@@ -20,6 +22,7 @@ from dashgen.errors import InputError
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
 drills = drills_fixture()
+pytestmark = SHARED_STORE  # the store long-context-64's fault suite reads too: one xdist group with its tests
 
 # scenario -> the alerts that name its fault (any one of them)
 EXPECTED_ALERTS = {
@@ -237,6 +240,23 @@ CHECKS: dict[str, Callable[[Drill, dict[str, Drill]], None]] = {
     "clock-skew": _clock_skew,
     "thermal-throttling": _thermal_throttling,
 }
+
+
+# A metric a check selects (``name{{…}}`` in its f-strings).
+_SELECTED = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\{\{")
+
+
+def test_every_metric_a_drill_check_reads_is_in_the_store(drills):
+    """The store imports only what the rules read and the incidents reshape (``drills.READS``): every metric a check
+    selects has series in its drill's deployment and in the healthy one, so that no check that a fault leaves
+    something out (``not _values(...)``) passes on a metric the store never had."""
+    checked = 0
+    for scenario, check in CHECKS.items():
+        for name in set(_SELECTED.findall(inspect.getsource(check))):
+            for drill in (drills[scenario], drills["healthy"]):
+                assert drill.query(f'count({{__name__="{name}", {drill.scoped()}}})'), (name, drill.deployment)
+                checked += 1
+    assert checked > 50, checked
 
 
 def test_every_drill_scenario_has_a_data_check():

@@ -74,6 +74,26 @@ def test_tests_without_a_shared_server_stay_ungrouped() -> None:
     assert shared_group(_item("tests/test_a.py::test_one", mixed, {"tables": "t"})) == "group:tests/test_a.py"
 
 
+def test_tests_marked_with_one_shared_store_form_one_group_across_modules() -> None:
+    """The incident drills and long-context-64's fault suite read one store (tests/drills.py): their tests, marked
+    ``shared_store(name)``, are one group whatever their module and parameters; an unmarked parameter of the same
+    fixture keeps its module's group, and the mark alone groups nothing that starts no server."""
+
+    def marked(item: Any, name: str | None) -> Any:
+        mark = SimpleNamespace(args=(name,)) if name else None
+        item.get_closest_marker = lambda wanted: mark if wanted == "shared_store" else None
+        return item
+
+    store = {"store": ("module", "store")}
+    drills = marked(_item("tests/test_d.py::test_one", store), "lc-drills")
+    suite = marked(_item("tests/test_s.py::test_one[lc-x]", store, {"store": "lc"}), "lc-drills")
+    other = marked(_item("tests/test_s.py::test_one[pd-x]", store, {"store": "pd"}), None)
+    alone = marked(_item("tests/test_d.py::test_two", {"tables": ("module", "tables")}), "lc-drills")
+    assert shared_group(drills) == shared_group(suite) == "group:shared_store=lc-drills"
+    assert shared_group(other) == "group:tests/test_s.py::store=pd"
+    assert shared_group(alone) is None
+
+
 def test_a_module_fixture_filling_the_session_store_groups_its_tests() -> None:
     """A module-scoped fixture that starts nothing itself but imports into the session's server (a fixture it uses,
     directly or through another) is built once per worker it runs on, like a store of its own: grouped."""

@@ -373,7 +373,7 @@ HELD_OUT: tuple[Fault, ...] = (
 )
 # A second held-out round: classes of fault that neither the catalogue's rows nor the first round name (a GPU lost to
 # the bus, a filesystem out of inodes, HBM heat, a target failing every other scrape, an engine wedged at light load),
-# spread over the suite's profiles (``tests/test_fault_suite.py`` names the profile of each).
+# spread over the suite's profiles (``tests/fault_plan.py`` names the profile of each).
 HELD_OUT_AGAIN: tuple[Fault, ...] = (
     Fault(  # Xid 79 on one GPU of a decode node: NVML no longer reaches it, so the GPM sampler loses it and
         # dcgm-exporter skips its blank fields, keeping only the Xid it last read

@@ -83,7 +83,7 @@ def _walk(node: Any) -> Iterable[Any]:
 def wanted_from_dashboards(documents: Iterable[Mapping[str, Any]]) -> Wanted:
     wanted = Wanted()
     for document in documents:
-        _add_expressions(wanted, _expressions(document))
+        add_expressions(wanted, _expressions(document))
     return wanted
 
 
@@ -93,12 +93,13 @@ def add_rule_expressions(wanted: Wanted, groups: Iterable[Mapping[str, Any]]) ->
     rules = [rule for group in groups for rule in group.get("rules", ())]
     recorded = {str(rule["record"]) for rule in rules if "record" in rule}
     before = set(wanted.metrics)
-    _add_expressions(wanted, (str(rule["expr"]) for rule in rules))
+    add_expressions(wanted, (str(rule["expr"]) for rule in rules))
     for name in (set(wanted.metrics) - before) & (recorded | {"ALERTS", "ALERTS_FOR_STATE"}):
         del wanted.metrics[name]
 
 
-def _add_expressions(wanted: Wanted, expressions: Iterable[str]) -> None:
+def add_expressions(wanted: Wanted, expressions: Iterable[str]) -> None:
+    """Add what PromQL ``expressions`` query (an unparsable one is listed in ``wanted.unparsed``)."""
     for expr in expressions:
         try:
             tree = promql_trees.parse(expr)
