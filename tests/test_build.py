@@ -398,6 +398,26 @@ def test_a_profile_is_composed_built_and_rendered_once_per_content_and_each_call
     assert retitled.document["title"] == "Another title"
 
 
+def test_a_profiles_rule_groups_are_computed_once_per_content_and_shared_because_they_are_immutable(monkeypatch):
+    """The rule files, their docs, the alert links and the tests ask for the same profile's rule groups again and
+    again (about 190 times in make test-fast): an equal profile read from another path gets the same answer without
+    computing it again, a changed one its own; the answer is hashable (frozen records and tuples only), so sharing
+    it cannot let one caller change another's."""
+    from dashgen.rules import render as rules_render
+
+    calls: list[str] = []
+    real = rules_render.inventory_records
+    monkeypatch.setattr(rules_render, "inventory_records", lambda p: calls.append(p.name) or real(p))
+    profile = replace(load_profile(PROFILES / "pd-128.toml"), title="rule groups once per content")
+    first = rules_render.rule_groups(profile)
+    again = rules_render.rule_groups(replace(profile, path=Path("elsewhere/pd-128.toml")))
+    assert calls == ["pd-128"] and again is first and hash(first) == hash(again)
+    moved = rules_render.rule_groups(replace(profile, deployment="another-deployment"))
+    assert calls == ["pd-128", "pd-128"] and moved != first and len(moved) == len(first)
+    label = profile.label("deployment")
+    assert all(dict(rule.labels).get(label) == "another-deployment" for group in moved for rule in group.rules)
+
+
 def test_a_query_is_parsed_once_per_process_whoever_reads_it():
     """The build's syntax check, the linter, the scope rewrites, validate-queries' selectors and the demo share one
     parse tree per expression text, and a profile that differs in its title parses none of its queries again:
