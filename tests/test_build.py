@@ -398,6 +398,31 @@ def test_a_profile_is_composed_built_and_rendered_once_per_content_and_each_call
     assert retitled.document["title"] == "Another title"
 
 
+LOADED_ON_USE = ("jsonschema", "hypothesis", "deepdiff", "rich")  # a rejected document, tests only, drawing
+
+
+def test_no_command_loads_jsonschema_hypothesis_deepdiff_or_rich_before_it_needs_them():
+    """In a fresh interpreter, loading every command of the table (what ``dashgen <command>`` imports before it
+    runs) leaves jsonschema (only a rejected document's error list needs it; ~0.1 s of CPU per start), the test
+    libraries and rich (the commands that draw import it) unloaded. A test session collects most of dashgen too,
+    so a module-level import of one of them costs every command start and every test run."""
+    import subprocess
+    import sys
+
+    from dashgen.cli.app import COMMANDS
+
+    script = (
+        "import json, sys\n"
+        "from dashgen.cli import app\n"
+        "loaded = [app.load_command(name) for name in app.COMMANDS]\n"
+        f"print(json.dumps([len(loaded), sorted(m for m in {LOADED_ON_USE!r} if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    count, heavy = json.loads(done.stdout)
+    assert count == len(COMMANDS) >= 20
+    assert heavy == [], f"imported when a command loads: {heavy}"
+
+
 def test_a_profiles_rule_groups_are_computed_once_per_content_and_shared_because_they_are_immutable(monkeypatch):
     """The rule files, their docs, the alert links and the tests ask for the same profile's rule groups again and
     again (about 190 times in make test-fast): an equal profile read from another path gets the same answer without

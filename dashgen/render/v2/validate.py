@@ -15,13 +15,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
-from jsonschema import Draft7Validator
-from jsonschema.exceptions import best_match
 
 from dashgen.render.compiled_schema import compiled_validator
+
+if TYPE_CHECKING:
+    from jsonschema import Draft7Validator
 
 SCHEMA_FILES = {"v2": "dashboardv2.schema.json", "v2beta1": "dashboardv2beta1.schema.json"}
 GRID_COLUMNS = 24
@@ -56,6 +57,10 @@ def _fast_validator(api_version: str) -> Any:
 
 @cache
 def _validator(api_version: str) -> Draft7Validator:
+    """``jsonschema``'s validator, imported on use: only a rejected spec needs it, so a build (and every command
+    that builds) starts without loading jsonschema."""
+    from jsonschema import Draft7Validator
+
     return Draft7Validator(schema(api_version))
 
 
@@ -74,6 +79,8 @@ def _explain(error: Any) -> Any:
     matching = [errors for errors in branches.values() if not _kind_mismatch(errors)]
     if len(matching) == 1:
         return _explain(max(matching[0], key=lambda e: len(e.path)))
+    from jsonschema.exceptions import best_match  # a rejected spec's errors only (see _validator)
+
     return best_match(error.context)
 
 
