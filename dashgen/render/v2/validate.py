@@ -6,7 +6,8 @@ schema files once.
 
 The schema check has a fast path, as the v1 check has: the schema compiled by ``fastjsonschema`` (neither filling
 in defaults nor checking formats, as ``jsonschema`` does not) answers "valid"; ``jsonschema`` runs only on a
-spec it rejects, for every error in the words the build has always printed. jsonschema took ~1.7 s a spec."""
+spec it rejects, for every error in the words the build has always printed, and only over the parts the compiled
+validator refuses (``compiled_schema.error_lister``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
 
-from dashgen.render.compiled_schema import compiled_validator
+from dashgen.render.compiled_schema import compiled_validator, error_lister
 
 if TYPE_CHECKING:
     from jsonschema import Draft7Validator
@@ -64,6 +65,13 @@ def _validator(api_version: str) -> Draft7Validator:
     return Draft7Validator(schema(api_version))
 
 
+@cache
+def _errors_validator(api_version: str) -> Any:
+    """A rejected spec's errors: jsonschema's, walking only what the compiled validator refuses (~0.03 s instead
+    of ~0.25 s for a spec with one error)."""
+    return error_lister(schema(api_version), _fast_validator(api_version))
+
+
 def _kind_mismatch(errors: list[Any]) -> bool:
     return any(e.validator == "const" and list(e.path) == ["kind"] for e in errors)
 
@@ -101,7 +109,9 @@ def _json_path(parts: Iterable[int | str]) -> str:
 
 def _jsonschema_errors(spec: Any, api_version: str) -> list[str]:
     out = []
-    for error in sorted(_validator(api_version).iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(
+        _errors_validator(api_version).iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))
+    ):
         shown = _explain(error)
         out.append(f"{_json_path(shown.absolute_path)}: {shown.message[:300]}")
     return out
