@@ -8,8 +8,8 @@ Every problem names profile, dashboard, panel title and JSON path.
 The schema check runs twice as fast paths go (it was two thirds of a build): a validator compiled
 once per process by ``fastjsonschema`` (Draft 7, the same schema file) answers "valid" for a valid document;
 only when it rejects one does ``jsonschema`` run, to list every error with its path and message (the messages
-the build has always printed), walking only the parts the compiled code refuses (``compiled_schema.error_lister``). Should the two ever disagree, the fast validator's own message is reported, so
-nothing it refuses is let through.
+the build has always printed), walking only the parts the compiled code refuses (``compiled_schema.error_lister``).
+Should the two ever disagree, the fast validator's own message is reported, so nothing it refuses is let through.
 """
 
 from __future__ import annotations
