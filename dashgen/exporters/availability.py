@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from dashgen.exporters.model import HISTOGRAM_SUFFIXES, Series, SourceTable, parse_version
 from dashgen.exporters.table import TABLES
@@ -172,7 +172,15 @@ def exposed_name(table: SourceTable, series: Series, suffix: str, stated: Stated
 def adapt(expr: str, stated: Mapping[str, Stated]) -> Adapted:
     """``expr`` with each series name the deployment writes differently rewritten, the series it never writes
     listed (once each, in reading order), and the non-default flags its series need. A source ``stated`` does
-    not name is left as it is (not exported or not known to the profile)."""
+    not name is left as it is (not exported or not known to the profile). Remembered per expression and
+    statement (the answer is frozen): every profile that states its sources alike asks again for the same
+    queries, and the rewrite tests each name token of the expression."""
+    return _adapted(expr, tuple(stated.items()))
+
+
+@lru_cache(maxsize=8192)
+def _adapted(expr: str, statements: tuple[tuple[str, Stated], ...]) -> Adapted:
+    stated = dict(statements)
     missing: dict[str, Missing] = {}
     flags: dict[tuple[str, str], None] = {}
 
