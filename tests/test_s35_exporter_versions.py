@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from source_trees import tree, walked
 from stated_profiles import ROOT, restate, restated
 
 from dashgen.build import build_profile
@@ -272,13 +273,13 @@ def test_issue31_the_query_builders_read_every_metric_name_from_the_table():
     by_var = {var: value for var, value in vars(tables).items() if var.isupper() and hasattr(value, "series")}
     bare, read = [], 0
     for path in sorted((ROOT / "queries").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = walked(tree(path))  # the session's shared parse of the module (read only)
         wrapped = {}
-        for node in ast.walk(tree):
+        for node in nodes:
             reads = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "name"
             if reads and isinstance(node.func.value, ast.Name) and node.func.value.id in by_var:
                 wrapped.update({id(arg): by_var[node.func.value.id] for arg in node.args})
-        for node in ast.walk(tree):
+        for node in nodes:
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value != "up"):
                 continue
             found = lookup(node.value)
