@@ -398,6 +398,51 @@ def test_a_profile_is_composed_built_and_rendered_once_per_content_and_each_call
     assert retitled.document["title"] == "Another title"
 
 
+LOADED_ON_USE = ("jsonschema", "hypothesis", "deepdiff", "rich")  # a rejected document, tests only, drawing
+
+
+def test_no_command_loads_jsonschema_hypothesis_deepdiff_or_rich_before_it_needs_them():
+    """In a fresh interpreter, loading every command of the table (what ``dashgen <command>`` imports before it
+    runs) leaves jsonschema (only a rejected document's error list needs it; ~0.1 s of CPU per start), the test
+    libraries and rich (the commands that draw import it) unloaded. A test session collects most of dashgen too,
+    so a module-level import of one of them costs every command start and every test run."""
+    import subprocess
+    import sys
+
+    from dashgen.cli.app import COMMANDS
+
+    script = (
+        "import json, sys\n"
+        "from dashgen.cli import app\n"
+        "loaded = [app.load_command(name) for name in app.COMMANDS]\n"
+        f"print(json.dumps([len(loaded), sorted(m for m in {LOADED_ON_USE!r} if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    count, heavy = json.loads(done.stdout)
+    assert count == len(COMMANDS) >= 20
+    assert heavy == [], f"imported when a command loads: {heavy}"
+
+
+def test_a_profiles_rule_groups_are_computed_once_per_content_and_shared_because_they_are_immutable(monkeypatch):
+    """The rule files, their docs, the alert links and the tests ask for the same profile's rule groups again and
+    again (about 190 times in make test-fast): an equal profile read from another path gets the same answer without
+    computing it again, a changed one its own; the answer is hashable (frozen records and tuples only), so sharing
+    it cannot let one caller change another's."""
+    from dashgen.rules import render as rules_render
+
+    calls: list[str] = []
+    real = rules_render.inventory_records
+    monkeypatch.setattr(rules_render, "inventory_records", lambda p: calls.append(p.name) or real(p))
+    profile = replace(load_profile(PROFILES / "pd-128.toml"), title="rule groups once per content")
+    first = rules_render.rule_groups(profile)
+    again = rules_render.rule_groups(replace(profile, path=Path("elsewhere/pd-128.toml")))
+    assert calls == ["pd-128"] and again is first and hash(first) == hash(again)
+    moved = rules_render.rule_groups(replace(profile, deployment="another-deployment"))
+    assert calls == ["pd-128", "pd-128"] and moved != first and len(moved) == len(first)
+    label = profile.label("deployment")
+    assert all(dict(rule.labels).get(label) == "another-deployment" for group in moved for rule in group.rules)
+
+
 def test_a_query_is_parsed_once_per_process_whoever_reads_it():
     """The build's syntax check, the linter, the scope rewrites, validate-queries' selectors and the demo share one
     parse tree per expression text, and a profile that differs in its title parses none of its queries again:

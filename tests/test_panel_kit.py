@@ -9,6 +9,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+from source_trees import tree, walked
 
 from dashgen.render import kit
 from dashgen.render.kit import Column, Matrix, RawOptions, Sort, stat, table, text, timeseries
@@ -23,7 +24,7 @@ EVIDENCE = Evidence(source="s", quantity="q", limit="l")
 
 
 def _calls(path: Path) -> list[ast.Call]:
-    return [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Call)]
+    return [node for node in walked(tree(path)) if isinstance(node, ast.Call)]
 
 
 def _name(call: ast.Call) -> str:
@@ -199,7 +200,7 @@ def test_coded_states_are_a_typed_value_and_queries_write_no_grafana_mapping() -
     raw = [
         f"{path.name}:{node.lineno}"
         for path in sorted((ROOT / "queries").glob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in walked(tree(path))
         if isinstance(node, ast.Dict)
         and any(isinstance(k, ast.Constant) and k.value == "type" for k in node.keys)
         and any(isinstance(v, ast.Constant) and v.value in ("value", "range", "special") for v in node.values)
@@ -229,7 +230,7 @@ def test_no_group_writes_its_own_not_available_text():
     the reader, and the exporter table's note in it."""
     found = []
     for path in sorted(Path(__file__).resolve().parent.parent.joinpath("panels").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in walked(tree(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "text":
                 titles = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant)]
                 if any(str(t).endswith(kit.NOT_AVAILABLE) for t in titles):

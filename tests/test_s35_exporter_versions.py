@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from source_trees import tree, walked
 from stated_profiles import ROOT, restate, restated
 
 from dashgen.build import build_profile
@@ -272,13 +273,13 @@ def test_issue31_the_query_builders_read_every_metric_name_from_the_table():
     by_var = {var: value for var, value in vars(tables).items() if var.isupper() and hasattr(value, "series")}
     bare, read = [], 0
     for path in sorted((ROOT / "queries").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = walked(tree(path))  # the session's shared parse of the module (read only)
         wrapped = {}
-        for node in ast.walk(tree):
+        for node in nodes:
             reads = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "name"
             if reads and isinstance(node.func.value, ast.Name) and node.func.value.id in by_var:
                 wrapped.update({id(arg): by_var[node.func.value.id] for arg in node.args})
-        for node in ast.walk(tree):
+        for node in nodes:
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value != "up"):
                 continue
             found = lookup(node.value)
@@ -328,3 +329,20 @@ def test_the_sources_a_profile_declares_and_their_jobs_come_from_the_exporter_ta
     assert written == ["dashgen/exporters/table.py"], written
     profile = load_profiles(["h20-16"], ROOT / "profiles")[0]
     assert profile.source("hicache").job == profile.source("sglang").job  # a feature source defaults to its host's
+
+
+def test_an_expression_is_adapted_once_per_statement_and_never_with_another_statements_answer():
+    """Every profile that states its sources alike asks for the same queries' names again (the fault suite's
+    deployments, the tests' retitled and moved profiles): the answer is remembered per expression and statement,
+    shared (it is frozen), and a different version, prefix or feature list gets its own."""
+    expr = "sum(sglang:num_prefill_bootstrap_queue_reqs) / sum(rate(sglang:time_to_first_token_seconds_count[5m]))"
+    latest = {"sglang": Stated()}
+    first = adapt(expr, latest)
+    assert adapt(expr, dict(latest)) is first and hash(first) == hash(adapt(expr, latest))
+    assert first.expr == expr and first.missing == ()
+    older = adapt(expr, {"sglang": Stated(version="0.5.10")})  # before the bootstrap queue's rename
+    assert older.expr == expr.replace("bootstrap", "prealloc")
+    prefixed = adapt(expr, {"sglang": Stated(metric_prefix="sglang_")})  # scraped through the router
+    assert prefixed.expr == expr.replace("sglang:", "sglang_")
+    assert adapt(expr, {}).expr == expr and adapt(expr, {}) is not first
+    assert adapt(expr, latest) is first  # the other statements' answers did not replace it

@@ -8,8 +8,8 @@ Every problem names profile, dashboard, panel title and JSON path.
 The schema check runs twice as fast paths go (it was two thirds of a build): a validator compiled
 once per process by ``fastjsonschema`` (Draft 7, the same schema file) answers "valid" for a valid document;
 only when it rejects one does ``jsonschema`` run, to list every error with its path and message (the messages
-the build has always printed). Should the two ever disagree, the fast validator's own message is reported, so
-nothing it refuses is let through.
+the build has always printed), walking only the parts the compiled code refuses (``compiled_schema.error_lister``).
+Should the two ever disagree, the fast validator's own message is reported, so nothing it refuses is let through.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import fastjsonschema
 
 from dashgen.document import iter_panels
-from dashgen.render.compiled_schema import compiled_validator
+from dashgen.render.compiled_schema import compiled_validator, error_lister
 from dashgen.render.spec import ratio_axis_problem
 
 GRAFANA_GLOBALS = frozenset(
@@ -68,11 +68,18 @@ def _fast_validator() -> Any:
 
 @cache
 def _validator() -> Any:
-    """``jsonschema``'s Draft 7 validator, for the full list of errors of a rejected document (imported on use)."""
+    """``jsonschema``'s Draft 7 validator (imported on use), the reference the fast path is held to."""
     from jsonschema import Draft7Validator
 
     Draft7Validator.check_schema(_schema())
     return Draft7Validator(_schema())
+
+
+@cache
+def _errors_validator() -> Any:
+    """The full list of errors of a rejected document: jsonschema's, walking only what the fast validator refuses."""
+    _validator()  # the schema checked once
+    return error_lister(_schema(), _fast_validator())
 
 
 def schema_errors(doc: dict[str, Any], where: str) -> list[str]:
@@ -80,7 +87,7 @@ def schema_errors(doc: dict[str, Any], where: str) -> list[str]:
     try:
         _fast_validator()(doc)
     except fastjsonschema.JsonSchemaValueException as fast:
-        errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+        errors = sorted(_errors_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
         if not errors:  # the validators disagree: keep the refusal, with the fast validator's words
             path = [int(p) if p.isdigit() else p for p in fast.path[1:]] if fast.path else []
             return [f'{where}: panel "{_panel_title(doc, path)}": {_path(path)}: {fast.message}']

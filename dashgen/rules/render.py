@@ -21,6 +21,7 @@ from dashgen_queries.sglang_slo import check_objective
 
 from dashgen.deployment.profile import TEXT, VIDEO, Profile
 from dashgen.exporters.availability import adapt
+from dashgen.render.memo import Memo, profile_key
 from dashgen.render.scope import save_known_names
 from dashgen.render.yamlemit import dump
 from dashgen.rules.alerts import (
@@ -60,12 +61,26 @@ STAGE_BANDS_GROUP = stage_bands.GROUP  # the per-stage gauges' bands, at the eng
 NOW_GROUP = now_records.GROUP  # the first screen's lists and counts (queries.now_records)
 Rule = RecordingRule | AlertRule
 
+# A profile's content -> its rule groups: frozen records all the way down, so every caller shares one answer. The
+# rule files, their docs, the alert links, check and the demo each ask for the same profile's groups again.
+_GROUPS: Memo[str, tuple[RuleGroup, ...]] = Memo("rule groups", 16)
+
 
 def rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     """The profile's rule groups. Recording rules come first in the group whose alerts read them,
     so an alert sees the series recorded in the same evaluation. Group names carry the profile, and
     every rule the deployment label (S21), so the rule files of several deployments load into one
-    Prometheus or vmalert without two rules writing the same series."""
+    Prometheus or vmalert without two rules writing the same series. Computed once per profile content in a
+    process (the groups depend on the profile alone; a profile that fails its checks is never remembered)."""
+    key = profile_key(profile)
+    hit = _GROUPS.get(key)
+    if hit is None:
+        hit = _rule_groups(profile)
+        _GROUPS.put(key, hit)
+    return hit
+
+
+def _rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     groups: list[tuple[str, tuple[RecordingRule | AlertRule, ...]]] = [("inventory", inventory_records(profile))]
     layer_health = layer_health_records(profile)
     if layer_health:

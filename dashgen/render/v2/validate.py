@@ -6,7 +6,8 @@ schema files once.
 
 The schema check has a fast path, as the v1 check has: the schema compiled by ``fastjsonschema`` (neither filling
 in defaults nor checking formats, as ``jsonschema`` does not) answers "valid"; ``jsonschema`` runs only on a
-spec it rejects, for every error in the words the build has always printed. jsonschema took ~1.7 s a spec."""
+spec it rejects, for every error in the words the build has always printed, and only over the parts the compiled
+validator refuses (``compiled_schema.error_lister``)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
-from jsonschema import Draft7Validator
-from jsonschema.exceptions import best_match
 
-from dashgen.render.compiled_schema import compiled_validator
+from dashgen.render.compiled_schema import compiled_validator, error_lister
+
+if TYPE_CHECKING:
+    from jsonschema import Draft7Validator
 
 SCHEMA_FILES = {"v2": "dashboardv2.schema.json", "v2beta1": "dashboardv2beta1.schema.json"}
 GRID_COLUMNS = 24
@@ -56,7 +58,18 @@ def _fast_validator(api_version: str) -> Any:
 
 @cache
 def _validator(api_version: str) -> Draft7Validator:
+    """``jsonschema``'s validator, imported on use: only a rejected spec needs it, so a build (and every command
+    that builds) starts without loading jsonschema."""
+    from jsonschema import Draft7Validator
+
     return Draft7Validator(schema(api_version))
+
+
+@cache
+def _errors_validator(api_version: str) -> Any:
+    """A rejected spec's errors: jsonschema's, walking only what the compiled validator refuses (~0.03 s instead
+    of ~0.25 s for a spec with one error)."""
+    return error_lister(schema(api_version), _fast_validator(api_version))
 
 
 def _kind_mismatch(errors: list[Any]) -> bool:
@@ -74,6 +87,8 @@ def _explain(error: Any) -> Any:
     matching = [errors for errors in branches.values() if not _kind_mismatch(errors)]
     if len(matching) == 1:
         return _explain(max(matching[0], key=lambda e: len(e.path)))
+    from jsonschema.exceptions import best_match  # a rejected spec's errors only (see _validator)
+
     return best_match(error.context)
 
 
@@ -94,7 +109,9 @@ def _json_path(parts: Iterable[int | str]) -> str:
 
 def _jsonschema_errors(spec: Any, api_version: str) -> list[str]:
     out = []
-    for error in sorted(_validator(api_version).iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(
+        _errors_validator(api_version).iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))
+    ):
         shown = _explain(error)
         out.append(f"{_json_path(shown.absolute_path)}: {shown.message[:300]}")
     return out
