@@ -26,6 +26,9 @@ def test_the_same_expression_and_statements_are_adapted_once_and_other_statement
     assert "sglang:num_prefill_prealloc_queue_reqs" in older.expr and "bootstrap" not in older.expr
     assert [m.name for m in older.missing] == ["sglang:request_time_per_output_token_seconds"]
     assert adapt(QUEUE, {}) == availability.Adapted(QUEUE)  # a source not stated is left as it is
+    prefixed = adapt(QUEUE, {"sglang": Stated(metric_prefix="sglang_")})  # scraped through the router
+    assert prefixed.expr == QUEUE.replace("sglang:", "sglang_")
+    assert adapt(QUEUE, latest) is first  # the other statements' answers did not replace it
 
 
 def test_rules_adapted_again_are_not_worked_out_again() -> None:

@@ -329,20 +329,3 @@ def test_the_sources_a_profile_declares_and_their_jobs_come_from_the_exporter_ta
     assert written == ["dashgen/exporters/table.py"], written
     profile = load_profiles(["h20-16"], ROOT / "profiles")[0]
     assert profile.source("hicache").job == profile.source("sglang").job  # a feature source defaults to its host's
-
-
-def test_an_expression_is_adapted_once_per_statement_and_never_with_another_statements_answer():
-    """Every profile that states its sources alike asks for the same queries' names again (the fault suite's
-    deployments, the tests' retitled and moved profiles): the answer is remembered per expression and statement,
-    shared (it is frozen), and a different version, prefix or feature list gets its own."""
-    expr = "sum(sglang:num_prefill_bootstrap_queue_reqs) / sum(rate(sglang:time_to_first_token_seconds_count[5m]))"
-    latest = {"sglang": Stated()}
-    first = adapt(expr, latest)
-    assert adapt(expr, dict(latest)) is first and hash(first) == hash(adapt(expr, latest))
-    assert first.expr == expr and first.missing == ()
-    older = adapt(expr, {"sglang": Stated(version="0.5.10")})  # before the bootstrap queue's rename
-    assert older.expr == expr.replace("bootstrap", "prealloc")
-    prefixed = adapt(expr, {"sglang": Stated(metric_prefix="sglang_")})  # scraped through the router
-    assert prefixed.expr == expr.replace("sglang:", "sglang_")
-    assert adapt(expr, {}).expr == expr and adapt(expr, {}) is not first
-    assert adapt(expr, latest) is first  # the other statements' answers did not replace it
