@@ -32,7 +32,9 @@ def _workflows(tmp_path: Path, monkeypatch) -> dict[str, dict]:
 
 
 def test_the_check_job_restores_and_keeps_the_cache_folder_dashgen_writes(tmp_path, monkeypatch):
-    for name, workflow in _workflows(tmp_path, monkeypatch).items():
+    workflows = _workflows(tmp_path, monkeypatch)
+    assert sorted(workflows) == ["init", "repository"]
+    for name, workflow in workflows.items():
         cached = []
         for job_name, job in workflow["jobs"].items():
             steps = job["steps"]

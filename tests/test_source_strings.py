@@ -154,6 +154,7 @@ def test_the_index_reads_the_same_tests_for_every_panel_with_modules_skipped(tmp
     monkeypatch.setenv("DASHGEN_CACHE_DIR", str(tmp_path / "cache"))
     scanned: list[int] = []
     monkeypatch.setattr(index, "may_select", lambda *args: scanned.append(1) or may_select(*args))
+    assert sorted(PANELS) == ["profiles", "scale"] and all(PANELS.values())
     for profiles, panels in PANELS.items():
         (tmp_path / "cache").mkdir(exist_ok=True)
         for run in range(2):  # the verdicts kept from the first run are used by the second
