@@ -1,6 +1,6 @@
 """Shared fixtures. ``victoriametrics``: one real VictoriaMetrics per test session (127.0.0.1, a free
 port, a temporary data path); ``demo_windows``: the demo scenarios imported into it once (under xdist built
-once for all workers and imported into each from VictoriaMetrics' native export);
+once for all workers, and each worker's store restarted on a copy of that store's data folder);
 ``promtool``: the binary the rule tests run.
 
 The ``slow`` mark (``make test-fast`` leaves these tests out) is applied here, at collection, to every test
@@ -49,7 +49,8 @@ def victoriametrics():
 
 @pytest.fixture(scope="session")
 def demo_windows(victoriametrics):
-    """The demo windows in the session's store; under xdist built once for all workers (``import_all_once``)."""
+    """The demo windows in the session's store; under xdist built once for all workers and copied into each
+    worker's store, which keeps what tests wrote into it before (``import_all_once``)."""
     folder = os.environ.get(GROUPS_ENV)
     if folder is not None and os.path.isdir(folder):
         return import_all_once(victoriametrics, Path(folder))
