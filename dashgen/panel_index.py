@@ -302,9 +302,9 @@ def file_selectors(source: bytes) -> FileSelectors:
 
 
 def _cache_file(kind: str = "selectors") -> Path | None:
-    """The cache of :func:`file_selectors` results (or, ``kind`` "queries", of :func:`query_calls`), keyed by this
-    module's own source (a change to how they are read starts a new cache) and the Python version (``ast`` differs
-    between versions)."""
+    """The cache of :func:`file_selectors` results (or, ``kind`` "queries", of :func:`query_calls`), keyed by the
+    source of this module and of ``source_strings`` (a change to how they are read starts a new cache) and the
+    Python version (``ast`` differs between versions)."""
     folder = cache_dir()
     if folder is None:
         return None
@@ -442,8 +442,7 @@ def panel_tests(key: str, titles: tuple[str, ...], selectors: Selectors) -> tupl
     names = (key, *titles)
     found = {t for literal in names for t in selectors.literals.get(literal, ())}
     # every non-empty prefix of each name looked up, not every prefix the tests hold tried on each name
-    heads = {name[:end] for name in names for end in range(1, len(name) + 1)}
-    for prefix in heads & selectors.prefixes.keys():
+    for prefix in heads_of(names) & selectors.prefixes.keys():
         found.update(selectors.prefixes[prefix])
     return tuple(sorted(found))
 

@@ -54,7 +54,7 @@ class _Ingest(BaseHTTPRequestHandler):
 
 def _serve(refuse: bool) -> Iterator[_Store]:
     store = _Store(refuse)
-    thread = threading.Thread(target=store.serve_forever, daemon=True)
+    thread = threading.Thread(target=store.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     try:
         yield store
@@ -75,7 +75,7 @@ def refusing() -> Iterator[_Store]:
 
 
 def _lines(made: dict[int, float], count: int = 30) -> Iterator[bytes]:
-    """``count`` lines of 100 bytes; when each was made."""
+    """``count`` lines of 99 bytes (the newline included); when each was made."""
     for i in range(count):
         made[i] = time.monotonic()
         yield f'{{"n":{i:03d},"pad":"{"x" * 80}"}}'.encode()
@@ -86,12 +86,12 @@ def test_the_next_body_is_made_while_the_store_ingests_the_one_before(store: _St
     host, port = store.server_address[:2]
     sent = Datasource(f"http://{host}:{port}", timeout=10).import_lines(_lines(made), chunk_bytes=1000, timeout=10)
     assert sent == 30
-    assert len(store.bodies) == 3  # ten lines of 100 bytes a body
+    assert [body.count(b"\n") for body in store.bodies] == [11, 11, 8]  # a body closes at 1,000 bytes or more
     # every line once, in order
     assert b"".join(store.bodies).splitlines() == [line for line in _lines({})]
     assert store.most_in_flight == 1
     # the second body's last line was made before the store answered the first body
-    assert made[19] < store.answered[0]
+    assert made[21] < store.answered[0]
 
 
 def test_a_refused_body_stops_the_import_at_the_next_one(refusing: _Store) -> None:
@@ -100,4 +100,19 @@ def test_a_refused_body_stops_the_import_at_the_next_one(refusing: _Store) -> No
     with pytest.raises(DatasourceError, match="cannot parse line 1"):
         Datasource(f"http://{host}:{port}", timeout=10).import_lines(_lines(made), chunk_bytes=1000, timeout=10)
     assert len(refusing.bodies) == 1  # the second body was made, never sent
-    assert max(made) < 29  # the third was never made
+    assert max(made) == 21  # the second body's last line: the third body was never begun
+
+
+def test_an_error_making_the_next_body_leaves_at_once_not_after_the_body_in_flight(store: _Store) -> None:
+    """An interrupt or an error while the next body is made reaches the caller while the store still ingests the
+    body before: the import does not wait for the request in flight (a Ctrl-C of ``dashgen demo`` leaves at once)."""
+
+    def broken() -> Iterator[bytes]:
+        yield from _lines({}, 15)  # the first body (11 lines) is sent, the second begun
+        raise KeyboardInterrupt
+
+    host, port = store.server_address[:2]
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        Datasource(f"http://{host}:{port}", timeout=10).import_lines(broken(), chunk_bytes=1000, timeout=10)
+    assert time.monotonic() - began < INGEST_SECONDS  # the first body was still in flight

@@ -93,6 +93,8 @@ def _forms(names: frozenset[str]) -> list[str]:
         f'def test_x():\n    assert f"{{0}}{title}"\n',
         f'GROUP: str = "{group}"\n\n\ndef test_x():\n    assert f"{{GROUP}}.{rest}"\n',
         f'x = 1; GROUP = "{group}"\n\n\ndef test_x():\n    assert f"{{GROUP}}.{rest}"\n',
+        f'(GROUP) = "{group}"\n\n\ndef test_x():\n    assert f"{{GROUP}}.{rest}"\n',
+        f'(\n    HEAD\n) = "{title[:4]}"\n\n\ndef test_x(t):\n    assert t.startswith(HEAD)\n',
         f'def test_x():\n    assert [f"{{g}}.{rest}" for (g) in ("{group}",)]\n',
         f'def test_x():\n    for w in ("{first}",):\n        assert f"{{w}} {others}"\n',
         f'def test_x():\n    assert {{"k": "{key}"}}["k"]\n',

@@ -175,8 +175,20 @@ def restart_on_copy(server: vmlauncher.VictoriaMetrics, data: Path) -> bytes:
     shutil.rmtree(server.data_dir / "data")
     shutil.copytree(data, server.data_dir / "data")
     # The same port: fixtures and tests may keep ``server.url``. start(data_dir=...) leaves the folder to ``server``.
-    server.process = vmlauncher.start(server.binary, server.data_dir, server.port, startup_timeout=30).process
-    return held
+    # Another worker's probe for a free port may hold it for a moment; a server that kept it would take it for good,
+    # and then a fresh port (``server.url`` follows) beats a failed session.
+    for attempt in range(4):
+        try:
+            port = server.port if attempt < 3 else None
+            started = vmlauncher.start(server.binary, server.data_dir, port, startup_timeout=30)
+        except vmlauncher.LaunchError:
+            if attempt == 3:
+                raise
+            time.sleep(0.5)
+        else:
+            server.process, server.port = started.process, started.port
+            return held
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def import_all_once(server: vmlauncher.VictoriaMetrics, folder: Path) -> dict[tuple[str, str], DemoWindow]:

@@ -19,8 +19,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
@@ -289,14 +288,13 @@ class Datasource:
         flight, in order; a refused body stops the import at the next one."""
         url = f"{self.import_url}/api/v1/import"
         sent = 0
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashgen-import") as sender:
-            pending: Future[int] | None = None
-            for body, count in _chunks(lines, chunk_bytes):
-                if pending is not None:
-                    sent += pending.result()
-                pending = sender.submit(self._import_body, url, body, count, timeout)
+        pending: _InFlight | None = None
+        for body, count in _chunks(lines, chunk_bytes):
             if pending is not None:
                 sent += pending.result()
+            pending = _InFlight(self._import_body, url, body, count, timeout)
+        if pending is not None:
+            sent += pending.result()
         return sent
 
     def _import_body(self, url: str, body: bytes, count: int, timeout: float) -> int:
@@ -314,6 +312,33 @@ class Datasource:
         url = f"{self.import_url.split('/insert/')[0]}/internal/force_flush"
         with contextlib.suppress(DatasourceError):
             self._request("GET", url, timeout=30)
+
+
+class _InFlight:
+    """One import body sent on a daemon thread while the caller makes the next. A daemon thread, not an executor's:
+    Ctrl-C (or an error making the next body) leaves at once instead of waiting for the request in flight, and the
+    interpreter does not wait for it at exit (``_request`` bounds the request itself)."""
+
+    def __init__(self, send: Callable[..., int], *args: Any) -> None:
+        self._outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                self._outcome["sent"] = send(*args)
+            except BaseException as exc:  # handed to the caller's thread by result()
+                self._outcome["error"] = exc
+
+        self._thread = threading.Thread(target=run, name="dashgen-import", daemon=True)
+        self._thread.start()
+
+    def result(self) -> int:
+        """The lines sent, or the send's error raised in the caller's thread (waits in short joins, so a signal
+        reaches the caller while the body is in flight)."""
+        while self._thread.is_alive():
+            self._thread.join(0.1)
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+        return int(self._outcome["sent"])
 
 
 def import_line(series: dict[str, Any]) -> bytes:

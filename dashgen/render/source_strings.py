@@ -222,8 +222,9 @@ def _expands_to_one(fstring: ast.JoinedStr, joined: str) -> bool:
 
 
 _LOOP_TARGET = re.compile(r"(?<!\w)for\b[\s(\\]*([A-Za-z_]\w*)[\s)\\]*\bin(?!\w)")
-# a module-level statement starts a line (no indent) or follows a ``;``
-_STATEMENT_TARGET = re.compile(r"(?:^|;[ \t]*)(?:\\\r?\n)*([A-Za-z_]\w*)[ \t]*(?:\\\r?\n[ \t]*)*(?::|=(?!=))", re.M)
+# a module-level statement starts a line (no indent) or follows a ``;``; its target may stand in brackets
+# (``(GROUP) = "slo_health"`` is a constant to the index too), across lines within them
+_STATEMENT_TARGET = re.compile(r"(?:^|;[ \t]*)(?:\\\r?\n)*(?:\([\s(\\]*)?([A-Za-z_]\w*)[\s)\\]*(?::|=(?!=))", re.M)
 
 
 def _string_names(code: str) -> frozenset[str]:
