@@ -13,6 +13,9 @@ import pytest
 
 from dashgen.live.datasource import Datasource, DatasourceError
 
+# A stand-in HTTP server (a subclass of ThreadingHTTPServer, which the collection scan does not follow).
+pytestmark = pytest.mark.slow
+
 INGEST_SECONDS = 0.3  # how long the stand-in takes over each body
 
 

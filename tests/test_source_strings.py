@@ -111,6 +111,7 @@ UNJUDGED = [
 ]
 
 
+@pytest.mark.slow  # ~2 s a profile set: every form appended to every test module, each lexed and parsed
 @pytest.mark.parametrize("profiles", sorted(NAMES))
 def test_a_module_that_selects_in_any_form_is_never_skipped(profiles):
     """Each form appended to every test module and to an empty one, placed before or after the module's text:
@@ -148,6 +149,7 @@ def test_it_skips_a_module_that_names_no_panel():
         assert not _selects(source, names, heads) and not may_select(source, names, heads), source
 
 
+@pytest.mark.slow  # ~2 s: the index of every test module, read whole and with skipping, for both profile sets
 def test_the_index_reads_the_same_tests_for_every_panel_with_modules_skipped(tmp_path, monkeypatch):
     """``selectors_of`` given the panels' names: the same tests for every panel of every profile as reading every
     module, and its verdicts kept in the cache folder for the same names only."""
