@@ -5,12 +5,13 @@ Prometheus-style data source whose every label value and legend is a payload."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from local_http import running
 
 MARK = "document.documentElement.setAttribute('data-pwned','1')"
 
@@ -74,15 +75,8 @@ def serve(answer: Callable[[str, str, bytes], Answer]) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    # shutdown() returns at serve_forever's next poll: half a second later by default
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as url:
+        yield url
 
 
 @dataclass

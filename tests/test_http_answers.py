@@ -3,12 +3,12 @@ an answer that drips in (each read within the read timeout, the whole never) end
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from local_http import running
 
 from dashgen.net.http import NO_RETRY, AnswerTooLarge, HttpTransport, NoAnswer
 
@@ -45,14 +45,8 @@ class _Hostile(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def hostile() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    server.daemon_threads = True
-    # shutdown() returns at serve_forever's next poll: half a second later by default
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)) as url:
+        yield url
 
 
 @pytest.mark.parametrize("path", ["/huge", "/declared"])
@@ -87,16 +81,9 @@ class _RateLimited(BaseHTTPRequestHandler):
 def test_a_retry_after_past_the_deadline_is_not_waited():
     """Issue 32: Retry-After counts against publish --deadline: a 30 s pause that would end past the deadline
     is not taken; the 429 in hand is the answer."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _RateLimited)
-    # shutdown() returns at serve_forever's next poll: half a second later by default
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), _RateLimited)) as url:
         transport = HttpTransport("Grafana", url, read_timeout=2, trust_env=False)
         transport.deadline = time.monotonic() + 5
         started = time.monotonic()
         assert transport.request("GET", url + "/api/health").status == 429
         assert time.monotonic() - started < 3
-    finally:
-        server.shutdown()
-        server.server_close()

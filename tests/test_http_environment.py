@@ -4,10 +4,10 @@ lookups)."""
 
 from __future__ import annotations
 
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from local_http import running
 
 from dashgen.net.http import NO_RETRY, HttpTransport, NoAnswer
 
@@ -31,13 +31,8 @@ class _Proxy(BaseHTTPRequestHandler):
 @pytest.fixture
 def proxy():
     _Proxy.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
-    # shutdown() waits for serve_forever's next poll: 0.5 s by default
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", _Proxy.seen
-    server.shutdown()
-    server.server_close()
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)) as url:
+        yield url, _Proxy.seen
 
 
 def test_a_proxy_of_the_environment_is_used_for_every_request(proxy, monkeypatch):

@@ -4,12 +4,12 @@ failure, cannot hold a command far past its ``--timeout``."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from local_http import running
 
 from dashgen.net.body import ANSWER_TIME_FACTOR
 from dashgen.net.http import HttpTransport, NoAnswer
@@ -53,12 +53,8 @@ class _Slow(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def slow() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), _Slow)) as url:
+        yield url
 
 
 @pytest.mark.parametrize("path", ["/inf", "/hour", "/busy", "/drip"])

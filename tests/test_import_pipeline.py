@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from local_http import running
 
 from dashgen.live.datasource import Datasource, DatasourceError
 
@@ -57,14 +58,8 @@ class _Ingest(BaseHTTPRequestHandler):
 
 def _serve(refuse: bool) -> Iterator[_Store]:
     store = _Store(refuse)
-    thread = threading.Thread(target=store.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
+    with running(store):
         yield store
-    finally:
-        store.shutdown()
-        store.server_close()
-        thread.join(5)
 
 
 @pytest.fixture

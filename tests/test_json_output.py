@@ -8,7 +8,6 @@ commands against 127.0.0.1 port 9 (refused at once)."""
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from local_http import running
 from publishing import TOKEN, UID, grafana12_standin, run, work_folder
 from standin import GrafanaStandin
 
@@ -66,13 +66,8 @@ class _Sink(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def sink():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    # shutdown() returns at serve_forever's next poll: half a second later by default
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), _Sink)) as url:
+        yield url
 
 
 @pytest.fixture()

@@ -5,7 +5,6 @@ client's own policy: three retries, the first after 0.25-0.5 s, each next wait d
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import click
 import pytest
 from click.testing import CliRunner
+from local_http import running
 
 from dashgen.cli.app import COMMANDS, load_command, main
 from dashgen.cli.connection import BACKOFF_ENV, RETRIES_ENV
@@ -81,13 +81,8 @@ class _Dropping(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def dropping() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Dropping)
-    server.daemon_threads = True
-    # shutdown() waits for serve_forever's next poll: 0.5 s by default
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), _Dropping)) as url:
+        yield url
 
 
 # history reaches Grafana through a resolved target (as publish, rollback and drift do); import --live through the
