@@ -130,10 +130,11 @@ class Written:
     names: frozenset[str]
 
 
-def write_openmetrics(series: Iterable[Mapping[str, Any]], kinds: Mapping[str, tuple[str, str]], path: Path) -> Written:
-    """Write VictoriaMetrics import objects (``{"metric", "values", "timestamps" (ms)}``) as the
-    OpenMetrics text promtool reads: one ``# TYPE`` per family, families and their series sorted by
-    name then labels, each series' samples in time order with timestamps in seconds, ``# EOF``."""
+Keyed = tuple[str, str, str, str, list[float], list[int]]  # family, name, label text, kind, values, timestamps (ms)
+
+
+def keyed_series(series: Iterable[Mapping[str, Any]], kinds: Mapping[str, tuple[str, str]]) -> list[Keyed]:
+    """The series in the order the OpenMetrics text writes them: by family, name, then label text (escaped)."""
     keyed = []
     for item in series:
         labels = dict(item["metric"])
@@ -142,6 +143,14 @@ def write_openmetrics(series: Iterable[Mapping[str, Any]], kinds: Mapping[str, t
         text = ",".join(f'{key}="{_escape(str(value))}"' for key, value in sorted(labels.items()))
         keyed.append((family, name, text, kind, item["values"], item["timestamps"]))
     keyed.sort(key=lambda entry: entry[:3])
+    return keyed
+
+
+def write_openmetrics(series: Iterable[Mapping[str, Any]], kinds: Mapping[str, tuple[str, str]], path: Path) -> Written:
+    """Write VictoriaMetrics import objects (``{"metric", "values", "timestamps" (ms)}``) as the
+    OpenMetrics text promtool reads: one ``# TYPE`` per family, families and their series sorted by
+    name then labels, each series' samples in time order with timestamps in seconds, ``# EOF``."""
+    keyed = keyed_series(series, kinds)
     samples = 0
     current = None
     stamp_texts: dict[tuple[int, ...], list[str]] = {}  # the series of one source share their scrape times

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import prometheus
 import pytest
-from prometheus import Backfill, DemoBlocks, demo_blocks, metric_kinds, window_end, write_openmetrics
+from prometheus import Backfill, DemoBlocks, demo_blocks, keyed_series, metric_kinds, window_end, write_openmetrics
 from xdist_scheduling import GROUPS_ENV
 
 from dashgen.demo.run import demo_models, demo_plan
@@ -19,17 +19,10 @@ from dashgen.deployment.profile import load_profiles
 
 
 def _per_sample(series: list[dict], kinds: dict[str, tuple[str, str]]) -> bytes:
-    """The OpenMetrics text as the demo wrote it before: one formatted line per sample."""
-    keyed = []
-    for item in series:
-        labels = dict(item["metric"])
-        name = labels.pop("__name__")
-        family, kind = kinds.get(name, (name, "unknown"))
-        text = ",".join(f'{key}="{prometheus._escape(str(value))}"' for key, value in sorted(labels.items()))
-        keyed.append((family, name, text, kind, item["values"], item["timestamps"]))
-    keyed.sort(key=lambda entry: entry[:3])
+    """The OpenMetrics text as the demo wrote it before: one formatted line per sample (the series in the writer's
+    order: only how a sample's line is made changed)."""
     out, current = [], None
-    for family, name, text, kind, values, stamps in keyed:
+    for family, name, text, kind, values, stamps in keyed_series(series, kinds):
         if family != current:
             current = family
             out.append(f"# TYPE {family} {kind}\n")
