@@ -26,9 +26,9 @@ PROFILES = load_profiles()
 END = 1_790_000_000.0
 
 
-def _series(profile, scenario="healthy", hours=0.25):
+def _series(profile, scenario="healthy", hours=0.25, samples=True):
     models, _ = demo_models(profile)
-    return list(generate(demo_plan(profile, scenario, END, hours), models))
+    return list(generate(demo_plan(profile, scenario, END, hours), models, samples))
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
@@ -123,8 +123,10 @@ def test_the_sources_table_and_the_demo_catalogue_list_the_same_metrics():
 
 @pytest.fixture(scope="module")
 def lc64():
+    """long-context-64's healthy series without their values: the tests below read labels (the counters' test
+    generates the series whose values it reads)."""
     (profile,) = load_profiles(["long-context-64"])
-    return profile, _series(profile)
+    return profile, _series(profile, samples=False)
 
 
 def test_label_contract_node_job_instance_on_every_series(lc64):
@@ -209,14 +211,25 @@ def test_disk_and_filesystem_series_use_the_profiles_disks(lc64):
     assert {m[1] for m in mounts(profile, None)} == mountpoints
 
 
+def _counted(name: str) -> bool:
+    """Whether a series is a modelled counter's or histogram's."""
+    found = lookup(name)
+    return found is not None and found[0].kind != "gauge"
+
+
 def test_counters_and_histograms_are_monotonic_and_buckets_cumulative(lc64):
-    _profile, series = lc64
+    profile, bare = lc64
+    models, _ = demo_models(profile)
+    # the counters' and histograms' series only, each the series the whole import holds (seeded from its own labels,
+    # so with the fixture's labels and timestamps)
+    series = list(generate(demo_plan(profile, "healthy", END, 0.25), [(m, e) for m, e in models if m.kind != "gauge"]))
+    counted = [(s["metric"], s["timestamps"]) for s in series if _counted(s["metric"]["__name__"])]
+    assert counted == [(s["metric"], s["timestamps"]) for s in bare if _counted(s["metric"]["__name__"])]
     buckets: dict[tuple, dict[float, list[float]]] = {}
     checked = 0
     for item in series:
         name = item["metric"]["__name__"]
-        found = lookup(name)
-        if not found or found[0].kind == "gauge":
+        if not _counted(name):
             continue
         values = item["values"]
         assert all(b >= a for a, b in zip(values, values[1:], strict=False)), name
@@ -234,6 +247,33 @@ def test_counters_and_histograms_are_monotonic_and_buckets_cumulative(lc64):
             assert all(a <= b for a, b in zip(by_le[low], by_le[high], strict=True)), (key, low, high)
 
 
+@pytest.fixture(scope="module")
+def five_reasons():
+    """long-context-64's five-reasons series (a quarter of an hour, every sample)."""
+    (profile,) = load_profiles(["long-context-64"])
+    return profile, _series(profile, "five-reasons")
+
+
+def test_a_series_generated_without_samples_is_the_full_series_less_its_values(five_reasons):
+    """``generate(samples=False)`` (the label checks above, the fault suite's): the same series in the same order,
+    each with its labels and timestamps, under faults that end, thin, cut and delay series (five-reasons' down,
+    sparse and idle nodes, the rare counters' first events; a lost GPU); the models' series have no values, what
+    the demo writes beside them (up, the inventory) keeps its own."""
+    profile, series = five_reasons
+    models, _ = demo_models(profile)
+    shapes = 0
+    for scenario, full in (("five-reasons", series), ("gpu-missing", None)):
+        plan = demo_plan(profile, scenario, END, 0.25 if full else 0.1, 0.0 if full else 60.0)
+        full = full or list(generate(plan, models))
+        bare = list(generate(plan, models, samples=False))
+        assert [(s["metric"], s["timestamps"]) for s in bare] == [(s["metric"], s["timestamps"]) for s in full]
+        modelled = {s["metric"]["__name__"] for s in bare if s["values"] is None}
+        assert modelled and not modelled & {"up", INVENTORY}
+        assert all(s["values"] is not None for s in full)
+        shapes += len({len(s["timestamps"]) for s in bare})
+    assert shapes > 6, "series of several lengths"
+
+
 def test_rare_first_event_counters_appear_mid_window_and_never_on_an_idle_node():
     (profile,) = load_profiles(["long-context-64"])
     plan = demo_plan(profile, "five-reasons", END, 1.0)
@@ -247,9 +287,8 @@ def test_rare_first_event_counters_appear_mid_window_and_never_on_an_idle_node()
     assert all(s["timestamps"][0] > plan.start * 1000 for s in series)
 
 
-def test_five_reasons_faults_in_the_generated_series():
-    (profile,) = load_profiles(["long-context-64"])
-    series = _series(profile, "five-reasons", hours=0.25)
+def test_five_reasons_faults_in_the_generated_series(five_reasons):
+    profile, series = five_reasons
     by_reason = {fault.reason: node for node, fault in faults(profile, "five-reasons").items()}
     up = {(s["metric"]["node"], s["metric"]["job"]): s["values"] for s in series if s["metric"]["__name__"] == "up"}
     down = by_reason[5]
@@ -540,7 +579,7 @@ def test_a_gauges_noise_walk_is_the_strided_index_for_every_length_and_offset():
     assert checked == 40
 
 
-def test_an_import_line_reads_back_as_the_json_line_it_replaces():
+def test_an_import_line_reads_back_as_the_json_line_it_replaces(five_reasons):
     """``Datasource.import_series`` writes each object with orjson, and with ``json`` what orjson would refuse or
     write as null: every line reads back as the ``json`` line did (NaN and infinities as NaN / Infinity, a
     non-string key, a 65-bit integer), and the demo's own series take the fast path."""
@@ -553,8 +592,7 @@ def test_an_import_line_reads_back_as_the_json_line_it_replaces():
     def same(a: object, b: object) -> bool:  # NaN == NaN, as the store reads it
         return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
-    profile = next(p for p in PROFILES if p.name == "long-context-64")
-    demo = _series(profile, "five-reasons", 0.1)
+    _profile, demo = five_reasons
     assert len(demo) > 1000
     for item in demo:
         line = import_line(item)

@@ -95,11 +95,15 @@ def demo_plan(profile: Profile, scenario: str, end: float, hours: float, step: f
 
 
 def demo_series(
-    plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ...]]]], scenarios: Sequence[str]
+    plan: Plan,
+    models: list[tuple[MetricModel, dict[str, tuple[str, ...]]]],
+    scenarios: Sequence[str],
+    samples: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """The plan's import objects (its drill's, every node's clock series), each catalogue fault of ``scenarios``
-    applied from its start on."""
-    stream = apply(plan, chain(generate(plan, models), collector_series(plan)))
+    applied from its start on. ``samples`` False: the models' series without their values (``series.generate``),
+    which no drill or fault can reshape."""
+    stream = apply(plan, chain(generate(plan, models, samples), collector_series(plan)))
     for name in scenarios:
         fault = fault_of(name)
         if fault is not None:

@@ -70,8 +70,11 @@ def up_series(plan: Plan) -> Iterator[dict[str, Any]]:
             yield import_object("up", target_labels(plan, node, source.name), [value] * len(stamps), stamps)
 
 
-def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ...]]) -> Iterator[dict[str, Any]]:
-    """Every series of one metric under the plan's scenario."""
+def metric_series(
+    plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ...]], samples: bool = True
+) -> Iterator[dict[str, Any]]:
+    """Every series of one metric under the plan's scenario. ``samples`` False: each series' labels and timestamps
+    only, its ``values`` None and none of its samples computed (the same series, each seeded from its own labels)."""
     extra = dict(extra)
     bounds = {float(v) for v in extra.pop("le", ()) if v not in ("+Inf", "inf")}
     specs = expand_extra_labels(scope_series(plan, model), {**model.labels, **extra})
@@ -80,7 +83,8 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
         if fault.down or model.source in fault.absent_sources:
             continue
         share_of = model.model.share_of if isinstance(model.model, Rate) else ""
-        rng = series_rng(share_of or model.name, spec.labels)
+        seed = share_of or model.name
+        rng = series_rng(seed, spec.labels) if samples else None
         if model.kind == "histogram":
             assert isinstance(model.model, Histogram)
             stamps = timestamps(plan, model.source, fault)
@@ -101,10 +105,14 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
             if model.first_event and rate_model.rare and spec.active:
                 if flat:
                     continue  # the rare event never happened on this node: the series does not exist yet
-                start = plan.start + (plan.end - plan.start) * rng.uniform(0.3, 0.6)
+                # the series' first draw, so the time of its first sample is the same with or without samples
+                first = (rng if rng is not None else series_rng(seed, spec.labels)).uniform(0.3, 0.6)
+                start = plan.start + (plan.end - plan.start) * first
                 from_zero = True
             stamps = timestamps(plan, model.source, fault, start)
-            values = counter_values(plan, rate_model, rng, stamps, flat, from_zero, seeded_zero=not spec.active)
+            values = None
+            if rng is not None:
+                values = counter_values(plan, rate_model, rng, stamps, flat, from_zero, seeded_zero=not spec.active)
             if (lost := _lost_at(plan, fault, spec)) is not None:
                 values, stamps = _until_lost(plan, model, values, stamps, lost)
             yield import_object(model.name, spec.labels, values, stamps)
@@ -113,8 +121,11 @@ def metric_series(plan: Plan, model: MetricModel, extra: dict[str, tuple[str, ..
         stamps = timestamps(plan, model.source, fault)
         lost = _lost_at(plan, fault, spec)
         idle = fault.no_traffic or (fault.no_io and model.scope == "disk" and spec.extra.get("cache", False))
-        filled = filesystem_values(model.name, spec.extra["size"], rng, stamps) if model.scope == "filesystem" else None
-        values = filled if filled is not None else gauge_values(plan, model.model, rng, stamps, idle)
+        values = None
+        if rng is not None:
+            filesystem = model.scope == "filesystem"
+            filled = filesystem_values(model.name, spec.extra["size"], rng, stamps) if filesystem else None
+            values = filled if filled is not None else gauge_values(plan, model.model, rng, stamps, idle)
         if lost is not None:
             values, stamps = _until_lost(plan, model, values, stamps, lost)
         yield import_object(model.name, spec.labels, values, stamps)
@@ -131,9 +142,11 @@ def _lost_at(plan: Plan, fault: NodeFault, spec: SeriesSpec) -> float | None:
 
 
 def _until_lost(
-    plan: Plan, model: MetricModel, values: list[float], stamps: list[int], lost: float
-) -> tuple[list[float], list[int]]:
+    plan: Plan, model: MetricModel, values: list[float] | None, stamps: list[int], lost: float
+) -> tuple[list[float] | None, list[int]]:
     """The samples before the GPU was lost; its last Xid code reads LOST_XID from XID_AT on."""
+    if values is None:
+        return None, [ms for ms in stamps if ms < lost]
     xid_at = (plan.start + (plan.end - plan.start) * XID_AT) * 1000
     kept = [
         (LOST_XID if model.name == XID_METRIC and ms >= xid_at else v, ms)
@@ -143,16 +156,19 @@ def _until_lost(
     return [v for v, _ in kept], [ms for _, ms in kept]
 
 
-def generate(plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ...]]]]) -> Iterator[dict[str, Any]]:
+def generate(
+    plan: Plan, models: list[tuple[MetricModel, dict[str, tuple[str, ...]]]], samples: bool = True
+) -> Iterator[dict[str, Any]]:
     """``up`` and every series of the given metrics (each with extra label values to cover), skipping
     sources the profile does not export and series its stated exporter versions and flags never write, each
-    under the name its stated version and scrape path write (``dashgen.exporters``, S35)."""
+    under the name its stated version and scrape path write (``dashgen.exporters``, S35). ``samples`` False: the
+    metrics' series without their values (:func:`metric_series`), for a check that reads only which series exist."""
     yield from up_series(plan)
     yield from inventory_series(plan.profile, plan.topology, plan.start, plan.end, plan.step)
     stated = {name: source.stated for name, source in plan.profile.sources.items() if source.exported}
     for model, extra in models:
         if plan.profile.exported(model.source) and not adapt(model.name, stated).missing:
-            yield from as_written(metric_series(plan, model, extra), stated)
+            yield from as_written(metric_series(plan, model, extra, samples), stated)
     yield from as_written(diffusion_series(plan), stated)
 
 

@@ -226,10 +226,31 @@ def counter_values(
 
 
 def histogram_series(
-    plan: Plan, name: str, model: Histogram, labels: dict[str, str], rng: random.Random, stamps: list[int], flat: bool
+    plan: Plan,
+    name: str,
+    model: Histogram,
+    labels: dict[str, str],
+    rng: random.Random | None,
+    stamps: list[int],
+    flat: bool,
 ) -> Iterator[dict[str, Any]]:
-    """``_bucket{le}`` (cumulative, monotonic), ``_sum`` and ``_count`` of one histogram child."""
+    """``_bucket{le}`` (cumulative, monotonic), ``_sum`` and ``_count`` of one histogram child; ``rng`` None: their
+    labels and timestamps only, ``values`` None."""
     bounds = [*model.buckets, math.inf]
+    columns: list[list[float] | None] = [None] * len(bounds)
+    sums = None
+    if rng is not None:
+        columns[:], sums = _histogram_samples(plan, model, bounds, rng, stamps, flat)
+    for le, values in zip(bounds, columns, strict=True):
+        yield import_object(f"{name}_bucket", {**labels, "le": "+Inf" if le == math.inf else _le(le)}, values, stamps)
+    yield import_object(f"{name}_sum", labels, sums, stamps)
+    yield import_object(f"{name}_count", labels, columns[-1], stamps)
+
+
+def _histogram_samples(
+    plan: Plan, model: Histogram, bounds: list[float], rng: random.Random, stamps: list[int], flat: bool
+) -> tuple[list[list[float]], list[float]]:
+    """Each bucket's samples (in ``bounds``' order) and the sum's."""
     median = healthy.median(plan.profile, model.sli, model.median, model.sigma) * rng.uniform(*healthy.MEDIAN_SPREAD)
     rate = model.per_second * rng.uniform(0.85, 1.15)
     buckets = [0.0] * len(bounds)
@@ -262,10 +283,7 @@ def histogram_series(
         for i in range(len(bounds)):
             series_buckets[i].append(float(buckets[i]))
         sums.append(round(total_sum, 4))
-    for le, values in zip(bounds, series_buckets, strict=True):
-        yield import_object(f"{name}_bucket", {**labels, "le": "+Inf" if le == math.inf else _le(le)}, values, stamps)
-    yield import_object(f"{name}_sum", labels, sums, stamps)
-    yield import_object(f"{name}_count", labels, series_buckets[-1], stamps)
+    return series_buckets, sums
 
 
 def _le(value: float) -> str:
@@ -280,8 +298,9 @@ def _lognormal_cdf(x: float, median: float, sigma: float) -> float:
     return 0.5 * (1 + math.erf((math.log(x) - math.log(median)) / (sigma * math.sqrt(2))))
 
 
-def import_object(name: str, labels: dict[str, str], values: list[float], stamps: list[int]) -> dict[str, Any]:
-    """One series as VictoriaMetrics' ``/api/v1/import`` reads it."""
+def import_object(name: str, labels: dict[str, str], values: list[float] | None, stamps: list[int]) -> dict[str, Any]:
+    """One series as VictoriaMetrics' ``/api/v1/import`` reads it (``values`` None: a series generated without its
+    samples, ``dashgen.demo.series.metric_series``)."""
     return {"metric": {"__name__": name, **labels}, "values": values, "timestamps": stamps}
 
 
