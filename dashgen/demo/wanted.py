@@ -29,6 +29,7 @@ from dashgen.document import iter_panels, raw_variables, unwrap
 from dashgen.exporters.availability import latest_spelling
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 from dashgen.render import promql_trees
+from dashgen.render.memo import Memo
 
 _WINDOW = Window(end=3600.0, length=3600.0)
 
@@ -98,36 +99,58 @@ def add_rule_expressions(wanted: Wanted, groups: Iterable[Mapping[str, Any]]) ->
         del wanted.metrics[name]
 
 
+Selected = tuple[tuple[str, str | None, str | None], ...]  # (metric, label, value) additions to a Wanted
+
+# What each expression text selects, or None where it does not parse: once per text per process. The deployments of
+# one profile (each resolving its models afresh), a store's ``reads`` and the rule files read the same texts again.
+_SELECTED: Memo[str, tuple[Selected | None]] = Memo("demo.selected", 16_384)
+
+
 def add_expressions(wanted: Wanted, expressions: Iterable[str]) -> None:
     """Add what PromQL ``expressions`` query (an unparsable one is listed in ``wanted.unparsed``)."""
     for expr in expressions:
-        try:
-            tree = promql_trees.parse(expr)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException:  # promql-parser raises ValueError, pyo3 panics are BaseException
+        known = _SELECTED.get(expr)
+        if known is None:
+            known = (_selected(expr),)
+            _SELECTED.put(expr, known)
+        (selected,) = known
+        if selected is None:
             wanted.unparsed.append(expr)
             continue
-        for node in _walk(tree):
-            if not isinstance(node, pp.VectorSelector):
-                continue
-            name = node.name
-            matchers = list(node.matchers.matchers) if node.matchers else []
-            if not name:
-                name = next((m.value for m in matchers if m.name == "__name__" and m.op == pp.MatchOp.Equal), None)
-            if not name:
-                continue
-            wanted.add(str(name))
-            for m in matchers:
-                if m.op == pp.MatchOp.Equal and m.name != "__name__":
-                    wanted.add(str(name), str(m.name), str(m.value))
-                elif m.op == pp.MatchOp.Re and m.name == "le":
-                    # le=~"6|6\\.0": the bucket bounds a panel needs (SLO thresholds).
-                    for part in str(m.value).replace("\\.", ".").split("|"):
-                        try:
-                            wanted.add(str(name), "le", repr(float(part)))
-                        except ValueError:
-                            continue
+        for name, label, value in selected:
+            wanted.add(name, label, value)
+
+
+def _selected(expr: str) -> Selected | None:
+    """The metrics ``expr`` selects and the label values its equality matchers (and ``le`` alternatives) name."""
+    try:
+        tree = promql_trees.parse(expr)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # promql-parser raises ValueError, pyo3 panics are BaseException
+        return None
+    selected: list[tuple[str, str | None, str | None]] = []
+    for node in _walk(tree):
+        if not isinstance(node, pp.VectorSelector):
+            continue
+        name = node.name
+        matchers = list(node.matchers.matchers) if node.matchers else []
+        if not name:
+            name = next((m.value for m in matchers if m.name == "__name__" and m.op == pp.MatchOp.Equal), None)
+        if not name:
+            continue
+        selected.append((str(name), None, None))
+        for m in matchers:
+            if m.op == pp.MatchOp.Equal and m.name != "__name__":
+                selected.append((str(name), str(m.name), str(m.value)))
+            elif m.op == pp.MatchOp.Re and m.name == "le":
+                # le=~"6|6\\.0": the bucket bounds a panel needs (SLO thresholds).
+                for part in str(m.value).replace("\\.", ".").split("|"):
+                    try:
+                        selected.append((str(name), "le", repr(float(part))))
+                    except ValueError:
+                        continue
+    return tuple(selected)
 
 
 def resolve(
