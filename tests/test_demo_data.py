@@ -354,6 +354,7 @@ def test_s22_gpu_missing_scenario_loses_one_gpu_after_its_xid_and_keeps_every_ot
     """gpu-missing: one GPU's series (GPM and DCGM) end at LOST_AT after a last Xid of 79 from XID_AT; every other
     GPU and every exporter's up stay whole, so the node reads GPU missing and nothing else."""
     from dashgen.demo.scenarios import LOST_AT, LOST_XID, XID_AT, assignments, lost_gpu
+    from dashgen.demo.series import XID_METRIC
 
     (profile,) = load_profiles([name])
     plan = demo_plan(profile, "gpu-missing", END, 1.0, step=30)
@@ -361,7 +362,7 @@ def test_s22_gpu_missing_scenario_loses_one_gpu_after_its_xid_and_keeps_every_ot
     node, gpu = lost_gpu(profile)
     cut = (plan.start + (plan.end - plan.start) * LOST_AT) * 1000
     gpu_series, lost = 0, []
-    for item in generate(plan, models):
+    for item in generate(plan, models, samples=False):  # which series end when (up keeps its values)
         labels = item["metric"]
         if labels["__name__"] == "up":
             assert set(item["values"]) == {1.0}
@@ -375,7 +376,12 @@ def test_s22_gpu_missing_scenario_loses_one_gpu_after_its_xid_and_keeps_every_ot
         else:
             assert item["timestamps"][-1] > (plan.end - 30) * 1000  # to the window end, on the 30 s grid
     assert lost and gpu_series > len(lost)
-    (xid,) = [s for s in lost if s["metric"]["__name__"] == "DCGM_FI_DEV_XID_ERRORS"]
+    (bare,) = [s for s in lost if s["metric"]["__name__"] == XID_METRIC]
+    # the lost GPU's Xid with its values: the same series among the Xid metric's, generated with samples
+    (xid,) = [
+        s for s in generate(plan, [(m, e) for m, e in models if m.name == XID_METRIC]) if s["metric"] == bare["metric"]
+    ]
+    assert xid["timestamps"] == bare["timestamps"]
     xid_at = (plan.start + (plan.end - plan.start) * XID_AT) * 1000
     assert {v for v, t in zip(xid["values"], xid["timestamps"], strict=True) if t >= xid_at} == {LOST_XID}
     assert {v for v, t in zip(xid["values"], xid["timestamps"], strict=True) if t < xid_at} == {0}
