@@ -187,15 +187,15 @@ def test_no_fault_writes_a_second_series_beside_one_the_demo_writes(name: str) -
         # or that of a healthy dict written too: so the healthy dicts are counted by id (C ints, not a million
         # nested tuples hashed again) and only the fault's own copies are sorted and looked up
         metrics = list(map(itemgetter("metric"), reshape(profile, fault, plan.start, healthy)))
-        ids = list(map(id, metrics))
-        present = set(ids)
-        # the fault's own copies, picked out by C-level maps (no bytecode per series of the million)
+        present = set(map(id, metrics))
+        # the fault's own copies, picked out by C-level maps and set operations (no bytecode per series of the million)
         copied = present.difference(label_sets)
-        fresh = [_label_set(metric) for metric in compress(metrics, map(copied.__contains__, ids))] if copied else []
-        written_count += len(ids)
+        fresh = [_label_set(m) for m in compress(metrics, map(copied.__contains__, map(id, metrics)))] if copied else []
+        written_count += len(metrics)
         sorted_again += len(fresh)
-        if len(present) < len(ids):  # a dict written twice
-            twice += [(scenario, label_sets.get(i, (("__name__", "?"),))) for i, n in Counter(ids).items() if n > 1]
+        if len(present) < len(metrics):  # a dict written twice
+            counts = Counter(map(id, metrics))
+            twice += [(scenario, label_sets.get(i, (("__name__", "?"),))) for i, n in counts.items() if n > 1]
         copies: Counter[tuple[tuple[str, str], ...]] = Counter(fresh)
         twice += [(scenario, key) for key, count in copies.items() if count > 1 or owner.get(key) in present]
     assert not twice, [(scenario, dict(key)["__name__"]) for scenario, key in twice]
