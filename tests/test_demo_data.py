@@ -262,11 +262,12 @@ def test_a_series_generated_without_samples_is_the_full_series_less_its_values(f
     each with its labels and timestamps, under faults that end, thin, cut and delay series (five-reasons' down,
     sparse and idle nodes, the rare counters' first events; a lost GPU); the models' series have no values, what
     the demo writes beside them (up, the inventory) keeps its own."""
-    profile, series = five_reasons
-    models, _ = demo_models(profile)
+    lc64, series = five_reasons
+    (h20,) = load_profiles(["h20-16"])  # a GPU lost on a DCGM profile (its Xid cut too), the smaller one
     shapes = 0
-    for scenario, full in (("five-reasons", series), ("gpu-missing", None)):
+    for profile, scenario, full in ((lc64, "five-reasons", series), (h20, "gpu-missing", None)):
         plan = demo_plan(profile, scenario, END, 0.25 if full else 0.1, 0.0 if full else 60.0)
+        models, _ = demo_models(profile)
         full = full or list(generate(plan, models))
         bare = list(generate(plan, models, samples=False))
         assert [(s["metric"], s["timestamps"]) for s in bare] == [(s["metric"], s["timestamps"]) for s in full]
