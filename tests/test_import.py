@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from imported_dashboards import imported as imported_dashboard
+from memo_state import emptied_memos
 from standin import GrafanaStandin
 
 from dashgen.cli.app import main
@@ -254,9 +255,8 @@ def test_keys_come_from_titles_and_are_stable_and_unique():
     ]
     texts = []
     for _ in range(2):
-        for memo in MEMOS:  # two imports, not one import and its memo
-            memo.clear()
-        texts.append(import_dashboard(_load(FIXTURES[0]), "a").text)
+        with emptied_memos():  # two imports, not one import and its memo
+            texts.append(import_dashboard(_load(FIXTURES[0]), "a").text)
     assert texts[0] == texts[1]
 
 
@@ -473,24 +473,21 @@ def test_a_document_is_imported_once_per_process_by_its_value_whatever_its_origi
     trip, the command's own cases): the second import of an equal document is the memo's, with its own docstring
     naming its origin and its own migrated source; the module written is the one a fresh import writes."""
     (memo,) = [m for m in MEMOS if m.name == "imports"]
-    for each in MEMOS:
-        each.clear()
-    memo.misses = 0
     source = ROOT / "tests" / "fixtures" / "dashboards" / "etcd__etcd-2020.json"
-    first = import_dashboard(_load(source), "first")
     module = tmp_path / "e.py"
-    assert _invoke("import", str(source), "-o", str(module)).exit_code == 0
-    again = import_dashboard(_load(source), "again")
-    assert memo.misses == 1
-    assert again.plan is first.plan and again.round_trip is first.round_trip
-    assert again.source == first.source and again.source is not first.source
-    assert again.text == first.text.replace("Source: first.", "Source: again.", 1) != first.text
-    again.source["title"] = "changed by a caller"
-    assert import_dashboard(_load(source), "x").source == first.source
-    written = module.read_text(encoding="utf-8")
-    for each in MEMOS:
-        each.clear()
-    assert import_dashboard(_load(source), str(source)).text == written
-    changed = _load(source)
-    changed["title"] = "Another title"
-    assert "'Another title'" in import_dashboard(changed, "first").text and memo.misses == 3
+    with emptied_memos():
+        misses = memo.misses
+        first = import_dashboard(_load(source), "first")
+        assert _invoke("import", str(source), "-o", str(module)).exit_code == 0
+        again = import_dashboard(_load(source), "again")
+        assert memo.misses == misses + 1
+        assert again.plan is first.plan and again.round_trip is first.round_trip
+        assert again.source == first.source and again.source is not first.source
+        assert again.text == first.text.replace("Source: first.", "Source: again.", 1) != first.text
+        again.source["title"] = "changed by a caller"
+        assert import_dashboard(_load(source), "x").source == first.source
+        changed = _load(source)
+        changed["title"] = "Another title"
+        assert "'Another title'" in import_dashboard(changed, "first").text and memo.misses == misses + 2
+    with emptied_memos():
+        assert import_dashboard(_load(source), str(source)).text == module.read_text(encoding="utf-8")
