@@ -191,14 +191,20 @@ def pruned_numbers(value: Any) -> Any:
     if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
         out = {}
         for k, v in value.items():
+            if type(v) in _KEPT:  # most values: a string, an integer or a boolean is kept as it is, without a call
+                out[k] = v
+                continue
             v = pruned_numbers(v)
             if v is None or v == {} or v == []:
                 continue
             out[k] = v
         return out
     if isinstance(value, list):
-        return [pruned_numbers(v) for v in value]
+        return [v if type(v) in _KEPT else pruned_numbers(v) for v in value]
     return value
+
+
+_KEPT = frozenset({str, int, bool})  # exactly these types (a subclass goes through pruned_numbers' own checks)
 
 
 def strip_defaults(value: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
