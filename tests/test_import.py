@@ -491,3 +491,8 @@ def test_a_document_is_imported_once_per_process_by_its_value_whatever_its_origi
         assert "'Another title'" in import_dashboard(changed, "first").text and memo.misses == misses + 2
     with emptied_memos():
         assert import_dashboard(_load(source), str(source)).text == module.read_text(encoding="utf-8")
+    export = {"meta": {"slug": "etcd", "version": 3}, "dashboard": _load(source)}  # as Grafana's API gives it
+    with emptied_memos():
+        misses = memo.misses
+        import_dashboard(_load(source), "plain")
+        assert import_dashboard(export, "first").text == first.text and memo.misses == misses + 1  # its dashboard's

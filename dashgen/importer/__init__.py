@@ -106,7 +106,7 @@ class _Kept:
     round_trip: DashboardDiff
 
 
-# (the document's exact JSON bytes, the panel asked) -> its import. A process imports the same document again when
+# (the dashboard's exact JSON bytes, the panel asked) -> its import. A process imports the same document again when
 # a test session reads its fixtures through the function and through ``dashgen import``; an import is pure (the
 # document in, the module and its round trip out), 0.05-0.3 s of CPU each.
 _IMPORTS: Memo[tuple[bytes, str | None], _Kept] = Memo("imports", 32)
@@ -116,11 +116,11 @@ def import_dashboard(doc: Any, origin: str, panel: str | None = None) -> ImportR
     """Import a dashboard document; ``origin`` is the header's "Source:" text; ``panel`` keeps one panel. A
     document is imported once per process by its value (``render.memo``); each call gets its own migrated source,
     and the plan and round trip (read-only) are shared."""
-    data = faithful_json(doc)
+    body = unwrap(doc)
+    data = faithful_json(body)  # what the import reads: an export with ``meta`` is its dashboard's import
     kept = None if data is None else _IMPORTS.get((data, panel))
     if kept is not None:
         return ImportResult(kept.plan, kept.source.copy(), with_header(kept.plan, origin, kept.code), kept.round_trip)
-    body = unwrap(doc)
     check_shape(body)
     migrated = migrate(body)
     plan = plan_import(migrated.body, tuple(migrated.notes), only=panel)
