@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import shutil
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from memo_state import emptied_memos
 
 from dashgen.build import build_all, build_profile, write_dashboards
 from dashgen.cli.app import main
@@ -18,10 +18,11 @@ from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profile, load_profiles
 from dashgen.deployment.topology import Topology
 from dashgen.document import iter_panels
+from dashgen.document.copying import tree_copy
 from dashgen.errors import BuildValidationError
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import dashboard_uid
-from dashgen.render.memo import MEMOS, JsonCopies
+from dashgen.render.memo import JsonCopies
 from dashgen.render.spec import Evidence, GroupSpec, PanelSpec, Target
 from dashgen.render.validate import validate_dashboard
 
@@ -39,9 +40,8 @@ def test_four_profiles_render(built):
 
 
 def test_two_consecutive_builds_are_byte_identical(built):
-    for memo in MEMOS:  # two builds, not one build and its memo
-        memo.clear()
-    again = build_all(load_profiles(directory=PROFILES))
+    with emptied_memos():  # two builds, not one build and its memo
+        again = build_all(load_profiles(directory=PROFILES))
     assert [(b.relative_path(), b.data) for b in built] == [(b.relative_path(), b.data) for b in again]
 
 
@@ -192,7 +192,7 @@ def test_schema_version_follows_the_target_grafana(built):
 
 
 def _broken(document: dict, mutate) -> list[str]:
-    doc = copy.deepcopy(document)
+    doc = tree_copy(document)
     mutate(doc)
     return validate_dashboard(doc, "long-context-64/dg-long-context-64-cluster")
 
@@ -233,7 +233,7 @@ def test_validation_names_dashboard_panel_and_path(built, mutate, expected):
 
 
 def test_overlapping_panels_are_refused(built):
-    document = copy.deepcopy(next(b.document for b in built if b.profile == "long-context-64"))
+    document = tree_copy(next(b.document for b in built if b.profile == "long-context-64"))
     data_panels = [p for p in (s.raw for s in iter_panels(document)) if p["type"] != "row"]
     data_panels[1]["gridPos"] = dict(data_panels[0]["gridPos"])
     problems = validate_dashboard(document, "x/y")

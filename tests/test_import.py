@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from imported_dashboards import imported as imported_dashboard
+from memo_state import emptied_memos
 from standin import GrafanaStandin
 
 from dashgen.cli.app import main
@@ -24,6 +25,7 @@ from dashgen.importer import BadShape, import_dashboard, load_module, render_mod
 from dashgen.importer.keys import KeyRing, slug
 from dashgen.importer.vocab import ImportedEvidence
 from dashgen.render.ids import panel_id
+from dashgen.render.memo import MEMOS
 from dashgen.render.spec import PanelSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,9 +253,11 @@ def test_keys_come_from_titles_and_are_stable_and_unique():
         "panel",
         "panel_1m_load",
     ]
-    first = import_dashboard(_load(FIXTURES[0]), "a")
-    again = import_dashboard(_load(FIXTURES[0]), "a")
-    assert first.text == again.text
+    texts = []
+    for _ in range(2):
+        with emptied_memos():  # two imports, not one import and its memo
+            texts.append(import_dashboard(_load(FIXTURES[0]), "a").text)
+    assert texts[0] == texts[1]
 
 
 def test_an_export_with_meta_imports_as_its_dashboard(imported):
@@ -462,3 +466,33 @@ def test_a_long_description_imports_in_linear_work(monkeypatch):
         pyfmt._split("word, (and) more " * (size // 17), 100)
         work.append(quoted[0])
     assert work[1] < 15 * work[0], work
+
+
+def test_a_document_is_imported_once_per_process_by_its_value_whatever_its_origin(tmp_path):
+    """The session's fixtures are imported by the function and again through ``dashgen import`` (the team's round
+    trip, the command's own cases): the second import of an equal document is the memo's, with its own docstring
+    naming its origin and its own migrated source; the module written is the one a fresh import writes."""
+    (memo,) = [m for m in MEMOS if m.name == "imports"]
+    source = ROOT / "tests" / "fixtures" / "dashboards" / "etcd__etcd-2020.json"
+    module = tmp_path / "e.py"
+    with emptied_memos():
+        misses = memo.misses
+        first = import_dashboard(_load(source), "first")
+        assert _invoke("import", str(source), "-o", str(module)).exit_code == 0
+        again = import_dashboard(_load(source), "again")
+        assert memo.misses == misses + 1
+        assert again.plan is first.plan and again.round_trip is first.round_trip
+        assert again.source == first.source and again.source is not first.source
+        assert again.text == first.text.replace("Source: first.", "Source: again.", 1) != first.text
+        again.source["title"] = "changed by a caller"
+        assert import_dashboard(_load(source), "x").source == first.source
+        changed = _load(source)
+        changed["title"] = "Another title"
+        assert "'Another title'" in import_dashboard(changed, "first").text and memo.misses == misses + 2
+    with emptied_memos():
+        assert import_dashboard(_load(source), str(source)).text == module.read_text(encoding="utf-8")
+    export = {"meta": {"slug": "etcd", "version": 3}, "dashboard": _load(source)}  # as Grafana's API gives it
+    with emptied_memos():
+        misses = memo.misses
+        import_dashboard(_load(source), "plain")
+        assert import_dashboard(export, "first").text == first.text and memo.misses == misses + 1  # its dashboard's

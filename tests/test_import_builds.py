@@ -15,6 +15,8 @@ from team_init import list_module, team  # noqa: F401 - the team fixture
 
 from dashgen.cli.app import main
 from dashgen.importer.vocab import imported
+from dashgen.render.relabel import relabel_expr
+from dashgen.render.scope import scope_expr
 from dashgen.render.spec import GroupSpec, PanelSpec, Target
 from dashgen.render.team_fit import fit_imported
 from dashgen.render.validate import validate_dashboard
@@ -231,3 +233,17 @@ def test_fit_writes_a_tables_label_columns_with_the_profiles_names_and_keeps_the
     # without the profile's names nothing moves
     (kept,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "D").groups[0].panels
     assert kept.transformations == panel.transformations and kept.targets[0].expr == panel.targets[0].expr
+
+
+def test_an_imported_query_is_relabelled_and_scoped_once_per_text() -> None:
+    """Every build of a profile with imported modules fits their queries again (a team's build, rules and check
+    each compose it): the rewrites are pure functions of the text, the renames and the matcher, remembered."""
+    expr, renames = 'sum by (Hostname) (rate(x{Hostname=~"$h"}[5m]))', {"Hostname": "host"}
+    relabelled = relabel_expr(expr, dict(renames))
+    assert (
+        relabelled is relabel_expr(expr, dict(renames)) and relabelled.expr == 'sum by (host) (rate(x{host=~"$h"}[5m]))'
+    )
+    scoped = scope_expr(relabelled.expr, 'deployment="a"')
+    assert scoped is scope_expr(relabelled.expr, 'deployment="a"')
+    assert scoped.expr == 'sum by (host) (rate(x{host=~"$h", deployment="a"}[5m]))'
+    assert relabel_expr(expr, {"Hostname": "node"}).expr == 'sum by (node) (rate(x{node=~"$h"}[5m]))'

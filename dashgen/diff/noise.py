@@ -16,10 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from dashgen.document import iter_panels, raw_variables, unwrap, variable_name
-from dashgen.render.memo import JsonCopies, Memo
+from dashgen.render.memo import JsonCopies, Memo, faithful_json
 from dashgen.render.tables import ref
 
 DROP_DASHBOARD_KEYS = frozenset(
@@ -191,14 +189,20 @@ def pruned_numbers(value: Any) -> Any:
     if isinstance(value, dict | Mapping):  # dict first: no ABC check for one
         out = {}
         for k, v in value.items():
+            if type(v) in _KEPT:  # most values: a string, an integer or a boolean is kept as it is, without a call
+                out[k] = v
+                continue
             v = pruned_numbers(v)
             if v is None or v == {} or v == []:
                 continue
             out[k] = v
         return out
     if isinstance(value, list):
-        return [pruned_numbers(v) for v in value]
+        return [v if type(v) in _KEPT else pruned_numbers(v) for v in value]
     return value
+
+
+_KEPT = frozenset({str, int, bool})  # exactly these types (a subclass goes through pruned_numbers' own checks)
 
 
 def strip_defaults(value: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -284,12 +288,7 @@ def canonicalise_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
     """A panel without identity, layout and defaults (its ``id`` and ``gridPos`` are compared elsewhere); once per
     exact JSON text per process, each caller its own copy (a panel that is not plain JSON is canonicalised each time:
     a tuple or NaN would read back from its text as another value)."""
-    try:
-        key: bytes | None = orjson.dumps(panel)
-    except TypeError:
-        key = None
-    if key is not None and orjson.loads(key) != panel:
-        key = None
+    key = faithful_json(panel)
     if key is not None and (kept := _CANONICAL.get(key)) is not None:
         return kept.copy()
     out = _canonical_panel(panel)

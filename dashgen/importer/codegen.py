@@ -243,8 +243,13 @@ def _imports(plan: ImportPlan) -> list[str]:
     return lines
 
 
-def write_module(plan: ImportPlan, origin: str) -> str:
-    """The module's source text."""
+def with_header(plan: ImportPlan, origin: str, code: str) -> str:
+    """The module's source text: its docstring (naming ``origin``), then ``code`` (:func:`module_code`)."""
+    return "\n".join([*_header(plan, origin), "", code])
+
+
+def module_code(plan: ImportPlan) -> str:
+    """What follows the module's docstring: its imports and code, the same whatever the source's origin."""
     shared = shared_values(plan)
     body: list[str] = []
     for name, value in shared.items():
@@ -275,4 +280,4 @@ def write_module(plan: ImportPlan, origin: str) -> str:
     body += render(dashboard, 0, "DASHBOARD = ")
     text = "\n".join(body)
     gap = ["", ""] if text.startswith("def ") else [""]  # isort: two blank lines before a def, else one
-    return "\n".join([*_header(plan, origin), "", *_imports(plan), *gap, text, ""])
+    return "\n".join([*_imports(plan), *gap, text, ""])

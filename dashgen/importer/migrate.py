@@ -17,12 +17,12 @@ Every change is a note; the round trip compares against the migrated dashboard. 
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashgen.document.copying import tree_copy
 from dashgen.importer.legacy import PLUGIN_MIGRATIONS, upgrade_mappings
 
 CURRENT_SCHEMA = 42
@@ -249,7 +249,7 @@ def _schema_steps(body: dict[str, Any], version: int, notes: list[str]) -> None:
 
 def migrate(body: Mapping[str, Any]) -> Migrated:
     """The dashboard as Grafana would migrate it on load (a new dict), with a note per change."""
-    out = copy.deepcopy(dict(body))
+    out = tree_copy(dict(body))  # a decoded JSON tree: its deep copy at a third of copy.deepcopy's time
     notes: list[str] = []
     version = out.get("schemaVersion")
     version = version if isinstance(version, int) and not isinstance(version, bool) else 0

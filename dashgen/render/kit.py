@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import cache
 from types import FrameType
 from typing import Any, Literal, TypedDict, Unpack
 
@@ -398,9 +399,10 @@ def text(
     )
 
 
+@cache
 def parameter_names(helper: str) -> frozenset[str]:
     """The keyword names the kit helper ``helper`` takes: its own parameters, and the ``Common`` fields where it
-    takes ``**common`` (the importer writes a call with these)."""
+    takes ``**common`` (the importer writes a call with these, asking once per panel)."""
     parameters = inspect.signature(globals()[helper]).parameters.values()
     own = {p.name for p in parameters if p.kind is not p.VAR_KEYWORD}
     shares = any(p.kind is p.VAR_KEYWORD for p in parameters)

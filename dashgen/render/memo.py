@@ -59,6 +59,17 @@ def profile_key(profile: Profile) -> str:
     return repr(replace(profile, path=""))
 
 
+def faithful_json(tree: Any) -> bytes | None:
+    """The tree's JSON bytes (orjson: keys in their order, an integer never written as a float), or None when they
+    would not read back equal to it (a tuple, NaN, a non-string key, an integer beyond 64 bits). Two trees with the
+    same bytes are the same value, types and key order included: what a memo keyed by a JSON tree compares."""
+    try:
+        data = orjson.dumps(tree)
+    except TypeError:
+        return None
+    return data if orjson.loads(data) == tree else None
+
+
 class JsonCopies:
     """A JSON tree kept as bytes; :meth:`copy` parses a fresh, equal tree with the same key order."""
 
@@ -71,11 +82,8 @@ class JsonCopies:
     def of(cls, tree: Any) -> JsonCopies | None:
         """The tree's copies, or None when a parsed copy would not equal it (a tuple, NaN, a non-string key, an
         integer beyond 64 bits)."""
-        try:
-            data = orjson.dumps(tree)
-        except TypeError:
-            return None
-        return cls(data) if orjson.loads(data) == tree else None
+        data = faithful_json(tree)
+        return None if data is None else cls(data)
 
     def copy(self) -> Any:
         return orjson.loads(self._data)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dashgen.render.scope import IDENT, LABEL_LISTS, VARIABLE, block_end, inert_end, string_end
 
@@ -85,9 +86,17 @@ def _label_list(text: str, renames: dict[str, str]) -> tuple[str, int, str]:
 
 
 def relabel_expr(expr: str, renames: dict[str, str]) -> Relabelled:
-    """``expr`` with each label name in ``renames`` written as its new name (see the module docstring)."""
+    """``expr`` with each label name in ``renames`` written as its new name (see the module docstring). Remembered
+    by text and renames: every build of a profile with a team's imported modules asks it of each of their queries
+    again (``dashgen check``: the build, the rule files' links; a build, then rules, then check)."""
     if not renames:
         return Relabelled(expr, 0)
+    return _relabelled(expr, tuple(renames.items()))
+
+
+@lru_cache(maxsize=8192)
+def _relabelled(expr: str, renaming: tuple[tuple[str, str], ...]) -> Relabelled:
+    renames = dict(renaming)
     if re.match(r"\s*WITH\s*\(", expr, re.IGNORECASE):
         return Relabelled(expr, 0, "a MetricsQL WITH template: its label names are not plain PromQL")
     out: list[str] = []

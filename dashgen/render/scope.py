@@ -96,8 +96,10 @@ def inert_end(expr: str, i: int) -> int | None:
     return None
 
 
+@lru_cache(maxsize=8192)
 def scope_expr(expr: str, matcher: str) -> Scoped:
-    """``expr`` with ``matcher`` added to every vector selector (see the module docstring)."""
+    """``expr`` with ``matcher`` added to every vector selector (see the module docstring). Remembered by text, as
+    :func:`relabel_expr <dashgen.render.relabel.relabel_expr>`: each build of a team's imported queries asks again."""
     if not matcher:
         return Scoped(expr, 0)
     if re.match(r"\s*WITH\s*\(", expr, re.IGNORECASE):

@@ -8,8 +8,9 @@ defaults including the built-in annotation.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from dashgen.document.copying import tree_copy
 
 BUILTIN_ANNOTATION: dict[str, Any] = {
     "builtIn": 1,
@@ -117,14 +118,14 @@ def ui_normalise(
     drop_empty_tags: bool,
 ) -> dict[str, Any]:
     """The dashboard as the UI would save it. ``datasources`` maps a name or uid to ``{type, uid}``."""
-    dash = copy.deepcopy(dashboard)
+    dash = tree_copy(dashboard)
     for key, value in _DASHBOARD_DEFAULTS.items():
-        dash.setdefault(key, copy.deepcopy(value))
+        dash.setdefault(key, tree_copy(value))
     dash.pop("style", None)  # deprecated; the scenes serializer no longer writes it
 
     annotations = dash.setdefault("annotations", {}).setdefault("list", [])
     if not any(isinstance(a, dict) and a.get("builtIn") == 1 for a in annotations):
-        annotations.insert(0, copy.deepcopy(BUILTIN_ANNOTATION))
+        annotations.insert(0, tree_copy(BUILTIN_ANNOTATION))
 
     templating = dash.setdefault("templating", {}).setdefault("list", [])
     for variable in templating:
@@ -202,7 +203,7 @@ def _normalise_panel(
         target["datasource"] = (
             _ds_ref(target["datasource"], datasources, default_ds)
             if "datasource" in target
-            else copy.deepcopy(panel["datasource"])
+            else tree_copy(panel["datasource"])
         )
 
     plugin = str(panel.get("type") or "timeseries")
@@ -210,7 +211,7 @@ def _normalise_panel(
     defaults = field_config.setdefault("defaults", {})
     defaults.setdefault("color", {"mode": "palette-classic" if plugin == "timeseries" else "thresholds"})
     defaults.setdefault("mappings", [])
-    defaults.setdefault("thresholds", copy.deepcopy(_THRESHOLDS))
+    defaults.setdefault("thresholds", tree_copy(_THRESHOLDS))
     if plugin == "timeseries":
         _merge_defaults(defaults.setdefault("custom", {}), _TIMESERIES_CUSTOM)
     field_config.setdefault("overrides", [])
@@ -235,7 +236,7 @@ def _hide_tooltip_where_viz_hidden(node: Any) -> None:
 def _merge_defaults(target: dict[str, Any], defaults: dict[str, Any]) -> None:
     for key, value in defaults.items():
         if key not in target:
-            target[key] = copy.deepcopy(value)
+            target[key] = tree_copy(value)
         elif isinstance(value, dict) and isinstance(target[key], dict):
             _merge_defaults(target[key], value)
 
