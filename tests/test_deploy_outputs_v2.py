@@ -15,12 +15,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 from crds import crd_problems
 
 from dashgen.cli import main
-from dashgen.render import yamlcheck
+from dashgen.render import yamlcheck, yamlread
 from dashgen.render.v2 import validate_v2
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +51,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 @cache
 def _documents(path: Path) -> list[dict]:
     """The YAML documents of ``path``, parsed once (the manifests are large; no test changes them)."""
-    return [doc for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=yamlcheck.LOADER) if doc is not None]
+    return [doc for doc in yamlread.load_all(path.read_text(encoding="utf-8")) if doc is not None]
 
 
 def _assert_enveloped_v2beta1(resource: dict, uid: str) -> None:

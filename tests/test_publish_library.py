@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 from crds import crd_problems
 from library_work import KEY, LIB, PROFILE, UID, library_lines, rescrape, share
@@ -22,7 +21,7 @@ from standin.library import library_of
 from dashgen.build import build_profile
 from dashgen.cli.app import main
 from dashgen.deployment.profile import load_profiles
-from dashgen.render import yamlcheck
+from dashgen.render import yamlread
 from dashgen.render.library import element_sha
 
 work = pytest.fixture(work_folder)
@@ -282,7 +281,7 @@ def test_export_grafana_operator_writes_the_element_as_a_valid_grafana_library_p
     argv = ["--profiles-dir", str(work / "profiles"), "export", "--format", "grafana-operator", *folder]
     result = CliRunner().invoke(main, [*argv, "--profile", PROFILE, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    docs = list(yaml.load_all((out / "grafana-operator" / f"{PROFILE}.yaml").read_text(), Loader=yamlcheck.LOADER))
+    docs = yamlread.load_all((out / "grafana-operator" / f"{PROFILE}.yaml").read_text())
     assert [d["kind"] for d in docs] == ["GrafanaLibraryPanel", "GrafanaDashboard"]
     panel = docs[0]
     assert crd_problems(panel) == [] and panel["spec"]["uid"] == LIB

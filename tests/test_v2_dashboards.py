@@ -5,7 +5,6 @@ as the v1 content through its classic view, and diffs against the v1 build with 
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import tomllib
@@ -22,6 +21,7 @@ from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import load_profiles, profile_from_dict
 from dashgen.diff import diff_dashboards
 from dashgen.document import classic_view, iter_panels, load_dashboard
+from dashgen.document.copying import tree_copy
 from dashgen.errors import ProfileError
 from dashgen.render.document import render_dashboard
 from dashgen.render.ids import panel_id
@@ -80,7 +80,7 @@ def test_every_shipped_profile_renders_a_schema_valid_v2_resource(name, api_vers
 
 def test_the_validator_names_the_path_of_a_schema_error_and_a_missing_element():
     _, resource, _ = _v2("long-context-64")
-    broken = copy.deepcopy(resource)
+    broken = tree_copy(resource)
     first = broken["spec"]["layout"]["spec"]["tabs"][0]["spec"]["layout"]["spec"]["rows"][0]["spec"]
     first["collapse"] = "no"
     key = next(iter(broken["spec"]["elements"]))
@@ -123,7 +123,7 @@ def test_a_valid_resource_never_reaches_jsonschema(monkeypatch):
     monkeypatch.setattr(v2_validate, "_jsonschema_errors", refuse)
     _, resource, _ = _v2("long-context-64", "v2")
     assert validate_v2(resource, "lc") == []
-    broken = copy.deepcopy(resource)
+    broken = tree_copy(resource)
     broken["spec"]["title"] = 7
     with pytest.raises(AssertionError, match="jsonschema ran"):
         validate_v2(broken, "lc")
@@ -154,7 +154,7 @@ def test_the_compiled_validator_rejects_what_jsonschema_rejects_and_the_message_
     case, api_version, monkeypatch
 ):
     mutate, path = BROKEN_V2[case]
-    spec = copy.deepcopy(_v2("long-context-64", api_version)[1]["spec"])
+    spec = tree_copy(_v2("long-context-64", api_version)[1]["spec"])
     mutate(spec)
     assert not _fast_accepts(spec, api_version)
     # jsonschema's own errors, as schema_errors asks for them (one pass of jsonschema over the spec, not two)
@@ -232,7 +232,7 @@ def test_diff_of_the_v1_and_v2_builds_reports_no_content_change_only_the_layout(
 
 def test_diff_of_two_v2_builds_reports_a_panel_moved_to_another_tab():
     _, resource, _ = _v2("long-context-64")
-    moved = copy.deepcopy(resource)
+    moved = tree_copy(resource)
     tabs = moved["spec"]["layout"]["spec"]["tabs"]
     row = tabs[1]["spec"]["layout"]["spec"]["rows"].pop(0)
     tabs[2]["spec"]["layout"]["spec"]["rows"].append(row)
@@ -359,7 +359,7 @@ def test_lint_finds_the_same_findings_on_the_v2_elements_as_on_the_v1_panels(nam
 
     v1 = found(document)
     assert v1 and found(resource) == v1  # these profiles have findings (the exclusions file accepts them)
-    broken = copy.deepcopy(resource)
+    broken = tree_copy(resource)
     element = next(e for e in broken["spec"]["elements"].values() if e["spec"]["data"]["spec"]["queries"])
     element["spec"]["data"]["spec"]["queries"][0]["spec"]["query"]["spec"]["expr"] = "rate(up[5m])"
     assert found(broken) != v1  # a v2 element's query is what lint reads

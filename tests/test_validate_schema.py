@@ -3,7 +3,6 @@ alike, and a rejected document's messages still name the panel and the field (js
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import cache
 
@@ -12,6 +11,7 @@ import pytest
 
 from dashgen.build import build_profile
 from dashgen.deployment.profile import load_profiles
+from dashgen.document.copying import tree_copy
 from dashgen.render import validate
 
 
@@ -70,7 +70,7 @@ def test_fast_validator_accepts_every_shipped_dashboard_as_jsonschema_does():
 @pytest.mark.parametrize("case", BROKEN, ids=list(BROKEN))
 def test_fast_validator_rejects_what_jsonschema_rejects_and_the_message_names_the_field(case):
     mutate, path = BROKEN[case]
-    doc = copy.deepcopy(documents()[0])
+    doc = tree_copy(documents()[0])
     mutate(doc)
     assert not _fast_accepts(doc)
     assert next(iter(validate._validator().iter_errors(doc)), None) is not None  # jsonschema rejects it too
@@ -94,7 +94,7 @@ def test_collapsed_rows_panels_are_placed_apart_from_the_panels_below():
 
 
 def test_overlap_inside_a_collapsed_row_is_refused():
-    doc = copy.deepcopy(documents()[0])
+    doc = tree_copy(documents()[0])
     (row, *_) = _collapsed_rows(doc)
     first, second = row["panels"][:2]
     second["gridPos"] = dict(first["gridPos"])
@@ -163,7 +163,7 @@ def test_a_rejected_documents_errors_are_the_plain_jsonschema_errors_on_random_m
     from dashgen.render.v2 import validate as v2_validate
 
     if version == "v1":
-        doc = copy.deepcopy(documents()[0])
+        doc = tree_copy(documents()[0])
         doc["panels"] = doc["panels"][:4]
         plain, lister = validate._validator(), validate._errors_validator()
     else:
@@ -203,7 +203,7 @@ def test_the_error_lister_walks_only_the_refused_panel(monkeypatch):
     monkeypatch.setitem(Draft7Validator.VALIDATORS, "$ref", counting)
     lister = error_lister(validate._schema(), validate._fast_validator())
     monkeypatch.undo()
-    doc = copy.deepcopy(documents()[0])
+    doc = tree_copy(documents()[0])
     doc["panels"][5]["title"] = 5
     assert _errors(lister, doc) == _errors(validate._validator(), doc) != []
     assert sorted(descended) == ["anyPanel", "panel"], descended

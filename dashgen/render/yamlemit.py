@@ -11,9 +11,9 @@ dict order is kept (the caller decides it).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
 from dashgen.render.yamlcheck import check_reads_back
@@ -38,7 +38,8 @@ def _escape(match: re.Match[str]) -> str:
 
 def _quoted(text: str) -> str:
     """A double-quoted scalar that YAML reads back as exactly ``text``, whatever characters it holds."""
-    return _NOT_RAW.sub(_escape, json.dumps(text, ensure_ascii=False))
+    # what json.dumps(text, ensure_ascii=False) returns, without building an encoder per string
+    return _NOT_RAW.sub(_escape, encode_basestring(text))
 
 
 def _key(key: Any) -> str:
@@ -89,47 +90,76 @@ def _literal(text: str, indent: str) -> list[str]:
     return [header, *lines, *([""] * (trailing - 1 if trailing > 1 else 0))]
 
 
-def _is_complex(value: Any) -> bool:
-    return isinstance(value, Mapping | list | tuple) and len(value) > 0
+def _container(value: Any) -> bool:
+    """A mapping, list or tuple: what is written as a block (when not empty). Plain dicts and lists, nearly every
+    value, are told apart without the ``Mapping`` ABC's slower check."""
+    kind = type(value)
+    return kind is dict or kind is list or isinstance(value, Mapping | list | tuple)
 
 
 def _empty(value: Any) -> str:
     return "{}" if isinstance(value, Mapping) else "[]"
 
 
-def _value_lines(head: str, value: Any, indent: int) -> list[str]:
-    """``head`` is ``"<pad>key:"`` or ``"<pad>- key:"``; the value follows inline or on the next lines."""
-    if _is_complex(value):
-        return [head, *_lines(value, indent)]
-    if isinstance(value, Mapping | list | tuple):
-        return [f"{head} {_empty(value)}"]
-    if isinstance(value, str) and _literal_ok(value):
-        block = _literal(value, " " * indent)
-        return [f"{head} {block[0]}", *block[1:]]
-    return [f"{head} {_scalar(value)}"]
+class _Lines:
+    """The lines of one document, appended to one list; the keys and strings already written in it are quoted
+    once (a manifest repeats its keys thousands of times)."""
 
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self._keys: dict[Any, str] = {}
+        self._strings: dict[str, str] = {}
 
-def _lines(value: Any, indent: int) -> list[str]:
-    pad = " " * indent
-    out: list[str] = []
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            out += _value_lines(f"{pad}{_key(key)}:", item, indent + 2)
-        return out
-    if isinstance(value, list | tuple):
-        for item in value:
-            if isinstance(item, Mapping) and item:
-                (first, first_value), *rest = item.items()
-                out += _value_lines(f"{pad}- {_key(first)}:", first_value, indent + 4)
-                for key, nested in rest:
-                    out += _value_lines(f"{pad}  {_key(key)}:", nested, indent + 4)
-            elif _is_complex(item):
-                nested = _lines(item, indent + 2)
-                out += [f"{pad}- {nested[0].lstrip()}", *nested[1:]]
+    def key(self, key: Any) -> str:
+        text = self._keys.get(key)
+        if text is None or type(key) is not str:
+            text = self._keys[key] = _key(key)
+        return text
+
+    def scalar(self, value: Any) -> str:
+        if type(value) is not str:
+            return _scalar(value)
+        text = self._strings.get(value)
+        if text is None:
+            text = self._strings[value] = _quoted(value)
+        return text
+
+    def value(self, head: str, value: Any, indent: int) -> None:
+        """``head`` is ``"<pad>key:"`` or ``"<pad>- key:"``; the value follows inline or on the next lines."""
+        if _container(value):
+            if len(value):
+                self.out.append(head)
+                self.block(value, indent)
             else:
-                out += _value_lines(f"{pad}-", item, indent + 2)
-        return out
-    return [f"{pad}{_scalar(value)}"]
+                self.out.append(f"{head} {_empty(value)}")
+        elif isinstance(value, str) and "\n" in value and _literal_ok(value):
+            block = _literal(value, " " * indent)
+            self.out.append(f"{head} {block[0]}")
+            self.out += block[1:]
+        else:
+            self.out.append(f"{head} {self.scalar(value)}")
+
+    def block(self, value: Any, indent: int) -> None:
+        pad = " " * indent
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                self.value(f"{pad}{self.key(key)}:", item, indent + 2)
+            return
+        if isinstance(value, list | tuple):
+            for item in value:
+                if isinstance(item, Mapping) and item:
+                    (first, first_value), *rest = item.items()
+                    self.value(f"{pad}- {self.key(first)}:", first_value, indent + 4)
+                    for key, nested in rest:
+                        self.value(f"{pad}  {self.key(key)}:", nested, indent + 4)
+                elif _container(item) and len(item):
+                    start = len(self.out)
+                    self.block(item, indent + 2)
+                    self.out[start] = f"{pad}- {self.out[start].lstrip()}"
+                else:
+                    self.value(f"{pad}-", item, indent + 2)
+            return
+        self.out.append(f"{pad}{self.scalar(value)}")
 
 
 def _comment(text: str) -> str:
@@ -142,9 +172,13 @@ def dump(value: Mapping[str, Any], comments: Sequence[str] = (), read_back: bool
     """One YAML document of the mapping ``value``, after ``# comment`` lines; ends with a newline. Read back
     (``yamlcheck``) unless ``read_back`` is False: only for text compared with bytes that were read back when
     they were written, never for text that is written."""
-    lines = [f"# {_comment(c)}" if c else "#" for c in comments]
-    lines += _lines(value, 0) if value else ["{}"]
-    text = "\n".join(lines) + "\n"
+    lines = _Lines()
+    lines.out += [f"# {_comment(c)}" if c else "#" for c in comments]
+    if value:
+        lines.block(value, 0)
+    else:
+        lines.out.append("{}")
+    text = "\n".join(lines.out) + "\n"
     if read_back:
         check_reads_back(text, value)
     return text
