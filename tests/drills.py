@@ -1,20 +1,23 @@
 """The incident-drill harness (S31-S35): ONE production-like VictoriaMetrics (long-context-64's ``[store]`` flags:
 30 s deduplication, 30 s latency offset) holding each drill scenario of ``dashgen.demo.scenarios`` in its own
 deployment (``cluster="drill-<scenario>"``, the same node names: several deployments share one store, as in
-production), every window ending at the same anchor; then the real vmalert replays ALL rule groups of every
-deployment (alerts included, so ``ALERTS`` is written back) over the last ``REPLAY_SECONDS`` of the windows.
+production), every window ending at the same anchor; the real vmalert replays each deployment's rule groups (alerts
+included, so ``ALERTS`` is written back; only the rules whose output the checks read, :func:`checked`) over the last
+``REPLAY_SECONDS`` of the windows.
 
 The same store holds long-context-64's fault suite (``tests/fault_plan.py``: the suite's drill scenarios are these
-deployments, its catalogue faults packed into ``suite-faults-<n>``): one import of each scenario and one replay for
+deployments, its catalogue faults packed into ``suite-faults-<n>``): one import and one replay of each scenario for
 both modules instead of two stores building thirteen of the same scenarios. :func:`shared_store` starts it once per
 process (the first of the two modules to ask) and stops it when the session ends; both modules mark their tests of it
 ``shared_store`` so that under xdist they run on one worker (``tests/conftest.py``). :func:`drills_fixture` makes a
 pytest fixture of the drills. Each :class:`Drill` answers instant queries at its window's end and lists the alerts
 firing there for its deployment.
 
-Imported at the store's resolution (30 s, what the deduplicated store keeps of every faster source anyway): the
-whole store (25 imports of a 1 h window, 3 vmalert passes) takes about 60 s of CPU on an idle 2-core machine;
-``Store.timings`` holds the measure.
+Imported at the store's resolution (30 s, what the deduplicated store keeps of every faster source anyway), each
+deployment's rules replayed (three vmalert passes) while the next deployment is generated and imported: the whole
+store (25 deployments of a 1 h window) took 37-38 s of CPU and 74-93 s of wall on the shared 2-core machine at load
+12-13 (2026-12-07; 28 deployments, every rule, one replay after all imports: 45-47 s, 109-118 s); ``Store.timings``
+holds the measure ("import": until the last import is in, replays running beside; "replay": the replays' tail).
 """
 
 from __future__ import annotations
@@ -131,8 +134,8 @@ def start_store(base: Profile, deployments: Sequence[Deployment]) -> tuple[vmlau
             for deployment in deployments:
                 profile = profiles[deployment.name] = replace(base, deployment=deployment.name)
                 scenarios = deployment.scenarios or ["healthy"]
+                # import_demo returns once the store has flushed the import: its replay may start
                 import_demo(datasource, profile, scenarios[0], end, HOURS, STEP, more=scenarios[1:], reads=READS)
-                datasource.flush()
                 # the groups are made here, not on the replay's thread (rendering rules writes a cache file)
                 groups = recorder.replayed_groups([profile], every_group=True, reads=checked(profile))
                 replayed.append(replays.submit(recorder.replay_groups, server.url, groups, end - REPLAY_SECONDS, end))
