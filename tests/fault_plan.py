@@ -132,12 +132,10 @@ def _drill_uses(profile: Profile, scenario: str) -> set[str]:
 
 def plan(profile: Profile, rows: tuple[FailureMode, ...], apart: bool = False) -> list[Deployment]:
     """The deployments: healthy alone; each drill scenario in its own, with the catalogue's faults packed into them
-    (and into further deployments) so that no two scenarios of one deployment use the same node or part. ``apart``:
-    the drill scenarios are the incident drills' deployments (``drill-<scenario>``, the drills' healthy
-    ``drill-healthy``), each alone, and the catalogue's faults are packed as they would be beside them, into
-    deployments of their own (``suite-faults-<drill>``): the same groups of faults, whose interplay the suite has held
-    (the nodes and parts a fault declares do not say everything: packed otherwise, the SLO burn on lc-node-00 did not
-    fire beside a missing engine target on lc-node-03, a stage of the same replica)."""
+    (and into further deployments) so that no two scenarios of one deployment use the same node or part
+    (``Fault.resources``). ``apart``: the drill scenarios are the incident drills' deployments (``drill-<scenario>``,
+    the drills' healthy ``drill-healthy``), each alone, and the catalogue's faults are packed into deployments of
+    their own (``suite-faults-<n>``)."""
     scenarios = sorted({row.demo.scenario for row in rows})
     prefix = "drill" if apart else "suite"
     drills = [
@@ -145,8 +143,7 @@ def plan(profile: Profile, rows: tuple[FailureMode, ...], apart: bool = False) -
         for scenario in scenarios
         if scenario in DRILLS
     ]
-    # the deployments a catalogue fault may join: the drills', or (apart) stand-ins keeping their nodes and parts free
-    packed = [Deployment(f"suite-faults-{d.scenarios[0]}", [], set(d.uses)) for d in drills] if apart else drills
+    packed = [] if apart else drills  # the deployments a catalogue fault may join
     for scenario in [*scenarios, *held_out(profile.name, rows)]:
         fault = fault_of(scenario)
         if fault is None:

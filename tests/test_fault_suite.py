@@ -45,11 +45,12 @@ from fault_plan import (
 
 from dashgen.build import build_profile
 from dashgen.catalogue import ROWS, FailureMode, by_id, conditions, entity_labels, rows_for
-from dashgen.demo.faults import BY_KEY, PREFIX, fault_of, reshape, starts
+from dashgen.demo.faults import BY_KEY, ENGINE_SOURCES, PREFIX, fault_of, reshape, starts
 from dashgen.demo.faults import entity as fault_entity
 from dashgen.demo.run import demo_models, demo_plan, demo_series
 from dashgen.demo.scenarios import entity
 from dashgen.deployment.profile import Profile
+from dashgen.deployment.topology import Topology
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
 
@@ -156,6 +157,28 @@ def test_every_catalogue_row_runs_in_one_suite() -> None:
         assert {row.demo.scenario for row in rows} | set(held_out(name, rows)) == planned, name
         for scenario in planned:
             assert fault_of(scenario) is not None or scenario in DRILLS, (name, scenario)
+
+
+def test_no_deployment_packs_the_slo_burn_beside_a_fault_ending_an_entry_stages_engine() -> None:
+    """An entry stage's engine (pipeline rank 0: its tokenizer writes its replica's request histograms) whose targets
+    end takes its share of the requests out of the engine-side SLO ratios: beside the SLO burn, the burn fired 7-9
+    minutes late, past its row's bound, and the noise of the deployment's name decided whether it passed. The two
+    declare the part they share (``Fault.resources``: ``slo``), so no plan packs them together."""
+    checked = 0
+    for name in SUITES:
+        profile = suite_profile(name)
+        entry = {role.name for role in Topology(profile).nodes if 0 in role.pp_ranks}
+        for deployment in suite_plan(name):
+            if "fault:slo-burn" not in deployment.scenarios:
+                continue
+            checked += 1
+            for scenario in deployment.scenarios:
+                fault = fault_of(scenario)
+                if fault is None or not (set(fault.sources) & {*ENGINE_SOURCES, "*"}):
+                    continue
+                node = profile.node_names[min(fault.node, profile.nodes - 1)]
+                assert not fault.every_node and node not in entry, (name, deployment.name, scenario)
+    assert checked == 1, "the SLO burn runs in one suite"
 
 
 @pytest.mark.parametrize("name", sorted(SUITES))

@@ -8,18 +8,22 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from dashgen_panels import first_screen
 from dashgen_queries import health, nodata, now
-from drills import HOURS, SCENARIOS, SHARED_STORE, Drill, drills_fixture
+from drills import HOURS, SCENARIOS, SHARED_STORE, Drill, checked, drills_fixture
+from fault_plan import SUITES, suite_profile
 
 from dashgen.build import build_profile
-from dashgen.demo.recorder import rule_passes
+from dashgen.demo.recorder import replayed_groups, rule_passes, rules_read
 from dashgen.demo.scenarios import INCIDENTS, entity, incident
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
 from dashgen.live.expand import Window, expand_text, globals_for, variable_values
+from dashgen.rules.render import rule_groups_data
 
 drills = drills_fixture()
 pytestmark = SHARED_STORE  # the store long-context-64's fault suite reads too: one xdist group with its tests
@@ -367,6 +371,57 @@ def test_replay_runs_a_rule_after_the_records_it_reads():
         [rule.get("record") or rule.get("alert") for group in p for rule in group["rules"]] for p in rule_passes(groups)
     ]
     assert passes == [["node:x:ratio", "APlain", "node:x:ratio_other"], ["node:x:max_ratio"], ["XHigh"]]
+
+
+def test_a_replay_cut_to_what_is_read_keeps_every_alert_and_the_records_read_transitively():
+    """``rules_read``: reading ``ALERTS`` keeps every alert and each record an alert reads, through records reading
+    records; a record nothing reads is left out, a group left empty dropped; a read by name pattern is refused."""
+    groups = [
+        {
+            "name": "g",
+            "rules": [
+                {"record": "node:a:sum", "expr": "sum by (node) (a)"},
+                {"record": "node:a:twice", "expr": "node:a:sum * 2"},
+                {"record": "node:b:sum", "expr": "sum by (node) (b)"},
+                {"alert": "AHigh", "expr": "node:a:twice > 1"},
+                {"alert": "BPlain", "expr": "b > 1"},
+            ],
+        },
+        {"name": "h", "rules": [{"record": "node:c:one", "expr": "vector(1)"}]},
+    ]
+
+    def kept(reads: list[str]) -> list[tuple[str, list[str]]]:
+        cut = rules_read(groups, reads)
+        return [(group["name"], [rule.get("record") or rule["alert"] for rule in group["rules"]]) for group in cut]
+
+    assert kept(['ALERTS{alertstate="firing"}']) == [("g", ["node:a:sum", "node:a:twice", "AHigh", "BPlain"])]
+    assert kept(["ALERTS_FOR_STATE"]) == kept(["ALERTS"])
+    assert kept(["max(node:c:one)"]) == [("h", ["node:c:one"])]
+    assert kept(["node:b:sum_other", "node:c:on"]) == [], "a name is read whole, not by a prefix"
+    with pytest.raises(ValueError, match="name pattern"):
+        rules_read(groups, ['{__name__=~"node:b:.*"}'])
+
+
+@pytest.mark.parametrize("name", sorted(SUITES))
+def test_every_record_a_store_check_names_is_replayed(name):
+    """The stores replay only the rules whose output ``drills.checked`` reads: every recorded series the checks of
+    the drills and the fault suite name literally is one of those (a check reading any other record would read
+    nothing), and the records no check reads (the per-GPU window statistics) are the ones left out."""
+    profile = replace(suite_profile(name), deployment="drill-healthy")
+    recorded = {rule["record"] for group in rule_groups_data(profile) for rule in group["rules"] if "record" in rule}
+    replayed = {
+        rule["record"]
+        for group in replayed_groups([profile], every_group=True, reads=checked(profile))
+        for rule in group["rules"]
+        if "record" in rule
+    }
+    here = Path(__file__)
+    files = ("drills.py", "test_fault_suite.py", here.name)
+    sources = [(here.parent / file).read_text(encoding="utf-8") for file in files]
+    named = {run for text in sources for run in re.findall(r"[\w:]+", text)} & recorded
+    assert nodata.LAYER_REASON in named and named <= replayed, sorted(named - replayed)
+    window = {record for record in recorded if ":dashgen_gpu_window_" in record}
+    assert window and not window & replayed, sorted(window & replayed)
 
 
 # -- the first screen (issue 26): each fault named on the Now row, nothing red on the healthy deployments --------

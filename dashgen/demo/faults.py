@@ -46,8 +46,8 @@ class Fault:
     sources: tuple[str, ...] = ()  # the sources whose every series of the node ends (a target down or gone)
     up: float | None = None  # the up value of those targets from the fault on (None: the up series ends too)
     needs: tuple[str, ...] = field(default=())  # profile sources the fault shows in
-    # What the fault occupies (two faults sharing one never share a deployment): its node, or for the cluster-wide
-    # parts on node 0 (the gateway, the Mooncake master) the part it reshapes.
+    # What the fault occupies (two faults sharing one never share a deployment): its node, or the parts it changes (the
+    # gateway's, the Mooncake master's on node 0; "slo": the requests the engine-side SLO ratios count).
     uses: tuple[str, ...] = ()
     every_node: bool = False  # the sources' targets end on every node (a cluster-wide source gone), not one
     # the sources' scrapes fail every other time from the fault on (a target timing out now and then): up reads 0
@@ -276,6 +276,8 @@ FAULTS: tuple[Fault, ...] = (
         4,
         sources=ENGINE_SOURCES,
         up=0.0,
+        # an entry stage in long-context-64: its request histograms end, and an SLO burn beside it fired 7-9 min late
+        uses=("node4", "slo"),
     ),
     Fault("engine-target-missing", (), 3, sources=ENGINE_SOURCES),
     *(
@@ -296,9 +298,8 @@ HELD_OUT: tuple[Fault, ...] = (
         (Change("node_network_transmit_errs_total", _m(*N, "device", "*"), "rate", 5),),
         6,
     ),
-    Fault(
-        "held-out-clock-behind", (Change("node_timex_offset_seconds", _m(*N), "gauge", -1.5),), 2
-    ),  # NTP stepped back
+    # NTP stepped back
+    Fault("held-out-clock-behind", (Change("node_timex_offset_seconds", _m(*N), "gauge", -1.5),), 2),
     Fault(  # NTP lost: the kernel marks the clock unsynchronised and its estimated error sits at its 16 s limit (the
         # offset it last knew stays small). The demo writes both series on every node, so the fault changes them in
         # place: a copy onto them would leave the synchronised samples beside it in the store.
@@ -417,9 +418,8 @@ HELD_OUT_AGAIN: tuple[Fault, ...] = (
         ),
         6,
     ),
-    Fault(  # the engine's /metrics (a multiprocess collector) times out every other scrape under load
-        "held-out-engine-metrics-flapping", (), 7, sources=ENGINE_SOURCES, flapping=True
-    ),
+    # the engine's /metrics (a multiprocess collector) times out every other scrape under load
+    Fault("held-out-engine-metrics-flapping", (), 7, sources=ENGINE_SOURCES, flapping=True),
     Fault(  # node_exporter's scrape exceeds its timeout every other time (a hung NFS mount stalls its collector)
         "held-out-node-exporter-flapping", (), 7, sources=("node_exporter",), flapping=True
     ),

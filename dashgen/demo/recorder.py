@@ -9,7 +9,9 @@ groups are replayed, in passes (a rule reading another group's records after it)
 ones the scenario states; the per-GPU table's statistics (group ``dashgen-<profile>-gpu-window``, ``GPU_WINDOW``)
 and the SLO group's request and stage reuse rates (``request-rates``, ``stage-reuse``) are replayed the same way,
 over the whole window the panels read. The incident drills (``tests/drills.py``) replay every group
-(``every_group=True``), alerts included: vmalert writes ``ALERTS`` and ``ALERTS_FOR_STATE`` back as it would live.
+(``every_group=True``), alerts included: vmalert writes ``ALERTS`` and ``ALERTS_FOR_STATE`` back as it would live; cut
+to the rules whose output their checks read (``reads``, :func:`rules_read`), one deployment at a time
+(:func:`replayed_groups`, :func:`replay_groups`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,8 +131,55 @@ def rule_passes(groups: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [passes[index] for index in sorted(passes)]
 
 
+# What vmalert writes of an alerting rule: an expression reading either reads every alert's output.
+ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
+
+
+def rules_read(groups: list[dict[str, Any]], reads: Sequence[str]) -> list[dict[str, Any]]:
+    """``groups`` cut to the rules whose output the PromQL expressions ``reads`` can see: every alert when they read
+    ``ALERTS`` (or ``ALERTS_FOR_STATE``), and each recording rule whose record they read or a rule kept reads,
+    transitively; a group left without a rule is dropped. A rule's output depends only on what it reads, so these
+    rules replayed alone give ``reads`` the same answers as every rule replayed. A selector by name pattern
+    (``__name__``) is refused: its reads are not its name runs."""
+    by_record: dict[str, list[dict[str, Any]]] = {}
+    for group in groups:
+        for rule in group["rules"]:
+            if "record" in rule:
+                by_record.setdefault(str(rule["record"]), []).append(rule)
+    kept: set[int] = set()
+    todo = [str(expr) for expr in reads]
+    if any(set(_NAME_RUN.findall(expr)) & ALERT_SERIES for expr in todo):
+        alerts = [rule for group in groups for rule in group["rules"] if "alert" in rule]
+        kept |= {id(rule) for rule in alerts}
+        todo += [str(rule["expr"]) for rule in alerts]
+    followed: set[str] = set()
+    while todo:
+        expr = todo.pop()
+        if "__name__" in expr:
+            raise ValueError(f"a read by name pattern cannot be followed to the rules it reads: {expr[:200]}")
+        for name in set(_NAME_RUN.findall(expr)) & by_record.keys() - followed:
+            followed.add(name)
+            kept |= {id(rule) for rule in by_record[name]}
+            todo += [str(rule["expr"]) for rule in by_record[name]]
+    cut = [{**group, "rules": [rule for rule in group["rules"] if id(rule) in kept]} for group in groups]
+    return [group for group in cut if group["rules"]]
+
+
 def _rfc3339(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def replayed_groups(
+    profiles: Iterable[Profile],
+    *,
+    every_group: bool = False,
+    groups: tuple[str, ...] = (LAYER_HEALTH, NOW),
+    reads: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The rule groups :func:`replay` evaluates: the profiles' groups of the names ``groups`` (every group with
+    ``every_group``), cut to what ``reads`` can see (:func:`rules_read`) when given."""
+    chosen = _groups(profiles, None if every_group else groups)
+    return chosen if reads is None else rules_read(chosen, reads)
 
 
 def replay(
@@ -145,24 +194,74 @@ def replay(
     timeout: float = 300.0,
     every_group: bool = False,
     groups: tuple[str, ...] = (LAYER_HEALTH, NOW),
+    reads: Sequence[str] | None = None,
 ) -> None:
     """Evaluate the profiles' layer-health and now rules (``groups``: the groups of those names; ``every_group``: all
-    their groups, alerts included), a rule reading another's records in a later pass, every
-    ``interval`` from ``start`` to ``end`` (epoch seconds) against ``store_url`` and write the results into it (or
-    into ``write_url``, a VictoriaMetrics cluster's ``http://vminsert:8480/insert/0/prometheus``); returns when
-    vmalert has finished."""
+    their groups, alerts included; ``reads``: only the rules whose output those expressions can see), a rule reading
+    another's records in a later pass, every ``interval`` from ``start`` to ``end`` (epoch seconds) against
+    ``store_url`` and write the results into it (or into ``write_url``, a VictoriaMetrics cluster's
+    ``http://vminsert:8480/insert/0/prometheus``); returns when vmalert has finished."""
+    chosen = replayed_groups(profiles, every_group=every_group, groups=groups, reads=reads)
+    _replay_passes(_vmalert(binary), chosen, store_url, start, end, write_url, interval, timeout)
+
+
+def replay_groups(
+    store_url: str, groups: list[dict[str, Any]], start: float, end: float, interval: float = RULE_INTERVAL_SECONDS
+) -> None:
+    """Evaluate ``groups`` (:func:`replayed_groups`, or groups of one's own) as :func:`replay` does, every
+    ``interval``, into the store they read."""
+    _replay_passes(_vmalert(None), groups, store_url, start, end, None, interval, 300.0)
+
+
+def _vmalert(binary: str | None) -> str:
     found = find_vmalert(binary)
     if found is None:
         raise ReplayError(
             "vmalert not found (install the Debian package 'victoria-metrics': `make debian-deps`, or set VMALERT_BIN)"
         )
-    chosen = _groups(profiles, None if every_group else groups)
-    if not chosen:
+    return found
+
+
+def _replay_passes(
+    found: str,
+    groups: list[dict[str, Any]],
+    store_url: str,
+    start: float,
+    end: float,
+    write_url: str | None,
+    interval: float,
+    timeout: float,
+) -> None:
+    if not groups:
         return  # no such group (a profile without a per-GPU source has no gpu-window group): nothing to evaluate
-    for number, groups_of_pass in enumerate(rule_passes(chosen)):
+    for number, groups_of_pass in enumerate(rule_passes(groups)):
         if number:  # the previous pass's records must be searchable (single-node VictoriaMetrics; best effort)
             Datasource(store_url, import_url=write_url).flush()
-        _replay_once(found, _text(groups_of_pass), store_url, start, end, write_url, interval, timeout)
+        with tempfile.TemporaryDirectory(prefix="dashgen-replay-") as work:
+            rules = Path(work) / "rules.yml"
+            rules.write_text(_text(groups_of_pass), encoding="utf-8")
+            args = [
+                found,
+                f"-rule={rules}",
+                f"-datasource.url={store_url}",
+                f"-remoteWrite.url={write_url or store_url}",
+                # replay steps by -datasource.queryStep (default 5m), not by the evaluation interval
+                f"-evaluationInterval={interval:g}s",
+                f"-datasource.queryStep={interval:g}s",
+                f"-replay.timeFrom={_rfc3339(start)}",
+                f"-replay.timeTo={_rfc3339(end)}",
+                "-replay.disableProgressBar",
+                "-replay.rulesDelay=0s",
+                "-loggerLevel=ERROR",
+            ]
+            try:
+                done = subprocess.run(
+                    args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
+                )
+            except subprocess.TimeoutExpired:
+                raise ReplayError(f"vmalert -replay did not finish within {timeout:g} s") from None
+        if done.returncode != 0:
+            raise ReplayError(f"vmalert -replay exited {done.returncode}: {(done.stderr or done.stdout)[-2000:]}")
 
 
 def replay_for_dashboards(
@@ -180,40 +279,3 @@ def replay_for_dashboards(
             by_interval.setdefault(stage_bands.interval_seconds(profile), []).append(profile)
     for seconds, banded in by_interval.items():
         replay(store_url, banded, start, end, write_url=write_url, groups=(STAGE_BANDS_GROUP,), interval=seconds)
-
-
-def _replay_once(
-    found: str,
-    text: str,
-    store_url: str,
-    start: float,
-    end: float,
-    write_url: str | None,
-    interval: float,
-    timeout: float,
-) -> None:
-    with tempfile.TemporaryDirectory(prefix="dashgen-replay-") as work:
-        rules = Path(work) / "rules.yml"
-        rules.write_text(text, encoding="utf-8")
-        args = [
-            found,
-            f"-rule={rules}",
-            f"-datasource.url={store_url}",
-            f"-remoteWrite.url={write_url or store_url}",
-            # replay steps by -datasource.queryStep (default 5m), not by the evaluation interval
-            f"-evaluationInterval={interval:g}s",
-            f"-datasource.queryStep={interval:g}s",
-            f"-replay.timeFrom={_rfc3339(start)}",
-            f"-replay.timeTo={_rfc3339(end)}",
-            "-replay.disableProgressBar",
-            "-replay.rulesDelay=0s",
-            "-loggerLevel=ERROR",
-        ]
-        try:
-            done = subprocess.run(
-                args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
-            )
-        except subprocess.TimeoutExpired:
-            raise ReplayError(f"vmalert -replay did not finish within {timeout:g} s") from None
-    if done.returncode != 0:
-        raise ReplayError(f"vmalert -replay exited {done.returncode}: {(done.stderr or done.stdout)[-2000:]}")
