@@ -11,9 +11,9 @@ dict order is kept (the caller decides it).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
 from dashgen.render.yamlcheck import check_reads_back
@@ -38,7 +38,11 @@ def _escape(match: re.Match[str]) -> str:
 
 def _quoted(text: str) -> str:
     """A double-quoted scalar that YAML reads back as exactly ``text``, whatever characters it holds."""
-    return _NOT_RAW.sub(_escape, json.dumps(text, ensure_ascii=False))
+    quoted = encode_basestring(text)  # what json.dumps(text, ensure_ascii=False) returns, without its encoder object
+    # JSON escapes every control character: an ASCII string needs no YAML escape unless it holds DEL (most do not)
+    if quoted.isascii() and "\x7f" not in quoted:
+        return quoted
+    return _NOT_RAW.sub(_escape, quoted)
 
 
 def _key(key: Any) -> str:
@@ -99,13 +103,15 @@ def _empty(value: Any) -> str:
 
 def _value_lines(head: str, value: Any, indent: int) -> list[str]:
     """``head`` is ``"<pad>key:"`` or ``"<pad>- key:"``; the value follows inline or on the next lines."""
+    if isinstance(value, str):  # most values: told apart before the slower test for a Mapping
+        if _literal_ok(value):
+            block = _literal(value, " " * indent)
+            return [f"{head} {block[0]}", *block[1:]]
+        return [f"{head} {_quoted(str(value))}"]
     if _is_complex(value):
         return [head, *_lines(value, indent)]
     if isinstance(value, Mapping | list | tuple):
         return [f"{head} {_empty(value)}"]
-    if isinstance(value, str) and _literal_ok(value):
-        block = _literal(value, " " * indent)
-        return [f"{head} {block[0]}", *block[1:]]
     return [f"{head} {_scalar(value)}"]
 
 
