@@ -20,6 +20,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from dashgen.render.syntax_nodes import nodes_under
+
 SHORTEST_FSTRING_PREFIX = 6  # an f-string's leading text selects only from this length (dashgen.panel_index)
 
 # A comment, or a string token without its prefix (read from the code before it): triple-quoted first (else ``''``
@@ -129,7 +131,7 @@ def strings_of(source: bytes) -> Strings | None:
             if isinstance(node.value, str):
                 values.add(node.value)
             continue
-        for inner in ast.walk(node):
+        for inner in nodes_under(node):
             if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
                 values.add(inner.value)
             elif isinstance(inner, ast.JoinedStr):
