@@ -20,6 +20,7 @@ from bench.harness import DASHGEN, ROOT, BenchResult, Row, checked, run_child
 FIXTURES = ROOT / "tests" / "fixtures" / "profiles"
 SIZES = {"scale-1000": 1_000, "scale-10000": 10_000}  # profile -> GPUs
 REPEAT = 2
+RATIO_REPEAT = 7  # pairs a row of the check / build ratio: one pair moves by 0.2 with the load of a shared machine
 TARGET_MIB = 1024.0
 TARGET_S = 60.0
 CHECK_OVER_BUILD = 1.5  # issue 42: check of the scale profiles at most 1.5 x their builds
@@ -37,9 +38,10 @@ def _repeated(argv: list[str], work: Path, repeat: int, what: str) -> tuple[list
     return seconds, rss, code
 
 
-def _cpu_pair(base: list[str], work: Path, cache: Path | None) -> tuple[float, float]:
+def _cpu_pair(base: list[str], work: Path, cache: Path | None, check_first: bool = False) -> tuple[float, float]:
     """CPU seconds of the builds of both scale profiles (one process each, as ``dashgen build --profile``) and of one
-    ``check`` of both, each process with the cache folder ``cache`` emptied before it (None: the user's own)."""
+    ``check`` of both, each process with the cache folder ``cache`` emptied before it (None: the user's own); the
+    check runs after the builds, or before them with ``check_first``."""
 
     def env() -> dict[str, str] | None:
         if cache is None:
@@ -47,40 +49,63 @@ def _cpu_pair(base: list[str], work: Path, cache: Path | None) -> tuple[float, f
         shutil.rmtree(cache, ignore_errors=True)
         return {**os.environ, "DASHGEN_CACHE_DIR": str(cache)}
 
-    out = work / "rebuilt"
-    build = sum(
-        checked(
-            run_child([*base, "build", "--profile", name, "--out", str(out)], cwd=work, env=env(), timeout=600),
-            f"build {name}",
-        ).cpu_seconds
-        for name in SIZES
-    )
-    done = run_child([*base, "check", "--index", "panels.md"], cwd=work, env=env(), timeout=600)
-    if done.returncode not in (0, 1):
-        raise RuntimeError(f"check exited {done.returncode}: {done.stderr[-500:]}")
-    return done.cpu_seconds, build
+    def check() -> float:
+        done = run_child([*base, "check", "--index", "panels.md"], cwd=work, env=env(), timeout=600)
+        if done.returncode not in (0, 1):
+            raise RuntimeError(f"check exited {done.returncode}: {done.stderr[-500:]}")
+        return done.cpu_seconds
+
+    def builds() -> float:
+        out = work / "rebuilt"
+        return sum(
+            checked(
+                run_child([*base, "build", "--profile", name, "--out", str(out)], cwd=work, env=env(), timeout=600),
+                f"build {name}",
+            ).cpu_seconds
+            for name in SIZES
+        )
+
+    if check_first:
+        spent = check()
+        return spent, builds()
+    spent = builds()
+    return check(), spent
 
 
 def _check_over_build(result: BenchResult, base: list[str], work: Path, repeat: int) -> None:
-    """Issue 42's check / build ratio in CPU seconds, builds and check alternating, with the cache folder as a
-    developer has it (warm: the test modules' selectors, the panel modules' query calls and the rule links' metric
-    names kept from the run before) and emptied before each process (cold: a CI runner's first run)."""
+    """Issue 42's check / build ratio in CPU seconds, with the cache folder as a developer has it (warm: the test
+    modules' selectors, the panel modules' query calls and the rule links' metric names kept from the run before)
+    and emptied before each process (cold: a CI runner's first run).
+
+    A pair's ratio moves by 0.2 with the machine's load, so each row is the median of ``repeat`` pairs, and the
+    pairs are interleaved against drift: each round runs a warm and a cold pair (which of them first alternates),
+    and within a pair the check runs after its builds in one round and before them in the next."""
     cold_cache = work / "cold-cache"
-    for label, cache in (("cache folder warm", None), ("cache folder empty (first run, CI)", cold_cache)):
-        pairs = [_cpu_pair(base, work, cache) for _ in range(repeat + 1)][1:]  # the first run warms the cache
+    cases: tuple[tuple[str, Path | None], ...] = (
+        ("cache folder warm", None),
+        ("cache folder empty (first run, CI)", cold_cache),
+    )
+    pairs: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in cases}
+    for turn in range(repeat + 1):  # the first round warms the user's cache folder and is not recorded
+        for label, cache in cases if turn % 2 == 0 else cases[::-1]:
+            pair = _cpu_pair(base, work, cache, check_first=turn % 2 == 1)
+            if turn:
+                pairs[label].append(pair)
+    for label, measured in pairs.items():
         result.add(
             Row(
                 "lint_scale",
                 f"check / build CPU, {label}",
                 "ratio",
-                [check / build for check, build in pairs],
-                note=f"check {statistics.median(c for c, _ in pairs):.2f} s, builds "
-                f"{statistics.median(b for _, b in pairs):.2f} s of CPU; target <= {CHECK_OVER_BUILD}",
+                [check / build for check, build in measured],
+                note=f"check {statistics.median(c for c, _ in measured):.2f} s, builds "
+                f"{statistics.median(b for _, b in measured):.2f} s of CPU, median of {len(measured)} interleaved "
+                f"pairs; target <= {CHECK_OVER_BUILD}",
             )
         )
 
 
-def run(repeat: int = REPEAT) -> BenchResult:
+def run(repeat: int = REPEAT, ratio_repeat: int = RATIO_REPEAT) -> BenchResult:
     result = BenchResult("lint_scale")
     work = Path(tempfile.mkdtemp(prefix="dashgen-bench-lint-"))
     details: dict[str, dict[str, float]] = {}
@@ -151,7 +176,7 @@ def run(repeat: int = REPEAT) -> BenchResult:
                 note=f"build {built:.1f} s in this run; target <= {CHECK_OVER_BUILD}",
             )
         )
-        _check_over_build(result, base, work, repeat)
+        _check_over_build(result, base, work, ratio_repeat)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result.details = {"sizes": details, "target_mib": TARGET_MIB, "target_s": TARGET_S}

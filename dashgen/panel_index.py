@@ -35,6 +35,7 @@ from dashgen.render.collector import collector_paused
 from dashgen.render.ids import panel_id
 from dashgen.render.source_strings import SHORTEST_FSTRING_PREFIX, heads_of, may_select
 from dashgen.render.spec import NOTES_POINTER, PanelKind, PanelSpec
+from dashgen.render.syntax_nodes import CHILD_FIELDS, child_fields, nodes_under
 
 INDEX_PATH = Path("docs") / "panels.md"
 RULE_ID = re.compile(r"\bS([1-9]|[12][0-9]|30)\b")
@@ -112,7 +113,7 @@ def _query_calls(path: Path, mtime_ns: int, size: int, function: str) -> tuple[s
         if name in seen or name not in functions:
             continue
         seen.add(name)
-        for node in ast.walk(functions[name]):
+        for node in nodes_under(functions[name]):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -208,12 +209,6 @@ class _Named:
     calls: frozenset[str]
 
 
-# Fields that never hold a node the walk looks into: names and flags, and the expression context (Load, Store) of
-# attributes, subscripts, lists and tuples; the node types' other fields, remembered per type.
-_LEAF_FIELDS = frozenset({"ctx", "id", "name", "attr", "arg", "module", "level", "conversion", "type_comment"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
 def _named(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> _Named:
     """One walk of ``function``: the whole strings and prefixes it names, and the plain names it calls.
 
@@ -246,10 +241,8 @@ def _named(function: ast.AST, constants: dict[str, tuple[str, ...]]) -> _Named:
             fstrings.append(node)  # type: ignore[arg-type]
         elif kind is ast.For or kind is ast.comprehension:
             loops.append(node)  # type: ignore[arg-type]
-        fields = _CHILD_FIELDS.get(kind)
-        if fields is None:
-            fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _LEAF_FIELDS)
-        for field in fields:
+        # syntax_nodes.nodes_under's step, inline: its list read again here made this walk 13 % slower
+        for field in CHILD_FIELDS.get(kind) or child_fields(kind):
             value = getattr(node, field, None)
             if isinstance(value, list):
                 todo.extend(item for item in value if isinstance(item, ast.AST))

@@ -60,3 +60,23 @@ def test_a_frozen_heap_is_collected_again_after_the_block_and_a_heap_frozen_befo
     with heap_frozen():
         assert gc.get_freeze_count() == before or before == 0
     assert gc.get_freeze_count() == before
+
+
+AT_EXIT = """
+import atexit, gc, sys
+from click.testing import CliRunner
+from dashgen.cli import main
+assert CliRunner().invoke(main, ["--version"]).exit_code == 0
+assert gc.get_freeze_count() == 0  # a caller that passes the words goes on: nothing is frozen for it
+atexit.register(lambda: print("frozen at exit" if gc.get_freeze_count() else "not frozen at exit"))
+sys.argv = ["dashgen", "--version"]
+main()
+"""
+
+
+def test_a_command_run_as_the_process_leaves_its_heap_out_of_the_exit_collections():
+    """The ``dashgen`` script's command line: by the interpreter's exit the heap is frozen (its final collections
+    walk nothing the command built); a test's runner is left as it was."""
+    done = subprocess.run([sys.executable, "-c", AT_EXIT], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "frozen at exit", done.stdout

@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -21,6 +22,7 @@ import click
 from dashgen import __version__
 from dashgen.errors import DashgenError, redact
 from dashgen.escape import terminal_text
+from dashgen.render.collector import heap_left_at_exit
 
 MESSAGE_LINE_LIMIT = 4000  # characters of one line of an error message
 
@@ -62,6 +64,16 @@ class DashgenGroup(click.Group):
     is reported as an internal error in one line (exit 2). Every message is redacted (no credentials of
     any URL). ``dashgen --debug <command>`` (or ``DASHGEN_DEBUG=1``) prints the traceback as well.
     """
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **extra: Any) -> Any:
+        """As ``click.Group.main``; run on the process's own command line (``args`` None: the ``dashgen`` script,
+        ``python -m dashgen``), the process exits next, and its heap is left out of the exit's collections
+        (``heap_left_at_exit``). A caller passing the words (a test's ``CliRunner``) goes on: nothing changes."""
+        try:
+            return super().main(args, *rest, **extra)
+        finally:
+            if args is None:
+                heap_left_at_exit()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         args = hoist_group_options(args)

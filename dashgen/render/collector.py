@@ -1,6 +1,7 @@
 """Pausing Python's cyclic garbage collector around work that allocates many objects it keeps and frees by
 reference count: parsing source into syntax trees, reading large JSON answers. Each pause is a block, and the
-collector runs again after it only if it ran before it."""
+collector runs again after it only if it ran before it; a process about to exit leaves its heap out of the
+collections of the interpreter's own exit."""
 
 from __future__ import annotations
 
@@ -42,3 +43,16 @@ def heap_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def heap_left_at_exit() -> None:
+    """Everything the process holds left out of the cyclic collections the interpreter runs as it exits (Python's
+    permanent generation): for a process that is about to end, never for one that goes on.
+
+    Exiting, the interpreter clears each module and runs full collections over whatever is still alive, and a
+    command that built something large walks all of it again only to hand the memory back to the system, which
+    the process's end does anyway: a third of a second of a ``check`` of the scale profiles (both builds, the
+    syntax trees and lint contexts it kept), a tenth of its CPU. Nothing is lost: what holds a file, a connection
+    or a child process is closed by its owner before the command returns, standard output and error are flushed
+    by the interpreter, and ``atexit`` handlers still run."""
+    gc.freeze()

@@ -20,6 +20,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from dashgen.render.syntax_nodes import nodes_under
+
 SHORTEST_FSTRING_PREFIX = 6  # an f-string's leading text selects only from this length (dashgen.panel_index)
 
 # A comment, or a string token without its prefix (read from the code before it): triple-quoted first (else ``''``
@@ -32,9 +34,12 @@ _PREFIX = re.compile(r"(?<!\w)(?:[uU]|[rR][fFbB]?|[fFbB][rR]?)$")
 _BLANK = re.compile(r"(?:[ \t\f]|\\\r?\n)*")  # between two tokens of one statement
 _SOFT = re.compile(r"(?:\s|\\\r?\n)*")  # a line break too: maybe one statement (in brackets), maybe two
 _BLANKS = r"(?:\s|\\\r?\n)*"
-# a startswith call's first argument as the code outside strings shows it: a name, or a tuple / list / set
-_STARTSWITH = re.compile(rf"(?<!\w)startswith{_BLANKS}\({_BLANKS}(?:([A-Za-z_]\w*){_BLANKS}[,)]|([(\[{{]))")
-_CALL_OPENS = re.compile(r"(?<!\w)startswith\s*\(\s*$")
+# a startswith call's first argument as the code outside strings shows it: a name, or a tuple / list / set. Each
+# pattern that looks for a word starts with the word itself and checks the character before it after (``\w`` +
+# the word behind): a leading look-behind made the regex engine try it at every character of every module (most of
+# an uncached index's lexing), where a leading literal lets it jump from one occurrence of the word to the next
+_STARTSWITH = re.compile(rf"startswith(?<!\wstartswith){_BLANKS}\({_BLANKS}(?:([A-Za-z_]\w*){_BLANKS}[,)]|([(\[{{]))")
+_CALL_OPENS = re.compile(r"startswith(?<!\wstartswith)\s*\(\s*$")
 _ARG_ENDS = re.compile(r"\s*[,)]")
 _PREFIX_LETTERS = frozenset("rRbBuUfF")
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.M)
@@ -126,7 +131,7 @@ def strings_of(source: bytes) -> Strings | None:
             if isinstance(node.value, str):
                 values.add(node.value)
             continue
-        for inner in ast.walk(node):
+        for inner in nodes_under(node):
             if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
                 values.add(inner.value)
             elif isinstance(inner, ast.JoinedStr):
@@ -221,10 +226,12 @@ def _expands_to_one(fstring: ast.JoinedStr, joined: str) -> bool:
     return re.search(f"^{pattern}$", joined, re.M) is not None
 
 
-_LOOP_TARGET = re.compile(r"(?<!\w)for\b[\s(\\]*([A-Za-z_]\w*)[\s)\\]*\bin(?!\w)")
+_LOOP_TARGET = re.compile(r"for(?<!\wfor)\b[\s(\\]*([A-Za-z_]\w*)[\s)\\]*\bin(?!\w)")
 # a module-level statement starts a line (no indent) or follows a ``;``; its target may stand in brackets
-# (``(GROUP) = "slo_health"`` is a constant to the index too), across lines within them
-_STATEMENT_TARGET = re.compile(r"(?:^|;[ \t]*)(?:\\\r?\n)*(?:\([\s(\\]*)?([A-Za-z_]\w*)[\s)\\]*(?::|=(?!=))", re.M)
+# (``(GROUP) = "slo_health"`` is a constant to the index too), across lines within them. Read from the line break
+# before the line (the text gets one in front): a pattern starting with one of two characters is tried only where
+# they stand, ``^`` at every character
+_STATEMENT_TARGET = re.compile(r"(?:\n|;[ \t]*)(?:\\\r?\n)*(?:\([\s(\\]*)?([A-Za-z_]\w*)[\s)\\]*(?::|=(?!=))")
 
 
 def _string_names(code: str) -> frozenset[str]:
@@ -232,4 +239,4 @@ def _string_names(code: str) -> frozenset[str]:
     and module constants (``name =`` or ``name: T =`` starting a statement at the module's level; any line or ``;``
     that starts so counts, conservatively). A parameter, an imported name, or a name assigned only inside a
     function leaves the f-string unexpanded."""
-    return frozenset(_LOOP_TARGET.findall(code)) | frozenset(_STATEMENT_TARGET.findall(code))
+    return frozenset(_LOOP_TARGET.findall(code)) | frozenset(_STATEMENT_TARGET.findall("\n" + code))

@@ -38,8 +38,11 @@ def _escape(match: re.Match[str]) -> str:
 
 def _quoted(text: str) -> str:
     """A double-quoted scalar that YAML reads back as exactly ``text``, whatever characters it holds."""
-    # what json.dumps(text, ensure_ascii=False) returns, without building an encoder per string
-    return _NOT_RAW.sub(_escape, encode_basestring(text))
+    quoted = encode_basestring(text)  # what json.dumps(text, ensure_ascii=False) returns, without its encoder object
+    # JSON escapes every control character: an ASCII string needs no YAML escape unless it holds DEL (most do not)
+    if quoted.isascii() and "\x7f" not in quoted:
+        return quoted
+    return _NOT_RAW.sub(_escape, quoted)
 
 
 def _key(key: Any) -> str:
