@@ -276,9 +276,10 @@ FileSelectors = dict[str, tuple[list[str], list[str]]]  # test function -> (sort
 _CACHED_MODULES = 1000  # test module versions the selector cache keeps (about 3 KB each)
 
 
-def file_selectors(source: bytes) -> FileSelectors:
-    """What every test function of one test module names, with what the module's helpers it calls name."""
-    module = ast.parse(source)
+def file_selectors(source: bytes | ast.Module) -> FileSelectors:
+    """What every test function of one test module (its bytes, or its tree: read only) names, with what the module's
+    helpers it calls name."""
+    module = source if isinstance(source, ast.Module) else ast.parse(source)
     constants = _module_constants(module)
     functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
     helpers = {name for name in functions if not name.startswith("test_")}

@@ -242,16 +242,20 @@ def pytest_collection_modifyitems_groups_together(items: list[pytest.Item]) -> N
     items[:] = [item for _, _, item in sorted(keyed, key=lambda entry: entry[:2])]
 
 
-# The cyclic collector's first threshold: a collection every 10,000 net allocations instead of every 700. A test
-# session allocates millions of objects that stay (rendered documents, series, parsed trees), and each full collection
-# scans them all: in one make test-fast run the collector took 10.0 s of CPU (40 full collections) at the default
-# thresholds with the frozen heap, 3.1 s (10) at this one.
-GC_THRESHOLDS = (10_000, 10, 10)
+# The cyclic collector's thresholds, set when this file is imported (before the test modules are): a collection every
+# 10,000 net allocations instead of every 700, and each older generation collected after 100 of the younger one's
+# instead of 10. A test session allocates millions of objects that stay (test modules, rendered documents, series,
+# parsed trees), and each older generation's collection scans them all: in one make test-fast run the collector took
+# 10.0 s of CPU (40 full collections) at the default thresholds with the frozen heap, 3.1 s at (10,000, 10, 10);
+# then, measured side by side on one machine, 3.85 s in the run and 1.1 s of the 3.7 s of collection (1,281
+# collections) at (10,000, 10, 10) after collection, 1.80 s and 0.15 s at these. The peak memory of the run is the
+# same (1.76 GB), and as few cycles are left unfreed when collection ends (~300 objects).
+GC_THRESHOLDS = (10_000, 100, 100)
+gc.set_threshold(*GC_THRESHOLDS)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection built (every test module, its tables and profiles, the compiled schemas) lives until the
     session ends: moved out of the cyclic garbage collector's reach (``gc.freeze``), so the full collections of the
-    run do not scan it again each time; and those collections made rarer (``GC_THRESHOLDS``)."""
+    run do not scan it again each time (``GC_THRESHOLDS`` makes them rare)."""
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
