@@ -26,11 +26,13 @@ import gc
 import inspect
 import os
 import shutil
+import subprocess
 import tempfile
 import types
 from pathlib import Path
 from typing import Any
 
+import demo_ahead
 import pytest
 from victoriametrics import import_all, import_all_once, program_or_skip, start_or_skip
 from xdist_scheduling import GROUPS_ENV, SharedFixtureScheduling, write_groups
@@ -193,14 +195,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The groups' folder removed. Then, after pytest's unraisable-exception plugin has run its full collection at
-    exit (every garbage cycle of the session collected, its finalisers' errors reported), what survived it is frozen:
-    the plugin's second full collection (its cleanup, a moment later) scans only what is created after, not the
-    session's memos, parse trees and documents again (~1.5 s of CPU)."""
+    """The groups' folder removed (on the controller; on a worker, the demo store's builder reaped). Then, after
+    pytest's unraisable-exception plugin has run its full collection at exit (every garbage cycle of the session
+    collected, its finalisers' errors reported), what survived it is frozen: the plugin's second full collection (its
+    cleanup, a moment later) scans only what is created after, not the session's memos, parse trees and documents
+    again (~1.5 s of CPU)."""
     folder = config.stash.get(GROUPS_FOLDER, None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
         os.environ.pop(GROUPS_ENV, None)
+    builder = config.stash.get(DEMO_BUILDER, None)
+    if builder is not None:
+        demo_ahead.stop(builder)
     gc.freeze()
 
 
@@ -252,10 +258,18 @@ def pytest_collection_modifyitems_groups_together(items: list[pytest.Item]) -> N
 # same (1.76 GB), and as few cycles are left unfreed when collection ends (~300 objects).
 GC_THRESHOLDS = (10_000, 100, 100)
 gc.set_threshold(*GC_THRESHOLDS)
+DEMO_BUILDER = pytest.StashKey[subprocess.Popen[bytes]]()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection built (every test module, its tables and profiles, the compiled schemas) lives until the
     session ends: moved out of the cyclic garbage collector's reach (``gc.freeze``), so the full collections of the
-    run do not scan it again each time (``GC_THRESHOLDS`` makes them rare)."""
+    run do not scan it again each time (``GC_THRESHOLDS`` makes them rare). On an xdist worker,
+    first: the session demo store's build started ahead when its tests read it (``demo_ahead``)."""
+    folder = os.environ.get(GROUPS_ENV)
+    reads_demo = any("demo_windows" in getattr(item, "fixturenames", ()) for item in session.items)
+    if hasattr(session.config, "workerinput") and folder is not None and os.path.isdir(folder) and reads_demo:
+        builder = demo_ahead.start(Path(folder))  # None: another worker started it
+        if builder is not None:
+            session.config.stash[DEMO_BUILDER] = builder
     gc.freeze()

@@ -1,16 +1,22 @@
 """The session's demo store under xdist: a worker's store restarted on a copy of a stopped store's data folder
-holds that store's samples and, put back, what it held before, on the same port; and a copy that lost a part is
-told by the demo counts (``victoriametrics.import_all_once``)."""
+holds that store's samples and, put back, what it held before, on the same port; a copy that lost a part is
+told by the demo counts (``victoriametrics.import_all_once``); and the store's build started ahead in a process of
+its own (``demo_ahead``) is started once per run and stops on SIGTERM, even while it waits at the store's lock."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import shutil
+import signal
+import subprocess
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
+from demo_ahead import start, stop
 from victoriametrics import (
     demo_counts,
     import_native,
@@ -87,3 +93,29 @@ def test_a_copy_that_lost_a_part_is_told_by_the_demo_counts(stopped_store: Path,
         assert demo_counts(server.url, windows) != whole
     finally:
         server.stop()
+
+
+def test_the_demo_store_is_built_ahead_by_one_process_a_run(tmp_path: Path) -> None:
+    """The first worker starts the builder, the others do not; a builder finding the store built (another process
+    built it first) reads it and ends."""
+    (tmp_path / "demo-windows.anchor").write_text(repr(ANCHOR), encoding="utf-8")
+    (tmp_path / "demo-windows.counts").write_text("{}", encoding="utf-8")
+    builder = start(tmp_path)
+    assert builder is not None
+    assert start(tmp_path) is None
+    assert builder.wait(timeout=120) == 0, (tmp_path / "demo-windows.ahead.log").read_text(encoding="utf-8")
+    stop(builder)
+
+
+def test_a_builder_waiting_at_the_lock_stops_on_sigterm(tmp_path: Path) -> None:
+    """A run that ends before any test read the store reaps a builder still running (``stop``: SIGTERM), which
+    unwinds (its store stopped) instead of waiting for the lock or building on."""
+    with (tmp_path / "demo-windows.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        builder = start(tmp_path)
+        assert builder is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):  # Python started, waiting for the lock this test holds
+            builder.wait(timeout=3)
+        stop(builder)
+    assert builder.returncode == 128 + signal.SIGTERM, (tmp_path / "demo-windows.ahead.log").read_text("utf-8")
+    assert not (tmp_path / "demo-windows.anchor").exists()

@@ -191,17 +191,15 @@ def restart_on_copy(server: vmlauncher.VictoriaMetrics, data: Path) -> bytes:
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def import_all_once(server: vmlauncher.VictoriaMetrics, folder: Path) -> dict[tuple[str, str], DemoWindow]:
-    """``import_all`` once for every process of a test run sharing ``folder`` (the xdist workers): the first builds
-    the demo store in a VictoriaMetrics of its own (so that nothing a test wrote into ``server`` goes with it),
-    stops it (VictoriaMetrics writes what it holds in memory to its data folder at a clean stop) and keeps its data
-    folder and ``DEMO_COUNTS`` in ``folder``; each process, the first included, restarts ``server`` on a copy of
-    that folder and puts back what ``server`` held before (``restart_on_copy``), then checks the counts: the same
-    samples, recorded series and ALERTS, for a file copy and a restart instead of a native import of the whole demo
-    (~7 s of the store's CPU per worker) or about 40 s of generating, importing and replaying."""
+def built_once(folder: Path) -> tuple[float, dict[str, float]]:
+    """The demo store (``import_all``) built once for every process of a test run sharing ``folder`` (the xdist
+    workers, and the one ``tests/demo_ahead.py`` starts): the first builds it in a VictoriaMetrics of its own (so
+    that nothing a test wrote into a worker's store goes with it), stops it (VictoriaMetrics writes what it holds in
+    memory to its data folder at a clean stop) and keeps its data folder and ``DEMO_COUNTS`` in ``folder``; the
+    others wait for it. Returns the windows' anchor and those counts."""
     data, anchor_file, counts_file = (folder / f"demo-windows.{what}" for what in ("data", "anchor", "counts"))
     with (folder / "demo-windows.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait for the folder; released when the file closes
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other processes wait for the folder; released when the file closes
         if not anchor_file.exists():
             anchor = (time.time() // 3600) * 3600 - 3600
             scratch = start_or_skip()
@@ -211,13 +209,22 @@ def import_all_once(server: vmlauncher.VictoriaMetrics, folder: Path) -> dict[tu
                 vmlauncher.stop_process(scratch.process, timeout=60)
                 if scratch.process is not None and scratch.process.returncode != 0:
                     pytest.fail(f"the demo store did not stop cleanly:\n{scratch.log_tail()}")
+                shutil.rmtree(data, ignore_errors=True)  # what a process stopped half way left
                 shutil.move(scratch.data_dir / "data", data)
             finally:
                 scratch.stop()
             anchor_file.write_text(repr(anchor), encoding="utf-8")
-        anchor = float(anchor_file.read_text(encoding="utf-8"))
-        expected = json.loads(counts_file.read_text(encoding="utf-8"))
-    held = restart_on_copy(server, data)
+        return float(anchor_file.read_text(encoding="utf-8")), json.loads(counts_file.read_text(encoding="utf-8"))
+
+
+def import_all_once(server: vmlauncher.VictoriaMetrics, folder: Path) -> dict[tuple[str, str], DemoWindow]:
+    """``import_all`` once for every process of a test run sharing ``folder`` (``built_once``); each process restarts
+    ``server`` on a copy of that store's data folder and puts back what ``server`` held before (``restart_on_copy``),
+    then checks the counts: the same samples, recorded series and ALERTS, for a file copy and a restart instead of a
+    native import of the whole demo (~7 s of the store's CPU per worker) or about 40 s of generating, importing and
+    replaying."""
+    anchor, expected = built_once(folder)
+    held = restart_on_copy(server, folder / "demo-windows.data")
     windows = windows_at(anchor)
     # Before what the store held goes back in: a test may have written into a demo window's hours.
     copied = demo_counts(server.url, windows)
