@@ -73,7 +73,7 @@ class Drill:
 
     def query(self, expr: str) -> list[dict[str, Any]]:
         """An instant query at the window's end."""
-        return Datasource(self.url, timeout=60).query(expr, self.end).result
+        return Datasource(self.url, timeout=60).query(refused_unless_replayed(self.profile, expr), self.end).result
 
     def firing(self) -> list[dict[str, str]]:
         """The label sets of this deployment's alerts firing at the window's end (the last evaluation)."""
@@ -106,6 +106,25 @@ def checked(profile: Profile) -> tuple[str, ...]:
     )
 
 
+_LEFT_OUT: dict[str, frozenset[str]] = {}
+
+
+def refused_unless_replayed(profile: Profile, expr: str) -> str:
+    """``expr``, if it reads no record a store's replay left out (``checked``); else an assertion error: a check
+    reading such a record would read nothing, and "nothing wrong" would pass without testing anything."""
+    if profile.name not in _LEFT_OUT:
+        every = recorder.replayed_groups([profile], every_group=True)
+        kept = recorder.replayed_groups([profile], every_group=True, reads=checked(profile))
+        _LEFT_OUT[profile.name] = frozenset(_records(every) - _records(kept))
+    missing = recorder.names_in(expr) & _LEFT_OUT[profile.name]
+    assert not missing, f"the store does not replay {sorted(missing)}: add what reads them to drills.checked"
+    return expr
+
+
+def _records(groups: list[dict[str, Any]]) -> set[str]:
+    return {str(rule["record"]) for group in groups for rule in group["rules"] if "record" in rule}
+
+
 # Replays run beside the imports: each deployment's as soon as its import is searchable (vmalert and the store's
 # queries on one core while Python generates the next deployment on the other); two at once keep both busy when the
 # replays are the longer part.
@@ -129,7 +148,8 @@ def start_store(base: Profile, deployments: Sequence[Deployment]) -> tuple[vmlau
         end = (time.time() // 3600) * 3600 - 3600
         datasource = Datasource(server.url, timeout=120)
         profiles = {}
-        with ThreadPoolExecutor(REPLAYS_AT_ONCE, thread_name_prefix="dashgen-replay") as replays:
+        replays = ThreadPoolExecutor(REPLAYS_AT_ONCE, thread_name_prefix="dashgen-replay")
+        try:
             replayed = []
             for deployment in deployments:
                 profile = profiles[deployment.name] = replace(base, deployment=deployment.name)
@@ -142,6 +162,8 @@ def start_store(base: Profile, deployments: Sequence[Deployment]) -> tuple[vmlau
             timings["import"] = time.monotonic() - began
             for done in replayed:
                 done.result()
+        finally:  # an import that fails (or Ctrl-C) drops the replays still queued instead of running them first
+            replays.shutdown(cancel_futures=True)
         datasource.flush()
         timings["replay"] = time.monotonic() - began - timings["import"]
         timings["total"] = time.monotonic() - began

@@ -11,6 +11,7 @@ import json
 import shutil
 import signal
 import subprocess
+import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -114,8 +115,22 @@ def test_a_builder_waiting_at_the_lock_stops_on_sigterm(tmp_path: Path) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         builder = start(tmp_path)
         assert builder is not None
+        _wait_catching_sigterm(builder)  # a SIGTERM before its handler is set would end it as -15, not unwind
         with contextlib.suppress(subprocess.TimeoutExpired):  # Python started, waiting for the lock this test holds
             builder.wait(timeout=3)
         stop(builder)
     assert builder.returncode == 128 + signal.SIGTERM, (tmp_path / "demo-windows.ahead.log").read_text("utf-8")
     assert not (tmp_path / "demo-windows.anchor").exists()
+
+
+def _wait_catching_sigterm(process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Until ``process`` has its SIGTERM handler set (Linux: the caught-signals mask in /proc/<pid>/status)."""
+    bit = 1 << (signal.SIGTERM - 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        status = Path(f"/proc/{process.pid}/status").read_text(encoding="utf-8")
+        caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+        if int(caught, 16) & bit:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the builder set no SIGTERM handler within {timeout:g} s (exit {process.poll()})")

@@ -26,7 +26,7 @@ from operator import itemgetter
 import pytest
 from dashgen_queries import health, now
 from dashgen_queries.sglang_slo import FAST_BURN, SLOW_BURN
-from drills import SHARED_STORE, shared_store, start_store
+from drills import SHARED_STORE, refused_unless_replayed, shared_store, start_store
 from fault_plan import (
     DRILLS,
     HELD_OUT,
@@ -88,12 +88,16 @@ class Suite:
     deployments: list[Deployment]
     timings: dict[str, float]
 
+    def replayed(self, expr: str) -> str:
+        """``expr``, refused when it reads a record the store's replay left out (``drills.checked``)."""
+        return refused_unless_replayed(next(iter(self.profiles.values())), expr)
+
     def query(self, expr: str, at: float) -> list[dict]:
-        return Datasource(self.url, timeout=60).query(expr, at).result
+        return Datasource(self.url, timeout=60).query(self.replayed(expr), at).result
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[Line]:
         """Each series' labels and its (time, value) samples in [start, end]."""
-        result = Datasource(self.url, timeout=120).query_range(expr, start, end, step).result
+        result = Datasource(self.url, timeout=120).query_range(self.replayed(expr), start, end, step).result
         return [(item["metric"], [(float(t), float(v)) for t, v in item["values"]]) for item in result]
 
 

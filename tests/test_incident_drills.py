@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dashgen_panels import first_screen
 from dashgen_queries import health, nodata, now
-from drills import HOURS, SCENARIOS, SHARED_STORE, Drill, checked, drills_fixture
+from drills import HOURS, SCENARIOS, SHARED_STORE, Drill, checked, drills_fixture, refused_unless_replayed
 from fault_plan import SUITES, suite_profile
 
 from dashgen.build import build_profile
@@ -388,6 +388,7 @@ def test_a_replay_cut_to_what_is_read_keeps_every_alert_and_the_records_read_tra
             ],
         },
         {"name": "h", "rules": [{"record": "node:c:one", "expr": "vector(1)"}]},
+        {"name": "k", "rules": [{"record": "job:alerts:count", "expr": "count(ALERTS)"}]},
     ]
 
     def kept(reads: list[str]) -> list[tuple[str, list[str]]]:
@@ -397,6 +398,8 @@ def test_a_replay_cut_to_what_is_read_keeps_every_alert_and_the_records_read_tra
     assert kept(['ALERTS{alertstate="firing"}']) == [("g", ["node:a:sum", "node:a:twice", "AHigh", "BPlain"])]
     assert kept(["ALERTS_FOR_STATE"]) == kept(["ALERTS"])
     assert kept(["max(node:c:one)"]) == [("h", ["node:c:one"])]
+    # a record kept that reads ALERTS keeps every alert, as a read of ALERTS itself does
+    assert kept(["job:alerts:count"]) == [*kept(["ALERTS"]), ("k", ["job:alerts:count"])]
     assert kept(["node:b:sum_other", "node:c:on"]) == [], "a name is read whole, not by a prefix"
     with pytest.raises(ValueError, match="name pattern"):
         rules_read(groups, ['{__name__=~"node:b:.*"}'])
@@ -422,6 +425,11 @@ def test_every_record_a_store_check_names_is_replayed(name):
     assert nodata.LAYER_REASON in named and named <= replayed, sorted(named - replayed)
     window = {record for record in recorded if ":dashgen_gpu_window_" in record}
     assert window and not window & replayed, sorted(window & replayed)
+    # and a check naming a record some other way (a constant, an expanded variable) is refused when it queries
+    left_out = min(window)
+    with pytest.raises(AssertionError, match=re.escape(left_out)):
+        refused_unless_replayed(profile, f"max by (node) ({left_out})")
+    assert refused_unless_replayed(profile, f"max({nodata.LAYER_REASON})") == f"max({nodata.LAYER_REASON})"
 
 
 # -- the first screen (issue 26): each fault named on the Now row, nothing red on the healthy deployments --------

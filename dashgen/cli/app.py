@@ -72,7 +72,7 @@ class DashgenGroup(click.Group):
         try:
             return super().main(args, *rest, **extra)
         finally:
-            if args is None:
+            if args is None and extra.get("standalone_mode", True):  # only a process that exits next
                 heap_left_at_exit()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

@@ -110,7 +110,7 @@ def rule_passes(groups: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     def reads(rule: dict[str, Any]) -> set[str]:
         found = reads_of.get(id(rule))
         if found is None:
-            found = reads_of[id(rule)] = set(_NAME_RUN.findall(str(rule["expr"]))) & by_record.keys()
+            found = reads_of[id(rule)] = names_in(str(rule["expr"])) & by_record.keys()
         return found
 
     level: dict[str, int] = {}
@@ -135,6 +135,11 @@ def rule_passes(groups: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 
 
+def names_in(expr: str) -> set[str]:
+    """Every word of the PromQL ``expr`` that may name a series (more: label names and functions too)."""
+    return set(_NAME_RUN.findall(expr))
+
+
 def rules_read(groups: list[dict[str, Any]], reads: Sequence[str]) -> list[dict[str, Any]]:
     """``groups`` cut to the rules whose output the PromQL expressions ``reads`` can see: every alert when they read
     ``ALERTS`` (or ``ALERTS_FOR_STATE``), and each recording rule whose record they read or a rule kept reads,
@@ -148,16 +153,18 @@ def rules_read(groups: list[dict[str, Any]], reads: Sequence[str]) -> list[dict[
                 by_record.setdefault(str(rule["record"]), []).append(rule)
     kept: set[int] = set()
     todo = [str(expr) for expr in reads]
-    if any(set(_NAME_RUN.findall(expr)) & ALERT_SERIES for expr in todo):
-        alerts = [rule for group in groups for rule in group["rules"] if "alert" in rule]
-        kept |= {id(rule) for rule in alerts}
-        todo += [str(rule["expr"]) for rule in alerts]
     followed: set[str] = set()
     while todo:
         expr = todo.pop()
         if "__name__" in expr:
             raise ValueError(f"a read by name pattern cannot be followed to the rules it reads: {expr[:200]}")
-        for name in set(_NAME_RUN.findall(expr)) & by_record.keys() - followed:
+        names = names_in(expr)
+        if names & ALERT_SERIES and not followed & ALERT_SERIES:  # read here or by a record kept: every alert
+            followed |= ALERT_SERIES
+            alerts = [rule for group in groups for rule in group["rules"] if "alert" in rule]
+            kept |= {id(rule) for rule in alerts}
+            todo += [str(rule["expr"]) for rule in alerts]
+        for name in names & by_record.keys() - followed:
             followed.add(name)
             kept |= {id(rule) for rule in by_record[name]}
             todo += [str(rule["expr"]) for rule in by_record[name]]

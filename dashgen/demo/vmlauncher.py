@@ -125,6 +125,9 @@ def launch(
         problem = f"{name} exited with code {exc.code} during start-up"
     except TimeoutError:
         problem = f"{name} did not answer {ready_url} within {timeout:g}s"
+    except BaseException:  # a signal or Ctrl-C while it starts: the server is not left running without an owner
+        stop_process(process)
+        raise
     stop_process(process)
     raise LaunchError(f"{problem}:\n{log_tail(log_path)}")
 
@@ -189,7 +192,7 @@ def start(
     ]
     try:
         server.process = launch("victoria-metrics", args, server.log_path, f"{server.url}/health", startup_timeout)
-    except LaunchError:
+    except BaseException:  # LaunchError, or a signal while it starts: its folder is removed too
         server.stop()
         raise
     return server

@@ -21,13 +21,13 @@ def child_fields(kind: type) -> tuple[str, ...]:
     return fields
 
 
-def nodes_under(root: ast.AST) -> list[ast.AST]:
-    """``root`` and every node below it but the expression contexts, breadth first, in the order ``ast.walk(root)``
-    yields them."""
+def nodes_under(root: ast.AST, contexts: bool = False) -> list[ast.AST]:
+    """``root`` and every node below it but the expression contexts (with them: ``contexts``), breadth first, in
+    the order ``ast.walk(root)`` yields them."""
     found = [root]
     for node in found:  # the list grows as it is read
         kind = type(node)
-        for field in CHILD_FIELDS.get(kind) or child_fields(kind):
+        for field in kind._fields if contexts else CHILD_FIELDS.get(kind) or child_fields(kind):
             value = getattr(node, field, None)
             if isinstance(value, list):
                 found.extend(item for item in value if isinstance(item, ast.AST))

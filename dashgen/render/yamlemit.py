@@ -114,8 +114,10 @@ class _Lines:
         self._strings: dict[str, str] = {}
 
     def key(self, key: Any) -> str:
+        if type(key) is not str:  # an enum member equal to a string must not lend that string its text, nor borrow it
+            return _key(key)
         text = self._keys.get(key)
-        if text is None or type(key) is not str:
+        if text is None:
             text = self._keys[key] = _key(key)
         return text
 

@@ -62,7 +62,7 @@ def _read(text: str) -> list[Any] | None:
         if loader.yaml_path_resolvers:
             return None
         return _documents(loader)
-    except (_Unusual, yaml.YAMLError):
+    except Exception:  # noqa: BLE001 - the full loader reads it again and raises its own error, as safe_load would
         return None
     finally:
         loader.dispose()
