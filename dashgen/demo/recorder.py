@@ -48,6 +48,7 @@ WHOLE_WINDOW = (GPU_WINDOW, REQUEST_RATES_GROUP, STAGE_REUSE_GROUP)
 # How much of a window's end to replay: the matrix reads a recorded code at most a few evaluation intervals old
 # (``queries.nodata.recorded_lookback_seconds``), so the last minutes are enough.
 REPLAY_SECONDS = 300.0
+REPLAY_TIMEOUT_SECONDS = 300.0  # how long one vmalert -replay pass may run
 VMALERT_CANDIDATES = ("vmalert", "/usr/bin/vmalert")
 
 
@@ -198,7 +199,7 @@ def replay(
     write_url: str | None = None,
     binary: str | None = None,
     interval: float = RULE_INTERVAL_SECONDS,
-    timeout: float = 300.0,
+    timeout: float = REPLAY_TIMEOUT_SECONDS,
     every_group: bool = False,
     groups: tuple[str, ...] = (LAYER_HEALTH, NOW),
     reads: Sequence[str] | None = None,
@@ -217,7 +218,7 @@ def replay_groups(
 ) -> None:
     """Evaluate ``groups`` (:func:`replayed_groups`, or groups of one's own) as :func:`replay` does, every
     ``interval``, into the store they read."""
-    _replay_passes(_vmalert(None), groups, store_url, start, end, None, interval, 300.0)
+    _replay_passes(_vmalert(None), groups, store_url, start, end, None, interval, REPLAY_TIMEOUT_SECONDS)
 
 
 def _vmalert(binary: str | None) -> str:
