@@ -28,6 +28,7 @@ from dashgen_queries import stage_bands
 from dashgen_queries.nodata import RULE_INTERVAL_SECONDS
 
 from dashgen.demo.vmlauncher import find_program
+from dashgen.demo.wanted import ALERT_SERIES
 from dashgen.deployment.profile import Profile
 from dashgen.live.datasource import Datasource
 from dashgen.render.yamlemit import dump
@@ -130,10 +131,6 @@ def rule_passes(groups: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         for index, rules in split.items():
             passes.setdefault(index, []).append({**group, "rules": rules})
     return [passes[index] for index in sorted(passes)]
-
-
-# What vmalert writes of an alerting rule: an expression reading either reads every alert's output.
-ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 
 
 def names_in(expr: str) -> set[str]:

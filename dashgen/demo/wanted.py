@@ -32,6 +32,9 @@ from dashgen.render import promql_trees
 from dashgen.render.memo import Memo
 
 _WINDOW = Window(end=3600.0, length=3600.0)
+# What vmalert writes of the alerting rules (never the demo's to generate): an expression reading either reads every
+# alert's output.
+ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 
 
 @dataclass
@@ -95,7 +98,7 @@ def add_rule_expressions(wanted: Wanted, groups: Iterable[Mapping[str, Any]]) ->
     recorded = {str(rule["record"]) for rule in rules if "record" in rule}
     before = set(wanted.metrics)
     add_expressions(wanted, (str(rule["expr"]) for rule in rules))
-    for name in (set(wanted.metrics) - before) & (recorded | {"ALERTS", "ALERTS_FOR_STATE"}):
+    for name in (set(wanted.metrics) - before) & (recorded | ALERT_SERIES):
         del wanted.metrics[name]
 
 
