@@ -34,6 +34,7 @@ from typing import Any
 
 import demo_ahead
 import pytest
+from hypothesis.internal.entropy import deterministic_PRNG
 from victoriametrics import import_all, import_all_once, program_or_skip, start_or_skip
 from xdist_scheduling import GROUPS_ENV, SharedFixtureScheduling, write_groups
 
@@ -258,6 +259,13 @@ def pytest_collection_modifyitems_groups_together(items: list[pytest.Item]) -> N
 # same (1.76 GB), and as few cycles are left unfreed when collection ends (~300 objects).
 GC_THRESHOLDS = (10_000, 100, 100)
 gc.set_threshold(*GC_THRESHOLDS)
+
+# Hypothesis makes and registers its own random generator when its first property test runs, and registering runs a
+# full collection (to warn about a generator nothing else holds): ~0.45 s when that test comes after thousands of
+# others have filled the heap, a few milliseconds here, before any test module is imported. The same generator is
+# registered, once, and seeded per test as before.
+with deterministic_PRNG():
+    pass
 DEMO_BUILDER = pytest.StashKey[subprocess.Popen[bytes]]()
 
 
