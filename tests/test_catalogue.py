@@ -3,6 +3,7 @@
 - every exporter-table series that can signal a failure is read by a row, or listed with a reason as not one;
 - every row is well formed (unique id and alert, texts, a parsable hold, entity roles, series of the table);
 - every alert of every profile's rule file is a row's, and carries the catalogue's labels and runbook text;
+- every alert's texts name its entity by the profile's label names, also where a profile renames them;
 - the health layers recorded are exactly the layers the Now row's matrix asks for, on every profile;
 - docs/alerts.md is the catalogue's, freshly generated.
 """
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,8 @@ from dashgen_queries.now import not_ok_cells
 
 from dashgen.catalogue import COMPONENTS, ENTITIES, LAYERS, NO_LAYER, ROWS, by_alert, rows_for
 from dashgen.catalogue.signals import NOT_SIGNALS
-from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.model import DEFAULT_LABELS
+from dashgen.deployment.profile import load_profiles, profile_from_dict
 from dashgen.exporters.table import TABLES
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 from dashgen.rules.failures import stamp
@@ -100,6 +103,32 @@ def _not_written(profile: object) -> set[str]:
         ):  # type: ignore[arg-type]
             dropped.add(row.alert)
     return dropped
+
+
+def test_every_alert_names_its_entity_by_the_profiles_label_names() -> None:
+    # a deployment whose nodes are labelled host: "{{ $labels.node }}" would render empty, the alert naming nothing
+    path = ROOT / "profiles" / "long-context-64.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data["labels"] = {
+        "node": "host",
+        "gpu": "gpu_index",
+        "pp_rank": "stage",
+        "instance": "target",
+        "model_name": "model",
+    }
+    profile = profile_from_dict(data, str(path))
+    renamed = {DEFAULT_LABELS[role] for role in data["labels"]}
+    unnamed = {
+        (rule.alert, label)
+        for group in rule_groups(profile)
+        for rule in group.alerts()
+        for text in (rule.summary, rule.description, rule.first_steps)
+        for label in re.findall(r"\$labels\.(\w+)", text)
+        if label in renamed
+    }
+    assert not unnamed, sorted(unnamed)
+    kv = next(rule for group in rule_groups(profile) for rule in group.alerts() if rule.alert == "KvPoolExhausted")
+    assert "{{ $labels.host }}" in kv.summary and "{{ $labels.stage }}" in kv.summary
 
 
 def test_an_alert_without_a_row_or_disagreeing_with_its_row_is_refused() -> None:
