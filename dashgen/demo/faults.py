@@ -151,6 +151,12 @@ FAULTS: tuple[Fault, ...] = (
         2,
     ),
     Fault("transfer-engine-failing", (Change("sglang:num_transfer_failed_reqs_total", _m(*N), "rate", 1),), 3),
+    Fault(  # RDMA down: every transfer of the node's engines fails over to TCP, one in two after a failed first try
+        "transfer-engine-fallback",
+        (Change("tent_transport_failover_total", _m(*N), "rate", 100),),
+        2,
+        needs=("mooncake_tent",),
+    ),
     Fault(
         "hicache-storage-dropping",
         (
