@@ -37,6 +37,7 @@ ENGINE_ROWS = (
         demo=fault("fault:engine-scrape-failing", "up of the SGLang target on one node is 0, its series stop"),
         applies=exports("sglang"),
         also=("collector-coverage",),
+        watches="sglang",
     ),
     FailureMode(
         id="engine-target-missing",
@@ -56,6 +57,7 @@ ENGINE_ROWS = (
         demo=fault("fault:engine-target-missing", "the SGLang target's up series of one node ends"),
         applies=exports("sglang"),
         also=("collector-coverage",),
+        watches="sglang",
     ),
     FailureMode(
         id="engine-loading-slow",
