@@ -22,7 +22,7 @@ from dashgen_queries.now import not_ok_cells
 from dashgen.catalogue import COMPONENTS, ENTITIES, LAYERS, NO_LAYER, ROWS, by_alert, rows_for
 from dashgen.catalogue.signals import NOT_SIGNALS
 from dashgen.deployment.model import DEFAULT_LABELS
-from dashgen.deployment.profile import load_profiles, profile_from_dict
+from dashgen.deployment.profile import Profile, load_profiles, profile_from_dict
 from dashgen.exporters.table import TABLES
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 from dashgen.rules.failures import stamp
@@ -106,19 +106,21 @@ def _not_written(profile: object) -> set[str]:
     return dropped
 
 
-def test_every_alert_names_its_entity_by_the_profiles_label_names() -> None:
-    # a deployment whose nodes are labelled host: "{{ $labels.node }}" would render empty, the alert naming nothing
+RELABELLED = {"node": "host", "gpu": "gpu_index", "pp_rank": "stage", "instance": "target", "model_name": "model"}
+
+
+def _relabelled() -> Profile:
+    """long-context-64 on a store whose series name their node, GPU, stage, target and model otherwise."""
     path = ROOT / "profiles" / "long-context-64.toml"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    data["labels"] = {
-        "node": "host",
-        "gpu": "gpu_index",
-        "pp_rank": "stage",
-        "instance": "target",
-        "model_name": "model",
-    }
-    profile = profile_from_dict(data, str(path))
-    renamed = {DEFAULT_LABELS[role] for role in data["labels"]}
+    data["labels"] = RELABELLED
+    return profile_from_dict(data, str(path))
+
+
+def test_every_alert_names_its_entity_by_the_profiles_label_names() -> None:
+    # a deployment whose nodes are labelled host: "{{ $labels.node }}" would render empty, the alert naming nothing
+    profile = _relabelled()
+    renamed = {DEFAULT_LABELS[role] for role in RELABELLED}
     unnamed = {
         (rule.alert, label)
         for group in rule_groups(profile)
@@ -130,6 +132,21 @@ def test_every_alert_names_its_entity_by_the_profiles_label_names() -> None:
     assert not unnamed, sorted(unnamed)
     kv = next(rule for group in rule_groups(profile) for rule in group.alerts() if rule.alert == "KvPoolExhausted")
     assert "{{ $labels.host }}" in kv.summary and "{{ $labels.stage }}" in kv.summary
+
+
+def test_every_rule_keeps_and_matches_the_profiles_label_names() -> None:
+    # "sum by (model_name)" on a store whose model label is "model" sums every model into one unnamed series: the SLO
+    # burn alerts would name no model
+    rules = [rule for group in rule_groups(_relabelled()) for rule in group.rules]
+    renamed = {DEFAULT_LABELS[role] for role in RELABELLED}
+    clauses = [
+        (getattr(rule, "record", "") or getattr(rule, "alert", ""), label.strip())
+        for rule in rules
+        for names in re.findall(r"\b(?:by|on|without|ignoring|group_left|group_right)\s*\(([^)]*)\)", rule.expr)
+        for label in names.split(",")
+    ]
+    assert len(clauses) > len(rules)
+    assert [(name, label) for name, label in clauses if label in renamed] == []
 
 
 def test_an_alert_without_a_row_or_disagreeing_with_its_row_is_refused() -> None:
