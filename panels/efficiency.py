@@ -263,7 +263,7 @@ def attainment_panel(profile: Profile) -> PanelSpec:
             "data, not 100 %",
             layer="SLO attainment",
         ),
-        labels={"model_name": "Model"},
+        labels={profile.label("model_name"): "Model"},
         columns=columns,
         unit="none",
         decimals=4,

@@ -18,23 +18,29 @@ from dashgen_queries.promql import WINDOW, agg, rate, selector
 
 from dashgen.deployment.profile import Profile
 
-BY = (slo.MODEL,)
+
+def _by(profile: Profile) -> tuple[str, ...]:
+    return (slo.model_label(profile),)
 
 
 def sli_share(profile: Profile, sli: slo.Sli) -> str:
     """Share of requests within ``sli``'s bound over the window, per model (no sample without requests)."""
-    return slo.good_ratio(profile, sli, WINDOW, BY, scoped=True)
+    return slo.good_ratio(profile, sli, WINDOW, _by(profile), scoped=True)
 
 
 def joint_upper(profile: Profile) -> str:
     """The share within every bound at most: the lowest SLI share, per model."""
     shares = [sli_share(profile, sli) for sli in slo.slis(profile)]
-    return agg("min", BY, " or ".join(f'label_replace({s}, "sli", "{i}", "", "")' for i, s in enumerate(shares)))
+    return agg(
+        "min", _by(profile), " or ".join(f'label_replace({s}, "sli", "{i}", "", "")' for i, s in enumerate(shares))
+    )
 
 
 def joint_lower(profile: Profile) -> str:
     """The share within every bound at least: 1 - the SLIs' bad shares added, floored at 0, per model."""
-    bad = " + ".join(f"({slo.error_ratio(profile, sli, WINDOW, BY, scoped=True)})" for sli in slo.slis(profile))
+    bad = " + ".join(
+        f"({slo.error_ratio(profile, sli, WINDOW, _by(profile), scoped=True)})" for sli in slo.slis(profile)
+    )
     return f"clamp_min(1 - ({bad}), 0)"
 
 
@@ -42,8 +48,8 @@ def requests_per_second(profile: Profile) -> str:
     """Requests per second that finished or were aborted over the window (the E2E histogram's count plus
     aborts), per model."""
     base = slo.request_matchers(profile, True)
-    finished = agg("sum", BY, rate(selector(f"{slo.E2E_METRIC}_count", *base), WINDOW))
-    aborted = agg("sum", BY, rate(selector(slo.ABORTED, *base), WINDOW))
+    finished = agg("sum", _by(profile), rate(selector(f"{slo.E2E_METRIC}_count", *base), WINDOW))
+    aborted = agg("sum", _by(profile), rate(selector(slo.ABORTED, *base), WINDOW))
     return f"({finished} + {aborted} or {finished})"
 
 

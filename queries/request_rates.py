@@ -43,10 +43,10 @@ from dashgen_queries.sglang import histogram_quantile_of
 from dashgen_queries.sglang_slo import (
     ABORTED,
     E2E_METRIC,
-    MODEL,
     TPOT_METRIC,
     TTFT_METRIC,
     RateReader,
+    model_label,
     request_matchers,
 )
 
@@ -126,7 +126,8 @@ def records(profile: Profile) -> tuple[RecordedRate, ...]:
     base = request_matchers(profile, scoped=False)
     found = []
     for raw, record in _names(profile).items():
-        by = (MODEL, "le") if raw.endswith("_bucket") else (MODEL,)
+        model = model_label(profile)
+        by = (model, "le") if raw.endswith("_bucket") else (model,)
         found.append(RecordedRate(record, agg("sum", by, rate(selector(raw, *base), window()))))
     return tuple(found)
 

@@ -115,7 +115,13 @@ STALL_WINDOW = "5m"
 # Queue pressure of a stage with waiting requests and none running: a sentinel above any real waiting/running.
 STALLED_VALUE = 1e9
 
-MODEL = "model_name"
+MODEL = "model_name"  # the role: the level of the recorded ratios' names; its label is model_label(profile)
+
+
+def model_label(profile: Profile) -> str:
+    """The label naming the served model on the engine's series (the profile's ``[labels] model_name``): what the
+    SLO ratios are summed by, so that each model keeps its own series and the burn alerts name it."""
+    return profile.label(MODEL)
 
 
 TTFT_METRIC = SGLANG.name("sglang:time_to_first_token_seconds")
@@ -342,7 +348,7 @@ def error_ratio(
     profile: Profile,
     sli: Sli,
     window: str,
-    by: tuple[str, ...] = (MODEL,),
+    by: tuple[str, ...] | None = None,
     scoped: bool = False,
     reader: RateReader | None = None,
 ) -> str:
@@ -360,13 +366,14 @@ def good_ratio(
     profile: Profile,
     sli: Sli,
     window: str,
-    by: tuple[str, ...] = (MODEL,),
+    by: tuple[str, ...] | None = None,
     scoped: bool = False,
     reader: RateReader | None = None,
 ) -> str:
-    """Share of requests meeting the SLI over ``window`` (good / all events, 1 - the error ratio); no sample when
-    nothing happened."""
-    return divide(*_good_and_events(profile, sli, window, by, scoped, reader))
+    """Share of requests meeting the SLI over ``window`` (good / all events, 1 - the error ratio), per model unless
+    ``by`` says otherwise; no sample when nothing happened."""
+    keys = by if by is not None else (model_label(profile),)
+    return divide(*_good_and_events(profile, sli, window, keys, scoped, reader))
 
 
 def burn_rate(profile: Profile, sli: Sli, window: str, reader: RateReader | None = None) -> str:
@@ -399,7 +406,7 @@ def worst_good_ratio(profile: Profile, window: str, reader: RateReader | None = 
     parts = [
         tagged(good_ratio(profile, sli, window, scoped=True, reader=reader), "sli", sli.key) for sli in slis(profile)
     ]
-    return agg("min", (MODEL,), " or ".join(parts))
+    return agg("min", (model_label(profile),), " or ".join(parts))
 
 
 def latency_quantile(profile: Profile, metric: str, quantile: float) -> str:

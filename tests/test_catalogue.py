@@ -3,13 +3,16 @@
 - every exporter-table series that can signal a failure is read by a row, or listed with a reason as not one;
 - every row is well formed (unique id and alert, texts, a parsable hold, entity roles, series of the table);
 - every alert of every profile's rule file is a row's, and carries the catalogue's labels and runbook text;
+- every alert's texts name its entity by the profile's label names, also where a profile renames them;
 - the health layers recorded are exactly the layers the Now row's matrix asks for, on every profile;
-- docs/alerts.md is the catalogue's, freshly generated.
+- docs/alerts.md is the catalogue's, freshly generated, and says per row what each profile it is not written for
+  lacks, naming the source or DCGM field.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,8 @@ from dashgen_queries.now import not_ok_cells
 
 from dashgen.catalogue import COMPONENTS, ENTITIES, LAYERS, NO_LAYER, ROWS, by_alert, rows_for
 from dashgen.catalogue.signals import NOT_SIGNALS
-from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.model import DEFAULT_LABELS
+from dashgen.deployment.profile import Profile, load_profiles, profile_from_dict
 from dashgen.exporters.table import TABLES
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 from dashgen.rules.failures import stamp
@@ -102,6 +106,49 @@ def _not_written(profile: object) -> set[str]:
     return dropped
 
 
+RELABELLED = {"node": "host", "gpu": "gpu_index", "pp_rank": "stage", "instance": "target", "model_name": "model"}
+
+
+def _relabelled() -> Profile:
+    """long-context-64 on a store whose series name their node, GPU, stage, target and model otherwise."""
+    path = ROOT / "profiles" / "long-context-64.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data["labels"] = RELABELLED
+    return profile_from_dict(data, str(path))
+
+
+def test_every_alert_names_its_entity_by_the_profiles_label_names() -> None:
+    # a deployment whose nodes are labelled host: "{{ $labels.node }}" would render empty, the alert naming nothing
+    profile = _relabelled()
+    renamed = {DEFAULT_LABELS[role] for role in RELABELLED}
+    unnamed = {
+        (rule.alert, label)
+        for group in rule_groups(profile)
+        for rule in group.alerts()
+        for text in (rule.summary, rule.description, rule.first_steps)
+        for label in re.findall(r"\$labels\.(\w+)", text)
+        if label in renamed
+    }
+    assert not unnamed, sorted(unnamed)
+    kv = next(rule for group in rule_groups(profile) for rule in group.alerts() if rule.alert == "KvPoolExhausted")
+    assert "{{ $labels.host }}" in kv.summary and "{{ $labels.stage }}" in kv.summary
+
+
+def test_every_rule_keeps_and_matches_the_profiles_label_names() -> None:
+    # "sum by (model_name)" on a store whose model label is "model" sums every model into one unnamed series: the SLO
+    # burn alerts would name no model
+    rules = [rule for group in rule_groups(_relabelled()) for rule in group.rules]
+    renamed = {DEFAULT_LABELS[role] for role in RELABELLED}
+    clauses = [
+        (getattr(rule, "record", "") or getattr(rule, "alert", ""), label.strip())
+        for rule in rules
+        for names in re.findall(r"\b(?:by|on|without|ignoring|group_left|group_right)\s*\(([^)]*)\)", rule.expr)
+        for label in names.split(",")
+    ]
+    assert len(clauses) > len(rules)
+    assert [(name, label) for name, label in clauses if label in renamed] == []
+
+
 def test_an_alert_without_a_row_or_disagreeing_with_its_row_is_refused() -> None:
     with pytest.raises(KeyError, match="no failure mode"):
         stamp(AlertRule("HandWrittenAlert", "up == 0", "5m", "warning", "s", "d"))
@@ -125,3 +172,28 @@ def test_docs_alerts_md_is_generated_from_the_catalogue() -> None:
     text = (ROOT / ALERT_DOCS).read_text(encoding="utf-8")
     for row in ROWS:
         assert f'<a id="{row.anchor}"></a>' in text and row.runbook in text
+
+
+def _runbook_section(text: str, row_id: str) -> str:
+    return text.split(f'<a id="{row_id}"></a>', 1)[1].split("<a id=", 1)[0]
+
+
+def test_every_runbook_names_what_a_profile_without_its_alert_lacks() -> None:
+    text = render_alert_docs(PROFILES).decode("utf-8")
+    listed = [  # every shipped profile is listed as written for, or not with a reason, in every row's section
+        (row.id, profile.name)
+        for row in ROWS
+        for profile in PROFILES
+        if re.search(rf"\*\*(Not written|Written) for:\*\*[^\n]*\b{profile.name}\b", _runbook_section(text, row.anchor))
+    ]
+    assert len(listed) == len(ROWS) * len(PROFILES), sorted(
+        {(r.id, p.name) for r in ROWS for p in PROFILES} - set(listed)
+    )
+    expected = {
+        "transfer-engine-fallback": "long-context-64 (mooncake_tent not-exported)",
+        "mooncake-client-target-missing": "long-context-64 (mooncake_client not-exported)",
+        "gateway-shedding": "h20-16, video-200 (gateway not-deployed)",
+        "gpm-scrape-failing": "h20-16 (gpm not-deployed)",
+        "gpu-nvlink-errors": "_NVLINK_RECOVERY_ERROR_COUNT_TOTAL not in dcgm-exporter's default-counters.csv",
+    }
+    assert [row_id for row_id, reason in expected.items() if reason not in _runbook_section(text, row_id)] == []

@@ -306,3 +306,28 @@ def test_transfer_failures_alert_on_a_pd_deployment(promtool: str, tmp_path: Pat
     inputs = [series("sglang:num_transfer_failed_reqs_total", stage, "0x10 0+60x30")]
     entity = {"node": node, "pp_rank": "0", "engine_type": "prefill"}
     run_tests(promtool, tmp_path, rule_file, [case(profile, "KvTransferFailing", inputs, entity, "12m", "22m")])
+
+
+def test_transfer_engine_falling_back_alerts_where_tent_is_exported(promtool: str, tmp_path: Path) -> None:
+    """RDMA down on N1: half its transfer requests fail over to another transport, none fails; N2's engines fail
+    over one request in a hundred, as healthy RDMA does, and stay quiet."""
+    base = PROFILES["long-context-64"]
+    tent = dataclasses.replace(base.source("mooncake_tent"), status="exported")
+    profile = dataclasses.replace(base, sources={**base.sources, "mooncake_tent": tent})
+    rule_file = tmp_path / "long-context-64.yml"
+    rule_file.write_bytes(render_rule_file(profile))
+    inputs = []
+    for node, failovers in ((N1, "0+60x10 600+6000x30"), (N2, "0+120x40")):
+        labels = {"job": tent.job, "node": node, "instance": f"{node}:9100"}
+        inputs += [
+            series("tent_read_requests_total", labels, "0+7200x40"),
+            series("tent_write_requests_total", labels, "0+4800x40"),
+            series("tent_transport_failover_total", labels, failovers),
+        ]
+    run_tests(
+        promtool,
+        tmp_path,
+        rule_file,
+        [case(profile, "TransferEngineFallingBack", inputs, {"node": N1}, "14m", "22m")],
+    )
+    assert "TransferEngineFallingBack" not in render_rule_file(LC).decode(), "no alert where TENT is not exported"

@@ -45,7 +45,8 @@ from fault_plan import (
 
 from dashgen.build import build_profile
 from dashgen.catalogue import ROWS, FailureMode, by_id, conditions, entity_labels, rows_for
-from dashgen.demo.faults import BY_KEY, ENGINE_SOURCES, PREFIX, fault_of, reshape, starts
+from dashgen.demo.fault_stream import reshape
+from dashgen.demo.faults import BY_KEY, ENGINE_SOURCES, PREFIX, fault_of, starts
 from dashgen.demo.faults import entity as fault_entity
 from dashgen.demo.run import demo_models, demo_plan, demo_series
 from dashgen.demo.scenarios import entity

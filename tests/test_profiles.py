@@ -114,6 +114,13 @@ def test_four_profiles_load_with_their_sizes():
             "sources.dcgm.sample_interval",
             "shorter than the scrape interval",
         ),
+        # HiCache's series are on the engine's /metrics: no scrape of their own, so no collection alert of their own
+        (
+            lambda d: d["sources"]["sglang"].update(status="not-exported"),
+            "sources.hicache.status",
+            "cannot be exported while sglang is not-exported",
+        ),
+        (lambda d: d["sources"]["hicache"].update(job="hicache"), "sources.hicache.job", "scraped with it"),
     ],
 )
 def test_bad_profile_names_file_and_field(mutate, field, fragment):

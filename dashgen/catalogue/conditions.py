@@ -1,8 +1,8 @@
 """PromQL of the catalogue rows whose alert the catalogue itself writes (``FailureMode.expr``), and of a failing
 scrape target (the collection rows, written by ``dashgen.rules.alerts``): host memory, OOM kills,
 CPU and NIC errors; filesystems by role (mount point); NVLink and PCIe errors; the KV pool; the HiCache storage tier;
-the Store's segments and allocations; the transfer engine; the gateway's backends, routing policy,
-event loop and KV-event subscriptions.
+the Store's segments and allocations; the transfer engine (PD failures, TENT failovers); the gateway's backends,
+routing policy, event loop and KV-event subscriptions.
 
 Each function keeps the labels of the entity the row names, reads series by the exporter table's names (so the
 profile's stated versions, flags and prefix apply when the rules are written) and is deployment-scoped without any
@@ -17,6 +17,7 @@ same labelset") and VictoriaMetrics silently accepts.
 from __future__ import annotations
 
 from dashgen_queries import mooncake as mc
+from dashgen_queries import store_tent as tent
 from dashgen_queries import vmagent as va
 from dashgen_queries.gateway import gateway, gateway_labels
 from dashgen_queries.inventory import REPLICA, node_to_replica
@@ -41,6 +42,9 @@ SEGMENT_LOSS_SHARE = 0.9  # a node's mounted Store capacity below this share of 
 SEGMENT_WINDOW = "30m"
 ALLOC_FAILURE_SHARE = 0.05  # share of Store puts whose allocation failed
 TRANSFER_FAILURES_PER_SECOND = 0.05  # PD transfer or bootstrap failures per second on one stage
+# failovers (a transfer retried on another transport) per transfer request of one node's transfer engines: healthy
+# RDMA retries one request in a hundred; RDMA down sends every request to TCP after a failed first try
+TENT_FAILOVER_SHARE = 0.1
 GATEWAY_STALLS_PER_SECOND = 0.5  # event-loop wake-ups > 5 ms late per second on one gateway (healthy: a few a minute)
 KV_EVENT_FAILURES_PER_SECOND = 0.01  # KV-event subscription failures per second on one gateway (healthy: ~0)
 POLICY_NOW, POLICY_BEFORE = "10m", "30m"  # policies selecting now vs in the 30 minutes ending 30 minutes ago
@@ -236,6 +240,18 @@ def transfer_failures(profile: Profile) -> str:
     )
     rates = summed_rates(names, (job(profile, "sglang"),), WINDOW, _stage(profile))
     return f"{rates} > {TRANSFER_FAILURES_PER_SECOND:g}"
+
+
+def transfer_engine_failover(profile: Profile) -> str:
+    """Nodes whose transfer engines (TENT) retried more than ``TENT_FAILOVER_SHARE`` of their transfer requests on
+    another transport over ``SLOW_WINDOW`` (value: failovers per request): the preferred transport (RDMA) fails and
+    transfers fall back to a slower one (TCP). They still succeed, so no failure counter moves; a node that
+    requested nothing has no value, not a share."""
+    tent_job = job(profile, tent.SOURCE)
+    by = [_node(profile)]
+    failovers = agg("sum", by, f"rate({selector(tent.FAILOVER, tent_job)}[{SLOW_WINDOW}])")
+    requests = summed_rates(tuple(tent.REQUESTS.values()), (tent_job,), SLOW_WINDOW, by)
+    return f"({failovers} / on ({', '.join(by)}) ({requests} > 0)) > {TENT_FAILOVER_SHARE:g}"
 
 
 # -- HiCache storage tier --------------------------------------------------------------------------------------------

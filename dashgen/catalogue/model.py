@@ -130,6 +130,8 @@ class FailureMode:
     scope: Scope = "entity"
     # Rows whose alerts follow from this one's fault and may fire beside it (a full KV pool retracts requests).
     also: tuple[str, ...] = ()
+    # The source whose scrape targets the row watches, for a row that reads only the collector's ``up`` of them.
+    watches: str = ""
 
     @property
     def anchor(self) -> str:

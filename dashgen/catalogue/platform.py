@@ -207,6 +207,7 @@ def _collection_row(source: str) -> FailureMode:
         applies=exports(source),
         scope="cluster" if source in CLUSTER_SOURCES else "entity",
         also=("collector-coverage",),
+        watches=source,
     )
 
 
@@ -233,6 +234,7 @@ def _missing_row(source: str) -> FailureMode:
         applies=exports(source),
         scope="cluster" if cluster else "entity",
         also=("collector-coverage",),
+        watches=source,
     )
 
 

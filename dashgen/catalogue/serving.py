@@ -37,6 +37,7 @@ ENGINE_ROWS = (
         demo=fault("fault:engine-scrape-failing", "up of the SGLang target on one node is 0, its series stop"),
         applies=exports("sglang"),
         also=("collector-coverage",),
+        watches="sglang",
     ),
     FailureMode(
         id="engine-target-missing",
@@ -56,6 +57,7 @@ ENGINE_ROWS = (
         demo=fault("fault:engine-target-missing", "the SGLang target's up series of one node ends"),
         applies=exports("sglang"),
         also=("collector-coverage",),
+        watches="sglang",
     ),
     FailureMode(
         id="engine-loading-slow",
@@ -194,6 +196,34 @@ ENGINE_ROWS = (
         expr=c.transfer_failures,
         summary="KV transfers failing on {{ $labels.node }} PP stage {{ $labels.pp_rank }}",
         paints=(Paint(health.TRANSFER_FAILING),),
+    ),
+    FailureMode(
+        id="transfer-engine-fallback",
+        alert="TransferEngineFallingBack",
+        component="transfer_engine",
+        layer="",
+        reads=reads(
+            "mooncake_tent", "tent_transport_failover_total", "tent_read_requests_total", "tent_write_requests_total"
+        ),
+        entity=("node",),
+        test=f"the node's transfer engines retried more than {c.TENT_FAILOVER_SHARE:.0%} of their transfer requests "
+        f"on another transport over {c.SLOW_WINDOW}",
+        test_reason="RDMA failing over to TCP: the transfers still succeed, so no failure counter moves, but Store "
+        "prefetches and PD KV transfers run at a fraction of their bandwidth and TTFT grows",
+        hold="5m",
+        hold_reason="a peer restart fails the RDMA connections in flight over once",
+        severity="warning",
+        cause="transfer engine falling back from RDMA to TCP (RDMA NIC, link, peer)",
+        look="Transfer engine: failovers per request",
+        runbook="`ibstat` / `ibv_devinfo` on the node (port state, link down?), its RDMA NIC's errors "
+        "(HostNicErrors) and the transfer engine's log for the transport it fell back to; restart the engine's "
+        "replica once RDMA is back: TENT does not move back by itself.",
+        demo=fault(
+            "fault:transfer-engine-fallback", "tent_transport_failover_total of one node climbs to half its requests"
+        ),
+        applies=exports("mooncake_tent"),
+        expr=c.transfer_engine_failover,
+        summary="Transfer engine on {{ $labels.node }} falling back to another transport (RDMA failing)",
     ),
 )
 

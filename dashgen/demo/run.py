@@ -14,7 +14,8 @@ from typing import Any
 from dashgen.build import build_profile
 from dashgen.demo.catalogue import MetricModel
 from dashgen.demo.collector_series import collector_series
-from dashgen.demo.faults import fault_of, reshape, starts
+from dashgen.demo.fault_stream import reshape
+from dashgen.demo.faults import fault_of, starts
 from dashgen.demo.incidents import DRILL_METRICS, apply
 from dashgen.demo.scenarios import INCIDENTS, faults
 from dashgen.demo.scopes import Plan

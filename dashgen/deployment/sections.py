@@ -270,6 +270,21 @@ def parse_sources(reader: TableReader, store: Store | None = None) -> dict[str, 
     for feature, parent in FEATURE_SOURCES.items():
         if parsed[feature].deployed and not parsed[parent].deployed:
             raise reader.fail(f"{feature}.status", f"cannot be deployed while {parent} is not-deployed")
+        if KNOWN_SOURCES[feature]["job"] != KNOWN_SOURCES[parent]["job"]:
+            continue  # a collector with a server of its own (the transfer engine's) is scraped apart
+        # A collector inside its parent's process is read on the parent's /metrics, by the parent's scrape: it has
+        # no job, scrape failure or target of its own, and is read only where the parent is.
+        if parsed[feature].job != parsed[parent].job:
+            raise reader.fail(
+                f"{feature}.job",
+                f"{parsed[feature].job!r}: this collector runs inside {parent} and is scraped with it; "
+                f"set job on [sources.{parent}] ({parsed[parent].job!r})",
+            )
+        if parsed[feature].exported and not parsed[parent].exported:
+            raise reader.fail(
+                f"{feature}.status",
+                f"cannot be exported while {parent} is {parsed[parent].status}: its series are scraped from {parent}",
+            )
     return parsed
 
 

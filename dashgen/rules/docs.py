@@ -1,8 +1,9 @@
 """docs/alerts.md, generated from the failure-mode catalogue (``dashgen.catalogue``) and the rule groups of every
 profile: the catalogue table, one runbook section per row (test and hold with their reasons, entity, series read,
 likely cause, where to look, first steps, the demo fault, the profiles it is written for and each profile's
-description), the health states the rows paint, and the series no row reads with why. The prose that is not per
-row (loading the rules, the SLO arithmetic, the thresholds) is ``dashgen/data/alerts.md.in``. Pure:
+description, and for every other profile what it lacks), the health states the rows paint, and the series no row
+reads with why. The prose that is not per row (loading the rules, the SLO arithmetic, the thresholds) is
+``dashgen/data/alerts.md.in``. Pure:
 :func:`render_alert_docs` returns the bytes; ``dashgen rules`` writes them and ``dashgen check`` compares them."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from dashgen.catalogue import ROWS, FailureMode, entity_labels
+from dashgen_queries import dcgm
+
+from dashgen.catalogue import ROWS, FailureMode, entity_labels, rows_for
 from dashgen.catalogue.signals import NOT_SIGNALS
 from dashgen.deployment.profile import Profile
 from dashgen.rules.model import AlertRule
@@ -59,7 +62,23 @@ def _table(written: dict[str, list[tuple[Profile, AlertRule]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _runbook(row: FailureMode, written: list[tuple[Profile, AlertRule]]) -> str:
+def _why_not(profile: Profile, row: FailureMode) -> str:
+    """What ``profile`` lacks for ``row``'s alert: the sources it reads that the profile does not export and the DCGM
+    fields its exporter does not collect, by name; else why its series are not enough."""
+    watched = (row.watches,) if row.watches else tuple(read.source for read in row.reads)
+    sources = dict.fromkeys(source for source in watched if source in profile.sources)
+    lacking = [f"{source} {profile.source(source).status}" for source in sources if not profile.exported(source)]
+    fields = [r.name for r in row.reads if r.source == "dcgm" and not dcgm.collects(profile, r.name)]
+    if fields and profile.exported("dcgm"):
+        lacking.append(f"{', '.join(fields)} not in {dcgm.field_list(profile)}")
+    if lacking:
+        return ", ".join(lacking)
+    if row in rows_for(profile):
+        return "its stated exporter versions or flags never write what the test reads (S35)"
+    return "its sources are exported, but not the pool kind, PD pools or role mount its test watches"
+
+
+def _runbook(row: FailureMode, written: list[tuple[Profile, AlertRule]], profiles: list[Profile]) -> str:
     reads = ", ".join(f"`{read.name}` ({read.source})" for read in row.reads)
     paints = "; ".join(f"*{paint.state.text}* (code {paint.state.code})" for paint in row.paints)
     lines = [
@@ -92,7 +111,16 @@ def _runbook(row: FailureMode, written: list[tuple[Profile, AlertRule]]) -> str:
             f"> {_cell(rule.description)}",
         ]
     else:
-        lines.append("- **Written for:** none of the shipped profiles (their sources or field lists lack its series).")
+        lines.append("- **Written for:** none of the shipped profiles.")
+    written_for = {profile.name for profile, _ in written}
+    reasons: dict[str, list[str]] = {}
+    for profile in profiles:
+        if profile.name not in written_for:
+            reasons.setdefault(_why_not(profile, row), []).append(profile.name)
+    others = [f"{', '.join(names)} ({why})" for why, names in reasons.items()]
+    if others:
+        after = next(i for i, line in enumerate(lines) if line.startswith("- **Written for:**")) + 1
+        lines.insert(after, f"- **Not written for:** {'; '.join(others)}.")
     return "\n".join(lines) + "\n"
 
 
@@ -134,7 +162,7 @@ def render_alert_docs(profiles: list[Profile]) -> bytes:
     """The bytes of docs/alerts.md for these profiles (deterministic)."""
     template = resources.files("dashgen").joinpath("data", "alerts.md.in").read_text(encoding="utf-8")
     written = _written(profiles)
-    runbooks = "## Runbooks\n\n" + "\n".join(_runbook(row, written.get(row.alert, [])) for row in ROWS)
+    runbooks = "## Runbooks\n\n" + "\n".join(_runbook(row, written.get(row.alert, []), profiles) for row in ROWS)
     text = template.replace(TABLE_MARK, _table(written)).replace(
         RUNBOOK_MARK, "\n".join((runbooks, _states(), _not_signals()))
     )

@@ -5,9 +5,11 @@ alert exists outside the catalogue, and a builder whose severity or hold disagre
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from dashgen.catalogue import FailureMode, alert_labels, by_alert, entity_labels, rows_for
+from dashgen.deployment.model import DEFAULT_LABELS
 from dashgen.deployment.profile import Profile
 from dashgen.rules.model import AlertRule
 
@@ -65,4 +67,25 @@ def stamp(rule: AlertRule) -> AlertRule:
         labels=alert_labels(row) + tuple(rule.labels),
         first_steps=row.runbook,
         anchor=row.anchor,
+    )
+
+
+_LABEL_REFERENCE = re.compile(r"\$labels\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def in_profile_labels(profile: Profile, rule: AlertRule) -> AlertRule:
+    """``rule`` whose summary, description and first steps read each label role by the profile's name for it: the
+    rows and builders write a role's default name (``{{ $labels.node }}``), which renders empty on a deployment
+    whose nodes are labelled ``host``, and the alert would no longer say what is wrong (S31)."""
+    renamed = {
+        default: profile.label(role) for role, default in DEFAULT_LABELS.items() if profile.label(role) != default
+    }
+    if not renamed:
+        return rule
+
+    def named(text: str) -> str:
+        return _LABEL_REFERENCE.sub(lambda m: "$labels." + renamed.get(m.group(1), m.group(1)), text)
+
+    return replace(
+        rule, summary=named(rule.summary), description=named(rule.description), first_steps=named(rule.first_steps)
     )

@@ -34,7 +34,7 @@ from dashgen.rules.alerts import (
     target_missing_alerts,
 )
 from dashgen.rules.collector import collector_alerts
-from dashgen.rules.failures import catalogue_alerts, stamp
+from dashgen.rules.failures import catalogue_alerts, in_profile_labels, stamp
 from dashgen.rules.gpu_health import gpu_missing_alerts, health_alerts
 from dashgen.rules.grafana import file_provisioning, grafana_groups, operator_groups, prometheus_side
 from dashgen.rules.incident import incident_alerts
@@ -136,7 +136,10 @@ def _rule_groups(profile: Profile) -> tuple[RuleGroup, ...]:
     failures = catalogue_alerts(profile)
     if failures:  # the catalogue's rows whose PromQL it builds itself
         groups.append(("failures", failures))
-    groups = [(name, tuple(stamp(r) if isinstance(r, AlertRule) else r for r in rules)) for name, rules in groups]
+    groups = [
+        (name, tuple(in_profile_labels(profile, stamp(r)) if isinstance(r, AlertRule) else r for r in rules))
+        for name, rules in groups
+    ]
     deployed = [(name, as_deployed(profile, rules)) for name, rules in groups]
     return tuple(
         RuleGroup(f"dashgen-{profile.name}-{name}", tuple(_scoped(profile, rule) for rule in rules))
