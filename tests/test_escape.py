@@ -162,6 +162,13 @@ def test_terminal_text_shows_controls_as_escapes_and_is_bounded():
     assert terminal_text("\x07" * 1000, limit=10) == "\\x07\\x07…"
 
 
+def test_terminal_text_shows_a_file_name_s_undecodable_byte_as_text():
+    name = b"x\x9b2J\xff.json".decode("utf-8", "surrogateescape")  # how Python reads such a name from a folder
+    out = terminal_text(name)
+    assert out == "x\\udc9b2J\\udcff.json"
+    assert out.encode("utf-8", "surrogateescape") == out.encode("utf-8")  # no raw byte left to write
+
+
 def test_terminal_lines_keeps_line_breaks_and_only_the_given_sequences():
     text = "a\x1b[31mred\x1b[0m\n\x1b]52;c;eA==\x07 \x1b[8mhidden\r\n"
     assert terminal_lines(text, keep=("\x1b[31m", "\x1b[0m")) == (

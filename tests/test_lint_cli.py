@@ -118,3 +118,30 @@ def test_json_that_is_not_a_dashboard_exits_2(tmp_path: Path) -> None:
     f = _write(tmp_path / "list.json", [1, 2])
     result = CliRunner().invoke(lint_command, [str(f)])
     assert result.exit_code == 2 and "list.json" in result.output
+
+
+HOSTILE = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\ \x1b[2J\x9b31m\u202egnp.exe\nall 0 finding(s)"
+
+
+def _controls(text: str) -> list[str]:
+    return sorted({repr(ch) for ch in text if (ch < " " and ch != "\n") or "\x7f" <= ch <= "\x9f" or ch == "\u202e"})
+
+
+def test_a_dashboard_s_control_sequences_are_shown_as_text_one_line_per_finding(tmp_path: Path) -> None:
+    document = _dashboard()
+    document["title"] = HOSTILE
+    document["panels"][0]["title"] = HOSTILE
+    f = _write(tmp_path / "hostile.json", document)
+    result = CliRunner().invoke(lint_command, [str(f)])
+    findings = [line for line in result.output.splitlines() if line.startswith(str(f))]
+    assert len(findings) >= 1 and result.output.count("\n") == len(findings) + 1, result.output
+    assert all("\\x1b]8;;https://evil.example" in line for line in findings), result.output
+    assert _controls(result.output) == [], result.output
+
+
+def test_a_file_name_s_control_sequences_are_shown_as_text_in_an_error(tmp_path: Path) -> None:
+    f = tmp_path / "a\x1b]8;;https:evil\x07\u202e.json"
+    f.write_text("{not json", encoding="utf-8")
+    result = CliRunner().invoke(lint_command, [str(f)])
+    assert result.exit_code == 2 and "\\x1b]8;;https:evil\\x07" in result.output, result.output
+    assert _controls(result.output) == [], result.output

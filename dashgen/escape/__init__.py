@@ -12,8 +12,8 @@ script, link, mention or control sequence.
 - :func:`markdown_text` / :func:`markdown_html` / :func:`markdown_code` — text in markdown, in raw HTML inside
   markdown (``<summary>``), and in a code span: one line, HTML-escaped, punctuation escaped (markdown text),
   ``@`` and ``://`` / ``www.`` broken by a zero-width space so no mention or autolink forms.
-- :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL and the bidi controls shown as
-  ``\\xNN`` / ``\\uNNNN``, bounded length.
+- :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL, the bidi controls and lone
+  surrogates (a file name's undecodable bytes) shown as ``\\xNN`` / ``\\uNNNN``, bounded length.
 """
 
 from __future__ import annotations
@@ -128,14 +128,16 @@ def markdown_code(text: object) -> str:
 
 def terminal_text(text: object, limit: int = 500) -> str:
     """Server text fit for a terminal: C0 controls (newline and tab too), DEL and C1 controls as ``\\xNN``,
-    bidi controls as ``\\uNNNN``, at most ``limit`` characters (then ``…``)."""
+    bidi controls and lone surrogates as ``\\uNNNN``, at most ``limit`` characters (then ``…``)."""
     out: list[str] = []
     size = 0
     for ch in str(text):
         code = ord(ch)
         if code < 0x20 or 0x7F <= code <= 0x9F:
             piece = f"\\x{code:02x}"
-        elif ch in BIDI or ch in "\u2028\u2029":
+        elif ch in BIDI or ch in "\u2028\u2029" or 0xD800 <= code <= 0xDFFF:
+            # a lone surrogate is a byte of a file name that is not UTF-8 (surrogateescape): written out it
+            # would be that raw byte, a C1 control (0x9b: CSI) on a terminal that reads 8-bit controls
             piece = f"\\u{code:04x}"
         else:
             piece = ch
