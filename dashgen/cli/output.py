@@ -190,6 +190,9 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
     """
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from dashgen.escape import terminal_lines
 
     color = use_color()
     width = 100_000 if wide else terminal_width()
@@ -215,7 +218,9 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
             min_width=wish[0] if wish and width >= 100 else None,
         )
     for row in rows:
-        table.add_row(*row)
+        # each cell plain text: rich reads a str as its markup ("[link=…]" an OSC 8 link, "[/x]" an error), and a
+        # cell may hold a Grafana message or a name from a file; its control sequences shown as text
+        table.add_row(*(Text(terminal_lines(cell)) for cell in row))
     console.print(table)
 
 
