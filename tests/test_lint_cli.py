@@ -145,3 +145,18 @@ def test_a_file_name_s_control_sequences_are_shown_as_text_in_an_error(tmp_path:
     result = CliRunner().invoke(lint_command, [str(f)])
     assert result.exit_code == 2 and "\\x1b]8;;https:evil\\x07" in result.output, result.output
     assert _controls(result.output) == [], result.output
+
+
+def test_json_output_is_valid_utf8_json_whatever_the_file_name_and_titles_hold(tmp_path: Path) -> None:
+    import os
+
+    document = _dashboard()
+    document["panels"][0]["title"] = HOSTILE
+    name = os.fsdecode(b"bad\xff\x9b.json")  # a name that is not UTF-8, as Python reads it from the folder
+    f = _write(tmp_path / name, document)
+    result = CliRunner().invoke(lint_command, ["--format", "json", str(f)])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout_bytes.decode("utf-8"))  # strict UTF-8: a raw 0xff byte fails here
+    messages = [error["message"] if isinstance(error, dict) else error for error in data["errors"]]
+    assert len(messages) >= 1 and all(message.startswith(str(f)) and HOSTILE in message for message in messages)
+    assert _controls(result.stdout_bytes.decode("utf-8").replace("\n", "")) == []

@@ -12,6 +12,8 @@ script, link, mention or control sequence.
 - :func:`markdown_text` / :func:`markdown_html` / :func:`markdown_code` — text in markdown, in raw HTML inside
   markdown (``<summary>``), and in a code span: one line, HTML-escaped, punctuation escaped (markdown text),
   ``@`` and ``://`` / ``www.`` broken by a zero-width space so no mention or autolink forms.
+- :func:`report_json` — a JSON report for a terminal or a pipe: DEL, C1 and bidi controls, the line separators
+  and lone surrogates written as ``\\uNNNN`` (the same JSON value, valid UTF-8 whatever a file name held).
 - :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL, the bidi controls and lone
   surrogates (a file name's undecodable bytes) shown as ``\\xNN`` / ``\\uNNNN``, bounded length.
 """
@@ -82,6 +84,19 @@ def script_json(value: Any) -> str:
     for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028")):
         text = text.replace(raw, escaped)
     return text.replace("\u2029", "\\u2029")
+
+
+# what a JSON report may not carry raw: DEL and C1 controls and the bidi controls (a terminal acts on them), the
+# line separators, and lone surrogates (a file name's undecodable bytes: written raw, no UTF-8 reader takes the
+# document); json.dumps escapes the C0 controls itself
+_JSON_RAW_RE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(BIDI)) + "]")
+
+
+def report_json(value: Any, **options: Any) -> str:
+    """``value`` as JSON (``json.dumps`` with ``options``; non-ASCII text kept readable) with every character of
+    :data:`_JSON_RAW_RE` as its ``\\u`` escape: the same value, nothing a terminal acts on, valid UTF-8."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _JSON_RAW_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def _no_bidi(text: str) -> str:
