@@ -58,6 +58,8 @@ from dashgen.deployment.sections import (
 )
 from dashgen.errors import ProfileError
 
+MAX_DESCRIPTION = 2000  # characters of a profile's description (the dashboard's, with the store scope appended)
+
 __all__ = [
     "DEFAULT_LABELS",
     "FEATURE_SOURCES",
@@ -116,6 +118,9 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     if not title.strip() or len(title) > 200 or not title.isprintable():
         raise top.fail("title", "expected a non-empty, printable title of at most 200 characters")
     description = top.string("description", "")
+    # the dashboard's description: printable text (no control sequence, no bidi override) as the title is
+    if len(description) > MAX_DESCRIPTION or not description.isprintable():
+        raise top.fail("description", f"expected printable text of at most {MAX_DESCRIPTION} characters")
     share = top.number("insufficient_samples_share", 0.5)
     assert share is not None
     if share >= 1:
