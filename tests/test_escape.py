@@ -178,6 +178,11 @@ def test_report_json_is_the_same_value_with_nothing_raw_a_terminal_acts_on():
     assert "é ü 名" in text  # readable text stays as written
 
 
+def test_report_json_writes_a_nan_or_an_infinity_as_null():
+    value = {"seconds": float("inf"), "rows": [1.5, float("nan"), (float("-inf"),)], "ok": 2.0}
+    assert json.loads(report_json(value)) == {"seconds": None, "rows": [1.5, None, [None]], "ok": 2.0}
+
+
 def test_terminal_lines_keeps_line_breaks_and_only_the_given_sequences():
     text = "a\x1b[31mred\x1b[0m\n\x1b]52;c;eA==\x07 \x1b[8mhidden\r\n"
     assert terminal_lines(text, keep=("\x1b[31m", "\x1b[0m")) == (

@@ -13,7 +13,8 @@ script, link, mention or control sequence.
   markdown (``<summary>``), and in a code span: one line, HTML-escaped, punctuation escaped (markdown text),
   ``@`` and ``://`` / ``www.`` broken by a zero-width space so no mention or autolink forms.
 - :func:`report_json` — a JSON report for a terminal or a pipe: DEL, C1 and bidi controls, the line separators
-  and lone surrogates written as ``\\uNNNN`` (the same JSON value, valid UTF-8 whatever a file name held).
+  and lone surrogates written as ``\\uNNNN`` (the same JSON value, valid UTF-8 whatever a file name held); a
+  NaN or infinity as null.
 - :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL, the bidi controls and lone
   surrogates (a file name's undecodable bytes) shown as ``\\xNN`` / ``\\uNNNN``, bounded length.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from typing import Any
 
@@ -94,9 +96,25 @@ _JSON_RAW_RE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted
 
 def report_json(value: Any, **options: Any) -> str:
     """``value`` as JSON (``json.dumps`` with ``options``; non-ASCII text kept readable) with every character of
-    :data:`_JSON_RAW_RE` as its ``\\u`` escape: the same value, nothing a terminal acts on, valid UTF-8."""
-    text = json.dumps(value, ensure_ascii=False, **options)
+    :data:`_JSON_RAW_RE` as its ``\\u`` escape: the same value, nothing a terminal acts on, valid UTF-8. A NaN or
+    an infinity (a server may answer ``Infinity``: Python's JSON reader takes it) is written as null: JSON has
+    no such number, and a strict reader refuses the whole document for one."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+    except ValueError:
+        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, **options)
     return _JSON_RAW_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity as None (a copy of its dicts, lists and tuples)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _no_bidi(text: str) -> str:
