@@ -152,3 +152,21 @@ def test_a_ledger_line_holds_no_raw_control_or_bidi_character_and_reads_back_the
     path = tmp_path / "ledger.jsonl"
     append(path, [record])
     assert read(path) == [record]
+
+
+def test_history_shows_a_grafana_version_message_as_text_not_markup(work):
+    """A person's save message is Grafana's text: '[/bold]' stopped the table (rich read it as markup) and
+    '[link=…]' became a terminal link."""
+    from standin import GrafanaStandin
+
+    message = "[/bold] [link=https://evil.example]open[/link] \x1b]8;;https://evil.example\x07x"
+    with GrafanaStandin(token=TOKEN) as grafana:
+        assert run(work, grafana).exit_code == 0
+        grafana.simulate_ui_save(UID, lambda d: d.update(title=d["title"] + " edited"), message=message)
+        history = CliRunner().invoke(
+            main,
+            ["history", UID, "--grafana-url", grafana.url, "--ledger", str(work / "ledger.jsonl")],
+            env={"GRAFANA_TOKEN": TOKEN, "COLUMNS": "400"},
+        )
+    assert history.exit_code == 0, history.output
+    assert "[/bold] [link=https://evil.example]open[/link] \\x1b]8;;https://evil.example\\x07x" in history.output
