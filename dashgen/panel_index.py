@@ -18,7 +18,7 @@ import json
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,6 +28,7 @@ import dashgen_panels as panels
 
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
+from dashgen.escape import markdown_code, markdown_text
 from dashgen.files import atomic_write, cache_dir
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit, source_strings
@@ -502,15 +503,15 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _evidence_lines(description: str) -> list[str]:
+def _evidence_lines(description: str, shown: Callable[[str], str] = str) -> list[str]:
     match = _EVIDENCE.match(description.removesuffix(f" {NOTES_POINTER}."))
     if not match:
-        return [f"  - {description}"] if description else ["  - (text panel: no data, no evidence)"]
-    lines = [f"  - **Layer:** {match['layer']}"] if match["layer"] else []
+        return [f"  - {shown(description)}"] if description else ["  - (text panel: no data, no evidence)"]
+    lines = [f"  - **Layer:** {shown(match['layer'])}"] if match["layer"] else []
     return lines + [
-        f"  - **Source:** {match['source']}",
-        f"  - **Quantity:** {match['quantity']}",
-        f"  - **Limit:** {match['limit']}",
+        f"  - **Source:** {shown(match['source'])}",
+        f"  - **Quantity:** {shown(match['quantity'])}",
+        f"  - **Limit:** {shown(match['limit'])}",
     ]
 
 
@@ -541,7 +542,14 @@ def render_index(entries: list[PanelEntry], profiles: list[Profile]) -> bytes:
     by_module: dict[str, list[PanelEntry]] = defaultdict(list)
     for entry in entries:
         by_module[entry.key.split(".")[0]].append(entry)
+    # a team module's titles and descriptions may be an imported dashboard's: inert markdown (dashgen's own are
+    # written here as their modules write them, code spans and all)
+    team = {name for profile in profiles for name in profile.dashboard.extra_modules}
     for group, group_entries in by_module.items():
+        foreign = group in team
+        cell = markdown_text if foreign else _cell
+        prose: Callable[[str], str] = markdown_text if foreign else str
+        key: Callable[[str], str] = markdown_code if foreign else (lambda k: f"`{k}`")
         lines += [
             f"## {group}",
             "",
@@ -551,22 +559,22 @@ def render_index(entries: list[PanelEntry], profiles: list[Profile]) -> bytes:
         for e in group_entries:
             profiles_text = "all" if list(e.profiles) == names else ", ".join(e.profiles)
             lines.append(
-                f"| `{e.key}` | {e.panel_id} | {_cell(' / '.join(e.titles))} | {_definitions(e)} | "
+                f"| {key(e.key)} | {e.panel_id} | {cell(' / '.join(e.titles))} | {_definitions(e)} | "
                 f"{_cell(', '.join(f'`{q}`' for q in e.queries) or '-')} | {', '.join(e.rules) or '-'} | "
                 f"{profiles_text} |"
             )
         lines.append("")
         for e in group_entries:
-            lines += [f"### `{e.key}` — {_cell(e.titles[0])}", ""]
+            lines += [f"### {key(e.key)} — {cell(e.titles[0])}", ""]
             lines.append(f"- Kind: {e.kind}; panel id {e.panel_id}; defined in {_definitions(e)}")
             lines.append("- Tests: " + (", ".join(f"`{t}`" for t in e.tests) or "the every-panel checks only"))
             for profiles_of, description in e.evidence:
                 scope = "all profiles" if list(profiles_of) == list(e.profiles) else ", ".join(profiles_of)
                 lines.append(f"- As built for {scope}:")
-                lines += _evidence_lines(description)
+                lines += _evidence_lines(description, prose)
             for profiles_of, text in e.notes:
                 scope = "all profiles" if list(profiles_of) == list(e.profiles) else ", ".join(profiles_of)
-                lines.append(f"- Notes ({scope}): {text}.".replace("..", "."))
+                lines.append(f"- Notes ({scope}): {prose(text)}.".replace("..", "."))
             lines.append("")
     return ("\n".join(lines).rstrip() + "\n").encode("utf-8")
 

@@ -83,6 +83,10 @@ def test_a_label_the_rule_sets_itself_is_written_and_for_widens_the_range():
         ('grafana_url = "https://g.example/{{ x }}"', "grafana_url"),
         ('runbook_base = "https://x.example/a b"', "runbook_base"),
         ('runbook_base = "docs/alerts.md#x"', "runbook_base"),
+        ('runbook_base = "javascript:fetch(`//evil.example`)//"', "runbook_base"),
+        ('runbook_base = "data:text/html;base64,PGI+eDwvYj4="', "runbook_base"),
+        ('runbook_base = "docs/alerts.md\\u001b]8;;https://evil.example\\u001b\\\\"', "runbook_base"),
+        ('grafana_url = "https://g.example/\\u009b2J"', "grafana_url"),
     ],
 )
 def test_a_bad_base_is_refused_naming_the_field(tmp_path, line, field):

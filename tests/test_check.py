@@ -91,6 +91,17 @@ def test_missing_and_extra_dashboards_fail(fresh, tmp_path):
     assert report["extra"] == ["video-200/dg-video-200-old.json"]
 
 
+def test_a_file_name_s_control_sequences_are_shown_as_text(fresh, tmp_path):
+    tree = copy_tree(fresh, tmp_path)
+    (tree / "d" / "video-200" / "\x1b]8;;https:evil\x1b\\x\x9b2J\u202e.json").write_text("{}")
+    result = check(tree)
+    assert result.exit_code == 1
+    extra = [line for line in result.output.splitlines() if line.startswith("extra: ")]
+    assert len(extra) == 1 and "\\x1b]8;;https:evil\\x1b\\x\\x9b2J\\u202e.json" in extra[0], result.output
+    shown = [ch for ch in result.output if (ch < " " and ch != "\n") or "\x7f" <= ch <= "\x9f" or ch == "\u202e"]
+    assert shown == [], result.output
+
+
 # --- the pull-request comment (issue 17) ---------------------------------------------------------------------
 
 

@@ -107,6 +107,19 @@ def test_a_long_description_change_shows_the_changed_region_not_a_common_prefix(
     assert md[1] == "```diff" and md[-1] == "```" and md[2].startswith("- ") and md[3].startswith("+ ")
 
 
+def test_a_markdown_diff_block_shows_control_and_bidi_characters_as_escapes() -> None:
+    """The block goes into the pull-request comment and, with --format markdown, to a terminal: a title's ESC,
+    C1 CSI and bidi override are shown as text, a fence in it cannot close the block."""
+    from dashgen.diff import describe_change
+
+    hostile = "T \x1b]8;;https://evil.example\x07x\x9b2J\u202egnp.exe ```"
+    block = describe_change("title", "word " * 40 + "plain", "word " * 40 + hostile, markdown=True)
+    assert block[1] == "```diff" and block[-1] == "```" and len(block) == 5
+    inner = "".join(block[2:-1])
+    assert "\\x1b]8;;https://evil.example\\x07x\\x9b2J\\u202egnp.exe" in inner and "```" not in inner
+    assert not any(ch in inner for ch in "\x1b\x07\x9b\u202e"), inner
+
+
 def test_short_values_stay_on_one_line() -> None:
     from dashgen.diff import describe_change
 

@@ -162,3 +162,35 @@ def test_an_imported_query_that_reads_every_deployment_is_named(store, tmp_path)
     (note,) = answer["results"]["imported_unscoped"]
     assert code == 1 and [error["message"] for error in answer["errors"]] == [note]
     assert "extra_modules: gpus" in note and "Grafana variable $metric" in note and "reads every deployment" in note
+
+
+@pytest.mark.parametrize("found", ["cluster\x7f", 'cluster"]\nnodes = 1\n["x', "clu ster"])
+def test_write_leaves_the_profile_untouched_when_the_store_names_a_label_no_profile_can_hold(
+    tmp_path, monkeypatch, found
+):
+    """A label name read from the store is foreign text: the edited profile is checked before the file is written,
+    so a name that would corrupt it or that the profile refuses is an input error and the file stays as it was."""
+    from dashgen.cli import doctor as doctor_module
+    from dashgen.live.profile_fit import StoreView
+
+    path = profile_copy(tmp_path, edit=lambda text, _: text.replace('deployment = "h20-16"', 'deployment = "gone"'))
+    before = path.read_bytes()
+    view = StoreView(False, frozenset({found, "__name__"}), frozenset(), (), (found,))
+    monkeypatch.setattr(doctor_module, "store_view", lambda *_: view)
+    monkeypatch.setattr(doctor_module, "store_names", lambda *_: [])
+    monkeypatch.setattr(doctor_module, "scrape_targets", lambda *_: [])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--profiles-dir",
+            str(tmp_path),
+            "doctor",
+            "--datasource-url",
+            "http://127.0.0.1:9",
+            "--profile",
+            "h20-16",
+            "--write",
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert path.read_bytes() == before and "h20-16.toml" in result.output and "Traceback" not in result.output

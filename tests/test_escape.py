@@ -15,6 +15,7 @@ from dashgen.escape import (
     markdown_code,
     markdown_html,
     markdown_text,
+    report_json,
     safe_href,
     script_json,
     terminal_lines,
@@ -160,6 +161,26 @@ def test_terminal_text_shows_controls_as_escapes_and_is_bounded():
     long = terminal_text("x" * 10_000, limit=100)
     assert len(long) <= 101 and long.endswith("…")
     assert terminal_text("\x07" * 1000, limit=10) == "\\x07\\x07…"
+
+
+def test_terminal_text_shows_a_file_name_s_undecodable_byte_as_text():
+    name = b"x\x9b2J\xff.json".decode("utf-8", "surrogateescape")  # how Python reads such a name from a folder
+    out = terminal_text(name)
+    assert out == "x\\udc9b2J\\udcff.json"
+    assert out.encode("utf-8", "surrogateescape") == out.encode("utf-8")  # no raw byte left to write
+
+
+def test_report_json_is_the_same_value_with_nothing_raw_a_terminal_acts_on():
+    value = {"name": b"x\xff\x9b.json".decode("utf-8", "surrogateescape"), "t": "\x1b[2J\x9b31m\u202e\u2028é ü 名"}
+    text = report_json(value, indent=2)
+    assert json.loads(text) == value and text.encode("utf-8").decode("utf-8") == text
+    assert not any("\x7f" <= ch <= "\x9f" or ch in "\u202e\u2028" or "\ud800" <= ch <= "\udfff" for ch in text)
+    assert "é ü 名" in text  # readable text stays as written
+
+
+def test_report_json_writes_a_nan_or_an_infinity_as_null():
+    value = {"seconds": float("inf"), "rows": [1.5, float("nan"), (float("-inf"),)], "ok": 2.0}
+    assert json.loads(report_json(value)) == {"seconds": None, "rows": [1.5, None, [None]], "ok": 2.0}
 
 
 def test_terminal_lines_keeps_line_breaks_and_only_the_given_sequences():

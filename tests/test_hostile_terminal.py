@@ -82,3 +82,14 @@ def test_a_diff_of_dashboards_carrying_control_sequences_shows_them_as_text(tmp_
     assert result.exit_code == 1, result.output
     own = re.sub(r"\x1b\[(?:31|32|0|7|27)m", "", result.output)
     assert _controls(own) == [] and "\\x1b]52" in own, own[:2000]
+
+
+def test_a_diff_input_error_shows_the_file_s_name_as_text(tmp_path):
+    """The error names the file: a name carrying control sequences is shown as text too."""
+    for side in ("old", "new"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "x\x1b]8;;https:evil\x07\u202e.json").write_text("{not json", encoding="utf-8")
+    result = CliRunner().invoke(main, ["diff", str(tmp_path / "old"), str(tmp_path / "new")])
+    output = result.output + (result.stderr if result.stderr_bytes is not None else "")
+    assert result.exit_code == 2 and "x\\x1b]8;;https:evil\\x07\\u202e.json" in output, output
+    assert _controls(output) == [], output

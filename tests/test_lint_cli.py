@@ -118,3 +118,45 @@ def test_json_that_is_not_a_dashboard_exits_2(tmp_path: Path) -> None:
     f = _write(tmp_path / "list.json", [1, 2])
     result = CliRunner().invoke(lint_command, [str(f)])
     assert result.exit_code == 2 and "list.json" in result.output
+
+
+HOSTILE = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\ \x1b[2J\x9b31m\u202egnp.exe\nall 0 finding(s)"
+
+
+def _controls(text: str) -> list[str]:
+    return sorted({repr(ch) for ch in text if (ch < " " and ch != "\n") or "\x7f" <= ch <= "\x9f" or ch == "\u202e"})
+
+
+def test_a_dashboard_s_control_sequences_are_shown_as_text_one_line_per_finding(tmp_path: Path) -> None:
+    document = _dashboard()
+    document["title"] = HOSTILE
+    document["panels"][0]["title"] = HOSTILE
+    f = _write(tmp_path / "hostile.json", document)
+    result = CliRunner().invoke(lint_command, [str(f)])
+    findings = [line for line in result.output.splitlines() if line.startswith(str(f))]
+    assert len(findings) >= 1 and result.output.count("\n") == len(findings) + 1, result.output
+    assert all("\\x1b]8;;https://evil.example" in line for line in findings), result.output
+    assert _controls(result.output) == [], result.output
+
+
+def test_a_file_name_s_control_sequences_are_shown_as_text_in_an_error(tmp_path: Path) -> None:
+    f = tmp_path / "a\x1b]8;;https:evil\x07\u202e.json"
+    f.write_text("{not json", encoding="utf-8")
+    result = CliRunner().invoke(lint_command, [str(f)])
+    assert result.exit_code == 2 and "\\x1b]8;;https:evil\\x07" in result.output, result.output
+    assert _controls(result.output) == [], result.output
+
+
+def test_json_output_is_valid_utf8_json_whatever_the_file_name_and_titles_hold(tmp_path: Path) -> None:
+    import os
+
+    document = _dashboard()
+    document["panels"][0]["title"] = HOSTILE
+    name = os.fsdecode(b"bad\xff\x9b.json")  # a name that is not UTF-8, as Python reads it from the folder
+    f = _write(tmp_path / name, document)
+    result = CliRunner().invoke(lint_command, ["--format", "json", str(f)])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout_bytes.decode("utf-8"))  # strict UTF-8: a raw 0xff byte fails here
+    messages = [error["message"] if isinstance(error, dict) else error for error in data["errors"]]
+    assert len(messages) >= 1 and all(message.startswith(str(f)) and HOSTILE in message for message in messages)
+    assert _controls(result.stdout_bytes.decode("utf-8").replace("\n", "")) == []

@@ -114,3 +114,13 @@ def test_profiles_dir_is_accepted_after_the_command(args, expected):
 def test_build_with_profiles_dir_after_the_command_reads_that_folder(tmp_path):
     result = CliRunner().invoke(main, ["build", "--profiles-dir", str(tmp_path / "none"), "--out", str(tmp_path)])
     assert result.exit_code == 2 and str(tmp_path / "none") in result.output
+
+
+@pytest.mark.parametrize("colour", [True, False], ids=["colour", "plain"])
+def test_a_table_cell_is_plain_text_not_rich_markup_nor_control_sequences(colour, monkeypatch, capsys):
+    monkeypatch.setattr(output, "use_color", lambda *_: colour)
+    cells = ["[link=https://evil.example]open[/link] [bold red]ok[/bold red]", "[/bold] \x1b]8;;https://evil\x07\u202e"]
+    output.print_table([("a", "left"), ("b", "left")], [cells], wide=True)
+    shown = capsys.readouterr().out
+    assert "[link=https://evil.example]open[/link]" in shown and "[/bold] \\x1b]8;;https://evil\\x07\\u202e" in shown
+    assert "\x1b]8;" not in shown and "\x07" not in shown and "\u202e" not in shown, repr(shown)

@@ -276,3 +276,32 @@ def test_query_calls_are_read_from_the_cache_until_a_panel_module_changes(tmp_pa
     (cached,) = (tmp_path / "cache").glob("panel-index-queries-*.json")
     cached.write_text('{"x": [1]}', encoding="utf-8")
     assert index._QueryCalls()(module, "first_panel") == ("queries.promql.rate_of",)
+
+
+def test_a_team_module_s_titles_and_descriptions_are_inert_markdown_and_dashgen_s_own_unchanged():
+    from dataclasses import replace
+
+    from markdown_it import MarkdownIt
+
+    from dashgen.deployment.profile import load_profiles
+
+    (profile,) = load_profiles(["h20-16"], ROOT / "profiles")
+    team = replace(profile, dashboard=replace(profile.dashboard, extra_modules=("imported",)))
+    payload = (
+        "<img src=http://beacon.example/x.png> [open](javascript:alert(1)) ![i](http://beacon.example/i.png) @team"
+    )
+
+    def entry(key: str, title: str, description: str) -> index.PanelEntry:
+        return index.PanelEntry(
+            key, ("h20-16",), (title,), "timeseries", 1, (), (), (), (), ((("h20-16",), description),)
+        )
+
+    own = entry("first_screen.x", "Own", "Uses `--flag` as written")
+    foreign = entry("imported.top.x", f"T {payload}", f"first\n\n<script>alert(1)</script>\n# {payload}")
+    text = index.render_index([own, foreign], [team]).decode("utf-8")
+    assert "  - Uses `--flag` as written" in text  # dashgen's own description: its code span kept
+    html = MarkdownIt("commonmark").render(text)
+    assert html.count("<code>") >= 3  # the two keys and the own description's code span
+    for tag in ("<img", "<script", "<a "):
+        assert tag not in html, (tag, html)
+    assert html.count("<h1>") == 1 and "@team" not in html  # the index's own heading; no mention

@@ -371,6 +371,15 @@ def test_an_empty_or_multi_line_title_is_refused_before_the_schema_sees_it(title
 
 
 @pytest.mark.parametrize(
+    "description", ["a \x1b]8;;https://evil.example\x07b", "\u202egnp.exe", "a\x9b2J", "a\nb", "x" * 2001]
+)
+def test_a_description_with_control_characters_or_too_long_is_refused(description):
+    data = raw("h20-16")
+    data["description"] = description
+    _fails(data, "description", "printable")
+
+
+@pytest.mark.parametrize(
     ("time_from", "refresh"), [("now-7d/d", ""), ("now", "30s"), ("2026-01-01", "1h"), ("2026-01-01T00:00:00Z", "1d")]
 )
 def test_grafana_time_and_refresh_forms_are_accepted(time_from, refresh):

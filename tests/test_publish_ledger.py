@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -137,3 +138,35 @@ def test_the_ledger_reads_back_typed_records_with_every_outcome_a_release_writes
     path.write_text(old + "\n")
     (record,) = read(path)
     assert (record.org_id, record.outcome, record.approvals_used, record.kind) == (1, OutcomeKind.PUBLISHED, (), None)
+
+
+def test_a_ledger_line_holds_no_raw_control_or_bidi_character_and_reads_back_the_same(tmp_path):
+    """A refusal names a live panel by its title (Grafana's): its C1 CSI and bidi override are written escaped."""
+    from dashgen.publish.actions import OutcomeKind
+
+    title = 'panel "x\x9b2J\u202egnp.exe\x1b[8m" is live but not in the build (clean-up)'
+    record = LedgerRecord("2026-12-06T00:00:00Z", "c", "h20-16", "u", OutcomeKind.REFUSED, None, "b", None)
+    record = replace(record, refusals=(title,))
+    line = record.to_json()
+    assert "\n" not in line and not any(ch in line for ch in "\x9b\u202e\x1b"), line
+    path = tmp_path / "ledger.jsonl"
+    append(path, [record])
+    assert read(path) == [record]
+
+
+def test_history_shows_a_grafana_version_message_as_text_not_markup(work):
+    """A person's save message is Grafana's text: '[/bold]' stopped the table (rich read it as markup) and
+    '[link=…]' became a terminal link."""
+    from standin import GrafanaStandin
+
+    message = "[/bold] [link=https://evil.example]open[/link] \x1b]8;;https://evil.example\x07x"
+    with GrafanaStandin(token=TOKEN) as grafana:
+        assert run(work, grafana).exit_code == 0
+        grafana.simulate_ui_save(UID, lambda d: d.update(title=d["title"] + " edited"), message=message)
+        history = CliRunner().invoke(
+            main,
+            ["history", UID, "--grafana-url", grafana.url, "--ledger", str(work / "ledger.jsonl")],
+            env={"GRAFANA_TOKEN": TOKEN, "COLUMNS": "400"},
+        )
+    assert history.exit_code == 0, history.output
+    assert "[/bold] [link=https://evil.example]open[/link] \\x1b]8;;https://evil.example\\x07x" in history.output

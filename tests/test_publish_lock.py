@@ -238,3 +238,16 @@ def test_a_held_lock_renews_its_lease(tmp_path, monkeypatch):
     finally:
         held.release()
     assert not held.path.exists()
+
+
+def test_a_lock_holder_s_control_sequences_are_shown_as_text(work):
+    """The lock file names another person's release (user, host, command): shown as text in the dry run's note
+    and in the refusal."""
+    hostile = "publish \x1b]8;;https://evil.example\x07x\x1b[2J\u202e"
+    with GrafanaStandin(token=TOKEN) as grafana:
+        write_lock(lock_of(work, grafana), command=hostile, user="ci\x9b31m")
+        dry = run(work, grafana, "--dry-run")
+        refused = run(work, grafana)
+    for result in (dry, refused):
+        assert "is in progress" in result.output and "\\x1b]8;;https://evil.example\\x07x" in result.output
+        assert not any(ch in result.output for ch in "\x1b\x07\x9b\u202e"), result.output

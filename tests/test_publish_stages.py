@@ -280,3 +280,29 @@ def test_stage_wait_checks_the_canary_after_the_wait_so_an_edit_made_during_it_h
     assert held.exit_code == 1, held.output
     assert "held at stage canary" in held.output and "not the" in held.output
     assert saves(grafanas["prod-eu"]) == [] and saves(grafanas["prod-us"]) == []
+
+
+def test_the_stage_report_shows_a_problem_s_control_sequences_as_text(tmp_path, capsys):
+    """A problem names a panel of the read-back dashboard and carries a data source's answer: shown as text."""
+    import click
+
+    from dashgen.cli.staged import _report
+    from dashgen.publish import stages as model
+
+    hostile = 'panel "T \x1b]8;;https://evil.example\x07x\x1b]8;;\x07\u202e" query A: the data source answered 400'
+    run_ = model.ContextRun("canary", "canary", status=model.FAILED, instance="https://g.example", problems=[hostile])
+    state = model.ReleaseState(
+        "r-1",
+        "2026-01-01T00:00:00Z",
+        "0" * 40,
+        ["h20-16"],
+        {},
+        [model.Stage("canary", ("canary",))],
+        {"canary": run_},
+        status=model.DONE,
+    )
+    with click.Context(click.Command("publish"), obj={}):
+        _report(click.get_current_context(), state, {"output_format": "text", "ledger": tmp_path / "ledger.jsonl"})
+    shown = capsys.readouterr().out
+    assert 'PROBLEM: panel "T \\x1b]8;;https://evil.example\\x07x' in shown, shown
+    assert not any(ch in shown for ch in "\x1b\x07\u202e"), shown

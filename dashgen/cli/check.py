@@ -31,10 +31,10 @@ from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import BuildValidationError, InputError
-from dashgen.escape import markdown_code, markdown_text, terminal_lines
+from dashgen.escape import markdown_code, markdown_text, terminal_lines, terminal_text
 from dashgen.files import atomic_write
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
-from dashgen.lint.report import format_line
+from dashgen.lint.report import TEXT_LINE_LIMIT, format_line, text_line
 from dashgen.lint.runner import lint_dashboard
 from dashgen.panel_index import INDEX_PATH, index_problem
 from dashgen.render.collector import heap_frozen
@@ -317,13 +317,13 @@ def check_command(
     else:
         _text(report, dashboards_dir, stale_diff, base_ref, base_diff, findings, summary, failed)
         for line in report["rules_not_shown"]:
-            click.echo(f"alert rules not shown: {line}")
+            _say(f"alert rules not shown: {line}")
         for line in report["rule_changes"]:
-            click.echo(f"alert rules: {line}")
+            _say(f"alert rules: {line}")
         for line in report["permission_changes"]:
-            click.echo(f"folder permissions: {line}")
+            _say(f"folder permissions: {line}")
         if pictures:
-            click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
+            _say(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")
     raise SystemExit(1 if failed else 0)
 
 
@@ -339,6 +339,12 @@ def _write_bundle(path: Path, profiles: list[Any], built: list[Any]) -> None:
         raise InputError(f"{path}: cannot write the release bundle ({exc.strerror})") from None
 
 
+def _say(line: str) -> None:
+    """One line of the text report: the file names, titles and messages in it shown as text (no control
+    sequence, no line break of theirs)."""
+    click.echo(terminal_text(line, TEXT_LINE_LIMIT))
+
+
 def _text(
     report: dict[str, Any],
     dashboards_dir: Path,
@@ -351,24 +357,24 @@ def _text(
 ) -> None:
     color = use_color("auto")
     for problem in report["validation"]:
-        click.echo(f"invalid: {problem}")
+        _say(f"invalid: {problem}")
     for name in report["stale"]:
-        click.echo(f"stale: {dashboards_dir / name} differs from a fresh build (run dashgen build)")
+        _say(f"stale: {dashboards_dir / name} differs from a fresh build (run dashgen build)")
     if stale_diff:
         click.echo(terminal_lines(render_text(stale_diff, color=color), keep=COLOURS), nl=False, color=color)
     for name in report["missing"]:
-        click.echo(f"missing: {dashboards_dir / name} (run dashgen build and commit it)")
+        _say(f"missing: {dashboards_dir / name} (run dashgen build and commit it)")
     for name in report["extra"]:
-        click.echo(f"extra: {dashboards_dir / name} is not produced by any profile (remove it)")
+        _say(f"extra: {dashboards_dir / name} is not produced by any profile (remove it)")
     for finding in findings:
-        click.echo(format_line(finding))
+        click.echo(text_line(finding))
     for note in report["imported_unscoped"]:
-        click.echo(f"[warning] imported query: {note}")
+        _say(f"[warning] imported query: {note}")
     for problem in report["rules"]:
-        click.echo(f"rules: {problem}")
+        _say(f"rules: {problem}")
     for problem in report["index"]:
-        click.echo(f"index: {problem}")
+        _say(f"index: {problem}")
     if base_ref is not None:
-        click.echo(f"changes against {base_ref}:")
+        _say(f"changes against {base_ref}:")
         click.echo(terminal_lines(render_text(base_diff, color=color), keep=COLOURS), nl=False, color=color)
     click.echo(f"check: {summary}: {'FAILED' if failed else 'ok'}")

@@ -25,7 +25,7 @@ from dashgen.diff.pairing import pair_documents
 from dashgen.diff.render import FileDiff, has_changes, render_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import InputError
-from dashgen.escape import markdown_text, terminal_lines
+from dashgen.escape import markdown_text, terminal_lines, terminal_text
 from dashgen.files import NotARegularFile, atomic_write, refuse_special
 
 FORMATS = ("json", "markdown", "text")
@@ -159,7 +159,7 @@ def diff_command(
         others = _other_changes(base_ref, rules_dir, config_path) if base_ref is not None else {}
     except DiffInputError as exc:  # handled here: tests and scripts may invoke the command without the group
         emit_error_envelope(ctx, str(exc), 2)
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {terminal_text(exc)}", err=True)  # it names files: their names shown as text
         raise SystemExit(2) from exc
     pictures, picture_lines = changed_pictures(ctx, files, old_docs, new_docs, preview)
     where = f"the full report (`{report_path}`)" if report_path else "the full report (`--report FILE`)"

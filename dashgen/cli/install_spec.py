@@ -21,10 +21,13 @@ FILL_IN = "FILL-IN"
 PLACEHOLDER = f"{DISTRIBUTION} @ git+https://{FILL_IN}-the-dashgen-repository-URL@{FILL_IN}-a-40-hex-commit-sha"
 
 VERSION_PIN = r"==[0-9][0-9A-Za-z.+!-]*"
-GIT_PIN = r" @ git\+https://[^@[:space:]]+@[0-9a-f]{40}"
-# POSIX ERE, as the workflow's bash step writes it ([[ =~ ]]: no \d, no (?:)); Python reads [[:space:]] as \s
+# the repository URL in characters a git URL needs only: the spec is written into the workflow as a YAML
+# double-quoted value GitHub reads, so no quote, backslash (a YAML escape), $ { } (a ${{ }} expression GitHub
+# expands, a secret's value sent to the URL's host), space, # or @
+GIT_PIN = r" @ git\+https://[-A-Za-z0-9._~:/%+=,]+@[0-9a-f]{40}"
+# POSIX ERE, as the workflow's bash step writes it ([[ =~ ]]: no \d, no (?:)); Python reads it alike
 PATTERN = rf"^{DISTRIBUTION}({VERSION_PIN}|{GIT_PIN})$"
-_COMPILED = re.compile(PATTERN.replace("[:space:]", r"\s"))
+_COMPILED = re.compile(PATTERN)
 
 
 def problem(spec: str) -> str | None:

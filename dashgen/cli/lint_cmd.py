@@ -9,6 +9,7 @@ import click
 
 from dashgen.cli.output import emit_error_envelope, emit_json, format_option
 from dashgen.errors import InputError
+from dashgen.escape import terminal_text
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.registry import UnknownRule, select_rules
 from dashgen.lint.report import format_line, has_errors, render_json, render_text
@@ -45,7 +46,7 @@ def lint_command(
         exclusions, config_path = default_exclusions(config)
     except (UnknownRule, UnreadableInput, InputError) as exc:  # handled here: the command may run without the group
         emit_error_envelope(ctx, str(exc), 2)
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {terminal_text(exc)}", err=True)  # it names files: their names shown as text
         raise SystemExit(2) from exc
     findings, excluded = apply_exclusions(findings, exclusions)
     code = 1 if has_errors(findings) else 0

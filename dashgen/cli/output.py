@@ -16,7 +16,6 @@ A new command wraps its plain results dict with one call: ``emit_json(ctx, resul
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +23,8 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 import click
+
+from dashgen.escape import report_json, terminal_lines
 
 ENVELOPE_KEYS = ("command", "ok", "exit_code", "results", "errors")
 _WARNED: set[str] = set()
@@ -134,7 +135,7 @@ def emit_json(
     obj = _root_obj(ctx)
     obj["json_emitted"] = True
     data = envelope(command_name(ctx), results, exit_code, errors)
-    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str, ensure_ascii=False), err=err)
+    click.echo(report_json(data, indent=2, sort_keys=True, default=str), err=err)
 
 
 def asked_for_json(args: Sequence[str]) -> bool:
@@ -157,7 +158,7 @@ def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> Non
     data = envelope(
         str(obj.get("command") or ctx.find_root().invoked_subcommand or "dashgen"), None, exit_code, [message]
     )
-    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    click.echo(report_json(data, indent=2, sort_keys=True))
 
 
 def use_color(choice: str = "auto", stream: Any = None) -> bool:
@@ -190,6 +191,7 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
     """
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     color = use_color()
     width = 100_000 if wide else terminal_width()
@@ -215,7 +217,9 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
             min_width=wish[0] if wish and width >= 100 else None,
         )
     for row in rows:
-        table.add_row(*row)
+        # each cell plain text: rich reads a str as its markup ("[link=…]" an OSC 8 link, "[/x]" an error), and a
+        # cell may hold a Grafana message or a name from a file; its control sequences shown as text
+        table.add_row(*(Text(terminal_lines(cell)) for cell in row))
     console.print(table)
 
 

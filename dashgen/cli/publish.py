@@ -37,7 +37,7 @@ from dashgen.cli.staged import Hooks, stage_options, staged_publish, wants_stage
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, InputError, ReleaseInterrupted
-from dashgen.escape import terminal_lines
+from dashgen.escape import terminal_lines, terminal_text
 from dashgen.files import atomic_write
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
@@ -73,6 +73,7 @@ __all__ = [
     "target_of",
 ]
 
+NOTE_LIMIT = 2000  # characters of one note line (a mixed release's note names every dashboard it holds)
 ADOPT_LIVE_DEPRECATED = (
     "warning: --adopt-live is deprecated: it never adopted the live edit, it overwrites it "
     "(a backup is kept); use --overwrite-live UID"
@@ -208,8 +209,8 @@ def report(
 ) -> None:
     """Print the plan (and the outcomes); raise ``CheckFailed`` when anything was refused or failed."""
     plan, outcomes = result.plan, result.outcomes
-    for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+    for note in result.notes:  # a lock holder's command line, a folder's uid: shown as text
+        click.echo(f"note: {terminal_text(note, NOTE_LIMIT)}", err=True)
     failed = result.failed
     if result.dry_run:
         problem = "the plan has refusals (see above)" if plan.refused else None

@@ -27,6 +27,7 @@ from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json
 from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, DashgenError, InputError, redact
+from dashgen.escape import terminal_lines
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish import stages as model
 from dashgen.publish.actions import NOT_ATTEMPTED_OUTCOMES, STORED_OUTCOMES
@@ -314,6 +315,7 @@ def _report(ctx: click.Context, state: ReleaseState, params: dict[str, Any]) -> 
     if params["output_format"] == "json":
         emit_json(ctx, model.report_dict(state, rollback), 1 if problem else 0, [problem] if problem else [])
     else:
-        click.echo(model.render_report(state, rollback))
+        # problems name panels and carry a data source's answers: shown as text
+        click.echo(terminal_lines(model.render_report(state, rollback)))
     if problem:
         raise CheckFailed(f"release {state.release_id} {problem}")

@@ -8,6 +8,7 @@ from typing import get_args
 
 from dashgen.deployment.model import DashboardSettings, Schema
 from dashgen.deployment.reader import TableReader, parse_duration
+from dashgen.escape import safe_href
 
 
 def _budget_default(key: str) -> int:
@@ -66,11 +67,17 @@ def parse_dashboard(reader: TableReader) -> DashboardSettings:
     )
     for key in ("runbook_base", "grafana_url"):
         value = getattr(settings, key)
-        if not _LINK.match(value) or (key == "grafana_url" and value and not value.startswith(("http://", "https://"))):
+        # both land in alert annotations a pager, Alertmanager and Grafana show as links: no other scheme
+        # (javascript:, data:) and no control character (safe_href), and no anchor, query or template of their own
+        if (
+            not _LINK.match(value)
+            or (value and safe_href(value) is None)
+            or (key == "grafana_url" and value and not value.startswith(("http://", "https://")))
+        ):
             raise reader.fail(
                 key,
                 f"expected {'an http(s) URL' if key == 'grafana_url' else 'an http(s) URL or a path'} without "
-                f"spaces, quotes, '#', '?' or template braces, got {value!r}",
+                f"spaces, quotes, control characters, '#', '?' or template braces, got {value!r}",
             )
     if settings.ruler not in RULERS:
         raise reader.fail("ruler", f'expected "prometheus", "grafana" or "both", got {settings.ruler!r}')

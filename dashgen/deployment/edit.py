@@ -4,20 +4,21 @@ text out."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from dashgen.errors import ProfileError
+from dashgen.escape import report_json
 
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
 
 
 def toml_value(value: object) -> str:
-    """A string or a list of strings as TOML writes it (TOML's basic strings are JSON's)."""
+    """A string or a list of strings as TOML writes it (TOML's basic strings are JSON's; DEL, which TOML wants
+    escaped, and the C1 and bidi controls as ``\\u`` escapes: report_json)."""
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return report_json(value)
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return "[" + ", ".join(json.dumps(item, ensure_ascii=False) for item in value) + "]"
+        return "[" + ", ".join(report_json(item) for item in value) + "]"
     raise ValueError(f"cannot write {value!r} into a profile: a string or a list of strings")
 
 

@@ -58,6 +58,8 @@ from dashgen.deployment.sections import (
 )
 from dashgen.errors import ProfileError
 
+MAX_DESCRIPTION = 2000  # characters of a profile's description (the dashboard's, with the store scope appended)
+
 __all__ = [
     "DEFAULT_LABELS",
     "FEATURE_SOURCES",
@@ -90,16 +92,23 @@ def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     shown = str(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ProfileError(shown, "", "no such profile file") from None
     except UnicodeDecodeError as exc:
         raise ProfileError(shown, "", f"not UTF-8 text (byte {exc.start}): save the profile as UTF-8") from None
     except OSError as exc:
         raise ProfileError(shown, "", f"cannot read: {exc.strerror or exc}") from None
+    return profile_from_text(text, shown, expected_name=path.stem)
+
+
+def profile_from_text(text: str, path: str, expected_name: str | None = None) -> Profile:
+    """Validate the TOML text of a profile (``path`` names it in errors) and build the Profile."""
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(shown, "", f"not valid TOML: {exc}") from None
-    return profile_from_dict(raw, shown, expected_name=path.stem)
+        raise ProfileError(path, "", f"not valid TOML: {exc}") from None
+    return profile_from_dict(raw, path, expected_name=expected_name)
 
 
 def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None = None) -> Profile:
@@ -116,6 +125,9 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     if not title.strip() or len(title) > 200 or not title.isprintable():
         raise top.fail("title", "expected a non-empty, printable title of at most 200 characters")
     description = top.string("description", "")
+    # the dashboard's description: printable text (no control sequence, no bidi override) as the title is
+    if len(description) > MAX_DESCRIPTION or not description.isprintable():
+        raise top.fail("description", f"expected printable text of at most {MAX_DESCRIPTION} characters")
     share = top.number("insufficient_samples_share", 0.5)
     assert share is not None
     if share >= 1:

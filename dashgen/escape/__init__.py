@@ -12,14 +12,20 @@ script, link, mention or control sequence.
 - :func:`markdown_text` / :func:`markdown_html` / :func:`markdown_code` — text in markdown, in raw HTML inside
   markdown (``<summary>``), and in a code span: one line, HTML-escaped, punctuation escaped (markdown text),
   ``@`` and ``://`` / ``www.`` broken by a zero-width space so no mention or autolink forms.
-- :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL and the bidi controls shown as
-  ``\\xNN`` / ``\\uNNNN``, bounded length.
+- :func:`markdown_fenced` — one line inside a fenced code block: no fence of its own, controls and bidi shown as
+  escapes (as :func:`terminal_text`), not bounded (the caller cuts the block).
+- :func:`report_json` — a JSON report for a terminal or a pipe: DEL, C1 and bidi controls, the line separators
+  and lone surrogates written as ``\\uNNNN`` (the same JSON value, valid UTF-8 whatever a file name held); a
+  NaN or infinity as null.
+- :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL, the bidi controls and lone
+  surrogates (a file name's undecodable bytes) shown as ``\\xNN`` / ``\\uNNNN``, bounded length.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from typing import Any
 
@@ -84,6 +90,35 @@ def script_json(value: Any) -> str:
     return text.replace("\u2029", "\\u2029")
 
 
+# what a JSON report may not carry raw: DEL and C1 controls and the bidi controls (a terminal acts on them), the
+# line separators, and lone surrogates (a file name's undecodable bytes: written raw, no UTF-8 reader takes the
+# document); json.dumps escapes the C0 controls itself
+_JSON_RAW_RE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(BIDI)) + "]")
+
+
+def report_json(value: Any, **options: Any) -> str:
+    """``value`` as JSON (``json.dumps`` with ``options``; non-ASCII text kept readable) with every character of
+    :data:`_JSON_RAW_RE` as its ``\\u`` escape: the same value, nothing a terminal acts on, valid UTF-8. A NaN or
+    an infinity (a server may answer ``Infinity``: Python's JSON reader takes it) is written as null: JSON has
+    no such number, and a strict reader refuses the whole document for one."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+    except ValueError:
+        text = json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, **options)
+    return _JSON_RAW_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity as None (a copy of its dicts, lists and tuples)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
 def _no_bidi(text: str) -> str:
     return "".join(ch for ch in text if ch not in BIDI) if any(ch in BIDI for ch in text) else text
 
@@ -126,16 +161,25 @@ def markdown_code(text: object) -> str:
     return f"`{content}`" if content.strip() else "` `"
 
 
+def markdown_fenced(line: object) -> str:
+    """One line of a fenced code block (a value's diff): a fence in it as three quotes; C0 / C1 controls, DEL,
+    bidi controls and lone surrogates as escapes, as :func:`terminal_text` shows them; any length."""
+    text = str(line).replace("```", "'''")
+    return terminal_text(text, len(text) * 10 + 1)  # an escape is at most 10 characters: nothing is cut
+
+
 def terminal_text(text: object, limit: int = 500) -> str:
     """Server text fit for a terminal: C0 controls (newline and tab too), DEL and C1 controls as ``\\xNN``,
-    bidi controls as ``\\uNNNN``, at most ``limit`` characters (then ``…``)."""
+    bidi controls and lone surrogates as ``\\uNNNN``, at most ``limit`` characters (then ``…``)."""
     out: list[str] = []
     size = 0
     for ch in str(text):
         code = ord(ch)
         if code < 0x20 or 0x7F <= code <= 0x9F:
             piece = f"\\x{code:02x}"
-        elif ch in BIDI or ch in "\u2028\u2029":
+        elif ch in BIDI or ch in "\u2028\u2029" or 0xD800 <= code <= 0xDFFF:
+            # a lone surrogate is a byte of a file name that is not UTF-8 (surrogateescape): written out it
+            # would be that raw byte, a C1 control (0x9b: CSI) on a terminal that reads 8-bit controls
             piece = f"\\u{code:04x}"
         else:
             piece = ch

@@ -145,7 +145,9 @@ def function_name(group: GroupPlan) -> str:
 
 
 def _doc_line(text: str) -> str:
-    return visible(text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'))
+    # visible escapes first, then every backslash doubled: the docstring is read as well as shown (help(), pydoc),
+    # and read it holds the escapes as text, not the characters they name
+    return visible(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
 def _place(place: Place) -> Seq:

@@ -1,4 +1,5 @@
-"""Render lint findings: one text line each plus a summary, or a JSON list."""
+"""Render lint findings: one text line each plus a summary (for a terminal: a title's or a file name's control
+sequences and line breaks shown as text), or a JSON list."""
 
 from __future__ import annotations
 
@@ -6,13 +7,21 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
+from dashgen.escape import terminal_text
 from dashgen.lint.findings import Finding, Severity
+
+TEXT_LINE_LIMIT = 2000  # characters of one finding's terminal line (a title may be long; a line stays readable)
 
 
 def format_line(f: Finding) -> str:
     """``file: panel "title": RULE: message [severity]`` (``dashboard "title"`` when no panel)."""
     where = f'panel "{f.panel}"' if f.panel is not None else f'dashboard "{f.dashboard}"'
     return f"{f.file}: {where}: {f.rule}: {f.message} [{f.severity}]"
+
+
+def text_line(f: Finding) -> str:
+    """:func:`format_line` for a terminal: one line whatever the dashboard's titles and file name hold."""
+    return terminal_text(format_line(f), TEXT_LINE_LIMIT)
 
 
 def summary(findings: Sequence[Finding], files: int) -> str:
@@ -24,7 +33,7 @@ def summary(findings: Sequence[Finding], files: int) -> str:
 
 
 def render_text(findings: Sequence[Finding], files: int) -> str:
-    return "".join(f"{format_line(f)}\n" for f in findings) + summary(findings, files) + "\n"
+    return "".join(f"{text_line(f)}\n" for f in findings) + summary(findings, files) + "\n"
 
 
 def render_json(findings: Sequence[Finding]) -> str:

@@ -94,8 +94,25 @@ class HttpResponse:
             return self.body.decode("utf-8", errors="replace")
 
     def json(self) -> Any:
-        """The parsed JSON body; raises ValueError when it is not JSON."""
-        return json.loads(self.body)
+        """The parsed JSON body; raises ValueError when it is not JSON. A lone surrogate escape (``"\\ud800"``:
+        JSON takes it, it is no character) reads as U+FFFD: one such label value or title made every later write of
+        the answer as UTF-8 fail (a whole preview page, a backup)."""
+        data = json.loads(self.body)
+        return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(self.body) else data
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # what may have decoded to a surrogate (a pair or a lone one)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a pair decodes to one character: what is left is alone
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(key): _without_lone_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    return value
 
 
 class WriteRefused(DashgenError):

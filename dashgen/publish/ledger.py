@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from dashgen.errors import InputError
+from dashgen.escape import report_json
 from dashgen.files import append_durably, atomic_write
 from dashgen.publish.actions import STORED_OUTCOMES, WRITTEN_OUTCOMES, OutcomeKind
 
@@ -93,7 +94,9 @@ class LedgerRecord:
     grants: tuple[tuple[str, str], ...] | None = None  # folder permissions: (principal, level) Grafana stores
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+        """One line; a live title's C1 or bidi control (in a refusal) as its escape: the ledger is committed and read
+        in diffs and terminals."""
+        return report_json(self.to_dict(), sort_keys=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The line as JSON types: lists for the tuples, the outcome's string, unset optional fields left out."""
