@@ -368,3 +368,25 @@ def test_the_first_screens_problem_list_shows_its_labels_as_text_beside_the_date
     (row,) = _texts(_apply(panel, [firing]))
     assert row[:-1] == ["critical", "node-3 GPU 5", "GPU", "GpuXidError", "GPU Xid error", "GPU health"], row
     assert "NaN" not in row and "ago" in row[-1], row
+
+
+def test_a_table_shows_its_rows_in_the_panel_s_sort_order():
+    """options.sortBy is the order Grafana's table opens in: the first entry decides, the next orders its ties,
+    on the raw values (a verdict code sorts as a number, not as its mapped text); a name no column has is
+    skipped. The preview drew the rows in the answer's order, so the worst verdict could sit below the fold."""
+    rows = [
+        ({"node": "n2", "layer": "GPU"}, "0"),
+        ({"node": "n9", "layer": "Disk"}, "1001"),
+        ({"node": "n1", "layer": "Host"}, "0"),
+        ({"node": "n3", "layer": "GPU"}, "9"),
+        ({"node": "n1", "layer": "GPU"}, "1001"),
+    ]
+    panel = _shipped_panel("pd-128", "Node × layer health")
+    texts = _texts(_apply(panel, [_instant("A", rows)]))
+    assert [row[:2] for row in texts] == [["n1", "GPU"], ["n9", "Disk"], ["n3", "GPU"], ["n1", "Host"], ["n2", "GPU"]]
+    numbers = {
+        "type": "table",
+        "options": {"sortBy": [{"displayName": "gone", "desc": True}, {"displayName": "Value"}]},
+    }
+    values = [({"node": f"n{i}"}, v) for i, v in enumerate(["10", "9", "100", "-1"])]
+    assert [row[-1] for row in _texts(_apply(numbers, [_instant("A", values)]))] == ["-1", "9", "10", "100"]

@@ -5,8 +5,8 @@
 // What is Grafana's code here: every transformation (merge, organize, groupingToMatrix, joinByField, reduce,
 // ...), field config defaults and overrides (applyFieldOverrides), display names (getFieldDisplayName), value
 // display (getDisplayProcessor: units via getValueFormat, decimals, thresholds, value mappings, colours),
-// reducers (reduceField: legend calculations, stat values), the null-insert of a time series
-// (applyNullInsertThreshold) and the series colours (classic palette of the dark theme).
+// reducers (reduceField: legend calculations, stat values), a table's initial sort (sortDataFrame), the
+// null-insert of a time series (applyNullInsertThreshold) and the series colours (classic palette of the dark theme).
 // What is dashgen's: `prometheusFrames` below, a port of what Grafana's Prometheus data source does to
 // an answer before a panel sees it (the Go backend's frames + the frontend's table shaping; Grafana
 // publishes neither in @grafana/data), and the choice of what each panel kind reads from the frames.
@@ -28,6 +28,7 @@ import {
   displayNameOverrideProcessor,
   reduceField,
   roundDecimals,
+  sortDataFrame,
   standardTransformers,
   standardTransformersRegistry,
   stringOverrideProcessor,
@@ -209,10 +210,26 @@ function hidden(field) {
 
 // -- per panel kind --------------------------------------------------------------------------------------------
 
+// The table's initial sort (options.sortBy: [{displayName, desc}], the first entry the primary key): Grafana's
+// table sorts by the raw values of the named columns, ties broken by the next entry. Each key is one pass of
+// Grafana's sortDataFrame (its field comparers; a stable sort), the last key first, so that the earlier keys
+// decide and the later ones only order their ties. A name no column has is skipped, as the table skips it.
+function sortedRows(panel, frame, frames) {
+  const sortBy = (panel.options && panel.options.sortBy) || [];
+  let sorted = frame;
+  for (const key of (Array.isArray(sortBy) ? sortBy : []).slice().reverse()) {
+    if (!key || typeof key.displayName !== "string") continue;
+    const index = sorted.fields.findIndex((f) => getFieldDisplayName(f, sorted, frames) === key.displayName);
+    if (index >= 0) sorted = sortDataFrame(sorted, index, key.desc === true);
+  }
+  return sorted;
+}
+
 function tablePanel(panel, frames) {
   const index = (panel.options && panel.options.frameIndex) || 0;
-  const frame = frames[index] || frames[0];
-  if (!frame) return { kind: "table", frames: 0, columns: [], rows: [] };
+  const shownFrame = frames[index] || frames[0];
+  if (!shownFrame) return { kind: "table", frames: 0, columns: [], rows: [] };
+  const frame = sortedRows(panel, shownFrame, frames);
   const fields = frame.fields.filter((f) => !hidden(f));
   const columns = fields.map((f) => ({
     name: getFieldDisplayName(f, frame, frames),
