@@ -5,8 +5,9 @@
 // What is Grafana's code here: every transformation (merge, organize, groupingToMatrix, joinByField, reduce,
 // ...), field config defaults and overrides (applyFieldOverrides), display names (getFieldDisplayName), value
 // display (getDisplayProcessor: units via getValueFormat, decimals, thresholds, value mappings, colours),
-// reducers (reduceField: legend calculations, stat values), a table's initial sort (sortDataFrame), the
-// null-insert of a time series (applyNullInsertThreshold) and the series colours (classic palette of the dark theme).
+// reducers (reduceField: legend calculations), the values of a stat or bar gauge (getFieldDisplayValues), a table's
+// initial sort (sortDataFrame), the null-insert of a time series (applyNullInsertThreshold) and the series colours
+// (classic palette of the dark theme).
 // What is dashgen's: `prometheusFrames` below, a port of what Grafana's Prometheus data source does to
 // an answer before a panel sees it (the Go backend's frames + the frontend's table shaping; Grafana
 // publishes neither in @grafana/data), and the choice of what each panel kind reads from the frames.
@@ -20,6 +21,7 @@ import {
   formattedValueToString,
   getDisplayProcessor,
   getFieldDisplayName,
+  getFieldDisplayValues,
   getFieldSeriesColor,
   getValueFormat,
   guessDecimals,
@@ -288,23 +290,33 @@ function seriesPanel(panel, frames, request) {
   return { kind: "series", series: out, times };
 }
 
+// A stat, gauge or bar gauge: Grafana's getFieldDisplayValues, as those panels call it: which fields
+// (reduceOptions.fields, else the numeric ones), every calculation or every row (reduceOptions.values, limit),
+// the names, texts and colours, and each value's min and max (the field's own, else the range of the data
+// applyFieldOverrides found: a bar gauge without min starts its bars at the smallest value, not at 0). Its
+// "no values" entry becomes no value here: the page draws the panel's noValue or "No data" itself.
+const VALUE_PANEL_REDUCE = { values: false, calcs: ["lastNotNull"], fields: "" };  // the panels' option defaults
+
 function valuePanel(panel, frames) {
-  const calcs = ((panel.options && panel.options.reduceOptions) || {}).calcs || ["lastNotNull"];
-  const calc = calcs[0] || "lastNotNull";
-  const values = [];
-  for (const frame of frames) {
-    for (const field of frame.fields) {
-      if (field.type !== FieldType.number || hidden(field)) continue;
-      const reduced = reduceField({ field, reducers: [calc] })[calc];
-      values.push({
-        name: getFieldDisplayName(field, frame, frames),
-        ...shown(field.display(reduced)),
-        min: field.config.min,
-        max: field.config.max,
-        values: Array.from(field.values, (v) => (Number.isFinite(v) ? v : null)),
-      });
-    }
-  }
+  const reduceOptions = { ...VALUE_PANEL_REDUCE, ...((panel.options && panel.options.reduceOptions) || {}) };
+  const displays = getFieldDisplayValues({
+    reduceOptions,
+    fieldConfig: { defaults: {}, overrides: [], ...(panel.fieldConfig || {}) },
+    replaceVariables: (s) => s,
+    theme,
+    data: frames,
+    timeZone: "utc",
+    sparkline: true,
+  });
+  const values = displays
+    .filter((v) => v.colIndex !== undefined)
+    .map((v) => ({
+      name: v.display.title || "",
+      ...shown(v.display),
+      min: Number.isFinite(v.field.min) ? v.field.min : null,
+      max: Number.isFinite(v.field.max) ? v.field.max : null,
+      values: v.sparkline ? Array.from(v.sparkline.y.values, (x) => (Number.isFinite(x) ? x : null)) : [],
+    }));
   return { kind: "values", values };
 }
 
