@@ -390,3 +390,26 @@ def test_a_table_shows_its_rows_in_the_panel_s_sort_order():
     }
     values = [({"node": f"n{i}"}, v) for i, v in enumerate(["10", "9", "100", "-1"])]
     assert [row[-1] for row in _texts(_apply(numbers, [_instant("A", values)]))] == ["-1", "9", "10", "100"]
+
+
+def test_a_cell_without_a_value_shows_the_field_s_no_value_or_its_null_and_empty_mappings():
+    """Grafana's table passes every cell through the field's display, a null one too, and its Prometheus data
+    source gives a series without a label "" in that label's column: such cells show the value mappings of
+    null / empty or the field's noValue (the preview left them blank)."""
+    a = _instant("A", [({"node": "n1", "gpu": "0"}, "1"), ({"node": "n2"}, "2")])
+    b = _instant("B", [({"node": "n1", "gpu": "0"}, "5")])
+    mappings = [
+        {"type": "special", "options": {"match": "empty", "result": {"text": "(no label)"}}},
+        {"type": "special", "options": {"match": "null", "result": {"text": "(no answer)"}}},
+    ]
+    panel = {
+        "type": "table",
+        "transformations": [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+        ],
+        "fieldConfig": {"defaults": {"mappings": mappings}, "overrides": []},
+    }
+    assert _texts(_apply(panel, [a, b])) == [["0", "n1", "1", "5"], ["(no label)", "n2", "2", "(no answer)"]]
+    silent = {**panel, "fieldConfig": {"defaults": {"noValue": "silent"}, "overrides": []}}
+    assert _texts(_apply(silent, [a, b])) == [["0", "n1", "1", "5"], ["silent", "n2", "2", "silent"]]

@@ -155,7 +155,8 @@ function tableFrames(frames, refIds) {
         value.values.push(v);
         labelFields.forEach((lf) => {
           const raw = f.fields[1].labels[lf.name];
-          lf.values.push(lf.type === FieldType.number && raw !== undefined ? parseFloat(raw) : raw);
+          // a series without the label gets "" (the data source's getLabelValue), not a null
+          lf.values.push(raw === undefined ? "" : lf.type === FieldType.number ? parseFloat(raw) : raw);
         });
       });
     }
@@ -241,7 +242,9 @@ function tablePanel(panel, frames) {
     minWidth: (f.config.custom || {}).minWidth || null,
   }));
   const rows = [];
-  for (let r = 0; r < frame.length; r++) rows.push(fields.map((f) => (f.values[r] == null ? { text: "", color: null, numeric: null } : shown(f.display(f.values[r])))));
+  // every cell through its field's display, nulls too, as Grafana's cells do: a null or empty cell shows the
+  // field's noValue or the text of a null / empty value mapping
+  for (let r = 0; r < frame.length; r++) rows.push(fields.map((f) => shown(f.display(f.values[r]))));
   return { kind: "table", frames: frames.length, columns, rows };
 }
 
