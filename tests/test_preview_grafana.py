@@ -413,3 +413,29 @@ def test_a_cell_without_a_value_shows_the_field_s_no_value_or_its_null_and_empty
     assert _texts(_apply(panel, [a, b])) == [["0", "n1", "1", "5"], ["(no label)", "n2", "2", "(no answer)"]]
     silent = {**panel, "fieldConfig": {"defaults": {"noValue": "silent"}, "overrides": []}}
     assert _texts(_apply(silent, [a, b])) == [["0", "n1", "1", "5"], ["silent", "n2", "2", "silent"]]
+
+
+def test_percentage_thresholds_read_each_field_s_own_range_when_field_min_max_is_set():
+    """fieldMinMax is one of Grafana's standard field options: with it a percentage threshold is a share of the
+    field's own min..max, not of every field of the panel (the preview dropped the option, so 10 of 1..10 read
+    as 1 % of 1..1000 and stayed green)."""
+    a = _instant("A", [({"node": "n1"}, "1"), ({"node": "n2"}, "10")])
+    b = _instant("B", [({"node": "n1"}, "100"), ({"node": "n2"}, "1000")])
+    steps = [{"color": "green", "value": None}, {"color": "red", "value": 50}]
+    defaults = {"thresholds": {"mode": "percentage", "steps": steps}, "fieldMinMax": True}
+    panel = {
+        "type": "table",
+        "transformations": [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+        ],
+        "fieldConfig": {"defaults": defaults, "overrides": []},
+    }
+    red, green = call("colour", "red"), call("colour", "green")
+    colours = [[cell["color"] for cell in row[1:]] for row in _apply(panel, [a, b])["rows"]]
+    assert colours == [[green, green], [red, red]]
+    panel["fieldConfig"]["defaults"] = {**defaults, "fieldMinMax": False}
+    assert [[cell["color"] for cell in row[1:]] for row in _apply(panel, [a, b])["rows"]] == [
+        [green, green],
+        [green, red],
+    ]

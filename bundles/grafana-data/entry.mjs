@@ -14,6 +14,7 @@
 import {
   applyFieldOverrides,
   applyNullInsertThreshold,
+  booleanOverrideProcessor,
   createTheme,
   FieldConfigOptionsRegistry,
   FieldType,
@@ -55,6 +56,7 @@ const STANDARD = [
   ["unit", unitOverrideProcessor],
   ["min", numberOverrideProcessor],
   ["max", numberOverrideProcessor],
+  ["fieldMinMax", booleanOverrideProcessor],  // min / max of each field, not of all the panel's fields
   ["decimals", numberOverrideProcessor],
   ["displayName", displayNameOverrideProcessor],
   ["noValue", stringOverrideProcessor],
