@@ -439,3 +439,30 @@ def test_percentage_thresholds_read_each_field_s_own_range_when_field_min_max_is
         [green, green],
         [green, red],
     ]
+
+
+def test_a_base_threshold_written_null_is_minus_infinity_as_grafana_loads_it():
+    """Grafana's dashboard load (getPanelOptionsWithDefaults) makes every thresholds' first step -Infinity; read
+    as null, a negative value never passed the base step (-5 with a step at -10 stayed the base colour)."""
+    steps = [{"color": "green", "value": None}, {"color": "yellow", "value": -10}, {"color": "red", "value": 0}]
+    panel = {"type": "table", "fieldConfig": {"defaults": {"thresholds": {"mode": "absolute", "steps": steps}}}}
+    (row,) = _apply(panel, [_instant("A", [({"node": "n1"}, "-5")])])["rows"]
+    assert row[-1]["text"] == "-5" and row[-1]["color"] == call("colour", "yellow")
+
+
+def test_a_state_timeline_coloured_by_thresholds_merges_values_by_threshold_as_grafana_s_does():
+    """Grafana's state timeline, with mergeValues (its default) and the field coloured by thresholds, shows each
+    value as its threshold step's label and colour, value mappings unread (prepareTimelineFields /
+    mergeThresholdValues). The shipped timelines are written so: Grafana shows one base-step bar, "-∞+"."""
+    values = [[i * 60, str(v)] for i, v in enumerate([0, 1, 2, 1, 0])]
+    answer = _range("A", [({"backend": "b1"}, values)], "{{backend}}")
+    panel = _shipped_panel("long-context-64", "Gateway: backend health")
+    (series,) = _apply(panel, [answer])["series"]
+    assert {(t["text"], t["color"]) for t in series["texts"] if t} == {("-∞+", call("colour", "green"))}
+    mapped = {**panel, "options": {**panel["options"], "mergeValues": False}}
+    (series,) = _apply(mapped, [answer])["series"]
+    assert [t["text"] for t in series["texts"] if t][:2] == ["unhealthy", "healthy"]
+    steps = [{"color": "green", "value": None}, {"color": "red", "value": 2}]
+    two = {**panel, "fieldConfig": {"defaults": {"color": {"mode": "thresholds"}, "thresholds": {"steps": steps}}}}
+    (series,) = _apply(two, [answer])["series"]
+    assert [t["text"] for t in series["texts"] if t] == ["< 2", "< 2", "2+", "< 2", "< 2"]

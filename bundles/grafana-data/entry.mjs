@@ -16,14 +16,18 @@ import {
   applyNullInsertThreshold,
   booleanOverrideProcessor,
   createTheme,
+  FieldColorModeId,
   FieldConfigOptionsRegistry,
   FieldType,
   fieldReducers,
   formattedValueToString,
+  getActiveThreshold,
   getDisplayProcessor,
   getFieldDisplayName,
+  getFieldConfigWithMinMax,
   getFieldDisplayValues,
   getFieldSeriesColor,
+  getPanelOptionsWithDefaults,
   getValueFormat,
   guessDecimals,
   identityOverrideProcessor,
@@ -36,6 +40,7 @@ import {
   standardTransformersRegistry,
   stringOverrideProcessor,
   thresholdsOverrideProcessor,
+  ThresholdsMode,
   transformDataFrame,
   unitOverrideProcessor,
   valueMappingsOverrideProcessor,
@@ -250,6 +255,39 @@ function tablePanel(panel, frames) {
   return { kind: "table", frames: frames.length, columns, rows };
 }
 
+// What a state timeline shows for each value. Grafana's state timeline (prepareTimelineFields and
+// mergeThresholdValues in its public/app/core/components/TimelineChart/utils.ts, not published in
+// @grafana/data) merges by threshold when options.mergeValues (default true) and the field is coloured by
+// thresholds: each value becomes its threshold step's legend label ("< 80" for the base step below the next,
+// "80+" otherwise; the step value in the field's unit, or percent in percentage mode) in the step's colour,
+// and value mappings are not read. Otherwise each value is the field's display (mappings, unit, colour).
+function mergedByThreshold(panel, field) {
+  const thresholds = field.config.thresholds;
+  const merging = (panel.options || {}).mergeValues !== false && (field.config.color || {}).mode === FieldColorModeId.Thresholds;
+  return merging && Boolean(thresholds && thresholds.steps && thresholds.steps.length);
+}
+
+function timelineTexts(panel, field) {
+  if (!mergedByThreshold(panel, field)) return Array.from(field.values, (v) => (v == null ? null : shown(field.display(v))));
+  const thresholds = field.config.thresholds;
+  const percent = thresholds.mode === ThresholdsMode.Percentage;
+  const format = getValueFormat(percent ? "percent" : field.config.unit || "");
+  const steps = thresholds.steps;
+  const labels = new Map(
+    steps.map((step, i) => {
+      const below = step.value === -Infinity && i < steps.length - 1;
+      const value = below ? steps[i + 1].value : step.value;
+      const text = (below ? "< " : "") + formattedValueToString(format(value, field.config.decimals ?? undefined)) + (below ? "" : "+");
+      return [step, { text, color: theme.visualization.getColorByName(step.color), numeric: null }];
+    }),
+  );
+  const { min, max } = percent ? getFieldConfigWithMinMax(field) : {};
+  return Array.from(field.values, (v) => {
+    if (v == null) return null;
+    return labels.get(getActiveThreshold(percent ? ((v - min) / (max - min)) * 100 : v, steps));
+  });
+}
+
 const CALC_ORDER = ["mean", "max", "min", "lastNotNull", "last", "sum", "firstNotNull", "first", "count", "range", "delta", "diff"];
 
 function seriesPanel(panel, frames, request) {
@@ -279,7 +317,8 @@ function seriesPanel(panel, frames, request) {
         max: field.config.max,
         thresholds: field.config.thresholds || null,
         custom: field.config.custom || {},
-        texts: panel.type === "state-timeline" ? Array.from(field.values, (v) => (v == null ? null : shown(field.display(v)))) : undefined,
+        texts: panel.type === "state-timeline" ? timelineTexts(panel, field) : undefined,
+        mergedByThreshold: panel.type === "state-timeline" && mergedByThreshold(panel, field),
       });
       if (time && time.values.length > times.length) times = Array.from(time.values);
     }
@@ -326,8 +365,18 @@ function valuePanel(panel, frames) {
 }
 
 /** One panel: its answers (see prometheusFrames) in, what the panel shows out. */
+// The panel's field config as Grafana's dashboard loads it (getPanelOptionsWithDefaults): options no registered
+// field option names are dropped and every thresholds' first step becomes the base step, -Infinity (the JSON's
+// null). The plugins' own field config defaults are not known here (none: the panel's JSON as written).
+function loaded(panel) {
+  const fieldConfig = JSON.parse(JSON.stringify(panel.fieldConfig || {}));
+  const plugin = { defaults: {}, fieldConfigDefaults: { defaults: {}, overrides: [] }, fieldConfigRegistry: registry(panel) };
+  const options = getPanelOptionsWithDefaults({ plugin, currentOptions: {}, currentFieldConfig: { defaults: fieldConfig.defaults || {}, overrides: fieldConfig.overrides || [] }, isAfterPluginChange: false });
+  return { ...panel, fieldConfig: options.fieldConfig };
+}
+
 export function applyPanel(request) {
-  const panel = request.panel || {};
+  const panel = loaded(request.panel || {});
   const frames = withConfig(panel, transform(panel, prometheusFrames(request.answers || [])), request.nowMs);
   if (panel.type === "table") return tablePanel(panel, frames);
   if (panel.type === "stat" || panel.type === "bargauge" || panel.type === "gauge") return valuePanel(panel, frames);

@@ -210,10 +210,12 @@
       var lane = el("div", "lane");
       lane.appendChild(el("span", "name", s.name));
       var band = lane.appendChild(el("span", "band"));
+      // equal consecutive values merge into one segment; merged by threshold, equal labels do (Grafana's timeline)
+      var key = s.mergedByThreshold ? function (i) { return s.texts[i] ? s.texts[i].text : null; } : function (i) { return s.values[i]; };
       var count = Math.max(s.values.length, 1), start = 0;
       for (var i = 1; i <= s.values.length; i++) {
-        if (i === s.values.length || s.values[i] !== s.values[start]) {
-          if (s.values[start] !== null) {
+        if (i === s.values.length || key(i) !== key(start)) {
+          if (s.values[start] !== null && s.texts[start]) {
             var shown = s.texts[start];
             var seg = band.appendChild(el("span", "seg", shown.text));
             seg.title = shown.text;
