@@ -1,11 +1,13 @@
 """Stat and bar gauge panels in the preview hold what Grafana's own ``getFieldDisplayValues`` gives those panels:
 every calculation or every row (``reduceOptions``), the fields ``reduceOptions.fields`` picks, the names, and
 each value's min and max (a bar gauge without a min starts its bars at the data's smallest value). The values
-are checked in Node on every shipped @grafana/data minor; the bars' fill in a real headless Chromium."""
+are checked in Node on every shipped @grafana/data minor; the bars' fill and a state timeline's segments in a
+real headless Chromium."""
 
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import grafana_node
 import pytest
@@ -74,3 +76,38 @@ def test_the_page_fills_each_bar_from_grafana_s_min_and_max(tmp_path):
         dom = browser.render(html, None, 800, page_height(shown))
     widths = [float(w) for w in re.findall(r'class="fill" style="width: ([0-9.]+)%', dom)]
     assert widths == [0, 50, 100], widths
+
+
+def test_the_page_draws_a_timeline_merged_by_threshold_as_one_segment_per_label(tmp_path):
+    """A state timeline coloured by thresholds with mergeValues: consecutive values with the same threshold
+    label are one segment (Grafana's merge), whatever their raw values; without mergeValues, the mappings."""
+    binary = program_or_skip(find_browser(), "chromium not installed (Debian package 'chromium')")
+    query = ExpandedQuery("A", "range", "m", "m", 0, 600, 60, 60, 240)
+    values = [[i * 60, str(v)] for i, v in enumerate([0, 1, 1, 2, 0])]
+    answer = Answer(
+        query,
+        {"expr": "m", "refId": "A", "legendFormat": "{{b}}"},
+        "matrix",
+        [{"metric": {"b": "b1"}, "values": values}],
+    )
+    steps = [{"color": "green", "value": None}, {"color": "red", "value": 2}]
+    mappings = [{"type": "value", "options": {"0": {"text": "down"}, "1": {"text": "up"}, "2": {"text": "gone"}}}]
+    field = {"defaults": {"color": {"mode": "thresholds"}, "thresholds": {"steps": steps}, "mappings": mappings}}
+    drawn = {}
+    for merge in (True, False):
+        panel = {
+            "id": 1,
+            "type": "state-timeline",
+            "title": "states",
+            "gridPos": {"x": 0, "y": 0, "w": 12, "h": 8},
+            "options": {"mergeValues": merge},
+            "fieldConfig": field,
+        }
+        (item,) = layout({"panels": [panel]})
+        shown = [Shown(item, "states", draw(panel, [answer], "panel-0", 600))]
+        html = tmp_path / f"states-{merge}.html"
+        html.write_text(page("states", "states", shown, (0, 600)), encoding="utf-8")
+        with Browser(binary, timeout=60) as browser:
+            dom = browser.render(html, None, 800, page_height(shown))
+        drawn[merge] = [unescape(text) for text in re.findall(r'class="seg"[^>]*>([^<]*)<', dom)]
+    assert drawn == {True: ["< 2", "2+", "< 2"], False: ["down", "up", "gone", "down"]}
