@@ -368,3 +368,101 @@ def test_the_first_screens_problem_list_shows_its_labels_as_text_beside_the_date
     (row,) = _texts(_apply(panel, [firing]))
     assert row[:-1] == ["critical", "node-3 GPU 5", "GPU", "GpuXidError", "GPU Xid error", "GPU health"], row
     assert "NaN" not in row and "ago" in row[-1], row
+
+
+def test_a_table_shows_its_rows_in_the_panel_s_sort_order():
+    """options.sortBy is the order Grafana's table opens in: the first entry decides, the next orders its ties,
+    on the raw values (a verdict code sorts as a number, not as its mapped text); a name no column has is
+    skipped. The preview drew the rows in the answer's order, so the worst verdict could sit below the fold."""
+    rows = [
+        ({"node": "n2", "layer": "GPU"}, "0"),
+        ({"node": "n9", "layer": "Disk"}, "1001"),
+        ({"node": "n1", "layer": "Host"}, "0"),
+        ({"node": "n3", "layer": "GPU"}, "9"),
+        ({"node": "n1", "layer": "GPU"}, "1001"),
+    ]
+    panel = _shipped_panel("pd-128", "Node × layer health")
+    texts = _texts(_apply(panel, [_instant("A", rows)]))
+    assert [row[:2] for row in texts] == [["n1", "GPU"], ["n9", "Disk"], ["n3", "GPU"], ["n1", "Host"], ["n2", "GPU"]]
+    numbers = {
+        "type": "table",
+        "options": {"sortBy": [{"displayName": "gone", "desc": True}, {"displayName": "Value"}]},
+    }
+    values = [({"node": f"n{i}"}, v) for i, v in enumerate(["10", "9", "100", "-1"])]
+    assert [row[-1] for row in _texts(_apply(numbers, [_instant("A", values)]))] == ["-1", "9", "10", "100"]
+
+
+def test_a_cell_without_a_value_shows_the_field_s_no_value_or_its_null_and_empty_mappings():
+    """Grafana's table passes every cell through the field's display, a null one too, and its Prometheus data
+    source gives a series without a label "" in that label's column: such cells show the value mappings of
+    null / empty or the field's noValue (the preview left them blank)."""
+    a = _instant("A", [({"node": "n1", "gpu": "0"}, "1"), ({"node": "n2"}, "2")])
+    b = _instant("B", [({"node": "n1", "gpu": "0"}, "5")])
+    mappings = [
+        {"type": "special", "options": {"match": "empty", "result": {"text": "(no label)"}}},
+        {"type": "special", "options": {"match": "null", "result": {"text": "(no answer)"}}},
+    ]
+    panel = {
+        "type": "table",
+        "transformations": [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+        ],
+        "fieldConfig": {"defaults": {"mappings": mappings}, "overrides": []},
+    }
+    assert _texts(_apply(panel, [a, b])) == [["0", "n1", "1", "5"], ["(no label)", "n2", "2", "(no answer)"]]
+    silent = {**panel, "fieldConfig": {"defaults": {"noValue": "silent"}, "overrides": []}}
+    assert _texts(_apply(silent, [a, b])) == [["0", "n1", "1", "5"], ["silent", "n2", "2", "silent"]]
+
+
+def test_percentage_thresholds_read_each_field_s_own_range_when_field_min_max_is_set():
+    """fieldMinMax is one of Grafana's standard field options: with it a percentage threshold is a share of the
+    field's own min..max, not of every field of the panel (the preview dropped the option, so 10 of 1..10 read
+    as 1 % of 1..1000 and stayed green)."""
+    a = _instant("A", [({"node": "n1"}, "1"), ({"node": "n2"}, "10")])
+    b = _instant("B", [({"node": "n1"}, "100"), ({"node": "n2"}, "1000")])
+    steps = [{"color": "green", "value": None}, {"color": "red", "value": 50}]
+    defaults = {"thresholds": {"mode": "percentage", "steps": steps}, "fieldMinMax": True}
+    panel = {
+        "type": "table",
+        "transformations": [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+        ],
+        "fieldConfig": {"defaults": defaults, "overrides": []},
+    }
+    red, green = call("colour", "red"), call("colour", "green")
+    colours = [[cell["color"] for cell in row[1:]] for row in _apply(panel, [a, b])["rows"]]
+    assert colours == [[green, green], [red, red]]
+    panel["fieldConfig"]["defaults"] = {**defaults, "fieldMinMax": False}
+    assert [[cell["color"] for cell in row[1:]] for row in _apply(panel, [a, b])["rows"]] == [
+        [green, green],
+        [green, red],
+    ]
+
+
+def test_a_base_threshold_written_null_is_minus_infinity_as_grafana_loads_it():
+    """Grafana's dashboard load (getPanelOptionsWithDefaults) makes every thresholds' first step -Infinity; read
+    as null, a negative value never passed the base step (-5 with a step at -10 stayed the base colour)."""
+    steps = [{"color": "green", "value": None}, {"color": "yellow", "value": -10}, {"color": "red", "value": 0}]
+    panel = {"type": "table", "fieldConfig": {"defaults": {"thresholds": {"mode": "absolute", "steps": steps}}}}
+    (row,) = _apply(panel, [_instant("A", [({"node": "n1"}, "-5")])])["rows"]
+    assert row[-1]["text"] == "-5" and row[-1]["color"] == call("colour", "yellow")
+
+
+def test_a_state_timeline_coloured_by_thresholds_merges_values_by_threshold_as_grafana_s_does():
+    """Grafana's state timeline, with mergeValues (its default) and the field coloured by thresholds, shows each
+    value as its threshold step's label and colour, value mappings unread (prepareTimelineFields /
+    mergeThresholdValues). The shipped timelines are written so: Grafana shows one base-step bar, "-∞+"."""
+    values = [[i * 60, str(v)] for i, v in enumerate([0, 1, 2, 1, 0])]
+    answer = _range("A", [({"backend": "b1"}, values)], "{{backend}}")
+    panel = _shipped_panel("long-context-64", "Gateway: backend health")
+    (series,) = _apply(panel, [answer])["series"]
+    assert {(t["text"], t["color"]) for t in series["texts"] if t} == {("-∞+", call("colour", "green"))}
+    mapped = {**panel, "options": {**panel["options"], "mergeValues": False}}
+    (series,) = _apply(mapped, [answer])["series"]
+    assert [t["text"] for t in series["texts"] if t][:2] == ["unhealthy", "healthy"]
+    steps = [{"color": "green", "value": None}, {"color": "red", "value": 2}]
+    two = {**panel, "fieldConfig": {"defaults": {"color": {"mode": "thresholds"}, "thresholds": {"steps": steps}}}}
+    (series,) = _apply(two, [answer])["series"]
+    assert [t["text"] for t in series["texts"] if t] == ["< 2", "< 2", "2+", "< 2", "< 2"]

@@ -1,6 +1,6 @@
-"""The preview's pure Python parts: the grid's compaction and folded rows, markdown that cannot inject markup,
-and a data panel's box (its request for the page's copy of @grafana/data). What a panel shows from its data is
-@grafana/data's, held to it in tests/test_preview_grafana.py."""
+"""The preview's pure Python parts: the grid's compaction and folded rows, the tab a v2 dashboard opens on,
+markdown that cannot inject markup, and a data panel's box (its request for the page's copy of @grafana/data).
+What a panel shows from its data is @grafana/data's, held to it in tests/test_preview_grafana.py."""
 
 from __future__ import annotations
 
@@ -97,3 +97,39 @@ def test_a_table_s_request_carries_the_clipping_rule_of_its_width_and_field_conf
     assert draw(fixed, [answer], "t", 60).spec["clip"]["fixed"] == {"Node": 60.0}
     text = {"type": "timeseries", "gridPos": {"x": 0, "y": 0, "w": 4, "h": 8}}
     assert "clip" not in draw(text, [answer], "t", 60).spec
+
+
+class _Silent:
+    """A data source every query of which answers with no series."""
+
+    def query(self, expr, time=None, timeout=None):
+        from dashgen.live.datasource import QueryResult
+
+        return QueryResult("vector", [])
+
+    def query_range(self, expr, start, end, step, timeout=None):
+        from dashgen.live.datasource import QueryResult
+
+        return QueryResult("matrix", [])
+
+
+def test_a_v2_dashboard_in_tabs_is_drawn_on_the_tab_grafana_opens_it_on():
+    """Grafana opens a v2 dashboard laid out in tabs on its first tab; the preview drew every tab's panels as
+    expanded rows on one page. --expand-rows still draws every tab."""
+    from dashgen.build import build_all
+    from dashgen.deployment.profile import load_profiles
+    from dashgen.document.v2view import tab_of_panels
+    from dashgen.live.expand import Window
+    from dashgen.preview.run import Settings, Source, draw_dashboard
+
+    (profile,) = load_profiles(["pd-128"])
+    (built,) = build_all([profile], "v2")
+    tabs = tab_of_panels(built.document)
+    first = next(iter(tabs.values()))
+    source = Source("pd-128", built.document, profile)
+    window = Window(end=3600.0, length=3600.0)
+    opened = draw_dashboard(_Silent(), source, Settings(window))
+    assert opened.panels == sum(1 for tab in tabs.values() if tab == first) < len(tabs)
+    assert f"tab &#x27;{first}&#x27; of {len(set(tabs.values()))} (--expand-rows: every tab)" in opened.html
+    every = draw_dashboard(_Silent(), source, Settings(window, expand_rows=True))
+    assert every.panels == len(tabs)

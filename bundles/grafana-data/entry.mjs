@@ -5,22 +5,29 @@
 // What is Grafana's code here: every transformation (merge, organize, groupingToMatrix, joinByField, reduce,
 // ...), field config defaults and overrides (applyFieldOverrides), display names (getFieldDisplayName), value
 // display (getDisplayProcessor: units via getValueFormat, decimals, thresholds, value mappings, colours),
-// reducers (reduceField: legend calculations, stat values), the null-insert of a time series
-// (applyNullInsertThreshold) and the series colours (classic palette of the dark theme).
+// reducers (reduceField: legend calculations), the values of a stat or bar gauge (getFieldDisplayValues), a table's
+// initial sort (sortDataFrame), the null-insert of a time series (applyNullInsertThreshold) and the series colours
+// (classic palette of the dark theme).
 // What is dashgen's: `prometheusFrames` below, a port of what Grafana's Prometheus data source does to
 // an answer before a panel sees it (the Go backend's frames + the frontend's table shaping; Grafana
 // publishes neither in @grafana/data), and the choice of what each panel kind reads from the frames.
 import {
   applyFieldOverrides,
   applyNullInsertThreshold,
+  booleanOverrideProcessor,
   createTheme,
+  FieldColorModeId,
   FieldConfigOptionsRegistry,
   FieldType,
   fieldReducers,
   formattedValueToString,
+  getActiveThreshold,
   getDisplayProcessor,
   getFieldDisplayName,
+  getFieldConfigWithMinMax,
+  getFieldDisplayValues,
   getFieldSeriesColor,
+  getPanelOptionsWithDefaults,
   getValueFormat,
   guessDecimals,
   identityOverrideProcessor,
@@ -28,10 +35,12 @@ import {
   displayNameOverrideProcessor,
   reduceField,
   roundDecimals,
+  sortDataFrame,
   standardTransformers,
   standardTransformersRegistry,
   stringOverrideProcessor,
   thresholdsOverrideProcessor,
+  ThresholdsMode,
   transformDataFrame,
   unitOverrideProcessor,
   valueMappingsOverrideProcessor,
@@ -52,6 +61,7 @@ const STANDARD = [
   ["unit", unitOverrideProcessor],
   ["min", numberOverrideProcessor],
   ["max", numberOverrideProcessor],
+  ["fieldMinMax", booleanOverrideProcessor],  // min / max of each field, not of all the panel's fields
   ["decimals", numberOverrideProcessor],
   ["displayName", displayNameOverrideProcessor],
   ["noValue", stringOverrideProcessor],
@@ -152,7 +162,8 @@ function tableFrames(frames, refIds) {
         value.values.push(v);
         labelFields.forEach((lf) => {
           const raw = f.fields[1].labels[lf.name];
-          lf.values.push(lf.type === FieldType.number && raw !== undefined ? parseFloat(raw) : raw);
+          // a series without the label gets "" (the data source's getLabelValue), not a null
+          lf.values.push(raw === undefined ? "" : lf.type === FieldType.number ? parseFloat(raw) : raw);
         });
       });
     }
@@ -209,10 +220,26 @@ function hidden(field) {
 
 // -- per panel kind --------------------------------------------------------------------------------------------
 
+// The table's initial sort (options.sortBy: [{displayName, desc}], the first entry the primary key): Grafana's
+// table sorts by the raw values of the named columns, ties broken by the next entry. Each key is one pass of
+// Grafana's sortDataFrame (its field comparers; a stable sort), the last key first, so that the earlier keys
+// decide and the later ones only order their ties. A name no column has is skipped, as the table skips it.
+function sortedRows(panel, frame, frames) {
+  const sortBy = (panel.options && panel.options.sortBy) || [];
+  let sorted = frame;
+  for (const key of (Array.isArray(sortBy) ? sortBy : []).slice().reverse()) {
+    if (!key || typeof key.displayName !== "string") continue;
+    const index = sorted.fields.findIndex((f) => getFieldDisplayName(f, sorted, frames) === key.displayName);
+    if (index >= 0) sorted = sortDataFrame(sorted, index, key.desc === true);
+  }
+  return sorted;
+}
+
 function tablePanel(panel, frames) {
   const index = (panel.options && panel.options.frameIndex) || 0;
-  const frame = frames[index] || frames[0];
-  if (!frame) return { kind: "table", frames: 0, columns: [], rows: [] };
+  const shownFrame = frames[index] || frames[0];
+  if (!shownFrame) return { kind: "table", frames: 0, columns: [], rows: [] };
+  const frame = sortedRows(panel, shownFrame, frames);
   const fields = frame.fields.filter((f) => !hidden(f));
   const columns = fields.map((f) => ({
     name: getFieldDisplayName(f, frame, frames),
@@ -222,8 +249,43 @@ function tablePanel(panel, frames) {
     minWidth: (f.config.custom || {}).minWidth || null,
   }));
   const rows = [];
-  for (let r = 0; r < frame.length; r++) rows.push(fields.map((f) => (f.values[r] == null ? { text: "", color: null, numeric: null } : shown(f.display(f.values[r])))));
+  // every cell through its field's display, nulls too, as Grafana's cells do: a null or empty cell shows the
+  // field's noValue or the text of a null / empty value mapping
+  for (let r = 0; r < frame.length; r++) rows.push(fields.map((f) => shown(f.display(f.values[r]))));
   return { kind: "table", frames: frames.length, columns, rows };
+}
+
+// What a state timeline shows for each value. Grafana's state timeline (prepareTimelineFields and
+// mergeThresholdValues in its public/app/core/components/TimelineChart/utils.ts, not published in
+// @grafana/data) merges by threshold when options.mergeValues (default true) and the field is coloured by
+// thresholds: each value becomes its threshold step's legend label ("< 80" for the base step below the next,
+// "80+" otherwise; the step value in the field's unit, or percent in percentage mode) in the step's colour,
+// and value mappings are not read. Otherwise each value is the field's display (mappings, unit, colour).
+function mergedByThreshold(panel, field) {
+  const thresholds = field.config.thresholds;
+  const merging = (panel.options || {}).mergeValues !== false && (field.config.color || {}).mode === FieldColorModeId.Thresholds;
+  return merging && Boolean(thresholds && thresholds.steps && thresholds.steps.length);
+}
+
+function timelineTexts(panel, field) {
+  if (!mergedByThreshold(panel, field)) return Array.from(field.values, (v) => (v == null ? null : shown(field.display(v))));
+  const thresholds = field.config.thresholds;
+  const percent = thresholds.mode === ThresholdsMode.Percentage;
+  const format = getValueFormat(percent ? "percent" : field.config.unit || "");
+  const steps = thresholds.steps;
+  const labels = new Map(
+    steps.map((step, i) => {
+      const below = step.value === -Infinity && i < steps.length - 1;
+      const value = below ? steps[i + 1].value : step.value;
+      const text = (below ? "< " : "") + formattedValueToString(format(value, field.config.decimals ?? undefined)) + (below ? "" : "+");
+      return [step, { text, color: theme.visualization.getColorByName(step.color), numeric: null }];
+    }),
+  );
+  const { min, max } = percent ? getFieldConfigWithMinMax(field) : {};
+  return Array.from(field.values, (v) => {
+    if (v == null) return null;
+    return labels.get(getActiveThreshold(percent ? ((v - min) / (max - min)) * 100 : v, steps));
+  });
 }
 
 const CALC_ORDER = ["mean", "max", "min", "lastNotNull", "last", "sum", "firstNotNull", "first", "count", "range", "delta", "diff"];
@@ -255,7 +317,8 @@ function seriesPanel(panel, frames, request) {
         max: field.config.max,
         thresholds: field.config.thresholds || null,
         custom: field.config.custom || {},
-        texts: panel.type === "state-timeline" ? Array.from(field.values, (v) => (v == null ? null : shown(field.display(v)))) : undefined,
+        texts: panel.type === "state-timeline" ? timelineTexts(panel, field) : undefined,
+        mergedByThreshold: panel.type === "state-timeline" && mergedByThreshold(panel, field),
       });
       if (time && time.values.length > times.length) times = Array.from(time.values);
     }
@@ -271,29 +334,49 @@ function seriesPanel(panel, frames, request) {
   return { kind: "series", series: out, times };
 }
 
+// A stat, gauge or bar gauge: Grafana's getFieldDisplayValues, as those panels call it: which fields
+// (reduceOptions.fields, else the numeric ones), every calculation or every row (reduceOptions.values, limit),
+// the names, texts and colours, and each value's min and max (the field's own, else the range of the data
+// applyFieldOverrides found: a bar gauge without min starts its bars at the smallest value, not at 0). Its
+// "no values" entry becomes no value here: the page draws the panel's noValue or "No data" itself.
+const VALUE_PANEL_REDUCE = { values: false, calcs: ["lastNotNull"], fields: "" };  // the panels' option defaults
+
 function valuePanel(panel, frames) {
-  const calcs = ((panel.options && panel.options.reduceOptions) || {}).calcs || ["lastNotNull"];
-  const calc = calcs[0] || "lastNotNull";
-  const values = [];
-  for (const frame of frames) {
-    for (const field of frame.fields) {
-      if (field.type !== FieldType.number || hidden(field)) continue;
-      const reduced = reduceField({ field, reducers: [calc] })[calc];
-      values.push({
-        name: getFieldDisplayName(field, frame, frames),
-        ...shown(field.display(reduced)),
-        min: field.config.min,
-        max: field.config.max,
-        values: Array.from(field.values, (v) => (Number.isFinite(v) ? v : null)),
-      });
-    }
-  }
+  const reduceOptions = { ...VALUE_PANEL_REDUCE, ...((panel.options && panel.options.reduceOptions) || {}) };
+  const displays = getFieldDisplayValues({
+    reduceOptions,
+    fieldConfig: { defaults: {}, overrides: [], ...(panel.fieldConfig || {}) },
+    replaceVariables: (s) => s,
+    theme,
+    data: frames,
+    timeZone: "utc",
+    sparkline: true,
+  });
+  const values = displays
+    .filter((v) => v.colIndex !== undefined)
+    .map((v) => ({
+      name: v.display.title || "",
+      ...shown(v.display),
+      min: Number.isFinite(v.field.min) ? v.field.min : null,
+      max: Number.isFinite(v.field.max) ? v.field.max : null,
+      values: v.sparkline ? Array.from(v.sparkline.y.values, (x) => (Number.isFinite(x) ? x : null)) : [],
+    }));
   return { kind: "values", values };
 }
 
 /** One panel: its answers (see prometheusFrames) in, what the panel shows out. */
+// The panel's field config as Grafana's dashboard loads it (getPanelOptionsWithDefaults): options no registered
+// field option names are dropped and every thresholds' first step becomes the base step, -Infinity (the JSON's
+// null). The plugins' own field config defaults are not known here (none: the panel's JSON as written).
+function loaded(panel) {
+  const fieldConfig = JSON.parse(JSON.stringify(panel.fieldConfig || {}));
+  const plugin = { defaults: {}, fieldConfigDefaults: { defaults: {}, overrides: [] }, fieldConfigRegistry: registry(panel) };
+  const options = getPanelOptionsWithDefaults({ plugin, currentOptions: {}, currentFieldConfig: { defaults: fieldConfig.defaults || {}, overrides: fieldConfig.overrides || [] }, isAfterPluginChange: false });
+  return { ...panel, fieldConfig: options.fieldConfig };
+}
+
 export function applyPanel(request) {
-  const panel = request.panel || {};
+  const panel = loaded(request.panel || {});
   const frames = withConfig(panel, transform(panel, prometheusFrames(request.answers || [])), request.nowMs);
   if (panel.type === "table") return tablePanel(panel, frames);
   if (panel.type === "stat" || panel.type === "bargauge" || panel.type === "gauge") return valuePanel(panel, frames);

@@ -79,7 +79,11 @@ def label_values_in(datasource: Datasource, settings: Settings) -> Callable[[str
 @click.option("--at", "at_text", default="now", show_default=True, help="Window end: now, now-2h, unix s, RFC 3339.")
 @click.option("--window", default=None, help="Time range drawn (default: the dashboard's own, e.g. now-1h).")
 @click.option("--var", "var_values", multiple=True, metavar="NAME=VALUE", help="A variable's value (default: All).")
-@click.option("--expand-rows", is_flag=True, help="Draw (and query) the panels of collapsed rows too.")
+@click.option(
+    "--expand-rows",
+    is_flag=True,
+    help="Draw (and query) the panels of collapsed rows and of every tab of a v2 dashboard too.",
+)
 @click.option("--workers", type=click.IntRange(1, 32), default=4, show_default=True, help="Concurrent queries.")
 @click.option("--timeout", type=SECONDS, default=30.0, show_default=True, help="Deadline of each query, seconds.")
 @click.option("--no-png", is_flag=True, help="Write the HTML only (no browser needed).")

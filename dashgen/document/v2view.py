@@ -287,6 +287,22 @@ def classic_view(resource: Mapping[str, Any]) -> dict[str, Any]:
     return view
 
 
+def opened_tab(resource: Mapping[str, Any]) -> tuple[dict[str, Any], str, int] | None:
+    """A v2 resource laid out in tabs as Grafana opens it (no tab named in the address): the same resource with
+    its first tab only, that tab's title and how many tabs there are; None when its layout is not tabs."""
+    spec = resource.get("spec") or {}
+    layout = spec.get("layout") or {}
+    if not isinstance(layout, Mapping) or layout.get("kind") != "TabsLayout":
+        return None
+    inner = layout.get("spec") or {}
+    tabs = [t for t in inner.get("tabs") or [] if isinstance(t, Mapping)]
+    if not tabs:
+        return None
+    first = {**layout, "spec": {**inner, "tabs": tabs[:1]}}
+    title = str((tabs[0].get("spec") or {}).get("title", ""))
+    return {**resource, "spec": {**spec, "layout": first}}, title, len(tabs)
+
+
 def tab_of_panels(resource: Mapping[str, Any]) -> dict[Any, str]:
     """Panel id -> the title of the (outermost) tab that shows it; empty when the layout has no tabs."""
     spec = resource.get("spec") or {}

@@ -3,7 +3,8 @@ and HTML -> PNG in the run's one browser.
 
 :func:`draw_dashboard` is the whole path for one dashboard up to the HTML text; :func:`write_previews`
 writes ``<uid>.html`` and ``<uid>.png`` for many, sharing one thread pool's worth of queries per dashboard
-and one Chromium. Panels inside collapsed rows are neither drawn nor queried unless ``expand_rows``.
+and one Chromium. Panels inside collapsed rows are neither drawn nor queried unless ``expand_rows``; a v2
+dashboard in tabs is drawn on the tab Grafana opens it on, its first (every tab with ``expand_rows``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from dashgen.deployment.profile import Profile
 from dashgen.document import unwrap
+from dashgen.document.v2view import is_v2, opened_tab
 from dashgen.files import atomic_write
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window
@@ -72,7 +74,7 @@ def draw_dashboard(
     label_values: Callable[[str, str], list[str]] | None = None,
 ) -> Drawing:
     """Query and draw every shown panel of one dashboard."""
-    body = unwrap(source.document)
+    body, tab = opened(source.document, settings.expand_rows)
     items = layout(body, settings.expand_rows)
     values = dashboard_values(body, settings.variables, label_values)
     to_query = [i for i, item in enumerate(items) if not item.is_row and item.raw.get("type") in DATA_TYPES]
@@ -96,12 +98,23 @@ def draw_dashboard(
             if empty(answers):
                 drawing.empty.append(key)
     window = (settings.window.start, settings.window.end)
-    note = _note(settings) if any(item.is_row for item in items) else ""  # the rows' state, when there are rows
+    rows = _note(settings) if any(item.is_row for item in items) else ""  # the rows' state, when there are rows
+    note = "; ".join(part for part in (tab, rows) if part)
     grafana = grafana_minor(source.profile.dashboard.grafana_version if source.profile else None)
     drawing.html = page(drawing.title, drawing.uid, shown, window, settings.width, note, grafana)
     drawing.height = page_height(shown, settings.width)
     drawing.width = settings.width
     return drawing
+
+
+def opened(document: Mapping[str, Any], expand_rows: bool) -> tuple[Mapping[str, Any], str]:
+    """The dashboard body the page draws and a note on its tabs: a v2 dashboard in tabs opens on its first tab
+    in Grafana, so that tab is drawn (every tab with ``expand_rows``, as every collapsed row is)."""
+    first = None if expand_rows or not is_v2(document) else opened_tab(document)
+    if first is None:
+        return unwrap(document), ""
+    resource, title, count = first
+    return unwrap(resource), f"tab '{title}' of {count} (--expand-rows: every tab)"
 
 
 def _note(settings: Settings) -> str:

@@ -179,11 +179,11 @@
     box.dataset.points = String(values.length);
     box.dataset.series = String(values.length);
     if (!values.length) return noData(host, request);
-    var nums = values.map(function (v) { return v.numeric; });
-    var low = values[0].min != null ? values[0].min : Math.min(0, Math.min.apply(null, nums));
-    var high = values[0].max != null ? values[0].max : Math.max.apply(null, nums);
     var wrap = el("div", "bars");
     values.forEach(function (v) {
+      // Grafana's bar gauge fills (value - min) / (max - min) of the bar, with each value's min and max from
+      // @grafana/data (the field's, else the data's range), else grafana-ui's gauge defaults 0 and 100
+      var low = v.min != null ? v.min : 0, high = v.max != null ? v.max : 100;
       var share = high <= low ? 0 : Math.max(0, Math.min(1, (v.numeric - low) / (high - low)));
       var row = el("div", "bar");
       row.appendChild(el("span", "name", v.name));
@@ -210,10 +210,12 @@
       var lane = el("div", "lane");
       lane.appendChild(el("span", "name", s.name));
       var band = lane.appendChild(el("span", "band"));
+      // equal consecutive values merge into one segment; merged by threshold, equal labels do (Grafana's timeline)
+      var key = s.mergedByThreshold ? function (i) { return s.texts[i] ? s.texts[i].text : null; } : function (i) { return s.values[i]; };
       var count = Math.max(s.values.length, 1), start = 0;
       for (var i = 1; i <= s.values.length; i++) {
-        if (i === s.values.length || s.values[i] !== s.values[start]) {
-          if (s.values[start] !== null) {
+        if (i === s.values.length || key(i) !== key(start)) {
+          if (s.values[start] !== null && s.texts[start]) {
             var shown = s.texts[start];
             var seg = band.appendChild(el("span", "seg", shown.text));
             seg.title = shown.text;
