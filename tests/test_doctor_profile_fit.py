@@ -1,7 +1,9 @@
 """``doctor`` and ``validate-queries`` fail on a profile that does not describe the store, on a real VictoriaMetrics
 holding h20-16's and pd-128's healthy demo data: a wrong deployment value, a wrong deployment label, a wrong node
 label name, a source stated as exported that the store lacks — each a named difference with its likely fix, exit 1;
-``--write`` sets the label names found; the shipped profiles fit their own data (exit 0, nothing named)."""
+``--write`` sets the label names found; the shipped profiles fit their own data (exit 0, nothing named). A third
+deployment, h20-16 as ``h20-hostname`` with its node label named ``hostname``, holds dcgm-exporter's own
+``Hostname`` beside it on the DCGM series only."""
 
 from __future__ import annotations
 
@@ -24,14 +26,24 @@ ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("h20-16", "pd-128")
 
 
+HOSTNAME_DEPLOYMENT = "h20-hostname"
+
+
+def hostname_labelled(text: str, path: str) -> str:
+    text = text.replace('name = "h20-16"', f'name = "h20-16"\ndeployment = "{HOSTNAME_DEPLOYMENT}"', 1)
+    return set_label_names(text, path, {"node": "hostname"})
+
+
 @pytest.fixture(scope="module")
-def store():
+def store(tmp_path_factory):
     server = start_or_skip()
     try:
         end = (time.time() // 60) * 60 - 60
         datasource = Datasource(server.url, timeout=120)
-        for name in PROFILES:
-            import_demo(datasource, load_profile(ROOT / "profiles" / f"{name}.toml"), "healthy", end, 0.5, 60.0)
+        profiles = [load_profile(ROOT / "profiles" / f"{name}.toml") for name in PROFILES]
+        profiles.append(load_profile(profile_copy(tmp_path_factory.mktemp("hostname"), edit=hostname_labelled)))
+        for profile in profiles:
+            import_demo(datasource, profile, "healthy", end, 0.5, 60.0)
         datasource.flush()
         yield server.url, end
     finally:
@@ -76,6 +88,19 @@ def test_a_wrong_node_label_is_named_and_write_sets_the_label_found(store, tmp_p
     assert code == 0, answer
     assert load_profile(path).label("node") == "node"
     assert doctor(tmp_path, url)[0] == 0
+
+
+def test_the_node_label_proposed_is_the_one_every_source_carries(store, tmp_path):
+    """The store's node label is ``hostname``; dcgm-exporter's own ``Hostname`` is on the DCGM series only, and
+    comes first among the usual names: proposing it would leave every SGLang and node_exporter panel empty."""
+    url, _ = store
+    path = profile_copy(tmp_path, edit=lambda text, p: set_label_names(hostname_labelled(text, p), p, {"node": "host"}))
+    code, answer = doctor(tmp_path, url)
+    assert code == 1
+    (difference,) = answer["results"]["profile_fit"]
+    assert difference["field"] == "labels.node" and difference["proposed"] == {"node": "hostname"}, difference
+    assert doctor(tmp_path, url, "--write")[0] == 0
+    assert load_profile(path).label("node") == "hostname"
 
 
 def test_a_wrong_deployment_label_is_found_by_its_value(store, tmp_path):

@@ -38,7 +38,7 @@ from dashgen.exporters.ports import ScrapeTarget, port_clashes
 from dashgen.exporters.table import SGLANG, SPECULATIVE, TENT_PORT
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
-from dashgen.live.profile_fit import Difference, StoreView, profile_differences
+from dashgen.live.profile_fit import Difference, StoreView, profile_differences, proposable_aliases
 
 CANDIDATES_ASKED = 40  # label names asked for the deployment's value when the stated label does not carry it
 
@@ -59,12 +59,26 @@ def store_view(datasource: Datasource, profile: Profile, window: float, now: flo
     present = frozenset(source for source, inferred in infer(names).items() if inferred.present)
     label_names = frozenset(datasource.label_names(selector if matches else [], start, now))
     if matches:
-        return StoreView(True, label_names, present)
+        return StoreView(
+            True, label_names, present, carriers=alias_carriers(datasource, profile, label_names, start, now)
+        )
     values = tuple(datasource.label_values(label, [], start, now)) if label in label_names else ()
     asked = [a for a in ALIASES["deployment"] if a in label_names and a != label]
     asked += sorted(label_names - {label, "__name__", *asked})[: max(0, CANDIDATES_ASKED - len(asked))]
     carrying = tuple(name for name in asked if profile.deployment in datasource.label_values(name, [], start, now))
     return StoreView(False, label_names, present, values, carrying)
+
+
+def alias_carriers(
+    datasource: Datasource, profile: Profile, label_names: frozenset[str], start: float, now: float
+) -> dict[str, frozenset[str]]:
+    """For each label name doctor may propose for a role, the sources of the deployment whose series carry it."""
+    scope = f'{profile.label("deployment")}="{profile.deployment}", ' if profile.deployment else ""
+    carriers = {}
+    for alias in proposable_aliases(profile, label_names):
+        names = datasource.label_values("__name__", [f'{{{scope}{alias}!=""}}'], start, now)
+        carriers[alias] = frozenset(source for source, inferred in infer(names).items() if inferred.present)
+    return carriers
 
 
 def scrape_targets(datasource: Datasource, profile: Profile | None, now: float) -> list[ScrapeTarget]:

@@ -9,7 +9,8 @@ inference (S35) cannot see it, since it reads metric names only. Three questions
 * each source stated as exported: does the deployment have any series of it?
 * each label role the panels select by (``node``, ``gpu``, ``model_name``, ...): does the deployment's data carry
   a label of the profile's name? If not, the label names found that usually play that role are proposed
-  (``--write`` sets them in ``[labels]``).
+  (``--write`` sets them in ``[labels]``), the one carried by the most sources that write the role first: a
+  name only one exporter writes itself (dcgm-exporter's ``Hostname``) would empty every other source's panels.
 
 Pure: the caller reads the store into a :class:`StoreView`.
 """
@@ -44,13 +45,16 @@ class StoreView:
     deployment label and value (True when the profile states no deployment); ``label_names``: the label names on
     the deployment's series (the whole store's when it matches none); ``present_sources``: the exporter-table
     sources with series of the deployment; ``deployment_values``: values of the profile's deployment label;
-    ``labels_with_value``: labels (among the candidates asked) whose values include the deployment value."""
+    ``labels_with_value``: labels (among the candidates asked) whose values include the deployment value;
+    ``carriers``: for label names that may be proposed for a role, the sources whose series carry them (a name
+    not in it counts as carried by every source)."""
 
     deployment_matches: bool
     label_names: frozenset[str]
     present_sources: frozenset[str]
     deployment_values: tuple[str, ...] = ()
     labels_with_value: tuple[str, ...] = ()
+    carriers: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,10 @@ def label_differences(profile: Profile, store: StoreView) -> list[Difference]:
         kind = ROLE_KINDS.get(role)
         if not writers or name in store.label_names or (kind is not None and not profile.has_kind(kind)):
             continue
-        candidates = [a for a in ALIASES.get(role, ()) if a in store.label_names and a not in taken]
+        candidates = sorted(
+            (a for a in ALIASES.get(role, ()) if a in store.label_names and a not in taken),
+            key=lambda alias: -len(store.carriers.get(alias, frozenset(writers)) & set(writers)),
+        )
         if candidates:
             fix, proposed = f'[labels] {role} = "{candidates[0]}"', {role: candidates[0]}
             taken.add(candidates[0])
@@ -142,6 +149,12 @@ def label_differences(profile: Profile, store: StoreView) -> list[Difference]:
             )
         )
     return found
+
+
+def proposable_aliases(profile: Profile, label_names: frozenset[str]) -> list[str]:
+    """The label names found that :func:`label_differences` may propose for a role whose profile name is missing."""
+    missing = [role for role in ROLE_SOURCES if profile.label(role) not in label_names]
+    return sorted({alias for role in missing for alias in ALIASES.get(role, ()) if alias in label_names})
 
 
 def profile_differences(profile: Profile, store: StoreView, known_sources: set[str]) -> list[Difference]:
