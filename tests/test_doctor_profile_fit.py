@@ -103,6 +103,35 @@ def test_the_node_label_proposed_is_the_one_every_source_carries(store, tmp_path
     assert load_profile(path).label("node") == "hostname"
 
 
+def test_a_node_count_that_does_not_match_the_store_is_named_both_ways(store, tmp_path):
+    """h20-16's store holds two nodes, h20-node-0 and h20-node-1 (one replica of TP8 x PP2). A profile of three
+    nodes (TP8 x PP3) names the node the store has no series of; one of a single node (TP8 x PP1) names the node
+    the store has that the profile does not; a typo'd node_name_format names every node, each way. --write
+    cannot fix either: still exit 1."""
+    url, _ = store
+
+    def sized(nodes: int, pp: int):
+        return lambda text, p: text.replace("nodes = 2\n", f"nodes = {nodes}\n", 1).replace("pp = 2\n", f"pp = {pp}\n")
+
+    profile_copy(tmp_path / "three", edit=sized(3, 3))
+    profile_copy(tmp_path / "one", edit=sized(1, 1))
+    profile_copy(tmp_path / "typo", edit=lambda text, p: text.replace('"h20-node-{index}"', '"h20node-{index}"'))
+    assert load_profile(tmp_path / "three" / "h20-16.toml").node_names == ("h20-node-0", "h20-node-1", "h20-node-2")
+    for folder, expected in (
+        ("three", ["no series of deployment 'h20-16' from 1 of them over the window: h20-node-2"]),
+        ("one", ["from 1 node(s) the profile does not name: h20-node-1"]),
+        (
+            "typo",
+            ["the profile does not name: h20-node-0, h20-node-1", "2 of them over the window: h20node-0, h20node-1"],
+        ),
+    ):
+        code, answer = doctor(tmp_path / folder, url)
+        fit = answer["results"]["profile_fit"]
+        assert code == 1 and [d["field"] for d in fit] == ["cluster.nodes"] * len(expected), fit
+        assert all(part in d["message"] for d, part in zip(fit, expected, strict=True)), fit
+        assert doctor(tmp_path / folder, url, "--write")[0] == 1
+
+
 def test_a_wrong_deployment_label_is_found_by_its_value(store, tmp_path):
     url, _ = store
     path = profile_copy(tmp_path, edit=lambda text, p: set_label_names(text, p, {"deployment": "k8s_cluster"}))

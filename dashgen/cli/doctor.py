@@ -7,10 +7,10 @@ versions its names fit and the flags whose series are present (``dashgen.exporte
 differences from the profile's ``[sources.<name>]`` ``version`` / ``features`` / ``metric_prefix``. With
 ``--write`` the profile file is updated to state what the store shows (every other line kept). With a profile it
 also checks that the profile describes the store at all (``dashgen.live.profile_fit``): the deployment's label and
-value, each exported source's series, the label names the panels select by — each a named difference with its
-likely fix; ``--write`` sets the label names found. It names two exporters claiming one port (Mooncake's TENT
-metrics server and node_exporter both default to 9100: ``dashgen.exporters.ports``). Exit 0 when the profile fits
-the store (or was written), 1 on a difference or a port clash, 2 on bad input.
+value, each exported source's series, the label names the panels select by, the node names — each a named
+difference with its likely fix; ``--write`` sets the label names found. It names two exporters claiming one port
+(Mooncake's TENT metrics server and node_exporter both default to 9100: ``dashgen.exporters.ports``). Exit 0 when
+the profile fits the store (or was written), 1 on a difference or a port clash, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -59,9 +59,10 @@ def store_view(datasource: Datasource, profile: Profile, window: float, now: flo
     present = frozenset(source for source, inferred in infer(names).items() if inferred.present)
     label_names = frozenset(datasource.label_names(selector if matches else [], start, now))
     if matches:
-        return StoreView(
-            True, label_names, present, carriers=alias_carriers(datasource, profile, label_names, start, now)
-        )
+        node = profile.label("node")
+        nodes = tuple(datasource.label_values(node, selector, start, now)) if node in label_names else ()
+        carriers = alias_carriers(datasource, profile, label_names, start, now)
+        return StoreView(True, label_names, present, carriers=carriers, node_values=nodes)
     values = tuple(datasource.label_values(label, [], start, now)) if label in label_names else ()
     asked = [a for a in ALIASES["deployment"] if a in label_names and a != label]
     asked += sorted(label_names - {label, "__name__", *asked})[: max(0, CANDIDATES_ASKED - len(asked))]

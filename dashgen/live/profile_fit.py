@@ -11,6 +11,9 @@ inference (S35) cannot see it, since it reads metric names only. Three questions
   a label of the profile's name? If not, the label names found that usually play that role are proposed
   (``--write`` sets them in ``[labels]``), the one carried by the most sources that write the role first: a
   name only one exporter writes itself (dcgm-exporter's ``Hostname``) would empty every other source's panels.
+* the nodes: are the values of the node label on the deployment's series the profile's node names? A node count
+  (or a pool size) that does not match the cluster, or a typo'd ``node_name_format``, builds valid queries whose
+  per-node rows are empty or missing.
 
 Pure: the caller reads the store into a :class:`StoreView`.
 """
@@ -47,7 +50,8 @@ class StoreView:
     sources with series of the deployment; ``deployment_values``: values of the profile's deployment label;
     ``labels_with_value``: labels (among the candidates asked) whose values include the deployment value;
     ``carriers``: for label names that may be proposed for a role, the sources whose series carry them (a name
-    not in it counts as carried by every source)."""
+    not in it counts as carried by every source); ``node_values``: the values of the profile's node label on the
+    deployment's series (read only when they carry that label)."""
 
     deployment_matches: bool
     label_names: frozenset[str]
@@ -55,6 +59,7 @@ class StoreView:
     deployment_values: tuple[str, ...] = ()
     labels_with_value: tuple[str, ...] = ()
     carriers: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    node_values: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,36 @@ def label_differences(profile: Profile, store: StoreView) -> list[Difference]:
     return found
 
 
+def node_differences(profile: Profile, store: StoreView) -> list[Difference]:
+    """The profile's node names against the node label's values on the deployment's series, both ways."""
+    if not store.deployment_matches or profile.label("node") not in store.label_names:
+        return []  # the deployment or label difference explains it
+    stated, found = set(profile.node_names), set(store.node_values)
+    where = f" of deployment {profile.deployment!r}" if profile.deployment else ""
+    differences = []
+    if found - stated:
+        differences.append(
+            Difference(
+                "cluster.nodes",
+                f"the store has series{where} from {len(found - stated)} node(s) the profile does not name: "
+                + _listed(found - stated),
+                "name every node of the cluster (cluster.nodes with node_name_format or node_names, and the pools' "
+                "replicas x TP x PP to match)",
+            )
+        )
+    if stated - found:
+        differences.append(
+            Difference(
+                "cluster.nodes",
+                f"the profile names {len(stated)} node(s); the store has no series{where} from "
+                f"{len(stated - found)} of them over the window: {_listed(stated - found)}",
+                "if the cluster is smaller, set cluster.nodes and the pools' replicas x TP x PP to what runs "
+                "(a node down for the whole window is named here too)",
+            )
+        )
+    return differences
+
+
 def proposable_aliases(profile: Profile, label_names: frozenset[str]) -> list[str]:
     """The label names found that :func:`label_differences` may propose for a role whose profile name is missing."""
     missing = [role for role in ROLE_SOURCES if profile.label(role) not in label_names]
@@ -164,4 +199,5 @@ def profile_differences(profile: Profile, store: StoreView, known_sources: set[s
         *([first] if first else []),
         *source_differences(profile, store, known_sources),
         *label_differences(profile, store),
+        *node_differences(profile, store),
     ]
