@@ -1,7 +1,7 @@
 """A team's module cannot fake a green check: exiting (``sys.exit(0)``, ``SystemExit`` from ``build()``) or
 raising any ``BaseException`` at import or in ``build()`` is an input error naming the module (exit 2) for
-``build``, ``check`` and ``export``; a module that hangs at import is stopped by the time bound, named; and
-``panels_dir`` must lie inside the repository."""
+``build``, ``check`` and ``export``, and so is a ``build()`` giving anything but GroupSpec rows; a module that hangs
+at import is stopped by the time bound, named; and ``panels_dir`` must lie inside the repository."""
 
 from __future__ import annotations
 
@@ -28,6 +28,27 @@ def test_a_module_that_exits_or_raises_a_base_exception_is_an_input_error_naming
     assert {command: r.exit_code for command, r in results.items()} == dict.fromkeys(COMMANDS, 2), results
     named = [c for c, r in results.items() if "sneaky.py" in r.output and "extra_modules: sneaky" in r.output]
     assert named == list(COMMANDS), {c: r.output[-1500:] for c, r in results.items()}
+
+
+WRONG_ROWS = {
+    "a-number": ("    return 42\n", "it returned int"),
+    "a-string": ("    return 'rows'\n", "it returned str"),
+    "a-dict": ("    return {'row': 1}\n", "it returned dict"),
+    "a-number-among-rows": ("    return [1]\n", "it gave a int among its rows"),
+    "endless": ("    import itertools\n    return itertools.repeat(None)\n", "more than 10000 rows"),
+    "a-generator-that-raises": ("    yield from ()\n    raise ValueError('half built')\n", "ValueError: half built"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_ROWS))
+def test_a_build_that_returns_no_rows_is_an_input_error_naming_it(team, case):  # noqa: F811
+    """What build() returns or yields is read inside the bound: not a traceback, not an endless build."""
+    body, says = WRONG_ROWS[case]
+    (team / "panels" / "odd.py").write_text("def build(profile, topology):\n" + body)
+    list_module(team, "h20-16", "odd")
+    result = dashgen(team, "build")
+    assert result.exit_code == 2 and "odd.py" in result.output and says in result.output, result.output[-1500:]
+    assert "internal error" not in result.output
 
 
 def test_a_module_that_hangs_at_import_is_stopped_and_named(team):  # noqa: F811
