@@ -72,6 +72,18 @@ def test_panels_dir_outside_the_repository_is_refused(team, where):  # noqa: F81
     assert result.exit_code == 2 and "panels_dir" in result.output and "outside the repository" in result.output
 
 
+@pytest.mark.parametrize("command", [c[0] for c in COMMANDS])
+def test_a_typo_d_top_level_key_of_dashgen_toml_is_refused_by_the_build_as_by_publish(team, command):  # noqa: F811
+    """``panel_dir`` for ``panels_dir``: the build used to ignore it (and the default folder), its check passing
+    where the publish job then refused the same file."""
+    settings = team / "dashgen.toml"
+    settings.write_text('panel_dir = "team/boards"\n' + settings.read_text())
+    list_module(team, "h20-16", "example_panels")
+    result = dashgen(team, *next(c for c in COMMANDS if c[0] == command))
+    assert result.exit_code == 2, result.output[-2000:]
+    assert "dashgen.toml: unknown top-level key 'panel_dir'" in result.output and "panels_dir" in result.output
+
+
 def test_panels_dir_inside_the_repository_is_fine(team):  # noqa: F811
     settings = team / "dashgen.toml"
     (team / "team" / "boards").mkdir(parents=True)
