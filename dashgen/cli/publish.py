@@ -482,7 +482,8 @@ def released_commit(profiles: list[Profile], params: dict[str, Any]) -> str:
     """The commit the release records; refused when tracked files of the profiles' repository changed (unless
     ``--allow-dirty``, or a dry run)."""
     folder = Path(profiles[0].path).parent if profiles else None
-    commit = current_commit(folder)
+    ledger = params.get("ledger")
+    commit = current_commit(folder, [Path(ledger)] if ledger else [])
     if commit.endswith("-dirty") and not params["allow_dirty"] and not params["dry_run"]:
         raise CheckFailed(
             f"publish refused: the repository of {folder} has uncommitted changes to "
