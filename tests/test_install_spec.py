@@ -226,6 +226,14 @@ def test_init_refuses_a_spec_that_is_not_ours_pinned(tmp_path, args, fragment):
     assert not repo.exists()
 
 
+def test_a_refused_repository_url_s_credentials_are_not_echoed(tmp_path):
+    """A token in --dashgen-repo must not reach CI (refused: not pinnable) nor the terminal that refuses it."""
+    url = "https://deploy:s3cr3t-token@git.example/x.git"
+    code, output, repo = init(tmp_path, "--dashgen-repo", url, "--dashgen-commit", SHA)
+    assert code == 2 and not repo.exists(), output
+    assert "s3cr3t-token" not in output and "https://***@git.example/x.git" in output, output
+
+
 def test_installed_from_reads_the_commit_pip_recorded(monkeypatch):
     class Distribution:
         def __init__(self, text: str) -> None:
