@@ -37,7 +37,7 @@ def problem(spec: str) -> str | None:
     if not _COMPILED.match(spec):
         return (
             f"{shown!r} does not install {DISTRIBUTION} pinned: write {DISTRIBUTION}==VERSION or "
-            f"'{DISTRIBUTION} @ git+https://REPO@COMMIT' (40 hex digits); 'dashgen' on PyPI is another project"
+            f"'{DISTRIBUTION} @ git+https://HOST/REPO@COMMIT' (40 hex digits); 'dashgen' on PyPI is another project"
         )
     return None
 
