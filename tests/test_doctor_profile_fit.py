@@ -21,6 +21,7 @@ from dashgen.demo.run import import_demo
 from dashgen.deployment.edit import set_label_names, set_source_fields
 from dashgen.deployment.profile import load_profile
 from dashgen.live.datasource import Datasource
+from dashgen.live.profile_fit import StoreView, gpu_differences
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("h20-16", "pd-128")
@@ -130,6 +131,36 @@ def test_a_node_count_that_does_not_match_the_store_is_named_both_ways(store, tm
         assert code == 1 and [d["field"] for d in fit] == ["cluster.nodes"] * len(expected), fit
         assert all(part in d["message"] for d, part in zip(fit, expected, strict=True)), fit
         assert doctor(tmp_path / folder, url, "--write")[0] == 1
+
+
+def test_a_gpu_count_per_node_that_does_not_match_dcgm_is_named(store, tmp_path):
+    """h20-16's nodes each report 8 GPUs to DCGM: a profile of 4 per node (TP4 x PP2) is named, with the counts."""
+    url, _ = store
+
+    def resized(text: str, p: str) -> str:
+        return text.replace("gpus_per_node = 8", "gpus_per_node = 4", 1).replace("tp = 8", "tp = 4", 1)
+
+    profile_copy(tmp_path, edit=resized)
+    code, answer = doctor(tmp_path, url)
+    (difference,) = answer["results"]["profile_fit"]
+    assert code == 1 and difference["field"] == "cluster.gpus_per_node", difference
+    assert "gpus_per_node = 4" in difference["message"] and "h20-node-0: 8, h20-node-1: 8" in difference["message"]
+
+
+@pytest.mark.parametrize(
+    ("counts", "named"),
+    [
+        ({"h20-node-0": 8, "h20-node-1": 7}, None),  # one GPU gone from one node: a fault, not the profile
+        ({"h20-node-0": 8, "h20-node-1": 9}, "h20-node-1: 9"),  # more than the profile says: the profile
+        ({"h20-node-0": 6, "h20-node-1": 6}, "h20-node-0: 6, h20-node-1: 6"),  # every node the same other count
+        ({}, None),  # no DCGM series
+    ],
+)
+def test_which_gpu_counts_are_the_profile_s_fault(counts, named):
+    profile = load_profile(ROOT / "profiles" / "h20-16.toml")
+    store = StoreView(True, frozenset({"node", "gpu"}), frozenset({"dcgm"}), gpus_by_node=counts)
+    found = gpu_differences(profile, store)
+    assert [named in d.message for d in found] == ([True] if named else [])
 
 
 def test_a_wrong_deployment_label_is_found_by_its_value(store, tmp_path):

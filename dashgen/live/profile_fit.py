@@ -13,7 +13,9 @@ inference (S35) cannot see it, since it reads metric names only. Three questions
   name only one exporter writes itself (dcgm-exporter's ``Hostname``) would empty every other source's panels.
 * the nodes: are the values of the node label on the deployment's series the profile's node names? A node count
   (or a pool size) that does not match the cluster, or a typo'd ``node_name_format``, builds valid queries whose
-  per-node rows are empty or missing.
+  per-node rows are empty or missing. And where DCGM is exported, the GPUs it reports per node against
+  ``gpus_per_node``: a node with more, or every node with the same other count (one node with fewer is a GPU
+  fault the dashboards show, not the profile's).
 
 Pure: the caller reads the store into a :class:`StoreView`.
 """
@@ -51,7 +53,8 @@ class StoreView:
     ``labels_with_value``: labels (among the candidates asked) whose values include the deployment value;
     ``carriers``: for label names that may be proposed for a role, the sources whose series carry them (a name
     not in it counts as carried by every source); ``node_values``: the values of the profile's node label on the
-    deployment's series (read only when they carry that label)."""
+    deployment's series (read only when they carry that label); ``gpus_by_node``: per node, the GPUs with DCGM
+    series over the window (read only where DCGM is present)."""
 
     deployment_matches: bool
     label_names: frozenset[str]
@@ -60,6 +63,7 @@ class StoreView:
     labels_with_value: tuple[str, ...] = ()
     carriers: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     node_values: tuple[str, ...] = ()
+    gpus_by_node: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,25 @@ def node_differences(profile: Profile, store: StoreView) -> list[Difference]:
     return differences
 
 
+def gpu_differences(profile: Profile, store: StoreView) -> list[Difference]:
+    """``gpus_per_node`` against the GPUs DCGM reports per node: more on any node, or the same other count on all."""
+    stated, counts = profile.gpus_per_node, store.gpus_by_node
+    more = sorted(node for node, count in counts.items() if count > stated)
+    uniform = len(set(counts.values())) == 1 and next(iter(counts.values()), stated) != stated
+    if not more and not uniform:
+        return []
+    shown = more or sorted(counts)
+    found = ", ".join(f"{node}: {counts[node]}" for node in shown[:LISTED])
+    found += f", … ({len(shown) - LISTED} more)" if len(shown) > LISTED else ""
+    return [
+        Difference(
+            "cluster.gpus_per_node",
+            f"gpus_per_node = {stated}, but DCGM reports other GPU counts per node ({found})",
+            "set cluster.gpus_per_node to the GPUs each node has, and the pools' replicas x TP x PP to match",
+        )
+    ]
+
+
 def proposable_aliases(profile: Profile, label_names: frozenset[str]) -> list[str]:
     """The label names found that :func:`label_differences` may propose for a role whose profile name is missing."""
     missing = [role for role in ROLE_SOURCES if profile.label(role) not in label_names]
@@ -200,4 +223,5 @@ def profile_differences(profile: Profile, store: StoreView, known_sources: set[s
         *source_differences(profile, store, known_sources),
         *label_differences(profile, store),
         *node_differences(profile, store),
+        *gpu_differences(profile, store),
     ]
