@@ -42,6 +42,9 @@ def import_name(module: str) -> str:
 
 CONFIG_FILE = "dashgen.toml"
 KEYS = ("panels_dir", "ledger")
+# the file's other top-level keys, read by dashgen.publish.contexts: refused here when unknown, so a typo'd key
+# fails every command alike (a build that ignored `panel_dir` would pass the check its publish then refuses)
+CONTEXT_KEYS = ("default_context", "contexts", "stages")
 DEFAULT_PANELS_DIR = "panels"
 
 
@@ -53,7 +56,14 @@ class ProjectSettings:
 
 
 def parse_settings(path: Path, data: dict[str, Any]) -> ProjectSettings:
-    """The top-level keys of a parsed ``dashgen.toml`` at ``path`` (errors name the file and the key)."""
+    """The top-level keys of a parsed ``dashgen.toml`` at ``path`` (errors name the file and the key); an unknown
+    top-level key is refused."""
+    unknown = sorted(set(data) - {*CONTEXT_KEYS, *KEYS})
+    if unknown:
+        raise InputError(
+            f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>], "
+            f"[stages], {', '.join(KEYS)})"
+        )
     for key in KEYS:
         if key in data and (not isinstance(data[key], str) or not data[key].strip()):
             raise InputError(f"{path}: {key}: expected a non-empty path string")

@@ -9,7 +9,8 @@ A module is written in the panel kit's vocabulary and gives its rows in one of t
   the profile dashboard's ``${datasource}`` (one data source per dashgen dashboard); its variables are added
   to the dashboard's after dashgen's own, a name dashgen already defines differently being an error; its queries
   are scoped to the deployment and read by the profile's label names (``dashgen.render.team_fit``).
-* ``build(profile, topology) -> GroupSpec | Iterable[GroupSpec] | None``: as dashgen's own group modules.
+* ``build(profile, topology) -> GroupSpec | Iterable[GroupSpec] | None``: as dashgen's own group modules;
+  anything else it returns (or yields) is an input error naming the module.
 
 Every panel and row key is prefixed with the module name (``<name>.<key>``), so the ids derived from keys
 stay stable and never collide with dashgen's. Loading runs the team's Python file: it is the team's own code,
@@ -19,10 +20,11 @@ as trusted as its profiles. Errors name the profile, the module file and what is
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -40,6 +42,7 @@ from dashgen.render.team_fit import fit_imported
 
 PACKAGE = "dashgen_team_panels"
 TIME_LIMIT = 60.0  # seconds a team module may take to load, and its build() to run (DASHGEN_MODULE_TIMEOUT)
+MAX_ROWS = 10_000  # rows one module's build() may give: far more than a dashboard shows; bounds an endless iterator
 
 
 @dataclass(frozen=True)
@@ -134,12 +137,29 @@ def _groups_of(
             f"{where}: defines neither DASHBOARD = ImportedDashboard(...) (as dashgen import writes) "
             "nor build(profile, topology) returning GroupSpec rows"
         )
-    made = contained(lambda: build(profile, topology), where, "build(profile, topology) failed")
-    found: Iterable[Any] = () if made is None else (made,) if isinstance(made, GroupSpec) else made
-    groups = tuple(found)
-    if not all(isinstance(group, GroupSpec) for group in groups):
-        raise InputError(f"{where}: build(profile, topology) must return GroupSpec rows")
-    return groups, (), False
+    made = contained(lambda: _rows_built(build(profile, topology)), where, "build(profile, topology) failed")
+    if isinstance(made, str):
+        raise InputError(
+            f"{where}: build(profile, topology) must return GroupSpec rows (a GroupSpec, an iterable of them or "
+            f"None): {made}"
+        )
+    return made, (), False
+
+
+def _rows_built(made: Any) -> tuple[GroupSpec, ...] | str:
+    """What ``build()`` returned as a tuple of rows, or what is wrong with it. Runs inside the time bound: a
+    generator's body is the team's code too, and an endless one is cut at :data:`MAX_ROWS`."""
+    if made is None:
+        return ()
+    if isinstance(made, GroupSpec):
+        return (made,)
+    if isinstance(made, str | bytes | Mapping) or not isinstance(made, Iterable):
+        return f"it returned {type(made).__name__}"
+    rows = tuple(itertools.islice(made, MAX_ROWS + 1))
+    if len(rows) > MAX_ROWS:
+        return f"it gave more than {MAX_ROWS} rows"
+    wrong = [row for row in rows if not isinstance(row, GroupSpec)]
+    return f"it gave a {type(wrong[0]).__name__} among its rows" if wrong else rows
 
 
 def team_rows(profile: Profile, topology: Topology, taken_variables: Iterable[dict[str, Any]]) -> TeamRows:

@@ -1,7 +1,9 @@
 """``doctor`` and ``validate-queries`` fail on a profile that does not describe the store, on a real VictoriaMetrics
 holding h20-16's and pd-128's healthy demo data: a wrong deployment value, a wrong deployment label, a wrong node
 label name, a source stated as exported that the store lacks — each a named difference with its likely fix, exit 1;
-``--write`` sets the label names found; the shipped profiles fit their own data (exit 0, nothing named)."""
+``--write`` sets the label names found; the shipped profiles fit their own data (exit 0, nothing named). A third
+deployment, h20-16 as ``h20-hostname`` with its node label named ``hostname``, holds dcgm-exporter's own
+``Hostname`` beside it on the DCGM series only."""
 
 from __future__ import annotations
 
@@ -19,19 +21,30 @@ from dashgen.demo.run import import_demo
 from dashgen.deployment.edit import set_label_names, set_source_fields
 from dashgen.deployment.profile import load_profile
 from dashgen.live.datasource import Datasource
+from dashgen.live.profile_fit import StoreView, gpu_differences
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("h20-16", "pd-128")
 
 
+HOSTNAME_DEPLOYMENT = "h20-hostname"
+
+
+def hostname_labelled(text: str, path: str) -> str:
+    text = text.replace('name = "h20-16"', f'name = "h20-16"\ndeployment = "{HOSTNAME_DEPLOYMENT}"', 1)
+    return set_label_names(text, path, {"node": "hostname"})
+
+
 @pytest.fixture(scope="module")
-def store():
+def store(tmp_path_factory):
     server = start_or_skip()
     try:
         end = (time.time() // 60) * 60 - 60
         datasource = Datasource(server.url, timeout=120)
-        for name in PROFILES:
-            import_demo(datasource, load_profile(ROOT / "profiles" / f"{name}.toml"), "healthy", end, 0.5, 60.0)
+        profiles = [load_profile(ROOT / "profiles" / f"{name}.toml") for name in PROFILES]
+        profiles.append(load_profile(profile_copy(tmp_path_factory.mktemp("hostname"), edit=hostname_labelled)))
+        for profile in profiles:
+            import_demo(datasource, profile, "healthy", end, 0.5, 60.0)
         datasource.flush()
         yield server.url, end
     finally:
@@ -76,6 +89,78 @@ def test_a_wrong_node_label_is_named_and_write_sets_the_label_found(store, tmp_p
     assert code == 0, answer
     assert load_profile(path).label("node") == "node"
     assert doctor(tmp_path, url)[0] == 0
+
+
+def test_the_node_label_proposed_is_the_one_every_source_carries(store, tmp_path):
+    """The store's node label is ``hostname``; dcgm-exporter's own ``Hostname`` is on the DCGM series only, and
+    comes first among the usual names: proposing it would leave every SGLang and node_exporter panel empty."""
+    url, _ = store
+    path = profile_copy(tmp_path, edit=lambda text, p: set_label_names(hostname_labelled(text, p), p, {"node": "host"}))
+    code, answer = doctor(tmp_path, url)
+    assert code == 1
+    (difference,) = answer["results"]["profile_fit"]
+    assert difference["field"] == "labels.node" and difference["proposed"] == {"node": "hostname"}, difference
+    assert doctor(tmp_path, url, "--write")[0] == 0
+    assert load_profile(path).label("node") == "hostname"
+
+
+def test_a_node_count_that_does_not_match_the_store_is_named_both_ways(store, tmp_path):
+    """h20-16's store holds two nodes, h20-node-0 and h20-node-1 (one replica of TP8 x PP2). A profile of three
+    nodes (TP8 x PP3) names the node the store has no series of; one of a single node (TP8 x PP1) names the node
+    the store has that the profile does not; a typo'd node_name_format names every node, each way. --write
+    cannot fix either: still exit 1."""
+    url, _ = store
+
+    def sized(nodes: int, pp: int):
+        return lambda text, p: text.replace("nodes = 2\n", f"nodes = {nodes}\n", 1).replace("pp = 2\n", f"pp = {pp}\n")
+
+    profile_copy(tmp_path / "three", edit=sized(3, 3))
+    profile_copy(tmp_path / "one", edit=sized(1, 1))
+    profile_copy(tmp_path / "typo", edit=lambda text, p: text.replace('"h20-node-{index}"', '"h20node-{index}"'))
+    assert load_profile(tmp_path / "three" / "h20-16.toml").node_names == ("h20-node-0", "h20-node-1", "h20-node-2")
+    for folder, expected in (
+        ("three", ["no series of deployment 'h20-16' from 1 of them over the window: h20-node-2"]),
+        ("one", ["from 1 node(s) the profile does not name: h20-node-1"]),
+        (
+            "typo",
+            ["the profile does not name: h20-node-0, h20-node-1", "2 of them over the window: h20node-0, h20node-1"],
+        ),
+    ):
+        code, answer = doctor(tmp_path / folder, url)
+        fit = answer["results"]["profile_fit"]
+        assert code == 1 and [d["field"] for d in fit] == ["cluster.nodes"] * len(expected), fit
+        assert all(part in d["message"] for d, part in zip(fit, expected, strict=True)), fit
+        assert doctor(tmp_path / folder, url, "--write")[0] == 1
+
+
+def test_a_gpu_count_per_node_that_does_not_match_dcgm_is_named(store, tmp_path):
+    """h20-16's nodes each report 8 GPUs to DCGM: a profile of 4 per node (TP4 x PP2) is named, with the counts."""
+    url, _ = store
+
+    def resized(text: str, p: str) -> str:
+        return text.replace("gpus_per_node = 8", "gpus_per_node = 4", 1).replace("tp = 8", "tp = 4", 1)
+
+    profile_copy(tmp_path, edit=resized)
+    code, answer = doctor(tmp_path, url)
+    (difference,) = answer["results"]["profile_fit"]
+    assert code == 1 and difference["field"] == "cluster.gpus_per_node", difference
+    assert "gpus_per_node = 4" in difference["message"] and "h20-node-0: 8, h20-node-1: 8" in difference["message"]
+
+
+@pytest.mark.parametrize(
+    ("counts", "named"),
+    [
+        ({"h20-node-0": 8, "h20-node-1": 7}, None),  # one GPU gone from one node: a fault, not the profile
+        ({"h20-node-0": 8, "h20-node-1": 9}, "h20-node-1: 9"),  # more than the profile says: the profile
+        ({"h20-node-0": 6, "h20-node-1": 6}, "h20-node-0: 6, h20-node-1: 6"),  # every node the same other count
+        ({}, None),  # no DCGM series
+    ],
+)
+def test_which_gpu_counts_are_the_profile_s_fault(counts, named):
+    profile = load_profile(ROOT / "profiles" / "h20-16.toml")
+    store = StoreView(True, frozenset({"node", "gpu"}), frozenset({"dcgm"}), gpus_by_node=counts)
+    found = gpu_differences(profile, store)
+    assert [named in d.message for d in found] == ([True] if named else [])
 
 
 def test_a_wrong_deployment_label_is_found_by_its_value(store, tmp_path):

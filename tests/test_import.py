@@ -360,6 +360,9 @@ def test_import_json_report_lists_migrations_and_escape_hatches(tmp_path):
         ("[1, 2]", "top-level JSON value is not an object"),
         ('{"title": "x"}', "not a Grafana dashboard"),
         ('{"panels": {"a": 1}}', "panels: expected a list"),
+        ('{"panels": [], "templating": {"list": [{"name": 5, "type": "custom"}]}}', "list[0].name: expected a string"),
+        ('{"panels": [], "templating": {"list": [{"name": "a"}]}}', "templating.list[0].type: missing"),
+        ('{"panels": [], "templating": {"list": [{"name": "a", "type": "custom", "options": [1]}]}}', "options[0]"),
         ('{"apiVersion": "dashboard.grafana.app/v2beta1", "spec": {"elements": {}, "layout": {}}}', "v2 dashboard"),
     ],
 )

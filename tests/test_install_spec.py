@@ -7,6 +7,7 @@ options, or writes a placeholder that step refuses."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -228,6 +229,26 @@ def test_init_refuses_a_spec_that_is_not_ours_pinned(tmp_path, args, fragment):
     assert code == 2, output
     assert fragment in output
     assert not repo.exists()
+
+
+def test_a_refused_repository_url_s_credentials_are_not_echoed(tmp_path):
+    """A token in --dashgen-repo must not reach CI (refused: not pinnable) nor the terminal that refuses it."""
+    url = "https://deploy:s3cr3t-token@git.example/x.git"
+    code, output, repo = init(tmp_path, "--dashgen-repo", url, "--dashgen-commit", SHA)
+    assert code == 2 and not repo.exists(), output
+    assert "s3cr3t-token" not in output and "https://***@git.example/x.git" in output, output
+
+
+def test_the_refusal_s_example_spec_survives_redaction_in_the_json_envelope(tmp_path):
+    """The envelope's errors are redacted: an example written ``https://REPO@COMMIT`` read as a URL's user-info
+    and came out ``https://***@COMMIT``."""
+    result = CliRunner().invoke(
+        main, ["init", str(tmp_path / "team"), "--dashgen-version", ">=0.1", "--format", "json"]
+    )
+    (error,) = json.loads(result.stdout)["errors"]
+    assert (
+        result.exit_code == 2 and "git+https://HOST/REPO@COMMIT" in error["message"] and "***" not in error["message"]
+    )
 
 
 def test_installed_from_reads_the_commit_pip_recorded(monkeypatch):

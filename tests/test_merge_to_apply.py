@@ -292,3 +292,16 @@ def test_the_plan_job_s_script_appends_the_plan_and_the_file_to_commit(team, gra
     assert f'uid = "{UID}"' in comment and "~~~~~~~~~~" in comment
     assert "### Release plan" in summary.read_text(encoding="utf-8")
     assert not saves(grafana)
+
+
+def test_a_refused_dry_run_s_json_error_names_the_dashboards(team, grafana):
+    """The plan job reads the envelope, which has no plan text above it: its error names what was refused."""
+    bundle = pr_check(team, "first")
+    result = dashgen(
+        team,
+        *["publish", "--grafana-url", grafana.url, "--bundle", str(bundle), "--dry-run"]
+        + ["--approved-plan", "releases/approvals.toml", "--format", "json"],
+    )
+    answer = json.loads(result.stdout)
+    assert result.exit_code == 1 and answer["exit_code"] == 1
+    assert [e["message"] for e in answer["errors"]] == [f"the plan has refusals: 1 dashboard(s) refused: {UID}"]

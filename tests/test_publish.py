@@ -391,6 +391,20 @@ def test_a_dirty_profiles_repository_is_refused_unless_allowed(work, grafana):
     assert record["outcome"] == "published" and record["git_commit"].endswith("-dirty")
 
 
+@pytest.mark.parametrize("grafana", ["grafana12"], indirect=True)
+def test_the_ledger_publish_appended_to_does_not_make_the_next_publish_dirty(work, grafana):
+    """A team that publishes by hand commits the ledger; the next publish appends to it, and the one after is
+    not refused for that uncommitted record (it is no part of what a release builds)."""
+    git(work, "init", "-q")
+    commit_all(work, "profiles")
+    assert run(work, grafana).exit_code == 0
+    commit_all(work, "the ledger")
+    assert run(work, grafana).exit_code == 0  # unchanged: one more ledger line, not committed
+    again = run(work, grafana)
+    assert again.exit_code == 0, again.output
+    assert not ledger(work)[-1]["git_commit"].endswith("-dirty")
+
+
 def test_rollback_to_a_version_matches_it_whole_and_refuses_an_empty_target(tmp_path):
     """``--to 1`` is version 1, never the backup of v11 (whose name also holds "-v1"); ``--to ""`` is refused."""
     from dashgen.cli.history import find_backup

@@ -1,7 +1,7 @@
 """A team's module cannot fake a green check: exiting (``sys.exit(0)``, ``SystemExit`` from ``build()``) or
 raising any ``BaseException`` at import or in ``build()`` is an input error naming the module (exit 2) for
-``build``, ``check`` and ``export``; a module that hangs at import is stopped by the time bound, named; and
-``panels_dir`` must lie inside the repository."""
+``build``, ``check`` and ``export``, and so is a ``build()`` giving anything but GroupSpec rows; a module that hangs
+at import is stopped by the time bound, named; and ``panels_dir`` must lie inside the repository."""
 
 from __future__ import annotations
 
@@ -30,6 +30,27 @@ def test_a_module_that_exits_or_raises_a_base_exception_is_an_input_error_naming
     assert named == list(COMMANDS), {c: r.output[-1500:] for c, r in results.items()}
 
 
+WRONG_ROWS = {
+    "a-number": ("    return 42\n", "it returned int"),
+    "a-string": ("    return 'rows'\n", "it returned str"),
+    "a-dict": ("    return {'row': 1}\n", "it returned dict"),
+    "a-number-among-rows": ("    return [1]\n", "it gave a int among its rows"),
+    "endless": ("    import itertools\n    return itertools.repeat(None)\n", "more than 10000 rows"),
+    "a-generator-that-raises": ("    yield from ()\n    raise ValueError('half built')\n", "ValueError: half built"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_ROWS))
+def test_a_build_that_returns_no_rows_is_an_input_error_naming_it(team, case):  # noqa: F811
+    """What build() returns or yields is read inside the bound: not a traceback, not an endless build."""
+    body, says = WRONG_ROWS[case]
+    (team / "panels" / "odd.py").write_text("def build(profile, topology):\n" + body)
+    list_module(team, "h20-16", "odd")
+    result = dashgen(team, "build")
+    assert result.exit_code == 2 and "odd.py" in result.output and says in result.output, result.output[-1500:]
+    assert "internal error" not in result.output
+
+
 def test_a_module_that_hangs_at_import_is_stopped_and_named(team):  # noqa: F811
     (team / "panels" / "sleepy.py").write_text("import time\ntime.sleep(3600)\n")
     list_module(team, "h20-16", "sleepy")
@@ -49,6 +70,18 @@ def test_panels_dir_outside_the_repository_is_refused(team, where):  # noqa: F81
     list_module(team, "h20-16", "example_panels")
     result = dashgen(team, "build")
     assert result.exit_code == 2 and "panels_dir" in result.output and "outside the repository" in result.output
+
+
+@pytest.mark.parametrize("command", [c[0] for c in COMMANDS])
+def test_a_typo_d_top_level_key_of_dashgen_toml_is_refused_by_the_build_as_by_publish(team, command):  # noqa: F811
+    """``panel_dir`` for ``panels_dir``: the build used to ignore it (and the default folder), its check passing
+    where the publish job then refused the same file."""
+    settings = team / "dashgen.toml"
+    settings.write_text('panel_dir = "team/boards"\n' + settings.read_text())
+    list_module(team, "h20-16", "example_panels")
+    result = dashgen(team, *next(c for c in COMMANDS if c[0] == command))
+    assert result.exit_code == 2, result.output[-2000:]
+    assert "dashgen.toml: unknown top-level key 'panel_dir'" in result.output and "panels_dir" in result.output
 
 
 def test_panels_dir_inside_the_repository_is_fine(team):  # noqa: F811

@@ -7,10 +7,10 @@ versions its names fit and the flags whose series are present (``dashgen.exporte
 differences from the profile's ``[sources.<name>]`` ``version`` / ``features`` / ``metric_prefix``. With
 ``--write`` the profile file is updated to state what the store shows (every other line kept). With a profile it
 also checks that the profile describes the store at all (``dashgen.live.profile_fit``): the deployment's label and
-value, each exported source's series, the label names the panels select by — each a named difference with its
-likely fix; ``--write`` sets the label names found. It names two exporters claiming one port (Mooncake's TENT
-metrics server and node_exporter both default to 9100: ``dashgen.exporters.ports``). Exit 0 when the profile fits
-the store (or was written), 1 on a difference or a port clash, 2 on bad input.
+value, each exported source's series, the label names the panels select by, the node names and GPU counts — each a named
+difference with its likely fix; ``--write`` sets the label names found. It names two exporters claiming one port
+(Mooncake's TENT metrics server and node_exporter both default to 9100: ``dashgen.exporters.ports``). Exit 0 when
+the profile fits the store (or was written), 1 on a difference or a port clash, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from dashgen.exporters.table import SGLANG, SPECULATIVE, TENT_PORT
 from dashgen.files import atomic_write
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_duration
-from dashgen.live.profile_fit import Difference, StoreView, profile_differences
+from dashgen.live.profile_fit import Difference, StoreView, profile_differences, proposable_aliases
 
 CANDIDATES_ASKED = 40  # label names asked for the deployment's value when the stated label does not carry it
 
@@ -60,12 +60,37 @@ def store_view(datasource: Datasource, profile: Profile, window: float, now: flo
     present = frozenset(source for source, inferred in infer(names).items() if inferred.present)
     label_names = frozenset(datasource.label_names(selector if matches else [], start, now))
     if matches:
-        return StoreView(True, label_names, present)
+        node = profile.label("node")
+        nodes = tuple(datasource.label_values(node, selector, start, now)) if node in label_names else ()
+        carriers = alias_carriers(datasource, profile, label_names, start, now)
+        gpus = gpus_by_node(datasource, profile, window, now) if {node, profile.label("gpu")} <= label_names else {}
+        return StoreView(True, label_names, present, carriers=carriers, node_values=nodes, gpus_by_node=gpus)
     values = tuple(datasource.label_values(label, [], start, now)) if label in label_names else ()
     asked = [a for a in ALIASES["deployment"] if a in label_names and a != label]
     asked += sorted(label_names - {label, "__name__", *asked})[: max(0, CANDIDATES_ASKED - len(asked))]
     carrying = tuple(name for name in asked if profile.deployment in datasource.label_values(name, [], start, now))
     return StoreView(False, label_names, present, values, carrying)
+
+
+def alias_carriers(
+    datasource: Datasource, profile: Profile, label_names: frozenset[str], start: float, now: float
+) -> dict[str, frozenset[str]]:
+    """For each label name doctor may propose for a role, the sources of the deployment whose series carry it."""
+    scope = f'{profile.label("deployment")}="{profile.deployment}", ' if profile.deployment else ""
+    carriers = {}
+    for alias in proposable_aliases(profile, label_names):
+        names = datasource.label_values("__name__", [f'{{{scope}{alias}!=""}}'], start, now)
+        carriers[alias] = frozenset(source for source, inferred in infer(names).items() if inferred.present)
+    return carriers
+
+
+def gpus_by_node(datasource: Datasource, profile: Profile, window: float, now: float) -> dict[str, int]:
+    """Per node, the GPUs with any DCGM series over the window (none when DCGM writes nothing)."""
+    node, gpu = profile.label("node"), profile.label("gpu")
+    scope = f', {profile.label("deployment")}="{profile.deployment}"' if profile.deployment else ""
+    seen = f'count_over_time({{__name__=~"DCGM_FI_.+"{scope}}}[{max(1, int(window))}s])'
+    result = datasource.query(f"count by ({node}) (count by ({node}, {gpu}) ({seen}))", now).result
+    return {str(item["metric"].get(node, "")): int(float(item["value"][1])) for item in result}
 
 
 def scrape_targets(datasource: Datasource, profile: Profile | None, now: float) -> list[ScrapeTarget]:

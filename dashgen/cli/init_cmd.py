@@ -156,7 +156,7 @@ def init_command(
     if install_spec.problem(spec) is not None:
         click.echo(
             f"\nTo do: CI installs dashgen from DASHGEN_SPEC in .github/workflows/dashboards.yml, which is a "
-            f"placeholder its first step refuses: set it to {install_spec.DISTRIBUTION} @ git+https://REPO@COMMIT "
+            f"placeholder its first step refuses: set it to {install_spec.DISTRIBUTION} @ git+https://HOST/REPO@COMMIT "
             "(or run init with --dashgen-repo and --dashgen-commit)",
             err=True,
         )

@@ -16,6 +16,8 @@ import json
 import re
 from importlib import metadata
 
+from dashgen.errors import redact
+
 DISTRIBUTION = "dashgen-grafana"
 FILL_IN = "FILL-IN"
 PLACEHOLDER = f"{DISTRIBUTION} @ git+https://{FILL_IN}-the-dashgen-repository-URL@{FILL_IN}-a-40-hex-commit-sha"
@@ -32,12 +34,13 @@ _COMPILED = re.compile(PATTERN)
 
 def problem(spec: str) -> str | None:
     """Why ``spec`` is not a pinned install of our distribution, or None when it is."""
+    shown = redact(spec)  # a URL's user-info is never shown
     if FILL_IN in spec:
-        return f"{spec!r} is the placeholder init writes: fill in the repository URL and commit of dashgen"
+        return f"{shown!r} is the placeholder init writes: fill in the repository URL and commit of dashgen"
     if not _COMPILED.match(spec):
         return (
-            f"{spec!r} does not install {DISTRIBUTION} pinned: write {DISTRIBUTION}==VERSION or "
-            f"'{DISTRIBUTION} @ git+https://REPO@COMMIT' (40 hex digits); 'dashgen' on PyPI is another project"
+            f"{shown!r} does not install {DISTRIBUTION} pinned: write {DISTRIBUTION}==VERSION or "
+            f"'{DISTRIBUTION} @ git+https://HOST/REPO@COMMIT' (40 hex digits); 'dashgen' on PyPI is another project"
         )
     return None
 

@@ -43,14 +43,14 @@ from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish import approved_plan as approved_plan_file
 from dashgen.publish import bundle as release_bundle
-from dashgen.publish.actions import STORED_OUTCOMES
+from dashgen.publish.actions import BLOCKING, STORED_OUTCOMES
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.contexts import Context
 from dashgen.publish.execute import Outcome
 from dashgen.publish.export import Connection, connect
 from dashgen.publish.gitinfo import current_commit
 from dashgen.publish.permissions_plan import FolderAccess
-from dashgen.publish.plan import PublishTarget
+from dashgen.publish.plan import Plan, PublishTarget
 from dashgen.publish.release import ReleaseOptions, ReleaseReport, run_release
 from dashgen.publish.report import plan_dict, render_outcomes, render_plan
 from dashgen.publish.rules_plan import RuleGroupTarget
@@ -200,6 +200,16 @@ def _release_problem(failed: list[Outcome], total: int) -> str | None:
     return "; ".join(parts) or None
 
 
+def _refusals_named(plan: Plan) -> str:
+    """The dry run's one error line: the dashboards refused by uid (a JSON reader has no plan text above it)."""
+    uids = [d.target.uid for d in plan.dashboards if d.action in BLOCKING]
+    actions = [i.action for i in plan.library] + [i.action for i in plan.rules] + [i.action for i in plan.permissions]
+    others = actions.count("refused")
+    named = [f"{len(uids)} dashboard(s) refused: {', '.join(uids)}"] if uids else []
+    named += [f"{others} library panel(s), rule group(s) or folder permission(s) refused"] if others else []
+    return f"the plan has refusals: {'; '.join(named) or 'see the plan'}"
+
+
 def report(
     result: ReleaseReport,
     output_format: str,
@@ -213,7 +223,7 @@ def report(
         click.echo(f"note: {terminal_text(note, NOTE_LIMIT)}", err=True)
     failed = result.failed
     if result.dry_run:
-        problem = "the plan has refusals (see above)" if plan.refused else None
+        problem = _refusals_named(plan) if plan.refused else None
     else:
         problem = _release_problem(failed, len(outcomes or []))
         if result.library_failed:
@@ -473,7 +483,8 @@ def released_commit(profiles: list[Profile], params: dict[str, Any]) -> str:
     """The commit the release records; refused when tracked files of the profiles' repository changed (unless
     ``--allow-dirty``, or a dry run)."""
     folder = Path(profiles[0].path).parent if profiles else None
-    commit = current_commit(folder)
+    ledger = params.get("ledger")
+    commit = current_commit(folder, [Path(ledger)] if ledger else [])
     if commit.endswith("-dirty") and not params["allow_dirty"] and not params["dry_run"]:
         raise CheckFailed(
             f"publish refused: the repository of {folder} has uncommitted changes to "

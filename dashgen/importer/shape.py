@@ -95,6 +95,19 @@ def _panel(panel: Any, where: str) -> None:
         _panel(nested, f"{where}.panels[{index}]")
 
 
+def _variable(variable: Mapping[str, Any], where: str) -> None:
+    """A template variable: Grafana's model requires its name (what queries write as ``$name``) and type."""
+    for key in ("name", "type"):
+        if key not in variable:
+            raise BadShape(f"{where}.{key}: missing (a variable has a name and a type)")
+        _expect(variable[key], (str,), f"{where}.{key}", "a string")
+    for key in ("label", "description"):
+        _optional(variable, key, (str,), where, "a string")
+    _optional(variable, "datasource", (dict, str), where, "an object or a string")
+    _optional(variable, "current", (dict,), where, "an object")
+    _objects(variable, "options", where)
+
+
 def check_shape(body: Mapping[str, Any]) -> None:
     """Raise :class:`BadShape` at the first field an import cannot read."""
     for index, panel in enumerate(_optional(body, "panels", (list,), "", "a list") or []):
@@ -104,7 +117,8 @@ def check_shape(body: Mapping[str, Any]) -> None:
             _panel(panel, f"rows[{index}].panels[{number}]")
     templating = _optional(body, "templating", (dict,), "", "an object")
     if templating is not None:
-        _objects(templating, "list", "templating")
+        for index, variable in enumerate(_objects(templating, "list", "templating")):
+            _variable(variable, f"templating.list[{index}]")
     annotations = _optional(body, "annotations", (dict,), "", "an object")
     if annotations is not None:
         _objects(annotations, "list", "annotations")

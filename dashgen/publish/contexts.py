@@ -44,7 +44,6 @@ from typing import Any
 from dashgen.errors import InputError
 from dashgen.net.urls import url_problem
 from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
-from dashgen.project import KEYS as PROJECT_KEYS
 from dashgen.publish.permissions_plan import FolderAccess, parse_access
 
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
@@ -115,13 +114,7 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
 
 
 def parse_config(path: Path, data: dict[str, Any]) -> Config:
-    unknown = sorted(set(data) - {"default_context", "contexts", "stages", *PROJECT_KEYS})
-    if unknown:
-        raise InputError(
-            f"{path}: unknown top-level key {unknown[0]!r} (expected default_context, [contexts.<name>], "
-            f"[stages], {', '.join(PROJECT_KEYS)})"
-        )
-    project = parse_settings(path, data)  # the repository's own keys (dashgen.project)
+    project = parse_settings(path, data)  # the repository's own keys (dashgen.project); refuses unknown ones
     tables = data.get("contexts", {})
     if not isinstance(tables, dict):
         raise InputError(f"{path}: contexts: expected tables [contexts.<name>]")
