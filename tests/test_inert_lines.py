@@ -218,3 +218,13 @@ def test_dashgen_itself_writes_no_workflow_command() -> None:
     starts = re.compile(r"""(?:["']|\\n)[ \t]*::[a-z]""")
     found = [str(p) for p in root.rglob("*.py") if starts.search(p.read_text(encoding="utf-8"))]
     assert found == []
+
+
+# ---- dashgen init's hint: the directory pasted as one word
+
+
+def test_init_s_next_step_quotes_the_directory(tmp_path: Path) -> None:
+    directory = tmp_path / "team repo; rm -rf ~"
+    result = CliRunner().invoke(main, ["init", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert f"Next: cd '{directory}' && git init" in result.output
