@@ -212,6 +212,26 @@ def test_terminal_lines_escapes_a_leading_workflow_command(report: str, shown: s
     assert terminal_lines(report, keep=COLOURS) == shown
 
 
+@pytest.mark.parametrize("options", [["--color", "always"], ["--format", "markdown"]], ids=["text", "markdown"])
+def test_an_unchanged_line_of_a_changed_description_reads_as_no_workflow_command(
+    tmp_path: Path, options: list[str]
+) -> None:
+    """A multi-line value's diff shows its unchanged lines whole, on lines of their own: one that begins with
+    ``::`` keeps its text with the first colon escaped (the markdown diff block too: it may go to a CI log)."""
+    old = {**generated(), "uid": UID}
+    new = json.loads(json.dumps(old))
+    old["panels"][0]["description"] = "line one\n::error::forged\nline three"
+    new["panels"][0]["description"] = "line ONE\n::error::forged\nline three"
+    paths = [tmp_path / "old.json", tmp_path / "new.json"]
+    for path, doc in zip(paths, (old, new), strict=True):
+        path.write_text(json.dumps(doc), encoding="utf-8")
+    result = CliRunner().invoke(main, ["diff", *options, *map(str, paths)])
+    assert result.exit_code == 1, result.output
+    lines = ANSI_RE.sub("", result.output).split("\n")
+    assert [line for line in lines if line.lstrip().startswith("::")] == [], result.output
+    assert [line.strip() for line in lines if "error::forged" in line] == ["\\x3a:error::forged"], result.output
+
+
 def test_dashgen_itself_writes_no_workflow_command() -> None:
     """The defence above never bends a line of dashgen's own: no string of its source starts a line with ``::``."""
     root = Path(__file__).resolve().parent.parent / "dashgen"

@@ -13,7 +13,8 @@ script, link, mention or control sequence.
   markdown (``<summary>``), and in a code span: one line, HTML-escaped, punctuation escaped (markdown text),
   ``@`` and ``://`` / ``www.`` broken by a zero-width space so no mention or autolink forms.
 - :func:`markdown_fenced` — one line inside a fenced code block: no fence of its own, controls and bidi shown as
-  escapes (as :func:`terminal_text`), not bounded (the caller cuts the block).
+  escapes (as :func:`terminal_text`), no leading ``::`` (as :func:`terminal_lines`), not bounded (the caller
+  cuts the block).
 - :func:`report_json` — a JSON report for a terminal or a pipe: DEL, C1 and bidi controls, the line separators
   and lone surrogates written as ``\\uNNNN`` (the same JSON value, valid UTF-8 whatever a file name held); a
   NaN or infinity as null.
@@ -166,9 +167,10 @@ def markdown_code(text: object) -> str:
 
 def markdown_fenced(line: object) -> str:
     """One line of a fenced code block (a value's diff): a fence in it as three quotes; C0 / C1 controls, DEL,
-    bidi controls and lone surrogates as escapes, as :func:`terminal_text` shows them; any length."""
+    bidi controls and lone surrogates as escapes, as :func:`terminal_text` shows them, and a leading ``::`` as
+    :func:`terminal_lines` shows it (``diff --format markdown`` may print to a CI log); any length."""
     text = str(line).replace("```", "'''")
-    return terminal_text(text, len(text) * 10 + 1)  # an escape is at most 10 characters: nothing is cut
+    return _no_command(terminal_text(text, len(text) * 10 + 1))  # an escape is at most 10 characters: none cut
 
 
 def terminal_text(text: object, limit: int = 500) -> str:
