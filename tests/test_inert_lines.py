@@ -196,6 +196,26 @@ def test_a_title_s_line_break_starts_no_line_of_check_s_report(tmp_path: Path, o
     assert_same_lines(hostile, plain)
 
 
+def _import_report(folder: Path, key: str) -> str:
+    """``dashgen import``'s report of a dashboard whose panel holds a field ``key`` (an escape hatch)."""
+    folder.mkdir()
+    board = {**generated(), "uid": UID}
+    board["panels"][0][key] = {"a": 1}
+    board["panels"][0]["type"] = f"plugin {key}"
+    (folder / "board.json").write_text(json.dumps(board), encoding="utf-8")
+    result = CliRunner().invoke(main, ["import", str(folder / "board.json"), "-o", str(folder / "board.py")])
+    assert result.exit_code == 0, result.output
+    return result.output.replace(str(folder), "FOLDER")
+
+
+def test_a_dashboard_s_key_starts_no_line_of_the_import_report(tmp_path: Path) -> None:
+    """The escape hatches name the panel's field and plugin as written: a line break in them stays on the line,
+    a control sequence in them is shown as text."""
+    hostile = _import_report(tmp_path / "b", HOSTILE + "\x1b[2J")
+    assert_same_lines(hostile, _import_report(tmp_path / "a", PLAIN))
+    assert "\x1b" not in hostile and "\\x1b[2J" in hostile
+
+
 # ---- the generic line of defence: a line that would read as a workflow command
 
 
