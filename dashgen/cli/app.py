@@ -21,7 +21,7 @@ import click
 
 from dashgen import __version__
 from dashgen.errors import DashgenError, redact
-from dashgen.escape import terminal_text
+from dashgen.escape import terminal_lines, terminal_text
 from dashgen.render.collector import heap_left_at_exit
 
 MESSAGE_LINE_LIMIT = 4000  # characters of one line of an error message
@@ -131,12 +131,11 @@ class DashgenGroup(click.Group):
         if (isinstance(obj, dict) and obj.get("debug")) or os.environ.get("DASHGEN_DEBUG") == "1":
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             click.echo(redact(text), err=True, nl=False)
-        # every line shown as text: a server's or a team module's control sequences never reach the terminal
-        lines = [
-            terminal_text(line, MESSAGE_LINE_LIMIT)
-            for line in (message or type(exc).__name__).splitlines()
-            if line.strip()
-        ] or [terminal_text(message, MESSAGE_LINE_LIMIT)]
+        # every line shown as text: a server's or a team module's control sequences never reach the terminal, and
+        # a line break of a file name in the message starts no line a CI runner reads as a command
+        given = [line for line in (message or type(exc).__name__).splitlines() if line.strip()]
+        lines = terminal_lines("\n".join(given), MESSAGE_LINE_LIMIT).split("\n") if given else []
+        lines = lines or [terminal_text(message, MESSAGE_LINE_LIMIT)]
         from dashgen.cli.output import emit_error_envelope  # --format json: the error in the one envelope too
 
         emit_error_envelope(ctx, redact("\n".join(lines)), code)

@@ -25,7 +25,7 @@ from dashgen.diff.pairing import pair_documents
 from dashgen.diff.render import FileDiff, has_changes, render_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import InputError
-from dashgen.escape import markdown_text, terminal_lines, terminal_text
+from dashgen.escape import inline_text, markdown_text, terminal_lines, terminal_text
 from dashgen.files import NotARegularFile, atomic_write, refuse_special
 
 FORMATS = ("json", "markdown", "text")
@@ -181,7 +181,7 @@ def diff_command(
     if fmt == "markdown":
         text = _with_pictures(text, picture_lines + listed)
     elif extra:
-        text = text.rstrip("\n") + "\n" + "\n".join(terminal_lines(line) for line in extra) + "\n"
+        text = text.rstrip("\n") + "\n" + terminal_lines("\n".join(inline_text(line) for line in extra)) + "\n"
     click.echo(text, nl=False, color=color)
     if fmt == "text" and pictures:
         click.echo(f"before/after pictures of {len(pictures)} changed panels in {preview['preview_dir']}")

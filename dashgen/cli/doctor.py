@@ -30,7 +30,7 @@ from dashgen.deployment.edit import set_label_names, set_source_fields
 from dashgen.deployment.label_roles import ALIASES
 from dashgen.deployment.profile import Profile, profile_from_text
 from dashgen.errors import InputError, redact
-from dashgen.escape import terminal_lines
+from dashgen.escape import inline_text, terminal_lines
 from dashgen.exporters.availability import Stated
 from dashgen.exporters.families import family_reports
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
@@ -143,10 +143,13 @@ def render_families(families: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per panel family: its state in the store, the version behind it and what it needs."""
     lines = []
     for family in families:
-        line = f"family {family['title']}: {family['state']} ({family['version']}; needs {family['needs']})"
+        line = (
+            f"family {inline_text(family['title'])}: {family['state']} "
+            f"({inline_text(family['version'])}; needs {inline_text(family['needs'])})"
+        )
         lines.append(line)
         if family["state"] == "partly present":
-            lines.append(f"    absent: {', '.join(family['absent'])}")
+            lines.append(f"    absent: {inline_text(', '.join(family['absent']))}")
     return lines
 
 
@@ -158,23 +161,23 @@ def render_text(
     unscoped: Sequence[str] = (),
 ) -> str:
     fit = fit or []
-    lines = [f"DIFFERENCE {d.line()}" for d in fit]
+    lines = [f"DIFFERENCE {inline_text(d.line())}" for d in fit]
     for report in reports:
         if not report["present"]:
             continue
         parts = [f"versions {report['version_range']}"] if report["version_range"] else []
-        parts += [f"prefix {report['metric_prefix']}"] if report["metric_prefix"] else []
+        parts += [f"prefix {inline_text(report['metric_prefix'])}"] if report["metric_prefix"] else []
         parts += [f"{flag} on" for flag in report["features_on"]] + [f"{flag} off" for flag in report["features_off"]]
         lines.append(f"{report['source']}: {'; '.join(parts) or 'present'}")
-        lines += [f"    {line}" for line in report["evidence"]]
-        lines += [f"  DIFFERENCE {line}" for line in report.get("differences", ())]
+        lines += [f"    {inline_text(line)}" for line in report["evidence"]]
+        lines += [f"  DIFFERENCE {inline_text(line)}" for line in report.get("differences", ())]
     absent = [r["source"] for r in reports if not r["present"]]
     if absent:
         lines.append(f"no series of: {', '.join(absent)}")
     lines += render_families(families)
-    lines += [f"UNSCOPED {note}" for note in unscoped]
+    lines += [f"UNSCOPED {inline_text(note)}" for note in unscoped]
     if profile is not None and not fit and not unscoped and not any(r.get("differences") for r in reports):
-        lines.append(f"profile {profile.name} states what the store shows")
+        lines.append(f"profile {inline_text(profile.name)} states what the store shows")
     return "\n".join(lines) + "\n"
 
 
@@ -262,8 +265,8 @@ def doctor_command(
         )
     else:
         text_out = render_text(reports, profile, fit, families, unscoped)
-        text_out += "".join(f"PORT CLASH {clash}\n" for clash in clashes)
+        text_out += "".join(f"PORT CLASH {inline_text(clash)}\n" for clash in clashes)
         click.echo(terminal_lines(text_out), nl=False)
         if write and differing:
-            click.echo(f"wrote {profile.path if profile else ''}")
+            click.echo(f"wrote {inline_text(profile.path if profile else '')}")
     ctx.exit(code)

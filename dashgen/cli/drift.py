@@ -35,7 +35,7 @@ from dashgen.diff.engine import DashboardDiff, diff_dashboards
 from dashgen.diff.render import FileDiff, dashboard_text, diff_to_json
 from dashgen.document import is_v2
 from dashgen.errors import InputError
-from dashgen.escape import markdown_code, markdown_text, terminal_lines
+from dashgen.escape import inline_text, markdown_code, markdown_text, terminal_lines
 from dashgen.grafana.errors import GrafanaError
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import backup_dashboard, load_backup
@@ -130,7 +130,7 @@ def drift_of(connection: Connection, uid: str, record: LedgerRecord) -> Drift:
 def _text(drifts: list[Drift]) -> str:
     lines: list[str] = []
     for d in drifts:
-        lines.append(f"{d.status:<13} {d.uid} ({d.profile or '?'}): {d.detail}")
+        lines.append(f"{d.status:<13} {inline_text(d.uid)} ({inline_text(d.profile or '?')}): {inline_text(d.detail)}")
         if d.diff is not None:
             lines += dashboard_text(d.diff, indent="    ")
     count = sum(d.drifted for d in drifts)

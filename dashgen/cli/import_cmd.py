@@ -25,6 +25,7 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.render import dashboard_text
 from dashgen.document import NotADashboard, is_v2
 from dashgen.errors import CheckFailed, InputError
+from dashgen.escape import inline_text, terminal_lines
 from dashgen.files import NotARegularFile, atomic_write, refuse_special
 from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
 from dashgen.render.canonical import encode
@@ -158,9 +159,9 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
     click.echo(f"wrote {where}: {panels} panel(s) in {len(plan.groups)} group(s) of {plan.title!r}", err=out == "-")
     lines = [
         f"migrations applied: {len(result.migrations)}",
-        *[f"  - {n}" for n in result.migrations],
+        *[f"  - {inline_text(n)}" for n in result.migrations],
         f"escape hatches (raw JSON, marked TODO(import)): {len(result.hatches)}",
-        *[f"  - {h.key}: {h.path}: {h.reason}" for h in result.hatches],
+        *[f"  - {inline_text(h.key)}: {inline_text(h.path)}: {inline_text(h.reason)}" for h in result.hatches],
     ]
     if result.round_trip.has_semantic_changes:
         lines += [
@@ -169,7 +170,9 @@ def _report(result: ImportResult, out: str, output_format: str) -> None:
         ]
     else:
         lines.append("round trip: import -> render-module -> dashgen diff: no semantic change")
-    click.echo("\n".join([*lines, *_as_team_panels(plan, Path(out).stem if out != "-" else "module")]), err=out == "-")
+    # the dashboard's keys, paths and titles are foreign: each on its own line, no control sequence of theirs
+    report = "\n".join([*lines, *_as_team_panels(plan, Path(out).stem if out != "-" else "module")])
+    click.echo(terminal_lines(report), err=out == "-")
 
 
 def _as_team_panels(plan: Any, module: str) -> list[str]:
@@ -177,8 +180,9 @@ def _as_team_panels(plan: Any, module: str) -> list[str]:
     fitted = fit_imported(tuple(g.spec() for g in plan.groups), plan.variables, {}, module, plan.title or module)
     return [
         f"as team panels (a profile's extra_modules): {len(fitted.notes)} change(s) made when built:",
-        *[f"  - {note}" for note in fitted.notes],
-        f"  - a variable dashgen's dashboard defines differently ($node, $gpu, ...) is renamed ${module}_<name>",
+        *[f"  - {inline_text(note)}" for note in fitted.notes],
+        f"  - a variable dashgen's dashboard defines differently ($node, $gpu, ...) is renamed "
+        f"${inline_text(module)}_<name>",
         "  - built for a profile, every query gets the profile's deployment matcher and its label names by role "
         "(node, gpu, instance, job, ...); `dashgen check` and `dashgen doctor` name a query that cannot",
     ]

@@ -11,6 +11,7 @@ already has any of them.
 from __future__ import annotations
 
 import importlib.util
+import shlex
 from importlib import resources
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from dashgen.cli import install_spec
 from dashgen.cli.output import emit_json, format_option
 from dashgen.deployment.profile import load_profiles
 from dashgen.errors import InputError
+from dashgen.escape import inline_text
 from dashgen.files import atomic_write
 from dashgen.publish import approved_plan
 from dashgen.rules import render_rule_files
@@ -147,9 +149,11 @@ def init_command(
         emit_json(ctx, {"directory": str(directory), "profile": example, "dashgen_spec": spec, "written": written})
         return
     for written_path in written:
-        click.echo(f"{written_path}  written")
+        click.echo(f"{inline_text(written_path)}  written")
     click.echo(
-        f"\nNext: cd {directory} && git init -b main && git add -A && git commit -m 'dashboards as code' && "
+        # quoted: a directory named with a space, ";" or "$(...)" is one word to paste, not a command of its own
+        f"\nNext: cd {inline_text(shlex.quote(str(directory)))} && git init -b main && git add -A && "
+        "git commit -m 'dashboards as code' && "
         "dashgen check\nEdit profiles/ (rename the example to your cluster) and run dashgen build && dashgen "
         "rules; see README.md."
     )

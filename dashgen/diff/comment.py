@@ -131,20 +131,20 @@ def _items_of(f: FileDiff) -> list[Item]:
     items = [
         Item(
             "panel removed",
-            panel_label(p.title, p.id),
+            panel_label(p.title, p.id, str),
             ("removed", p.title, p.id, p.type),
             notes=(f"type {markdown_code(p.type)}",),
         )
         for p in d.removed_panels
     ]
     items += [
-        Item("panel added", panel_label(p.title, p.id), ("added", p.title, p.id, p.type), notes=_added_notes(p))
+        Item("panel added", panel_label(p.title, p.id, str), ("added", p.title, p.id, p.type), notes=_added_notes(p))
         for p in d.added_panels
     ]
     items += [
         Item(
             ", ".join(pc.categories),
-            panel_label(pc.title, pc.id),
+            panel_label(pc.title, pc.id, str),
             ("panel", pc.title, pc.id, _sig(pc.changes, profile)),
             pc.changes,
         )
@@ -164,8 +164,8 @@ def _items_of(f: FileDiff) -> list[Item]:
         )
     if d.layout_moves:
         notes = tuple(
-            f"- {markdown_text(panel_label(m.title, m.id))}: {markdown_text(grid_text(m, True))} → "
-            f"{markdown_text(grid_text(m, False))}"
+            f"- {markdown_text(panel_label(m.title, m.id, str))}: {markdown_text(grid_text(m, True, str))} → "
+            f"{markdown_text(grid_text(m, False, str))}"
             for m in d.layout_moves
         )
         items.append(

@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from dashgen.diff.engine import DashboardDiff, FieldChange, PanelChange
 from dashgen.diff.render import grid_text, panel_label
 from dashgen.diff.values import describe_change
+from dashgen.escape import inline_text
 
 NO_APPROVAL = "[no approval needed]"
 # Target fields that change how a panel looks, not what it asks the data source.
@@ -52,8 +53,8 @@ def hint(key: str | None, uid: str, approvals: Collection[str] | Grants) -> str:
     if key is None:
         return NO_APPROVAL
     if _grants(approvals)(key, uid):
-        return f"[approved: --approve {key}]"
-    return f"[needs --approve {key}]"
+        return f"[approved: --approve {inline_text(key)}]"
+    return f"[needs --approve {inline_text(key)}]"
 
 
 def _values(changes: tuple[FieldChange, ...], indent: str, markdown: bool, color: bool) -> list[str]:
@@ -81,9 +82,9 @@ def plan_lines(
     approvals = _grants(approvals)  # once, not per change
     out: list[str] = []
     for c in diff.dashboard_changes:
-        out += [f"{indent}~ dashboard {c.path} {NO_APPROVAL}", *_values((c,), deeper, markdown, color)]
+        out += [f"{indent}~ dashboard {inline_text(c.path)} {NO_APPROVAL}", *_values((c,), deeper, markdown, color)]
     for p in diff.added_panels:
-        out.append(f"{indent}+ {panel_label(p.title, p.id)} added ({p.type}) {NO_APPROVAL}")
+        out.append(f"{indent}+ {panel_label(p.title, p.id)} added ({inline_text(p.type)}) {NO_APPROVAL}")
     for p in diff.removed_panels:
         out.append(
             f"{indent}- {panel_label(p.title, p.id)} is live but not in the build "
@@ -98,16 +99,19 @@ def plan_lines(
             f"{indent}> {panel_label(m.title, m.id)} moved: {grid_text(m, True)} -> {grid_text(m, False)} {NO_APPROVAL}"
         )
     for name in diff.added_variables:
-        out.append(f"{indent}+ variable ${name} added {NO_APPROVAL}")
+        out.append(f"{indent}+ variable ${inline_text(name)} added {NO_APPROVAL}")
     for name in diff.removed_variables:
         out.append(
-            f"{indent}- variable ${name} is live but not in the build {hint(f'remove:var:{name}', uid, approvals)}"
+            f"{indent}- variable ${inline_text(name)} is live but not in the build "
+            f"{hint(f'remove:var:{name}', uid, approvals)}"
         )
     for vc in diff.changed_variables:
         if vc.definition:
-            out.append(f"{indent}~ variable ${vc.name}: definition {hint(f'var:{vc.name}', uid, approvals)}")
+            out.append(
+                f"{indent}~ variable ${inline_text(vc.name)}: definition {hint(f'var:{vc.name}', uid, approvals)}"
+            )
             out += _values(vc.definition, deeper, markdown, color)
         if vc.selection:
-            out.append(f"{indent}~ variable ${vc.name}: current selection {NO_APPROVAL}")
+            out.append(f"{indent}~ variable ${inline_text(vc.name)}: current selection {NO_APPROVAL}")
             out += _values(vc.selection, deeper, markdown, color)
     return out

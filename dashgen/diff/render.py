@@ -7,13 +7,14 @@ query formatted as PromQL with a line and word diff, other long strings by their
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from dashgen.diff.compare import ABSENT
 from dashgen.diff.engine import DashboardDiff, FieldChange, LayoutMove
 from dashgen.diff.values import describe_change
+from dashgen.escape import inline_text
 
 _MAX_VALUE = 160
 Pairing = Literal["compared", "added", "removed"]
@@ -41,14 +42,17 @@ def change_lines(c: FieldChange, *, color: bool = False, markdown: bool = False)
     return describe_change(c.path, c.old, c.new, label=f"[{c.category}]", color=color, markdown=markdown)
 
 
-def grid_text(move: LayoutMove, old: bool) -> str:
+def grid_text(move: LayoutMove, old: bool, shown: Callable[[object], str] = inline_text) -> str:
+    """Where a moved panel was (``old``) or is; ``shown`` puts the row's title into the line (one line by
+    default: the markdown comment escapes the whole line itself)."""
     grid, row = (move.old_grid, move.old_row) if old else (move.new_grid, move.new_row)
     pos = "?" if not grid else f"x={grid.get('x')} y={grid.get('y')} w={grid.get('w')} h={grid.get('h')}"
-    return pos + (f' in row "{row}"' if row else "")
+    return pos + (f' in row "{shown(row)}"' if row else "")
 
 
-def panel_label(title: str, pid: int | None) -> str:
-    return f'panel "{title}"' + (f" (id {pid})" if pid is not None else "")
+def panel_label(title: str, pid: int | None, shown: Callable[[object], str] = inline_text) -> str:
+    """``panel "title" (id N)``; ``shown`` puts the foreign title and id into the line (as :func:`grid_text`)."""
+    return f'panel "{shown(title)}"' + (f" (id {shown(pid)})" if pid is not None else "")
 
 
 def no_change_line(files: Sequence[FileDiff]) -> str:
@@ -67,19 +71,19 @@ def dashboard_text(d: DashboardDiff, *, color: bool = False, indent: str = "  ")
         lines += _indented(
             describe_change(c.path, c.old, c.new, label=f"dashboard [{c.category}]", color=color), indent
         )
-    lines += [f"{indent}+ {panel_label(p.title, p.id)} added ({p.type})" for p in d.added_panels]
-    lines += [f"{indent}- {panel_label(p.title, p.id)} removed ({p.type})" for p in d.removed_panels]
+    lines += [f"{indent}+ {panel_label(p.title, p.id)} added ({inline_text(p.type)})" for p in d.added_panels]
+    lines += [f"{indent}- {panel_label(p.title, p.id)} removed ({inline_text(p.type)})" for p in d.removed_panels]
     for pc in d.changed_panels:
         lines.append(f"{indent}~ {panel_label(pc.title, pc.id)}: {', '.join(pc.categories)}")
         for c in pc.changes:
             lines += _indented(change_lines(c, color=color), deeper)
     for m in d.layout_moves:
         lines.append(f"{indent}> {panel_label(m.title, m.id)} moved: {grid_text(m, True)} -> {grid_text(m, False)}")
-    lines += [f'{indent}+ variable "{v}" added' for v in d.added_variables]
-    lines += [f'{indent}- variable "{v}" removed' for v in d.removed_variables]
+    lines += [f'{indent}+ variable "{inline_text(v)}" added' for v in d.added_variables]
+    lines += [f'{indent}- variable "{inline_text(v)}" removed' for v in d.removed_variables]
     for vc in d.changed_variables:
         kinds = [k for k, cs in (("definition", vc.definition), ("selection", vc.selection)) if cs]
-        lines.append(f'{indent}~ variable "{vc.name}": {" and ".join(kinds)} changed')
+        lines.append(f'{indent}~ variable "{inline_text(vc.name)}": {" and ".join(kinds)} changed')
         for c in (*vc.definition, *vc.selection):
             lines += _indented(change_lines(c, color=color), deeper)
     return lines
@@ -92,12 +96,12 @@ def render_text(files: Sequence[FileDiff], *, color: bool = False) -> str:
     lines: list[str] = []
     for f in files:
         if f.status != "compared":
-            lines.append(f"{f.name}: dashboard {f.status}")
+            lines.append(f"{inline_text(f.name)}: dashboard {f.status}")
             continue
         d = f.diff
         if d is None or not d.has_semantic_changes:
             continue
-        lines.append(f'{f.name}: dashboard "{d.title}": {d.change_count} semantic change(s)')
+        lines.append(f'{inline_text(f.name)}: dashboard "{inline_text(d.title)}": {d.change_count} semantic change(s)')
         lines += dashboard_text(d, color=color)
     lines.append(f"({total_noise(files)} noise differences ignored)")
     return "\n".join(lines) + "\n"

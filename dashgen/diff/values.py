@@ -25,7 +25,7 @@ from typing import Any
 
 from dashgen.diff.compare import ABSENT
 from dashgen.diff.promql_format import format_promql
-from dashgen.escape import markdown_code, markdown_fenced
+from dashgen.escape import inline_text, markdown_code, markdown_fenced
 
 SHORT_VALUE = 80  # a JSON text up to this long is shown whole, on one line
 LONG_LINE = 120  # a diff line longer than this has its unchanged stretches folded
@@ -295,8 +295,8 @@ def describe_change(
             return [f"{prefix}{markdown_code(path)}: {markdown_code(json_text(old))} → {markdown_code(json_text(new))}"]
         return [f"{prefix}{markdown_code(path)}:", "```diff", *(markdown_fenced(line) for line in lines), "```"]
     if lines is None:
-        return [f"{prefix}{path}: {json_text(old)} -> {json_text(new)}"]
-    return [f"{prefix}{path}:", *lines]
+        return [f"{prefix}{inline_text(path)}: {json_text(old)} -> {json_text(new)}"]
+    return [f"{prefix}{inline_text(path)}:", *lines]
 
 
 def _join(path: str, key: str | int) -> str:

@@ -13,12 +13,16 @@ script, link, mention or control sequence.
   markdown (``<summary>``), and in a code span: one line, HTML-escaped, punctuation escaped (markdown text),
   ``@`` and ``://`` / ``www.`` broken by a zero-width space so no mention or autolink forms.
 - :func:`markdown_fenced` — one line inside a fenced code block: no fence of its own, controls and bidi shown as
-  escapes (as :func:`terminal_text`), not bounded (the caller cuts the block).
+  escapes (as :func:`terminal_text`), no leading ``::`` (as :func:`terminal_lines`), not bounded (the caller
+  cuts the block).
 - :func:`report_json` — a JSON report for a terminal or a pipe: DEL, C1 and bidi controls, the line separators
   and lone surrogates written as ``\\uNNNN`` (the same JSON value, valid UTF-8 whatever a file name held); a
   NaN or infinity as null.
 - :func:`terminal_text` — server text for a terminal: C0 / C1 controls, ESC, DEL, the bidi controls and lone
   surrogates (a file name's undecodable bytes) shown as ``\\xNN`` / ``\\uNNNN``, bounded length.
+- :func:`inline_text` — one foreign value inside a line of a multi-line report: :func:`terminal_text`, one line.
+- :func:`terminal_lines` — a multi-line report of dashgen's: each line through :func:`terminal_text`, and a line
+  that would read as a CI workflow command (``::error::``) shown with its first colon escaped.
 """
 
 from __future__ import annotations
@@ -163,9 +167,10 @@ def markdown_code(text: object) -> str:
 
 def markdown_fenced(line: object) -> str:
     """One line of a fenced code block (a value's diff): a fence in it as three quotes; C0 / C1 controls, DEL,
-    bidi controls and lone surrogates as escapes, as :func:`terminal_text` shows them; any length."""
+    bidi controls and lone surrogates as escapes, as :func:`terminal_text` shows them, and a leading ``::`` as
+    :func:`terminal_lines` shows it (``diff --format markdown`` may print to a CI log); any length."""
     text = str(line).replace("```", "'''")
-    return terminal_text(text, len(text) * 10 + 1)  # an escape is at most 10 characters: nothing is cut
+    return _no_command(terminal_text(text, len(text) * 10 + 1))  # an escape is at most 10 characters: none cut
 
 
 def terminal_text(text: object, limit: int = 500) -> str:
@@ -191,16 +196,38 @@ def terminal_text(text: object, limit: int = 500) -> str:
     return "".join(out)
 
 
-def terminal_lines(text: str, limit: int = 2000, keep: tuple[str, ...] = ()) -> str:
+LINE_LIMIT = 2000  # the most characters of one report line shown (a longer line ends in …)
+
+
+def inline_text(text: object) -> str:
+    """One foreign value (a title, a query, a server's message, a file name) put inside a line of a multi-line
+    report: :func:`terminal_text` up to :data:`LINE_LIMIT`, so a line break in it is shown as ``\\x0a`` and
+    cannot start a line of its own (a forged report line, a CI workflow command)."""
+    return terminal_text(text, LINE_LIMIT)
+
+
+def terminal_lines(text: str, limit: int = LINE_LIMIT, keep: tuple[str, ...] = ()) -> str:
     """A report of many lines for a terminal: each line through :func:`terminal_text` (line breaks kept).
     ``keep``: exact sequences of dashgen's own let through (its diff colours, ``ESC[31m`` and the like); any
-    other control sequence, a server's or a dashboard's, is shown as text."""
+    other control sequence, a server's or a dashboard's, is shown as text. A line that begins (after blanks and
+    a kept colour) with ``::`` has that first colon as ``\\x3a``: a second line of defence, should a renderer let
+    a foreign line break through, against a forged CI workflow command (dashgen writes none itself)."""
     ends = text.endswith("\n")
     lines = text.split("\n")[:-1] if ends else text.split("\n")
     if not keep:
-        return "\n".join(terminal_text(line, limit) for line in lines) + ("\n" if ends else "")
+        return "\n".join(_no_command(terminal_text(line, limit)) for line in lines) + ("\n" if ends else "")
     kept = re.compile("(" + "|".join(re.escape(k) for k in keep) + ")")
     shown = [
         "".join(part if part in keep else terminal_text(part, limit) for part in kept.split(line)) for line in lines
     ]
-    return "\n".join(shown) + ("\n" if ends else "")
+    return "\n".join(_no_command(line) for line in shown) + ("\n" if ends else "")
+
+
+# a GitHub Actions workflow command: a log line that begins with "::" after blanks (and after a colour of
+# dashgen's own); dashgen writes none itself
+_COMMAND_RE = re.compile(r"^((?:\x1b\[[0-9;]*m)*[ \t]*)::")
+
+
+def _no_command(line: str) -> str:
+    """``line`` with the first colon of a leading ``::`` as ``\\x3a``, so a CI runner reads no command in it."""
+    return _COMMAND_RE.sub(r"\1\\x3a:", line, count=1)

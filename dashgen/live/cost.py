@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from dashgen.escape import inline_text
 from dashgen.live.datasource import Datasource, DatasourceError
 from dashgen.live.expand import QueryKind
 from dashgen.live.query_check import PlannedPanel
@@ -278,12 +279,12 @@ def _figure(value: int | float | None) -> str:
 def render_text(data: Mapping[str, Any], top: int = 15) -> str:
     """The report for a terminal: each dashboard's total on open, its most expensive panels, the verdict."""
     lines = [
-        f"query cost on {data.get('datasource', '?')}, window {data.get('window', '?')} ending "
-        f"{data.get('at_text', '?')}"
+        f"query cost on {inline_text(data.get('datasource', '?'))}, window {inline_text(data.get('window', '?'))} "
+        f"ending {inline_text(data.get('at_text', '?'))}"
     ]
     for total in data["dashboards"]:
         lines.append(
-            f"{total['dashboard']}: on open {total['panels_on_open']} of {total['panels']} panels, "
+            f"{inline_text(total['dashboard'])}: on open {total['panels_on_open']} of {total['panels']} panels, "
             f"{total['queries_on_open']} queries: series fetched {_figure(total['series_fetched'])}, "
             f"samples scanned {_figure(total['samples_scanned'])}, "
             f"data source time {_figure(total['seconds'])} s (wall {total['wall_seconds']:.3f} s)"
@@ -294,12 +295,12 @@ def render_text(data: Mapping[str, Any], top: int = 15) -> str:
             where = "" if panel["on_open"] else f"  [collapsed row {panel['row']!r}]"
             lines.append(
                 f"  {_figure(panel['samples_scanned']):>14} samples  {_figure(panel['series_fetched']):>9} "
-                f"series  {_figure(panel['seconds']):>8} s  {panel['title']}{where}"
+                f"series  {_figure(panel['seconds']):>8} s  {inline_text(panel['title'])}{where}"
             )
     for message in data["errors"]:
-        lines.append(f"error: {message}")
+        lines.append(f"error: {inline_text(message)}")
     for message in data["over_budget"]:
-        lines.append(f"over budget: {message}")
+        lines.append(f"over budget: {inline_text(message)}")
     missing = data.get("unmeasured") or []
     if missing:
         lines.append(

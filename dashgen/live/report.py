@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from dashgen.escape import inline_text
 from dashgen.live.results import REASON_NAMES, PanelCheck
 
 
@@ -70,7 +71,10 @@ def render_text(checks: list[PanelCheck], meta: Mapping[str, Any]) -> str:
     """Per panel, what is not ok; queries that got no answer at all (the data source unreachable, timed out,
     or not asked after the fail-fast stop) are not listed one by one but summarised once per distinct cause
     with a count, so an unreachable data source is a few lines, not one per query."""
-    lines = [f"data source {meta.get('datasource')}  window {meta.get('window')} ending {meta.get('at_text')}"]
+    lines = [
+        f"data source {inline_text(meta.get('datasource'))}  window {inline_text(meta.get('window'))} "
+        f"ending {inline_text(meta.get('at_text'))}"
+    ]
     current = None
     causes: dict[str, int] = {}
     for check in checks:
@@ -81,23 +85,24 @@ def render_text(checks: list[PanelCheck], meta: Mapping[str, Any]) -> str:
             continue
         if check.dashboard != current:
             current = check.dashboard
-            lines.append(f"\n{current}")
-        lines.append(f"  [{check.status:<7}] {check.title}  ({check.series} series)")
+            lines.append(f"\n{inline_text(current)}")
+        lines.append(f"  [{check.status:<7}] {inline_text(check.title)}  ({check.series} series)")
         for target in check.targets:
             if target.status == "ok" or _no_answer(target):
                 continue
-            head = f"      {target.ref_id or '?'} {target.kind}: {target.status}"
+            head = f"      {inline_text(target.ref_id or '?')} {inline_text(target.kind)}: {target.status}"
             if target.status == "error":
-                lines.append(f"{head}: HTTP {target.error_status}: {target.error_message}")
-                lines.append(f"        {target.query}")
+                lines.append(f"{head}: HTTP {target.error_status}: {inline_text(target.error_message)}")
+                lines.append(f"        {inline_text(target.query)}")
                 continue
             lines.append(head)
             for reason in target.reasons:
-                where = f"{reason.node}: " if reason.node else ""
-                lines.append(f"        {where}{reason.name} ({reason.code}) - {reason.text}")
+                where = f"{inline_text(reason.node)}: " if reason.node else ""
+                lines.append(f"        {where}{reason.name} ({reason.code}) - {inline_text(reason.text)}")
     if causes:
         lines.append(f"\n{sum(causes.values())} queries got no answer from the data source (--format json lists each):")
-        lines += [f"  {n} x {cause}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0]))]
+        ranked = sorted(causes.items(), key=lambda item: (-item[1], item[0]))
+        lines += [f"  {n} x {inline_text(cause)}" for cause, n in ranked]
     counts = summary(checks)
     lines.append(
         f"\n{counts['panels']} panels, {counts['targets']} targets: {counts['ok']} ok, "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dashgen.escape import inline_text
 from dashgen.publish.actions import ACTIONS
 from dashgen.publish.approvals import remedy
 from dashgen.publish.library_plan import LibraryItem
@@ -60,10 +61,13 @@ def render_rules(items: Sequence[RuleGroupItem]) -> list[str]:
     """The Grafana-managed rule groups of a plan."""
     lines = []
     for i in items:
-        lines.append(f"{i.action.upper():<9} rule group {i.title!r} ({i.profile}; folder {i.folder_uid}; {i.uid})")
-        lines += [f"    {line}" for line in i.summary]
-        lines += [f"    approved: {key}" for key in i.approvals_used]
-        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in i.refusals]
+        lines.append(
+            f"{i.action.upper():<9} rule group {i.title!r} "
+            f"({inline_text(i.profile)}; folder {inline_text(i.folder_uid)}; {inline_text(i.uid)})"
+        )
+        lines += [f"    {inline_text(line)}" for line in i.summary]
+        lines += [f"    approved: {inline_text(key)}" for key in i.approvals_used]
+        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in i.refusals]
     return lines
 
 
@@ -88,10 +92,12 @@ def render_library(items: Sequence[LibraryItem]) -> list[str]:
     lines = []
     for i in items:
         version = f"live v{i.live.version}" if i.live else "not in Grafana"
-        lines.append(f"{i.action.upper():<9} library panel {i.uid} {i.name!r} ({i.profile}; {version})")
-        lines += [f"    {line}" for line in i.summary]
-        lines += [f"    approved: {key}" for key in i.approvals_used]
-        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in i.refusals]
+        lines.append(
+            f"{i.action.upper():<9} library panel {inline_text(i.uid)} {i.name!r} ({inline_text(i.profile)}; {version})"
+        )
+        lines += [f"    {inline_text(line)}" for line in i.summary]
+        lines += [f"    approved: {inline_text(key)}" for key in i.approvals_used]
+        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in i.refusals]
     return lines
 
 
@@ -120,7 +126,7 @@ def render_plan(plan: Plan, server: str = "") -> str:
     """The plan as text; ``server`` names the Grafana (its version and the API path taken)."""
     lines = []
     if plan.instance is not None:
-        lines.append(f"Grafana {plan.instance.label}" + (f": {server}" if server else ""))
+        lines.append(f"Grafana {inline_text(plan.instance.label)}" + (f": {inline_text(server)}" if server else ""))
     for folder in plan.folders:
         if folder.action != "exists":
             note = (
@@ -135,25 +141,25 @@ def render_plan(plan: Plan, server: str = "") -> str:
             if d.live
             else "not in Grafana"
         )
-        where = f"folder {d.folder_to or '(root)'}" + (
-            f" <- {d.folder_from or '(root)'}" if d.folder_action == "move" else ""
+        where = f"folder {inline_text(d.folder_to or '(root)')}" + (
+            f" <- {inline_text(d.folder_from or '(root)')}" if d.folder_action == "move" else ""
         )
         lines.append(
-            f"{d.action.upper():<9} {d.target.uid} ({d.target.profile}; {version}; {where}; "
+            f"{d.action.upper():<9} {inline_text(d.target.uid)} ({inline_text(d.target.profile)}; {version}; {where}; "
             f"build {d.target.build_sha[:12]})"
         )
-        lines += [f"    {line}" for line in d.summary]
-        lines += [f"    approved: {key}" for key in d.approvals_used]
-        lines += [f"    clean-up: {item}" for item in d.cleanup]
-        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in d.refusals]
-        lines += [f"    INVALID: {problem}" for problem in d.problems]
-        lines += [f"    grafana would store: {line}" for line in d.preview]
+        lines += [f"    {inline_text(line)}" for line in d.summary]
+        lines += [f"    approved: {inline_text(key)}" for key in d.approvals_used]
+        lines += [f"    clean-up: {inline_text(item)}" for item in d.cleanup]
+        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in d.refusals]
+        lines += [f"    INVALID: {inline_text(problem)}" for problem in d.problems]
+        lines += [f"    grafana would store: {inline_text(line)}" for line in d.preview]
     lines += render_library(plan.library) + render_rules(plan.rules)
     for i in plan.permissions:
         lines.append(f"{i.action.upper():<9} permissions of folder {i.folder_uid!r}")
-        lines += [f"    {line}" for line in i.summary]
-        lines += [f"    approved: {key}" for key in i.approvals_used]
-        lines += [f"    REFUSED: {r.reason} -> {remedy(r.key)}" for r in i.refusals]
+        lines += [f"    {inline_text(line)}" for line in i.summary]
+        lines += [f"    approved: {inline_text(key)}" for key in i.approvals_used]
+        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in i.refusals]
     counts = {action: sum(d.action == action for d in plan.dashboards) for action in ACTIONS}
     lines.append("plan: " + ", ".join(f"{n} {a}" for a, n in counts.items() if n or a in ACTIONS[:4]))
     if plan.blocked:
@@ -166,4 +172,4 @@ def render_plan(plan: Plan, server: str = "") -> str:
 
 
 def render_outcomes(outcomes: Sequence[Any]) -> str:
-    return "\n".join(f"{o.outcome:<14} {o.uid}: {o.detail}" for o in outcomes)
+    return "\n".join(f"{o.outcome:<14} {inline_text(o.uid)}: {inline_text(o.detail)}" for o in outcomes)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from dashgen.errors import InputError
+from dashgen.escape import inline_text
 from dashgen.files import atomic_write
 from dashgen.publish.actions import STORED_OUTCOMES, OutcomeKind
 from dashgen.publish.ledger import Instance, LedgerRecord
@@ -187,11 +188,11 @@ def render_report(state: ReleaseState, rollback: Sequence[str]) -> str:
             for outcome in run.outcomes:
                 counts[outcome["outcome"]] = counts.get(outcome["outcome"], 0) + 1
             tally = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing written"
-            lines.append(f"  {run.name:<14} {run.status:<9} {run.instance or '-'}: {tally}")
-            lines += [f"      checked: {check}" for check in run.checks]
-            lines += [f"      PROBLEM: {problem}" for problem in run.problems]
+            lines.append(f"  {inline_text(run.name):<14} {run.status:<9} {inline_text(run.instance or '-')}: {tally}")
+            lines += [f"      checked: {inline_text(check)}" for check in run.checks]
+            lines += [f"      PROBLEM: {inline_text(problem)}" for problem in run.problems]
     if state.note:
-        lines.append(state.note)
+        lines.append(inline_text(state.note))
     command = resume_command(state)
     if command:
         lines.append(
@@ -200,7 +201,7 @@ def render_report(state: ReleaseState, rollback: Sequence[str]) -> str:
         )
     if rollback and state.status == HELD:
         lines.append("or roll back what the release published:")
-        lines += [f"  {line}" for line in rollback]
+        lines += [f"  {inline_text(line)}" for line in rollback]
     return "\n".join(lines)
 
 
