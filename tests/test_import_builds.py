@@ -15,6 +15,7 @@ from team_init import list_module, team  # noqa: F401 - the team fixture
 
 from dashgen.cli.app import main
 from dashgen.importer.vocab import imported
+from dashgen.render.impossible import impossible_mappings
 from dashgen.render.relabel import relabel_expr
 from dashgen.render.scope import scope_expr
 from dashgen.render.spec import GroupSpec, PanelSpec, Target
@@ -90,8 +91,9 @@ def test_fit_titles_rows_and_panels_fixes_ratio_axes_and_drops_what_the_build_re
     assert got.targets[0].expr == 'sum(x{a="1"})'
     assert got.targets[0].extra == {"hide": False}
     props = {p["id"]: p["value"] for p in got.overrides[0]["properties"]}
-    assert props == {"unit": "percent", "min": 0, "max": 100}
-    assert len(fitted.notes) == 4  # title, axis, gauge, zero fill: each said
+    assert props == {"unit": "percent", "min": 0, "max": 100, "mappings": list(impossible_mappings("percent", 0))}
+    assert got.mappings == impossible_mappings("percentunit", 0)  # S38, after the panel's own (none here)
+    assert len(fitted.notes) == 5  # title, axis, S38 mappings, gauge, zero fill: each said
 
 
 def test_fit_keeps_a_zero_fill_inside_an_operand_and_a_heatmap() -> None:

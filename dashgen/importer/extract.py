@@ -29,6 +29,7 @@ from dashgen.importer.shape import BadShape
 from dashgen.importer.vocab import Place, imported
 from dashgen.render.grafanalib_bridge import DATASOURCE
 from dashgen.render.ids import panel_id
+from dashgen.render.impossible import TIMESERIES_NOTE, renderer_adds, without_impossible_values
 from dashgen.render.layout import GridPos
 from dashgen.render.spec import PANEL_KINDS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.tables import ref as ref_id
@@ -77,15 +78,21 @@ def evidence_of(description: Any) -> Evidence:
     """dashgen's own evidence when the description is exactly what an Evidence describes, else imported."""
     if not isinstance(description, str):
         return imported(None)
-    match = _EVIDENCE.fullmatch(description)
+    own = description.removesuffix(f" {TIMESERIES_NOTE}.")  # what a bounded time series adds (S38), added again
+    match = _EVIDENCE.fullmatch(own)
     if match:
         parts = {name: match[name] or "" for name in ("source", "quantity", "limit", "layer")}
         # describe() writes each ".." as ".": a run of m dots it wrote came from 2m - 1
         for undo in (lambda text: text, lambda text: _DOTS.sub(lambda m: "." * (2 * len(m[0]) - 1), text)):
             evidence = Evidence(**{name: undo(text) for name, text in parts.items()})
-            if evidence.describe() == description:
+            if evidence.describe() == own:
                 return evidence
     return imported(description)
+
+
+def own_mappings(mappings: tuple[Any, ...], evidence: Evidence | None, unit: Any, low: Any) -> tuple[Any, ...]:
+    """A panel's mappings less the impossible-value ones the renderer adds again to a panel of this evidence."""
+    return without_impossible_values(mappings, unit, low) if renderer_adds(evidence) else mappings
 
 
 def _number(value: Any) -> float | int | None:
@@ -184,7 +191,7 @@ def readable_spec(raw: Mapping[str, Any], key: str) -> PanelSpec:
         width=width,
         height=height,
         no_value=defaults["noValue"] if isinstance(defaults.get("noValue"), str) else None,
-        mappings=_tuple(defaults.get("mappings")),
+        mappings=own_mappings(_tuple(defaults.get("mappings")), evidence, unit, defaults.get("min")),
         thresholds=_thresholds(defaults),
         transformations=_tuple(raw.get("transformations")),
         content=content if isinstance(content, str) and kind == "text" else "",

@@ -1,4 +1,4 @@
-"""Evidence rules of domain.md that can be checked statically: S3, S5, S7, S12, S18.
+"""Evidence rules of domain.md that can be checked statically: S3, S5, S7, S12, S18, S38.
 
 Recognisers used here:
 - a *per-node table* is a ``table`` panel whose title or description says per node / per
@@ -28,6 +28,7 @@ from dashgen.lint.promql import (
     outer_aggregations_in,
     unparen,
 )
+from dashgen.render.impossible import NEGATIVE, missing_impossible_texts
 from dashgen.render.spec import RATIO_UNITS, ratio_axis_problem
 
 NODE_LABELS = frozenset({"node", "instance", "Hostname", "hostname", "nodename", "host"})
@@ -174,6 +175,44 @@ def check_s5(ctx: LintContext) -> Iterator[Hit]:
         for where, unit, lo, hi in ratio_axes(panel):
             if problem := ratio_axis_problem(unit, lo, hi):
                 yield Hit(panel, f"{where}: {problem}: an auto-scaled ratio axis turns idle noise into violent swings")
+
+
+# --- S38 --------------------------------------------------------------------------------
+
+
+def bounded_fields(panel: Panel) -> Iterator[tuple[str, Any, Any, Any]]:
+    """Every (where, unit, min, mappings) of the panel's field config: the defaults, and each override that sets
+    a unit, a min or mappings (what it does not set it takes from the defaults)."""
+    defaults = panel.field_defaults
+    unit, low, mappings = defaults.get("unit"), defaults.get("min"), defaults.get("mappings")
+    yield "fieldConfig.defaults", unit, low, mappings
+    for i, override in enumerate(panel.field_overrides):
+        props = _override_props(override)
+        if {"unit", "min", "mappings"} & props.keys():
+            yield (
+                f"fieldConfig.overrides[{i}]",
+                props.get("unit", unit),
+                props.get("min", low),
+                props.get("mappings", mappings),
+            )
+
+
+def check_s38(ctx: LintContext) -> Iterator[Hit]:
+    for panel in ctx.dashboard.panels:
+        if panel.type in ("row", "text"):
+            continue
+        for where, unit, low, mappings in bounded_fields(panel):
+            missing = missing_impossible_texts(mappings if isinstance(mappings, list) else [], unit, low)
+            if missing:
+                texts = ", ".join(repr(text) for text in missing)
+                # a ratio's bounds are its unit's; another axis fixed at 0 may be a team's styling, so only a warning
+                severity = Severity.WARNING if missing == [NEGATIVE] else Severity.ERROR
+                yield Hit(
+                    panel,
+                    f"{where}: unit {unit} (min {low}) has no range mapping to {texts}: "
+                    "a value past its fixed axis would be hidden instead of shown as a fault",
+                    severity,
+                )
 
 
 # --- S7 ---------------------------------------------------------------------------------
@@ -327,6 +366,12 @@ RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "utilisation panels name their source and never mix quantities on one axis",
         check_s18,
+    ),
+    Rule(
+        "S38",
+        Severity.ERROR,
+        "a value a bounded quantity cannot take (a share past 0-100 %, a negative rate) maps to a red error text",
+        check_s38,
     ),
 )
 

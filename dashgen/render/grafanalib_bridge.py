@@ -14,6 +14,7 @@ import attr
 import grafanalib.core as G
 
 from dashgen.document.copying import tree_copy
+from dashgen.render.impossible import TIMESERIES_NOTE, is_bounded, renderer_adds, with_impossible_values
 from dashgen.render.layout import GridPos
 from dashgen.render.raw import deep_merge
 from dashgen.render.spec import PanelSpec, Target
@@ -100,8 +101,11 @@ def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
         defaults["decimals"] = spec.decimals
     if spec.no_value is not None:
         defaults["noValue"] = spec.no_value
-    if spec.mappings:
-        defaults["mappings"] = tree_copy(list(spec.mappings))
+    mappings = (
+        with_impossible_values(spec.mappings, spec.unit, spec.min) if renderer_adds(spec.evidence) else spec.mappings
+    )
+    if mappings:
+        defaults["mappings"] = tree_copy(list(mappings))
     if spec.data_links:
         defaults["links"] = tree_copy(list(spec.data_links))
     return deep_merge(defaults, tree_copy(spec.field_defaults))
@@ -111,10 +115,17 @@ def _thresholds(spec: PanelSpec) -> list[dict[str, Any]]:
     return [{"color": color, "value": value} for color, value in spec.thresholds]
 
 
+def _description(spec: PanelSpec) -> str:
+    """The evidence; a bounded time series adds how it shows a value its fixed axis cannot draw (S38)."""
+    if spec.kind == "timeseries" and is_bounded(spec.unit, spec.min) and renderer_adds(spec.evidence):
+        return f"{spec.description} {TIMESERIES_NOTE}."
+    return spec.description
+
+
 def _common(spec: PanelSpec, panel_id: int, pos: GridPos) -> dict[str, Any]:
     return {
         "title": spec.title,
-        "description": spec.description,
+        "description": _description(spec),
         "dataSource": _datasource(spec),
         "targets": _targets(spec),
         "gridPos": G.GridPos(h=pos.h, w=pos.w, x=pos.x, y=pos.y),

@@ -15,6 +15,8 @@ round trip against the source still holds. What it does:
 * a target field the build does not carry (``exemplar``, ``intervalFactor``, ``step``) is dropped;
 * a row with no title (the panels Grafana shows above the first row) is titled by the imported dashboard;
 * a ratio unit set by a field override gets that override's 0-100 / 0-1 bounds too (S5);
+* a bounded panel (a ratio, an axis fixed at 0) gets S38's red mappings for the values it cannot take after its
+  own, in its defaults and in an override that bounds a field (``dashgen.render.impossible``);
 * a label name that plays a profile label role (``Hostname`` / ``node`` for the node, ``gpu``, ``UUID``, ...:
   ``dashgen.deployment.label_roles``) is written with the profile's name for that role, in matchers, ``by`` /
   ``on`` lists, label functions, legends, query variables and a table's column options (``dashgen.render
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dashgen.deployment.label_roles import renames as role_renames
+from dashgen.render.impossible import with_impossible_values
 from dashgen.render.relabel import Relabelled, relabel_expr, relabel_legend, relabel_variable_query
 from dashgen.render.scope import Scoped, parses, scope_expr, scope_variable_query
 from dashgen.render.spec import RATIO_UNITS, GroupSpec, PanelSpec, Target
@@ -181,14 +184,24 @@ def _field_names(value: Any, renames: dict[str, str]) -> Any:
     return fitted
 
 
-def _override(override: dict[str, Any]) -> dict[str, Any]:
-    """An override whose ``unit`` property is a ratio, with that ratio's min and max set (S5)."""
+def _override(override: dict[str, Any], panel: PanelSpec) -> dict[str, Any]:
+    """An override whose ``unit`` property is a ratio, with that ratio's min and max set (S5); one that bounds a
+    field, with S38's mappings after the field's own (an override's mappings replace the panel's for its fields)."""
     properties = [p for p in override.get("properties") or () if isinstance(p, dict)]
-    unit = next((p.get("value") for p in properties if p.get("id") == "unit"), None)
-    if unit not in RATIO_UNITS:
+    props = {p.get("id"): p.get("value") for p in properties}
+    if "unit" not in props and "min" not in props:
         return override
+    unit, low = props.get("unit", panel.unit), props.get("min", panel.min)
+    own = props.get("mappings", list(panel.mappings))
+    own = own if isinstance(own, list) else []  # a malformed value is replaced only if the field is bounded
+    mappings = with_impossible_values(own, unit, low)
+    kept = [p for p in properties if p.get("id") != "mappings" or len(mappings) == len(own)]
+    if len(mappings) > len(own):
+        kept.append({"id": "mappings", "value": list(mappings)})
+    if "unit" not in props or unit not in RATIO_UNITS:
+        return {**override, "properties": kept}
     low, high = RATIO_UNITS[str(unit)]
-    kept = [p for p in properties if p.get("id") not in ("min", "max")]
+    kept = [p for p in kept if p.get("id") not in ("min", "max")]
     return {**override, "properties": [*kept, {"id": "min", "value": low}, {"id": "max", "value": high}]}
 
 
@@ -207,14 +220,18 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> Pa
     if panel.unit in RATIO_UNITS and (low, high) != RATIO_UNITS[str(panel.unit)]:
         low, high = (float(bound) for bound in RATIO_UNITS[str(panel.unit)])
         notes.append(f"panel {panel.key}: {panel.unit} axis fixed to {low:g}-{high:g} (S5)")
+    mappings = with_impossible_values(panel.mappings, panel.unit, low)
+    if len(mappings) > len(panel.mappings):
+        notes.append(f"panel {panel.key}: red mappings for the values its unit or axis makes impossible (S38)")
     return replace(
         panel,
         title=title,
         extra=extra,
         min=low,
         max=high,
+        mappings=mappings,
         targets=tuple(_target(t, rename, notes, panel.key, scope) for t in panel.targets),
-        overrides=tuple(_override(o) for o in _field_names(_deep(panel.overrides, rename), scope.renames)),
+        overrides=tuple(_override(o, panel) for o in _field_names(_deep(panel.overrides, rename), scope.renames)),
         transformations=_field_names(panel.transformations, scope.renames),
         field_defaults=_field_names(panel.field_defaults, scope.renames),
         links=_deep(panel.links, rename),
