@@ -20,7 +20,7 @@ from dashgen.deployment.model import Schema
 from dashgen.deployment.profile import Profile
 from dashgen.document import NotADashboard, Reference, is_v2, iter_panels, substitute, unwrap
 from dashgen.errors import BuildValidationError, ProfileError
-from dashgen.files import write_if_changed
+from dashgen.files import read_regular_bytes, write_if_changed
 from dashgen.render import promql_trees
 from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
@@ -238,7 +238,7 @@ def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = T
 def _written_by_dashgen(path: Path, profile: str) -> bool:
     """The file is a dashboard dashgen built for ``profile``: its uid is its name, its tags name dashgen and it."""
     try:
-        document = unwrap(json.loads(path.read_bytes()))
+        document = unwrap(json.loads(read_regular_bytes(path)))
     except (OSError, ValueError, NotADashboard):
         return False
     tags = document.get("tags")

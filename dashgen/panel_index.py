@@ -28,7 +28,7 @@ import dashgen_panels as panels
 
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
-from dashgen.files import atomic_write, cache_dir
+from dashgen.files import atomic_write, cache_dir, read_regular_bytes
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit, source_strings
 from dashgen.render.collector import collector_paused
@@ -587,6 +587,6 @@ def index_problem(profiles: list[Profile], path: Path) -> str | None:
     """Why the committed index at ``path`` is not what a fresh build writes, or None."""
     if not path.exists():
         return f"{path}: missing; run dashgen index and commit it"
-    if path.read_bytes() != build_index(profiles):
+    if read_regular_bytes(path) != build_index(profiles):
         return f"{path}: stale; run dashgen index and commit it"
     return None

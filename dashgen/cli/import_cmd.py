@@ -25,7 +25,7 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.render import dashboard_text
 from dashgen.document import NotADashboard, is_v2
 from dashgen.errors import CheckFailed, InputError
-from dashgen.files import NotARegularFile, atomic_write, refuse_special
+from dashgen.files import NotARegularFile, atomic_write, read_regular_text, refuse_special
 from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
 from dashgen.render.canonical import encode
 from dashgen.render.team_fit import fit_imported
@@ -34,7 +34,7 @@ from dashgen.render.team_fit import fit_imported
 def read_source(path: Path) -> Any:
     """The decoded JSON of a dashboard file; one clear line when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     except UnicodeDecodeError:

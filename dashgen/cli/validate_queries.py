@@ -17,6 +17,7 @@ from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_
 from dashgen.cli.output import emit_json, format_option, progress, summarise_causes
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines, terminal_text
+from dashgen.files import read_regular_text
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_duration, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
@@ -32,7 +33,7 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
         try:
             if path.stat().st_size > 64 << 20:
                 raise InputError(f"{path}: over 64 MiB, not a dashboard")
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = json.loads(read_regular_text(path))
         except (OSError, ValueError, RecursionError) as exc:
             raise InputError(f"{path}: not readable JSON: {str(exc)[:200]}") from None
         if not isinstance(document, dict):

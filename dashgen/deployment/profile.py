@@ -57,6 +57,7 @@ from dashgen.deployment.sections import (
     parse_store,
 )
 from dashgen.errors import ProfileError
+from dashgen.files import read_regular_text
 
 __all__ = [
     "DEFAULT_LABELS",
@@ -90,7 +91,7 @@ def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     shown = str(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_regular_text(path))
     except FileNotFoundError:
         raise ProfileError(shown, "", "no such profile file") from None
     except UnicodeDecodeError as exc:

@@ -18,6 +18,7 @@ from typing import Any
 from dashgen.diff import DashboardDiff, diff_dashboards
 from dashgen.document import unwrap
 from dashgen.errors import InputError
+from dashgen.files import read_regular_text
 from dashgen.importer.codegen import module_code, with_header
 from dashgen.importer.extract import Hatch
 from dashgen.importer.migrate import migrate
@@ -137,7 +138,7 @@ def import_dashboard(doc: Any, origin: str, panel: str | None = None) -> ImportR
 def load_module(path: Path) -> ImportedDashboard:
     """The ``DASHBOARD`` of a module file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except OSError as exc:
         raise ModuleError(f"{path}: cannot read ({exc.strerror})") from None
     try:

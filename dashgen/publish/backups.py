@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.document.v2view import is_v2_version
-from dashgen.files import create_exclusive
+from dashgen.files import create_exclusive, read_regular_text
 
 DEFAULT_BACKUP_DIR = Path("releases/backups")
 
@@ -74,7 +74,7 @@ def load_backup(path: Path) -> dict[str, Any]:
     """A backup as written by ``save_backup``: ``{"dashboard": ..., "meta": ...}``. For an ``/apis`` object of a
     v1 dashboard both are derived from ``{"resource": ...}`` (the spec with uid, id and version put back, as
     the legacy API shows it); a v2 object has only ``resource`` (:func:`backup_dashboard` reads either)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(read_regular_text(path))
     resource = data.get("resource") if isinstance(data, dict) else None
     if isinstance(resource, dict) and "dashboard" not in data and not _is_v2(resource):
         metadata = resource.get("metadata") or {}

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.files import read_regular_text
 from dashgen.net.urls import url_problem
 from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
 from dashgen.project import KEYS as PROJECT_KEYS
@@ -104,7 +105,7 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
             return None
         path = candidate
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from dashgen.errors import InputError
-from dashgen.files import atomic_write
+from dashgen.files import atomic_write, read_regular_text
 from dashgen.publish.actions import STORED_OUTCOMES, OutcomeKind
 from dashgen.publish.ledger import Instance, LedgerRecord
 
@@ -218,7 +218,7 @@ def load_state(ledger_path: Path, release_id: str) -> ReleaseState:
         raise InputError(f"--resume {release_id!r}: not a release id (r-YYYYMMDDTHHMMSSZ-xxxxxx)")
     path = state_path(ledger_path, release_id)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(path))
         stages = [Stage(s["name"], tuple(s["contexts"])) for s in data["stages"]]
         contexts = {name: ContextRun(**run) for name, run in data["contexts"].items()}
         return ReleaseState(

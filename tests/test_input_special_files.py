@@ -1,0 +1,100 @@
+"""A FIFO, a device or a folder where a command reads a file is an input error (exit 2, one line naming the
+file), never a hang: a FIFO with no writer blocked ``open`` forever, and ``/dev/zero`` would never end.
+
+Each command runs in a thread bounded by :data:`PATIENCE`; a command still blocked on the FIFO after it is let go
+(a writer opens and closes the FIFO, so the reader sees an empty file) and the test fails as a hang.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from dashgen.cli import main
+from dashgen.files import NotARegularFile, read_regular_bytes, read_regular_text
+
+ROOT = Path(__file__).resolve().parent.parent
+PATIENCE = 10.0  # seconds a command may take to refuse the FIFO (each refuses it in well under one)
+GRAFANA = ["--grafana-url", "http://127.0.0.1:9"]  # port 9: refused at once, should anything get that far
+
+
+def _release(fifo: Path) -> None:
+    """Open ``fifo`` for writing and close it: a reader blocked in ``open`` goes on and reads an empty file."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            return
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
+                raise
+            time.sleep(0.05)
+
+
+def invoke_bounded(argv: list[str], fifo: Path) -> Result:
+    """``dashgen argv`` in a thread; fails the test when it is still running after :data:`PATIENCE` seconds."""
+    results: list[Result] = []
+    worker = threading.Thread(
+        target=lambda: results.append(CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": "x"})), daemon=True
+    )
+    worker.start()
+    worker.join(PATIENCE)
+    if worker.is_alive():
+        _release(fifo)
+        worker.join(PATIENCE)
+        pytest.fail(f"dashgen {' '.join(argv)} blocked reading the FIFO {fifo}")
+    return results[0]
+
+
+# command line -> where its FIFO goes ({fifo} in the words is replaced by that path)
+CASES: dict[str, tuple[list[str], str]] = {
+    "profile": (["--profiles-dir", "{dir}", "profiles"], "x.toml"),
+    "lint-file": (["lint", "{fifo}"], "board.json"),
+    "lint-config": (["lint", "--config", "{fifo}", str(ROOT / "dashboards")], "lint.toml"),
+    "import": (["import", "{fifo}", "-o", "{dir}/out.py"], "board.json"),
+    "render-module": (["render-module", "{fifo}", "--out", "{dir}/out.json"], "module.py"),
+    "diff": (["diff", "{fifo}", "{fifo}"], "board.json"),
+    "publish-config": (["publish", *GRAFANA, "--config", "{fifo}", "--dry-run"], "dashgen.toml"),
+    "publish-bundle": (["publish", *GRAFANA, "--bundle", "{fifo}", "--dry-run"], "bundle.json"),
+    "publish-approved-plan": (["publish", *GRAFANA, "--approved-plan", "{fifo}", "--dry-run"], "plan.json"),
+    "history-ledger": (["history", "u", *GRAFANA, "--ledger", "{fifo}"], "ledger.jsonl"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_fifo_where_a_file_is_read_is_an_input_error_not_a_hang(case, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    words, name = CASES[case]
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    argv = [w.replace("{fifo}", str(fifo)).replace("{dir}", str(tmp_path)) for w in words]
+    result = invoke_bounded(argv, fifo)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output, result.output
+    assert str(fifo) in result.output and "not a regular file" in result.output, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing written
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null", "{folder}", "{fifo}"])
+def test_the_reader_refuses_devices_folders_and_fifos_before_reading(path, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    path = path.replace("{folder}", str(tmp_path)).replace("{fifo}", str(fifo))
+    for read in (read_regular_bytes, read_regular_text):
+        with pytest.raises(NotARegularFile) as caught:
+            read(path)
+        assert caught.value.filename == path and "not a regular file" in caught.value.strerror
+
+
+def test_the_reader_follows_a_symlink_to_a_regular_file_and_reads_text_as_path_read_text(tmp_path):
+    target = tmp_path / "profile.toml"
+    target.write_bytes(b"a = 1\r\nb = '\xc3\xa9'\n")
+    (tmp_path / "link.toml").symlink_to(target)
+    assert read_regular_bytes(tmp_path / "link.toml") == target.read_bytes()
+    assert read_regular_text(tmp_path / "link.toml") == target.read_text(encoding="utf-8")
