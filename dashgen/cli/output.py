@@ -21,11 +21,14 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import click
 
+from dashgen.escape import terminal_text
+
 ENVELOPE_KEYS = ("command", "ok", "exit_code", "results", "errors")
+MESSAGE_LINE_LIMIT = 4000  # characters of one line of an error message
 _WARNED: set[str] = set()
 
 
@@ -158,6 +161,15 @@ def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> Non
         str(obj.get("command") or ctx.find_root().invoked_subcommand or "dashgen"), None, exit_code, [message]
     )
     click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def fail_input(ctx: click.Context, message: str) -> NoReturn:
+    """An input error a command reports itself (tests and scripts may invoke it without the group's boundary):
+    the envelope under ``--format json``, ``error: <message>`` on stderr shown as text (a file name's or a
+    dashboard's control characters never reach the terminal), exit 2."""
+    emit_error_envelope(ctx, message, 2)
+    click.echo(f"error: {terminal_text(message, MESSAGE_LINE_LIMIT)}", err=True)
+    raise SystemExit(2)
 
 
 def use_color(choice: str = "auto", stream: Any = None) -> bool:
