@@ -191,6 +191,11 @@ def _fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
+# what reading a cache file may raise and the reader takes as "no cache" (then computes afresh): unreadable, a FIFO
+# or folder in its place, not JSON, or JSON nested past the parser's recursion limit
+CACHE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, RecursionError)
+
+
 def cache_dir() -> Path | None:
     """Where dashgen keeps what it caches between runs (the compiled schema validator, the panel index's test
     selectors): ``$DASHGEN_CACHE_DIR``, else the user's cache folder; None when there is none."""

@@ -11,13 +11,17 @@ import errno
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+from dashgen import panel_index
 from dashgen.cli import main
 from dashgen.files import NotARegularFile, read_regular_bytes, read_regular_text
+from dashgen.render import scope
 
 ROOT = Path(__file__).resolve().parent.parent
 PATIENCE = 10.0  # seconds a command may take to refuse the FIFO (each refuses it in well under one)
@@ -37,19 +41,34 @@ def _release(fifo: Path) -> None:
             time.sleep(0.05)
 
 
-def invoke_bounded(argv: list[str], fifo: Path) -> Result:
-    """``dashgen argv`` in a thread; fails the test when it is still running after :data:`PATIENCE` seconds."""
-    results: list[Result] = []
-    worker = threading.Thread(
-        target=lambda: results.append(CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": "x"})), daemon=True
-    )
+def bounded(call: Callable[[], Any], fifo: Path, what: str) -> Any:
+    """``call()`` in a thread; fails the test when it is still running after :data:`PATIENCE` seconds."""
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            results.append(call())
+        except BaseException as exc:  # handed to the test's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     worker.join(PATIENCE)
     if worker.is_alive():
         _release(fifo)
         worker.join(PATIENCE)
-        pytest.fail(f"dashgen {' '.join(argv)} blocked reading the FIFO {fifo}")
+        pytest.fail(f"{what} blocked reading the FIFO {fifo}")
+    if errors:
+        raise errors[0]
     return results[0]
+
+
+def invoke_bounded(argv: list[str], fifo: Path) -> Result:
+    """``dashgen argv``, bounded as :func:`bounded`."""
+    return bounded(
+        lambda: CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": "x"}), fifo, f"dashgen {' '.join(argv)}"
+    )
 
 
 # command line -> where its FIFO goes ({fifo} in the words is replaced by that path)
@@ -98,3 +117,28 @@ def test_the_reader_follows_a_symlink_to_a_regular_file_and_reads_text_as_path_r
     (tmp_path / "link.toml").symlink_to(target)
     assert read_regular_bytes(tmp_path / "link.toml") == target.read_bytes()
     assert read_regular_text(tmp_path / "link.toml") == target.read_text(encoding="utf-8")
+
+
+# the cache files of the panel index and of the metric names, and how each is read
+CACHES: dict[str, tuple[Callable[[], Path | None], Callable[[Path], Any]]] = {
+    "index-queries": (lambda: panel_index._cache_file("queries"), lambda _: panel_index._QueryCalls().cached),
+    "index-selectors": (lambda: panel_index._cache_file(), panel_index._read_cache),
+    "index-skips": (lambda: panel_index._cache_file("skips"), panel_index._read_skips),
+    "metric-names": (scope._KnownNames.file, lambda _: scope._KnownNames().known()),
+}
+
+
+@pytest.mark.parametrize("poison", ["fifo", "deep"])
+@pytest.mark.parametrize("cache", sorted(CACHES))
+def test_a_cache_file_that_is_a_fifo_or_nested_too_deeply_is_no_cache(cache, poison, tmp_path, monkeypatch):
+    """A cache is only ever faster: a FIFO in its place (it blocked every build) or JSON nested past the recursion
+    limit (a RecursionError out of ``build``) reads as no cache."""
+    monkeypatch.setenv("DASHGEN_CACHE_DIR", str(tmp_path))
+    where, read = CACHES[cache]
+    path = where()
+    assert path is not None and path.parent == tmp_path
+    if poison == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    assert bounded(lambda: read(path), path, f"reading the {cache} cache") == {}
