@@ -29,6 +29,7 @@ from dashgen.escape import terminal_text
 
 ENVELOPE_KEYS = ("command", "ok", "exit_code", "results", "errors")
 MESSAGE_LINE_LIMIT = 4000  # characters of one line of an error message
+LEAST_WRAPPED_COLUMN = 8  # characters a wrapping table column keeps on the narrowest terminal ("sources", "Host/nod")
 _WARNED: set[str] = set()
 
 
@@ -228,7 +229,27 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
         )
     for row in rows:
         table.add_row(*row)
+    console.width = max(width, least_table_width(columns, rows))
     console.print(table)
+
+
+def least_table_width(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]]) -> int:
+    """The narrowest a :func:`print_table` table may be drawn: its unwrapped columns (the first, the numbers) at
+    their widest cell, each other column :data:`LEAST_WRAPPED_COLUMN` wide, two spaces between columns. A narrower
+    terminal (COLUMNS=1, a split pane) gets lines that run past its edge rather than a table cropping digits off
+    a number ("16" shown as "1") or dropping whole columns."""
+    from rich.cells import cell_len
+
+    def widest(cells: Sequence[object]) -> int:
+        return max(cell_len(line) for cell in cells for line in str(cell).split("\n"))
+
+    widths = [
+        widest([header, *(row[i] for row in rows if i < len(row))])
+        if i == 0 or justify == "right"
+        else LEAST_WRAPPED_COLUMN
+        for i, (header, justify, *_) in enumerate(columns)
+    ]
+    return sum(widths) + 2 * max(len(widths) - 1, 0)  # padding=(0, 1) without the edges: two spaces a gap
 
 
 def warn_once(message: str) -> None:
