@@ -8,6 +8,7 @@ Each command runs in a thread bounded by :data:`PATIENCE`; a command still block
 from __future__ import annotations
 
 import errno
+import json
 import os
 import threading
 import time
@@ -20,6 +21,7 @@ from click.testing import CliRunner, Result
 
 from dashgen import panel_index
 from dashgen.cli import main
+from dashgen.document import budget
 from dashgen.files import NotARegularFile, read_regular_bytes, read_regular_text
 from dashgen.render import scope
 
@@ -142,3 +144,52 @@ def test_a_cache_file_that_is_a_fifo_or_nested_too_deeply_is_no_cache(cache, poi
     else:
         path.write_text("[" * 100_000 + "]" * 100_000)
     assert bounded(lambda: read(path), path, f"reading the {cache} cache") == {}
+
+
+def _board(panels: int) -> dict[str, Any]:
+    return {"uid": "u", "title": "t", "panels": [{"type": "stat", "title": f"p{i}"} for i in range(panels)]}
+
+
+@pytest.mark.parametrize("command", ["import", "diff", "validate-queries"])
+def test_a_dashboard_past_the_panel_budget_is_refused_at_once(command, tmp_path):
+    """``dashgen import`` of a million panels never ended (50,000 took a minute and 2 GB); a dashboard of more
+    than MAX_PANELS panels is now refused, by import, diff and validate-queries, before any per-panel work."""
+    (tmp_path / "board.json").write_text(json.dumps(_board(budget.MAX_PANELS + 1)))
+    argv = {
+        "import": ["import", str(tmp_path / "board.json"), "-o", str(tmp_path / "board.py")],
+        "diff": ["diff", str(tmp_path / "board.json"), str(tmp_path / "board.json")],
+        "validate-queries": [
+            "validate-queries",
+            "--datasource-url",
+            "http://127.0.0.1:9",
+            "--dashboards",
+            str(tmp_path),
+        ],
+    }[command]
+    began = time.monotonic()
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output[-500:]
+    assert f"board.json: more than {budget.MAX_PANELS} panels" in result.output, result.output[-500:]
+    assert time.monotonic() - began < 10 and not (tmp_path / "board.py").exists()
+
+
+def test_the_panel_budget_counts_nested_and_legacy_row_panels_and_allows_the_budget_itself():
+    assert budget.panels_over_budget(_board(budget.MAX_PANELS)) is None
+    nested = {"panels": [{"type": "row", "panels": _board(budget.MAX_PANELS)["panels"]}]}  # the row is one more
+    assert budget.panels_over_budget(nested) is not None
+    legacy = {"rows": [{"panels": _board(budget.MAX_PANELS + 1)["panels"]}]}
+    assert budget.panels_over_budget(legacy) is not None
+    assert budget.panels_over_budget("not a dashboard") is None
+
+
+def test_a_dashboard_file_past_the_byte_budget_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(budget, "MAX_FILE_BYTES", 1000)
+    (tmp_path / "board.json").write_text(json.dumps(_board(100)))
+    for argv in (
+        ["import", "board.json", "-o", "board.py"],
+        ["diff", "board.json", "board.json"],
+        ["lint", "board.json"],
+    ):
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(main, argv)
+        assert result.exit_code == 2 and "bytes, over the budget of 1000 bytes" in result.output, (argv, result.output)

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from dashgen.cli.connection import CONNECTION_PARAMS, connection_options
+from dashgen.document.budget import file_over_budget, panels_over_budget
 from dashgen.files import read_regular_text
 
 
@@ -20,11 +21,15 @@ class DiffInputError(Exception):
 
 def _decode(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DiffInputError(f"{where}: not valid JSON: {exc}") from exc
     except RecursionError:
         raise DiffInputError(f"{where}: JSON nested too deeply to read") from None
+    too_many = panels_over_budget(doc)
+    if too_many is not None:
+        raise DiffInputError(f"{where}: {too_many}")
+    return doc
 
 
 def read_side(path: str | Path) -> dict[str, Any]:
@@ -39,6 +44,9 @@ def read_side(path: str | Path) -> dict[str, Any]:
     docs: dict[str, Any] = {}
     for name, f in files.items():
         try:
+            too_large = file_over_budget(f.stat().st_size)
+            if too_large is not None:
+                raise DiffInputError(f"{f}: {too_large}")
             docs[name] = _decode(read_regular_text(f), str(f))
         except UnicodeDecodeError as exc:
             raise DiffInputError(f"{f}: not UTF-8 text (byte {exc.start})") from exc

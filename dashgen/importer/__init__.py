@@ -17,6 +17,7 @@ from typing import Any
 
 from dashgen.diff import DashboardDiff, diff_dashboards
 from dashgen.document import unwrap
+from dashgen.document.budget import panels_over_budget
 from dashgen.errors import InputError
 from dashgen.files import read_regular_text
 from dashgen.importer.codegen import module_code, with_header
@@ -118,6 +119,9 @@ def import_dashboard(doc: Any, origin: str, panel: str | None = None) -> ImportR
     document is imported once per process by its value (``render.memo``); each call gets its own migrated source,
     and the plan and round trip (read-only) are shared."""
     body = unwrap(doc)
+    too_many = panels_over_budget(body)  # before any per-panel work: a million panels never ended
+    if too_many is not None:
+        raise BadShape(too_many)
     data = faithful_json(body)  # what the import reads: an export with ``meta`` is its dashboard's import
     kept = None if data is None else _IMPORTS.get((data, panel))
     if kept is not None:

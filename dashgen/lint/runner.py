@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.document import NotADashboard, load_dashboard
+from dashgen.document.budget import file_over_budget
 from dashgen.files import read_regular_bytes
 from dashgen.lint.catalogue import Catalogue, load_catalogue
 from dashgen.lint.context import build_context
 from dashgen.lint.findings import Finding, Rule
 from dashgen.lint.registry import ALL_RULES
 
-MAX_FILE_BYTES = 64 << 20  # a dashboard is a few MB even at 10,000 nodes
 MAX_DEPTH = 64  # Grafana dashboards nest about 10 deep
 MAX_NODES = 5_000_000  # JSON values in one document
 
@@ -131,9 +131,9 @@ def _not_a_file(path: Path) -> str:
 def read_dashboard_file(path: Path) -> Any:
     """The decoded JSON of ``path``, within the file-size budget; UnreadableInput names the file and why."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise UnreadableInput(f"{path}: {size} bytes, over the budget of {MAX_FILE_BYTES} bytes for a dashboard")
+        too_large = file_over_budget(path.stat().st_size)
+        if too_large is not None:
+            raise UnreadableInput(f"{path}: {too_large}")
         doc = json.loads(read_regular_bytes(path).decode("utf-8"), parse_constant=_refuse_constant)
     except UnreadableInput:
         raise
