@@ -89,6 +89,8 @@ def read_settings(root: Path) -> ProjectSettings:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML (nested too deeply to read)") from None
     return parse_settings(path, data)
 
 

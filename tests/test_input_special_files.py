@@ -193,3 +193,53 @@ def test_a_dashboard_file_past_the_byte_budget_is_refused_before_it_is_read(tmp_
         monkeypatch.chdir(tmp_path)
         result = CliRunner().invoke(main, argv)
         assert result.exit_code == 2 and "bytes, over the budget of 1000 bytes" in result.output, (argv, result.output)
+
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+DEEP_TOML = "a = " + DEEP_JSON + "\n"
+GOOD_LEDGER_LINE = (
+    '{"uid": "u", "outcome": "published", "time": "t", "git_commit": "c", "profile": "p", "build_sha": "s"}'
+)
+
+# command line -> (file name, its text): each file nests past the parser's recursion limit
+DEEP_CASES: dict[str, tuple[list[str], str, str]] = {
+    "profile": (["--profiles-dir", "{dir}", "profiles"], "x.toml", DEEP_TOML),
+    "lint-config": (["lint", "--config", "{file}", str(ROOT / "dashboards")], "lint.toml", DEEP_TOML),
+    "publish-config": (["publish", *GRAFANA, "--config", "{file}", "--dry-run"], "dashgen.toml", DEEP_TOML),
+    "approved-plan": (["publish", *GRAFANA, "--approved-plan", "{file}", "--dry-run"], "plan.toml", DEEP_TOML),
+    "bundle": (["publish", *GRAFANA, "--bundle", "{file}", "--dry-run"], "bundle.json", DEEP_JSON),
+    "ledger": (["history", "u", *GRAFANA, "--ledger", "{file}"], "ledger.jsonl", f"{DEEP_JSON}\n{GOOD_LEDGER_LINE}\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEEP_CASES))
+def test_a_file_nested_too_deeply_is_an_input_error_naming_it(case, tmp_path, monkeypatch):
+    """These said only "input nested too deeply to process" (the boundary's RecursionError), naming no file."""
+    monkeypatch.chdir(tmp_path)
+    words, name, text = DEEP_CASES[case]
+    (tmp_path / name).write_text(text)
+    argv = [w.replace("{file}", str(tmp_path / name)).replace("{dir}", str(tmp_path)) for w in words]
+    result = CliRunner().invoke(main, argv, env={"GRAFANA_TOKEN": "x"})
+    assert result.exit_code == 2, result.output
+    assert str(tmp_path / name) in result.output and "internal error" not in result.output, result.output
+
+
+def test_a_release_state_lock_or_backup_nested_too_deeply_is_named_or_unknown(tmp_path):
+    from dashgen.errors import InputError
+    from dashgen.project import read_settings
+    from dashgen.publish import backups, lock, stages
+
+    release = "r-20261208T010203Z-abcdef"
+    state = stages.state_path(tmp_path / "ledger.jsonl", release)
+    state.parent.mkdir(parents=True, exist_ok=True)
+    for path in (state, tmp_path / "lock.json", tmp_path / "backup.json", tmp_path / "not-json.json"):
+        path.write_text("{" if path.name == "not-json.json" else DEEP_JSON)
+    with pytest.raises(InputError, match="nested too deeply"):
+        stages.load_state(tmp_path / "ledger.jsonl", release)
+    assert (lock.read_holder(tmp_path / "lock.json") or {}).get("user") == "unknown"  # a holder of its own
+    for name in ("backup.json", "not-json.json"):
+        with pytest.raises(InputError, match=f"{name}: not a backup dashgen wrote"):
+            backups.load_backup(tmp_path / name)
+    (tmp_path / "dashgen.toml").write_text(DEEP_TOML)
+    with pytest.raises(InputError, match="dashgen.toml: not valid TOML .nested too deeply"):
+        read_settings(tmp_path)

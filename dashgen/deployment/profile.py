@@ -100,6 +100,8 @@ def load_profile(path: str | Path) -> Profile:
         raise ProfileError(shown, "", f"cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(shown, "", f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ProfileError(shown, "", "not valid TOML: nested too deeply to read") from None
     return profile_from_dict(raw, shown, expected_name=path.stem)
 
 

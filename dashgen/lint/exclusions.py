@@ -66,6 +66,8 @@ def parse_exclusions(text: str, path: Path) -> list[Exclusion]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML: nested too deeply to read") from None
     unknown = sorted(set(data) - {"exclude"})
     if unknown:
         raise InputError(f"{path}: {unknown[0]}: unknown table (only [[exclude]] entries are read)")

@@ -112,6 +112,8 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML (nested too deeply to read)") from None
     return parse_config(path, data)
 
 

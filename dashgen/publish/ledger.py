@@ -264,7 +264,7 @@ def _quarantine(state: LedgerState, stamp: str) -> Path | None:
 def _parse(raw: bytes) -> LedgerRecord | None:
     try:
         record = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # not a record; the caller names the line
         return None
     return LedgerRecord.from_json(record) if isinstance(record, dict) and "uid" in record else None
 

@@ -65,7 +65,7 @@ def read_holder(path: Path) -> dict[str, Any] | None:
         data = json.loads(read_regular_text(path))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {
             "user": "unknown",
             "host": "unknown",

@@ -236,6 +236,8 @@ def load_state(ledger_path: Path, release_id: str) -> ReleaseState:
         raise InputError(f"{path}: no such release (releases are kept beside the ledger)") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a staged release's state ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not a staged release's state (JSON nested too deeply to read)") from None
 
 
 def release_records(records: Sequence[LedgerRecord], release_id: str) -> list[LedgerRecord]:
