@@ -157,3 +157,32 @@ def test_a_grafana_timeout_must_be_positive_and_finite(command, value):
         main, [command, *args, "--grafana-url", "http://127.0.0.1:9", "--timeout", value], env={"GRAFANA_TOKEN": "x"}
     )
     assert result.exit_code == 2 and "--timeout" in result.output and "internal error" not in result.output
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--org-id", str(2**63)), ("--org-id", "99999999999999999999999"), ("--stage-wait", "nan")],
+)
+def test_an_org_id_past_64_bits_or_a_nan_stage_wait_is_refused_before_any_request(option, value):
+    """Both were taken: the org id was sent as X-Grafana-Org-Id (Grafana's ids are 64-bit), the NaN went past
+    click's FloatRange (every comparison with NaN is false)."""
+    result = CliRunner().invoke(
+        main,
+        ["publish", "--grafana-url", "http://127.0.0.1:9", "--retries", "0", "--dry-run", option, value],
+        env={"GRAFANA_TOKEN": "x"},
+    )
+    assert result.exit_code == 2 and option in result.output and "did not answer" not in result.output, result.output
+
+
+def test_a_context_org_id_past_64_bits_is_refused_naming_the_field(tmp_path):
+    (tmp_path / "dashgen.toml").write_text(
+        f'[contexts.prod]\nurl = "http://127.0.0.1:9"\norg_id = {2**63}\n', encoding="utf-8"
+    )
+    result = CliRunner().invoke(
+        main,
+        ["drift", "--config", str(tmp_path / "dashgen.toml"), "--context", "prod", "--retries", "0"],
+        env={"GRAFANA_TOKEN": "x"},
+    )
+    assert result.exit_code == 2 and "contexts.prod.org_id" in result.output and "64 bits" in result.output, (
+        result.output
+    )

@@ -49,6 +49,7 @@ from dashgen.project import KEYS as PROJECT_KEYS
 from dashgen.publish.permissions_plan import FolderAccess, parse_access
 
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
+MAX_ORG_ID = 2**63 - 1  # Grafana stores an organisation's id as a signed 64-bit integer
 TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN\Z|^GRAFANA_TOKEN\Z")
 _FIELDS = {
     "url": str,
@@ -117,6 +118,13 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
     return parse_config(path, data)
 
 
+def org_id_problem(org_id: int) -> str | None:
+    """Why ``org_id`` can be no Grafana organisation (Grafana's ids are positive 64-bit integers), or None."""
+    if not 1 <= org_id <= MAX_ORG_ID:
+        return f"expected a positive organisation id of at most {MAX_ORG_ID} (64 bits), got {org_id}"
+    return None
+
+
 def parse_config(path: Path, data: dict[str, Any]) -> Config:
     unknown = sorted(set(data) - {"default_context", "contexts", "stages", *PROJECT_KEYS})
     if unknown:
@@ -179,8 +187,8 @@ def _context(path: Path, name: str, table: Any) -> Context:
             "_TOKEN (e.g. GRAFANA_STAGING_TOKEN), so a config file can never send another variable "
             "(PATH, a cloud key) as a Grafana token"
         )
-    if "org_id" in table and table["org_id"] < 1:
-        raise InputError(f"{where}.org_id: expected a positive organisation id, got {table['org_id']}")
+    if "org_id" in table and (problem := org_id_problem(table["org_id"])) is not None:
+        raise InputError(f"{where}.org_id: {problem}")
     base = path.parent
     token_file = Path(table["token_file"]) if "token_file" in table else None
     ca_bundle = table.get("ca_bundle")
