@@ -186,3 +186,40 @@ def test_a_context_org_id_past_64_bits_is_refused_naming_the_field(tmp_path):
     assert result.exit_code == 2 and "contexts.prod.org_id" in result.output and "64 bits" in result.output, (
         result.output
     )
+
+
+DEAD = "http://127.0.0.1:9"
+TIMES = ["nan", "inf", "1e400", "-1", "0", "99999999999999999999999", "now-99999999d", "0001-01-01T00:00:00Z"]
+SPANS = ["0s", "0ms", "9999999999999d"]
+TIME_ARGS = {
+    "preview": ["preview", "--datasource-url", DEAD, "--profile", "h20-16", "--no-png", "--out", "{out}", "--at"],
+    "cost": ["cost", "--datasource-url", DEAD, "--profile", "h20-16", "--at"],
+    "validate-queries": ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--at"],
+    "demo-data": ["demo-data", "--url", DEAD, "--profile", "h20-16", "--end"],
+}
+SPAN_ARGS = {
+    "preview": ["preview", "--datasource-url", DEAD, "--profile", "h20-16", "--no-png", "--out", "{out}", "--window"],
+    "cost": ["cost", "--datasource-url", DEAD, "--profile", "h20-16", "--window"],
+    "doctor": ["doctor", "--datasource-url", DEAD, "--profile", "h20-16", "--window"],
+    "validate-queries": ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--window"],
+    "scrape-interval": ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--scrape-interval"],
+}
+
+
+@pytest.mark.parametrize("value", TIMES)
+@pytest.mark.parametrize("command", sorted(TIME_ARGS))
+def test_an_impossible_window_end_is_refused_before_any_query(command, value, tmp_path):
+    """S38: ``preview --at nan`` drew a page at NaN, and every command took a window ending in 1969, at the epoch
+    or in the year 3e15; a time must lie after 1970 and before the year 10000."""
+    argv = [str(tmp_path / "out") if w == "{out}" else w for w in TIME_ARGS[command]] + [value]
+    result = CliRunner().invoke(main, ["--profiles-dir", str(ROOT / "profiles"), *argv])
+    assert result.exit_code == 2 and "after 1970 and before the year 10000" in result.output, result.output[-500:]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", SPANS)
+@pytest.mark.parametrize("command", sorted(SPAN_ARGS))
+def test_a_window_or_scrape_interval_of_zero_or_past_100_years_is_refused(command, value, tmp_path):
+    argv = [str(tmp_path / "out") if w == "{out}" else w for w in SPAN_ARGS[command]] + [value]
+    result = CliRunner().invoke(main, ["--profiles-dir", str(ROOT / "profiles"), *argv])
+    assert result.exit_code == 2 and "longer than 0 and at most 100y" in result.output, result.output[-500:]

@@ -37,7 +37,7 @@ from dashgen.exporters.inference import Inferred, differences, infer, proposed
 from dashgen.exporters.ports import ScrapeTarget, port_clashes
 from dashgen.exporters.table import SGLANG, SPECULATIVE, TENT_PORT
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import parse_duration
+from dashgen.live.expand import parse_span
 from dashgen.live.profile_fit import Difference, StoreView, profile_differences
 
 CANDIDATES_ASKED = 40  # label names asked for the deployment's value when the stated label does not carry it
@@ -181,7 +181,7 @@ def doctor_command(
     if write and profile_name is None:
         raise InputError("--write needs --profile: the profile file to update")
     try:
-        length = parse_duration(window)
+        length = parse_span(window)
     except ValueError as exc:
         raise InputError(f"--window: {exc}") from None
     profile = selected_profiles(ctx, [profile_name])[0] if profile_name else None

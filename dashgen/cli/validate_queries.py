@@ -20,7 +20,7 @@ from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines, terminal_text
 from dashgen.files import read_regular_text
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import Window, parse_duration, parse_time
+from dashgen.live.expand import Window, parse_span, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
 from dashgen.live.report import mostly_empty
 
@@ -113,9 +113,9 @@ def validate_queries(
 ) -> None:
     """Run every panel query against a data source; report data, empty-with-reason, or error per panel."""
     try:
-        length = parse_duration(window)
+        length = parse_span(window)
         at = parse_time(at_text, time.time())
-        scrape = parse_duration(scrape_interval)
+        scrape = parse_span(scrape_interval)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if dashboards_dir is not None:
