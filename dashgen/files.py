@@ -18,6 +18,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -151,6 +152,30 @@ def write_if_changed(path: Path, data: bytes, *, fsync: bool = False) -> bool:
         return False
     atomic_write(path, data, fsync=fsync)
     return True
+
+
+def write_files_if_changed(files: Iterable[tuple[Path, bytes]]) -> list[Path]:
+    """:func:`write_if_changed` for files written together (a build's dashboards, a profile set's rule files, an
+    export): every target is checked before the first write, so a folder, FIFO or symlink in a file's place, or a
+    file in a folder's, leaves all of them as they were instead of half the set new. Returns the written paths.
+    (A disk that fills in the middle still leaves the files before it written, each whole.)"""
+    files = list(files)
+    for path, _ in files:
+        _refuse_file_as_folder(path.parent)
+        refuse_special(path)
+    return [path for path, data in files if write_if_changed(path, data)]
+
+
+def _refuse_file_as_folder(folder: Path) -> None:
+    """Raise ``NotADirectoryError`` naming the nearest existing ancestor of ``folder`` (itself included) when it
+    is not a folder."""
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate):
+            if not candidate.is_dir():
+                raise NotADirectoryError(
+                    errno.ENOTDIR, "is not a folder: dashgen writes files inside it", str(candidate)
+                )
+            return
 
 
 def append_durably(path: Path, text: str) -> None:

@@ -243,3 +243,23 @@ def test_a_release_state_lock_or_backup_nested_too_deeply_is_named_or_unknown(tm
     (tmp_path / "dashgen.toml").write_text(DEEP_TOML)
     with pytest.raises(InputError, match="dashgen.toml: not valid TOML .nested too deeply"):
         read_settings(tmp_path)
+
+
+# command -> (arguments, the last target it writes, made a folder beforehand)
+SETS = {
+    "build": (["build", "--out", "{out}"], "pd-128/dg-pd-128-cluster.json"),
+    "rules": (["rules", "--out", "{out}"], "video-200.yml"),
+    "export": (["export", "--format", "grafana-operator", "--out", "{out}"], "grafana-operator/video-200.yaml"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(SETS))
+def test_a_target_that_cannot_be_written_leaves_the_whole_set_unwritten(command, tmp_path):
+    """A folder in the place of one profile's file: build, rules and export wrote the profiles before it, then
+    stopped; every target is now checked first, so nothing is written."""
+    words, blocked = SETS[command]
+    (tmp_path / "out" / blocked).mkdir(parents=True)
+    argv = ["--profiles-dir", str(ROOT / "profiles"), *(w.replace("{out}", str(tmp_path / "out")) for w in words)]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2 and f"{blocked}: is a folder, not a regular file" in result.output, result.output
+    assert [p for p in (tmp_path / "out").rglob("*") if not p.is_dir()] == []

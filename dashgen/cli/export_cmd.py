@@ -12,7 +12,7 @@ from dashgen.build import build_all
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, key_values, kind_format_option, split_kinds
 from dashgen.errors import InputError
-from dashgen.files import write_if_changed
+from dashgen.files import write_files_if_changed
 from dashgen.manifests import FORMATS, ExportOptions, export_files
 from dashgen.manifests.v2_files import export_v2_files, v2_dashboards
 
@@ -130,12 +130,13 @@ def export_command(
         }
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    written = set(write_files_if_changed(sorted(files.items())))
     results = [
         {
             "path": str(path),
             "format": path.relative_to(out_dir).parts[0],
             "bytes": len(data),
-            "written": write_if_changed(path, data),
+            "written": path in written,
         }
         for path, data in sorted(files.items())
     ]

@@ -18,7 +18,7 @@ from dashgen.cli.output import emit_json, key_values, kind_format_option, split_
 from dashgen.cli.rule_files import written_target
 from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
-from dashgen.files import read_regular_bytes, write_if_changed
+from dashgen.files import read_regular_bytes, write_files_if_changed, write_if_changed
 from dashgen.rules import render_rule_files
 from dashgen.rules.docs import ALERT_DOCS, render_alert_docs
 from dashgen.rules.render import FORMATS, SUFFIX, GrafanaTarget, render_rule_file
@@ -26,7 +26,7 @@ from dashgen.rules.render import FORMATS, SUFFIX, GrafanaTarget, render_rule_fil
 
 def write_rule_files(files: dict[Path, bytes]) -> list[Path]:
     """Write the files whose bytes changed; returns the written paths."""
-    return [path for path, data in sorted(files.items()) if write_if_changed(path, data)]
+    return write_files_if_changed(sorted(files.items()))
 
 
 def removed_rule_files(out_dir: Path, suffix: str, profile_names: set[str]) -> list[Path]:
