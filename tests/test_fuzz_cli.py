@@ -223,3 +223,35 @@ def test_a_window_or_scrape_interval_of_zero_or_past_100_years_is_refused(comman
     argv = [str(tmp_path / "out") if w == "{out}" else w for w in SPAN_ARGS[command]] + [value]
     result = CliRunner().invoke(main, ["--profiles-dir", str(ROOT / "profiles"), *argv])
     assert result.exit_code == 2 and "longer than 0 and at most 100y" in result.output, result.output[-500:]
+
+
+@pytest.mark.parametrize("command", [["export", "--format", "grafana-operator"], ["rules", "--format", "vmrule"]])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--namespace", "a\nb: c"),
+        ("--namespace", "Kube-System"),
+        ("--namespace", "n" * 64),
+        ("--label", "a=b\nc: d"),
+        ("--label", "a b=c"),
+        ("--label", "example.com/=x"),
+        ("--label", "k=" + "v" * 64),
+    ],
+)
+def test_a_namespace_or_label_kubernetes_refuses_is_refused_before_anything_is_written(
+    command, option, value, tmp_path
+):
+    """S38: these were written into the resources as given (kubectl refused them later, or a newline became part
+    of a namespace); now each is a usage error naming the option, and nothing is written."""
+    argv = ["--profiles-dir", str(ROOT / "profiles"), *command, "--out", str(tmp_path / "out"), option, value]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, result.output[-500:]
+    assert not (tmp_path / "out").exists()
+
+
+def test_kubernetes_names_and_labels_that_kubernetes_takes_are_taken():
+    from dashgen.cli.paramtypes import KUBERNETES_LABEL, KUBERNETES_NAMESPACE
+
+    assert KUBERNETES_NAMESPACE.convert("monitoring", None, None) == "monitoring"
+    for label in ("release=kube-prometheus-stack", "app.kubernetes.io/part-of=dashgen", "empty=", "a.b_c-d=X.y_z-9"):
+        assert KUBERNETES_LABEL.convert(label, None, None) == label

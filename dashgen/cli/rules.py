@@ -15,6 +15,7 @@ import yaml
 
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, key_values, kind_format_option, split_kinds
+from dashgen.cli.paramtypes import KUBERNETES_LABEL, KUBERNETES_NAMESPACE
 from dashgen.cli.rule_files import written_target
 from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
@@ -96,11 +97,12 @@ def grafana_beside(
     "grafana-operator (<profile>.grafanaalertrulegroup.yaml): the last two hold what the "
     "profile's [dashboard] ruler gives Grafana",
 )
-@click.option("--namespace", help="metadata.namespace of the PrometheusRule / VMRule.")
+@click.option("--namespace", type=KUBERNETES_NAMESPACE, help="metadata.namespace of the PrometheusRule / VMRule.")
 @click.option(
     "--label",
     "labels",
     multiple=True,
+    type=KUBERNETES_LABEL,
     metavar="KEY=VALUE",
     help="A label of the PrometheusRule / VMRule, e.g. release=kube-prometheus-stack for its ruleSelector.",
 )
