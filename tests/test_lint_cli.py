@@ -118,3 +118,26 @@ def test_json_that_is_not_a_dashboard_exits_2(tmp_path: Path) -> None:
     f = _write(tmp_path / "list.json", [1, 2])
     result = CliRunner().invoke(lint_command, [str(f)])
     assert result.exit_code == 2 and "list.json" in result.output
+
+
+MALFORMED = {
+    "panels-a-string": ({"panels": "x"}, "panels: expected a list, found a string"),
+    "panel-a-number": ({"panels": [1]}, "panels[0]: expected an object, found int"),
+    "targets-a-string": ({"panels": [{"type": "stat", "targets": "up"}]}, "panels[0].targets: expected a list"),
+    "grid-off-the-grid": (
+        {"panels": [{"type": "stat", "gridPos": {"x": 0, "y": 0, "w": 30, "h": 4}}]},
+        "panels[0].gridPos.w: 30 is outside Grafana's 24-column grid",
+    ),
+    "templating-list-a-string": ({"templating": {"list": "x"}}, "templating.list: expected a list"),
+}
+
+
+def test_a_dashboard_of_a_shape_grafana_would_refuse_is_an_input_error_naming_the_field(tmp_path):
+    """S38: lint read ``"panels": "x"``, a panel that is a number or queries given as a string as no panels or no
+    queries, and passed (exit 0); the import's shape check now runs first: exit 2, the file and field named."""
+    for name, (document, message) in MALFORMED.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(document))
+        result = CliRunner().invoke(lint_command, [str(tmp_path / f"{name}.json"), "--format", "json"])
+        assert result.exit_code == 2, (name, result.output)
+        (error,) = json.loads(result.stdout)["errors"]
+        assert error["message"].startswith(f"{tmp_path / name}.json: {message}"), (name, error)

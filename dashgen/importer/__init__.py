@@ -18,6 +18,7 @@ from typing import Any
 from dashgen.diff import DashboardDiff, diff_dashboards
 from dashgen.document import unwrap
 from dashgen.document.budget import panels_over_budget
+from dashgen.document.shape import BadShape, check_shape
 from dashgen.errors import InputError
 from dashgen.files import read_regular_text
 from dashgen.importer.codegen import module_code, with_header
@@ -25,7 +26,6 @@ from dashgen.importer.extract import Hatch
 from dashgen.importer.migrate import migrate
 from dashgen.importer.plan import ImportPlan, NoSuchPanel, plan_import
 from dashgen.importer.render import render_imported
-from dashgen.importer.shape import BadShape, check_shape
 from dashgen.importer.vocab import ImportedDashboard
 from dashgen.render.ids import panel_id
 from dashgen.render.memo import JsonCopies, Memo, faithful_json

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dashgen.document import NotADashboard, load_dashboard
+from dashgen.document import NotADashboard, load_dashboard, unwrap
 from dashgen.document.budget import file_over_budget
+from dashgen.document.shape import BadShape, check_shape
 from dashgen.files import read_regular_bytes
 from dashgen.lint.catalogue import Catalogue, load_catalogue
 from dashgen.lint.context import build_context
@@ -74,6 +75,10 @@ def lint_dashboard(
     problem = shape_problem(doc)
     if problem is not None:
         raise NotADashboard(problem)
+    try:  # a field Grafana would refuse or misread (panels not a list, a panel not an object) is no finding: an error
+        check_shape(unwrap(doc))
+    except BadShape as exc:
+        raise NotADashboard(str(exc)) from None
     try:
         return _lint(doc, filename, rules, catalogue)
     except NotADashboard:
