@@ -28,7 +28,7 @@ from dashgen.cli.output import emit_json, format_option
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.edit import set_label_names, set_source_fields
 from dashgen.deployment.label_roles import ALIASES
-from dashgen.deployment.profile import Profile, load_profile
+from dashgen.deployment.profile import Profile, profile_from_text
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines
 from dashgen.exporters.availability import Stated
@@ -36,6 +36,7 @@ from dashgen.exporters.families import family_reports
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
 from dashgen.exporters.ports import ScrapeTarget, port_clashes
 from dashgen.exporters.table import SGLANG, SPECULATIVE, TENT_PORT
+from dashgen.files import atomic_write, read_regular_text
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import parse_span
 from dashgen.live.profile_fit import Difference, StoreView, profile_differences
@@ -201,15 +202,16 @@ def doctor_command(
     differing = [r for r in reports if r.get("differences")]
     code = 1 if differing or fit or clashes or unscoped else 0
     if write and profile is not None and (differing or fit):
-        text = Path(profile.path).read_text(encoding="utf-8")
+        text = read_regular_text(Path(profile.path))
         for report in differing:
             if report["proposed"]:
                 text = set_source_fields(text, profile.path, report["source"], report["proposed"])
         labels = {role: name for d in fit for role, name in d.proposed.items()}
         if labels:
             text = set_label_names(text, profile.path, labels)
-        Path(profile.path).write_text(text, encoding="utf-8")
-        load_profile(profile.path)  # what was written reads back as a valid profile
+        # checked before the write: a proposal that would not read back as a valid profile changes no byte of it
+        profile_from_text(text, profile.path, expected_name=Path(profile.path).stem)
+        atomic_write(Path(profile.path), text.encode("utf-8"))
         unfixed = [d for d in fit if not d.proposed]
         code = 1 if unfixed or clashes or unscoped else 0
     if output_format == "json":

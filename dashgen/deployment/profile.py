@@ -82,6 +82,7 @@ __all__ = [
     "load_profile",
     "load_profiles",
     "profile_from_dict",
+    "profile_from_text",
     "profiles_dir",
 ]
 
@@ -91,18 +92,25 @@ def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     shown = str(path)
     try:
-        raw = tomllib.loads(read_regular_text(path))
+        text = read_regular_text(path)
     except FileNotFoundError:
         raise ProfileError(shown, "", "no such profile file") from None
     except UnicodeDecodeError as exc:
         raise ProfileError(shown, "", f"not UTF-8 text (byte {exc.start}): save the profile as UTF-8") from None
     except OSError as exc:
         raise ProfileError(shown, "", f"cannot read: {exc.strerror or exc}") from None
+    return profile_from_text(text, shown, expected_name=path.stem)
+
+
+def profile_from_text(text: str, path: str, expected_name: str | None = None) -> Profile:
+    """Validate a profile's TOML text (what ``path`` holds, or is about to hold) and build the Profile."""
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(shown, "", f"not valid TOML: {exc}") from None
+        raise ProfileError(path, "", f"not valid TOML: {exc}") from None
     except RecursionError:
-        raise ProfileError(shown, "", "not valid TOML: nested too deeply to read") from None
-    return profile_from_dict(raw, shown, expected_name=path.stem)
+        raise ProfileError(path, "", "not valid TOML: nested too deeply to read") from None
+    return profile_from_dict(raw, path, expected_name=expected_name)
 
 
 def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None = None) -> Profile:
