@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from dashgen.cli.lint_cmd import lint_command
@@ -132,12 +133,13 @@ MALFORMED = {
 }
 
 
-def test_a_dashboard_of_a_shape_grafana_would_refuse_is_an_input_error_naming_the_field(tmp_path):
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_dashboard_of_a_shape_grafana_would_refuse_is_an_input_error_naming_the_field(name, tmp_path):
     """S38: lint read ``"panels": "x"``, a panel that is a number or queries given as a string as no panels or no
     queries, and passed (exit 0); the import's shape check now runs first: exit 2, the file and field named."""
-    for name, (document, message) in MALFORMED.items():
-        (tmp_path / f"{name}.json").write_text(json.dumps(document))
-        result = CliRunner().invoke(lint_command, [str(tmp_path / f"{name}.json"), "--format", "json"])
-        assert result.exit_code == 2, (name, result.output)
-        (error,) = json.loads(result.stdout)["errors"]
-        assert error["message"].startswith(f"{tmp_path / name}.json: {message}"), (name, error)
+    document, message = MALFORMED[name]
+    (tmp_path / f"{name}.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(lint_command, [str(tmp_path / f"{name}.json"), "--format", "json"])
+    assert result.exit_code == 2, result.output
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["message"].startswith(f"{tmp_path / name}.json: {message}"), error
