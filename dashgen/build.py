@@ -20,7 +20,7 @@ from dashgen.deployment.model import Schema
 from dashgen.deployment.profile import Profile
 from dashgen.document import NotADashboard, Reference, is_v2, iter_panels, substitute, unwrap
 from dashgen.errors import BuildValidationError, ProfileError
-from dashgen.files import write_if_changed
+from dashgen.files import read_regular_bytes, write_files_if_changed
 from dashgen.render import promql_trees
 from dashgen.render.canonical import content_sha, encode
 from dashgen.render.document import render_dashboard
@@ -218,12 +218,9 @@ def committed_files(out_dir: Path) -> list[Path]:
 def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = True) -> list[Path]:
     """Write files whose bytes changed (dashboards, and the library panels they reference); with ``prune``,
     remove stale ``*.json`` of the built profiles."""
-    written = []
     files = [(out_dir / path, data) for path, data, _ in output_files(built)]
     wanted = {path for path, _ in files}
-    for path, data in files:
-        if write_if_changed(path, data):
-            written.append(path)
+    written = write_files_if_changed(files)
     if prune:
         for profile in {dashboard.profile for dashboard in built}:
             for stale in sorted(
@@ -238,7 +235,7 @@ def write_dashboards(built: list[BuiltDashboard], out_dir: Path, prune: bool = T
 def _written_by_dashgen(path: Path, profile: str) -> bool:
     """The file is a dashboard dashgen built for ``profile``: its uid is its name, its tags name dashgen and it."""
     try:
-        document = unwrap(json.loads(path.read_bytes()))
+        document = unwrap(json.loads(read_regular_bytes(path)))
     except (OSError, ValueError, NotADashboard):
         return False
     tags = document.get("tags")

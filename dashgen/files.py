@@ -6,6 +6,10 @@ through here, so the guarantees are stated once: a reader sees the old bytes or 
 mix, and with ``fsync=True`` the bytes are on disk before the call returns. Temporary files have a
 unique name (``.<name>.<pid>.<random>.tmp``), so two writers of one path never share one, and a failed
 write removes its own temporary file and nobody else's.
+
+Every file dashgen reads that a person named (a profile, a dashboard, a contexts file, a bundle, the ledger)
+is read through :func:`read_regular_bytes` / :func:`read_regular_text`: a FIFO, device or folder is refused
+before the first read, so a path that would block forever (a FIFO with no writer) is an input error instead.
 """
 
 from __future__ import annotations
@@ -14,12 +18,27 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 
 class NotARegularFile(OSError):
     """The path to be replaced is a symlink, FIFO, device or folder: replacing it by a regular file would destroy
-    what it is (``/dev/stdout`` turned into a file, a symlink's target left stale), so it is refused."""
+    what it is (``/dev/stdout`` turned into a file, a symlink's target left stale), so it is refused; or the path
+    to be read is a FIFO, device or folder, whose read could block forever or never end."""
+
+
+def _kind(mode: int) -> str:
+    """What a file of ``mode`` is, for a message: ``a FIFO``, ``a folder``, ..."""
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
 
 
 def refuse_special(path: Path) -> None:
@@ -29,23 +48,46 @@ def refuse_special(path: Path) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        kind = (
-            "a symlink"
-            if stat.S_ISLNK(mode)
-            else "a FIFO"
-            if stat.S_ISFIFO(mode)
-            else "a folder"
-            if stat.S_ISDIR(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "not a file"
-        )
         raise NotARegularFile(
             errno.EEXIST,
-            f"is {kind}, not a regular file: dashgen writes regular files only "
+            f"is {_kind(mode)}, not a regular file: dashgen writes regular files only "
             "(use - for standard output where the option allows it)",
             str(path),
         )
+
+
+def _open_regular(path: str | os.PathLike[str]) -> int:
+    """A blocking descriptor of the regular file at ``path`` (symlinks followed), else :class:`NotARegularFile`.
+
+    Opened non-blocking and checked on the descriptor itself: a plain open of a FIFO waits for a writer that
+    may never come, and a check of the path before the open could be raced by a rename.
+    """
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(
+                errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                f"is {_kind(mode)}, not a regular file: dashgen reads regular files only",
+                os.fspath(path),
+            )
+        os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at ``path``; a FIFO, device or folder raises :class:`NotARegularFile`."""
+    with open(_open_regular(path), "rb") as handle:
+        return handle.read()
+
+
+def read_regular_text(path: str | os.PathLike[str]) -> str:
+    """As ``Path.read_text(encoding="utf-8")`` (universal newlines) for a regular file only (see above)."""
+    with open(_open_regular(path), encoding="utf-8") as handle:
+        return handle.read()
 
 
 def temporary_name(path: Path) -> Path:
@@ -112,6 +154,30 @@ def write_if_changed(path: Path, data: bytes, *, fsync: bool = False) -> bool:
     return True
 
 
+def write_files_if_changed(files: Iterable[tuple[Path, bytes]]) -> list[Path]:
+    """:func:`write_if_changed` for files written together (a build's dashboards, a profile set's rule files, an
+    export): every target is checked before the first write, so a folder, FIFO or symlink in a file's place, or a
+    file in a folder's, leaves all of them as they were instead of half the set new. Returns the written paths.
+    (A disk that fills in the middle still leaves the files before it written, each whole.)"""
+    files = list(files)
+    for path, _ in files:
+        _refuse_file_as_folder(path.parent)
+        refuse_special(path)
+    return [path for path, data in files if write_if_changed(path, data)]
+
+
+def _refuse_file_as_folder(folder: Path) -> None:
+    """Raise ``NotADirectoryError`` naming the nearest existing ancestor of ``folder`` (itself included) when it
+    is not a folder."""
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate):
+            if not candidate.is_dir():
+                raise NotADirectoryError(
+                    errno.ENOTDIR, "is not a folder: dashgen writes files inside it", str(candidate)
+                )
+            return
+
+
 def append_durably(path: Path, text: str) -> None:
     """Append ``text`` (UTF-8) to ``path`` in one write, fsynced; on failure the file is cut back to its old size.
 
@@ -148,6 +214,11 @@ def _fsync_directory(directory: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+# what reading a cache file may raise and the reader takes as "no cache" (then computes afresh): unreadable, a FIFO
+# or folder in its place, not JSON, or JSON nested past the parser's recursion limit
+CACHE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, RecursionError)
 
 
 def cache_dir() -> Path | None:

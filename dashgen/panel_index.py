@@ -29,7 +29,7 @@ import dashgen_panels as panels
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.escape import markdown_code, markdown_text
-from dashgen.files import atomic_write, cache_dir
+from dashgen.files import CACHE_READ_ERRORS, atomic_write, cache_dir, read_regular_bytes
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit, source_strings
 from dashgen.render.collector import collector_paused
@@ -316,8 +316,8 @@ class _QueryCalls:
         self.path = _cache_file("queries")
         data: Any = {}
         if self.path is not None:
-            with contextlib.suppress(OSError, ValueError):
-                data = json.loads(self.path.read_bytes())
+            with contextlib.suppress(*CACHE_READ_ERRORS):
+                data = json.loads(read_regular_bytes(self.path))
         valid = isinstance(data, dict) and all(
             isinstance(calls, dict) and all(isinstance(c, list) for c in calls.values()) for calls in data.values()
         )
@@ -348,8 +348,8 @@ def _read_cache(path: Path | None) -> dict[str, FileSelectors]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(read_regular_bytes(path))
+    except CACHE_READ_ERRORS:
         return {}
     if not isinstance(data, dict):
         return {}
@@ -414,8 +414,8 @@ def selectors_of(tests_dir: Path, names: Collection[str] | None = None) -> Selec
 
 
 def _read_skips(path: Path | None) -> dict[str, str]:
-    with contextlib.suppress(OSError, ValueError):
-        data = json.loads(path.read_bytes()) if path is not None else {}
+    with contextlib.suppress(*CACHE_READ_ERRORS):
+        data = json.loads(read_regular_bytes(path)) if path is not None else {}
         if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
             return data
     return {}
@@ -595,6 +595,6 @@ def index_problem(profiles: list[Profile], path: Path) -> str | None:
     """Why the committed index at ``path`` is not what a fresh build writes, or None."""
     if not path.exists():
         return f"{path}: missing; run dashgen index and commit it"
-    if path.read_bytes() != build_index(profiles):
+    if read_regular_bytes(path) != build_index(profiles):
         return f"{path}: stale; run dashgen index and commit it"
     return None

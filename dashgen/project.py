@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.files import read_regular_text
 
 # repository folder -> installed import name (setup.py installs them so; site-packages gets no generic "panels")
 CONTENT_PACKAGES = {"panels": "dashgen_panels", "queries": "dashgen_queries", "profiles": "dashgen_profiles"}
@@ -93,11 +94,13 @@ def read_settings(root: Path) -> ProjectSettings:
     if not path.is_file():
         return ProjectSettings(root=root, panels_dir=root / DEFAULT_PANELS_DIR)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular_text(path))
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML (nested too deeply to read)") from None
     return parse_settings(path, data)
 
 

@@ -20,6 +20,7 @@ as trusted as its profiles. Errors name the profile, the module file and what is
 from __future__ import annotations
 
 import importlib.util
+import io
 import itertools
 import os
 import sys
@@ -35,12 +36,14 @@ from dashgen_queries.promql import deployment
 from dashgen.deployment.profile import Profile
 from dashgen.deployment.topology import Topology
 from dashgen.errors import InputError
+from dashgen.escape import terminal_text
 from dashgen.project import settings_for_profiles
 from dashgen.render.imported import ImportedDashboard
 from dashgen.render.spec import GroupSpec, PanelSpec
 from dashgen.render.team_fit import fit_imported
 
 PACKAGE = "dashgen_team_panels"
+OUTPUT_LIMIT = 8000  # characters of a team module's own output shown (on stderr); the rest is counted, not shown
 TIME_LIMIT = 60.0  # seconds a team module may take to load, and its build() to run (DASHGEN_MODULE_TIMEOUT)
 MAX_ROWS = 10_000  # rows one module's build() may give: far more than a dashboard shows; bounds an endless iterator
 
@@ -68,11 +71,43 @@ def time_limit() -> float:
     return value if 0 < value < 86_400 else TIME_LIMIT
 
 
+class _TeamOutput(io.TextIOBase):
+    """Where a team module's ``print`` (and its writes to ``sys.stderr``) go while it runs: the first
+    :data:`OUTPUT_LIMIT` characters kept, shown on stderr afterwards as text (:func:`contained`)."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.size = 0
+        self.dropped = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        room = OUTPUT_LIMIT - self.size
+        self.kept.append(text[: max(room, 0)])
+        self.size += min(len(text), max(room, 0))
+        self.dropped = self.dropped or len(text) > room
+        return len(text)
+
+    def lines(self, where: str) -> str:
+        shown = [f"{where}: printed: {terminal_text(line)}\n" for line in "".join(self.kept).splitlines()]
+        if self.dropped:
+            shown.append(f"{where}: printed more (past {OUTPUT_LIMIT} characters, not shown)\n")
+        return "".join(shown)
+
+
+_STREAMS = threading.Lock()  # one team call at a time swaps sys.stdout / sys.stderr
+
+
 def contained(call: Callable[[], Any], where: str, doing: str) -> Any:
     """Run the team's ``call`` with a time bound: its result, or an :class:`InputError` naming ``where`` when it
     raises anything — ``SystemExit`` too, which would otherwise end the command with the module's exit code and
     nothing built — or does not return in time (the call runs on in a daemon thread; the command stops).
-    Only the user's interrupt (Ctrl-C, delivered to the main thread) goes through."""
+    Only the user's interrupt (Ctrl-C, delivered to the main thread) goes through.
+
+    What the call prints never reaches the command's stdout (a ``--format json`` envelope, ``render-module --out
+    -``'s dashboard): it is shown on stderr afterwards, each line named by ``where`` and shown as text."""
     outcome: dict[str, Any] = {}
 
     def run() -> None:
@@ -83,8 +118,16 @@ def contained(call: Callable[[], Any], where: str, doing: str) -> Any:
 
     limit = time_limit()
     worker = threading.Thread(target=run, name=f"dashgen team module: {where}", daemon=True)
-    worker.start()
-    worker.join(limit)
+    printed = _TeamOutput()
+    with _STREAMS:
+        stdout, stderr = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = printed
+        try:
+            worker.start()
+            worker.join(limit)
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+    sys.stderr.write(printed.lines(where))
     if worker.is_alive():
         raise InputError(f"{where}: {doing}: it did not finish within {limit:g}s (DASHGEN_MODULE_TIMEOUT)")
     error = outcome.get("error")

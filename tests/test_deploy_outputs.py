@@ -293,14 +293,15 @@ def test_a_node_name_with_a_trailing_newline_is_refused():
 def test_issue32_yaml_that_does_not_read_back_is_refused_before_it_is_written(tmp_path, monkeypatch):
     """Issue 32, item 7: every YAML document is re-read by a parser before it is written. An emitter that forgot to
     escape C1 controls (the issue's `\\u0080` in a label: a ConfigMap no parser loads) makes `dashgen export` refuse
-    with exit 1, saying why, and write no file."""
+    with exit 1, saying why, and write no file. (A label is now checked against Kubernetes' syntax before export
+    runs, so the C1 control comes in the folder title, which the sidecar's folder annotation carries.)"""
     from dashgen.render import yamlemit
 
     monkeypatch.setattr(yamlemit, "_NOT_RAW", re.compile("[\x00-\x08\x0b-\x1f\x7f]"))  # the old, incomplete set
     monkeypatch.setattr(yamlemit, "_UNSAFE_IN_BLOCK", re.compile("[\x00-\x08\x0b-\x1f\x7f]"))
     out = tmp_path / "out"
     result = CliRunner().invoke(
-        main, ["export", "--format", "configmap", "--out", str(out), "--label", "team=a\u0080b", "--profile", "h20-16"]
+        main, ["export", "--format", "configmap", "--out", str(out), "--folder", "a\u0080b", "--profile", "h20-16"]
     )
     assert result.exit_code == 1, result.output
     assert "generated YAML does not parse" in result.output and "nothing was written" in result.output

@@ -279,3 +279,19 @@ def test_write_leaves_the_profile_untouched_when_the_store_names_a_label_no_prof
     )
     assert result.exit_code == 2, result.output
     assert path.read_bytes() == before and "h20-16.toml" in result.output and "Traceback" not in result.output
+
+
+def test_a_write_that_would_not_read_back_leaves_the_profile_untouched(store, tmp_path, monkeypatch):
+    """``doctor --write`` wrote the edited text, then loaded it to check it: a proposal that made the profile
+    invalid (here a DEL character, which TOML forbids in a string) left it broken on disk. The text is now checked
+    before the write; the command fails naming the profile and writes nothing."""
+    import dashgen.cli.doctor as doctor_cmd
+
+    url, _ = store
+    path = profile_copy(tmp_path, edit=lambda text, p: set_label_names(text, p, {"node": "hostname"}))
+    before = path.read_bytes()
+    monkeypatch.setattr(doctor_cmd, "set_label_names", lambda text, p, names: text + 'broken = "\x7f"\n')
+    argv = ["--profiles-dir", str(tmp_path), "doctor", "--datasource-url", url, "--profile", "h20-16", "--write"]
+    result = CliRunner().invoke(main, [*argv, "--window", "2h"])
+    assert result.exit_code == 2 and f"{path}: not valid TOML" in result.output, result.output
+    assert path.read_bytes() == before

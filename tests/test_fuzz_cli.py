@@ -157,3 +157,101 @@ def test_a_grafana_timeout_must_be_positive_and_finite(command, value):
         main, [command, *args, "--grafana-url", "http://127.0.0.1:9", "--timeout", value], env={"GRAFANA_TOKEN": "x"}
     )
     assert result.exit_code == 2 and "--timeout" in result.output and "internal error" not in result.output
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--org-id", str(2**63)), ("--org-id", "99999999999999999999999"), ("--stage-wait", "nan")],
+)
+def test_an_org_id_past_64_bits_or_a_nan_stage_wait_is_refused_before_any_request(option, value):
+    """Both were taken: the org id was sent as X-Grafana-Org-Id (Grafana's ids are 64-bit), the NaN went past
+    click's FloatRange (every comparison with NaN is false)."""
+    result = CliRunner().invoke(
+        main,
+        ["publish", "--grafana-url", "http://127.0.0.1:9", "--retries", "0", "--dry-run", option, value],
+        env={"GRAFANA_TOKEN": "x"},
+    )
+    assert result.exit_code == 2 and option in result.output and "did not answer" not in result.output, result.output
+
+
+def test_a_context_org_id_past_64_bits_is_refused_naming_the_field(tmp_path):
+    (tmp_path / "dashgen.toml").write_text(
+        f'[contexts.prod]\nurl = "http://127.0.0.1:9"\norg_id = {2**63}\n', encoding="utf-8"
+    )
+    result = CliRunner().invoke(
+        main,
+        ["drift", "--config", str(tmp_path / "dashgen.toml"), "--context", "prod", "--retries", "0"],
+        env={"GRAFANA_TOKEN": "x"},
+    )
+    assert result.exit_code == 2 and "contexts.prod.org_id" in result.output and "64 bits" in result.output, (
+        result.output
+    )
+
+
+DEAD = "http://127.0.0.1:9"
+TIMES = ["nan", "inf", "1e400", "-1", "0", "99999999999999999999999", "now-99999999d", "0001-01-01T00:00:00Z"]
+SPANS = ["0s", "0ms", "9999999999999d"]
+TIME_ARGS = {
+    "preview": ["preview", "--datasource-url", DEAD, "--profile", "h20-16", "--no-png", "--out", "{out}", "--at"],
+    "cost": ["cost", "--datasource-url", DEAD, "--profile", "h20-16", "--at"],
+    "validate-queries": ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--at"],
+    "demo-data": ["demo-data", "--url", DEAD, "--profile", "h20-16", "--end"],
+}
+SPAN_ARGS = {
+    "preview": ["preview", "--datasource-url", DEAD, "--profile", "h20-16", "--no-png", "--out", "{out}", "--window"],
+    "cost": ["cost", "--datasource-url", DEAD, "--profile", "h20-16", "--window"],
+    "doctor": ["doctor", "--datasource-url", DEAD, "--profile", "h20-16", "--window"],
+    "validate-queries": ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--window"],
+    "scrape-interval": ["validate-queries", "--datasource-url", DEAD, "--profile", "h20-16", "--scrape-interval"],
+}
+
+
+@pytest.mark.parametrize("value", TIMES)
+@pytest.mark.parametrize("command", sorted(TIME_ARGS))
+def test_an_impossible_window_end_is_refused_before_any_query(command, value, tmp_path):
+    """S38: ``preview --at nan`` drew a page at NaN, and every command took a window ending in 1969, at the epoch
+    or in the year 3e15; a time must lie after 1970 and before the year 10000."""
+    argv = [str(tmp_path / "out") if w == "{out}" else w for w in TIME_ARGS[command]] + [value]
+    result = CliRunner().invoke(main, ["--profiles-dir", str(ROOT / "profiles"), *argv])
+    assert result.exit_code == 2 and "after 1970 and before the year 10000" in result.output, result.output[-500:]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", SPANS)
+@pytest.mark.parametrize("command", sorted(SPAN_ARGS))
+def test_a_window_or_scrape_interval_of_zero_or_past_100_years_is_refused(command, value, tmp_path):
+    argv = [str(tmp_path / "out") if w == "{out}" else w for w in SPAN_ARGS[command]] + [value]
+    result = CliRunner().invoke(main, ["--profiles-dir", str(ROOT / "profiles"), *argv])
+    assert result.exit_code == 2 and "longer than 0 and at most 100y" in result.output, result.output[-500:]
+
+
+@pytest.mark.parametrize("command", [["export", "--format", "grafana-operator"], ["rules", "--format", "vmrule"]])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--namespace", "a\nb: c"),
+        ("--namespace", "Kube-System"),
+        ("--namespace", "n" * 64),
+        ("--label", "a=b\nc: d"),
+        ("--label", "a b=c"),
+        ("--label", "example.com/=x"),
+        ("--label", "k=" + "v" * 64),
+    ],
+)
+def test_a_namespace_or_label_kubernetes_refuses_is_refused_before_anything_is_written(
+    command, option, value, tmp_path
+):
+    """S38: these were written into the resources as given (kubectl refused them later, or a newline became part
+    of a namespace); now each is a usage error naming the option, and nothing is written."""
+    argv = ["--profiles-dir", str(ROOT / "profiles"), *command, "--out", str(tmp_path / "out"), option, value]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, result.output[-500:]
+    assert not (tmp_path / "out").exists()
+
+
+def test_kubernetes_names_and_labels_that_kubernetes_takes_are_taken():
+    from dashgen.cli.paramtypes import KUBERNETES_LABEL, KUBERNETES_NAMESPACE
+
+    assert KUBERNETES_NAMESPACE.convert("monitoring", None, None) == "monitoring"
+    for label in ("release=kube-prometheus-stack", "app.kubernetes.io/part-of=dashgen", "empty=", "a.b_c-d=X.y_z-9"):
+        assert KUBERNETES_LABEL.convert(label, None, None) == label

@@ -93,3 +93,20 @@ def test_a_diff_input_error_shows_the_file_s_name_as_text(tmp_path):
     output = result.output + (result.stderr if result.stderr_bytes is not None else "")
     assert result.exit_code == 2 and "x\\x1b]8;;https:evil\\x07\\u202e.json" in output, output
     assert _controls(output) == [], output
+
+
+def test_lint_shows_a_dashboards_titles_and_file_name_as_text(tmp_path):
+    """``dashgen lint`` runs on anyone's dashboard (a pull request's, a peer's): its titles, and the file's own
+    name, reach the terminal as text, in the findings and in an error line alike."""
+    panel = {"id": 1, "type": "timeseries", "title": BODY, "targets": [{"refId": "A", "expr": "up"}]}
+    name = "x\x1b]52;c;ZXZpbA==\x07\u202e.json"
+    (tmp_path / name).write_text(json.dumps({"uid": "u", "title": BODY, "panels": [panel]}), encoding="utf-8")
+    findings = CliRunner().invoke(main, ["lint", str(tmp_path / name)])
+    assert findings.exit_code in (0, 1) and "dashboard" in findings.output, findings.output
+    assert _controls(findings.output) == [] and "\\x1b]52" in findings.output, findings.output[:2000]
+    (tmp_path / name).write_text("{", encoding="utf-8")
+    for argv in (["lint", str(tmp_path / name)], ["diff", str(tmp_path / name), str(tmp_path / name)]):
+        error = CliRunner().invoke(main, argv)
+        output = error.output + (error.stderr if error.stderr_bytes is not None else "")
+        assert error.exit_code == 2 and "not valid JSON" in output, output
+        assert _controls(output) == [] and "\\x1b]52" in output, output

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from dashgen.cli.lint_cmd import lint_command
@@ -162,3 +163,27 @@ def test_json_output_is_valid_utf8_json_whatever_the_file_name_and_titles_hold(t
     messages = [error["message"] if isinstance(error, dict) else error for error in data["errors"]]
     assert len(messages) >= 1 and all(message.startswith(str(f)) and HOSTILE in message for message in messages)
     assert _controls(result.stdout_bytes.decode("utf-8").replace("\n", "")) == []
+
+
+MALFORMED = {
+    "panels-a-string": ({"panels": "x"}, "panels: expected a list, found a string"),
+    "panel-a-number": ({"panels": [1]}, "panels[0]: expected an object, found int"),
+    "targets-a-string": ({"panels": [{"type": "stat", "targets": "up"}]}, "panels[0].targets: expected a list"),
+    "grid-off-the-grid": (
+        {"panels": [{"type": "stat", "gridPos": {"x": 0, "y": 0, "w": 30, "h": 4}}]},
+        "panels[0].gridPos.w: 30 is outside Grafana's 24-column grid",
+    ),
+    "templating-list-a-string": ({"templating": {"list": "x"}}, "templating.list: expected a list"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_dashboard_of_a_shape_grafana_would_refuse_is_an_input_error_naming_the_field(name, tmp_path):
+    """S38: lint read ``"panels": "x"``, a panel that is a number or queries given as a string as no panels or no
+    queries, and passed (exit 0); the import's shape check now runs first: exit 2, the file and field named."""
+    document, message = MALFORMED[name]
+    (tmp_path / f"{name}.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(lint_command, [str(tmp_path / f"{name}.json"), "--format", "json"])
+    assert result.exit_code == 2, result.output
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["message"].startswith(f"{tmp_path / name}.json: {message}"), error

@@ -33,6 +33,18 @@ def test_profiles_table_fits_the_terminal_width(columns):
         assert profile.name in text
 
 
+@pytest.mark.parametrize("columns", ["1", "40", "60"])
+def test_a_terminal_narrower_than_the_table_crops_no_number_and_drops_no_column(columns):
+    """COLUMNS=40 showed h20-16's 16 GPUs as "1" and left the pools and sources columns out; lines now run past
+    a terminal too narrow for the table's unwrapped columns."""
+    text = _profiles(columns=columns)
+    header = text.splitlines()[0].split()
+    assert header == ["profile", "nodes", "GPUs", "pools", "Store/node", "Host/node", "sources"], text
+    for profile in load_profiles([], PROFILES):
+        (line,) = [row for row in text.splitlines() if row.startswith(profile.name + " ")]
+        assert line.split()[1:3] == [str(profile.nodes), str(profile.total_gpus)], text
+
+
 def test_profiles_table_fits_100_columns_in_a_pipe_without_columns():
     assert max(len(line) for line in _profiles(columns=None).splitlines()) <= 100
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 import tomllib
 from pathlib import Path
 
@@ -236,6 +237,18 @@ def test_a_node_named_like_a_regex_is_refused_before_it_reaches_an_anchored_matc
     _fails(data, "cluster.node_names[0]", "'n.*'")
     data["cluster"]["node_names"] = ['a"b', "b"]
     _fails(data, "cluster.node_names[0]")
+
+
+@pytest.mark.parametrize("pattern", ["n{index:099999999}", "n{index:>1000}", "n{index:{index}}"])
+def test_a_node_name_format_whose_width_would_fill_memory_is_refused_before_formatting(pattern):
+    """``n{index:099999999}`` padded each of the nodes' names to 100 MB before any check (100,000 nodes: 10 TB);
+    a width past 999, or one read from a field, is refused before any name is made."""
+    data = raw("h20-16")
+    data["cluster"]["nodes"] = 100_000
+    data["cluster"]["node_name_format"] = pattern
+    began = time.monotonic()
+    _fails(data, "cluster.node_name_format", "a width of 1,000 or more")
+    assert time.monotonic() - began < 5
 
 
 def test_a_quote_in_a_node_name_format_is_refused():

@@ -5,6 +5,7 @@ at import is stopped by the time bound, named; and ``panels_dir`` must lie insid
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -108,3 +109,39 @@ def test_render_module_of_a_module_that_exits_is_an_input_error_naming_it(tmp_pa
     result = CliRunner().invoke(main, ["render-module", str(module), "--out", str(tmp_path / "board.json")])
     assert result.exit_code == 2 and "board.py" in result.output and "exit(0)" in result.output, result.output
     assert not (tmp_path / "board.json").exists()
+
+
+PRINTS = 'print("HELLO \\x1b]52;c;ZXZpbA==\\x07 \\u202e")\nimport sys\nsys.stderr.write("to stderr\\n")\n'
+
+
+def test_what_a_module_prints_never_reaches_stdout_and_is_shown_as_text(tmp_path):
+    """``render-module --out -`` writes the dashboard on stdout: a module's print went there too (no JSON any
+    more) and its control sequences reached the terminal; now each line is on stderr, named and shown as text."""
+    from click.testing import CliRunner
+
+    from dashgen.cli.app import main
+
+    board = {"uid": "u", "title": "t", "panels": [{"id": 1, "type": "stat", "title": "p", "targets": []}]}
+    (tmp_path / "board.json").write_text(json.dumps(board))
+    made = CliRunner().invoke(main, ["import", str(tmp_path / "board.json"), "-o", str(tmp_path / "board.py")])
+    assert made.exit_code == 0, made.output
+    module = tmp_path / "board.py"
+    module.write_text(PRINTS + module.read_text())
+    result = CliRunner().invoke(main, ["render-module", str(module), "--out", "-"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["uid"] == "u"
+    assert f"{module}: printed: HELLO \\x1b]52;c;ZXZpbA==\\x07 \\u202e" in result.stderr, result.stderr
+    assert f"{module}: printed: to stderr" in result.stderr and "\x1b" not in result.stderr
+
+
+def test_a_team_module_that_prints_leaves_the_json_envelope_whole(team):  # noqa: F811
+    source = (team / "panels" / "example_panels.py").read_text()
+    (team / "panels" / "noisy.py").write_text(
+        PRINTS + source.replace("    node =", "    print('in build')\n    node =", 1)
+    )
+    list_module(team, "h20-16", "noisy")
+    result = dashgen(team, "build", "--format", "json")
+    assert result.exit_code == 0, result.output[-2000:]
+    assert json.loads(result.stdout)["ok"] is True
+    assert "extra_modules: noisy" in result.stderr and "noisy.py): printed: in build" in result.stderr
+    assert "\x1b" not in result.stderr

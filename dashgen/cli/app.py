@@ -20,11 +20,10 @@ from typing import Any, NoReturn
 import click
 
 from dashgen import __version__
+from dashgen.cli.output import MESSAGE_LINE_LIMIT
 from dashgen.errors import DashgenError, redact
 from dashgen.escape import terminal_lines, terminal_text
 from dashgen.render.collector import heap_left_at_exit
-
-MESSAGE_LINE_LIMIT = 4000  # characters of one line of an error message
 
 # command name -> "module:attribute" of dashgen.cli, in the order ``--help`` lists them
 COMMANDS: dict[str, str] = {

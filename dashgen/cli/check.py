@@ -32,7 +32,7 @@ from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import BuildValidationError, InputError
 from dashgen.escape import markdown_code, markdown_text, terminal_lines, terminal_text
-from dashgen.files import atomic_write
+from dashgen.files import atomic_write, read_regular_bytes
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.report import TEXT_LINE_LIMIT, format_line, text_line
 from dashgen.lint.runner import lint_dashboard
@@ -47,7 +47,7 @@ def stale_files(built_files: dict[str, bytes], committed_dir: Path) -> tuple[lis
     library-panel element files)."""
     on_disk = {p.relative_to(committed_dir).as_posix(): p for p in committed_files(committed_dir)}
     changed = sorted(
-        name for name, data in built_files.items() if name in on_disk and on_disk[name].read_bytes() != data
+        name for name, data in built_files.items() if name in on_disk and read_regular_bytes(on_disk[name]) != data
     )
     missing = sorted(set(built_files) - set(on_disk))
     extra = sorted(set(on_disk) - set(built_files))

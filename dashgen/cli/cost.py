@@ -25,7 +25,7 @@ from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines
 from dashgen.live.cost import Budget, exit_code, measure, render_text, report, unchecked
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import Window, parse_duration, parse_time
+from dashgen.live.expand import Window, parse_duration, parse_span, parse_time
 from dashgen.live.query_check import DashboardInput, plan
 
 COUNT = click.IntRange(0, 10**12)
@@ -111,7 +111,7 @@ def cost_command(
     """Report what each dashboard's queries cost the data source on open; exit 1 over budget."""
     try:
         at = parse_time(at_text, time.time())
-        length = parse_duration(window) if window is not None else None
+        length = parse_span(window) if window is not None else None
     except ValueError as exc:
         raise InputError(str(exc)) from None
     flags = {

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from dashgen.cli.diff_sources import DiffInputError, live_options, read_git_side, read_side
-from dashgen.cli.output import emit_error_envelope, emit_json, format_option
+from dashgen.cli.output import emit_json, fail_input, format_option
 from dashgen.cli.output import use_color as use_color
 from dashgen.cli.preview_opts import PREVIEW_PARAMS, changed_pictures, pictures_json, preview_options
 from dashgen.diff import library
@@ -25,7 +25,7 @@ from dashgen.diff.pairing import pair_documents
 from dashgen.diff.render import FileDiff, has_changes, render_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import InputError
-from dashgen.escape import inline_text, markdown_text, terminal_lines, terminal_text
+from dashgen.escape import inline_text, markdown_text, terminal_lines
 from dashgen.files import NotARegularFile, atomic_write, refuse_special
 
 FORMATS = ("json", "markdown", "text")
@@ -158,9 +158,7 @@ def diff_command(
         files = compare(old_docs, new_docs)
         others = _other_changes(base_ref, rules_dir, config_path) if base_ref is not None else {}
     except DiffInputError as exc:  # handled here: tests and scripts may invoke the command without the group
-        emit_error_envelope(ctx, str(exc), 2)
-        click.echo(f"error: {terminal_text(exc)}", err=True)  # it names files: their names shown as text
-        raise SystemExit(2) from exc
+        fail_input(ctx, str(exc))
     pictures, picture_lines = changed_pictures(ctx, files, old_docs, new_docs, preview)
     where = f"the full report (`{report_path}`)" if report_path else "the full report (`--report FILE`)"
     extra = [f"{KINDS[kind]}: {line}" for kind, lines in others.items() for line in lines]

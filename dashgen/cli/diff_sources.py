@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import click
 
 from dashgen.cli.connection import CONNECTION_PARAMS, connection_options
+from dashgen.document.budget import file_over_budget, panels_over_budget
+from dashgen.files import read_regular_text
 
 
 class DiffInputError(Exception):
@@ -18,30 +21,37 @@ class DiffInputError(Exception):
 
 def _decode(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DiffInputError(f"{where}: not valid JSON: {exc}") from exc
     except RecursionError:
         raise DiffInputError(f"{where}: JSON nested too deeply to read") from None
+    too_many = panels_over_budget(doc)
+    if too_many is not None:
+        raise DiffInputError(f"{where}: {too_many}")
+    return doc
 
 
 def read_side(path: str | Path) -> dict[str, Any]:
     """``{name: doc}``: a file gives ``{file name: doc}``, a folder its ``*.json`` by relative path."""
     p = Path(path)
-    if p.is_file():
-        files = {p.name: p}
-    elif p.is_dir():
+    if p.is_dir():
         files = {f.relative_to(p).as_posix(): f for f in sorted(p.rglob("*.json")) if f.is_file()}
+    elif os.path.lexists(p):  # a file, or a FIFO / device / looping symlink the reader names as what it is
+        files = {p.name: p}
     else:
         raise DiffInputError(f"{p}: no such file or directory")
     docs: dict[str, Any] = {}
     for name, f in files.items():
         try:
-            docs[name] = _decode(f.read_text(encoding="utf-8"), str(f))
+            too_large = file_over_budget(f.stat().st_size)
+            if too_large is not None:
+                raise DiffInputError(f"{f}: {too_large}")
+            docs[name] = _decode(read_regular_text(f), str(f))
         except UnicodeDecodeError as exc:
             raise DiffInputError(f"{f}: not UTF-8 text (byte {exc.start})") from exc
         except OSError as exc:
-            raise DiffInputError(f"{f}: cannot read: {exc}") from exc
+            raise DiffInputError(f"{f}: cannot read: {exc.strerror or exc}") from exc
     return docs
 
 

@@ -36,9 +36,9 @@ from dashgen.exporters.families import family_reports
 from dashgen.exporters.inference import Inferred, differences, infer, proposed
 from dashgen.exporters.ports import ScrapeTarget, port_clashes
 from dashgen.exporters.table import SGLANG, SPECULATIVE, TENT_PORT
-from dashgen.files import atomic_write
+from dashgen.files import atomic_write, read_regular_text
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import parse_duration
+from dashgen.live.expand import parse_span
 from dashgen.live.profile_fit import Difference, StoreView, profile_differences, proposable_aliases
 
 CANDIDATES_ASKED = 40  # label names asked for the deployment's value when the stated label does not carry it
@@ -210,7 +210,7 @@ def doctor_command(
     if write and profile_name is None:
         raise InputError("--write needs --profile: the profile file to update")
     try:
-        length = parse_duration(window)
+        length = parse_span(window)
     except ValueError as exc:
         raise InputError(f"--window: {exc}") from None
     profile = selected_profiles(ctx, [profile_name])[0] if profile_name else None
@@ -230,7 +230,7 @@ def doctor_command(
     differing = [r for r in reports if r.get("differences")]
     code = 1 if differing or fit or clashes or unscoped else 0
     if write and profile is not None and (differing or fit):
-        text = Path(profile.path).read_text(encoding="utf-8")
+        text = read_regular_text(Path(profile.path))
         for report in differing:
             if report["proposed"]:
                 text = set_source_fields(text, profile.path, report["source"], report["proposed"])

@@ -11,8 +11,9 @@ import click
 from dashgen.build import build_all
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, key_values, kind_format_option, split_kinds
+from dashgen.cli.paramtypes import KUBERNETES_LABEL, KUBERNETES_NAMESPACE
 from dashgen.errors import InputError
-from dashgen.files import write_if_changed
+from dashgen.files import write_files_if_changed
 from dashgen.manifests import FORMATS, ExportOptions, export_files
 from dashgen.manifests.v2_files import export_v2_files, v2_dashboards
 
@@ -37,7 +38,7 @@ V2_OPERATOR_NOTES = {
     help="Output folder: OUT/<format>/<profile>.yaml.",
 )
 @kind_format_option(FORMATS, "grafana-operator, configmap or provisioning (default: all three)")
-@click.option("--namespace", help="metadata.namespace of the Kubernetes resources.")
+@click.option("--namespace", type=KUBERNETES_NAMESPACE, help="metadata.namespace of the Kubernetes resources.")
 @click.option(
     "--folder",
     help="Grafana folder title (grafana-operator: a GrafanaFolder the dashboards name in "
@@ -58,6 +59,7 @@ V2_OPERATOR_NOTES = {
     "--instance-label",
     "instance_labels",
     multiple=True,
+    type=KUBERNETES_LABEL,
     metavar="KEY=VALUE",
     help="spec.instanceSelector.matchLabels of the GrafanaDashboard (default dashboards=grafana).",
 )
@@ -66,7 +68,14 @@ V2_OPERATOR_NOTES = {
     metavar="NAME",
     help="Map the dashboards' ${datasource} to this data source (GrafanaDashboard spec.datasources).",
 )
-@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE", help="An extra label of every resource.")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    type=KUBERNETES_LABEL,
+    metavar="KEY=VALUE",
+    help="An extra label of every resource.",
+)
 @click.option(
     "--folder-annotation",
     default="grafana_folder",
@@ -130,12 +139,13 @@ def export_command(
         }
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    written = set(write_files_if_changed(sorted(files.items())))
     results = [
         {
             "path": str(path),
             "format": path.relative_to(out_dir).parts[0],
             "bytes": len(data),
-            "written": write_if_changed(path, data),
+            "written": path in written,
         }
         for path, data in sorted(files.items())
     ]

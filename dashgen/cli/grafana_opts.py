@@ -20,7 +20,7 @@ from dashgen.errors import InputError
 from dashgen.grafana.client import GrafanaClient
 from dashgen.publish import ledger as ledger_file
 from dashgen.publish.backups import DEFAULT_BACKUP_DIR
-from dashgen.publish.contexts import Context, load_config, resolve
+from dashgen.publish.contexts import Context, load_config, org_id_problem, resolve
 
 
 def context_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -136,8 +136,8 @@ def resolve_target(params: Mapping[str, Any], env: Mapping[str, str] | None = No
     if ctx is not None and ctx.get_parameter_source("grafana_url") == click.core.ParameterSource.ENVIRONMENT:
         url = None
     org_id = params.get("org_id")
-    if org_id is not None and org_id < 1:
-        raise InputError(f"--org-id: expected a positive organisation id, got {org_id}")
+    if org_id is not None and (problem := org_id_problem(org_id)) is not None:
+        raise InputError(f"--org-id: {problem}")
     flags = {
         "url": url,
         "org_id": org_id,

@@ -24,9 +24,10 @@ from dashgen.cli.grafana_opts import connection_options, make_client
 from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.render import dashboard_text
 from dashgen.document import NotADashboard, is_v2
+from dashgen.document.budget import file_over_budget
 from dashgen.errors import CheckFailed, InputError
 from dashgen.escape import inline_text, terminal_lines
-from dashgen.files import NotARegularFile, atomic_write, refuse_special
+from dashgen.files import NotARegularFile, atomic_write, read_regular_text, refuse_special
 from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
 from dashgen.render.canonical import encode
 from dashgen.render.team_fit import fit_imported
@@ -35,7 +36,10 @@ from dashgen.render.team_fit import fit_imported
 def read_source(path: Path) -> Any:
     """The decoded JSON of a dashboard file; one clear line when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        too_large = file_over_budget(path.stat().st_size)
+        if too_large is not None:
+            raise InputError(f"{path}: {too_large}")
+        text = read_regular_text(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     except UnicodeDecodeError:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from dashgen.cli.output import emit_error_envelope, emit_json, format_option
+from dashgen.cli.output import MESSAGE_LINE_LIMIT, emit_json, fail_input, format_option
 from dashgen.errors import InputError
-from dashgen.escape import terminal_text
+from dashgen.escape import terminal_lines
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.registry import UnknownRule, select_rules
 from dashgen.lint.report import format_line, has_errors, render_json, render_text
@@ -45,9 +45,7 @@ def lint_command(
         findings = lint_paths(files, rules)
         exclusions, config_path = default_exclusions(config)
     except (UnknownRule, UnreadableInput, InputError) as exc:  # handled here: the command may run without the group
-        emit_error_envelope(ctx, str(exc), 2)
-        click.echo(f"error: {terminal_text(exc)}", err=True)  # it names files: their names shown as text
-        raise SystemExit(2) from exc
+        fail_input(ctx, str(exc))
     findings, excluded = apply_exclusions(findings, exclusions)
     code = 1 if has_errors(findings) else 0
     if fmt == "json":
@@ -58,7 +56,8 @@ def lint_command(
             [format_line(f) for f in findings if f.severity == "error"],
         )
         raise SystemExit(code)
-    click.echo(render_text(findings, len(files)), nl=False)
+    # titles, messages and file names of someone else's dashboards: shown as text, no control sequence of theirs
+    click.echo(terminal_lines(render_text(findings, len(files)), MESSAGE_LINE_LIMIT), nl=False)
     if excluded and fmt == "text":
         click.echo(f"{len(excluded)} finding(s) excluded by {config_path} (each entry there gives its reason)")
     raise SystemExit(code)

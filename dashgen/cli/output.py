@@ -20,13 +20,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import click
 
-from dashgen.escape import report_json, terminal_lines
+from dashgen.escape import report_json, terminal_lines, terminal_text
 
 ENVELOPE_KEYS = ("command", "ok", "exit_code", "results", "errors")
+MESSAGE_LINE_LIMIT = 4000  # characters of one line of an error message
+LEAST_WRAPPED_COLUMN = 8  # characters a wrapping table column keeps on the narrowest terminal ("sources", "Host/nod")
 _WARNED: set[str] = set()
 
 
@@ -161,6 +163,15 @@ def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> Non
     click.echo(report_json(data, indent=2, sort_keys=True))
 
 
+def fail_input(ctx: click.Context, message: str) -> NoReturn:
+    """An input error a command reports itself (tests and scripts may invoke it without the group's boundary):
+    the envelope under ``--format json``, ``error: <message>`` on stderr shown as text (a file name's or a
+    dashboard's control characters never reach the terminal), exit 2."""
+    emit_error_envelope(ctx, message, 2)
+    click.echo(f"error: {terminal_text(message, MESSAGE_LINE_LIMIT)}", err=True)
+    raise SystemExit(2)
+
+
 def use_color(choice: str = "auto", stream: Any = None) -> bool:
     """``--color``: always, never, or auto (a terminal, and neither NO_COLOR nor TERM=dumb)."""
     if choice != "auto":
@@ -220,7 +231,27 @@ def print_table(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]
         # each cell plain text: rich reads a str as its markup ("[link=…]" an OSC 8 link, "[/x]" an error), and a
         # cell may hold a Grafana message or a name from a file; its control sequences shown as text
         table.add_row(*(Text(terminal_lines(cell)) for cell in row))
+    console.width = max(width, least_table_width(columns, rows))
     console.print(table)
+
+
+def least_table_width(columns: Sequence[tuple[Any, ...]], rows: Sequence[Sequence[str]]) -> int:
+    """The narrowest a :func:`print_table` table may be drawn: its unwrapped columns (the first, the numbers) at
+    their widest cell, each other column :data:`LEAST_WRAPPED_COLUMN` wide, two spaces between columns. A narrower
+    terminal (COLUMNS=1, a split pane) gets lines that run past its edge rather than a table cropping digits off
+    a number ("16" shown as "1") or dropping whole columns."""
+    from rich.cells import cell_len
+
+    def widest(cells: Sequence[object]) -> int:
+        return max(cell_len(line) for cell in cells for line in str(cell).split("\n"))
+
+    widths = [
+        widest([header, *(row[i] for row in rows if i < len(row))])
+        if i == 0 or justify == "right"
+        else LEAST_WRAPPED_COLUMN
+        for i, (header, justify, *_) in enumerate(columns)
+    ]
+    return sum(widths) + 2 * max(len(widths) - 1, 0)  # padding=(0, 1) without the edges: two spaces a gap
 
 
 def warn_once(message: str) -> None:

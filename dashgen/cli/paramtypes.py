@@ -4,6 +4,7 @@ click only, so the connection options of every Grafana command can use them chea
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import click
@@ -74,8 +75,48 @@ class HttpUrl(click.ParamType):
         return text
 
 
+# Kubernetes' own syntax (apimachinery validation): a namespace is a DNS-1123 label; a label key an optional
+# DNS-1123 subdomain prefix and "/" before a name of at most 63 characters; a label value empty or such a name
+K8S_NAMESPACE_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
+K8S_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+K8S_PREFIX_RE = re.compile(r"(?=.{1,253}\Z)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
+
+
+class KubernetesNamespace(click.ParamType):
+    """A namespace Kubernetes accepts (lower-case letters, digits and '-', at most 63 characters)."""
+
+    name = "namespace"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not K8S_NAMESPACE_RE.fullmatch(text):
+            self.fail(
+                f"{text!r} is no Kubernetes namespace (lower-case letters, digits and '-', at most 63)", param, ctx
+            )
+        return text
+
+
+class KubernetesLabel(click.ParamType):
+    """``KEY=VALUE``, a label Kubernetes accepts: ``[prefix/]name`` = a value of at most 63 characters (letters,
+    digits, ``-_.``, starting and ending with a letter or digit; may be empty). Kept as typed."""
+
+    name = "KEY=VALUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        key, sep, item = text.partition("=")
+        prefix, slash, name = key.rpartition("/")
+        if not sep or not K8S_NAME_RE.fullmatch(name) or (slash and not K8S_PREFIX_RE.fullmatch(prefix)):
+            self.fail(f"{text!r}: the key is no Kubernetes label key ([prefix/]name of at most 63)", param, ctx)
+        if item and not K8S_NAME_RE.fullmatch(item):
+            self.fail(f"{text!r}: the value is no Kubernetes label value (at most 63 of A-Z a-z 0-9 - _ .)", param, ctx)
+        return text
+
+
 SECONDS = PositiveSeconds()
 HOURS = PositiveSeconds(maximum=24 * 366.0, unit="hours")
 TIMEOUT = PositiveSeconds(maximum=3600.0)
 NON_EMPTY = NonEmpty()
 HTTP_URL = HttpUrl()
+KUBERNETES_NAMESPACE = KubernetesNamespace()
+KUBERNETES_LABEL = KubernetesLabel()

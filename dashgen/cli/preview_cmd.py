@@ -21,7 +21,7 @@ from dashgen.cli.output import emit_json, format_option, key_values, progress
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_text
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import Window, parse_duration, parse_time
+from dashgen.live.expand import Window, parse_duration, parse_span, parse_time
 from dashgen.preview.browser import Browser, require_browser
 from dashgen.preview.run import Settings, Source, draw_dashboard, screenshot, write_drawing
 from dashgen.preview.run import first_screen as first_screen_png
@@ -48,7 +48,7 @@ def window_of(window: str | None, at_text: str, document: Mapping[str, Any] | No
             start = str(((document or {}).get("time") or {}).get("from") or "now-1h")
             length = parse_duration(start[4:]) if start.startswith("now-") else 3600.0
         else:
-            length = parse_duration(window)
+            length = parse_span(window)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     return Window(end=at, length=length)

@@ -38,7 +38,7 @@ from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, InputError, ReleaseInterrupted
 from dashgen.escape import terminal_lines, terminal_text
-from dashgen.files import atomic_write
+from dashgen.files import atomic_write, read_regular_bytes, read_regular_text
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish import approved_plan as approved_plan_file
@@ -168,7 +168,7 @@ def bundle_of(profiles: list[Any], built: list[Any], commit: str) -> release_bun
 
 def _read_bundle(path: Path) -> release_bundle.Bundle:
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read the release bundle ({exc.strerror})") from None
     return release_bundle.decode(data, str(path))
@@ -176,8 +176,10 @@ def _read_bundle(path: Path) -> release_bundle.Bundle:
 
 def _read_approved_plan(path: Path) -> approved_plan_file.ApprovedPlan:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular_text(path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the approved plan ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
         raise InputError(f"{path}: cannot read the approved plan ({exc})") from None
     return approved_plan_file.parse(text, str(path))
 

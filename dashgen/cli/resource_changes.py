@@ -15,6 +15,7 @@ from dashgen.cli.diff_sources import DiffInputError, git_text, read_git_texts
 from dashgen.diff.permission_changes import Grants, permission_changes
 from dashgen.diff.rule_changes import rule_changes
 from dashgen.errors import InputError
+from dashgen.files import read_regular_text
 from dashgen.publish.contexts import CONFIG_FILE, Config, load_config, parse_config
 from dashgen.rules.render import GRAFANA_FORMATS, SUFFIX
 
@@ -24,7 +25,7 @@ RULE_SUFFIXES = (".yml", ".yaml")
 def _rule_texts(rules_dir: Path) -> dict[str, str]:
     if not rules_dir.is_dir():
         return {}
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(rules_dir.iterdir()) if p.suffix in RULE_SUFFIXES}
+    return {p.name: read_regular_text(p) for p in sorted(rules_dir.iterdir()) if p.suffix in RULE_SUFFIXES}
 
 
 def rule_lines(base_ref: str, rules_dir: Path) -> list[str]:

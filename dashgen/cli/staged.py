@@ -25,6 +25,7 @@ import click
 from dashgen.cli.grafana_opts import credentials, grafana_client, resolve_release_paths, resolve_target
 from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json
+from dashgen.cli.paramtypes import PositiveSeconds
 from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, DashgenError, InputError, redact
 from dashgen.escape import terminal_lines
@@ -62,7 +63,7 @@ def stage_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--go", is_flag=True, help="Staged: start the next stage as soon as a stage's checks hold."),
         click.option(
             "--stage-wait",
-            type=click.FloatRange(0, 86400),
+            type=PositiveSeconds(maximum=86400.0, zero=True),  # FloatRange let nan through
             metavar="SECONDS",
             help="Staged: wait this long after a stage is published, check it again, then start the next.",
         ),

@@ -15,10 +15,12 @@ import click
 from dashgen.build import build_all
 from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_option, selected_profiles
 from dashgen.cli.output import emit_json, format_option, progress, summarise_causes
+from dashgen.document.budget import file_over_budget, panels_over_budget
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines, terminal_text
+from dashgen.files import read_regular_text
 from dashgen.live.datasource import Datasource
-from dashgen.live.expand import Window, parse_duration, parse_time
+from dashgen.live.expand import Window, parse_span, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
 from dashgen.live.report import mostly_empty
 
@@ -30,11 +32,13 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
     inputs = []
     for path in files:
         try:
-            if path.stat().st_size > 64 << 20:
-                raise InputError(f"{path}: over 64 MiB, not a dashboard")
-            document = json.loads(path.read_text(encoding="utf-8"))
+            too_large = file_over_budget(path.stat().st_size)
+            document = json.loads(read_regular_text(path)) if too_large is None else None
         except (OSError, ValueError, RecursionError) as exc:
             raise InputError(f"{path}: not readable JSON: {str(exc)[:200]}") from None
+        too_large = too_large or panels_over_budget(document)
+        if too_large is not None:
+            raise InputError(f"{path}: {too_large}")
         if not isinstance(document, dict):
             raise InputError(f"{path}: not a dashboard object")
         inputs.append(DashboardInput(str(path), document))
@@ -109,9 +113,9 @@ def validate_queries(
 ) -> None:
     """Run every panel query against a data source; report data, empty-with-reason, or error per panel."""
     try:
-        length = parse_duration(window)
+        length = parse_span(window)
         at = parse_time(at_text, time.time())
-        scrape = parse_duration(scrape_interval)
+        scrape = parse_span(scrape_interval)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if dashboards_dir is not None:

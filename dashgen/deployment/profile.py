@@ -57,6 +57,7 @@ from dashgen.deployment.sections import (
     parse_store,
 )
 from dashgen.errors import ProfileError
+from dashgen.files import read_regular_text
 
 MAX_DESCRIPTION = 2000  # characters of a profile's description (the dashboard's, with the store scope appended)
 
@@ -83,6 +84,7 @@ __all__ = [
     "load_profile",
     "load_profiles",
     "profile_from_dict",
+    "profile_from_text",
     "profiles_dir",
 ]
 
@@ -92,7 +94,7 @@ def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     shown = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         raise ProfileError(shown, "", "no such profile file") from None
     except UnicodeDecodeError as exc:
@@ -103,11 +105,13 @@ def load_profile(path: str | Path) -> Profile:
 
 
 def profile_from_text(text: str, path: str, expected_name: str | None = None) -> Profile:
-    """Validate the TOML text of a profile (``path`` names it in errors) and build the Profile."""
+    """Validate a profile's TOML text (what ``path`` holds, or is about to hold) and build the Profile."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(path, "", f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ProfileError(path, "", "not valid TOML: nested too deeply to read") from None
     return profile_from_dict(raw, path, expected_name=expected_name)
 
 

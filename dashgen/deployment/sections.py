@@ -9,6 +9,7 @@ the already parsed values as arguments.
 from __future__ import annotations
 
 import re
+from string import Formatter
 
 from dashgen.deployment.checks import (
     JOB_FORM,
@@ -46,6 +47,7 @@ from dashgen.errors import ProfileError
 from dashgen.exporters.availability import Stated, stated_problem
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}\Z")
+WIDE_SPEC_RE = re.compile(r"\d{4,}")  # a node name pattern's width or precision of 1,000 or more
 
 
 def parse_node_names(cluster: TableReader, nodes: int) -> tuple[str, ...]:
@@ -68,15 +70,23 @@ def parse_node_names(cluster: TableReader, nodes: int) -> tuple[str, ...]:
             "node_name_format", f"{pattern[:80]!r}: expected a short pattern with {{index}}, e.g. 'node-{{index:02d}}'"
         )
     try:
-        names = tuple(pattern.format(index=i) for i in range(nodes))
+        # a width like {index:099999999} (or one read from {index}) pads each name to gigabytes before its check
+        if any(spec and (WIDE_SPEC_RE.search(spec) or "{" in spec) for _, _, spec, _ in Formatter().parse(pattern)):
+            raise cluster.fail(
+                "node_name_format",
+                f"{pattern[:80]!r}: a width of 1,000 or more, or one read from a field, gives no host name",
+            )
+        formatted: list[str] = []
+        for index in range(nodes):  # each checked as it is made: a bad pattern stops at its first name
+            name = pattern.format(index=index)
+            if problem := name_problem(name, NODE_RE, NODE_FORM):
+                raise cluster.fail("node_name_format", f"node {index}: {problem}")
+            formatted.append(name)
     except (KeyError, ValueError, IndexError, AttributeError, TypeError) as exc:
         raise cluster.fail("node_name_format", f"cannot format with index: {exc}") from None
-    for index, name in enumerate(names):
-        if problem := name_problem(name, NODE_RE, NODE_FORM):
-            raise cluster.fail("node_name_format", f"node {index}: {problem}")
-    if len(set(names)) != nodes:
+    if len(set(formatted)) != nodes:
         raise cluster.fail("node_name_format", "does not give a unique name per node (use {index})")
-    return names
+    return tuple(formatted)
 
 
 def parse_node_addresses(cluster: TableReader, node_names: tuple[str, ...]) -> dict[str, str]:

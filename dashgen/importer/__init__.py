@@ -17,13 +17,15 @@ from typing import Any
 
 from dashgen.diff import DashboardDiff, diff_dashboards
 from dashgen.document import unwrap
+from dashgen.document.budget import panels_over_budget
+from dashgen.document.shape import BadShape, check_shape
 from dashgen.errors import InputError
+from dashgen.files import read_regular_text
 from dashgen.importer.codegen import module_code, with_header
 from dashgen.importer.extract import Hatch
 from dashgen.importer.migrate import migrate
 from dashgen.importer.plan import ImportPlan, NoSuchPanel, plan_import
 from dashgen.importer.render import render_imported
-from dashgen.importer.shape import BadShape, check_shape
 from dashgen.importer.vocab import ImportedDashboard
 from dashgen.render.ids import panel_id
 from dashgen.render.memo import JsonCopies, Memo, faithful_json
@@ -117,6 +119,9 @@ def import_dashboard(doc: Any, origin: str, panel: str | None = None) -> ImportR
     document is imported once per process by its value (``render.memo``); each call gets its own migrated source,
     and the plan and round trip (read-only) are shared."""
     body = unwrap(doc)
+    too_many = panels_over_budget(body)  # before any per-panel work: a million panels never ended
+    if too_many is not None:
+        raise BadShape(too_many)
     data = faithful_json(body)  # what the import reads: an export with ``meta`` is its dashboard's import
     kept = None if data is None else _IMPORTS.get((data, panel))
     if kept is not None:
@@ -137,7 +142,7 @@ def import_dashboard(doc: Any, origin: str, panel: str | None = None) -> ImportR
 def load_module(path: Path) -> ImportedDashboard:
     """The ``DASHBOARD`` of a module file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except OSError as exc:
         raise ModuleError(f"{path}: cannot read ({exc.strerror})") from None
     try:

@@ -23,9 +23,9 @@ from dashgen.diff.noise import (
     canonical_datasource,
     canonicalise_panel,
 )
+from dashgen.document.shape import BadShape
 from dashgen.importer.render import render_panel
 from dashgen.importer.residual import compose, leaf_paths, overlay, patch_between, reason
-from dashgen.importer.shape import BadShape
 from dashgen.importer.vocab import Place, imported
 from dashgen.render.grafanalib_bridge import DATASOURCE
 from dashgen.render.ids import panel_id

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from dashgen.errors import InputError
+from dashgen.files import read_regular_text
 from dashgen.lint.findings import Finding
 
 DEFAULT_CONFIG = Path(".dashgen-lint.toml")
@@ -54,7 +55,7 @@ def shipped_exclusions() -> list[Exclusion]:
 def load_exclusions(path: Path) -> list[Exclusion]:
     """Read the config; every problem is an input error naming the file and the entry's field."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     return parse_exclusions(text, path)
@@ -65,6 +66,8 @@ def parse_exclusions(text: str, path: Path) -> list[Exclusion]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML: nested too deeply to read") from None
     unknown = sorted(set(data) - {"exclude"})
     if unknown:
         raise InputError(f"{path}: {unknown[0]}: unknown table (only [[exclude]] entries are read)")

@@ -8,17 +8,20 @@ naming the file when one cannot be read or is not a dashboard.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dashgen.document import NotADashboard, load_dashboard
+from dashgen.document import NotADashboard, load_dashboard, unwrap
+from dashgen.document.budget import file_over_budget
+from dashgen.document.shape import BadShape, check_shape
+from dashgen.files import read_regular_bytes
 from dashgen.lint.catalogue import Catalogue, load_catalogue
 from dashgen.lint.context import build_context
 from dashgen.lint.findings import Finding, Rule
 from dashgen.lint.registry import ALL_RULES
 
-MAX_FILE_BYTES = 64 << 20  # a dashboard is a few MB even at 10,000 nodes
 MAX_DEPTH = 64  # Grafana dashboards nest about 10 deep
 MAX_NODES = 5_000_000  # JSON values in one document
 
@@ -72,6 +75,10 @@ def lint_dashboard(
     problem = shape_problem(doc)
     if problem is not None:
         raise NotADashboard(problem)
+    try:  # a field Grafana would refuse or misread (panels not a list, a panel not an object) is no finding: an error
+        check_shape(unwrap(doc))
+    except BadShape as exc:
+        raise NotADashboard(str(exc)) from None
     try:
         return _lint(doc, filename, rules, catalogue)
     except NotADashboard:
@@ -111,21 +118,33 @@ def discover_files(paths: Iterable[str | Path]) -> list[Path]:
             files.extend(sorted(p for p in path.rglob("*.json") if p.is_file()))
         elif path.is_file():
             files.append(path)
+        elif os.path.lexists(path):  # a FIFO, a device, a dangling or looping symlink: named as what it is
+            raise UnreadableInput(f"{path}: {_not_a_file(path)}")
         else:
             raise UnreadableInput(f"{path}: no such file or directory")
     return files
 
 
+def _not_a_file(path: Path) -> str:
+    try:
+        path.stat()
+    except OSError as exc:
+        return f"cannot read ({exc.strerror or exc})"
+    return "not a regular file or folder"
+
+
 def read_dashboard_file(path: Path) -> Any:
     """The decoded JSON of ``path``, within the file-size budget; UnreadableInput names the file and why."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise UnreadableInput(f"{path}: {size} bytes, over the budget of {MAX_FILE_BYTES} bytes for a dashboard")
-        doc = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_refuse_constant)
+        too_large = file_over_budget(path.stat().st_size)
+        if too_large is not None:
+            raise UnreadableInput(f"{path}: {too_large}")
+        doc = json.loads(read_regular_bytes(path).decode("utf-8"), parse_constant=_refuse_constant)
     except UnreadableInput:
         raise
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise UnreadableInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise UnreadableInput(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UnreadableInput(f"{path}: not valid JSON: {exc}") from None

@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from dashgen.document import Reference, substitute
 
+LATEST_TIME = 253_402_300_799.0  # 9999-12-31T23:59:59Z: the last instant an RFC 3339 time can name
+LONGEST_SPAN = 100 * 31_536_000.0  # seconds: a window or interval longer than 100 years is no store's
 DEFAULT_SCRAPE_SECONDS = 15.0
 DEFAULT_MAX_DATA_POINTS = 1000
 _DURATION_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d|w|y)$")
@@ -69,6 +71,15 @@ def parse_duration(text: str) -> float:
     if not match:
         raise ValueError(f"expected a duration like '30s', '1h' or '6h', got {text!r}")
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def parse_span(text: str) -> float:
+    """Seconds of a window or an interval given by a person (``--window``, ``--scrape-interval``): a duration as
+    :func:`parse_duration`, longer than 0 and at most :data:`LONGEST_SPAN`; raises ValueError."""
+    seconds = parse_duration(text)
+    if not 0 < seconds <= LONGEST_SPAN:
+        raise ValueError(f"expected a duration longer than 0 and at most 100y, got {text!r}")
+    return seconds
 
 
 def format_duration(seconds: float) -> str:
@@ -282,14 +293,23 @@ def parse_time(text: str, now: float) -> float:
     if text == "now":
         return now
     if text.startswith("now-"):
-        return now - parse_duration(text[4:])
+        return _in_range(now - parse_duration(text[4:]), text)
     try:
         value = float(text)
     except ValueError:
         pass
     else:
-        return value / 1000 if value > 1e11 else value
+        return _in_range(value / 1000 if value > 1e11 else value, text)
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         raise ValueError(f"expected 'now', 'now-2h', unix seconds or an RFC 3339 time, got {text!r}") from None
+    return _in_range(stamp, text)
+
+
+def _in_range(seconds: float, text: str) -> float:
+    """``seconds`` when it is a time a store can hold: after 1970 and before the year 10000 (NaN, infinities,
+    0, negative and 24-digit times are refused: S38, an impossible value is an error)."""
+    if not (math.isfinite(seconds) and 0 < seconds <= LATEST_TIME):
+        raise ValueError(f"expected a time after 1970 and before the year 10000, got {text!r}")
+    return seconds

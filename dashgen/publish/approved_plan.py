@@ -117,6 +117,8 @@ def parse(text: str, source: str) -> ApprovedPlan:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{source}: not TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{source}: not TOML (nested too deeply to read)") from None
     unknown = sorted(set(data) - {"commit", "dashboard"})
     if unknown:
         raise InputError(f"{source}: unknown key {unknown[0]!r} (known: commit, [[dashboard]])")

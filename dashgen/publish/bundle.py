@@ -60,6 +60,8 @@ def decode(data: bytes, source: str) -> Bundle:
         raw = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"{source}: not a release bundle (not JSON: {exc})") from None
+    except RecursionError:
+        raise InputError(f"{source}: not a release bundle (JSON nested too deeply to read)") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise InputError(f"{source}: not a release bundle (write one with dashgen check --bundle FILE)")
     if raw.get("version") != VERSION:

@@ -42,11 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.files import read_regular_text
 from dashgen.net.urls import url_problem
 from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
 from dashgen.publish.permissions_plan import FolderAccess, parse_access
 
 # The variables a context may take its token from: names ending in _TOKEN, nothing else of the environment.
+MAX_ORG_ID = 2**63 - 1  # Grafana stores an organisation's id as a signed 64-bit integer
 TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,62}_TOKEN\Z|^GRAFANA_TOKEN\Z")
 _FIELDS = {
     "url": str,
@@ -103,14 +105,23 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
             return None
         path = candidate
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not valid TOML (nested too deeply to read)") from None
     return parse_config(path, data)
+
+
+def org_id_problem(org_id: int) -> str | None:
+    """Why ``org_id`` can be no Grafana organisation (Grafana's ids are positive 64-bit integers), or None."""
+    if not 1 <= org_id <= MAX_ORG_ID:
+        return f"expected a positive organisation id of at most {MAX_ORG_ID} (64 bits), got {org_id}"
+    return None
 
 
 def parse_config(path: Path, data: dict[str, Any]) -> Config:
@@ -169,8 +180,8 @@ def _context(path: Path, name: str, table: Any) -> Context:
             "_TOKEN (e.g. GRAFANA_STAGING_TOKEN), so a config file can never send another variable "
             "(PATH, a cloud key) as a Grafana token"
         )
-    if "org_id" in table and table["org_id"] < 1:
-        raise InputError(f"{where}.org_id: expected a positive organisation id, got {table['org_id']}")
+    if "org_id" in table and (problem := org_id_problem(table["org_id"])) is not None:
+        raise InputError(f"{where}.org_id: {problem}")
     base = path.parent
     token_file = Path(table["token_file"]) if "token_file" in table else None
     ca_bundle = table.get("ca_bundle")

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from dashgen.errors import InputError
 from dashgen.escape import report_json
-from dashgen.files import append_durably, atomic_write
+from dashgen.files import append_durably, atomic_write, read_regular_bytes
 from dashgen.publish.actions import STORED_OUTCOMES, WRITTEN_OUTCOMES, OutcomeKind
 
 DEFAULT_LEDGER = Path("releases/ledger.jsonl")
@@ -204,7 +204,7 @@ def load(path: Path) -> LedgerState:
 
 def _load(path: Path) -> LedgerState:
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)
     except FileNotFoundError:
         return LedgerState(path, [])
     except OSError as exc:
@@ -252,7 +252,7 @@ def quarantine(state: LedgerState, stamp: str) -> Path | None:
 def _quarantine(state: LedgerState, stamp: str) -> Path | None:
     path = state.path
     if not state.torn:
-        if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+        if path.exists() and path.stat().st_size and not read_regular_bytes(path).endswith(b"\n"):
             append_durably(path, "\n")
         return None
     side = path.with_name(f"{path.name}.torn-{''.join(c for c in stamp if c.isalnum())}")
@@ -267,7 +267,7 @@ def _quarantine(state: LedgerState, stamp: str) -> Path | None:
 def _parse(raw: bytes) -> LedgerRecord | None:
     try:
         record = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # not a record; the caller names the line
         return None
     return LedgerRecord.from_json(record) if isinstance(record, dict) and "uid" in record else None
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import promql_parser as pp
 
-from dashgen.files import atomic_write, cache_dir
+from dashgen.files import CACHE_READ_ERRORS, atomic_write, cache_dir, read_regular_bytes
 from dashgen.render import metric_lexer, promql_trees
 
 KEYWORDS = frozenset(
@@ -209,9 +209,9 @@ class _KnownNames:
     def known(self) -> dict[str, list[str]]:
         if self.names is None:
             data: Any = {}
-            with contextlib.suppress(OSError, ValueError):
+            with contextlib.suppress(*CACHE_READ_ERRORS):
                 path = self.file()
-                data = json.loads(path.read_bytes()) if path is not None else {}
+                data = json.loads(read_regular_bytes(path)) if path is not None else {}
             valid = isinstance(data, dict) and all(
                 isinstance(names, list) and all(isinstance(n, str) for n in names) for names in data.values()
             )

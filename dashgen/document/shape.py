@@ -1,7 +1,8 @@
-"""The shapes an import relies on, checked before anything else, so a malformed dashboard is one clear
-line naming the field (``panels[3].fieldConfig.defaults.custom: expected an object, found int``) and never
-a traceback from deep inside rendering or the diff. Only what Grafana itself would refuse or misread is
-checked; unknown keys and values are the importer's business (carried raw). Pure.
+"""The shapes a dashboard reader relies on (``dashgen import`` and ``dashgen lint``), checked before anything
+else, so a malformed dashboard is one clear line naming the field (``panels[3].fieldConfig.defaults.custom:
+expected an object, found int``) and never a traceback from deep inside rendering or the diff, nor a lint that
+reads ``"panels": "x"`` as no panels and passes. Only what Grafana itself would refuse or misread is checked;
+unknown keys and values are the reader's business (carried raw). Pure.
 """
 
 from __future__ import annotations
