@@ -175,6 +175,9 @@ def test_the_first_push_after_init_publishes_nothing_and_says_the_first_release_
     as_json = dashgen(team, *words, "releases/approvals.toml", "--format", "json")
     envelope = json.loads(as_json.stdout)
     assert as_json.exit_code == 0 and envelope["ok"] and envelope["results"]["outcomes"] == [], as_json.output
+    # the first push may come before the repository's GRAFANA_URL variable is set: nothing needs it yet
+    unset = dashgen(team, "publish", "--bundle", str(bundle), "--approved-plan", "releases/approvals.toml")
+    assert unset.exit_code == 0 and "pull request" in unset.output, unset.output
     assert not (team / "releases" / "ledger.jsonl").exists()
 
 

@@ -442,13 +442,14 @@ def publish(ctx: click.Context, **params: Any) -> None:
         with terminated_as_interrupt():  # SIGTERM: the contexts in flight finish, the state says where it stopped
             staged_publish(ctx, params, hooks)
         return
-    target = resolve_target(params)
     resolve_release_paths(params)
-    params["org_id_resolved"] = target.org_id
     if params["approved_plan_path"] is not None:
         params["approved_plan_loaded"] = _read_approved_plan(params["approved_plan_path"])
+        # before any Grafana setting is read: a new repository's first push may come before GRAFANA_URL is set
         if not params["dry_run"] and _before_the_first_plan(ctx, params):
             return
+    target = resolve_target(params)
+    params["org_id_resolved"] = target.org_id
     if params["bundle_path"] is not None:
         _publish_bundle(params, target)
         return
