@@ -499,3 +499,11 @@ def test_a_document_is_imported_once_per_process_by_its_value_whatever_its_origi
         misses = memo.misses
         import_dashboard(_load(source), "plain")
         assert import_dashboard(export, "first").text == first.text and memo.misses == misses + 1  # its dashboard's
+
+
+@pytest.mark.parametrize("title", [{}, {"title": None}, {"title": ""}])
+def test_a_dashboard_without_a_title_is_named_so_in_the_module_s_docstring(title):
+    doc = {"uid": "untitled", "panels": [], **title}
+    first_line = import_dashboard(doc, "untitled.json").text.splitlines()[0]
+    assert first_line == '"""Imported from Grafana by ``dashgen import``: a dashboard with no title (uid untitled).'
+    assert "None" not in first_line

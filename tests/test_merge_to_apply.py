@@ -161,6 +161,39 @@ def test_the_reviewed_plan_is_what_main_applies(team, grafana):
     assert lines[-1]["git_commit"] == json.loads(second.read_text())["commit"]
 
 
+def test_the_first_push_after_init_publishes_nothing_and_says_the_first_release_goes_through_a_pull_request(
+    team, grafana
+):
+    # init commits the empty approved plan; pushing main straight away runs the publish job on it
+    bundle = pr_check(team, "first")
+    first = publish_on_main(team, grafana, bundle)
+    assert first.exit_code == 0, first.output[-3000:]
+    lines = [line for line in first.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "pull request" in lines[0] and "releases/approvals.toml" in lines[0], first.output
+    assert saves(grafana) == [] and not (team / "releases" / "ledger.jsonl").exists()  # no ledger line to commit
+    words = ["publish", "--grafana-url", grafana.url, "--bundle", str(bundle), "--approved-plan"]
+    as_json = dashgen(team, *words, "releases/approvals.toml", "--format", "json")
+    envelope = json.loads(as_json.stdout)
+    assert as_json.exit_code == 0 and envelope["ok"] and envelope["results"]["outcomes"] == [], as_json.output
+    # the first push may come before the repository's GRAFANA_URL variable is set: nothing needs it yet
+    unset = dashgen(team, "publish", "--bundle", str(bundle), "--approved-plan", "releases/approvals.toml")
+    assert unset.exit_code == 0 and "pull request" in unset.output, unset.output
+    assert not (team / "releases" / "ledger.jsonl").exists()
+
+
+def test_an_emptied_approved_plan_after_a_release_still_refuses_the_changed_dashboards(team, grafana):
+    first = pr_check(team, "first")
+    plan(team, grafana, first)
+    commit_all(team, "approve the first release")
+    assert publish_on_main(team, grafana, first).exit_code == 0
+    change_queries(team)
+    (team / "releases" / "approvals.toml").write_text(approved_plan.render_empty(), encoding="utf-8")
+    commit_all(team, "gpu label, and the approved plan as init wrote it")
+    refused = publish_on_main(team, grafana, pr_check(team, "second"))
+    assert refused.exit_code == 1 and f"plan:{UID}" in refused.output, refused.output[-3000:]
+    assert len(saves(grafana)) == 1
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [

@@ -161,3 +161,13 @@ def test_unknown_names_finds_a_name_the_named_files_lack(tmp_path):
     (tmp_path / "tmp").mkdir()
     (tmp_path / "tmp" / "m.py").write_text((tmp_path / "m.py").read_text(encoding="utf-8"), encoding="utf-8")
     assert unknown_names(guide, tmp_path) == ["integer", "gone_function"]
+
+
+def test_the_doctor_section_of_profiles_md_says_what_doctor_checks_in_lines_that_fit():
+    text = (ROOT / "docs" / "profiles.md").read_text(encoding="utf-8")
+    start = text.index("First it checks that the profile describes the store at all")
+    section = text[start : text.index("It also reports each panel family", start)]
+    assert [line for line in section.splitlines() if len(line) > 120] == []
+    # what dashgen.live.profile_fit compares: the nodes each way, and gpus_per_node with DCGM's GPUs per node
+    for said in ("the nodes, both ways", "`gpus_per_node` against the GPUs DCGM reports per node", "`[labels]`"):
+        assert said in section, said

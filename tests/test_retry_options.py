@@ -12,9 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import click
 import pytest
 from click.testing import CliRunner
+from grafana_commands import grafana_commands
 from local_http import running
 
-from dashgen.cli.app import COMMANDS, load_command, main
+from dashgen.cli.app import main
 from dashgen.cli.connection import BACKOFF_ENV, RETRIES_ENV
 from dashgen.cli.grafana_opts import grafana_client
 from dashgen.net.retry import RetryPolicy
@@ -34,20 +35,8 @@ def test_the_default_policy_is_three_retries_from_half_a_second_doubling_up_to_e
     assert len(waits) == 6
 
 
-def _grafana_commands() -> dict[str, click.Command]:
-    """Every command (and subcommand) that takes ``--grafana-url``."""
-    found: dict[str, click.Command] = {}
-    for name in COMMANDS:
-        command = load_command(name)
-        subcommands = command.commands if isinstance(command, click.Group) else {}
-        for full, each in [(name, command), *((f"{name} {n}", c) for n, c in subcommands.items())]:
-            if any("--grafana-url" in p.opts for p in each.params if isinstance(p, click.Option)):
-                found[full] = each
-    return found
-
-
 def test_every_grafana_command_takes_the_retry_options_with_the_client_s_defaults():
-    commands = _grafana_commands()
+    commands = grafana_commands()
     for name, command in commands.items():
         options = {o.opts[0]: o for o in command.params if isinstance(o, click.Option)}
         retries, backoff = options["--retries"], options["--retry-backoff"]
@@ -108,7 +97,7 @@ def test_the_retry_options_set_how_often_and_how_soon_a_failed_get_is_sent_again
     result = CliRunner().invoke(
         main, [*COMMAND_LINES[command], "--grafana-url", dropping, *args], env={"GRAFANA_TOKEN": TOKEN, **env}
     )
-    assert result.exit_code == 1 and "did not answer" in result.output, result.output
+    assert result.exit_code == 2 and "did not answer" in result.output, result.output  # no answer: an input error
     assert len(_Dropping.arrived) == attempts, result.output
     assert attempts == 1 or f"({attempts} attempts)" in result.output, result.output
     if backoff is not None:

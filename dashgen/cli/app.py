@@ -23,7 +23,11 @@ from dashgen import __version__
 from dashgen.cli.output import MESSAGE_LINE_LIMIT
 from dashgen.errors import DashgenError, redact
 from dashgen.escape import terminal_lines, terminal_text
+from dashgen.grafana.errors import GrafanaError
 from dashgen.render.collector import heap_left_at_exit
+
+# said after an error of a Grafana that gave no answer, or no answer of Grafana's: where its URL comes from
+GRAFANA_URL_HINT = "check GRAFANA_URL (or --grafana-url, or the context's url in dashgen.toml)"
 
 # command name -> "module:attribute" of dashgen.cli, in the order ``--help`` lists them
 COMMANDS: dict[str, str] = {
@@ -59,7 +63,9 @@ class DashgenGroup(click.Group):
     """Commands from the table, loaded on use, and the one exception boundary of the command line.
 
     No traceback reaches a user: a ``DashgenError`` becomes ``error: <one line>`` and its exit code
-    (2 input, 1 a failed check); an ``OSError`` or decoding error is an input error (2); anything else
+    (2 input, 1 a failed check); so every command that talks to Grafana exits alike: 2 when Grafana gave no
+    answer or one not Grafana's (the message then says where its URL comes from), 1 when it answered and
+    refused. An ``OSError`` or decoding error is an input error (2); anything else
     is reported as an internal error in one line (exit 2). Every message is redacted (no credentials of
     any URL). ``dashgen --debug <command>`` (or ``DASHGEN_DEBUG=1``) prints the traceback as well.
     """
@@ -107,7 +113,7 @@ class DashgenGroup(click.Group):
         except (click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except DashgenError as exc:
-            self._fail(ctx, exc, str(exc), exc.exit_code)
+            self._fail(ctx, exc, _message(exc), exc.exit_code)
         except KeyboardInterrupt as exc:
             self._fail(ctx, exc, "interrupted", 130)
         except (OSError, UnicodeError) as exc:
@@ -155,6 +161,12 @@ def hoist_group_options(args: list[str]) -> list[str]:
         if arg.startswith("--profiles-dir=") and i > 0:
             return [arg, *args[:i], *args[i + 1 :]]
     return args
+
+
+def _message(exc: DashgenError) -> str:
+    if isinstance(exc, GrafanaError) and exc.exit_code == 2:  # no answer of Grafana's: the URL is the input
+        return f"{exc}; {GRAFANA_URL_HINT}"
+    return str(exc)
 
 
 def _os_message(exc: OSError | UnicodeError) -> str:

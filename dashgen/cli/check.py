@@ -26,6 +26,7 @@ from dashgen.cli.options import selected_profiles
 from dashgen.cli.output import emit_json, format_option
 from dashgen.cli.preview_opts import changed_pictures, pictures_json, preview_options
 from dashgen.cli.rule_files import grafana_rule_problems
+from dashgen.cli.rules import removed_rule_files
 from dashgen.dashboard import specs_reused
 from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
@@ -64,6 +65,12 @@ def _rules_staleness(profiles: list[Any], rules_dir: Path) -> list[str]:
             continue
         render_rule_file(profile)  # read back: a text that does not read back is refused as dashgen rules refuses it
         problems.append(f"{committed}: {'stale' if committed.exists() else 'missing'}; run dashgen rules and commit it")
+    names = {p.name for p in profiles}
+    for kind in ("prometheus", "grafana"):  # what dashgen rules (no --profile) removes, as build a profile's folder
+        problems += [
+            f"{path}: its profile no longer exists; run dashgen rules (removes it)"
+            for path in removed_rule_files(rules_dir, SUFFIX[kind], names)
+        ]
     for profile in profiles:  # dashgen rules writes a Grafana-ruled profile's Grafana rule file beside its .yml
         grafana = rules_dir / f"{profile.name}{SUFFIX['grafana']}"
         if profile.dashboard.ruler != "prometheus" and not grafana.exists():

@@ -43,7 +43,8 @@ from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
 from dashgen.publish import approved_plan as approved_plan_file
 from dashgen.publish import bundle as release_bundle
-from dashgen.publish.actions import BLOCKING, STORED_OUTCOMES
+from dashgen.publish import ledger as ledger_file
+from dashgen.publish.actions import BLOCKING, NOT_ATTEMPTED_OUTCOMES, STORED_OUTCOMES
 from dashgen.publish.approvals import Approvals
 from dashgen.publish.contexts import Context
 from dashgen.publish.execute import Outcome
@@ -182,6 +183,26 @@ def _read_approved_plan(path: Path) -> approved_plan_file.ApprovedPlan:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: cannot read the approved plan ({exc})") from None
     return approved_plan_file.parse(text, str(path))
+
+
+def _before_the_first_plan(ctx: click.Context, params: dict[str, Any]) -> bool:
+    """Merge-to-apply before its first release: the approved plan is still the empty one ``dashgen init`` commits
+    and the ledger records no release, so no one has approved anything and nothing is published. Said in one
+    line, exit 0 and no ledger line: pushing a new repository's main is not a refused release. Once a pull
+    request's plan was committed or a release ran, a write outside the approved plan is refused as always."""
+    plan: approved_plan_file.ApprovedPlan = params["approved_plan_loaded"]
+    released = any(r.outcome not in NOT_ATTEMPTED_OUTCOMES for r in ledger_file.read(params["ledger"]))
+    if not plan.never_made or released:
+        return False
+    message = (
+        f"nothing published: {plan.source} holds no reviewed plan yet and the ledger no release; the first "
+        f"release goes through a pull request: commit the plan its comment shows as {plan.source}, then merge"
+    )
+    if params["output_format"] == "json":
+        emit_json(ctx, {"dry_run": False, "grafana": None, "dashboards": [], "outcomes": [], "notes": [message]})
+    else:
+        click.echo(message)
+    return True
 
 
 def _release_problem(failed: list[Outcome], total: int) -> str | None:
@@ -424,11 +445,14 @@ def publish(ctx: click.Context, **params: Any) -> None:
         with terminated_as_interrupt():  # SIGTERM: the contexts in flight finish, the state says where it stopped
             staged_publish(ctx, params, hooks)
         return
-    target = resolve_target(params)
     resolve_release_paths(params)
-    params["org_id_resolved"] = target.org_id
     if params["approved_plan_path"] is not None:
         params["approved_plan_loaded"] = _read_approved_plan(params["approved_plan_path"])
+        # before any Grafana setting is read: a new repository's first push may come before GRAFANA_URL is set
+        if not params["dry_run"] and _before_the_first_plan(ctx, params):
+            return
+    target = resolve_target(params)
+    params["org_id_resolved"] = target.org_id
     if params["bundle_path"] is not None:
         _publish_bundle(params, target)
         return

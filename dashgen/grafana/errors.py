@@ -14,7 +14,9 @@ from dashgen.escape import terminal_text
 
 
 class GrafanaError(DashgenError):
-    """Base of every error raised while talking to Grafana. Exit code 1: the publish could not be done."""
+    """Base of every error raised while talking to Grafana. Exit code 1: Grafana answered and refused (a 401 or
+    403, a version conflict, a guard) or a write's outcome is unknown; a Grafana that gives no answer, or an
+    answer that is not Grafana's, is an input error instead (2: ``GrafanaUnreachable``, ``BadResponse``)."""
 
     exit_code = 1
 
@@ -23,12 +25,20 @@ class GrafanaError(DashgenError):
         self.url = url
         super().__init__(terminal_text(" ".join(message.split()), 2000))  # always a single line, shown as text
 
+    def said_of(self, what: str) -> GrafanaError:
+        """This error (its class, so its exit code) with ``what`` the command was doing before its message."""
+        self.args = (terminal_text(" ".join(f"{what}: {self.args[0]}".split()), 2200),)
+        return self
+
 
 class GrafanaUnreachable(GrafanaError):
     """No HTTP answer: connection refused, DNS failure, TLS failure or timeout (after retries for GETs).
 
     When raised for a write, the request is known NOT to have been sent (the connection never opened).
+    Exit code 2: the Grafana URL (or the network to it) is wrong, not a release.
     """
+
+    exit_code = 2
 
 
 class TLSVerificationFailed(GrafanaUnreachable):
@@ -63,7 +73,10 @@ class WriteOutcomeUnknown(GrafanaError):
 
 
 class BadResponse(GrafanaError):
-    """Grafana (or something in front of it) answered with a body that is not the expected JSON."""
+    """Grafana (or something in front of it) answered with a body that is not the expected JSON, or a redirect.
+    Exit code 2, as no answer: the URL does not lead to Grafana's API."""
+
+    exit_code = 2
 
 
 class GrafanaHTTPError(GrafanaError):

@@ -177,8 +177,9 @@ def shared_values(plan: ImportPlan) -> dict[str, Any]:
 
 
 def _header(plan: ImportPlan, origin: str) -> list[str]:
+    named = repr(plan.title) if plan.title else "a dashboard with no title"  # Grafana requires one; a file may not
     lines = [
-        f"Imported from Grafana by ``dashgen import``: {plan.title!r}" + (f" (uid {plan.uid})." if plan.uid else "."),
+        f"Imported from Grafana by ``dashgen import``: {named}" + (f" (uid {plan.uid})." if plan.uid else "."),
         "",
         f"Source: {origin}.",
     ]

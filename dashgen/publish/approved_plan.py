@@ -58,6 +58,11 @@ class ApprovedPlan:
     commit: str
     dashboards: Mapping[str, PlannedDashboard]
 
+    @property
+    def never_made(self) -> bool:
+        """This is the plan ``dashgen init`` commits (``render_empty``): no pull request's plan was ever committed."""
+        return not self.commit and not self.dashboards
+
     def approvals(
         self, targets: list[PublishTarget], live: Mapping[str, LiveState | None], base: Approvals
     ) -> Approvals:
