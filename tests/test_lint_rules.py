@@ -385,3 +385,14 @@ def test_a_state_timeline_coloured_by_its_mappings_or_not_merging_is_clean() -> 
     assert rules_hit(dashboard(_timeline({"mode": "fixed"}, True)), rule) == []
     assert rules_hit(dashboard(_timeline({"mode": "thresholds"}, False)), rule) == []
     assert rules_hit(dashboard(_timeline(None, True)), rule) == []
+
+
+# --- bar gauges ------------------------------------------------------------------------------
+
+
+def test_a_bar_gauge_without_a_min_is_reported_and_one_with_a_min_is_clean() -> None:
+    """Grafana scales a bar gauge without a min from the smallest value shown: that bar is drawn empty."""
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="bytes")), "bargauge-min")
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="bytes", defaults={"min": None})), "bargauge-min")
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="bytes", defaults={"min": 0})), "bargauge-min") == []
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="short", defaults={"min": -5})), "bargauge-min") == []

@@ -2,8 +2,8 @@
 
 Data sources templated, units and descriptions present, ``$__rate_interval`` in graph rates,
 PromQL that parses, metric names the catalogue knows, ``histogram_quantile`` keeping ``le``,
-counters never shown raw, per-GPU legends that name both the node and the GPU, and state timelines whose
-value mappings Grafana would merge away.
+counters never shown raw, per-GPU legends that name both the node and the GPU, state timelines whose
+value mappings Grafana would merge away, and bar gauges with a min.
 """
 
 from __future__ import annotations
@@ -177,6 +177,13 @@ def check_timeline_mappings_merged_away(ctx: LintContext) -> Iterator[Hit]:
                 "colour mode 'thresholds' with mergeValues: Grafana draws the threshold steps' labels and "
                 "ignores the value mappings; use colour mode 'fixed' so the mapped states show",
             )
+
+
+def check_bargauge_min(ctx: LintContext) -> Iterator[Hit]:
+    """Grafana's bar gauge without a min scales its bars from the smallest value shown: that bar is empty."""
+    for panel in ctx.dashboard.panels:
+        if panel.type == "bargauge" and not isinstance(panel.field_defaults.get("min"), int | float):
+            yield Hit(panel, "no min: the bars start at the smallest value shown, drawn as an empty bar; set min 0")
 
 
 # --- queries ------------------------------------------------------------------------------
@@ -364,6 +371,12 @@ RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         "a state timeline with value mappings is not coloured by thresholds while merging values",
         check_timeline_mappings_merged_away,
+    ),
+    Rule(
+        "bargauge-min",
+        Severity.WARNING,
+        "a bar gauge sets its scale's min, so its smallest bar is not drawn empty",
+        check_bargauge_min,
     ),
     Rule(
         "legend-node-gpu",

@@ -239,8 +239,10 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             mappings=[],
             extraJson=_extra(spec),
         )
-    # bargauge: the current model via ModernPanel.
-    defaults = _field_defaults(spec)
+    # bargauge: the current model via ModernPanel. A bar's length is read as its value, so the scale starts at 0
+    # unless the spec gives a min (a signed quantity): without one Grafana starts it at the smallest value shown,
+    # whose bar is then empty.
+    defaults = {"min": 0, **_field_defaults(spec)}
     defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
     if spec.custom:
         defaults["custom"] = tree_copy(spec.custom)
