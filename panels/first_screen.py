@@ -46,7 +46,6 @@ HEALTHY_EMPTY = frozenset(
         (FIRING_TITLE, "A"),
         (MATRIX_TITLE, "A"),  # lists only the cells that are not ok
         ("Missing targets", "A"),
-        ("Targets per source: up, expected, missing", "C"),
         # the Jobs group's list of stuck video instances (video_slo.stuck_panel): empty while none is stuck
         ("Stuck instances: jobs waiting or running, none finished", "A"),
     }
@@ -460,10 +459,10 @@ def coverage_table(profile: Profile) -> PanelSpec:
             source="up of each job of this deployment, counted per job by "
             + _recorded(profile, now_records.TARGETS_UP)
             + "; the expected counts of the profile (dashgen.deployment.targets)",
-            quantity="per scrape job at the newest evaluation: targets up, expected, and expected minus up where "
-            "positive",
+            quantity="per scrape job at the newest evaluation: targets up, expected, and expected minus up (0 "
+            "where none is missing)",
             limit="expected is the profile's number, written into the query as a constant per job (not a value of a "
-            "metric, so nothing is zero-filled, S7); more targets up than expected shows no 'missing'. While no "
+            "metric, so nothing is zero-filled, S7); more targets up than expected shows 0 missing. While no "
             f"rule evaluator records (no rule evaluated within {_staleness(profile)}) no column is shown and the "
             f"table says '{serving.EVALUATOR_SILENT_TEXT}', never every target missing",
         ),

@@ -134,6 +134,11 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
     node shown with its pool / replica / PP stage."""
     node, gpu, uuid = profile.label("node"), profile.label("gpu"), source.uuid_label
     cells: list[Column] = []
+    # the verdict first, after the GPU's name: with two statistics per quantity the table is wider than its panel
+    # at 1920 px, and what lies past the edge is not seen on open (S37)
+    xid = profile.exported("dcgm") and dcgm.collects(profile, dcgm.XID)
+    if xid:
+        cells.append(Column(XID_HEADER, last_xid(profile)))
     shown = columns(source)
     dropped = [key for key in COLUMNS if key not in shown]
     notes = []
@@ -155,9 +160,6 @@ def window_table(profile: Profile, topology: Topology, source: GpuSource) -> Pan
         for what, bits in THROTTLES:
             header = f"{THROTTLE_HEADERS[what]} · {source.title_caption()}"
             cells.append(Column(header, over_window(profile, throttle_statistic(profile, source, what, bits), 100)))
-    xid = profile.exported("dcgm") and dcgm.collects(profile, dcgm.XID)
-    if xid:
-        cells.append(Column(XID_HEADER, last_xid(profile)))
     presence = source.presence_metric()
     # the raw count, keyed by UUID too: it brings the uuid label into each row (no read of its own)
     cells.append(Column(samples_title(source), samples_with_uuid(profile, source)))

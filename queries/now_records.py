@@ -101,8 +101,10 @@ def when_fresh(profile: Profile, expr: str) -> str:
 
 
 def missing_by_job(profile: Profile) -> str:
-    """Expected minus the recorded targets up, per job, where positive, while the evaluator records."""
-    return when_fresh(profile, va.missing_by_job(profile, up=newest(profile, TARGETS_UP)))
+    """Expected minus the recorded targets up, per expected job, 0 where none is missing, while the evaluator
+    records. A table cell, not a list: a job missing nothing reads 0, so its cell never falls to the panel's
+    no-value text (which says the evaluator is silent)."""
+    return when_fresh(profile, f"clamp_min({va.shortfall_by_job(profile, up=newest(profile, TARGETS_UP))}, 0)")
 
 
 def missing_targets(profile: Profile) -> str:

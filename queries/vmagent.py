@@ -159,14 +159,20 @@ def expected_by_job(profile: Profile) -> str:
     return "(" + f" or on({job}) ".join(terms) + ")"
 
 
-def missing_by_job(profile: Profile, up: str | None = None) -> str:
-    """Expected minus up, per job, where positive; a job with no target up misses all its targets (its up count
-    reads 0 from the expected job's own row). ``up`` is read once: the expected counts are constants. ``up``: the
-    targets up per job to subtract (``targets_up_by_job`` by default; the first screen passes its record)."""
+def shortfall_by_job(profile: Profile, up: str | None = None) -> str:
+    """Expected minus up, per expected job (negative where more are up than expected); a job with no target up
+    misses all its targets (its up count reads 0 from the expected job's own row). ``up`` is read once: the
+    expected counts are constants. ``up``: the targets up per job to subtract (``targets_up_by_job`` by default;
+    the first screen passes its record)."""
     job = profile.label("job")
     expected = expected_by_job(profile)
     up = targets_up_by_job(profile) if up is None else up
-    return f"({expected} - on({job}) ({up} or on({job}) ({expected} * 0))) > 0"
+    return f"{expected} - on({job}) ({up} or on({job}) ({expected} * 0))"
+
+
+def missing_by_job(profile: Profile, up: str | None = None) -> str:
+    """The jobs missing targets and how many (``shortfall_by_job`` where positive): nothing when none is."""
+    return f"({shortfall_by_job(profile, up)}) > 0"
 
 
 def targets_up_total(profile: Profile) -> str:

@@ -18,6 +18,7 @@ from dashgen_queries.promql import agg, in_deployment
 from dashgen.build import build_profile
 from dashgen.demo import recorder
 from dashgen.deployment.profile import load_profiles
+from dashgen.deployment.targets import expected_targets
 from dashgen.document import iter_panels
 from dashgen.live.datasource import Datasource
 from dashgen.rules.render import rule_groups_data
@@ -98,8 +99,8 @@ def _instant(ds: Datasource, expr: str, at: float) -> list[dict]:
 
 
 def test_the_panels_read_the_records_and_say_so_when_no_evaluator_records(victoriametrics, demo_windows):
-    """At the healthy window's end the records are fresh: every expected target up, nothing missing, every replica
-    in a state, no cell listed. Ten minutes later nothing was recorded for longer than the one staleness bound
+    """At the healthy window's end the records are fresh: every expected target up, 0 missing per source, every
+    replica in a state, no cell listed. Ten minutes later nothing was recorded for longer than the one staleness bound
     (the evaluator stopped with the window): each recorded list shows its one evaluator-silent line and the counts
     no value (the panels' no-value text says why), never 'none missing' or a count of 0."""
     window = demo_windows[("long-context-64", "healthy")]
@@ -117,7 +118,10 @@ def test_the_panels_read_the_records_and_say_so_when_no_evaluator_records(victor
     fresh = window.end
     assert [s["value"][1] for s in _instant(ds, up, fresh)] == [s["value"][1] for s in _instant(ds, expected, fresh)]
     assert _instant(ds, missing, fresh) == [] and _instant(ds, matrix[0], fresh) == []
-    assert _instant(ds, by_job[2], fresh) == [] and len(_instant(ds, by_job[0], fresh)) >= 3
+    # nothing missing reads 0 for each expected job (no cell left to the panel's evaluator-silent text)
+    missing_by_job = {s["metric"]["job"]: float(s["value"][1]) for s in _instant(ds, by_job[2], fresh)}
+    assert missing_by_job == {entry.job: 0.0 for entry in expected_targets(profile)}, missing_by_job
+    assert len(_instant(ds, by_job[0], fresh)) >= 3
     states = {int(s["value"][1]) for s in _instant(ds, serving_state, fresh)}
     assert states and states <= set(serving.STATES), states
     silent_at = window.end + 600

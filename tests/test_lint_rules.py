@@ -354,3 +354,45 @@ def test_metricsql_functions_are_a_warning_not_a_parse_error(expr: str) -> None:
         f for f in lint_dashboard(dashboard(panel(exprs=("sum(rate(x[5m])",))), "t.json") if f.rule == "promql-parse"
     ]
     assert [f.severity.value for f in broken] == ["error"]
+
+
+# --- state timelines ------------------------------------------------------------------------
+
+
+def _timeline(color: dict[str, Any] | None, merge: bool | None, *, in_override: bool = False) -> dict[str, Any]:
+    mappings = [{"type": "value", "options": {"0": {"text": "down", "color": "red"}, "1": {"text": "up"}}}]
+    defaults: dict[str, Any] = {"mappings": mappings}
+    overrides: list[dict[str, Any]] = []
+    if color and in_override:
+        overrides = [{"matcher": {"id": "byName", "options": "b1"}, "properties": [{"id": "color", "value": color}]}]
+    elif color:
+        defaults["color"] = color
+    options = {} if merge is None else {"options": {"mergeValues": merge}}
+    return panel(type_="state-timeline", unit="none", defaults=defaults, overrides=overrides, **options)
+
+
+def test_a_state_timeline_merging_by_threshold_hides_its_mappings_and_is_an_error() -> None:
+    """Grafana's timeline merges a thresholds-coloured field by threshold step and reads no mapping; mergeValues
+    is on unless set false, and an override's colour mode counts as much as the defaults'."""
+    thresholds = {"mode": "thresholds"}
+    assert rules_hit(dashboard(_timeline(thresholds, True)), "timeline-mappings-merged-away")
+    assert rules_hit(dashboard(_timeline(thresholds, None)), "timeline-mappings-merged-away")
+    assert rules_hit(dashboard(_timeline(thresholds, None, in_override=True)), "timeline-mappings-merged-away")
+
+
+def test_a_state_timeline_coloured_by_its_mappings_or_not_merging_is_clean() -> None:
+    rule = "timeline-mappings-merged-away"
+    assert rules_hit(dashboard(_timeline({"mode": "fixed"}, True)), rule) == []
+    assert rules_hit(dashboard(_timeline({"mode": "thresholds"}, False)), rule) == []
+    assert rules_hit(dashboard(_timeline(None, True)), rule) == []
+
+
+# --- bar gauges ------------------------------------------------------------------------------
+
+
+def test_a_bar_gauge_without_a_min_is_reported_and_one_with_a_min_is_clean() -> None:
+    """Grafana scales a bar gauge without a min from the smallest value shown: that bar is drawn empty."""
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="bytes")), "bargauge-min")
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="bytes", defaults={"min": None})), "bargauge-min")
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="bytes", defaults={"min": 0})), "bargauge-min") == []
+    assert rules_hit(dashboard(panel(type_="bargauge", unit="short", defaults={"min": -5})), "bargauge-min") == []

@@ -453,10 +453,18 @@ def test_a_base_threshold_written_null_is_minus_infinity_as_grafana_loads_it():
 def test_a_state_timeline_coloured_by_thresholds_merges_values_by_threshold_as_grafana_s_does():
     """Grafana's state timeline, with mergeValues (its default) and the field coloured by thresholds, shows each
     value as its threshold step's label and colour, value mappings unread (prepareTimelineFields /
-    mergeThresholdValues). The shipped timelines are written so: Grafana shows one base-step bar, "-∞+"."""
+    mergeThresholdValues). The shipped timelines were written so (Grafana showed one base-step bar, "-∞+"); they
+    are coloured 'fixed' now, and show their mappings merged."""
     values = [[i * 60, str(v)] for i, v in enumerate([0, 1, 2, 1, 0])]
     answer = _range("A", [({"backend": "b1"}, values)], "{{backend}}")
-    panel = _shipped_panel("long-context-64", "Gateway: backend health")
+    shipped = _shipped_panel("long-context-64", "Gateway: backend health")
+    (series,) = _apply(shipped, [answer])["series"]
+    assert [t["text"] for t in series["texts"] if t][:2] == ["unhealthy", "healthy"]
+    by_threshold = {"color": {"mode": "thresholds"}}
+    panel = {
+        **shipped,
+        "fieldConfig": {**shipped["fieldConfig"], "defaults": {**shipped["fieldConfig"]["defaults"], **by_threshold}},
+    }
     (series,) = _apply(panel, [answer])["series"]
     assert {(t["text"], t["color"]) for t in series["texts"] if t} == {("-∞+", call("colour", "green"))}
     mapped = {**panel, "options": {**panel["options"], "mergeValues": False}}
@@ -466,3 +474,4 @@ def test_a_state_timeline_coloured_by_thresholds_merges_values_by_threshold_as_g
     two = {**panel, "fieldConfig": {"defaults": {"color": {"mode": "thresholds"}, "thresholds": {"steps": steps}}}}
     (series,) = _apply(two, [answer])["series"]
     assert [t["text"] for t in series["texts"] if t] == ["< 2", "< 2", "2+", "< 2", "< 2"]
+

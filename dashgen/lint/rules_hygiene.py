@@ -2,14 +2,16 @@
 
 Data sources templated, units and descriptions present, ``$__rate_interval`` in graph rates,
 PromQL that parses, metric names the catalogue knows, ``histogram_quantile`` keeping ``le``,
-counters never shown raw, and per-GPU legends that name both the node and the GPU.
+counters never shown raw, per-GPU legends that name both the node and the GPU, state timelines whose
+value mappings Grafana would merge away, and bar gauges with a min.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import timedelta
+from typing import Any
 
 import promql_parser as pp
 
@@ -137,6 +139,51 @@ def check_descriptions(ctx: LintContext) -> Iterator[Hit]:
     for panel in ctx.dashboard.panels:
         if panel.type in QUERY_PANEL_TYPES and not panel.description.strip():
             yield Hit(panel, "no description: say what the panel proves and where its limits are")
+
+
+# --- state timelines ------------------------------------------------------------------------
+
+
+def _colour_modes(panel: Panel) -> list[Any]:
+    """The panel's field colour modes: the defaults' and every override's."""
+    color = panel.field_defaults.get("color")
+    modes = [color.get("mode") if isinstance(color, Mapping) else None]
+    for override in panel.field_overrides:
+        for prop in override.get("properties") or []:
+            if isinstance(prop, Mapping) and prop.get("id") == "color" and isinstance(prop.get("value"), Mapping):
+                modes.append(prop["value"].get("mode"))
+    return modes
+
+
+def _has_mappings(panel: Panel) -> bool:
+    if panel.field_defaults.get("mappings"):
+        return True
+    return any(
+        isinstance(prop, Mapping) and prop.get("id") == "mappings" and prop.get("value")
+        for override in panel.field_overrides
+        for prop in override.get("properties") or []
+    )
+
+
+def check_timeline_mappings_merged_away(ctx: LintContext) -> Iterator[Hit]:
+    """Grafana's state timeline with mergeValues (on unless set false) and a field coloured by thresholds
+    draws each value as its threshold step's label and colour and reads no value mapping."""
+    for panel in ctx.dashboard.panels:
+        if panel.type != "state-timeline" or panel.options.get("mergeValues") is False:
+            continue
+        if "thresholds" in _colour_modes(panel) and _has_mappings(panel):
+            yield Hit(
+                panel,
+                "colour mode 'thresholds' with mergeValues: Grafana draws the threshold steps' labels and "
+                "ignores the value mappings; use colour mode 'fixed' so the mapped states show",
+            )
+
+
+def check_bargauge_min(ctx: LintContext) -> Iterator[Hit]:
+    """Grafana's bar gauge without a min scales its bars from the smallest value shown: that bar is empty."""
+    for panel in ctx.dashboard.panels:
+        if panel.type == "bargauge" and not isinstance(panel.field_defaults.get("min"), int | float):
+            yield Hit(panel, "no min: the bars start at the smallest value shown, drawn as an empty bar; set min 0")
 
 
 # --- queries ------------------------------------------------------------------------------
@@ -318,6 +365,18 @@ RULES: tuple[Rule, ...] = (
         Severity.WARNING,
         "_total counters are shown through rate()/increase(), never raw",
         check_counter_raw,
+    ),
+    Rule(
+        "timeline-mappings-merged-away",
+        Severity.ERROR,
+        "a state timeline with value mappings is not coloured by thresholds while merging values",
+        check_timeline_mappings_merged_away,
+    ),
+    Rule(
+        "bargauge-min",
+        Severity.WARNING,
+        "a bar gauge sets its scale's min, so its smallest bar is not drawn empty",
+        check_bargauge_min,
     ),
     Rule(
         "legend-node-gpu",

@@ -12,11 +12,13 @@ grid's 24 columns with 8 px between panels, the panel's 8 px content padding and
 table's vertical scrollbar (8 px and its 2 px margin) reserved, since a long table shows one.
 
 ``visible_columns`` reads the columns a table can show from its JSON alone (the kit's organize step, the
-matrix's declared headers); the preview passes the columns the data really brought.
+matrix's declared headers); the preview passes the columns the data really brought. ``verdict_columns`` names
+the columns that must never be clipped, whatever the row (S37: the verdict is visible at a glance).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +31,9 @@ PANEL_PADDING = 8  # the panel's content padding (theme.components.panel.padding
 PANEL_BORDER = 1  # each side
 SCROLLBAR = 8 + 2  # TableNG's TABLE.SCROLL_BAR_WIDTH and SCROLL_BAR_MARGIN
 DEFAULT_MIN_WIDTH = 150  # TableNG's COLUMN.DEFAULT_WIDTH: the floor of an auto-sized column
+COLOUR_CELLS = frozenset({"color-text", "color-background"})
+# A column named as a state (or a fault code, the GPU's last Xid) says whether its entity is well, coloured or not.
+STATE_NAME = re.compile(r"\b(state|status|health|verdict|xid)\b", re.IGNORECASE)
 
 
 def panel_pixels(grid_width: int, screen_width: int = SCREEN_WIDTH) -> float:
@@ -135,3 +140,40 @@ def visible_columns(panel: Mapping[str, Any]) -> list[str] | None:
         if title not in shown:  # a value and its alias ("Value" / "Value #A"): a query names it one way
             shown.append(title)
     return shown
+
+
+def _colour_coded(panel: Mapping[str, Any]) -> bool:
+    """Whether the table colours its value cells by what they mean: a colour cell type with more than one
+    threshold step, or a value mapping that gives a colour."""
+    config, custom = _config(panel)
+    if _object(custom, "cellOptions").get("type") not in COLOUR_CELLS:
+        return False
+    defaults = _object(config, "defaults")
+    steps = _object(defaults, "thresholds").get("steps")
+    if isinstance(steps, list) and len(steps) > 1:
+        return True
+    return any(_gives_colour(m) for m in defaults.get("mappings") or [] if isinstance(m, Mapping))
+
+
+def _gives_colour(mapping: Mapping[str, Any]) -> bool:
+    options = _object(mapping, "options")
+    results = [_object(options, "result"), *(v for v in options.values() if isinstance(v, Mapping))]
+    return any(result.get("color") for result in results)
+
+
+def _entity_columns(panel: Mapping[str, Any]) -> set[str]:
+    """The titles of the columns that name a row's entity: a merged table's label columns (every field but the
+    queries' values), renamed as organize shows them."""
+    steps = [s for s in panel.get("transformations") or [] if isinstance(s, Mapping)]
+    organize = next((s.get("options") or {} for s in steps if s.get("id") == "organize"), {})
+    rename = organize.get("renameByName") or {}
+    names = {*(organize.get("indexByName") or {}), *rename}
+    return {rename.get(n) or n for n in names if not str(n).startswith("Value")}
+
+
+def verdict_columns(panel: Mapping[str, Any], columns: Sequence[str]) -> list[str]:
+    """The verdict columns among the table's ``columns``: those whose cells are colour-coded by thresholds or
+    mappings (every value column of a colour-coded table) or that are named as a state."""
+    coloured = _colour_coded(panel)
+    entities = _entity_columns(panel)
+    return [c for c in columns if STATE_NAME.search(c) or (coloured and c not in entities)]

@@ -238,15 +238,22 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
         text_extra = tree_copy({"options": spec.options}) if spec.options else None
         return G.Text(**common, content=spec.content, mode="markdown", extraJson=text_extra)
     if spec.kind == "state-timeline":
+        # Coloured by its value mappings, never by thresholds: Grafana's timeline, with mergeValues on and the
+        # field's colour mode "thresholds", replaces each value by its threshold step's label and reads no
+        # mapping (prepareTimelineFields / mergeThresholdValues), so every state would be one base-step bar.
+        # In "fixed" mode equal neighbours still merge and each keeps its mapping's text and colour.
         return G.StateTimeline(
             **common,
+            colorMode="fixed",
             thresholds=_thresholds(spec),
             overrides=_overrides(spec),
             mappings=[],
             extraJson=_extra(spec),
         )
-    # bargauge: the current model via ModernPanel.
-    defaults = _field_defaults(spec)
+    # bargauge: the current model via ModernPanel. A bar's length is read as its value, so the scale starts at 0
+    # unless the spec gives a min (a signed quantity): without one Grafana starts it at the smallest value shown,
+    # whose bar is then empty.
+    defaults = {"min": 0, **_field_defaults(spec)}
     defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
     if spec.custom:
         defaults["custom"] = tree_copy(spec.custom)
