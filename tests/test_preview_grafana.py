@@ -474,4 +474,3 @@ def test_a_state_timeline_coloured_by_thresholds_merges_values_by_threshold_as_g
     two = {**panel, "fieldConfig": {"defaults": {"color": {"mode": "thresholds"}, "thresholds": {"steps": steps}}}}
     (series,) = _apply(two, [answer])["series"]
     assert [t["text"] for t in series["texts"] if t] == ["< 2", "< 2", "2+", "< 2", "< 2"]
-

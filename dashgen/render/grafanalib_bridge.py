@@ -91,19 +91,25 @@ def _datasource(spec: PanelSpec) -> dict[str, Any]:
     return tree_copy(spec.datasource) if spec.datasource is not None else DATASOURCE
 
 
+def _scale_min(spec: PanelSpec) -> float | None:
+    """The field's min: the spec's; for a bar gauge without one, 0. A bar's length is read as its value, so its
+    scale starts at 0 unless the spec gives a min (a signed quantity): without one Grafana starts it at the smallest
+    value shown, whose bar is then empty."""
+    return 0 if spec.min is None and spec.kind == "bargauge" else spec.min
+
+
 def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
     defaults: dict[str, Any] = {"unit": spec.unit}
-    if spec.min is not None:
-        defaults["min"] = spec.min
+    low = _scale_min(spec)
+    if low is not None:
+        defaults["min"] = low
     if spec.max is not None:
         defaults["max"] = spec.max
     if spec.decimals is not None:
         defaults["decimals"] = spec.decimals
     if spec.no_value is not None:
         defaults["noValue"] = spec.no_value
-    mappings = (
-        with_impossible_values(spec.mappings, spec.unit, spec.min) if renderer_adds(spec.evidence) else spec.mappings
-    )
+    mappings = with_impossible_values(spec.mappings, spec.unit, low) if renderer_adds(spec.evidence) else spec.mappings
     if mappings:
         defaults["mappings"] = tree_copy(list(mappings))
     if spec.data_links:
@@ -250,10 +256,8 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             mappings=[],
             extraJson=_extra(spec),
         )
-    # bargauge: the current model via ModernPanel. A bar's length is read as its value, so the scale starts at 0
-    # unless the spec gives a min (a signed quantity): without one Grafana starts it at the smallest value shown,
-    # whose bar is then empty.
-    defaults = {"min": 0, **_field_defaults(spec)}
+    # bargauge: the current model via ModernPanel (its scale from 0 unless the spec says: _scale_min)
+    defaults = _field_defaults(spec)
     defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
     if spec.custom:
         defaults["custom"] = tree_copy(spec.custom)
