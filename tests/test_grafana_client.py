@@ -328,8 +328,11 @@ def test_connection_refused_raises_unreachable_for_reads_and_writes() -> None:
 def test_truncated_json_body_raises_bad_response(standin: GrafanaStandin, client: GrafanaClient) -> None:
     standin.seed_dashboard(dashboard())
     standin.inject_truncated_body("GET", "/api/dashboards/uid/prod-overview", honest_length=True)
-    with pytest.raises(BadResponse, match="not valid JSON"):
+    with pytest.raises(BadResponse, match="not valid JSON") as caught:
         client.get_dashboard("prod-overview")
+    # Grafana's own JSON answer cut short: its API answered and failed (a release that fails, exit 1), where an HTML
+    # page or a redirect means the URL leads elsewhere (exit 2)
+    assert caught.value.exit_code == 1
 
 
 def test_transfer_cut_short_on_get_is_retried(standin: GrafanaStandin, client: GrafanaClient) -> None:
@@ -351,9 +354,9 @@ def test_truncated_body_after_a_landed_post_is_write_outcome_unknown(
 
 def test_redirect_is_not_followed_for_a_write(standin: GrafanaStandin, client: GrafanaClient) -> None:
     standin.inject("POST", "/api/dashboards/db", status=301, body="", headers={"Location": "https://elsewhere/"})
-    with pytest.raises(BadResponse, match="redirect"):
+    with pytest.raises(BadResponse, match="redirect") as caught:
         client.save_dashboard(dashboard(), None, "v1")
-    assert standin.count("*") == 1
+    assert standin.count("*") == 1 and caught.value.exit_code == 2  # the URL leads elsewhere: an input error
 
 
 # ---------------------------------------------------------------- secrets and TLS

@@ -23,7 +23,7 @@ from dashgen import __version__
 from dashgen.cli.output import MESSAGE_LINE_LIMIT
 from dashgen.errors import DashgenError, redact
 from dashgen.escape import terminal_lines, terminal_text
-from dashgen.grafana.errors import GrafanaError
+from dashgen.grafana.errors import BadResponse, GrafanaUnreachable
 from dashgen.render.collector import heap_left_at_exit
 
 # said after an error of a Grafana that gave no answer, or no answer of Grafana's: where its URL comes from
@@ -164,7 +164,7 @@ def hoist_group_options(args: list[str]) -> list[str]:
 
 
 def _message(exc: DashgenError) -> str:
-    if isinstance(exc, GrafanaError) and exc.exit_code == 2:  # no answer of Grafana's: the URL is the input
+    if isinstance(exc, GrafanaUnreachable | BadResponse) and exc.exit_code == 2:  # no answer of Grafana's: the URL
         return f"{exc}; {GRAFANA_URL_HINT}"
     return str(exc)
 

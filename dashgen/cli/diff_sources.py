@@ -126,8 +126,8 @@ def read_live_dashboard(uid: str, connection: dict[str, Any]) -> dict[str, Any] 
     try:
         with make_client(**options) as client:
             live = export_one(connect(client, options["org_id"]), uid)
-    except GrafanaError as exc:  # its exit code is the boundary's, as for every command that talks to Grafana
-        raise exc.said_of(f"{uid}: cannot read it from Grafana") from None
+    except GrafanaError as exc:  # exit 2 whatever Grafana said: 1 means "the dashboards differ"
+        raise exc.said_of(f"{uid}: cannot read it from Grafana").as_input_error() from None
     if live is None:
         click.echo(f"{uid}: Grafana has no dashboard with this uid; the build would create it", err=True)
         return None

@@ -188,8 +188,8 @@ def drift_command(
             if not releases:
                 raise InputError(f"{ledger}: no verified release to {live.instance.label} to compare with")
             drifts = [drift_of(live, uid, record) for uid, record in releases.items()]
-    except GrafanaError as exc:  # its exit code is the boundary's, as for every command that talks to Grafana
-        raise exc.said_of("cannot read the live dashboards, drift unknown") from None
+    except GrafanaError as exc:  # exit 2 whatever Grafana said: 1 means "edited in Grafana"
+        raise exc.said_of("cannot read the live dashboards, drift unknown").as_input_error() from None
     code = 1 if any(d.drifted for d in drifts) else 0
     if output_format == "json":
         emit_json(

@@ -12,6 +12,7 @@ from typing import Any
 
 from dashgen.grafana.errors import (
     BadResponse,
+    BrokenAnswer,
     Forbidden,
     GrafanaError,
     GrafanaUnreachable,
@@ -55,7 +56,8 @@ def parse_json(resp: HttpResponse) -> Any:
     try:
         return loads_strict(resp.body)
     except ValueError:
-        raise BadResponse(
+        broken = BrokenAnswer if resp.content_type == "application/json" else BadResponse
+        raise broken(
             f"Grafana answered {resp.method} {resp.url} with {resp.status} but the body is not valid JSON "
             f"({len(resp.body)} bytes, {resp.content_type or 'no content type'}): truncated, or not Grafana?",
             method=resp.method,

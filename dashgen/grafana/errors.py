@@ -30,6 +30,13 @@ class GrafanaError(DashgenError):
         self.args = (terminal_text(" ".join(f"{what}: {self.args[0]}".split()), 2200),)
         return self
 
+    def as_input_error(self) -> GrafanaError:
+        """This error with exit code 2 whatever Grafana answered: for a command whose exit 1 means what it found
+        (``drift``: edited in Grafana; ``diff --live``: the dashboards differ), a read that failed, a refused token
+        too, must not read as that finding."""
+        self.exit_code = 2
+        return self
+
 
 class GrafanaUnreachable(GrafanaError):
     """No HTTP answer: connection refused, DNS failure, TLS failure or timeout (after retries for GETs).
@@ -77,6 +84,13 @@ class BadResponse(GrafanaError):
     Exit code 2, as no answer: the URL does not lead to Grafana's API."""
 
     exit_code = 2
+
+
+class BrokenAnswer(BadResponse):
+    """An answer typed as JSON that does not parse (cut short, a body of the wrong length): Grafana's API answered
+    and failed, which a release reports as failed (exit 1), not as a wrong URL."""
+
+    exit_code = 1
 
 
 class GrafanaHTTPError(GrafanaError):
