@@ -507,3 +507,32 @@ def test_a_dashboard_without_a_title_is_named_so_in_the_module_s_docstring(title
     first_line = import_dashboard(doc, "untitled.json").text.splitlines()[0]
     assert first_line == '"""Imported from Grafana by ``dashgen import``: a dashboard with no title (uid untitled).'
     assert "None" not in first_line
+
+
+@pytest.mark.parametrize("mode", ["thresholds", "fixed"])
+def test_an_imported_state_timeline_keeps_the_colour_mode_grafana_stored(tmp_path, mode):
+    """dashgen colours its own state timelines by their value mappings ("fixed"); an imported one renders with the
+    colour mode it was stored with, which the round trip compares (a thresholds-coloured timeline came back
+    palette-classic once, with the diff calling it noise)."""
+    panel = {
+        "id": 1,
+        "type": "state-timeline",
+        "title": "Backend state",
+        "gridPos": {"x": 0, "y": 0, "w": 12, "h": 8},
+        "targets": [{"refId": "A", "expr": "up"}],
+        "fieldConfig": {
+            "defaults": {
+                "color": {"mode": mode},
+                "mappings": [{"type": "value", "options": {"1": {"text": "up", "color": "green"}}}],
+                "thresholds": {"mode": "absolute", "steps": [{"color": "green", "value": None}]},
+            },
+            "overrides": [],
+        },
+        "options": {"mergeValues": True},
+    }
+    result = import_dashboard({"uid": "timeline", "title": "Timeline", "panels": [panel]}, "timeline")
+    module = tmp_path / "timeline.py"
+    module.write_text(result.text, encoding="utf-8")
+    (rendered,) = render_module_file(module)["panels"]
+    assert rendered["fieldConfig"]["defaults"]["color"]["mode"] == mode
+    assert not result.round_trip.has_semantic_changes

@@ -247,10 +247,11 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
         # Coloured by its value mappings, never by thresholds: Grafana's timeline, with mergeValues on and the
         # field's colour mode "thresholds", replaces each value by its threshold step's label and reads no
         # mapping (prepareTimelineFields / mergeThresholdValues), so every state would be one base-step bar.
-        # In "fixed" mode equal neighbours still merge and each keeps its mapping's text and colour.
+        # In "fixed" mode equal neighbours still merge and each keeps its mapping's text and colour. An imported
+        # panel keeps the colour mode Grafana stored (the import's round trip): lint names the combination there.
         return G.StateTimeline(
             **common,
-            colorMode="fixed",
+            colorMode="fixed" if renderer_adds(spec.evidence) else "thresholds",
             thresholds=_thresholds(spec),
             overrides=_overrides(spec),
             mappings=[],
