@@ -8,7 +8,28 @@ from pathlib import Path
 
 
 def _git(cwd: str, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=10).stdout
+    # a path that is not UTF-8 read as its bytes (surrogateescape), as Python names files, never a decoding error
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True, timeout=10)
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+def _changed_paths(status: str) -> list[str]:
+    """The paths of ``git status --porcelain -z``: NUL-separated ``XY path`` entries, unquoted (without ``-z`` a path
+    with a space or a non-ASCII character comes back quoted and escaped); a rename or copy is followed by its
+    source path."""
+    fields = status.split("\0")
+    paths: list[str] = []
+    index = 0
+    while index < len(fields):
+        entry = fields[index]
+        index += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC" and index < len(fields):
+            paths.append(fields[index])
+            index += 1
+    return paths
 
 
 def _from_top(path: Path, top: str) -> str | None:
@@ -26,9 +47,8 @@ def current_commit(directory: Path | None = None, own_files: Iterable[Path] = ()
     try:
         sha = _git(cwd, "rev-parse", "HEAD").strip()
         top = _git(cwd, "rev-parse", "--show-toplevel").strip()
-        status = _git(cwd, "status", "--porcelain", "--untracked-files=no")  # paths from the top
+        status = _git(cwd, "status", "--porcelain", "-z", "--untracked-files=no")  # paths from the top
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     own = {name for name in (_from_top(Path(f), top) for f in own_files) if name}
-    changed = [line[3:] for line in status.splitlines() if line.strip()]
-    return f"{sha}-dirty" if any(path not in own for path in changed) else sha
+    return f"{sha}-dirty" if any(path not in own for path in _changed_paths(status)) else sha
