@@ -97,6 +97,29 @@ class _TeamOutput(io.TextIOBase):
         return "".join(shown)
 
 
+class _Routed(io.TextIOBase):
+    """``sys.stdout`` / ``sys.stderr`` after a team call ran out of time: the call's thread runs on, and what it
+    prints later goes to its capture (never shown: the command has stopped); every other thread's writes go to the
+    stream it replaced, so a late print cannot land inside a ``--format json`` envelope."""
+
+    def __init__(self, stream: Any, runaway: threading.Thread, capture: _TeamOutput) -> None:
+        self.stream, self.runaway, self.capture = stream, runaway, capture
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if threading.current_thread() is self.runaway:
+            return self.capture.write(text)
+        return int(self.stream.write(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer: the stream's own
+        return getattr(self.stream, name)
+
+
 _STREAMS = threading.Lock()  # one team call at a time swaps sys.stdout / sys.stderr
 
 
@@ -126,7 +149,10 @@ def contained(call: Callable[[], Any], where: str, doing: str) -> Any:
             worker.start()
             worker.join(limit)
         finally:
-            sys.stdout, sys.stderr = stdout, stderr
+            if worker.is_alive():
+                sys.stdout, sys.stderr = _Routed(stdout, worker, printed), _Routed(stderr, worker, printed)
+            else:
+                sys.stdout, sys.stderr = stdout, stderr
     sys.stderr.write(printed.lines(where))
     if worker.is_alive():
         raise InputError(f"{where}: {doing}: it did not finish within {limit:g}s (DASHGEN_MODULE_TIMEOUT)")

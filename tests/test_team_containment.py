@@ -145,3 +145,31 @@ def test_a_team_module_that_prints_leaves_the_json_envelope_whole(team):  # noqa
     assert json.loads(result.stdout)["ok"] is True
     assert "extra_modules: noisy" in result.stderr and "noisy.py): printed: in build" in result.stderr
     assert "\x1b" not in result.stderr
+
+
+def test_what_a_call_prints_after_its_time_ran_out_never_reaches_the_command_s_output(monkeypatch):
+    """The call runs on in its thread when the command stops: what it prints then must not land in the command's
+    stdout (a ``--format json`` envelope written after the error), while the command's own writes still do."""
+    import io
+    import sys
+    import threading
+
+    from dashgen.errors import InputError
+    from dashgen.team_panels import contained
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setenv("DASHGEN_MODULE_TIMEOUT", "0.05")
+    release, printed = threading.Event(), threading.Event()
+
+    def call() -> None:
+        release.wait(10)
+        print("LATE PRINT")
+        printed.set()
+
+    with pytest.raises(InputError, match="did not finish"):
+        contained(call, "slow.py", "build()")
+    release.set()
+    assert printed.wait(10)
+    print('{"ok": false}')  # the command's own envelope, after the error
+    assert out.getvalue() == '{"ok": false}\n'
