@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import itertools
+import math
 import os
 import sys
 import threading
@@ -63,12 +64,20 @@ def module_path(profile: Profile, name: str) -> Path:
 
 
 def time_limit() -> float:
-    """``$DASHGEN_MODULE_TIMEOUT`` seconds when set to a positive number, else :data:`TIME_LIMIT`."""
-    try:
-        value = float(os.environ.get("DASHGEN_MODULE_TIMEOUT", ""))
-    except ValueError:
+    """``$DASHGEN_MODULE_TIMEOUT`` seconds, else :data:`TIME_LIMIT` when it is unset or empty; anything but a number
+    of seconds above 0 and below a day is an input error naming it (not a silent fall back to the default)."""
+    given = os.environ.get("DASHGEN_MODULE_TIMEOUT", "").strip()
+    if not given:
         return TIME_LIMIT
-    return value if 0 < value < 86_400 else TIME_LIMIT
+    try:
+        value = float(given)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 86_400:
+        raise InputError(
+            f"DASHGEN_MODULE_TIMEOUT={terminal_text(given, 40)}: not a number of seconds above 0 and below 86400"
+        )
+    return value
 
 
 class _TeamOutput(io.TextIOBase):

@@ -173,3 +173,17 @@ def test_what_a_call_prints_after_its_time_ran_out_never_reaches_the_command_s_o
     assert printed.wait(10)
     print('{"ok": false}')  # the command's own envelope, after the error
     assert out.getvalue() == '{"ok": false}\n'
+
+
+@pytest.mark.parametrize("given", ["abc", "0", "-1", "nan", "inf", "86400"])
+def test_a_module_time_bound_that_is_no_number_of_seconds_is_an_input_error_naming_it(monkeypatch, given):
+    from dashgen.errors import InputError
+    from dashgen.team_panels import TIME_LIMIT, time_limit
+
+    monkeypatch.setenv("DASHGEN_MODULE_TIMEOUT", given)
+    with pytest.raises(InputError, match=f"DASHGEN_MODULE_TIMEOUT={given}: not a number of seconds"):
+        time_limit()
+    monkeypatch.setenv("DASHGEN_MODULE_TIMEOUT", "2.5")
+    assert time_limit() == 2.5
+    monkeypatch.setenv("DASHGEN_MODULE_TIMEOUT", "")
+    assert time_limit() == TIME_LIMIT
