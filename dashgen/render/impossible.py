@@ -49,8 +49,9 @@ def impossible_mappings(unit: object, low: object) -> tuple[dict[str, Any], ...]
 
 
 def renderer_adds(evidence: Evidence | None) -> bool:
-    """Whether the renderer adds the mappings and the time series' note to a panel of this evidence: to dashgen's
-    own panels, not to an imported one (it renders as Grafana stored it)."""
+    """Whether the renderer adds the mappings and the time series' note (and the kit a table's label columns as
+    text, ``kit.text_columns_as_text``) to a panel of this evidence: to dashgen's own panels, not to an imported
+    one (it renders as Grafana stored it)."""
     return not isinstance(evidence, ImportedEvidence)
 
 

@@ -24,6 +24,7 @@ from typing import Any, Literal, TypedDict, Unpack
 from dashgen.deployment.profile import Profile
 from dashgen.exporters.table import TABLES
 from dashgen.project import shown_name
+from dashgen.render.impossible import renderer_adds
 from dashgen.render.raw import RawOptions, deep_merge
 from dashgen.render.spec import RATIO_UNITS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.states import Beyond, State, States
@@ -288,10 +289,14 @@ def is_date_unit(unit: str | None) -> bool:
     return bool(unit) and (str(unit).startswith(("dateTime", "time:")))
 
 
-def text_columns_as_text(unit: str | None) -> tuple[dict[str, Any], ...]:
-    """A table whose values carry a date unit shows its label columns as text: an override giving string fields
-    the ``string`` unit, so the date unit reaches the value columns only."""
-    if not is_date_unit(unit):
+def text_columns_as_text(unit: str | None, evidence: Evidence | None) -> tuple[dict[str, Any], ...]:
+    """A table shows its label columns (string fields; a Prometheus frame's values are numbers) as text: an
+    override giving them the ``string`` unit. Grafana's display processor formats a string that reads as a number
+    with the field's unit and decimals unless its unit is ``string`` (GPU "6" read "6.0", "0x1f" "31") and parses
+    every value of a field with a date unit as a date (a label then reads "NaN"). Every dashgen table has it, by
+    type so that it holds whatever its transformations name the columns; an imported table (it renders as Grafana
+    stored it) only when its values carry a date unit."""
+    if not renderer_adds(evidence) and not is_date_unit(unit):
         return ()
     return ({"matcher": {"id": "byType", "options": "string"}, "properties": [{"id": "unit", "value": "string"}]},)
 
@@ -341,7 +346,7 @@ def table(
         },
         transformations=transformations,
         options=sort_options(sort),
-        overrides=text_columns_as_text(common.get("unit")),
+        overrides=text_columns_as_text(common.get("unit"), evidence),
     )
 
 

@@ -2,9 +2,9 @@
 
 A merged table is ``labels`` (label name -> column title, the row keys, in order) and ``columns`` (one instant
 query each, titled with its unit in the header); the kit turns them into the queries (refId A, B, ...) and the
-transformations (merge into one row per key, organize: order, rename, hide ``Time``). Grafana's JSON Schema
-types override values as objects, so dashgen sets no per-column field overrides: a column states its unit in
-its header, and the table's unit, decimals and value mappings hold for every column.
+transformations (merge into one row per key, organize: order, rename, hide ``Time``). dashgen sets no per-column
+field overrides: a column states its unit in its header, and the table's unit, decimals and value mappings hold for
+every value column (the kit gives the label columns, string fields, the ``string`` unit).
 """
 
 from __future__ import annotations

@@ -1,0 +1,144 @@
+"""A dashgen table's label columns (node, GPU index, PP stage, replica, a matrix's row names) show the label's text.
+
+Grafana's display processor (@grafana/data ``getDisplayProcessor``) formats a string that reads as a number with
+the field's unit and decimals unless its unit is ``string``, and a table's label columns inherit the table's
+field defaults: GPU "6" read "6.0" in "Window mean and peak per GPU", "0x1f" read "31", a reason "1e3" "1 K".
+The label columns are found here from the panel's transformations (organize's renames of the query labels,
+groupingToMatrix's row field), not from the overrides the kit writes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import grafana_node
+import pytest
+from grafana_node import call
+from group_checks import PROFILE_NAMES, document
+
+from dashgen.live.expand import ExpandedQuery
+from dashgen.preview.frames import Answer, request
+from dashgen.preview.page import GRAFANA_DATA
+from dashgen.render import kit
+from dashgen.render.imported import imported
+from dashgen.render.spec import Evidence, Target
+
+# Labels that read as numbers: Grafana's toNumber takes a leading zero, an exponent and a hex prefix
+NUMBER_LIKE = ("6", "06", "1e3", "0x1f")
+VALUE_FIELD = re.compile(r"Time|Value( #[A-Z]+)?")  # organize's names of a query's own fields, not its labels
+
+
+def _every(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    found = []
+    for panel in panels:
+        found.append(panel)
+        found.extend(_every(panel.get("panels") or []))
+    return found
+
+
+def _tables() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (profile, panel)
+        for profile in PROFILE_NAMES
+        for panel in _every(document(profile)["panels"])
+        if panel.get("type") == "table"
+    ]
+
+
+TABLES = _tables()
+
+
+def _label_columns(panel: dict[str, Any]) -> dict[str, str]:
+    """Query label name -> the title Grafana shows its column under, from the panel's transformations: a matrix's
+    row field, or the labels a merged table's organize step places; each as organize renames it."""
+    steps = panel.get("transformations") or []
+    organize = next((s.get("options") or {} for s in steps if s["id"] == "organize"), {})
+    rename = organize.get("renameByName") or {}
+    matrix = [s["options"] for s in steps if s["id"] == "groupingToMatrix"]
+    if matrix:
+        field = f"{matrix[0]['rowField']}\\{matrix[0]['columnField']}"
+        return {matrix[0]["rowField"]: rename.get(field) or field}
+    hidden = organize.get("excludeByName") or {}
+    placed = [*(organize.get("indexByName") or {}), *rename]
+    return {
+        name: rename.get(name) or name for name in placed if not VALUE_FIELD.fullmatch(name) and not hidden.get(name)
+    }
+
+
+def _matrix_columns(panel: dict[str, Any]) -> list[str]:
+    return [s["options"]["columnField"] for s in panel.get("transformations") or [] if s["id"] == "groupingToMatrix"]
+
+
+def test_the_shipped_profiles_have_tables_of_both_kinds():
+    kinds = {step["id"] for _, panel in TABLES for step in panel.get("transformations") or []}
+    assert {"organize", "groupingToMatrix"} <= kinds
+    assert all(_label_columns(panel) for _, panel in TABLES), "a table whose label columns this test cannot find"
+
+
+@pytest.mark.parametrize(("profile", "panel"), TABLES, ids=[f"{p}:{t['title'][:40]}" for p, t in TABLES])
+def test_every_label_column_of_a_dashgen_table_has_the_string_unit(profile, panel):
+    overrides = panel["fieldConfig"]["overrides"]
+    as_text = {
+        o["matcher"]["options"]
+        for o in overrides
+        if o["matcher"]["id"] == "byName" and {"id": "unit", "value": "string"} in o["properties"]
+    }
+    text_by_type = any(
+        o["matcher"] == {"id": "byType", "options": "string"} and {"id": "unit", "value": "string"} in o["properties"]
+        for o in overrides
+    )
+    missing = [title for title in _label_columns(panel).values() if title not in as_text and not text_by_type]
+    assert not missing, (profile, panel["title"], missing)
+
+
+def _without_mappings(panel: dict[str, Any]) -> dict[str, Any]:
+    config = panel["fieldConfig"]
+    overrides = [
+        {**o, "properties": [p for p in o["properties"] if p["id"] != "mappings"]} for o in config["overrides"]
+    ]
+    return {**panel, "fieldConfig": {"defaults": {**config["defaults"], "mappings": []}, "overrides": overrides}}
+
+
+def _answer(ref: str, rows: list[dict[str, str]]) -> Answer:
+    query = ExpandedQuery(ref, "instant", "m", "m", 0, 60, 0, 15, 60)
+    result = [{"metric": labels, "value": [60, "1"]} for labels in rows]
+    return Answer(query, {"expr": "m", "refId": ref, "format": "table", "instant": True}, "vector", result)
+
+
+@pytest.mark.parametrize("minor", GRAFANA_DATA)
+def test_grafana_shows_every_label_column_s_text_unchanged(minor):
+    """Every table of every profile, its queries answering rows whose labels all read as numbers: each label
+    column's cells, through the bundled @grafana/data's transformations and display processor, read as the label.
+    The table's value mappings are left out here: what they make of a label is another question than the unit's."""
+    grafana_node.use(minor)
+    try:
+        wrong = []
+        for profile, shipped in TABLES:
+            panel = _without_mappings(shipped)
+            labels = _label_columns(panel)
+            rows = [
+                {**dict.fromkeys(labels, value), **dict.fromkeys(_matrix_columns(panel), "n1")} for value in NUMBER_LIKE
+            ]
+            answers = [_answer(target["refId"], rows) for target in panel["targets"]]
+            (result,) = call("applyPanels", [request(panel, answers, 600)])
+            assert result["kind"] == "table", (profile, panel["title"], result)
+            columns = [column["name"] for column in result["columns"]]
+            for title in labels.values():
+                assert title in columns, (profile, panel["title"], title, columns)
+                texts = sorted(row[columns.index(title)]["text"] for row in result["rows"])
+                if texts != sorted(NUMBER_LIKE):
+                    wrong.append((profile, panel["title"], title, texts))
+        assert not wrong, "\n".join(map(str, wrong))
+    finally:
+        grafana_node.use(GRAFANA_DATA[-1])
+
+
+def test_an_imported_table_keeps_its_own_overrides_unless_its_values_are_dates():
+    """The kit adds the string unit to dashgen's own tables only: an imported table renders as Grafana stored it
+    (the import's round trip), but for the date-unit case where its labels would read "NaN"."""
+    query = (Target("m", instant=True, table=True),)
+    as_text = {"matcher": {"id": "byType", "options": "string"}, "properties": [{"id": "unit", "value": "string"}]}
+    imported_table = kit.table("t.imported", "Imported", imported("stored"), targets=query, unit="short")
+    dated = kit.table("t.dated", "Dated", imported(None), targets=query, unit="dateTimeFromNow")
+    own = kit.table("t.own", "Own", Evidence(source="s", quantity="q", limit="l"), targets=query, unit="short")
+    assert imported_table.overrides == () and dated.overrides == (as_text,) and own.overrides == (as_text,)
