@@ -17,7 +17,7 @@ DS = {"type": "prometheus", "uid": "${datasource}"}
 
 def _dashboard(unit: str = "percent", maximum: float | None = None) -> dict[str, Any]:
     # S38's red mappings as dashgen renders them: the findings below are S5's alone
-    defaults: dict[str, Any] = {"unit": unit, "min": 0, "mappings": list(impossible_mappings(unit, 0))}
+    defaults: dict[str, Any] = {"unit": unit, "min": 0, "mappings": list(impossible_mappings(unit, 0, maximum))}
     if maximum is not None:
         defaults["max"] = maximum
     return {
