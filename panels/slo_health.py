@@ -246,7 +246,7 @@ def budget_panel(profile: Profile) -> PanelSpec:
             ),
         ),
         targets=targets,
-        **ratio_axis("percentunit"),
+        **ratio_axis("percentunit", signed=True),
         decimals=1,
         width=8,
         height=7,

@@ -119,7 +119,7 @@ def budget_panel(profile: Profile) -> PanelSpec:
                 instant=True,
             ),
         ),
-        **ratio_axis("percentunit"),
+        **ratio_axis("percentunit", signed=True),
         decimals=1,
         width=8,
         height=7,

@@ -209,7 +209,7 @@ SPAN_ARGS = {
 @pytest.mark.parametrize("value", TIMES)
 @pytest.mark.parametrize("command", sorted(TIME_ARGS))
 def test_an_impossible_window_end_is_refused_before_any_query(command, value, tmp_path):
-    """S38: ``preview --at nan`` drew a page at NaN, and every command took a window ending in 1969, at the epoch
+    """``preview --at nan`` drew a page at NaN, and every command took a window ending in 1969, at the epoch
     or in the year 3e15; a time must lie after 1970 and before the year 10000."""
     argv = [str(tmp_path / "out") if w == "{out}" else w for w in TIME_ARGS[command]] + [value]
     result = CliRunner().invoke(main, ["--profiles-dir", str(ROOT / "profiles"), *argv])
@@ -241,7 +241,7 @@ def test_a_window_or_scrape_interval_of_zero_or_past_100_years_is_refused(comman
 def test_a_namespace_or_label_kubernetes_refuses_is_refused_before_anything_is_written(
     command, option, value, tmp_path
 ):
-    """S38: these were written into the resources as given (kubectl refused them later, or a newline became part
+    """These were written into the resources as given (kubectl refused them later, or a newline became part
     of a namespace); now each is a usage error naming the option, and nothing is written."""
     argv = ["--profiles-dir", str(ROOT / "profiles"), *command, "--out", str(tmp_path / "out"), option, value]
     result = CliRunner().invoke(main, argv)

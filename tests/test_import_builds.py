@@ -91,8 +91,8 @@ def test_fit_titles_rows_and_panels_fixes_ratio_axes_and_drops_what_the_build_re
     assert got.targets[0].expr == 'sum(x{a="1"})'
     assert got.targets[0].extra == {"hide": False}
     props = {p["id"]: p["value"] for p in got.overrides[0]["properties"]}
-    assert props == {"unit": "percent", "min": 0, "max": 100, "mappings": list(impossible_mappings("percent", 0))}
-    assert got.mappings == impossible_mappings("percentunit", 0)  # S38, after the panel's own (none here)
+    assert props == {"unit": "percent", "min": 0, "max": 100, "mappings": list(impossible_mappings("percent", 0, 100))}
+    assert got.mappings == impossible_mappings("percentunit", 0, 1)  # S38, after the panel's own (none here)
     assert len(fitted.notes) == 5  # title, axis, S38 mappings, gauge, zero fill: each said
 
 

@@ -26,8 +26,10 @@ from dashgen.render.layout import GridPos
 from dashgen.render.spec import Evidence, Target
 
 EVIDENCE = Evidence("test source", "a share", "none")
-# Panels of each shipped dashboard with a ratio axis (S5) and with another axis fixed at 0.
+# Panels of each shipped dashboard with a ratio axis (S5) and with another axis fixed at 0; of the ratio panels, the
+# signed ones (the error budget left, negative once overspent) that map only the values above 100 %.
 RATIO_PANELS = {"h20-16": 19, "long-context-64": 35, "pd-128": 38, "video-200": 18}
+SIGNED_BUDGETS = {"h20-16": 1, "long-context-64": 1, "pd-128": 1, "video-200": 1}
 FIXED_AT_ZERO = {"h20-16": 18, "long-context-64": 27, "pd-128": 25, "video-200": 21}
 
 
@@ -41,7 +43,10 @@ def test_every_shipped_bounded_panel_maps_its_impossible_values_to_red_text(prof
     kinds: Counter[str] = Counter()
     for item in shipped_panels(profile):
         defaults = item["fieldConfig"]["defaults"]
-        if defaults.get("unit") in RATIO_UNITS:
+        if defaults.get("unit") in RATIO_UNITS and "error budget left" in item["title"].lower():
+            kinds["signed"] += 1
+            assert _texts(item)[-1:] == [ABOVE_FULL] and BELOW_ZERO not in _texts(item), item["title"]
+        elif defaults.get("unit") in RATIO_UNITS:
             kinds["ratio"] += 1
             assert _texts(item)[-2:] == [ABOVE_FULL, BELOW_ZERO], item["title"]
         elif defaults.get("min") == 0:
@@ -51,7 +56,8 @@ def test_every_shipped_bounded_panel_maps_its_impossible_values_to_red_text(prof
             assert not set(_texts(item)) & {ABOVE_FULL, BELOW_ZERO, NEGATIVE}, item["title"]
         if item["type"] == "timeseries" and set(_texts(item)) & {ABOVE_FULL, BELOW_ZERO, NEGATIVE}:
             assert TIMESERIES_NOTE in item["description"], item["title"]
-    assert kinds == {"ratio": RATIO_PANELS[profile], "zero": FIXED_AT_ZERO[profile]}
+    signed = SIGNED_BUDGETS[profile]
+    assert kinds == {"ratio": RATIO_PANELS[profile] - signed, "signed": signed, "zero": FIXED_AT_ZERO[profile]}
 
 
 def _rendered(spec) -> dict[str, Any]:
@@ -71,10 +77,10 @@ def test_a_panel_s_own_mappings_come_first_so_no_impossible_range_shadows_them()
 
 
 def test_the_bounds_sit_past_the_axis_by_a_rounding_only() -> None:
-    above, below = impossible_mappings("percent", 0)
+    above, below = impossible_mappings("percent", 0, 100)
     assert 100 < above["options"]["from"] < 100.001 and -0.001 < below["options"]["to"] < 0
     assert all(m["options"]["result"]["color"] == IMPOSSIBLE_COLOUR for m in (above, below))
-    assert impossible_mappings("s", 1) == () and impossible_mappings("s", None) == ()
+    assert impossible_mappings("s", 1, None) == () and impossible_mappings("s", None, None) == ()
 
 
 def test_a_bounded_time_series_keeps_its_fixed_axis_and_says_how_a_fault_shows() -> None:
@@ -94,11 +100,12 @@ def test_s38_a_ratio_panel_without_the_mappings_is_an_error() -> None:
     (finding,) = s38_findings({"unit": "percentunit", "min": 0, "max": 1})
     assert finding.severity is Severity.ERROR and ABOVE_FULL in finding.message and BELOW_ZERO in finding.message
     # only the upper bound mapped: the lower one is still missing
-    upper = list(impossible_mappings("percent", 0)[:1])
+    upper = list(impossible_mappings("percent", 0, 100)[:1])
     (half,) = s38_findings({"unit": "percent", "min": 0, "max": 100, "mappings": upper})
     assert BELOW_ZERO in half.message and ABOVE_FULL not in half.message
     # a column made a share by an override is a bounded field too
-    override = {"matcher": {"id": "byName", "options": "x"}, "properties": [{"id": "unit", "value": "percent"}]}
+    share = [{"id": "unit", "value": "percent"}, {"id": "min", "value": 0}, {"id": "max", "value": 100}]
+    override = {"matcher": {"id": "byName", "options": "x"}, "properties": share}
     assert [f.message.split(":")[0] for f in s38_findings({"unit": "s"}, [override])] == ["fieldConfig.overrides[0]"]
 
 
@@ -107,9 +114,10 @@ def test_s38_a_rate_fixed_at_zero_without_the_mapping_is_a_warning() -> None:
     assert finding.severity is Severity.WARNING and NEGATIVE in finding.message
 
 
-@pytest.mark.parametrize("unit, low", [("percent", 0), ("percentunit", None), ("reqps", 0)])
-def test_s38_a_panel_with_the_mappings_is_clean(unit: str, low: float | None) -> None:
-    assert s38_findings({"unit": unit, "min": low, "mappings": list(impossible_mappings(unit, low))}) == []
+@pytest.mark.parametrize("unit, low, high", [("percent", 0, 100), ("percentunit", 0, 1), ("reqps", 0, None)])
+def test_s38_a_panel_with_the_mappings_is_clean(unit: str, low: float | None, high: float | None) -> None:
+    mappings = list(impossible_mappings(unit, low, high))
+    assert s38_findings({"unit": unit, "min": low, "max": high, "mappings": mappings}) == []
 
 
 def test_s38_a_quantity_without_a_bound_needs_no_mapping() -> None:

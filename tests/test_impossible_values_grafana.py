@@ -57,3 +57,12 @@ def test_a_shipped_rate_fixed_at_zero_shows_a_negative_value_as_impossible() -> 
     negative, zero = call("display", panel["fieldConfig"]["defaults"], [-3.0, 0.0])
     assert (negative["text"], negative["color"]) == (NEGATIVE, call("colour", IMPOSSIBLE_COLOUR))
     assert zero["text"] != NEGATIVE
+
+
+def test_a_shipped_error_budget_left_shows_an_overspent_budget_as_its_negative_number() -> None:
+    """A budget left is negative once overspent (its thresholds colour that red): the number, never "impossible";
+    above 100 % is still impossible (nothing spent is 100 %)."""
+    panel = next(p for p in shipped_panels("pd-128") if p["title"].startswith("Error budget left"))
+    overspent, above = call("display", {**panel["fieldConfig"]["defaults"], "decimals": 0}, [-0.12, 1.3])
+    assert overspent["text"] == "-12%" and overspent["text"] != BELOW_ZERO
+    assert above["text"] == ABOVE_FULL

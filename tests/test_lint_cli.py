@@ -17,7 +17,7 @@ DS = {"type": "prometheus", "uid": "${datasource}"}
 
 def _dashboard(unit: str = "percent", maximum: float | None = None) -> dict[str, Any]:
     # S38's red mappings as dashgen renders them: the findings below are S5's alone
-    defaults: dict[str, Any] = {"unit": unit, "min": 0, "mappings": list(impossible_mappings(unit, 0))}
+    defaults: dict[str, Any] = {"unit": unit, "min": 0, "mappings": list(impossible_mappings(unit, 0, maximum))}
     if maximum is not None:
         defaults["max"] = maximum
     return {
@@ -179,7 +179,7 @@ MALFORMED = {
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_a_dashboard_of_a_shape_grafana_would_refuse_is_an_input_error_naming_the_field(name, tmp_path):
-    """S38: lint read ``"panels": "x"``, a panel that is a number or queries given as a string as no panels or no
+    """Lint read ``"panels": "x"``, a panel that is a number or queries given as a string as no panels or no
     queries, and passed (exit 0); the import's shape check now runs first: exit 2, the file and field named."""
     document, message = MALFORMED[name]
     (tmp_path / f"{name}.json").write_text(json.dumps(document))

@@ -153,6 +153,7 @@ def test_the_common_panel_fields_are_named_once_and_every_data_kind_takes_them()
         "unit": "s",
         "min": 0,
         "max": 9,
+        "signed": True,
         "decimals": 2,
         "width": 6,
         "height": 5,

@@ -29,7 +29,7 @@ from dashgen.importer.residual import compose, leaf_paths, overlay, patch_betwee
 from dashgen.importer.vocab import Place, imported
 from dashgen.render.grafanalib_bridge import DATASOURCE
 from dashgen.render.ids import panel_id
-from dashgen.render.impossible import TIMESERIES_NOTE, renderer_adds, without_impossible_values
+from dashgen.render.impossible import TIMESERIES_NOTE, reads_signed, renderer_adds, without_impossible_values
 from dashgen.render.layout import GridPos
 from dashgen.render.spec import PANEL_KINDS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.tables import ref as ref_id
@@ -90,9 +90,11 @@ def evidence_of(description: Any) -> Evidence:
     return imported(description)
 
 
-def own_mappings(mappings: tuple[Any, ...], evidence: Evidence | None, unit: Any, low: Any) -> tuple[Any, ...]:
+def own_mappings(
+    mappings: tuple[Any, ...], evidence: Evidence | None, unit: Any, low: Any, high: Any
+) -> tuple[Any, ...]:
     """A panel's mappings less the impossible-value ones the renderer adds again to a panel of this evidence."""
-    return without_impossible_values(mappings, unit, low) if renderer_adds(evidence) else mappings
+    return without_impossible_values(mappings, unit, low, high) if renderer_adds(evidence) else mappings
 
 
 def _number(value: Any) -> float | int | None:
@@ -173,6 +175,7 @@ def readable_spec(raw: Mapping[str, Any], key: str) -> PanelSpec:
     content = _dict(raw.get("options")).get("content")
     description = raw.get("description")
     evidence: Evidence | None = None if kind == "text" and description is None else evidence_of(description)
+    mappings, low, high = _tuple(defaults.get("mappings")), defaults.get("min"), defaults.get("max")
     extra: dict[str, Any] = {}
     if raw.get("type") != kind:
         extra["type"] = raw.get("type")
@@ -191,7 +194,8 @@ def readable_spec(raw: Mapping[str, Any], key: str) -> PanelSpec:
         width=width,
         height=height,
         no_value=defaults["noValue"] if isinstance(defaults.get("noValue"), str) else None,
-        mappings=own_mappings(_tuple(defaults.get("mappings")), evidence, unit, defaults.get("min")),
+        mappings=own_mappings(mappings, evidence, unit, low, high),
+        signed=renderer_adds(evidence) and reads_signed(mappings, unit, low, high),
         thresholds=_thresholds(defaults),
         transformations=_tuple(raw.get("transformations")),
         content=content if isinstance(content, str) and kind == "text" else "",

@@ -180,19 +180,20 @@ def check_s5(ctx: LintContext) -> Iterator[Hit]:
 # --- S38 --------------------------------------------------------------------------------
 
 
-def bounded_fields(panel: Panel) -> Iterator[tuple[str, Any, Any, Any]]:
-    """Every (where, unit, min, mappings) of the panel's field config: the defaults, and each override that sets
-    a unit, a min or mappings (what it does not set it takes from the defaults)."""
+def bounded_fields(panel: Panel) -> Iterator[tuple[str, Any, Any, Any, Any]]:
+    """Every (where, unit, min, max, mappings) of the panel's field config: the defaults, and each override that
+    sets a unit, a min, a max or mappings (what it does not set it takes from the defaults)."""
     defaults = panel.field_defaults
-    unit, low, mappings = defaults.get("unit"), defaults.get("min"), defaults.get("mappings")
-    yield "fieldConfig.defaults", unit, low, mappings
+    unit, low, high, mappings = (defaults.get(name) for name in ("unit", "min", "max", "mappings"))
+    yield "fieldConfig.defaults", unit, low, high, mappings
     for i, override in enumerate(panel.field_overrides):
         props = _override_props(override)
-        if {"unit", "min", "mappings"} & props.keys():
+        if {"unit", "min", "max", "mappings"} & props.keys():
             yield (
                 f"fieldConfig.overrides[{i}]",
                 props.get("unit", unit),
                 props.get("min", low),
+                props.get("max", high),
                 props.get("mappings", mappings),
             )
 
@@ -201,15 +202,15 @@ def check_s38(ctx: LintContext) -> Iterator[Hit]:
     for panel in ctx.dashboard.panels:
         if panel.type in ("row", "text"):
             continue
-        for where, unit, low, mappings in bounded_fields(panel):
-            missing = missing_impossible_texts(mappings if isinstance(mappings, list) else [], unit, low)
+        for where, unit, low, high, mappings in bounded_fields(panel):
+            missing = missing_impossible_texts(mappings if isinstance(mappings, list) else [], unit, low, high)
             if missing:
                 texts = ", ".join(repr(text) for text in missing)
                 # a ratio's bounds are its unit's; another axis fixed at 0 may be a team's styling, so only a warning
                 severity = Severity.WARNING if missing == [NEGATIVE] else Severity.ERROR
                 yield Hit(
                     panel,
-                    f"{where}: unit {unit} (min {low}) has no range mapping to {texts}: "
+                    f"{where}: unit {unit} (min {low}, max {high}) has no range mapping to {texts}: "
                     "a value past its fixed axis would be hidden instead of shown as a fault",
                     severity,
                 )

@@ -309,7 +309,7 @@ def parse_time(text: str, now: float) -> float:
 
 def _in_range(seconds: float, text: str) -> float:
     """``seconds`` when it is a time a store can hold: after 1970 and before the year 10000 (NaN, infinities,
-    0, negative and 24-digit times are refused: S38, an impossible value is an error)."""
+    0, negative and 24-digit times are refused as input errors: no store holds a sample there)."""
     if not (math.isfinite(seconds) and 0 < seconds <= LATEST_TIME):
         raise ValueError(f"expected a time after 1970 and before the year 10000, got {text!r}")
     return seconds

@@ -109,7 +109,9 @@ def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
         defaults["decimals"] = spec.decimals
     if spec.no_value is not None:
         defaults["noValue"] = spec.no_value
-    mappings = with_impossible_values(spec.mappings, spec.unit, low) if renderer_adds(spec.evidence) else spec.mappings
+    mappings = spec.mappings
+    if renderer_adds(spec.evidence):
+        mappings = with_impossible_values(spec.mappings, spec.unit, low, spec.max, spec.signed)
     if mappings:
         defaults["mappings"] = tree_copy(list(mappings))
     if spec.data_links:
@@ -123,7 +125,11 @@ def _thresholds(spec: PanelSpec) -> list[dict[str, Any]]:
 
 def _description(spec: PanelSpec) -> str:
     """The evidence; a bounded time series adds how it shows a value its fixed axis cannot draw (S38)."""
-    if spec.kind == "timeseries" and is_bounded(spec.unit, spec.min) and renderer_adds(spec.evidence):
+    if (
+        spec.kind == "timeseries"
+        and is_bounded(spec.unit, spec.min, spec.max, spec.signed)
+        and renderer_adds(spec.evidence)
+    ):
         return f"{spec.description} {TIMESERIES_NOTE}."
     return spec.description
 

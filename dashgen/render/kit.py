@@ -142,6 +142,7 @@ class Common(TypedDict, total=False):
     unit: str | None
     min: float | None
     max: float | None
+    signed: bool
     decimals: int | None
     width: int
     height: int
@@ -157,6 +158,7 @@ COMMON_DEFAULTS: Common = {
     "unit": "none",
     "min": None,
     "max": None,
+    "signed": False,
     "decimals": None,
     "width": 12,
     "height": 8,
@@ -414,10 +416,12 @@ def parameter_names(helper: str) -> frozenset[str]:
     return frozenset(own | (set(Common.__annotations__) if shares else set()))
 
 
-def ratio_axis(unit: str) -> dict[str, Any]:
-    """``{"unit": .., "min": .., "max": ..}`` for a ratio unit: its fixed axis (S5), to splat into a panel."""
+def ratio_axis(unit: str, signed: bool = False) -> dict[str, Any]:
+    """``{"unit": .., "min": .., "max": ..}`` for a ratio unit: its fixed axis (S5), to splat into a panel.
+    ``signed``: the quantity may go below the axis (a budget left once overspent), so only its top is impossible
+    (S38)."""
     low, high = RATIO_UNITS[unit]
-    return {"unit": unit, "min": low, "max": high}
+    return {"unit": unit, "min": low, "max": high, **({"signed": True} if signed else {})}
 
 
 def link(title: str, url: str) -> dict[str, Any]:

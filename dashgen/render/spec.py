@@ -127,6 +127,9 @@ class PanelSpec:
     height: int = 8
     no_value: str | None = None
     mappings: tuple[dict[str, Any], ...] = ()
+    # A quantity that may legitimately go below its axis's bottom (an error budget left, negative once overspent):
+    # S38 then calls only the values above a ratio's top impossible (``dashgen.render.impossible``).
+    signed: bool = False
     thresholds: tuple[tuple[str, float | None], ...] = (("green", None),)
     transformations: tuple[dict[str, Any], ...] = ()
     options: dict[str, Any] = field(default_factory=dict)

@@ -184,23 +184,33 @@ def _field_names(value: Any, renames: dict[str, str]) -> Any:
     return fitted
 
 
-def _override(override: dict[str, Any], panel: PanelSpec) -> dict[str, Any]:
-    """An override whose ``unit`` property is a ratio, with that ratio's min and max set (S5); one that bounds a
-    field, with S38's mappings after the field's own (an override's mappings replace the panel's for its fields)."""
+def _override(
+    override: dict[str, Any], panel: PanelSpec, low: Any, high: Any, inherited: tuple[Any, ...]
+) -> dict[str, Any]:
+    """An override whose ``unit`` property is a ratio, with that ratio's min and max set (S5); one that sets a unit
+    or a min, with S38's mappings for its own field after the field's own: the panel's fitted axis ``low`` -
+    ``high`` where it sets none, and its own mappings property whenever they differ from the ``inherited`` ones of
+    the defaults (an empty one too: a field with its own unit must not show the defaults' ratio texts)."""
     properties = [p for p in override.get("properties") or () if isinstance(p, dict)]
     props = {p.get("id"): p.get("value") for p in properties}
     if "unit" not in props and "min" not in props:
         return override
-    unit, low = props.get("unit", panel.unit), props.get("min", panel.min)
+    unit = props.get("unit", panel.unit)
+    ratio = "unit" in props and unit in RATIO_UNITS
+    if ratio:
+        low, high = RATIO_UNITS[str(unit)]
+    else:
+        low, high = props.get("min", low), props.get("max", high)
     own = props.get("mappings", list(panel.mappings))
     own = own if isinstance(own, list) else []  # a malformed value is replaced only if the field is bounded
-    mappings = with_impossible_values(own, unit, low)
-    kept = [p for p in properties if p.get("id") != "mappings" or len(mappings) == len(own)]
-    if len(mappings) > len(own):
-        kept.append({"id": "mappings", "value": list(mappings)})
-    if "unit" not in props or unit not in RATIO_UNITS:
+    mappings = list(with_impossible_values(own, unit, low, high, panel.signed))
+    kept = properties
+    if not ("mappings" in props and mappings == own):
+        kept = [p for p in properties if p.get("id") != "mappings"]
+        if "mappings" in props or mappings != list(inherited):
+            kept.append({"id": "mappings", "value": mappings})
+    if not ratio:
         return {**override, "properties": kept}
-    low, high = RATIO_UNITS[str(unit)]
     kept = [p for p in kept if p.get("id") not in ("min", "max")]
     return {**override, "properties": [*kept, {"id": "min", "value": low}, {"id": "max", "value": high}]}
 
@@ -220,7 +230,7 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> Pa
     if panel.unit in RATIO_UNITS and (low, high) != RATIO_UNITS[str(panel.unit)]:
         low, high = (float(bound) for bound in RATIO_UNITS[str(panel.unit)])
         notes.append(f"panel {panel.key}: {panel.unit} axis fixed to {low:g}-{high:g} (S5)")
-    mappings = with_impossible_values(panel.mappings, panel.unit, low)
+    mappings = with_impossible_values(panel.mappings, panel.unit, low, high, panel.signed)
     if len(mappings) > len(panel.mappings):
         notes.append(f"panel {panel.key}: red mappings for the values its unit or axis makes impossible (S38)")
     return replace(
@@ -231,7 +241,10 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> Pa
         max=high,
         mappings=mappings,
         targets=tuple(_target(t, rename, notes, panel.key, scope) for t in panel.targets),
-        overrides=tuple(_override(o, panel) for o in _field_names(_deep(panel.overrides, rename), scope.renames)),
+        overrides=tuple(
+            _override(o, panel, low, high, mappings)
+            for o in _field_names(_deep(panel.overrides, rename), scope.renames)
+        ),
         transformations=_field_names(panel.transformations, scope.renames),
         field_defaults=_field_names(panel.field_defaults, scope.renames),
         links=_deep(panel.links, rename),
