@@ -91,14 +91,6 @@ def test_every_label_column_of_a_dashgen_table_has_the_string_unit(profile, pane
     assert not missing, (profile, panel["title"], missing)
 
 
-def _without_mappings(panel: dict[str, Any]) -> dict[str, Any]:
-    config = panel["fieldConfig"]
-    overrides = [
-        {**o, "properties": [p for p in o["properties"] if p["id"] != "mappings"]} for o in config["overrides"]
-    ]
-    return {**panel, "fieldConfig": {"defaults": {**config["defaults"], "mappings": []}, "overrides": overrides}}
-
-
 def _answer(ref: str, rows: list[dict[str, str]]) -> Answer:
     query = ExpandedQuery(ref, "instant", "m", "m", 0, 60, 0, 15, 60)
     result = [{"metric": labels, "value": [60, "1"]} for labels in rows]
@@ -108,13 +100,13 @@ def _answer(ref: str, rows: list[dict[str, str]]) -> Answer:
 @pytest.mark.parametrize("minor", GRAFANA_DATA)
 def test_grafana_shows_every_label_column_s_text_unchanged(minor):
     """Every table of every profile, its queries answering rows whose labels all read as numbers: each label
-    column's cells, through the bundled @grafana/data's transformations and display processor, read as the label.
-    The table's value mappings are left out here: what they make of a label is another question than the unit's."""
+    column's cells, through the bundled @grafana/data's transformations and display processor, read as the label:
+    neither the field's unit nor its value mappings (a reason code, an impossible-value range) change a label."""
     grafana_node.use(minor)
     try:
         wrong = []
         for profile, shipped in TABLES:
-            panel = _without_mappings(shipped)
+            panel = shipped
             labels = _label_columns(panel)
             rows = [
                 {**dict.fromkeys(labels, value), **dict.fromkeys(_matrix_columns(panel), "n1")} for value in NUMBER_LIKE
@@ -142,3 +134,29 @@ def test_an_imported_table_keeps_its_own_overrides_unless_its_values_are_dates()
     dated = kit.table("t.dated", "Dated", imported(None), targets=query, unit="dateTimeFromNow")
     own = kit.table("t.own", "Own", Evidence(source="s", quantity="q", limit="l"), targets=query, unit="short")
     assert imported_table.overrides == () and dated.overrides == (as_text,) and own.overrides == (as_text,)
+
+
+def test_a_label_column_keeps_only_the_mappings_meant_for_a_label():
+    """A table's range mappings (S38's impossible values) and number-keyed value mappings (reason and state codes)
+    are about its values; Grafana matches them against a label that reads as a number too (node "6" read as reason
+    6, class "503" as "impossible: above 100 %"). The label columns' override of every shipped table holds none."""
+    from dashgen.render.label_columns import LABEL_COLUMNS, label_mappings
+
+    checked = 0
+    for profile, panel in TABLES:
+        (override,) = [o for o in panel["fieldConfig"]["overrides"] if o["matcher"] == LABEL_COLUMNS]
+        (mappings,) = [p["value"] for p in override["properties"] if p["id"] == "mappings"]
+        assert all(m["type"] != "range" for m in mappings), (profile, panel["title"])
+        keys = [key for m in mappings if m["type"] == "value" for key in m["options"]]
+        assert not [key for key in keys if re.fullmatch(r"[-+0-9.e]+", key)], (profile, panel["title"])
+        checked += 1
+    assert checked == len(TABLES) >= 60
+    given = [
+        {"type": "value", "options": {"6": {"text": "reason 6"}, "vid-node-00": {"text": "replica 0"}}},
+        {"type": "range", "options": {"from": 1.0, "to": 2.0, "result": {"text": "impossible"}}},
+        {"type": "special", "options": {"match": "null", "result": {"text": "—"}}},
+    ]
+    assert label_mappings(given) == [
+        {"type": "value", "options": {"vid-node-00": {"text": "replica 0"}}},
+        {"type": "special", "options": {"match": "null", "result": {"text": "—"}}},
+    ]

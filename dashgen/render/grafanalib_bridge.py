@@ -15,6 +15,7 @@ import grafanalib.core as G
 
 from dashgen.document.copying import tree_copy
 from dashgen.render.impossible import TIMESERIES_NOTE, is_bounded, renderer_adds, with_impossible_values
+from dashgen.render.label_columns import with_label_mappings
 from dashgen.render.layout import GridPos
 from dashgen.render.raw import deep_merge
 from dashgen.render.spec import PanelSpec, Target
@@ -285,7 +286,10 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
 
 
 def _overrides(spec: PanelSpec) -> list[dict[str, Any]]:
-    return tree_copy(list(spec.overrides))
+    overrides = tree_copy(list(spec.overrides))
+    if spec.kind == "table" and renderer_adds(spec.evidence):  # the label columns keep only a label's mappings
+        return with_label_mappings(overrides, _field_defaults(spec).get("mappings", []))
+    return overrides
 
 
 def build_row(

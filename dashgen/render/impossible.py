@@ -26,6 +26,7 @@ from dashgen.render.imported import ImportedEvidence
 from dashgen.render.spec import RATIO_UNITS, Evidence
 
 IMPOSSIBLE_COLOUR = "red"
+TEXT_UNIT = "string"  # Grafana's unit for a value shown as its text
 ABOVE_FULL = "impossible: above 100 %"
 BELOW_ZERO = "impossible: below 0"
 NEGATIVE = "impossible: negative"
@@ -44,7 +45,10 @@ ROUNDING = 1e-9
 def impossible_mappings(unit: object, low: object, high: object, signed: bool = False) -> tuple[dict[str, Any], ...]:
     """The range mappings a panel of ``unit`` whose axis runs from ``low`` to ``high`` must carry: above and below a
     ratio's axis fixed at its bounds, or below 0 for any other axis fixed at 0; none for a quantity without a known
-    bound. A ``signed`` quantity may go below its axis: only the ratio's top is left."""
+    bound. A ``signed`` quantity may go below its axis: only the ratio's top is left. A field shown as text (the
+    ``string`` unit: a table's label columns) has no numeric bound."""
+    if unit == TEXT_UNIT:
+        return ()
     if _fixes_ratio_axis(unit, low, high):
         bottom, top = RATIO_UNITS[str(unit)]
         slack = (top - bottom) * ROUNDING

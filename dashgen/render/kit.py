@@ -25,6 +25,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.exporters.table import TABLES
 from dashgen.project import shown_name
 from dashgen.render.impossible import renderer_adds
+from dashgen.render.label_columns import label_override, rendered_from
 from dashgen.render.raw import RawOptions, deep_merge
 from dashgen.render.spec import RATIO_UNITS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.states import Beyond, State, States
@@ -192,7 +193,7 @@ def _panel(
             raw["options"] = deep_merge(fields.get("options", {}), raw["options"])
         if "overrides" in raw:  # the kit's own first; an imported copy of one of them is not added twice
             own = tuple(fields.get("overrides", ()))
-            raw["overrides"] = (*own, *(o for o in raw["overrides"] if o not in own))
+            raw["overrides"] = (*own, *(o for o in raw["overrides"] if not any(rendered_from(o, k) for k in own)))
         fields.update(raw)
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
 
@@ -300,7 +301,7 @@ def text_columns_as_text(unit: str | None, evidence: Evidence | None) -> tuple[d
     stored it) only when its values carry a date unit."""
     if not renderer_adds(evidence) and not is_date_unit(unit):
         return ()
-    return ({"matcher": {"id": "byType", "options": "string"}, "properties": [{"id": "unit", "value": "string"}]},)
+    return (label_override(),)
 
 
 def table(
