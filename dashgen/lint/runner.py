@@ -110,15 +110,16 @@ def _lint(doc: Any, filename: str, rules: Sequence[Rule], catalogue: Catalogue |
 
 
 def discover_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, folders expanded to their ``*.json`` files (recursively, sorted)."""
+    """Files as given (a pipe too: ``lint <(git show HEAD:d.json)``), folders expanded to their ``*.json`` files
+    (recursively, sorted)."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             files.extend(sorted(p for p in path.rglob("*.json") if p.is_file()))
-        elif path.is_file():
+        elif path.is_file() or path.is_fifo():  # a pipe is read with a bounded wait (dashgen.files)
             files.append(path)
-        elif os.path.lexists(path):  # a FIFO, a device, a dangling or looping symlink: named as what it is
+        elif os.path.lexists(path):  # a device, a dangling or looping symlink: named as what it is
             raise UnreadableInput(f"{path}: {_not_a_file(path)}")
         else:
             raise UnreadableInput(f"{path}: no such file or directory")
