@@ -11,7 +11,8 @@ Every file dashgen reads that a person named (a profile, a dashboard, a contexts
 is read through :func:`read_regular_bytes` / :func:`read_regular_text`: a device or folder is refused before
 the first read; a pipe (a FIFO, or bash's ``<(git show HEAD:file)``) is read, and never blocks for ever: one
 with no writer reads as empty, which is an error naming it, and one whose writer does not finish within
-:data:`PIPE_WAIT_SECONDS` is an error naming it too.
+:data:`PIPE_WAIT_SECONDS` is an error naming it too. The TOML or JSON such a file holds is parsed by
+:mod:`dashgen.files.parsers`, where nesting too deep to read is one more ``ValueError``.
 """
 
 from __future__ import annotations
