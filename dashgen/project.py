@@ -16,13 +16,13 @@ and ``import_name``.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dashgen.errors import InputError
 from dashgen.files import read_regular_text
+from dashgen.files.parsers import parse_toml
 
 # repository folder -> installed import name (setup.py installs them so; site-packages gets no generic "panels")
 CONTENT_PACKAGES = {"panels": "dashgen_panels", "queries": "dashgen_queries", "profiles": "dashgen_profiles"}
@@ -94,13 +94,11 @@ def read_settings(root: Path) -> ProjectSettings:
     if not path.is_file():
         return ProjectSettings(root=root, panels_dir=root / DEFAULT_PANELS_DIR)
     try:
-        data = tomllib.loads(read_regular_text(path))
+        data = parse_toml(read_regular_text(path))
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, not TOML, or nested too deeply
         raise InputError(f"{path}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{path}: not valid TOML (nested too deeply to read)") from None
     return parse_settings(path, data)
 
 

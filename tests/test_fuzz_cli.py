@@ -249,6 +249,21 @@ def test_a_namespace_or_label_kubernetes_refuses_is_refused_before_anything_is_w
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", [["export", "--format", "grafana-operator"], ["rules", "--format", "vmrule"]])
+def test_an_empty_namespace_means_no_namespace_as_without_the_option(command, tmp_path):
+    """``--namespace ""`` (a script's unset variable) writes the resources exactly as no --namespace does: no
+    ``metadata.namespace`` at all (an empty one is no namespace Kubernetes knows)."""
+    outputs = {}
+    for name, extra in (("empty", ["--namespace", ""]), ("absent", [])):
+        out = tmp_path / name
+        argv = ["--profiles-dir", str(ROOT / "profiles"), *command, "--out", str(out), *extra]
+        result = CliRunner().invoke(main, argv)
+        assert result.exit_code == 0, result.output[-500:]
+        outputs[name] = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert outputs["empty"] and outputs["empty"] == outputs["absent"]
+    assert not any(b"namespace:" in data or b'"namespace"' in data for data in outputs["empty"].values())
+
+
 def test_kubernetes_names_and_labels_that_kubernetes_takes_are_taken():
     from dashgen.cli.paramtypes import KUBERNETES_LABEL, KUBERNETES_NAMESPACE
 

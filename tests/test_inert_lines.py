@@ -268,3 +268,33 @@ def test_init_s_next_step_quotes_the_directory(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["init", str(directory)])
     assert result.exit_code == 0, result.output
     assert f"Next: cd '{directory}' && git init" in result.output
+
+
+def test_each_line_of_check_s_text_report_reads_as_no_workflow_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """``check``'s lines go through ``_say`` (and its findings through lint's ``text_line``): a line that would
+    begin with ``::`` (a file name, a problem's text) has its first colon escaped, its line breaks shown."""
+    from dashgen.cli.check import _say
+    from dashgen.lint.findings import Finding, Severity
+    from dashgen.lint.report import text_line
+
+    _say("::error::forged\n::warning::forged")
+    finding = Finding("::error::x.json", HOSTILE, HOSTILE, 1, "S5", Severity.ERROR, HOSTILE)
+    shown = capsys.readouterr().out + text_line(finding) + "\n"
+    assert shown == "\\x3a:error::forged\\x0a::warning::forged\n" + text_line(finding) + "\n"
+    assert [line for line in shown.splitlines() if line.lstrip().startswith("::")] == [] and shown.count("\n") == 2
+
+
+def test_one_limit_of_a_report_line_is_read_by_lint_check_and_publish_notes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Lint's finding lines, check's lines and publish's notes had a limit each (all 2000): one, ``LINE_LIMIT``."""
+    from dashgen import escape
+    from dashgen.cli.check import _say
+    from dashgen.lint.findings import Finding, Severity
+    from dashgen.lint.report import text_line
+
+    monkeypatch.setattr(escape, "LINE_LIMIT", 20)
+    _say("x" * 100)
+    finding = Finding("board.json", "t" * 100, None, None, "S5", Severity.ERROR, "m" * 100)
+    assert capsys.readouterr().out == "x" * 20 + "…\n"
+    assert len(text_line(finding)) == 21 and text_line(finding).endswith("…")

@@ -1,5 +1,6 @@
-"""A FIFO, a device or a folder where a command reads a file is an input error (exit 2, one line naming the
-file), never a hang: a FIFO with no writer blocked ``open`` forever, and ``/dev/zero`` would never end.
+"""A device or a folder where a command reads a file is an input error (exit 2, one line naming the file), and
+a FIFO is never a hang: one with no writer blocked ``open`` forever (it now reads as empty, an error naming it),
+and ``/dev/zero`` would never end. A pipe with a writer is read (``dashgen import <(git show HEAD:d.json)``).
 
 Each command runs in a thread bounded by :data:`PATIENCE`; a command still blocked on the FIFO after it is let go
 (a writer opens and closes the FIFO, so the reader sees an empty file) and the test fails as a hang.
@@ -10,6 +11,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,10 +22,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from dashgen import panel_index
+from dashgen import files, panel_index
 from dashgen.cli import main
 from dashgen.document import budget
-from dashgen.files import NotARegularFile, read_regular_bytes, read_regular_text
+from dashgen.files import NotARegularFile, UnreadablePipe, read_regular_bytes, read_regular_text
 from dashgen.render import scope
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,19 +101,85 @@ def test_a_fifo_where_a_file_is_read_is_an_input_error_not_a_hang(case, tmp_path
     result = invoke_bounded(argv, fifo)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and "internal error" not in result.output, result.output
-    assert str(fifo) in result.output and "not a regular file" in result.output, result.output
+    assert str(fifo) in result.output and "a pipe that gave nothing" in result.output, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing written
 
 
-@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null", "{folder}", "{fifo}"])
-def test_the_reader_refuses_devices_folders_and_fifos_before_reading(path, tmp_path):
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    path = path.replace("{folder}", str(tmp_path)).replace("{fifo}", str(fifo))
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null", "{folder}"])
+def test_the_reader_refuses_devices_and_folders_before_reading(path, tmp_path):
+    path = path.replace("{folder}", str(tmp_path))
     for read in (read_regular_bytes, read_regular_text):
         with pytest.raises(NotARegularFile) as caught:
             read(path)
         assert caught.value.filename == path and "not a regular file" in caught.value.strerror
+
+
+def test_a_fifo_with_no_writer_reads_as_empty_at_once_an_error_naming_it(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for read in (read_regular_bytes, read_regular_text):
+        began = time.monotonic()
+        with pytest.raises(UnreadablePipe) as caught:
+            bounded(lambda: read(fifo), fifo, "reading a FIFO with no writer")  # noqa: B023 - called at once
+        assert caught.value.filename == str(fifo) and "gave nothing" in caught.value.strerror
+        assert time.monotonic() - began < files.PIPE_WAIT_SECONDS / 10  # no wait for a writer that never comes
+
+
+def test_a_pipe_whose_writer_is_slow_but_finishes_is_read_whole(tmp_path):
+    """The writer is there from the start (as bash's ``<(...)`` is) but writes its parts 0.3 s apart."""
+    fifo = tmp_path / "plan.toml"
+    os.mkfifo(fifo)
+    opener = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so the writer's open below does not wait for a reader
+    writer = os.open(fifo, os.O_WRONLY)
+
+    def write_slowly() -> None:
+        for part in (b"a = 1\r\n", b"b = '\xc3", b"\xa9'\n"):
+            time.sleep(0.3)
+            os.write(writer, part)
+        os.close(writer)
+
+    threading.Thread(target=write_slowly, daemon=True).start()
+    try:
+        began = time.monotonic()
+        assert bounded(lambda: read_regular_text(fifo), fifo, "reading a slow pipe") == "a = 1\nb = '\u00e9'\n"
+        assert time.monotonic() - began > 0.8  # it did wait for the last part
+    finally:
+        os.close(opener)
+
+
+def test_a_pipe_whose_writer_never_finishes_is_an_error_naming_it_after_the_wait(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "PIPE_WAIT_SECONDS", 1.0)
+    fifo = tmp_path / "plan.toml"
+    os.mkfifo(fifo)
+    keep = os.open(fifo, os.O_RDWR)  # a writer that holds the pipe open and never writes its end
+    try:
+        os.write(keep, b"a = ")
+        began = time.monotonic()
+        with pytest.raises(UnreadablePipe) as caught:
+            bounded(lambda: read_regular_bytes(fifo), fifo, "reading a pipe that never ends")
+        assert caught.value.filename == str(fifo) and "did not finish within 1 seconds" in caught.value.strerror
+        assert 0.9 < time.monotonic() - began < PATIENCE
+    finally:
+        os.close(keep)
+
+
+def test_process_substitution_is_read_as_the_file_it_stands_for(tmp_path):
+    """``dashgen import <(cat d.json)`` and ``lint <(...)`` worked before FIFOs were refused: bash's ``<(...)`` is a
+    pipe (``/dev/fd/63``), read through the same reader as every file."""
+    board = ROOT / "dashboards" / "h20-16" / sorted(os.listdir(ROOT / "dashboards" / "h20-16"))[0]
+    dashgen = f"{sys.executable} -m dashgen"
+    script = (
+        f"{dashgen} import <(cat '{board}') -o '{tmp_path}/m.py' && "
+        f"{dashgen} lint --rule S38 <(cat '{board}') && "
+        f"{dashgen} import <(true) -o '{tmp_path}/n.py'"
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert (tmp_path / "m.py").is_file(), done.stderr[-2000:]
+    assert done.returncode == 2 and "/dev/fd/" in done.stderr and "a pipe that gave nothing" in done.stderr, (
+        done.stdout[-1000:],
+        done.stderr[-2000:],
+    )
+    assert "Traceback" not in done.stderr and not (tmp_path / "n.py").exists()
 
 
 def test_the_reader_follows_a_symlink_to_a_regular_file_and_reads_text_as_path_read_text(tmp_path):

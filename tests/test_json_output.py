@@ -282,3 +282,26 @@ def test_a_data_source_s_infinity_leaves_the_envelope_valid_json(work):
     data = json.loads(stdout, parse_constant=refuse)
     assert code == data["exit_code"]
     assert_envelope(stdout, code, "cost")
+
+
+# an input error raised through the group's boundary (import) and one a command reports itself (lint)
+ERROR_PATHS = {
+    "boundary": lambda path: ["import", path, "-o", "out.py", "--format", "json"],
+    "fail_input": lambda path: ["lint", path, "--format", "json"],
+}
+
+
+@pytest.mark.parametrize("where", sorted(ERROR_PATHS))
+def test_an_error_has_one_json_form_raw_text_redacted_and_stderr_shown_as_text(where, tmp_path, monkeypatch):
+    """The boundary put terminal-escaped text (``\\x1b``) into the envelope while ``fail_input`` put the raw
+    message there, unredacted: both now carry the message itself as a JSON string, credentials redacted; stderr
+    shows it as text."""
+    monkeypatch.chdir(tmp_path)
+    path = "board\x1b[2J?token=hunter2&.json"
+    result = CliRunner().invoke(main, ERROR_PATHS[where](path))
+    assert result.exit_code == 2, result.output
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["message"].startswith("board\x1b[2J?token=***&.json: "), error
+    assert "\x1b" not in result.stdout and "hunter2" not in result.stdout  # the escape is JSON's own: \u001b
+    assert result.stderr.startswith("error: board\\x1b[2J?token=***&.json: "), result.stderr
+    assert "\x1b" not in result.stderr and "hunter2" not in result.stderr

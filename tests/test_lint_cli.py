@@ -142,6 +142,19 @@ def test_a_dashboard_s_control_sequences_are_shown_as_text_one_line_per_finding(
     assert _controls(result.output) == [], result.output
 
 
+def test_a_file_name_that_reads_as_a_workflow_command_starts_no_line_with_it(tmp_path: Path, monkeypatch) -> None:
+    """A relative path ``::error::x.json`` begins each finding's line: its first colon is shown as ``\\x3a``, so a
+    CI runner reads no command in lint's output (the one escape of a finding's line does this too)."""
+    monkeypatch.chdir(tmp_path)
+    document = _dashboard()
+    document["panels"][0]["fieldConfig"]["defaults"]["unit"] = "s"  # a finding to print, of any rule
+    _write(tmp_path / "::error::x.json", document)
+    result = CliRunner().invoke(lint_command, ["::error::x.json"])
+    findings = [line for line in result.output.splitlines() if "x.json" in line]
+    assert findings and all(line.startswith("\\x3a:error::x.json: ") for line in findings), result.output
+    assert [line for line in result.output.splitlines() if line.lstrip().startswith("::")] == [], result.output
+
+
 def test_a_file_name_s_control_sequences_are_shown_as_text_in_an_error(tmp_path: Path) -> None:
     f = tmp_path / "a\x1b]8;;https:evil\x07\u202e.json"
     f.write_text("{not json", encoding="utf-8")

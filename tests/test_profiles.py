@@ -384,12 +384,20 @@ def test_an_empty_or_multi_line_title_is_refused_before_the_schema_sees_it(title
 
 
 @pytest.mark.parametrize(
-    "description", ["a \x1b]8;;https://evil.example\x07b", "\u202egnp.exe", "a\x9b2J", "a\nb", "x" * 2001]
+    "description",
+    ["a \x1b]8;;https://evil.example\x07b", "\u202egnp.exe", "a\x9b2J", "a\rb", "a\x0bb", "a\u2028b", "x" * 2001],
 )
 def test_a_description_with_control_characters_or_too_long_is_refused(description):
     data = raw("h20-16")
     data["description"] = description
     _fails(data, "description", "printable")
+
+
+def test_a_multi_line_description_is_accepted_and_kept():
+    """A TOML multi-line string (\"\"\"...\"\"\") gives a description with line breaks and tabs: text, not controls."""
+    data = raw("h20-16")
+    data["description"] = "Serving pool of the\nsouth region.\n\tOwned by the inference team."
+    assert profile_from_dict(data, "h20-16.toml").description == data["description"]
 
 
 @pytest.mark.parametrize(

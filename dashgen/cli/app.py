@@ -20,9 +20,8 @@ from typing import Any, NoReturn
 import click
 
 from dashgen import __version__
-from dashgen.cli.output import MESSAGE_LINE_LIMIT
+from dashgen.cli.output import report_error
 from dashgen.errors import DashgenError, redact
-from dashgen.escape import terminal_lines, terminal_text
 from dashgen.grafana.errors import BadResponse, GrafanaUnreachable
 from dashgen.render.collector import heap_left_at_exit
 
@@ -136,17 +135,7 @@ class DashgenGroup(click.Group):
         if (isinstance(obj, dict) and obj.get("debug")) or os.environ.get("DASHGEN_DEBUG") == "1":
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             click.echo(redact(text), err=True, nl=False)
-        # every line shown as text: a server's or a team module's control sequences never reach the terminal, and
-        # a line break of a file name in the message starts no line a CI runner reads as a command
-        given = [line for line in (message or type(exc).__name__).splitlines() if line.strip()]
-        lines = terminal_lines("\n".join(given), MESSAGE_LINE_LIMIT).split("\n") if given else []
-        lines = lines or [terminal_text(message, MESSAGE_LINE_LIMIT)]
-        from dashgen.cli.output import emit_error_envelope  # --format json: the error in the one envelope too
-
-        emit_error_envelope(ctx, redact("\n".join(lines)), code)
-        click.echo(
-            "\n".join(f"error: {redact(line)}" if i == 0 else redact(line) for i, line in enumerate(lines)), err=True
-        )
+        report_error(ctx, message or type(exc).__name__, code)  # the envelope too, under --format json
         sys.exit(code)
 
 

@@ -32,10 +32,10 @@ from dashgen.diff.comment import COMMENT_LIMIT, Section, render_comment
 from dashgen.diff.render import FileDiff, diff_to_json, render_text
 from dashgen.diff.values import COLOURS
 from dashgen.errors import BuildValidationError, InputError
-from dashgen.escape import markdown_code, markdown_text, terminal_lines, terminal_text
+from dashgen.escape import markdown_code, markdown_text, report_line, terminal_lines
 from dashgen.files import atomic_write, read_regular_bytes
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
-from dashgen.lint.report import TEXT_LINE_LIMIT, format_line, text_line
+from dashgen.lint.report import format_line, text_line
 from dashgen.lint.runner import lint_dashboard
 from dashgen.panel_index import INDEX_PATH, index_problem
 from dashgen.render.collector import heap_frozen
@@ -348,8 +348,8 @@ def _write_bundle(path: Path, profiles: list[Any], built: list[Any]) -> None:
 
 def _say(line: str) -> None:
     """One line of the text report: the file names, titles and messages in it shown as text (no control
-    sequence, no line break of theirs)."""
-    click.echo(terminal_text(line, TEXT_LINE_LIMIT))
+    sequence, no line break of theirs, no leading ``::``)."""
+    click.echo(report_line(line))
 
 
 def _text(

@@ -28,6 +28,7 @@ from dashgen.document.budget import file_over_budget
 from dashgen.errors import CheckFailed, InputError
 from dashgen.escape import inline_text, terminal_lines
 from dashgen.files import NotARegularFile, atomic_write, read_regular_text, refuse_special
+from dashgen.files.parsers import NestedTooDeeply, parse_json
 from dashgen.importer import BadShape, ImportResult, ModuleError, NoSuchPanel, import_dashboard, render_module_file
 from dashgen.render.canonical import encode
 from dashgen.render.team_fit import fit_imported
@@ -45,11 +46,11 @@ def read_source(path: Path) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
     try:
-        doc = json.loads(text, parse_constant=_not_json(path), parse_int=_integer(path), parse_float=_real(path))
+        doc = parse_json(text, parse_constant=_not_json(path), parse_int=_integer(path), parse_float=_real(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except RecursionError:
-        raise InputError(f"{path}: JSON nested too deeply to read") from None
+    except NestedTooDeeply as exc:
+        raise InputError(f"{path}: JSON {exc}") from None
     return doc
 
 

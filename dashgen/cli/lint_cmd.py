@@ -7,9 +7,8 @@ from pathlib import Path
 
 import click
 
-from dashgen.cli.output import MESSAGE_LINE_LIMIT, emit_json, fail_input, format_option
+from dashgen.cli.output import emit_json, fail_input, format_option
 from dashgen.errors import InputError
-from dashgen.escape import terminal_lines
 from dashgen.lint.exclusions import apply_exclusions, default_exclusions
 from dashgen.lint.registry import UnknownRule, select_rules
 from dashgen.lint.report import format_line, has_errors, render_json, render_text
@@ -56,8 +55,8 @@ def lint_command(
             [format_line(f) for f in findings if f.severity == "error"],
         )
         raise SystemExit(code)
-    # titles, messages and file names of someone else's dashboards: shown as text, no control sequence of theirs
-    click.echo(terminal_lines(render_text(findings, len(files)), MESSAGE_LINE_LIMIT), nl=False)
+    # titles, messages and file names of someone else's dashboards: each line escaped once, by render_text
+    click.echo(render_text(findings, len(files)), nl=False)
     if excluded and fmt == "text":
         click.echo(f"{len(excluded)} finding(s) excluded by {config_path} (each entry there gives its reason)")
     raise SystemExit(code)

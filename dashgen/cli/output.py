@@ -24,6 +24,7 @@ from typing import Any, NoReturn, cast
 
 import click
 
+from dashgen.errors import redact
 from dashgen.escape import report_json, terminal_lines, terminal_text
 
 ENVELOPE_KEYS = ("command", "ok", "exit_code", "results", "errors")
@@ -163,12 +164,24 @@ def emit_error_envelope(ctx: click.Context, message: str, exit_code: int) -> Non
     click.echo(report_json(data, indent=2, sort_keys=True))
 
 
+def report_error(ctx: click.Context, message: str, exit_code: int) -> None:
+    """The one way an error is shown, by the group's boundary and by :func:`fail_input` alike; credentials of any
+    URL in ``message`` redacted in both forms. Under ``--format json`` the envelope carries the message as it is,
+    a JSON string (``report_json`` writes its controls as ``\\u`` escapes); on stderr ``error: `` and its lines,
+    each shown as text (a server's or a file name's control sequences never reach the terminal, and a line
+    break in it starts no line a CI runner reads as a command)."""
+    message = redact(message)
+    emit_error_envelope(ctx, message, exit_code)
+    given = [line for line in message.splitlines() if line.strip()]
+    lines = terminal_lines("\n".join(given), MESSAGE_LINE_LIMIT).split("\n") if given else []
+    lines = lines or [terminal_text(message, MESSAGE_LINE_LIMIT)]
+    click.echo("\n".join([f"error: {lines[0]}", *lines[1:]]), err=True)
+
+
 def fail_input(ctx: click.Context, message: str) -> NoReturn:
     """An input error a command reports itself (tests and scripts may invoke it without the group's boundary):
-    the envelope under ``--format json``, ``error: <message>`` on stderr shown as text (a file name's or a
-    dashboard's control characters never reach the terminal), exit 2."""
-    emit_error_envelope(ctx, message, 2)
-    click.echo(f"error: {terminal_text(message, MESSAGE_LINE_LIMIT)}", err=True)
+    :func:`report_error`, exit 2."""
+    report_error(ctx, message, 2)
     raise SystemExit(2)
 
 

@@ -83,13 +83,15 @@ K8S_PREFIX_RE = re.compile(r"(?=.{1,253}\Z)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[
 
 
 class KubernetesNamespace(click.ParamType):
-    """A namespace Kubernetes accepts (lower-case letters, digits and '-', at most 63 characters)."""
+    """A namespace Kubernetes accepts (lower-case letters, digits and '-', at most 63 characters), or ``""``: no
+    namespace, as when the option is not given (the resources are written without ``metadata.namespace``, so
+    ``kubectl apply`` puts them in the current context's namespace)."""
 
     name = "namespace"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
-        if not K8S_NAMESPACE_RE.fullmatch(text):
+        if text and not K8S_NAMESPACE_RE.fullmatch(text):
             self.fail(
                 f"{text!r} is no Kubernetes namespace (lower-case letters, digits and '-', at most 63)", param, ctx
             )

@@ -37,7 +37,7 @@ from dashgen.cli.staged import Hooks, stage_options, staged_publish, wants_stage
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.errors import CheckFailed, InputError, ReleaseInterrupted
-from dashgen.escape import terminal_lines, terminal_text
+from dashgen.escape import inline_text, terminal_lines
 from dashgen.files import atomic_write, read_regular_bytes, read_regular_text
 from dashgen.grafana.client import GrafanaClient
 from dashgen.grafana.normalise import as_grafana_stores
@@ -74,7 +74,6 @@ __all__ = [
     "target_of",
 ]
 
-NOTE_LIMIT = 2000  # characters of one note line (a mixed release's note names every dashboard it holds)
 ADOPT_LIVE_DEPRECATED = (
     "warning: --adopt-live is deprecated: it never adopted the live edit, it overwrites it "
     "(a backup is kept); use --overwrite-live UID"
@@ -243,7 +242,7 @@ def report(
     """Print the plan (and the outcomes); raise ``CheckFailed`` when anything was refused or failed."""
     plan, outcomes = result.plan, result.outcomes
     for note in result.notes:  # a lock holder's command line, a folder's uid: shown as text
-        click.echo(f"note: {terminal_text(note, NOTE_LIMIT)}", err=True)
+        click.echo(f"note: {inline_text(note)}", err=True)  # a mixed release's note names all its dashboards
     failed = result.failed
     if result.dry_run:
         problem = _refusals_named(plan) if plan.refused else None

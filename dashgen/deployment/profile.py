@@ -10,7 +10,6 @@ re-exports the value types so ``from dashgen.deployment.profile import Profile``
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +57,10 @@ from dashgen.deployment.sections import (
 )
 from dashgen.errors import ProfileError
 from dashgen.files import read_regular_text
+from dashgen.files.parsers import parse_toml
 
 MAX_DESCRIPTION = 2000  # characters of a profile's description (the dashboard's, with the store scope appended)
+_LINE_BREAKS_AND_TABS = str.maketrans({"\n": None, "\t": None})  # what a description may hold besides printable text
 
 __all__ = [
     "DEFAULT_LABELS",
@@ -107,11 +108,9 @@ def load_profile(path: str | Path) -> Profile:
 def profile_from_text(text: str, path: str, expected_name: str | None = None) -> Profile:
     """Validate a profile's TOML text (what ``path`` holds, or is about to hold) and build the Profile."""
     try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        raw = parse_toml(text)
+    except ValueError as exc:
         raise ProfileError(path, "", f"not valid TOML: {exc}") from None
-    except RecursionError:
-        raise ProfileError(path, "", "not valid TOML: nested too deeply to read") from None
     return profile_from_dict(raw, path, expected_name=expected_name)
 
 
@@ -129,9 +128,13 @@ def profile_from_dict(raw: dict[str, Any], path: str, expected_name: str | None 
     if not title.strip() or len(title) > 200 or not title.isprintable():
         raise top.fail("title", "expected a non-empty, printable title of at most 200 characters")
     description = top.string("description", "")
-    # the dashboard's description: printable text (no control sequence, no bidi override) as the title is
-    if len(description) > MAX_DESCRIPTION or not description.isprintable():
-        raise top.fail("description", f"expected printable text of at most {MAX_DESCRIPTION} characters")
+    # the dashboard's description: printable text (no control sequence, no bidi override) as the title is, but
+    # of many lines (a TOML """...""" string): line breaks and tabs are text in a dashboard's description
+    if len(description) > MAX_DESCRIPTION or not description.translate(_LINE_BREAKS_AND_TABS).isprintable():
+        raise top.fail(
+            "description",
+            f"expected printable text (line breaks and tabs allowed) of at most {MAX_DESCRIPTION} characters",
+        )
     share = top.number("insufficient_samples_share", 0.5)
     assert share is not None
     if share >= 1:

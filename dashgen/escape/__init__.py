@@ -206,6 +206,13 @@ def inline_text(text: object) -> str:
     return terminal_text(text, LINE_LIMIT)
 
 
+def report_line(text: object) -> str:
+    """One whole line of a text report made of foreign text (a lint finding, a line of ``check``'s report):
+    :func:`inline_text`, and a leading ``::`` shown as :func:`terminal_lines` shows it (a file name given as
+    ``::error::x.json`` starts no CI workflow command)."""
+    return _no_command(inline_text(text))
+
+
 def terminal_lines(text: str, limit: int = LINE_LIMIT, keep: tuple[str, ...] = ()) -> str:
     """A report of many lines for a terminal: each line through :func:`terminal_text` (line breaks kept).
     ``keep``: exact sequences of dashgen's own let through (its diff colours, ``ESC[31m`` and the like); any

@@ -12,7 +12,6 @@ verdict it gives this one; a repository's file adds to them.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from importlib import resources
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from dashgen.errors import InputError
 from dashgen.files import read_regular_text
+from dashgen.files.parsers import parse_toml
 from dashgen.lint.findings import Finding
 
 DEFAULT_CONFIG = Path(".dashgen-lint.toml")
@@ -63,11 +63,9 @@ def load_exclusions(path: Path) -> list[Exclusion]:
 
 def parse_exclusions(text: str, path: Path) -> list[Exclusion]:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = parse_toml(text)
+    except ValueError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{path}: not valid TOML: nested too deeply to read") from None
     unknown = sorted(set(data) - {"exclude"})
     if unknown:
         raise InputError(f"{path}: {unknown[0]}: unknown table (only [[exclude]] entries are read)")

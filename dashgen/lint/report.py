@@ -7,10 +7,8 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from dashgen.escape import terminal_text
+from dashgen.escape import report_line
 from dashgen.lint.findings import Finding, Severity
-
-TEXT_LINE_LIMIT = 2000  # characters of one finding's terminal line (a title may be long; a line stays readable)
 
 
 def format_line(f: Finding) -> str:
@@ -20,8 +18,9 @@ def format_line(f: Finding) -> str:
 
 
 def text_line(f: Finding) -> str:
-    """:func:`format_line` for a terminal: one line whatever the dashboard's titles and file name hold."""
-    return terminal_text(format_line(f), TEXT_LINE_LIMIT)
+    """:func:`format_line` for a terminal: one line whatever the dashboard's titles and file name hold (their
+    control sequences and line breaks shown as text, a leading ``::`` escaped); the one escape of lint's lines."""
+    return report_line(format_line(f))
 
 
 def summary(findings: Sequence[Finding], files: int) -> str:

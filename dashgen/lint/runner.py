@@ -17,6 +17,7 @@ from dashgen.document import NotADashboard, load_dashboard, unwrap
 from dashgen.document.budget import file_over_budget
 from dashgen.document.shape import BadShape, check_shape
 from dashgen.files import read_regular_bytes
+from dashgen.files.parsers import NestedTooDeeply, parse_json
 from dashgen.lint.catalogue import Catalogue, load_catalogue
 from dashgen.lint.context import build_context
 from dashgen.lint.findings import Finding, Rule
@@ -110,15 +111,16 @@ def _lint(doc: Any, filename: str, rules: Sequence[Rule], catalogue: Catalogue |
 
 
 def discover_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, folders expanded to their ``*.json`` files (recursively, sorted)."""
+    """Files as given (a pipe too: ``lint <(git show HEAD:d.json)``), folders expanded to their ``*.json`` files
+    (recursively, sorted)."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             files.extend(sorted(p for p in path.rglob("*.json") if p.is_file()))
-        elif path.is_file():
+        elif path.is_file() or path.is_fifo():  # a pipe is read with a bounded wait (dashgen.files)
             files.append(path)
-        elif os.path.lexists(path):  # a FIFO, a device, a dangling or looping symlink: named as what it is
+        elif os.path.lexists(path):  # a device, a dangling or looping symlink: named as what it is
             raise UnreadableInput(f"{path}: {_not_a_file(path)}")
         else:
             raise UnreadableInput(f"{path}: no such file or directory")
@@ -139,7 +141,7 @@ def read_dashboard_file(path: Path) -> Any:
         too_large = file_over_budget(path.stat().st_size)
         if too_large is not None:
             raise UnreadableInput(f"{path}: {too_large}")
-        doc = json.loads(read_regular_bytes(path).decode("utf-8"), parse_constant=_refuse_constant)
+        doc = parse_json(read_regular_bytes(path).decode("utf-8"), parse_constant=_refuse_constant)
     except UnreadableInput:
         raise
     except OSError as exc:
@@ -148,7 +150,7 @@ def read_dashboard_file(path: Path) -> Any:
         raise UnreadableInput(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UnreadableInput(f"{path}: not valid JSON: {exc}") from None
-    except RecursionError:
+    except NestedTooDeeply:
         raise UnreadableInput(f"{path}: JSON nested too deeply, over the depth budget of {MAX_DEPTH}") from None
     except ValueError as exc:  # NaN / Infinity, or an integer of more than 4,300 digits
         raise UnreadableInput(f"{path}: not valid JSON: {exc}") from None

@@ -25,12 +25,12 @@ Pure: parsing, rendering and the two plan steps; the command reads and writes th
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.files.parsers import parse_toml
 from dashgen.publish.actions import Action
 from dashgen.publish.approvals import NEVER_GRANTED, PLAN_PREFIX, Approvals
 from dashgen.publish.guard import Refusal
@@ -119,11 +119,9 @@ def _moved(planned: PlannedDashboard, target: PublishTarget, live: LiveState | N
 def parse(text: str, source: str) -> ApprovedPlan:
     """The approved plan in ``text`` (TOML); an error names ``source`` and the entry and field at fault."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = parse_toml(text)
+    except ValueError as exc:
         raise InputError(f"{source}: not TOML ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{source}: not TOML (nested too deeply to read)") from None
     unknown = sorted(set(data) - {"commit", "dashboard"})
     if unknown:
         raise InputError(f"{source}: unknown key {unknown[0]!r} (known: commit, [[dashboard]])")

@@ -12,6 +12,7 @@ from typing import Any
 from dashgen.document.v2view import is_v2_version
 from dashgen.errors import InputError
 from dashgen.files import create_exclusive, read_regular_text
+from dashgen.files.parsers import parse_json
 
 DEFAULT_BACKUP_DIR = Path("releases/backups")
 
@@ -76,10 +77,9 @@ def load_backup(path: Path) -> dict[str, Any]:
     v1 dashboard both are derived from ``{"resource": ...}`` (the spec with uid, id and version put back, as
     the legacy API shows it); a v2 object has only ``resource`` (:func:`backup_dashboard` reads either)."""
     try:
-        data = json.loads(read_regular_text(path))
-    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, or nested past the parser's limit
-        reason = "JSON nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)[:200]
-        raise InputError(f"{path}: not a backup dashgen wrote ({reason})") from None
+        data = parse_json(read_regular_text(path))
+    except ValueError as exc:  # not UTF-8, not JSON, or nested past the parser's limit
+        raise InputError(f"{path}: not a backup dashgen wrote ({str(exc)[:200]})") from None
     resource = data.get("resource") if isinstance(data, dict) else None
     if isinstance(resource, dict) and "dashboard" not in data and not _is_v2(resource):
         metadata = resource.get("metadata") or {}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashgen.errors import InputError
+from dashgen.files.parsers import parse_json
 
 FORMAT = "dashgen-release-bundle"
 VERSION = 1
@@ -57,11 +58,9 @@ def encode(bundle: Bundle) -> bytes:
 
 def decode(data: bytes, source: str) -> Bundle:
     try:
-        raw = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+        raw = parse_json(data)
+    except ValueError as exc:  # not UTF-8, not JSON, or nested too deeply
         raise InputError(f"{source}: not a release bundle (not JSON: {exc})") from None
-    except RecursionError:
-        raise InputError(f"{source}: not a release bundle (JSON nested too deeply to read)") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise InputError(f"{source}: not a release bundle (write one with dashgen check --bundle FILE)")
     if raw.get("version") != VERSION:

@@ -35,7 +35,6 @@ Loading is an edge (it reads the file); ``resolve`` is pure.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any
 
 from dashgen.errors import InputError
 from dashgen.files import read_regular_text
+from dashgen.files.parsers import parse_toml
 from dashgen.net.urls import url_problem
 from dashgen.project import CONFIG_FILE, ProjectSettings, parse_settings
 from dashgen.publish.permissions_plan import FolderAccess, parse_access
@@ -109,11 +109,9 @@ def load_config(path: Path | None, cwd: Path | None = None) -> Config | None:
     except OSError as exc:
         raise InputError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = parse_toml(text)
+    except ValueError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{path}: not valid TOML (nested too deeply to read)") from None
     return parse_config(path, data)
 
 

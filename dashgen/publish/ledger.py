@@ -14,7 +14,6 @@ is a hand edit: an input error naming the file and line.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import asdict, dataclass, field, fields
@@ -25,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 from dashgen.errors import InputError
 from dashgen.escape import report_json
 from dashgen.files import append_durably, atomic_write, read_regular_bytes
+from dashgen.files.parsers import parse_json
 from dashgen.publish.actions import STORED_OUTCOMES, WRITTEN_OUTCOMES, OutcomeKind
 
 DEFAULT_LEDGER = Path("releases/ledger.jsonl")
@@ -266,8 +266,8 @@ def _quarantine(state: LedgerState, stamp: str) -> Path | None:
 
 def _parse(raw: bytes) -> LedgerRecord | None:
     try:
-        record = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):  # not a record; the caller names the line
+        record = parse_json(raw)
+    except ValueError:  # not UTF-8, not JSON, nested too deeply: not a record; the caller names the line
         return None
     return LedgerRecord.from_json(record) if isinstance(record, dict) and "uid" in record else None
 

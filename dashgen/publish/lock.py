@@ -28,6 +28,7 @@ from typing import Any
 
 from dashgen.errors import CheckFailed
 from dashgen.files import create_exclusive, read_regular_text
+from dashgen.files.parsers import parse_json
 from dashgen.publish.ledger import Instance
 
 DEFAULT_STALE_AFTER = 3600.0
@@ -62,10 +63,10 @@ def _holder(command: str, instance: Instance) -> dict[str, Any]:
 def read_holder(path: Path) -> dict[str, Any] | None:
     """The holder recorded in a lock file; None when there is no lock (an unreadable one is a holder too)."""
     try:
-        data = json.loads(read_regular_text(path))
+        data = parse_json(read_regular_text(path))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError):
         return {
             "user": "unknown",
             "host": "unknown",

@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 from dashgen.errors import InputError
 from dashgen.escape import inline_text
 from dashgen.files import atomic_write, read_regular_text
+from dashgen.files.parsers import parse_json
 from dashgen.publish.actions import STORED_OUTCOMES, OutcomeKind
 from dashgen.publish.ledger import Instance, LedgerRecord
 
@@ -219,7 +220,7 @@ def load_state(ledger_path: Path, release_id: str) -> ReleaseState:
         raise InputError(f"--resume {release_id!r}: not a release id (r-YYYYMMDDTHHMMSSZ-xxxxxx)")
     path = state_path(ledger_path, release_id)
     try:
-        data = json.loads(read_regular_text(path))
+        data = parse_json(read_regular_text(path))
         stages = [Stage(s["name"], tuple(s["contexts"])) for s in data["stages"]]
         contexts = {name: ContextRun(**run) for name, run in data["contexts"].items()}
         return ReleaseState(
@@ -237,8 +238,6 @@ def load_state(ledger_path: Path, release_id: str) -> ReleaseState:
         raise InputError(f"{path}: no such release (releases are kept beside the ledger)") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a staged release's state ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{path}: not a staged release's state (JSON nested too deeply to read)") from None
 
 
 def release_records(records: Sequence[LedgerRecord], release_id: str) -> list[LedgerRecord]:

@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from dashgen.files.parsers import parse_json
+
 SERVER_OWNED = ("id", "version")
 
 
@@ -156,10 +158,7 @@ def loads_strict(text: str | bytes) -> Any:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
-    try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply to read") from None
+    return parse_json(text, parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
 def _orjson_writes_as_python() -> bool:

@@ -8,24 +8,38 @@ unique name (``.<name>.<pid>.<random>.tmp``), so two writers of one path never s
 write removes its own temporary file and nobody else's.
 
 Every file dashgen reads that a person named (a profile, a dashboard, a contexts file, a bundle, the ledger)
-is read through :func:`read_regular_bytes` / :func:`read_regular_text`: a FIFO, device or folder is refused
-before the first read, so a path that would block forever (a FIFO with no writer) is an input error instead.
+is read through :func:`read_regular_bytes` / :func:`read_regular_text`: a device or folder is refused before
+the first read; a pipe (a FIFO, or bash's ``<(git show HEAD:file)``) is read, and never blocks for ever: one
+with no writer reads as empty, which is an error naming it, and one whose writer does not finish within
+:data:`PIPE_WAIT_SECONDS` is an error naming it too. The TOML or JSON such a file holds is parsed by
+:mod:`dashgen.files.parsers`, where nesting too deep to read is one more ``ValueError``.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import os
 import secrets
+import select
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
+
+PIPE_WAIT_SECONDS = 60.0  # how long a pipe's writer may take to finish (``<(git show ...)`` takes well under one)
+PIPE_BYTE_LIMIT = 256 << 20  # bytes read from a pipe at most (``<(yes)`` would otherwise fill the memory)
 
 
 class NotARegularFile(OSError):
     """The path to be replaced is a symlink, FIFO, device or folder: replacing it by a regular file would destroy
     what it is (``/dev/stdout`` turned into a file, a symlink's target left stale), so it is refused; or the path
-    to be read is a FIFO, device or folder, whose read could block forever or never end."""
+    to be read is a device or folder, whose read could block forever or never end."""
+
+
+class UnreadablePipe(OSError):
+    """The pipe to be read gave nothing (no writer, or a writer that wrote nothing), did not end within
+    :data:`PIPE_WAIT_SECONDS`, or gave more than :data:`PIPE_BYTE_LIMIT` bytes."""
 
 
 def _kind(mode: int) -> str:
@@ -56,38 +70,80 @@ def refuse_special(path: Path) -> None:
         )
 
 
-def _open_regular(path: str | os.PathLike[str]) -> int:
-    """A blocking descriptor of the regular file at ``path`` (symlinks followed), else :class:`NotARegularFile`.
+def _open_readable(path: str | os.PathLike[str]) -> tuple[int, bool]:
+    """A descriptor of the regular file or pipe at ``path`` (symlinks followed) and whether it is a pipe; a
+    device or folder raises :class:`NotARegularFile`.
 
     Opened non-blocking and checked on the descriptor itself: a plain open of a FIFO waits for a writer that
-    may never come, and a check of the path before the open could be raced by a rename.
+    may never come, and a check of the path before the open could be raced by a rename. A regular file's
+    descriptor is made blocking again; a pipe's stays non-blocking, for :func:`_read_pipe`'s bounded wait.
     """
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(descriptor).st_mode
+        if stat.S_ISFIFO(mode):
+            return descriptor, True
         if not stat.S_ISREG(mode):
             raise NotARegularFile(
                 errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                f"is {_kind(mode)}, not a regular file: dashgen reads regular files only",
+                f"is {_kind(mode)}, not a regular file or pipe: dashgen reads regular files and pipes only",
                 os.fspath(path),
             )
         os.set_blocking(descriptor, True)
     except BaseException:
         os.close(descriptor)
         raise
-    return descriptor
+    return descriptor, False
+
+
+def _read_pipe(descriptor: int, path: str | os.PathLike[str]) -> bytes:
+    """All a non-blocking pipe gives until its writer closes it, waiting at most :data:`PIPE_WAIT_SECONDS` in
+    all; nothing at all (a FIFO nobody writes to reads as at its end at once) raises :class:`UnreadablePipe`."""
+    deadline = time.monotonic() + PIPE_WAIT_SECONDS
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            chunk = os.read(descriptor, 1 << 16)
+        except BlockingIOError:  # a writer, nothing written yet: wait for bytes or the end, until the deadline
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise UnreadablePipe(
+                    errno.ETIMEDOUT,
+                    f"a pipe whose writer did not finish within {PIPE_WAIT_SECONDS:g} seconds",
+                    os.fspath(path),
+                ) from None
+            select.select([descriptor], [], [], left)
+            continue
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > PIPE_BYTE_LIMIT:
+            raise UnreadablePipe(errno.EFBIG, f"a pipe giving more than {PIPE_BYTE_LIMIT} bytes", os.fspath(path))
+        chunks.append(chunk)
+    if not chunks:
+        raise UnreadablePipe(
+            errno.ENODATA, "a pipe that gave nothing (no writer, or one that wrote nothing)", os.fspath(path)
+        )
+    return b"".join(chunks)
 
 
 def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file at ``path``; a FIFO, device or folder raises :class:`NotARegularFile`."""
-    with open(_open_regular(path), "rb") as handle:
+    """The bytes of the regular file or pipe at ``path``: a device or folder raises :class:`NotARegularFile`, a
+    pipe that gives nothing or does not end in time :class:`UnreadablePipe`."""
+    descriptor, pipe = _open_readable(path)
+    if pipe:
+        try:
+            return _read_pipe(descriptor, path)
+        finally:
+            os.close(descriptor)
+    with open(descriptor, "rb") as handle:
         return handle.read()
 
 
 def read_regular_text(path: str | os.PathLike[str]) -> str:
-    """As ``Path.read_text(encoding="utf-8")`` (universal newlines) for a regular file only (see above)."""
-    with open(_open_regular(path), encoding="utf-8") as handle:
-        return handle.read()
+    """As ``Path.read_text(encoding="utf-8")`` (universal newlines) for a regular file or pipe only (see above)."""
+    return io.TextIOWrapper(io.BytesIO(read_regular_bytes(path)), encoding="utf-8").read()
 
 
 def temporary_name(path: Path) -> Path:
