@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -13,6 +12,7 @@ import click
 from dashgen.cli.connection import CONNECTION_PARAMS, connection_options
 from dashgen.document.budget import file_over_budget, panels_over_budget
 from dashgen.files import read_regular_text
+from dashgen.files.parsers import NestedTooDeeply, parse_json
 
 
 class DiffInputError(Exception):
@@ -21,11 +21,11 @@ class DiffInputError(Exception):
 
 def _decode(text: str, where: str) -> Any:
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DiffInputError(f"{where}: not valid JSON: {exc}") from exc
-    except RecursionError:
-        raise DiffInputError(f"{where}: JSON nested too deeply to read") from None
+        doc = parse_json(text)
+    except NestedTooDeeply as exc:
+        raise DiffInputError(f"{where}: JSON {exc}") from None
+    except ValueError as exc:
+        raise DiffInputError(f"{where}: not valid JSON: {exc}") from None
     too_many = panels_over_budget(doc)
     if too_many is not None:
         raise DiffInputError(f"{where}: {too_many}")
