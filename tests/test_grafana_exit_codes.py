@@ -130,3 +130,15 @@ def test_a_grafana_that_answers_and_refuses_is_exit_1(work, grafana, command):
     assert len(errors) == 1 and "401" in errors[0] and "GRAFANA_URL" not in errors[0], result.output
     as_json = invoke(work, command, grafana.url, "--format", "json", token="glsa_not_the_token_of_this_grafana_0123")
     assert as_json.exit_code == expected and json.loads(as_json.stdout)["exit_code"] == expected, as_json.output
+
+
+def test_the_grafana_url_hint_follows_what_answered_not_the_exit_code():
+    """A drift or diff --live read gives every Grafana error exit 2; the hint to check GRAFANA_URL is for no answer
+    of Grafana's only, not for Grafana's own JSON answer cut short (it did answer)."""
+    from dashgen.cli.app import _message
+    from dashgen.grafana.errors import BadResponse, BrokenAnswer, GrafanaUnreachable
+
+    cut = BrokenAnswer("Grafana answered GET /api/search with 200 but the body is not valid JSON").as_input_error()
+    assert cut.exit_code == 2 and "GRAFANA_URL" not in _message(cut)
+    assert "GRAFANA_URL" in _message(GrafanaUnreachable("connection refused"))
+    assert "GRAFANA_URL" in _message(BadResponse("a redirect to https://sso.example/"))

@@ -76,3 +76,34 @@ def test_a_team_override_with_its_own_unit_reads_the_fitted_axis_not_the_default
     # a ratio override still gets its own bounds and texts
     props = _fitted_override({"id": "unit", "value": "percent"})
     assert (props["min"], props["max"]) == (0, 100) and _texts(props["mappings"]) == [ABOVE_FULL, BELOW_ZERO]
+
+
+def _fitted(kind: str, unit: str, **fields: Any) -> PanelSpec:
+    """An imported panel of ``kind`` and ``unit`` as ``team_fit`` fits it for a profile's build."""
+    panel = PanelSpec(
+        key="top.p", title="P", kind=kind, evidence=imported(None), targets=(Target("up"),), unit=unit, **fields
+    )
+    (got,) = fit_imported([GroupSpec("top", "T", (panel,))], [], {}, "m", "Old").groups[0].panels
+    return got
+
+
+def test_a_team_table_s_label_columns_keep_only_a_label_s_mappings_and_a_team_bar_gauge_starts_at_0() -> None:
+    """A team table that gets the ratio texts gets the label columns' override too (a class "503" must not read as
+    a share above 100 %), as dashgen's own tables; a team bar gauge without a min is drawn from 0, and that floor
+    bounds it below as dashgen's own bar gauges are (``spec.scale_min``)."""
+    from dashgen.render.label_columns import LABEL_COLUMNS
+
+    table = _fitted("table", "percentunit")
+    (labels,) = [o for o in table.overrides if o["matcher"] == LABEL_COLUMNS]
+    assert {p["id"]: p["value"] for p in labels["properties"]} == {"unit": "string", "mappings": []}
+    gauge = _fitted("bargauge", "bytes")
+    assert gauge.min == 0 and _texts(gauge.mappings) == [NEGATIVE]
+
+
+def test_only_a_ratio_fixed_at_both_bounds_reads_back_as_signed() -> None:
+    """A panel with no impossible-value mapping at all is not a signed one: reading it back as signed would switch
+    S38 off for it for good."""
+    from dashgen.render.impossible import reads_signed
+
+    assert not reads_signed([], "bytes", 0, None) and not reads_signed([], "percentunit", 0, 1)
+    assert reads_signed(impossible_mappings("percentunit", 0, 1, signed=True), "percentunit", 0, 1)

@@ -160,3 +160,35 @@ def test_a_label_column_keeps_only_the_mappings_meant_for_a_label():
         {"type": "value", "options": {"vid-node-00": {"text": "replica 0"}}},
         {"type": "special", "options": {"match": "null", "result": {"text": "—"}}},
     ]
+
+
+def test_an_imported_date_table_keeps_the_mappings_it_stored_on_its_label_columns(tmp_path):
+    """The renderer adds the label columns' mappings to dashgen's own tables only; an imported table (here one whose
+    values are dates, so the kit gives its labels the text unit) keeps the mappings it stored on them."""
+    from dashgen.importer import import_dashboard, render_module_file
+    from dashgen.render.label_columns import LABEL_COLUMNS
+
+    stored = [{"type": "value", "options": {"6": {"text": "the sixth"}}}]
+    panel = {
+        "id": 1,
+        "type": "table",
+        "title": "Last restart per node",
+        "gridPos": {"x": 0, "y": 0, "w": 12, "h": 8},
+        "targets": [{"refId": "A", "expr": "process_start_time_seconds * 1000", "instant": True}],
+        "fieldConfig": {
+            "defaults": {"unit": "dateTimeAsIso"},
+            "overrides": [
+                {
+                    "matcher": dict(LABEL_COLUMNS),
+                    "properties": [{"id": "unit", "value": "string"}, {"id": "mappings", "value": stored}],
+                }
+            ],
+        },
+    }
+    result = import_dashboard({"uid": "restarts", "title": "Restarts", "panels": [panel]}, "restarts")
+    module = tmp_path / "restarts.py"
+    module.write_text(result.text, encoding="utf-8")
+    (rendered,) = render_module_file(module)["panels"]
+    (labels,) = [o for o in rendered["fieldConfig"]["overrides"] if o["matcher"] == LABEL_COLUMNS]
+    assert {p["id"]: p["value"] for p in labels["properties"]}["mappings"] == stored
+    assert not result.round_trip.has_semantic_changes, result.round_trip

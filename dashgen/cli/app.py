@@ -22,7 +22,7 @@ import click
 from dashgen import __version__
 from dashgen.cli.output import report_error
 from dashgen.errors import DashgenError, redact
-from dashgen.grafana.errors import BadResponse, GrafanaUnreachable
+from dashgen.grafana.errors import BadResponse, BrokenAnswer, GrafanaUnreachable
 from dashgen.render.collector import heap_left_at_exit
 
 # said after an error of a Grafana that gave no answer, or no answer of Grafana's: where its URL comes from
@@ -153,7 +153,8 @@ def hoist_group_options(args: list[str]) -> list[str]:
 
 
 def _message(exc: DashgenError) -> str:
-    if isinstance(exc, GrafanaUnreachable | BadResponse) and exc.exit_code == 2:  # no answer of Grafana's: the URL
+    # no answer of Grafana's (not its own JSON cut short, whatever exit code a reading command gives it): the URL
+    if isinstance(exc, GrafanaUnreachable | BadResponse) and not isinstance(exc, BrokenAnswer):
         return f"{exc}; {GRAFANA_URL_HINT}"
     return str(exc)
 

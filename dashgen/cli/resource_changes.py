@@ -7,7 +7,6 @@ permissions ``dashgen.toml`` gives (the Grafana rule files' freshness: ``dashgen
 from __future__ import annotations
 
 import contextlib
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from dashgen.diff.permission_changes import Grants, permission_changes
 from dashgen.diff.rule_changes import rule_changes
 from dashgen.errors import InputError
 from dashgen.files import read_regular_text
+from dashgen.files.parsers import parse_toml
 from dashgen.publish.contexts import CONFIG_FILE, Config, load_config, parse_config
 from dashgen.rules.render import GRAFANA_FORMATS, SUFFIX
 
@@ -62,8 +62,8 @@ def permission_lines(base_ref: str, config_path: Path | None) -> list[str]:
         text = None  # no config file at the base: every managed folder is new
     if text is not None:
         try:
-            old = _grants(parse_config(path, tomllib.loads(text)))
-        except (tomllib.TOMLDecodeError, InputError) as exc:
+            old = _grants(parse_config(path, parse_toml(text)))
+        except (ValueError, InputError) as exc:  # TOMLDecodeError and nesting too deep are ValueErrors
             notes.append(f"{path} at {base_ref} is not a valid config ({exc}); its permissions count as none")
     return notes + permission_changes(old, new)
 

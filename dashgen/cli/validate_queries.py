@@ -19,6 +19,7 @@ from dashgen.document.budget import file_over_budget, panels_over_budget
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines, terminal_text
 from dashgen.files import read_regular_text
+from dashgen.files.parsers import parse_json
 from dashgen.live.datasource import Datasource
 from dashgen.live.expand import Window, parse_span, parse_time
 from dashgen.live.query_check import DashboardInput, exit_code, plan, render_json, render_text, run_checks
@@ -33,8 +34,8 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
     for path in files:
         try:
             too_large = file_over_budget(path.stat().st_size)
-            document = json.loads(read_regular_text(path)) if too_large is None else None
-        except (OSError, ValueError, RecursionError) as exc:
+            document = parse_json(read_regular_text(path)) if too_large is None else None
+        except (OSError, ValueError) as exc:  # nesting too deep is a ValueError of parse_json
             raise InputError(f"{path}: not readable JSON: {str(exc)[:200]}") from None
         too_large = too_large or panels_over_budget(document)
         if too_large is not None:

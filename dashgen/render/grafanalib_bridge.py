@@ -18,7 +18,7 @@ from dashgen.render.impossible import TIMESERIES_NOTE, is_bounded, renderer_adds
 from dashgen.render.label_columns import with_label_mappings
 from dashgen.render.layout import GridPos
 from dashgen.render.raw import deep_merge
-from dashgen.render.spec import PanelSpec, Target
+from dashgen.render.spec import PanelSpec, Target, scale_min
 from dashgen.render.tables import ref as ref_id
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
@@ -92,16 +92,9 @@ def _datasource(spec: PanelSpec) -> dict[str, Any]:
     return tree_copy(spec.datasource) if spec.datasource is not None else DATASOURCE
 
 
-def _scale_min(spec: PanelSpec) -> float | None:
-    """The field's min: the spec's; for a bar gauge without one, 0. A bar's length is read as its value, so its
-    scale starts at 0 unless the spec gives a min (a signed quantity): without one Grafana starts it at the smallest
-    value shown, whose bar is then empty."""
-    return 0 if spec.min is None and spec.kind == "bargauge" else spec.min
-
-
 def _field_defaults(spec: PanelSpec) -> dict[str, Any]:
     defaults: dict[str, Any] = {"unit": spec.unit}
-    low = _scale_min(spec)
+    low = scale_min(spec.kind, spec.min)
     if low is not None:
         defaults["min"] = low
     if spec.max is not None:
@@ -264,7 +257,7 @@ def _build_panel(spec: PanelSpec, panel_id: int, pos: GridPos) -> G.Panel:
             mappings=[],
             extraJson=_extra(spec),
         )
-    # bargauge: the current model via ModernPanel (its scale from 0 unless the spec says: _scale_min)
+    # bargauge: the current model via ModernPanel (its scale from 0 unless the spec says: spec.scale_min)
     defaults = _field_defaults(spec)
     defaults["thresholds"] = {"mode": "absolute", "steps": _thresholds(spec)}
     if spec.custom:

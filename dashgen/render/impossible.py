@@ -96,7 +96,7 @@ def reads_signed(mappings: Iterable[Any], unit: object, low: object, high: objec
     import of a rendered signed panel reads it back as signed)."""
     present = list(mappings)
     every, kept = impossible_mappings(unit, low, high), impossible_mappings(unit, low, high, signed=True)
-    return every != kept and all(m in present for m in kept) and not all(m in present for m in every)
+    return bool(kept) and every != kept and all(m in present for m in kept) and not all(m in present for m in every)
 
 
 def missing_impossible_texts(mappings: Iterable[object], unit: object, low: object, high: object) -> list[str]:

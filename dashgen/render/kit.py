@@ -25,7 +25,7 @@ from dashgen.deployment.profile import Profile
 from dashgen.exporters.table import TABLES
 from dashgen.project import shown_name
 from dashgen.render.impossible import renderer_adds
-from dashgen.render.label_columns import label_override, rendered_from
+from dashgen.render.label_columns import holds, label_override, rendered_from
 from dashgen.render.raw import RawOptions, deep_merge
 from dashgen.render.spec import RATIO_UNITS, Evidence, PanelKind, PanelSpec, Target
 from dashgen.render.states import Beyond, State, States
@@ -193,7 +193,11 @@ def _panel(
             raw["options"] = deep_merge(fields.get("options", {}), raw["options"])
         if "overrides" in raw:  # the kit's own first; an imported copy of one of them is not added twice
             own = tuple(fields.get("overrides", ()))
-            raw["overrides"] = (*own, *(o for o in raw["overrides"] if not any(rendered_from(o, k) for k in own)))
+            adds = renderer_adds(evidence)  # the label columns' mappings are the renderer's only on its own panels
+            stored = tuple(raw["overrides"])
+            if not adds:  # an imported override that holds all of one of the kit's is that one, as stored
+                own = tuple(k for k in own if not any(holds(o, k) for o in stored))
+            raw["overrides"] = (*own, *(o for o in stored if not any(rendered_from(o, k, adds) for k in own)))
         fields.update(raw)
     return PanelSpec(key=key, title=title, kind=kind, evidence=evidence, targets=tuple(targets), **fields)
 

@@ -63,14 +63,24 @@ def with_label_mappings(overrides: Iterable[Any], mappings: Iterable[Any]) -> li
     return out
 
 
-def rendered_from(override: Any, kit_override: Mapping[str, Any]) -> bool:
+def rendered_from(override: Any, kit_override: Mapping[str, Any], mappings_added: bool) -> bool:
     """Whether an imported ``override`` is ``kit_override`` as the renderer wrote it out: equal, or, for the label
-    columns' override, equal but for the ``mappings`` the renderer adds (and adds again)."""
+    columns' override of a panel whose label mappings the renderer adds (``mappings_added``: dashgen's own, not an
+    imported one's, which keep what they stored), equal but for those ``mappings``."""
     if override == kit_override:
         return True
-    if not isinstance(override, Mapping) or kit_override.get("matcher") != LABEL_COLUMNS:
+    if not mappings_added or not isinstance(override, Mapping) or kit_override.get("matcher") != LABEL_COLUMNS:
         return False
     properties = [
         p for p in override.get("properties", []) if not (isinstance(p, Mapping) and p.get("id") == "mappings")
     ]
     return {**override, "properties": properties} == kit_override
+
+
+def holds(override: Any, kit_override: Mapping[str, Any]) -> bool:
+    """Whether ``override`` matches what ``kit_override`` matches and sets every property it sets, as it sets it
+    (and may set more): an imported table's own label override, which then stands for the kit's."""
+    if not isinstance(override, Mapping) or override.get("matcher") != kit_override.get("matcher"):
+        return False
+    properties = override.get("properties")
+    return isinstance(properties, list) and all(p in properties for p in kit_override.get("properties", []))

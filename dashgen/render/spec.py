@@ -20,6 +20,13 @@ RankedPer = Literal["stage", "dp_group", "gpu", "node", "instance"]
 RankedEnd = Literal["top", "bottom"]
 
 
+def scale_min(kind: str, low: float | None) -> float | None:
+    """The min a panel of ``kind`` is drawn with: its own; for a bar gauge without one, 0. A bar's length is read as
+    its value, so its scale starts at 0 unless the panel gives a min (a signed quantity): without one Grafana starts
+    it at the smallest value shown, whose bar is then empty."""
+    return 0 if low is None and kind == "bargauge" else low
+
+
 def ratio_axis_problem(unit: object, low: object, high: object) -> str | None:
     """S5, the one definition: a ``percent`` axis is fixed 0-100 and a ``percentunit`` axis 0-1, so
     idle noise is never auto-scaled into violent swings. None when the axis is right or not a ratio.

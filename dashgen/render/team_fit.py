@@ -38,9 +38,10 @@ from typing import Any
 
 from dashgen.deployment.label_roles import renames as role_renames
 from dashgen.render.impossible import with_impossible_values
+from dashgen.render.label_columns import LABEL_COLUMNS, label_override, with_label_mappings
 from dashgen.render.relabel import Relabelled, relabel_expr, relabel_legend, relabel_variable_query
 from dashgen.render.scope import Scoped, parses, scope_expr, scope_variable_query
-from dashgen.render.spec import RATIO_UNITS, GroupSpec, PanelSpec, Target
+from dashgen.render.spec import RATIO_UNITS, GroupSpec, PanelSpec, Target, scale_min
 from dashgen.render.validate import panel_types, target_fields
 
 # ``or 0`` / ``or vector(0)`` closing an expression or a parenthesis: the zero fill S7 forbids
@@ -215,6 +216,13 @@ def _override(
     return {**override, "properties": [*kept, {"id": "min", "value": low}, {"id": "max", "value": high}]}
 
 
+def _labels_as_text(overrides: tuple[Any, ...], mappings: Iterable[Any]) -> tuple[Any, ...]:
+    """A table's overrides with its label columns' override (added if it has none) holding only the mappings meant
+    for a label (``label_columns``), as dashgen's own tables have it."""
+    has = any(isinstance(o, dict) and o.get("matcher") == LABEL_COLUMNS for o in overrides)
+    return tuple(with_label_mappings((*overrides, *(() if has else (label_override(),))), mappings))
+
+
 def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> PanelSpec:
     title = rename(panel.title)
     if not title.strip():
@@ -226,13 +234,19 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> Pa
         notes.append(
             f"panel {panel.key}: {panel.extra['type']!r} is no panel type the build draws: drawn as a {panel.kind}"
         )
-    low, high = panel.min, panel.max
+    low, high = scale_min(panel.kind, panel.min), panel.max
     if panel.unit in RATIO_UNITS and (low, high) != RATIO_UNITS[str(panel.unit)]:
         low, high = (float(bound) for bound in RATIO_UNITS[str(panel.unit)])
         notes.append(f"panel {panel.key}: {panel.unit} axis fixed to {low:g}-{high:g} (S5)")
     mappings = with_impossible_values(panel.mappings, panel.unit, low, high, panel.signed)
+    overrides = tuple(
+        _override(o, panel, low, high, mappings) for o in _field_names(_deep(panel.overrides, rename), scope.renames)
+    )
     if len(mappings) > len(panel.mappings):
         notes.append(f"panel {panel.key}: red mappings for the values its unit or axis makes impossible (S38)")
+        if panel.kind == "table":  # a label that reads as a number must not meet them: its columns keep their own
+            overrides = _labels_as_text(overrides, mappings)
+            notes.append(f"panel {panel.key}: its label columns shown as text, without the value mappings")
     return replace(
         panel,
         title=title,
@@ -241,10 +255,7 @@ def _panel(panel: PanelSpec, rename: Any, notes: list[str], scope: _Scope) -> Pa
         max=high,
         mappings=mappings,
         targets=tuple(_target(t, rename, notes, panel.key, scope) for t in panel.targets),
-        overrides=tuple(
-            _override(o, panel, low, high, mappings)
-            for o in _field_names(_deep(panel.overrides, rename), scope.renames)
-        ),
+        overrides=overrides,
         transformations=_field_names(panel.transformations, scope.renames),
         field_defaults=_field_names(panel.field_defaults, scope.renames),
         links=_deep(panel.links, rename),
