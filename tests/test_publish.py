@@ -405,23 +405,6 @@ def test_the_ledger_publish_appended_to_does_not_make_the_next_publish_dirty(wor
     assert not ledger(work)[-1]["git_commit"].endswith("-dirty")
 
 
-def test_the_ledger_s_own_lines_leave_the_tree_clean_whatever_its_name_holds(tmp_path):
-    """git quotes a path with a space or a non-ASCII character in its plain porcelain status (``"release log/…"``):
-    read that way, the ledger's own new line counted as a change of the tree and every publish was refused."""
-    from dashgen.publish.gitinfo import current_commit
-
-    ledger = tmp_path / "release log" / "ledger é.jsonl"
-    ledger.parent.mkdir()
-    ledger.write_text("{}\n", encoding="utf-8")
-    (tmp_path / "dashgen.toml").write_text("x = 1\n", encoding="utf-8")
-    git(tmp_path, "init", "-q")
-    commit_all(tmp_path, "a release")
-    ledger.write_text("{}\n{}\n", encoding="utf-8")
-    assert not current_commit(tmp_path, [ledger]).endswith("-dirty")
-    git(tmp_path, "mv", "dashgen.toml", "renamed me.toml")  # a rename: two paths in one entry
-    assert current_commit(tmp_path, [ledger]).endswith("-dirty")
-
-
 def test_rollback_to_a_version_matches_it_whole_and_refuses_an_empty_target(tmp_path):
     """``--to 1`` is version 1, never the backup of v11 (whose name also holds "-v1"); ``--to ""`` is refused."""
     from dashgen.cli.history import find_backup
