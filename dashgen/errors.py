@@ -67,8 +67,10 @@ class DeadlineExceeded(DashgenError):
 
 
 # A scheme starts where no scheme character precedes it and is at most 32 characters: the search then tries
-# each position in O(1) and scans each URL's user-info once, so redaction stays linear in the text.
-_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,31}://)(?P<userinfo>[^/\s@]*)@")
+# each position in O(1) and scans each URL's authority (up to its first "/", "?", "#" or space) at most twice, so
+# redaction stays linear in the text. The user-info runs to the authority's last "@", as a URL parser reads it: a
+# password with an unencoded "@" ("admin:p@ss@host") is hidden whole, not up to its own "@".
+_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,31}://)(?P<userinfo>[^/?#\s]*)@")
 _SECRET_PARAM = re.compile(r"(?i)(?P<key>[?&](?:token|api_key|apikey|access_token|password|auth)=)[^&\s#]*")
 
 

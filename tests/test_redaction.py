@@ -28,6 +28,21 @@ def test_url_credentials_and_secret_parameters_are_masked():
     )
 
 
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("https://admin:p@ss@grafana:3000/api", "https://***@grafana:3000/api"),
+        ("postgres://u:a@b@c@db/x and https://h/x@y", "postgres://***@db/x and https://h/x@y"),
+        ("git+https://host/repo@0123abc", "git+https://host/repo@0123abc"),  # a pinned commit, no credentials
+        ("https://u:p@h?x=a@b", "https://***@h?x=a@b"),
+    ],
+)
+def test_the_user_info_runs_to_the_authority_s_last_at_sign(given, shown):
+    """A URL parser splits the authority at its last "@": a password holding an unencoded "@" was shown from that
+    "@" on ("https://***@ss@grafana")."""
+    assert redact(given) == shown
+
+
 def test_a_transport_masks_its_token_as_a_whole_word_only():
     transport = HttpTransport("Grafana", "http://127.0.0.1:9", token="Gaf")
     assert transport.redact("Grafana refused token Gaf for Gafoo") == "Grafana refused token *** for Gafoo"
