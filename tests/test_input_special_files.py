@@ -147,6 +147,34 @@ def test_a_pipe_whose_writer_is_slow_but_finishes_is_read_whole(tmp_path):
         os.close(opener)
 
 
+def test_a_pipe_past_its_reader_s_budget_is_an_error_naming_it(tmp_path):
+    """A pipe's size is unknown before it is read (its stat says 0): a reader whose files have a budget (a dashboard's
+    64 MiB) passes it, and a pipe giving more is refused as it is read, not read whole first."""
+    from dashgen.document.budget import MAX_FILE_BYTES
+
+    fifo = tmp_path / "board.json"
+    os.mkfifo(fifo)
+    opener = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    writer = os.open(fifo, os.O_WRONLY)
+    os.write(writer, b"[" + b" " * 40 + b"]")
+    os.close(writer)
+    try:
+        with pytest.raises(UnreadablePipe) as caught:
+            bounded(lambda: read_regular_bytes(fifo, 32), fifo, "reading a pipe past its budget")
+        assert caught.value.filename == str(fifo) and "more than 32 bytes" in caught.value.strerror
+    finally:
+        os.close(opener)
+    # every dashboard reader passes the dashboard budget to it
+    for module in (
+        "dashgen/lint/runner.py",
+        "dashgen/cli/import_cmd.py",
+        "dashgen/cli/validate_queries.py",
+        "dashgen/cli/diff_sources.py",
+    ):
+        assert "MAX_FILE_BYTES)" in (ROOT / module).read_text(encoding="utf-8"), module
+    assert MAX_FILE_BYTES < files.PIPE_BYTE_LIMIT
+
+
 def test_a_pipe_whose_writer_never_finishes_is_an_error_naming_it_after_the_wait(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "PIPE_WAIT_SECONDS", 1.0)
     fifo = tmp_path / "plan.toml"

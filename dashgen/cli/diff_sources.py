@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from dashgen.cli.connection import CONNECTION_PARAMS, connection_options
-from dashgen.document.budget import file_over_budget, panels_over_budget
+from dashgen.document.budget import MAX_FILE_BYTES, file_over_budget, panels_over_budget
 from dashgen.files import read_regular_text
 from dashgen.files.parsers import NestedTooDeeply, parse_json
 
@@ -47,7 +47,7 @@ def read_side(path: str | Path) -> dict[str, Any]:
             too_large = file_over_budget(f.stat().st_size)
             if too_large is not None:
                 raise DiffInputError(f"{f}: {too_large}")
-            docs[name] = _decode(read_regular_text(f), str(f))
+            docs[name] = _decode(read_regular_text(f, MAX_FILE_BYTES), str(f))
         except UnicodeDecodeError as exc:
             raise DiffInputError(f"{f}: not UTF-8 text (byte {exc.start})") from exc
         except OSError as exc:

@@ -24,7 +24,7 @@ from dashgen.cli.grafana_opts import connection_options, make_client
 from dashgen.cli.output import emit_json, format_option
 from dashgen.diff.render import dashboard_text
 from dashgen.document import NotADashboard, is_v2
-from dashgen.document.budget import file_over_budget
+from dashgen.document.budget import MAX_FILE_BYTES, file_over_budget
 from dashgen.errors import CheckFailed, InputError
 from dashgen.escape import inline_text, terminal_lines
 from dashgen.files import NotARegularFile, atomic_write, read_regular_text, refuse_special
@@ -40,7 +40,7 @@ def read_source(path: Path) -> Any:
         too_large = file_over_budget(path.stat().st_size)
         if too_large is not None:
             raise InputError(f"{path}: {too_large}")
-        text = read_regular_text(path)
+        text = read_regular_text(path, MAX_FILE_BYTES)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     except UnicodeDecodeError:

@@ -15,7 +15,7 @@ import click
 from dashgen.build import build_all
 from dashgen.cli.options import SECONDS, datasource_url_option, max_data_points_option, selected_profiles
 from dashgen.cli.output import emit_json, format_option, progress, summarise_causes
-from dashgen.document.budget import file_over_budget, panels_over_budget
+from dashgen.document.budget import MAX_FILE_BYTES, file_over_budget, panels_over_budget
 from dashgen.errors import InputError, redact
 from dashgen.escape import terminal_lines, terminal_text
 from dashgen.files import read_regular_text
@@ -34,7 +34,7 @@ def _from_folder(folder: Path) -> list[DashboardInput]:
     for path in files:
         try:
             too_large = file_over_budget(path.stat().st_size)
-            document = parse_json(read_regular_text(path)) if too_large is None else None
+            document = parse_json(read_regular_text(path, MAX_FILE_BYTES)) if too_large is None else None
         except (OSError, ValueError) as exc:  # nesting too deep is a ValueError of parse_json
             raise InputError(f"{path}: not readable JSON: {str(exc)[:200]}") from None
         too_large = too_large or panels_over_budget(document)

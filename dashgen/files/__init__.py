@@ -96,9 +96,10 @@ def _open_readable(path: str | os.PathLike[str]) -> tuple[int, bool]:
     return descriptor, False
 
 
-def _read_pipe(descriptor: int, path: str | os.PathLike[str]) -> bytes:
+def _read_pipe(descriptor: int, path: str | os.PathLike[str], limit: int) -> bytes:
     """All a non-blocking pipe gives until its writer closes it, waiting at most :data:`PIPE_WAIT_SECONDS` in
-    all; nothing at all (a FIFO nobody writes to reads as at its end at once) raises :class:`UnreadablePipe`."""
+    all and taking at most ``limit`` bytes; nothing at all (a FIFO nobody writes to reads as at its end at once)
+    raises :class:`UnreadablePipe`."""
     deadline = time.monotonic() + PIPE_WAIT_SECONDS
     chunks: list[bytes] = []
     size = 0
@@ -118,8 +119,8 @@ def _read_pipe(descriptor: int, path: str | os.PathLike[str]) -> bytes:
         if not chunk:
             break
         size += len(chunk)
-        if size > PIPE_BYTE_LIMIT:
-            raise UnreadablePipe(errno.EFBIG, f"a pipe giving more than {PIPE_BYTE_LIMIT} bytes", os.fspath(path))
+        if size > limit:
+            raise UnreadablePipe(errno.EFBIG, f"a pipe giving more than {limit} bytes", os.fspath(path))
         chunks.append(chunk)
     if not chunks:
         raise UnreadablePipe(
@@ -128,22 +129,23 @@ def _read_pipe(descriptor: int, path: str | os.PathLike[str]) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
+def read_regular_bytes(path: str | os.PathLike[str], pipe_limit: int = PIPE_BYTE_LIMIT) -> bytes:
     """The bytes of the regular file or pipe at ``path``: a device or folder raises :class:`NotARegularFile`, a
-    pipe that gives nothing or does not end in time :class:`UnreadablePipe`."""
+    pipe that gives nothing, more than ``pipe_limit`` bytes (a reader whose files have a budget of their own passes
+    it: a pipe's size is not known before it is read) or does not end in time :class:`UnreadablePipe`."""
     descriptor, pipe = _open_readable(path)
     if pipe:
         try:
-            return _read_pipe(descriptor, path)
+            return _read_pipe(descriptor, path, pipe_limit)
         finally:
             os.close(descriptor)
     with open(descriptor, "rb") as handle:
         return handle.read()
 
 
-def read_regular_text(path: str | os.PathLike[str]) -> str:
+def read_regular_text(path: str | os.PathLike[str], pipe_limit: int = PIPE_BYTE_LIMIT) -> str:
     """As ``Path.read_text(encoding="utf-8")`` (universal newlines) for a regular file or pipe only (see above)."""
-    return io.TextIOWrapper(io.BytesIO(read_regular_bytes(path)), encoding="utf-8").read()
+    return io.TextIOWrapper(io.BytesIO(read_regular_bytes(path, pipe_limit)), encoding="utf-8").read()
 
 
 def temporary_name(path: Path) -> Path:

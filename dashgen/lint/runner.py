@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dashgen.document import NotADashboard, load_dashboard, unwrap
-from dashgen.document.budget import file_over_budget
+from dashgen.document.budget import MAX_FILE_BYTES, file_over_budget
 from dashgen.document.shape import BadShape, check_shape
 from dashgen.files import read_regular_bytes
 from dashgen.files.parsers import NestedTooDeeply, parse_json
@@ -141,7 +141,7 @@ def read_dashboard_file(path: Path) -> Any:
         too_large = file_over_budget(path.stat().st_size)
         if too_large is not None:
             raise UnreadableInput(f"{path}: {too_large}")
-        doc = parse_json(read_regular_bytes(path).decode("utf-8"), parse_constant=_refuse_constant)
+        doc = parse_json(read_regular_bytes(path, MAX_FILE_BYTES).decode("utf-8"), parse_constant=_refuse_constant)
     except UnreadableInput:
         raise
     except OSError as exc:
