@@ -3,7 +3,7 @@ what a release prints after it ran. Every refusal is printed with the exact flag
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from dashgen.escape import inline_text
@@ -33,7 +33,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
                 "wanted": dict(i.access.grants),
                 "changes": [{"principal": p, "permission": lv} for p, lv in i.changes],
                 "summary": list(i.summary),
-                "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in i.refusals],
+                "refusals": _refusal_dicts(i.refusals),
                 "approvals_used": list(i.approvals_used),
             }
             for i in plan.permissions
@@ -52,9 +52,25 @@ def _rules_dict(i: RuleGroupItem) -> dict[str, Any]:
         "live_sha": i.live_sha,
         "rules": len(i.target.group["rules"]) if i.target else None,
         "summary": list(i.summary),
-        "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in i.refusals],
+        "refusals": _refusal_dicts(i.refusals),
         "approvals_used": list(i.approvals_used),
     }
+
+
+def _refusal_dicts(refusals: Iterable[Any]) -> list[dict[str, Any]]:
+    """Each refusal of a plan item as JSON: the approval key that lifts it, its command-line flag, the reason."""
+    return [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in refusals]
+
+
+def _detail_lines(
+    summary: Iterable[str], approvals: Iterable[str], refusals: Iterable[Any], before_refusals: Sequence[str] = ()
+) -> list[str]:
+    """The indented lines under a plan item's heading: its summary, the approvals it used, ``before_refusals`` (a
+    dashboard's clean-up), then each refusal with the flag that approves it; foreign text shown as text."""
+    lines = [f"    {inline_text(line)}" for line in summary]
+    lines += [f"    approved: {inline_text(key)}" for key in approvals]
+    lines += before_refusals
+    return lines + [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in refusals]
 
 
 def render_rules(items: Sequence[RuleGroupItem]) -> list[str]:
@@ -65,9 +81,7 @@ def render_rules(items: Sequence[RuleGroupItem]) -> list[str]:
             f"{i.action.upper():<9} rule group {i.title!r} "
             f"({inline_text(i.profile)}; folder {inline_text(i.folder_uid)}; {inline_text(i.uid)})"
         )
-        lines += [f"    {inline_text(line)}" for line in i.summary]
-        lines += [f"    approved: {inline_text(key)}" for key in i.approvals_used]
-        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in i.refusals]
+        lines += _detail_lines(i.summary, i.approvals_used, i.refusals)
     return lines
 
 
@@ -82,7 +96,7 @@ def _library_dict(i: LibraryItem) -> dict[str, Any]:
         "live_sha": i.live.sha if i.live else None,
         "dashboards": list(i.dashboards),
         "summary": list(i.summary),
-        "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in i.refusals],
+        "refusals": _refusal_dicts(i.refusals),
         "approvals_used": list(i.approvals_used),
     }
 
@@ -95,9 +109,7 @@ def render_library(items: Sequence[LibraryItem]) -> list[str]:
         lines.append(
             f"{i.action.upper():<9} library panel {inline_text(i.uid)} {i.name!r} ({inline_text(i.profile)}; {version})"
         )
-        lines += [f"    {inline_text(line)}" for line in i.summary]
-        lines += [f"    approved: {inline_text(key)}" for key in i.approvals_used]
-        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in i.refusals]
+        lines += _detail_lines(i.summary, i.approvals_used, i.refusals)
     return lines
 
 
@@ -113,7 +125,7 @@ def _dashboard_dict(d: DashboardPlan) -> dict[str, Any]:
         "live_edited": d.live_edited,
         "folder": {"from": d.folder_from, "to": d.folder_to, "action": d.folder_action},
         "summary": list(d.summary),
-        "refusals": [{"approve_with": r.key, "flag": remedy(r.key), "reason": r.reason} for r in d.refusals],
+        "refusals": _refusal_dicts(d.refusals),
         "approvals_used": list(d.approvals_used),
         "cleanup": list(d.cleanup),
         "new_queries": len(d.new_queries),
@@ -148,18 +160,14 @@ def render_plan(plan: Plan, server: str = "") -> str:
             f"{d.action.upper():<9} {inline_text(d.target.uid)} ({inline_text(d.target.profile)}; {version}; {where}; "
             f"build {d.target.build_sha[:12]})"
         )
-        lines += [f"    {inline_text(line)}" for line in d.summary]
-        lines += [f"    approved: {inline_text(key)}" for key in d.approvals_used]
-        lines += [f"    clean-up: {inline_text(item)}" for item in d.cleanup]
-        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in d.refusals]
+        cleanup = [f"    clean-up: {inline_text(item)}" for item in d.cleanup]
+        lines += _detail_lines(d.summary, d.approvals_used, d.refusals, before_refusals=cleanup)
         lines += [f"    INVALID: {inline_text(problem)}" for problem in d.problems]
         lines += [f"    grafana would store: {inline_text(line)}" for line in d.preview]
     lines += render_library(plan.library) + render_rules(plan.rules)
     for i in plan.permissions:
         lines.append(f"{i.action.upper():<9} permissions of folder {i.folder_uid!r}")
-        lines += [f"    {inline_text(line)}" for line in i.summary]
-        lines += [f"    approved: {inline_text(key)}" for key in i.approvals_used]
-        lines += [f"    REFUSED: {inline_text(r.reason)} -> {inline_text(remedy(r.key))}" for r in i.refusals]
+        lines += _detail_lines(i.summary, i.approvals_used, i.refusals)
     counts = {action: sum(d.action == action for d in plan.dashboards) for action in ACTIONS}
     lines.append("plan: " + ", ".join(f"{n} {a}" for a, n in counts.items() if n or a in ACTIONS[:4]))
     if plan.blocked:
