@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import click
 
 from dashgen import __version__
-from dashgen.cli.output import report_error
+from dashgen.cli.output import emit_error_envelope, report_error
 from dashgen.errors import DashgenError, redact
 from dashgen.grafana.errors import BadResponse, BrokenAnswer, GrafanaUnreachable
 from dashgen.render.collector import heap_left_at_exit
@@ -105,8 +105,6 @@ class DashgenGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:
-            from dashgen.cli.output import emit_error_envelope
-
             emit_error_envelope(ctx, redact(exc.format_message()), exc.exit_code)
             raise
         except (click.exceptions.Exit, click.Abort, SystemExit):
