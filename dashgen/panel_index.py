@@ -29,7 +29,7 @@ import dashgen_panels as panels
 from dashgen.dashboard import dashboard_specs
 from dashgen.deployment.profile import Profile
 from dashgen.escape import markdown_code, markdown_text
-from dashgen.files import CACHE_READ_ERRORS, atomic_write, cache_dir, read_regular_bytes
+from dashgen.files import CACHE_READ_ERRORS, atomic_write, cache_dir, read_cache_json, read_regular_bytes
 from dashgen.project import import_name, shown_name
 from dashgen.render import kit, source_strings
 from dashgen.render.collector import collector_paused
@@ -317,7 +317,7 @@ class _QueryCalls:
         data: Any = {}
         if self.path is not None:
             with contextlib.suppress(*CACHE_READ_ERRORS):
-                data = json.loads(read_regular_bytes(self.path))
+                data = read_cache_json(self.path)
         valid = isinstance(data, dict) and all(
             isinstance(calls, dict) and all(isinstance(c, list) for c in calls.values()) for calls in data.values()
         )
@@ -348,7 +348,7 @@ def _read_cache(path: Path | None) -> dict[str, FileSelectors]:
     if path is None:
         return {}
     try:
-        data = json.loads(read_regular_bytes(path))
+        data = read_cache_json(path)
     except CACHE_READ_ERRORS:
         return {}
     if not isinstance(data, dict):
@@ -415,7 +415,7 @@ def selectors_of(tests_dir: Path, names: Collection[str] | None = None) -> Selec
 
 def _read_skips(path: Path | None) -> dict[str, str]:
     with contextlib.suppress(*CACHE_READ_ERRORS):
-        data = json.loads(read_regular_bytes(path)) if path is not None else {}
+        data = read_cache_json(path) if path is not None else {}
         if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
             return data
     return {}

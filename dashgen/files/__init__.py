@@ -26,6 +26,9 @@ import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from dashgen.files.parsers import parse_json
 
 PIPE_WAIT_SECONDS = 60.0  # how long a pipe's writer may take to finish (``<(git show ...)`` takes well under one)
 PIPE_BYTE_LIMIT = 256 << 20  # bytes read from a pipe at most (``<(yes)`` would otherwise fill the memory)
@@ -274,9 +277,15 @@ def _fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
-# what reading a cache file may raise and the reader takes as "no cache" (then computes afresh): unreadable, a FIFO
-# or folder in its place, not JSON, or JSON nested past the parser's recursion limit
-CACHE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError, RecursionError)
+# what reading a cache file (read_cache_json) may raise and the reader takes as "no cache" (then computes afresh):
+# unreadable, a FIFO or folder in its place, not JSON, or JSON nested past the parser's recursion limit (a ValueError
+# of parse_json)
+CACHE_READ_ERRORS: tuple[type[Exception], ...] = (OSError, ValueError)
+
+
+def read_cache_json(path: Path) -> Any:
+    """The JSON value of the cache file at ``path``; raises one of :data:`CACHE_READ_ERRORS` when there is none."""
+    return parse_json(read_regular_bytes(path))
 
 
 def cache_dir() -> Path | None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import promql_parser as pp
 
-from dashgen.files import CACHE_READ_ERRORS, atomic_write, cache_dir, read_regular_bytes
+from dashgen.files import CACHE_READ_ERRORS, atomic_write, cache_dir, read_cache_json
 from dashgen.render import metric_lexer, promql_trees
 
 KEYWORDS = frozenset(
@@ -211,7 +211,7 @@ class _KnownNames:
             data: Any = {}
             with contextlib.suppress(*CACHE_READ_ERRORS):
                 path = self.file()
-                data = json.loads(read_regular_bytes(path)) if path is not None else {}
+                data = read_cache_json(path) if path is not None else {}
             valid = isinstance(data, dict) and all(
                 isinstance(names, list) and all(isinstance(n, str) for n in names) for names in data.values()
             )
