@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from dashgen.build import build_all
-from dashgen.cli.options import selected_profiles
+from dashgen.cli.options import kubernetes_labels_option, selected_profiles
 from dashgen.cli.output import emit_json, key_values, kind_format_option, split_kinds
-from dashgen.cli.paramtypes import KUBERNETES_LABEL, KUBERNETES_NAMESPACE
+from dashgen.cli.paramtypes import KUBERNETES_NAMESPACE
 from dashgen.errors import InputError
 from dashgen.files import write_files_if_changed
 from dashgen.manifests import FORMATS, ExportOptions, export_files
@@ -55,27 +55,17 @@ V2_OPERATOR_NOTES = {
     is_flag=True,
     help="grafana-operator: the dashboard JSON gzipped in spec.gzipJson instead of spec.json.",
 )
-@click.option(
+@kubernetes_labels_option(
     "--instance-label",
     "instance_labels",
-    multiple=True,
-    type=KUBERNETES_LABEL,
-    metavar="KEY=VALUE",
-    help="spec.instanceSelector.matchLabels of the GrafanaDashboard (default dashboards=grafana).",
+    "spec.instanceSelector.matchLabels of the GrafanaDashboard (default dashboards=grafana).",
 )
 @click.option(
     "--datasource",
     metavar="NAME",
     help="Map the dashboards' ${datasource} to this data source (GrafanaDashboard spec.datasources).",
 )
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    type=KUBERNETES_LABEL,
-    metavar="KEY=VALUE",
-    help="An extra label of every resource.",
-)
+@kubernetes_labels_option("--label", "labels", "An extra label of every resource.")
 @click.option(
     "--folder-annotation",
     default="grafana_folder",

@@ -3,15 +3,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import click
 
-from dashgen.cli.paramtypes import HOURS, HTTP_URL, NON_EMPTY, SECONDS, HttpUrl, NonEmpty, PositiveSeconds
+from dashgen.cli.paramtypes import (
+    HOURS,
+    HTTP_URL,
+    KUBERNETES_LABEL,
+    NON_EMPTY,
+    SECONDS,
+    HttpUrl,
+    NonEmpty,
+    PositiveSeconds,
+)
 from dashgen.deployment.profile import Profile, load_profiles, profiles_dir
 from dashgen.live.expand import DEFAULT_MAX_DATA_POINTS
 
+
 # The query commands' shared options (validate-queries, cost).
+def kubernetes_labels_option(flag: str, name: str, help: str) -> Callable[[Any], Any]:
+    """A repeatable ``KEY=VALUE`` option of Kubernetes labels, each checked against Kubernetes' own syntax."""
+    return click.option(flag, name, multiple=True, type=KUBERNETES_LABEL, metavar="KEY=VALUE", help=help)
+
+
 datasource_url_option = click.option(
     "--datasource-url",
     required=True,

@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import yaml
 
-from dashgen.cli.options import selected_profiles
+from dashgen.cli.options import kubernetes_labels_option, selected_profiles
 from dashgen.cli.output import emit_json, key_values, kind_format_option, split_kinds
-from dashgen.cli.paramtypes import KUBERNETES_LABEL, KUBERNETES_NAMESPACE
+from dashgen.cli.paramtypes import KUBERNETES_NAMESPACE
 from dashgen.cli.rule_files import written_target
 from dashgen.deployment.profile import Profile
 from dashgen.errors import InputError
@@ -98,13 +98,10 @@ def grafana_beside(
     "profile's [dashboard] ruler gives Grafana",
 )
 @click.option("--namespace", type=KUBERNETES_NAMESPACE, help="metadata.namespace of the PrometheusRule / VMRule.")
-@click.option(
+@kubernetes_labels_option(
     "--label",
     "labels",
-    multiple=True,
-    type=KUBERNETES_LABEL,
-    metavar="KEY=VALUE",
-    help="A label of the PrometheusRule / VMRule, e.g. release=kube-prometheus-stack for its ruleSelector.",
+    "A label of the PrometheusRule / VMRule, e.g. release=kube-prometheus-stack for its ruleSelector.",
 )
 @click.option(
     "--folder-uid", default=GrafanaTarget.folder_uid, show_default=True, help="grafana-operator: the rules' folder."
